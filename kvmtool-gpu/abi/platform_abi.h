@@ -1,0 +1,93 @@
+/* The guest <-> VMM platform contract: guest-physical memory map, boot info,
+ * and the small platform devices (debug console, boot marker, exit port).
+ *
+ * Freestanding-safe: no libc, usable from the guest build and the VMM alike.
+ * Every layout here is checked with static asserts; bump
+ * KVMGPU_PLATFORM_ABI_VERSION on any change. */
+#ifndef KVMGPU_ABI_PLATFORM_ABI_H
+#define KVMGPU_ABI_PLATFORM_ABI_H
+
+#include <stdint.h>
+
+#define KVMGPU_PLATFORM_ABI_VERSION 1u
+
+/* ---- guest-physical memory map ----------------------------------------
+ * RAM is one range [0, ram_size). The first MiB belongs to the VMM's boot
+ * structures; guest images are linked at KVMGPU_IMAGE_BASE and above.
+ * Devices live in an MMIO window far above RAM (below 2^39, so it fits the
+ * narrowest physical-address width we meet: QEMU TCG's 40 bits). */
+#define KVMGPU_BOOT_INFO_GPA 0x1000ull    /* struct kvmgpu_boot_info; rdi at entry */
+#define KVMGPU_GDT_GPA 0x2000ull          /* VMM's flat 64-bit GDT */
+#define KVMGPU_BOOT_PML4_GPA 0x3000ull    /* VMM's identity page tables start here */
+#define KVMGPU_BOOT_TABLES_END 0xF0000ull /* ... and end below this */
+#define KVMGPU_CMDLINE_GPA 0xF0000ull     /* guest argument string, NUL-terminated */
+#define KVMGPU_CMDLINE_MAX 4096u
+#define KVMGPU_IMAGE_BASE 0x100000ull     /* 1 MiB: lowest address a PT_LOAD may use */
+
+#define KVMGPU_MMIO_BASE 0x4000000000ull /* 256 GiB */
+#define KVMGPU_MMIO_SIZE 0x100000ull     /* the VMM identity-maps this window */
+#define KVMGPU_MAX_RAM KVMGPU_MMIO_BASE  /* RAM must end below the MMIO window */
+
+/* Debug console (MMIO). */
+#define KVMGPU_CONSOLE_GPA (KVMGPU_MMIO_BASE + 0x0000ull)
+#define KVMGPU_CONSOLE_SIZE 0x1000ull
+#define KVMGPU_CONSOLE_REG_PUTC 0x0u  /* 1-byte write: one character */
+#define KVMGPU_CONSOLE_REG_WRITE 0x8u /* 8-byte write: GPA of a kvmgpu_console_buf */
+#define KVMGPU_CONSOLE_MAX_LINE 4096u
+
+/* Boot marker (MMIO): an 8-byte write records "guest reached stage <value>"
+ * with a host timestamp. The runtime writes stage 1 as its first instruction. */
+#define KVMGPU_MARKER_GPA (KVMGPU_MMIO_BASE + 0x1000ull)
+#define KVMGPU_MARKER_SIZE 0x1000ull
+#define KVMGPU_MARKER_STAGE_ENTRY 1u
+#define KVMGPU_MARKER_STAGE_MAIN 2u
+
+/* vGPU register block (see vgpu_abi.h); doorbell on its own page so it can
+ * be an ioeventfd without catching other register writes. */
+#define KVMGPU_VGPU_GPA (KVMGPU_MMIO_BASE + 0x10000ull)
+#define KVMGPU_VGPU_SIZE 0x2000ull
+
+/* Exit device (port I/O): a 4-byte write ends the run with that code.
+ * 0 means the guest's own checks passed. */
+#define KVMGPU_EXIT_PORT 0x500u
+#define KVMGPU_EXIT_PORT_SIZE 4u
+#define KVMGPU_EXIT_PASS 0u
+
+#define KVMGPU_BOOT_MAGIC 0x4B564D47u /* "KVMG" */
+#define KVMGPU_HELLO_MEMORY_MAGIC 0x48454C4C4F21ull /* hello leaves this in boot_info */
+#define KVMGPU_HELLO_RBX_MAGIC 0xC0FFEE0DDBA11ull   /* ... and this in rbx at exit */
+
+/* Boot info: written by the VMM at KVMGPU_BOOT_INFO_GPA; rdi points to it at
+ * entry. The guest may write only the guest_* fields. */
+struct kvmgpu_boot_info {
+    uint32_t magic;           /* KVMGPU_BOOT_MAGIC */
+    uint32_t abi_version;     /* KVMGPU_PLATFORM_ABI_VERSION */
+    uint64_t ram_size;        /* bytes of RAM from GPA 0 */
+    uint64_t image_end;       /* first free GPA after the image, 2 MiB aligned */
+    uint64_t host_page_size;  /* backing page size of guest RAM on the host */
+    uint64_t tsc_khz;         /* guest TSC frequency, 0 if unknown */
+    uint64_t seed;            /* random seed for the guest's scatter allocator */
+    uint64_t cmdline_gpa;     /* KVMGPU_CMDLINE_GPA */
+    uint32_t cmdline_len;     /* bytes before the NUL */
+    uint32_t flags;           /* KVMGPU_BOOT_FLAG_* */
+    uint64_t guest_result;    /* written by the guest (hello: memory magic) */
+    uint64_t reserved[6];
+};
+#define KVMGPU_BOOT_FLAG_NESTED 0x1u /* the VMM believes KVM itself is nested */
+
+struct kvmgpu_console_buf {
+    uint32_t len; /* bytes in data, <= KVMGPU_CONSOLE_MAX_LINE */
+    uint32_t reserved;
+    char data[];
+};
+
+#ifdef __cplusplus
+static_assert(sizeof(struct kvmgpu_boot_info) == 128, "boot info is 128 bytes");
+static_assert(__builtin_offsetof(struct kvmgpu_boot_info, guest_result) == 72, "offset");
+static_assert(sizeof(struct kvmgpu_console_buf) == 8, "console header is 8 bytes");
+static_assert(KVMGPU_IMAGE_BASE > KVMGPU_CMDLINE_GPA + KVMGPU_CMDLINE_MAX - 1, "layout");
+#else
+_Static_assert(sizeof(struct kvmgpu_boot_info) == 128, "boot info is 128 bytes");
+#endif
+
+#endif

@@ -1,0 +1,195 @@
+/* The vGPU contract between guest-stub/ (producer) and the VMM's device
+ * model (consumer): MMIO registers, the command ring in guest RAM, command
+ * descriptors, completion records and status codes.
+ *
+ * Freestanding-safe. Status codes are CUresult values, one to one; the host
+ * side static_asserts that against cuda.h. Bump VGPU_ABI_VERSION on any
+ * change to a layout or meaning below. */
+#ifndef KVMGPU_ABI_VGPU_ABI_H
+#define KVMGPU_ABI_VGPU_ABI_H
+
+#include <stdint.h>
+
+#define VGPU_MAGIC 0x55504756u /* "VGPU" */
+#define VGPU_ABI_VERSION 1u
+
+/* ---- MMIO registers (offsets from KVMGPU_VGPU_GPA) -------------------- */
+#define VGPU_REG_MAGIC 0x00u     /* u32 RO */
+#define VGPU_REG_VERSION 0x04u   /* u32 RO */
+#define VGPU_REG_FEATURES 0x08u  /* u64 RO: VGPU_FEATURE_* */
+#define VGPU_REG_RING_GPA 0x10u  /* u64 RW: ring base, 4 KiB aligned */
+#define VGPU_REG_RING_SIZE 0x18u /* u32 RW: entries, power of two */
+#define VGPU_REG_CONTROL 0x1Cu   /* u32 WO: VGPU_CONTROL_* */
+#define VGPU_REG_STATUS 0x20u    /* u32 RO: VGPU_STATUS_* */
+#define VGPU_REG_ERROR 0x24u     /* u32 RO: last device-level error (a status) */
+#define VGPU_REG_BACKEND 0x28u   /* u32 RO: VGPU_BACKEND_* */
+#define VGPU_REG_DOORBELL_MODE 0x2Cu /* u32 RO: VGPU_DOORBELL_* chosen by the VMM */
+#define VGPU_REG_MAX_RING 0x30u  /* u32 RO: largest ring the VMM accepts */
+/* The doorbell sits on the second page: any 4-byte write there is a kick;
+ * the device then reads ring->producer from guest RAM. */
+#define VGPU_DOORBELL_OFFSET 0x1000u
+
+#define VGPU_FEATURE_SCATTER_GATHER (1ull << 0)
+#define VGPU_FEATURE_ZERO_COPY (1ull << 1) /* guest RAM is device-mapped */
+#define VGPU_FEATURE_REAL_KERNELS (1ull << 2) /* off: CPU reference kernels only */
+
+#define VGPU_CONTROL_ENABLE 0x1u /* validate RING_GPA/RING_SIZE and start */
+#define VGPU_CONTROL_RESET 0x2u  /* stop, drop every handle, back to disabled */
+
+#define VGPU_STATUS_ENABLED 0x1u
+#define VGPU_STATUS_BROKEN 0x2u /* ring state impossible; reset to recover */
+
+#define VGPU_BACKEND_HOST 1u /* host memory + CPU reference kernels */
+#define VGPU_BACKEND_CUDA 2u /* real CUDA Driver API */
+
+#define VGPU_DOORBELL_TRAP 0u      /* MMIO exit handled on the vCPU thread */
+#define VGPU_DOORBELL_IOEVENTFD 1u /* KVM signals an eventfd; vCPU stays in */
+#define VGPU_DOORBELL_POLL 2u      /* executor polls ring->producer; kick optional */
+
+/* ---- the ring in guest RAM --------------------------------------------
+ * Layout at RING_GPA, N = RING_SIZE entries:
+ *   struct vgpu_ring_header                   (128 bytes)
+ *   struct vgpu_command    commands[N]        (64 bytes each)
+ *   struct vgpu_completion completions[N]     (32 bytes each)
+ *   uint8_t                payloads[N][VGPU_PAYLOAD_BYTES]
+ * Slot i = index % N. The guest owns producer; the device owns consumer.
+ * The device processes at most N commands per pass and treats
+ * producer - consumer > N as a broken ring. */
+#define VGPU_MIN_RING 8u
+#define VGPU_DEFAULT_MAX_RING 4096u
+#define VGPU_PAYLOAD_BYTES 448u
+
+struct vgpu_ring_header {
+    volatile uint32_t producer; /* guest: commands published (free-running) */
+    uint32_t reserved0[15];
+    volatile uint32_t consumer; /* device: commands finished (free-running) */
+    uint32_t reserved1[15];
+};
+
+struct vgpu_command {
+    uint16_t opcode;      /* VGPU_OP_* */
+    uint16_t flags;       /* VGPU_CMD_FLAG_* */
+    uint32_t payload_len; /* bytes used in this slot's payload */
+    uint64_t seq;         /* guest's sequence number, echoed in the completion */
+    uint64_t arg[6];
+};
+
+struct vgpu_completion {
+    volatile uint64_t seq; /* written last: equals command seq when done */
+    uint32_t status;       /* a vgpu_status (CUresult value) */
+    uint32_t reserved;
+    uint64_t result[2];
+};
+
+#define VGPU_CMD_FLAG_ASYNC 0x1u /* enqueue on the stream; do not synchronize */
+
+static inline uint64_t vgpu_ring_bytes(uint32_t entries)
+{
+    return 128u + (uint64_t)entries * (64u + 32u + VGPU_PAYLOAD_BYTES);
+}
+static inline uint64_t vgpu_command_offset(uint32_t slot) { return 128u + (uint64_t)slot * 64u; }
+static inline uint64_t vgpu_completion_offset(uint32_t entries, uint32_t slot)
+{
+    return 128u + (uint64_t)entries * 64u + (uint64_t)slot * 32u;
+}
+static inline uint64_t vgpu_payload_offset(uint32_t entries, uint32_t slot)
+{
+    return 128u + (uint64_t)entries * 96u + (uint64_t)slot * VGPU_PAYLOAD_BYTES;
+}
+
+/* Scatter-gather list entry (array in guest RAM). */
+struct vgpu_sg_entry {
+    uint64_t gpa;
+    uint64_t len;
+};
+#define VGPU_MAX_SG_ENTRIES (1u << 20)
+
+/* Launch payload: nparams descriptors, then the parameter bytes they point
+ * to (offsets are from the start of the payload). */
+struct vgpu_param_desc {
+    uint16_t offset;
+    uint16_t size;
+};
+#define VGPU_MAX_KERNEL_PARAMS 32u
+
+/* ---- opcodes: arguments in arg[], results in completion.result[] ------
+ * dptr = device address (a CUdeviceptr of this VM's context);
+ * handles (module, function, stream, event) are VM-local numbers issued by
+ * the device, never host pointers; stream 0 is the default stream. */
+enum vgpu_opcode {
+    VGPU_OP_NOP = 0,
+    VGPU_OP_INIT = 1,                 /* -> result0 = backend id */
+    VGPU_OP_DEVICE_GET_COUNT = 2,     /* -> result0 = count */
+    VGPU_OP_DEVICE_GET_ATTRIBUTE = 3, /* arg0 attrib (CUdevice_attribute), arg1 ordinal -> result0 */
+    VGPU_OP_DEVICE_GET_NAME = 4,      /* arg0 ordinal -> name in payload (NUL-terminated) */
+    VGPU_OP_DEVICE_TOTAL_MEM = 5,     /* arg0 ordinal -> result0 bytes */
+    VGPU_OP_CTX_SYNCHRONIZE = 6,
+    VGPU_OP_MEM_ALLOC = 10,           /* arg0 bytes -> result0 dptr */
+    VGPU_OP_MEM_FREE = 11,            /* arg0 dptr */
+    VGPU_OP_MEM_GET_INFO = 12,        /* -> result0 free, result1 total (within quota) */
+    VGPU_OP_MEMCPY_HTOD = 13,         /* arg0 dst dptr, arg1 src gpa, arg2 bytes, arg3 stream */
+    VGPU_OP_MEMCPY_DTOH = 14,         /* arg0 dst gpa, arg1 src dptr, arg2 bytes, arg3 stream */
+    VGPU_OP_MEMCPY_DTOD = 15,         /* arg0 dst dptr, arg1 src dptr, arg2 bytes, arg3 stream */
+    VGPU_OP_MEMCPY_HTOD_SG = 16,      /* arg0 dst dptr, arg1 sg gpa, arg2 sg count, arg3 stream, arg4 strategy */
+    VGPU_OP_MEMCPY_DTOH_SG = 17,      /* arg0 src dptr, arg1 sg gpa, arg2 sg count, arg3 stream, arg4 strategy */
+    VGPU_OP_MEMSET_D8 = 18,           /* arg0 dptr, arg1 value, arg2 count, arg3 stream */
+    VGPU_OP_MEMSET_D32 = 19,          /* arg0 dptr, arg1 value, arg2 count (u32s), arg3 stream */
+    VGPU_OP_GUEST_RAM_DEVICE_PTR = 20,/* arg0 gpa, arg1 bytes -> result0 device address (zero-copy) */
+    VGPU_OP_MODULE_LOAD_DATA = 30,    /* arg0 image gpa, arg1 image bytes -> result0 module */
+    VGPU_OP_MODULE_UNLOAD = 31,       /* arg0 module */
+    VGPU_OP_MODULE_GET_FUNCTION = 32, /* arg0 module; payload = name (payload_len bytes, no NUL) -> result0 function */
+    VGPU_OP_LAUNCH_KERNEL = 33,       /* arg0 function, arg1 stream, arg2 gridX|gridY<<32,
+                                         arg3 gridZ|blockX<<32, arg4 blockY|blockZ<<32,
+                                         arg5 sharedMem|nparams<<32; payload = params */
+    VGPU_OP_STREAM_CREATE = 40,       /* arg0 flags -> result0 stream */
+    VGPU_OP_STREAM_SYNCHRONIZE = 41,  /* arg0 stream */
+    VGPU_OP_STREAM_DESTROY = 42,      /* arg0 stream */
+    VGPU_OP_EVENT_CREATE = 50,        /* arg0 flags -> result0 event */
+    VGPU_OP_EVENT_RECORD = 51,        /* arg0 event, arg1 stream */
+    VGPU_OP_EVENT_SYNCHRONIZE = 52,   /* arg0 event */
+    VGPU_OP_EVENT_ELAPSED_TIME = 53,  /* arg0 start, arg1 end -> result0 = float ms bits */
+    VGPU_OP_EVENT_DESTROY = 54,       /* arg0 event */
+    VGPU_OP_MAX_ = 55
+};
+
+/* How the VMM moves a scatter-gather transfer (arg4 of the _SG opcodes). */
+enum vgpu_sg_strategy {
+    VGPU_SG_AUTO = 0,          /* the VMM picks (gather kernel where it can) */
+    VGPU_SG_PER_CHUNK = 1,     /* one async copy per entry */
+    VGPU_SG_COALESCE = 2,      /* merge host-contiguous runs, then per run */
+    VGPU_SG_BOUNCE = 3,        /* GViM 2-copy: through a pinned bounce buffer */
+    VGPU_SG_BATCH = 4,         /* cuMemcpyBatchAsync */
+    VGPU_SG_GATHER_KERNEL = 5, /* GPU kernel reads guest RAM via zero-copy mapping */
+    VGPU_SG_STRATEGY_COUNT_ = 6
+};
+
+/* Status codes: exactly CUresult's values for the ones the vGPU returns. */
+enum vgpu_status {
+    VGPU_SUCCESS = 0,
+    VGPU_ERROR_INVALID_VALUE = 1,
+    VGPU_ERROR_OUT_OF_MEMORY = 2,
+    VGPU_ERROR_NOT_INITIALIZED = 3,
+    VGPU_ERROR_NO_DEVICE = 100,
+    VGPU_ERROR_INVALID_DEVICE = 101,
+    VGPU_ERROR_INVALID_IMAGE = 200,
+    VGPU_ERROR_INVALID_CONTEXT = 201,
+    VGPU_ERROR_INVALID_HANDLE = 400,
+    VGPU_ERROR_NOT_FOUND = 500,
+    VGPU_ERROR_NOT_READY = 600,
+    VGPU_ERROR_ILLEGAL_ADDRESS = 700,
+    VGPU_ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
+    VGPU_ERROR_LAUNCH_FAILED = 719,
+    VGPU_ERROR_NOT_SUPPORTED = 801,
+    VGPU_ERROR_UNKNOWN = 999
+};
+
+#ifdef __cplusplus
+static_assert(sizeof(struct vgpu_ring_header) == 128, "ring header");
+static_assert(__builtin_offsetof(struct vgpu_ring_header, consumer) == 64, "own cache line");
+static_assert(sizeof(struct vgpu_command) == 64, "command descriptor");
+static_assert(sizeof(struct vgpu_completion) == 32, "completion record");
+static_assert(sizeof(struct vgpu_sg_entry) == 16, "sg entry");
+static_assert(sizeof(struct vgpu_param_desc) == 4, "param desc");
+#endif
+
+#endif

@@ -1,0 +1,62 @@
+// Host memory that backs a slice of guest RAM: anonymous 4 KiB pages (THP
+// off), hugetlbfs 2 MiB pages (through libhugetlbfs) or 1 GiB pages.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <stdexcept>
+#include <string_view>
+
+namespace memmap {
+
+enum class PageSize : uint64_t {
+    k4K = 4096ull,
+    k2M = 2ull << 20,
+    k1G = 1ull << 30,
+};
+
+constexpr uint64_t bytes(PageSize p) { return static_cast<uint64_t>(p); }
+std::string_view to_string(PageSize p);            // "4K", "2M", "1G"
+bool parse_page_size(std::string_view s, PageSize* out); // accepts 4K/2M/1G (any case)
+
+struct BackingOptions {
+    bool prefault = false; // touch every page at creation (MAP_POPULATE)
+};
+
+// Thrown when the host's huge-page pool cannot hold the request. what() is
+// one line that names how many pages are missing and the command that
+// reserves them.
+struct HugePagePoolError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// One host mapping. Move-only; unmaps on destruction.
+class Backing {
+public:
+    // Throws std::invalid_argument (size 0 or not a multiple of the page size),
+    // HugePagePoolError (pool short), std::system_error (mmap etc., with errno).
+    static std::unique_ptr<Backing> create(PageSize page, uint64_t size, BackingOptions opts = {});
+
+    ~Backing();
+    Backing(const Backing&) = delete;
+    Backing& operator=(const Backing&) = delete;
+
+    uint8_t* data() const { return data_; }
+    uint64_t size() const { return size_; }
+    PageSize page_size() const { return page_; }
+    // Nanoseconds spent in mmap (+ prefault when asked) at creation.
+    uint64_t create_ns() const { return create_ns_; }
+    // Touch every page now (one write per page); returns nanoseconds taken.
+    uint64_t prefault();
+
+private:
+    Backing(uint8_t* data, uint64_t size, PageSize page) : data_(data), size_(size), page_(page) {}
+    uint8_t* data_;
+    uint64_t size_;
+    PageSize page_;
+    uint64_t create_ns_ = 0;
+};
+
+} // namespace memmap
