@@ -1,0 +1,99 @@
+// What the vGPU device model needs from a GPU: the Driver API operations it
+// forwards, in host terms (host pointers already translated and checked,
+// handles already resolved). One instance per VM: the CUDA backend holds
+// one CUDA context per instance, so VMs never share a device address space.
+//
+// Every method returns a vgpu_status (CUresult values). None throws, and
+// none is called with guest-controlled values that the device model has not
+// validated first.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "kvmtool-gpu/abi/vgpu_abi.h"
+#include "memmap/scatter_gather.h"
+
+namespace kvmgpu::vgpu {
+
+using Status = vgpu_status;
+
+// Opaque backend objects (CUmodule, CUfunction, CUstream, CUevent as
+// integers). 0 is the default stream.
+using BackendModule = uintptr_t;
+using BackendFunction = uintptr_t;
+using BackendStream = uintptr_t;
+using BackendEvent = uintptr_t;
+
+struct Dim3 {
+    uint32_t x = 1, y = 1, z = 1;
+};
+
+// Scatter-gather copy strategies (vgpu_sg_strategy without AUTO).
+enum class SgStrategy { PerChunk, Coalesce, Bounce, Batch, GatherKernel };
+const char* to_string(SgStrategy s);
+
+class GpuBackend {
+public:
+    virtual ~GpuBackend() = default;
+
+    virtual uint32_t id() const = 0;            // VGPU_BACKEND_*
+    virtual std::string describe() const = 0;   // one line, for result tables and logs
+    virtual bool real_kernels() const = 0;      // false: CPU reference kernels only
+
+    // Guest RAM, registered (pinned, device-mapped) once when the VM starts.
+    // register_ns() reports what that cost.
+    virtual Status register_guest_ram(void* host, uint64_t bytes) = 0;
+    virtual uint64_t register_ns() const = 0;
+    // Device address of registered guest RAM at `host` (zero-copy), 0 if none.
+    virtual uint64_t guest_ram_device_address(const void* host) const = 0;
+
+    virtual Status device_count(int* out) = 0;
+    virtual Status device_attribute(int attribute, int ordinal, int* out) = 0;
+    virtual Status device_name(int ordinal, char* buf, size_t len) = 0;
+    virtual Status device_total_mem(int ordinal, uint64_t* out) = 0;
+    virtual Status ctx_synchronize() = 0;
+
+    virtual Status mem_alloc(uint64_t bytes, uint64_t* dptr) = 0;
+    virtual Status mem_free(uint64_t dptr) = 0;
+    virtual Status mem_get_info(uint64_t* free_bytes, uint64_t* total_bytes) = 0;
+
+    // `async` false: the call returns when the copy is complete.
+    virtual Status memcpy_htod(uint64_t dst, const void* src, uint64_t bytes, BackendStream s, bool async) = 0;
+    virtual Status memcpy_dtoh(void* dst, uint64_t src, uint64_t bytes, BackendStream s, bool async) = 0;
+    virtual Status memcpy_dtod(uint64_t dst, uint64_t src, uint64_t bytes, BackendStream s, bool async) = 0;
+    // Scatter-gather: runs are in order; the device side is contiguous from
+    // `dptr`. A strategy the backend lacks returns VGPU_ERROR_NOT_SUPPORTED.
+    virtual Status memcpy_htod_sg(uint64_t dst, std::span<const memmap::HostRun> runs, SgStrategy how,
+                                  BackendStream s, bool async) = 0;
+    virtual Status memcpy_dtoh_sg(uint64_t src, std::span<const memmap::HostRun> runs, SgStrategy how,
+                                  BackendStream s, bool async) = 0;
+    virtual Status memset_d8(uint64_t dptr, uint8_t value, uint64_t count, BackendStream s, bool async) = 0;
+    virtual Status memset_d32(uint64_t dptr, uint32_t value, uint64_t count, BackendStream s, bool async) = 0;
+
+    virtual Status module_load(std::span<const uint8_t> image, BackendModule* out) = 0;
+    virtual Status module_unload(BackendModule m) = 0;
+    virtual Status module_get_function(BackendModule m, std::string_view name, BackendFunction* out) = 0;
+    // params[i] points at sizes[i] bytes (Driver API kernelParams style).
+    virtual Status launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
+                          std::span<void* const> params, std::span<const uint16_t> sizes) = 0;
+
+    virtual Status stream_create(uint32_t flags, BackendStream* out) = 0;
+    virtual Status stream_synchronize(BackendStream s) = 0;
+    virtual Status stream_destroy(BackendStream s) = 0;
+    virtual Status event_create(uint32_t flags, BackendEvent* out) = 0;
+    virtual Status event_record(BackendEvent e, BackendStream s) = 0;
+    virtual Status event_synchronize(BackendEvent e) = 0;
+    virtual Status event_elapsed_ms(BackendEvent start, BackendEvent end, float* ms) = 0;
+    virtual Status event_destroy(BackendEvent e) = 0;
+
+    // After a sticky error (e.g. a kernel's illegal address) the context is
+    // unusable: re-create it and re-register guest RAM. Returns true when it
+    // did so; every module/function/stream/event/allocation is then gone.
+    virtual bool recover_from(Status s) = 0;
+};
+
+} // namespace kvmgpu::vgpu
