@@ -1,0 +1,469 @@
+// printf-style formatting (see format.h). Pure: no globals, no libc.
+#include "guest-stub/runtime/format.h"
+
+#include <stdint.h>
+
+namespace guest {
+namespace {
+
+struct Spec {
+    bool left = false, zero = false, plus = false, space = false, alt = false;
+    int width = 0;
+    int prec = -1; // -1: not given
+};
+
+class Out {
+public:
+    explicit Out(FormatSink sink) : sink_(sink) {}
+    void put(const char* s, size_t n)
+    {
+        if (n != 0) {
+            sink_.write(sink_.ctx, s, n);
+            count_ += n;
+        }
+    }
+    void repeat(char c, size_t n)
+    {
+        char chunk[32];
+        for (size_t i = 0; i < sizeof chunk; ++i)
+            chunk[i] = c;
+        while (n > 0) {
+            size_t k = n < sizeof chunk ? n : sizeof chunk;
+            put(chunk, k);
+            n -= k;
+        }
+    }
+    size_t count() const { return count_; }
+
+private:
+    FormatSink sink_;
+    size_t count_ = 0;
+};
+
+size_t str_len(const char* s, size_t max)
+{
+    size_t n = 0;
+    while (n < max && s[n] != '\0')
+        ++n;
+    return n;
+}
+
+// Lays out prefix (sign, 0x), zero_fill zeros, then body, padded to width.
+void emit_padded(Out& out, const Spec& spec, const char* prefix, size_t nprefix, size_t zero_fill,
+                 const char* body, size_t nbody, bool zero_pad_allowed)
+{
+    size_t total = nprefix + zero_fill + nbody;
+    size_t pad = spec.width > 0 && (size_t)spec.width > total ? (size_t)spec.width - total : 0;
+    if (spec.left) {
+        out.put(prefix, nprefix);
+        out.repeat('0', zero_fill);
+        out.put(body, nbody);
+        out.repeat(' ', pad);
+    } else if (spec.zero && zero_pad_allowed) {
+        out.put(prefix, nprefix);
+        out.repeat('0', zero_fill + pad);
+        out.put(body, nbody);
+    } else {
+        out.repeat(' ', pad);
+        out.put(prefix, nprefix);
+        out.repeat('0', zero_fill);
+        out.put(body, nbody);
+    }
+}
+
+// Digits of v in base, most significant first, into buf (>= 24 bytes).
+size_t u64_digits(char* buf, uint64_t v, unsigned base, bool upper)
+{
+    const char* digits = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = digits[v % base];
+        v /= base;
+    } while (v != 0);
+    for (size_t i = 0; i < n; ++i)
+        buf[i] = tmp[n - 1 - i];
+    return n;
+}
+
+void emit_integer(Out& out, const Spec& spec, uint64_t magnitude, bool negative, unsigned base,
+                  bool upper, bool is_signed, bool force_hex_prefix)
+{
+    char body[24];
+    size_t nbody = u64_digits(body, magnitude, base, upper);
+    if (spec.prec == 0 && magnitude == 0)
+        nbody = 0; // C: zero with precision 0 prints no digits
+    char prefix[3];
+    size_t nprefix = 0;
+    if (is_signed) {
+        if (negative)
+            prefix[nprefix++] = '-';
+        else if (spec.plus)
+            prefix[nprefix++] = '+';
+        else if (spec.space)
+            prefix[nprefix++] = ' ';
+    }
+    if ((spec.alt && base == 16 && magnitude != 0) || force_hex_prefix) {
+        prefix[nprefix++] = '0';
+        prefix[nprefix++] = upper ? 'X' : 'x';
+    }
+    size_t zero_fill = 0;
+    if (spec.prec > 0 && (size_t)spec.prec > nbody)
+        zero_fill = (size_t)spec.prec - nbody;
+    if (spec.alt && base == 8 && zero_fill == 0 && (nbody == 0 || body[0] != '0'))
+        zero_fill = 1;
+    emit_padded(out, spec, prefix, nprefix, zero_fill, body, nbody, spec.prec < 0);
+}
+
+// ---- floating point ------------------------------------------------------
+
+constexpr int kMaxFracDigits = 17;
+constexpr uint64_t kPow10[kMaxFracDigits + 1] = {
+    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+    100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+    10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+    100000000000000000ull};
+constexpr double kFixedLimit = 1e18; // integer part must fit u64 after rounding
+
+// Fixed notation of a finite v, 0 <= v < kFixedLimit, into buf. Digits past
+// the 17th after the point are zeros. Returns the length.
+size_t fixed_body(char* buf, double v, int prec, bool alt)
+{
+    int frac_digits = prec > kMaxFracDigits ? kMaxFracDigits : prec;
+    uint64_t scale = kPow10[frac_digits];
+    uint64_t ip = (uint64_t)v;
+    double frac = v - (double)ip;
+    uint64_t fp = (uint64_t)(frac * (double)scale + 0.5);
+    if (fp >= scale) {
+        fp -= scale;
+        ip += 1;
+    }
+    size_t n = u64_digits(buf, ip, 10, false);
+    if (prec > 0 || alt)
+        buf[n++] = '.';
+    if (frac_digits > 0) {
+        char digits[24];
+        size_t nd = u64_digits(digits, fp, 10, false);
+        for (size_t i = nd; i < (size_t)frac_digits; ++i)
+            buf[n++] = '0';
+        for (size_t i = 0; i < nd; ++i)
+            buf[n++] = digits[i];
+    }
+    for (int i = frac_digits; i < prec; ++i)
+        buf[n++] = '0';
+    return n;
+}
+
+// Scales a finite v > 0 to [1, 10), returning the decimal exponent.
+int normalize10(double& v)
+{
+    static const double big[] = {1e256, 1e128, 1e64, 1e32, 1e16, 1e8, 1e4, 1e2, 1e1};
+    static const int exps[] = {256, 128, 64, 32, 16, 8, 4, 2, 1};
+    int e = 0;
+    if (v >= 10.0) {
+        for (int i = 0; i < 9; ++i) {
+            if (v >= big[i]) {
+                v /= big[i];
+                e += exps[i];
+            }
+        }
+    } else if (v < 1.0) {
+        for (int i = 0; i < 9; ++i) {
+            if (v * big[i] < 10.0) {
+                v *= big[i];
+                e -= exps[i];
+            }
+        }
+    }
+    // Division rounding can leave v just outside [1, 10).
+    if (v >= 10.0) {
+        v /= 10.0;
+        ++e;
+    } else if (v < 1.0 && v > 0.0) {
+        v *= 10.0;
+        --e;
+    }
+    return e;
+}
+
+// Exponent notation of a finite v >= 0 into buf; *exp_out gets the exponent.
+size_t exp_body(char* buf, double v, int prec, bool upper, bool alt, int* exp_out)
+{
+    int e = 0;
+    if (v != 0.0)
+        e = normalize10(v);
+    size_t n = fixed_body(buf, v, prec, alt);
+    if (buf[0] == '1' && buf[1] == '0' && (n == 2 || buf[2] == '.')) {
+        // rounding carried 9.99.. up to 10.0..: renormalise
+        v /= 10.0;
+        ++e;
+        n = fixed_body(buf, v, prec, alt);
+    }
+    buf[n++] = upper ? 'E' : 'e';
+    int ae = e;
+    if (ae < 0) {
+        buf[n++] = '-';
+        ae = -ae;
+    } else {
+        buf[n++] = '+';
+    }
+    if (ae < 10)
+        buf[n++] = '0';
+    n += u64_digits(buf + n, (uint64_t)ae, 10, false);
+    *exp_out = e;
+    return n;
+}
+
+// Drops trailing fractional zeros (and a bare point) from the mantissa part
+// of body[0, n); the tail from `keep_from` on (an exponent) is kept.
+size_t strip_zeros(char* body, size_t n, size_t keep_from)
+{
+    size_t dot = keep_from;
+    for (size_t i = 0; i < keep_from; ++i) {
+        if (body[i] == '.') {
+            dot = i;
+            break;
+        }
+    }
+    if (dot == keep_from)
+        return n;
+    size_t end = keep_from;
+    while (end > dot + 1 && body[end - 1] == '0')
+        --end;
+    if (end == dot + 1)
+        end = dot;
+    size_t tail = n - keep_from;
+    for (size_t i = 0; i < tail; ++i)
+        body[end + i] = body[keep_from + i];
+    return end + tail;
+}
+
+void emit_double(Out& out, Spec spec, double v, char conv)
+{
+    bool upper = conv == 'F' || conv == 'E' || conv == 'G';
+    char lower = (char)(conv | 0x20);
+    bool negative = __builtin_signbit(v) != 0;
+    if (negative)
+        v = -v;
+    char prefix[1];
+    size_t nprefix = 0;
+    if (negative)
+        prefix[nprefix++] = '-';
+    else if (spec.plus)
+        prefix[nprefix++] = '+';
+    else if (spec.space)
+        prefix[nprefix++] = ' ';
+
+    if (v != v || v > 1.7976931348623157e308) {
+        const char* word = v != v ? (upper ? "NAN" : "nan") : (upper ? "INF" : "inf");
+        emit_padded(out, spec, prefix, nprefix, 0, word, 3, false);
+        return;
+    }
+    int prec = spec.prec < 0 ? 6 : spec.prec;
+    if (prec > 64)
+        prec = 64;
+    char body[128];
+    size_t n = 0;
+    int e = 0;
+    if (lower == 'f') {
+        n = v < kFixedLimit ? fixed_body(body, v, prec, spec.alt)
+                            : exp_body(body, v, prec, upper, spec.alt, &e);
+    } else if (lower == 'e') {
+        n = exp_body(body, v, prec, upper, spec.alt, &e);
+    } else { // 'g'
+        int p = prec == 0 ? 1 : prec;
+        exp_body(body, v, p - 1, upper, spec.alt, &e);
+        if (e >= -4 && e < p && v < kFixedLimit) {
+            n = fixed_body(body, v, p - 1 - e, spec.alt);
+            if (!spec.alt)
+                n = strip_zeros(body, n, n);
+        } else {
+            n = exp_body(body, v, p - 1, upper, spec.alt, &e);
+            if (!spec.alt) {
+                size_t epos = 0;
+                while (epos < n && body[epos] != 'e' && body[epos] != 'E')
+                    ++epos;
+                n = strip_zeros(body, n, epos);
+            }
+        }
+    }
+    emit_padded(out, spec, prefix, nprefix, 0, body, n, true);
+}
+
+} // namespace
+
+size_t vformat(FormatSink sink, const char* fmt, va_list ap)
+{
+    Out out(sink);
+    const char* p = fmt;
+    while (*p != '\0') {
+        const char* run = p;
+        while (*p != '\0' && *p != '%')
+            ++p;
+        out.put(run, (size_t)(p - run));
+        if (*p == '\0')
+            break;
+        const char* conv_start = p++;
+        Spec spec;
+        for (;; ++p) {
+            if (*p == '-')
+                spec.left = true;
+            else if (*p == '0')
+                spec.zero = true;
+            else if (*p == '+')
+                spec.plus = true;
+            else if (*p == ' ')
+                spec.space = true;
+            else if (*p == '#')
+                spec.alt = true;
+            else
+                break;
+        }
+        if (*p == '*') {
+            int w = va_arg(ap, int);
+            if (w < 0) {
+                spec.left = true;
+                w = -w;
+            }
+            spec.width = w;
+            ++p;
+        } else {
+            while (*p >= '0' && *p <= '9')
+                spec.width = spec.width * 10 + (*p++ - '0');
+        }
+        if (*p == '.') {
+            ++p;
+            spec.prec = 0;
+            if (*p == '*') {
+                int pr = va_arg(ap, int);
+                spec.prec = pr < 0 ? -1 : pr;
+                ++p;
+            } else {
+                while (*p >= '0' && *p <= '9')
+                    spec.prec = spec.prec * 10 + (*p++ - '0');
+            }
+        }
+        int size = 0; // -2 hh, -1 h, 0 int, 1 long/long long/size_t
+        for (;; ++p) {
+            if (*p == 'h')
+                size = size == -1 ? -2 : -1;
+            else if (*p == 'l' || *p == 'z' || *p == 'j' || *p == 't')
+                size = 1;
+            else if (*p == 'L')
+                size = 0; // long double is not supported; treated as double
+            else
+                break;
+        }
+        char conv = *p;
+        if (conv == '\0') {
+            out.put(conv_start, (size_t)(p - conv_start));
+            break;
+        }
+        ++p;
+        switch (conv) {
+        case 'd':
+        case 'i': {
+            int64_t v = size == 1 ? va_arg(ap, long) : va_arg(ap, int);
+            if (size == -1)
+                v = (short)v;
+            else if (size == -2)
+                v = (signed char)v;
+            uint64_t mag = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+            emit_integer(out, spec, mag, v < 0, 10, false, true, false);
+            break;
+        }
+        case 'u':
+        case 'x':
+        case 'X':
+        case 'o': {
+            uint64_t v = size == 1 ? va_arg(ap, unsigned long) : va_arg(ap, unsigned);
+            if (size == -1)
+                v = (unsigned short)v;
+            else if (size == -2)
+                v = (unsigned char)v;
+            unsigned base = conv == 'u' ? 10 : conv == 'o' ? 8 : 16;
+            emit_integer(out, spec, v, false, base, conv == 'X', false, false);
+            break;
+        }
+        case 'p': {
+            uint64_t v = (uint64_t)(uintptr_t)va_arg(ap, void*);
+            emit_integer(out, spec, v, false, 16, false, false, true);
+            break;
+        }
+        case 'c': {
+            char c = (char)va_arg(ap, int);
+            Spec s = spec;
+            s.zero = false;
+            emit_padded(out, s, nullptr, 0, 0, &c, 1, false);
+            break;
+        }
+        case 's': {
+            const char* s = va_arg(ap, const char*);
+            if (s == nullptr)
+                s = "(null)";
+            size_t n = str_len(s, spec.prec < 0 ? (size_t)-1 : (size_t)spec.prec);
+            emit_padded(out, spec, nullptr, 0, 0, s, n, false);
+            break;
+        }
+        case 'f':
+        case 'F':
+        case 'e':
+        case 'E':
+        case 'g':
+        case 'G':
+            emit_double(out, spec, va_arg(ap, double), conv);
+            break;
+        case '%':
+            out.put("%", 1);
+            break;
+        default: // unknown: print the directive as written
+            out.put(conv_start, (size_t)(p - conv_start));
+            break;
+        }
+    }
+    return out.count();
+}
+
+size_t format(FormatSink sink, const char* fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    size_t n = vformat(sink, fmt, ap);
+    va_end(ap);
+    return n;
+}
+
+namespace {
+struct BufferSink {
+    char* buf;
+    size_t size; // capacity including the NUL
+    size_t used;
+};
+
+void buffer_write(void* ctx, const char* data, size_t len)
+{
+    auto* b = static_cast<BufferSink*>(ctx);
+    for (size_t i = 0; i < len && b->used + 1 < b->size; ++i)
+        b->buf[b->used++] = data[i];
+}
+} // namespace
+
+size_t vsnformat(char* buf, size_t size, const char* fmt, va_list ap)
+{
+    BufferSink b{buf, size, 0};
+    size_t n = vformat(FormatSink{buffer_write, &b}, fmt, ap);
+    if (size > 0)
+        buf[b.used] = '\0';
+    return n;
+}
+
+size_t snformat(char* buf, size_t size, const char* fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    size_t n = vsnformat(buf, size, fmt, ap);
+    va_end(ap);
+    return n;
+}
+
+} // namespace guest

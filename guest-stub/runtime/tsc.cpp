@@ -1,0 +1,54 @@
+// TSC frequency and conversions (see tsc.h).
+#include "guest-stub/runtime/tsc.h"
+
+namespace guest {
+namespace {
+uint64_t g_khz = 1000000;
+bool g_known = false;
+const char* g_source = "assumed";
+
+void cpuid(uint32_t leaf, uint32_t* a, uint32_t* b, uint32_t* c, uint32_t* d)
+{
+    asm volatile("cpuid" : "=a"(*a), "=b"(*b), "=c"(*c), "=d"(*d) : "a"(leaf), "c"(0));
+}
+} // namespace
+
+void tsc_init(uint64_t boot_tsc_khz)
+{
+    if (boot_tsc_khz != 0) {
+        g_khz = boot_tsc_khz;
+        g_known = true;
+        g_source = "boot_info";
+        return;
+    }
+    uint32_t a, b, c, d;
+    cpuid(0, &a, &b, &c, &d);
+    uint32_t max_leaf = a;
+    if (max_leaf >= 0x15) {
+        cpuid(0x15, &a, &b, &c, &d);
+        if (a != 0 && b != 0 && c != 0) {
+            g_khz = (uint64_t)c * b / a / 1000;
+            g_known = true;
+            g_source = "cpuid.15h";
+            return;
+        }
+    }
+    if (max_leaf >= 0x16) {
+        cpuid(0x16, &a, &b, &c, &d);
+        if ((a & 0xFFFF) != 0) {
+            g_khz = (uint64_t)(a & 0xFFFF) * 1000;
+            g_known = true;
+            g_source = "cpuid.16h";
+        }
+    }
+}
+
+uint64_t tsc_khz() { return g_khz; }
+bool tsc_khz_known() { return g_known; }
+const char* tsc_source() { return g_source; }
+
+double tsc_to_seconds(uint64_t ticks) { return (double)ticks / ((double)g_khz * 1000.0); }
+double tsc_to_us(uint64_t ticks) { return (double)ticks * 1000.0 / (double)g_khz; }
+uint64_t seconds_to_tsc(double seconds) { return (uint64_t)(seconds * (double)g_khz * 1000.0); }
+
+} // namespace guest
