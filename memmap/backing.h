@@ -19,10 +19,18 @@ enum class PageSize : uint64_t {
 
 constexpr uint64_t bytes(PageSize p) { return static_cast<uint64_t>(p); }
 std::string_view to_string(PageSize p);            // "4K", "2M", "1G"
-bool parse_page_size(std::string_view s, PageSize* out); // accepts 4K/2M/1G (any case)
+bool parse_page_size(std::string_view s, PageSize* out); // accepts 4K/2M/1G (any case) or 4096/2097152/1073741824
+
+// Where a Backing's pages came from (the path create() took).
+enum class BackingSource {
+    Anonymous,        // 4 KiB: anonymous mmap, THP refused with MADV_NOHUGEPAGE
+    Hugetlbfs,        // huge pages: unlinked file on a hugetlbfs mount, MAP_SHARED
+    AnonymousHugetlb, // huge pages: no mount of that size, MAP_HUGETLB|MAP_HUGE_*
+};
+std::string_view to_string(BackingSource s); // "anonymous", "hugetlbfs", "MAP_HUGETLB"
 
 struct BackingOptions {
-    bool prefault = false; // touch every page at creation (MAP_POPULATE)
+    bool prefault = false; // touch every page at creation (like MAP_POPULATE; see prefault())
 };
 
 // Thrown when the host's huge-page pool cannot hold the request. what() is
@@ -49,7 +57,13 @@ public:
     // Nanoseconds spent in mmap (+ prefault when asked) at creation.
     uint64_t create_ns() const { return create_ns_; }
     // Touch every page now (one write per page); returns nanoseconds taken.
+    // Leaves the contents unchanged, so it is safe on memory in use.
+    // Throws std::system_error if the kernel cannot supply the pages.
     uint64_t prefault();
+
+    BackingSource source() const { return source_; }
+    // The hugetlbfs mount point used; empty unless source() is Hugetlbfs.
+    const std::string& hugetlbfs_mount() const { return mount_; }
 
 private:
     Backing(uint8_t* data, uint64_t size, PageSize page) : data_(data), size_(size), page_(page) {}
@@ -57,6 +71,8 @@ private:
     uint64_t size_;
     PageSize page_;
     uint64_t create_ns_ = 0;
+    BackingSource source_ = BackingSource::Anonymous;
+    std::string mount_;
 };
 
 } // namespace memmap

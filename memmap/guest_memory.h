@@ -25,9 +25,12 @@ struct Region {
 // Owns the VM's RAM regions. Every access to guest RAM by the VMM and its
 // devices goes through translate()/read()/write(): spans that overflow, leave
 // their region or straddle two regions are refused (std::nullopt / false).
+// add_region() is for setup; the const accessors may then run concurrently.
 class GuestMemory {
 public:
-    // Throws std::invalid_argument on overlap, zero size or address overflow.
+    // Throws std::invalid_argument on overlap, zero size or address overflow
+    // (the region must end below 2^64), or when base is not aligned to the
+    // backing's page size (KVM maps a huge page as huge only when aligned).
     void add_region(GuestPhysAddr base, std::unique_ptr<Backing> backing);
 
     const std::vector<Region>& regions() const { return regions_; }

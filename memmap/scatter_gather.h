@@ -17,6 +17,9 @@ struct GuestRange {
 };
 
 // A host-contiguous run: host pointer, its guest-physical start, and length.
+// gpa is where the run's first range starts; a run merged across two
+// regions whose host mappings happen to abut is not guest-contiguous, so
+// use host/len for the copy and gpa only to name where it began.
 struct HostRun {
     uint8_t* host;
     GuestPhysAddr gpa;
@@ -31,7 +34,8 @@ struct SgStats {
 
 // Translates every range (each must lie inside guest RAM and be non-empty)
 // and merges neighbours that are contiguous in host memory. nullopt if any
-// range is invalid or the total overflows. Bounded by ranges.size().
+// range is invalid or the total overflows. Bounded by ranges.size(). An
+// empty list gives an empty vector. stats, when given, is zeroed on failure.
 std::optional<std::vector<HostRun>> coalesce(const GuestMemory& mem,
                                              std::span<const GuestRange> ranges,
                                              SgStats* stats = nullptr);
