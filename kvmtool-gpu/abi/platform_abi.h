@@ -71,7 +71,7 @@ struct kvmgpu_boot_info {
     uint32_t cmdline_len;     /* bytes before the NUL */
     uint32_t flags;           /* KVMGPU_BOOT_FLAG_* */
     uint64_t guest_result;    /* written by the guest (hello: memory magic) */
-    uint64_t reserved[6];
+    uint64_t reserved[7];
 };
 #define KVMGPU_BOOT_FLAG_NESTED 0x1u /* the VMM believes KVM itself is nested */
 
@@ -83,7 +83,7 @@ struct kvmgpu_console_buf {
 
 #ifdef __cplusplus
 static_assert(sizeof(struct kvmgpu_boot_info) == 128, "boot info is 128 bytes");
-static_assert(__builtin_offsetof(struct kvmgpu_boot_info, guest_result) == 72, "offset");
+static_assert(__builtin_offsetof(struct kvmgpu_boot_info, guest_result) == 64, "offset");
 static_assert(sizeof(struct kvmgpu_console_buf) == 8, "console header is 8 bytes");
 static_assert(KVMGPU_IMAGE_BASE > KVMGPU_CMDLINE_GPA + KVMGPU_CMDLINE_MAX - 1, "layout");
 #else

@@ -1,0 +1,60 @@
+// kvmtool-gpu: the command-line front end. Subcommands own their options;
+// every failure ends as one line on stderr and a non-zero status.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "kvmtool-gpu/cli/arg_parser.h"
+#include "kvmtool-gpu/cli/bench_boot_command.h"
+#include "kvmtool-gpu/cli/run_command.h"
+
+namespace {
+
+const char* kUsage =
+    "usage: kvmtool-gpu <command> [options]\n"
+    "\n"
+    "A mini-hypervisor on KVM with an emulated GPU (vGPU) that executes the\n"
+    "guest's CUDA Driver API calls in the VMM.\n"
+    "\n"
+    "commands:\n"
+    "  run         boot a guest (kvmtool-gpu run --help)\n"
+    "  bench boot  time VM creation to the guest's first instruction and exit\n"
+    "  version     print the version and ABI versions\n"
+    "\n"
+    "kvmtool-gpu <command> --help shows each command's options.\n";
+
+} // namespace
+
+int main(int argc, char** argv) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+        std::fputs(kUsage, args.empty() ? stderr : stdout);
+        return args.empty() ? 2 : 0;
+    }
+    const std::string cmd = args[0];
+    args.erase(args.begin());
+    try {
+        if (cmd == "run") return kvmgpu::cli::run_command(args);
+        if (cmd == "bench") {
+            if (args.empty() || args[0] == "--help")
+                throw kvmgpu::cli::UsageError("bench needs a benchmark name: boot (see kvmtool-gpu --help)");
+            const std::string which = args[0];
+            args.erase(args.begin());
+            if (which == "boot") return kvmgpu::cli::bench_boot_command(args);
+            throw kvmgpu::cli::UsageError("unknown benchmark '" + which + "'");
+        }
+        if (cmd == "version") {
+            std::printf("kvmtool-gpu %s\n", KVMGPU_VERSION);
+            return 0;
+        }
+        throw kvmgpu::cli::UsageError("unknown command '" + cmd + "' (see kvmtool-gpu --help)");
+    } catch (const kvmgpu::cli::UsageError& e) {
+        std::fprintf(stderr, "kvmtool-gpu: usage error: %s\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kvmtool-gpu: error: %s\n", e.what());
+        return 2;
+    }
+}

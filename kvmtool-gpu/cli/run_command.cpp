@@ -1,0 +1,85 @@
+#include "kvmtool-gpu/cli/run_command.h"
+
+#include <cstdio>
+
+#include "kvmtool-gpu/cli/arg_parser.h"
+#include "kvmtool-gpu/cli/guest_locator.h"
+#include "kvmtool-gpu/cli/open_kvm.h"
+#include "kvmtool-gpu/kvm/kvm_system.h"
+#include "kvmtool-gpu/vmm/virtual_machine.h"
+
+namespace kvmgpu::cli {
+
+const char* run_help() {
+    return "usage: kvmtool-gpu run --guest <image|name> [options]\n"
+           "\n"
+           "Boots one guest on KVM and reports how it ended.\n"
+           "\n"
+           "  --guest IMAGE|NAME  ELF image, or the name of a built guest (hello, vecadd, ...)\n"
+           "  --mem SIZE          guest RAM, e.g. 512M, 2G (default 512M; multiple of 2M)\n"
+           "  --pages 4K|2M|1G    host pages backing guest RAM (default 4K; 2M/1G need\n"
+           "                      reserved huge pages: echo N > /proc/sys/vm/nr_hugepages)\n"
+           "  --prefault          fault in all guest RAM before boot (timed separately)\n"
+           "  --timeout S         stop a guest that runs longer than S seconds (default 60; 0 = never)\n"
+           "  --cmdline STR       argument string passed to the guest (key=value words)\n"
+           "  --seed N            seed for the guest's scattered page allocator (default 1)\n"
+           "  --quiet             print only the result line\n"
+           "\n"
+           "Exit status: 0 the guest passed its own checks, 1 it failed, faulted or timed\n"
+           "out, 2 bad usage or a set-up error.\n";
+}
+
+namespace {
+
+void print_result(const RunResult& r, const VirtualMachine& vm) {
+    const double ms = 1e-6;
+    std::printf("kvmtool-gpu: result: %s, exit code %u (%s)\n", to_string(r.outcome), r.exit_code,
+                r.passed() ? "pass" : "FAIL");
+    std::printf("kvmtool-gpu: timing: first instruction %.3f ms after VM creation (set-up %.3f ms", 
+                r.timings.first_instruction_ns * ms, r.timings.setup_ns * ms);
+    if (vm.options().prefault) std::printf(", prefault %.3f ms not included", r.timings.prefault_ns * ms);
+    std::printf("), run %.3f ms; exits: %llu mmio, %llu pio, %llu total\n", r.timings.run_ns * ms,
+                static_cast<unsigned long long>(r.exits.mmio), static_cast<unsigned long long>(r.exits.pio),
+                static_cast<unsigned long long>(r.exits.total));
+    if (!r.passed() && r.outcome != RunOutcome::GuestExit)
+        std::fprintf(stderr, "kvmtool-gpu: error: %s\n%s\n", r.detail.c_str(), r.register_dump.c_str());
+}
+
+} // namespace
+
+int run_command(const std::vector<std::string>& args) {
+    ArgParser p({"guest", "mem", "pages", "timeout", "cmdline", "seed"}, {"prefault", "quiet", "help"});
+    p.parse(args);
+    if (p.has("help")) {
+        std::fputs(run_help(), stdout);
+        return 0;
+    }
+    const auto guest = p.get("guest");
+    if (!guest) throw UsageError("run needs --guest <image|name> (see kvmtool-gpu run --help)");
+
+    VmOptions o;
+    o.ram_bytes = parse_size(p.get_or("mem", "512M"), "--mem");
+    const std::string pages = p.get_or("pages", "4K");
+    if (!memmap::parse_page_size(pages, &o.host_pages))
+        throw UsageError("--pages '" + pages + "': expected 4K, 2M or 1G");
+    o.prefault = p.has("prefault");
+    o.timeout_s = parse_seconds(p.get_or("timeout", "60"), "--timeout");
+    o.cmdline = p.get_or("cmdline", "");
+    o.seed = parse_u64(p.get_or("seed", "1"), "--seed");
+    if (p.has("quiet")) o.console = [](std::string_view) {};
+    o.guest_path = locate_guest(*guest);
+    validate_options(o);
+
+    KvmSystem kvm = open_kvm();
+    const bool nested = KvmSystem::host_is_virtualized();
+    std::printf("kvmtool-gpu: vCPU backend: KVM%s; guest %s; RAM %lluM on %s host pages\n",
+                nested ? " (nested: this host is itself a VM)" : "", o.guest_path.c_str(),
+                static_cast<unsigned long long>(o.ram_bytes >> 20), std::string(memmap::to_string(o.host_pages)).c_str());
+    std::fflush(stdout);
+    VirtualMachine vm(kvm, o);
+    const RunResult r = vm.run();
+    print_result(r, vm);
+    return r.passed() ? 0 : 1;
+}
+
+} // namespace kvmgpu::cli

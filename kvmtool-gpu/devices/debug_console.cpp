@@ -1,0 +1,57 @@
+#include "kvmtool-gpu/devices/debug_console.h"
+
+#include <cstring>
+#include <vector>
+
+#include "kvmtool-gpu/abi/platform_abi.h"
+#include "kvmtool-gpu/util/log.h"
+
+namespace kvmgpu {
+
+DebugConsole::DebugConsole(const memmap::GuestMemory& mem, Sink sink) : mem_(mem), sink_(std::move(sink)) {}
+
+void DebugConsole::write(uint64_t offset, std::span<const uint8_t> data) {
+    if (offset == KVMGPU_CONSOLE_REG_PUTC && data.size() >= 1) {
+        put(std::string_view(reinterpret_cast<const char*>(data.data()), 1));
+        return;
+    }
+    if (offset == KVMGPU_CONSOLE_REG_WRITE && data.size() == 8) {
+        uint64_t gpa;
+        std::memcpy(&gpa, data.data(), 8);
+        // The guest owns the buffer: read the header once, bound the length,
+        // then copy the text out before using it.
+        auto len = mem_.read_obj<uint32_t>(memmap::GuestPhysAddr{gpa});
+        std::vector<char> text;
+        if (len && *len <= KVMGPU_CONSOLE_MAX_LINE) {
+            text.resize(*len);
+            auto body = memmap::GuestPhysAddr{gpa}.checked_add(sizeof(kvmgpu_console_buf));
+            if (*len == 0 || (body && mem_.read(*body, text.data(), *len))) {
+                put(std::string_view(text.data(), text.size()));
+                return;
+            }
+        }
+    }
+    ++rejected_;
+    static RateLimiter limiter(5);
+    if (limiter.allow()) log_warn("debug-console: ignored a bad write at offset 0x%llx", (unsigned long long)offset);
+}
+
+void DebugConsole::put(std::string_view text) {
+    std::lock_guard lock(mu_);
+    for (char c : text) {
+        if (c == '\n') {
+            sink_(pending_);
+            pending_.clear();
+        } else if (pending_.size() < KVMGPU_CONSOLE_MAX_LINE) {
+            pending_.push_back(c);
+        }
+    }
+}
+
+void DebugConsole::flush() {
+    std::lock_guard lock(mu_);
+    if (!pending_.empty()) sink_(pending_);
+    pending_.clear();
+}
+
+} // namespace kvmgpu

@@ -1,0 +1,39 @@
+// The guest's debug console (MMIO): single characters, or a whole line per
+// exit through a kvmgpu_console_buf in guest RAM. Output goes to a sink
+// (stdout by default) one complete line at a time.
+#pragma once
+
+#include <functional>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "kvmtool-gpu/bus/bus_device.h"
+#include "memmap/guest_memory.h"
+
+namespace kvmgpu {
+
+class DebugConsole : public BusDevice {
+public:
+    using Sink = std::function<void(std::string_view line)>;
+    DebugConsole(const memmap::GuestMemory& mem, Sink sink);
+
+    std::string_view name() const override { return "debug-console"; }
+    void read(uint64_t, std::span<uint8_t>) override {}
+    void write(uint64_t offset, std::span<const uint8_t> data) override;
+
+    // Emits a partial line still held (at guest exit).
+    void flush();
+    uint64_t rejected_writes() const { return rejected_; }
+
+private:
+    void put(std::string_view text);
+
+    const memmap::GuestMemory& mem_;
+    Sink sink_;
+    std::mutex mu_;
+    std::string pending_;
+    uint64_t rejected_ = 0;
+};
+
+} // namespace kvmgpu

@@ -1,0 +1,49 @@
+// One vCPU fd and its shared kvm_run page: registers in and out, and run()
+// that returns each exit as a VcpuExit.
+#pragma once
+
+#include <linux/kvm.h>
+
+#include <string>
+#include <vector>
+
+#include "kvmtool-gpu/kvm/unique_fd.h"
+#include "kvmtool-gpu/kvm/vcpu_exit.h"
+
+namespace kvmgpu {
+
+class VcpuFd {
+public:
+    VcpuFd(UniqueFd fd, int mmap_size);
+    ~VcpuFd();
+    VcpuFd(const VcpuFd&) = delete;
+    VcpuFd& operator=(const VcpuFd&) = delete;
+
+    int fd() const { return fd_.get(); }
+
+    kvm_regs regs() const;
+    void set_regs(const kvm_regs& r);
+    kvm_sregs sregs() const;
+    void set_sregs(const kvm_sregs& s);
+    void set_cpuid(const std::vector<kvm_cpuid_entry2>& entries);
+    // KVM_GET_TSC_KHZ, 0 when unknown.
+    uint64_t tsc_khz() const;
+    UniqueFd stats_fd() const;
+
+    // One KVM_RUN. Returns Interrupted on EINTR (a watchdog's signal);
+    // throws KvmError for any other failure of the ioctl itself.
+    VcpuExit run();
+    // Makes the next or current KVM_RUN return at once (safe from another
+    // thread together with a signal to this vCPU's thread).
+    void request_immediate_exit() { run_->immediate_exit = 1; }
+
+    // Registers and segment state, several lines, for unexpected exits.
+    std::string dump_state() const;
+
+private:
+    UniqueFd fd_;
+    kvm_run* run_;
+    int mmap_size_;
+};
+
+} // namespace kvmgpu

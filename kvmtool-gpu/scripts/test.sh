@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The whole test suite (README's test command; .ci/run calls exactly this).
+# Installs what is missing, builds, then runs every ctest suite: unit tests;
+# kvm and gpu tests, which skip with a reason where /dev/kvm or a GPU is
+# missing; and the nested suites, which run the kvm tests inside a QEMU
+# machine whose kernel has KVM, so machines without /dev/kvm still exercise
+# the real KVM path.
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=${KVMGPU_BUILD_DIR:-$repo/build}
+bash "$repo/kvmtool-gpu/scripts/build.sh"
+cd "$build"
+[ -e /dev/kvm ] && echo "test.sh: /dev/kvm present: kvm tests run on this host's KVM" \
+                || echo "test.sh: no /dev/kvm here: kvm tests skip on the host and run in the nested suites"
+ctest --output-on-failure -j2 --timeout 1500 "$@"

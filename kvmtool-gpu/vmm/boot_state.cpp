@@ -1,0 +1,127 @@
+#include "kvmtool-gpu/vmm/boot_state.h"
+
+#include <stdexcept>
+#include <vector>
+
+namespace kvmgpu {
+
+namespace {
+
+constexpr uint64_t kPresent = 1ull << 0, kWritable = 1ull << 1, kHuge = 1ull << 7;
+constexpr uint64_t k2M = 2ull << 20, k1G = 1ull << 30;
+constexpr uint64_t kPdptGpa = KVMGPU_BOOT_PML4_GPA + 0x1000;
+constexpr uint64_t kFirstPdGpa = kPdptGpa + 0x1000;
+
+constexpr uint64_t kCr0Pe = 1ull << 0, kCr0Mp = 1ull << 1, kCr0Et = 1ull << 4, kCr0Ne = 1ull << 5,
+                   kCr0Wp = 1ull << 16, kCr0Pg = 1ull << 31;
+constexpr uint64_t kCr4Pae = 1ull << 5, kCr4Osfxsr = 1ull << 9, kCr4Osxmmexcpt = 1ull << 10;
+constexpr uint64_t kEferLme = 1ull << 8, kEferLma = 1ull << 10, kEferNxe = 1ull << 11;
+
+// GDT: null, 64-bit code (0x08), flat data (0x10).
+constexpr uint64_t kGdt[] = {0, 0x00af9b000000ffffull, 0x00cf93000000ffffull};
+constexpr uint16_t kCodeSelector = 0x08, kDataSelector = 0x10;
+
+uint64_t pd_pages_for(uint64_t ram) { return (ram + k1G - 1) / k1G; }
+
+void must_write(const memmap::GuestMemory& mem, uint64_t gpa, const void* src, uint64_t len) {
+    if (!mem.write(memmap::GuestPhysAddr{gpa}, src, len))
+        throw std::invalid_argument("guest RAM too small for the boot structures");
+}
+
+} // namespace
+
+uint64_t max_boot_ram_bytes() {
+    // One page is kept for the MMIO window's page directory.
+    const uint64_t tables = (KVMGPU_BOOT_TABLES_END - kFirstPdGpa) / 0x1000 - 1;
+    return tables * k1G;
+}
+
+void write_boot_structures(const memmap::GuestMemory& mem, const BootParams& p) {
+    const uint64_t ram = mem.total_bytes();
+    if (ram > max_boot_ram_bytes() || ram > KVMGPU_MAX_RAM)
+        throw std::invalid_argument("guest RAM of " + std::to_string(ram >> 20) + " MiB exceeds the " +
+                                    std::to_string(max_boot_ram_bytes() >> 20) + " MiB the boot page tables map");
+    if (p.cmdline.size() >= KVMGPU_CMDLINE_MAX)
+        throw std::invalid_argument("guest command line longer than " + std::to_string(KVMGPU_CMDLINE_MAX - 1) +
+                                    " bytes");
+
+    must_write(mem, KVMGPU_GDT_GPA, kGdt, sizeof kGdt);
+
+    // Identity map: PML4[0] -> PDPT; PDPT[g] -> one PD per GiB of RAM, each
+    // 512 x 2 MiB; PDPT[256] -> a PD for the MMIO window at 256 GiB.
+    const uint64_t npd = pd_pages_for(ram);
+    std::vector<uint64_t> table(512);
+    table.assign(512, 0);
+    table[0] = kPdptGpa | kPresent | kWritable;
+    must_write(mem, KVMGPU_BOOT_PML4_GPA, table.data(), 4096);
+
+    const uint64_t mmio_pd = kFirstPdGpa + npd * 0x1000;
+    table.assign(512, 0);
+    for (uint64_t g = 0; g < npd; ++g) table[g] = (kFirstPdGpa + g * 0x1000) | kPresent | kWritable;
+    static_assert(KVMGPU_MMIO_BASE % k1G == 0 && KVMGPU_MMIO_BASE / k1G < 512, "MMIO window in PML4[0]");
+    table[KVMGPU_MMIO_BASE / k1G] = mmio_pd | kPresent | kWritable;
+    must_write(mem, kPdptGpa, table.data(), 4096);
+
+    for (uint64_t g = 0; g < npd; ++g) {
+        for (uint64_t i = 0; i < 512; ++i) table[i] = (g * k1G + i * k2M) | kPresent | kWritable | kHuge;
+        must_write(mem, kFirstPdGpa + g * 0x1000, table.data(), 4096);
+    }
+    table.assign(512, 0);
+    for (uint64_t i = 0; i * k2M < KVMGPU_MMIO_SIZE; ++i)
+        table[i] = (KVMGPU_MMIO_BASE + i * k2M) | kPresent | kWritable | kHuge;
+    must_write(mem, mmio_pd, table.data(), 4096);
+
+    must_write(mem, KVMGPU_CMDLINE_GPA, p.cmdline.c_str(), p.cmdline.size() + 1);
+
+    kvmgpu_boot_info info{};
+    info.magic = KVMGPU_BOOT_MAGIC;
+    info.abi_version = KVMGPU_PLATFORM_ABI_VERSION;
+    info.ram_size = ram;
+    info.image_end = (p.image_end + k2M - 1) & ~(k2M - 1);
+    info.host_page_size = p.host_page_size;
+    info.tsc_khz = p.tsc_khz;
+    info.seed = p.seed;
+    info.cmdline_gpa = KVMGPU_CMDLINE_GPA;
+    info.cmdline_len = static_cast<uint32_t>(p.cmdline.size());
+    info.flags = p.nested ? KVMGPU_BOOT_FLAG_NESTED : 0;
+    must_write(mem, KVMGPU_BOOT_INFO_GPA, &info, sizeof info);
+}
+
+kvm_sregs long_mode_sregs(const kvm_sregs& base) {
+    kvm_sregs s = base;
+    kvm_segment code{};
+    code.base = 0;
+    code.limit = 0xffffffff;
+    code.selector = kCodeSelector;
+    code.type = 0xb; // execute/read, accessed
+    code.present = 1;
+    code.s = 1;
+    code.l = 1;
+    code.g = 1;
+    kvm_segment data = code;
+    data.selector = kDataSelector;
+    data.type = 0x3; // read/write, accessed
+    data.l = 0;
+    data.db = 1;
+    s.cs = code;
+    s.ds = s.es = s.fs = s.gs = s.ss = data;
+    s.gdt.base = KVMGPU_GDT_GPA;
+    s.gdt.limit = sizeof kGdt - 1;
+    s.idt.base = 0;
+    s.idt.limit = 0; // no IDT: any exception escalates to a triple fault, which the VMM reports
+    s.cr3 = KVMGPU_BOOT_PML4_GPA;
+    s.cr4 = kCr4Pae | kCr4Osfxsr | kCr4Osxmmexcpt;
+    s.cr0 = kCr0Pe | kCr0Mp | kCr0Et | kCr0Ne | kCr0Wp | kCr0Pg;
+    s.efer = kEferLme | kEferLma | kEferNxe;
+    return s;
+}
+
+kvm_regs entry_regs(uint64_t entry) {
+    kvm_regs r{};
+    r.rip = entry;
+    r.rdi = KVMGPU_BOOT_INFO_GPA;
+    r.rflags = 0x2; // reserved bit 1; interrupts off
+    return r;
+}
+
+} // namespace kvmgpu

@@ -1,0 +1,40 @@
+// The machine state a guest starts in: flat 64-bit GDT, identity page tables
+// (2 MiB pages over all RAM and the MMIO window), boot info, command line,
+// and the long-mode register file. Writes only guest RAM and plain structs,
+// so it is tested without KVM.
+#pragma once
+
+#include <linux/kvm.h>
+
+#include <cstdint>
+#include <string>
+
+#include "kvmtool-gpu/abi/platform_abi.h"
+#include "memmap/guest_memory.h"
+
+namespace kvmgpu {
+
+struct BootParams {
+    uint64_t entry = 0;
+    uint64_t image_end = 0;
+    uint64_t host_page_size = 4096;
+    uint64_t tsc_khz = 0;
+    uint64_t seed = 1;
+    bool nested = false;
+    std::string cmdline;
+};
+
+// Largest RAM the boot page tables can cover (one page directory per GiB
+// between KVMGPU_BOOT_PML4_GPA and KVMGPU_BOOT_TABLES_END).
+uint64_t max_boot_ram_bytes();
+
+// Writes GDT, page tables, boot info and command line into `mem`. Throws
+// std::invalid_argument when RAM or the command line does not fit.
+void write_boot_structures(const memmap::GuestMemory& mem, const BootParams& p);
+
+// Long-mode segment and control registers; `base` is what KVM_GET_SREGS
+// gave (kept for the fields KVM initialised, e.g. TR, APIC base).
+kvm_sregs long_mode_sregs(const kvm_sregs& base);
+kvm_regs entry_regs(uint64_t entry);
+
+} // namespace kvmgpu

@@ -1,0 +1,33 @@
+// Ends a KVM_RUN that outlives its time-out: sets immediate_exit and sends
+// the vCPU thread a signal so the ioctl returns EINTR. Scoped to one run.
+#pragma once
+
+#include <pthread.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "kvmtool-gpu/kvm/vcpu_fd.h"
+
+namespace kvmgpu {
+
+class VcpuWatchdog {
+public:
+    // timeout_s <= 0 disables it.
+    VcpuWatchdog(VcpuFd& vcpu, double timeout_s);
+    ~VcpuWatchdog();
+    bool fired() const { return fired_.load(std::memory_order_acquire); }
+
+private:
+    VcpuFd& vcpu_;
+    pthread_t target_;
+    std::atomic<bool> fired_{false};
+    std::mutex mu_;
+    std::condition_variable cv_;
+    bool done_ = false;
+    std::thread thread_;
+};
+
+} // namespace kvmgpu

@@ -1,0 +1,202 @@
+#include "kvmtool-gpu/vmm/virtual_machine.h"
+
+#include <cstdio>
+#include <stdexcept>
+#include <type_traits>
+
+#include "kvmtool-gpu/abi/platform_abi.h"
+#include "kvmtool-gpu/kvm/kvm_error.h"
+#include "kvmtool-gpu/vmm/boot_state.h"
+#include "kvmtool-gpu/vmm/vcpu_watchdog.h"
+
+namespace kvmgpu {
+
+namespace {
+
+uint64_t ns_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void check_ram_size(const VmOptions& o) {
+    const uint64_t page = memmap::bytes(o.host_pages);
+    const uint64_t align = std::max<uint64_t>(page, 2ull << 20);
+    if (o.ram_bytes < (16ull << 20))
+        throw std::invalid_argument("--mem must be at least 16M");
+    if (o.ram_bytes % align != 0)
+        throw std::invalid_argument("--mem " + std::to_string(o.ram_bytes >> 10) + "K is not a multiple of " +
+                                    std::to_string(align >> 10) + "K (" + std::string(memmap::to_string(o.host_pages)) +
+                                    " host pages, 2M guest boot mappings)");
+    if (o.ram_bytes > max_boot_ram_bytes())
+        throw std::invalid_argument("--mem exceeds the largest supported guest (" +
+                                    std::to_string(max_boot_ram_bytes() >> 30) + "G)");
+}
+
+template <class... Ts>
+struct Overloaded : Ts... {
+    using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+} // namespace
+
+void validate_options(const VmOptions& opts) {
+    check_ram_size(opts);
+    inspect_elf(read_image_file(opts.guest_path), opts.ram_bytes);
+}
+
+const char* to_string(RunOutcome o) {
+    switch (o) {
+    case RunOutcome::GuestExit: return "guest-exit";
+    case RunOutcome::Timeout: return "timeout";
+    case RunOutcome::TripleFault: return "triple-fault";
+    case RunOutcome::Halted: return "halted";
+    case RunOutcome::EntryFailed: return "entry-failed";
+    case RunOutcome::InternalError: return "kvm-internal-error";
+    case RunOutcome::Unexpected: return "unexpected-exit";
+    }
+    return "?";
+}
+
+VirtualMachine::VirtualMachine(const KvmSystem& kvm, VmOptions opts) : opts_(std::move(opts)) {
+    check_ram_size(opts_);
+    // Read the image before anything costly, so a bad path fails fast.
+    const auto file = read_image_file(opts_.guest_path);
+
+    t0_ = std::chrono::steady_clock::now();
+    vm_ = kvm.create_vm();
+
+    auto backing = memmap::Backing::create(opts_.host_pages, opts_.ram_bytes, {});
+    if (opts_.prefault) prefault_ns_ = backing->prefault();
+    void* host = backing->data();
+    memory_.add_region(memmap::GuestPhysAddr{0}, std::move(backing));
+    vm_->set_user_memory_region(0, 0, opts_.ram_bytes, host);
+
+    image_ = load_elf(file, memory_);
+
+    if (!opts_.console)
+        opts_.console = [](std::string_view line) {
+            std::printf("guest: %.*s\n", static_cast<int>(line.size()), line.data());
+            std::fflush(stdout);
+        };
+    console_ = std::make_shared<DebugConsole>(memory_, opts_.console);
+    marker_ = std::make_shared<BootMarker>(t0_);
+    exit_ = std::make_shared<ExitDevice>();
+    mmio_.claim(KVMGPU_CONSOLE_GPA, KVMGPU_CONSOLE_SIZE, console_);
+    mmio_.claim(KVMGPU_MARKER_GPA, KVMGPU_MARKER_SIZE, marker_);
+    pio_.claim(KVMGPU_EXIT_PORT, KVMGPU_EXIT_PORT_SIZE, exit_);
+
+    vcpu_ = vm_->create_vcpu(0);
+    vcpu_->set_cpuid(kvm.supported_cpuid());
+
+    BootParams params;
+    params.entry = image_.entry;
+    params.image_end = image_.end;
+    params.host_page_size = memmap::bytes(opts_.host_pages);
+    params.tsc_khz = vcpu_->tsc_khz();
+    params.seed = opts_.seed;
+    params.nested = KvmSystem::host_is_virtualized();
+    params.cmdline = opts_.cmdline;
+    write_boot_structures(memory_, params);
+    vcpu_->set_sregs(long_mode_sregs(vcpu_->sregs()));
+    vcpu_->set_regs(entry_regs(image_.entry));
+    setup_ns_ = ns_since(t0_) - prefault_ns_;
+}
+
+VirtualMachine::~VirtualMachine() = default;
+
+RunResult VirtualMachine::finish(RunOutcome outcome, std::string detail, bool dump) {
+    console_->flush();
+    RunResult r;
+    r.outcome = outcome;
+    r.exit_code = exit_->code();
+    r.detail = std::move(detail);
+    try {
+        r.final_regs = vcpu_->regs();
+        if (dump) r.register_dump = vcpu_->dump_state();
+    } catch (const KvmError& e) {
+        r.register_dump = e.what();
+    }
+    r.timings.setup_ns = setup_ns_;
+    r.timings.prefault_ns = prefault_ns_;
+    r.timings.first_instruction_ns = marker_->stage_ns(KVMGPU_MARKER_STAGE_ENTRY);
+    r.timings.main_ns = marker_->stage_ns(KVMGPU_MARKER_STAGE_MAIN);
+    r.exits = exits_;
+    return r;
+}
+
+RunResult VirtualMachine::run() {
+    VcpuWatchdog watchdog(*vcpu_, opts_.timeout_s);
+    const auto start = std::chrono::steady_clock::now();
+    auto done = [&](RunOutcome o, std::string detail, bool dump) {
+        auto r = finish(o, std::move(detail), dump);
+        r.timings.run_ns = ns_since(start);
+        return r;
+    };
+
+    for (;;) {
+        VcpuExit ex;
+        try {
+            ex = vcpu_->run();
+        } catch (const KvmError& e) {
+            return done(RunOutcome::Unexpected, e.what(), true);
+        }
+        ++exits_.total;
+        std::optional<RunResult> result;
+        std::visit(Overloaded{
+                       [&](exit::PortIo& io) {
+                           ++exits_.pio;
+                           for (uint32_t i = 0; i < io.count; ++i) {
+                               auto chunk = io.data.subspan(uint64_t{i} * io.size, io.size);
+                               if (io.in) pio_.read(io.port, chunk);
+                               else pio_.write(io.port, chunk);
+                           }
+                           if (exit_->requested())
+                               result = done(RunOutcome::GuestExit,
+                                             "guest exited with code " + std::to_string(exit_->code()), false);
+                       },
+                       [&](exit::Mmio& m) {
+                           ++exits_.mmio;
+                           if (m.write) mmio_.write(m.addr, m.data);
+                           else mmio_.read(m.addr, m.data);
+                       },
+                       [&](exit::Halt&) {
+                           result = done(RunOutcome::Halted, "guest halted without writing the exit port", true);
+                       },
+                       [&](exit::Shutdown&) {
+                           result = done(RunOutcome::TripleFault, "guest triple-faulted (KVM_EXIT_SHUTDOWN)", true);
+                       },
+                       [&](exit::FailEntry& f) {
+                           char buf[96];
+                           std::snprintf(buf, sizeof buf, "KVM_EXIT_FAIL_ENTRY, hardware reason 0x%llx",
+                                         static_cast<unsigned long long>(f.reason));
+                           result = done(RunOutcome::EntryFailed, buf, true);
+                       },
+                       [&](exit::InternalError& e) {
+                           result = done(RunOutcome::InternalError,
+                                         "KVM_EXIT_INTERNAL_ERROR, suberror " + std::to_string(e.suberror), true);
+                       },
+                       [&](exit::Interrupted&) {
+                           ++exits_.interrupted;
+                           if (watchdog.fired()) {
+                               char buf[96];
+                               std::snprintf(buf, sizeof buf, "guest did not exit within %.1f s (--timeout)",
+                                             opts_.timeout_s);
+                               result = done(RunOutcome::Timeout, buf, true);
+                           }
+                       },
+                       [&](exit::SystemEvent& s) {
+                           result = done(RunOutcome::Unexpected,
+                                         "KVM_EXIT_SYSTEM_EVENT type " + std::to_string(s.type), true);
+                       },
+                       [&](exit::Other& o) {
+                           result = done(RunOutcome::Unexpected, "unexpected exit reason " + std::to_string(o.reason),
+                                         true);
+                       },
+                   },
+                   ex);
+        if (result) return std::move(*result);
+    }
+}
+
+} // namespace kvmgpu

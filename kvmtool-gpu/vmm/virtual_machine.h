@@ -1,0 +1,78 @@
+// One guest: its RAM, buses, platform devices and single vCPU, assembled
+// from VmOptions, and the run loop that dispatches exits until the guest
+// reports, faults or times out. Several may live in one process.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "kvmtool-gpu/bus/bus.h"
+#include "kvmtool-gpu/devices/boot_marker.h"
+#include "kvmtool-gpu/devices/debug_console.h"
+#include "kvmtool-gpu/devices/exit_device.h"
+#include "kvmtool-gpu/kvm/kvm_system.h"
+#include "kvmtool-gpu/kvm/vcpu_fd.h"
+#include "kvmtool-gpu/kvm/vm_fd.h"
+#include "kvmtool-gpu/vmm/elf_loader.h"
+#include "kvmtool-gpu/vmm/run_result.h"
+#include "memmap/guest_memory.h"
+
+namespace kvmgpu {
+
+struct VmOptions {
+    uint64_t ram_bytes = 512ull << 20;
+    memmap::PageSize host_pages = memmap::PageSize::k4K;
+    bool prefault = false;
+    std::string guest_path;   // ELF image
+    std::string cmdline;      // passed to the guest
+    double timeout_s = 60.0;  // 0: none
+    uint64_t seed = 1;
+    DebugConsole::Sink console; // default: stdout, prefixed "guest: "
+};
+
+// Checks options and the guest image without touching KVM, so bad input is
+// reported before /dev/kvm is even opened. Throws like the constructor.
+void validate_options(const VmOptions& opts);
+
+class VirtualMachine {
+public:
+    // Builds the whole VM; throws (KvmError, ImageError, HugePagePoolError,
+    // std::invalid_argument) with a one-line reason on any set-up failure.
+    VirtualMachine(const KvmSystem& kvm, VmOptions opts);
+    ~VirtualMachine();
+
+    // Extra devices (the vGPU) are claimed before run().
+    Bus& mmio_bus() { return mmio_; }
+    Bus& pio_bus() { return pio_; }
+    VmFd& vm_fd() { return *vm_; }
+    const memmap::GuestMemory& memory() const { return memory_; }
+    const LoadedImage& image() const { return image_; }
+    const VmOptions& options() const { return opts_; }
+    std::chrono::steady_clock::time_point created_at() const { return t0_; }
+
+    // Runs the vCPU on the calling thread until the guest exits, faults or
+    // times out. Never throws for anything the guest does.
+    RunResult run();
+
+private:
+    RunResult finish(RunOutcome outcome, std::string detail, bool dump);
+
+    VmOptions opts_;
+    std::chrono::steady_clock::time_point t0_;
+    std::unique_ptr<VmFd> vm_;
+    memmap::GuestMemory memory_;
+    Bus mmio_{"mmio"};
+    Bus pio_{"pio"};
+    std::shared_ptr<DebugConsole> console_;
+    std::shared_ptr<BootMarker> marker_;
+    std::shared_ptr<ExitDevice> exit_;
+    std::unique_ptr<VcpuFd> vcpu_;
+    LoadedImage image_;
+    uint64_t setup_ns_ = 0;
+    uint64_t prefault_ns_ = 0;
+    ExitCounts exits_;
+};
+
+} // namespace kvmgpu

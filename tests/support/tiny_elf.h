@@ -1,0 +1,67 @@
+// Builds minimal static x86-64 ELF images in memory for tests: one PT_LOAD
+// of the given machine code at a physical address, entry at its start.
+#pragma once
+
+#include <elf.h>
+
+#include <cstdint>
+#include <cstring>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace kvmgpu::test {
+
+inline std::vector<uint8_t> tiny_elf(const std::vector<uint8_t>& code, uint64_t paddr = 0x100000,
+                                     uint64_t memsz = 0) {
+    Elf64_Ehdr eh{};
+    std::memcpy(eh.e_ident, ELFMAG, SELFMAG);
+    eh.e_ident[EI_CLASS] = ELFCLASS64;
+    eh.e_ident[EI_DATA] = ELFDATA2LSB;
+    eh.e_ident[EI_VERSION] = EV_CURRENT;
+    eh.e_type = ET_EXEC;
+    eh.e_machine = EM_X86_64;
+    eh.e_version = EV_CURRENT;
+    eh.e_entry = paddr;
+    eh.e_phoff = sizeof(Elf64_Ehdr);
+    eh.e_ehsize = sizeof(Elf64_Ehdr);
+    eh.e_phentsize = sizeof(Elf64_Phdr);
+    eh.e_phnum = 1;
+    Elf64_Phdr ph{};
+    ph.p_type = PT_LOAD;
+    ph.p_flags = PF_R | PF_X;
+    ph.p_offset = sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr);
+    ph.p_vaddr = ph.p_paddr = paddr;
+    ph.p_filesz = code.size();
+    ph.p_memsz = memsz ? memsz : code.size();
+    ph.p_align = 0x1000;
+    std::vector<uint8_t> out(ph.p_offset + code.size());
+    std::memcpy(out.data(), &eh, sizeof eh);
+    std::memcpy(out.data() + sizeof eh, &ph, sizeof ph);
+    std::memcpy(out.data() + ph.p_offset, code.data(), code.size());
+    return out;
+}
+
+// Offsets into a tiny_elf image, for tests that corrupt fields.
+constexpr size_t kPhdrOffset = sizeof(Elf64_Ehdr);
+
+inline std::string write_temp_image(const std::vector<uint8_t>& bytes, const std::string& tag) {
+    const std::string path = "/tmp/kvmgpu-test-" + tag + "-" + std::to_string(::getpid()) + ".elf";
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    return path;
+}
+
+// Machine code snippets (64-bit).
+namespace code {
+// mov eax, imm32; mov dx, 0x500; out dx, eax; hlt
+inline std::vector<uint8_t> exit_with(uint32_t v) {
+    return {0xB8, uint8_t(v), uint8_t(v >> 8), uint8_t(v >> 16), uint8_t(v >> 24), 0x66, 0xBA, 0x00, 0x05, 0xEF, 0xF4};
+}
+inline const std::vector<uint8_t> spin = {0xEB, 0xFE};       // jmp $
+inline const std::vector<uint8_t> halt = {0xF4};             // hlt
+inline const std::vector<uint8_t> ud2 = {0x0F, 0x0B};        // #UD with no IDT: triple fault
+} // namespace code
+
+} // namespace kvmgpu::test

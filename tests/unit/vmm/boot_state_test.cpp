@@ -1,0 +1,89 @@
+#include "kvmtool-gpu/vmm/boot_state.h"
+
+#include <gtest/gtest.h>
+
+namespace kvmgpu {
+namespace {
+
+memmap::GuestMemory ram(uint64_t bytes) {
+    memmap::GuestMemory mem;
+    mem.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, bytes));
+    return mem;
+}
+
+uint64_t entry_at(const memmap::GuestMemory& mem, uint64_t table, uint64_t index) {
+    return *mem.read_obj<uint64_t>(memmap::GuestPhysAddr{table + index * 8});
+}
+
+// Walks the VMM's tables like the MMU does for a 2 MiB mapping.
+std::optional<uint64_t> translate(const memmap::GuestMemory& mem, uint64_t va) {
+    const uint64_t mask = 0x000ffffffffff000ull;
+    uint64_t e = entry_at(mem, KVMGPU_BOOT_PML4_GPA, (va >> 39) & 511);
+    if (!(e & 1)) return std::nullopt;
+    e = entry_at(mem, e & mask, (va >> 30) & 511);
+    if (!(e & 1)) return std::nullopt;
+    e = entry_at(mem, e & mask, (va >> 21) & 511);
+    if (!(e & 1) || !(e & 0x80)) return std::nullopt;
+    return (e & 0x000fffffffe00000ull) | (va & 0x1fffff);
+}
+
+TEST(BootState, IdentityMapsRamAndMmioWindow) {
+    auto mem = ram(64ull << 20);
+    BootParams p;
+    p.entry = 0x100000;
+    p.image_end = 0x123456;
+    p.cmdline = "size=4096 mode=x";
+    write_boot_structures(mem, p);
+    for (uint64_t va : {0x0ull, 0x100000ull, (64ull << 20) - 8, 0x3fffffffull})
+        EXPECT_EQ(translate(mem, va), va) << std::hex << va;
+    EXPECT_EQ(translate(mem, KVMGPU_VGPU_GPA + 0x1000), KVMGPU_VGPU_GPA + 0x1000);
+    EXPECT_EQ(translate(mem, KVMGPU_CONSOLE_GPA), KVMGPU_CONSOLE_GPA);
+    EXPECT_FALSE(translate(mem, 1ull << 39)); // beyond PML4[0]: unmapped
+}
+
+TEST(BootState, WritesBootInfoAndCommandLine) {
+    auto mem = ram(32ull << 20);
+    BootParams p;
+    p.image_end = 0x200001;
+    p.tsc_khz = 2400000;
+    p.seed = 42;
+    p.cmdline = "hello=1";
+    write_boot_structures(mem, p);
+    auto info = *mem.read_obj<kvmgpu_boot_info>(memmap::GuestPhysAddr{KVMGPU_BOOT_INFO_GPA});
+    EXPECT_EQ(info.magic, KVMGPU_BOOT_MAGIC);
+    EXPECT_EQ(info.ram_size, 32ull << 20);
+    EXPECT_EQ(info.image_end, 0x400000u); // rounded up to 2 MiB
+    EXPECT_EQ(info.tsc_khz, 2400000u);
+    EXPECT_EQ(info.seed, 42u);
+    EXPECT_EQ(info.cmdline_len, 7u);
+    char buf[8] = {};
+    ASSERT_TRUE(mem.read(memmap::GuestPhysAddr{info.cmdline_gpa}, buf, 8));
+    EXPECT_STREQ(buf, "hello=1");
+}
+
+TEST(BootState, RefusesOversizedCommandLine) {
+    auto mem = ram(16ull << 20);
+    BootParams p;
+    p.cmdline.assign(KVMGPU_CMDLINE_MAX, 'x');
+    EXPECT_THROW(write_boot_structures(mem, p), std::invalid_argument);
+}
+
+TEST(BootState, LongModeRegisters) {
+    kvm_sregs base{};
+    base.apic_base = 0xfee00900; // kept from KVM's defaults
+    const auto s = long_mode_sregs(base);
+    EXPECT_EQ(s.apic_base, 0xfee00900u);
+    EXPECT_TRUE(s.cr0 & (1u << 31)) << "paging";
+    EXPECT_TRUE(s.cr4 & (1u << 5)) << "PAE";
+    EXPECT_EQ(s.efer & 0x500, 0x500u) << "LME|LMA";
+    EXPECT_EQ(s.cs.l, 1);
+    EXPECT_EQ(s.cs.db, 0);
+    EXPECT_EQ(s.cr3, KVMGPU_BOOT_PML4_GPA);
+    const auto r = entry_regs(0x100040);
+    EXPECT_EQ(r.rip, 0x100040u);
+    EXPECT_EQ(r.rdi, KVMGPU_BOOT_INFO_GPA);
+    EXPECT_EQ(r.rflags & (1u << 9), 0u) << "interrupts off";
+}
+
+} // namespace
+} // namespace kvmgpu

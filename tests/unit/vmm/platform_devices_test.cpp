@@ -1,0 +1,80 @@
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kvmtool-gpu/abi/platform_abi.h"
+#include "kvmtool-gpu/devices/boot_marker.h"
+#include "kvmtool-gpu/devices/debug_console.h"
+#include "kvmtool-gpu/devices/exit_device.h"
+
+namespace kvmgpu {
+namespace {
+
+std::span<const uint8_t> bytes_of(const uint64_t& v) { return {reinterpret_cast<const uint8_t*>(&v), 8}; }
+
+struct ConsoleFixture : ::testing::Test {
+    memmap::GuestMemory mem;
+    std::vector<std::string> lines;
+    std::unique_ptr<DebugConsole> console;
+    void SetUp() override {
+        mem.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, 1 << 20));
+        console = std::make_unique<DebugConsole>(mem, [this](std::string_view l) { lines.emplace_back(l); });
+    }
+    void put_buf(uint64_t gpa, uint32_t len, const char* text) {
+        mem.write_obj(memmap::GuestPhysAddr{gpa}, len);
+        mem.write(memmap::GuestPhysAddr{gpa + 8}, text, std::strlen(text));
+    }
+};
+
+TEST_F(ConsoleFixture, LinesFromBuffersAndCharacters) {
+    put_buf(0x1000, 12, "hello\nworld\n");
+    const uint64_t gpa = 0x1000;
+    console->write(KVMGPU_CONSOLE_REG_WRITE, bytes_of(gpa));
+    const uint8_t c[] = {'x'};
+    console->write(KVMGPU_CONSOLE_REG_PUTC, c);
+    console->flush();
+    EXPECT_EQ(lines, (std::vector<std::string>{"hello", "world", "x"}));
+}
+
+TEST_F(ConsoleFixture, HostileBuffersAreRejected) {
+    put_buf(0x1000, KVMGPU_CONSOLE_MAX_LINE + 1, "too long");
+    uint64_t gpa = 0x1000;
+    console->write(KVMGPU_CONSOLE_REG_WRITE, bytes_of(gpa));
+    put_buf((1 << 20) - 16, 100, "runs off the end");
+    gpa = (1 << 20) - 16;
+    console->write(KVMGPU_CONSOLE_REG_WRITE, bytes_of(gpa));
+    gpa = ~0ull - 3; // header itself wraps
+    console->write(KVMGPU_CONSOLE_REG_WRITE, bytes_of(gpa));
+    console->flush();
+    EXPECT_TRUE(lines.empty());
+    EXPECT_EQ(console->rejected_writes(), 3u);
+}
+
+TEST(ExitDevice, OnlyAligned4ByteWritesCount) {
+    ExitDevice d;
+    const uint8_t one[] = {7};
+    d.write(0, one);
+    EXPECT_FALSE(d.requested());
+    const uint32_t code = 42;
+    d.write(0, {reinterpret_cast<const uint8_t*>(&code), 4});
+    EXPECT_TRUE(d.requested());
+    EXPECT_EQ(d.code(), 42u);
+}
+
+TEST(BootMarker, RecordsFirstTimeOnly) {
+    BootMarker m(std::chrono::steady_clock::now());
+    const uint64_t stage = KVMGPU_MARKER_STAGE_ENTRY;
+    m.write(0, bytes_of(stage));
+    const uint64_t first = m.stage_ns(KVMGPU_MARKER_STAGE_ENTRY);
+    EXPECT_GT(first, 0u);
+    m.write(0, bytes_of(stage));
+    EXPECT_EQ(m.stage_ns(KVMGPU_MARKER_STAGE_ENTRY), first);
+    const uint64_t bogus = 1000;
+    m.write(0, bytes_of(bogus)); // out of range: ignored
+    EXPECT_EQ(m.stage_ns(KVMGPU_MARKER_STAGE_MAIN), 0u);
+}
+
+} // namespace
+} // namespace kvmgpu
