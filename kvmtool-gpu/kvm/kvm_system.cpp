@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/ioctl.h>
 
+#include "kvmtool-gpu/kvm/cpuid_ioctls.h"
 #include "kvmtool-gpu/kvm/kvm_error.h"
 #include "kvmtool-gpu/kvm/vm_fd.h"
 
@@ -35,12 +36,10 @@ KvmSystem::KvmSystem(const std::string& path) {
     vcpu_mmap_size_ = check_ioctl(::ioctl(fd_.get(), KVM_GET_VCPU_MMAP_SIZE, 0), "KVM_GET_VCPU_MMAP_SIZE");
 
     // The entry count is not known up front: grow until KVM stops saying E2BIG.
-    for (int n = 64; n <= 4096; n *= 2) {
-        std::vector<uint8_t> buf(sizeof(kvm_cpuid2) + n * sizeof(kvm_cpuid_entry2));
-        auto* cpuid = reinterpret_cast<kvm_cpuid2*>(buf.data());
-        cpuid->nent = n;
-        if (::ioctl(fd_.get(), KVM_GET_SUPPORTED_CPUID, cpuid) == 0) {
-            cpuid_.assign(cpuid->entries, cpuid->entries + cpuid->nent);
+    for (uint32_t n = 64; n <= 4096; n *= 2) {
+        CpuidBuffer cpuid(n);
+        if (::ioctl(fd_.get(), kGetSupportedCpuid, cpuid.ioctl_arg()) == 0) {
+            cpuid_.assign(cpuid.entries(), cpuid.entries() + cpuid.header()->nent);
             return;
         }
         if (errno != E2BIG) throw KvmError("KVM_GET_SUPPORTED_CPUID", errno);

@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "kvmtool-gpu/kvm/cpuid_ioctls.h"
 #include "kvmtool-gpu/kvm/kvm_error.h"
 
 namespace kvmgpu {
@@ -32,11 +33,9 @@ kvm_sregs VcpuFd::sregs() const {
 void VcpuFd::set_sregs(const kvm_sregs& s) { check_ioctl(::ioctl(fd_.get(), KVM_SET_SREGS, &s), "KVM_SET_SREGS"); }
 
 void VcpuFd::set_cpuid(const std::vector<kvm_cpuid_entry2>& entries) {
-    std::vector<uint8_t> buf(sizeof(kvm_cpuid2) + entries.size() * sizeof(kvm_cpuid_entry2));
-    auto* cpuid = reinterpret_cast<kvm_cpuid2*>(buf.data());
-    cpuid->nent = static_cast<uint32_t>(entries.size());
-    std::copy(entries.begin(), entries.end(), cpuid->entries);
-    check_ioctl(::ioctl(fd_.get(), KVM_SET_CPUID2, cpuid), "KVM_SET_CPUID2");
+    CpuidBuffer cpuid(static_cast<uint32_t>(entries.size()));
+    std::copy(entries.begin(), entries.end(), cpuid.entries());
+    check_ioctl(::ioctl(fd_.get(), kSetCpuid2, cpuid.ioctl_arg()), "KVM_SET_CPUID2");
 }
 
 uint64_t VcpuFd::tsc_khz() const {
