@@ -1,0 +1,243 @@
+// Device memory, copies (contiguous, scattered, zero-copy) and memsets.
+// A host buffer that is physically contiguous (identity-mapped RAM: pinned
+// memory, .bss, the stack) goes as one GPA; anything else (the pageable
+// heap) as scatter-gather lists built from the page tables.
+#include "guest-stub/cuda/guest_cuda.h"
+#include "guest-stub/cuda/vgpu_client.h"
+#include "guest-stub/runtime/heap.h"
+
+using namespace guest::cuda;
+
+namespace {
+
+enum class Dir { kHtoD, kDtoH };
+
+// One command (or several, for lists larger than the pool) moving
+// [host, host+bytes) <-> [dptr, dptr+bytes) by SG lists.
+CUresult copy_scattered(Dir dir, CUdeviceptr dptr, const void* host, size_t bytes, CUstream stream,
+                        unsigned strategy, bool async)
+{
+    if (strategy >= VGPU_SG_STRATEGY_COUNT_)
+        return CUDA_ERROR_INVALID_VALUE;
+    const uint8_t* p = static_cast<const uint8_t*>(host);
+    size_t done = 0;
+    while (done < bytes) {
+        vgpu_sg_entry* list;
+        uint64_t capacity;
+        if (CUresult r = sg_acquire(&list, &capacity))
+            return r;
+        if (capacity > VGPU_MAX_SG_ENTRIES)
+            capacity = VGPU_MAX_SG_ENTRIES;
+        uint64_t count = 0;
+        guest::SgResult sr = guest::build_sg(p + done, bytes - done, list, capacity, &count);
+        if (sr != guest::SgResult::kOk && sr != guest::SgResult::kTooMany)
+            return CUDA_ERROR_INVALID_VALUE; // unmapped guest memory
+        uint64_t covered = 0;
+        for (uint64_t i = 0; i < count; ++i)
+            covered += list[i].len;
+        Call c;
+        c.op = dir == Dir::kHtoD ? VGPU_OP_MEMCPY_HTOD_SG : VGPU_OP_MEMCPY_DTOH_SG;
+        c.arg[0] = dptr + done;
+        c.arg[1] = reinterpret_cast<uintptr_t>(list); // pinned: GPA == VA
+        c.arg[2] = count;
+        c.arg[3] = stream;
+        c.arg[4] = strategy;
+        CUresult r = async ? call_async(c) : call_sync(c);
+        if (r == CUDA_SUCCESS || async)
+            sg_commit(count); // submitted: the device will read the list
+        if (r != CUDA_SUCCESS)
+            return r;
+        done += covered;
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult copy(Dir dir, CUdeviceptr dptr, const void* host, size_t bytes, CUstream stream, bool async)
+{
+    if (CUresult r = ready())
+        return r;
+    if (bytes == 0)
+        return CUDA_SUCCESS;
+    if (host == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t gpa;
+    if (!guest::phys_contiguous(host, bytes, &gpa)) {
+        CUresult r = copy_scattered(dir, dptr, host, bytes, stream, VGPU_SG_AUTO, async);
+        return async ? r : sync_point(r);
+    }
+    Call c;
+    c.op = dir == Dir::kHtoD ? VGPU_OP_MEMCPY_HTOD : VGPU_OP_MEMCPY_DTOH;
+    c.arg[0] = dir == Dir::kHtoD ? dptr : gpa;
+    c.arg[1] = dir == Dir::kHtoD ? gpa : dptr;
+    c.arg[2] = bytes;
+    c.arg[3] = stream;
+    return async ? call_async(c) : sync_point(call_sync(c));
+}
+
+CUresult memset_op(uint16_t op, CUdeviceptr dst, uint64_t value, size_t count, CUstream stream,
+                   bool async)
+{
+    Call c;
+    c.op = op;
+    c.arg[0] = dst;
+    c.arg[1] = value;
+    c.arg[2] = count;
+    c.arg[3] = stream;
+    return async ? call_async(c) : sync_point(call_sync(c));
+}
+
+} // namespace
+
+extern "C" CUresult cuMemAlloc(CUdeviceptr* dptr, size_t bytes)
+{
+    if (dptr == nullptr || bytes == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    Call c;
+    c.op = VGPU_OP_MEM_ALLOC;
+    c.arg[0] = bytes;
+    uint64_t res[2];
+    CUresult r = call_sync(c, res);
+    if (r == CUDA_SUCCESS)
+        *dptr = res[0];
+    return r;
+}
+
+extern "C" CUresult cuMemFree(CUdeviceptr dptr)
+{
+    Call c;
+    c.op = VGPU_OP_MEM_FREE;
+    c.arg[0] = dptr;
+    return call_sync(c);
+}
+
+extern "C" CUresult cuMemGetInfo(size_t* free, size_t* total)
+{
+    if (free == nullptr || total == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    Call c;
+    c.op = VGPU_OP_MEM_GET_INFO;
+    uint64_t res[2];
+    CUresult r = call_sync(c, res);
+    if (r == CUDA_SUCCESS) {
+        *free = res[0];
+        *total = res[1];
+    }
+    return r;
+}
+
+extern "C" CUresult cuMemAllocHost(void** pp, size_t bytes)
+{
+    if (pp == nullptr || bytes == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pp = guest::try_pinned_alloc(bytes, 0);
+    return *pp != nullptr ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+extern "C" CUresult cuMemFreeHost(void*) { return CUDA_SUCCESS; }
+
+extern "C" CUresult cuMemcpyHtoD(CUdeviceptr dst, const void* src, size_t bytes)
+{
+    return copy(Dir::kHtoD, dst, src, bytes, 0, false);
+}
+
+extern "C" CUresult cuMemcpyDtoH(void* dst, CUdeviceptr src, size_t bytes)
+{
+    return copy(Dir::kDtoH, src, dst, bytes, 0, false);
+}
+
+extern "C" CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, size_t bytes, CUstream stream)
+{
+    return copy(Dir::kHtoD, dst, src, bytes, stream, true);
+}
+
+extern "C" CUresult cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, size_t bytes, CUstream stream)
+{
+    return copy(Dir::kDtoH, src, dst, bytes, stream, true);
+}
+
+extern "C" CUresult cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t bytes)
+{
+    if (bytes == 0)
+        return ready();
+    Call c;
+    c.op = VGPU_OP_MEMCPY_DTOD;
+    c.arg[0] = dst;
+    c.arg[1] = src;
+    c.arg[2] = bytes;
+    return sync_point(call_sync(c));
+}
+
+extern "C" CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream)
+{
+    if (bytes == 0)
+        return ready();
+    Call c;
+    c.op = VGPU_OP_MEMCPY_DTOD;
+    c.arg[0] = dst;
+    c.arg[1] = src;
+    c.arg[2] = bytes;
+    c.arg[3] = stream;
+    return call_async(c);
+}
+
+extern "C" CUresult cuMemsetD8(CUdeviceptr dst, unsigned char value, size_t count)
+{
+    return memset_op(VGPU_OP_MEMSET_D8, dst, value, count, 0, false);
+}
+
+extern "C" CUresult cuMemsetD32(CUdeviceptr dst, unsigned int value, size_t count)
+{
+    return memset_op(VGPU_OP_MEMSET_D32, dst, value, count, 0, false);
+}
+
+extern "C" CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t count, CUstream stream)
+{
+    return memset_op(VGPU_OP_MEMSET_D8, dst, value, count, stream, true);
+}
+
+extern "C" CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t count, CUstream stream)
+{
+    return memset_op(VGPU_OP_MEMSET_D32, dst, value, count, stream, true);
+}
+
+extern "C" CUresult vgpuMemcpyHtoDScattered(CUdeviceptr dst, const void* src, size_t bytes,
+                                            CUstream stream, unsigned strategy)
+{
+    if (CUresult r = ready())
+        return r;
+    if (bytes == 0)
+        return CUDA_SUCCESS;
+    if (src == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    return copy_scattered(Dir::kHtoD, dst, src, bytes, stream, strategy, true);
+}
+
+extern "C" CUresult vgpuMemcpyDtoHScattered(void* dst, CUdeviceptr src, size_t bytes, CUstream stream,
+                                            unsigned strategy)
+{
+    if (CUresult r = ready())
+        return r;
+    if (bytes == 0)
+        return CUDA_SUCCESS;
+    if (dst == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    return copy_scattered(Dir::kDtoH, src, dst, bytes, stream, strategy, true);
+}
+
+extern "C" CUresult vgpuGuestRamDevicePtr(CUdeviceptr* dptr, const void* p, size_t bytes)
+{
+    if (dptr == nullptr || p == nullptr || bytes == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t gpa;
+    if (!guest::phys_contiguous(p, bytes, &gpa))
+        return CUDA_ERROR_INVALID_VALUE; // zero copy needs pinned (contiguous) memory
+    Call c;
+    c.op = VGPU_OP_GUEST_RAM_DEVICE_PTR;
+    c.arg[0] = gpa;
+    c.arg[1] = bytes;
+    uint64_t res[2];
+    CUresult r = call_sync(c, res);
+    if (r == CUDA_SUCCESS)
+        *dptr = res[0];
+    return r;
+}

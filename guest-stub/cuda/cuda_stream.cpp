@@ -1,0 +1,87 @@
+// Streams and events.
+#include "guest-stub/cuda/guest_cuda.h"
+#include "guest-stub/cuda/vgpu_client.h"
+#include "guest-stub/runtime/mem.h"
+
+using namespace guest::cuda;
+
+namespace {
+
+CUresult create(uint16_t op, uint64_t flags, uint64_t* handle)
+{
+    if (handle == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    Call c;
+    c.op = op;
+    c.arg[0] = flags;
+    uint64_t res[2];
+    CUresult r = call_sync(c, res);
+    if (r == CUDA_SUCCESS)
+        *handle = res[0];
+    return r;
+}
+
+CUresult one_handle(uint16_t op, uint64_t handle)
+{
+    Call c;
+    c.op = op;
+    c.arg[0] = handle;
+    return call_sync(c);
+}
+
+} // namespace
+
+extern "C" CUresult cuStreamCreate(CUstream* stream, unsigned int flags)
+{
+    return create(VGPU_OP_STREAM_CREATE, flags, stream);
+}
+
+extern "C" CUresult cuStreamSynchronize(CUstream stream)
+{
+    return sync_point(one_handle(VGPU_OP_STREAM_SYNCHRONIZE, stream));
+}
+
+extern "C" CUresult cuStreamDestroy(CUstream stream)
+{
+    if (stream == 0)
+        return CUDA_ERROR_INVALID_HANDLE;
+    return one_handle(VGPU_OP_STREAM_DESTROY, stream);
+}
+
+extern "C" CUresult cuEventCreate(CUevent* event, unsigned int flags)
+{
+    return create(VGPU_OP_EVENT_CREATE, flags, event);
+}
+
+extern "C" CUresult cuEventRecord(CUevent event, CUstream stream)
+{
+    Call c;
+    c.op = VGPU_OP_EVENT_RECORD;
+    c.arg[0] = event;
+    c.arg[1] = stream;
+    return call_async(c);
+}
+
+extern "C" CUresult cuEventSynchronize(CUevent event)
+{
+    return sync_point(one_handle(VGPU_OP_EVENT_SYNCHRONIZE, event));
+}
+
+extern "C" CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end)
+{
+    if (ms == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    Call c;
+    c.op = VGPU_OP_EVENT_ELAPSED_TIME;
+    c.arg[0] = start;
+    c.arg[1] = end;
+    uint64_t res[2];
+    CUresult r = call_sync(c, res);
+    if (r == CUDA_SUCCESS) {
+        uint32_t bits = static_cast<uint32_t>(res[0]);
+        memcpy(ms, &bits, sizeof bits);
+    }
+    return r;
+}
+
+extern "C" CUresult cuEventDestroy(CUevent event) { return one_handle(VGPU_OP_EVENT_DESTROY, event); }

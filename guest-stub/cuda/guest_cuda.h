@@ -1,0 +1,194 @@
+// The guest's CUDA Driver API: the same names, types and meanings as
+// cuda.h, so CUDA code reads the same here, carried to the VMM's vGPU over
+// the command ring (kvmtool-gpu/abi/vgpu_abi.h). Differences from the real
+// Driver API, all deliberate:
+//   * one device, one implicit context (no cuCtxCreate); cuInit sets it up.
+//   * CUresult values are the vGPU status codes (= CUresult numbers), plus
+//     two the guest itself detects: CUDA_ERROR_ILLEGAL_STATE (the device
+//     marked the ring broken) and CUDA_ERROR_TIMEOUT (no completion within
+//     vgpu_timeout_s). After either, every call returns it.
+//   * Kernel parameter sizes: the real driver reads them from the module;
+//     the guest cannot, so cuModuleGetFunction looks the name up in
+//     kernels/kernel_signatures.h. cuLaunchKernel then takes kernelParams
+//     (void**) or `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE) exactly as
+//     in CUDA. For a kernel not listed there, register sizes with
+//     vgpuFuncSetParamSizes or call vgpuLaunchKernel with explicit sizes.
+//   * Host memory: cuMemAllocHost = the runtime's pinned_alloc (identity
+//     mapped, physically contiguous); cuMemFreeHost is a no-op (use
+//     guest::heap_mark/heap_release). Copies to/from pageable memory (the
+//     heap region) are sent as scatter-gather lists automatically.
+//
+// Synchronous vs asynchronous: calls named *Async, cuLaunchKernel and
+// cuEventRecord are queued (VGPU_CMD_FLAG_ASYNC) and return at once; their
+// errors are held and reported by the next synchronization point
+// (cuCtxSynchronize, cuStreamSynchronize, cuEventSynchronize, or a
+// synchronous copy/memset), then cleared. Every other call waits for its
+// completion. With deferred submission on (vgpuSetDeferredSubmission(1), or
+// cmdline vgpu_deferred=1) queued calls do not ring the doorbell; the next
+// waiting call (or vgpuFlush) rings it once for the whole batch.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kvmtool-gpu/abi/vgpu_abi.h"
+
+typedef enum cudaError_enum {
+    CUDA_SUCCESS = VGPU_SUCCESS,
+    CUDA_ERROR_INVALID_VALUE = VGPU_ERROR_INVALID_VALUE,
+    CUDA_ERROR_OUT_OF_MEMORY = VGPU_ERROR_OUT_OF_MEMORY,
+    CUDA_ERROR_NOT_INITIALIZED = VGPU_ERROR_NOT_INITIALIZED,
+    CUDA_ERROR_NO_DEVICE = VGPU_ERROR_NO_DEVICE,
+    CUDA_ERROR_INVALID_DEVICE = VGPU_ERROR_INVALID_DEVICE,
+    CUDA_ERROR_INVALID_IMAGE = VGPU_ERROR_INVALID_IMAGE,
+    CUDA_ERROR_INVALID_CONTEXT = VGPU_ERROR_INVALID_CONTEXT,
+    CUDA_ERROR_INVALID_HANDLE = VGPU_ERROR_INVALID_HANDLE,
+    CUDA_ERROR_ILLEGAL_STATE = 401, // guest-detected: ring broken
+    CUDA_ERROR_NOT_FOUND = VGPU_ERROR_NOT_FOUND,
+    CUDA_ERROR_NOT_READY = VGPU_ERROR_NOT_READY,
+    CUDA_ERROR_ILLEGAL_ADDRESS = VGPU_ERROR_ILLEGAL_ADDRESS,
+    CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = VGPU_ERROR_LAUNCH_OUT_OF_RESOURCES,
+    CUDA_ERROR_LAUNCH_FAILED = VGPU_ERROR_LAUNCH_FAILED,
+    CUDA_ERROR_NOT_SUPPORTED = VGPU_ERROR_NOT_SUPPORTED,
+    CUDA_ERROR_TIMEOUT = 909, // guest-detected: no completion in time
+    CUDA_ERROR_UNKNOWN = VGPU_ERROR_UNKNOWN,
+} CUresult;
+
+typedef uint64_t CUdeviceptr; // device address in this VM's context
+typedef int CUdevice;         // device ordinal, as in cuda.h
+typedef uint64_t CUmodule;    // opaque handles issued by the vGPU (0 = none)
+typedef uint64_t CUfunction;
+typedef uint64_t CUstream; // 0 = the default stream
+typedef uint64_t CUevent;
+
+typedef enum CUdevice_attribute_enum {
+    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
+    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2,
+    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y = 3,
+    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z = 4,
+    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5,
+    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y = 6,
+    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z = 7,
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
+    CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY = 9,
+    CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10,
+    CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13,
+    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+    CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE = 36,
+    CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH = 37,
+    CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38,
+    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR = 39,
+    CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41,
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+} CUdevice_attribute;
+
+// cuLaunchKernel's `extra` array, as in cuda.h.
+#define CU_LAUNCH_PARAM_END ((void*)0x00)
+#define CU_LAUNCH_PARAM_BUFFER_POINTER ((void*)0x01)
+#define CU_LAUNCH_PARAM_BUFFER_SIZE ((void*)0x02)
+
+#define CU_STREAM_DEFAULT 0x0u
+#define CU_STREAM_NON_BLOCKING 0x1u
+#define CU_EVENT_DEFAULT 0x0u
+#define CU_EVENT_DISABLE_TIMING 0x2u
+
+extern "C" {
+
+// ---- initialization, device, context ------------------------------------
+CUresult cuInit(unsigned int flags);
+CUresult cuDeviceGetCount(int* count);
+CUresult cuDeviceGet(CUdevice* device, int ordinal);
+CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev);
+CUresult cuDeviceGetName(char* name, int len, CUdevice dev);
+CUresult cuDeviceTotalMem(size_t* bytes, CUdevice dev);
+CUresult cuCtxSynchronize(void);
+CUresult cuGetErrorName(CUresult error, const char** str);
+CUresult cuGetErrorString(CUresult error, const char** str);
+
+// ---- memory -------------------------------------------------------------
+CUresult cuMemAlloc(CUdeviceptr* dptr, size_t bytes);
+CUresult cuMemFree(CUdeviceptr dptr);
+CUresult cuMemGetInfo(size_t* free, size_t* total);
+CUresult cuMemAllocHost(void** pp, size_t bytes); // pinned_alloc
+CUresult cuMemFreeHost(void* p);                  // no-op, see above
+CUresult cuMemcpyHtoD(CUdeviceptr dst, const void* src, size_t bytes);
+CUresult cuMemcpyDtoH(void* dst, CUdeviceptr src, size_t bytes);
+CUresult cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t bytes);
+CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, size_t bytes, CUstream stream);
+CUresult cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, size_t bytes, CUstream stream);
+CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream);
+CUresult cuMemsetD8(CUdeviceptr dst, unsigned char value, size_t count);
+CUresult cuMemsetD32(CUdeviceptr dst, unsigned int value, size_t count);
+CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t count, CUstream stream);
+CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t count, CUstream stream);
+
+// ---- modules and launches -----------------------------------------------
+// image: a fatbin, cubin (ELF) or NUL-terminated PTX; its size is read from
+// its header (fatbin, ELF) or its NUL (PTX), as the driver does.
+CUresult cuModuleLoadData(CUmodule* module, const void* image);
+CUresult cuModuleUnload(CUmodule module);
+CUresult cuModuleGetFunction(CUfunction* f, CUmodule module, const char* name);
+CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                        unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                        unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream stream,
+                        void** kernelParams, void** extra);
+
+// ---- streams and events -------------------------------------------------
+CUresult cuStreamCreate(CUstream* stream, unsigned int flags);
+CUresult cuStreamSynchronize(CUstream stream);
+CUresult cuStreamDestroy(CUstream stream);
+CUresult cuEventCreate(CUevent* event, unsigned int flags);
+CUresult cuEventRecord(CUevent event, CUstream stream);
+CUresult cuEventSynchronize(CUevent event);
+CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end);
+CUresult cuEventDestroy(CUevent event);
+
+// ---- vGPU extras --------------------------------------------------------
+// Copies between device memory and a guest buffer described by a
+// scatter-gather list built from the guest page tables (any mapped buffer:
+// pageable heap or identity). Queued on stream (asynchronous); the buffer
+// must stay untouched until the stream is synchronized. strategy: a
+// vgpu_sg_strategy. Large lists are split into several commands.
+CUresult vgpuMemcpyHtoDScattered(CUdeviceptr dst, const void* src, size_t bytes, CUstream stream,
+                                 unsigned strategy);
+CUresult vgpuMemcpyDtoHScattered(void* dst, CUdeviceptr src, size_t bytes, CUstream stream,
+                                 unsigned strategy);
+// A device address for physically contiguous guest RAM (pinned memory),
+// mapped into the device's address space: zero copy.
+CUresult vgpuGuestRamDevicePtr(CUdeviceptr* dptr, const void* p, size_t bytes);
+// Launch with explicit parameter sizes (bytes of each *params[i]).
+CUresult vgpuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                          unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                          unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream stream,
+                          void** params, const uint16_t* sizes, unsigned int nparams);
+// Tells cuLaunchKernel the parameter sizes of f (a kernel not listed in
+// kernels/kernel_signatures.h).
+CUresult vgpuFuncSetParamSizes(CUfunction f, const uint16_t* sizes, unsigned int nparams);
+// Module load with an explicit image size (no header parsing).
+CUresult vgpuModuleLoadDataSized(CUmodule* module, const void* image, size_t bytes);
+
+// Deferred submission: queued calls publish to the ring without a doorbell
+// write; the next waiting call or vgpuFlush() kicks once for the batch.
+void vgpuSetDeferredSubmission(int enable);
+CUresult vgpuFlush(void);
+
+struct VgpuGuestInfo {
+    uint32_t backend;       // VGPU_BACKEND_*
+    uint32_t doorbell_mode; // VGPU_DOORBELL_*
+    uint64_t features;      // VGPU_FEATURE_*
+    uint32_t ring_entries;
+    uint32_t deferred;      // deferred submission on?
+};
+struct VgpuGuestStats {
+    uint64_t commands;      // published to the ring
+    uint64_t doorbells;     // doorbell writes (each is a VM exit in trap mode)
+    uint64_t waits;         // calls that waited for a completion
+    uint64_t ring_full;     // times a submit found the ring full
+    uint64_t spin_loops;    // pause-loop iterations spent waiting
+};
+CUresult vgpuGetInfo(VgpuGuestInfo* info);
+void vgpuGetStats(VgpuGuestStats* stats);
+const char* vgpuBackendName(uint32_t backend);
+
+} // extern "C"

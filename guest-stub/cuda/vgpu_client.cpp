@@ -1,0 +1,348 @@
+// The guest's vGPU connection: probing, ring set-up (cuInit), submission
+// helpers, the SG-list pool and the function table (see vgpu_client.h).
+#include "guest-stub/cuda/vgpu_client.h"
+
+#include "guest-stub/runtime/boot.h"
+#include "guest-stub/runtime/console.h"
+#include "guest-stub/runtime/heap.h"
+#include "guest-stub/runtime/mem.h"
+#include "guest-stub/runtime/mmio.h"
+#include "guest-stub/runtime/tsc.h"
+#include "kvmtool-gpu/abi/platform_abi.h"
+
+namespace guest::cuda {
+namespace {
+
+constexpr uint32_t kDefaultRingEntries = 1024;
+constexpr uint64_t kDefaultTimeoutSeconds = 60;
+constexpr uint64_t kDefaultSgEntries = 1u << 18; // 1 GiB of 4 KiB pages in one list
+constexpr unsigned kMaxFunctions = 128;
+
+uint64_t reg(uint32_t off) { return KVMGPU_VGPU_GPA + off; }
+
+struct FunctionInfo {
+    CUfunction handle;
+    CUmodule module;
+    bool known;
+    uint8_t n;
+    uint16_t sizes[VGPU_MAX_KERNEL_PARAMS];
+};
+
+struct Client {
+    bool initialized = false;
+    CUresult init_result = CUDA_ERROR_NOT_INITIALIZED;
+    RingProducer ring;
+    VgpuGuestInfo info{};
+    // SG pool: [0, sg_used) belongs to commands up to sg_last.
+    vgpu_sg_entry* sg_pool = nullptr;
+    uint64_t sg_capacity = 0;
+    uint64_t sg_used = 0;
+    bool sg_pending = false;
+    RingProducer::Slot sg_last{};
+    RingProducer::Slot last_submitted{};
+    FunctionInfo functions[kMaxFunctions];
+    unsigned nfunctions = 0;
+};
+
+Client g;
+
+CUresult ring_failure_status()
+{
+    uint32_t f = g.ring.failure();
+    if (f == RingProducer::kTimeout) {
+        // A broken ring (device-side) explains a timeout better.
+        uint32_t st = mmio_read32(reg(VGPU_REG_STATUS));
+        if ((st & VGPU_STATUS_BROKEN) != 0) {
+            g.ring.set_failure(RingProducer::kBrokenRing);
+            printf("vgpu: device marked the ring broken (error %u)\n",
+                   mmio_read32(reg(VGPU_REG_ERROR)));
+        } else {
+            printf("vgpu: no completion within the timeout (producer %u consumer %u)\n",
+                   g.ring.producer(), g.ring.consumer());
+        }
+    }
+    return static_cast<CUresult>(g.ring.failure());
+}
+
+CUresult submit(const Call& c, uint16_t flags, RingProducer::Slot* slot)
+{
+    if (c.payload_len > VGPU_PAYLOAD_BYTES)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (g.ring.reserve(slot) != 0)
+        return ring_failure_status();
+    slot->cmd->opcode = c.op;
+    slot->cmd->flags = flags;
+    slot->cmd->payload_len = c.payload_len;
+    for (int i = 0; i < 6; ++i)
+        slot->cmd->arg[i] = c.arg[i];
+    if (c.payload_len != 0)
+        memcpy(slot->payload, c.payload, c.payload_len);
+    g.ring.submit(*slot);
+    g.last_submitted = *slot;
+    return CUDA_SUCCESS;
+}
+
+uint32_t round_down_pow2(uint32_t v)
+{
+    uint32_t p = 1;
+    while (p <= v / 2)
+        p *= 2;
+    return p;
+}
+
+CUresult init_device()
+{
+    uint32_t magic = mmio_read32(reg(VGPU_REG_MAGIC));
+    uint32_t version = mmio_read32(reg(VGPU_REG_VERSION));
+    if (magic != VGPU_MAGIC || version != VGPU_ABI_VERSION) {
+        printf("vgpu: no device (magic 0x%x version %u, want 0x%x version %u)\n", magic, version,
+               VGPU_MAGIC, VGPU_ABI_VERSION);
+        return CUDA_ERROR_NO_DEVICE;
+    }
+    g.info.features = mmio_read64(reg(VGPU_REG_FEATURES));
+    g.info.backend = mmio_read32(reg(VGPU_REG_BACKEND));
+    g.info.doorbell_mode = mmio_read32(reg(VGPU_REG_DOORBELL_MODE));
+    uint32_t max_ring = mmio_read32(reg(VGPU_REG_MAX_RING));
+
+    const Cmdline& cl = cmdline();
+    uint64_t want = cl.get_u64("vgpu_ring", kDefaultRingEntries);
+    if (want > max_ring)
+        want = max_ring;
+    if (want < VGPU_MIN_RING)
+        want = VGPU_MIN_RING;
+    uint32_t entries = round_down_pow2(static_cast<uint32_t>(want));
+    if (entries > max_ring) {
+        printf("vgpu: device accepts at most %u ring entries (< %u)\n", max_ring, VGPU_MIN_RING);
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    uint64_t bytes = vgpu_ring_bytes(entries);
+    void* mem = try_pinned_alloc(bytes, 4096);
+    if (mem == nullptr)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    memset(mem, 0, bytes);
+
+    uint64_t timeout_s = cl.get_u64("vgpu_timeout_s", kDefaultTimeoutSeconds);
+    RingProducer::Config rc;
+    rc.mem = mem;
+    rc.entries = entries;
+    rc.doorbell = g.info.doorbell_mode == VGPU_DOORBELL_POLL
+                      ? nullptr
+                      : reinterpret_cast<volatile uint32_t*>(reg(VGPU_DOORBELL_OFFSET));
+    rc.timeout_ticks = seconds_to_tsc(static_cast<double>(timeout_s == 0 ? 1 : timeout_s));
+    if (!g.ring.init(rc))
+        return CUDA_ERROR_UNKNOWN;
+    g.ring.set_deferred(cl.get_bool("vgpu_deferred", false));
+
+    mmio_write64(reg(VGPU_REG_RING_GPA), reinterpret_cast<uintptr_t>(mem));
+    mmio_write32(reg(VGPU_REG_RING_SIZE), entries);
+    mmio_write32(reg(VGPU_REG_CONTROL), VGPU_CONTROL_ENABLE);
+    uint32_t status = mmio_read32(reg(VGPU_REG_STATUS));
+    if ((status & VGPU_STATUS_ENABLED) == 0) {
+        uint32_t err = mmio_read32(reg(VGPU_REG_ERROR));
+        printf("vgpu: device refused the ring (status 0x%x error %u)\n", status, err);
+        return err != 0 ? static_cast<CUresult>(err) : CUDA_ERROR_NOT_INITIALIZED;
+    }
+    g.info.ring_entries = entries;
+    g.initialized = true; // call_sync needs it
+
+    Call c;
+    c.op = VGPU_OP_INIT;
+    uint64_t result[2];
+    CUresult r = call_sync(c, result);
+    if (r != CUDA_SUCCESS) {
+        g.initialized = false;
+        return r;
+    }
+    return CUDA_SUCCESS;
+}
+
+} // namespace
+
+CUresult ready()
+{
+    if (!g.initialized)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (g.ring.failure() != 0)
+        return static_cast<CUresult>(g.ring.failure());
+    return CUDA_SUCCESS;
+}
+
+CUresult call_sync(const Call& c, uint64_t* result, void* payload_out, uint32_t payload_out_len)
+{
+    if (CUresult r = ready())
+        return r;
+    RingProducer::Slot slot;
+    if (CUresult r = submit(c, 0, &slot))
+        return r;
+    vgpu_completion done;
+    if (g.ring.wait(slot, &done) != 0)
+        return ring_failure_status();
+    if (result != nullptr) {
+        result[0] = done.result[0];
+        result[1] = done.result[1];
+    }
+    if (payload_out != nullptr) {
+        uint32_t n = payload_out_len < VGPU_PAYLOAD_BYTES ? payload_out_len : VGPU_PAYLOAD_BYTES;
+        memcpy(payload_out, slot.payload, n);
+    }
+    return static_cast<CUresult>(done.status);
+}
+
+CUresult call_async(const Call& c)
+{
+    if (CUresult r = ready())
+        return r;
+    RingProducer::Slot slot;
+    return submit(c, VGPU_CMD_FLAG_ASYNC, &slot);
+}
+
+CUresult sync_point(CUresult own)
+{
+    uint32_t held = g.ring.take_async_error();
+    if (own != CUDA_SUCCESS)
+        return own;
+    return static_cast<CUresult>(held);
+}
+
+CUresult sg_acquire(vgpu_sg_entry** entries, uint64_t* capacity)
+{
+    if (g.sg_pool == nullptr) {
+        uint64_t n = cmdline().get_u64("vgpu_sg_entries", kDefaultSgEntries);
+        if (n == 0 || n > VGPU_MAX_SG_ENTRIES)
+            n = kDefaultSgEntries;
+        g.sg_pool = static_cast<vgpu_sg_entry*>(try_pinned_alloc(n * sizeof(vgpu_sg_entry), 0));
+        if (g.sg_pool == nullptr)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        g.sg_capacity = n;
+        g.sg_used = 0;
+    }
+    // Reuse the pool from the start once the device has read every list in
+    // it: a command's list is read while the command executes, before its
+    // completion is written. Keep a list whole if at least 1/4 is left.
+    if (g.sg_used != 0 && g.sg_capacity - g.sg_used < g.sg_capacity / 4) {
+        if (g.sg_pending) {
+            vgpu_completion ignored;
+            if (g.ring.wait(g.sg_last, &ignored) != 0)
+                return ring_failure_status();
+            g.sg_pending = false;
+        }
+        g.sg_used = 0;
+    }
+    *entries = g.sg_pool + g.sg_used;
+    *capacity = g.sg_capacity - g.sg_used;
+    return CUDA_SUCCESS;
+}
+
+void sg_commit(uint64_t used)
+{
+    g.sg_used += used;
+    g.sg_last = g.last_submitted;
+    g.sg_pending = true;
+}
+
+void function_remember(CUfunction f, CUmodule module, const uint16_t* sizes, unsigned n, bool known)
+{
+    if (n > VGPU_MAX_KERNEL_PARAMS)
+        return;
+    FunctionInfo* slot = nullptr;
+    for (unsigned i = 0; i < g.nfunctions; ++i)
+        if (g.functions[i].handle == f)
+            slot = &g.functions[i];
+    if (slot == nullptr) {
+        if (g.nfunctions == kMaxFunctions)
+            return; // table full: cuLaunchKernel will ask for vgpuLaunchKernel
+        slot = &g.functions[g.nfunctions++];
+    }
+    slot->handle = f;
+    if (module != 0)
+        slot->module = module;
+    slot->known = known;
+    slot->n = static_cast<uint8_t>(n);
+    for (unsigned i = 0; i < n; ++i)
+        slot->sizes[i] = sizes[i];
+}
+
+bool function_sizes(CUfunction f, const uint16_t** sizes, unsigned* n)
+{
+    for (unsigned i = 0; i < g.nfunctions; ++i) {
+        if (g.functions[i].handle == f && g.functions[i].known) {
+            *sizes = g.functions[i].sizes;
+            *n = g.functions[i].n;
+            return true;
+        }
+    }
+    return false;
+}
+
+void module_forget(CUmodule module)
+{
+    unsigned out = 0;
+    for (unsigned i = 0; i < g.nfunctions; ++i)
+        if (g.functions[i].module != module)
+            g.functions[out++] = g.functions[i];
+    g.nfunctions = out;
+}
+
+RingProducer& ring() { return g.ring; }
+const VgpuGuestInfo& info() { return g.info; }
+
+} // namespace guest::cuda
+
+using namespace guest::cuda;
+
+extern "C" CUresult cuInit(unsigned int flags)
+{
+    if (flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (g.initialized)
+        return CUDA_SUCCESS;
+    if (g.init_result != CUDA_ERROR_NOT_INITIALIZED)
+        return g.init_result; // a failed probe is not retried
+    g.init_result = init_device();
+    return g.init_result;
+}
+
+extern "C" void vgpuSetDeferredSubmission(int enable)
+{
+    g.ring.set_deferred(enable != 0);
+    if (enable == 0 && g.initialized)
+        g.ring.flush();
+}
+
+extern "C" CUresult vgpuFlush(void)
+{
+    if (CUresult r = ready())
+        return r;
+    g.ring.flush();
+    return CUDA_SUCCESS;
+}
+
+extern "C" CUresult vgpuGetInfo(VgpuGuestInfo* out)
+{
+    if (out == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!g.initialized)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    *out = g.info;
+    out->deferred = g.ring.deferred() ? 1 : 0;
+    return CUDA_SUCCESS;
+}
+
+extern "C" void vgpuGetStats(VgpuGuestStats* out)
+{
+    const guest::RingProducer::Stats& s = g.ring.stats();
+    out->commands = s.commands;
+    out->doorbells = s.doorbells;
+    out->waits = s.waits;
+    out->ring_full = s.ring_full;
+    out->spin_loops = s.spin_loops;
+}
+
+extern "C" const char* vgpuBackendName(uint32_t backend)
+{
+    switch (backend) {
+    case VGPU_BACKEND_HOST: return "host (CPU reference kernels)";
+    case VGPU_BACKEND_CUDA: return "cuda";
+    default: return "unknown";
+    }
+}

@@ -1,0 +1,51 @@
+// Internal to the guest CUDA API: the one vGPU connection (registers, the
+// ring producer, the SG-list pool, the function table) and the helpers the
+// cu* functions are written with.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "guest-stub/cuda/guest_cuda.h"
+#include "guest-stub/cuda/ring_producer.h"
+
+namespace guest::cuda {
+
+// One command as the API builds it; call_* copy it into a ring slot.
+struct Call {
+    uint16_t op = VGPU_OP_NOP;
+    uint64_t arg[6] = {};
+    const void* payload = nullptr;
+    uint32_t payload_len = 0; // <= VGPU_PAYLOAD_BYTES
+};
+
+// NOT_INITIALIZED before a successful cuInit; the ring's failure after a
+// timeout or a broken ring; else CUDA_SUCCESS.
+CUresult ready();
+
+// Submits and waits. result (optional) gets result[0..1]; payload_out
+// (optional) gets the slot's payload after completion. Held async errors
+// stay held (see sync_point).
+CUresult call_sync(const Call& call, uint64_t* result = nullptr, void* payload_out = nullptr,
+                   uint32_t payload_out_len = 0);
+// Submits with VGPU_CMD_FLAG_ASYNC and returns; errors come at a sync point.
+CUresult call_async(const Call& call);
+// The error a synchronization point reports: its own, else the first held
+// async error (which is then cleared).
+CUresult sync_point(CUresult own);
+
+// A scatter-gather list area in pinned memory for one command. Waits for
+// earlier SG commands when the pool must be reused. *capacity >= 1.
+CUresult sg_acquire(vgpu_sg_entry** entries, uint64_t* capacity);
+// Marks `used` entries as belonging to the command just submitted.
+void sg_commit(uint64_t used);
+
+// Function parameter sizes (for cuLaunchKernel with kernelParams/extra).
+void function_remember(CUfunction f, CUmodule module, const uint16_t* sizes, unsigned n, bool known);
+bool function_sizes(CUfunction f, const uint16_t** sizes, unsigned* n);
+void module_forget(CUmodule module);
+
+RingProducer& ring();
+const VgpuGuestInfo& info();
+
+} // namespace guest::cuda

@@ -1,0 +1,49 @@
+// Small helpers shared by the CUDA guest programs: device banner, host
+// buffers (pinned or pageable, chosen on the cmdline), float comparison.
+#pragma once
+
+#include "guest-stub/cuda/cuda_check.h"
+#include "guest-stub/cuda/guest_cuda.h"
+#include "guest-stub/runtime/runtime.h"
+
+namespace guest {
+
+// Prints device name, memory, backend and doorbell mode; exits on error.
+inline void print_device_banner(const char* program)
+{
+    CUdevice dev;
+    CU_CHECK(cuDeviceGet(&dev, 0));
+    char name[128];
+    CU_CHECK(cuDeviceGetName(name, sizeof name, dev));
+    size_t total = 0;
+    CU_CHECK(cuDeviceTotalMem(&total, dev));
+    VgpuGuestInfo vi;
+    CU_CHECK(vgpuGetInfo(&vi));
+    static const char* const kDoorbell[] = {"trap", "ioeventfd", "poll"};
+    printf("%s: device \"%s\", %lu MiB, backend %s, doorbell %s, ring %u entries%s\n", program, name,
+           (uint64_t)total >> 20, vgpuBackendName(vi.backend),
+           vi.doorbell_mode < 3 ? kDoorbell[vi.doorbell_mode] : "?", vi.ring_entries,
+           vi.deferred ? ", deferred submission" : "");
+}
+
+// Host buffer of bytes: cmdline host_mem=pinned (default) or pageable.
+inline void* host_alloc(size_t bytes, bool pageable)
+{
+    return pageable ? pageable_alloc(bytes) : pinned_alloc(bytes);
+}
+
+inline bool want_pageable_host_memory()
+{
+    char buf[16];
+    const char* mode = cmdline().get_str("host_mem", buf, sizeof buf, "pinned");
+    if (strcmp(mode, "pinned") == 0)
+        return false;
+    if (strcmp(mode, "pageable") == 0)
+        return true;
+    printf("host_mem must be pinned or pageable, not \"%s\"\n", mode);
+    exit(kExitBadCmdline);
+}
+
+inline double abs_d(double v) { return v < 0 ? -v : v; }
+
+} // namespace guest
