@@ -32,6 +32,8 @@ kvm_sregs VcpuFd::sregs() const {
 }
 void VcpuFd::set_sregs(const kvm_sregs& s) { check_ioctl(::ioctl(fd_.get(), KVM_SET_SREGS, &s), "KVM_SET_SREGS"); }
 
+void VcpuFd::set_fpu(const kvm_fpu& f) { check_ioctl(::ioctl(fd_.get(), KVM_SET_FPU, &f), "KVM_SET_FPU"); }
+
 void VcpuFd::set_cpuid(const std::vector<kvm_cpuid_entry2>& entries) {
     CpuidBuffer cpuid(static_cast<uint32_t>(entries.size()));
     std::copy(entries.begin(), entries.end(), cpuid.entries());

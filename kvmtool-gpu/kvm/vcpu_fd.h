@@ -25,6 +25,7 @@ public:
     void set_regs(const kvm_regs& r);
     kvm_sregs sregs() const;
     void set_sregs(const kvm_sregs& s);
+    void set_fpu(const kvm_fpu& f);
     void set_cpuid(const std::vector<kvm_cpuid_entry2>& entries);
     // KVM_GET_TSC_KHZ, 0 when unknown.
     uint64_t tsc_khz() const;

@@ -105,6 +105,17 @@ kvm_sregs long_mode_sregs(const kvm_sregs& base) {
     data.db = 1;
     s.cs = code;
     s.ds = s.es = s.fs = s.gs = s.ss = data;
+    // A busy 64-bit TSS and an unusable LDT: what VMX's guest-state checks
+    // want, stated here rather than inherited from KVM's reset values.
+    kvm_segment tr{};
+    tr.limit = 0x67;
+    tr.type = 0xb;
+    tr.present = 1;
+    s.tr = tr;
+    kvm_segment ldt{};
+    ldt.type = 0x2;
+    ldt.unusable = 1;
+    s.ldt = ldt;
     s.gdt.base = KVMGPU_GDT_GPA;
     s.gdt.limit = sizeof kGdt - 1;
     s.idt.base = 0;
@@ -114,6 +125,13 @@ kvm_sregs long_mode_sregs(const kvm_sregs& base) {
     s.cr0 = kCr0Pe | kCr0Mp | kCr0Et | kCr0Ne | kCr0Wp | kCr0Pg;
     s.efer = kEferLme | kEferLma | kEferNxe;
     return s;
+}
+
+kvm_fpu initial_fpu() {
+    kvm_fpu f{};
+    f.fcw = 0x37f;    // x87 default control word
+    f.mxcsr = 0x1f80; // SSE: all exceptions masked
+    return f;
 }
 
 kvm_regs entry_regs(uint64_t entry) {

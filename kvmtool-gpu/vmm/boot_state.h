@@ -36,5 +36,6 @@ void write_boot_structures(const memmap::GuestMemory& mem, const BootParams& p);
 // gave (kept for the fields KVM initialised, e.g. TR, APIC base).
 kvm_sregs long_mode_sregs(const kvm_sregs& base);
 kvm_regs entry_regs(uint64_t entry);
+kvm_fpu initial_fpu();
 
 } // namespace kvmgpu

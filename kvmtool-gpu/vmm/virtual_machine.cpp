@@ -100,6 +100,7 @@ VirtualMachine::VirtualMachine(const KvmSystem& kvm, VmOptions opts) : opts_(std
     write_boot_structures(memory_, params);
     vcpu_->set_sregs(long_mode_sregs(vcpu_->sregs()));
     vcpu_->set_regs(entry_regs(image_.entry));
+    vcpu_->set_fpu(initial_fpu());
     setup_ns_ = ns_since(t0_) - prefault_ns_;
 }
 

@@ -32,6 +32,19 @@ TEST_F(TinyGuest, ExitPortCarriesTheCode) {
     EXPECT_EQ(r.final_regs.rax, 0u);
 }
 
+TEST_F(TinyGuest, SseWorksAtEntry) {
+    auto r = run_code(code::sse_then_exit());
+    EXPECT_TRUE(r.passed()) << to_string(r.outcome) << ": " << r.detail << "\n" << r.register_dump;
+}
+
+TEST_F(TinyGuest, GuestRunsNativelyNotEmulated) {
+    // 2e8 iterations: well under a second on hardware (nested or not);
+    // minutes if KVM emulated each instruction.
+    auto r = run_code(code::count_down_then_exit(200000000), 20);
+    ASSERT_TRUE(r.passed()) << r.detail;
+    EXPECT_LT(r.timings.run_ns, 5e9) << "guest instructions appear to be emulated";
+}
+
 TEST_F(TinyGuest, TripleFaultIsReportedWithRegisters) {
     auto r = run_code(code::ud2);
     EXPECT_EQ(r.outcome, RunOutcome::TripleFault) << r.detail;

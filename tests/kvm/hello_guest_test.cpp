@@ -11,7 +11,7 @@ namespace {
 class HelloGuest : public KvmTest, public ::testing::WithParamInterface<memmap::PageSize> {};
 
 TEST_P(HelloGuest, BootsAndChecksItself) {
-    const std::string image = std::string(KVMGPU_GUEST_DIR) + "/hello.elf";
+    const std::string image = guest_image("hello");
     if (!std::filesystem::exists(image)) GTEST_SKIP() << "hello guest not built: " << image;
     const auto page = GetParam();
     auto o = quiet_options(image);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -33,6 +34,13 @@ protected:
     std::unique_ptr<KvmSystem> kvm_;
     std::vector<std::string> console_;
 };
+
+// A built guest image: $KVMGPU_GUEST_DIR first (a build carried elsewhere),
+// then the build tree's guest directory.
+inline std::string guest_image(const std::string& name) {
+    const char* env = std::getenv("KVMGPU_GUEST_DIR");
+    return std::string(env ? env : KVMGPU_GUEST_DIR) + "/" + name + ".elf";
+}
 
 inline uint64_t free_huge_pages(const char* size_dir) {
     std::ifstream f(std::string("/sys/kernel/mm/hugepages/") + size_dir + "/free_hugepages");

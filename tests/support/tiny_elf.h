@@ -61,6 +61,21 @@ inline std::vector<uint8_t> exit_with(uint32_t v) {
 }
 inline const std::vector<uint8_t> spin = {0xEB, 0xFE};       // jmp $
 inline const std::vector<uint8_t> halt = {0xF4};             // hlt
+// pxor xmm0,xmm0; movaps xmm1,xmm0; then exit 0: SSE must work at entry.
+inline std::vector<uint8_t> sse_then_exit() {
+    std::vector<uint8_t> c = {0x66, 0x0F, 0xEF, 0xC0, 0x0F, 0x28, 0xC8};
+    auto e = exit_with(0);
+    c.insert(c.end(), e.begin(), e.end());
+    return c;
+}
+// mov ecx, n; 1: dec ecx; jnz 1b; then exit 0: ~n cycles natively, far
+// longer if KVM is emulating the guest.
+inline std::vector<uint8_t> count_down_then_exit(uint32_t n) {
+    std::vector<uint8_t> c = {0xB9, uint8_t(n), uint8_t(n >> 8), uint8_t(n >> 16), uint8_t(n >> 24), 0xFF, 0xC9, 0x75, 0xFC};
+    auto e = exit_with(0);
+    c.insert(c.end(), e.begin(), e.end());
+    return c;
+}
 inline const std::vector<uint8_t> ud2 = {0x0F, 0x0B};        // #UD with no IDT: triple fault
 } // namespace code
 

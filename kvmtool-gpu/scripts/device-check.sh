@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The whole check on the GPU machine (device tool), from a bare start:
+# reserves huge pages, mounts hugetlbfs, then runs the kvm- and gpu-labelled
+# tests and the benchmarks from the carried build (.carry, made by
+# pack-carry.sh), and prints a summary. Logs and results go to $OUT (or
+# ./device-out). Anyone can rerun it there:
+#   bash kvmtool-gpu/scripts/device-check.sh
+set -uo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+bin=$repo/.carry/bin
+export KVMGPU_GUEST_DIR=$repo/.carry/guests
+out=${OUT:-$repo/device-out}
+mkdir -p "$out"
+summary=$out/summary.txt
+: >"$summary"
+note() { echo "$*" | tee -a "$summary"; }
+step() { # step NAME COMMAND...: runs it, logs to $out/NAME.log, records pass/fail
+  local name=$1; shift
+  local t0=$SECONDS
+  "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  note "$(printf '%-28s %s (%ds)' "$name" "$([ $rc = 0 ] && echo ok || echo "FAILED rc=$rc")" $((SECONDS - t0)))"
+  return $rc
+}
+
+note "== kvmtool-gpu device check, $(date -u +%Y-%m-%dT%H:%MZ)"
+note "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), kernel $(uname -r)"
+note "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)"
+note "kvm: $(ls -l /dev/kvm 2>&1 | head -1)"
+note "libcuda: $(ldconfig -p | grep -m1 'libcuda.so.1' || echo 'not in ldconfig')"
+
+# Huge pages: 2 MiB pool for guest RAM and the studies; 1 GiB if the host allows.
+want2m=${KVMGPU_HUGEPAGES_2M:-4096}
+echo "$want2m" >/proc/sys/vm/nr_hugepages
+grep -q hugetlbfs /proc/mounts || { mkdir -p /dev/hugepages && mount -t hugetlbfs none /dev/hugepages; }
+echo "${KVMGPU_HUGEPAGES_1G:-2}" >/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages 2>/dev/null
+note "hugepages: 2M $(cat /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages)/$want2m, 1G $(cat /sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages 2>/dev/null || echo n/a)"
+
+for t in "$bin"/*_tests; do
+  step "$(basename "$t")" "$t" --gtest_brief=1
+  grep -E '^\[  (PASSED|SKIPPED|FAILED) ' "$out/$(basename "$t").log" | sed 's/^/    /' | tee -a "$summary"
+done
+step run-hello-4K "$bin/kvmtool-gpu" run --guest hello --mem 512M --pages 4K
+step run-hello-2M "$bin/kvmtool-gpu" run --guest hello --mem 512M --pages 2M
+step bench-boot-2M "$bin/kvmtool-gpu" bench boot --mem 512M --pages 2M --reps 50 --csv "$out/boot-2M.csv"
+step bench-boot-2M-prefault "$bin/kvmtool-gpu" bench boot --mem 512M --pages 2M --reps 20 --prefault
+step bench-boot-4K "$bin/kvmtool-gpu" bench boot --mem 512M --pages 4K --reps 50 --csv "$out/boot-4K.csv"
+for b in bench-boot-2M bench-boot-2M-prefault bench-boot-4K; do sed 's/^/    /' "$out/$b.log" | tee -a "$summary"; done
+# Later checks (vGPU guests, bandwidth, calls, tlb) append themselves here.
+[ -f "$repo/kvmtool-gpu/scripts/device-check.d.sh" ] && source "$repo/kvmtool-gpu/scripts/device-check.d.sh"
+note "== done"

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Packs what the device check needs from a build into <repo>/.carry (git-
+# ignored): bin/ (the VMM and test binaries, which need only glibc) and
+# guests/. The device tool carries that folder to the GPU machine.
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=${KVMGPU_BUILD_DIR:-$repo/build}
+out=$repo/.carry
+rm -rf "$out" && mkdir -p "$out/bin" "$out/guests"
+for t in kvmtool-gpu/kvmtool-gpu $(cd "$build" && find tests -maxdepth 3 -type f -perm -u+x -name '*_tests'); do
+  [ -f "$build/$t" ] && cp "$build/$t" "$out/bin/"
+done
+cp "$build"/guests/*.elf "$out/guests/"
+strip --strip-debug "$out"/bin/* 2>/dev/null || true
+du -sh "$out"; ls "$out/bin" "$out/guests"
