@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Installs the Debian packages kvmtool-gpu needs to build, test (including the
+# nested-KVM runs under QEMU/TCG, tests/nested/) and plot. Idempotent: checks
+# what is missing and apt-get installs only that; runs apt-get update only when
+# something is missing. nvcc is not a Debian package: it is only reported.
+# Usage: bash kvmtool-gpu/scripts/install-deps.sh
+set -euo pipefail
+
+packages=(g++ cmake ninja-build libgtest-dev libboost-dev libhugetlbfs-dev libpfm4-dev
+          qemu-system-x86 busybox-static cpio python3)
+# Optional extras: installed when the archive has them (checked with apt-cache).
+optional=(python3-matplotlib)
+
+installed() {
+  [[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" == installed ]]
+}
+has_candidate() {
+  [[ -n "$(apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ && $2 != "(none)" {print $2}')" ]]
+}
+
+missing=()
+unknown=()   # optional packages the (possibly stale) apt lists do not know
+for p in "${packages[@]}"; do
+  if installed "$p"; then echo "ok: $p already installed"; else missing+=("$p"); fi
+done
+for p in "${optional[@]}"; do
+  if installed "$p"; then echo "ok: $p already installed"
+  elif has_candidate "$p"; then missing+=("$p")
+  else unknown+=("$p"); fi
+done
+
+if ((${#missing[@]})); then
+  if ((EUID != 0)); then
+    echo "error: missing packages (${missing[*]}) and not root: run this script as root" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  echo "run: apt-get update"
+  apt-get update -qq
+  for p in "${unknown[@]}"; do
+    if has_candidate "$p"; then missing+=("$p"); else echo "skip: $p has no candidate in apt (optional)"; fi
+  done
+  echo "run: apt-get install ${missing[*]}"
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2> >(grep -v '^debconf: delaying' >&2)
+  for p in "${missing[@]}"; do
+    installed "$p" || { echo "error: $p still not installed" >&2; exit 1; }
+    echo "installed: $p"
+  done
+else
+  for p in "${unknown[@]}"; do echo "skip: $p has no candidate in apt (optional)"; done
+  echo "ok: nothing to install"
+fi
+
+if [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  echo "nvcc: found at /usr/local/cuda/bin/nvcc"
+elif command -v nvcc >/dev/null 2>&1; then
+  echo "nvcc: found at $(command -v nvcc)"
+else
+  echo "nvcc: not found (not installable from Debian; CUDA guest kernels will not be built)"
+fi
