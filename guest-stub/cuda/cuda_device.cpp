@@ -23,11 +23,7 @@ extern "C" CUresult cuDeviceGetCount(int* count)
         return CUDA_ERROR_INVALID_VALUE;
     Call c;
     c.op = VGPU_OP_DEVICE_GET_COUNT;
-    uint64_t res[2];
-    CUresult r = call_sync(c, res);
-    if (r == CUDA_SUCCESS)
-        *count = static_cast<int>(res[0]);
-    return r;
+    return call_result(c, count);
 }
 
 extern "C" CUresult cuDeviceGet(CUdevice* device, int ordinal)
@@ -48,11 +44,7 @@ extern "C" CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUd
     c.op = VGPU_OP_DEVICE_GET_ATTRIBUTE;
     c.arg[0] = static_cast<uint64_t>(attrib);
     c.arg[1] = static_cast<uint64_t>(dev);
-    uint64_t res[2];
-    CUresult r = call_sync(c, res);
-    if (r == CUDA_SUCCESS)
-        *pi = static_cast<int>(res[0]);
-    return r;
+    return call_result(c, pi);
 }
 
 extern "C" CUresult cuDeviceGetName(char* name, int len, CUdevice dev)
@@ -82,11 +74,7 @@ extern "C" CUresult cuDeviceTotalMem(size_t* bytes, CUdevice dev)
     Call c;
     c.op = VGPU_OP_DEVICE_TOTAL_MEM;
     c.arg[0] = static_cast<uint64_t>(dev);
-    uint64_t res[2];
-    CUresult r = call_sync(c, res);
-    if (r == CUDA_SUCCESS)
-        *bytes = res[0];
-    return r;
+    return call_result(c, bytes);
 }
 
 extern "C" CUresult cuCtxSynchronize(void)
@@ -96,58 +84,62 @@ extern "C" CUresult cuCtxSynchronize(void)
     return sync_point(call_sync(c));
 }
 
+namespace {
+
+struct ErrorText {
+    CUresult code;
+    const char* name;
+    const char* text;
+};
+
+constexpr ErrorText kErrors[] = {
+    {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
+    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED",
+     "initialization error (cuInit not called or failed)"},
+    {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no vGPU device found"},
+    {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {CUDA_ERROR_ILLEGAL_STATE, "CUDA_ERROR_ILLEGAL_STATE", "vGPU command ring broken"},
+    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
+    {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS",
+     "an illegal memory access was encountered"},
+    {CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+     "too many resources requested for launch"},
+    {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
+    {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+    {CUDA_ERROR_TIMEOUT, "CUDA_ERROR_TIMEOUT", "vGPU did not complete a command in time"},
+    {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
+};
+
+const ErrorText* find_error(CUresult error)
+{
+    for (const ErrorText& e : kErrors)
+        if (e.code == error)
+            return &e;
+    return nullptr;
+}
+
+} // namespace
+
 extern "C" CUresult cuGetErrorName(CUresult error, const char** str)
 {
     if (str == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
-    switch (error) {
-    case CUDA_SUCCESS: *str = "CUDA_SUCCESS"; break;
-    case CUDA_ERROR_INVALID_VALUE: *str = "CUDA_ERROR_INVALID_VALUE"; break;
-    case CUDA_ERROR_OUT_OF_MEMORY: *str = "CUDA_ERROR_OUT_OF_MEMORY"; break;
-    case CUDA_ERROR_NOT_INITIALIZED: *str = "CUDA_ERROR_NOT_INITIALIZED"; break;
-    case CUDA_ERROR_NO_DEVICE: *str = "CUDA_ERROR_NO_DEVICE"; break;
-    case CUDA_ERROR_INVALID_DEVICE: *str = "CUDA_ERROR_INVALID_DEVICE"; break;
-    case CUDA_ERROR_INVALID_IMAGE: *str = "CUDA_ERROR_INVALID_IMAGE"; break;
-    case CUDA_ERROR_INVALID_CONTEXT: *str = "CUDA_ERROR_INVALID_CONTEXT"; break;
-    case CUDA_ERROR_INVALID_HANDLE: *str = "CUDA_ERROR_INVALID_HANDLE"; break;
-    case CUDA_ERROR_ILLEGAL_STATE: *str = "CUDA_ERROR_ILLEGAL_STATE"; break;
-    case CUDA_ERROR_NOT_FOUND: *str = "CUDA_ERROR_NOT_FOUND"; break;
-    case CUDA_ERROR_NOT_READY: *str = "CUDA_ERROR_NOT_READY"; break;
-    case CUDA_ERROR_ILLEGAL_ADDRESS: *str = "CUDA_ERROR_ILLEGAL_ADDRESS"; break;
-    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: *str = "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"; break;
-    case CUDA_ERROR_LAUNCH_FAILED: *str = "CUDA_ERROR_LAUNCH_FAILED"; break;
-    case CUDA_ERROR_NOT_SUPPORTED: *str = "CUDA_ERROR_NOT_SUPPORTED"; break;
-    case CUDA_ERROR_TIMEOUT: *str = "CUDA_ERROR_TIMEOUT"; break;
-    case CUDA_ERROR_UNKNOWN: *str = "CUDA_ERROR_UNKNOWN"; break;
-    default: *str = nullptr; return CUDA_ERROR_INVALID_VALUE;
-    }
-    return CUDA_SUCCESS;
+    const ErrorText* e = find_error(error);
+    *str = e != nullptr ? e->name : nullptr;
+    return e != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 extern "C" CUresult cuGetErrorString(CUresult error, const char** str)
 {
     if (str == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
-    switch (error) {
-    case CUDA_SUCCESS: *str = "no error"; break;
-    case CUDA_ERROR_INVALID_VALUE: *str = "invalid argument"; break;
-    case CUDA_ERROR_OUT_OF_MEMORY: *str = "out of memory"; break;
-    case CUDA_ERROR_NOT_INITIALIZED: *str = "initialization error (cuInit not called or failed)"; break;
-    case CUDA_ERROR_NO_DEVICE: *str = "no vGPU device found"; break;
-    case CUDA_ERROR_INVALID_DEVICE: *str = "invalid device ordinal"; break;
-    case CUDA_ERROR_INVALID_IMAGE: *str = "device kernel image is invalid"; break;
-    case CUDA_ERROR_INVALID_CONTEXT: *str = "invalid device context"; break;
-    case CUDA_ERROR_INVALID_HANDLE: *str = "invalid resource handle"; break;
-    case CUDA_ERROR_ILLEGAL_STATE: *str = "vGPU command ring broken"; break;
-    case CUDA_ERROR_NOT_FOUND: *str = "named symbol not found"; break;
-    case CUDA_ERROR_NOT_READY: *str = "device not ready"; break;
-    case CUDA_ERROR_ILLEGAL_ADDRESS: *str = "an illegal memory access was encountered"; break;
-    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: *str = "too many resources requested for launch"; break;
-    case CUDA_ERROR_LAUNCH_FAILED: *str = "unspecified launch failure"; break;
-    case CUDA_ERROR_NOT_SUPPORTED: *str = "operation not supported"; break;
-    case CUDA_ERROR_TIMEOUT: *str = "vGPU did not complete a command in time"; break;
-    case CUDA_ERROR_UNKNOWN: *str = "unknown error"; break;
-    default: *str = nullptr; return CUDA_ERROR_INVALID_VALUE;
-    }
-    return CUDA_SUCCESS;
+    const ErrorText* e = find_error(error);
+    *str = e != nullptr ? e->text : nullptr;
+    return e != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }

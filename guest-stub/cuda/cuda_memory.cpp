@@ -52,38 +52,64 @@ CUresult copy_scattered(Dir dir, CUdeviceptr dptr, const void* host, size_t byte
     return CUDA_SUCCESS;
 }
 
-CUresult copy(Dir dir, CUdeviceptr dptr, const void* host, size_t bytes, CUstream stream, bool async)
+// The common shape of copies and memsets: arg0..2, arg3 = stream; queued
+// (async) or waited for as a synchronization point.
+CUresult stream_op(uint16_t op, uint64_t a0, uint64_t a1, uint64_t a2, CUstream stream, bool async)
 {
+    Call c;
+    c.op = op;
+    c.arg[0] = a0;
+    c.arg[1] = a1;
+    c.arg[2] = a2;
+    c.arg[3] = stream;
+    return async ? call_async(c) : sync_point(call_sync(c));
+}
+
+// Checks shared by host copies: *proceed is false when the call ends here
+// with the returned status (not initialised, nothing to copy, no buffer).
+CUresult preflight(const void* host, size_t bytes, bool* proceed)
+{
+    *proceed = false;
     if (CUresult r = ready())
         return r;
     if (bytes == 0)
         return CUDA_SUCCESS;
     if (host == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
+    *proceed = true;
+    return CUDA_SUCCESS;
+}
+
+CUresult copy(Dir dir, CUdeviceptr dptr, const void* host, size_t bytes, CUstream stream, bool async)
+{
+    bool proceed;
+    if (CUresult r = preflight(host, bytes, &proceed); !proceed)
+        return r;
     uint64_t gpa;
     if (!guest::phys_contiguous(host, bytes, &gpa)) {
         CUresult r = copy_scattered(dir, dptr, host, bytes, stream, VGPU_SG_AUTO, async);
         return async ? r : sync_point(r);
     }
-    Call c;
-    c.op = dir == Dir::kHtoD ? VGPU_OP_MEMCPY_HTOD : VGPU_OP_MEMCPY_DTOH;
-    c.arg[0] = dir == Dir::kHtoD ? dptr : gpa;
-    c.arg[1] = dir == Dir::kHtoD ? gpa : dptr;
-    c.arg[2] = bytes;
-    c.arg[3] = stream;
-    return async ? call_async(c) : sync_point(call_sync(c));
+    if (dir == Dir::kHtoD)
+        return stream_op(VGPU_OP_MEMCPY_HTOD, dptr, gpa, bytes, stream, async);
+    return stream_op(VGPU_OP_MEMCPY_DTOH, gpa, dptr, bytes, stream, async);
 }
 
-CUresult memset_op(uint16_t op, CUdeviceptr dst, uint64_t value, size_t count, CUstream stream,
-                   bool async)
+// The vgpuMemcpy*Scattered entry points: always SG lists, always queued.
+CUresult scattered_entry(Dir dir, CUdeviceptr dptr, const void* host, size_t bytes, CUstream stream,
+                         unsigned strategy)
 {
-    Call c;
-    c.op = op;
-    c.arg[0] = dst;
-    c.arg[1] = value;
-    c.arg[2] = count;
-    c.arg[3] = stream;
-    return async ? call_async(c) : sync_point(call_sync(c));
+    bool proceed;
+    if (CUresult r = preflight(host, bytes, &proceed); !proceed)
+        return r;
+    return copy_scattered(dir, dptr, host, bytes, stream, strategy, true);
+}
+
+CUresult copy_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream, bool async)
+{
+    if (bytes == 0)
+        return ready();
+    return stream_op(VGPU_OP_MEMCPY_DTOD, dst, src, bytes, stream, async);
 }
 
 } // namespace
@@ -95,11 +121,7 @@ extern "C" CUresult cuMemAlloc(CUdeviceptr* dptr, size_t bytes)
     Call c;
     c.op = VGPU_OP_MEM_ALLOC;
     c.arg[0] = bytes;
-    uint64_t res[2];
-    CUresult r = call_sync(c, res);
-    if (r == CUDA_SUCCESS)
-        *dptr = res[0];
-    return r;
+    return call_result(c, dptr);
 }
 
 extern "C" CUresult cuMemFree(CUdeviceptr dptr)
@@ -157,71 +179,44 @@ extern "C" CUresult cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, size_t bytes, 
 
 extern "C" CUresult cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t bytes)
 {
-    if (bytes == 0)
-        return ready();
-    Call c;
-    c.op = VGPU_OP_MEMCPY_DTOD;
-    c.arg[0] = dst;
-    c.arg[1] = src;
-    c.arg[2] = bytes;
-    return sync_point(call_sync(c));
+    return copy_dtod(dst, src, bytes, 0, false);
 }
 
 extern "C" CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream)
 {
-    if (bytes == 0)
-        return ready();
-    Call c;
-    c.op = VGPU_OP_MEMCPY_DTOD;
-    c.arg[0] = dst;
-    c.arg[1] = src;
-    c.arg[2] = bytes;
-    c.arg[3] = stream;
-    return call_async(c);
+    return copy_dtod(dst, src, bytes, stream, true);
 }
 
 extern "C" CUresult cuMemsetD8(CUdeviceptr dst, unsigned char value, size_t count)
 {
-    return memset_op(VGPU_OP_MEMSET_D8, dst, value, count, 0, false);
+    return stream_op(VGPU_OP_MEMSET_D8, dst, value, count, 0, false);
 }
 
 extern "C" CUresult cuMemsetD32(CUdeviceptr dst, unsigned int value, size_t count)
 {
-    return memset_op(VGPU_OP_MEMSET_D32, dst, value, count, 0, false);
+    return stream_op(VGPU_OP_MEMSET_D32, dst, value, count, 0, false);
 }
 
 extern "C" CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t count, CUstream stream)
 {
-    return memset_op(VGPU_OP_MEMSET_D8, dst, value, count, stream, true);
+    return stream_op(VGPU_OP_MEMSET_D8, dst, value, count, stream, true);
 }
 
 extern "C" CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t count, CUstream stream)
 {
-    return memset_op(VGPU_OP_MEMSET_D32, dst, value, count, stream, true);
+    return stream_op(VGPU_OP_MEMSET_D32, dst, value, count, stream, true);
 }
 
 extern "C" CUresult vgpuMemcpyHtoDScattered(CUdeviceptr dst, const void* src, size_t bytes,
                                             CUstream stream, unsigned strategy)
 {
-    if (CUresult r = ready())
-        return r;
-    if (bytes == 0)
-        return CUDA_SUCCESS;
-    if (src == nullptr)
-        return CUDA_ERROR_INVALID_VALUE;
-    return copy_scattered(Dir::kHtoD, dst, src, bytes, stream, strategy, true);
+    return scattered_entry(Dir::kHtoD, dst, src, bytes, stream, strategy);
 }
 
 extern "C" CUresult vgpuMemcpyDtoHScattered(void* dst, CUdeviceptr src, size_t bytes, CUstream stream,
                                             unsigned strategy)
 {
-    if (CUresult r = ready())
-        return r;
-    if (bytes == 0)
-        return CUDA_SUCCESS;
-    if (dst == nullptr)
-        return CUDA_ERROR_INVALID_VALUE;
-    return copy_scattered(Dir::kDtoH, src, dst, bytes, stream, strategy, true);
+    return scattered_entry(Dir::kDtoH, src, dst, bytes, stream, strategy);
 }
 
 extern "C" CUresult vgpuGuestRamDevicePtr(CUdeviceptr* dptr, const void* p, size_t bytes)
@@ -235,9 +230,5 @@ extern "C" CUresult vgpuGuestRamDevicePtr(CUdeviceptr* dptr, const void* p, size
     c.op = VGPU_OP_GUEST_RAM_DEVICE_PTR;
     c.arg[0] = gpa;
     c.arg[1] = bytes;
-    uint64_t res[2];
-    CUresult r = call_sync(c, res);
-    if (r == CUDA_SUCCESS)
-        *dptr = res[0];
-    return r;
+    return call_result(c, dptr);
 }

@@ -115,11 +115,7 @@ extern "C" CUresult vgpuModuleLoadDataSized(CUmodule* module, const void* image,
     c.op = VGPU_OP_MODULE_LOAD_DATA;
     c.arg[0] = gpa;
     c.arg[1] = bytes;
-    uint64_t res[2];
-    CUresult r = call_sync(c, res);
-    if (r == CUDA_SUCCESS)
-        *module = res[0];
-    return r;
+    return call_result(c, module);
 }
 
 extern "C" CUresult cuModuleLoadData(CUmodule* module, const void* image)

@@ -14,11 +14,7 @@ CUresult create(uint16_t op, uint64_t flags, uint64_t* handle)
     Call c;
     c.op = op;
     c.arg[0] = flags;
-    uint64_t res[2];
-    CUresult r = call_sync(c, res);
-    if (r == CUDA_SUCCESS)
-        *handle = res[0];
-    return r;
+    return call_result(c, handle);
 }
 
 CUresult one_handle(uint16_t op, uint64_t handle)

@@ -16,6 +16,23 @@ inline void barrier() { asm volatile("" ::: "memory"); }
 
 } // namespace
 
+template <class Done>
+bool RingProducer::spin_until(Done done)
+{
+    if (done())
+        return true;
+    uint64_t start = ticks();
+    while (!done()) {
+        relax();
+        ++stats_.spin_loops;
+        if (ticks() - start > timeout_ticks_) {
+            failure_ = kTimeout;
+            return false;
+        }
+    }
+    return true;
+}
+
 bool RingProducer::init(const Config& c)
 {
     if (c.mem == nullptr || c.entries < VGPU_MIN_RING || (c.entries & (c.entries - 1)) != 0 ||
@@ -57,15 +74,8 @@ uint32_t RingProducer::reserve(Slot* s)
     if (producer_ - header()->consumer >= entries_) {
         ++stats_.ring_full;
         flush(); // the device may not know about what fills the ring
-        uint64_t start = ticks();
-        while (producer_ - header()->consumer >= entries_) {
-            relax();
-            ++stats_.spin_loops;
-            if (ticks() - start > timeout_ticks_) {
-                failure_ = kTimeout;
-                return failure_;
-            }
-        }
+        if (!spin_until([&] { return producer_ - header()->consumer < entries_; }))
+            return failure_;
     }
     barrier();
     harvest(header()->consumer, true); // before this slot's old record is overwritten
@@ -113,17 +123,8 @@ uint32_t RingProducer::wait(const Slot& s, vgpu_completion* out)
     auto done = [&] {
         return comp->seq == s.seq || (int32_t)(header()->consumer - (s.index + 1)) >= 0;
     };
-    if (!done()) {
-        uint64_t start = ticks();
-        while (!done()) {
-            relax();
-            ++stats_.spin_loops;
-            if (ticks() - start > timeout_ticks_) {
-                failure_ = kTimeout;
-                return failure_;
-            }
-        }
-    }
+    if (!spin_until(done))
+        return failure_;
     barrier();
     if (out != nullptr && comp->seq != s.seq) {
         *out = vgpu_completion{}; // overtaken: only its async error (if any) is known
@@ -144,15 +145,8 @@ uint32_t RingProducer::drain()
     if (failure_ != 0)
         return failure_;
     flush();
-    uint64_t start = ticks();
-    while (header()->consumer != producer_) {
-        relax();
-        ++stats_.spin_loops;
-        if (ticks() - start > timeout_ticks_) {
-            failure_ = kTimeout;
-            return failure_;
-        }
-    }
+    if (!spin_until([&] { return header()->consumer == producer_; }))
+        return failure_;
     barrier();
     harvest(producer_, true);
     return 0;

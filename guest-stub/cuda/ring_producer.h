@@ -86,6 +86,10 @@ private:
     // ASYNC error. Stops at the first not yet complete unless `consumed`
     // (the device's consumer index passed them: their slots may be reused).
     void harvest(uint32_t upto, bool consumed);
+    // Spins (pause) until done() holds; false, and the ring marked failed
+    // with kTimeout, if that takes longer than the timeout.
+    template <class Done>
+    bool spin_until(Done done);
 
     uint8_t* base_ = nullptr;
     uint32_t entries_ = 0;

@@ -14,7 +14,7 @@ namespace guest::cuda {
 namespace {
 
 constexpr uint32_t kDefaultRingEntries = 1024;
-constexpr uint64_t kDefaultTimeoutSeconds = 60;
+constexpr uint64_t kDefaultTimeoutSeconds = 30; // below the VMM watchdog's 60 s default
 constexpr uint64_t kDefaultSgEntries = 1u << 18; // 1 GiB of 4 KiB pages in one list
 constexpr unsigned kMaxFunctions = 128;
 

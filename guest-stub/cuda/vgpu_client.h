@@ -28,6 +28,16 @@ CUresult ready();
 // stay held (see sync_point).
 CUresult call_sync(const Call& call, uint64_t* result = nullptr, void* payload_out = nullptr,
                    uint32_t payload_out_len = 0);
+// call_sync for calls that return one value: *out = result[0] on success.
+template <class T>
+CUresult call_result(const Call& call, T* out)
+{
+    uint64_t res[2];
+    CUresult r = call_sync(call, res);
+    if (r == CUDA_SUCCESS)
+        *out = static_cast<T>(res[0]);
+    return r;
+}
 // Submits with VGPU_CMD_FLAG_ASYNC and returns; errors come at a sync point.
 CUresult call_async(const Call& call);
 // The error a synchronization point reports: its own, else the first held

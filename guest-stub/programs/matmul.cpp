@@ -1,7 +1,6 @@
 // matmul: c = a * b on the vGPU for square row-major n x n float matrices
 // (cmdline n=, default 256), checked against a double-precision product on
 // the guest CPU: |c - ref| <= 1e-5 * sum_k |a_ik * b_kj| + 1e-30 per element.
-#include "guest-stub/kernels/kernels_image.h"
 #include "guest-stub/programs/program_common.h"
 
 using namespace guest;
@@ -19,27 +18,17 @@ int guest_main(const kvmgpu_boot_info*)
 
     CU_CHECK(cuInit(0));
     print_device_banner("matmul");
-
-    auto* a = static_cast<float*>(host_alloc(bytes, pageable));
-    auto* b = static_cast<float*>(host_alloc(bytes, pageable));
-    auto* c = static_cast<float*>(host_alloc(bytes, pageable));
-    XorShift64 rng(boot_info().seed ^ 0x3a7);
-    for (uint64_t i = 0; i < n * n; ++i) {
-        a[i] = rng.next_float() * 2.0f - 1.0f;
-        b[i] = rng.next_float() * 2.0f - 1.0f;
-        c[i] = 0.0f;
-    }
-
     CUmodule mod;
-    CUfunction fn;
-    CU_CHECK(cuModuleLoadData(&mod, kvmgpu_kernels_image));
-    CU_CHECK(cuModuleGetFunction(&fn, mod, "matmul"));
-    CUdeviceptr da, db, dc;
-    CU_CHECK(cuMemAlloc(&da, bytes));
-    CU_CHECK(cuMemAlloc(&db, bytes));
+    CUfunction fn = load_kernel("matmul", "matmul", &mod);
+
+    float* a = random_floats(n * n, pageable, boot_info().seed ^ 0x3a7a);
+    float* b = random_floats(n * n, pageable, boot_info().seed ^ 0x3a7b);
+    auto* c = static_cast<float*>(host_alloc(bytes, pageable));
+    memset(c, 0, bytes);
+    CUdeviceptr da = device_copy_of(a, bytes);
+    CUdeviceptr db = device_copy_of(b, bytes);
+    CUdeviceptr dc;
     CU_CHECK(cuMemAlloc(&dc, bytes));
-    CU_CHECK(cuMemcpyHtoD(da, a, bytes));
-    CU_CHECK(cuMemcpyHtoD(db, b, bytes));
 
     unsigned n32 = static_cast<unsigned>(n);
     void* params[] = {&da, &db, &dc, &n32};

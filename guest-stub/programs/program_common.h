@@ -4,6 +4,7 @@
 
 #include "guest-stub/cuda/cuda_check.h"
 #include "guest-stub/cuda/guest_cuda.h"
+#include "guest-stub/kernels/kernels_image.h"
 #include "guest-stub/runtime/runtime.h"
 
 namespace guest {
@@ -45,5 +46,35 @@ inline bool want_pageable_host_memory()
 }
 
 inline double abs_d(double v) { return v < 0 ? -v : v; }
+
+// count floats uniform in [-1, 1), in pinned or pageable memory.
+inline float* random_floats(uint64_t count, bool pageable, uint64_t seed)
+{
+    auto* p = static_cast<float*>(host_alloc(count * sizeof(float), pageable));
+    XorShift64 rng(seed);
+    for (uint64_t i = 0; i < count; ++i)
+        p[i] = rng.next_float() * 2.0f - 1.0f;
+    return p;
+}
+
+// Loads the embedded kernels fatbin and looks up one kernel; exits on error.
+inline CUfunction load_kernel(const char* program, const char* name, CUmodule* module)
+{
+    if (kvmgpu_kernels_is_placeholder)
+        printf("%s: kernel image is a placeholder (built without nvcc)\n", program);
+    CU_CHECK(cuModuleLoadData(module, kvmgpu_kernels_image));
+    CUfunction f;
+    CU_CHECK(cuModuleGetFunction(&f, *module, name));
+    return f;
+}
+
+// Device buffer holding a copy of host[0, bytes); exits on error.
+inline CUdeviceptr device_copy_of(const void* host, size_t bytes)
+{
+    CUdeviceptr d;
+    CU_CHECK(cuMemAlloc(&d, bytes));
+    CU_CHECK(cuMemcpyHtoD(d, host, bytes));
+    return d;
+}
 
 } // namespace guest

@@ -71,6 +71,17 @@ void emit_padded(Out& out, const Spec& spec, const char* prefix, size_t nprefix,
     }
 }
 
+// Appends the sign character spec asks for (if any) to prefix.
+void add_sign(const Spec& spec, bool negative, char* prefix, size_t* nprefix)
+{
+    if (negative)
+        prefix[(*nprefix)++] = '-';
+    else if (spec.plus)
+        prefix[(*nprefix)++] = '+';
+    else if (spec.space)
+        prefix[(*nprefix)++] = ' ';
+}
+
 // Digits of v in base, most significant first, into buf (>= 24 bytes).
 size_t u64_digits(char* buf, uint64_t v, unsigned base, bool upper)
 {
@@ -95,14 +106,8 @@ void emit_integer(Out& out, const Spec& spec, uint64_t magnitude, bool negative,
         nbody = 0; // C: zero with precision 0 prints no digits
     char prefix[3];
     size_t nprefix = 0;
-    if (is_signed) {
-        if (negative)
-            prefix[nprefix++] = '-';
-        else if (spec.plus)
-            prefix[nprefix++] = '+';
-        else if (spec.space)
-            prefix[nprefix++] = ' ';
-    }
+    if (is_signed)
+        add_sign(spec, negative, prefix, &nprefix);
     if ((spec.alt && base == 16 && magnitude != 0) || force_hex_prefix) {
         prefix[nprefix++] = '0';
         prefix[nprefix++] = upper ? 'X' : 'x';
@@ -247,12 +252,7 @@ void emit_double(Out& out, Spec spec, double v, char conv)
         v = -v;
     char prefix[1];
     size_t nprefix = 0;
-    if (negative)
-        prefix[nprefix++] = '-';
-    else if (spec.plus)
-        prefix[nprefix++] = '+';
-    else if (spec.space)
-        prefix[nprefix++] = ' ';
+    add_sign(spec, negative, prefix, &nprefix);
 
     if (v != v || v > 1.7976931348623157e308) {
         const char* word = v != v ? (upper ? "NAN" : "nan") : (upper ? "INF" : "inf");

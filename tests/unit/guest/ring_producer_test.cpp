@@ -88,6 +88,16 @@ protected:
         device_ = std::make_unique<FakeDevice>(mem_, kEntries);
         device_->start();
     }
+    // A ring over the same memory that gives up after 1000 TSC ticks.
+    RingProducer::Config short_timeout_config(volatile uint32_t* doorbell)
+    {
+        RingProducer::Config c;
+        c.mem = mem_;
+        c.entries = kEntries;
+        c.doorbell = doorbell;
+        c.timeout_ticks = 1000;
+        return c;
+    }
     // Submits one command with status/argument; returns its slot.
     RingProducer::Slot put(uint32_t status, uint64_t value, bool async)
     {
@@ -199,12 +209,7 @@ TEST_F(GuestRing, DeferredFullRingFlushesBeforeWaiting)
 TEST_F(GuestRing, TimeoutIsReportedAndSticks)
 {
     RingProducer r;
-    RingProducer::Config c;
-    c.mem = mem_;
-    c.entries = kEntries;
-    c.doorbell = nullptr; // polling device: no kicks
-    c.timeout_ticks = 1000;
-    ASSERT_TRUE(r.init(c));
+    ASSERT_TRUE(r.init(short_timeout_config(nullptr))); // polling device: no kicks
     RingProducer::Slot s;
     ASSERT_EQ(r.reserve(&s), 0u);
     r.submit(s);
@@ -217,12 +222,7 @@ TEST_F(GuestRing, TimeoutIsReportedAndSticks)
 TEST_F(GuestRing, FullRingWithoutDeviceTimesOut)
 {
     RingProducer r;
-    RingProducer::Config c;
-    c.mem = mem_;
-    c.entries = kEntries;
-    c.doorbell = &doorbell_;
-    c.timeout_ticks = 1000;
-    ASSERT_TRUE(r.init(c));
+    ASSERT_TRUE(r.init(short_timeout_config(&doorbell_)));
     RingProducer::Slot s;
     for (uint32_t i = 0; i < kEntries; ++i) {
         ASSERT_EQ(r.reserve(&s), 0u);
