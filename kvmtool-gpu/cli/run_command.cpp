@@ -1,17 +1,23 @@
 #include "kvmtool-gpu/cli/run_command.h"
 
 #include <cstdio>
+#include <optional>
+#include <set>
 
 #include "kvmtool-gpu/cli/arg_parser.h"
 #include "kvmtool-gpu/cli/guest_locator.h"
 #include "kvmtool-gpu/cli/open_kvm.h"
+#include "kvmtool-gpu/cli/vgpu_flags.h"
 #include "kvmtool-gpu/kvm/kvm_system.h"
 #include "kvmtool-gpu/vmm/virtual_machine.h"
 
 namespace kvmgpu::cli {
 
 const char* run_help() {
-    return "usage: kvmtool-gpu run --guest <image|name> [options]\n"
+    static std::string text;
+    if (!text.empty()) return text.c_str();
+    char buf[4096];
+    std::snprintf(buf, sizeof buf, "usage: kvmtool-gpu run --guest <image|name> [options]\n"
            "\n"
            "Boots one guest on KVM and reports how it ended.\n"
            "\n"
@@ -24,9 +30,13 @@ const char* run_help() {
            "  --cmdline STR       argument string passed to the guest (key=value words)\n"
            "  --seed N            seed for the guest's scattered page allocator (default 1)\n"
            "  --quiet             print only the result line\n"
+           "%s"
            "\n"
            "Exit status: 0 the guest passed its own checks, 1 it failed, faulted or timed\n"
-           "out, 2 bad usage or a set-up error.\n";
+           "out, 2 bad usage or a set-up error.\n",
+                  vgpu_options_help());
+    text = buf;
+    return text.c_str();
 }
 
 namespace {
@@ -48,7 +58,9 @@ void print_result(const RunResult& r, const VirtualMachine& vm) {
 } // namespace
 
 int run_command(const std::vector<std::string>& args) {
-    ArgParser p({"guest", "mem", "pages", "timeout", "cmdline", "seed"}, {"prefault", "quiet", "help"});
+    std::set<std::string> valued = {"guest", "mem", "pages", "timeout", "cmdline", "seed"};
+    valued.insert(vgpu_option_names().begin(), vgpu_option_names().end());
+    ArgParser p(valued, {"prefault", "quiet", "help"});
     p.parse(args);
     if (p.has("help")) {
         std::fputs(run_help(), stdout);
@@ -69,6 +81,7 @@ int run_command(const std::vector<std::string>& args) {
     if (p.has("quiet")) o.console = [](std::string_view) {};
     o.guest_path = locate_guest(*guest);
     validate_options(o);
+    const auto vgpu_cfg = parse_vgpu_flags(p);
 
     KvmSystem kvm = open_kvm();
     const bool nested = KvmSystem::host_is_virtualized();
@@ -77,8 +90,25 @@ int run_command(const std::vector<std::string>& args) {
                 static_cast<unsigned long long>(o.ram_bytes >> 20), std::string(memmap::to_string(o.host_pages)).c_str());
     std::fflush(stdout);
     VirtualMachine vm(kvm, o);
+    std::optional<AttachedVgpu> vgpu;
+    if (vgpu_cfg) {
+        vgpu = attach_vgpu(vm, *vgpu_cfg);
+        std::printf("kvmtool-gpu: vGPU backend: %s; doorbell %s; guest RAM registration %s (%.1f ms)\n",
+                    vgpu->device->backend_description().c_str(), vgpu::to_string(vgpu_cfg->options.doorbell),
+                    vgpu->device->registration_status() == VGPU_SUCCESS ? "ok" : "FAILED (no zero-copy)",
+                    vgpu->device->registration_ns() * 1e-6);
+        if (!vgpu->backend_note.empty()) std::printf("kvmtool-gpu: vGPU: %s\n", vgpu->backend_note.c_str());
+    } else {
+        std::printf("kvmtool-gpu: vGPU: none (--vgpu none)\n");
+    }
+    std::fflush(stdout);
     const RunResult r = vm.run();
     print_result(r, vm);
+    if (vgpu) {
+        const auto c = vgpu->device->counters();
+        std::printf("kvmtool-gpu: vGPU: %llu commands, %llu errors\n", (unsigned long long)c.commands,
+                    (unsigned long long)c.errors);
+    }
     return r.passed() ? 0 : 1;
 }
 

@@ -1,0 +1,48 @@
+#include "kvmtool-gpu/cli/vgpu_flags.h"
+
+namespace kvmgpu::cli {
+
+const std::set<std::string>& vgpu_option_names() {
+    static const std::set<std::string> names = {"vgpu", "doorbell", "gpu-mem-quota", "max-handles", "max-module",
+                                                "ring-max", "poll-spin-us"};
+    return names;
+}
+
+const char* vgpu_options_help() {
+    return "  --vgpu auto|cuda|host|none  the vGPU's backend (default auto: CUDA where a GPU\n"
+           "                      and driver exist, else the host backend, which runs CPU\n"
+           "                      reference kernels and says so)\n"
+           "  --doorbell trap|ioeventfd|poll  how the guest's kick reaches the executor\n"
+           "                      (default ioeventfd)\n"
+           "  --gpu-mem-quota SIZE  device memory one VM may hold (default 4G)\n"
+           "  --max-handles N     per handle table (default 4096)\n"
+           "  --max-module SIZE   largest module image (default 64M)\n"
+           "  --ring-max N        largest command ring, entries, power of two (default 4096)\n"
+           "  --poll-spin-us N    polling doorbell: spin this long before sleeping (default 50)\n";
+}
+
+std::optional<VgpuConfig> parse_vgpu_flags(const ArgParser& p) {
+    const std::string which = p.get_or("vgpu", "auto");
+    if (which == "none") return std::nullopt;
+    VgpuConfig c;
+    if (!vgpu::parse_backend_choice(which, &c.backend))
+        throw UsageError("--vgpu '" + which + "': expected auto, cuda, host or none");
+    const std::string bell = p.get_or("doorbell", "ioeventfd");
+    if (bell == "trap") c.options.doorbell = vgpu::DoorbellMode::Trap;
+    else if (bell == "ioeventfd") c.options.doorbell = vgpu::DoorbellMode::Ioeventfd;
+    else if (bell == "poll") c.options.doorbell = vgpu::DoorbellMode::Poll;
+    else throw UsageError("--doorbell '" + bell + "': expected trap, ioeventfd or poll");
+    if (auto v = p.get("gpu-mem-quota")) c.options.device_mem_quota = parse_size(*v, "--gpu-mem-quota");
+    if (auto v = p.get("max-handles")) c.options.max_handles = static_cast<uint32_t>(parse_u64(*v, "--max-handles"));
+    if (auto v = p.get("max-module")) c.options.max_module_bytes = parse_size(*v, "--max-module");
+    if (auto v = p.get("ring-max")) c.options.max_ring = static_cast<uint32_t>(parse_u64(*v, "--ring-max"));
+    if (auto v = p.get("poll-spin-us")) c.options.poll_spin_us = static_cast<uint32_t>(parse_u64(*v, "--poll-spin-us"));
+    try {
+        vgpu::validate(c.options);
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+    }
+    return c;
+}
+
+} // namespace kvmgpu::cli

@@ -1,0 +1,20 @@
+// The vGPU's command-line flags, shared by every command that boots a guest
+// with one: --vgpu, --doorbell, and the per-VM limits.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+
+#include "kvmtool-gpu/cli/arg_parser.h"
+#include "kvmtool-gpu/vmm/vgpu_attach.h"
+
+namespace kvmgpu::cli {
+
+// Names of the valued options below, to merge into a command's ArgParser.
+const std::set<std::string>& vgpu_option_names();
+const char* vgpu_options_help();
+// nullopt for --vgpu none. Throws UsageError for bad values.
+std::optional<VgpuConfig> parse_vgpu_flags(const ArgParser& p);
+
+} // namespace kvmgpu::cli

@@ -1,0 +1,23 @@
+#include "kvmtool-gpu/vmm/vgpu_attach.h"
+
+#include <stdexcept>
+
+#include "kvmtool-gpu/abi/platform_abi.h"
+
+namespace kvmgpu {
+
+AttachedVgpu attach_vgpu(VirtualMachine& vm, const VgpuConfig& cfg) {
+    std::string why;
+    auto backend = vgpu::make_backend(cfg.backend, &why);
+    if (!backend) throw std::runtime_error("vGPU backend '" + std::string(vgpu::to_string(cfg.backend)) + "': " + why);
+    AttachedVgpu out;
+    out.backend_note = why;
+    out.device = std::make_shared<vgpu::VgpuDevice>(vm.memory(), std::move(backend), cfg.options);
+    vm.mmio_bus().claim(KVMGPU_VGPU_GPA, KVMGPU_VGPU_SIZE, out.device);
+    if (cfg.options.doorbell == vgpu::DoorbellMode::Ioeventfd)
+        vm.vm_fd().add_ioeventfd(KVMGPU_VGPU_GPA + VGPU_DOORBELL_OFFSET, 4, out.device->doorbell_eventfd(), true);
+    out.device->start();
+    return out;
+}
+
+} // namespace kvmgpu

@@ -1,0 +1,29 @@
+// Puts a vGPU into a VirtualMachine: picks the backend (saying which and
+// why), claims the register block on the MMIO bus, wires the doorbell
+// (ioeventfd when asked) and starts the executor.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "kvmtool-gpu/devices/vgpu/backends/backend_factory.h"
+#include "kvmtool-gpu/devices/vgpu/vgpu_device.h"
+#include "kvmtool-gpu/vmm/virtual_machine.h"
+
+namespace kvmgpu {
+
+struct VgpuConfig {
+    vgpu::BackendChoice backend = vgpu::BackendChoice::Auto;
+    vgpu::VgpuOptions options;
+};
+
+struct AttachedVgpu {
+    std::shared_ptr<vgpu::VgpuDevice> device;
+    std::string backend_note; // one line: which backend, and why
+};
+
+// Throws std::runtime_error (one line) when the backend asked for cannot be
+// had (e.g. --vgpu cuda without a GPU) or a KVM call fails.
+AttachedVgpu attach_vgpu(VirtualMachine& vm, const VgpuConfig& cfg);
+
+} // namespace kvmgpu
