@@ -105,7 +105,7 @@ extern "C" CUresult vgpuModuleLoadDataSized(CUmodule* module, const void* image,
     if (!guest::phys_contiguous(image, bytes, &gpa)) {
         // A pageable image: the device takes one contiguous range, so copy
         // it to pinned memory (kept: it is as large as the image, once).
-        void* bounce = guest::try_pinned_alloc(bytes, 0);
+        void* bounce = guest::try_pinned_alloc_permanent(bytes, 0);
         if (bounce == nullptr)
             return CUDA_ERROR_OUT_OF_MEMORY;
         memcpy(bounce, image, bytes);

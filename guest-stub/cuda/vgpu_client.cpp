@@ -116,7 +116,7 @@ CUresult init_device()
         return CUDA_ERROR_NOT_SUPPORTED;
     }
     uint64_t bytes = vgpu_ring_bytes(entries);
-    void* mem = try_pinned_alloc(bytes, 4096);
+    void* mem = try_pinned_alloc_permanent(bytes, 4096);
     if (mem == nullptr)
         return CUDA_ERROR_OUT_OF_MEMORY;
     memset(mem, 0, bytes);
@@ -210,7 +210,7 @@ CUresult sg_acquire(vgpu_sg_entry** entries, uint64_t* capacity)
         uint64_t n = cmdline().get_u64("vgpu_sg_entries", kDefaultSgEntries);
         if (n == 0 || n > VGPU_MAX_SG_ENTRIES)
             n = kDefaultSgEntries;
-        g.sg_pool = static_cast<vgpu_sg_entry*>(try_pinned_alloc(n * sizeof(vgpu_sg_entry), 0));
+        g.sg_pool = static_cast<vgpu_sg_entry*>(try_pinned_alloc_permanent(n * sizeof(vgpu_sg_entry), 0));
         if (g.sg_pool == nullptr)
             return CUDA_ERROR_OUT_OF_MEMORY;
         g.sg_capacity = n;

@@ -15,7 +15,7 @@ bool FrameAllocator::init(uint64_t base, uint64_t end)
     if (e <= b)
         return false;
     base_ = next_ = b;
-    end_ = e;
+    end_ = top_ = e;
     return true;
 }
 
@@ -32,6 +32,21 @@ bool FrameAllocator::alloc(uint64_t bytes, uint64_t align, uint64_t* phys)
     if (start > end_ || size > end_ - start)
         return false;
     next_ = start + size;
+    *phys = start;
+    return true;
+}
+
+bool FrameAllocator::alloc_top(uint64_t bytes, uint64_t align, uint64_t* phys)
+{
+    if (bytes == 0 || !is_pow2(align) || align < kPage4K || end_ == 0)
+        return false;
+    if (bytes > end_ - next_)
+        return false;
+    uint64_t size = (bytes + kPage4K - 1) & ~(kPage4K - 1);
+    uint64_t start = (end_ - size) & ~(align - 1);
+    if (start < next_)
+        return false;
+    end_ = start;
     *phys = start;
     return true;
 }

@@ -23,20 +23,26 @@ public:
     // the arguments are invalid (bytes == 0, bad align).
     bool alloc(uint64_t bytes, uint64_t align, uint64_t* phys);
 
-    // Everything allocated after mark() is released by release(mark).
+    // Like alloc, but from the top of the range down; never released (for
+    // what must outlive any mark: the vGPU ring, SG-list pool).
+    bool alloc_top(uint64_t bytes, uint64_t align, uint64_t* phys);
+
+    // Everything allocated (by alloc) after mark() is released by release(mark).
     uint64_t mark() const { return next_; }
     bool release(uint64_t mark);
 
     uint64_t base() const { return base_; }
-    uint64_t end() const { return end_; }
+    uint64_t end() const { return end_; } // end of what alloc may use
     uint64_t used_bytes() const { return next_ - base_; }
     uint64_t free_bytes() const { return end_ - next_; }
+    uint64_t top_bytes() const { return top_ - end_; } // taken by alloc_top
     // The largest block alloc(bytes, align) could still return.
     uint64_t largest_free(uint64_t align) const;
 
 private:
     uint64_t base_ = 0;
-    uint64_t end_ = 0;
+    uint64_t end_ = 0;  // moves down with alloc_top
+    uint64_t top_ = 0;  // the range's original end
     uint64_t next_ = 0;
 };
 

@@ -93,14 +93,27 @@ void heap_init(const kvmgpu_boot_info& info, const Cmdline& cmdline)
     g_ready = true;
 }
 
-void* try_pinned_alloc(size_t bytes, size_t align)
+static uint64_t pinned_align(size_t bytes, size_t align)
 {
     if (align == 0)
         align = bytes >= kPage2M ? kPage2M : kPage4K;
-    if (align < kPage4K)
-        align = kPage4K;
+    return align < kPage4K ? kPage4K : align;
+}
+
+void* try_pinned_alloc(size_t bytes, size_t align)
+{
+    align = pinned_align(bytes, align);
     uint64_t phys;
     if (!g_frames.alloc(bytes, align, &phys))
+        return nullptr;
+    return reinterpret_cast<void*>(phys);
+}
+
+void* try_pinned_alloc_permanent(size_t bytes, size_t align)
+{
+    align = pinned_align(bytes, align);
+    uint64_t phys;
+    if (!g_frames.alloc_top(bytes, align, &phys))
         return nullptr;
     return reinterpret_cast<void*>(phys);
 }

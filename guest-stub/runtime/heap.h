@@ -36,6 +36,10 @@ void heap_init(const kvmgpu_boot_info& info, const Cmdline& cmdline);
 void* try_pinned_alloc(size_t bytes, size_t align = 0);
 void* pinned_alloc(size_t bytes, size_t align = 0);
 
+// Pinned memory that heap_release never takes back (from the top of RAM):
+// for what lives as long as the guest, e.g. the vGPU ring and SG-list pool.
+void* try_pinned_alloc_permanent(size_t bytes, size_t align = 0);
+
 // Virtually contiguous memory in the heap region, backed by frames of the
 // guest page size, assigned in a random order (seeded by boot_info.seed)
 // as an OS heap's would be after some uptime; pageable_shuffle=0 keeps them
@@ -43,8 +47,9 @@ void* pinned_alloc(size_t bytes, size_t align = 0);
 void* try_pageable_alloc(size_t bytes);
 void* pageable_alloc(size_t bytes);
 
-// Releases everything (both kinds) allocated after the mark: a stack
-// discipline for programs that sweep buffer sizes.
+// Releases everything (both kinds, not the permanent pinned memory)
+// allocated after the mark: a stack discipline for programs that sweep
+// buffer sizes.
 struct HeapMark {
     uint64_t frames;
     uint64_t heap_va;

@@ -105,3 +105,46 @@ TEST(GuestFrameAlloc, LargestFree)
 }
 
 } // namespace
+
+namespace {
+using guest::FrameAllocator;
+using guest::kPage2M;
+using guest::kPage4K;
+
+TEST(GuestFrameAlloc, TopAllocationsSurviveRelease)
+{
+    FrameAllocator f;
+    ASSERT_TRUE(f.init(0x100000, 0x1000000));
+    uint64_t m = f.mark();
+    uint64_t low, top, top2;
+    ASSERT_TRUE(f.alloc(kPage4K, kPage4K, &low));
+    ASSERT_TRUE(f.alloc_top(3 * kPage4K + 1, kPage4K, &top));
+    EXPECT_EQ(top, 0x1000000u - 4 * kPage4K);
+    ASSERT_TRUE(f.alloc_top(kPage4K, kPage2M, &top2));
+    EXPECT_EQ(top2, 0xE00000u); // aligned down
+    EXPECT_EQ(f.end(), 0xE00000u);
+    EXPECT_EQ(f.top_bytes(), 0x200000u);
+    EXPECT_TRUE(f.release(m));
+    EXPECT_EQ(f.end(), 0xE00000u); // release leaves the top alone
+    uint64_t p;
+    EXPECT_FALSE(f.alloc(0xD00001, kPage4K, &p)); // cannot reach into the top
+    ASSERT_TRUE(f.alloc(0xD00000, kPage4K, &p));
+    EXPECT_FALSE(f.alloc_top(kPage4K, kPage4K, &p)); // bottom and top met
+    EXPECT_FALSE(f.alloc_top(0, kPage4K, &p));
+}
+
+TEST(GuestFrameAlloc, TopNeverCrossesBottom)
+{
+    FrameAllocator f;
+    ASSERT_TRUE(f.init(0x100000, 0x300000));
+    uint64_t p;
+    ASSERT_TRUE(f.alloc(0x101000, kPage4K, &p)); // bottom now at 0x201000
+    EXPECT_FALSE(f.alloc_top(kPage4K, kPage2M, &p)); // 2 MiB-aligned start 0x200000 is below it
+    EXPECT_FALSE(f.alloc_top(UINT64_MAX, kPage4K, &p));
+    EXPECT_FALSE(f.alloc_top(0x100000, kPage4K, &p)); // one page too many
+    ASSERT_TRUE(f.alloc_top(0xFF000, kPage4K, &p));
+    EXPECT_EQ(p, 0x201000u);
+    EXPECT_EQ(f.free_bytes(), 0u);
+}
+
+} // namespace
