@@ -19,13 +19,19 @@ bool FrameAllocator::init(uint64_t base, uint64_t end)
     return true;
 }
 
+bool FrameAllocator::checked_size(uint64_t bytes, uint64_t align, uint64_t* size) const
+{
+    if (bytes == 0 || !is_pow2(align) || align < kPage4K || end_ == 0 || bytes > end_ - next_)
+        return false;
+    *size = (bytes + kPage4K - 1) & ~(kPage4K - 1); // cannot wrap: bytes < 2^64 - 4K here
+    return true;
+}
+
 bool FrameAllocator::alloc(uint64_t bytes, uint64_t align, uint64_t* phys)
 {
-    if (bytes == 0 || !is_pow2(align) || align < kPage4K || end_ == 0)
+    uint64_t size;
+    if (!checked_size(bytes, align, &size))
         return false;
-    if (bytes > end_ - base_)
-        return false;
-    uint64_t size = (bytes + kPage4K - 1) & ~(kPage4K - 1);
     if (next_ > UINT64_MAX - (align - 1))
         return false;
     uint64_t start = (next_ + align - 1) & ~(align - 1);
@@ -38,11 +44,9 @@ bool FrameAllocator::alloc(uint64_t bytes, uint64_t align, uint64_t* phys)
 
 bool FrameAllocator::alloc_top(uint64_t bytes, uint64_t align, uint64_t* phys)
 {
-    if (bytes == 0 || !is_pow2(align) || align < kPage4K || end_ == 0)
+    uint64_t size;
+    if (!checked_size(bytes, align, &size))
         return false;
-    if (bytes > end_ - next_)
-        return false;
-    uint64_t size = (bytes + kPage4K - 1) & ~(kPage4K - 1);
     uint64_t start = (end_ - size) & ~(align - 1);
     if (start < next_)
         return false;

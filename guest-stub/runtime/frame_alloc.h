@@ -40,6 +40,9 @@ public:
     uint64_t largest_free(uint64_t align) const;
 
 private:
+    // Validates a request; *size = bytes rounded up to 4 KiB.
+    bool checked_size(uint64_t bytes, uint64_t align, uint64_t* size) const;
+
     uint64_t base_ = 0;
     uint64_t end_ = 0;  // moves down with alloc_top
     uint64_t top_ = 0;  // the range's original end

@@ -93,30 +93,21 @@ void heap_init(const kvmgpu_boot_info& info, const Cmdline& cmdline)
     g_ready = true;
 }
 
-static uint64_t pinned_align(size_t bytes, size_t align)
+// Pinned memory from the bottom (released by heap_release) or the top.
+static void* pinned_from(bool top, size_t bytes, size_t align)
 {
     if (align == 0)
         align = bytes >= kPage2M ? kPage2M : kPage4K;
-    return align < kPage4K ? kPage4K : align;
+    if (align < kPage4K)
+        align = kPage4K;
+    uint64_t phys;
+    bool ok = top ? g_frames.alloc_top(bytes, align, &phys) : g_frames.alloc(bytes, align, &phys);
+    return ok ? reinterpret_cast<void*>(phys) : nullptr;
 }
 
-void* try_pinned_alloc(size_t bytes, size_t align)
-{
-    align = pinned_align(bytes, align);
-    uint64_t phys;
-    if (!g_frames.alloc(bytes, align, &phys))
-        return nullptr;
-    return reinterpret_cast<void*>(phys);
-}
+void* try_pinned_alloc(size_t bytes, size_t align) { return pinned_from(false, bytes, align); }
 
-void* try_pinned_alloc_permanent(size_t bytes, size_t align)
-{
-    align = pinned_align(bytes, align);
-    uint64_t phys;
-    if (!g_frames.alloc_top(bytes, align, &phys))
-        return nullptr;
-    return reinterpret_cast<void*>(phys);
-}
+void* try_pinned_alloc_permanent(size_t bytes, size_t align) { return pinned_from(true, bytes, align); }
 
 void* pinned_alloc(size_t bytes, size_t align)
 {
