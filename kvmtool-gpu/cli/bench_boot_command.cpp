@@ -9,6 +9,7 @@
 #include "kvmtool-gpu/cli/arg_parser.h"
 #include "kvmtool-gpu/cli/guest_locator.h"
 #include "kvmtool-gpu/cli/open_kvm.h"
+#include "kvmtool-gpu/kvm/kvm_flavor.h"
 #include "kvmtool-gpu/kvm/kvm_system.h"
 #include "kvmtool-gpu/vmm/virtual_machine.h"
 
@@ -75,9 +76,9 @@ int bench_boot_command(const std::vector<std::string>& args) {
         prefault.push_back(r.timings.prefault_ns * 1e-6);
     }
     const auto f = stats(first), e = stats(exit), pf = stats(prefault);
-    std::printf("bench boot: guest %s, %lluM RAM on %s pages, KVM%s, %llu reps (+1 cold)\n", o.guest_path.c_str(),
+    std::printf("bench boot: guest %s, %lluM RAM on %s pages, %s, %llu reps (+1 cold)\n", o.guest_path.c_str(),
                 (unsigned long long)(o.ram_bytes >> 20), std::string(memmap::to_string(o.host_pages)).c_str(),
-                KvmSystem::host_is_virtualized() ? " nested" : "", (unsigned long long)reps);
+                detect_kvm_flavor().describe().c_str(), (unsigned long long)reps);
     std::printf("%-18s %10s %10s %10s %10s\n", "metric (ms)", "median", "min", "p90", "cold");
     std::printf("%-18s %10.3f %10.3f %10.3f %10.3f\n", "first-instruction", f.median, f.min, f.p90, cold_first);
     std::printf("%-18s %10.3f %10.3f %10.3f %10.3f\n", "exit", e.median, e.min, e.p90, cold_exit);

@@ -8,6 +8,7 @@
 #include "kvmtool-gpu/cli/guest_locator.h"
 #include "kvmtool-gpu/cli/open_kvm.h"
 #include "kvmtool-gpu/cli/vgpu_flags.h"
+#include "kvmtool-gpu/kvm/kvm_flavor.h"
 #include "kvmtool-gpu/kvm/kvm_system.h"
 #include "kvmtool-gpu/vmm/virtual_machine.h"
 
@@ -84,9 +85,8 @@ int run_command(const std::vector<std::string>& args) {
     const auto vgpu_cfg = parse_vgpu_flags(p);
 
     KvmSystem kvm = open_kvm();
-    const bool nested = KvmSystem::host_is_virtualized();
-    std::printf("kvmtool-gpu: vCPU backend: KVM%s; guest %s; RAM %lluM on %s host pages\n",
-                nested ? " (nested: this host is itself a VM)" : "", o.guest_path.c_str(),
+    std::printf("kvmtool-gpu: vCPU backend: %s; guest %s; RAM %lluM on %s host pages\n",
+                detect_kvm_flavor().describe().c_str(), o.guest_path.c_str(),
                 static_cast<unsigned long long>(o.ram_bytes >> 20), std::string(memmap::to_string(o.host_pages)).c_str());
     std::fflush(stdout);
     VirtualMachine vm(kvm, o);
