@@ -35,6 +35,8 @@ struct Dim3 {
 // Scatter-gather copy strategies (vgpu_sg_strategy without AUTO).
 enum class SgStrategy { PerChunk, Coalesce, Bounce, Batch, GatherKernel };
 const char* to_string(SgStrategy s);
+// "VGPU_ERROR_INVALID_VALUE" etc.; "VGPU_STATUS_<n>" for other CUresults.
+const char* status_name(uint32_t s);
 
 class GpuBackend {
 public:
@@ -43,6 +45,14 @@ public:
     virtual uint32_t id() const = 0;            // VGPU_BACKEND_*
     virtual std::string describe() const = 0;   // one line, for result tables and logs
     virtual bool real_kernels() const = 0;      // false: CPU reference kernels only
+    // What VGPU_SG_AUTO means on this backend.
+    virtual SgStrategy default_sg_strategy() const = 0;
+
+    // Makes the backend usable on the calling thread (CUDA: its context
+    // current). The device calls it once on its executor thread and then
+    // calls every other method on that thread only; backends are not
+    // thread-safe.
+    virtual void bind_thread() {}
 
     // Guest RAM, registered (pinned, device-mapped) once when the VM starts.
     // register_ns() reports what that cost.
@@ -74,6 +84,8 @@ public:
     virtual Status memset_d8(uint64_t dptr, uint8_t value, uint64_t count, BackendStream s, bool async) = 0;
     virtual Status memset_d32(uint64_t dptr, uint32_t value, uint64_t count, BackendStream s, bool async) = 0;
 
+    // image is a private copy, and the byte after it is readable and 0 (a
+    // PTX text image is NUL-terminated whatever the guest sent).
     virtual Status module_load(std::span<const uint8_t> image, BackendModule* out) = 0;
     virtual Status module_unload(BackendModule m) = 0;
     virtual Status module_get_function(BackendModule m, std::string_view name, BackendFunction* out) = 0;

@@ -1,0 +1,56 @@
+// One VM's view of device memory: the allocations it holds (with its quota)
+// and the zero-copy device windows onto its own guest RAM. The device model
+// asks it whether a guest-supplied device range [dptr, dptr + bytes) is the
+// VM's to touch; nothing else decides that.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "kvmtool-gpu/devices/vgpu/range.h"
+
+namespace kvmgpu::vgpu {
+
+// Not thread-safe: owned by the executor thread.
+class AllocationTable {
+public:
+    AllocationTable(uint64_t quota_bytes, uint32_t max_allocations)
+        : quota_(quota_bytes), max_count_(max_allocations) {}
+
+    // Would an allocation of `bytes` fit the quota and the count limit?
+    bool can_reserve(uint64_t bytes) const;
+    // Records a backend allocation; false if [dptr, dptr+bytes) wraps or
+    // overlaps one already recorded (a backend bug, refused all the same).
+    bool insert(uint64_t dptr, uint64_t bytes);
+    // Size of the allocation starting exactly at dptr, 0 if none; removes it.
+    uint64_t erase(uint64_t dptr);
+    // Forgets every allocation (after the backend freed or lost them).
+    void clear() { allocs_.clear(), used_ = 0; }
+
+    // Zero-copy windows: device addresses of guest RAM (not quota-counted).
+    void set_windows(std::vector<std::pair<uint64_t, uint64_t>> base_and_bytes) { windows_ = std::move(base_and_bytes); }
+
+    // True when [dptr, dptr + bytes) lies wholly inside ONE allocation or ONE
+    // window. bytes == 0 asks about dptr alone. Overflow-safe.
+    bool contains(uint64_t dptr, uint64_t bytes) const;
+    bool in_allocation(uint64_t dptr, uint64_t bytes) const;
+
+    uint64_t used() const { return used_; }
+    uint64_t quota() const { return quota_; }
+    size_t count() const { return allocs_.size(); }
+    template <typename Fn>
+    void for_each(Fn&& fn) const {
+        for (const auto& [base, size] : allocs_) fn(base, size);
+    }
+
+private:
+    uint64_t quota_;
+    uint32_t max_count_;
+    uint64_t used_ = 0;
+    std::map<uint64_t, uint64_t> allocs_; // base -> bytes
+    std::vector<std::pair<uint64_t, uint64_t>> windows_;
+};
+
+} // namespace kvmgpu::vgpu

@@ -1,0 +1,63 @@
+#include "kvmtool-gpu/devices/vgpu/backends/backend_factory.h"
+
+#include <strings.h>
+
+#include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
+#ifdef KVMGPU_HAVE_CUDA_BACKEND
+#include "kvmtool-gpu/devices/vgpu/backends/cuda_backend.h"
+#endif
+
+namespace kvmgpu::vgpu {
+
+bool parse_backend_choice(std::string_view s, BackendChoice* out) {
+    const std::string v(s);
+    if (strcasecmp(v.c_str(), "auto") == 0) return *out = BackendChoice::Auto, true;
+    if (strcasecmp(v.c_str(), "cuda") == 0) return *out = BackendChoice::Cuda, true;
+    if (strcasecmp(v.c_str(), "host") == 0) return *out = BackendChoice::Host, true;
+    return false;
+}
+
+const char* to_string(BackendChoice c) {
+    switch (c) {
+    case BackendChoice::Auto: return "auto";
+    case BackendChoice::Cuda: return "cuda";
+    case BackendChoice::Host: return "host";
+    }
+    return "?";
+}
+
+namespace {
+std::unique_ptr<GpuBackend> make_cuda(int ordinal, std::string* reason) {
+#ifdef KVMGPU_HAVE_CUDA_BACKEND
+    return CudaBackend::create(CudaBackendOptions{.ordinal = ordinal}, reason);
+#else
+    (void)ordinal;
+    *reason = "this VMM was built without cuda.h: no CUDA backend";
+    return nullptr;
+#endif
+}
+} // namespace
+
+std::unique_ptr<GpuBackend> make_backend(BackendChoice choice, std::string* why, int cuda_ordinal) {
+    std::string reason;
+    std::unique_ptr<GpuBackend> b;
+    if (choice != BackendChoice::Host) {
+        b = make_cuda(cuda_ordinal, &reason);
+        if (!b && choice == BackendChoice::Cuda) {
+            if (why) *why = "CUDA backend unavailable: " + reason;
+            return nullptr;
+        }
+    }
+    if (b) {
+        if (why) *why = b->describe();
+        return b;
+    }
+    b = std::make_unique<HostBackend>();
+    if (why) {
+        *why = choice == BackendChoice::Host ? b->describe() + " (forced)"
+                                             : b->describe() + " (CUDA unavailable: " + reason + ")";
+    }
+    return b;
+}
+
+} // namespace kvmgpu::vgpu

@@ -1,0 +1,302 @@
+// CudaBackend: context life cycle, guest RAM registration, recovery, and
+// every operation but the scatter-gather strategies (cuda_backend_sg.cpp).
+#include "kvmtool-gpu/devices/vgpu/backends/cuda_backend.h"
+#include "kvmtool-gpu/devices/vgpu/backends/cuda_status.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include "kvmtool-gpu/devices/vgpu/backends/embedded_fatbin.h"
+#include "kvmtool-gpu/util/log.h"
+
+namespace kvmgpu::vgpu {
+
+// The ABI promises status codes are CUresult values, one to one.
+#define KVMGPU_SAME_CODE(v) static_assert(static_cast<int>(VGPU_##v) == static_cast<int>(CUDA_##v), #v)
+KVMGPU_SAME_CODE(SUCCESS);
+KVMGPU_SAME_CODE(ERROR_INVALID_VALUE);
+KVMGPU_SAME_CODE(ERROR_OUT_OF_MEMORY);
+KVMGPU_SAME_CODE(ERROR_NOT_INITIALIZED);
+KVMGPU_SAME_CODE(ERROR_NO_DEVICE);
+KVMGPU_SAME_CODE(ERROR_INVALID_DEVICE);
+KVMGPU_SAME_CODE(ERROR_INVALID_IMAGE);
+KVMGPU_SAME_CODE(ERROR_INVALID_CONTEXT);
+KVMGPU_SAME_CODE(ERROR_INVALID_HANDLE);
+KVMGPU_SAME_CODE(ERROR_NOT_FOUND);
+KVMGPU_SAME_CODE(ERROR_NOT_READY);
+KVMGPU_SAME_CODE(ERROR_ILLEGAL_ADDRESS);
+KVMGPU_SAME_CODE(ERROR_LAUNCH_OUT_OF_RESOURCES);
+KVMGPU_SAME_CODE(ERROR_LAUNCH_FAILED);
+KVMGPU_SAME_CODE(ERROR_NOT_SUPPORTED);
+KVMGPU_SAME_CODE(ERROR_UNKNOWN);
+#undef KVMGPU_SAME_CODE
+static_assert(sizeof(kvmgpu_copy_run) == 24);
+
+namespace {
+uint64_t now_ns() {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch())
+                                     .count());
+}
+} // namespace
+
+std::unique_ptr<CudaBackend> CudaBackend::create(const CudaBackendOptions& opts, std::string* why) {
+    std::string reason;
+    const CudaDriverApi* api = CudaDriverApi::get(&reason);
+    auto fail = [&](std::string r) {
+        if (why) *why = std::move(r);
+        return nullptr;
+    };
+    if (!api) return fail(reason);
+    std::unique_ptr<CudaBackend> b(new CudaBackend(*api, opts));
+    CUresult r = api->cuDeviceGet(&b->dev_, opts.ordinal);
+    if (r != CUDA_SUCCESS) return fail("cuDeviceGet(" + std::to_string(opts.ordinal) + "): " + api->describe(r));
+    char name[256] = {};
+    api->cuDeviceGetName(name, sizeof name - 1, b->dev_);
+    b->device_name_ = name;
+    if (b->make_context(&reason) != CUDA_SUCCESS) return fail(reason);
+    CUcontext popped;
+    api->cuCtxPopCurrent(&popped); // the executor makes it current on its own thread
+    return b;
+}
+
+CudaBackend::~CudaBackend() {
+    if (!ctx_) return;
+    api_.cuCtxSetCurrent(ctx_);
+    free_context();
+}
+
+CUresult CudaBackend::make_context(std::string* why) {
+    auto fail = [&](const char* what, CUresult r) {
+        *why = std::string(what) + ": " + api_.describe(r);
+        return r;
+    };
+    // Own context, not the primary one: VMs share no address space and no sticky error.
+    CUresult r = api_.cuCtxCreate(&ctx_, nullptr, opts_.ctx_flags, dev_);
+    if (r != CUDA_SUCCESS) return ctx_ = nullptr, fail("cuCtxCreate", r);
+    if ((r = api_.cuStreamCreate(&internal_, CU_STREAM_DEFAULT)) != CUDA_SUCCESS) return fail("cuStreamCreate", r);
+    for (int i = 0; i < 2; ++i) {
+        if ((r = api_.cuMemHostAlloc(&bounce_[i], opts_.bounce_bytes, 0)) != CUDA_SUCCESS)
+            return fail("cuMemHostAlloc (bounce buffer)", r);
+        if ((r = api_.cuEventCreate(&bounce_done_[i], CU_EVENT_DISABLE_TIMING)) != CUDA_SUCCESS)
+            return fail("cuEventCreate", r);
+    }
+    if ((r = api_.cuEventCreate(&table_free_, CU_EVENT_DISABLE_TIMING)) != CUDA_SUCCESS) return fail("cuEventCreate", r);
+#ifdef KVMGPU_HAVE_SG_FATBIN
+    // Not fatal: without it only the GatherKernel strategy is missing.
+    if ((r = api_.cuModuleLoadData(&builtin_, kvmgpu_sg_fatbin)) != CUDA_SUCCESS) {
+        log_warn("cuda backend: cannot load the embedded sg_kernels fatbin: %s", api_.describe(r).c_str());
+        builtin_ = nullptr;
+    } else if (api_.cuModuleGetFunction(&gather_fn_, builtin_, "kvmgpu_sg_gather") != CUDA_SUCCESS ||
+               api_.cuModuleGetFunction(&scatter_fn_, builtin_, "kvmgpu_sg_scatter") != CUDA_SUCCESS) {
+        gather_fn_ = scatter_fn_ = nullptr;
+    }
+#endif
+    return CUDA_SUCCESS;
+}
+
+void CudaBackend::free_context() {
+    // Destroying the context frees its memory, modules, streams and events;
+    // registrations are undone first so the pages can be registered again.
+    for (const auto& r : ram_.ranges()) api_.cuMemHostUnregister(r.host);
+    api_.cuCtxDestroy(ctx_);
+    ctx_ = nullptr;
+    internal_ = nullptr;
+    bounce_[0] = bounce_[1] = nullptr;
+    bounce_done_[0] = bounce_done_[1] = nullptr;
+    builtin_ = nullptr;
+    gather_fn_ = scatter_fn_ = nullptr;
+    table_host_ = nullptr;
+    table_dev_ = 0;
+    table_cap_ = 0;
+    table_free_ = nullptr;
+}
+
+std::string CudaBackend::describe() const {
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  "CUDA backend: %s (ordinal %d), driver CUDA %d.%d, own context per VM; gather kernel %s; "
+                  "cuMemcpyBatchAsync %s%s",
+                  device_name_.c_str(), opts_.ordinal, api_.driver_version / 1000, api_.driver_version % 1000 / 10,
+                  gather_fn_ ? "loaded" : "unavailable", has_batch() ? "present" : "absent",
+                  lost_ ? "; CONTEXT LOST after a sticky error" : "");
+    return buf;
+}
+
+SgStrategy CudaBackend::default_sg_strategy() const {
+    return gather_fn_ && !ram_.empty() ? SgStrategy::GatherKernel : SgStrategy::Coalesce;
+}
+
+void CudaBackend::bind_thread() { api_.cuCtxSetCurrent(ctx_); }
+
+Status CudaBackend::register_guest_ram(void* host, uint64_t bytes) {
+    const uint64_t t0 = now_ns();
+    CUresult r = api_.cuMemHostRegister(host, bytes, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
+    // Already registered: a context lost to a sticky error could not undo it.
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) return to_status(r);
+    CUdeviceptr dev = 0;
+    CU_TRY(api_.cuMemHostGetDevicePointer(&dev, host, 0));
+    ram_.add(static_cast<uint8_t*>(host), bytes, dev);
+    register_ns_ += now_ns() - t0;
+    return VGPU_SUCCESS;
+}
+
+Status CudaBackend::device_count(int* out) {
+    *out = 1; // the VM sees this backend's device only
+    return VGPU_SUCCESS;
+}
+
+Status CudaBackend::device_attribute(int attribute, int ordinal, int* out) {
+    if (ordinal != 0) return VGPU_ERROR_INVALID_DEVICE;
+    return to_status(api_.cuDeviceGetAttribute(out, static_cast<CUdevice_attribute>(attribute), dev_));
+}
+
+Status CudaBackend::device_name(int ordinal, char* buf, size_t len) {
+    if (ordinal != 0) return VGPU_ERROR_INVALID_DEVICE;
+    return to_status(api_.cuDeviceGetName(buf, static_cast<int>(len), dev_));
+}
+
+Status CudaBackend::device_total_mem(int ordinal, uint64_t* out) {
+    if (ordinal != 0) return VGPU_ERROR_INVALID_DEVICE;
+    size_t total = 0;
+    CU_TRY(api_.cuDeviceTotalMem(&total, dev_));
+    *out = total;
+    return VGPU_SUCCESS;
+}
+
+Status CudaBackend::ctx_synchronize() { return to_status(api_.cuCtxSynchronize()); }
+
+Status CudaBackend::mem_alloc(uint64_t bytes, uint64_t* dptr) {
+    CUdeviceptr p = 0;
+    CU_TRY(api_.cuMemAlloc(&p, bytes));
+    *dptr = p;
+    return VGPU_SUCCESS;
+}
+
+Status CudaBackend::mem_free(uint64_t dptr) { return to_status(api_.cuMemFree(dptr)); }
+
+Status CudaBackend::mem_get_info(uint64_t* free_bytes, uint64_t* total_bytes) {
+    size_t f = 0, t = 0;
+    CU_TRY(api_.cuMemGetInfo(&f, &t));
+    *free_bytes = f, *total_bytes = t;
+    return VGPU_SUCCESS;
+}
+
+// Enqueued successfully: wait for the stream unless the guest asked not to.
+Status CudaBackend::finish(CUresult r, CUstream s, bool async) {
+    if (r != CUDA_SUCCESS || async) return to_status(r);
+    return to_status(api_.cuStreamSynchronize(s));
+}
+
+Status CudaBackend::memcpy_htod(uint64_t dst, const void* src, uint64_t bytes, BackendStream s, bool async) {
+    return finish(api_.cuMemcpyHtoDAsync(dst, src, bytes, stream(s)), stream(s), async);
+}
+
+Status CudaBackend::memcpy_dtoh(void* dst, uint64_t src, uint64_t bytes, BackendStream s, bool async) {
+    return finish(api_.cuMemcpyDtoHAsync(dst, src, bytes, stream(s)), stream(s), async);
+}
+
+Status CudaBackend::memcpy_dtod(uint64_t dst, uint64_t src, uint64_t bytes, BackendStream s, bool async) {
+    return finish(api_.cuMemcpyDtoDAsync(dst, src, bytes, stream(s)), stream(s), async);
+}
+
+Status CudaBackend::memset_d8(uint64_t dptr, uint8_t value, uint64_t count, BackendStream s, bool async) {
+    return finish(api_.cuMemsetD8Async(dptr, value, count, stream(s)), stream(s), async);
+}
+
+Status CudaBackend::memset_d32(uint64_t dptr, uint32_t value, uint64_t count, BackendStream s, bool async) {
+    return finish(api_.cuMemsetD32Async(dptr, value, count, stream(s)), stream(s), async);
+}
+
+Status CudaBackend::module_load(std::span<const uint8_t> image, BackendModule* out) {
+    CUmodule m = nullptr;
+    CU_TRY(api_.cuModuleLoadData(&m, image.data())); // a NUL follows the image (gpu_backend.h)
+    *out = reinterpret_cast<BackendModule>(m);
+    return VGPU_SUCCESS;
+}
+
+Status CudaBackend::load_builtin_module(BackendModule* out) {
+#ifdef KVMGPU_HAVE_SG_FATBIN
+    return module_load({kvmgpu_sg_fatbin, static_cast<size_t>(kvmgpu_sg_fatbin_end - kvmgpu_sg_fatbin)}, out);
+#else
+    (void)out;
+    return VGPU_ERROR_NOT_SUPPORTED;
+#endif
+}
+
+Status CudaBackend::module_unload(BackendModule m) { return to_status(api_.cuModuleUnload(reinterpret_cast<CUmodule>(m))); }
+
+Status CudaBackend::module_get_function(BackendModule m, std::string_view name, BackendFunction* out) {
+    const std::string n(name); // the driver wants a NUL-terminated name
+    CUfunction f = nullptr;
+    CU_TRY(api_.cuModuleGetFunction(&f, reinterpret_cast<CUmodule>(m), n.c_str()));
+    *out = reinterpret_cast<BackendFunction>(f);
+    return VGPU_SUCCESS;
+}
+
+Status CudaBackend::launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
+                           std::span<void* const> params, std::span<const uint16_t>) {
+    return to_status(api_.cuLaunchKernel(reinterpret_cast<CUfunction>(f), grid.x, grid.y, grid.z, block.x, block.y,
+                                         block.z, shared_bytes, stream(s), const_cast<void**>(params.data()), nullptr));
+}
+
+Status CudaBackend::stream_create(uint32_t flags, BackendStream* out) {
+    CUstream st = nullptr;
+    CU_TRY(api_.cuStreamCreate(&st, flags));
+    *out = reinterpret_cast<BackendStream>(st);
+    return VGPU_SUCCESS;
+}
+
+Status CudaBackend::stream_synchronize(BackendStream s) { return to_status(api_.cuStreamSynchronize(stream(s))); }
+
+Status CudaBackend::stream_destroy(BackendStream s) { return to_status(api_.cuStreamDestroy(stream(s))); }
+
+Status CudaBackend::event_create(uint32_t flags, BackendEvent* out) {
+    CUevent e = nullptr;
+    CU_TRY(api_.cuEventCreate(&e, flags));
+    *out = reinterpret_cast<BackendEvent>(e);
+    return VGPU_SUCCESS;
+}
+
+Status CudaBackend::event_record(BackendEvent e, BackendStream s) {
+    return to_status(api_.cuEventRecord(reinterpret_cast<CUevent>(e), stream(s)));
+}
+
+Status CudaBackend::event_synchronize(BackendEvent e) {
+    return to_status(api_.cuEventSynchronize(reinterpret_cast<CUevent>(e)));
+}
+
+Status CudaBackend::event_elapsed_ms(BackendEvent start, BackendEvent end, float* ms) {
+    return to_status(api_.cuEventElapsedTime(ms, reinterpret_cast<CUevent>(start), reinterpret_cast<CUevent>(end)));
+}
+
+Status CudaBackend::event_destroy(BackendEvent e) { return to_status(api_.cuEventDestroy(reinterpret_cast<CUevent>(e))); }
+
+bool CudaBackend::recover_from(Status s) {
+    const bool execution_error = (s >= 700 && s < 800) || s == VGPU_ERROR_UNKNOWN;
+    if (!execution_error || !ctx_) return false;
+    // Sticky means the context itself now fails; a launch that merely could
+    // not start (e.g. too many resources) leaves it working.
+    if (api_.cuCtxSynchronize() == CUDA_SUCCESS) return false;
+    log_warn("cuda backend: context lost after %s (%u): re-creating it", status_name(s), s);
+    const std::vector<GuestRamMap::Range> ranges = ram_.ranges();
+    free_context();
+    ram_.clear();
+    std::string why;
+    if (make_context(&why) != CUDA_SUCCESS) {
+        // Seen with driver 580 after an illegal address: cuda.h documents
+        // 700/719 as needing a process restart, and cuCtxCreate itself then
+        // fails. Every later call fails cleanly (no context) instead.
+        lost_ = true;
+        log_error("cuda backend: cannot re-create the context (%s): this process's CUDA is unusable after the "
+                  "sticky error; the vGPU fails every command from now on",
+                  why.c_str());
+        return true; // every handle is gone either way
+    }
+    for (const auto& r : ranges)
+        if (register_guest_ram(r.host, r.bytes) != VGPU_SUCCESS)
+            log_warn("cuda backend: re-registering %llu bytes of guest RAM failed", static_cast<unsigned long long>(r.bytes));
+    return true;
+}
+
+} // namespace kvmgpu::vgpu

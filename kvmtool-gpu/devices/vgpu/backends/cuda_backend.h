@@ -1,0 +1,148 @@
+// The GpuBackend of a real GPU: the CUDA Driver API (loaded at run time,
+// see cuda_driver_api.h), one CUDA context per instance (cuCtxCreate, not
+// the shared primary context, so VMs never share an address space or a
+// sticky error). Guest RAM is registered once (PORTABLE | DEVICEMAP) so
+// copies are DMA straight from guest RAM and kernels can read it.
+//
+// Scatter-gather strategies:
+//   PerChunk / Coalesce - one cuMemcpy*Async per run (the device model
+//                         decides whether runs were coalesced);
+//   Bounce              - GViM-style 2 copies: runs packed by the CPU into
+//                         two pinned buffers in turn, each sent as one copy;
+//   Batch               - one cuMemcpyBatchAsync (NOT_SUPPORTED without it);
+//   GatherKernel        - sg_kernels.cu reads/writes guest RAM through its
+//                         zero-copy mapping; run table uploaded per transfer
+//                         (NOT_SUPPORTED if the fatbin was not built or the
+//                         RAM is not device-mapped).
+// Not thread-safe: bind_thread() on the executor, then call from there.
+// Sticky errors: see recover_from().
+#pragma once
+
+#include <cuda.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kvmtool-gpu/devices/vgpu/backends/cuda_driver_api.h"
+#include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
+#include "kvmtool-gpu/devices/vgpu/backends/guest_ram_map.h"
+#include "kvmtool-gpu/devices/vgpu/backends/sg_copy_run.h"
+
+namespace kvmgpu::vgpu {
+
+struct CudaBackendOptions {
+    int ordinal = 0;                      // which GPU
+    unsigned ctx_flags = 0;               // CU_CTX_SCHED_* (0: driver's choice)
+    uint64_t bounce_bytes = 4ull << 20;   // each of the two Bounce buffers
+    uint64_t gather_piece = 32ull << 10;  // GatherKernel splits runs into pieces this large
+};
+
+class CudaBackend final : public GpuBackend {
+public:
+    // nullptr with a one-line reason when there is no driver, no device, or
+    // the context cannot be made.
+    static std::unique_ptr<CudaBackend> create(const CudaBackendOptions& opts, std::string* why);
+    ~CudaBackend() override;
+
+    uint32_t id() const override { return VGPU_BACKEND_CUDA; }
+    std::string describe() const override;
+    bool real_kernels() const override { return true; }
+    SgStrategy default_sg_strategy() const override;
+    void bind_thread() override;
+
+    Status register_guest_ram(void* host, uint64_t bytes) override;
+    uint64_t register_ns() const override { return register_ns_; }
+    uint64_t guest_ram_device_address(const void* host) const override { return ram_.device_address(host); }
+
+    Status device_count(int* out) override;
+    Status device_attribute(int attribute, int ordinal, int* out) override;
+    Status device_name(int ordinal, char* buf, size_t len) override;
+    Status device_total_mem(int ordinal, uint64_t* out) override;
+    Status ctx_synchronize() override;
+
+    Status mem_alloc(uint64_t bytes, uint64_t* dptr) override;
+    Status mem_free(uint64_t dptr) override;
+    Status mem_get_info(uint64_t* free_bytes, uint64_t* total_bytes) override;
+
+    Status memcpy_htod(uint64_t dst, const void* src, uint64_t bytes, BackendStream s, bool async) override;
+    Status memcpy_dtoh(void* dst, uint64_t src, uint64_t bytes, BackendStream s, bool async) override;
+    Status memcpy_dtod(uint64_t dst, uint64_t src, uint64_t bytes, BackendStream s, bool async) override;
+    Status memcpy_htod_sg(uint64_t dst, std::span<const memmap::HostRun> runs, SgStrategy how, BackendStream s,
+                          bool async) override;
+    Status memcpy_dtoh_sg(uint64_t src, std::span<const memmap::HostRun> runs, SgStrategy how, BackendStream s,
+                          bool async) override;
+    Status memset_d8(uint64_t dptr, uint8_t value, uint64_t count, BackendStream s, bool async) override;
+    Status memset_d32(uint64_t dptr, uint32_t value, uint64_t count, BackendStream s, bool async) override;
+
+    Status module_load(std::span<const uint8_t> image, BackendModule* out) override;
+    Status module_unload(BackendModule m) override;
+    Status module_get_function(BackendModule m, std::string_view name, BackendFunction* out) override;
+    Status launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
+                  std::span<void* const> params, std::span<const uint16_t> sizes) override;
+
+    Status stream_create(uint32_t flags, BackendStream* out) override;
+    Status stream_synchronize(BackendStream s) override;
+    Status stream_destroy(BackendStream s) override;
+    Status event_create(uint32_t flags, BackendEvent* out) override;
+    Status event_record(BackendEvent e, BackendStream s) override;
+    Status event_synchronize(BackendEvent e) override;
+    Status event_elapsed_ms(BackendEvent start, BackendEvent end, float* ms) override;
+    Status event_destroy(BackendEvent e) override;
+
+    // Execution errors (700..799, UNKNOWN) that leave the context failing
+    // cuCtxSynchronize: destroy it, make a new one, re-register guest RAM.
+    // With driver 580 an illegal address poisons the whole process (cuda.h:
+    // "the process must be terminated and relaunched"): the new context
+    // cannot be made, context_lost() turns true and every later call fails
+    // with an error status. Fault isolation between VMs therefore needs one
+    // VMM process per VM.
+    bool recover_from(Status s) override;
+    bool context_lost() const { return lost_; }
+
+    bool has_gather_kernel() const { return gather_fn_ != nullptr; }
+    bool has_batch() const { return api_.cuMemcpyBatchAsync != nullptr; }
+    // Loads a module from the VMM's embedded fatbin (tests use its kernels).
+    Status load_builtin_module(BackendModule* out);
+
+private:
+    CudaBackend(const CudaDriverApi& api, const CudaBackendOptions& opts) : api_(api), opts_(opts) {}
+    CUresult make_context(std::string* why); // leaves it current on this thread
+    void free_context();
+    static CUstream stream(BackendStream s) { return reinterpret_cast<CUstream>(s); }
+    Status finish(CUresult r, CUstream s, bool async);
+
+    // cuda_backend_sg.cpp
+    Status sg_each(CUdeviceptr dptr, std::span<const memmap::HostRun> runs, CUstream s, bool htod, bool async);
+    Status sg_bounce_htod(CUdeviceptr dst, std::span<const memmap::HostRun> runs, CUstream s, bool async);
+    Status sg_bounce_dtoh(CUdeviceptr src, std::span<const memmap::HostRun> runs, CUstream s);
+    Status sg_batch(CUdeviceptr dptr, std::span<const memmap::HostRun> runs, CUstream s, bool htod, bool async);
+    Status sg_gather(CUdeviceptr dptr, std::span<const memmap::HostRun> runs, CUstream s, bool htod, bool async);
+    Status reserve_run_table(uint64_t entries);
+
+    const CudaDriverApi& api_;
+    const CudaBackendOptions opts_;
+    CUdevice dev_ = 0;
+    CUcontext ctx_ = nullptr;
+    std::string device_name_;
+    GuestRamMap ram_; // registered guest RAM
+    uint64_t register_ns_ = 0;
+    bool lost_ = false; // a sticky error and no new context could be made
+
+    // Per-context helpers, re-made with the context.
+    CUstream internal_ = nullptr; // Batch needs a non-NULL stream
+    void* bounce_[2] = {nullptr, nullptr};
+    CUevent bounce_done_[2] = {nullptr, nullptr};
+    CUmodule builtin_ = nullptr;
+    CUfunction gather_fn_ = nullptr, scatter_fn_ = nullptr;
+    kvmgpu_copy_run* table_host_ = nullptr; // pinned staging for the run table
+    CUdeviceptr table_dev_ = 0;
+    uint64_t table_cap_ = 0;      // entries both can hold
+    CUevent table_free_ = nullptr; // recorded after the last kernel that read the table
+
+    // Scratch for Batch, reused.
+    std::vector<CUdeviceptr> batch_dst_, batch_src_;
+    std::vector<size_t> batch_size_;
+};
+
+} // namespace kvmgpu::vgpu

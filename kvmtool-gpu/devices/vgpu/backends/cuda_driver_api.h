@@ -1,0 +1,57 @@
+// The CUDA Driver API, found at run time: libcuda.so.1 is dlopen'ed and every
+// entry point resolved through cuGetProcAddress. Nothing links against
+// libcuda, so the VMM builds and starts on machines without a driver.
+//
+// Each entry point is asked for at the version whose signature this build's
+// cuda.h declares (the PFN_<name>_v<version> types of cudaTypedefs.h),
+// checked at compile time. Asking for everything at CUDA_VERSION is wrong:
+// with 13.0, cuGetProcAddress("cuCtxSynchronize", 13000) returns the new
+// cuCtxSynchronize(CUcontext) while cuda.h still declares cuCtxSynchronize(void)
+// (seen on the H100: calling it without the argument gave CONTEXT_IS_DESTROYED).
+//
+// Members carry the API's own names, so a call reads as in the CUDA
+// documentation: api.cuMemAlloc(&p, n).
+#pragma once
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <string>
+
+namespace kvmgpu::vgpu {
+
+// (name, version): version picks PFN_<name>_v<version> and is what
+// cuGetProcAddress is asked for.
+#define KVMGPU_CUDA_REQUIRED(X)                                                                                 \
+    X(cuInit, 2000) X(cuDriverGetVersion, 2020) X(cuGetErrorName, 6000) X(cuGetErrorString, 6000)                \
+    X(cuDeviceGet, 2000) X(cuDeviceGetCount, 2000) X(cuDeviceGetName, 2000) X(cuDeviceGetAttribute, 2000)        \
+    X(cuDeviceTotalMem, 3020) X(cuCtxCreate, 12050) X(cuCtxDestroy, 4000) X(cuCtxSetCurrent, 4000)               \
+    X(cuCtxPopCurrent, 4000) X(cuCtxSynchronize, 2000) X(cuMemAlloc, 3020) X(cuMemFree, 3020)                    \
+    X(cuMemGetInfo, 3020) X(cuMemHostRegister, 6050) X(cuMemHostUnregister, 4000)                                \
+    X(cuMemHostGetDevicePointer, 3020) X(cuMemHostAlloc, 2020) X(cuMemFreeHost, 2000)                            \
+    X(cuMemcpyHtoDAsync, 3020) X(cuMemcpyDtoHAsync, 3020) X(cuMemcpyDtoDAsync, 3020) X(cuMemsetD8Async, 3020)    \
+    X(cuMemsetD32Async, 3020) X(cuModuleLoadData, 2000) X(cuModuleUnload, 2000) X(cuModuleGetFunction, 2000)     \
+    X(cuLaunchKernel, 4000) X(cuStreamCreate, 2000) X(cuStreamSynchronize, 2000) X(cuStreamDestroy, 4000)        \
+    X(cuEventCreate, 2000) X(cuEventRecord, 2000) X(cuEventSynchronize, 2000) X(cuEventElapsedTime, 12080)       \
+    X(cuEventDestroy, 4000)
+
+// Absent from older drivers; nullptr then.
+#define KVMGPU_CUDA_OPTIONAL(X) X(cuMemcpyBatchAsync, 13000)
+
+// Resolved entry points; one per process, never unloaded.
+struct CudaDriverApi {
+#define KVMGPU_CUDA_MEMBER(name, version) PFN_##name##_v##version name = nullptr;
+    KVMGPU_CUDA_REQUIRED(KVMGPU_CUDA_MEMBER)
+    KVMGPU_CUDA_OPTIONAL(KVMGPU_CUDA_MEMBER)
+#undef KVMGPU_CUDA_MEMBER
+    int driver_version = 0; // cuDriverGetVersion, e.g. 13000
+
+    // Loads and initialises the driver once (cuInit). nullptr on failure,
+    // with a one-line reason in *why (no library, old driver, no device).
+    static const CudaDriverApi* get(std::string* why);
+
+    // "CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)".
+    std::string describe(CUresult r) const;
+};
+
+} // namespace kvmgpu::vgpu

@@ -1,0 +1,38 @@
+#include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
+
+namespace kvmgpu::vgpu {
+
+const char* to_string(SgStrategy s) {
+    switch (s) {
+    case SgStrategy::PerChunk: return "per-chunk";
+    case SgStrategy::Coalesce: return "coalesce";
+    case SgStrategy::Bounce: return "bounce";
+    case SgStrategy::Batch: return "batch";
+    case SgStrategy::GatherKernel: return "gather-kernel";
+    }
+    return "?";
+}
+
+const char* status_name(uint32_t s) {
+    switch (s) {
+    case VGPU_SUCCESS: return "VGPU_SUCCESS";
+    case VGPU_ERROR_INVALID_VALUE: return "VGPU_ERROR_INVALID_VALUE";
+    case VGPU_ERROR_OUT_OF_MEMORY: return "VGPU_ERROR_OUT_OF_MEMORY";
+    case VGPU_ERROR_NOT_INITIALIZED: return "VGPU_ERROR_NOT_INITIALIZED";
+    case VGPU_ERROR_NO_DEVICE: return "VGPU_ERROR_NO_DEVICE";
+    case VGPU_ERROR_INVALID_DEVICE: return "VGPU_ERROR_INVALID_DEVICE";
+    case VGPU_ERROR_INVALID_IMAGE: return "VGPU_ERROR_INVALID_IMAGE";
+    case VGPU_ERROR_INVALID_CONTEXT: return "VGPU_ERROR_INVALID_CONTEXT";
+    case VGPU_ERROR_INVALID_HANDLE: return "VGPU_ERROR_INVALID_HANDLE";
+    case VGPU_ERROR_NOT_FOUND: return "VGPU_ERROR_NOT_FOUND";
+    case VGPU_ERROR_NOT_READY: return "VGPU_ERROR_NOT_READY";
+    case VGPU_ERROR_ILLEGAL_ADDRESS: return "VGPU_ERROR_ILLEGAL_ADDRESS";
+    case VGPU_ERROR_LAUNCH_OUT_OF_RESOURCES: return "VGPU_ERROR_LAUNCH_OUT_OF_RESOURCES";
+    case VGPU_ERROR_LAUNCH_FAILED: return "VGPU_ERROR_LAUNCH_FAILED";
+    case VGPU_ERROR_NOT_SUPPORTED: return "VGPU_ERROR_NOT_SUPPORTED";
+    case VGPU_ERROR_UNKNOWN: return "VGPU_ERROR_UNKNOWN";
+    }
+    return "VGPU_STATUS_OTHER"; // a CUresult the ABI does not name; the number travels beside it
+}
+
+} // namespace kvmgpu::vgpu

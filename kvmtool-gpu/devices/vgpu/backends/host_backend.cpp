@@ -1,0 +1,268 @@
+#include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "kvmtool-gpu/devices/vgpu/range.h"
+
+namespace kvmgpu::vgpu {
+
+namespace {
+// Fake device address windows, shared by every instance so two VMs' device
+// addresses never coincide. Each range gets a 64 KiB guard after it.
+constexpr uint64_t kAllocBase = 0x0D00'0000'0000'0000ull;
+constexpr uint64_t kRamBase = 0x0E00'0000'0000'0000ull;
+constexpr uint64_t kWindowSpan = 0x0100'0000'0000'0000ull;
+constexpr uint64_t kGranule = 64 * 1024;
+std::atomic<uint64_t> g_next_alloc{kAllocBase};
+std::atomic<uint64_t> g_next_ram{kRamBase};
+
+// 0 when the window is exhausted (2^56 bytes: not in this process's life).
+uint64_t reserve_fake(std::atomic<uint64_t>& next, uint64_t base, uint64_t bytes) {
+    if (bytes > kWindowSpan / 2) return 0;
+    const uint64_t span = (bytes + 2 * kGranule - 1) / kGranule * kGranule; // rounded + guard
+    uint64_t at = next.load(std::memory_order_relaxed);
+    do {
+        if (at - base + span > kWindowSpan) return 0;
+    } while (!next.compare_exchange_weak(at, at + span, std::memory_order_relaxed));
+    return at;
+}
+
+int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+constexpr uint32_t kEventDisableTiming = 0x2; // CU_EVENT_DISABLE_TIMING
+} // namespace
+
+HostBackend::HostBackend(HostBackendOptions opts) : opts_(opts), bounce_(std::max<uint64_t>(opts.bounce_bytes, 4096)) {}
+
+HostBackend::~HostBackend() { drop_all(); }
+
+std::string HostBackend::describe() const {
+    return "host backend: device memory in host RAM, CPU reference kernels (vector_add, matmul, empty_kernel); "
+           "not a GPU";
+}
+
+Status HostBackend::register_guest_ram(void* host, uint64_t bytes) {
+    const auto t0 = now_ns();
+    if (!host || bytes == 0) return VGPU_ERROR_INVALID_VALUE;
+    const uint64_t dev = reserve_fake(g_next_ram, kRamBase, bytes);
+    if (dev == 0) return VGPU_ERROR_OUT_OF_MEMORY;
+    ram_.add(static_cast<uint8_t*>(host), bytes, dev);
+    register_ns_ += static_cast<uint64_t>(now_ns() - t0);
+    return VGPU_SUCCESS;
+}
+
+uint8_t* HostBackend::translate(uint64_t dptr, uint64_t bytes) const {
+    auto it = allocs_.upper_bound(dptr);
+    if (it != allocs_.begin()) {
+        --it;
+        if (range_inside(dptr, bytes, it->first, it->second.bytes)) return it->second.host + (dptr - it->first);
+    }
+    return ram_.host_of(dptr, bytes);
+}
+
+Status HostBackend::device_count(int* out) {
+    *out = 1;
+    return VGPU_SUCCESS;
+}
+
+Status HostBackend::device_attribute(int attribute, int ordinal, int* out) {
+    if (ordinal != 0) return VGPU_ERROR_INVALID_DEVICE;
+    // CUdevice_attribute numbers; the host backend answers the launch limits
+    // a guest needs and reports compute capability 0.0 (it is not a GPU).
+    switch (attribute) {
+    case 1: *out = 1024; break;       // MAX_THREADS_PER_BLOCK
+    case 2: case 3: *out = 1024; break; // MAX_BLOCK_DIM_X, _Y
+    case 4: *out = 64; break;         // MAX_BLOCK_DIM_Z
+    case 5: *out = 0x7FFFFFFF; break; // MAX_GRID_DIM_X
+    case 6: case 7: *out = 65535; break; // MAX_GRID_DIM_Y, _Z
+    case 10: *out = 32; break;        // WARP_SIZE
+    case 16: *out = static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); break; // MULTIPROCESSOR_COUNT
+    case 19: *out = 1; break;         // CAN_MAP_HOST_MEMORY
+    case 41: *out = 1; break;         // UNIFIED_ADDRESSING
+    case 75: case 76: *out = 0; break; // COMPUTE_CAPABILITY_MAJOR, _MINOR
+    default: return VGPU_ERROR_INVALID_VALUE;
+    }
+    return VGPU_SUCCESS;
+}
+
+Status HostBackend::device_name(int ordinal, char* buf, size_t len) {
+    if (ordinal != 0) return VGPU_ERROR_INVALID_DEVICE;
+    if (len == 0) return VGPU_ERROR_INVALID_VALUE;
+    std::snprintf(buf, len, "kvmtool-gpu host backend (CPU reference kernels, not a GPU)");
+    return VGPU_SUCCESS;
+}
+
+Status HostBackend::device_total_mem(int ordinal, uint64_t* out) {
+    if (ordinal != 0) return VGPU_ERROR_INVALID_DEVICE;
+    *out = opts_.total_bytes;
+    return VGPU_SUCCESS;
+}
+
+Status HostBackend::mem_alloc(uint64_t bytes, uint64_t* dptr) {
+    if (bytes == 0) return VGPU_ERROR_INVALID_VALUE;
+    if (bytes > opts_.total_bytes - used_) return VGPU_ERROR_OUT_OF_MEMORY;
+    // calloc: large blocks come from fresh zero pages, touched lazily.
+    auto* host = static_cast<uint8_t*>(std::calloc(1, bytes));
+    if (!host) return VGPU_ERROR_OUT_OF_MEMORY;
+    const uint64_t dev = reserve_fake(g_next_alloc, kAllocBase, bytes);
+    if (dev == 0) {
+        std::free(host);
+        return VGPU_ERROR_OUT_OF_MEMORY;
+    }
+    allocs_.emplace(dev, Allocation{host, bytes});
+    used_ += bytes;
+    *dptr = dev;
+    return VGPU_SUCCESS;
+}
+
+Status HostBackend::mem_free(uint64_t dptr) {
+    auto it = allocs_.find(dptr);
+    if (it == allocs_.end()) return VGPU_ERROR_INVALID_VALUE;
+    std::free(it->second.host);
+    used_ -= it->second.bytes;
+    allocs_.erase(it);
+    return VGPU_SUCCESS;
+}
+
+Status HostBackend::mem_get_info(uint64_t* free_bytes, uint64_t* total_bytes) {
+    *free_bytes = opts_.total_bytes - used_;
+    *total_bytes = opts_.total_bytes;
+    return VGPU_SUCCESS;
+}
+
+// Copies finish before returning, so `async` changes nothing here.
+Status HostBackend::memcpy_htod(uint64_t dst, const void* src, uint64_t bytes, BackendStream s, bool) {
+    if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
+    uint8_t* d = translate(dst, bytes);
+    if (!d) return VGPU_ERROR_INVALID_VALUE;
+    std::memmove(d, src, bytes); // src may be guest RAM that is also a window
+    return VGPU_SUCCESS;
+}
+
+Status HostBackend::memcpy_dtoh(void* dst, uint64_t src, uint64_t bytes, BackendStream s, bool) {
+    if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
+    const uint8_t* p = translate(src, bytes);
+    if (!p) return VGPU_ERROR_INVALID_VALUE;
+    std::memmove(dst, p, bytes);
+    return VGPU_SUCCESS;
+}
+
+Status HostBackend::memcpy_dtod(uint64_t dst, uint64_t src, uint64_t bytes, BackendStream s, bool) {
+    if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
+    uint8_t* d = translate(dst, bytes);
+    const uint8_t* p = translate(src, bytes);
+    if (!d || !p) return VGPU_ERROR_INVALID_VALUE;
+    std::memmove(d, p, bytes);
+    return VGPU_SUCCESS;
+}
+
+Status HostBackend::memset_d8(uint64_t dptr, uint8_t value, uint64_t count, BackendStream s, bool) {
+    if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
+    uint8_t* d = translate(dptr, count);
+    if (!d) return VGPU_ERROR_INVALID_VALUE;
+    std::memset(d, value, count);
+    return VGPU_SUCCESS;
+}
+
+Status HostBackend::memset_d32(uint64_t dptr, uint32_t value, uint64_t count, BackendStream s, bool) {
+    if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
+    uint64_t bytes;
+    if (dptr % 4 || __builtin_mul_overflow(count, 4u, &bytes)) return VGPU_ERROR_INVALID_VALUE;
+    uint8_t* d = translate(dptr, bytes);
+    if (!d) return VGPU_ERROR_INVALID_VALUE;
+    for (uint64_t i = 0; i < count; ++i) std::memcpy(d + 4 * i, &value, 4);
+    return VGPU_SUCCESS;
+}
+
+Status HostBackend::module_load(std::span<const uint8_t> image, BackendModule* out) {
+    if (image.empty()) return VGPU_ERROR_INVALID_IMAGE;
+    *out = next_object();
+    modules_.insert(*out);
+    return VGPU_SUCCESS;
+}
+
+Status HostBackend::module_unload(BackendModule m) {
+    return modules_.erase(m) ? VGPU_SUCCESS : VGPU_ERROR_INVALID_HANDLE;
+}
+
+Status HostBackend::module_get_function(BackendModule m, std::string_view name, BackendFunction* out) {
+    if (!modules_.count(m)) return VGPU_ERROR_INVALID_HANDLE;
+    const int i = find_cpu_kernel(name);
+    if (i < 0) return VGPU_ERROR_NOT_FOUND;
+    *out = static_cast<BackendFunction>(i) + 1;
+    return VGPU_SUCCESS;
+}
+
+Status HostBackend::launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t, BackendStream s,
+                           std::span<void* const> params, std::span<const uint16_t> sizes) {
+    const auto table = cpu_kernels();
+    if (f == 0 || f > table.size()) return VGPU_ERROR_INVALID_HANDLE;
+    if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
+    const CpuKernel& k = table[f - 1];
+    if (params.size() != k.param_sizes.size() || !std::equal(sizes.begin(), sizes.end(), k.param_sizes.begin(), k.param_sizes.end()))
+        return VGPU_ERROR_INVALID_VALUE;
+    if (uint64_t{block.x} * block.y * block.z > 1024) return VGPU_ERROR_INVALID_VALUE; // as a GPU refuses it
+    return k.fn(*this, grid, block, params);
+}
+
+Status HostBackend::stream_create(uint32_t, BackendStream* out) {
+    *out = next_object();
+    streams_.insert(*out);
+    return VGPU_SUCCESS;
+}
+
+Status HostBackend::stream_synchronize(BackendStream s) { return stream_ok(s) ? VGPU_SUCCESS : VGPU_ERROR_INVALID_HANDLE; }
+
+Status HostBackend::stream_destroy(BackendStream s) { return streams_.erase(s) ? VGPU_SUCCESS : VGPU_ERROR_INVALID_HANDLE; }
+
+Status HostBackend::event_create(uint32_t flags, BackendEvent* out) {
+    *out = next_object();
+    events_.emplace(*out, Event{flags, std::nullopt});
+    return VGPU_SUCCESS;
+}
+
+Status HostBackend::event_record(BackendEvent e, BackendStream s) {
+    auto it = events_.find(e);
+    if (it == events_.end() || !stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
+    it->second.ns = now_ns(); // all work before it is already done
+    return VGPU_SUCCESS;
+}
+
+Status HostBackend::event_synchronize(BackendEvent e) { return events_.count(e) ? VGPU_SUCCESS : VGPU_ERROR_INVALID_HANDLE; }
+
+Status HostBackend::event_elapsed_ms(BackendEvent start, BackendEvent end, float* ms) {
+    auto a = events_.find(start), b = events_.find(end);
+    if (a == events_.end() || b == events_.end()) return VGPU_ERROR_INVALID_HANDLE;
+    // As cuEventElapsedTime: both recorded, both timing.
+    if (!a->second.ns || !b->second.ns || ((a->second.flags | b->second.flags) & kEventDisableTiming))
+        return VGPU_ERROR_INVALID_HANDLE;
+    *ms = static_cast<float>(static_cast<double>(*b->second.ns - *a->second.ns) / 1e6);
+    return VGPU_SUCCESS;
+}
+
+Status HostBackend::event_destroy(BackendEvent e) { return events_.erase(e) ? VGPU_SUCCESS : VGPU_ERROR_INVALID_HANDLE; }
+
+bool HostBackend::recover_from(Status s) {
+    if (s != VGPU_ERROR_ILLEGAL_ADDRESS && s != VGPU_ERROR_LAUNCH_FAILED) return false;
+    drop_all(); // guest RAM windows stay: as after the CUDA backend re-registers them
+    return true;
+}
+
+void HostBackend::drop_all() {
+    for (auto& [dev, a] : allocs_) std::free(a.host);
+    allocs_.clear();
+    used_ = 0;
+    modules_.clear();
+    streams_.clear();
+    events_.clear();
+}
+
+} // namespace kvmgpu::vgpu

@@ -1,0 +1,119 @@
+// A GpuBackend without a GPU, for machines that have none and for tests.
+// "Device memory" is host memory behind fake device addresses that are not
+// host pointers (non-canonical on x86-64, so a stray dereference faults at
+// once): allocations from 0x0D00'0000'0000'0000, zero-copy windows onto
+// guest RAM from 0x0E00'0000'0000'0000, unique across every instance in the
+// process. Copies and memsets are real; streams are synchronous; events hold
+// a host timestamp. Kernels are the CPU reference kernels of host_kernels.h:
+// module_load accepts any non-empty image (it cannot run GPU code).
+//
+// Scatter-gather strategies, all plain CPU copies: PerChunk and Coalesce
+// copy run by run; Bounce really goes through a bounce buffer; Batch builds
+// the (dst, src, size) arrays first, then copies; GatherKernel is a CPU
+// gather that reads each run through its zero-copy device address (so it
+// exercises that mapping) and is NOT_SUPPORTED for RAM that is not
+// registered.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
+#include "kvmtool-gpu/devices/vgpu/backends/guest_ram_map.h"
+#include "kvmtool-gpu/devices/vgpu/backends/host_kernels.h"
+
+namespace kvmgpu::vgpu {
+
+struct HostBackendOptions {
+    uint64_t total_bytes = 16ull << 30; // what the "device" claims to have
+    uint64_t bounce_bytes = 1ull << 20; // Bounce strategy buffer
+};
+
+class HostBackend final : public GpuBackend, public DeviceAddressSpace {
+public:
+    explicit HostBackend(HostBackendOptions opts = {});
+    ~HostBackend() override;
+
+    uint32_t id() const override { return VGPU_BACKEND_HOST; }
+    std::string describe() const override;
+    bool real_kernels() const override { return false; }
+    SgStrategy default_sg_strategy() const override { return SgStrategy::Coalesce; }
+
+    Status register_guest_ram(void* host, uint64_t bytes) override;
+    uint64_t register_ns() const override { return register_ns_; }
+    uint64_t guest_ram_device_address(const void* host) const override { return ram_.device_address(host); }
+
+    Status device_count(int* out) override;
+    Status device_attribute(int attribute, int ordinal, int* out) override;
+    Status device_name(int ordinal, char* buf, size_t len) override;
+    Status device_total_mem(int ordinal, uint64_t* out) override;
+    Status ctx_synchronize() override { return VGPU_SUCCESS; }
+
+    Status mem_alloc(uint64_t bytes, uint64_t* dptr) override;
+    Status mem_free(uint64_t dptr) override;
+    Status mem_get_info(uint64_t* free_bytes, uint64_t* total_bytes) override;
+
+    Status memcpy_htod(uint64_t dst, const void* src, uint64_t bytes, BackendStream s, bool async) override;
+    Status memcpy_dtoh(void* dst, uint64_t src, uint64_t bytes, BackendStream s, bool async) override;
+    Status memcpy_dtod(uint64_t dst, uint64_t src, uint64_t bytes, BackendStream s, bool async) override;
+    Status memcpy_htod_sg(uint64_t dst, std::span<const memmap::HostRun> runs, SgStrategy how, BackendStream s,
+                          bool async) override;
+    Status memcpy_dtoh_sg(uint64_t src, std::span<const memmap::HostRun> runs, SgStrategy how, BackendStream s,
+                          bool async) override;
+    Status memset_d8(uint64_t dptr, uint8_t value, uint64_t count, BackendStream s, bool async) override;
+    Status memset_d32(uint64_t dptr, uint32_t value, uint64_t count, BackendStream s, bool async) override;
+
+    Status module_load(std::span<const uint8_t> image, BackendModule* out) override;
+    Status module_unload(BackendModule m) override;
+    Status module_get_function(BackendModule m, std::string_view name, BackendFunction* out) override;
+    Status launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
+                  std::span<void* const> params, std::span<const uint16_t> sizes) override;
+
+    Status stream_create(uint32_t flags, BackendStream* out) override;
+    Status stream_synchronize(BackendStream s) override;
+    Status stream_destroy(BackendStream s) override;
+    Status event_create(uint32_t flags, BackendEvent* out) override;
+    Status event_record(BackendEvent e, BackendStream s) override;
+    Status event_synchronize(BackendEvent e) override;
+    Status event_elapsed_ms(BackendEvent start, BackendEvent end, float* ms) override;
+    Status event_destroy(BackendEvent e) override;
+
+    // A CPU kernel's illegal address is treated as sticky, like a GPU's:
+    // every allocation, module, stream and event is dropped.
+    bool recover_from(Status s) override;
+
+    // DeviceAddressSpace, for the CPU kernels (and the copies).
+    uint8_t* translate(uint64_t dptr, uint64_t bytes) const override;
+
+    uint64_t live_allocations() const { return allocs_.size(); }
+
+private:
+    struct Allocation {
+        uint8_t* host;
+        uint64_t bytes;
+    };
+    struct Event {
+        uint32_t flags;
+        std::optional<int64_t> ns; // set by record
+    };
+    bool stream_ok(BackendStream s) const { return s == 0 || streams_.count(s); }
+    Status sg_copy(uint64_t dptr, std::span<const memmap::HostRun> runs, SgStrategy how, BackendStream s, bool htod);
+    void drop_all();
+    uint64_t next_object() { return next_object_++; }
+
+    HostBackendOptions opts_;
+    std::map<uint64_t, Allocation> allocs_; // by fake device address
+    uint64_t used_ = 0;
+    GuestRamMap ram_;
+    uint64_t register_ns_ = 0;
+    std::set<BackendModule> modules_;
+    std::set<BackendStream> streams_;
+    std::map<BackendEvent, Event> events_;
+    uint64_t next_object_ = 0x1000; // module/stream/event ids: small numbers, not pointers
+    std::vector<uint8_t> bounce_;
+};
+
+} // namespace kvmgpu::vgpu

@@ -1,0 +1,89 @@
+#include "kvmtool-gpu/devices/vgpu/backends/host_kernels.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+namespace kvmgpu::vgpu {
+
+namespace {
+
+// Threads along one axis, saturating instead of wrapping.
+uint64_t threads(uint32_t grid, uint32_t block) { return uint64_t{grid} * block; }
+
+template <typename T>
+T param(std::span<void* const> params, size_t i) {
+    T v;
+    std::memcpy(&v, params[i], sizeof v);
+    return v;
+}
+
+// Host view of `count` floats at dptr, or nullptr (count 0 gives a dummy).
+float* floats(const DeviceAddressSpace& mem, uint64_t dptr, uint64_t count) {
+    static float none;
+    if (count == 0) return &none;
+    uint64_t bytes;
+    if (__builtin_mul_overflow(count, sizeof(float), &bytes)) return nullptr;
+    // SAFETY: translate() checked that [dptr, dptr + bytes) is one device range.
+    return reinterpret_cast<float*>(mem.translate(dptr, bytes));
+}
+
+float load(const float* p, uint64_t i) {
+    float v;
+    std::memcpy(&v, p + i, sizeof v); // device pointers may be misaligned
+    return v;
+}
+void store(float* p, uint64_t i, float v) { std::memcpy(p + i, &v, sizeof v); }
+
+Status vector_add(const DeviceAddressSpace& mem, Dim3 grid, Dim3 block, std::span<void* const> p) {
+    const uint32_t n = param<uint32_t>(p, 3);
+    const uint64_t count = std::min<uint64_t>(n, threads(grid.x, block.x));
+    const float* a = floats(mem, param<uint64_t>(p, 0), count);
+    const float* b = floats(mem, param<uint64_t>(p, 1), count);
+    float* c = floats(mem, param<uint64_t>(p, 2), count);
+    if (!a || !b || !c) return VGPU_ERROR_ILLEGAL_ADDRESS;
+    for (uint64_t i = 0; i < count; ++i) store(c, i, load(a, i) + load(b, i));
+    return VGPU_SUCCESS;
+}
+
+Status matmul(const DeviceAddressSpace& mem, Dim3 grid, Dim3 block, std::span<void* const> p) {
+    const uint64_t n = param<uint32_t>(p, 3);
+    const uint64_t rows = std::min<uint64_t>(n, threads(grid.y, block.y));
+    const uint64_t cols = std::min<uint64_t>(n, threads(grid.x, block.x));
+    if (rows == 0 || cols == 0) return VGPU_SUCCESS;
+    // Elements actually touched: a[0 .. rows*n), b[0 .. (n-1)*n + cols),
+    // c[0 .. (rows-1)*n + cols). n < 2^32, so these fit in 64 bits.
+    const float* a = floats(mem, param<uint64_t>(p, 0), rows * n);
+    const float* b = floats(mem, param<uint64_t>(p, 1), (n - 1) * n + cols);
+    float* c = floats(mem, param<uint64_t>(p, 2), (rows - 1) * n + cols);
+    if (!a || !b || !c) return VGPU_ERROR_ILLEGAL_ADDRESS;
+    for (uint64_t r = 0; r < rows; ++r)
+        for (uint64_t col = 0; col < cols; ++col) {
+            float acc = 0;
+            for (uint64_t k = 0; k < n; ++k) acc += load(a, r * n + k) * load(b, k * n + col);
+            store(c, r * n + col, acc);
+        }
+    return VGPU_SUCCESS;
+}
+
+Status empty_kernel(const DeviceAddressSpace&, Dim3, Dim3, std::span<void* const>) { return VGPU_SUCCESS; }
+
+constexpr std::array<uint16_t, 4> kPtrPtrPtrU32{8, 8, 8, 4};
+
+const std::array<CpuKernel, 3> kKernels{{
+    {"vector_add", "_Z10vector_addPKfS0_Pfj", kPtrPtrPtrU32, vector_add},
+    {"matmul", "_Z6matmulPKfS0_Pfj", kPtrPtrPtrU32, matmul},
+    {"empty_kernel", "_Z12empty_kernelv", {}, empty_kernel},
+}};
+
+} // namespace
+
+std::span<const CpuKernel> cpu_kernels() { return kKernels; }
+
+int find_cpu_kernel(std::string_view name) {
+    for (size_t i = 0; i < kKernels.size(); ++i)
+        if (kKernels[i].name == name || kKernels[i].mangled == name) return static_cast<int>(i);
+    return -1;
+}
+
+} // namespace kvmgpu::vgpu

@@ -1,0 +1,150 @@
+// The opcode table, the checks every command gets before its handler runs,
+// the helpers handlers share, and the VM-wide operations (reset, recovery).
+#include "kvmtool-gpu/devices/vgpu/command_dispatch.h"
+
+
+namespace kvmgpu::vgpu {
+
+// Indexed by opcode; nullptr = not an opcode (NOT_SUPPORTED).
+const std::array<CommandDispatch::Handler, VGPU_OP_MAX_> CommandDispatch::kHandlers = [] {
+    std::array<Handler, VGPU_OP_MAX_> t{};
+    using D = CommandDispatch;
+    t[VGPU_OP_NOP] = &D::op_nop;
+    t[VGPU_OP_INIT] = &D::op_init;
+    t[VGPU_OP_DEVICE_GET_COUNT] = &D::op_device_get_count;
+    t[VGPU_OP_DEVICE_GET_ATTRIBUTE] = &D::op_device_get_attribute;
+    t[VGPU_OP_DEVICE_GET_NAME] = &D::op_device_get_name;
+    t[VGPU_OP_DEVICE_TOTAL_MEM] = &D::op_device_total_mem;
+    t[VGPU_OP_CTX_SYNCHRONIZE] = &D::op_ctx_synchronize;
+    t[VGPU_OP_MEM_ALLOC] = &D::op_mem_alloc;
+    t[VGPU_OP_MEM_FREE] = &D::op_mem_free;
+    t[VGPU_OP_MEM_GET_INFO] = &D::op_mem_get_info;
+    t[VGPU_OP_MEMCPY_HTOD] = &D::op_memcpy_host;
+    t[VGPU_OP_MEMCPY_DTOH] = &D::op_memcpy_host;
+    t[VGPU_OP_MEMCPY_DTOD] = &D::op_memcpy_dtod;
+    t[VGPU_OP_MEMCPY_HTOD_SG] = &D::op_memcpy_sg;
+    t[VGPU_OP_MEMCPY_DTOH_SG] = &D::op_memcpy_sg;
+    t[VGPU_OP_MEMSET_D8] = &D::op_memset;
+    t[VGPU_OP_MEMSET_D32] = &D::op_memset;
+    t[VGPU_OP_GUEST_RAM_DEVICE_PTR] = &D::op_guest_ram_device_ptr;
+    t[VGPU_OP_MODULE_LOAD_DATA] = &D::op_module_load;
+    t[VGPU_OP_MODULE_UNLOAD] = &D::op_module_unload;
+    t[VGPU_OP_MODULE_GET_FUNCTION] = &D::op_module_get_function;
+    t[VGPU_OP_LAUNCH_KERNEL] = &D::op_launch_kernel;
+    t[VGPU_OP_STREAM_CREATE] = &D::op_stream_create;
+    t[VGPU_OP_STREAM_SYNCHRONIZE] = &D::op_stream_synchronize;
+    t[VGPU_OP_STREAM_DESTROY] = &D::op_stream_destroy;
+    t[VGPU_OP_EVENT_CREATE] = &D::op_event_create;
+    t[VGPU_OP_EVENT_RECORD] = &D::op_event_record;
+    t[VGPU_OP_EVENT_SYNCHRONIZE] = &D::op_event_synchronize;
+    t[VGPU_OP_EVENT_ELAPSED_TIME] = &D::op_event_elapsed_time;
+    t[VGPU_OP_EVENT_DESTROY] = &D::op_event_destroy;
+    return t;
+}();
+
+CommandDispatch::CommandDispatch(const memmap::GuestMemory& mem, GpuBackend& backend, const VgpuOptions& opts,
+                                 VgpuCounters& counters, uint32_t instance)
+    : mem_(mem), backend_(backend), opts_(opts), counters_(counters), log_limit_(opts.log_per_second),
+      // Spread the VMs' generation seeds so their handle numbers differ.
+      modules_(HandleKind::Module, opts.max_handles, instance * 0x9E3779u),
+      functions_(HandleKind::Function, opts.max_handles, instance * 0x9E3779u),
+      streams_(HandleKind::Stream, opts.max_handles, instance * 0x9E3779u),
+      events_(HandleKind::Event, opts.max_handles, instance * 0x9E3779u),
+      allocs_(opts.device_mem_quota, opts.max_handles) {}
+
+CommandResult CommandDispatch::execute(GuestCommand& cmd) {
+    current_ = &cmd;
+    const uint16_t op = cmd.desc.opcode;
+    CommandResult r;
+    if (op >= VGPU_OP_MAX_ || kHandlers[op] == nullptr) {
+        VgpuCounters::add(counters_.bad_opcodes);
+        r = fail(VGPU_ERROR_NOT_SUPPORTED, "unknown opcode");
+    } else if (cmd.desc.flags & ~uint32_t{VGPU_CMD_FLAG_ASYNC}) {
+        r = fail(VGPU_ERROR_INVALID_VALUE, "unknown flag bits");
+    } else if (cmd.desc.payload_len > VGPU_PAYLOAD_BYTES) {
+        r = fail(VGPU_ERROR_INVALID_VALUE, "payload_len > VGPU_PAYLOAD_BYTES");
+    } else {
+        VgpuCounters::add(counters_.per_opcode[op]);
+        r = (this->*kHandlers[op])(cmd);
+    }
+    VgpuCounters::add(counters_.commands);
+    if (r.status != VGPU_SUCCESS) VgpuCounters::add(counters_.errors);
+    current_ = nullptr;
+    return r;
+}
+
+CommandResult CommandDispatch::fail(uint32_t status, const char* why) {
+    if (log_limit_.allow()) {
+        const unsigned op = current_ ? current_->desc.opcode : 0;
+        const unsigned long long seq = current_ ? static_cast<unsigned long long>(current_->desc.seq) : 0;
+        log_warn("vgpu: guest command op %u seq %llu: %s -> %s (%u)", op, seq, why, status_name(status), status);
+    }
+    CommandResult r;
+    r.status = status;
+    return r;
+}
+
+CommandResult CommandDispatch::done(Status s, uint64_t r0, uint64_t r1) {
+    if (s != VGPU_SUCCESS) return fail(s, "backend refused");
+    CommandResult r;
+    r.result[0] = r0;
+    r.result[1] = r1;
+    return r;
+}
+
+Status CommandDispatch::backend_result(Status s) {
+    if (s == VGPU_SUCCESS || !backend_.recover_from(s)) return s;
+    // The backend re-created its context: every object the VM held is gone.
+    VgpuCounters::add(counters_.recoveries);
+    log_warn("vgpu: sticky error %s (%u): the backend dropped its context; every VM handle is gone", status_name(s), s);
+    drop_handles();
+    refresh_ram_windows();
+    return s;
+}
+
+bool CommandDispatch::stream_of(uint64_t handle, BackendStream* out) {
+    if (handle == 0) {
+        *out = 0;
+        return true;
+    }
+    const BackendStream* s = streams_.find(handle);
+    if (!s) return false;
+    *out = *s;
+    return true;
+}
+
+uint8_t* CommandDispatch::guest_span(uint64_t gpa, uint64_t bytes) {
+    auto span = mem_.translate(memmap::GuestPhysAddr{gpa}, bytes);
+    return span ? span->data() : nullptr;
+}
+
+void CommandDispatch::drop_handles() {
+    modules_.clear();
+    functions_.clear();
+    streams_.clear();
+    events_.clear();
+    allocs_.clear();
+}
+
+void CommandDispatch::reset() {
+    // Let queued work finish before its memory goes; a sticky error here
+    // makes the backend recover, which frees everything for us.
+    if (backend_result(backend_.ctx_synchronize()) == VGPU_SUCCESS) {
+        events_.for_each([&](uint64_t, BackendEvent e) { backend_.event_destroy(e); });
+        streams_.for_each([&](uint64_t, BackendStream s) { backend_.stream_destroy(s); });
+        modules_.for_each([&](uint64_t, const ModuleEntry& m) { backend_.module_unload(m.module); });
+        allocs_.for_each([&](uint64_t dptr, uint64_t) { backend_.mem_free(dptr); });
+    }
+    drop_handles();
+}
+
+void CommandDispatch::refresh_ram_windows() {
+    std::vector<std::pair<uint64_t, uint64_t>> windows;
+    for (const memmap::Region& r : mem_.regions()) {
+        const uint64_t dev = backend_.guest_ram_device_address(r.backing->data());
+        if (dev != 0) windows.emplace_back(dev, r.size());
+    }
+    allocs_.set_windows(std::move(windows));
+}
+
+} // namespace kvmgpu::vgpu

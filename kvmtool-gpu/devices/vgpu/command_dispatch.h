@@ -1,0 +1,115 @@
+// Executes one copied command for one VM: validates every guest-supplied
+// field (opcode, flags, sizes, handles, guest-physical ranges, device
+// ranges), turns VM-local handles into backend objects, calls the backend,
+// and owns the VM's handle tables and allocation table. One function per
+// opcode, spread over dispatch_*.cpp by topic.
+//
+// Guest errors become a status and a rate-limited log line; nothing here
+// throws on guest input. Runs on the executor thread only.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "kvmtool-gpu/devices/vgpu/allocation_table.h"
+#include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
+#include "kvmtool-gpu/devices/vgpu/command_ring.h"
+#include "kvmtool-gpu/devices/vgpu/handle_table.h"
+#include "kvmtool-gpu/devices/vgpu/vgpu_counters.h"
+#include "kvmtool-gpu/devices/vgpu/vgpu_options.h"
+#include "kvmtool-gpu/util/log.h"
+#include "memmap/guest_memory.h"
+#include "memmap/scatter_gather.h"
+
+namespace kvmgpu::vgpu {
+
+class CommandDispatch final : public CommandSink {
+public:
+    // `instance` distinguishes this VM's handle numbers from other VMs'.
+    CommandDispatch(const memmap::GuestMemory& mem, GpuBackend& backend, const VgpuOptions& opts,
+                    VgpuCounters& counters, uint32_t instance);
+    ~CommandDispatch() override = default;
+
+    CommandResult execute(GuestCommand& cmd) override;
+
+    // RESET: frees every allocation, module, stream and event through the
+    // backend, then forgets all handles.
+    void reset();
+    // Re-reads the zero-copy device windows of guest RAM from the backend
+    // (after registration, and after a recovery re-registered it).
+    void refresh_ram_windows();
+
+    const AllocationTable& allocations() const { return allocs_; }
+
+private:
+    struct ModuleEntry {
+        BackendModule module;
+    };
+    struct FunctionEntry {
+        BackendFunction function;
+        uint64_t module; // VM handle of its module: unloading it frees the function
+    };
+    using Handler = CommandResult (CommandDispatch::*)(GuestCommand&);
+    static const std::array<Handler, VGPU_OP_MAX_> kHandlers;
+
+    // Helpers shared by the handlers.
+    CommandResult fail(uint32_t status, const char* why);
+    CommandResult done(Status s, uint64_t r0 = 0, uint64_t r1 = 0);
+    Status backend_result(Status s);
+    bool stream_of(uint64_t handle, BackendStream* out);
+    uint8_t* guest_span(uint64_t gpa, uint64_t bytes);
+    static bool is_async(const GuestCommand& c) { return c.desc.flags & VGPU_CMD_FLAG_ASYNC; }
+    void drop_handles();
+
+    // dispatch_device.cpp
+    CommandResult op_nop(GuestCommand&);
+    CommandResult op_init(GuestCommand&);
+    CommandResult op_device_get_count(GuestCommand&);
+    CommandResult op_device_get_attribute(GuestCommand&);
+    CommandResult op_device_get_name(GuestCommand&);
+    CommandResult op_device_total_mem(GuestCommand&);
+    CommandResult op_ctx_synchronize(GuestCommand&);
+    CommandResult op_stream_create(GuestCommand&);
+    CommandResult op_stream_synchronize(GuestCommand&);
+    CommandResult op_stream_destroy(GuestCommand&);
+    CommandResult op_event_create(GuestCommand&);
+    CommandResult op_event_record(GuestCommand&);
+    CommandResult op_event_synchronize(GuestCommand&);
+    CommandResult op_event_elapsed_time(GuestCommand&);
+    CommandResult op_event_destroy(GuestCommand&);
+    // dispatch_memory.cpp
+    CommandResult op_mem_alloc(GuestCommand&);
+    CommandResult op_mem_free(GuestCommand&);
+    CommandResult op_mem_get_info(GuestCommand&);
+    CommandResult op_memcpy_host(GuestCommand&);
+    CommandResult op_memcpy_dtod(GuestCommand&);
+    CommandResult op_memcpy_sg(GuestCommand&);
+    CommandResult op_memset(GuestCommand&);
+    CommandResult op_guest_ram_device_ptr(GuestCommand&);
+    // dispatch_kernels.cpp
+    CommandResult op_module_load(GuestCommand&);
+    CommandResult op_module_unload(GuestCommand&);
+    CommandResult op_module_get_function(GuestCommand&);
+    CommandResult op_launch_kernel(GuestCommand&);
+
+    const memmap::GuestMemory& mem_;
+    GpuBackend& backend_;
+    const VgpuOptions opts_;
+    VgpuCounters& counters_;
+    RateLimiter log_limit_;
+    const GuestCommand* current_ = nullptr; // for the log line
+
+    HandleTable<ModuleEntry> modules_;
+    HandleTable<FunctionEntry> functions_;
+    HandleTable<BackendStream> streams_;
+    HandleTable<BackendEvent> events_;
+    AllocationTable allocs_;
+
+    // Reused between commands so large transfers do not allocate each time.
+    std::vector<memmap::GuestRange> sg_list_;
+    std::vector<uint8_t> module_image_;
+};
+
+} // namespace kvmgpu::vgpu

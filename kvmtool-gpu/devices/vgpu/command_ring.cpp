@@ -1,0 +1,92 @@
+#include "kvmtool-gpu/devices/vgpu/command_ring.h"
+
+#include <cstddef>
+#include <cstring>
+
+namespace kvmgpu::vgpu {
+
+namespace {
+constexpr uint64_t kRingAlign = 4096;
+
+// The ring's shared words are naturally aligned (4 KiB-aligned base, fixed
+// offsets), so atomic_ref on them is valid.
+uint32_t* word32(uint8_t* base, uint64_t off) { return reinterpret_cast<uint32_t*>(base + off); }
+uint64_t* word64(uint8_t* base, uint64_t off) { return reinterpret_cast<uint64_t*>(base + off); }
+} // namespace
+
+std::optional<CommandRing> CommandRing::attach(const memmap::GuestMemory& mem, uint64_t gpa, uint32_t entries,
+                                               uint32_t max_entries, RingError* why) {
+    auto fail = [&](RingError e) {
+        *why = e;
+        return std::nullopt;
+    };
+    if (gpa % kRingAlign != 0) return fail(RingError::Misaligned);
+    if (entries < VGPU_MIN_RING || entries > max_entries || (entries & (entries - 1)) != 0)
+        return fail(RingError::BadSize);
+    auto span = mem.translate(memmap::GuestPhysAddr{gpa}, vgpu_ring_bytes(entries));
+    if (!span) return fail(RingError::OutsideRam);
+    *why = RingError::None;
+    CommandRing ring(span->data(), gpa, entries);
+    ring.publish_consumer();
+    return ring;
+}
+
+uint32_t CommandRing::load_producer() const {
+    // SAFETY: the header lies inside the ring span checked at attach().
+    return std::atomic_ref<uint32_t>(*word32(base_, offsetof(vgpu_ring_header, producer)))
+        .load(std::memory_order_acquire);
+}
+
+void CommandRing::publish_consumer() {
+    // SAFETY: as load_producer(); the guest may scribble here, we never read it back.
+    std::atomic_ref<uint32_t>(*word32(base_, offsetof(vgpu_ring_header, consumer)))
+        .store(consumer_, std::memory_order_release);
+}
+
+void CommandRing::copy_in(uint32_t slot, GuestCommand* out) const {
+    // SAFETY: slot < entries_, so descriptor and payload lie inside the ring
+    // span checked at attach(). One copy each; only the copies are used after.
+    std::memcpy(&out->desc, base_ + vgpu_command_offset(slot), sizeof out->desc);
+    std::memcpy(out->payload.data(), base_ + vgpu_payload_offset(entries_, slot), VGPU_PAYLOAD_BYTES);
+    out->slot = slot;
+}
+
+void CommandRing::complete(const GuestCommand& cmd, const CommandResult& r) {
+    if (r.write_payload) {
+        // SAFETY: the slot's payload lies inside the ring span (see copy_in).
+        std::memcpy(base_ + vgpu_payload_offset(entries_, cmd.slot), cmd.payload.data(), VGPU_PAYLOAD_BYTES);
+    }
+    uint8_t* rec = base_ + vgpu_completion_offset(entries_, cmd.slot);
+    vgpu_completion body{};
+    body.status = r.status;
+    body.result[0] = r.result[0];
+    body.result[1] = r.result[1];
+    constexpr size_t kAfterSeq = offsetof(vgpu_completion, status);
+    // SAFETY: the completion record lies inside the ring span; everything
+    // but seq first, then seq with release so a guest that sees seq sees the rest.
+    std::memcpy(rec + kAfterSeq, reinterpret_cast<const uint8_t*>(&body) + kAfterSeq, sizeof body - kAfterSeq);
+    std::atomic_ref<uint64_t>(*word64(rec, offsetof(vgpu_completion, seq)))
+        .store(cmd.desc.seq, std::memory_order_release);
+}
+
+CommandRing::Pass CommandRing::run_pass(CommandSink& sink, uint32_t max, const std::atomic<bool>& stop,
+                                        uint32_t* done) {
+    *done = 0;
+    const uint32_t producer = load_producer();
+    const uint32_t pending = producer - consumer_; // free-running indices: wraps by design
+    if (pending == 0) return Pass::Idle;
+    if (pending > entries_) return Pass::Broken;
+    const uint32_t budget = pending < max ? pending : max;
+    GuestCommand cmd;
+    while (*done < budget && !stop.load(std::memory_order_relaxed)) {
+        copy_in(consumer_ & (entries_ - 1), &cmd);
+        const CommandResult r = sink.execute(cmd);
+        complete(cmd, r);
+        ++consumer_;
+        ++*done;
+        publish_consumer(); // per command: the guest may reuse the slot at once
+    }
+    return *done ? Pass::Progress : Pass::Idle;
+}
+
+} // namespace kvmgpu::vgpu

@@ -1,0 +1,80 @@
+// The command ring in guest RAM, seen from the device: reads the guest's
+// producer index, copies each descriptor and its payload out of guest RAM
+// before anything looks at them, hands the copy to a CommandSink, and writes
+// the completion back (result and status first, seq last with release
+// ordering, then the consumer index).
+//
+// Everything in the ring is guest-owned and hostile; the only state the
+// device trusts is its own consumer count, kept here and never read back.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <optional>
+
+#include "kvmtool-gpu/abi/vgpu_abi.h"
+#include "memmap/guest_memory.h"
+
+namespace kvmgpu::vgpu {
+
+// One command, copied out of the ring: the guest can no longer change it.
+// Every field is still guest-chosen and unvalidated.
+struct GuestCommand {
+    vgpu_command desc;
+    uint32_t slot;
+    alignas(16) std::array<uint8_t, VGPU_PAYLOAD_BYTES> payload;
+};
+
+// What the device writes back for one command.
+struct CommandResult {
+    uint32_t status = VGPU_SUCCESS;
+    uint64_t result[2] = {0, 0};
+    bool write_payload = false; // copy GuestCommand::payload back into the slot
+};
+
+// Executes one copied command. Implementations never throw on guest input.
+class CommandSink {
+public:
+    virtual ~CommandSink() = default;
+    virtual CommandResult execute(GuestCommand& cmd) = 0;
+};
+
+// Why ENABLE refused a ring (reported in VGPU_REG_ERROR).
+enum class RingError { None, Misaligned, BadSize, OutsideRam };
+
+class CommandRing {
+public:
+    // Checks what ENABLE must: gpa 4 KiB aligned, entries a power of two in
+    // [VGPU_MIN_RING, max_entries], the whole ring inside one region of
+    // guest RAM. The device's consumer starts at 0 (and is written there).
+    static std::optional<CommandRing> attach(const memmap::GuestMemory& mem, uint64_t gpa, uint32_t entries,
+                                             uint32_t max_entries, RingError* why);
+
+    enum class Pass { Idle, Progress, Broken };
+    // Runs at most `max` commands (and never more than the ring holds).
+    // Stops early, between commands, once `stop` is set. Broken when the
+    // guest's producer is more than `entries` ahead of the consumer.
+    Pass run_pass(CommandSink& sink, uint32_t max, const std::atomic<bool>& stop, uint32_t* done);
+
+    // Guest's producer differs from the device's consumer (cheap; for polling).
+    bool has_work() const { return load_producer() != consumer_; }
+
+    uint32_t entries() const { return entries_; }
+    uint64_t gpa() const { return gpa_; }
+    uint32_t consumer() const { return consumer_; }
+
+private:
+    CommandRing(uint8_t* base, uint64_t gpa, uint32_t entries) : base_(base), gpa_(gpa), entries_(entries) {}
+    uint32_t load_producer() const;
+    void copy_in(uint32_t slot, GuestCommand* out) const;
+    void complete(const GuestCommand& cmd, const CommandResult& r);
+    void publish_consumer();
+
+    uint8_t* base_; // host view of the whole ring, validated at attach()
+    uint64_t gpa_;
+    uint32_t entries_;
+    uint32_t consumer_ = 0;
+};
+
+} // namespace kvmgpu::vgpu

@@ -1,0 +1,123 @@
+// Handlers for device queries, context synchronisation, streams and events.
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+#include "kvmtool-gpu/devices/vgpu/command_dispatch.h"
+
+namespace kvmgpu::vgpu {
+
+namespace {
+// The VM sees exactly one device, ordinal 0: its backend's.
+constexpr uint64_t kOnlyOrdinal = 0;
+constexpr uint64_t kStreamFlagsAllowed = 0x1; // CU_STREAM_NON_BLOCKING
+// CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING; INTERPROCESS would hand
+// out an IPC handle that outlives the VM's own tables, so it is refused.
+constexpr uint64_t kEventFlagsAllowed = 0x3;
+} // namespace
+
+CommandResult CommandDispatch::op_nop(GuestCommand&) { return done(VGPU_SUCCESS); }
+
+CommandResult CommandDispatch::op_init(GuestCommand&) { return done(VGPU_SUCCESS, backend_.id()); }
+
+CommandResult CommandDispatch::op_device_get_count(GuestCommand&) {
+    int n = 0;
+    const Status s = backend_result(backend_.device_count(&n));
+    return done(s, s == VGPU_SUCCESS ? static_cast<uint64_t>(n) : 0);
+}
+
+CommandResult CommandDispatch::op_device_get_attribute(GuestCommand& c) {
+    if (c.desc.arg[0] > INT_MAX) return fail(VGPU_ERROR_INVALID_VALUE, "attribute out of range");
+    if (c.desc.arg[1] != kOnlyOrdinal) return fail(VGPU_ERROR_INVALID_DEVICE, "device ordinal != 0");
+    int v = 0;
+    const Status s = backend_result(backend_.device_attribute(static_cast<int>(c.desc.arg[0]), 0, &v));
+    return done(s, static_cast<uint64_t>(static_cast<int64_t>(v)));
+}
+
+CommandResult CommandDispatch::op_device_get_name(GuestCommand& c) {
+    if (c.desc.arg[0] != kOnlyOrdinal) return fail(VGPU_ERROR_INVALID_DEVICE, "device ordinal != 0");
+    char name[256] = {};
+    const Status s = backend_result(backend_.device_name(0, name, sizeof name - 1));
+    if (s != VGPU_SUCCESS) return done(s);
+    const size_t len = strnlen(name, VGPU_PAYLOAD_BYTES - 1);
+    c.payload.fill(0);
+    std::memcpy(c.payload.data(), name, len);
+    CommandResult r = done(VGPU_SUCCESS, len);
+    r.write_payload = true;
+    return r;
+}
+
+CommandResult CommandDispatch::op_device_total_mem(GuestCommand& c) {
+    if (c.desc.arg[0] != kOnlyOrdinal) return fail(VGPU_ERROR_INVALID_DEVICE, "device ordinal != 0");
+    uint64_t total = 0;
+    const Status s = backend_result(backend_.device_total_mem(0, &total));
+    return done(s, std::min(total, allocs_.quota())); // what this VM may use
+}
+
+CommandResult CommandDispatch::op_ctx_synchronize(GuestCommand&) {
+    return done(backend_result(backend_.ctx_synchronize()));
+}
+
+CommandResult CommandDispatch::op_stream_create(GuestCommand& c) {
+    if (c.desc.arg[0] & ~kStreamFlagsAllowed) return fail(VGPU_ERROR_INVALID_VALUE, "unknown stream flags");
+    if (streams_.size() >= streams_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "stream table full");
+    BackendStream s = 0;
+    const Status st = backend_result(backend_.stream_create(static_cast<uint32_t>(c.desc.arg[0]), &s));
+    if (st != VGPU_SUCCESS) return done(st);
+    return done(VGPU_SUCCESS, *streams_.insert(s)); // capacity checked above
+}
+
+CommandResult CommandDispatch::op_stream_synchronize(GuestCommand& c) {
+    BackendStream s;
+    if (!stream_of(c.desc.arg[0], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    return done(backend_result(backend_.stream_synchronize(s)));
+}
+
+CommandResult CommandDispatch::op_stream_destroy(GuestCommand& c) {
+    // Stream 0 is the default stream: it cannot be destroyed.
+    auto s = streams_.erase(c.desc.arg[0]);
+    if (!s) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    return done(backend_result(backend_.stream_destroy(*s)));
+}
+
+CommandResult CommandDispatch::op_event_create(GuestCommand& c) {
+    if (c.desc.arg[0] & ~kEventFlagsAllowed) return fail(VGPU_ERROR_INVALID_VALUE, "unknown event flags");
+    if (events_.size() >= events_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "event table full");
+    BackendEvent e = 0;
+    const Status st = backend_result(backend_.event_create(static_cast<uint32_t>(c.desc.arg[0]), &e));
+    if (st != VGPU_SUCCESS) return done(st);
+    return done(VGPU_SUCCESS, *events_.insert(e));
+}
+
+CommandResult CommandDispatch::op_event_record(GuestCommand& c) {
+    const BackendEvent* e = events_.find(c.desc.arg[0]);
+    if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
+    BackendStream s;
+    if (!stream_of(c.desc.arg[1], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    return done(backend_result(backend_.event_record(*e, s)));
+}
+
+CommandResult CommandDispatch::op_event_synchronize(GuestCommand& c) {
+    const BackendEvent* e = events_.find(c.desc.arg[0]);
+    if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
+    return done(backend_result(backend_.event_synchronize(*e)));
+}
+
+CommandResult CommandDispatch::op_event_elapsed_time(GuestCommand& c) {
+    const BackendEvent* start = events_.find(c.desc.arg[0]);
+    const BackendEvent* end = events_.find(c.desc.arg[1]);
+    if (!start || !end) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
+    float ms = 0;
+    const Status s = backend_result(backend_.event_elapsed_ms(*start, *end, &ms));
+    uint32_t bits;
+    std::memcpy(&bits, &ms, sizeof bits);
+    return done(s, bits);
+}
+
+CommandResult CommandDispatch::op_event_destroy(GuestCommand& c) {
+    auto e = events_.erase(c.desc.arg[0]);
+    if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
+    return done(backend_result(backend_.event_destroy(*e)));
+}
+
+} // namespace kvmgpu::vgpu

@@ -1,0 +1,134 @@
+// Handlers for device memory: allocation, copies (contiguous and
+// scatter-gather), memset, and the zero-copy device address of guest RAM.
+// Every device range is checked against this VM's allocations and windows,
+// every guest range through GuestMemory::translate.
+#include <algorithm>
+#include <cstring>
+
+#include "kvmtool-gpu/devices/vgpu/command_dispatch.h"
+
+namespace kvmgpu::vgpu {
+
+CommandResult CommandDispatch::op_mem_alloc(GuestCommand& c) {
+    const uint64_t bytes = c.desc.arg[0];
+    if (bytes == 0) return fail(VGPU_ERROR_INVALID_VALUE, "zero-byte allocation");
+    if (!allocs_.can_reserve(bytes)) return fail(VGPU_ERROR_OUT_OF_MEMORY, "device memory quota or allocation count");
+    uint64_t dptr = 0;
+    const Status s = backend_result(backend_.mem_alloc(bytes, &dptr));
+    if (s != VGPU_SUCCESS) return done(s);
+    if (!allocs_.insert(dptr, bytes)) {
+        backend_.mem_free(dptr); // a backend handing out overlapping ranges is a bug; do not expose it
+        return fail(VGPU_ERROR_UNKNOWN, "backend returned an overlapping allocation");
+    }
+    return done(VGPU_SUCCESS, dptr);
+}
+
+CommandResult CommandDispatch::op_mem_free(GuestCommand& c) {
+    const uint64_t dptr = c.desc.arg[0];
+    if (allocs_.erase(dptr) == 0)
+        return fail(VGPU_ERROR_INVALID_VALUE, "not the start of an allocation of this VM");
+    return done(backend_result(backend_.mem_free(dptr)));
+}
+
+CommandResult CommandDispatch::op_mem_get_info(GuestCommand&) {
+    uint64_t free_bytes = 0, total = 0;
+    const Status s = backend_result(backend_.mem_get_info(&free_bytes, &total));
+    if (s != VGPU_SUCCESS) return done(s);
+    const uint64_t quota_left = allocs_.quota() - allocs_.used();
+    return done(VGPU_SUCCESS, std::min(free_bytes, quota_left), std::min(total, allocs_.quota()));
+}
+
+// MEMCPY_HTOD: arg0 dst dptr, arg1 src gpa. MEMCPY_DTOH: arg0 dst gpa,
+// arg1 src dptr. Both: arg2 bytes, arg3 stream.
+CommandResult CommandDispatch::op_memcpy_host(GuestCommand& c) {
+    const bool htod = c.desc.opcode == VGPU_OP_MEMCPY_HTOD;
+    const uint64_t dptr = c.desc.arg[htod ? 0 : 1], gpa = c.desc.arg[htod ? 1 : 0], bytes = c.desc.arg[2];
+    BackendStream s;
+    if (!stream_of(c.desc.arg[3], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    if (bytes == 0) return done(VGPU_SUCCESS);
+    if (!allocs_.contains(dptr, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "device range not this VM's");
+    uint8_t* host = guest_span(gpa, bytes);
+    if (!host) return fail(VGPU_ERROR_INVALID_VALUE, "guest range outside RAM");
+    const Status st = backend_result(htod ? backend_.memcpy_htod(dptr, host, bytes, s, is_async(c))
+                                          : backend_.memcpy_dtoh(host, dptr, bytes, s, is_async(c)));
+    if (st == VGPU_SUCCESS) VgpuCounters::add(htod ? counters_.bytes_htod : counters_.bytes_dtoh, bytes);
+    return done(st);
+}
+
+CommandResult CommandDispatch::op_memcpy_dtod(GuestCommand& c) {
+    const uint64_t dst = c.desc.arg[0], src = c.desc.arg[1], bytes = c.desc.arg[2];
+    BackendStream s;
+    if (!stream_of(c.desc.arg[3], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    if (bytes == 0) return done(VGPU_SUCCESS);
+    if (!allocs_.contains(dst, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "dst device range not this VM's");
+    if (!allocs_.contains(src, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "src device range not this VM's");
+    const Status st = backend_result(backend_.memcpy_dtod(dst, src, bytes, s, is_async(c)));
+    if (st == VGPU_SUCCESS) VgpuCounters::add(counters_.bytes_dtod, bytes);
+    return done(st);
+}
+
+// MEMCPY_HTOD_SG and MEMCPY_DTOH_SG: arg0 device address (contiguous side),
+// arg1 gpa of a vgpu_sg_entry array, arg2 entries, arg3 stream, arg4 strategy.
+CommandResult CommandDispatch::op_memcpy_sg(GuestCommand& c) {
+    const bool htod = c.desc.opcode == VGPU_OP_MEMCPY_HTOD_SG;
+    const uint64_t dptr = c.desc.arg[0], list_gpa = c.desc.arg[1], count = c.desc.arg[2];
+    BackendStream s;
+    if (!stream_of(c.desc.arg[3], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    if (c.desc.arg[4] >= VGPU_SG_STRATEGY_COUNT_) return fail(VGPU_ERROR_INVALID_VALUE, "unknown sg strategy");
+    if (count > VGPU_MAX_SG_ENTRIES) return fail(VGPU_ERROR_INVALID_VALUE, "sg count > VGPU_MAX_SG_ENTRIES");
+    if (count == 0) return done(VGPU_SUCCESS);
+    const SgStrategy how = c.desc.arg[4] == VGPU_SG_AUTO ? backend_.default_sg_strategy()
+                                                         : static_cast<SgStrategy>(c.desc.arg[4] - 1);
+
+    // count <= 2^20, so the list is at most 16 MiB: no overflow.
+    const uint8_t* list = guest_span(list_gpa, count * sizeof(vgpu_sg_entry));
+    if (!list) return fail(VGPU_ERROR_INVALID_VALUE, "sg list outside RAM");
+    sg_list_.resize(count);
+    for (uint64_t i = 0; i < count; ++i) {
+        vgpu_sg_entry e;
+        // SAFETY: entry i lies inside the list span translated above; each is read once.
+        std::memcpy(&e, list + i * sizeof e, sizeof e);
+        sg_list_[i] = memmap::GuestRange{memmap::GuestPhysAddr{e.gpa}, e.len};
+    }
+    memmap::SgStats stats;
+    auto runs = how == SgStrategy::PerChunk ? memmap::translate_each(mem_, sg_list_, &stats)
+                                            : memmap::coalesce(mem_, sg_list_, &stats);
+    if (!runs) return fail(VGPU_ERROR_INVALID_VALUE, "sg entry empty, outside RAM, or total overflows");
+    if (!allocs_.contains(dptr, stats.total_bytes))
+        return fail(VGPU_ERROR_INVALID_VALUE, "device range not this VM's");
+    VgpuCounters::add(counters_.sg_entries, stats.entries);
+    VgpuCounters::add(counters_.sg_runs, runs->size());
+
+    const Status st = backend_result(htod ? backend_.memcpy_htod_sg(dptr, *runs, how, s, is_async(c))
+                                          : backend_.memcpy_dtoh_sg(dptr, *runs, how, s, is_async(c)));
+    if (st == VGPU_SUCCESS) VgpuCounters::add(htod ? counters_.bytes_htod : counters_.bytes_dtoh, stats.total_bytes);
+    return done(st);
+}
+
+// MEMSET_D8 and MEMSET_D32: arg0 dptr, arg1 value, arg2 count, arg3 stream.
+CommandResult CommandDispatch::op_memset(GuestCommand& c) {
+    const bool d32 = c.desc.opcode == VGPU_OP_MEMSET_D32;
+    const uint64_t dptr = c.desc.arg[0], value = c.desc.arg[1], count = c.desc.arg[2];
+    BackendStream s;
+    if (!stream_of(c.desc.arg[3], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    if (value > (d32 ? 0xFFFFFFFFull : 0xFFull)) return fail(VGPU_ERROR_INVALID_VALUE, "memset value too wide");
+    if (d32 && dptr % 4 != 0) return fail(VGPU_ERROR_INVALID_VALUE, "memset_d32 dptr not 4-byte aligned");
+    uint64_t bytes;
+    if (__builtin_mul_overflow(count, d32 ? 4u : 1u, &bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "count wraps");
+    if (bytes == 0) return done(VGPU_SUCCESS);
+    if (!allocs_.contains(dptr, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "device range not this VM's");
+    const Status st =
+        backend_result(d32 ? backend_.memset_d32(dptr, static_cast<uint32_t>(value), count, s, is_async(c))
+                           : backend_.memset_d8(dptr, static_cast<uint8_t>(value), count, s, is_async(c)));
+    return done(st);
+}
+
+CommandResult CommandDispatch::op_guest_ram_device_ptr(GuestCommand& c) {
+    const uint8_t* host = guest_span(c.desc.arg[0], c.desc.arg[1]);
+    if (!host) return fail(VGPU_ERROR_INVALID_VALUE, "guest range outside RAM (or empty)");
+    const uint64_t dev = backend_.guest_ram_device_address(host);
+    if (dev == 0) return fail(VGPU_ERROR_NOT_SUPPORTED, "guest RAM is not device-mapped");
+    return done(VGPU_SUCCESS, dev);
+}
+
+} // namespace kvmgpu::vgpu

@@ -1,0 +1,59 @@
+// What one vGPU has done, for benches and result tables. Written by the
+// executor thread (and the doorbell on vCPU threads), read by anyone:
+// relaxed atomics, so a snapshot is a consistent-enough sample, not a cut.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+
+#include "kvmtool-gpu/abi/vgpu_abi.h"
+
+namespace kvmgpu::vgpu {
+
+// A plain copy of the counters at one moment.
+struct VgpuCounterSnapshot {
+    uint64_t commands = 0;       // commands completed (any status)
+    uint64_t errors = 0;         // ... of which status != VGPU_SUCCESS
+    uint64_t bad_opcodes = 0;    // opcode outside the table (counted in errors too)
+    uint64_t bytes_htod = 0;     // bytes copied guest RAM -> device
+    uint64_t bytes_dtoh = 0;     // device -> guest RAM
+    uint64_t bytes_dtod = 0;
+    uint64_t sg_entries = 0;     // scatter-gather entries received
+    uint64_t sg_runs = 0;        // ... host runs after translation/coalescing
+    uint64_t kicks = 0;          // doorbell writes seen by the device (Trap mode)
+    uint64_t kicks_dropped = 0;  // kicks the full queue could not take (harmless)
+    uint64_t kick_wait_ns = 0;   // summed doorbell-write -> executor-pickup time
+    uint64_t wakeups = 0;        // executor woke from sleep
+    uint64_t passes = 0;         // ring passes that found work
+    uint64_t max_pass = 0;       // most commands handled in one pass
+    uint64_t broken = 0;         // rings declared broken
+    uint64_t recoveries = 0;     // sticky-error recoveries (context re-created)
+    std::array<uint64_t, VGPU_OP_MAX_> per_opcode{};
+};
+
+struct VgpuCounters {
+    std::atomic<uint64_t> commands{0}, errors{0}, bad_opcodes{0};
+    std::atomic<uint64_t> bytes_htod{0}, bytes_dtoh{0}, bytes_dtod{0};
+    std::atomic<uint64_t> sg_entries{0}, sg_runs{0};
+    std::atomic<uint64_t> kicks{0}, kicks_dropped{0}, kick_wait_ns{0}, wakeups{0}, passes{0}, max_pass{0};
+    std::atomic<uint64_t> broken{0}, recoveries{0};
+    std::array<std::atomic<uint64_t>, VGPU_OP_MAX_> per_opcode{};
+
+    static void add(std::atomic<uint64_t>& c, uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
+
+    VgpuCounterSnapshot snapshot() const {
+        auto ld = [](const std::atomic<uint64_t>& c) { return c.load(std::memory_order_relaxed); };
+        VgpuCounterSnapshot s;
+        s.commands = ld(commands), s.errors = ld(errors), s.bad_opcodes = ld(bad_opcodes);
+        s.bytes_htod = ld(bytes_htod), s.bytes_dtoh = ld(bytes_dtoh), s.bytes_dtod = ld(bytes_dtod);
+        s.sg_entries = ld(sg_entries), s.sg_runs = ld(sg_runs);
+        s.kicks = ld(kicks), s.kicks_dropped = ld(kicks_dropped), s.kick_wait_ns = ld(kick_wait_ns);
+        s.wakeups = ld(wakeups);
+        s.passes = ld(passes), s.max_pass = ld(max_pass), s.broken = ld(broken), s.recoveries = ld(recoveries);
+        for (size_t i = 0; i < per_opcode.size(); ++i) s.per_opcode[i] = ld(per_opcode[i]);
+        return s;
+    }
+};
+
+} // namespace kvmgpu::vgpu

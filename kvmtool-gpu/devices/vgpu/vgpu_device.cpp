@@ -1,0 +1,227 @@
+#include "kvmtool-gpu/devices/vgpu/vgpu_device.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "kvmtool-gpu/abi/platform_abi.h"
+
+namespace kvmgpu::vgpu {
+
+namespace {
+constexpr uint64_t kRegBytes = VGPU_REG_MAX_RING + 4;
+std::atomic<uint32_t> g_next_instance{1};
+
+GpuBackend& require(const std::unique_ptr<GpuBackend>& b) {
+    if (!b) throw std::invalid_argument("VgpuDevice: null backend");
+    return *b;
+}
+const char* why_ring(RingError e) {
+    switch (e) {
+    case RingError::Misaligned: return "RING_GPA not 4 KiB aligned";
+    case RingError::BadSize: return "RING_SIZE not a power of two in [VGPU_MIN_RING, MAX_RING]";
+    case RingError::OutsideRam: return "ring not wholly inside one region of guest RAM";
+    case RingError::None: break;
+    }
+    return "?";
+}
+} // namespace
+
+VgpuDevice::VgpuDevice(const memmap::GuestMemory& mem, std::unique_ptr<GpuBackend> backend, VgpuOptions opts)
+    : mem_(mem), backend_(std::move(backend)), opts_((validate(opts), opts)), backend_id_(require(backend_).id()),
+      log_limit_(opts.log_per_second),
+      dispatch_(mem, *backend_, opts_, counters_, g_next_instance.fetch_add(1, std::memory_order_relaxed)),
+      executor_(opts_, counters_) {}
+
+VgpuDevice::~VgpuDevice() { stop(); }
+
+void VgpuDevice::start() {
+    {
+        std::lock_guard lk(ctrl_mu_);
+        executor_gone_ = false;
+    }
+    executor_.start(*this);
+}
+
+void VgpuDevice::stop() { executor_.stop(); }
+
+// ---- register block (vCPU threads) ---------------------------------------
+
+void VgpuDevice::read(uint64_t offset, std::span<uint8_t> data) {
+    uint8_t regs[kRegBytes] = {};
+    auto put32 = [&](uint64_t off, uint32_t v) { std::memcpy(regs + off, &v, 4); };
+    auto put64 = [&](uint64_t off, uint64_t v) { std::memcpy(regs + off, &v, 8); };
+    put32(VGPU_REG_MAGIC, VGPU_MAGIC);
+    put32(VGPU_REG_VERSION, VGPU_ABI_VERSION);
+    put64(VGPU_REG_FEATURES, features_.load(std::memory_order_relaxed));
+    {
+        std::lock_guard lk(regs_mu_);
+        put64(VGPU_REG_RING_GPA, staged_ring_gpa_);
+        put32(VGPU_REG_RING_SIZE, staged_ring_size_);
+    }
+    put32(VGPU_REG_STATUS, status_.load(std::memory_order_acquire));
+    put32(VGPU_REG_ERROR, error_.load(std::memory_order_acquire));
+    put32(VGPU_REG_BACKEND, backend_id_);
+    put32(VGPU_REG_DOORBELL_MODE, static_cast<uint32_t>(opts_.doorbell));
+    put32(VGPU_REG_MAX_RING, opts_.max_ring);
+    // Any width, any alignment: the guest gets the bytes it covered; the
+    // rest of `data` stays zero (the bus zero-fills it).
+    if (offset >= kRegBytes) return;
+    const uint64_t n = std::min<uint64_t>(data.size(), kRegBytes - offset);
+    std::memcpy(data.data(), regs + offset, n);
+}
+
+void VgpuDevice::write(uint64_t offset, std::span<const uint8_t> data) {
+    const uint64_t len = data.size();
+    if (offset >= VGPU_DOORBELL_OFFSET && offset < KVMGPU_VGPU_SIZE) {
+        uint32_t v = 0;
+        std::memcpy(&v, data.data(), std::min<uint64_t>(len, sizeof v));
+        executor_.kick(v);
+        return;
+    }
+    // A write must lie wholly inside one writable register.
+    auto inside = [&](uint64_t reg, uint64_t size) { return len > 0 && offset >= reg && offset - reg + len <= size; };
+    if (inside(VGPU_REG_RING_GPA, 8)) {
+        std::lock_guard lk(regs_mu_);
+        std::memcpy(reinterpret_cast<uint8_t*>(&staged_ring_gpa_) + (offset - VGPU_REG_RING_GPA), data.data(), len);
+    } else if (inside(VGPU_REG_RING_SIZE, 4)) {
+        std::lock_guard lk(regs_mu_);
+        std::memcpy(reinterpret_cast<uint8_t*>(&staged_ring_size_) + (offset - VGPU_REG_RING_SIZE), data.data(), len);
+    } else if (offset == VGPU_REG_CONTROL && len == 4) {
+        uint32_t v;
+        std::memcpy(&v, data.data(), 4);
+        write_control(v);
+    } else if (log_limit_.allow()) {
+        log_warn("vgpu: ignored %llu-byte write at register offset 0x%llx", static_cast<unsigned long long>(len),
+                 static_cast<unsigned long long>(offset));
+    }
+}
+
+void VgpuDevice::set_error(uint32_t status, const char* why) {
+    error_.store(status, std::memory_order_release);
+    if (log_limit_.allow()) log_warn("vgpu: %s -> %s", why, status_name(status));
+}
+
+void VgpuDevice::write_control(uint32_t value) {
+    if (value & ~(VGPU_CONTROL_ENABLE | VGPU_CONTROL_RESET)) return set_error(VGPU_ERROR_INVALID_VALUE, "unknown CONTROL bits");
+    if (value & VGPU_CONTROL_RESET) request(Control::Reset, std::nullopt);
+    if (value & VGPU_CONTROL_ENABLE) enable();
+}
+
+void VgpuDevice::enable() {
+    const uint32_t st = status_.load(std::memory_order_acquire);
+    if (st & VGPU_STATUS_ENABLED) return set_error(VGPU_ERROR_INVALID_VALUE, "ENABLE while enabled");
+    if (st & VGPU_STATUS_BROKEN) return set_error(VGPU_ERROR_INVALID_VALUE, "ENABLE on a broken ring: RESET first");
+    uint64_t gpa;
+    uint32_t size;
+    {
+        std::lock_guard lk(regs_mu_);
+        gpa = staged_ring_gpa_, size = staged_ring_size_;
+    }
+    RingError why;
+    auto ring = CommandRing::attach(mem_, gpa, size, opts_.max_ring, &why);
+    if (!ring) return set_error(VGPU_ERROR_INVALID_VALUE, why_ring(why));
+    if (!request(Control::Enable, std::move(ring)))
+        set_error(VGPU_ERROR_NOT_INITIALIZED, "ENABLE before start() or after stop()");
+}
+
+bool VgpuDevice::request(Control c, std::optional<CommandRing> ring) {
+    std::lock_guard serial(ctrl_serial_);
+    std::unique_lock lk(ctrl_mu_);
+    if (executor_gone_) {
+        // No executor: nothing is held, so a reset only clears the registers.
+        if (c == Control::Reset) status_.store(0), error_.store(VGPU_SUCCESS);
+        return c == Control::Reset;
+    }
+    ctrl_ = c;
+    ctrl_ring_ = std::move(ring);
+    ctrl_done_ = false;
+    ctrl_pending_.store(true, std::memory_order_release);
+    executor_.wake();
+    // Waits for the executor to finish the command in hand (passes stop
+    // between commands once ctrl_pending_ is set).
+    ctrl_cv_.wait(lk, [&] { return ctrl_done_ || executor_gone_; });
+    return ctrl_done_;
+}
+
+// ---- executor thread -----------------------------------------------------
+
+void VgpuDevice::on_thread_start() {
+    backend_->bind_thread();
+    Status st = VGPU_SUCCESS;
+    for (const memmap::Region& r : mem_.regions()) {
+        const Status s = backend_->register_guest_ram(r.backing->data(), r.size());
+        if (st == VGPU_SUCCESS) st = s;
+    }
+    reg_status_ = st;
+    reg_ns_ = backend_->register_ns();
+    backend_desc_ = backend_->describe();
+    dispatch_.refresh_ram_windows();
+    uint64_t f = VGPU_FEATURE_SCATTER_GATHER;
+    if (!mem_.regions().empty() && backend_->guest_ram_device_address(mem_.regions().front().backing->data()) != 0)
+        f |= VGPU_FEATURE_ZERO_COPY;
+    if (backend_->real_kernels()) f |= VGPU_FEATURE_REAL_KERNELS;
+    features_.store(f, std::memory_order_release);
+    if (st != VGPU_SUCCESS)
+        log_warn("vgpu: registering guest RAM with the backend failed (%s): no zero-copy", status_name(st));
+    log_info("vgpu: %s; doorbell %s; guest RAM registered in %.1f ms", backend_desc_.c_str(), to_string(opts_.doorbell),
+             static_cast<double>(reg_ns_) / 1e6);
+}
+
+void VgpuDevice::handle_control() {
+    std::lock_guard lk(ctrl_mu_);
+    if (ctrl_ == Control::Reset) {
+        dispatch_.reset();
+        ring_.reset();
+        status_.store(0, std::memory_order_release);
+        error_.store(VGPU_SUCCESS, std::memory_order_release);
+    } else if (ctrl_ == Control::Enable) {
+        ring_ = std::move(ctrl_ring_);
+        error_.store(VGPU_SUCCESS, std::memory_order_release);
+        status_.store(VGPU_STATUS_ENABLED, std::memory_order_release);
+    }
+    ctrl_ring_.reset();
+    ctrl_ = Control::None;
+    ctrl_pending_.store(false, std::memory_order_release);
+    ctrl_done_ = true;
+    ctrl_cv_.notify_all();
+}
+
+bool VgpuDevice::run_once() {
+    if (ctrl_pending_.load(std::memory_order_acquire)) {
+        handle_control();
+        return true;
+    }
+    if (!ring_) return false;
+    uint32_t done = 0;
+    switch (ring_->run_pass(dispatch_, ring_->entries(), ctrl_pending_, &done)) {
+    case CommandRing::Pass::Idle: return false;
+    case CommandRing::Pass::Progress: {
+        VgpuCounters::add(counters_.passes);
+        uint64_t prev = counters_.max_pass.load(std::memory_order_relaxed);
+        if (done > prev) counters_.max_pass.store(done, std::memory_order_relaxed); // single writer
+        return true;
+    }
+    case CommandRing::Pass::Broken:
+        VgpuCounters::add(counters_.broken);
+        ring_.reset();
+        error_.store(VGPU_ERROR_INVALID_VALUE, std::memory_order_release);
+        status_.store(VGPU_STATUS_BROKEN, std::memory_order_release);
+        if (log_limit_.allow()) log_warn("vgpu: producer more than RING_SIZE ahead of consumer: ring broken until RESET");
+        return true;
+    }
+    return false;
+}
+
+bool VgpuDevice::has_work() const { return ctrl_pending_.load(std::memory_order_acquire) || (ring_ && ring_->has_work()); }
+
+void VgpuDevice::on_thread_stop() {
+    dispatch_.reset(); // backend calls stay on this thread
+    ring_.reset();
+    status_.store(0, std::memory_order_release);
+    std::lock_guard lk(ctrl_mu_);
+    executor_gone_ = true;
+    ctrl_cv_.notify_all();
+}
+
+} // namespace kvmgpu::vgpu

@@ -1,0 +1,119 @@
+// The vGPU as a bus device: its register block (MMIO, KVMGPU_VGPU_GPA), the
+// doorbell page, the ring it was enabled with, and the executor thread that
+// runs the ring's commands against one GPU backend. One instance per VM.
+//
+// Use:
+//   auto backend = make_backend(BackendChoice::Auto, &why);
+//   auto vgpu = std::make_shared<VgpuDevice>(guest_memory, std::move(backend),
+//                                            VgpuOptions{.doorbell = DoorbellMode::Ioeventfd});
+//   vgpu->start();                         // executor up, guest RAM registered
+//   bus.claim(KVMGPU_VGPU_GPA, KVMGPU_VGPU_SIZE, vgpu);
+//   if Ioeventfd: KVM_IOEVENTFD on KVMGPU_VGPU_GPA + VGPU_DOORBELL_OFFSET,
+//                 len 4, fd = vgpu->doorbell_eventfd()
+//   ... run the VM ...
+//   vgpu->stop();                          // or let the destructor do it
+// The GuestMemory must outlive the device.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "kvmtool-gpu/bus/bus_device.h"
+#include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
+#include "kvmtool-gpu/devices/vgpu/command_dispatch.h"
+#include "kvmtool-gpu/devices/vgpu/command_ring.h"
+#include "kvmtool-gpu/devices/vgpu/executor.h"
+#include "kvmtool-gpu/devices/vgpu/vgpu_counters.h"
+#include "kvmtool-gpu/devices/vgpu/vgpu_options.h"
+#include "kvmtool-gpu/util/log.h"
+#include "memmap/guest_memory.h"
+
+namespace kvmgpu::vgpu {
+
+class VgpuDevice final : public BusDevice, private ExecutorWork {
+public:
+    // Throws std::invalid_argument for bad options or a null backend,
+    // std::system_error if the doorbell eventfd cannot be made.
+    VgpuDevice(const memmap::GuestMemory& mem, std::unique_ptr<GpuBackend> backend, VgpuOptions opts = {});
+    ~VgpuDevice() override;
+
+    // Starts the executor thread, which binds the backend and registers all
+    // of guest RAM with it (pinned, device-mapped). A registration failure
+    // is not fatal: the vGPU runs without zero-copy (see registration_status).
+    void start();
+    void stop();
+
+    // The eventfd the executor waits on; in Ioeventfd mode the VMM hands it
+    // to KVM_IOEVENTFD for the doorbell address. Valid for the device's life.
+    int doorbell_eventfd() const { return executor_.eventfd(); }
+
+    std::string_view name() const override { return "vgpu"; }
+    void read(uint64_t offset, std::span<uint8_t> data) override;
+    void write(uint64_t offset, std::span<const uint8_t> data) override;
+
+    VgpuCounterSnapshot counters() const { return counters_.snapshot(); }
+    const VgpuOptions& options() const { return opts_; }
+    // Set at start(): backend description, the RAM registration result and cost.
+    const std::string& backend_description() const { return backend_desc_; }
+    Status registration_status() const { return reg_status_; }
+    uint64_t registration_ns() const { return reg_ns_; }
+    uint32_t status() const { return status_.load(std::memory_order_acquire); }
+
+private:
+    enum class Control { None, Enable, Reset };
+
+    // Register block (vCPU threads).
+    void write_control(uint32_t value);
+    void enable();
+    void set_error(uint32_t status, const char* why);
+    bool request(Control c, std::optional<CommandRing> ring);
+
+    // ExecutorWork (executor thread).
+    void on_thread_start() override;
+    bool run_once() override;
+    bool has_work() const override;
+    void on_thread_stop() override;
+    void handle_control();
+
+    const memmap::GuestMemory& mem_;
+    std::unique_ptr<GpuBackend> backend_;
+    const VgpuOptions opts_;
+    const uint32_t backend_id_;
+    std::string backend_desc_;
+    VgpuCounters counters_;
+    RateLimiter log_limit_;
+
+    // Written by the guest (under regs_mu_), consumed by ENABLE.
+    std::mutex regs_mu_;
+    uint64_t staged_ring_gpa_ = 0;
+    uint32_t staged_ring_size_ = 0;
+    // Read by the guest at any time.
+    std::atomic<uint32_t> status_{0};
+    std::atomic<uint32_t> error_{VGPU_SUCCESS};
+    std::atomic<uint64_t> features_{VGPU_FEATURE_SCATTER_GATHER};
+    Status reg_status_ = VGPU_SUCCESS;
+    uint64_t reg_ns_ = 0;
+
+    // Control requests: posted by a vCPU, carried out by the executor, which
+    // then wakes the vCPU. One at a time (ctrl_serial_).
+    std::mutex ctrl_serial_;
+    std::mutex ctrl_mu_;
+    std::condition_variable ctrl_cv_;
+    Control ctrl_ = Control::None;
+    std::optional<CommandRing> ctrl_ring_;
+    bool ctrl_done_ = false;
+    bool executor_gone_ = true; // no thread to carry a request out
+    std::atomic<bool> ctrl_pending_{false};
+
+    // Executor thread only.
+    CommandDispatch dispatch_;
+    std::optional<CommandRing> ring_;
+
+    Executor executor_; // last: stopped and destroyed before what it uses
+};
+
+} // namespace kvmgpu::vgpu

@@ -1,0 +1,38 @@
+// How one vGPU instance is configured by the VMM: doorbell mode, ring and
+// resource limits. Use designated initialisers and leave the rest at their
+// defaults, e.g. VgpuOptions{.doorbell = DoorbellMode::Poll, .poll_spin_us = 20}.
+#pragma once
+
+#include <cstdint>
+
+#include "kvmtool-gpu/abi/vgpu_abi.h"
+
+namespace kvmgpu::vgpu {
+
+// How a guest's "new commands" signal reaches the executor.
+enum class DoorbellMode : uint32_t {
+    Trap = VGPU_DOORBELL_TRAP,           // MMIO exit; the vCPU thread queues a kick
+    Ioeventfd = VGPU_DOORBELL_IOEVENTFD, // KVM signals doorbell_eventfd(); no exit
+    Poll = VGPU_DOORBELL_POLL,           // the executor watches ring->producer
+};
+const char* to_string(DoorbellMode m);
+
+// Limits are per VM; every one bounds something a guest can ask for.
+struct VgpuOptions {
+    DoorbellMode doorbell = DoorbellMode::Trap;
+    uint32_t max_ring = VGPU_DEFAULT_MAX_RING;   // largest RING_SIZE accepted (power of two)
+    uint64_t device_mem_quota = 4ull << 30;      // bytes of device memory this VM may hold
+    uint32_t max_handles = 4096;                 // per table: modules, functions, streams, events, allocations
+    uint64_t max_module_bytes = 64ull << 20;     // largest module image copied out of guest RAM
+    uint32_t poll_spin_us = 50;                  // Poll: spin this long after the last command ...
+    uint32_t poll_sleep_us = 200;                // ... then sleep this long between looks
+    uint32_t log_per_second = 10;                // rate limit for guest-error log lines
+};
+
+// Largest max_ring the device accepts (the ring is then ~35 MiB of guest RAM).
+inline constexpr uint32_t kMaxRingLimit = 1u << 16;
+
+// Throws std::invalid_argument naming the first bad field.
+void validate(const VgpuOptions& o);
+
+} // namespace kvmgpu::vgpu

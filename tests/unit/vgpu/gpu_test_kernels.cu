@@ -1,0 +1,9 @@
+// Kernels the GPU tests load as a guest would: through MODULE_LOAD_DATA
+// with a fatbin image placed in guest RAM. Same names and meaning as the
+// host backend's CPU reference kernels.
+extern "C" __global__ void vector_add(const float* a, const float* b, float* c, unsigned n) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
+}
+
+extern "C" __global__ void empty_kernel() {}

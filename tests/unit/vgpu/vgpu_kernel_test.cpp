@@ -1,0 +1,242 @@
+// Modules, functions, launches (CPU reference kernels on the host backend),
+// streams, events, device queries, and the error paths of each.
+#include <cmath>
+#include <cstring>
+
+#include "vgpu_rig.h"
+
+namespace kvmgpu::vgpu::test {
+namespace {
+
+struct VgpuKernels : ::testing::Test {
+    VgpuRig rig{VgpuOptions{.max_handles = 8, .max_module_bytes = 4096}};
+    void SetUp() override { ASSERT_EQ(rig.enable(), VGPU_SUCCESS); }
+
+    uint64_t upload(const std::vector<float>& v, uint64_t d = 0) {
+        if (!d) d = rig.alloc(v.size() * 4);
+        rig.put(kDataGpa, v.data(), v.size() * 4);
+        EXPECT_EQ(rig.call({.opcode = VGPU_OP_MEMCPY_HTOD, .args = {d, kDataGpa, v.size() * 4, 0}}).status, VGPU_SUCCESS);
+        return d;
+    }
+    std::vector<float> download(uint64_t d, size_t n) {
+        std::vector<float> v(n);
+        EXPECT_EQ(rig.call({.opcode = VGPU_OP_MEMCPY_DTOH, .args = {kDataGpa, d, n * 4, 0}}).status, VGPU_SUCCESS);
+        rig.get(kDataGpa, v.data(), n * 4);
+        return v;
+    }
+    static std::vector<std::vector<uint8_t>> abcn(uint64_t a, uint64_t b, uint64_t c, uint32_t n) {
+        return {bytes(a), bytes(b), bytes(c), bytes(n)};
+    }
+};
+
+TEST_F(VgpuKernels, VectorAddComputesAndHonoursCoverage) {
+    uint64_t fn;
+    rig.module_with("vector_add", &fn);
+    const uint32_t n = 1000;
+    std::vector<float> a(n), b(n);
+    for (uint32_t i = 0; i < n; ++i) a[i] = static_cast<float>(i), b[i] = 0.5f * static_cast<float>(i);
+    const uint64_t da = upload(a), db = upload(b), dc = upload(std::vector<float>(n, -1.0f));
+    auto p = abcn(da, db, dc, n);
+    ASSERT_EQ(rig.launch(fn, p, (n + 255) / 256, 1, 256, 1).status, VGPU_SUCCESS);
+    auto c = download(dc, n);
+    for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(c[i], 1.5f * static_cast<float>(i)) << i;
+
+    // A grid that covers only 512 threads leaves the rest untouched.
+    upload(std::vector<float>(n, -1.0f), dc);
+    ASSERT_EQ(rig.launch(fn, p, 2, 1, 256, 1).status, VGPU_SUCCESS);
+    c = download(dc, n);
+    EXPECT_EQ(c[511], 1.5f * 511);
+    EXPECT_EQ(c[512], -1.0f);
+}
+
+TEST_F(VgpuKernels, MatmulMatchesReference) {
+    uint64_t fn;
+    rig.module_with("matmul", &fn);
+    const uint32_t n = 40; // not a multiple of the 16x16 block
+    std::vector<float> a(n * n), b(n * n), want(n * n, 0.0f);
+    for (uint32_t i = 0; i < n * n; ++i) a[i] = static_cast<float>(i % 7) - 3, b[i] = static_cast<float>(i % 5) * 0.25f;
+    for (uint32_t r = 0; r < n; ++r)
+        for (uint32_t c = 0; c < n; ++c)
+            for (uint32_t k = 0; k < n; ++k) want[r * n + c] += a[r * n + k] * b[k * n + c];
+    const uint64_t da = upload(a), db = upload(b), dc = rig.alloc(n * n * 4);
+    ASSERT_EQ(rig.launch(fn, abcn(da, db, dc, n), 3, 3, 16, 16).status, VGPU_SUCCESS);
+    const auto got = download(dc, n * n);
+    for (uint32_t i = 0; i < n * n; ++i) ASSERT_NEAR(got[i], want[i], 1e-3) << i;
+}
+
+TEST_F(VgpuKernels, EmptyKernelMangledNamesAndAsyncLaunch) {
+    uint64_t fn;
+    const uint64_t m = rig.module_with("empty_kernel", &fn);
+    EXPECT_EQ(rig.launch(fn, {}, 1, 1, 1, 1).status, VGPU_SUCCESS);
+    const std::string mangled = "_Z10vector_addPKfS0_Pfj";
+    const Done f = rig.call({.opcode = VGPU_OP_MODULE_GET_FUNCTION,
+                             .args = {m},
+                             .payload = std::vector<uint8_t>(mangled.begin(), mangled.end())});
+    EXPECT_EQ(f.status, VGPU_SUCCESS);
+    // Asking again gives the same handle.
+    const Done again = rig.call({.opcode = VGPU_OP_MODULE_GET_FUNCTION,
+                                 .args = {m},
+                                 .payload = std::vector<uint8_t>(mangled.begin(), mangled.end())});
+    EXPECT_EQ(again.r0, f.r0);
+    const Done s = rig.call({.opcode = VGPU_OP_STREAM_CREATE, .args = {1}});
+    ASSERT_EQ(s.status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_LAUNCH_KERNEL,
+                        .args = {fn, s.r0, 1 | 1ull << 32, 1 | 1ull << 32, 1 | 1ull << 32, 0},
+                        .flags = VGPU_CMD_FLAG_ASYNC})
+                  .status,
+              VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_SYNCHRONIZE, .args = {s.r0}}).status, VGPU_SUCCESS);
+}
+
+TEST_F(VgpuKernels, ModuleAndFunctionErrors) {
+    uint64_t fn;
+    const uint64_t m = rig.module_with("vector_add", &fn);
+    auto get = [&](uint64_t mod, std::string name) {
+        return rig.call({.opcode = VGPU_OP_MODULE_GET_FUNCTION,
+                         .args = {mod},
+                         .payload = std::vector<uint8_t>(name.begin(), name.end())})
+            .status;
+    };
+    EXPECT_EQ(get(m, "no_such_kernel"), VGPU_ERROR_NOT_FOUND);
+    EXPECT_EQ(get(m, ""), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(get(m, std::string("vector_add\0x", 12)), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(get(m + 1, "vector_add"), VGPU_ERROR_INVALID_HANDLE); // never issued
+    EXPECT_EQ(get(fn, "vector_add"), VGPU_ERROR_INVALID_HANDLE);    // a function is not a module
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_MODULE_LOAD_DATA, .args = {kDataGpa, 0}}).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_MODULE_LOAD_DATA, .args = {kDataGpa, 4097}}).status, VGPU_ERROR_INVALID_VALUE);
+
+    // Unloading frees the module and its functions; both handles go stale.
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_MODULE_UNLOAD, .args = {m}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_MODULE_UNLOAD, .args = {m}}).status, VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(rig.launch(fn, {}, 1, 1, 1, 1).status, VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(get(m, "vector_add"), VGPU_ERROR_INVALID_HANDLE);
+}
+
+TEST_F(VgpuKernels, LaunchPayloadErrors) {
+    uint64_t fn;
+    rig.module_with("vector_add", &fn);
+    const uint64_t d = rig.alloc(64);
+    const auto good = launch_payload(abcn(d, d, d, 16));
+    auto launch = [&](std::vector<uint8_t> payload, uint64_t nparams, uint64_t dims = 1 | 1ull << 32,
+                      int64_t len = -1) {
+        return rig.call({.opcode = VGPU_OP_LAUNCH_KERNEL,
+                         .args = {fn, 0, dims, dims, dims, nparams << 32},
+                         .payload = std::move(payload),
+                         .payload_len = len})
+            .status;
+    };
+    EXPECT_EQ(launch(good, 4), VGPU_SUCCESS);
+    EXPECT_EQ(launch(good, 33), VGPU_ERROR_INVALID_VALUE);       // nparams > VGPU_MAX_KERNEL_PARAMS
+    EXPECT_EQ(launch(good, 3), VGPU_ERROR_INVALID_VALUE);        // sizes do not match the kernel
+    EXPECT_EQ(launch(good, 4, 0), VGPU_ERROR_INVALID_VALUE);     // zero grid/block dimension
+    EXPECT_EQ(launch(good, 4, 1, 449), VGPU_ERROR_INVALID_VALUE); // payload_len > VGPU_PAYLOAD_BYTES
+    EXPECT_EQ(launch(good, 4, 1 | 1ull << 32, 12), VGPU_ERROR_INVALID_VALUE); // descriptors past payload_len
+    auto bad = good;
+    const vgpu_param_desc outside{440, 16}; // parameter bytes past the payload
+    std::memcpy(bad.data(), &outside, sizeof outside);
+    EXPECT_EQ(launch(bad, 4), VGPU_ERROR_INVALID_VALUE);
+    const vgpu_param_desc inside_descs{0, 8}; // parameter overlapping the descriptors
+    std::memcpy(bad.data(), &inside_descs, sizeof inside_descs);
+    EXPECT_EQ(launch(bad, 4), VGPU_ERROR_INVALID_VALUE);
+    const vgpu_param_desc empty{16, 0};
+    std::memcpy(bad.data(), &empty, sizeof empty);
+    EXPECT_EQ(launch(bad, 4), VGPU_ERROR_INVALID_VALUE);
+    // 32 descriptors all naming the same 300 bytes: more than fits anywhere.
+    std::vector<uint8_t> many(448, 0);
+    for (int i = 0; i < 32; ++i) {
+        const vgpu_param_desc big{128, 300};
+        std::memcpy(many.data() + i * 4, &big, 4);
+    }
+    EXPECT_EQ(launch(many, 32), VGPU_ERROR_INVALID_VALUE);
+    // Too many threads per block, as a GPU would refuse.
+    EXPECT_EQ(rig.launch(fn, abcn(d, d, d, 16), 1, 1, 2048, 1).status, VGPU_ERROR_INVALID_VALUE);
+}
+
+TEST_F(VgpuKernels, IllegalAddressIsStickyThenRecovered) {
+    uint64_t fn;
+    rig.module_with("vector_add", &fn);
+    const uint64_t d = rig.alloc(256);
+    const Done s = rig.call({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}});
+    // c runs past its allocation: the kernel faults like a GPU kernel would.
+    EXPECT_EQ(rig.launch(fn, abcn(d, d, d + 128, 64), 1, 1, 64, 1).status, VGPU_ERROR_ILLEGAL_ADDRESS);
+    EXPECT_EQ(rig.dev->counters().recoveries, 1u);
+    // Everything the VM held is gone, and the device still works.
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_MEM_FREE, .args = {d}}).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_SYNCHRONIZE, .args = {s.r0}}).status, VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(rig.launch(fn, {}, 1, 1, 1, 1).status, VGPU_ERROR_INVALID_HANDLE);
+    uint64_t fn2;
+    rig.module_with("vector_add", &fn2);
+    const uint64_t a = upload({1, 2, 3, 4}), b = upload({10, 20, 30, 40}), c = rig.alloc(16);
+    ASSERT_EQ(rig.launch(fn2, abcn(a, b, c, 4), 1, 1, 4, 1).status, VGPU_SUCCESS);
+    EXPECT_EQ(download(c, 4), (std::vector<float>{11, 22, 33, 44}));
+    // A kernel pointer that is not device memory at all faults too.
+    EXPECT_EQ(rig.launch(fn2, abcn(reinterpret_cast<uint64_t>(&fn2), b, c, 4), 1, 1, 4, 1).status,
+              VGPU_ERROR_ILLEGAL_ADDRESS);
+}
+
+TEST_F(VgpuKernels, StreamsAndEvents) {
+    const Done s = rig.call({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}});
+    const Done e0 = rig.call({.opcode = VGPU_OP_EVENT_CREATE, .args = {0}});
+    const Done e1 = rig.call({.opcode = VGPU_OP_EVENT_CREATE, .args = {0}});
+    ASSERT_EQ(s.status | e0.status | e1.status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_EVENT_ELAPSED_TIME, .args = {e0.r0, e1.r0}}).status,
+              VGPU_ERROR_INVALID_HANDLE); // not recorded yet
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_EVENT_RECORD, .args = {e0.r0, s.r0}}).status, VGPU_SUCCESS);
+    rig.alloc(1 << 16);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_EVENT_RECORD, .args = {e1.r0, 0}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_EVENT_SYNCHRONIZE, .args = {e1.r0}}).status, VGPU_SUCCESS);
+    const Done t = rig.call({.opcode = VGPU_OP_EVENT_ELAPSED_TIME, .args = {e0.r0, e1.r0}});
+    ASSERT_EQ(t.status, VGPU_SUCCESS);
+    float ms;
+    const uint32_t bits = static_cast<uint32_t>(t.r0);
+    std::memcpy(&ms, &bits, 4);
+    EXPECT_GE(ms, 0.0f);
+    EXPECT_LT(ms, 10000.0f);
+    // A stream handle is not an event handle, and freed handles go stale.
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_EVENT_RECORD, .args = {s.r0, 0}}).status, VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_EVENT_DESTROY, .args = {e0.r0}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_EVENT_DESTROY, .args = {e0.r0}}).status, VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_DESTROY, .args = {s.r0}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_SYNCHRONIZE, .args = {s.r0}}).status, VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_DESTROY, .args = {0}}).status, VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_CREATE, .args = {2}}).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_EVENT_CREATE, .args = {4}}).status, VGPU_ERROR_INVALID_VALUE); // interprocess
+}
+
+TEST_F(VgpuKernels, HandleTablesAreBounded) {
+    for (int i = 0; i < 8; ++i) ASSERT_EQ(rig.call({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}}).status, VGPU_ERROR_OUT_OF_MEMORY);
+    for (int i = 0; i < 8; ++i) ASSERT_EQ(rig.call({.opcode = VGPU_OP_EVENT_CREATE, .args = {0}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_EVENT_CREATE, .args = {0}}).status, VGPU_ERROR_OUT_OF_MEMORY);
+}
+
+TEST_F(VgpuKernels, DeviceQueries) {
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_INIT}).r0, VGPU_BACKEND_HOST);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_DEVICE_GET_COUNT}).r0, 1u);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_DEVICE_GET_ATTRIBUTE, .args = {10, 0}}).r0, 32u); // warp size
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_DEVICE_GET_ATTRIBUTE, .args = {10, 1}}).status, VGPU_ERROR_INVALID_DEVICE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_DEVICE_GET_ATTRIBUTE, .args = {1ull << 40, 0}}).status,
+              VGPU_ERROR_INVALID_VALUE);
+    const Done name = rig.call({.opcode = VGPU_OP_DEVICE_GET_NAME, .args = {0}});
+    ASSERT_EQ(name.status, VGPU_SUCCESS);
+    const std::string s(reinterpret_cast<const char*>(name.payload.data()));
+    EXPECT_EQ(s.size(), name.r0);
+    EXPECT_NE(s.find("not a GPU"), std::string::npos);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_DEVICE_TOTAL_MEM, .args = {0}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_CTX_SYNCHRONIZE}).status, VGPU_SUCCESS);
+}
+
+TEST_F(VgpuKernels, UnknownOpcodesAndFlags) {
+    for (uint16_t op : {7, 9, 21, 34, 55, 999, 0xFFFF})
+        EXPECT_EQ(rig.call({.opcode = op}).status, VGPU_ERROR_NOT_SUPPORTED) << op;
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_NOP, .flags = 0x8000}).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_NOP, .payload_len = 100000}).status, VGPU_ERROR_INVALID_VALUE);
+    const auto c = rig.dev->counters();
+    EXPECT_EQ(c.bad_opcodes, 7u);
+    EXPECT_EQ(c.errors, 9u);
+    // The device goes on working.
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_NOP}).status, VGPU_SUCCESS);
+}
+
+} // namespace
+} // namespace kvmgpu::vgpu::test

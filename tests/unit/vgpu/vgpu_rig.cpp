@@ -1,0 +1,142 @@
+#include "vgpu_rig.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+namespace kvmgpu::vgpu::test {
+
+VgpuRig::VgpuRig(VgpuOptions opts, HostBackendOptions host_opts)
+    : VgpuRig(opts, std::make_unique<HostBackend>(host_opts)) {}
+
+VgpuRig::VgpuRig(VgpuOptions opts, std::unique_ptr<GpuBackend> backend) {
+    mem.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, kRamBytes));
+    host = dynamic_cast<HostBackend*>(backend.get());
+    dev = std::make_shared<VgpuDevice>(mem, std::move(backend), opts);
+    dev->start();
+    ring_ = host_ptr(kRingGpa);
+}
+
+VgpuRig::~VgpuRig() { dev->stop(); }
+
+void VgpuRig::reg_write32(uint64_t off, uint32_t v) { dev->write(off, {reinterpret_cast<const uint8_t*>(&v), 4}); }
+void VgpuRig::reg_write64(uint64_t off, uint64_t v) { dev->write(off, {reinterpret_cast<const uint8_t*>(&v), 8}); }
+uint32_t VgpuRig::reg_read32(uint64_t off) {
+    uint32_t v = 0;
+    dev->read(off, {reinterpret_cast<uint8_t*>(&v), 4});
+    return v;
+}
+uint64_t VgpuRig::reg_read64(uint64_t off) {
+    uint64_t v = 0;
+    dev->read(off, {reinterpret_cast<uint8_t*>(&v), 8});
+    return v;
+}
+
+uint32_t VgpuRig::enable(uint64_t gpa, uint32_t n) {
+    if (gpa == kRingGpa) {
+        std::vector<uint8_t> zero(vgpu_ring_bytes(n), 0); // the guest clears its ring first
+        put(gpa, zero.data(), zero.size());
+        ring_ = host_ptr(gpa);
+        entries = n;
+        producer_ = 0;
+    }
+    reg_write64(VGPU_REG_RING_GPA, gpa);
+    reg_write32(VGPU_REG_RING_SIZE, n);
+    reg_write32(VGPU_REG_CONTROL, VGPU_CONTROL_ENABLE);
+    return reg_read32(VGPU_REG_ERROR);
+}
+
+void VgpuRig::reset() { reg_write32(VGPU_REG_CONTROL, VGPU_CONTROL_RESET); }
+
+uint64_t VgpuRig::post(const Cmd& c) {
+    const uint32_t slot = producer_ & (entries - 1);
+    vgpu_command d{};
+    d.opcode = c.opcode;
+    d.flags = c.flags;
+    d.payload_len = c.payload_len >= 0 ? static_cast<uint32_t>(c.payload_len) : static_cast<uint32_t>(c.payload.size());
+    d.seq = next_seq_++;
+    for (size_t i = 0; i < c.args.size() && i < 6; ++i) d.arg[i] = c.args[i];
+    std::memcpy(ring_ + vgpu_command_offset(slot), &d, sizeof d);
+    std::memset(ring_ + vgpu_payload_offset(entries, slot), 0, VGPU_PAYLOAD_BYTES);
+    if (!c.payload.empty())
+        std::memcpy(ring_ + vgpu_payload_offset(entries, slot), c.payload.data(),
+                    std::min<size_t>(c.payload.size(), VGPU_PAYLOAD_BYTES));
+    slot_of_[d.seq] = slot;
+    set_producer(++producer_);
+    return d.seq;
+}
+
+void VgpuRig::set_producer(uint32_t p) {
+    std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(ring_ + offsetof(vgpu_ring_header, producer)))
+        .store(p, std::memory_order_release);
+}
+
+uint32_t VgpuRig::consumer() const {
+    return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(ring_ + offsetof(vgpu_ring_header, consumer)))
+        .load(std::memory_order_acquire);
+}
+
+void VgpuRig::doorbell() { reg_write32(VGPU_DOORBELL_OFFSET, producer_); }
+
+Done VgpuRig::wait(uint64_t seq) {
+    Done d;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    const uint32_t slot = slot_of_.at(seq);
+    uint8_t* rec = ring_ + vgpu_completion_offset(entries, slot);
+    auto& done_seq = *reinterpret_cast<uint64_t*>(rec);
+    while (std::atomic_ref<uint64_t>(done_seq).load(std::memory_order_acquire) != seq) {
+        if (std::chrono::steady_clock::now() > deadline) {
+            ADD_FAILURE() << "command seq " << seq << " never completed";
+            return d;
+        }
+        std::this_thread::yield();
+    }
+    vgpu_completion c;
+    std::memcpy(&c, rec, sizeof c);
+    d.status = c.status;
+    d.r0 = c.result[0];
+    d.r1 = c.result[1];
+    d.payload.assign(ring_ + vgpu_payload_offset(entries, slot), ring_ + vgpu_payload_offset(entries, slot) + VGPU_PAYLOAD_BYTES);
+    return d;
+}
+
+uint64_t VgpuRig::alloc(uint64_t bytes) {
+    const Done d = call({.opcode = VGPU_OP_MEM_ALLOC, .args = {bytes}});
+    EXPECT_EQ(d.status, VGPU_SUCCESS);
+    return d.r0;
+}
+
+uint64_t VgpuRig::module_with(std::string_view fn_name, uint64_t* function, std::span<const uint8_t> image) {
+    static const char dummy[] = "any non-empty image: the host backend runs CPU kernels";
+    if (image.empty()) image = {reinterpret_cast<const uint8_t*>(dummy), sizeof dummy};
+    put(kDataGpa, image.data(), image.size());
+    const Done m = call({.opcode = VGPU_OP_MODULE_LOAD_DATA, .args = {kDataGpa, image.size()}});
+    EXPECT_EQ(m.status, VGPU_SUCCESS);
+    const Done f = call({.opcode = VGPU_OP_MODULE_GET_FUNCTION,
+                         .args = {m.r0},
+                         .payload = std::vector<uint8_t>(fn_name.begin(), fn_name.end())});
+    EXPECT_EQ(f.status, VGPU_SUCCESS);
+    *function = f.r0;
+    return m.r0;
+}
+
+std::vector<uint8_t> launch_payload(std::span<const std::vector<uint8_t>> params) {
+    std::vector<uint8_t> p(params.size() * sizeof(vgpu_param_desc));
+    for (size_t i = 0; i < params.size(); ++i) {
+        const vgpu_param_desc d{static_cast<uint16_t>(p.size()), static_cast<uint16_t>(params[i].size())};
+        std::memcpy(p.data() + i * sizeof d, &d, sizeof d);
+        p.insert(p.end(), params[i].begin(), params[i].end());
+    }
+    return p;
+}
+
+Done VgpuRig::launch(uint64_t fn, std::span<const std::vector<uint8_t>> params, uint32_t gx, uint32_t gy, uint32_t bx,
+                     uint32_t by, uint64_t stream) {
+    const uint64_t n = params.size();
+    return call({.opcode = VGPU_OP_LAUNCH_KERNEL,
+                 .args = {fn, stream, gx | uint64_t{gy} << 32, 1 | uint64_t{bx} << 32, by | uint64_t{1} << 32, n << 32},
+                 .payload = launch_payload(params)});
+}
+
+} // namespace kvmgpu::vgpu::test
