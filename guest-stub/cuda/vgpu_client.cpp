@@ -128,7 +128,7 @@ CUresult init_device()
     rc.doorbell = g.info.doorbell_mode == VGPU_DOORBELL_POLL
                       ? nullptr
                       : reinterpret_cast<volatile uint32_t*>(reg(VGPU_DOORBELL_OFFSET));
-    rc.timeout_ticks = seconds_to_tsc(static_cast<double>(timeout_s == 0 ? 1 : timeout_s));
+    rc.timeout_ticks = seconds_to_tsc(timeout_s == 0 ? 1 : timeout_s);
     if (!g.ring.init(rc))
         return CUDA_ERROR_UNKNOWN;
     g.ring.set_deferred(cl.get_bool("vgpu_deferred", false));

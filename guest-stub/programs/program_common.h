@@ -1,5 +1,7 @@
 // Small helpers shared by the CUDA guest programs: device banner, host
-// buffers (pinned or pageable, chosen on the cmdline), float comparison.
+// buffers (pinned or pageable, chosen on the cmdline), integer inputs for the
+// float kernels, timings and rates as text. No floating point (see
+// runtime/float_bits.h): inputs are integer-valued floats written as bits.
 #pragma once
 
 #include "guest-stub/cuda/cuda_check.h"
@@ -45,17 +47,26 @@ inline bool want_pageable_host_memory()
     exit(kExitBadCmdline);
 }
 
-inline double abs_d(double v) { return v < 0 ? -v : v; }
+// Uniform integers in [lo, hi]. The same seed gives the same sequence, so a
+// program can regenerate its inputs for the check instead of keeping copies.
+class RandomInts {
+public:
+    RandomInts(uint64_t seed, int32_t lo, int32_t hi)
+        : rng_(seed), lo_(lo), span_((uint64_t)((int64_t)hi - lo + 1))
+    {
+    }
+    int32_t next() { return (int32_t)((int64_t)lo_ + (int64_t)rng_.below(span_)); }
 
-// count floats uniform in [-1, 1), in pinned or pageable memory.
-inline float* random_floats(uint64_t count, bool pageable, uint64_t seed)
-{
-    auto* p = static_cast<float*>(host_alloc(count * sizeof(float), pageable));
-    XorShift64 rng(seed);
-    for (uint64_t i = 0; i < count; ++i)
-        p[i] = rng.next_float() * 2.0f - 1.0f;
-    return p;
-}
+private:
+    XorShift64 rng_;
+    int32_t lo_;
+    uint64_t span_;
+};
+
+// Time and rate texts for printf's %s: milliseconds with 3 decimals from ns;
+// a count per ns = billions per second (GB/s from bytes, GFLOP/s from flops).
+inline DecimalText ms_text(uint64_t ns) { return decimal_ratio(ns, 1000000, 3); }
+inline DecimalText giga_per_s_text(uint64_t count, uint64_t ns) { return decimal_ratio(count, ns, 2); }
 
 // Loads the embedded kernels fatbin and looks up one kernel; exits on error.
 inline CUfunction load_kernel(const char* program, const char* name, CUmodule* module)

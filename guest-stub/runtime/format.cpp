@@ -1,6 +1,8 @@
 // printf-style formatting (see format.h). Pure: no globals, no libc.
 #include "guest-stub/runtime/format.h"
 
+#include "guest-stub/runtime/muldiv.h"
+
 #include <stdint.h>
 
 namespace guest {
@@ -120,176 +122,6 @@ void emit_integer(Out& out, const Spec& spec, uint64_t magnitude, bool negative,
     emit_padded(out, spec, prefix, nprefix, zero_fill, body, nbody, spec.prec < 0);
 }
 
-// ---- floating point ------------------------------------------------------
-
-constexpr int kMaxFracDigits = 17;
-constexpr uint64_t kPow10[kMaxFracDigits + 1] = {
-    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
-    100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
-    10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
-    100000000000000000ull};
-constexpr double kFixedLimit = 1e18; // integer part must fit u64 after rounding
-
-// Fixed notation of a finite v, 0 <= v < kFixedLimit, into buf. Digits past
-// the 17th after the point are zeros. Returns the length.
-size_t fixed_body(char* buf, double v, int prec, bool alt)
-{
-    int frac_digits = prec > kMaxFracDigits ? kMaxFracDigits : prec;
-    uint64_t scale = kPow10[frac_digits];
-    uint64_t ip = (uint64_t)v;
-    double frac = v - (double)ip;
-    uint64_t fp = (uint64_t)(frac * (double)scale + 0.5);
-    if (fp >= scale) {
-        fp -= scale;
-        ip += 1;
-    }
-    size_t n = u64_digits(buf, ip, 10, false);
-    if (prec > 0 || alt)
-        buf[n++] = '.';
-    if (frac_digits > 0) {
-        char digits[24];
-        size_t nd = u64_digits(digits, fp, 10, false);
-        for (size_t i = nd; i < (size_t)frac_digits; ++i)
-            buf[n++] = '0';
-        for (size_t i = 0; i < nd; ++i)
-            buf[n++] = digits[i];
-    }
-    for (int i = frac_digits; i < prec; ++i)
-        buf[n++] = '0';
-    return n;
-}
-
-// Scales a finite v > 0 to [1, 10), returning the decimal exponent.
-int normalize10(double& v)
-{
-    static const double big[] = {1e256, 1e128, 1e64, 1e32, 1e16, 1e8, 1e4, 1e2, 1e1};
-    static const int exps[] = {256, 128, 64, 32, 16, 8, 4, 2, 1};
-    int e = 0;
-    if (v >= 10.0) {
-        for (int i = 0; i < 9; ++i) {
-            if (v >= big[i]) {
-                v /= big[i];
-                e += exps[i];
-            }
-        }
-    } else if (v < 1.0) {
-        for (int i = 0; i < 9; ++i) {
-            if (v * big[i] < 10.0) {
-                v *= big[i];
-                e -= exps[i];
-            }
-        }
-    }
-    // Division rounding can leave v just outside [1, 10).
-    if (v >= 10.0) {
-        v /= 10.0;
-        ++e;
-    } else if (v < 1.0 && v > 0.0) {
-        v *= 10.0;
-        --e;
-    }
-    return e;
-}
-
-// Exponent notation of a finite v >= 0 into buf; *exp_out gets the exponent.
-size_t exp_body(char* buf, double v, int prec, bool upper, bool alt, int* exp_out)
-{
-    int e = 0;
-    if (v != 0.0)
-        e = normalize10(v);
-    size_t n = fixed_body(buf, v, prec, alt);
-    if (buf[0] == '1' && buf[1] == '0' && (n == 2 || buf[2] == '.')) {
-        // rounding carried 9.99.. up to 10.0..: renormalise
-        v /= 10.0;
-        ++e;
-        n = fixed_body(buf, v, prec, alt);
-    }
-    buf[n++] = upper ? 'E' : 'e';
-    int ae = e;
-    if (ae < 0) {
-        buf[n++] = '-';
-        ae = -ae;
-    } else {
-        buf[n++] = '+';
-    }
-    if (ae < 10)
-        buf[n++] = '0';
-    n += u64_digits(buf + n, (uint64_t)ae, 10, false);
-    *exp_out = e;
-    return n;
-}
-
-// Drops trailing fractional zeros (and a bare point) from the mantissa part
-// of body[0, n); the tail from `keep_from` on (an exponent) is kept.
-size_t strip_zeros(char* body, size_t n, size_t keep_from)
-{
-    size_t dot = keep_from;
-    for (size_t i = 0; i < keep_from; ++i) {
-        if (body[i] == '.') {
-            dot = i;
-            break;
-        }
-    }
-    if (dot == keep_from)
-        return n;
-    size_t end = keep_from;
-    while (end > dot + 1 && body[end - 1] == '0')
-        --end;
-    if (end == dot + 1)
-        end = dot;
-    size_t tail = n - keep_from;
-    for (size_t i = 0; i < tail; ++i)
-        body[end + i] = body[keep_from + i];
-    return end + tail;
-}
-
-void emit_double(Out& out, Spec spec, double v, char conv)
-{
-    bool upper = conv == 'F' || conv == 'E' || conv == 'G';
-    char lower = (char)(conv | 0x20);
-    bool negative = __builtin_signbit(v) != 0;
-    if (negative)
-        v = -v;
-    char prefix[1];
-    size_t nprefix = 0;
-    add_sign(spec, negative, prefix, &nprefix);
-
-    if (v != v || v > 1.7976931348623157e308) {
-        const char* word = v != v ? (upper ? "NAN" : "nan") : (upper ? "INF" : "inf");
-        emit_padded(out, spec, prefix, nprefix, 0, word, 3, false);
-        return;
-    }
-    int prec = spec.prec < 0 ? 6 : spec.prec;
-    if (prec > 64)
-        prec = 64;
-    char body[128];
-    size_t n = 0;
-    int e = 0;
-    if (lower == 'f') {
-        n = v < kFixedLimit ? fixed_body(body, v, prec, spec.alt)
-                            : exp_body(body, v, prec, upper, spec.alt, &e);
-    } else if (lower == 'e') {
-        n = exp_body(body, v, prec, upper, spec.alt, &e);
-    } else { // 'g'
-        int p = prec == 0 ? 1 : prec;
-        exp_body(body, v, p - 1, upper, spec.alt, &e);
-        if (e >= -4 && e < p && v < kFixedLimit) {
-            n = fixed_body(body, v, p - 1 - e, spec.alt);
-            if (!spec.alt)
-                n = strip_zeros(body, n, n);
-        } else {
-            n = exp_body(body, v, p - 1, upper, spec.alt, &e);
-            if (!spec.alt) {
-                size_t epos = 0;
-                while (epos < n && body[epos] != 'e' && body[epos] != 'E')
-                    ++epos;
-                n = strip_zeros(body, n, epos);
-            }
-        }
-    }
-    emit_padded(out, spec, prefix, nprefix, 0, body, n, true);
-}
-
 } // namespace
 
 size_t vformat(FormatSink sink, const char* fmt, va_list ap)
@@ -349,8 +181,6 @@ size_t vformat(FormatSink sink, const char* fmt, va_list ap)
                 size = size == -1 ? -2 : -1;
             else if (*p == 'l' || *p == 'z' || *p == 'j' || *p == 't')
                 size = 1;
-            else if (*p == 'L')
-                size = 0; // long double is not supported; treated as double
             else
                 break;
         }
@@ -405,18 +235,10 @@ size_t vformat(FormatSink sink, const char* fmt, va_list ap)
             emit_padded(out, spec, nullptr, 0, 0, s, n, false);
             break;
         }
-        case 'f':
-        case 'F':
-        case 'e':
-        case 'E':
-        case 'g':
-        case 'G':
-            emit_double(out, spec, va_arg(ap, double), conv);
-            break;
         case '%':
             out.put("%", 1);
             break;
-        default: // unknown: print the directive as written
+        default: // unknown, floating point included: print the directive as written
             out.put(conv_start, (size_t)(p - conv_start));
             break;
         }
@@ -464,6 +286,42 @@ size_t snformat(char* buf, size_t size, const char* fmt, ...)
     size_t n = vsnformat(buf, size, fmt, ap);
     va_end(ap);
     return n;
+}
+
+DecimalText decimal_ratio(uint64_t num, uint64_t den, unsigned digits)
+{
+    DecimalText d{};
+    if (den == 0) {
+        d.text[0] = '-';
+        return d;
+    }
+    if (digits > kMaxDecimalDigits)
+        digits = kMaxDecimalDigits;
+    uint64_t scale = 1;
+    for (unsigned i = 0; i < digits; ++i)
+        scale *= 10;
+    uint64_t whole = num / den;
+    // rem < den, so rem * scale / den < scale fits 64 bits.
+    uint64_t left = 0;
+    uint64_t frac = mul_div_u64(num % den, scale, den, &left);
+    if (left >= den - left) { // remainder >= den / 2: round half up
+        if (++frac == scale) {
+            frac = 0;
+            ++whole; // cannot wrap: whole = 2^64-1 needs den = 1, which leaves no remainder
+        }
+    }
+    size_t n = u64_digits(d.text, whole, 10, false);
+    if (digits > 0) {
+        d.text[n++] = '.';
+        char tmp[24];
+        const size_t nf = u64_digits(tmp, frac, 10, false);
+        for (size_t i = nf; i < digits; ++i)
+            d.text[n++] = '0';
+        for (size_t i = 0; i < nf; ++i)
+            d.text[n++] = tmp[i];
+    }
+    d.text[n] = '\0';
+    return d;
 }
 
 } // namespace guest

@@ -1,13 +1,15 @@
 // printf-style formatting with no libc: the subset the guests need.
-// Conversions: %d %i %u %x %X %o %p %s %c %% %f %F %e %E %g %G; length
-// modifiers h hh l ll z j t; flags - 0 + space #; width and precision, both
-// also as '*'. Floats are formatted from the double's value (not exactly as
-// glibc for halfway cases: we round half away from zero on the scaled value).
+// Conversions: %d %i %u %x %X %o %p %s %c %%; length modifiers h hh l ll z
+// j t; flags - 0 + space #; width and precision, both also as '*'.
+// No floating point: guest code is built with -mgeneral-regs-only (see
+// float_bits.h), so %f %e %g & co. are printed as written, like any unknown
+// conversion. Decimals come from integers through decimal_ratio.
 // Pure code: also compiled on the host for the unit tests.
 #pragma once
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 namespace guest {
 
@@ -25,5 +27,18 @@ size_t format(FormatSink sink, const char* fmt, ...) __attribute__((format(print
 // length the full output would have had.
 size_t vsnformat(char* buf, size_t size, const char* fmt, va_list ap);
 size_t snformat(char* buf, size_t size, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+
+// A decimal number as text, for printf's %s.
+struct DecimalText {
+    char text[48];
+};
+
+constexpr unsigned kMaxDecimalDigits = 18;
+
+// num / den with `digits` fraction digits (at most kMaxDecimalDigits),
+// rounded half up, from integers only: decimal_ratio(1234567, 1000000, 3) is
+// "1.235". den == 0 gives "-". For timings and rates: ms from ns is
+// (ns, 1000000, 3); GB/s from bytes and ns is (bytes, ns, 2).
+DecimalText decimal_ratio(uint64_t num, uint64_t den, unsigned digits);
 
 } // namespace guest

@@ -22,8 +22,6 @@ public:
     {
         return (uint64_t)(((unsigned __int128)next() * bound) >> 64);
     }
-    // A float in [0, 1).
-    float next_float() { return (float)(next() >> 40) * (1.0f / 16777216.0f); }
 
 private:
     uint64_t state_;

@@ -1,6 +1,8 @@
 // TSC frequency and conversions (see tsc.h).
 #include "guest-stub/runtime/tsc.h"
 
+#include "guest-stub/runtime/muldiv.h"
+
 namespace guest {
 namespace {
 uint64_t g_khz = 1000000;
@@ -26,7 +28,8 @@ void tsc_init(uint64_t boot_tsc_khz)
     uint32_t max_leaf = a;
     if (max_leaf >= 0x15) {
         cpuid(0x15, &a, &b, &c, &d);
-        if (a != 0 && b != 0 && c != 0) {
+        // >= 1 kHz: the conversions divide by g_khz.
+        if (a != 0 && b != 0 && c != 0 && (uint64_t)c * b / a >= 1000) {
             g_khz = (uint64_t)c * b / a / 1000;
             g_known = true;
             g_source = "cpuid.15h";
@@ -47,8 +50,8 @@ uint64_t tsc_khz() { return g_khz; }
 bool tsc_khz_known() { return g_known; }
 const char* tsc_source() { return g_source; }
 
-double tsc_to_seconds(uint64_t ticks) { return (double)ticks / ((double)g_khz * 1000.0); }
-double tsc_to_us(uint64_t ticks) { return (double)ticks * 1000.0 / (double)g_khz; }
-uint64_t seconds_to_tsc(double seconds) { return (uint64_t)(seconds * (double)g_khz * 1000.0); }
+uint64_t tsc_to_ns(uint64_t ticks) { return mul_div_u64(ticks, 1000000, g_khz); }
+uint64_t tsc_to_us(uint64_t ticks) { return mul_div_u64(ticks, 1000, g_khz); }
+uint64_t seconds_to_tsc(uint64_t seconds) { return mul_div_u64(mul_div_u64(seconds, g_khz, 1), 1000, 1); }
 
 } // namespace guest

@@ -14,31 +14,21 @@ inline uint64_t rdtsc()
     return ((uint64_t)hi << 32) | lo;
 }
 
-inline uint64_t rdtscp(uint32_t* aux = nullptr)
-{
-    uint32_t lo, hi, c;
-    asm volatile("rdtscp" : "=a"(lo), "=d"(hi), "=c"(c));
-    if (aux != nullptr)
-        *aux = c;
-    return ((uint64_t)hi << 32) | lo;
-}
-
-// Start / end stamps for a timed region: earlier instructions retire before
-// tsc_begin reads the clock; tsc_end waits for the region to finish.
+// Start / end stamps for a timed region. Plain rdtsc, no rdtscp or lfence:
+// under kvm-pvm the guest runs through KVM's instruction emulator, which
+// executes rdtsc but neither of the others. The memory clobber keeps the
+// compiler from moving loads and stores across a stamp; the CPU may still
+// overlap a few instructions with it, which is noise at the millisecond
+// scale the guests measure.
 inline uint64_t tsc_begin()
 {
-    asm volatile("lfence" ::: "memory");
+    asm volatile("" ::: "memory");
     uint64_t t = rdtsc();
-    asm volatile("lfence" ::: "memory");
+    asm volatile("" ::: "memory");
     return t;
 }
 
-inline uint64_t tsc_end()
-{
-    uint64_t t = rdtscp();
-    asm volatile("lfence" ::: "memory");
-    return t;
-}
+inline uint64_t tsc_end() { return tsc_begin(); }
 
 void tsc_init(uint64_t boot_tsc_khz); // called by the runtime start-up
 uint64_t tsc_khz();
@@ -46,8 +36,10 @@ bool tsc_khz_known();
 // Where the frequency came from: "boot_info", "cpuid.15h", "cpuid.16h", "assumed".
 const char* tsc_source();
 
-double tsc_to_seconds(uint64_t ticks);
-double tsc_to_us(uint64_t ticks);
-uint64_t seconds_to_tsc(double seconds);
+// Integer conversions (no floating point in guest code), truncating, with a
+// 128-bit intermediate; results that do not fit saturate at UINT64_MAX.
+uint64_t tsc_to_ns(uint64_t ticks);
+uint64_t tsc_to_us(uint64_t ticks);
+uint64_t seconds_to_tsc(uint64_t seconds);
 
 } // namespace guest
