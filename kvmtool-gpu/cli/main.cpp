@@ -8,6 +8,7 @@
 
 #include "kvmtool-gpu/cli/arg_parser.h"
 #include "kvmtool-gpu/cli/bench_boot_command.h"
+#include "kvmtool-gpu/cli/bench_tlb_command.h"
 #include "kvmtool-gpu/cli/run_command.h"
 
 namespace {
@@ -21,6 +22,7 @@ const char* kUsage =
     "commands:\n"
     "  run         boot a guest (kvmtool-gpu run --help)\n"
     "  bench boot  time VM creation to the guest's first instruction and exit\n"
+    "  bench tlb   4 KiB vs 2 MiB pages: pointer chase natively and in guests, VMM translation\n"
     "  version     print the version and ABI versions\n"
     "\n"
     "kvmtool-gpu <command> --help shows each command's options.\n";
@@ -39,10 +41,11 @@ int main(int argc, char** argv) {
         if (cmd == "run") return kvmgpu::cli::run_command(args);
         if (cmd == "bench") {
             if (args.empty() || args[0] == "--help")
-                throw kvmgpu::cli::UsageError("bench needs a benchmark name: boot (see kvmtool-gpu --help)");
+                throw kvmgpu::cli::UsageError("bench needs a benchmark name: boot or tlb (see kvmtool-gpu --help)");
             const std::string which = args[0];
             args.erase(args.begin());
             if (which == "boot") return kvmgpu::cli::bench_boot_command(args);
+            if (which == "tlb") return kvmgpu::cli::bench_tlb_command(args);
             throw kvmgpu::cli::UsageError("unknown benchmark '" + which + "'");
         }
         if (cmd == "version") {

@@ -47,6 +47,7 @@ public:
     Bus& mmio_bus() { return mmio_; }
     Bus& pio_bus() { return pio_; }
     VmFd& vm_fd() { return *vm_; }
+    VcpuFd& vcpu() { return *vcpu_; } // e.g. for its KVM statistics fd
     const memmap::GuestMemory& memory() const { return memory_; }
     const LoadedImage& image() const { return image_; }
     const VmOptions& options() const { return opts_; }
