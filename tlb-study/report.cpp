@@ -268,8 +268,9 @@ void write_markdown(const StudyResults& r, std::ostream& os) {
     const SweepPlan& p = r.plan;
     os << "## kvmtool-gpu bench tlb\n\n| | |\n| --- | --- |\n";
     os << "| date | " << m.date_utc << " |\n";
-    os << "| machine | " << m.cpu_model << ", " << m.cpus << " CPUs, " << (m.mem_total >> 30) << " GiB (" << m.hostname << ") |\n";
-    os << "| OS, kernel | " << m.os << ", " << m.kernel << " |\n";
+    os << "| machine | " << m.cpu_model << ", " << m.cpus << " CPUs, " << fmt(double(m.mem_total) / double(1ull << 30), 1)
+       << " GiB RAM" << (m.hostname.empty() || m.hostname == "(none)" ? "" : " (" + m.hostname + ")") << " |\n";
+    os << "| OS, kernel | " << (m.os.empty() ? "" : m.os + ", ") << m.kernel << " |\n";
     os << "| native code | " << m.native_note << " |\n";
     os << "| KVM | " << (m.kvm ? m.kvm_flavor : "none: " + m.kvm_note) << " |\n";
     if (m.kvm)

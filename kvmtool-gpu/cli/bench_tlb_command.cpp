@@ -17,7 +17,8 @@ namespace kvmgpu::cli {
 const char* bench_tlb_help() {
     return "usage: kvmtool-gpu bench tlb [--quick] [--max-ws SIZE] [--guest-max-ws SIZE] [--reps N]\n"
            "                             [--accesses N] [--guest-accesses N] [--guest-timeout S] [--seed N]\n"
-           "                             [--no-guest] [--guest NAME] [--csv FILE] [--json FILE] [--plot FILE.png]\n"
+           "                             [--no-guest | --require-guest] [--guest NAME]\n"
+           "                             [--csv FILE] [--json FILE] [--plot FILE.png]\n"
            "\n"
            "The TLB and address-translation study (tlb-study/README.md):\n"
            "  native   pointer chase (one dependent load per 4 KiB page, random cyclic order) over\n"
@@ -36,7 +37,8 @@ const char* bench_tlb_help() {
            "Markdown tables go to stdout, progress to stderr. --csv: one measurement per row;\n"
            "--json: everything, with the machine description; --plot: latency vs working set\n"
            "(python3 + matplotlib; skipped with a note without them). Exit status 0, or 1 when a\n"
-           "planned run failed, 2 for bad usage.\n";
+           "planned run failed (or, with --require-guest, when the guest part could not run),\n"
+           "2 for bad usage.\n";
 }
 
 namespace {
@@ -81,7 +83,7 @@ std::string find_plot_script() {
 int bench_tlb_command(const std::vector<std::string>& args) {
     ArgParser p({"max-ws", "guest-max-ws", "reps", "accesses", "guest-accesses", "guest-timeout", "seed", "guest", "csv",
                  "json", "plot"},
-                {"quick", "no-guest", "help"});
+                {"quick", "no-guest", "require-guest", "help"});
     p.parse(args);
     if (p.has("help")) {
         std::fputs(bench_tlb_help(), stdout);
@@ -102,6 +104,7 @@ int bench_tlb_command(const std::vector<std::string>& args) {
     if (o.sweep.max_ws != 0 && o.sweep.max_ws < 4096) throw UsageError("--max-ws must be at least 4K");
     if (p.has("accesses") && o.sweep.accesses == 0) throw UsageError("--accesses must be positive");
     if (p.has("guest-accesses") && o.sweep.guest_accesses == 0) throw UsageError("--guest-accesses must be positive");
+    if (p.has("no-guest") && p.has("require-guest")) throw UsageError("--no-guest and --require-guest exclude each other");
     if (auto v = p.get("guest-timeout")) o.guest_timeout_s = parse_seconds(*v, "--guest-timeout");
     if (auto v = p.get("seed")) o.seed = parse_u64(*v, "--seed");
     o.guest = p.get_or("guest", "pointer_chase");
@@ -130,7 +133,14 @@ int bench_tlb_command(const std::vector<std::string>& args) {
         if (!tmp.empty()) std::remove(tmp.c_str());
     }
 
-    const auto failures = r.failures();
+    auto failures = r.failures();
+    if (p.has("require-guest")) {
+        size_t ran = 0;
+        for (const auto& g : r.guest) ran += g.ok ? 1 : 0;
+        if (ran == 0)
+            failures.push_back("--require-guest: no guest run completed" +
+                               (r.plan.guest_skip.empty() ? std::string() : " (" + r.plan.guest_skip + ")"));
+    }
     for (const auto& f : failures) std::fprintf(stderr, "bench tlb: FAILED: %s\n", f.c_str());
     return failures.empty() ? 0 : 1;
 }
