@@ -7,6 +7,7 @@
 #include "kvmtool-gpu/abi/platform_abi.h"
 #include "kvmtool-gpu/kvm/kvm_error.h"
 #include "kvmtool-gpu/vmm/boot_state.h"
+#include "kvmtool-gpu/vmm/vcpu_seccomp.h"
 #include "kvmtool-gpu/vmm/vcpu_watchdog.h"
 
 namespace kvmgpu {
@@ -128,6 +129,8 @@ RunResult VirtualMachine::finish(RunOutcome outcome, std::string detail, bool du
 
 RunResult VirtualMachine::run() {
     VcpuWatchdog watchdog(*vcpu_, opts_.timeout_s);
+    // After the watchdog's thread exists (it stays unconfined), before any guest code runs.
+    if (opts_.seccomp) confine_vcpu_thread(vcpu_->fd());
     const auto start = std::chrono::steady_clock::now();
     auto done = [&](RunOutcome o, std::string detail, bool dump) {
         auto r = finish(o, std::move(detail), dump);

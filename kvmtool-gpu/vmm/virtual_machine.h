@@ -30,6 +30,10 @@ struct VmOptions {
     double timeout_s = 60.0;  // 0: none
     uint64_t seed = 1;
     DebugConsole::Sink console; // default: stdout, prefixed "guest: "
+    // Confine the thread that calls run() with the vCPU seccomp filter
+    // (vcpu_seccomp.h) before the first KVM_RUN. Irreversible for that
+    // thread, so off by default here; `kvmtool-gpu run` turns it on.
+    bool seccomp = false;
 };
 
 // Checks options and the guest image without touching KVM, so bad input is
@@ -54,7 +58,9 @@ public:
     std::chrono::steady_clock::time_point created_at() const { return t0_; }
 
     // Runs the vCPU on the calling thread until the guest exits, faults or
-    // times out. Never throws for anything the guest does.
+    // times out. Never throws for anything the guest does; with
+    // options().seccomp, throws std::system_error before the first KVM_RUN
+    // if the filter cannot be installed.
     RunResult run();
 
 private:

@@ -1,0 +1,40 @@
+// The seccomp-BPF filter that confines a vCPU thread once it starts running
+// guest code (as Firecracker confines its vCPU threads): a hand-written
+// allow list of what the run loop needs, everything else kills the process
+// with SIGSYS. It applies to the CALLING THREAD ONLY (no
+// SECCOMP_FILTER_FLAG_TSYNC): the executor thread, the watchdog thread and
+// the CUDA driver's own threads stay as they are. Threads the confined one
+// creates later would inherit it (it creates none).
+//
+// Allowed (x86-64 native syscalls only; i386 and x32 numbers are killed):
+//   ioctl         only on the vCPU fd, only KVM_RUN / KVM_GET_REGS / KVM_GET_SREGS
+//   read write writev          device emulation, console, log lines, eventfd kicks
+//   futex sched_yield nanosleep clock_nanosleep   mutexes, condition variables
+//   clock_gettime gettimeofday time               timestamps (vDSO fallback)
+//   mmap mprotect              only without PROT_EXEC (the allocator)
+//   munmap mremap madvise brk  the allocator, thread exit
+//   newfstatat                 only fstat(fd) (flags == AT_EMPTY_PATH; stdio)
+//   rt_sigreturn rt_sigprocmask restart_syscall   the watchdog's SIGUSR1
+//   exit exit_group
+// Not allowed, among others: open*, socket, connect, execve, fork/clone,
+// ptrace, process_vm_*, kill/tgkill, ioctl on any other fd (KVM_SET_*,
+// KVM_SET_USER_MEMORY_REGION, the GPU driver's nodes), mmap/mprotect with
+// PROT_EXEC.
+#pragma once
+
+#include <linux/filter.h>
+
+#include <vector>
+
+namespace kvmgpu {
+
+// The filter program for a vCPU whose fd is `vcpu_fd` (for tests and docs).
+std::vector<sock_filter> vcpu_seccomp_program(int vcpu_fd);
+
+// PR_SET_NO_NEW_PRIVS, then seccomp(SECCOMP_SET_MODE_FILTER, 0, program) on
+// the calling thread. Throws std::system_error naming the call and errno
+// when the kernel refuses (no seccomp, or forbidden by an outer sandbox).
+// Irreversible for the thread: call it on the vCPU thread only.
+void confine_vcpu_thread(int vcpu_fd);
+
+} // namespace kvmgpu
