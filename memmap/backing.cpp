@@ -56,11 +56,14 @@ void check_pool(PageSize page, uint64_t pages) {
     throw_errno(err, call);
 }
 
+// Every path maps guest RAM MAP_SHARED: a GPU worker process forked from
+// the VMM (RemoteBackend) must see the same pages at the same addresses,
+// not a copy-on-write snapshot.
 uint8_t* map_4k(uint64_t size) {
     // MAP_NORESERVE: guest RAM is mostly untouched; like kvmtool, do not
     // charge all of it against the overcommit limit up front.
-    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) throw_errno(errno, "mmap(MAP_ANONYMOUS) of " + size_text(size));
+    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) throw_errno(errno, "mmap(MAP_SHARED|MAP_ANONYMOUS) of " + size_text(size));
     // With THP set to "always" the kernel would quietly back this with 2 MiB
     // pages and the 4K-versus-2M comparison would measure nothing. EINVAL:
     // kernel without THP, which is what we want anyway.
@@ -86,10 +89,11 @@ uint8_t* map_hugetlbfs(PageSize page, uint64_t size, const std::string& mount) {
 
 uint8_t* map_anonymous_huge(PageSize page, uint64_t size) {
     const int size_flag = page == PageSize::k1G ? MAP_HUGE_1GB : MAP_HUGE_2MB;
-    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | size_flag, -1, 0);
+    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_HUGETLB | size_flag, -1, 0);
     if (p == MAP_FAILED) {
         throw_huge_mmap_error(errno, page, size / bytes(page),
-                              page == PageSize::k1G ? "mmap(MAP_HUGETLB|MAP_HUGE_1GB)" : "mmap(MAP_HUGETLB|MAP_HUGE_2MB)");
+                              page == PageSize::k1G ? "mmap(MAP_SHARED|MAP_HUGETLB|MAP_HUGE_1GB)"
+                                                    : "mmap(MAP_SHARED|MAP_HUGETLB|MAP_HUGE_2MB)");
     }
     return static_cast<uint8_t*>(p);
 }

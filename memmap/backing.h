@@ -1,5 +1,6 @@
 // Host memory that backs a slice of guest RAM: anonymous 4 KiB pages (THP
-// off), hugetlbfs 2 MiB pages (through libhugetlbfs) or 1 GiB pages.
+// off), hugetlbfs 2 MiB pages (through libhugetlbfs) or 1 GiB pages. Always
+// MAP_SHARED, so a process forked later (the GPU worker) shares the pages.
 #pragma once
 
 #include <cstddef>
@@ -23,9 +24,9 @@ bool parse_page_size(std::string_view s, PageSize* out); // accepts 4K/2M/1G (an
 
 // Where a Backing's pages came from (the path create() took).
 enum class BackingSource {
-    Anonymous,        // 4 KiB: anonymous mmap, THP refused with MADV_NOHUGEPAGE
+    Anonymous,        // 4 KiB: anonymous shared mmap (shmem), THP refused with MADV_NOHUGEPAGE
     Hugetlbfs,        // huge pages: unlinked file on a hugetlbfs mount, MAP_SHARED
-    AnonymousHugetlb, // huge pages: no mount of that size, MAP_HUGETLB|MAP_HUGE_*
+    AnonymousHugetlb, // huge pages: no mount of that size, MAP_SHARED|MAP_HUGETLB|MAP_HUGE_*
 };
 std::string_view to_string(BackingSource s); // "anonymous", "hugetlbfs", "MAP_HUGETLB"
 
