@@ -37,9 +37,23 @@ echo "${KVMGPU_HUGEPAGES_1G:-2}" >/sys/kernel/mm/hugepages/hugepages-1048576kB/n
 note "hugepages: 2M $(cat /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages)/$want2m, 1G $(cat /sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages 2>/dev/null || echo n/a)"
 
 for t in "$bin"/*_tests; do
+  [ "$(basename "$t")" = vgpu_gpu_tests ] && continue
   step "$(basename "$t")" "$t" --gtest_brief=1
   grep -E '^\[  (PASSED|SKIPPED|FAILED) ' "$out/$(basename "$t").log" | sed 's/^/    /' | tee -a "$summary"
 done
+# GPU tests one process each: after a kernel fault (one test plants one) the
+# CUDA driver refuses every later call in that process.
+if [ -x "$bin/vgpu_gpu_tests" ]; then
+  gpu_pass=0 gpu_fail=0
+  for t in $("$bin/vgpu_gpu_tests" --gtest_list_tests | awk '/^[^ ]/{s=$1} /^  /{print s $1}'); do
+    if "$bin/vgpu_gpu_tests" --gtest_filter="$t" >>"$out/vgpu_gpu_tests.log" 2>&1; then gpu_pass=$((gpu_pass + 1))
+    else gpu_fail=$((gpu_fail + 1)); note "    FAILED: $t"; fi
+  done
+  note "$(printf '%-28s %s passed, %s failed (one process each)' vgpu_gpu_tests $gpu_pass $gpu_fail)"
+fi
+# Every guest program with the vGPU on the real CUDA backend, 4K and 2M.
+RUN_ARGS="--vgpu cuda" step guests-cuda sh "$repo/kvmtool-gpu/scripts/run-guests.sh" "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" 4K 2M
+grep -E '^(run-guests|guest: [a-z_]+: (PASS|FAIL|n=|device))|vGPU backend|vCPU backend' "$out/guests-cuda.log" | head -40 | sed 's/^/    /' | tee -a "$summary"
 step run-hello-4K "$bin/kvmtool-gpu" run --guest hello --mem 512M --pages 4K
 step run-hello-2M "$bin/kvmtool-gpu" run --guest hello --mem 512M --pages 2M
 step bench-boot-2M "$bin/kvmtool-gpu" bench boot --mem 512M --pages 2M --reps 50 --csv "$out/boot-2M.csv"
