@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "kvmtool-gpu/bench/bench_bandwidth_command.h"
 #include "kvmtool-gpu/cli/arg_parser.h"
 #include "kvmtool-gpu/cli/bench_boot_command.h"
 #include "kvmtool-gpu/cli/bench_tlb_command.h"
@@ -22,6 +23,7 @@ const char* kUsage =
     "commands:\n"
     "  run         boot a guest (kvmtool-gpu run --help)\n"
     "  bench boot  time VM creation to the guest's first instruction and exit\n"
+    "  bench bandwidth  host<->device copy bandwidth in guests against native, one run\n"
     "  bench tlb   4 KiB vs 2 MiB pages: pointer chase natively and in guests, VMM translation\n"
     "  version     print the version and ABI versions\n"
     "\n"
@@ -45,6 +47,7 @@ int main(int argc, char** argv) {
             const std::string which = args[0];
             args.erase(args.begin());
             if (which == "boot") return kvmgpu::cli::bench_boot_command(args);
+            if (which == "bandwidth") return kvmgpu::bench::bench_bandwidth_command(args);
             if (which == "tlb") return kvmgpu::cli::bench_tlb_command(args);
             throw kvmgpu::cli::UsageError("unknown benchmark '" + which + "'");
         }

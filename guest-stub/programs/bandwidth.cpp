@@ -1,0 +1,342 @@
+// bandwidth: host<->device copy bandwidth seen from inside the guest, for
+// `kvmtool-gpu bench bandwidth` (which boots it once per host backing and
+// guest page size, and compares with native figures from the same run).
+//
+// For each guest buffer kind (pinned: physically contiguous; pageable:
+// scattered frames of the heap's page size), each scatter-gather strategy
+// (pageable only), each size and direction, it prints ONE line:
+//   BW dir=htod kind=pageable gpages=4K strategy=gather bytes=67108864 reps=4
+//      event_ns=5432100 wall_ns=98765432 gbps=49.41 status=ok
+// event_ns: GPU time between two CUDA events recorded on the copy stream
+//   around `reps` copies, summed as the device reports it. Deferred
+//   submission is on, so events and copies reach the vGPU in one doorbell
+//   and the span holds the VMM's and the GPU's work, not the guest's own
+//   instructions (which kvm-pvm emulates, ~100x slower).
+// wall_ns: guest TSC from before the first event to after the end event
+//   completed: guest work included (SG lists, ring), so it is emulator time
+//   where guest code is emulated.
+// status: ok, not_supported (the backend lacks the strategy), or
+//   error:<CUresult name>. Before the lines of each (kind, strategy) a
+//   BW-CHECK line reports a round-trip data check of `verify` bytes.
+//
+// Cmdline (defaults are a small sweep, so `run --guest bandwidth` is quick):
+//   sizes=4K,64K,1M   dirs=htod,dtoh   kinds=pinned,pageable
+//   strategies=auto,perchunk,coalesce,bounce,batch,gather
+//   slow_max=0        skip perchunk/coalesce/bounce/batch above this size (0: never)
+//   target=64M reps_min=2 reps_max=20   repetitions: ~target bytes per measurement
+//   verify=64K        bytes of the data check per (kind, strategy); 0 = off
+// plus the runtime's guest_pages=4K|2M and vgpu_sg_entries.
+// Exit: 0 when every measurement ended ok or not_supported and every check
+// matched; 1 a data check failed; 2 a measurement failed; 64 set-up failed.
+#include "guest-stub/programs/bench_support.h"
+#include "guest-stub/programs/program_common.h"
+#include "kvmtool-gpu/bench/bandwidth_rules.h"
+
+using namespace guest;
+using kvmgpu::bench::kDirNames;
+using kvmgpu::bench::kKindNames;
+using kvmgpu::bench::kSgStrategies;
+using kvmgpu::bench::kSgStrategyCount;
+
+namespace {
+
+constexpr unsigned kMaxSizes = 32;
+constexpr uint32_t kExitCheckMismatch = 1;
+constexpr uint32_t kExitMeasurementFailed = 2;
+constexpr uint64_t kLibrarySgEntries = 1u << 18; // guest CUDA API's vgpu_sg_entries default
+constexpr unsigned kMaxAttempts = 3;
+
+struct Config {
+    uint64_t sizes[kMaxSizes];
+    unsigned nsizes = 0;
+    uint32_t dirs = 0, kinds = 0, strategies = 0; // bit masks over the name tables
+    uint64_t slow_max = 0, target = 0, reps_min = 0, reps_max = 0, verify = 0;
+    uint64_t max_size = 0;
+    uint64_t sg_pool = 0; // entries in the guest CUDA API's SG-list pool
+};
+
+StrView value_or(const char* key, const char* def)
+{
+    StrView v;
+    if (cmdline().find(key, &v) && v.len != 0)
+        return v;
+    return StrView{def, strlen(def)};
+}
+
+bool parse_config(Config* c)
+{
+    const char* strategy_names[kSgStrategyCount];
+    for (unsigned i = 0; i < kSgStrategyCount; ++i)
+        strategy_names[i] = kSgStrategies[i].name;
+    if (!parse_size_list(value_or("sizes", "4K,64K,1M"), c->sizes, kMaxSizes, &c->nsizes)) {
+        printf("bandwidth: sizes= must be a list of 1..%u non-zero sizes, e.g. 4K,64K,1M\n", kMaxSizes);
+        return false;
+    }
+    if (!parse_name_mask(value_or("dirs", "htod,dtoh"), kDirNames, 2, &c->dirs) ||
+        !parse_name_mask(value_or("kinds", "pinned,pageable"), kKindNames, 2, &c->kinds) ||
+        !parse_name_mask(value_or("strategies", "auto,perchunk,coalesce,bounce,batch,gather"), strategy_names,
+                         kSgStrategyCount, &c->strategies)) {
+        printf("bandwidth: dirs= (htod,dtoh), kinds= (pinned,pageable) or strategies= "
+               "(auto,perchunk,coalesce,bounce,batch,gather) has an unknown name\n");
+        return false;
+    }
+    bool ok = true;
+    const Cmdline& cl = cmdline();
+    c->slow_max = cl.get_u64("slow_max", 0, &ok);
+    c->target = cl.get_u64("target", 64u << 20, &ok);
+    c->reps_min = cl.get_u64("reps_min", 2, &ok);
+    c->reps_max = cl.get_u64("reps_max", 20, &ok);
+    c->verify = cl.get_u64("verify", 64u << 10, &ok);
+    c->sg_pool = cl.get_u64("vgpu_sg_entries", kLibrarySgEntries, &ok);
+    if (c->sg_pool == 0 || c->sg_pool > VGPU_MAX_SG_ENTRIES)
+        c->sg_pool = kLibrarySgEntries; // as the library does
+    if (!ok || c->reps_min == 0 || c->reps_max < c->reps_min) {
+        printf("bandwidth: slow_max/target/reps_min/reps_max/verify must be numbers, 1 <= reps_min <= reps_max\n");
+        return false;
+    }
+    for (unsigned i = 0; i < c->nsizes; ++i)
+        if (c->sizes[i] > c->max_size)
+            c->max_size = c->sizes[i];
+    return true;
+}
+
+bool has(uint32_t mask, unsigned i) { return (mask >> i) & 1u; }
+
+// The measurements this configuration owes, as the driver counts them.
+uint64_t planned_measurements(const Config& c)
+{
+    uint64_t n = 0;
+    const uint64_t dirs = (uint64_t)has(c.dirs, 0) + has(c.dirs, 1);
+    for (unsigned s = 0; s < c.nsizes; ++s) {
+        if (has(c.kinds, 0))
+            n += dirs;
+        if (has(c.kinds, 1))
+            for (unsigned k = 0; k < kSgStrategyCount; ++k)
+                if (has(c.strategies, k) && kvmgpu::bench::strategy_runs_at(kSgStrategies[k], c.sizes[s], c.slow_max))
+                    n += dirs;
+    }
+    return n;
+}
+
+struct Target {
+    bool pinned;
+    unsigned strategy; // index into kSgStrategies (pageable only)
+    CUdeviceptr dev;
+    uint8_t* host;
+    CUstream stream;
+};
+
+CUresult issue_copy(const Target& t, unsigned dir, uint64_t bytes)
+{
+    if (t.pinned)
+        return dir == 0 ? cuMemcpyHtoDAsync(t.dev, t.host, bytes, t.stream)
+                        : cuMemcpyDtoHAsync(t.host, t.dev, bytes, t.stream);
+    const unsigned how = kSgStrategies[t.strategy].value;
+    return dir == 0 ? vgpuMemcpyHtoDScattered(t.dev, t.host, bytes, t.stream, how)
+                    : vgpuMemcpyDtoHScattered(t.host, t.dev, bytes, t.stream, how);
+}
+
+// One copy and a stream synchronize; the first error, held ones included.
+CUresult copy_and_sync(const Target& t, unsigned dir, uint64_t bytes)
+{
+    CUresult r = issue_copy(t, dir, bytes);
+    CUresult s = cuStreamSynchronize(t.stream);
+    return r != CUDA_SUCCESS ? r : s;
+}
+
+const char* status_text(CUresult r, char* buf, size_t len)
+{
+    if (r == CUDA_SUCCESS)
+        return "ok";
+    if (r == CUDA_ERROR_NOT_SUPPORTED)
+        return "not_supported";
+    const char* name = nullptr;
+    if (cuGetErrorName(r, &name) != CUDA_SUCCESS)
+        name = "unnamed";
+    snformat(buf, len, "error:%s", name);
+    return buf;
+}
+
+// Fill, copy to the device, clear, copy back, compare: the strategy moves
+// the right bytes to the right places in both directions.
+CUresult check_round_trip(const Target& t, uint64_t bytes, bool* match)
+{
+    uint32_t* w = reinterpret_cast<uint32_t*>(t.host);
+    const uint64_t words = bytes / 4;
+    for (uint64_t i = 0; i < words; ++i)
+        w[i] = (uint32_t)(i * 2654435761u) ^ 0x5A5A0000u;
+    CUresult r = copy_and_sync(t, 0, bytes);
+    if (r != CUDA_SUCCESS)
+        return r;
+    memset(t.host, 0, bytes);
+    if ((r = copy_and_sync(t, 1, bytes)) != CUDA_SUCCESS)
+        return r;
+    *match = true;
+    for (uint64_t i = 0; i < words; ++i)
+        if (w[i] != ((uint32_t)(i * 2654435761u) ^ 0x5A5A0000u)) {
+            printf("bandwidth: check: word %lu is 0x%08x\n", i, w[i]);
+            *match = false;
+            break;
+        }
+    return CUDA_SUCCESS;
+}
+
+struct Measurement {
+    CUresult status = CUDA_SUCCESS;
+    uint64_t reps = 0, event_ns = 0, wall_ns = 0;
+    unsigned attempts = 0;
+};
+
+// Repetitions, also bounded so that one measurement's SG lists fill at most
+// half the pool: a pool refill waits for the device, which flushes the
+// deferred batch early and would let guest work into the event span.
+uint64_t reps_for(const Config& c, const Target& t, uint64_t bytes)
+{
+    uint64_t reps = kvmgpu::bench::reps_for(bytes, c.target, c.reps_min, c.reps_max);
+    if (!t.pinned) {
+        const uint64_t per_copy = bytes / guest_page_size() + 2;
+        const uint64_t fit = c.sg_pool / 2 / per_copy;
+        if (reps > fit)
+            reps = fit == 0 ? 1 : fit;
+    }
+    return reps;
+}
+
+Measurement measure(const Config& c, const Target& t, unsigned dir, uint64_t bytes, CUevent start, CUevent end)
+{
+    Measurement m;
+    m.reps = reps_for(c, t, bytes);
+    if ((m.status = copy_and_sync(t, dir, bytes)) != CUDA_SUCCESS) // warm-up, and the strategy works
+        return m;
+    // A batch flushed before its end (SG pool refill, full ring) shows as a
+    // wait or a ring-full in the producer's counters: then measure again.
+    for (m.attempts = 1; m.attempts <= kMaxAttempts; ++m.attempts) {
+        VgpuGuestStats s0, s1;
+        vgpuGetStats(&s0);
+        const uint64_t t0 = tsc_begin();
+        CUresult r = cuEventRecord(start, t.stream);
+        for (uint64_t i = 0; i < m.reps && r == CUDA_SUCCESS; ++i)
+            r = issue_copy(t, dir, bytes);
+        if (r == CUDA_SUCCESS)
+            r = cuEventRecord(end, t.stream);
+        vgpuGetStats(&s1);
+        CUresult sync = cuEventSynchronize(end);
+        if (r == CUDA_SUCCESS)
+            r = sync;
+        if (r != CUDA_SUCCESS) {
+            cuStreamSynchronize(t.stream); // clears whatever else is held
+            m.status = r;
+            return m;
+        }
+        m.wall_ns = tsc_to_ns(tsc_end() - t0);
+        uint32_t bits = 0;
+        if ((r = cuEventElapsedTime(reinterpret_cast<float*>(&bits), start, end)) != CUDA_SUCCESS ||
+            !f32_ms_bits_to_ns(bits, &m.event_ns)) {
+            m.status = r != CUDA_SUCCESS ? r : CUDA_ERROR_UNKNOWN;
+            return m;
+        }
+        if (s1.waits == s0.waits && s1.ring_full == s0.ring_full)
+            return m;
+    }
+    m.attempts = kMaxAttempts; // the last one stands, flush and all
+    return m;
+}
+
+// Runs every size and direction for one target; returns failures.
+unsigned sweep_target(const Config& c, const Target& t, const char* gpages, CUevent start, CUevent end,
+                      uint64_t* done, uint64_t planned)
+{
+    unsigned failures = 0;
+    const char* strategy = t.pinned ? "none" : kSgStrategies[t.strategy].name;
+    for (unsigned s = 0; s < c.nsizes; ++s) {
+        const uint64_t bytes = c.sizes[s];
+        if (!t.pinned && !kvmgpu::bench::strategy_runs_at(kSgStrategies[t.strategy], bytes, c.slow_max))
+            continue;
+        for (unsigned dir = 0; dir < 2; ++dir) {
+            if (!has(c.dirs, dir))
+                continue;
+            Measurement m = measure(c, t, dir, bytes, start, end);
+            char buf[64];
+            printf("BW dir=%s kind=%s gpages=%s strategy=%s bytes=%lu reps=%lu event_ns=%lu wall_ns=%lu "
+                   "gbps=%s attempts=%u n=%lu/%lu status=%s\n",
+                   kDirNames[dir], t.pinned ? "pinned" : "pageable", gpages, strategy, bytes, m.reps, m.event_ns,
+                   m.wall_ns, decimal_ratio(bytes * m.reps, m.event_ns, 2).text, m.attempts, ++*done, planned,
+                   status_text(m.status, buf, sizeof buf));
+            if (m.status != CUDA_SUCCESS && m.status != CUDA_ERROR_NOT_SUPPORTED)
+                ++failures;
+        }
+    }
+    return failures;
+}
+
+} // namespace
+
+int guest_main(const kvmgpu_boot_info*)
+{
+    Config c;
+    if (!parse_config(&c))
+        return kExitBadCmdline;
+    const char* gpages = guest_page_size() == (2u << 20) ? "2M" : "4K";
+    CU_CHECK(cuInit(0));
+    print_device_banner("bandwidth");
+    vgpuSetDeferredSubmission(1);
+    const uint64_t planned = planned_measurements(c);
+    printf("BW-PLAN measurements=%lu gpages=%s max_bytes=%lu tsc_khz=%lu tsc_source=%s\n", planned, gpages,
+           c.max_size, tsc_khz(), tsc_source());
+
+    CUdeviceptr dev;
+    CU_CHECK(cuMemAlloc(&dev, c.max_size));
+    CUstream stream;
+    CU_CHECK(cuStreamCreate(&stream, CU_STREAM_DEFAULT));
+    CUevent start, end;
+    CU_CHECK(cuEventCreate(&start, CU_EVENT_DEFAULT));
+    CU_CHECK(cuEventCreate(&end, CU_EVENT_DEFAULT));
+
+    unsigned failures = 0, mismatches = 0;
+    uint64_t done = 0;
+    for (unsigned kind = 0; kind < 2; ++kind) {
+        if (!has(c.kinds, kind))
+            continue;
+        const bool pinned = kind == 0;
+        const HeapMark mark = heap_mark();
+        void* host = pinned ? try_pinned_alloc(c.max_size) : try_pageable_alloc(c.max_size);
+        if (host == nullptr) {
+            printf("bandwidth: out of guest memory for a %lu-byte %s buffer (raise --mem)\n", c.max_size,
+                   kKindNames[kind]);
+            return kExitOutOfMemory;
+        }
+        for (unsigned k = 0; k < kSgStrategyCount; ++k) {
+            if (!pinned && !has(c.strategies, k))
+                continue;
+            const Target t{pinned, k, dev, static_cast<uint8_t*>(host), stream};
+            if (c.verify != 0) {
+                const uint64_t v = (c.verify < c.max_size ? c.verify : c.max_size) & ~uint64_t{3};
+                bool match = false;
+                char buf[64];
+                const CUresult r = check_round_trip(t, v, &match);
+                printf("BW-CHECK kind=%s gpages=%s strategy=%s bytes=%lu status=%s\n", kKindNames[kind], gpages,
+                       pinned ? "none" : kSgStrategies[k].name, v,
+                       r != CUDA_SUCCESS ? status_text(r, buf, sizeof buf) : match ? "ok" : "mismatch");
+                if (r == CUDA_SUCCESS && !match)
+                    ++mismatches;
+                else if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_SUPPORTED)
+                    ++failures;
+            }
+            failures += sweep_target(c, t, gpages, start, end, &done, planned);
+            if (pinned)
+                break; // one pass: pinned copies take no SG strategy
+        }
+        heap_release(mark);
+    }
+    cuEventDestroy(start);
+    cuEventDestroy(end);
+    cuStreamDestroy(stream);
+    cuMemFree(dev);
+    VgpuGuestStats st;
+    vgpuGetStats(&st);
+    printf("BW-DONE measurements=%lu failures=%u mismatches=%u commands=%lu doorbells=%lu waits=%lu\n", done,
+           failures, mismatches, st.commands, st.doorbells, st.waits);
+    if (mismatches != 0)
+        return kExitCheckMismatch;
+    return failures != 0 ? kExitMeasurementFailed : kExitPass;
+}

@@ -1,0 +1,171 @@
+#include "kvmtool-gpu/bench/bandwidth_plan.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "kvmtool-gpu/bench/bandwidth_rules.h"
+#include "kvmtool-gpu/cli/arg_parser.h"
+
+namespace kvmgpu::bench {
+
+namespace {
+std::vector<std::string> all_strategies() {
+    std::vector<std::string> v;
+    for (const auto& s : kSgStrategies) v.emplace_back(s.name);
+    return v;
+}
+
+const SgStrategyName& strategy_named(const std::string& name) {
+    for (const auto& s : kSgStrategies)
+        if (name == s.name) return s;
+    throw std::invalid_argument("unknown strategy '" + name + "' (auto, perchunk, coalesce, bounce, batch, gather)");
+}
+
+std::string join(const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& s : v) out += (out.empty() ? "" : ",") + s;
+    return out;
+}
+
+std::vector<std::string> dirs_of(const BandwidthSweep& s) {
+    std::vector<std::string> d;
+    if (s.htod) d.emplace_back(kDirNames[0]);
+    if (s.dtoh) d.emplace_back(kDirNames[1]);
+    return d;
+}
+} // namespace
+
+BandwidthSweep full_bandwidth_sweep(bool pool_1g) {
+    BandwidthSweep s;
+    for (uint64_t b = 4ull << 10; b <= 1ull << 30; b *= 4) s.sizes.push_back(b);
+    s.host_pages = {memmap::PageSize::k4K, memmap::PageSize::k2M};
+    if (pool_1g) s.host_pages.push_back(memmap::PageSize::k1G);
+    s.guest_pages = {"4K", "2M"};
+    s.strategies = all_strategies();
+    return s;
+}
+
+BandwidthSweep quick_bandwidth_sweep() {
+    BandwidthSweep s;
+    s.sizes = {4ull << 10, 64ull << 10, 1ull << 20};
+    s.host_pages = {memmap::PageSize::k4K, memmap::PageSize::k2M};
+    s.guest_pages = {"4K", "2M"};
+    s.strategies = all_strategies();
+    s.slow_max = 0;
+    s.target = 1ull << 20;
+    s.reps_min = 1;
+    s.reps_max = 3;
+    s.verify = 16ull << 10;
+    s.sg_entries = 1ull << 14;
+    return s;
+}
+
+std::string BandwidthKey::mode() const {
+    if (source == "native") return "native " + kind;
+    std::string m = "guest " + kind;
+    if (kind == "pageable") m += " gp" + gpages;
+    m += " hp" + hpages;
+    if (kind == "pageable") m += " " + strategy;
+    return m;
+}
+
+std::string BandwidthVm::label() const {
+    return "host pages " + std::string(memmap::to_string(host_pages)) + ", guest pages " + guest_pages;
+}
+
+uint64_t bandwidth_ram_bytes(uint64_t max_bytes, memmap::PageSize host_pages, uint64_t sg_entries) {
+    const uint64_t page = std::max<uint64_t>(memmap::bytes(host_pages), 2ull << 20);
+    // Runtime, image, ring, stack: 48 MiB; heap page tables: 8 bytes per 4 KiB
+    // of RAM (~1/512, taken for the whole heap range); SG pool: 16 B an entry.
+    uint64_t ram = max_bytes + (48ull << 20) + sg_entries * 16;
+    ram += ram / 256;
+    ram = std::max<uint64_t>(ram, 128ull << 20);
+    return (ram + page - 1) / page * page;
+}
+
+std::vector<BandwidthVm> plan_bandwidth_vms(const BandwidthSweep& s) {
+    for (const auto& name : s.strategies) strategy_named(name); // validate
+    std::vector<BandwidthVm> out;
+    if (s.sizes.empty() || (!s.htod && !s.dtoh) || (!s.pinned && !s.pageable)) return out;
+    const uint64_t max_bytes = *std::max_element(s.sizes.begin(), s.sizes.end());
+    std::string sizes;
+    for (uint64_t b : s.sizes) sizes += (sizes.empty() ? "" : ",") + std::to_string(b);
+    const auto dirs = dirs_of(s);
+    for (memmap::PageSize hp : s.host_pages) {
+        for (size_t g = 0; g < s.guest_pages.size(); ++g) {
+            BandwidthVm vm;
+            vm.host_pages = hp;
+            vm.guest_pages = s.guest_pages[g];
+            vm.pinned = s.pinned && g == 0;
+            vm.pageable = s.pageable && !s.strategies.empty();
+            if (!vm.pinned && !vm.pageable) continue;
+            vm.ram_bytes = bandwidth_ram_bytes(max_bytes, hp, s.sg_entries);
+            std::vector<std::string> kinds;
+            if (vm.pinned) kinds.emplace_back("pinned");
+            if (vm.pageable) kinds.emplace_back("pageable");
+            vm.cmdline = "guest_pages=" + vm.guest_pages + " sizes=" + sizes + " dirs=" + join(dirs) +
+                         " kinds=" + join(kinds) + " strategies=" + join(s.strategies.empty() ? all_strategies() : s.strategies) +
+                         " slow_max=" + std::to_string(s.slow_max) + " target=" + std::to_string(s.target) +
+                         " reps_min=" + std::to_string(s.reps_min) + " reps_max=" + std::to_string(s.reps_max) +
+                         " verify=" + std::to_string(s.verify) + " vgpu_sg_entries=" + std::to_string(s.sg_entries);
+            const std::string hps(memmap::to_string(hp));
+            // The guest's order: kinds, strategies (in table order), sizes, dirs.
+            if (vm.pinned)
+                for (uint64_t b : s.sizes)
+                    for (const auto& d : dirs) vm.expected.push_back({"guest", d, "pinned", "-", hps, "none", b});
+            if (vm.pageable)
+                for (const auto& st : kSgStrategies) {
+                    if (std::find(s.strategies.begin(), s.strategies.end(), st.name) == s.strategies.end()) continue;
+                    for (uint64_t b : s.sizes) {
+                        if (!strategy_runs_at(st, b, s.slow_max)) continue;
+                        for (const auto& d : dirs)
+                            vm.expected.push_back({"guest", d, "pageable", vm.guest_pages, hps, st.name, b});
+                    }
+                }
+            out.push_back(std::move(vm));
+        }
+    }
+    return out;
+}
+
+std::vector<NativeCopy> plan_native_copies(const BandwidthSweep& s) {
+    std::vector<NativeCopy> out;
+    for (const char* kind : {"pageable", "pinned"})
+        for (uint64_t b : s.sizes)
+            for (const auto& d : dirs_of(s))
+                out.push_back({{"native", d, kind, "-", "-", "none", b}, reps_for(b, s.target, s.reps_min, s.reps_max)});
+    return out;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start <= text.size()) {
+        const size_t comma = text.find(',', start);
+        const size_t end = comma == std::string::npos ? text.size() : comma;
+        if (end > start) out.push_back(text.substr(start, end - start));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    return out;
+}
+
+std::vector<uint64_t> parse_size_list(const std::string& text) {
+    std::vector<uint64_t> out;
+    for (const auto& item : split_list(text)) {
+        const uint64_t v = cli::parse_size(item, "size '" + item + "'");
+        if (v == 0) throw std::invalid_argument("a size of 0 in '" + text + "'");
+        out.push_back(v);
+    }
+    if (out.empty()) throw std::invalid_argument("empty size list");
+    return out;
+}
+
+std::string size_text(uint64_t bytes) {
+    const char* units[] = {"", "K", "M", "G", "T"};
+    unsigned u = 0;
+    while (u < 4 && bytes != 0 && bytes % 1024 == 0) bytes /= 1024, ++u;
+    return std::to_string(bytes) + units[u];
+}
+
+} // namespace kvmgpu::bench

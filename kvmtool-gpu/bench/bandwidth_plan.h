@@ -1,0 +1,78 @@
+// The sweep of `kvmtool-gpu bench bandwidth`: which VMs to boot (host
+// backing x guest page size), what each guest is told to measure (its
+// cmdline) and which result lines each owes; and the native measurements
+// of the same sizes. Pure: no KVM, no GPU.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "memmap/backing.h"
+
+namespace kvmgpu::bench {
+
+struct BandwidthSweep {
+    std::vector<uint64_t> sizes;
+    std::vector<memmap::PageSize> host_pages; // backing of guest RAM, one VM each
+    std::vector<std::string> guest_pages;     // "4K", "2M": the guest's pageable heap
+    bool htod = true, dtoh = true;
+    bool pinned = true, pageable = true;      // guest buffer kinds
+    std::vector<std::string> strategies;      // names from kSgStrategies (bandwidth_rules.h)
+    uint64_t slow_max = 256ull << 20;         // naive strategies only up to here (0: always)
+    uint64_t target = 256ull << 20;           // bytes per measurement, within the rep bounds
+    uint64_t reps_min = 2, reps_max = 20;
+    uint64_t verify = 64ull << 10;            // guest data check per (kind, strategy)
+    uint64_t sg_entries = 1ull << 20;         // guest SG-list pool (16 B each)
+};
+
+// The full sweep (4 KiB .. 1 GiB, x4 steps; every strategy; 4K and 2M host
+// pages, plus 1G when `pool_1g`) and the --quick one (three small sizes,
+// 4K and 2M host pages, reps 1..3) that CI runs under nested emulation.
+BandwidthSweep full_bandwidth_sweep(bool pool_1g);
+BandwidthSweep quick_bandwidth_sweep();
+
+// Identifies one measurement. Native ones have kind "pinned"/"pageable",
+// gpages and hpages "-" and strategy "none".
+struct BandwidthKey {
+    std::string source; // "native" or "guest"
+    std::string dir;    // "htod", "dtoh"
+    std::string kind;   // "pinned", "pageable"
+    std::string gpages; // guest page size of the buffer ("-" for pinned and native)
+    std::string hpages; // host backing of guest RAM ("-" for native)
+    std::string strategy;
+    uint64_t bytes = 0;
+    bool operator==(const BandwidthKey&) const = default;
+    std::string mode() const; // e.g. "guest pageable gp4K hp2M gather", "native pinned"
+};
+
+struct BandwidthVm {
+    memmap::PageSize host_pages;
+    std::string guest_pages;
+    bool pinned = false, pageable = false;
+    uint64_t ram_bytes = 0;
+    std::string cmdline;               // for the bandwidth guest
+    std::vector<BandwidthKey> expected; // the BW lines it owes
+    std::string label() const;          // "host 2M, guest 4K"
+};
+
+// Pinned buffers are measured once per host backing (in the VM of the first
+// guest page size): the guest page size does not touch them.
+std::vector<BandwidthVm> plan_bandwidth_vms(const BandwidthSweep& s);
+
+struct NativeCopy {
+    BandwidthKey key;
+    uint64_t reps = 0;
+};
+std::vector<NativeCopy> plan_native_copies(const BandwidthSweep& s);
+
+// Guest RAM for buffers of up to max_bytes: the buffer, the page tables,
+// the SG pool and the runtime, rounded up to the host page.
+uint64_t bandwidth_ram_bytes(uint64_t max_bytes, memmap::PageSize host_pages, uint64_t sg_entries);
+
+// "4096" -> 4096, "64K", "1M", "1G". Throws std::invalid_argument.
+std::vector<uint64_t> parse_size_list(const std::string& text);
+std::vector<std::string> split_list(const std::string& text);
+std::string size_text(uint64_t bytes); // 4096 -> "4K", 1<<30 -> "1G", 12345 -> "12345"
+
+} // namespace kvmgpu::bench

@@ -1,0 +1,53 @@
+// The rules that the bandwidth guest (guest-stub/programs/bandwidth.cpp)
+// and its host driver (`kvmtool-gpu bench bandwidth`) must agree on: the
+// scatter-gather strategy names, which strategy runs at which size, and how
+// many repetitions one measurement takes. Freestanding (no libc, integers
+// only), so the guest compiles it too; the driver plans with the same code
+// and so knows exactly which measurement lines a guest owes it.
+#pragma once
+
+#include <stdint.h>
+
+#include "kvmtool-gpu/abi/vgpu_abi.h"
+
+namespace kvmgpu::bench {
+
+struct SgStrategyName {
+    const char* name;  // as on the cmdline and in result lines
+    uint32_t value;    // enum vgpu_sg_strategy
+    bool slow;         // a "naive" strategy: skipped above slow_max
+};
+
+// In the order the guest runs them.
+inline constexpr SgStrategyName kSgStrategies[] = {
+    {"auto", VGPU_SG_AUTO, false},        {"perchunk", VGPU_SG_PER_CHUNK, true},
+    {"coalesce", VGPU_SG_COALESCE, true}, {"bounce", VGPU_SG_BOUNCE, true},
+    {"batch", VGPU_SG_BATCH, true},       {"gather", VGPU_SG_GATHER_KERNEL, false},
+};
+inline constexpr unsigned kSgStrategyCount = sizeof(kSgStrategies) / sizeof(kSgStrategies[0]);
+
+// Directions, in the order the guest runs them.
+inline constexpr const char* kDirNames[] = {"htod", "dtoh"};
+// Guest buffer kinds, in the order the guest runs them.
+inline constexpr const char* kKindNames[] = {"pinned", "pageable"};
+
+// A slow strategy is measured only up to slow_max bytes (0: no limit): one
+// copy per 4 KiB chunk of 1 GiB is 262,144 driver calls.
+constexpr bool strategy_runs_at(const SgStrategyName& s, uint64_t bytes, uint64_t slow_max)
+{
+    return !s.slow || slow_max == 0 || bytes <= slow_max;
+}
+
+// Repetitions of one copy between the two events of a measurement: enough
+// to move about `target` bytes, within [min_reps, max_reps] (min_reps >= 1).
+constexpr uint64_t reps_for(uint64_t bytes, uint64_t target, uint64_t min_reps, uint64_t max_reps)
+{
+    if (min_reps == 0)
+        min_reps = 1;
+    if (max_reps < min_reps)
+        max_reps = min_reps;
+    const uint64_t want = bytes == 0 ? max_reps : target / bytes;
+    return want < min_reps ? min_reps : want > max_reps ? max_reps : want;
+}
+
+} // namespace kvmgpu::bench

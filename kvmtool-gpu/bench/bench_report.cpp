@@ -1,0 +1,138 @@
+#include "kvmtool-gpu/bench/bench_report.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+#include "kvmtool-gpu/kvm/kvm_flavor.h"
+#include "tlb-study/machine_info.h"
+
+namespace kvmgpu::bench {
+
+void BenchMeta::set(const std::string& key, const std::string& value) {
+    for (auto& [k, v] : fields)
+        if (k == key) return void(v = value);
+    fields.emplace_back(key, value);
+}
+
+std::string BenchMeta::get(const std::string& key) const {
+    for (const auto& [k, v] : fields)
+        if (k == key) return v;
+    return {};
+}
+
+BenchMeta collect_bench_meta(const std::string& bench, const std::vector<std::string>& args) {
+    const tlbstudy::MachineInfo mi = tlbstudy::collect_machine_info();
+    const KvmFlavor f = detect_kvm_flavor();
+    BenchMeta m;
+    m.set("bench", bench);
+    m.set("date_utc", mi.date_utc);
+    m.set("hostname", mi.hostname);
+    m.set("cpu", mi.cpu_model + ", " + std::to_string(mi.cpus) + " cores");
+    m.set("kernel", mi.kernel);
+    m.set("native", mi.native_note);
+    m.set("kvm", f.describe());
+    m.set("kvm_nested", f.nested ? "yes" : "no");
+    m.set("guest_code_emulated", f.guest_code_emulated ? "yes" : "no");
+    m.set("hugepages", mi.pools);
+    std::string cmd = "kvmtool-gpu bench " + bench;
+    for (const auto& a : args) cmd += " " + a;
+    m.set("command", cmd);
+    m.nested = f.nested;
+    m.guest_code_emulated = f.guest_code_emulated;
+    return m;
+}
+
+void write_meta_json(tlbstudy::JsonWriter& w, const BenchMeta& m) {
+    w.key("meta").begin_object();
+    for (const auto& [k, v] : m.fields) w.field(k, v);
+    w.end_object();
+}
+
+std::string meta_markdown(const BenchMeta& m) {
+    std::string out;
+    for (const auto& [k, v] : m.fields) out += "- " + k + ": " + v + "\n";
+    return out;
+}
+
+void make_result_dir(const std::string& dir) {
+    std::string path;
+    for (size_t i = 0; i <= dir.size(); ++i) {
+        if (i == dir.size() || dir[i] == '/') {
+            if (!path.empty() && ::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
+                throw std::runtime_error("mkdir " + path + ": " + std::strerror(errno));
+        }
+        if (i < dir.size()) path += dir[i];
+    }
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+    std::ofstream f(path);
+    f << text;
+    if (!f.flush()) throw std::runtime_error("cannot write " + path);
+}
+
+namespace {
+bool readable(const std::string& p) { return !p.empty() && ::access(p.c_str(), R_OK) == 0; }
+
+std::string exe_dir() {
+    char buf[4096];
+    const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0) return {};
+    std::string s(buf, static_cast<size_t>(n));
+    return s.substr(0, s.rfind('/'));
+}
+
+std::string find_plot_script(const std::string& given) {
+    if (!given.empty()) return given;
+    if (const char* env = std::getenv("KVMGPU_BENCH_PLOT"); env && readable(env)) return env;
+    const std::string beside = exe_dir() + "/../../kvmtool-gpu/bench/plot_bench.py";
+    if (readable(beside)) return beside;
+#ifdef KVMGPU_BENCH_PLOT_SRC
+    if (readable(KVMGPU_BENCH_PLOT_SRC)) return KVMGPU_BENCH_PLOT_SRC;
+#endif
+    return {};
+}
+} // namespace
+
+namespace {
+// Exit status of `python script args...`; 127 when it cannot be started.
+int run_python(const char* python, const std::string& script, const std::string& which, const std::string& csv,
+               const std::string& png) {
+    const pid_t pid = ::fork();
+    if (pid < 0) return 127;
+    if (pid == 0) {
+        ::execlp(python, python, script.c_str(), which.c_str(), csv.c_str(), png.c_str(), nullptr);
+        std::_Exit(127);
+    }
+    int st = 0;
+    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+} // namespace
+
+std::string make_plot(const std::string& which, const std::string& csv, const std::string& png,
+                      const std::string& script) {
+    const std::string path = find_plot_script(script);
+    if (!readable(path)) return "plot skipped: plot_bench.py not found (give --plot-script PATH)";
+    // The python3 on PATH first; the system one too, which may be the one with
+    // matplotlib where PATH leads to a private interpreter (pyenv, venv).
+    int rc = 127;
+    for (const char* python : {"python3", "/usr/bin/python3"}) {
+        rc = run_python(python, path, which, csv, png);
+        if (rc == 0) return "plot: " + png;
+        if (rc != 127 && rc != 3) break;
+    }
+    if (rc == 127) return "plot skipped: python3 not found";
+    if (rc == 3) return "plot skipped: python3 has no matplotlib (apt-get install python3-matplotlib)";
+    return "plot failed: " + path + " exited with status " + std::to_string(rc);
+}
+
+} // namespace kvmgpu::bench

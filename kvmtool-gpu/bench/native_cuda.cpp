@@ -1,0 +1,228 @@
+#include "kvmtool-gpu/bench/native_cuda.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#ifdef KVMGPU_HAVE_CUDA_BACKEND
+#include "kvmtool-gpu/devices/vgpu/backends/cuda_driver_api.h"
+#endif
+
+#ifdef KVMGPU_HAVE_BENCH_EMPTY_FATBIN
+extern "C" const unsigned char kvmgpu_bench_empty_fatbin[];
+#endif
+
+namespace kvmgpu::bench {
+
+#ifdef KVMGPU_HAVE_CUDA_BACKEND
+
+namespace {
+uint64_t now_ns() {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch())
+                                     .count());
+}
+
+// guest-stub/kernels/empty.cu as PTX, for builds without nvcc (the driver JITs it).
+constexpr char kEmptyKernelPtx[] = ".version 7.0\n.target sm_70\n.address_size 64\n"
+                                   ".visible .entry empty_kernel()\n{\n\tret;\n}\n";
+} // namespace
+
+struct NativeCuda::Impl {
+    const vgpu::CudaDriverApi& api;
+    CUdevice dev = 0;
+    CUcontext ctx = nullptr;
+    std::string name;
+    CUstream stream = nullptr;
+    CUevent start = nullptr, end = nullptr;
+    CUdeviceptr dbuf = 0;
+    void* pinned = nullptr;
+    void* pageable = nullptr;
+    uint64_t buf_bytes = 0; // of dbuf and pinned
+
+    // The device and pinned buffers, at least `bytes` each.
+    CUresult reserve(uint64_t bytes) {
+        if (bytes <= buf_bytes) return CUDA_SUCCESS;
+        if (dbuf) api.cuMemFree(dbuf), dbuf = 0;
+        if (pinned) api.cuMemFreeHost(pinned), pinned = nullptr;
+        buf_bytes = 0;
+        CUresult r = api.cuMemAlloc(&dbuf, bytes);
+        if (r != CUDA_SUCCESS) return dbuf = 0, r;
+        if ((r = api.cuMemHostAlloc(&pinned, bytes, 0)) != CUDA_SUCCESS) return pinned = nullptr, r;
+        std::memset(pinned, 1, bytes);
+        buf_bytes = bytes;
+        return CUDA_SUCCESS;
+    }
+    CUmodule module = nullptr;
+    CUfunction empty = nullptr;
+
+    explicit Impl(const vgpu::CudaDriverApi& a) : api(a) {}
+    ~Impl() {
+        if (ctx) {
+            api.cuCtxSetCurrent(ctx);
+            if (pinned) api.cuMemFreeHost(pinned);
+            api.cuCtxDestroy(ctx); // frees the device buffer, module, stream, events
+        }
+        std::free(pageable);
+    }
+
+    std::string failure(const char* what, CUresult r) const { return std::string(what) + ": " + api.describe(r); }
+    std::string status(CUresult r) const {
+        const char* n = nullptr;
+        if (api.cuGetErrorName(r, &n) != CUDA_SUCCESS || !n) n = "unnamed";
+        return std::string("error:") + n;
+    }
+
+    // Events around body(), one stream synchronize; wall clock around all.
+    template <class Body>
+    NativeTiming timed(Body body) {
+        NativeTiming t;
+        api.cuCtxSetCurrent(ctx);
+        const uint64_t t0 = now_ns();
+        CUresult r = api.cuEventRecord(start, stream);
+        if (r == CUDA_SUCCESS) r = body();
+        if (r == CUDA_SUCCESS) r = api.cuEventRecord(end, stream);
+        const CUresult s = api.cuStreamSynchronize(stream);
+        t.wall_ns = now_ns() - t0;
+        if (r == CUDA_SUCCESS) r = s;
+        float ms = 0;
+        if (r == CUDA_SUCCESS) r = api.cuEventElapsedTime(&ms, start, end);
+        if (r == CUDA_SUCCESS)
+            t.event_ns = static_cast<uint64_t>(std::llround(static_cast<double>(ms) * 1e6));
+        else
+            t.status = status(r);
+        return t;
+    }
+
+    // timed() around n calls of op(), stopping at the first error.
+    template <class Op>
+    NativeTiming timed_loop(uint64_t n, Op op) {
+        return timed([&] {
+            CUresult r = CUDA_SUCCESS;
+            for (uint64_t i = 0; i < n && r == CUDA_SUCCESS; ++i) r = op();
+            return r;
+        });
+    }
+
+    CUresult launch_empty() { return api.cuLaunchKernel(empty, 1, 1, 1, 1, 1, 1, 0, stream, nullptr, nullptr); }
+};
+
+std::unique_ptr<NativeCuda> NativeCuda::open(std::string* why) {
+    const vgpu::CudaDriverApi* api = vgpu::CudaDriverApi::get(why);
+    if (!api) return nullptr;
+    auto impl = std::make_unique<Impl>(*api);
+    CUresult r = api->cuDeviceGet(&impl->dev, 0);
+    if (r != CUDA_SUCCESS) return *why = impl->failure("cuDeviceGet", r), nullptr;
+    char name[256] = {};
+    api->cuDeviceGetName(name, sizeof name - 1, impl->dev);
+    impl->name = name;
+    if ((r = api->cuCtxCreate(&impl->ctx, nullptr, 0, impl->dev)) != CUDA_SUCCESS)
+        return impl->ctx = nullptr, *why = impl->failure("cuCtxCreate", r), nullptr;
+    if ((r = api->cuStreamCreate(&impl->stream, CU_STREAM_DEFAULT)) != CUDA_SUCCESS ||
+        (r = api->cuEventCreate(&impl->start, CU_EVENT_DEFAULT)) != CUDA_SUCCESS ||
+        (r = api->cuEventCreate(&impl->end, CU_EVENT_DEFAULT)) != CUDA_SUCCESS)
+        return *why = impl->failure("stream/event create", r), nullptr;
+    return std::unique_ptr<NativeCuda>(new NativeCuda(std::move(impl)));
+}
+
+std::string NativeCuda::gpu_name() const { return impl_->name; }
+int NativeCuda::driver_version() const { return impl_->api.driver_version; }
+
+bool NativeCuda::prepare_copies(uint64_t max_bytes, std::string* why) {
+    auto& m = *impl_;
+    m.api.cuCtxSetCurrent(m.ctx);
+    if (CUresult r = m.reserve(max_bytes); r != CUDA_SUCCESS)
+        return *why = m.failure("cuMemAlloc/cuMemHostAlloc", r), false;
+    std::free(m.pageable);
+    const uint64_t rounded = (max_bytes + 4095) / 4096 * 4096;
+    m.pageable = std::aligned_alloc(4096, rounded);
+    if (!m.pageable) return *why = "out of host memory for the pageable buffer", false;
+    std::memset(m.pageable, 1, rounded); // resident, as a program's buffer would be
+    return true;
+}
+
+NativeTiming NativeCuda::copy(bool htod, bool pinned, uint64_t bytes, uint64_t reps) {
+    auto& m = *impl_;
+    void* host = pinned ? m.pinned : m.pageable;
+    auto one = [&] {
+        return htod ? m.api.cuMemcpyHtoDAsync(m.dbuf, host, bytes, m.stream)
+                    : m.api.cuMemcpyDtoHAsync(host, m.dbuf, bytes, m.stream);
+    };
+    m.api.cuCtxSetCurrent(m.ctx);
+    CUresult r = one();
+    const CUresult s = m.api.cuStreamSynchronize(m.stream);
+    if (r != CUDA_SUCCESS || s != CUDA_SUCCESS) {
+        NativeTiming t;
+        t.status = m.status(r != CUDA_SUCCESS ? r : s);
+        return t;
+    }
+    return m.timed_loop(reps, one);
+}
+
+bool NativeCuda::prepare_calls(std::string* why) {
+    auto& m = *impl_;
+    m.api.cuCtxSetCurrent(m.ctx);
+    if (m.empty) return true;
+#ifdef KVMGPU_HAVE_BENCH_EMPTY_FATBIN
+    const void* image = kvmgpu_bench_empty_fatbin;
+#else
+    const void* image = kEmptyKernelPtx;
+#endif
+    CUresult r = m.api.cuModuleLoadData(&m.module, image);
+    if (r != CUDA_SUCCESS) return *why = m.failure("cuModuleLoadData (empty kernel)", r), false;
+    if ((r = m.api.cuModuleGetFunction(&m.empty, m.module, "empty_kernel")) != CUDA_SUCCESS)
+        return *why = m.failure("cuModuleGetFunction(empty_kernel)", r), m.empty = nullptr, false;
+    if ((r = m.reserve(1 << 20)) != CUDA_SUCCESS)
+        return *why = m.failure("cuMemAlloc/cuMemHostAlloc", r), false;
+    return true;
+}
+
+NativeTiming NativeCuda::launches(uint64_t n, bool with_copy, uint64_t copy_bytes) {
+    auto& m = *impl_;
+    return m.timed_loop(n, [&] {
+        CUresult r = with_copy ? m.api.cuMemcpyHtoDAsync(m.dbuf, m.pinned, copy_bytes, m.stream) : CUDA_SUCCESS;
+        return r == CUDA_SUCCESS ? m.launch_empty() : r;
+    });
+}
+
+NativeTiming NativeCuda::sync_launches(uint64_t iters) {
+    auto& m = *impl_;
+    return m.timed_loop(iters, [&] {
+        const CUresult r = m.launch_empty();
+        return r == CUDA_SUCCESS ? m.api.cuStreamSynchronize(m.stream) : r;
+    });
+}
+
+NativeTiming NativeCuda::sync_copies(uint64_t iters, bool htod, uint64_t bytes) {
+    auto& m = *impl_;
+    return m.timed_loop(iters, [&] {
+        const CUresult r = htod ? m.api.cuMemcpyHtoDAsync(m.dbuf, m.pinned, bytes, m.stream)
+                                : m.api.cuMemcpyDtoHAsync(m.pinned, m.dbuf, bytes, m.stream);
+        return r == CUDA_SUCCESS ? m.api.cuStreamSynchronize(m.stream) : r;
+    });
+}
+
+#else // no cuda.h at build time
+
+struct NativeCuda::Impl {};
+
+std::unique_ptr<NativeCuda> NativeCuda::open(std::string* why) {
+    *why = "this VMM was built without cuda.h: no native CUDA baseline";
+    return nullptr;
+}
+std::string NativeCuda::gpu_name() const { return {}; }
+int NativeCuda::driver_version() const { return 0; }
+bool NativeCuda::prepare_copies(uint64_t, std::string*) { return false; }
+NativeTiming NativeCuda::copy(bool, bool, uint64_t, uint64_t) { return {0, 0, "error:no_cuda"}; }
+bool NativeCuda::prepare_calls(std::string*) { return false; }
+NativeTiming NativeCuda::launches(uint64_t, bool, uint64_t) { return {0, 0, "error:no_cuda"}; }
+NativeTiming NativeCuda::sync_launches(uint64_t) { return {0, 0, "error:no_cuda"}; }
+NativeTiming NativeCuda::sync_copies(uint64_t, bool, uint64_t) { return {0, 0, "error:no_cuda"}; }
+
+#endif
+
+NativeCuda::NativeCuda(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+NativeCuda::~NativeCuda() = default;
+
+} // namespace kvmgpu::bench

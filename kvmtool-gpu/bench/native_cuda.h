@@ -1,0 +1,56 @@
+// The native baselines of the benchmarks, measured in the driver's own
+// process with the same CUDA Driver API entry points the vGPU's CUDA
+// backend uses (CudaDriverApi: dlopen + cuGetProcAddress, one loader), in
+// an own context, timed the same way the guests time themselves: CUDA
+// events on the stream around the work, plus the host's wall clock.
+// Without a CUDA build or a GPU, open() says why and returns nullptr.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace kvmgpu::bench {
+
+struct NativeTiming {
+    uint64_t event_ns = 0; // between the two events on the stream
+    uint64_t wall_ns = 0;  // host steady clock around submission + synchronization
+    std::string status = "ok"; // else "error:<CUresult name>"
+    bool ok() const { return status == "ok"; }
+};
+
+class NativeCuda {
+public:
+    static std::unique_ptr<NativeCuda> open(std::string* why);
+    ~NativeCuda();
+    NativeCuda(const NativeCuda&) = delete;
+    NativeCuda& operator=(const NativeCuda&) = delete;
+
+    std::string gpu_name() const;
+    int driver_version() const; // e.g. 13000
+
+    // Copies: host buffers of up to max_bytes, pageable (malloc'd, touched)
+    // and pinned (cuMemHostAlloc), and one device buffer.
+    bool prepare_copies(uint64_t max_bytes, std::string* why);
+    // One warm-up copy, then `reps` copies between the events.
+    NativeTiming copy(bool htod, bool pinned, uint64_t bytes, uint64_t reps);
+
+    // Calls: the empty kernel (the same empty.cu the guests launch when nvcc
+    // was found at build time, else equivalent PTX), 8-byte copies from
+    // pinned memory.
+    bool prepare_calls(std::string* why);
+    // n asynchronous empty launches (with_copy: each after an async copy of
+    // copy_bytes), events around them, then one synchronize.
+    NativeTiming launches(uint64_t n, bool with_copy, uint64_t copy_bytes);
+    // iters round trips: launch + stream synchronize.
+    NativeTiming sync_launches(uint64_t iters);
+    // iters round trips: copy of `bytes` + stream synchronize.
+    NativeTiming sync_copies(uint64_t iters, bool htod, uint64_t bytes);
+
+private:
+    struct Impl;
+    explicit NativeCuda(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace kvmgpu::bench

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Plots of `kvmtool-gpu bench bandwidth` and `bench calls` from their CSV.
+
+usage: plot_bench.py bandwidth|calls RESULTS.csv OUT.png
+
+bandwidth: GB/s against copy size, one panel per direction and host backing,
+one line per mode (native lines dashed, in every panel).
+calls: time per call for each measurement, grouped by doorbell and batching,
+native as a dashed line across each group.
+Exits 3 when matplotlib is missing (the caller says so and goes on).
+"""
+import csv
+import sys
+
+try:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError:
+    print("plot_bench.py: matplotlib is not installed", file=sys.stderr)
+    sys.exit(3)
+
+
+def size_label(b):
+    for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
+        if b >= 1 << shift and b % (1 << shift) == 0:
+            return f"{b >> shift}{unit}"
+    return str(b)
+
+
+def plot_bandwidth(rows, out):
+    rows = [r for r in rows if r["status"] == "ok"]
+    dirs = [d for d in ("htod", "dtoh") if any(r["dir"] == d for r in rows)]
+    order = {"4K": 0, "2M": 1, "1G": 2}
+    hps = sorted({r["hpages"] for r in rows if r["source"] == "guest"}, key=lambda h: order.get(h, 9)) or ["-"]
+    strategies = ["none", "auto", "perchunk", "coalesce", "bounce", "batch", "gather"]
+    colors = plt.get_cmap("tab10")
+    fig, axes = plt.subplots(len(dirs), len(hps), figsize=(6.5 * len(hps), 4.8 * len(dirs)), squeeze=False)
+    sizes = sorted({int(r["bytes"]) for r in rows})
+    for i, d in enumerate(dirs):
+        for j, hp in enumerate(hps):
+            ax = axes[i][j]
+            modes = []
+            for r in rows:
+                if r["dir"] == d and (r["source"] == "native" or r["hpages"] == hp) and r["mode"] not in modes:
+                    modes.append(r["mode"])
+            for m in modes:
+                mine = [r for r in rows if r["dir"] == d and r["mode"] == m]
+                pts = sorted((int(r["bytes"]), float(r["gbps"])) for r in mine)
+                native = m.startswith("native")
+                if native:
+                    style, color, width = "--", "black" if "pinned" in m else "gray", 2.2
+                else:  # colour: strategy; solid: 4 KiB guest pages (and pinned), dotted: 2 MiB
+                    st = mine[0]["strategy"]
+                    style = ":" if mine[0]["gpages"] == "2M" else "-"
+                    color = colors(strategies.index(st) if st in strategies else 9)
+                    width = 2.0 if st == "none" else 1.2
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", markersize=3, linewidth=width,
+                        color=color, label=m.replace(f" hp{hp}", ""))
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(sizes)
+            ax.set_xticklabels([size_label(s) for s in sizes], rotation=45, fontsize=7)
+            ax.set_ylabel("GB/s (CUDA events)")
+            ax.set_title(f"{'host to device' if d == 'htod' else 'device to host'}, guest RAM on {hp} host pages",
+                         fontsize=9)
+            ax.grid(True, alpha=0.3)
+            ax.legend(fontsize=6, loc="upper left")
+    fig.suptitle("kvmtool-gpu bench bandwidth")
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+
+
+def plot_calls(rows, out):
+    rows = [r for r in rows if r["status"] == "ok"]
+    metrics = []
+    for r in rows:
+        if r["metric"] not in metrics:
+            metrics.append(r["metric"])
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 4.8), squeeze=False)
+    for ax, m in zip(axes[0], metrics):
+        guest = [r for r in rows if r["metric"] == m and r["source"] == "guest"]
+        native = [r for r in rows if r["metric"] == m and r["source"] == "native"]
+        labels = [f"{r['doorbell']}\n{'batch' if r['batching'] == 'on' else 'no batch'}" for r in guest]
+        ax.bar(range(len(guest)), [float(r["wall_ns_per_call"]) / 1000 for r in guest], label="guest wall")
+        ax.bar(range(len(guest)), [float(r["event_ns_per_call"]) / 1000 for r in guest], width=0.4,
+               label="guest, CUDA events")
+        for n in native:
+            ax.axhline(float(n["wall_ns_per_call"]) / 1000, color="black", linestyle="--", label="native wall")
+        ax.set_xticks(range(len(guest)))
+        ax.set_xticklabels(labels, fontsize=7)
+        ax.set_yscale("log")
+        ax.set_ylabel("us per call")
+        ax.set_title(m, fontsize=9)
+        ax.legend(fontsize=6)
+        ax.grid(True, axis="y", alpha=0.3)
+    fig.suptitle("kvmtool-gpu bench calls")
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+
+
+def main():
+    if len(sys.argv) != 4 or sys.argv[1] not in ("bandwidth", "calls"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    with open(sys.argv[2], newline="") as f:
+        rows = list(csv.DictReader(f))
+    (plot_bandwidth if sys.argv[1] == "bandwidth" else plot_calls)(rows, sys.argv[3])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

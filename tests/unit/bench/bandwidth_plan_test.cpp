@@ -1,0 +1,118 @@
+#include "kvmtool-gpu/bench/bandwidth_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+using namespace kvmgpu::bench;
+using memmap::PageSize;
+
+namespace {
+size_t count_kind(const BandwidthVm& vm, const std::string& kind) {
+    return std::count_if(vm.expected.begin(), vm.expected.end(), [&](const BandwidthKey& k) { return k.kind == kind; });
+}
+} // namespace
+
+TEST(BandwidthPlan, FullSweepShape) {
+    const auto s = full_bandwidth_sweep(false);
+    ASSERT_EQ(s.sizes.size(), 10u); // 4K .. 1G in x4 steps
+    EXPECT_EQ(s.sizes.front(), 4096u);
+    EXPECT_EQ(s.sizes.back(), 1ull << 30);
+    EXPECT_EQ(full_bandwidth_sweep(true).host_pages.size(), 3u);
+    const auto vms = plan_bandwidth_vms(s);
+    ASSERT_EQ(vms.size(), 4u); // {4K,2M} host x {4K,2M} guest
+    // Pinned only in the first guest-page VM of each host backing.
+    EXPECT_EQ(count_kind(vms[0], "pinned"), 20u);
+    EXPECT_EQ(count_kind(vms[1], "pinned"), 0u);
+    // 6 strategies; the 4 slow ones stop at 256M (9 sizes), auto and gather reach 1G.
+    EXPECT_EQ(count_kind(vms[0], "pageable"), 2u * (4 * 9 + 2 * 10));
+    EXPECT_EQ(count_kind(vms[1], "pageable"), count_kind(vms[0], "pageable"));
+    for (const auto& vm : vms)
+        for (const auto& k : vm.expected) {
+            EXPECT_EQ(k.source, "guest");
+            EXPECT_EQ(k.hpages, std::string(memmap::to_string(vm.host_pages)));
+            EXPECT_EQ(k.gpages, k.kind == "pinned" ? "-" : vm.guest_pages);
+        }
+}
+
+TEST(BandwidthPlan, CmdlineCarriesTheSweep) {
+    auto s = quick_bandwidth_sweep();
+    s.strategies = {"gather", "auto"};
+    s.htod = false;
+    const auto vms = plan_bandwidth_vms(s);
+    ASSERT_FALSE(vms.empty());
+    const std::string& c = vms[0].cmdline;
+    EXPECT_NE(c.find("guest_pages=4K"), std::string::npos);
+    EXPECT_NE(c.find("sizes=4096,65536,1048576"), std::string::npos);
+    EXPECT_NE(c.find("dirs=dtoh "), std::string::npos);
+    EXPECT_NE(c.find("kinds=pinned,pageable"), std::string::npos);
+    EXPECT_NE(c.find("strategies=gather,auto"), std::string::npos);
+    EXPECT_NE(c.find("vgpu_sg_entries="), std::string::npos);
+    EXPECT_NE(vms[1].cmdline.find("kinds=pageable "), std::string::npos);
+    // The guest runs strategies in table order (auto before gather), whatever the list order.
+    const auto& e = vms[0].expected;
+    auto first = [&](const char* st) {
+        return std::find_if(e.begin(), e.end(), [&](const BandwidthKey& k) { return k.strategy == st; }) - e.begin();
+    };
+    EXPECT_LT(first("auto"), first("gather"));
+    for (const auto& k : e) EXPECT_EQ(k.dir, "dtoh");
+}
+
+TEST(BandwidthPlan, UnknownStrategyIsRejected) {
+    auto s = quick_bandwidth_sweep();
+    s.strategies = {"gather", "teleport"};
+    EXPECT_THROW(plan_bandwidth_vms(s), std::invalid_argument);
+}
+
+TEST(BandwidthPlan, NothingToDo) {
+    auto s = quick_bandwidth_sweep();
+    s.htod = s.dtoh = false;
+    EXPECT_TRUE(plan_bandwidth_vms(s).empty());
+    s = quick_bandwidth_sweep();
+    s.pinned = false;
+    s.strategies.clear();
+    EXPECT_TRUE(plan_bandwidth_vms(s).empty());
+}
+
+TEST(BandwidthPlan, RamFitsTheBufferAndTheHostPage) {
+    for (PageSize hp : {PageSize::k4K, PageSize::k2M, PageSize::k1G}) {
+        for (uint64_t max : {4096ull, 1ull << 20, 256ull << 20, 1ull << 30}) {
+            const uint64_t ram = bandwidth_ram_bytes(max, hp, 1u << 20);
+            EXPECT_GE(ram, max + (16ull << 20) + (48ull << 20));
+            EXPECT_GE(ram, 128ull << 20);
+            EXPECT_EQ(ram % std::max<uint64_t>(memmap::bytes(hp), 2ull << 20), 0u);
+        }
+    }
+    EXPECT_EQ(bandwidth_ram_bytes(1ull << 30, PageSize::k1G, 1u << 20), 2ull << 30);
+}
+
+TEST(BandwidthPlan, NativeMirrorsSizesAndDirections) {
+    auto s = quick_bandwidth_sweep();
+    const auto n = plan_native_copies(s);
+    EXPECT_EQ(n.size(), 2u * 3u * 2u); // kinds x sizes x dirs
+    for (const auto& c : n) {
+        EXPECT_EQ(c.key.source, "native");
+        EXPECT_GE(c.reps, s.reps_min);
+        EXPECT_LE(c.reps, s.reps_max);
+    }
+    EXPECT_EQ(n.front().key.mode(), "native pageable");
+}
+
+TEST(BandwidthPlan, Lists) {
+    EXPECT_EQ(parse_size_list("4K,64K,1M,1G"), (std::vector<uint64_t>{4096, 65536, 1 << 20, 1ull << 30}));
+    EXPECT_THROW(parse_size_list(""), std::exception);
+    EXPECT_THROW(parse_size_list("4K,zz"), std::exception);
+    EXPECT_EQ(split_list("a,,b,"), (std::vector<std::string>{"a", "b"}));
+    EXPECT_EQ(size_text(4096), "4K");
+    EXPECT_EQ(size_text(1ull << 30), "1G");
+    EXPECT_EQ(size_text(3 << 20), "3M");
+    EXPECT_EQ(size_text(12345), "12345");
+}
+
+TEST(BandwidthPlan, ModeNames) {
+    BandwidthKey k{"guest", "htod", "pageable", "4K", "2M", "gather", 4096};
+    EXPECT_EQ(k.mode(), "guest pageable gp4K hp2M gather");
+    k.kind = "pinned";
+    EXPECT_EQ(k.mode(), "guest pinned hp2M");
+    EXPECT_EQ((BandwidthKey{"native", "htod", "pinned", "-", "-", "none", 1}).mode(), "native pinned");
+}

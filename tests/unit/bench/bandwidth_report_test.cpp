@@ -1,0 +1,108 @@
+#include "kvmtool-gpu/bench/bandwidth_report.h"
+
+#include <gtest/gtest.h>
+
+using namespace kvmgpu::bench;
+
+namespace {
+constexpr uint64_t k64M = 64ull << 20;
+
+BandwidthResult native(const char* kind, const char* dir, uint64_t bytes, uint64_t ns) {
+    return {{"native", dir, kind, "-", "-", "none", bytes}, 1, ns, ns, 1, "ok"};
+}
+BandwidthResult guest(const char* kind, const char* gp, const char* strategy, const char* dir, uint64_t bytes,
+                      uint64_t ns, const char* status = "ok") {
+    return {{"guest", dir, kind, gp, "2M", strategy, bytes}, 1, ns, 2 * ns, 1, status};
+}
+} // namespace
+
+TEST(BandwidthReport, RatesAndRatios) {
+    // 64 MiB in 1 ms native pinned = 67.1 GB/s; pageable 8x slower.
+    std::vector<BandwidthResult> all = {native("pinned", "htod", k64M, 1000000),
+                                        native("pageable", "htod", k64M, 8000000),
+                                        guest("pinned", "-", "none", "htod", k64M, 1005000),
+                                        guest("pageable", "4K", "gather", "htod", k64M, 1100000)};
+    EXPECT_NEAR(all[0].gbps(), 67.108864, 1e-9);
+    EXPECT_NEAR(all[2].wall_gbps(), all[2].gbps() / 2, 1e-9);
+    EXPECT_NEAR(*ratio_to_native(all, all[2], "pinned"), 1000000.0 / 1005000.0, 1e-12);
+    EXPECT_NEAR(*ratio_to_native(all, all[3], "pageable"), 8000000.0 / 1100000.0, 1e-12);
+    // No native of that direction: no ratio.
+    all.push_back(guest("pinned", "-", "none", "dtoh", k64M, 1000000));
+    EXPECT_FALSE(ratio_to_native(all, all.back(), "pinned"));
+}
+
+TEST(BandwidthReport, TargetsJudgeOnlyLargeGuestCopies) {
+    std::vector<BandwidthResult> all = {native("pinned", "htod", k64M, 1000000),
+                                        guest("pinned", "-", "none", "htod", k64M, 1005000),      // 99.5%: met
+                                        guest("pageable", "4K", "gather", "htod", k64M, 1100000), // 90.9%: missed
+                                        guest("pageable", "2M", "gather", "htod", k64M, 1000000), // not a target
+                                        guest("pinned", "-", "none", "htod", 1 << 20, 9000000),   // too small
+                                        guest("pageable", "4K", "batch", "htod", k64M, 0, "not_supported")};
+    const auto v = bandwidth_targets(all);
+    ASSERT_EQ(v.size(), 3u);
+    EXPECT_EQ(v[0].threshold, 0.99);
+    EXPECT_TRUE(v[0].met());
+    EXPECT_EQ(v[1].threshold, 0.92);
+    EXPECT_FALSE(v[1].met());
+    ASSERT_TRUE(v[1].ratio);
+    EXPECT_NEAR(*v[1].ratio, 1 / 1.1, 1e-12);
+    EXPECT_FALSE(v[2].ratio); // not supported: no ratio, not met
+    EXPECT_FALSE(v[2].met());
+}
+
+TEST(BandwidthReport, LineToResult) {
+    auto l = parse_bench_line("BW dir=dtoh kind=pageable gpages=4K strategy=gather bytes=4096 reps=3 event_ns=300 "
+                              "wall_ns=9000 gbps=40.96 attempts=2 n=1/2 status=ok",
+                              {"BW"});
+    ASSERT_TRUE(l);
+    auto r = bandwidth_from_line(*l, "1G");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->key, (BandwidthKey{"guest", "dtoh", "pageable", "4K", "1G", "gather", 4096}));
+    EXPECT_EQ(r->reps, 3u);
+    EXPECT_EQ(r->attempts, 2u);
+    EXPECT_NEAR(r->gbps(), 40.96, 1e-9);
+    // Pinned lines carry the heap's page size, which does not apply to them.
+    l = parse_bench_line("BW dir=htod kind=pinned gpages=2M strategy=none bytes=1 reps=1 event_ns=0 wall_ns=1 "
+                         "status=ok",
+                         {"BW"});
+    r = bandwidth_from_line(*l, "4K");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->key.gpages, "-");
+    EXPECT_FALSE(r->ok()); // ok with no event time is an error
+    l = parse_bench_line("BW dir=htod kind=pinned status=ok", {"BW"});
+    EXPECT_FALSE(bandwidth_from_line(*l, "4K"));
+}
+
+TEST(BandwidthReport, Renderings) {
+    BenchMeta meta;
+    meta.set("kvm", "KVM (svm)");
+    meta.native_baseline = true;
+    std::vector<BandwidthResult> all = {native("pinned", "htod", k64M, 1000000),
+                                        guest("pinned", "-", "none", "htod", k64M, 1005000),
+                                        guest("pageable", "4K", "gather", "htod", k64M, 1100000),
+                                        guest("pageable", "4K", "perchunk", "htod", 4096, 0, "missing")};
+    const std::string csv = bandwidth_csv(all);
+    EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5);
+    EXPECT_EQ(csv.rfind("source,mode,dir,", 0), 0u);
+    EXPECT_NE(csv.find("guest pinned hp2M,htod,pinned,-,2M,none,67108864,1,1005000,2010000,"), std::string::npos);
+    const std::string json = bandwidth_json(all, meta);
+    EXPECT_NE(json.find("\"meta\": {"), std::string::npos);
+    EXPECT_NE(json.find("\"vs_native_pageable\": null"), std::string::npos);
+    EXPECT_NE(json.find("\"status\": \"missing\""), std::string::npos);
+    const std::string md = bandwidth_markdown(all, meta);
+    EXPECT_NE(md.find("| native pinned |  | 67.1 |"), std::string::npos) << md;
+    EXPECT_NE(md.find("| guest pinned hp2M |  | 66.8 (99.5%) |"), std::string::npos) << md;
+    EXPECT_NE(md.find("MISSED by 1.1%"), std::string::npos) << md;
+    EXPECT_NE(md.find("| met |"), std::string::npos) << md;
+    EXPECT_NE(md.find("guest pageable gp4K hp2M perchunk htod 4K: missing"), std::string::npos) << md;
+    meta.native_baseline = false;
+    EXPECT_NE(bandwidth_markdown(all, meta).find("Not judged: no native GPU baseline"), std::string::npos);
+}
+
+TEST(BandwidthReport, NumberTexts) {
+    EXPECT_EQ(rate_text(123.4), "123");
+    EXPECT_EQ(rate_text(54.87), "54.9");
+    EXPECT_EQ(rate_text(8.123), "8.12");
+    EXPECT_EQ(rate_text(0.0834), "0.083");
+    EXPECT_EQ(percent_text(0.9871), "98.7%");
+}
