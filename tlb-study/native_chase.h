@@ -41,9 +41,16 @@ struct ChaseParams {
 
 using Progress = std::function<void(const std::string& line)>;
 
-// Runs every working set of `run` in ONE Backing of run.buffer_bytes
-// (each working set uses its prefix). Never throws: a failure to get the
-// memory ends up in error. counters may be null or unavailable.
+// Runs every working set of every run, each run in ONE Backing of its
+// buffer_bytes (a working set uses its prefix), all backings held at once so
+// that for each working set the page sizes are measured side by side, their
+// repetitions interleaved: drifts in a shared host's load then hit 4K and 2M
+// alike. Never throws: a failure to get a run's memory ends up in its error.
+// counters may be null or unavailable. One result per run, in order.
+std::vector<NativeChaseResult> run_native_sweep(const std::vector<NativeRun>& runs, const ChaseParams& params,
+                                                PerfCounterSet* counters, const Progress& progress);
+
+// One run alone.
 NativeChaseResult run_native_chase(const NativeRun& run, const ChaseParams& params, PerfCounterSet* counters,
                                    const Progress& progress);
 

@@ -59,8 +59,8 @@ StudyResults run_study(const StudyOptions& opts, const Progress& progress) {
     for (const auto& run : res.plan.native) {
         if (!run.skip.empty()) say("native " + std::string(memmap::to_string(run.pages)) + ": " + run.skip);
         else if (!run.note.empty()) say("native " + std::string(memmap::to_string(run.pages)) + ": " + run.note);
-        res.native.push_back(run_native_chase(run, res.native_params, &counters, progress));
     }
+    res.native = run_native_sweep(res.plan.native, res.native_params, &counters, progress);
 
     say("VMM translation: GuestMemory::translate, scatter-gather coalescing, backing create/prefault");
     res.translate = bench_translate(res.plan.translate_lookups, res.plan.reps, opts.seed);

@@ -52,7 +52,9 @@ std::vector<TranslateResult> bench_translate(uint64_t lookups, uint32_t reps, ui
 
 // For each transfer size: 4 KiB frames shuffled, 2 MiB frames shuffled,
 // 4 KiB frames in order. Guest RAM is an untouched 4 KiB mapping: the
-// VMM's translation does not depend on the host page size.
+// VMM's translation does not depend on the host page size. Warm: after one
+// unmeasured call per list, with glibc told to keep freed memory (mallopt),
+// so the result vectors' first-touch faults stay out of the figures.
 std::vector<SgResult> bench_sg(const std::vector<uint64_t>& transfers, uint32_t reps, uint64_t seed);
 
 // Backing::create, prefault() and a demand-fault loop, `reps` times each.

@@ -43,26 +43,37 @@ const char* bench_tlb_help() {
 
 namespace {
 
-// python3 with matplotlib: the one in PATH first, then the system's.
-int run_plot(const std::string& script, const std::string& csv, const std::string& png, std::string* why) {
-    int last = -1;
-    for (const char* py : {"python3", "/usr/bin/python3"}) {
-        const pid_t pid = fork();
-        if (pid < 0) break;
-        if (pid == 0) {
-            execlp(py, py, script.c_str(), csv.c_str(), png.c_str(), static_cast<char*>(nullptr));
-            _exit(127);
+// Exit status of `argv` (127: could not run it); stderr dropped when quiet.
+int run_child(const std::vector<std::string>& argv, bool quiet) {
+    const pid_t pid = fork();
+    if (pid < 0) return 127;
+    if (pid == 0) {
+        if (quiet) {
+            if (FILE* null = std::fopen("/dev/null", "w")) dup2(fileno(null), 2);
         }
-        int status = 0;
-        if (waitpid(pid, &status, 0) < 0) break;
-        last = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-        if (last == 0) return 0;
-        if (last != 3 && last != 127) break; // 3: no matplotlib there, 127: no such python
+        std::vector<char*> a;
+        for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+        a.push_back(nullptr);
+        execvp(a[0], a.data());
+        _exit(127);
     }
-    *why = last == 3 ? "matplotlib is not installed (python3-matplotlib; kvmtool-gpu/scripts/install-deps.sh installs it)"
-           : last == 127 ? "python3 not found"
-                         : "plot_tlb.py failed (status " + std::to_string(last) + ")";
-    return last;
+    int status = 0;
+    if (waitpid(pid, &status, 0) < 0) return 127;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+// The plot through the first python3 that has matplotlib: the one in PATH,
+// then the system's (a pyenv python in PATH often lacks it).
+bool run_plot(const std::string& script, const std::string& csv, const std::string& png, std::string* why) {
+    *why = "python3 with matplotlib not found (python3-matplotlib; kvmtool-gpu/scripts/install-deps.sh installs it)";
+    for (const char* py : {"python3", "/usr/bin/python3"}) {
+        if (run_child({py, "-c", "import matplotlib"}, true) != 0) continue;
+        const int rc = run_child({py, script, csv, png}, false);
+        if (rc == 0) return true;
+        *why = "plot_tlb.py failed (status " + std::to_string(rc) + ")";
+        return false;
+    }
+    return false;
 }
 
 std::string find_plot_script() {
@@ -126,7 +137,7 @@ int bench_tlb_command(const std::vector<std::string>& args) {
             tlbstudy::write_file(tmp, r, tlbstudy::write_csv);
         }
         std::string why;
-        if (run_plot(find_plot_script(), csv.empty() ? tmp : csv, *png, &why) == 0)
+        if (run_plot(find_plot_script(), csv.empty() ? tmp : csv, *png, &why))
             std::fprintf(stderr, "bench tlb: plot written to %s\n", png->c_str());
         else
             std::fprintf(stderr, "bench tlb: plot skipped: %s\n", why.c_str());

@@ -81,6 +81,21 @@ TEST(NativeChase, RunsEveryWorkingSetOn4KPages) {
     EXPECT_EQ(lines.size(), 3u);
 }
 
+TEST(NativeChase, SweepRunsPageSizesSideBySideAndKeepsGoingPastAFailedOne) {
+    // The 2M run asks for 3 MiB, not a multiple of its page: its Backing
+    // cannot be made on any host, and the 4K run must still complete.
+    std::vector<NativeRun> runs = {{memmap::PageSize::k4K, {4 * kKiB, 256 * kKiB}, 256 * kKiB},
+                                   {memmap::PageSize::k2M, {4 * kKiB}, 3 * kMiB},
+                                   {memmap::PageSize::k1G, {}, 0, "skipped: no pool"}};
+    const auto r = run_native_sweep(runs, {2, 1024, 3}, nullptr, nullptr);
+    ASSERT_EQ(r.size(), 3u);
+    EXPECT_EQ(r[0].points.size(), 2u);
+    EXPECT_TRUE(r[0].error.empty()) << r[0].error;
+    EXPECT_FALSE(r[1].error.empty());
+    EXPECT_TRUE(r[1].points.empty());
+    EXPECT_EQ(r[2].skip, "skipped: no pool");
+}
+
 TEST(NativeChase, SkippedRunsDoNothing) {
     NativeRun run{memmap::PageSize::k2M, {}, 0, "skipped: no 2 MiB huge pages reserved"};
     const auto r = run_native_chase(run, {}, nullptr, nullptr);
