@@ -37,7 +37,14 @@ std::optional<ChaseLine> parse_chase_line(std::string_view line) {
     if (line.substr(0, kTag.size()) != kTag) return std::nullopt;
     line.remove_prefix(kTag.size());
     ChaseLine c;
-    bool have_ws = false, have_acc = false, have_tsc = false, have_khz = false;
+    struct Field {
+        std::string_view key;
+        uint64_t* slot;
+        bool required, seen;
+    } fields[] = {{"ws", &c.ws, true, false},           {"nodes", &c.nodes, false, false},
+                  {"accesses", &c.accesses, true, false}, {"reps", &c.reps, false, false},
+                  {"tsc", &c.tsc, true, false},         {"tsc_min", &c.tsc_min, false, false},
+                  {"tsc_khz", &c.tsc_khz, true, false}};
     while (!line.empty()) {
         const size_t sp = line.find(' ');
         const std::string_view word = line.substr(0, sp);
@@ -50,19 +57,15 @@ std::optional<ChaseLine> parse_chase_line(std::string_view line) {
             c.pages = std::string(val);
             continue;
         }
-        uint64_t* slot = nullptr;
-        if (key == "ws") slot = &c.ws, have_ws = true;
-        else if (key == "nodes") slot = &c.nodes;
-        else if (key == "accesses") slot = &c.accesses, have_acc = true;
-        else if (key == "reps") slot = &c.reps;
-        else if (key == "tsc") slot = &c.tsc, have_tsc = true;
-        else if (key == "tsc_min") slot = &c.tsc_min;
-        else if (key == "tsc_khz") slot = &c.tsc_khz, have_khz = true;
-        else continue; // a later guest may add keys
-        if (!parse_u64(val, slot)) return std::nullopt;
+        for (Field& f : fields) {
+            if (f.key != key) continue; // unknown keys: a later guest may add some
+            if (!parse_u64(val, f.slot)) return std::nullopt;
+            f.seen = true;
+        }
     }
-    if (!have_ws || !have_acc || !have_tsc || !have_khz || c.ws == 0 || c.accesses == 0 || c.tsc_khz == 0)
-        return std::nullopt;
+    for (const Field& f : fields)
+        if (f.required && !f.seen) return std::nullopt;
+    if (c.ws == 0 || c.accesses == 0 || c.tsc_khz == 0) return std::nullopt;
     return c;
 }
 

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -91,6 +93,35 @@ const std::vector<std::pair<std::string, std::string>>& summary_stats() {
         {"vm", "remote_tlb_flush"},
     };
     return s;
+}
+
+// One column of a table indexed by working set: header, and the cell for
+// a working set (nullopt: not measured there, shown as a dash).
+struct WsColumn {
+    std::string header;
+    std::function<std::optional<std::string>(uint64_t ws)> cell;
+};
+
+// Rows only for working sets with at least one measured cell; nothing at
+// all without columns.
+void ws_table(std::ostream& os, const std::vector<uint64_t>& working_sets, const std::vector<WsColumn>& cols) {
+    if (cols.empty()) return;
+    os << "| working set |";
+    for (const auto& c : cols) os << ' ' << c.header << " |";
+    os << "\n| ---: |";
+    for (size_t i = 0; i < cols.size(); ++i) os << " ---: |";
+    os << '\n';
+    for (uint64_t ws : working_sets) {
+        std::string row = "| " + size_label(ws) + " |";
+        bool any = false;
+        for (const auto& c : cols) {
+            const auto v = c.cell(ws);
+            any |= v.has_value();
+            row += ' ' + v.value_or("—") + " |";
+        }
+        if (any) os << row << '\n';
+    }
+    os << '\n';
 }
 
 } // namespace
@@ -285,41 +316,29 @@ void write_markdown(const StudyResults& r, std::ostream& os) {
            << " accesses (guest " << p.guest_accesses << ") |\n";
     os << "| elapsed | " << fmt(r.elapsed_s, 1) << " s |\n\n";
 
-    // Native chase: one column per page size that ran.
+    // Native chase: one column per page size that ran, then counter columns.
     os << "### Native pointer chase, ns per access (one dependent load per 4 KiB page, random order)\n\n";
-    std::vector<const NativeChaseResult*> cols;
-    for (const auto& n : r.native)
-        if (!n.points.empty()) cols.push_back(&n);
-    if (!cols.empty()) {
-        os << "| working set |";
-        for (auto* c : cols) os << ' ' << page(c->pages) << " pages |";
-        for (auto* c : cols)
-            for (const auto& metric : r.counter_metrics) os << ' ' << page(c->pages) << ' ' << metric << "/access |";
-        os << "\n| ---: |";
-        for (size_t i = 0; i < cols.size() * (1 + r.counter_metrics.size()); ++i) os << " ---: |";
-        os << '\n';
-        for (uint64_t ws : p.working_sets) {
-            std::string row = "| " + size_label(ws) + " |";
-            bool any = false;
-            for (auto* c : cols) {
-                std::string cell = " — |";
-                for (const auto& pt : c->points)
-                    if (pt.ws == ws) cell = ' ' + fmt(pt.ns_per_access) + " |", any = true;
-                row += cell;
-            }
-            for (auto* c : cols)
-                for (const auto& metric : r.counter_metrics) {
-                    std::string cell = " — |";
-                    for (const auto& pt : c->points)
-                        if (pt.ws == ws)
-                            if (auto v = find_value(pt.counters, metric))
-                                cell = ' ' + fmt(double(*v) / (double(pt.accesses) * pt.reps), 3) + " |";
-                    row += cell;
-                }
-            if (any) os << row << '\n';
-        }
-        os << '\n';
+    std::vector<WsColumn> cols;
+    for (const auto& n : r.native) {
+        if (n.points.empty()) continue;
+        cols.push_back({page(n.pages) + " pages", [&n](uint64_t ws) -> std::optional<std::string> {
+                            for (const auto& pt : n.points)
+                                if (pt.ws == ws) return fmt(pt.ns_per_access);
+                            return std::nullopt;
+                        }});
     }
+    for (const auto& n : r.native) {
+        if (n.points.empty()) continue;
+        for (const auto& metric : r.counter_metrics)
+            cols.push_back({page(n.pages) + ' ' + metric + "/access", [&n, metric](uint64_t ws) -> std::optional<std::string> {
+                                for (const auto& pt : n.points)
+                                    if (pt.ws == ws)
+                                        if (auto v = find_value(pt.counters, metric))
+                                            return fmt(double(*v) / (double(pt.accesses) * pt.reps), 3);
+                                return std::nullopt;
+                            }});
+    }
+    ws_table(os, p.working_sets, cols);
     for (const auto& n : r.native) {
         if (!n.skip.empty()) os << "- " << page(n.pages) << ": " << n.skip << '\n';
         if (!n.note.empty()) os << "- " << page(n.pages) << ": " << n.note << '\n';
@@ -328,34 +347,22 @@ void write_markdown(const StudyResults& r, std::ostream& os) {
     if (!m.pmu) os << "- counters: " << m.pmu_note << '\n';
     os << '\n';
 
-    // Guest chase.
+    // Guest chase: one column per combination that printed results.
     os << "### Guest pointer chase, ns per access (guest TSC)";
     if (m.kvm && (m.guest_code_emulated || m.native_emulated))
         os << " — EMULATED (" << m.kvm_flavor << "): emulator cost per access, NOT a TLB cost";
     os << "\n\n";
     if (!p.guest_skip.empty()) os << "- " << p.guest_skip << "\n\n";
-    std::vector<const GuestChaseResult*> gcols;
-    for (const auto& g : r.guest)
-        if (!g.lines.empty()) gcols.push_back(&g);
-    if (!gcols.empty()) {
-        os << "| working set |";
-        for (auto* g : gcols) os << ' ' << g->run.label() << " |";
-        os << "\n| ---: |";
-        for (size_t i = 0; i < gcols.size(); ++i) os << " ---: |";
-        os << '\n';
-        for (uint64_t ws : p.working_sets) {
-            std::string row = "| " + size_label(ws) + " |";
-            bool any = false;
-            for (auto* g : gcols) {
-                std::string cell = " — |";
-                for (const auto& l : g->lines)
-                    if (l.ws == ws) cell = ' ' + fmt(l.ns_per_access(), 1) + " |", any = true;
-                row += cell;
-            }
-            if (any) os << row << '\n';
-        }
-        os << '\n';
+    std::vector<WsColumn> gcols;
+    for (const auto& g : r.guest) {
+        if (g.lines.empty()) continue;
+        gcols.push_back({g.run.label(), [&g](uint64_t ws) -> std::optional<std::string> {
+                             for (const auto& l : g.lines)
+                                 if (l.ws == ws) return fmt(l.ns_per_access(), 1);
+                             return std::nullopt;
+                         }});
     }
+    ws_table(os, p.working_sets, gcols);
     for (const auto& g : r.guest) {
         if (!g.run.skip.empty()) os << "- " << g.run.label() << ": " << g.run.skip << '\n';
         else if (!g.ok) os << "- " << g.run.label() << ": FAILED: " << g.error << '\n';
