@@ -16,7 +16,7 @@
 namespace kvmgpu::cli {
 
 const char* bench_boot_help() {
-    return "usage: kvmtool-gpu bench boot [--guest hello] [--mem 512M] [--pages 2M] [--reps 20] [--csv FILE]\n"
+    return "usage: kvmtool-gpu bench boot [--guest boot_exit] [--mem 512M] [--pages 2M] [--reps 20] [--csv FILE]\n"
            "\n"
            "Creates, boots and tears down a VM --reps times and reports, in ms:\n"
            "  first-instruction  VM creation began -> the guest's entry marker (MMIO write)\n"
@@ -43,7 +43,7 @@ int bench_boot_command(const std::vector<std::string>& args) {
         return 0;
     }
     VmOptions o;
-    o.guest_path = locate_guest(p.get_or("guest", "hello"));
+    o.guest_path = locate_guest(p.get_or("guest", "boot_exit"));
     o.ram_bytes = parse_size(p.get_or("mem", "512M"), "--mem");
     const std::string pages = p.get_or("pages", "2M");
     if (!memmap::parse_page_size(pages, &o.host_pages)) throw UsageError("--pages '" + pages + "': expected 4K, 2M or 1G");
