@@ -1,0 +1,99 @@
+// The channel's bounded waits and the shared-mapping check, without a worker.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kvmtool-gpu/devices/vgpu/backends/rpc_channel.h"
+#include "kvmtool-gpu/devices/vgpu/backends/shared_pieces.h"
+#include "memmap/backing.h"
+
+namespace kvmgpu::vgpu::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(RpcChannel, UnansweredRequestTimesOutAtItsDeadline) {
+    auto ch = RpcChannel::create(4096, 10);
+    ch->request() = RpcRequest{.op = 1};
+    ch->post_request();
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(ch->wait_reply(t0 + 50ms, [] { return true; }), RpcChannel::Wait::TimedOut);
+    const auto took = std::chrono::steady_clock::now() - t0;
+    EXPECT_GE(took, 50ms);
+    EXPECT_LT(took, 2s);
+}
+
+TEST(RpcChannel, DeadPeerEndsTheWaitBeforeTheDeadline) {
+    auto ch = RpcChannel::create(4096, 10);
+    ch->post_request();
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(ch->wait_reply(t0 + 30s, [] { return false; }), RpcChannel::Wait::PeerGone);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);
+}
+
+TEST(RpcChannel, RequestAndReplyCrossAFork) {
+    auto ch = RpcChannel::create(1 << 20, 20);
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        // Echo: reply with arg[0] + 1 and the input bytes reversed, twice.
+        for (int i = 0; i < 2 && ch->wait_request(parent); ++i) {
+            const RpcRequest q = ch->request();
+            ch->reply() = RpcReply{.status = 0, .pad = 0, .out = {q.arg[0] + 1}, .out_bytes = q.in_bytes};
+            std::reverse(ch->data(), ch->data() + q.in_bytes);
+            ch->post_reply();
+        }
+        _exit(0);
+    }
+    for (uint64_t round = 0; round < 2; ++round) {
+        ch->request() = RpcRequest{.op = 7, .flags = 0, .arg = {41 + round}, .in_bytes = 3};
+        std::memcpy(ch->data(), "abc", 3);
+        ch->post_request();
+        ASSERT_EQ(ch->wait_reply(std::chrono::steady_clock::now() + 10s, [] { return true; }), RpcChannel::Wait::Done);
+        EXPECT_EQ(ch->reply().out[0], 42 + round);
+        EXPECT_EQ(std::string(reinterpret_cast<char*>(ch->data()), 3), "cba");
+    }
+    int st = 0;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+TEST(SharedPieces, SharedBackingIsOnePieceAndPrivateMemoryNone) {
+    auto b = memmap::Backing::create(memmap::PageSize::k4K, 1 << 20);
+    const auto p = shared_pieces(b->data() + 4096, 8192);
+    ASSERT_TRUE(p.has_value());
+    ASSERT_EQ(p->size(), 1u);
+    EXPECT_EQ((*p)[0].start, reinterpret_cast<uint64_t>(b->data() + 4096));
+    EXPECT_EQ((*p)[0].end, (*p)[0].start + 8192);
+    EXPECT_EQ((*p)[0].offset, 4096u);
+    EXPECT_NE((*p)[0].inode, 0u);
+
+    std::vector<uint8_t> heap(1 << 20);
+    EXPECT_FALSE(shared_pieces(heap.data(), heap.size()).has_value()) << "private heap memory";
+    EXPECT_FALSE(shared_pieces(b->data(), 0).has_value());
+    EXPECT_FALSE(shared_pieces(b->data(), (1 << 20) + 4096).has_value()) << "runs past the mapping";
+}
+
+TEST(SharedPieces, TwoMappingsOfOneObjectDifferFromTwoObjects) {
+    auto a = memmap::Backing::create(memmap::PageSize::k4K, 1 << 16);
+    auto b = memmap::Backing::create(memmap::PageSize::k4K, 1 << 16);
+    const auto pa = shared_pieces(a->data(), 4096), pb = shared_pieces(b->data(), 4096);
+    ASSERT_TRUE(pa && pb);
+    EXPECT_NE((*pa)[0].inode, (*pb)[0].inode);
+    // A VMA split by madvise stays one piece.
+    ASSERT_EQ(madvise(a->data() + 16384, 4096, MADV_RANDOM), 0);
+    const auto whole = shared_pieces(a->data(), 1 << 16);
+    ASSERT_TRUE(whole.has_value());
+    EXPECT_EQ(whole->size(), 1u);
+}
+
+} // namespace
+} // namespace kvmgpu::vgpu::test
