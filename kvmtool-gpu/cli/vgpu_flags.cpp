@@ -3,8 +3,8 @@
 namespace kvmgpu::cli {
 
 const std::set<std::string>& vgpu_option_names() {
-    static const std::set<std::string> names = {"vgpu", "doorbell", "gpu-mem-quota", "max-handles", "max-module",
-                                                "ring-max", "poll-spin-us"};
+    static const std::set<std::string> names = {"vgpu", "gpu-worker", "doorbell", "gpu-mem-quota", "max-handles",
+                                                "max-module", "ring-max", "poll-spin-us"};
     return names;
 }
 
@@ -12,6 +12,9 @@ const char* vgpu_options_help() {
     return "  --vgpu auto|cuda|host|none  the vGPU's backend (default auto: CUDA where a GPU\n"
            "                      and driver exist, else the host backend, which runs CPU\n"
            "                      reference kernels and says so)\n"
+           "  --gpu-worker process|inline  where the CUDA backend runs (default process: a\n"
+           "                      worker process per VM, replaced after a sticky GPU fault;\n"
+           "                      inline: in the VMM, where such a fault ends CUDA for good)\n"
            "  --doorbell trap|ioeventfd|poll  how the guest's kick reaches the executor\n"
            "                      (default ioeventfd)\n"
            "  --gpu-mem-quota SIZE  device memory one VM may hold (default 4G)\n"
@@ -27,6 +30,9 @@ std::optional<VgpuConfig> parse_vgpu_flags(const ArgParser& p) {
     VgpuConfig c;
     if (!vgpu::parse_backend_choice(which, &c.backend))
         throw UsageError("--vgpu '" + which + "': expected auto, cuda, host or none");
+    const std::string worker = p.get_or("gpu-worker", "process");
+    if (!vgpu::parse_gpu_worker(worker, &c.worker))
+        throw UsageError("--gpu-worker '" + worker + "': expected process or inline");
     const std::string bell = p.get_or("doorbell", "ioeventfd");
     if (bell == "trap") c.options.doorbell = vgpu::DoorbellMode::Trap;
     else if (bell == "ioeventfd") c.options.doorbell = vgpu::DoorbellMode::Ioeventfd;

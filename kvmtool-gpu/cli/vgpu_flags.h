@@ -1,5 +1,5 @@
 // The vGPU's command-line flags, shared by every command that boots a guest
-// with one: --vgpu, --doorbell, and the per-VM limits.
+// with one: --vgpu, --gpu-worker, --doorbell, and the per-VM limits.
 #pragma once
 
 #include <optional>

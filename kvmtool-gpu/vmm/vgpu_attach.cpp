@@ -8,7 +8,7 @@ namespace kvmgpu {
 
 AttachedVgpu attach_vgpu(VirtualMachine& vm, const VgpuConfig& cfg) {
     std::string why;
-    auto backend = vgpu::make_backend(cfg.backend, &why);
+    auto backend = vgpu::make_backend(cfg.backend, &why, 0, cfg.worker);
     if (!backend) throw std::runtime_error("vGPU backend '" + std::string(vgpu::to_string(cfg.backend)) + "': " + why);
     AttachedVgpu out;
     out.backend_note = why;

@@ -14,6 +14,7 @@ namespace kvmgpu {
 
 struct VgpuConfig {
     vgpu::BackendChoice backend = vgpu::BackendChoice::Auto;
+    vgpu::GpuWorker worker = vgpu::GpuWorker::Process; // where a CUDA backend runs
     vgpu::VgpuOptions options;
 };
 
