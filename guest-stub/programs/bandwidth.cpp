@@ -21,13 +21,14 @@
 //
 // Cmdline (defaults are a small sweep, so `run --guest bandwidth` is quick):
 //   sizes=4K,64K,1M   dirs=htod,dtoh   kinds=pinned,pageable
-//   strategies=auto,perchunk,coalesce,bounce,batch,gather
+//   strategies=auto,gather,perchunk,coalesce,bounce,batch
 //   slow_max=0        skip perchunk/coalesce/bounce/batch above this size (0: never)
 //   target=64M reps_min=2 reps_max=20   repetitions: ~target bytes per measurement
 //   verify=64K        bytes of the data check per (kind, strategy); 0 = off
 // plus the runtime's guest_pages=4K|2M and vgpu_sg_entries.
 // Exit: 0 when every measurement ended ok or not_supported and every check
 // matched; 1 a data check failed; 2 a measurement failed; 64 set-up failed.
+#include "guest-stub/programs/bench_guest.h"
 #include "guest-stub/programs/bench_support.h"
 #include "guest-stub/programs/program_common.h"
 #include "kvmtool-gpu/bench/bandwidth_rules.h"
@@ -55,29 +56,21 @@ struct Config {
     uint64_t sg_pool = 0; // entries in the guest CUDA API's SG-list pool
 };
 
-StrView value_or(const char* key, const char* def)
-{
-    StrView v;
-    if (cmdline().find(key, &v) && v.len != 0)
-        return v;
-    return StrView{def, strlen(def)};
-}
-
 bool parse_config(Config* c)
 {
     const char* strategy_names[kSgStrategyCount];
     for (unsigned i = 0; i < kSgStrategyCount; ++i)
         strategy_names[i] = kSgStrategies[i].name;
-    if (!parse_size_list(value_or("sizes", "4K,64K,1M"), c->sizes, kMaxSizes, &c->nsizes)) {
+    if (!parse_size_list(cmdline_value_or("sizes", "4K,64K,1M"), c->sizes, kMaxSizes, &c->nsizes)) {
         printf("bandwidth: sizes= must be a list of 1..%u non-zero sizes, e.g. 4K,64K,1M\n", kMaxSizes);
         return false;
     }
-    if (!parse_name_mask(value_or("dirs", "htod,dtoh"), kDirNames, 2, &c->dirs) ||
-        !parse_name_mask(value_or("kinds", "pinned,pageable"), kKindNames, 2, &c->kinds) ||
-        !parse_name_mask(value_or("strategies", "auto,perchunk,coalesce,bounce,batch,gather"), strategy_names,
+    if (!parse_name_mask(cmdline_value_or("dirs", "htod,dtoh"), kDirNames, 2, &c->dirs) ||
+        !parse_name_mask(cmdline_value_or("kinds", "pinned,pageable"), kKindNames, 2, &c->kinds) ||
+        !parse_name_mask(cmdline_value_or("strategies", "auto,gather,perchunk,coalesce,bounce,batch"), strategy_names,
                          kSgStrategyCount, &c->strategies)) {
         printf("bandwidth: dirs= (htod,dtoh), kinds= (pinned,pageable) or strategies= "
-               "(auto,perchunk,coalesce,bounce,batch,gather) has an unknown name\n");
+               "(auto,gather,perchunk,coalesce,bounce,batch) has an unknown name\n");
         return false;
     }
     bool ok = true;
@@ -142,19 +135,6 @@ CUresult copy_and_sync(const Target& t, unsigned dir, uint64_t bytes)
     CUresult r = issue_copy(t, dir, bytes);
     CUresult s = cuStreamSynchronize(t.stream);
     return r != CUDA_SUCCESS ? r : s;
-}
-
-const char* status_text(CUresult r, char* buf, size_t len)
-{
-    if (r == CUDA_SUCCESS)
-        return "ok";
-    if (r == CUDA_ERROR_NOT_SUPPORTED)
-        return "not_supported";
-    const char* name = nullptr;
-    if (cuGetErrorName(r, &name) != CUDA_SUCCESS)
-        name = "unnamed";
-    snformat(buf, len, "error:%s", name);
-    return buf;
 }
 
 // Fill, copy to the device, clear, copy back, compare: the strategy moves
@@ -261,7 +241,7 @@ unsigned sweep_target(const Config& c, const Target& t, const char* gpages, CUev
                    "gbps=%s attempts=%u n=%lu/%lu status=%s\n",
                    kDirNames[dir], t.pinned ? "pinned" : "pageable", gpages, strategy, bytes, m.reps, m.event_ns,
                    m.wall_ns, decimal_ratio(bytes * m.reps, m.event_ns, 2).text, m.attempts, ++*done, planned,
-                   status_text(m.status, buf, sizeof buf));
+                   bench_status_text(m.status, buf, sizeof buf));
             if (m.status != CUDA_SUCCESS && m.status != CUDA_ERROR_NOT_SUPPORTED)
                 ++failures;
         }
@@ -316,7 +296,7 @@ int guest_main(const kvmgpu_boot_info*)
                 const CUresult r = check_round_trip(t, v, &match);
                 printf("BW-CHECK kind=%s gpages=%s strategy=%s bytes=%lu status=%s\n", kKindNames[kind], gpages,
                        pinned ? "none" : kSgStrategies[k].name, v,
-                       r != CUDA_SUCCESS ? status_text(r, buf, sizeof buf) : match ? "ok" : "mismatch");
+                       r != CUDA_SUCCESS ? bench_status_text(r, buf, sizeof buf) : match ? "ok" : "mismatch");
                 if (r == CUDA_SUCCESS && !match)
                     ++mismatches;
                 else if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_SUPPORTED)

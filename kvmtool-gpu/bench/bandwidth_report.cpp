@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
-#include <sstream>
 
 namespace kvmgpu::bench {
 
@@ -72,24 +71,8 @@ std::vector<TargetVerdict> bandwidth_targets(const std::vector<BandwidthResult>&
     return out;
 }
 
-std::string rate_text(double gbps) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, gbps >= 100 ? "%.0f" : gbps >= 10 ? "%.1f" : gbps >= 1 ? "%.2f" : "%.3f", gbps);
-    return buf;
-}
-
-std::string percent_text(double ratio) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f%%", ratio * 100);
-    return buf;
-}
-
 namespace {
-std::string num(double v) {
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    return buf;
-}
+constexpr auto num = number_text;
 std::string opt_num(std::optional<double> v) { return v ? num(*v) : ""; }
 
 const char* kCsvHeader =
@@ -112,14 +95,8 @@ std::string bandwidth_csv(const std::vector<BandwidthResult>& all) {
 }
 
 std::string bandwidth_json(const std::vector<BandwidthResult>& all, const BenchMeta& meta) {
-    std::ostringstream os;
-    tlbstudy::JsonWriter w(os);
-    w.begin_object();
-    write_meta_json(w, meta);
-    w.key("results").begin_array();
-    for (const auto& r : all) {
+    return results_json(meta, all, [&](tlbstudy::JsonWriter& w, const BandwidthResult& r) {
         const auto& k = r.key;
-        w.begin_object();
         w.field("source", k.source).field("mode", k.mode()).field("dir", k.dir).field("kind", k.kind);
         w.field("gpages", k.gpages).field("hpages", k.hpages).field("strategy", k.strategy);
         w.field("bytes", k.bytes).field("reps", r.reps).field("event_ns", r.event_ns).field("wall_ns", r.wall_ns);
@@ -132,11 +109,7 @@ std::string bandwidth_json(const std::vector<BandwidthResult>& all, const BenchM
                 w.null();
         }
         w.field("attempts", uint64_t{r.attempts}).field("status", r.status);
-        w.end_object();
-    }
-    w.end_array();
-    w.end_object();
-    return os.str();
+    });
 }
 
 namespace {
@@ -155,7 +128,7 @@ std::string bandwidth_markdown(const std::vector<BandwidthResult>& all, const Be
     std::string out = "## kvmtool-gpu bench bandwidth\n\n" + meta_markdown(meta);
     out += meta.native_baseline
                ? "- GB/s from CUDA events around the copies; (x%) = of native pinned, same direction and size\n"
-               : "- no native GPU baseline: " + meta.get("native_baseline") + "\n";
+               : "- no native GPU baseline in this run: no ratios, no target verdicts\n";
     std::vector<uint64_t> sizes;
     std::vector<std::string> modes;
     for (const auto& r : all) {

@@ -54,8 +54,4 @@ std::string bandwidth_csv(const std::vector<BandwidthResult>& all);
 std::string bandwidth_json(const std::vector<BandwidthResult>& all, const BenchMeta& meta);
 std::string bandwidth_markdown(const std::vector<BandwidthResult>& all, const BenchMeta& meta);
 
-// "12.3" with sensible digits: 3 significant-ish (0.123, 1.23, 12.3, 123).
-std::string rate_text(double gbps);
-std::string percent_text(double ratio); // 0.987 -> "98.7%"
-
 } // namespace kvmgpu::bench

@@ -38,8 +38,8 @@ const char* bench_bandwidth_help() {
                    "  --guest-pages LIST  page size of the guest's pageable heap: 4K,2M (default both)\n"
                    "  --dirs LIST         htod,dtoh (default both)\n"
                    "  --kinds LIST        guest buffers: pinned,pageable (default both)\n"
-                   "  --strategies LIST   for pageable buffers: auto,perchunk,coalesce,bounce,batch,\n"
-                   "                      gather (default all)\n"
+                   "  --strategies LIST   for pageable buffers: auto,gather,perchunk,coalesce,bounce,\n"
+                   "                      batch (default all)\n"
                    "  --slow-max SIZE     perchunk/coalesce/bounce/batch only up to SIZE (default 256M;\n"
                    "                      0 = at every size)\n"
                    "  --target SIZE       bytes one measurement moves (default 256M), within\n"
@@ -133,27 +133,15 @@ std::string result_text(const std::vector<BandwidthResult>& all, const Bandwidth
     return s;
 }
 
-// The native baseline; false (and meta says why) when there is none.
+// The native baseline, into *out; false (and meta says why) when there is none.
 bool run_native(const BandwidthSweep& s, bool host_forced, std::vector<BandwidthResult>* out, BenchMeta* meta) {
-    std::string why;
-    std::unique_ptr<NativeCuda> cuda;
-    if (host_forced)
-        why = "--vgpu host: the guests use the host backend (CPU memcpy, not a GPU)";
-    else
-        cuda = NativeCuda::open(&why);
     const uint64_t max_bytes = *std::max_element(s.sizes.begin(), s.sizes.end());
-    if (cuda && !cuda->prepare_copies(max_bytes, &why)) cuda.reset();
-    if (!cuda) {
-        meta->set("native_baseline", "none (" + why + ")");
-        std::printf("bench bandwidth: no native GPU baseline: %s\n", why.c_str());
-        return false;
-    }
-    meta->set("gpu", cuda->gpu_name());
-    meta->set("driver", "CUDA " + std::to_string(cuda->driver_version() / 1000) + "." +
-                            std::to_string(cuda->driver_version() % 1000 / 10));
-    meta->set("native_baseline", "CUDA Driver API in this process: pageable = malloc, pinned = cuMemHostAlloc");
+    auto cuda = open_native_baseline(
+        "bandwidth", host_forced, "--vgpu host: the guests use the host backend (CPU memcpy, not a GPU)",
+        [&](NativeCuda& c, std::string* why) { return c.prepare_copies(max_bytes, why); },
+        "CUDA Driver API in this process: pageable = malloc, pinned = cuMemHostAlloc", meta);
+    if (!cuda) return false;
     const auto plan = plan_native_copies(s);
-    std::printf("bench bandwidth: native baseline on %s, %zu measurements\n", cuda->gpu_name().c_str(), plan.size());
     size_t i = 0;
     for (const auto& n : plan) {
         const NativeTiming t = cuda->copy(n.key.dir == "htod", n.key.kind == "pinned", n.key.bytes, n.reps);
@@ -193,21 +181,22 @@ int bench_bandwidth_command(const std::vector<std::string>& args) {
     const double timeout = cli::parse_seconds(p.get_or("timeout", "1800"), "--timeout");
     const std::string out_dir = p.get_or("out", "bench-results");
 
-    BenchMeta meta = collect_bench_meta("bandwidth", args);
-    meta.set("guest_wall", meta.guest_code_emulated ? "guest wall (emulated guest code): guest TSC around "
-                                                      "submission and synchronization"
-                                                    : "guest wall: guest TSC around submission and synchronization");
-    std::printf("bench bandwidth: %s; guest code %s\n", meta.get("kvm").c_str(),
-                meta.guest_code_emulated ? "EMULATED (guest wall times are emulator times)" : "native");
-    std::fflush(stdout);
+    BenchMeta meta = start_bench("bandwidth", args, "guest TSC around submission and synchronization");
 
     KvmSystem kvm = cli::open_kvm(); // before the native run: no KVM, no point
     std::vector<BandwidthResult> results;
     if (!p.has("no-native"))
-        meta.native_baseline = run_native(sweep, vgpu_cfg->backend == vgpu::BackendChoice::Host, &results, &meta);
+        run_native(sweep, vgpu_cfg->backend == vgpu::BackendChoice::Host, &results, &meta);
     else
         meta.set("native_baseline", "none (--no-native)");
 
+    // Rewritten as results come in: a run stopped by a time limit keeps them.
+    auto save = [&](const std::vector<BandwidthResult>& in_progress) {
+        std::vector<BandwidthResult> all = results;
+        all.insert(all.end(), in_progress.begin(), in_progress.end());
+        write_result_files(out_dir, "bandwidth", bandwidth_csv(all), bandwidth_json(all, meta), bandwidth_markdown(all, meta));
+    };
+    save({});
     size_t total = 0, done = 0;
     for (const auto& vm : vms) total += vm.expected.size();
     bool all_ok = true;
@@ -243,17 +232,12 @@ int bench_bandwidth_command(const std::vector<std::string>& args) {
                         size_text(r->key.bytes).c_str(), result_text(view, *r).c_str(),
                         r->attempts > 1 ? (" (attempts " + std::to_string(r->attempts) + ")").c_str() : "");
             std::fflush(stdout);
+            save(got);
         };
         GuestBenchOutcome outcome;
-        std::string failure;
-        try {
-            o.ram_bytes = std::max(o.ram_bytes, plan.ram_bytes);
-            validate_options(o);
-            outcome = run_guest_bench(kvm, o, *vgpu_cfg, {"BW", "BW-PLAN", "BW-CHECK", "BW-DONE"}, on_line);
-            if (!outcome.result.passed()) failure = describe_failure(outcome);
-        } catch (const std::exception& e) {
-            failure = e.what();
-        }
+        o.ram_bytes = std::max(o.ram_bytes, plan.ram_bytes);
+        std::string failure =
+            run_guest_bench_checked(kvm, o, *vgpu_cfg, {"BW", "BW-PLAN", "BW-CHECK", "BW-DONE"}, on_line, &outcome);
         if (backend.empty() && !outcome.backend.empty()) {
             backend = outcome.backend;
             meta.set("vgpu_backend", backend);
@@ -262,30 +246,20 @@ int bench_bandwidth_command(const std::vector<std::string>& args) {
         if (guest_planned != 0 && guest_planned != plan.expected.size())
             failure += " (guest planned " + std::to_string(guest_planned) + " measurements, driver " +
                        std::to_string(plan.expected.size()) + ")";
-        // Every planned measurement, in plan order; what never came is "missing".
-        for (const auto& key : plan.expected) {
-            auto it = std::find_if(got.begin(), got.end(), [&](const BandwidthResult& r) { return r.key == key; });
-            BandwidthResult r = it != got.end() ? *it : BandwidthResult{key};
-            if (r.status != "ok" && r.status != "not_supported") all_ok = false;
-            results.push_back(r);
-        }
-        if (!checks_ok) all_ok = false;
+        all_ok &= append_planned(&results, plan.expected, got, [](const BandwidthResult& r) {
+            return r.status == "ok" || r.status == "not_supported";
+        });
+        all_ok &= checks_ok;
         if (!failure.empty()) {
             all_ok = false;
             std::printf("bench bandwidth: [vm %zu/%zu] FAILED: %s\n", v + 1, vms.size(), failure.c_str());
         }
+        save({});
     }
     meta.set("vgpu_doorbell", vgpu::to_string(vgpu_cfg->options.doorbell));
 
-    make_result_dir(out_dir);
-    const std::string base = out_dir + "/bandwidth";
-    write_text_file(base + ".csv", bandwidth_csv(results));
-    write_text_file(base + ".json", bandwidth_json(results, meta));
-    const std::string md = bandwidth_markdown(results, meta);
-    write_text_file(base + ".md", md);
-    std::printf("\n%s\n", md.c_str());
-    std::printf("bench bandwidth: wrote %s.csv, %s.json, %s.md\n", base.c_str(), base.c_str(), base.c_str());
-    std::printf("bench bandwidth: %s\n", make_plot("bandwidth", base + ".csv", base + ".png", p.get_or("plot-script", "")).c_str());
+    write_bench_outputs(out_dir, "bandwidth", bandwidth_csv(results), bandwidth_json(results, meta),
+                        bandwidth_markdown(results, meta), p.get_or("plot-script", ""));
     std::printf("bench bandwidth: %s\n", all_ok ? "every guest measurement completed"
                                                 : "FAILED: some guest measurements did not complete (see above)");
     return all_ok ? 0 : 1;

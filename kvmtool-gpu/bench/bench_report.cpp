@@ -50,6 +50,15 @@ BenchMeta collect_bench_meta(const std::string& bench, const std::vector<std::st
     return m;
 }
 
+BenchMeta start_bench(const std::string& bench, const std::vector<std::string>& args, const std::string& wall_meaning) {
+    BenchMeta m = collect_bench_meta(bench, args);
+    m.set("guest_wall", (m.guest_code_emulated ? "guest wall (emulated guest code): " : "guest wall: ") + wall_meaning);
+    std::printf("bench %s: %s; guest code %s\n", bench.c_str(), m.get("kvm").c_str(),
+                m.guest_code_emulated ? "EMULATED (guest wall times are emulator times)" : "native");
+    std::fflush(stdout);
+    return m;
+}
+
 void write_meta_json(tlbstudy::JsonWriter& w, const BenchMeta& m) {
     w.key("meta").begin_object();
     for (const auto& [k, v] : m.fields) w.field(k, v);
@@ -60,6 +69,24 @@ std::string meta_markdown(const BenchMeta& m) {
     std::string out;
     for (const auto& [k, v] : m.fields) out += "- " + k + ": " + v + "\n";
     return out;
+}
+
+std::string rate_text(double gbps) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, gbps >= 100 ? "%.0f" : gbps >= 10 ? "%.1f" : gbps >= 1 ? "%.2f" : "%.3f", gbps);
+    return buf;
+}
+
+std::string percent_text(double ratio) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f%%", ratio * 100);
+    return buf;
+}
+
+std::string number_text(double v) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return buf;
 }
 
 void make_result_dir(const std::string& dir) {
@@ -77,6 +104,25 @@ void write_text_file(const std::string& path, const std::string& text) {
     std::ofstream f(path);
     f << text;
     if (!f.flush()) throw std::runtime_error("cannot write " + path);
+}
+
+void write_result_files(const std::string& dir, const std::string& name, const std::string& csv,
+                        const std::string& json, const std::string& md) {
+    make_result_dir(dir);
+    const std::string base = dir + "/" + name;
+    write_text_file(base + ".csv", csv);
+    write_text_file(base + ".json", json);
+    write_text_file(base + ".md", md);
+}
+
+void write_bench_outputs(const std::string& dir, const std::string& name, const std::string& csv,
+                         const std::string& json, const std::string& md, const std::string& plot_script) {
+    write_result_files(dir, name, csv, json, md);
+    const std::string base = dir + "/" + name;
+    std::printf("\n%s\n", md.c_str());
+    std::printf("bench %s: wrote %s.csv, %s.json, %s.md\n", name.c_str(), base.c_str(), base.c_str(), base.c_str());
+    std::printf("bench %s: %s\n", name.c_str(), make_plot(name, base + ".csv", base + ".png", plot_script).c_str());
+    std::fflush(stdout);
 }
 
 namespace {

@@ -3,6 +3,8 @@
 // the writers the benches share: JSON text, the result folder, the plot.
 #pragma once
 
+#include <algorithm>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,14 +27,67 @@ struct BenchMeta {
 // collect_machine_info), the command line.
 BenchMeta collect_bench_meta(const std::string& bench, const std::vector<std::string>& args);
 
+// collect_bench_meta, plus "guest_wall" (what the guest's TSC times cover,
+// `wall_meaning`, labelled as emulator time where guest code is emulated),
+// and a banner line on stdout saying what executes guest code.
+BenchMeta start_bench(const std::string& bench, const std::vector<std::string>& args, const std::string& wall_meaning);
+
 // "meta": {...} as the next key of the object being written.
 void write_meta_json(tlbstudy::JsonWriter& w, const BenchMeta& m);
+
+// {"meta": {...}, "results": [{...}, ...]}; write_row(w, row) writes one
+// row's fields into its object.
+template <class Row, class WriteRow>
+std::string results_json(const BenchMeta& meta, const std::vector<Row>& rows, WriteRow write_row) {
+    std::ostringstream os;
+    tlbstudy::JsonWriter w(os);
+    w.begin_object();
+    write_meta_json(w, meta);
+    w.key("results").begin_array();
+    for (const auto& r : rows) {
+        w.begin_object();
+        write_row(w, r);
+        w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+    return os.str();
+}
+
+// Appends to *results, in plan order, the result of every planned key: the
+// one the guest sent, else Result{key} (status "missing"). False when any
+// appended result is not completed(result).
+template <class Result, class Key, class Completed>
+bool append_planned(std::vector<Result>* results, const std::vector<Key>& expected, const std::vector<Result>& got,
+                    Completed completed) {
+    bool all = true;
+    for (const auto& key : expected) {
+        auto it = std::find_if(got.begin(), got.end(), [&](const Result& r) { return r.key == key; });
+        results->push_back(it != got.end() ? *it : Result{key});
+        all = all && completed(results->back());
+    }
+    return all;
+}
 // The meta block as markdown bullet lines.
 std::string meta_markdown(const BenchMeta& m);
+
+// "12.3" with about 3 significant digits (0.123, 1.23, 12.3, 123).
+std::string rate_text(double gbps);
+std::string percent_text(double ratio); // 0.987 -> "98.7%"
+std::string number_text(double v);      // for CSV: %.6g
 
 // Creates the folder (and parents); throws std::runtime_error with errno text.
 void make_result_dir(const std::string& dir);
 void write_text_file(const std::string& path, const std::string& text);
+
+// Writes DIR/NAME.{csv,json,md}. The benches call it after every VM, so a
+// sweep cut short (a time limit) leaves what it had measured.
+void write_result_files(const std::string& dir, const std::string& name, const std::string& csv,
+                        const std::string& json, const std::string& md);
+// write_result_files, then prints the markdown, makes DIR/NAME.png with
+// make_plot, and prints a line for each.
+void write_bench_outputs(const std::string& dir, const std::string& name, const std::string& csv,
+                         const std::string& json, const std::string& md, const std::string& plot_script);
 
 // Runs plot_bench.py (`which`: "bandwidth" or "calls") on csv -> png. The
 // script is looked for at `script` if not empty, $KVMGPU_BENCH_PLOT, beside

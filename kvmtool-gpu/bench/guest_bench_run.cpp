@@ -33,6 +33,18 @@ GuestBenchOutcome run_guest_bench(const KvmSystem& kvm, VmOptions vm, const Vgpu
     return out;
 }
 
+std::string run_guest_bench_checked(const KvmSystem& kvm, VmOptions vm, const VgpuConfig& vgpu,
+                                    const std::vector<std::string_view>& tags,
+                                    const std::function<void(const BenchLine&)>& on_line, GuestBenchOutcome* out) {
+    try {
+        validate_options(vm);
+        *out = run_guest_bench(kvm, std::move(vm), vgpu, tags, on_line);
+        return out->result.passed() ? std::string() : describe_failure(*out);
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+}
+
 std::string describe_failure(const GuestBenchOutcome& o) {
     std::string s = std::string(to_string(o.result.outcome)) + ", exit code " + std::to_string(o.result.exit_code);
     if (!o.result.detail.empty()) s += " (" + o.result.detail + ")";

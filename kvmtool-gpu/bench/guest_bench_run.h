@@ -35,6 +35,12 @@ GuestBenchOutcome run_guest_bench(const KvmSystem& kvm, VmOptions vm, const Vgpu
                                   const std::vector<std::string_view>& tags,
                                   const std::function<void(const BenchLine&)>& on_line);
 
+// run_guest_bench with a set-up exception or a failed run turned into a
+// one-line reason; "" when the guest passed. *out gets what there is.
+std::string run_guest_bench_checked(const KvmSystem& kvm, VmOptions vm, const VgpuConfig& vgpu,
+                                    const std::vector<std::string_view>& tags,
+                                    const std::function<void(const BenchLine&)>& on_line, GuestBenchOutcome* out);
+
 // One line for a failed run: outcome, exit code, detail and the console tail.
 std::string describe_failure(const GuestBenchOutcome& o);
 

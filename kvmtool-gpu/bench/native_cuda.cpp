@@ -1,6 +1,7 @@
 #include "kvmtool-gpu/bench/native_cuda.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -221,6 +222,27 @@ NativeTiming NativeCuda::sync_launches(uint64_t) { return {0, 0, "error:no_cuda"
 NativeTiming NativeCuda::sync_copies(uint64_t, bool, uint64_t) { return {0, 0, "error:no_cuda"}; }
 
 #endif
+
+std::unique_ptr<NativeCuda> open_native_baseline(const std::string& bench, bool host_forced,
+                                                 const std::string& host_forced_reason,
+                                                 const std::function<bool(NativeCuda&, std::string*)>& prepare,
+                                                 const std::string& description, BenchMeta* meta) {
+    std::string why = host_forced_reason;
+    std::unique_ptr<NativeCuda> cuda = host_forced ? nullptr : NativeCuda::open(&why);
+    if (cuda && !prepare(*cuda, &why)) cuda.reset();
+    if (!cuda) {
+        meta->set("native_baseline", "none (" + why + ")");
+        std::printf("bench %s: no native GPU baseline: %s\n", bench.c_str(), why.c_str());
+        return nullptr;
+    }
+    meta->set("gpu", cuda->gpu_name());
+    meta->set("driver", "CUDA " + std::to_string(cuda->driver_version() / 1000) + "." +
+                            std::to_string(cuda->driver_version() % 1000 / 10));
+    meta->set("native_baseline", description);
+    meta->native_baseline = true;
+    std::printf("bench %s: native baseline on %s\n", bench.c_str(), cuda->gpu_name().c_str());
+    return cuda;
+}
 
 NativeCuda::NativeCuda(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 NativeCuda::~NativeCuda() = default;

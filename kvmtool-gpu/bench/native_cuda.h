@@ -7,8 +7,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+
+#include "kvmtool-gpu/bench/bench_report.h"
 
 namespace kvmgpu::bench {
 
@@ -52,5 +55,15 @@ private:
     explicit NativeCuda(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> impl_;
 };
+
+// The native baseline of `bench`, opened and prepared; nullptr when
+// host_forced (--vgpu host: the guests run on the host backend, so a GPU
+// baseline would compare unlike things), or CUDA or prepare() fails. meta
+// gets "native_baseline" (what it is, or why there is none), "gpu" and
+// "driver"; a line on stdout says the same.
+std::unique_ptr<NativeCuda> open_native_baseline(const std::string& bench, bool host_forced,
+                                                 const std::string& host_forced_reason,
+                                                 const std::function<bool(NativeCuda&, std::string*)>& prepare,
+                                                 const std::string& description, BenchMeta* meta);
 
 } // namespace kvmgpu::bench

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kvmtool-gpu/bench/bench_bandwidth_command.h"
+#include "kvmtool-gpu/bench/bench_calls_command.h"
 #include "kvmtool-gpu/cli/arg_parser.h"
 #include "kvmtool-gpu/cli/bench_boot_command.h"
 #include "kvmtool-gpu/cli/bench_tlb_command.h"
@@ -24,6 +25,7 @@ const char* kUsage =
     "  run         boot a guest (kvmtool-gpu run --help)\n"
     "  bench boot  time VM creation to the guest's first instruction and exit\n"
     "  bench bandwidth  host<->device copy bandwidth in guests against native, one run\n"
+    "  bench calls  cost of a virtual CUDA call per doorbell, batching off/on, against native\n"
     "  bench tlb   4 KiB vs 2 MiB pages: pointer chase natively and in guests, VMM translation\n"
     "  version     print the version and ABI versions\n"
     "\n"
@@ -43,11 +45,12 @@ int main(int argc, char** argv) {
         if (cmd == "run") return kvmgpu::cli::run_command(args);
         if (cmd == "bench") {
             if (args.empty() || args[0] == "--help")
-                throw kvmgpu::cli::UsageError("bench needs a benchmark name: boot or tlb (see kvmtool-gpu --help)");
+                throw kvmgpu::cli::UsageError("bench needs a benchmark name: boot, bandwidth, calls or tlb (see kvmtool-gpu --help)");
             const std::string which = args[0];
             args.erase(args.begin());
             if (which == "boot") return kvmgpu::cli::bench_boot_command(args);
             if (which == "bandwidth") return kvmgpu::bench::bench_bandwidth_command(args);
+            if (which == "calls") return kvmgpu::bench::bench_calls_command(args);
             if (which == "tlb") return kvmgpu::cli::bench_tlb_command(args);
             throw kvmgpu::cli::UsageError("unknown benchmark '" + which + "'");
         }

@@ -90,8 +90,8 @@ TEST(BandwidthRules, RepsAndSlowStrategies) {
     EXPECT_EQ(reps_for(1u << 30, 256u << 20, 2, 20), 2u);
     EXPECT_EQ(reps_for(1u << 30, 256u << 20, 0, 0), 1u);
     EXPECT_EQ(reps_for(0, 1, 1, 5), 5u);
-    const auto& perchunk = kvmgpu::bench::kSgStrategies[1];
-    const auto& gather = kvmgpu::bench::kSgStrategies[5];
+    const auto& perchunk = kvmgpu::bench::kSgStrategies[2];
+    const auto& gather = kvmgpu::bench::kSgStrategies[1];
     ASSERT_STREQ(perchunk.name, "perchunk");
     ASSERT_STREQ(gather.name, "gather");
     EXPECT_TRUE(kvmgpu::bench::strategy_runs_at(perchunk, 256u << 20, 256u << 20));

@@ -1,0 +1,190 @@
+// calls: what one virtual CUDA call costs, for `kvmtool-gpu bench calls`
+// (which boots it once per doorbell: trap, ioeventfd, poll). For each
+// batching setting (deferred submission off / on) it measures:
+//   launch          n asynchronous empty-kernel launches, then one synchronize
+//   loop            n x (an async copy of copy_bytes from pinned memory, then a
+//                   launch): the loop case of issue 6
+//   sync_launch     iters x (launch + cuStreamSynchronize): a round trip
+//   sync_copy_htod  iters x cuMemcpyHtoD of copy_bytes (synchronous)
+//   sync_copy_dtoh  iters x cuMemcpyDtoH of copy_bytes (synchronous)
+// and prints one line per (metric, batching), the median of `reps` runs:
+//   CALLS metric=launch batching=on calls=1000 reps=3 event_ns=... wall_ns=...
+//         doorbells=1 waits=1 status=ok
+// event_ns: GPU time between events recorded on the stream before the first
+//   and after the last call; wall_ns: guest TSC from before the first call
+//   to after the synchronize (guest instructions included: emulator time
+//   where KVM emulates guest code). doorbells/waits: the guest producer's
+//   counters for that run (a doorbell is a VM exit with the trap doorbell).
+//
+// Cmdline: n=1000 iters=200 copy_bytes=8 reps=3 batching=off,on
+// Exit: 0 when every measurement ran; 2 when one failed; 64 set-up failed.
+#include "guest-stub/programs/bench_guest.h"
+#include "guest-stub/programs/bench_support.h"
+#include "guest-stub/programs/program_common.h"
+
+using namespace guest;
+
+namespace {
+
+constexpr uint32_t kExitMeasurementFailed = 2;
+constexpr unsigned kMaxReps = 15;
+const char* const kBatching[] = {"off", "on"};
+
+enum Metric : unsigned { kLaunch, kLoop, kSyncLaunch, kSyncCopyHtoD, kSyncCopyDtoH, kMetricCount };
+const char* const kMetricNames[] = {"launch", "loop", "sync_launch", "sync_copy_htod", "sync_copy_dtoh"};
+
+struct Setup {
+    CUfunction empty;
+    CUstream stream;
+    CUevent start, end;
+    CUdeviceptr dev;
+    void* pinned;
+    uint64_t n, iters, copy_bytes, reps;
+};
+
+struct Run {
+    CUresult status = CUDA_SUCCESS;
+    uint64_t event_ns = 0, wall_ns = 0, doorbells = 0, waits = 0;
+};
+
+CUresult launch_empty(const Setup& s)
+{
+    return cuLaunchKernel(s.empty, 1, 1, 1, 1, 1, 1, 0, s.stream, nullptr, nullptr);
+}
+
+// One call (or loop iteration) of a metric.
+CUresult one_call(const Setup& s, unsigned metric)
+{
+    switch (metric) {
+    case kLaunch:
+        return launch_empty(s);
+    case kLoop: {
+        CUresult r = cuMemcpyHtoDAsync(s.dev, s.pinned, s.copy_bytes, s.stream);
+        return r != CUDA_SUCCESS ? r : launch_empty(s);
+    }
+    case kSyncLaunch: {
+        CUresult r = launch_empty(s);
+        return r != CUDA_SUCCESS ? r : cuStreamSynchronize(s.stream);
+    }
+    case kSyncCopyHtoD:
+        return cuMemcpyHtoD(s.dev, s.pinned, s.copy_bytes);
+    default:
+        return cuMemcpyDtoH(s.pinned, s.dev, s.copy_bytes);
+    }
+}
+
+uint64_t calls_of(const Setup& s, unsigned metric) { return metric <= kLoop ? s.n : s.iters; }
+
+Run run_once(const Setup& s, unsigned metric)
+{
+    Run run;
+    const uint64_t calls = calls_of(s, metric);
+    VgpuGuestStats a, b;
+    vgpuGetStats(&a);
+    const uint64_t t0 = tsc_begin();
+    CUresult r = cuEventRecord(s.start, s.stream);
+    for (uint64_t i = 0; i < calls && r == CUDA_SUCCESS; ++i)
+        r = one_call(s, metric);
+    if (r == CUDA_SUCCESS)
+        r = cuEventRecord(s.end, s.stream);
+    const CUresult sync = cuStreamSynchronize(s.stream);
+    run.wall_ns = tsc_to_ns(tsc_end() - t0);
+    vgpuGetStats(&b);
+    run.doorbells = b.doorbells - a.doorbells;
+    run.waits = b.waits - a.waits;
+    if (r == CUDA_SUCCESS)
+        r = sync;
+    uint32_t bits = 0;
+    if (r == CUDA_SUCCESS)
+        r = cuEventElapsedTime(reinterpret_cast<float*>(&bits), s.start, s.end);
+    if (r == CUDA_SUCCESS && !f32_ms_bits_to_ns(bits, &run.event_ns))
+        r = CUDA_ERROR_UNKNOWN;
+    run.status = r;
+    return run;
+}
+
+// Sorts runs by wall time (insertion sort: a handful of entries).
+void sort_by_wall(Run* runs, unsigned n)
+{
+    for (unsigned i = 1; i < n; ++i)
+        for (unsigned j = i; j > 0 && runs[j].wall_ns < runs[j - 1].wall_ns; --j) {
+            Run t = runs[j];
+            runs[j] = runs[j - 1];
+            runs[j - 1] = t;
+        }
+}
+
+// Median of reps runs (by wall time; its event time and counters go with
+// it), after one unreported warm-up run. The first failure ends it.
+Run measure(const Setup& s, unsigned metric)
+{
+    Run runs[kMaxReps];
+    Run warm = run_once(s, metric);
+    if (warm.status != CUDA_SUCCESS)
+        return warm;
+    for (unsigned i = 0; i < s.reps; ++i) {
+        runs[i] = run_once(s, metric);
+        if (runs[i].status != CUDA_SUCCESS)
+            return runs[i];
+    }
+    sort_by_wall(runs, (unsigned)s.reps);
+    return runs[s.reps / 2];
+}
+
+} // namespace
+
+int guest_main(const kvmgpu_boot_info*)
+{
+    Setup s;
+    bool ok = true;
+    const Cmdline& cl = cmdline();
+    s.n = cl.get_u64("n", 1000, &ok);
+    s.iters = cl.get_u64("iters", 200, &ok);
+    s.copy_bytes = cl.get_u64("copy_bytes", 8, &ok);
+    s.reps = cl.get_u64("reps", 3, &ok);
+    uint32_t batching = 0;
+    if (!ok || s.n == 0 || s.iters == 0 || s.copy_bytes == 0 || s.copy_bytes > 4096 || s.reps == 0 ||
+        s.reps > kMaxReps || !parse_name_mask(cmdline_value_or("batching", "off,on"), kBatching, 2, &batching)) {
+        printf("calls: n, iters >= 1; copy_bytes 1..4096; reps 1..%u; batching a list of off,on\n", kMaxReps);
+        return kExitBadCmdline;
+    }
+
+    CU_CHECK(cuInit(0));
+    print_device_banner("calls");
+    CUmodule module;
+    s.empty = load_kernel("calls", "empty_kernel", &module);
+    CU_CHECK(cuStreamCreate(&s.stream, CU_STREAM_DEFAULT));
+    CU_CHECK(cuEventCreate(&s.start, CU_EVENT_DEFAULT));
+    CU_CHECK(cuEventCreate(&s.end, CU_EVENT_DEFAULT));
+    CU_CHECK(cuMemAlloc(&s.dev, 4096));
+    CU_CHECK(cuMemAllocHost(&s.pinned, 4096));
+    memset(s.pinned, 0x5A, 4096);
+    VgpuGuestInfo vi;
+    CU_CHECK(vgpuGetInfo(&vi));
+    const uint64_t planned = (uint64_t)kMetricCount * ((batching & 1u) + ((batching >> 1) & 1u));
+    printf("CALLS-PLAN measurements=%lu doorbell=%u n=%lu iters=%lu copy_bytes=%lu reps=%lu tsc_khz=%lu "
+           "tsc_source=%s\n",
+           planned, vi.doorbell_mode, s.n, s.iters, s.copy_bytes, s.reps, tsc_khz(), tsc_source());
+
+    unsigned failures = 0;
+    uint64_t done = 0;
+    for (unsigned b = 0; b < 2; ++b) {
+        if (((batching >> b) & 1u) == 0)
+            continue;
+        vgpuSetDeferredSubmission((int)b);
+        for (unsigned m = 0; m < kMetricCount; ++m) {
+            const Run r = measure(s, m);
+            char buf[64];
+            printf("CALLS metric=%s batching=%s calls=%lu reps=%lu event_ns=%lu wall_ns=%lu doorbells=%lu "
+                   "waits=%lu n=%lu/%lu status=%s\n",
+                   kMetricNames[m], kBatching[b], calls_of(s, m), s.reps, r.event_ns, r.wall_ns, r.doorbells,
+                   r.waits, ++done, planned, bench_status_text(r.status, buf, sizeof buf));
+            if (r.status != CUDA_SUCCESS)
+                ++failures;
+        }
+    }
+    vgpuSetDeferredSubmission(0);
+    CU_CHECK(cuModuleUnload(module));
+    printf("CALLS-DONE measurements=%lu failures=%u\n", done, failures);
+    return failures != 0 ? kExitMeasurementFailed : kExitPass;
+}

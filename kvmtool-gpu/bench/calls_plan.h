@@ -1,0 +1,51 @@
+// The sweep of `kvmtool-gpu bench calls`: one VM per doorbell (trap,
+// ioeventfd, poll), each running the calls guest with batching (deferred
+// submission) off and on; the metrics each owes; the native measurements.
+// Pure: no KVM, no GPU.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kvmtool-gpu/devices/vgpu/vgpu_options.h"
+
+namespace kvmgpu::bench {
+
+// The guest's metrics, in its order (guest-stub/programs/calls.cpp).
+inline const std::vector<std::string>& call_metrics() {
+    static const std::vector<std::string> m = {"launch", "loop", "sync_launch", "sync_copy_htod", "sync_copy_dtoh"};
+    return m;
+}
+// launch and loop are asynchronous calls (n each); the rest round trips (iters).
+bool is_async_metric(const std::string& metric);
+
+struct CallsSweep {
+    std::vector<vgpu::DoorbellMode> doorbells = {vgpu::DoorbellMode::Trap, vgpu::DoorbellMode::Ioeventfd,
+                                                 vgpu::DoorbellMode::Poll};
+    bool batching_off = true, batching_on = true;
+    uint64_t n = 1000;       // asynchronous calls per run
+    uint64_t iters = 200;    // round trips per run
+    uint64_t copy_bytes = 8;
+    uint64_t reps = 3;       // runs per measurement (median reported), after a warm-up run
+};
+CallsSweep quick_calls_sweep(); // n 100, iters 20, reps 1
+
+struct CallsKey {
+    std::string source;   // "native" or "guest"
+    std::string doorbell; // "trap", "ioeventfd", "poll"; "-" native
+    std::string batching; // "off", "on"; "-" native
+    std::string metric;
+    bool operator==(const CallsKey&) const = default;
+    std::string mode() const; // "guest poll batching on", "native"
+};
+
+struct CallsVm {
+    vgpu::DoorbellMode doorbell;
+    std::string cmdline;
+    std::vector<CallsKey> expected;
+};
+std::vector<CallsVm> plan_calls_vms(const CallsSweep& s);
+std::vector<CallsKey> plan_native_calls();
+
+} // namespace kvmgpu::bench

@@ -1,0 +1,174 @@
+#include "kvmtool-gpu/bench/calls_report.h"
+
+#include <algorithm>
+#include <cstdio>
+
+
+namespace kvmgpu::bench {
+
+double CallsResult::wall_per_call_ns() const {
+    return ok() && calls ? static_cast<double>(wall_ns) / static_cast<double>(calls) : 0.0;
+}
+
+double CallsResult::event_per_call_ns() const {
+    return ok() && calls ? static_cast<double>(event_ns) / static_cast<double>(calls) : 0.0;
+}
+
+std::optional<CallsResult> calls_from_line(const BenchLine& line, const std::string& doorbell) {
+    if (line.tag != "CALLS") return std::nullopt;
+    CallsResult r;
+    r.key = {"guest", doorbell, line.get("batching"), line.get("metric")};
+    r.status = line.get("status");
+    const auto calls = line.u64("calls"), reps = line.u64("reps"), ev = line.u64("event_ns"),
+               wall = line.u64("wall_ns");
+    if (r.key.batching.empty() || r.key.metric.empty() || r.status.empty() || !calls || !reps || !ev || !wall)
+        return std::nullopt;
+    r.calls = *calls;
+    r.reps = *reps;
+    r.event_ns = *ev;
+    r.wall_ns = *wall;
+    r.doorbells = line.u64("doorbells").value_or(0);
+    r.waits = line.u64("waits").value_or(0);
+    return r;
+}
+
+const CallsResult* native_calls_match(const std::vector<CallsResult>& all, const std::string& metric) {
+    for (const auto& n : all)
+        if (n.key.source == "native" && n.key.metric == metric && n.ok()) return &n;
+    return nullptr;
+}
+
+std::optional<double> rate_ratio(const std::vector<CallsResult>& all, const CallsResult& r, bool by_events) {
+    const CallsResult* n = native_calls_match(all, r.key.metric);
+    if (!n || !r.ok()) return std::nullopt;
+    const double g = by_events ? r.event_per_call_ns() : r.wall_per_call_ns();
+    const double nat = by_events ? n->event_per_call_ns() : n->wall_per_call_ns();
+    if (g <= 0 || nat <= 0) return std::nullopt;
+    return nat / g;
+}
+
+std::optional<double> round_trip_excess_ns(const std::vector<CallsResult>& all, const CallsResult& r) {
+    const CallsResult* n = native_calls_match(all, r.key.metric);
+    if (!n || !r.ok()) return std::nullopt;
+    return r.wall_per_call_ns() - n->wall_per_call_ns();
+}
+
+std::vector<CallsVerdict> calls_targets(const std::vector<CallsResult>& all) {
+    std::vector<CallsVerdict> out;
+    for (const auto& r : all) {
+        if (r.key.source != "guest") continue;
+        if (r.key.metric == "launch") {
+            const auto q = rate_ratio(all, r, false);
+            out.push_back({&r, "rate >= 95% of native", q, q && *q >= 0.95});
+        } else if (!is_async_metric(r.key.metric) && r.key.doorbell == "poll") {
+            const auto x = round_trip_excess_ns(all, r);
+            out.push_back({&r, "<= native + 1 us", x, x && *x <= 1000.0});
+        }
+    }
+    return out;
+}
+
+std::string us_text(double ns) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, ns >= 100000 ? "%.0f" : ns >= 10000 ? "%.1f" : "%.2f", ns / 1000);
+    return buf;
+}
+
+namespace {
+constexpr auto num = number_text;
+// Guest rows only: a native row against itself says nothing.
+std::optional<double> versus_native(const std::vector<CallsResult>& all, const CallsResult& r) {
+    if (r.key.source != "guest") return std::nullopt;
+    return is_async_metric(r.key.metric) ? rate_ratio(all, r, false) : round_trip_excess_ns(all, r);
+}
+} // namespace
+
+std::string calls_csv(const std::vector<CallsResult>& all) {
+    std::string out = "source,mode,doorbell,batching,metric,calls,reps,event_ns,wall_ns,event_ns_per_call,"
+                      "wall_ns_per_call,doorbells,waits,rate_vs_native,excess_ns_vs_native,status\n";
+    for (const auto& r : all) {
+        const auto& k = r.key;
+        const bool async = is_async_metric(k.metric);
+        const auto v = versus_native(all, r);
+        out += k.source + "," + k.mode() + "," + k.doorbell + "," + k.batching + "," + k.metric + "," +
+               std::to_string(r.calls) + "," + std::to_string(r.reps) + "," + std::to_string(r.event_ns) + "," +
+               std::to_string(r.wall_ns) + "," + num(r.event_per_call_ns()) + "," + num(r.wall_per_call_ns()) + "," +
+               std::to_string(r.doorbells) + "," + std::to_string(r.waits) + "," + (async && v ? num(*v) : "") +
+               "," + (!async && v ? num(*v) : "") + "," + r.status + "\n";
+    }
+    return out;
+}
+
+std::string calls_json(const std::vector<CallsResult>& all, const BenchMeta& meta) {
+    return results_json(meta, all, [&](tlbstudy::JsonWriter& w, const CallsResult& r) {
+        const auto& k = r.key;
+        w.field("source", k.source).field("mode", k.mode()).field("doorbell", k.doorbell);
+        w.field("batching", k.batching).field("metric", k.metric).field("calls", r.calls).field("reps", r.reps);
+        w.field("event_ns", r.event_ns).field("wall_ns", r.wall_ns);
+        w.field("event_ns_per_call", r.event_per_call_ns()).field("wall_ns_per_call", r.wall_per_call_ns());
+        w.field("doorbells", r.doorbells).field("waits", r.waits);
+        w.key(is_async_metric(k.metric) ? "rate_vs_native" : "excess_ns_vs_native");
+        if (auto v = versus_native(all, r))
+            w.value(*v);
+        else
+            w.null();
+        w.field("status", r.status);
+    });
+}
+
+std::string calls_markdown(const std::vector<CallsResult>& all, const BenchMeta& meta) {
+    std::string out = "## kvmtool-gpu bench calls\n\n" + meta_markdown(meta);
+    out += "- cells: us per call, guest wall / CUDA-event span; async metrics: (x%) = call rate of native by "
+           "wall clock; round trips: (+x) = us above native\n";
+    if (!meta.native_baseline) out += "- no native GPU baseline in this run: no ratios, no target verdicts\n";
+    if (meta.guest_code_emulated)
+        out += "- guest code is EMULATED here: guest wall times include the emulator's time for every guest "
+               "instruction; the event span shows what the VMM and GPU side sustain\n";
+    out += "\n| mode |";
+    for (const auto& m : call_metrics()) out += " " + m + " |";
+    out += " doorbells (launch) |\n| --- |";
+    for (size_t i = 0; i <= call_metrics().size(); ++i) out += " ---: |";
+    out += "\n";
+    std::vector<std::string> modes;
+    for (const auto& r : all)
+        if (std::find(modes.begin(), modes.end(), r.key.mode()) == modes.end()) modes.push_back(r.key.mode());
+    for (const auto& mode : modes) {
+        out += "| " + mode + " |";
+        std::string launch_bells = "";
+        for (const auto& m : call_metrics()) {
+            const CallsResult* r = nullptr;
+            for (const auto& x : all)
+                if (x.key.mode() == mode && x.key.metric == m) r = &x;
+            std::string c;
+            if (r && r->ok()) {
+                c = us_text(r->wall_per_call_ns()) + " / " + us_text(r->event_per_call_ns());
+                if (auto v = versus_native(all, *r))
+                    c += is_async_metric(m) ? " (" + percent_text(*v) + ")" : " (+" + us_text(*v) + ")";
+                if (m == "launch" && r->key.source == "guest") launch_bells = std::to_string(r->doorbells);
+            } else if (r) {
+                c = r->status;
+            }
+            out += " " + c + " |";
+        }
+        out += " " + launch_bells + " |\n";
+    }
+    out += "\n### Targets (issue 6): async empty-launch rate >= 95% of native; polling round trip <= native + 1 us\n\n";
+    if (!meta.native_baseline) {
+        out += "Not judged: no native GPU baseline in this run.\n";
+        return out;
+    }
+    out += "| mode | metric | guest us/call (wall) | native us/call | result | target | verdict |\n"
+           "| --- | --- | ---: | ---: | ---: | --- | --- |\n";
+    for (const auto& v : calls_targets(all)) {
+        const auto& r = *v.result;
+        const CallsResult* n = native_calls_match(all, r.key.metric);
+        std::string value = "-";
+        if (v.value) value = r.key.metric == "launch" ? percent_text(*v.value) : "+" + us_text(*v.value) + " us";
+        out += "| " + r.key.mode() + " | " + r.key.metric + " | " + (r.ok() ? us_text(r.wall_per_call_ns()) : r.status) +
+               " | " + (n ? us_text(n->wall_per_call_ns()) : "-") + " | " + value + " | " + v.target + " | " +
+               (v.met ? "met" : v.value ? "MISSED" : "n/a") + " |\n";
+    }
+    return out;
+}
+
+} // namespace kvmgpu::bench

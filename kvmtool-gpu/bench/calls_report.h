@@ -1,0 +1,55 @@
+// Results of `kvmtool-gpu bench calls`: one record per (mode, metric), the
+// per-call times, the guest/native comparisons, the issue-6 target
+// verdicts, and the CSV, JSON and markdown renderings. Pure.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kvmtool-gpu/bench/bench_line.h"
+#include "kvmtool-gpu/bench/bench_report.h"
+#include "kvmtool-gpu/bench/calls_plan.h"
+
+namespace kvmgpu::bench {
+
+struct CallsResult {
+    CallsKey key;
+    uint64_t calls = 0, reps = 0;
+    uint64_t event_ns = 0; // CUDA events around the calls (median run)
+    uint64_t wall_ns = 0;  // host clock (native) or guest TSC (guest)
+    uint64_t doorbells = 0, waits = 0; // the guest producer's, in that run
+    std::string status = "missing";
+    bool ok() const { return status == "ok"; }
+    double wall_per_call_ns() const;  // 0 unless ok
+    double event_per_call_ns() const; // 0 unless ok
+};
+
+// A guest "CALLS" line from the VM with doorbell `doorbell`.
+std::optional<CallsResult> calls_from_line(const BenchLine& line, const std::string& doorbell);
+
+const CallsResult* native_calls_match(const std::vector<CallsResult>& all, const std::string& metric);
+// Asynchronous metrics: the guest's call rate as a fraction of native
+// (native per-call time / guest per-call time), by wall clock or events.
+std::optional<double> rate_ratio(const std::vector<CallsResult>& all, const CallsResult& r, bool by_events);
+// Round trips: guest per-call wall time minus native, in ns.
+std::optional<double> round_trip_excess_ns(const std::vector<CallsResult>& all, const CallsResult& r);
+
+// Issue 6: async launch rate >= 95% of native; with polling, a synchronous
+// round trip <= native + 1 us.
+struct CallsVerdict {
+    const CallsResult* result;
+    std::string target;          // "rate >= 95%" or "<= native + 1 us"
+    std::optional<double> value; // the ratio, or the excess in ns
+    bool met = false;
+};
+std::vector<CallsVerdict> calls_targets(const std::vector<CallsResult>& all);
+
+std::string calls_csv(const std::vector<CallsResult>& all);
+std::string calls_json(const std::vector<CallsResult>& all, const BenchMeta& meta);
+std::string calls_markdown(const std::vector<CallsResult>& all, const BenchMeta& meta);
+
+std::string us_text(double ns); // 4100 -> "4.10"
+
+} // namespace kvmgpu::bench
