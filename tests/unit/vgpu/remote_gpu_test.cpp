@@ -14,6 +14,7 @@
 #include "kvmtool-gpu/devices/vgpu/backends/backend_factory.h"
 #include "kvmtool-gpu/devices/vgpu/backends/remote_backend.h"
 #include "memmap/backing.h"
+#include "ring_vector_add.h"
 #include "vgpu_rig.h"
 
 extern "C" const unsigned char vgpu_test_kernels_fatbin[];
@@ -147,20 +148,7 @@ TEST(RemoteCuda, KernelFaultThroughTheRing) {
 
     rig.module_with("vector_add", &fn, test_fatbin());
     ASSERT_NE(fn, 0u);
-    constexpr uint32_t m = 100000;
-    std::vector<float> a(m), b(m);
-    for (uint32_t i = 0; i < m; ++i) a[i] = static_cast<float>(i), b[i] = 2.0f;
-    const uint64_t xa = rig.alloc(m * 4), xb = rig.alloc(m * 4), xc = rig.alloc(m * 4);
-    rig.put(kDataGpa, a.data(), m * 4);
-    rig.put(kDataGpa + m * 4, b.data(), m * 4);
-    ASSERT_EQ(rig.call({.opcode = VGPU_OP_MEMCPY_HTOD, .args = {xa, kDataGpa, m * 4, 0}}).status, VGPU_SUCCESS);
-    ASSERT_EQ(rig.call({.opcode = VGPU_OP_MEMCPY_HTOD, .args = {xb, kDataGpa + m * 4, m * 4, 0}}).status, VGPU_SUCCESS);
-    const std::vector<std::vector<uint8_t>> p{bytes(xa), bytes(xb), bytes(xc), bytes(m)};
-    ASSERT_EQ(rig.launch(fn, p, (m + 255) / 256, 1, 256, 1).status, VGPU_SUCCESS);
-    ASSERT_EQ(rig.call({.opcode = VGPU_OP_MEMCPY_DTOH, .args = {kDataGpa, xc, m * 4, 0}}).status, VGPU_SUCCESS);
-    std::vector<float> c(m);
-    rig.get(kDataGpa, c.data(), m * 4);
-    for (uint32_t i = 0; i < m; ++i) ASSERT_EQ(c[i], static_cast<float>(i) + 2.0f) << i;
+    expect_vector_add_through_ring(rig, fn, 100000, 2.0f);
     EXPECT_FALSE(libcuda_in_this_process());
 }
 
@@ -175,25 +163,21 @@ TEST(RemoteCuda, OneVmsFaultLeavesTheOtherRunning) {
     uint64_t f1 = 0, f2 = 0;
     faulty.module_with("vector_add", &f1, test_fatbin());
     other.module_with("vector_add", &f2, test_fatbin());
-    const uint32_t n = 4096;
-    const uint64_t oa = other.alloc(n * 4), oc = other.alloc(n * 4);
-    std::vector<float> a(n);
-    for (uint32_t i = 0; i < n; ++i) a[i] = static_cast<float>(i);
-    other.put(kDataGpa, a.data(), n * 4);
-    ASSERT_EQ(other.call({.opcode = VGPU_OP_MEMCPY_HTOD, .args = {oa, kDataGpa, n * 4, 0}}).status, VGPU_SUCCESS);
+    const uint64_t kept = other.alloc(4096);
+    std::vector<uint8_t> data(4096, 0x5C), back(4096);
+    other.put(kDataGpa, data.data(), data.size());
+    ASSERT_EQ(other.call({.opcode = VGPU_OP_MEMCPY_HTOD, .args = {kept, kDataGpa, 4096, 0}}).status, VGPU_SUCCESS);
 
     const uint64_t fa = faulty.alloc(4096);
     const std::vector<std::vector<uint8_t>> bad{bytes(fa), bytes(fa), bytes(uint64_t{0x10}), bytes(uint32_t{1024})};
     EXPECT_EQ(faulty.launch(f1, bad, 4, 1, 256, 1).status, VGPU_ERROR_ILLEGAL_ADDRESS);
     EXPECT_EQ(faulty.dev->counters().recoveries, 1u);
 
-    // The other VM's handles and data are untouched.
-    const std::vector<std::vector<uint8_t>> p{bytes(oa), bytes(oa), bytes(oc), bytes(n)};
-    ASSERT_EQ(other.launch(f2, p, n / 256, 1, 256, 1).status, VGPU_SUCCESS);
-    ASSERT_EQ(other.call({.opcode = VGPU_OP_MEMCPY_DTOH, .args = {kDataGpa, oc, n * 4, 0}}).status, VGPU_SUCCESS);
-    std::vector<float> c(n);
-    other.get(kDataGpa, c.data(), n * 4);
-    for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(c[i], 2.0f * static_cast<float>(i)) << i;
+    // The other VM's module, allocation and data are untouched.
+    expect_vector_add_through_ring(other, f2, 4096, 1.0f);
+    ASSERT_EQ(other.call({.opcode = VGPU_OP_MEMCPY_DTOH, .args = {kDataGpa, kept, 4096, 0}}).status, VGPU_SUCCESS);
+    other.get(kDataGpa, back.data(), back.size());
+    EXPECT_TRUE(back == data);
     EXPECT_EQ(other.dev->counters().recoveries, 0u);
 }
 

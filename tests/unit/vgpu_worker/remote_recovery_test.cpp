@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "tests/unit/vgpu/ring_vector_add.h"
 #include "tests/unit/vgpu/vgpu_rig.h"
 #include "worker_rig.h"
 
@@ -156,20 +157,7 @@ TEST(RemoteRecovery, WorkerDeathThroughTheRing) {
 
     // A new module and new allocations on the new worker.
     rig.module_with("vector_add", &fn);
-    const uint32_t n = 1000;
-    std::vector<float> a(n), b(n, 1.0f);
-    for (uint32_t i = 0; i < n; ++i) a[i] = static_cast<float>(i);
-    const uint64_t xa = rig.alloc(n * 4), xb = rig.alloc(n * 4), xc = rig.alloc(n * 4);
-    rig.put(kDataGpa, a.data(), n * 4);
-    rig.put(kDataGpa + n * 4, b.data(), n * 4);
-    ASSERT_EQ(rig.call({.opcode = VGPU_OP_MEMCPY_HTOD, .args = {xa, kDataGpa, n * 4, 0}}).status, VGPU_SUCCESS);
-    ASSERT_EQ(rig.call({.opcode = VGPU_OP_MEMCPY_HTOD, .args = {xb, kDataGpa + n * 4, n * 4, 0}}).status, VGPU_SUCCESS);
-    const std::vector<std::vector<uint8_t>> p{bytes(xa), bytes(xb), bytes(xc), bytes(n)};
-    ASSERT_EQ(rig.launch(fn, p, (n + 255) / 256, 1, 256, 1).status, VGPU_SUCCESS);
-    ASSERT_EQ(rig.call({.opcode = VGPU_OP_MEMCPY_DTOH, .args = {kDataGpa, xc, n * 4, 0}}).status, VGPU_SUCCESS);
-    std::vector<float> c(n);
-    rig.get(kDataGpa, c.data(), n * 4);
-    for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(c[i], static_cast<float>(i) + 1.0f) << i;
+    expect_vector_add_through_ring(rig, fn, 1000, 1.0f);
     // The zero-copy window is live again.
     const uint64_t win = rig.call({.opcode = VGPU_OP_GUEST_RAM_DEVICE_PTR, .args = {kDataGpa, 4096}}).r0;
     EXPECT_NE(win, 0u);
