@@ -135,7 +135,9 @@ TEST_F(VcpuSeccomp, EverythingElseKillsTheProcessWithSigsys) {
              asm volatile("int $0x80" : "=a"(ret) : "a"(20) : "memory"); // getpid on i386
          }},
     };
-    for (const auto& [what, call] : attempts) {
+    for (const auto& attempt : attempts) {
+        const char* what = attempt.first;
+        const std::function<void()>& call = attempt.second; // (clang 14 cannot capture a structured binding)
         const int st = in_confined_child(vcpu, [&call] {
             call();
             _exit(1); // survived: the filter let it through
