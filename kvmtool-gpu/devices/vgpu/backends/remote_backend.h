@@ -17,10 +17,13 @@
 // Failures of the worker itself never hang or kill the VMM. A call that gets
 // no reply within its bound, or whose worker dies, kills the worker (SIGKILL,
 // bounded reap), forks a new one and returns kWorkerTimedOut or
-// kWorkerDied; so does a sticky error that the worker's backend cannot
-// recover from in place. recover_from() then returns true once, and every
-// backend object made before is gone (the device model drops the VM's
-// handles). Later calls go to the new worker.
+// kWorkerDied. A sticky error (a kernel's illegal address) comes back as
+// the backend's own status; recover_from() then lets the worker's backend
+// try to recover in place and, where it cannot (CUDA, driver 580), replaces
+// the worker the same way. Either way recover_from() returns true once, and
+// every backend object made before is gone (the device model drops the VM's
+// handles). Later calls go to the new worker. An idle worker whose VMM has
+// died notices within a second and exits.
 //
 // The worker is forked from the thread that calls create() or that notices
 // the failure; the VMM process must not have initialised CUDA before (a
