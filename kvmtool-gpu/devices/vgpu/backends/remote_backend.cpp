@@ -58,7 +58,8 @@ RemoteBackend::~RemoteBackend() {
     if (pid_ > 0 && !reaped_) {
         // A clean exit lets the worker's backend free what it holds (CUDA
         // context) before the process goes; SIGKILL if it does not answer.
-        if (exchange(RpcOp::Quit, {}, 0, 0, opts_.quit_timeout) == RpcChannel::Wait::Done) reap(pid_, opts_.quit_timeout);
+        if (exchange(RpcOp::Quit, {}, 0, 0, opts_.quit_timeout) == RpcChannel::Wait::Done && reap(pid_, opts_.quit_timeout))
+            reaped_ = true;
     }
     retire_worker();
     for (pid_t p : unreaped_) reap(p, std::chrono::milliseconds(0));
@@ -124,7 +125,9 @@ bool RemoteBackend::ensure_worker() {
 
 bool RemoteBackend::worker_alive() {
     int st = 0;
-    const pid_t r = waitpid(pid_, &st, WNOHANG);
+    pid_t r;
+    while ((r = waitpid(pid_, &st, WNOHANG)) < 0 && errno == EINTR) {
+    }
     if (r == 0) return true;
     // Reaped here (r == pid_), or not ours to wait for (ECHILD: SIGCHLD
     // ignored). Either way its pid must never be signalled again.
