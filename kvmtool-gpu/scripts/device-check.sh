@@ -2,15 +2,19 @@
 # The whole check on the GPU machine (device tool), from a bare start:
 # reserves huge pages, mounts hugetlbfs, then runs the kvm- and gpu-labelled
 # tests and the benchmarks from the carried build (.carry, made by
-# pack-carry.sh), and prints a summary. Logs and results go to $OUT (or
-# ./device-out). Anyone can rerun it there:
+# pack-carry.sh), and prints a summary. Logs and results are written to a
+# work folder, then packed as $OUT/results.tgz beside $OUT/summary.txt (the
+# device tool returns only a few files); without $OUT they stay in
+# ./device-out. Anyone can rerun it there:
 #   bash kvmtool-gpu/scripts/device-check.sh
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bin=$repo/.carry/bin
 export KVMGPU_GUEST_DIR=$repo/.carry/guests
-out=${OUT:-$repo/device-out}
-mkdir -p "$out"
+out=$repo/device-out
+rm -rf "$out" && mkdir -p "$out"
+pack() { [ -n "${OUT:-}" ] && tar czf "$OUT/results.tgz" -C "$out" . && cp "$out/summary.txt" "$OUT/"; }
+trap pack EXIT
 summary=$out/summary.txt
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
@@ -60,6 +64,11 @@ step bench-boot-2M "$bin/kvmtool-gpu" bench boot --mem 512M --pages 2M --reps 50
 step bench-boot-2M-prefault "$bin/kvmtool-gpu" bench boot --mem 512M --pages 2M --reps 20 --prefault
 step bench-boot-4K "$bin/kvmtool-gpu" bench boot --mem 512M --pages 4K --reps 50 --csv "$out/boot-4K.csv"
 for b in bench-boot-2M bench-boot-2M-prefault bench-boot-4K; do sed 's/^/    /' "$out/$b.log" | tee -a "$summary"; done
-# Later checks (vGPU guests, bandwidth, calls, tlb) append themselves here.
+# Translation cost: native chase on 4K/2M/1G up to 4 GiB, VMM work, and the
+# guest chase (emulated by kvm-pvm here: labelled so in its output).
+step bench-tlb "$bin/kvmtool-gpu" bench tlb --max-ws 4G --guest-max-ws 4M \
+  --csv "$out/tlb.csv" --json "$out/tlb.json"
+sed -n '/^|/p' "$out/bench-tlb.log" | head -60 | sed 's/^/    /' | tee -a "$summary"
+# Later checks (bandwidth, calls) append themselves here.
 [ -f "$repo/kvmtool-gpu/scripts/device-check.d.sh" ] && source "$repo/kvmtool-gpu/scripts/device-check.d.sh"
 note "== done"
