@@ -36,7 +36,16 @@ std::optional<BandwidthResult> bandwidth_from_line(const BenchLine& line, const 
     r.wall_ns = *wall;
     r.attempts = static_cast<unsigned>(line.u64("attempts").value_or(1));
     if (r.ok() && r.event_ns == 0) r.status = "error:zero_event_time";
+    if (line.get("source") == "native") r.key.source = "native", r.key.gpages = r.key.hpages = "-";
     return r;
+}
+
+std::string bandwidth_line(const BandwidthResult& r) {
+    const auto& k = r.key;
+    return "BW source=" + k.source + " dir=" + k.dir + " kind=" + k.kind + " gpages=" + k.gpages +
+           " strategy=" + k.strategy + " bytes=" + std::to_string(k.bytes) + " reps=" + std::to_string(r.reps) +
+           " event_ns=" + std::to_string(r.event_ns) + " wall_ns=" + std::to_string(r.wall_ns) +
+           " attempts=" + std::to_string(r.attempts) + " status=" + r.status;
 }
 
 const BandwidthResult* native_match(const std::vector<BandwidthResult>& all, const BandwidthResult& r,

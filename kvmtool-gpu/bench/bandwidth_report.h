@@ -27,8 +27,12 @@ struct BandwidthResult {
 };
 
 // A guest "BW" line, tagged with the host backing of the VM that printed
-// it. nullopt when a field is missing or malformed.
+// it; a line with source=native (bandwidth_line's) is a native result.
+// nullopt when a field is missing or malformed.
 std::optional<BandwidthResult> bandwidth_from_line(const BenchLine& line, const std::string& hpages);
+// r as a "BW" line that bandwidth_from_line reads back (the native
+// baseline's process sends its results so).
+std::string bandwidth_line(const BandwidthResult& r);
 
 // The native result of the same direction and size and the given kind
 // ("pinned" or "pageable"); nullptr if none is ok.

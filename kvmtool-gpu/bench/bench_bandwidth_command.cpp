@@ -133,25 +133,30 @@ std::string result_text(const std::vector<BandwidthResult>& all, const Bandwidth
     return s;
 }
 
-// The native baseline, into *out; false (and meta says why) when there is none.
-bool run_native(const BandwidthSweep& s, bool host_forced, std::vector<BandwidthResult>* out, BenchMeta* meta) {
+// The native baseline, into *out, measured in a child process (see
+// run_native_in_child); meta says what it was, or why there is none.
+void run_native(const BandwidthSweep& s, bool host_forced, std::vector<BandwidthResult>* out, BenchMeta* meta) {
     const uint64_t max_bytes = *std::max_element(s.sizes.begin(), s.sizes.end());
-    auto cuda = open_native_baseline(
-        "bandwidth", host_forced, "--vgpu host: the guests use the host backend (CPU memcpy, not a GPU)",
-        [&](NativeCuda& c, std::string* why) { return c.prepare_copies(max_bytes, why); },
-        "CUDA Driver API in this process: pageable = malloc, pinned = cuMemHostAlloc", meta);
-    if (!cuda) return false;
-    const auto plan = plan_native_copies(s);
-    size_t i = 0;
-    for (const auto& n : plan) {
-        const NativeTiming t = cuda->copy(n.key.dir == "htod", n.key.kind == "pinned", n.key.bytes, n.reps);
-        BandwidthResult r{n.key, n.reps, t.event_ns, t.wall_ns, 1, t.status};
-        out->push_back(r);
-        std::printf("  [native %zu/%zu] %s %s %s: %s\n", ++i, plan.size(), n.key.dir.c_str(), n.key.kind.c_str(),
-                    size_text(n.key.bytes).c_str(), result_text(*out, r).c_str());
-        std::fflush(stdout);
-    }
-    return true;
+    const auto lines = run_native_in_child(meta, [&](BenchMeta* m, const NativeEmit& emit) {
+        auto cuda = open_native_baseline(
+            "bandwidth", host_forced, "--vgpu host: the guests use the host backend (CPU memcpy, not a GPU)",
+            [&](NativeCuda& c, std::string* why) { return c.prepare_copies(max_bytes, why); },
+            "CUDA Driver API in a process of its own: pageable = malloc, pinned = cuMemHostAlloc", m);
+        if (!cuda) return;
+        const auto plan = plan_native_copies(s);
+        std::vector<BandwidthResult> mine;
+        for (const auto& n : plan) {
+            const NativeTiming t = cuda->copy(n.key.dir == "htod", n.key.kind == "pinned", n.key.bytes, n.reps);
+            mine.push_back(BandwidthResult{n.key, n.reps, t.event_ns, t.wall_ns, 1, t.status});
+            std::printf("  [native %zu/%zu] %s %s %s: %s\n", mine.size(), plan.size(), n.key.dir.c_str(),
+                        n.key.kind.c_str(), size_text(n.key.bytes).c_str(), result_text(mine, mine.back()).c_str());
+            std::fflush(stdout);
+            emit(bandwidth_line(mine.back()));
+        }
+    });
+    for (const auto& line : lines)
+        if (auto l = parse_bench_line(line, {"BW"}))
+            if (auto r = bandwidth_from_line(*l, "-")) out->push_back(*r);
 }
 
 } // namespace
@@ -182,6 +187,8 @@ int bench_bandwidth_command(const std::vector<std::string>& args) {
     const std::string out_dir = p.get_or("out", "bench-results");
 
     BenchMeta meta = start_bench("bandwidth", args, "guest TSC around submission and synchronization");
+    meta.set("vgpu_doorbell", vgpu::to_string(vgpu_cfg->options.doorbell));
+    meta.set("vgpu_gpu_worker", vgpu::to_string(vgpu_cfg->worker));
 
     KvmSystem kvm = cli::open_kvm(); // before the native run: no KVM, no point
     std::vector<BandwidthResult> results;
@@ -256,8 +263,6 @@ int bench_bandwidth_command(const std::vector<std::string>& args) {
         }
         save({});
     }
-    meta.set("vgpu_doorbell", vgpu::to_string(vgpu_cfg->options.doorbell));
-
     write_bench_outputs(out_dir, "bandwidth", bandwidth_csv(results), bandwidth_json(results, meta),
                         bandwidth_markdown(results, meta), p.get_or("plot-script", ""));
     std::printf("bench bandwidth: %s\n", all_ok ? "every guest measurement completed"

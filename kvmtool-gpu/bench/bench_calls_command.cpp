@@ -109,27 +109,33 @@ std::string result_text(const std::vector<CallsResult>& all, const CallsResult& 
     return s;
 }
 
-bool run_native(const CallsSweep& s, bool host_forced, std::vector<CallsResult>* out, BenchMeta* meta) {
-    auto cuda = open_native_baseline(
-        "calls", host_forced, "--vgpu host: the guests use the host backend (CPU reference kernels, not a GPU)",
-        [](NativeCuda& c, std::string* why) { return c.prepare_calls(why); },
-        "CUDA Driver API in this process, own context, one stream, pinned host memory", meta);
-    if (!cuda) return false;
-    for (const auto& key : plan_native_calls()) {
-        const bool async = is_async_metric(key.metric);
-        const uint64_t calls = async ? s.n : s.iters;
-        const NativeTiming t = median_of(s.reps, [&] {
-            if (key.metric == "launch") return cuda->launches(calls, false, s.copy_bytes);
-            if (key.metric == "loop") return cuda->launches(calls, true, s.copy_bytes);
-            if (key.metric == "sync_launch") return cuda->sync_launches(calls);
-            return cuda->sync_copies(calls, key.metric == "sync_copy_htod", s.copy_bytes);
-        });
-        CallsResult r{key, calls, s.reps, t.event_ns, t.wall_ns, 0, 0, t.status};
-        out->push_back(r);
-        std::printf("  [native] %s: %s\n", key.metric.c_str(), result_text(*out, r).c_str());
-        std::fflush(stdout);
-    }
-    return true;
+// The native baseline, into *out, measured in a child process (see
+// run_native_in_child); meta says what it was, or why there is none.
+void run_native(const CallsSweep& s, bool host_forced, std::vector<CallsResult>* out, BenchMeta* meta) {
+    const auto lines = run_native_in_child(meta, [&](BenchMeta* m, const NativeEmit& emit) {
+        auto cuda = open_native_baseline(
+            "calls", host_forced, "--vgpu host: the guests use the host backend (CPU reference kernels, not a GPU)",
+            [](NativeCuda& c, std::string* why) { return c.prepare_calls(why); },
+            "CUDA Driver API in a process of its own, own context, one stream, pinned host memory", m);
+        if (!cuda) return;
+        std::vector<CallsResult> mine;
+        for (const auto& key : plan_native_calls()) {
+            const uint64_t calls = is_async_metric(key.metric) ? s.n : s.iters;
+            const NativeTiming t = median_of(s.reps, [&] {
+                if (key.metric == "launch") return cuda->launches(calls, false, s.copy_bytes);
+                if (key.metric == "loop") return cuda->launches(calls, true, s.copy_bytes);
+                if (key.metric == "sync_launch") return cuda->sync_launches(calls);
+                return cuda->sync_copies(calls, key.metric == "sync_copy_htod", s.copy_bytes);
+            });
+            mine.push_back(CallsResult{key, calls, s.reps, t.event_ns, t.wall_ns, 0, 0, t.status});
+            std::printf("  [native] %s: %s\n", key.metric.c_str(), result_text(mine, mine.back()).c_str());
+            std::fflush(stdout);
+            emit(calls_line(mine.back()));
+        }
+    });
+    for (const auto& line : lines)
+        if (auto l = parse_bench_line(line, {"CALLS"}))
+            if (auto r = calls_from_line(*l, "-")) out->push_back(*r);
 }
 
 } // namespace
@@ -157,6 +163,7 @@ int bench_calls_command(const std::vector<std::string>& args) {
 
     BenchMeta meta = start_bench("calls", args, "guest TSC around the calls and the synchronize, per call");
     meta.set("poll_spin_us", std::to_string(vgpu_cfg->options.poll_spin_us));
+    meta.set("vgpu_gpu_worker", vgpu::to_string(vgpu_cfg->worker));
 
     KvmSystem kvm = cli::open_kvm();
     std::vector<CallsResult> results;

@@ -29,7 +29,15 @@ std::optional<CallsResult> calls_from_line(const BenchLine& line, const std::str
     r.wall_ns = *wall;
     r.doorbells = line.u64("doorbells").value_or(0);
     r.waits = line.u64("waits").value_or(0);
+    if (line.get("source") == "native") r.key.source = "native", r.key.doorbell = r.key.batching = "-";
     return r;
+}
+
+std::string calls_line(const CallsResult& r) {
+    return "CALLS source=" + r.key.source + " metric=" + r.key.metric + " batching=" + r.key.batching +
+           " calls=" + std::to_string(r.calls) + " reps=" + std::to_string(r.reps) +
+           " event_ns=" + std::to_string(r.event_ns) + " wall_ns=" + std::to_string(r.wall_ns) +
+           " doorbells=" + std::to_string(r.doorbells) + " waits=" + std::to_string(r.waits) + " status=" + r.status;
 }
 
 const CallsResult* native_calls_match(const std::vector<CallsResult>& all, const std::string& metric) {

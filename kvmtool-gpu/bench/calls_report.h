@@ -26,8 +26,11 @@ struct CallsResult {
     double event_per_call_ns() const; // 0 unless ok
 };
 
-// A guest "CALLS" line from the VM with doorbell `doorbell`.
+// A guest "CALLS" line from the VM with doorbell `doorbell`; a line with
+// source=native (calls_line's) is a native result.
 std::optional<CallsResult> calls_from_line(const BenchLine& line, const std::string& doorbell);
+// r as a "CALLS" line that calls_from_line reads back.
+std::string calls_line(const CallsResult& r);
 
 const CallsResult* native_calls_match(const std::vector<CallsResult>& all, const std::string& metric);
 // Asynchronous metrics: the guest's call rate as a fraction of native

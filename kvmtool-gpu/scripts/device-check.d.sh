@@ -5,7 +5,7 @@
 # $out/calls/ (CSV, JSON, markdown, PNG if matplotlib is there); the
 # markdown tables are appended to the summary.
 #
-# Time: about 4 minutes expected, 6 at most. Each step has a time limit;
+# Time: about 3 minutes expected, 6.3 at most (the sum of the limits). Each step has a time limit;
 # the drivers rewrite their CSV/JSON/markdown after every VM, so a step cut
 # short still leaves what it measured (and says FAILED rc=124). 1 GiB copies
 # run only where the targets are judged: pinned buffers, and pageable ones
@@ -20,14 +20,14 @@ note "== bench bandwidth (issue 4) and bench calls (issue 6)"
 step bench-bandwidth-hp2M-gp4K timeout 120 "${bench[@]}" bandwidth "${common[@]}" --sizes "$bw_sizes" --slow-max 256M \
   --host-pages 2M --guest-pages 4K --out "$out/bandwidth-hp2M-gp4K"
 # 2 MiB guest pages (fewer, larger SG entries): pageable buffers only.
-step bench-bandwidth-hp2M-gp2M timeout 45 "${bench[@]}" bandwidth "${common[@]}" --sizes "$bw_sizes" --slow-max 64M \
+step bench-bandwidth-hp2M-gp2M timeout 40 "${bench[@]}" bandwidth "${common[@]}" --sizes "$bw_sizes" --slow-max 64M \
   --host-pages 2M --guest-pages 2M --kinds pageable --out "$out/bandwidth-hp2M-gp2M"
 # Guest RAM on 4 KiB host pages.
-step bench-bandwidth-hp4K-gp4K timeout 90 "${bench[@]}" bandwidth "${common[@]}" --sizes "$bw_sizes" --slow-max 64M \
+step bench-bandwidth-hp4K-gp4K timeout 80 "${bench[@]}" bandwidth "${common[@]}" --sizes "$bw_sizes" --slow-max 64M \
   --host-pages 4K --guest-pages 4K --out "$out/bandwidth-hp4K-gp4K"
 # Guest RAM on 1 GiB pages, where the pool has the two pages a 1 GiB sweep needs.
 if [ "$(cat /sys/kernel/mm/hugepages/hugepages-1048576kB/free_hugepages 2>/dev/null || echo 0)" -ge 2 ]; then
-  step bench-bandwidth-hp1G-gp4K timeout 45 "${bench[@]}" bandwidth "${common[@]}" --sizes 64M,256M,1G --strategies auto,gather \
+  step bench-bandwidth-hp1G-gp4K timeout 40 "${bench[@]}" bandwidth "${common[@]}" --sizes 64M,256M,1G --strategies auto,gather \
     --host-pages 1G --guest-pages 4K --out "$out/bandwidth-hp1G-gp4K"
 else
   note "bench-bandwidth-hp1G-gp4K      skipped: fewer than 2 free 1 GiB huge pages"
@@ -35,8 +35,12 @@ fi
 # Calls: one VM per doorbell; the polling executor spins 2 ms after each
 # command (the emulated guest is slow between calls; see docs/results/calls.md).
 step bench-calls timeout 60 "${bench[@]}" calls "${common[@]}" --poll-spin-us 2000 --out "$out/calls"
+# The same with CUDA in the VMM process (--gpu-worker inline): what the
+# worker process's round trip adds to every call.
+step bench-calls-inline timeout 40 "${bench[@]}" calls "${common[@]}" --poll-spin-us 2000 --gpu-worker inline \
+  --out "$out/calls-inline"
 
-for d in bandwidth-hp2M-gp4K bandwidth-hp2M-gp2M bandwidth-hp4K-gp4K bandwidth-hp1G-gp4K calls; do
+for d in bandwidth-hp2M-gp4K bandwidth-hp2M-gp2M bandwidth-hp4K-gp4K bandwidth-hp1G-gp4K calls calls-inline; do
   md=$(ls "$out/$d"/*.md 2>/dev/null | head -1)
   [ -n "$md" ] || continue
   note ""
