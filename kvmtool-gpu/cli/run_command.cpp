@@ -1,8 +1,10 @@
 #include "kvmtool-gpu/cli/run_command.h"
 
 #include <cstdio>
+#include <exception>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include "kvmtool-gpu/cli/arg_parser.h"
 #include "kvmtool-gpu/cli/guest_locator.h"
@@ -31,6 +33,7 @@ const char* run_help() {
            "  --cmdline STR       argument string passed to the guest (key=value words)\n"
            "  --seed N            seed for the guest's scattered page allocator (default 1)\n"
            "  --quiet             print only the result line\n"
+           "  --no-seccomp        do not confine the vCPU thread with its seccomp filter\n"
            "%s"
            "\n"
            "Exit status: 0 the guest passed its own checks, 1 it failed, faulted or timed\n"
@@ -61,7 +64,7 @@ void print_result(const RunResult& r, const VirtualMachine& vm) {
 int run_command(const std::vector<std::string>& args) {
     std::set<std::string> valued = {"guest", "mem", "pages", "timeout", "cmdline", "seed"};
     valued.insert(vgpu_option_names().begin(), vgpu_option_names().end());
-    ArgParser p(valued, {"prefault", "quiet", "help"});
+    ArgParser p(valued, {"prefault", "quiet", "no-seccomp", "help"});
     p.parse(args);
     if (p.has("help")) {
         std::fputs(run_help(), stdout);
@@ -80,6 +83,7 @@ int run_command(const std::vector<std::string>& args) {
     o.cmdline = p.get_or("cmdline", "");
     o.seed = parse_u64(p.get_or("seed", "1"), "--seed");
     if (p.has("quiet")) o.console = [](std::string_view) {};
+    o.seccomp = !p.has("no-seccomp");
     o.guest_path = locate_guest(*guest);
     validate_options(o);
     const auto vgpu_cfg = parse_vgpu_flags(p);
@@ -102,7 +106,19 @@ int run_command(const std::vector<std::string>& args) {
         std::printf("kvmtool-gpu: vGPU: none (--vgpu none)\n");
     }
     std::fflush(stdout);
-    const RunResult r = vm.run();
+    // The vCPU runs on a thread of its own, which run() confines with seccomp:
+    // what follows (results, vGPU and CUDA teardown) runs unconfined here.
+    RunResult r;
+    std::exception_ptr failed;
+    std::thread vcpu([&] {
+        try {
+            r = vm.run();
+        } catch (...) {
+            failed = std::current_exception();
+        }
+    });
+    vcpu.join();
+    if (failed) std::rethrow_exception(failed);
     print_result(r, vm);
     if (vgpu) {
         const auto c = vgpu->device->counters();

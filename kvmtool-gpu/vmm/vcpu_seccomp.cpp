@@ -37,7 +37,7 @@ constexpr int kPlain[] = {
     SYS_read,          SYS_write,         SYS_writev,        SYS_futex,          SYS_sched_yield,
     SYS_nanosleep,     SYS_clock_nanosleep, SYS_clock_gettime, SYS_gettimeofday, SYS_time,
     SYS_munmap,        SYS_mremap,        SYS_madvise,       SYS_brk,            SYS_rt_sigreturn,
-    SYS_rt_sigprocmask, SYS_restart_syscall, SYS_exit,       SYS_exit_group,
+    SYS_rt_sigprocmask, SYS_restart_syscall, SYS_sigaltstack, SYS_exit,       SYS_exit_group,
 };
 
 } // namespace

@@ -15,6 +15,7 @@
 //   munmap mremap madvise brk  the allocator, thread exit
 //   newfstatat                 only fstat(fd) (flags == AT_EMPTY_PATH; stdio)
 //   rt_sigreturn rt_sigprocmask restart_syscall   the watchdog's SIGUSR1
+//   sigaltstack                this thread's signal stack (ASan resets it at thread exit)
 //   exit exit_group
 // Not allowed, among others: open*, socket, connect, execve, fork/clone,
 // ptrace, process_vm_*, kill/tgkill, ioctl on any other fd (KVM_SET_*,

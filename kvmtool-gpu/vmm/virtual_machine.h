@@ -32,7 +32,9 @@ struct VmOptions {
     DebugConsole::Sink console; // default: stdout, prefixed "guest: "
     // Confine the thread that calls run() with the vCPU seccomp filter
     // (vcpu_seccomp.h) before the first KVM_RUN. Irreversible for that
-    // thread, so off by default here; `kvmtool-gpu run` turns it on.
+    // thread, which may then do little but run(): destroy the VM on
+    // another (closing fds is not allowed). Off by default here;
+    // `kvmtool-gpu run` turns it on and runs the vCPU on its own thread.
     bool seccomp = false;
 };
 

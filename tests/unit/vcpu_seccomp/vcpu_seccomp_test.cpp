@@ -148,16 +148,18 @@ TEST_F(VcpuSeccomp, EverythingElseKillsTheProcessWithSigsys) {
     }
 }
 
-TEST_F(VcpuSeccomp, OnlyTheCallingThreadIsConfined) {
+TEST_F(VcpuSeccomp, OnlyTheCallingThreadIsConfinedAndItExitsCleanly) {
     const pid_t pid = fork();
     if (pid == 0) {
-        // A thread that exists before, and the thread that confines itself.
+        // A thread that exists before, and a thread that confines itself,
+        // does a little, and ends (thread exit must pass the filter). Only
+        // once it is gone does the other thread try something forbidden.
         std::mutex mu;
         std::condition_variable cv;
-        bool confined = false;
+        bool vcpu_gone = false;
         std::thread before([&] {
             std::unique_lock lk(mu);
-            cv.wait(lk, [&] { return confined; });
+            cv.wait(lk, [&] { return vcpu_gone; });
             const int fd = open("/proc/self/status", O_RDONLY); // unconfined: allowed
             _exit(fd >= 0 ? 0 : 3);
         });
@@ -167,11 +169,14 @@ TEST_F(VcpuSeccomp, OnlyTheCallingThreadIsConfined) {
             } catch (...) {
                 _exit(99);
             }
-            std::lock_guard lk(mu);
-            confined = true;
-            cv.notify_all();
+            std::vector<char> work(1 << 20, 'x'); // the allocator, then thread exit
         });
         vcpu.join();
+        {
+            std::lock_guard lk(mu);
+            vcpu_gone = true;
+        }
+        cv.notify_all();
         before.join();
         _exit(4);
     }
