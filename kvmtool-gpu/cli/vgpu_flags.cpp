@@ -2,6 +2,16 @@
 
 namespace kvmgpu::cli {
 
+namespace {
+// parse_u64 for 32-bit fields: a value that does not fit is an error, not
+// silently truncated (--max-handles 4294967297 would otherwise mean 1).
+uint32_t parse_u32(const std::string& text, const std::string& what) {
+    const uint64_t v = parse_u64(text, what);
+    if (v > UINT32_MAX) throw UsageError(what + " '" + text + "': too large");
+    return static_cast<uint32_t>(v);
+}
+} // namespace
+
 const std::set<std::string>& vgpu_option_names() {
     static const std::set<std::string> names = {"vgpu", "gpu-worker", "doorbell", "gpu-mem-quota", "max-handles",
                                                 "max-module", "ring-max", "poll-spin-us"};
@@ -39,10 +49,10 @@ std::optional<VgpuConfig> parse_vgpu_flags(const ArgParser& p) {
     else if (bell == "poll") c.options.doorbell = vgpu::DoorbellMode::Poll;
     else throw UsageError("--doorbell '" + bell + "': expected trap, ioeventfd or poll");
     if (auto v = p.get("gpu-mem-quota")) c.options.device_mem_quota = parse_size(*v, "--gpu-mem-quota");
-    if (auto v = p.get("max-handles")) c.options.max_handles = static_cast<uint32_t>(parse_u64(*v, "--max-handles"));
+    if (auto v = p.get("max-handles")) c.options.max_handles = parse_u32(*v, "--max-handles");
     if (auto v = p.get("max-module")) c.options.max_module_bytes = parse_size(*v, "--max-module");
-    if (auto v = p.get("ring-max")) c.options.max_ring = static_cast<uint32_t>(parse_u64(*v, "--ring-max"));
-    if (auto v = p.get("poll-spin-us")) c.options.poll_spin_us = static_cast<uint32_t>(parse_u64(*v, "--poll-spin-us"));
+    if (auto v = p.get("ring-max")) c.options.max_ring = parse_u32(*v, "--ring-max");
+    if (auto v = p.get("poll-spin-us")) c.options.poll_spin_us = parse_u32(*v, "--poll-spin-us");
     try {
         vgpu::validate(c.options);
     } catch (const std::invalid_argument& e) {
