@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <iterator>
+#include <span>
 #include <system_error>
 
 namespace kvmgpu {
@@ -40,6 +41,24 @@ constexpr int kPlain[] = {
     SYS_rt_sigprocmask, SYS_restart_syscall, SYS_sigaltstack, SYS_exit,       SYS_exit_group,
 };
 
+// Sanitizer builds (KVMGPU_SANITIZE) only: the ASan/LSan runtime probes
+// whether memory is readable by writing it into a pipe (pipe2, write,
+// close) and asks for its thread's id and CPUs, also on a confined thread
+// (seen at thread exit with detect_stack_use_after_return). Release builds
+// do not allow these.
+#if defined(__SANITIZE_ADDRESS__)
+#define KVMGPU_SECCOMP_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KVMGPU_SECCOMP_SANITIZER 1
+#endif
+#endif
+#ifdef KVMGPU_SECCOMP_SANITIZER
+constexpr int kSanitizerOnly[] = {SYS_pipe2, SYS_close, SYS_gettid, SYS_getpid, SYS_sched_getaffinity};
+#else
+constexpr int kSanitizerOnly[] = {SYS_exit}; // nothing extra (exit is allowed anyway)
+#endif
+
 } // namespace
 
 std::vector<sock_filter> vcpu_seccomp_program(int vcpu_fd) {
@@ -53,10 +72,11 @@ std::vector<sock_filter> vcpu_seccomp_program(int vcpu_fd) {
     p.push_back(jump(BPF_JMP | BPF_JSET | BPF_K, __X32_SYSCALL_BIT, 0, 1));
     p.push_back(stmt(BPF_RET | BPF_K, kKill));
 
-    for (int nr : kPlain) {
-        p.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(nr), 0, 1));
-        p.push_back(stmt(BPF_RET | BPF_K, kAllow));
-    }
+    for (auto list : {std::span<const int>(kPlain), std::span<const int>(kSanitizerOnly)})
+        for (int nr : list) {
+            p.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(nr), 0, 1));
+            p.push_back(stmt(BPF_RET | BPF_K, kAllow));
+        }
 
     // ioctl: the vCPU fd only, and only what the run loop and its result use.
     // Each block below starts with "nr == X ? fall in : skip the block" and

@@ -17,6 +17,8 @@
 //   rt_sigreturn rt_sigprocmask restart_syscall   the watchdog's SIGUSR1
 //   sigaltstack                this thread's signal stack (ASan resets it at thread exit)
 //   exit exit_group
+// Sanitizer builds (KVMGPU_SANITIZE) also allow pipe2, close, gettid, getpid
+// and sched_getaffinity, which the ASan runtime uses on any thread.
 // Not allowed, among others: open*, socket, connect, execve, fork/clone,
 // ptrace, process_vm_*, kill/tgkill, ioctl on any other fd (KVM_SET_*,
 // KVM_SET_USER_MEMORY_REGION, the GPU driver's nodes), mmap/mprotect with
