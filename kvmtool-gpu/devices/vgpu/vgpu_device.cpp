@@ -36,6 +36,7 @@ VgpuDevice::VgpuDevice(const memmap::GuestMemory& mem, std::unique_ptr<GpuBacken
 VgpuDevice::~VgpuDevice() { stop(); }
 
 void VgpuDevice::start() {
+    stopping_.store(false), pass_stop_.store(false);
     {
         std::lock_guard lk(ctrl_mu_);
         executor_gone_ = false;
@@ -43,7 +44,13 @@ void VgpuDevice::start() {
     executor_.start(*this);
 }
 
-void VgpuDevice::stop() { executor_.stop(); }
+void VgpuDevice::stop() {
+    // The VM is going away: the command in hand finishes, the rest of the
+    // ring is not run (a full ring of slow commands would hold teardown).
+    stopping_.store(true, std::memory_order_release);
+    pass_stop_.store(true, std::memory_order_release);
+    executor_.stop();
+}
 
 // ---- register block (vCPU threads) ---------------------------------------
 
@@ -136,6 +143,7 @@ bool VgpuDevice::request(Control c, std::optional<CommandRing> ring) {
     ctrl_ = c;
     ctrl_ring_ = std::move(ring);
     ctrl_done_ = false;
+    pass_stop_.store(true, std::memory_order_release); // before ctrl_pending_: handle_control() clears both
     ctrl_pending_.store(true, std::memory_order_release);
     executor_.wake();
     // Waits for the executor to finish the command in hand (passes stop
@@ -183,6 +191,7 @@ void VgpuDevice::handle_control() {
     ctrl_ring_.reset();
     ctrl_ = Control::None;
     ctrl_pending_.store(false, std::memory_order_release);
+    if (!stopping_.load(std::memory_order_acquire)) pass_stop_.store(false, std::memory_order_release);
     ctrl_done_ = true;
     ctrl_cv_.notify_all();
 }
@@ -194,7 +203,7 @@ bool VgpuDevice::run_once() {
     }
     if (!ring_) return false;
     uint32_t done = 0;
-    switch (ring_->run_pass(dispatch_, ring_->entries(), ctrl_pending_, &done)) {
+    switch (ring_->run_pass(dispatch_, ring_->entries(), pass_stop_, &done)) {
     case CommandRing::Pass::Idle: return false;
     case CommandRing::Pass::Progress: {
         VgpuCounters::add(counters_.passes);

@@ -108,6 +108,10 @@ private:
     bool ctrl_done_ = false;
     bool executor_gone_ = true; // no thread to carry a request out
     std::atomic<bool> ctrl_pending_{false};
+    // Ends a ring pass between two commands: set by a control request and
+    // by stop(), so neither waits for the rest of a full ring.
+    std::atomic<bool> pass_stop_{false};
+    std::atomic<bool> stopping_{false};
 
     // Executor thread only.
     CommandDispatch dispatch_;

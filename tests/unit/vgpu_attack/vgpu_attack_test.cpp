@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <numeric>
+#include <thread>
 
 #include "kvmtool-gpu/abi/platform_abi.h"
 #include "tests/unit/vgpu/vgpu_rig.h"
@@ -495,6 +496,39 @@ TEST_F(Attack, EveryRegisterOffsetAndWidth) {
     // A doorbell storm with nothing published.
     for (int i = 0; i < 10000; ++i) a.reg_write32(VGPU_DOORBELL_OFFSET, static_cast<uint32_t>(i));
     carry_on();
+}
+
+} // namespace
+} // namespace kvmgpu::vgpu::test
+
+namespace kvmgpu::vgpu::test {
+namespace {
+
+// ---- teardown --------------------------------------------------------------
+
+// A guest that fills its ring with slow commands must not hold the VMM's
+// teardown for all of them: stop() (the VM is over, e.g. its watchdog
+// fired) lets the command in hand finish and drops the rest. Matmuls of
+// n = 384 on the host backend take tens of milliseconds each; a full
+// ring of them, seconds.
+TEST(AttackTeardown, StopDoesNotRunTheRestOfAFullRing) {
+    VgpuRig rig;
+    ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
+    uint64_t fn;
+    rig.module_with("matmul", &fn);
+    const uint32_t n = 384;
+    const uint64_t d = rig.alloc(uint64_t{n} * n * 4);
+    const auto p = launch_payload(std::vector<std::vector<uint8_t>>{bytes(d), bytes(d), bytes(d), bytes(n)});
+    for (uint32_t i = 0; i < kRingEntries; ++i)
+        rig.post({.opcode = VGPU_OP_LAUNCH_KERNEL,
+                  .args = {fn, 0, 24 | uint64_t{24} << 32, 1 | uint64_t{16} << 32, 16 | uint64_t{1} << 32, uint64_t{4} << 32},
+                  .payload = p,
+                  .flags = VGPU_CMD_FLAG_ASYNC});
+    const uint32_t before = rig.consumer();
+    rig.doorbell();
+    while (rig.consumer() == before) std::this_thread::yield(); // the first one is done
+    rig.dev->stop();
+    EXPECT_LT(rig.consumer() - before, kRingEntries) << "stop() ran the whole ring first";
 }
 
 } // namespace
