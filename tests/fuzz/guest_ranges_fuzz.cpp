@@ -20,6 +20,7 @@
 #include "kvmtool-gpu/devices/vgpu/allocation_table.h"
 #include "kvmtool-gpu/devices/vgpu/handle_table.h"
 #include "memmap/guest_memory.h"
+#include "tests/fuzz/fuzz_input.h"
 #include "memmap/scatter_gather.h"
 
 namespace {
@@ -32,23 +33,7 @@ namespace vgpu = kvmgpu::vgpu;
     __builtin_trap();
 }
 
-class Input {
-public:
-    Input(const uint8_t* p, size_t n) : p_(p), n_(n) {}
-    bool empty() const { return n_ == 0; }
-    template <typename T>
-    T get() {
-        T v{};
-        const size_t k = std::min(sizeof(T), n_);
-        std::memcpy(&v, p_, k);
-        p_ += k, n_ -= k;
-        return v;
-    }
-
-private:
-    const uint8_t* p_;
-    size_t n_;
-};
+using kvmgpu::fuzz::Input;
 
 struct Layout {
     memmap::GuestMemory mem;

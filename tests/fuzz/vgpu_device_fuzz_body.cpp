@@ -18,6 +18,7 @@
 #include "kvmtool-gpu/devices/vgpu/vgpu_device.h"
 #include "kvmtool-gpu/util/log.h"
 #include "memmap/guest_memory.h"
+#include "tests/fuzz/fuzz_input.h"
 
 namespace kvmgpu::vgpu::fuzz {
 namespace {
@@ -236,29 +237,7 @@ World& world() {
 
 // ---- reading the input ------------------------------------------------------
 
-class Input {
-public:
-    Input(const uint8_t* p, size_t n) : p_(p), n_(n) {}
-    bool empty() const { return n_ == 0; }
-    template <typename T>
-    T get() {
-        T v{};
-        const size_t k = std::min(sizeof(T), n_);
-        std::memcpy(&v, p_, k);
-        p_ += k, n_ -= k;
-        return v;
-    }
-    std::span<const uint8_t> bytes(size_t want) {
-        const size_t k = std::min(want, n_);
-        std::span<const uint8_t> out(p_, k);
-        p_ += k, n_ -= k;
-        return out;
-    }
-
-private:
-    const uint8_t* p_;
-    size_t n_;
-};
+using kvmgpu::fuzz::Input;
 
 constexpr uint16_t kOpcodes[] = {
     VGPU_OP_NOP,           VGPU_OP_INIT,            VGPU_OP_DEVICE_GET_COUNT, VGPU_OP_DEVICE_GET_ATTRIBUTE,
