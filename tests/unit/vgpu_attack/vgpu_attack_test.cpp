@@ -531,5 +531,25 @@ TEST(AttackTeardown, StopDoesNotRunTheRestOfAFullRing) {
     EXPECT_LT(rig.consumer() - before, kRingEntries) << "stop() ran the whole ring first";
 }
 
+
+// On the host backend a kernel is CPU work in the executor: one the size a
+// GPU finishes in a second would take the CPU hours (and the VM's teardown
+// would wait for it). Beyond 2^36 multiply-adds the launch is refused at
+// once with CUDA_ERROR_LAUNCH_TIMEOUT (702), as a GPU watchdog would.
+TEST(AttackTeardown, HostBackendRefusesAKernelTooBigForACpu) {
+    VgpuRig rig(VgpuOptions{.device_mem_quota = 256ull << 20});
+    ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
+    uint64_t fn;
+    rig.module_with("matmul", &fn);
+    const uint32_t n = 4200; // 4200^3 = 7.4e10 > 2^36; b spans n*n floats = 70.6 MB (never touched)
+    const uint64_t d = rig.alloc(72ull << 20);
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::vector<std::vector<uint8_t>> p = {bytes(d), bytes(d), bytes(d), bytes(n)};
+    EXPECT_EQ(rig.launch(fn, p, 263, 263, 16, 16).status, 702u);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_NOP}).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.dev->counters().recoveries, 0u); // not sticky
+}
+
 } // namespace
 } // namespace kvmgpu::vgpu::test

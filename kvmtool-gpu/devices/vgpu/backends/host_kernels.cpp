@@ -8,6 +8,11 @@ namespace kvmgpu::vgpu {
 
 namespace {
 
+// The most inner-loop iterations one CPU kernel launch may take, and what
+// a launch beyond it gets: CUDA_ERROR_LAUNCH_TIMEOUT.
+constexpr uint64_t kMaxCpuKernelWork = 1ull << 36;
+constexpr Status kCpuKernelTimeout = static_cast<Status>(702);
+
 // Threads along one axis, saturating instead of wrapping.
 uint64_t threads(uint32_t grid, uint32_t block) { return uint64_t{grid} * block; }
 
@@ -51,6 +56,12 @@ Status matmul(const DeviceAddressSpace& mem, Dim3 grid, Dim3 block, std::span<vo
     const uint64_t rows = std::min<uint64_t>(n, threads(grid.y, block.y));
     const uint64_t cols = std::min<uint64_t>(n, threads(grid.x, block.x));
     if (rows == 0 || cols == 0) return VGPU_SUCCESS;
+    // A CPU cannot run what a GPU can: refuse more than 2^36 multiply-adds
+    // (n = 4096, about a minute) as a GPU watchdog would, rather than
+    // keep the executor (and the VM's teardown) busy for hours.
+    // rows, cols <= n < 2^32: the product is checked for overflow.
+    uint64_t work;
+    if (__builtin_mul_overflow(rows * cols, n, &work) || work > kMaxCpuKernelWork) return kCpuKernelTimeout;
     // Elements actually touched: a[0 .. rows*n), b[0 .. (n-1)*n + cols),
     // c[0 .. (rows-1)*n + cols). n < 2^32, so these fit in 64 bits.
     const float* a = floats(mem, param<uint64_t>(p, 0), rows * n);
