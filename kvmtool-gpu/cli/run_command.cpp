@@ -97,11 +97,14 @@ int run_command(const std::vector<std::string>& args) {
     std::optional<AttachedVgpu> vgpu;
     if (vgpu_cfg) {
         vgpu = attach_vgpu(vm, *vgpu_cfg);
+        // The factory's note names the backend and, on a fallback, why; it
+        // replaces the bare description rather than repeating it.
+        const std::string& backend = vgpu->backend_note.empty() ? vgpu->device->backend_description()
+                                                                : vgpu->backend_note;
         std::printf("kvmtool-gpu: vGPU backend: %s; doorbell %s; guest RAM registration %s (%.1f ms)\n",
-                    vgpu->device->backend_description().c_str(), vgpu::to_string(vgpu_cfg->options.doorbell),
+                    backend.c_str(), vgpu::to_string(vgpu_cfg->options.doorbell),
                     vgpu->device->registration_status() == VGPU_SUCCESS ? "ok" : "FAILED (no zero-copy)",
                     vgpu->device->registration_ns() * 1e-6);
-        if (!vgpu->backend_note.empty()) std::printf("kvmtool-gpu: vGPU: %s\n", vgpu->backend_note.c_str());
     } else {
         std::printf("kvmtool-gpu: vGPU: none (--vgpu none)\n");
     }
