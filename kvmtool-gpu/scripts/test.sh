@@ -4,7 +4,8 @@
 # kvm and gpu tests, which skip with a reason where /dev/kvm or a GPU is
 # missing; and the nested suites, which run the kvm tests inside a QEMU
 # machine whose kernel has KVM, so machines without /dev/kvm still exercise
-# the real KVM path.
+# the real KVM path. Then the unit suites again under ASan+UBSan, and a
+# bounded (~1 minute) libFuzzer run of the vGPU device model.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${KVMGPU_BUILD_DIR:-$repo/build}
@@ -13,3 +14,5 @@ cd "$build"
 [ -e /dev/kvm ] && echo "test.sh: /dev/kvm present: kvm tests run on this host's KVM" \
                 || echo "test.sh: no /dev/kvm here: kvm tests skip on the host and run in the nested suites"
 ctest --output-on-failure -j2 --timeout 1500 "$@"
+bash "$repo/kvmtool-gpu/scripts/test-sanitized.sh"
+bash "$repo/tests/fuzz/run-ci-fuzz.sh"
