@@ -7,24 +7,14 @@
 
 #include <cerrno>
 #include <chrono>
+#include "kvmtool-gpu/util/spin.h"
+
 #include <condition_variable>
 #include <mutex>
 #include <system_error>
 
 namespace kvmgpu::vgpu {
 
-namespace {
-uint64_t now_ns() {
-    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                     std::chrono::steady_clock::now().time_since_epoch())
-                                     .count());
-}
-inline void cpu_relax() {
-#if defined(__x86_64__)
-    __builtin_ia32_pause();
-#endif
-}
-} // namespace
 
 Executor::Executor(const VgpuOptions& opts, VgpuCounters& counters)
     : mode_(opts.doorbell), spin_ns_(uint64_t{opts.poll_spin_us} * 1000), sleep_ns_(uint64_t{opts.poll_sleep_us} * 1000),

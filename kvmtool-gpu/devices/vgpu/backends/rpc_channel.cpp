@@ -2,6 +2,8 @@
 // requests and replies between the VMM and a GPU worker.
 #include "kvmtool-gpu/devices/vgpu/backends/rpc_channel.h"
 
+#include "kvmtool-gpu/util/spin.h"
+
 #include <linux/futex.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -27,24 +29,13 @@ struct RpcChannel::Shared {
     alignas(64) RpcReply rep{};
 };
 
+
 namespace {
 static_assert(std::atomic<uint32_t>::is_always_lock_free && sizeof(std::atomic<uint32_t>) == 4,
               "futex words must be plain 32-bit integers");
 constexpr uint64_t kPage = 4096;
 constexpr std::chrono::milliseconds kVmmSlice{5};   // liveness check period while the VMM sleeps
 constexpr std::chrono::seconds kWorkerSlice{1};     // parent check period while the worker sleeps
-
-uint64_t now_ns() {
-    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                     std::chrono::steady_clock::now().time_since_epoch())
-                                     .count());
-}
-
-inline void cpu_relax() {
-#if defined(__x86_64__)
-    __builtin_ia32_pause();
-#endif
-}
 
 uint32_t* word(std::atomic<uint32_t>& a) { return reinterpret_cast<uint32_t*>(&a); }
 
