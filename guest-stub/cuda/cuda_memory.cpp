@@ -42,6 +42,7 @@ CUresult copy_scattered(Dir dir, CUdeviceptr dptr, const void* host, size_t byte
         c.arg[2] = count;
         c.arg[3] = stream;
         c.arg[4] = strategy;
+        c.arg[5] = covered; // lets the VMM (or the GPU, for DEVICE_WALK) check the list's sum
         CUresult r = async ? call_async(c) : call_sync(c);
         if (r == CUDA_SUCCESS || async)
             sg_commit(count); // submitted: the device will read the list
