@@ -48,14 +48,11 @@ bool parse_page_size(const Cmdline& cmdline, uint64_t* out)
     return false;
 }
 
-bool translate_cb(void*, uint64_t va, uint64_t* pa, uint64_t* contig)
+uint64_t translate_cb(void*, uint64_t va, uint64_t bytes, SgWriter* sg)
 {
-    if (va >= kPage4K && va < g_ram_size) { // identity RAM: contiguous to the end
-        *pa = va;
-        *contig = g_ram_size - va;
-        return true;
-    }
-    return g_tables.translate(va, pa, contig);
+    if (va >= kPage4K && va < g_ram_size) // identity RAM: contiguous to the end
+        return sg_add_piece(sg, va, g_ram_size - va, bytes);
+    return g_tables.append_sg(va, bytes, sg); // one walk per leaf table
 }
 
 } // namespace

@@ -117,26 +117,77 @@ bool PageTables::prepare(uint64_t va, uint64_t bytes, uint64_t page_size)
 
 bool PageTables::leaf(uint64_t va, uint64_t** entry, uint64_t* page_size) const
 {
+    return leaf_run(va, entry, page_size) != 0;
+}
+
+uint64_t PageTables::leaf_run(uint64_t va, uint64_t** entry, uint64_t* page_size) const
+{
     if (va >= kCanonicalLimit)
-        return false;
+        return 0;
     uint64_t table_phys = root_;
     for (int level = 4; level >= 1; --level) {
         uint64_t* t = window_.table(table_phys);
         if (t == nullptr)
-            return false;
-        uint64_t* e = &t[index_at(va, level)];
+            return 0;
+        unsigned index = index_at(va, level);
+        uint64_t* e = &t[index];
         if ((*e & pte::kPresent) == 0)
-            return false;
+            return 0;
         if (level == 1 || (level == 2 && (*e & pte::kLarge) != 0)) {
             *entry = e;
             *page_size = level == 1 ? kPage4K : kPage2M;
-            return true;
+            return 512 - index;
         }
         if ((*e & pte::kLarge) != 0)
-            return false; // 1 GiB leaves are never created here
+            return 0; // 1 GiB leaves are never created here
         table_phys = *e & pte::kAddrMask;
     }
-    return false;
+    return 0;
+}
+
+uint64_t PageTables::append_sg(uint64_t va, uint64_t bytes, SgWriter* sg) const
+{
+    uint64_t* e;
+    uint64_t size;
+    const uint64_t avail = bytes == 0 ? 0 : leaf_run(va, &e, &size);
+    if (avail == 0)
+        return 0;
+    // off + bytes cannot wrap: off <= va, and the caller's va + bytes does not.
+    const unsigned shift = size == kPage2M ? 21 : 12;
+    const uint64_t off = va & (size - 1);
+    const uint64_t needed = ((off + bytes - 1) >> shift) + 1;
+    const uint64_t pages = needed < avail ? needed : avail;
+    const uint64_t frame_mask = pte::kAddrMask & ~(size - 1);
+    const uint64_t leaf_bits = size == kPage2M ? pte::kPresent | pte::kLarge : pte::kPresent;
+    // [run_pa, run_end) grows while the next frame continues it and goes to
+    // the list when one does not: a continuing page costs a load, two
+    // compares and an add, a new entry a few stores. A local copy of the
+    // writer lets the compiler keep its state in registers.
+    SgWriter w = *sg;
+    uint64_t run_pa = (e[0] & frame_mask) + off, run_end = (e[0] & frame_mask) + size;
+    uint64_t done = 0; // bytes already in w
+    for (uint64_t i = 1; i < pages; ++i) {
+        const uint64_t v = e[i], pa = v & frame_mask;
+        if ((v & leaf_bits) != leaf_bits)
+            break; // unmapped, or a PD entry that points to a page table
+        if (pa == run_end) {
+            run_end += size;
+            continue;
+        }
+        if (!w.add(run_pa, run_end - run_pa)) {
+            *sg = w;
+            return done;
+        }
+        done += run_end - run_pa;
+        run_pa = pa;
+        run_end = pa + size;
+    }
+    // The last run may end past the range (in its last page).
+    uint64_t len = run_end - run_pa < bytes - done ? run_end - run_pa : bytes - done;
+    if (w.add(run_pa, len))
+        done += len;
+    *sg = w;
+    return done;
 }
 
 bool PageTables::translate(uint64_t va, uint64_t* pa, uint64_t* page_left) const

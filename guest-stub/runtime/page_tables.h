@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "guest-stub/runtime/frame_alloc.h"
+#include "guest-stub/runtime/sg_list.h"
 
 namespace guest {
 
@@ -49,8 +50,18 @@ public:
 
     // The leaf entry mapping va and its page size; false if unmapped.
     bool leaf(uint64_t va, uint64_t** entry, uint64_t* page_size) const;
+    // As leaf(), and returns how many entries of that table, *entry's
+    // included (1..512), stand for va's page and the pages after it; each
+    // one after the first is a leaf only if present (and, in a PD, kLarge).
+    // 0 if va is unmapped.
+    uint64_t leaf_run(uint64_t va, uint64_t** entry, uint64_t* page_size) const;
     // va -> pa; *page_left (optional) = bytes from va to the end of its page.
     bool translate(uint64_t va, uint64_t* pa, uint64_t* page_left = nullptr) const;
+    // Appends to sg the physical pieces of [va, va + bytes) that va's leaf
+    // table maps (up to 2 MiB of 4 KiB pages, 1 GiB of 2 MiB ones): one walk,
+    // then a few instructions per page. Stops early at an unmapped page or
+    // when sg is full. Returns the bytes appended (0: va unmapped, or full).
+    uint64_t append_sg(uint64_t va, uint64_t bytes, SgWriter* sg) const;
     // Clears the leaf for va (which must be a leaf of page_size). false if none.
     bool unmap(uint64_t va, uint64_t page_size);
 

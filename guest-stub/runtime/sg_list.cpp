@@ -10,26 +10,22 @@ SgResult build_sg_list(uint64_t va, uint64_t bytes, TranslateFn translate, void*
     if (bytes == 0 || va > UINT64_MAX - bytes || out == nullptr || max_entries == 0 ||
         translate == nullptr)
         return SgResult::kBadArgument;
-    uint64_t n = 0;
-    uint64_t done = 0;
-    while (done < bytes) {
-        uint64_t pa, contig;
-        if (!translate(ctx, va + done, &pa, &contig) || contig == 0)
-            return SgResult::kUnmapped;
-        uint64_t len = contig < bytes - done ? contig : bytes - done;
-        if (n > 0 && out[n - 1].gpa + out[n - 1].len == pa) {
-            out[n - 1].len += len;
-        } else {
-            if (n == max_entries)
-                return SgResult::kTooMany;
-            out[n].gpa = pa;
-            out[n].len = len;
-            ++n;
+    SgWriter sg(out, max_entries);
+    SgResult result = SgResult::kOk;
+    for (uint64_t done = 0; done < bytes;) {
+        uint64_t step = translate(ctx, va + done, bytes - done, &sg);
+        done += step;
+        if (sg.full()) {
+            result = SgResult::kTooMany;
+            break;
         }
-        done += len;
-        *count = n;
+        if (step == 0) {
+            result = SgResult::kUnmapped;
+            break;
+        }
     }
-    return SgResult::kOk;
+    *count = sg.count();
+    return result;
 }
 
 const char* sg_result_name(SgResult r)
