@@ -21,7 +21,7 @@
 //
 // Cmdline (defaults are a small sweep, so `run --guest bandwidth` is quick):
 //   sizes=4K,64K,1M   dirs=htod,dtoh   kinds=pinned,pageable
-//   strategies=auto,gather,perchunk,coalesce,bounce,batch
+//   strategies=auto,gather,walk,perchunk,coalesce,bounce,batch (kSgStrategyList)
 //   slow_max=0        skip perchunk/coalesce/bounce/batch above this size (0: never)
 //   target=64M reps_min=2 reps_max=20   repetitions: ~target bytes per measurement
 //   verify=64K        bytes of the data check per (kind, strategy); 0 = off
@@ -38,6 +38,7 @@ using kvmgpu::bench::kDirNames;
 using kvmgpu::bench::kKindNames;
 using kvmgpu::bench::kSgStrategies;
 using kvmgpu::bench::kSgStrategyCount;
+using kvmgpu::bench::kSgStrategyList;
 
 namespace {
 
@@ -67,10 +68,10 @@ bool parse_config(Config* c)
     }
     if (!parse_name_mask(cmdline_value_or("dirs", "htod,dtoh"), kDirNames, 2, &c->dirs) ||
         !parse_name_mask(cmdline_value_or("kinds", "pinned,pageable"), kKindNames, 2, &c->kinds) ||
-        !parse_name_mask(cmdline_value_or("strategies", "auto,gather,perchunk,coalesce,bounce,batch"), strategy_names,
-                         kSgStrategyCount, &c->strategies)) {
-        printf("bandwidth: dirs= (htod,dtoh), kinds= (pinned,pageable) or strategies= "
-               "(auto,gather,perchunk,coalesce,bounce,batch) has an unknown name\n");
+        !parse_name_mask(cmdline_value_or("strategies", kSgStrategyList), strategy_names, kSgStrategyCount,
+                         &c->strategies)) {
+        printf("bandwidth: dirs= (htod,dtoh), kinds= (pinned,pageable) or strategies= (%s) has an unknown name\n",
+               kSgStrategyList);
         return false;
     }
     bool ok = true;

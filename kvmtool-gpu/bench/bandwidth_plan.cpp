@@ -18,7 +18,7 @@ std::vector<std::string> all_strategies() {
 const SgStrategyName& strategy_named(const std::string& name) {
     for (const auto& s : kSgStrategies)
         if (name == s.name) return s;
-    throw std::invalid_argument("unknown strategy '" + name + "' (auto, gather, perchunk, coalesce, bounce, batch)");
+    throw std::invalid_argument("unknown strategy '" + name + "' (" + kSgStrategyList + ")");
 }
 
 std::string join(const std::vector<std::string>& v) {

@@ -42,8 +42,13 @@ const BandwidthResult* native_match(const std::vector<BandwidthResult>& all, con
 std::optional<double> ratio_to_native(const std::vector<BandwidthResult>& all, const BandwidthResult& r,
                                       const std::string& native_kind);
 
+// Whether the targets judge pageable copies made with this strategy
+// (strategy_is_judged, bandwidth_rules.h: auto, gather, walk).
+bool judged_strategy(const std::string& name);
+
 // Issue 4's targets, for guest results at >= 64 MiB: pinned >= 0.99 x
-// native pinned; pageable on 4 KiB guest pages >= 0.92 x native pinned.
+// native pinned; pageable on 4 KiB guest pages with a judged strategy
+// >= 0.92 x native pinned.
 struct TargetVerdict {
     const BandwidthResult* result;
     double threshold;  // 0.99 or 0.92

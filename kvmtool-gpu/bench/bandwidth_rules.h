@@ -22,10 +22,38 @@ struct SgStrategyName {
 // sweep cut short by a time limit has measured them.
 inline constexpr SgStrategyName kSgStrategies[] = {
     {"auto", VGPU_SG_AUTO, false},          {"gather", VGPU_SG_GATHER_KERNEL, false},
-    {"perchunk", VGPU_SG_PER_CHUNK, true},  {"coalesce", VGPU_SG_COALESCE, true},
-    {"bounce", VGPU_SG_BOUNCE, true},       {"batch", VGPU_SG_BATCH, true},
+    {"walk", VGPU_SG_DEVICE_WALK, false},   {"perchunk", VGPU_SG_PER_CHUNK, true},
+    {"coalesce", VGPU_SG_COALESCE, true},   {"bounce", VGPU_SG_BOUNCE, true},
+    {"batch", VGPU_SG_BATCH, true},
 };
 inline constexpr unsigned kSgStrategyCount = sizeof(kSgStrategies) / sizeof(kSgStrategies[0]);
+static_assert(kSgStrategyCount == static_cast<unsigned>(VGPU_SG_STRATEGY_COUNT_), "one name per enum vgpu_sg_strategy value");
+
+// The names in table order, comma-separated: the guest's default list and
+// the texts that name them all (checked against the table below).
+inline constexpr char kSgStrategyList[] = "auto,gather,walk,perchunk,coalesce,bounce,batch";
+
+constexpr bool strategy_list_matches_table()
+{
+    unsigned at = 0;
+    for (unsigned i = 0; i < kSgStrategyCount; ++i) {
+        if (i > 0 && kSgStrategyList[at++] != ',')
+            return false;
+        for (const char* n = kSgStrategies[i].name; *n != 0; ++n)
+            if (kSgStrategyList[at++] != *n)
+                return false;
+    }
+    return kSgStrategyList[at] == 0;
+}
+static_assert(strategy_list_matches_table(), "kSgStrategyList must list kSgStrategies in order");
+
+// Pageable copies are judged against the targets only with the strategies
+// meant to reach them: the VMM's pick and the two that move the list on
+// the GPU. The naive ones are reference points.
+constexpr bool strategy_is_judged(uint32_t value)
+{
+    return value == VGPU_SG_AUTO || value == VGPU_SG_GATHER_KERNEL || value == VGPU_SG_DEVICE_WALK;
+}
 
 // Directions, in the order the guest runs them.
 inline constexpr const char* kDirNames[] = {"htod", "dtoh"};

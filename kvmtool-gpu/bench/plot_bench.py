@@ -34,7 +34,9 @@ def plot_bandwidth(rows, out):
     dirs = [d for d in ("htod", "dtoh") if any(r["dir"] == d for r in rows)]
     order = {"4K": 0, "2M": 1, "1G": 2}
     hps = sorted({r["hpages"] for r in rows if r["source"] == "guest"}, key=lambda h: order.get(h, 9)) or ["-"]
-    strategies = ["none", "auto", "perchunk", "coalesce", "bounce", "batch", "gather"]
+    # tab10 colour per strategy; 7 (gray) is skipped: native pageable is gray
+    strategy_color = {"none": 0, "auto": 1, "perchunk": 2, "coalesce": 3, "bounce": 4, "batch": 5, "gather": 6,
+                      "walk": 8}
     colors = plt.get_cmap("tab10")
     fig, axes = plt.subplots(len(dirs), len(hps), figsize=(6.5 * len(hps), 4.8 * len(dirs)), squeeze=False)
     sizes = sorted({int(r["bytes"]) for r in rows})
@@ -54,7 +56,7 @@ def plot_bandwidth(rows, out):
                 else:  # colour: strategy; solid: 4 KiB guest pages (and pinned), dotted: 2 MiB
                     st = mine[0]["strategy"]
                     style = ":" if mine[0]["gpages"] == "2M" else "-"
-                    color = colors(strategies.index(st) if st in strategies else 9)
+                    color = colors(strategy_color.get(st, 9))
                     width = 2.0 if st == "none" else 1.2
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", markersize=3, linewidth=width,
                         color=color, label=m.replace(f" hp{hp}", ""))

@@ -24,8 +24,8 @@ TEST(BandwidthPlan, FullSweepShape) {
     // Pinned only in the first guest-page VM of each host backing.
     EXPECT_EQ(count_kind(vms[0], "pinned"), 20u);
     EXPECT_EQ(count_kind(vms[1], "pinned"), 0u);
-    // 6 strategies; the 4 slow ones stop at 256M (9 sizes), auto and gather reach 1G.
-    EXPECT_EQ(count_kind(vms[0], "pageable"), 2u * (4 * 9 + 2 * 10));
+    // 7 strategies; the 4 slow ones stop at 256M (9 sizes), auto, gather and walk reach 1G.
+    EXPECT_EQ(count_kind(vms[0], "pageable"), 2u * (4 * 9 + 3 * 10));
     EXPECT_EQ(count_kind(vms[1], "pageable"), count_kind(vms[0], "pageable"));
     for (const auto& vm : vms)
         for (const auto& k : vm.expected) {
@@ -37,7 +37,7 @@ TEST(BandwidthPlan, FullSweepShape) {
 
 TEST(BandwidthPlan, CmdlineCarriesTheSweep) {
     auto s = quick_bandwidth_sweep();
-    s.strategies = {"gather", "auto"};
+    s.strategies = {"walk", "gather", "auto"};
     s.htod = false;
     const auto vms = plan_bandwidth_vms(s);
     ASSERT_FALSE(vms.empty());
@@ -46,22 +46,30 @@ TEST(BandwidthPlan, CmdlineCarriesTheSweep) {
     EXPECT_NE(c.find("sizes=4096,65536,1048576"), std::string::npos);
     EXPECT_NE(c.find("dirs=dtoh "), std::string::npos);
     EXPECT_NE(c.find("kinds=pinned,pageable"), std::string::npos);
-    EXPECT_NE(c.find("strategies=gather,auto"), std::string::npos);
+    EXPECT_NE(c.find("strategies=walk,gather,auto"), std::string::npos);
     EXPECT_NE(c.find("vgpu_sg_entries="), std::string::npos);
     EXPECT_NE(vms[1].cmdline.find("kinds=pageable "), std::string::npos);
-    // The guest runs strategies in table order (auto before gather), whatever the list order.
+    // The guest runs strategies in table order (auto, gather, walk), whatever the list order.
     const auto& e = vms[0].expected;
     auto first = [&](const char* st) {
         return std::find_if(e.begin(), e.end(), [&](const BandwidthKey& k) { return k.strategy == st; }) - e.begin();
     };
     EXPECT_LT(first("auto"), first("gather"));
+    EXPECT_LT(first("gather"), first("walk"));
+    EXPECT_EQ(std::count_if(e.begin(), e.end(), [](const BandwidthKey& k) { return k.strategy == "walk"; }),
+              std::count_if(e.begin(), e.end(), [](const BandwidthKey& k) { return k.strategy == "auto"; }));
     for (const auto& k : e) EXPECT_EQ(k.dir, "dtoh");
 }
 
 TEST(BandwidthPlan, UnknownStrategyIsRejected) {
     auto s = quick_bandwidth_sweep();
     s.strategies = {"gather", "teleport"};
-    EXPECT_THROW(plan_bandwidth_vms(s), std::invalid_argument);
+    try {
+        plan_bandwidth_vms(s);
+        ADD_FAILURE() << "no exception";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("auto,gather,walk,perchunk"), std::string::npos) << e.what();
+    }
 }
 
 TEST(BandwidthPlan, NothingToDo) {

@@ -37,17 +37,28 @@ TEST(BandwidthReport, TargetsJudgeOnlyLargeGuestCopies) {
                                         guest("pageable", "4K", "gather", "htod", k64M, 1100000), // 90.9%: missed
                                         guest("pageable", "2M", "gather", "htod", k64M, 1000000), // not a target
                                         guest("pinned", "-", "none", "htod", 1 << 20, 9000000),   // too small
-                                        guest("pageable", "4K", "batch", "htod", k64M, 0, "not_supported")};
+                                        guest("pageable", "4K", "walk", "htod", k64M, 1050000),   // 95.2%: met
+                                        guest("pageable", "4K", "walk", "dtoh", k64M, 0, "not_supported"),
+                                        guest("pageable", "4K", "auto", "htod", k64M, 1000000),    // 100%: met
+                                        guest("pageable", "4K", "batch", "htod", k64M, 1000000),   // naive: not judged
+                                        guest("pageable", "4K", "perchunk", "htod", k64M, 9000000)}; // nor this
     const auto v = bandwidth_targets(all);
-    ASSERT_EQ(v.size(), 3u);
+    ASSERT_EQ(v.size(), 5u);
     EXPECT_EQ(v[0].threshold, 0.99);
     EXPECT_TRUE(v[0].met());
     EXPECT_EQ(v[1].threshold, 0.92);
     EXPECT_FALSE(v[1].met());
     ASSERT_TRUE(v[1].ratio);
     EXPECT_NEAR(*v[1].ratio, 1 / 1.1, 1e-12);
-    EXPECT_FALSE(v[2].ratio); // not supported: no ratio, not met
-    EXPECT_FALSE(v[2].met());
+    EXPECT_EQ(v[2].result->key.strategy, "walk");
+    EXPECT_EQ(v[2].threshold, 0.92);
+    EXPECT_TRUE(v[2].met());
+    EXPECT_FALSE(v[3].ratio); // not supported: no ratio, not met
+    EXPECT_FALSE(v[3].met());
+    EXPECT_EQ(v[4].result->key.strategy, "auto");
+    EXPECT_TRUE(judged_strategy("walk"));
+    EXPECT_FALSE(judged_strategy("coalesce"));
+    EXPECT_FALSE(judged_strategy("none"));
 }
 
 TEST(BandwidthReport, LineToResult) {
@@ -80,9 +91,11 @@ TEST(BandwidthReport, Renderings) {
     std::vector<BandwidthResult> all = {native("pinned", "htod", k64M, 1000000),
                                         guest("pinned", "-", "none", "htod", k64M, 1005000),
                                         guest("pageable", "4K", "gather", "htod", k64M, 1100000),
-                                        guest("pageable", "4K", "perchunk", "htod", 4096, 0, "missing")};
+                                        guest("pageable", "4K", "perchunk", "htod", 4096, 0, "missing"),
+                                        guest("pageable", "4K", "walk", "htod", k64M, 1050000),
+                                        guest("pageable", "4K", "batch", "htod", k64M, 4000000)};
     const std::string csv = bandwidth_csv(all);
-    EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5);
+    EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 7);
     EXPECT_EQ(csv.rfind("source,mode,dir,", 0), 0u);
     EXPECT_NE(csv.find("guest pinned hp2M,htod,pinned,-,2M,none,67108864,1,1005000,2010000,"), std::string::npos);
     const std::string json = bandwidth_json(all, meta);
@@ -94,6 +107,12 @@ TEST(BandwidthReport, Renderings) {
     EXPECT_NE(md.find("| guest pinned hp2M |  | 66.8 (99.5%) |"), std::string::npos) << md;
     EXPECT_NE(md.find("MISSED by 1.1%"), std::string::npos) << md;
     EXPECT_NE(md.find("| met |"), std::string::npos) << md;
+    // walk is judged beside gather; batch, a naive strategy, is only in the GB/s table.
+    EXPECT_NE(md.find("| guest pageable gp4K hp2M walk | htod | 64M | 63.9 | 67.1 | 95.2% | 92.0% | met |"),
+              std::string::npos)
+        << md;
+    EXPECT_NE(md.find("| guest pageable gp4K hp2M batch |"), std::string::npos) << md;
+    EXPECT_EQ(md.find("batch | htod |"), std::string::npos) << md;
     EXPECT_NE(md.find("guest pageable gp4K hp2M perchunk htod 4K: missing"), std::string::npos) << md;
     meta.native_baseline = false;
     EXPECT_NE(bandwidth_markdown(all, meta).find("Not judged: no native GPU baseline"), std::string::npos);

@@ -6,6 +6,10 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "kvmtool-gpu/bench/bandwidth_rules.h"
 
@@ -16,6 +20,11 @@ uint32_t bits_of(float f) {
     return b;
 }
 guest::StrView view(const char* s) { return guest::StrView{s, std::strlen(s)}; }
+const kvmgpu::bench::SgStrategyName& strategy(const char* name) {
+    for (const auto& s : kvmgpu::bench::kSgStrategies)
+        if (std::strcmp(s.name, name) == 0) return s;
+    throw std::invalid_argument(name);
+}
 } // namespace
 
 TEST(EventNanoseconds, ExactValues) {
@@ -90,12 +99,36 @@ TEST(BandwidthRules, RepsAndSlowStrategies) {
     EXPECT_EQ(reps_for(1u << 30, 256u << 20, 2, 20), 2u);
     EXPECT_EQ(reps_for(1u << 30, 256u << 20, 0, 0), 1u);
     EXPECT_EQ(reps_for(0, 1, 1, 5), 5u);
-    const auto& perchunk = kvmgpu::bench::kSgStrategies[2];
-    const auto& gather = kvmgpu::bench::kSgStrategies[1];
-    ASSERT_STREQ(perchunk.name, "perchunk");
-    ASSERT_STREQ(gather.name, "gather");
+    const auto& perchunk = strategy("perchunk");
+    const auto& gather = strategy("gather");
+    const auto& walk = strategy("walk");
+    EXPECT_EQ(walk.value, unsigned{VGPU_SG_DEVICE_WALK});
     EXPECT_TRUE(kvmgpu::bench::strategy_runs_at(perchunk, 256u << 20, 256u << 20));
     EXPECT_FALSE(kvmgpu::bench::strategy_runs_at(perchunk, 1u << 30, 256u << 20));
     EXPECT_TRUE(kvmgpu::bench::strategy_runs_at(perchunk, 1u << 30, 0));
     EXPECT_TRUE(kvmgpu::bench::strategy_runs_at(gather, 1u << 30, 256u << 20));
+    EXPECT_TRUE(kvmgpu::bench::strategy_runs_at(walk, 1u << 30, 256u << 20));
+}
+
+TEST(BandwidthRules, StrategyTableCoversTheAbiJudgedFirst) {
+    using kvmgpu::bench::kSgStrategies;
+    // Every enum vgpu_sg_strategy value exactly once.
+    std::set<unsigned> values;
+    for (const auto& s : kSgStrategies) values.insert(s.value);
+    EXPECT_EQ(values.size(), unsigned{VGPU_SG_STRATEGY_COUNT_});
+    EXPECT_EQ(*values.rbegin(), unsigned{VGPU_SG_STRATEGY_COUNT_} - 1);
+    // The judged ones lead (a sweep cut short has measured them), and none is slow.
+    std::vector<std::string> judged;
+    bool judged_phase = true;
+    for (const auto& s : kSgStrategies) {
+        const bool j = kvmgpu::bench::strategy_is_judged(s.value);
+        EXPECT_TRUE(judged_phase || !j) << s.name << " is judged but comes after one that is not";
+        judged_phase = judged_phase && j;
+        if (j) {
+            judged.emplace_back(s.name);
+            EXPECT_FALSE(s.slow) << s.name;
+        }
+    }
+    EXPECT_EQ(judged, (std::vector<std::string>{"auto", "gather", "walk"}));
+    EXPECT_STREQ(kvmgpu::bench::kSgStrategyList, "auto,gather,walk,perchunk,coalesce,bounce,batch");
 }
