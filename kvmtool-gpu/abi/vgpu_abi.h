@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define VGPU_MAGIC 0x55504756u /* "VGPU" */
-#define VGPU_ABI_VERSION 1u
+#define VGPU_ABI_VERSION 2u
 
 /* ---- MMIO registers (offsets from KVMGPU_VGPU_GPA) -------------------- */
 #define VGPU_REG_MAGIC 0x00u     /* u32 RO */
@@ -130,8 +130,10 @@ enum vgpu_opcode {
     VGPU_OP_MEMCPY_HTOD = 13,         /* arg0 dst dptr, arg1 src gpa, arg2 bytes, arg3 stream */
     VGPU_OP_MEMCPY_DTOH = 14,         /* arg0 dst gpa, arg1 src dptr, arg2 bytes, arg3 stream */
     VGPU_OP_MEMCPY_DTOD = 15,         /* arg0 dst dptr, arg1 src dptr, arg2 bytes, arg3 stream */
-    VGPU_OP_MEMCPY_HTOD_SG = 16,      /* arg0 dst dptr, arg1 sg gpa, arg2 sg count, arg3 stream, arg4 strategy */
-    VGPU_OP_MEMCPY_DTOH_SG = 17,      /* arg0 src dptr, arg1 sg gpa, arg2 sg count, arg3 stream, arg4 strategy */
+    VGPU_OP_MEMCPY_HTOD_SG = 16,      /* arg0 dst dptr, arg1 sg gpa, arg2 sg count, arg3 stream, arg4 strategy,
+                                         arg5 total bytes (see vgpu_sg_strategy) */
+    VGPU_OP_MEMCPY_DTOH_SG = 17,      /* arg0 src dptr, arg1 sg gpa, arg2 sg count, arg3 stream, arg4 strategy,
+                                         arg5 total bytes */
     VGPU_OP_MEMSET_D8 = 18,           /* arg0 dptr, arg1 value, arg2 count, arg3 stream */
     VGPU_OP_MEMSET_D32 = 19,          /* arg0 dptr, arg1 value, arg2 count (u32s), arg3 stream */
     VGPU_OP_GUEST_RAM_DEVICE_PTR = 20,/* arg0 gpa, arg1 bytes -> result0 device address (zero-copy) */
@@ -152,7 +154,16 @@ enum vgpu_opcode {
     VGPU_OP_MAX_ = 55
 };
 
-/* How the VMM moves a scatter-gather transfer (arg4 of the _SG opcodes). */
+/* How the VMM moves a scatter-gather transfer (arg4 of the _SG opcodes).
+ * arg5 is the sum of the list's lengths as the guest computed it, or 0 for
+ * "not given". The VMM-translated strategies (1..5) read the list on the
+ * host and refuse a nonzero arg5 that does not match. DEVICE_WALK needs
+ * arg5: the VMM does O(1) work and the GPU itself reads the list out of
+ * guest RAM, checks every entry and the sum, and copies nothing if either
+ * is wrong. Being asynchronous, that refusal is reported by the next
+ * synchronize (stream, event or context) as VGPU_ERROR_INVALID_VALUE, as
+ * CUDA reports a failed asynchronous operation. AUTO picks DEVICE_WALK
+ * where the backend has it and arg5 is given. */
 enum vgpu_sg_strategy {
     VGPU_SG_AUTO = 0,          /* the VMM picks (gather kernel where it can) */
     VGPU_SG_PER_CHUNK = 1,     /* one async copy per entry */
@@ -160,7 +171,8 @@ enum vgpu_sg_strategy {
     VGPU_SG_BOUNCE = 3,        /* GViM 2-copy: through a pinned bounce buffer */
     VGPU_SG_BATCH = 4,         /* cuMemcpyBatchAsync */
     VGPU_SG_GATHER_KERNEL = 5, /* GPU kernel reads guest RAM via zero-copy mapping */
-    VGPU_SG_STRATEGY_COUNT_ = 6
+    VGPU_SG_DEVICE_WALK = 6,   /* the GPU reads and checks the list itself (zero-copy) */
+    VGPU_SG_STRATEGY_COUNT_ = 7
 };
 
 /* Status codes: exactly CUresult's values for the ones the vGPU returns. */

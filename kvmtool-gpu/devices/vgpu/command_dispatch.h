@@ -86,6 +86,7 @@ private:
     CommandResult op_memcpy_host(GuestCommand&);
     CommandResult op_memcpy_dtod(GuestCommand&);
     CommandResult op_memcpy_sg(GuestCommand&);
+    CommandResult sg_device_walk(GuestCommand&, bool htod, BackendStream s);
     CommandResult op_memset(GuestCommand&);
     CommandResult op_guest_ram_device_ptr(GuestCommand&);
     // dispatch_kernels.cpp
@@ -109,6 +110,7 @@ private:
 
     // Reused between commands so large transfers do not allocate each time.
     std::vector<memmap::GuestRange> sg_list_;
+    std::vector<RamRegion> ram_regions_; // guest RAM as the device walk sees it, made on first use
     std::vector<uint8_t> module_image_;
 };
 

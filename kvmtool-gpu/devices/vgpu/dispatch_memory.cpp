@@ -68,17 +68,20 @@ CommandResult CommandDispatch::op_memcpy_dtod(GuestCommand& c) {
 }
 
 // MEMCPY_HTOD_SG and MEMCPY_DTOH_SG: arg0 device address (contiguous side),
-// arg1 gpa of a vgpu_sg_entry array, arg2 entries, arg3 stream, arg4 strategy.
+// arg1 gpa of a vgpu_sg_entry array, arg2 entries, arg3 stream, arg4
+// strategy, arg5 the entries' total bytes (0: not given).
 CommandResult CommandDispatch::op_memcpy_sg(GuestCommand& c) {
     const bool htod = c.desc.opcode == VGPU_OP_MEMCPY_HTOD_SG;
-    const uint64_t dptr = c.desc.arg[0], list_gpa = c.desc.arg[1], count = c.desc.arg[2];
+    const uint64_t dptr = c.desc.arg[0], list_gpa = c.desc.arg[1], count = c.desc.arg[2], total = c.desc.arg[5];
     BackendStream s;
     if (!stream_of(c.desc.arg[3], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     if (c.desc.arg[4] >= VGPU_SG_STRATEGY_COUNT_) return fail(VGPU_ERROR_INVALID_VALUE, "unknown sg strategy");
     if (count > VGPU_MAX_SG_ENTRIES) return fail(VGPU_ERROR_INVALID_VALUE, "sg count > VGPU_MAX_SG_ENTRIES");
     if (count == 0) return done(VGPU_SUCCESS);
-    const SgStrategy how = c.desc.arg[4] == VGPU_SG_AUTO ? backend_.default_sg_strategy()
-                                                         : static_cast<SgStrategy>(c.desc.arg[4] - 1);
+    const bool auto_pick = c.desc.arg[4] == VGPU_SG_AUTO;
+    SgStrategy how = auto_pick ? backend_.default_sg_strategy() : static_cast<SgStrategy>(c.desc.arg[4] - 1);
+    if (how == SgStrategy::DeviceWalk && (!auto_pick || total != 0)) return sg_device_walk(c, htod, s);
+    if (how == SgStrategy::DeviceWalk) how = SgStrategy::GatherKernel; // AUTO without a total: the host reads the list
 
     // count <= 2^20, so the list is at most 16 MiB: no overflow.
     const uint8_t* list = guest_span(list_gpa, count * sizeof(vgpu_sg_entry));
@@ -94,6 +97,8 @@ CommandResult CommandDispatch::op_memcpy_sg(GuestCommand& c) {
     auto runs = how == SgStrategy::PerChunk ? memmap::translate_each(mem_, sg_list_, &stats)
                                             : memmap::coalesce(mem_, sg_list_, &stats);
     if (!runs) return fail(VGPU_ERROR_INVALID_VALUE, "sg entry empty, outside RAM, or total overflows");
+    if (total != 0 && total != stats.total_bytes)
+        return fail(VGPU_ERROR_INVALID_VALUE, "sg entries do not sum to the total given (arg5)");
     if (!allocs_.contains(dptr, stats.total_bytes))
         return fail(VGPU_ERROR_INVALID_VALUE, "device range not this VM's");
     VgpuCounters::add(counters_.sg_entries, stats.entries);
@@ -102,6 +107,26 @@ CommandResult CommandDispatch::op_memcpy_sg(GuestCommand& c) {
     const Status st = backend_result(htod ? backend_.memcpy_htod_sg(dptr, *runs, how, s, is_async(c))
                                           : backend_.memcpy_dtoh_sg(dptr, *runs, how, s, is_async(c)));
     if (st == VGPU_SUCCESS) VgpuCounters::add(htod ? counters_.bytes_htod : counters_.bytes_dtoh, stats.total_bytes);
+    return done(st);
+}
+
+// VGPU_SG_DEVICE_WALK: O(1) here whatever the list's length. The entries
+// stay unread: the backend's device reads and checks them (sg_walk.h).
+CommandResult CommandDispatch::sg_device_walk(GuestCommand& c, bool htod, BackendStream s) {
+    const uint64_t dptr = c.desc.arg[0], list_gpa = c.desc.arg[1], count = c.desc.arg[2], total = c.desc.arg[5];
+    if (total == 0) return fail(VGPU_ERROR_INVALID_VALUE, "device walk needs the entries' total (arg5)");
+    // The GPU reads each entry as one 16-byte load, which must be aligned.
+    if (list_gpa % 16 != 0) return fail(VGPU_ERROR_INVALID_VALUE, "sg list not 16-byte aligned");
+    const uint8_t* list = guest_span(list_gpa, count * sizeof(vgpu_sg_entry)); // count <= 2^20: no overflow
+    if (!list) return fail(VGPU_ERROR_INVALID_VALUE, "sg list outside RAM");
+    if (!allocs_.contains(dptr, total)) return fail(VGPU_ERROR_INVALID_VALUE, "device range not this VM's");
+    if (ram_regions_.empty())
+        for (const memmap::Region& r : mem_.regions())
+            ram_regions_.push_back(RamRegion{r.base.value, r.size(), r.backing->data()});
+    const Status st = backend_result(backend_.memcpy_sg_walk(htod, dptr, SgWalk{list, count, total, ram_regions_}, s,
+                                                             is_async(c)));
+    VgpuCounters::add(counters_.sg_entries, count);
+    if (st == VGPU_SUCCESS) VgpuCounters::add(htod ? counters_.bytes_htod : counters_.bytes_dtoh, total);
     return done(st);
 }
 

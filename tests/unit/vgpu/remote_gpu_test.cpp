@@ -14,6 +14,7 @@
 #include "kvmtool-gpu/devices/vgpu/backends/backend_factory.h"
 #include "kvmtool-gpu/devices/vgpu/backends/remote_backend.h"
 #include "memmap/backing.h"
+#include "device_walk_cases.h"
 #include "ring_vector_add.h"
 #include "vgpu_rig.h"
 
@@ -149,6 +150,17 @@ TEST(RemoteCuda, KernelFaultThroughTheRing) {
     rig.module_with("vector_add", &fn, test_fatbin());
     ASSERT_NE(fn, 0u);
     expect_vector_add_through_ring(rig, fn, 100000, 2.0f);
+    EXPECT_FALSE(libcuda_in_this_process());
+}
+
+// The device walk through the worker: list and regions cross as addresses.
+TEST(RemoteCuda, DeviceWalkThroughTheRing) {
+    REQUIRE_REMOTE_CUDA(be);
+    VgpuRig rig(VgpuOptions{}, std::move(be));
+    ASSERT_EQ(rig.dev->registration_status(), VGPU_SUCCESS);
+    ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
+    walk_moves_the_right_bytes(rig);
+    walk_refuses_bad_lists(rig);
     EXPECT_FALSE(libcuda_in_this_process());
 }
 

@@ -172,7 +172,7 @@ TEST_P(VgpuSg, HostToDeviceAndBackWithEachStrategy) {
     rig.put(list_gpa, src.data(), src.size() * sizeof(vgpu_sg_entry));
 
     const uint64_t d = rig.alloc(n + 64);
-    Done r = rig.call({.opcode = VGPU_OP_MEMCPY_HTOD_SG, .args = {d + 64, list_gpa, src.size(), 0, strategy}});
+    Done r = rig.call({.opcode = VGPU_OP_MEMCPY_HTOD_SG, .args = {d + 64, list_gpa, src.size(), 0, strategy, n}});
     ASSERT_EQ(r.status, VGPU_SUCCESS);
     std::vector<uint8_t> flat(n);
     ASSERT_EQ(rig.call({.opcode = VGPU_OP_MEMCPY_DTOH, .args = {kDataGpa + (4 << 20), d + 64, n, 0}}).status, VGPU_SUCCESS);
@@ -182,7 +182,7 @@ TEST_P(VgpuSg, HostToDeviceAndBackWithEachStrategy) {
     // Back out to a different scattered set.
     const auto dst = make_list(kDataGpa + (1 << 20));
     rig.put(list_gpa, dst.data(), dst.size() * sizeof(vgpu_sg_entry));
-    r = rig.call({.opcode = VGPU_OP_MEMCPY_DTOH_SG, .args = {d + 64, list_gpa, dst.size(), 0, strategy}});
+    r = rig.call({.opcode = VGPU_OP_MEMCPY_DTOH_SG, .args = {d + 64, list_gpa, dst.size(), 0, strategy, total(dst)}});
     ASSERT_EQ(r.status, VGPU_SUCCESS);
     off = 0;
     for (auto& e : dst) {
@@ -203,7 +203,7 @@ TEST_P(VgpuSg, HostToDeviceAndBackWithEachStrategy) {
 
 INSTANTIATE_TEST_SUITE_P(Strategies, VgpuSg,
                          ::testing::Values(VGPU_SG_AUTO, VGPU_SG_PER_CHUNK, VGPU_SG_COALESCE, VGPU_SG_BOUNCE,
-                                           VGPU_SG_BATCH, VGPU_SG_GATHER_KERNEL));
+                                           VGPU_SG_BATCH, VGPU_SG_GATHER_KERNEL, VGPU_SG_DEVICE_WALK));
 
 TEST_F(VgpuMemory, BadSgListsAreRefused) {
     const uint64_t d = rig.alloc(1 << 20);

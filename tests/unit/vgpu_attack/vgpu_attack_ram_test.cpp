@@ -127,7 +127,7 @@ TEST(AttackHoleyRam, CopiesAndListsThatTouchTheHole) {
     const vgpu_sg_entry both[] = {{kLowEnd - 8, 8}, {kHighBase, 8}};
     std::memcpy(vm.host(list, sizeof both), both, sizeof both);
     for (uint64_t how = 0; how < VGPU_SG_STRATEGY_COUNT_; ++how)
-        EXPECT_EQ(vm.call(VGPU_OP_MEMCPY_HTOD_SG, {d.r0, list, 2, 0, how}).status, VGPU_SUCCESS) << how;
+        EXPECT_EQ(vm.call(VGPU_OP_MEMCPY_HTOD_SG, {d.r0, list, 2, 0, how, 16}).status, VGPU_SUCCESS) << how;
     ASSERT_EQ(vm.call(VGPU_OP_MEMCPY_DTOH, {0x300000, d.r0, 16, 0}).status, VGPU_SUCCESS);
     const uint8_t want[16] = {0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11,
                               0x22, 0x22, 0x22, 0x22, 0x22, 0x22, 0x22, 0x22};

@@ -132,7 +132,7 @@ TEST_F(Attack, GuestPhysicalAddressesOutsideRam) {
         const vgpu_sg_entry e{gpa, 16};
         a.put(kScratch, &e, sizeof e);
         for (uint64_t how = 0; how < VGPU_SG_STRATEGY_COUNT_; ++how)
-            EXPECT_EQ(a_status({.opcode = VGPU_OP_MEMCPY_DTOH_SG, .args = {d, kScratch, 1, 0, how}}),
+            EXPECT_EQ(a_status({.opcode = VGPU_OP_MEMCPY_DTOH_SG, .args = {d, kScratch, 1, 0, how, 16}}),
                       VGPU_ERROR_INVALID_VALUE)
                 << "strategy " << how;
     }

@@ -91,6 +91,8 @@ CUresult CudaBackend::make_context(std::string* why) {
                api_.cuModuleGetFunction(&scatter_fn_, builtin_, "kvmgpu_sg_scatter") != CUDA_SUCCESS) {
         gather_fn_ = scatter_fn_ = nullptr;
     }
+    if (builtin_ && (r = load_walk()) != CUDA_SUCCESS)
+        log_warn("cuda backend: no device walk: %s", api_.describe(r).c_str());
 #endif
     return CUDA_SUCCESS;
 }
@@ -110,21 +112,30 @@ void CudaBackend::free_context() {
     table_dev_ = 0;
     table_cap_ = 0;
     table_free_ = nullptr;
+    walk_scan_fn_ = walk_offsets_fn_ = walk_copy_fn_ = nullptr;
+    walk_scratch_ = 0;
+    walk_cap_ = 0;
+    walk_done_ = nullptr;
+    rejections_host_ = nullptr;
+    rejections_dev_ = 0;
+    rejections_seen_ = 0;
 }
 
 std::string CudaBackend::describe() const {
     char buf[512];
     std::snprintf(buf, sizeof buf,
                   "CUDA backend: %s (ordinal %d), driver CUDA %d.%d, own context per VM; gather kernel %s; "
-                  "cuMemcpyBatchAsync %s%s",
+                  "device walk %s; cuMemcpyBatchAsync %s%s",
                   device_name_.c_str(), opts_.ordinal, api_.driver_version / 1000, api_.driver_version % 1000 / 10,
-                  gather_fn_ ? "loaded" : "unavailable", has_batch() ? "present" : "absent",
+                  gather_fn_ ? "loaded" : "unavailable", has_device_walk() ? "loaded" : "unavailable",
+                  has_batch() ? "present" : "absent",
                   lost_ ? "; CONTEXT LOST after a sticky error" : "");
     return buf;
 }
 
 SgStrategy CudaBackend::default_sg_strategy() const {
-    return gather_fn_ && !ram_.empty() ? SgStrategy::GatherKernel : SgStrategy::Coalesce;
+    if (ram_.empty()) return SgStrategy::Coalesce;
+    return has_device_walk() ? SgStrategy::DeviceWalk : gather_fn_ ? SgStrategy::GatherKernel : SgStrategy::Coalesce;
 }
 
 void CudaBackend::bind_thread() { api_.cuCtxSetCurrent(ctx_); }
@@ -164,7 +175,7 @@ Status CudaBackend::device_total_mem(int ordinal, uint64_t* out) {
     return VGPU_SUCCESS;
 }
 
-Status CudaBackend::ctx_synchronize() { return to_status(api_.cuCtxSynchronize()); }
+Status CudaBackend::ctx_synchronize() { return with_walk_refusals(to_status(api_.cuCtxSynchronize())); }
 
 Status CudaBackend::mem_alloc(uint64_t bytes, uint64_t* dptr) {
     CUdeviceptr p = 0;
@@ -247,7 +258,9 @@ Status CudaBackend::stream_create(uint32_t flags, BackendStream* out) {
     return VGPU_SUCCESS;
 }
 
-Status CudaBackend::stream_synchronize(BackendStream s) { return to_status(api_.cuStreamSynchronize(stream(s))); }
+Status CudaBackend::stream_synchronize(BackendStream s) {
+    return with_walk_refusals(to_status(api_.cuStreamSynchronize(stream(s))));
+}
 
 Status CudaBackend::stream_destroy(BackendStream s) { return to_status(api_.cuStreamDestroy(stream(s))); }
 
@@ -263,7 +276,7 @@ Status CudaBackend::event_record(BackendEvent e, BackendStream s) {
 }
 
 Status CudaBackend::event_synchronize(BackendEvent e) {
-    return to_status(api_.cuEventSynchronize(reinterpret_cast<CUevent>(e)));
+    return with_walk_refusals(to_status(api_.cuEventSynchronize(reinterpret_cast<CUevent>(e))));
 }
 
 Status CudaBackend::event_elapsed_ms(BackendEvent start, BackendEvent end, float* ms) {

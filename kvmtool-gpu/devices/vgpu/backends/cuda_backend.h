@@ -14,6 +14,9 @@
 //                         zero-copy mapping; run table uploaded per transfer
 //                         (NOT_SUPPORTED if the fatbin was not built or the
 //                         RAM is not device-mapped).
+//   DeviceWalk          - memcpy_sg_walk(): the GPU reads and checks the
+//                         guest's list itself (sg_walk.h); the VMM's work is
+//                         O(1) per transfer. AUTO's pick when it is loaded.
 // Not thread-safe: bind_thread() on the executor, then call from there.
 // Sticky errors: see recover_from().
 #pragma once
@@ -72,6 +75,7 @@ public:
                           bool async) override;
     Status memcpy_dtoh_sg(uint64_t src, std::span<const memmap::HostRun> runs, SgStrategy how, BackendStream s,
                           bool async) override;
+    Status memcpy_sg_walk(bool htod, uint64_t dptr, const SgWalk& walk, BackendStream s, bool async) override;
     Status memset_d8(uint64_t dptr, uint8_t value, uint64_t count, BackendStream s, bool async) override;
     Status memset_d32(uint64_t dptr, uint32_t value, uint64_t count, BackendStream s, bool async) override;
 
@@ -101,6 +105,7 @@ public:
     bool context_lost() const { return lost_; }
 
     bool has_gather_kernel() const { return gather_fn_ != nullptr; }
+    bool has_device_walk() const { return walk_copy_fn_ != nullptr && rejections_host_ != nullptr; }
     bool has_batch() const { return api_.cuMemcpyBatchAsync != nullptr; }
     // Loads a module from the VMM's embedded fatbin (tests use its kernels).
     Status load_builtin_module(BackendModule* out);
@@ -119,6 +124,13 @@ private:
     Status sg_batch(CUdeviceptr dptr, std::span<const memmap::HostRun> runs, CUstream s, bool htod, bool async);
     Status sg_gather(CUdeviceptr dptr, std::span<const memmap::HostRun> runs, CUstream s, bool htod, bool async);
     Status reserve_run_table(uint64_t entries);
+
+    // cuda_backend_walk.cpp
+    CUresult load_walk(); // at context creation; not fatal
+    Status reserve_walk_scratch(uint64_t entries);
+    // VGPU_ERROR_INVALID_VALUE once for each batch of walks the GPU refused
+    // since the last call; `s` when it is already an error.
+    Status with_walk_refusals(Status s);
 
     const CudaDriverApi& api_;
     const CudaBackendOptions opts_;
@@ -139,6 +151,13 @@ private:
     CUdeviceptr table_dev_ = 0;
     uint64_t table_cap_ = 0;      // entries both can hold
     CUevent table_free_ = nullptr; // recorded after the last kernel that read the table
+    CUfunction walk_scan_fn_ = nullptr, walk_offsets_fn_ = nullptr, walk_copy_fn_ = nullptr;
+    CUdeviceptr walk_scratch_ = 0;       // see kvmgpu_walk_params for its parts
+    uint64_t walk_cap_ = 0;              // entries it holds
+    CUevent walk_done_ = nullptr;        // recorded after the last walk: scratch is free
+    volatile uint32_t* rejections_host_ = nullptr; // mapped: the GPU counts refused lists here
+    CUdeviceptr rejections_dev_ = 0;
+    uint32_t rejections_seen_ = 0;
 
     // Scratch for Batch, reused.
     std::vector<CUdeviceptr> batch_dst_, batch_src_;

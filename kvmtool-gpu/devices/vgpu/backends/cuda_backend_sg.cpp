@@ -17,6 +17,7 @@ Status CudaBackend::memcpy_htod_sg(uint64_t dst, std::span<const memmap::HostRun
     case SgStrategy::Bounce: return sg_bounce_htod(dst, runs, stream(s), async);
     case SgStrategy::Batch: return sg_batch(dst, runs, stream(s), true, async);
     case SgStrategy::GatherKernel: return sg_gather(dst, runs, stream(s), true, async);
+    case SgStrategy::DeviceWalk: break; // takes a list, not runs: memcpy_sg_walk()
     }
     return VGPU_ERROR_INVALID_VALUE;
 }
@@ -29,6 +30,7 @@ Status CudaBackend::memcpy_dtoh_sg(uint64_t src, std::span<const memmap::HostRun
     case SgStrategy::Bounce: return sg_bounce_dtoh(src, runs, stream(s)); // must land before we unpack
     case SgStrategy::Batch: return sg_batch(src, runs, stream(s), false, async);
     case SgStrategy::GatherKernel: return sg_gather(src, runs, stream(s), false, async);
+    case SgStrategy::DeviceWalk: break;
     }
     return VGPU_ERROR_INVALID_VALUE;
 }

@@ -9,6 +9,7 @@ const char* to_string(SgStrategy s) {
     case SgStrategy::Bounce: return "bounce";
     case SgStrategy::Batch: return "batch";
     case SgStrategy::GatherKernel: return "gather-kernel";
+    case SgStrategy::DeviceWalk: return "device-walk";
     }
     return "?";
 }

@@ -33,7 +33,27 @@ struct Dim3 {
 };
 
 // Scatter-gather copy strategies (vgpu_sg_strategy without AUTO).
-enum class SgStrategy { PerChunk, Coalesce, Bounce, Batch, GatherKernel };
+// DeviceWalk is not a way to move host runs: it goes to memcpy_sg_walk().
+enum class SgStrategy { PerChunk, Coalesce, Bounce, Batch, GatherKernel, DeviceWalk };
+
+// A guest RAM region: guest-physical [gpa, gpa + bytes) is host memory from `host`.
+struct RamRegion {
+    uint64_t gpa;
+    uint64_t bytes;
+    const uint8_t* host;
+};
+
+// A scatter-gather transfer whose list the device itself reads and checks
+// (VGPU_SG_DEVICE_WALK, see sg_walk.h). The device model checked only that
+// the list lies in guest RAM (16-byte aligned), that count is within
+// VGPU_MAX_SG_ENTRIES and that [dptr, dptr + total) is the VM's; the
+// entries are guest-controlled and unread.
+struct SgWalk {
+    const void* list; // host view of the list (in registered guest RAM)
+    uint64_t count;   // entries, >= 1
+    uint64_t total;   // what the guest says they sum to, >= 1
+    std::span<const RamRegion> ram; // where an entry may point
+};
 const char* to_string(SgStrategy s);
 // "VGPU_ERROR_INVALID_VALUE" etc.; "VGPU_STATUS_<n>" for other CUresults.
 const char* status_name(uint32_t s);
@@ -81,6 +101,12 @@ public:
                                   BackendStream s, bool async) = 0;
     virtual Status memcpy_dtoh_sg(uint64_t src, std::span<const memmap::HostRun> runs, SgStrategy how,
                                   BackendStream s, bool async) = 0;
+    // The device reads the list; an entry outside `ram`, an empty one, or
+    // lengths not summing to total copy nothing. Synchronous (async false)
+    // or host-side backends say so in the returned status; an asynchronous
+    // walk's refusal is returned by the next *_synchronize. A backend
+    // without a device walk returns VGPU_ERROR_NOT_SUPPORTED.
+    virtual Status memcpy_sg_walk(bool htod, uint64_t dptr, const SgWalk& walk, BackendStream s, bool async) = 0;
     virtual Status memset_d8(uint64_t dptr, uint8_t value, uint64_t count, BackendStream s, bool async) = 0;
     virtual Status memset_d32(uint64_t dptr, uint32_t value, uint64_t count, BackendStream s, bool async) = 0;
 

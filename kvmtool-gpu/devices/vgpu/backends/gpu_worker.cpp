@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kvmtool-gpu/devices/vgpu/backends/shared_pieces.h"
+#include "kvmtool-gpu/devices/vgpu/backends/sg_walk.h"
 
 namespace kvmgpu::vgpu {
 
@@ -49,6 +50,7 @@ private:
     Status register_ram(const RpcRequest& q);
     Status launch(const RpcRequest& q);
     Status sg(const RpcRequest& q, bool htod);
+    Status sg_walk(const RpcRequest& q);
 
     RpcChannel& ch_;
     std::unique_ptr<GpuBackend> be_;
@@ -103,10 +105,19 @@ Status Worker::launch(const RpcRequest& q) {
 
 Status Worker::sg(const RpcRequest& q, bool htod) {
     const auto list = runs(q);
-    if (list.empty() || q.arg[2] > static_cast<uint64_t>(SgStrategy::GatherKernel)) return VGPU_ERROR_INVALID_VALUE;
+    if (list.empty() || q.arg[2] >= static_cast<uint64_t>(SgStrategy::DeviceWalk)) return VGPU_ERROR_INVALID_VALUE;
     const auto how = static_cast<SgStrategy>(q.arg[2]);
     return htod ? be_->memcpy_htod_sg(q.arg[0], list, how, q.arg[3], q.arg[4] != 0)
                 : be_->memcpy_dtoh_sg(q.arg[0], list, how, q.arg[3], q.arg[4] != 0);
+}
+
+Status Worker::sg_walk(const RpcRequest& q) {
+    const uint64_t n = q.arg[7];
+    if (n > KVMGPU_WALK_MAX_WINDOWS || q.in_bytes != n * sizeof(RamRegion)) return VGPU_ERROR_INVALID_VALUE;
+    RamRegion ram[KVMGPU_WALK_MAX_WINDOWS];
+    if (n) std::memcpy(ram, data(), n * sizeof(RamRegion));
+    const SgWalk w{reinterpret_cast<const void*>(q.arg[2]), q.arg[3], q.arg[4], std::span<const RamRegion>(ram, n)};
+    return be_->memcpy_sg_walk(q.arg[0] != 0, q.arg[1], w, q.arg[5], q.arg[6] != 0);
 }
 
 bool Worker::serve(const RpcRequest& q) {
@@ -157,6 +168,7 @@ bool Worker::serve(const RpcRequest& q) {
     case RpcOp::MemcpyDtoD: st = be_->memcpy_dtod(a[0], a[1], a[2], a[3], a[4] != 0); break;
     case RpcOp::MemcpyHtoDSg: st = sg(q, true); break;
     case RpcOp::MemcpyDtoHSg: st = sg(q, false); break;
+    case RpcOp::MemcpySgWalk: st = sg_walk(q); break;
     case RpcOp::MemsetD8: st = be_->memset_d8(a[0], static_cast<uint8_t>(a[1]), a[2], a[3], a[4] != 0); break;
     case RpcOp::MemsetD32: st = be_->memset_d32(a[0], static_cast<uint32_t>(a[1]), a[2], a[3], a[4] != 0); break;
     case RpcOp::ModuleLoad:

@@ -68,6 +68,9 @@ enum class RpcOp : uint32_t {
     RecoverFrom,           // arg: status; out[0]: recovered, out[1]: still usable afterwards
     InjectFault,           // arg: WorkerFault (tests)
     Quit,                  // destroy the backend and exit
+    // arg: htod, dptr, list (host), count, total, stream, async, regions;
+    // data: the RamRegion array
+    MemcpySgWalk,
 };
 
 // RpcRequest::flags

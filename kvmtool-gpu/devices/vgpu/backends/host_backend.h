@@ -63,6 +63,9 @@ public:
                           bool async) override;
     Status memcpy_dtoh_sg(uint64_t src, std::span<const memmap::HostRun> runs, SgStrategy how, BackendStream s,
                           bool async) override;
+    // The device walk done by the CPU with the GPU's rules (sg_walk.h), and
+    // refused at once: this backend works synchronously.
+    Status memcpy_sg_walk(bool htod, uint64_t dptr, const SgWalk& walk, BackendStream s, bool async) override;
     Status memset_d8(uint64_t dptr, uint8_t value, uint64_t count, BackendStream s, bool async) override;
     Status memset_d32(uint64_t dptr, uint32_t value, uint64_t count, BackendStream s, bool async) override;
 

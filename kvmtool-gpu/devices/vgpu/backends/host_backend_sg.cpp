@@ -5,6 +5,7 @@
 
 #include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
 #include "kvmtool-gpu/devices/vgpu/backends/run_cursor.h"
+#include "kvmtool-gpu/devices/vgpu/backends/sg_walk.h"
 
 namespace kvmgpu::vgpu {
 
@@ -77,8 +78,49 @@ Status HostBackend::sg_copy(uint64_t dptr, std::span<const memmap::HostRun> runs
         }
         return VGPU_SUCCESS;
     }
+    case SgStrategy::DeviceWalk: break; // takes a list, not runs: memcpy_sg_walk()
     }
     return VGPU_ERROR_INVALID_VALUE;
+}
+
+// As the GPU does it: each entry read once and checked against the RAM
+// windows (through their zero-copy addresses), the sum against total, and
+// only then any byte moved.
+Status HostBackend::memcpy_sg_walk(bool htod, uint64_t dptr, const SgWalk& w, BackendStream s, bool) {
+    if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
+    if (w.count == 0 || w.count > VGPU_MAX_SG_ENTRIES || w.total == 0 || w.ram.size() > KVMGPU_WALK_MAX_WINDOWS)
+        return VGPU_ERROR_INVALID_VALUE;
+    kvmgpu_ram_window win[KVMGPU_WALK_MAX_WINDOWS];
+    uint32_t nwin = 0;
+    for (const RamRegion& r : w.ram) {
+        const uint64_t dev = guest_ram_device_address(r.host);
+        if (dev == 0 || translate(dev, r.bytes) != r.host) return VGPU_ERROR_NOT_SUPPORTED;
+        win[nwin++] = kvmgpu_ram_window{r.gpa, r.bytes, dev};
+    }
+    uint8_t* dev_side = translate(dptr, w.total);
+    if (!dev_side) return VGPU_ERROR_INVALID_VALUE;
+    std::vector<memmap::HostRun> runs(w.count);
+    uint64_t sum = 0;
+    for (uint64_t i = 0; i < w.count; ++i) {
+        vgpu_sg_entry e;
+        // SAFETY: the device model checked that the list lies in guest RAM.
+        std::memcpy(&e, static_cast<const uint8_t*>(w.list) + i * sizeof e, sizeof e);
+        const uint64_t at = kvmgpu_walk_entry_address(win, nwin, e.gpa, e.len, w.total);
+        uint8_t* host = at ? translate(at, e.len) : nullptr;
+        if (!host) return VGPU_ERROR_INVALID_VALUE;
+        runs[i] = memmap::HostRun{host, memmap::GuestPhysAddr{e.gpa}, e.len};
+        sum += e.len; // each len <= total, 2^20 of them: no overflow
+    }
+    if (sum != w.total) return VGPU_ERROR_INVALID_VALUE;
+    uint64_t off = 0;
+    for (const auto& r : runs) {
+        if (htod)
+            std::memmove(dev_side + off, r.host, r.len);
+        else
+            std::memmove(r.host, dev_side + off, r.len);
+        off += r.len;
+    }
+    return VGPU_SUCCESS;
 }
 
 } // namespace kvmgpu::vgpu

@@ -177,7 +177,7 @@ std::string RemoteBackend::lost_text(RpcChannel::Wait w, RpcOp op) const {
 void RemoteBackend::apply_info(const RpcReply& r) {
     id_ = static_cast<uint32_t>(r.out[0]);
     real_kernels_ = r.out[1] != 0;
-    default_sg_ = static_cast<SgStrategy>(std::min<uint64_t>(r.out[2], static_cast<uint64_t>(SgStrategy::GatherKernel)));
+    default_sg_ = static_cast<SgStrategy>(std::min<uint64_t>(r.out[2], static_cast<uint64_t>(SgStrategy::DeviceWalk)));
     register_ns_ = r.out[3];
     describe_.assign(reinterpret_cast<const char*>(ch_->data()), std::min(r.out_bytes, ch_->data_bytes()));
 }

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kvmtool-gpu/devices/vgpu/backends/remote_backend.h"
+#include "kvmtool-gpu/devices/vgpu/backends/sg_walk.h"
 
 namespace kvmgpu::vgpu {
 
@@ -122,6 +123,20 @@ Status RemoteBackend::sg(bool htod, uint64_t dptr, std::span<const memmap::HostR
     }
     if (runs.size_bytes() > kKeepBytes && ch_) ch_->trim(kKeepBytes);
     return VGPU_SUCCESS;
+}
+
+// O(1) in the list's length: the worker's backend reads the list itself.
+Status RemoteBackend::memcpy_sg_walk(bool htod, uint64_t dptr, const SgWalk& w, BackendStream s, bool async) {
+    if (w.ram.size() > KVMGPU_WALK_MAX_WINDOWS || w.count > VGPU_MAX_SG_ENTRIES) return VGPU_ERROR_INVALID_VALUE;
+    if (!shared(w.list, w.count * sizeof(vgpu_sg_entry))) return VGPU_ERROR_INVALID_VALUE;
+    for (const RamRegion& r : w.ram)
+        if (!shared(r.host, r.bytes)) return VGPU_ERROR_NOT_SUPPORTED;
+    uint8_t* area = this->area();
+    if (!area) return VGPU_ERROR_NO_DEVICE;
+    if (!w.ram.empty()) std::memcpy(area, w.ram.data(), w.ram.size_bytes());
+    return simple(RpcOp::MemcpySgWalk,
+                  {htod, dptr, reinterpret_cast<uint64_t>(w.list), w.count, w.total, s, async, w.ram.size()}, nullptr,
+                  w.ram.size_bytes());
 }
 
 Status RemoteBackend::memcpy_htod_sg(uint64_t dst, std::span<const memmap::HostRun> runs, SgStrategy how,

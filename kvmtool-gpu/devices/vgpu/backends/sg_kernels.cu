@@ -61,6 +61,8 @@ extern "C" __global__ void __launch_bounds__(KVMGPU_SG_THREADS) kvmgpu_sg_scatte
     copy_runs(runs, n);
 }
 
+#include "sg_walk_kernels.cuh"
+
 // For the GPU tests: a kernel that does nothing, and one that writes through
 // the pointer it is given (an illegal address makes a sticky error).
 extern "C" __global__ void kvmgpu_empty() {}

@@ -1,0 +1,112 @@
+// CudaBackend's device walk (VGPU_SG_DEVICE_WALK, kernels in
+// sg_walk_kernels.cuh): three launches and no per-entry host work, so the
+// VMM's cost of a transfer does not grow with its list.
+#include <algorithm>
+
+#include "kvmtool-gpu/devices/vgpu/backends/cuda_backend.h"
+#include "kvmtool-gpu/devices/vgpu/backends/cuda_status.h"
+#include "kvmtool-gpu/devices/vgpu/backends/sg_walk.h"
+
+namespace kvmgpu::vgpu {
+namespace {
+
+uint64_t scan_blocks(uint64_t entries) {
+    return (entries + KVMGPU_WALK_SCAN_THREADS - 1) / KVMGPU_WALK_SCAN_THREADS;
+}
+
+// Where each part of the scratch lies for `cap` entries.
+struct WalkScratch {
+    uint64_t src, end, block_total, block_bad, verdict, bytes;
+    WalkScratch(uint64_t base, uint64_t cap) {
+        const uint64_t blocks = scan_blocks(cap);
+        src = base;
+        end = src + cap * 8;
+        block_total = end + cap * 8;
+        block_bad = block_total + blocks * 8;
+        verdict = block_bad + blocks * 4;
+        bytes = verdict + 4 - base;
+    }
+};
+
+} // namespace
+
+CUresult CudaBackend::load_walk() {
+    CUresult r = api_.cuModuleGetFunction(&walk_scan_fn_, builtin_, "kvmgpu_sg_walk_scan");
+    if (r == CUDA_SUCCESS) r = api_.cuModuleGetFunction(&walk_offsets_fn_, builtin_, "kvmgpu_sg_walk_offsets");
+    if (r == CUDA_SUCCESS) r = api_.cuModuleGetFunction(&walk_copy_fn_, builtin_, "kvmgpu_sg_walk_copy");
+    if (r == CUDA_SUCCESS) r = api_.cuEventCreate(&walk_done_, CU_EVENT_DISABLE_TIMING);
+    void* host = nullptr;
+    if (r == CUDA_SUCCESS) r = api_.cuMemHostAlloc(&host, sizeof(uint32_t), CU_MEMHOSTALLOC_DEVICEMAP);
+    if (r == CUDA_SUCCESS) {
+        *static_cast<uint32_t*>(host) = 0;
+        r = api_.cuMemHostGetDevicePointer(&rejections_dev_, host, 0);
+    }
+    if (r != CUDA_SUCCESS) {
+        walk_scan_fn_ = walk_offsets_fn_ = walk_copy_fn_ = nullptr; // the context's teardown frees the rest
+        return r;
+    }
+    rejections_host_ = static_cast<volatile uint32_t*>(host);
+    rejections_seen_ = 0;
+    return CUDA_SUCCESS;
+}
+
+Status CudaBackend::reserve_walk_scratch(uint64_t entries) {
+    if (entries <= walk_cap_) return VGPU_SUCCESS;
+    CU_TRY(api_.cuEventSynchronize(walk_done_)); // no walk still uses the old scratch
+    if (walk_scratch_) api_.cuMemFree(walk_scratch_);
+    walk_scratch_ = 0, walk_cap_ = 0;
+    const uint64_t cap = std::max<uint64_t>(entries, 4096);
+    CU_TRY(api_.cuMemAlloc(&walk_scratch_, WalkScratch(0, cap).bytes));
+    walk_cap_ = cap;
+    return VGPU_SUCCESS;
+}
+
+Status CudaBackend::with_walk_refusals(Status s) {
+    if (s != VGPU_SUCCESS || !rejections_host_) return s;
+    const uint32_t now = *rejections_host_;
+    if (now == rejections_seen_) return s;
+    rejections_seen_ = now;
+    return VGPU_ERROR_INVALID_VALUE;
+}
+
+Status CudaBackend::memcpy_sg_walk(bool htod, uint64_t dptr, const SgWalk& w, BackendStream bs, bool async) {
+    if (!has_device_walk()) return VGPU_ERROR_NOT_SUPPORTED;
+    if (w.count == 0 || w.count > VGPU_MAX_SG_ENTRIES || w.total == 0 || w.ram.size() > KVMGPU_WALK_MAX_WINDOWS)
+        return VGPU_ERROR_INVALID_VALUE;
+    kvmgpu_walk_params p{};
+    p.list = ram_.device_address(w.list);
+    if (p.list == 0) return VGPU_ERROR_NOT_SUPPORTED; // not device-mapped guest RAM
+    for (const RamRegion& r : w.ram) {
+        const uint64_t dev = ram_.device_address(r.host);
+        // The whole region must be one registered range for dev + offset to hold.
+        if (dev == 0 || ram_.host_of(dev, r.bytes) != r.host) return VGPU_ERROR_NOT_SUPPORTED;
+        p.ram[p.nwindows++] = kvmgpu_ram_window{r.gpa, r.bytes, dev};
+    }
+    if (Status st = reserve_walk_scratch(w.count); st != VGPU_SUCCESS) return st;
+    const WalkScratch at(walk_scratch_, walk_cap_);
+    p.count = w.count, p.total = w.total, p.dptr = dptr, p.htod = htod;
+    p.src = at.src, p.end = at.end, p.block_total = at.block_total, p.block_bad = at.block_bad;
+    p.verdict = at.verdict, p.rejections = rejections_dev_;
+
+    const CUstream s = stream(bs);
+    auto nblocks = static_cast<unsigned>(scan_blocks(w.count));
+    const uint64_t units = (w.total + KVMGPU_WALK_UNIT - 1) / KVMGPU_WALK_UNIT;
+    if (units > 0x7fffffffu) return VGPU_ERROR_INVALID_VALUE; // 32 TiB: far beyond any allocation
+    void* scan_args[] = {&p};
+    void* args[] = {&p, &nblocks};
+    // Another stream's walk may still use the scratch; on this stream the wait is already implied.
+    CUresult r = api_.cuStreamWaitEvent(s, walk_done_, 0);
+    if (r == CUDA_SUCCESS)
+        r = api_.cuLaunchKernel(walk_scan_fn_, nblocks, 1, 1, KVMGPU_WALK_SCAN_THREADS, 1, 1, 0, s, scan_args, nullptr);
+    if (r == CUDA_SUCCESS)
+        r = api_.cuLaunchKernel(walk_offsets_fn_, 1, 1, 1, KVMGPU_WALK_SCAN_THREADS, 1, 1, 0, s, args, nullptr);
+    if (r == CUDA_SUCCESS)
+        r = api_.cuLaunchKernel(walk_copy_fn_, static_cast<unsigned>(units), 1, 1, KVMGPU_WALK_COPY_THREADS, 1, 1, 0,
+                                s, args, nullptr);
+    const CUresult rec = api_.cuEventRecord(walk_done_, s); // even after an error: what was queued reads scratch
+    if (r != CUDA_SUCCESS) return to_status(r);
+    if (rec != CUDA_SUCCESS || async) return to_status(rec);
+    return with_walk_refusals(to_status(api_.cuStreamSynchronize(s)));
+}
+
+} // namespace kvmgpu::vgpu

@@ -1,0 +1,18 @@
+// The device walk (VGPU_SG_DEVICE_WALK) through the ring, written once and
+// run on every backend that has it: the host backend in-process and in a
+// worker (unit), the CUDA backend in-process and in a worker (gpu).
+#pragma once
+
+#include "vgpu_rig.h"
+
+namespace kvmgpu::vgpu::test {
+
+// Scattered lists with odd offsets and lengths, more entries than one scan
+// block (1024), both directions; AUTO with and without the total.
+void walk_moves_the_right_bytes(VgpuRig& rig);
+// Every way a guest can get a walked list wrong: each is refused (at the
+// command, or at the next synchronize when the walk was asynchronous;
+// once either way) and the device side is left as it was.
+void walk_refuses_bad_lists(VgpuRig& rig);
+
+} // namespace kvmgpu::vgpu::test
