@@ -33,13 +33,12 @@ struct Client {
     CUresult init_result = CUDA_ERROR_NOT_INITIALIZED;
     RingProducer ring;
     VgpuGuestInfo info{};
-    // SG pool: [0, sg_used) belongs to commands up to sg_last.
+    // SG pool: [0, sg_used) holds lists of submitted commands; sg_pending
+    // while the device may still read some of them.
     vgpu_sg_entry* sg_pool = nullptr;
     uint64_t sg_capacity = 0;
     uint64_t sg_used = 0;
     bool sg_pending = false;
-    RingProducer::Slot sg_last{};
-    RingProducer::Slot last_submitted{};
     FunctionInfo functions[kMaxFunctions];
     unsigned nfunctions = 0;
 };
@@ -78,7 +77,6 @@ CUresult submit(const Call& c, uint16_t flags, RingProducer::Slot* slot)
     if (c.payload_len != 0)
         memcpy(slot->payload, c.payload, c.payload_len);
     g.ring.submit(*slot);
-    g.last_submitted = *slot;
     return CUDA_SUCCESS;
 }
 
@@ -217,12 +215,19 @@ CUresult sg_acquire(vgpu_sg_entry** entries, uint64_t* capacity)
         g.sg_used = 0;
     }
     // Reuse the pool from the start once the device has read every list in
-    // it: a command's list is read while the command executes, before its
-    // completion is written. Keep a list whole if at least 1/4 is left.
+    // it. A device walk (VGPU_SG_DEVICE_WALK, or AUTO picking it) reads its
+    // list on the GPU when the copy runs, which can be long after the
+    // command's completion was written: so wait for every stream to drain,
+    // with a context synchronize sent as an asynchronous command, so that
+    // its status (a refused list, say) waits for the next sync point like
+    // any other asynchronous error. Keep a list whole if 1/4 is left.
     if (g.sg_used != 0 && g.sg_capacity - g.sg_used < g.sg_capacity / 4) {
         if (g.sg_pending) {
+            Call drain;
+            drain.op = VGPU_OP_CTX_SYNCHRONIZE;
+            RingProducer::Slot slot;
             vgpu_completion ignored;
-            if (g.ring.wait(g.sg_last, &ignored) != 0)
+            if (submit(drain, VGPU_CMD_FLAG_ASYNC, &slot) != CUDA_SUCCESS || g.ring.wait(slot, &ignored) != 0)
                 return ring_failure_status();
             g.sg_pending = false;
         }
@@ -236,7 +241,6 @@ CUresult sg_acquire(vgpu_sg_entry** entries, uint64_t* capacity)
 void sg_commit(uint64_t used)
 {
     g.sg_used += used;
-    g.sg_last = g.last_submitted;
     g.sg_pending = true;
 }
 

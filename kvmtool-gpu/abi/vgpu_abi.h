@@ -163,7 +163,10 @@ enum vgpu_opcode {
  * is wrong. Being asynchronous, that refusal is reported by the next
  * synchronize (stream, event or context) as VGPU_ERROR_INVALID_VALUE, as
  * CUDA reports a failed asynchronous operation. AUTO picks DEVICE_WALK
- * where the backend has it and arg5 is given. */
+ * where the backend has it and arg5 is given. As with the bytes of any
+ * asynchronous copy, the guest keeps a walked list unchanged until the
+ * copy has run (a stream or context synchronize): the device may read it
+ * any time before then, also after the command's completion is written. */
 enum vgpu_sg_strategy {
     VGPU_SG_AUTO = 0,          /* the VMM picks (gather kernel where it can) */
     VGPU_SG_PER_CHUNK = 1,     /* one async copy per entry */

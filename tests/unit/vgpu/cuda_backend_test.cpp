@@ -212,6 +212,14 @@ TEST(CudaVgpu, DeviceWalkMovesTheRightBytes) {
     walk_moves_the_right_bytes(rig);
 }
 
+TEST(CudaVgpu, DeviceWalkManyInFlight) {
+    REQUIRE_CUDA(be);
+    if (!be->has_device_walk()) GTEST_SKIP() << "built without nvcc: no device walk";
+    VgpuRig rig(VgpuOptions{}, std::move(be));
+    ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
+    walk_many_in_flight(rig);
+}
+
 TEST(CudaVgpu, DeviceWalkRefusesBadLists) {
     REQUIRE_CUDA(be);
     if (!be->has_device_walk()) GTEST_SKIP() << "built without nvcc: no device walk";

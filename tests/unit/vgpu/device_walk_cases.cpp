@@ -50,8 +50,8 @@ uint64_t sum(const std::vector<vgpu_sg_entry>& l) {
 }
 
 Done walk(VgpuRig& rig, uint16_t op, uint64_t dptr, uint64_t list_gpa, uint64_t count, uint64_t total,
-          uint64_t how = VGPU_SG_DEVICE_WALK, uint16_t flags = 0) {
-    return rig.call({.opcode = op, .args = {dptr, list_gpa, count, 0, how, total}, .flags = flags});
+          uint64_t how = VGPU_SG_DEVICE_WALK, uint16_t flags = 0, uint64_t stream = 0) {
+    return rig.call({.opcode = op, .args = {dptr, list_gpa, count, stream, how, total}, .flags = flags});
 }
 
 std::vector<uint8_t> device_bytes(VgpuRig& rig, uint64_t dptr, uint64_t n) {
@@ -108,6 +108,36 @@ void walk_moves_the_right_bytes(VgpuRig& rig) {
     const uint64_t d = rig.alloc(4096);
     EXPECT_EQ(walk(rig, VGPU_OP_MEMCPY_HTOD_SG, d, kListGpa, 1, 0, VGPU_SG_AUTO).status, VGPU_SUCCESS);
     EXPECT_EQ(walk(rig, VGPU_OP_MEMCPY_HTOD_SG, d, kListGpa, 1, 1).status, VGPU_SUCCESS);
+}
+
+void walk_many_in_flight(VgpuRig& rig) {
+    constexpr int kWalks = 6;
+    constexpr uint64_t kEntries = 300, kListBytes = kEntries * sizeof(vgpu_sg_entry);
+    const Done st = rig.call({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}});
+    ASSERT_EQ(st.status, VGPU_SUCCESS);
+    std::vector<std::vector<vgpu_sg_entry>> lists;
+    std::vector<uint64_t> dev;
+    const auto data = pattern(kSrcBytes, 5);
+    rig.put(kSrcGpa, data.data(), data.size());
+    for (int i = 0; i < kWalks; ++i) {
+        lists.push_back(scattered_list(kEntries, 100 + i));
+        rig.put(kListGpa + i * kListBytes, lists[i].data(), kListBytes);
+        dev.push_back(rig.alloc(sum(lists[i])));
+    }
+    for (int i = 0; i < kWalks; ++i)
+        ASSERT_EQ(walk(rig, VGPU_OP_MEMCPY_HTOD_SG, dev[i], kListGpa + i * kListBytes, kEntries, sum(lists[i]),
+                       VGPU_SG_DEVICE_WALK, VGPU_CMD_FLAG_ASYNC, i % 2 ? st.r0 : 0)
+                      .status,
+                  VGPU_SUCCESS);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_CTX_SYNCHRONIZE}).status, VGPU_SUCCESS);
+    for (int i = 0; i < kWalks; ++i) {
+        std::vector<uint8_t> want;
+        for (const auto& e : lists[i]) {
+            const auto from = data.begin() + static_cast<std::ptrdiff_t>(e.gpa - kSrcGpa);
+            want.insert(want.end(), from, from + static_cast<std::ptrdiff_t>(e.len));
+        }
+        EXPECT_EQ(device_bytes(rig, dev[i], want.size()), want) << "walk " << i;
+    }
 }
 
 void walk_refuses_bad_lists(VgpuRig& rig) {

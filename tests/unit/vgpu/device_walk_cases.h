@@ -10,6 +10,10 @@ namespace kvmgpu::vgpu::test {
 // Scattered lists with odd offsets and lengths, more entries than one scan
 // block (1024), both directions; AUTO with and without the total.
 void walk_moves_the_right_bytes(VgpuRig& rig);
+// Six asynchronous walks in flight at once, each with its own list, on two
+// streams, then one synchronize: each lands where it should (the CUDA
+// backend scans one walk's list while the previous one copies).
+void walk_many_in_flight(VgpuRig& rig);
 // Every way a guest can get a walked list wrong: each is refused (at the
 // command, or at the next synchronize when the walk was asynchronous;
 // once either way) and the device side is left as it was.

@@ -160,6 +160,7 @@ TEST(RemoteCuda, DeviceWalkThroughTheRing) {
     ASSERT_EQ(rig.dev->registration_status(), VGPU_SUCCESS);
     ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
     walk_moves_the_right_bytes(rig);
+    walk_many_in_flight(rig);
     walk_refuses_bad_lists(rig);
     EXPECT_FALSE(libcuda_in_this_process());
 }

@@ -12,6 +12,7 @@ struct DeviceWalk : ::testing::Test {
 
 TEST_F(DeviceWalk, MovesTheRightBytes) { walk_moves_the_right_bytes(rig); }
 TEST_F(DeviceWalk, RefusesBadLists) { walk_refuses_bad_lists(rig); }
+TEST_F(DeviceWalk, ManyInFlight) { walk_many_in_flight(rig); }
 
 TEST_F(DeviceWalk, VmmTranslatedStrategiesCheckTheTotalTheyAreGiven) {
     const vgpu_sg_entry two[] = {{kDataGpa + 8192, 4096}, {kDataGpa + 32768, 100}};

@@ -22,6 +22,12 @@ TEST(RemoteDeviceWalk, MovesTheRightBytes) {
     walk_moves_the_right_bytes(*rig);
 }
 
+TEST(RemoteDeviceWalk, ManyInFlight) {
+    auto rig = worker_vm();
+    ASSERT_TRUE(rig);
+    walk_many_in_flight(*rig);
+}
+
 TEST(RemoteDeviceWalk, RefusesBadLists) {
     auto rig = worker_vm();
     ASSERT_TRUE(rig);

@@ -152,9 +152,14 @@ private:
     uint64_t table_cap_ = 0;      // entries both can hold
     CUevent table_free_ = nullptr; // recorded after the last kernel that read the table
     CUfunction walk_scan_fn_ = nullptr, walk_offsets_fn_ = nullptr, walk_copy_fn_ = nullptr;
-    CUdeviceptr walk_scratch_ = 0;       // see kvmgpu_walk_params for its parts
-    uint64_t walk_cap_ = 0;              // entries it holds
-    CUevent walk_done_ = nullptr;        // recorded after the last walk: scratch is free
+    // Two scratch slots, used in turn, so that one walk's list is read and
+    // scanned on walk_stream_ while the previous walk's copy still runs.
+    CUstream walk_stream_ = nullptr;
+    CUdeviceptr walk_scratch_[2] = {0, 0}; // see kvmgpu_walk_params for the parts
+    CUevent walk_scanned_[2] = {nullptr, nullptr}; // on walk_stream_: the slot's list is scanned
+    CUevent walk_free_[2] = {nullptr, nullptr};    // on the copy's stream: its copy no longer reads the slot
+    uint64_t walk_cap_ = 0; // entries each slot holds
+    unsigned walk_next_ = 0;
     volatile uint32_t* rejections_host_ = nullptr; // mapped: the GPU counts refused lists here
     CUdeviceptr rejections_dev_ = 0;
     uint32_t rejections_seen_ = 0;

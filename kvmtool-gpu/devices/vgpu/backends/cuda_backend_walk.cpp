@@ -34,7 +34,12 @@ CUresult CudaBackend::load_walk() {
     CUresult r = api_.cuModuleGetFunction(&walk_scan_fn_, builtin_, "kvmgpu_sg_walk_scan");
     if (r == CUDA_SUCCESS) r = api_.cuModuleGetFunction(&walk_offsets_fn_, builtin_, "kvmgpu_sg_walk_offsets");
     if (r == CUDA_SUCCESS) r = api_.cuModuleGetFunction(&walk_copy_fn_, builtin_, "kvmgpu_sg_walk_copy");
-    if (r == CUDA_SUCCESS) r = api_.cuEventCreate(&walk_done_, CU_EVENT_DISABLE_TIMING);
+    // Non-blocking: scans must not wait behind copies on the legacy stream.
+    if (r == CUDA_SUCCESS) r = api_.cuStreamCreate(&walk_stream_, CU_STREAM_NON_BLOCKING);
+    for (int i = 0; i < 2 && r == CUDA_SUCCESS; ++i) {
+        r = api_.cuEventCreate(&walk_scanned_[i], CU_EVENT_DISABLE_TIMING);
+        if (r == CUDA_SUCCESS) r = api_.cuEventCreate(&walk_free_[i], CU_EVENT_DISABLE_TIMING);
+    }
     void* host = nullptr;
     if (r == CUDA_SUCCESS) r = api_.cuMemHostAlloc(&host, sizeof(uint32_t), CU_MEMHOSTALLOC_DEVICEMAP);
     if (r == CUDA_SUCCESS) {
@@ -52,11 +57,16 @@ CUresult CudaBackend::load_walk() {
 
 Status CudaBackend::reserve_walk_scratch(uint64_t entries) {
     if (entries <= walk_cap_) return VGPU_SUCCESS;
-    CU_TRY(api_.cuEventSynchronize(walk_done_)); // no walk still uses the old scratch
-    if (walk_scratch_) api_.cuMemFree(walk_scratch_);
-    walk_scratch_ = 0, walk_cap_ = 0;
+    // No walk may still use the old slots: neither a scan nor a copy.
+    CU_TRY(api_.cuStreamSynchronize(walk_stream_));
+    for (CUevent e : walk_free_) CU_TRY(api_.cuEventSynchronize(e));
+    for (CUdeviceptr& d : walk_scratch_) {
+        if (d) api_.cuMemFree(d);
+        d = 0;
+    }
+    walk_cap_ = 0;
     const uint64_t cap = std::max<uint64_t>(entries, 4096);
-    CU_TRY(api_.cuMemAlloc(&walk_scratch_, WalkScratch(0, cap).bytes));
+    for (CUdeviceptr& d : walk_scratch_) CU_TRY(api_.cuMemAlloc(&d, WalkScratch(0, cap).bytes));
     walk_cap_ = cap;
     return VGPU_SUCCESS;
 }
@@ -83,7 +93,9 @@ Status CudaBackend::memcpy_sg_walk(bool htod, uint64_t dptr, const SgWalk& w, Ba
         p.ram[p.nwindows++] = kvmgpu_ram_window{r.gpa, r.bytes, dev};
     }
     if (Status st = reserve_walk_scratch(w.count); st != VGPU_SUCCESS) return st;
-    const WalkScratch at(walk_scratch_, walk_cap_);
+    const unsigned slot = walk_next_;
+    walk_next_ ^= 1;
+    const WalkScratch at(walk_scratch_[slot], walk_cap_);
     p.count = w.count, p.total = w.total, p.dptr = dptr, p.htod = htod;
     p.src = at.src, p.end = at.end, p.block_total = at.block_total, p.block_bad = at.block_bad;
     p.verdict = at.verdict, p.rejections = rejections_dev_;
@@ -94,18 +106,25 @@ Status CudaBackend::memcpy_sg_walk(bool htod, uint64_t dptr, const SgWalk& w, Ba
     if (units > 0x7fffffffu) return VGPU_ERROR_INVALID_VALUE; // 32 TiB: far beyond any allocation
     void* scan_args[] = {&p};
     void* args[] = {&p, &nblocks};
-    // Another stream's walk may still use the scratch; on this stream the wait is already implied.
-    CUresult r = api_.cuStreamWaitEvent(s, walk_done_, 0);
+    // Scan on walk_stream_, once the copy that last used this slot is done;
+    // so it overlaps the previous walk's copy. The list is read then, not
+    // in stream order: the guest keeps it intact until the copy has run.
+    CUresult r = api_.cuStreamWaitEvent(walk_stream_, walk_free_[slot], 0);
     if (r == CUDA_SUCCESS)
-        r = api_.cuLaunchKernel(walk_scan_fn_, nblocks, 1, 1, KVMGPU_WALK_SCAN_THREADS, 1, 1, 0, s, scan_args, nullptr);
+        r = api_.cuLaunchKernel(walk_scan_fn_, nblocks, 1, 1, KVMGPU_WALK_SCAN_THREADS, 1, 1, 0, walk_stream_,
+                                scan_args, nullptr);
     if (r == CUDA_SUCCESS)
-        r = api_.cuLaunchKernel(walk_offsets_fn_, 1, 1, 1, KVMGPU_WALK_SCAN_THREADS, 1, 1, 0, s, args, nullptr);
+        r = api_.cuLaunchKernel(walk_offsets_fn_, 1, 1, 1, KVMGPU_WALK_SCAN_THREADS, 1, 1, 0, walk_stream_, args,
+                                nullptr);
+    const CUresult scanned = api_.cuEventRecord(walk_scanned_[slot], walk_stream_);
+    if (r == CUDA_SUCCESS) r = scanned;
+    if (r == CUDA_SUCCESS) r = api_.cuStreamWaitEvent(s, walk_scanned_[slot], 0);
     if (r == CUDA_SUCCESS)
         r = api_.cuLaunchKernel(walk_copy_fn_, static_cast<unsigned>(units), 1, 1, KVMGPU_WALK_COPY_THREADS, 1, 1, 0,
                                 s, args, nullptr);
-    const CUresult rec = api_.cuEventRecord(walk_done_, s); // even after an error: what was queued reads scratch
+    const CUresult freed = api_.cuEventRecord(walk_free_[slot], s); // even after an error: what was queued reads it
     if (r != CUDA_SUCCESS) return to_status(r);
-    if (rec != CUDA_SUCCESS || async) return to_status(rec);
+    if (freed != CUDA_SUCCESS || async) return to_status(freed);
     return with_walk_refusals(to_status(api_.cuStreamSynchronize(s)));
 }
 

@@ -14,8 +14,10 @@
  *   3. walk_copy   (one block per KVMGPU_WALK_UNIT bytes of the device
  *      side): finds its first entry by binary search and copies, or does
  *      nothing when the verdict is bad.
- * The copy reads only what step 1 stored in device memory, so a guest that
- * rewrites its list meanwhile changes nothing (no time-of-check gap). */
+ * Steps 1 and 2 run on a stream of their own, so they overlap the previous
+ * walk's copy; the copy waits for them. It reads only what step 1 stored
+ * in device memory, so a guest that rewrites its list meanwhile changes
+ * nothing (no time-of-check gap). */
 #ifndef KVMGPU_VGPU_SG_WALK_H
 #define KVMGPU_VGPU_SG_WALK_H
 
