@@ -35,7 +35,12 @@ CUresult CudaBackend::load_walk() {
     if (r == CUDA_SUCCESS) r = api_.cuModuleGetFunction(&walk_offsets_fn_, builtin_, "kvmgpu_sg_walk_offsets");
     if (r == CUDA_SUCCESS) r = api_.cuModuleGetFunction(&walk_copy_fn_, builtin_, "kvmgpu_sg_walk_copy");
     // Non-blocking: scans must not wait behind copies on the legacy stream.
-    if (r == CUDA_SUCCESS) r = api_.cuStreamCreate(&walk_stream_, CU_STREAM_NON_BLOCKING);
+    // Highest priority: a scan's blocks take the first SM slots a running
+    // copy frees, instead of queueing behind that copy's remaining blocks
+    // (which would put the scan back between the two copies).
+    int least = 0, greatest = 0;
+    if (r == CUDA_SUCCESS) r = api_.cuCtxGetStreamPriorityRange(&least, &greatest);
+    if (r == CUDA_SUCCESS) r = api_.cuStreamCreateWithPriority(&walk_stream_, CU_STREAM_NON_BLOCKING, greatest);
     for (int i = 0; i < 2 && r == CUDA_SUCCESS; ++i) {
         r = api_.cuEventCreate(&walk_scanned_[i], CU_EVENT_DISABLE_TIMING);
         if (r == CUDA_SUCCESS) r = api_.cuEventCreate(&walk_free_[i], CU_EVENT_DISABLE_TIMING);
