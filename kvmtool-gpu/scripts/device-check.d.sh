@@ -5,7 +5,7 @@
 # $out/calls/ (CSV, JSON, markdown, PNG if matplotlib is there); the
 # markdown tables are appended to the summary.
 #
-# Time: about 3 minutes expected, 6.3 at most (the sum of the limits). Each step has a time limit;
+# Time: about 3 minutes expected, 7.3 at most (the sum of the limits). Each step has a time limit;
 # the drivers rewrite their CSV/JSON/markdown after every VM, so a step cut
 # short still leaves what it measured (and says FAILED rc=124). 1 GiB copies
 # run only where the targets are judged: pinned buffers, and pageable ones
@@ -16,6 +16,14 @@ common=(--vgpu cuda --plot-script "$repo/kvmtool-gpu/bench/plot_bench.py")
 bw_sizes=4K,64K,1M,16M,64M,256M,1G
 
 note "== bench bandwidth (issue 4) and bench calls (issue 6)"
+# First the hardware's ceiling, without a VM: SM and TMA reads (and writes)
+# of shuffled 4 KiB host pages against the copy engine (bench/probes/).
+if [ -x "$bin/sysmem_read_probe" ]; then
+  step probe-sysmem-read timeout 60 "$bin/sysmem_read_probe"
+  grep -v '^round ' "$out/probe-sysmem-read.log" | sed 's/^/    /' | tee -a "$summary"
+else
+  note "probe-sysmem-read            skipped: no sysmem_read_probe in .carry/bin (built where nvcc is)"
+fi
 # The main run: guest RAM on 2 MiB pages, 4 KiB guest pages, every kind and strategy.
 step bench-bandwidth-hp2M-gp4K timeout 120 "${bench[@]}" bandwidth "${common[@]}" --sizes "$bw_sizes" --slow-max 256M \
   --host-pages 2M --guest-pages 4K --out "$out/bandwidth-hp2M-gp4K"

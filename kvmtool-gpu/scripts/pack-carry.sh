@@ -11,5 +11,8 @@ for t in kvmtool-gpu/kvmtool-gpu $(cd "$build" && find tests -maxdepth 3 -type f
   [ -f "$build/$t" ] && cp "$build/$t" "$out/bin/"
 done
 cp "$build"/guests/*.elf "$out/guests/"
+# The GPU probes, where nvcc built them (device-check.d.sh runs them).
+probe=$build/kvmtool-gpu/bench/probes/sysmem_read_probe
+if [ -f "$probe" ]; then cp "$probe" "$out/bin/"; fi
 strip --strip-debug "$out"/bin/* 2>/dev/null || true
 du -sh "$out"; ls "$out/bin" "$out/guests"
