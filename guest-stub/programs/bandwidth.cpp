@@ -4,9 +4,12 @@
 //
 // For each guest buffer kind (pinned: physically contiguous; pageable:
 // scattered frames of the heap's page size), each scatter-gather strategy
-// (pageable only), each size and direction, it prints ONE line:
+// (pageable only), each size and direction (a cell), it warms up with one
+// copy, then measures `trials` times and prints one line per trial:
 //   BW dir=htod kind=pageable gpages=4K strategy=gather bytes=67108864 reps=4
-//      event_ns=5432100 wall_ns=98765432 gbps=49.41 status=ok
+//      event_ns=5432100 wall_ns=98765432 gbps=49.41 attempts=1 trial=2/3
+//      n=17/96 status=ok
+// (n: measurements printed / planned, trials included).
 // event_ns: GPU time between two CUDA events recorded on the copy stream
 //   around `reps` copies, summed as the device reports it. Deferred
 //   submission is on, so events and copies reach the vGPU in one doorbell
@@ -25,6 +28,7 @@
 //   slow_max=0        skip perchunk/coalesce/bounce/batch above this size (0: never)
 //   target=64M reps_min=2 reps_max=20   repetitions: ~target bytes per measurement
 //   verify=64K        bytes of the data check per (kind, strategy); 0 = off
+//   trials=1          measurements per cell, 1..kMaxTrials
 // plus the runtime's guest_pages=4K|2M and vgpu_sg_entries.
 // Exit: 0 when every measurement ended ok or not_supported and every check
 // matched; 1 a data check failed; 2 a measurement failed; 64 set-up failed.
@@ -52,7 +56,7 @@ struct Config {
     uint64_t sizes[kMaxSizes];
     unsigned nsizes = 0;
     uint32_t dirs = 0, kinds = 0, strategies = 0; // bit masks over the name tables
-    uint64_t slow_max = 0, target = 0, reps_min = 0, reps_max = 0, verify = 0;
+    uint64_t slow_max = 0, target = 0, reps_min = 0, reps_max = 0, verify = 0, trials = 0;
     uint64_t max_size = 0;
     uint64_t sg_pool = 0; // entries in the guest CUDA API's SG-list pool
 };
@@ -81,11 +85,15 @@ bool parse_config(Config* c)
     c->reps_min = cl.get_u64("reps_min", 2, &ok);
     c->reps_max = cl.get_u64("reps_max", 20, &ok);
     c->verify = cl.get_u64("verify", 64u << 10, &ok);
+    c->trials = cl.get_u64("trials", 1, &ok);
     c->sg_pool = cl.get_u64("vgpu_sg_entries", kLibrarySgEntries, &ok);
     if (c->sg_pool == 0 || c->sg_pool > VGPU_MAX_SG_ENTRIES)
         c->sg_pool = kLibrarySgEntries; // as the library does
-    if (!ok || c->reps_min == 0 || c->reps_max < c->reps_min) {
-        printf("bandwidth: slow_max/target/reps_min/reps_max/verify must be numbers, 1 <= reps_min <= reps_max\n");
+    if (!ok || c->reps_min == 0 || c->reps_max < c->reps_min || c->trials == 0 ||
+        c->trials > kvmgpu::bench::kMaxTrials) {
+        printf("bandwidth: slow_max/target/reps_min/reps_max/verify/trials must be numbers, 1 <= reps_min <= "
+               "reps_max, 1 <= trials <= %u\n",
+               kvmgpu::bench::kMaxTrials);
         return false;
     }
     for (unsigned i = 0; i < c->nsizes; ++i)
@@ -96,7 +104,8 @@ bool parse_config(Config* c)
 
 bool has(uint32_t mask, unsigned i) { return (mask >> i) & 1u; }
 
-// The measurements this configuration owes, as the driver counts them.
+// The measurements this configuration owes, as the driver counts them:
+// every trial of every cell.
 uint64_t planned_measurements(const Config& c)
 {
     uint64_t n = 0;
@@ -109,7 +118,7 @@ uint64_t planned_measurements(const Config& c)
                 if (has(c.strategies, k) && kvmgpu::bench::strategy_runs_at(kSgStrategies[k], c.sizes[s], c.slow_max))
                     n += dirs;
     }
-    return n;
+    return n * c.trials;
 }
 
 struct Target {
@@ -183,12 +192,11 @@ uint64_t reps_for(const Config& c, const Target& t, uint64_t bytes)
     return reps;
 }
 
+// One trial: `reps` copies between two events (after the cell's warm-up).
 Measurement measure(const Config& c, const Target& t, unsigned dir, uint64_t bytes, CUevent start, CUevent end)
 {
     Measurement m;
     m.reps = reps_for(c, t, bytes);
-    if ((m.status = copy_and_sync(t, dir, bytes)) != CUDA_SUCCESS) // warm-up, and the strategy works
-        return m;
     // A batch flushed before its end (SG pool refill, full ring) shows as a
     // wait or a ring-full in the producer's counters: then measure again.
     for (m.attempts = 1; m.attempts <= kMaxAttempts; ++m.attempts) {
@@ -236,15 +244,24 @@ unsigned sweep_target(const Config& c, const Target& t, const char* gpages, CUev
         for (unsigned dir = 0; dir < 2; ++dir) {
             if (!has(c.dirs, dir))
                 continue;
-            Measurement m = measure(c, t, dir, bytes, start, end);
-            char buf[64];
-            printf("BW dir=%s kind=%s gpages=%s strategy=%s bytes=%lu reps=%lu event_ns=%lu wall_ns=%lu "
-                   "gbps=%s attempts=%u n=%lu/%lu status=%s\n",
-                   kDirNames[dir], t.pinned ? "pinned" : "pageable", gpages, strategy, bytes, m.reps, m.event_ns,
-                   m.wall_ns, decimal_ratio(bytes * m.reps, m.event_ns, 2).text, m.attempts, ++*done, planned,
-                   bench_status_text(m.status, buf, sizeof buf));
-            if (m.status != CUDA_SUCCESS && m.status != CUDA_ERROR_NOT_SUPPORTED)
-                ++failures;
+            // One warm-up per cell (it also finds an unsupported strategy):
+            // every trial then starts as warm as the one before it.
+            const CUresult warm = copy_and_sync(t, dir, bytes);
+            for (uint64_t trial = 1; trial <= c.trials; ++trial) {
+                Measurement m;
+                if (warm == CUDA_SUCCESS)
+                    m = measure(c, t, dir, bytes, start, end);
+                else
+                    m.status = warm, m.reps = reps_for(c, t, bytes);
+                char buf[64];
+                printf("BW dir=%s kind=%s gpages=%s strategy=%s bytes=%lu reps=%lu event_ns=%lu wall_ns=%lu "
+                       "gbps=%s attempts=%u trial=%lu/%lu n=%lu/%lu status=%s\n",
+                       kDirNames[dir], t.pinned ? "pinned" : "pageable", gpages, strategy, bytes, m.reps,
+                       m.event_ns, m.wall_ns, decimal_ratio(bytes * m.reps, m.event_ns, 2).text, m.attempts, trial,
+                       c.trials, ++*done, planned, bench_status_text(m.status, buf, sizeof buf));
+                if (m.status != CUDA_SUCCESS && m.status != CUDA_ERROR_NOT_SUPPORTED)
+                    ++failures;
+            }
         }
     }
     return failures;

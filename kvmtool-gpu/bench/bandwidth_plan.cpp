@@ -1,6 +1,7 @@
 #include "kvmtool-gpu/bench/bandwidth_plan.h"
 
 #include <algorithm>
+#include <charconv>
 #include <stdexcept>
 
 #include "kvmtool-gpu/bench/bandwidth_rules.h"
@@ -107,19 +108,24 @@ std::vector<BandwidthVm> plan_bandwidth_vms(const BandwidthSweep& s) {
                          " kinds=" + join(kinds) + " strategies=" + join(s.strategies.empty() ? all_strategies() : s.strategies) +
                          " slow_max=" + std::to_string(s.slow_max) + " target=" + std::to_string(s.target) +
                          " reps_min=" + std::to_string(s.reps_min) + " reps_max=" + std::to_string(s.reps_max) +
-                         " verify=" + std::to_string(s.verify) + " vgpu_sg_entries=" + std::to_string(s.sg_entries);
+                         " verify=" + std::to_string(s.verify) + " vgpu_sg_entries=" + std::to_string(s.sg_entries) +
+                         " trials=" + std::to_string(s.trials);
             const std::string hps(memmap::to_string(hp));
-            // The guest's order: kinds, strategies (in table order), sizes, dirs.
+            // The guest's order: kinds, strategies (in table order), sizes, dirs, trials.
+            auto cell = [&](const std::string& d, const std::string& kind, const std::string& gp, const char* st,
+                            uint64_t b) {
+                for (unsigned t = 1; t <= s.trials; ++t)
+                    vm.expected.push_back({"guest", d, kind, gp, hps, st, b, t, s.trials});
+            };
             if (vm.pinned)
                 for (uint64_t b : s.sizes)
-                    for (const auto& d : dirs) vm.expected.push_back({"guest", d, "pinned", "-", hps, "none", b});
+                    for (const auto& d : dirs) cell(d, "pinned", "-", "none", b);
             if (vm.pageable)
                 for (const auto& st : kSgStrategies) {
                     if (std::find(s.strategies.begin(), s.strategies.end(), st.name) == s.strategies.end()) continue;
                     for (uint64_t b : s.sizes) {
                         if (!strategy_runs_at(st, b, s.slow_max)) continue;
-                        for (const auto& d : dirs)
-                            vm.expected.push_back({"guest", d, "pageable", vm.guest_pages, hps, st.name, b});
+                        for (const auto& d : dirs) cell(d, "pageable", vm.guest_pages, st.name, b);
                     }
                 }
             out.push_back(std::move(vm));
@@ -133,7 +139,8 @@ std::vector<NativeCopy> plan_native_copies(const BandwidthSweep& s) {
     for (const char* kind : {"pageable", "pinned"})
         for (uint64_t b : s.sizes)
             for (const auto& d : dirs_of(s))
-                out.push_back({{"native", d, kind, "-", "-", "none", b}, reps_for(b, s.target, s.reps_min, s.reps_max)});
+                out.push_back({{"native", d, kind, "-", "-", "none", b, 1, s.trials},
+                               reps_for(b, s.target, s.reps_min, s.reps_max)});
     return out;
 }
 
@@ -159,6 +166,15 @@ std::vector<uint64_t> parse_size_list(const std::string& text) {
     }
     if (out.empty()) throw std::invalid_argument("empty size list");
     return out;
+}
+
+unsigned parse_trials(const std::string& text) {
+    unsigned n = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || n < 1 || n > kMaxTrials)
+        throw cli::UsageError("--trials '" + text + "': expected a whole number from 1 to " +
+                              std::to_string(kMaxTrials));
+    return n;
 }
 
 std::string size_text(uint64_t bytes) {

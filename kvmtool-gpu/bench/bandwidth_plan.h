@@ -24,6 +24,7 @@ struct BandwidthSweep {
     uint64_t reps_min = 2, reps_max = 20;
     uint64_t verify = 64ull << 10;            // guest data check per (kind, strategy)
     uint64_t sg_entries = 1ull << 20;         // guest SG-list pool (16 B each)
+    unsigned trials = 1;                      // measurements of each cell, native and guest
 };
 
 // The full sweep (4 KiB .. 1 GiB, x4 steps; every strategy; 4K and 2M host
@@ -32,8 +33,9 @@ struct BandwidthSweep {
 BandwidthSweep full_bandwidth_sweep(bool pool_1g);
 BandwidthSweep quick_bandwidth_sweep();
 
-// Identifies one measurement. Native ones have kind "pinned"/"pageable",
-// gpages and hpages "-" and strategy "none".
+// Identifies one measurement: trial `trial` (1-based) of `trials` of one
+// cell; the cell is the rest of the key. Native ones have kind
+// "pinned"/"pageable", gpages and hpages "-" and strategy "none".
 struct BandwidthKey {
     std::string source; // "native" or "guest"
     std::string dir;    // "htod", "dtoh"
@@ -42,6 +44,7 @@ struct BandwidthKey {
     std::string hpages; // host backing of guest RAM ("-" for native)
     std::string strategy;
     uint64_t bytes = 0;
+    unsigned trial = 1, trials = 1;
     bool operator==(const BandwidthKey&) const = default;
     std::string mode() const; // e.g. "guest pageable gp4K hp2M gather", "native pinned"
 };
@@ -52,7 +55,7 @@ struct BandwidthVm {
     bool pinned = false, pageable = false;
     uint64_t ram_bytes = 0;
     std::string cmdline;               // for the bandwidth guest
-    std::vector<BandwidthKey> expected; // the BW lines it owes
+    std::vector<BandwidthKey> expected; // the BW lines it owes: every trial of every cell
     std::string label() const;          // "host 2M, guest 4K"
 };
 
@@ -60,6 +63,7 @@ struct BandwidthVm {
 // guest page size): the guest page size does not touch them.
 std::vector<BandwidthVm> plan_bandwidth_vms(const BandwidthSweep& s);
 
+// One native cell; key.trials says how many trials to measure (key.trial is 1).
 struct NativeCopy {
     BandwidthKey key;
     uint64_t reps = 0;
@@ -74,5 +78,7 @@ uint64_t bandwidth_ram_bytes(uint64_t max_bytes, memmap::PageSize host_pages, ui
 std::vector<uint64_t> parse_size_list(const std::string& text);
 std::vector<std::string> split_list(const std::string& text);
 std::string size_text(uint64_t bytes); // 4096 -> "4K", 1<<30 -> "1G", 12345 -> "12345"
+// --trials: "1".."9" (kMaxTrials). Throws cli::UsageError, one line.
+unsigned parse_trials(const std::string& text);
 
 } // namespace kvmgpu::bench

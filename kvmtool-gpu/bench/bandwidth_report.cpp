@@ -37,6 +37,12 @@ std::optional<BandwidthResult> bandwidth_from_line(const BenchLine& line, const 
     r.event_ns = *ev;
     r.wall_ns = *wall;
     r.attempts = static_cast<unsigned>(line.u64("attempts").value_or(1));
+    if (line.find("trial")) {
+        const auto t = line.fraction("trial");
+        if (!t || t->first < 1 || t->first > t->second || t->second > kMaxTrials) return std::nullopt;
+        r.key.trial = static_cast<unsigned>(t->first);
+        r.key.trials = static_cast<unsigned>(t->second);
+    }
     if (r.ok() && r.event_ns == 0) r.status = "error:zero_event_time";
     if (line.get("source") == "native") r.key.source = "native", r.key.gpages = r.key.hpages = "-";
     return r;
@@ -47,23 +53,50 @@ std::string bandwidth_line(const BandwidthResult& r) {
     return "BW source=" + k.source + " dir=" + k.dir + " kind=" + k.kind + " gpages=" + k.gpages +
            " strategy=" + k.strategy + " bytes=" + std::to_string(k.bytes) + " reps=" + std::to_string(r.reps) +
            " event_ns=" + std::to_string(r.event_ns) + " wall_ns=" + std::to_string(r.wall_ns) +
-           " attempts=" + std::to_string(r.attempts) + " status=" + r.status;
+           " attempts=" + std::to_string(r.attempts) + " trial=" + std::to_string(k.trial) + "/" +
+           std::to_string(k.trials) + " status=" + r.status;
 }
 
-const BandwidthResult* native_match(const std::vector<BandwidthResult>& all, const BandwidthResult& r,
-                                    const std::string& native_kind) {
-    for (const auto& n : all)
-        if (n.key.source == "native" && n.key.kind == native_kind && n.key.dir == r.key.dir &&
-            n.key.bytes == r.key.bytes && n.ok())
-            return &n;
-    return nullptr;
+BandwidthCells::BandwidthCells(const std::vector<BandwidthResult>& all) {
+    for (const auto& r : all) {
+        trials_ = std::max(trials_, r.key.trials);
+        const auto [it, fresh] = index_.try_emplace({r.key.mode(), r.key.dir, r.key.bytes}, cells_.size());
+        if (fresh) cells_.emplace_back();
+        cells_[it->second].trials.push_back(&r);
+    }
+    for (auto& c : cells_) {
+        std::vector<double> ok;
+        for (const BandwidthResult* r : c.trials)
+            if (r->ok()) ok.push_back(r->gbps());
+        c.gbps = trial_stats(std::move(ok));
+    }
+}
+
+const BandwidthCell* BandwidthCells::find(const BandwidthKey& k) const {
+    const auto it = index_.find({k.mode(), k.dir, k.bytes});
+    return it == index_.end() ? nullptr : &cells_[it->second];
+}
+
+const BandwidthCell* BandwidthCells::native(const BandwidthKey& k, const std::string& native_kind) const {
+    const BandwidthCell* n = find(BandwidthKey{"native", k.dir, native_kind, "-", "-", "none", k.bytes});
+    return n && n->gbps && n->gbps->median > 0 ? n : nullptr;
+}
+
+std::optional<double> BandwidthCells::trial_ratio(const BandwidthResult& r, const std::string& native_kind) const {
+    const BandwidthCell* n = native(r.key, native_kind);
+    if (!n || !r.ok()) return std::nullopt;
+    return r.gbps() / n->gbps->median;
+}
+
+std::optional<double> BandwidthCells::cell_ratio(const BandwidthCell& c, const std::string& native_kind) const {
+    const BandwidthCell* n = native(c.key(), native_kind);
+    if (!n || !c.gbps) return std::nullopt;
+    return c.gbps->median / n->gbps->median;
 }
 
 std::optional<double> ratio_to_native(const std::vector<BandwidthResult>& all, const BandwidthResult& r,
                                       const std::string& native_kind) {
-    const BandwidthResult* n = native_match(all, r, native_kind);
-    if (!n || !r.ok() || n->gbps() <= 0) return std::nullopt;
-    return r.gbps() / n->gbps();
+    return BandwidthCells(all).trial_ratio(r, native_kind);
 }
 
 bool judged_strategy(const std::string& name) {
@@ -74,16 +107,20 @@ bool judged_strategy(const std::string& name) {
 
 std::vector<TargetVerdict> bandwidth_targets(const std::vector<BandwidthResult>& all) {
     std::vector<TargetVerdict> out;
-    for (const auto& r : all) {
-        if (r.key.source != "guest" || r.key.bytes < kTargetMinBytes) continue;
+    const BandwidthCells cells(all);
+    for (const auto& c : cells.cells()) {
+        const BandwidthKey& k = c.key();
+        if (k.source != "guest" || k.bytes < kTargetMinBytes) continue;
         double threshold;
-        if (r.key.kind == "pinned")
+        if (k.kind == "pinned")
             threshold = 0.99;
-        else if (r.key.kind == "pageable" && r.key.gpages == "4K" && judged_strategy(r.key.strategy))
+        else if (k.kind == "pageable" && k.gpages == "4K" && judged_strategy(k.strategy))
             threshold = 0.92;
         else
             continue;
-        out.push_back({&r, threshold, ratio_to_native(all, r, "pinned")});
+        const BandwidthCell* n = cells.native(k, "pinned");
+        out.push_back({c.trials.front(), threshold, cells.cell_ratio(c, "pinned"), c.gbps,
+                       n ? n->gbps : std::nullopt});
     }
     return out;
 }
@@ -94,24 +131,26 @@ std::string opt_num(std::optional<double> v) { return v ? num(*v) : ""; }
 
 const char* kCsvHeader =
     "source,mode,dir,kind,gpages,hpages,strategy,bytes,reps,event_ns,wall_ns,gbps,wall_gbps,"
-    "vs_native_pinned,vs_native_pageable,attempts,status\n";
+    "vs_native_pinned,vs_native_pageable,attempts,status,trial,trials\n";
 } // namespace
 
 std::string bandwidth_csv(const std::vector<BandwidthResult>& all) {
+    const BandwidthCells cells(all);
     std::string out = kCsvHeader;
     for (const auto& r : all) {
         const auto& k = r.key;
         out += k.source + "," + k.mode() + "," + k.dir + "," + k.kind + "," + k.gpages + "," + k.hpages + "," +
                k.strategy + "," + std::to_string(k.bytes) + "," + std::to_string(r.reps) + "," +
                std::to_string(r.event_ns) + "," + std::to_string(r.wall_ns) + "," + num(r.gbps()) + "," +
-               num(r.wall_gbps()) + "," + opt_num(ratio_to_native(all, r, "pinned")) + "," +
-               opt_num(ratio_to_native(all, r, "pageable")) + "," + std::to_string(r.attempts) + "," + r.status +
-               "\n";
+               num(r.wall_gbps()) + "," + opt_num(cells.trial_ratio(r, "pinned")) + "," +
+               opt_num(cells.trial_ratio(r, "pageable")) + "," + std::to_string(r.attempts) + "," + r.status + "," +
+               std::to_string(k.trial) + "," + std::to_string(k.trials) + "\n";
     }
     return out;
 }
 
 std::string bandwidth_json(const std::vector<BandwidthResult>& all, const BenchMeta& meta) {
+    const BandwidthCells cells(all);
     return results_json(meta, all, [&](tlbstudy::JsonWriter& w, const BandwidthResult& r) {
         const auto& k = r.key;
         w.field("source", k.source).field("mode", k.mode()).field("dir", k.dir).field("kind", k.kind);
@@ -120,32 +159,54 @@ std::string bandwidth_json(const std::vector<BandwidthResult>& all, const BenchM
         w.field("gbps", r.gbps()).field("wall_gbps", r.wall_gbps());
         for (const char* kind : {"pinned", "pageable"}) {
             w.key(std::string("vs_native_") + kind);
-            if (auto q = ratio_to_native(all, r, kind))
+            if (auto q = cells.trial_ratio(r, kind))
                 w.value(*q);
             else
                 w.null();
         }
         w.field("attempts", uint64_t{r.attempts}).field("status", r.status);
+        w.field("trial", uint64_t{k.trial}).field("trials", uint64_t{k.trials});
     });
 }
 
 namespace {
-std::string cell(const std::vector<BandwidthResult>& all, const BandwidthResult* r, bool with_ratio) {
-    if (!r) return "";
-    if (r->status == "not_supported") return "n/s";
-    if (!r->ok()) return r->status == "missing" ? "missing" : "ERR";
-    std::string s = rate_text(r->gbps());
-    if (with_ratio && r->key.source == "guest")
-        if (auto q = ratio_to_native(all, *r, "pinned")) s += " (" + percent_text(*q) + ")";
+// The spread with as many decimals as rate_text gives the median.
+std::string spread_text(double median, double spread) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.*f", median >= 100 ? 0 : median >= 10 ? 1 : median >= 1 ? 2 : 3, spread);
+    return buf;
+}
+
+std::string range_text(const std::optional<TrialStats>& s) {
+    return s ? rate_text(s->min) + "–" + rate_text(s->max) : "-";
+}
+
+// A table cell: the median GB/s, (ratio) for guest cells, and with several
+// trials "±" half their range and, when fewer trials than planned are ok,
+// how many the figure comes from.
+std::string cell_text(const BandwidthCells& cells, const BandwidthCell* c) {
+    if (!c) return "";
+    if (!c->gbps) {
+        bool missing = false;
+        for (const BandwidthResult* r : c->trials) {
+            if (!r->ok() && r->status != "not_supported" && r->status != "missing") return "ERR";
+            missing |= r->status == "missing";
+        }
+        return missing ? "missing" : "n/s";
+    }
+    std::string s = rate_text(c->gbps->median);
+    if (c->key().source == "guest")
+        if (auto q = cells.cell_ratio(*c, "pinned")) s += " (" + percent_text(*q) + ")";
+    if (cells.trials() > 1) {
+        s += " ±" + spread_text(c->gbps->median, c->gbps->spread());
+        if (c->gbps->n < c->key().trials)
+            s += " [" + std::to_string(c->gbps->n) + " of " + std::to_string(c->key().trials) + " trials]";
+    }
     return s;
 }
-} // namespace
 
-std::string bandwidth_markdown(const std::vector<BandwidthResult>& all, const BenchMeta& meta) {
-    std::string out = "## kvmtool-gpu bench bandwidth\n\n" + meta_markdown(meta);
-    out += meta.native_baseline
-               ? "- GB/s from CUDA events around the copies; (x%) = of native pinned, same direction and size\n"
-               : "- no native GPU baseline in this run: no ratios, no target verdicts\n";
+// One GB/s table per direction: a row per mode, a column per size.
+std::string rate_tables(const std::vector<BandwidthResult>& all, const BandwidthCells& cells) {
     std::vector<uint64_t> sizes;
     std::vector<std::string> modes;
     for (const auto& r : all) {
@@ -154,10 +215,11 @@ std::string bandwidth_markdown(const std::vector<BandwidthResult>& all, const Be
     }
     std::sort(sizes.begin(), sizes.end());
     std::stable_partition(modes.begin(), modes.end(), [](const std::string& m) { return m.rfind("native", 0) == 0; });
+    std::string out;
     for (const char* dir : {"htod", "dtoh"}) {
-        std::map<std::pair<std::string, uint64_t>, const BandwidthResult*> at;
-        for (const auto& r : all)
-            if (r.key.dir == dir) at[{r.key.mode(), r.key.bytes}] = &r;
+        std::map<std::pair<std::string, uint64_t>, const BandwidthCell*> at;
+        for (const auto& c : cells.cells())
+            if (c.key().dir == dir) at[{c.key().mode(), c.key().bytes}] = &c;
         if (at.empty()) continue;
         out += std::string("\n### ") + (dir == std::string("htod") ? "host to device" : "device to host") +
                " (GB/s)\n\n| mode |";
@@ -171,35 +233,68 @@ std::string bandwidth_markdown(const std::vector<BandwidthResult>& all, const Be
             for (uint64_t b : sizes) {
                 auto it = at.find({m, b});
                 any |= it != at.end();
-                row += " " + cell(all, it == at.end() ? nullptr : it->second, true) + " |";
+                row += " " + cell_text(cells, it == at.end() ? nullptr : it->second) + " |";
             }
             if (any) out += row + "\n";
         }
     }
+    return out;
+}
+
+// The verdict rows; with several trials, min–max columns beside the medians.
+std::string target_rows(const std::vector<TargetVerdict>& verdicts, bool trials) {
+    std::string out = trials ? "| mode | dir | size | GB/s | min–max | native pinned GB/s | native min–max | ratio | "
+                               "target | verdict |\n"
+                               "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n"
+                             : "| mode | dir | size | GB/s | native pinned GB/s | ratio | target | verdict |\n"
+                               "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n";
+    for (const auto& v : verdicts) {
+        const auto& k = v.result->key;
+        out += "| " + k.mode() + " | " + k.dir + " | " + size_text(k.bytes) + " | " +
+               (v.guest ? rate_text(v.guest->median) : v.result->status) + " | ";
+        if (trials) out += range_text(v.guest) + " | ";
+        out += (v.native ? rate_text(v.native->median) : "-") + " | ";
+        if (trials) out += range_text(v.native) + " | ";
+        out += (v.ratio ? percent_text(*v.ratio) : "-") + " | " + percent_text(v.threshold) + " | " +
+               (v.met() ? "met" : v.ratio ? "MISSED by " + percent_text(v.threshold - *v.ratio) : "n/a") + " |\n";
+    }
+    return out;
+}
+} // namespace
+
+std::string bandwidth_markdown(const std::vector<BandwidthResult>& all, const BenchMeta& meta) {
+    const BandwidthCells cells(all);
+    const unsigned trials = cells.trials();
+    const std::string n = std::to_string(trials);
+    std::string out = "## kvmtool-gpu bench bandwidth" +
+                      (trials > 1 ? ": " + n + " trials per cell, medians shown" : std::string()) + "\n\n" +
+                      meta_markdown(meta);
+    out += meta.native_baseline
+               ? "- GB/s from CUDA events around the copies; (x%) = of native pinned, same direction and size\n"
+               : "- no native GPU baseline in this run: no ratios, no target verdicts\n";
+    if (trials > 1)
+        out += "- " + n + " trials of every cell" +
+               (meta.native_baseline ? ", native (first, in its own process) and guest alike" : std::string()) +
+               ": each figure is the median trial (of an even number: the mean of the middle two)" +
+               (meta.native_baseline ? ", a ratio is median guest over median native" : "") +
+               ", and ±x is half the trials' min–max range in GB/s\n";
+    out += rate_tables(all, cells);
     const auto verdicts = bandwidth_targets(all);
     out += "\n### Targets (issue 4), sizes >= 64 MiB: guest pinned >= 99% and guest pageable on 4 KiB guest "
            "pages (strategies auto, gather, walk) >= 92% of native pinned\n\n";
-    if (verdicts.empty()) {
+    if (verdicts.empty())
         out += "No guest measurement at 64 MiB or more in this run.\n";
-    } else if (!meta.native_baseline) {
+    else if (!meta.native_baseline)
         out += "Not judged: no native GPU baseline in this run.\n";
-    } else {
-        out += "| mode | dir | size | GB/s | native pinned GB/s | ratio | target | verdict |\n"
-               "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n";
-        for (const auto& v : verdicts) {
-            const auto& r = *v.result;
-            const BandwidthResult* n = native_match(all, r, "pinned");
-            out += "| " + r.key.mode() + " | " + r.key.dir + " | " + size_text(r.key.bytes) + " | " +
-                   (r.ok() ? rate_text(r.gbps()) : r.status) + " | " + (n ? rate_text(n->gbps()) : "-") + " | " +
-                   (v.ratio ? percent_text(*v.ratio) : "-") + " | " + percent_text(v.threshold) + " | " +
-                   (v.met() ? "met" : v.ratio ? "MISSED by " + percent_text(v.threshold - *v.ratio) : "n/a") +
-                   " |\n";
-        }
-    }
+    else
+        out += target_rows(verdicts, trials > 1);
     std::string incomplete;
     for (const auto& r : all)
         if (!r.ok())
-            incomplete += "- " + r.key.mode() + " " + r.key.dir + " " + size_text(r.key.bytes) + ": " + r.status + "\n";
+            incomplete += "- " + r.key.mode() + " " + r.key.dir + " " + size_text(r.key.bytes) + ": " + r.status +
+                          (trials > 1 ? " (trial " + std::to_string(r.key.trial) + "/" + std::to_string(r.key.trials) + ")"
+                                      : "") +
+                          "\n";
     if (!incomplete.empty()) out += "\n### Not measured\n\n" + incomplete;
     return out;
 }

@@ -67,6 +67,10 @@ constexpr bool strategy_runs_at(const SgStrategyName& s, uint64_t bytes, uint64_
     return !s.slow || slow_max == 0 || bytes <= slow_max;
 }
 
+// Trials per (kind, strategy, size, direction) cell: each is one timed
+// measurement with its own events. Bounded: a sweep's time grows with them.
+inline constexpr unsigned kMaxTrials = 9;
+
 // Repetitions of one copy between the two events of a measurement: enough
 // to move about `target` bytes, within [min_reps, max_reps] (min_reps >= 1).
 constexpr uint64_t reps_for(uint64_t bytes, uint64_t target, uint64_t min_reps, uint64_t max_reps)

@@ -46,6 +46,10 @@ const char* bench_bandwidth_help() {
                    "                      0 = at every size)\n"
                    "  --target SIZE       bytes one measurement moves (default 256M), within\n"
                    "  --reps-min N --reps-max N  repetitions per measurement (default 2..20)\n"
+                   "  --trials N          measure every cell (kind, strategy, size, direction) N times,\n"
+                   "                      native and guest alike (1.." + std::to_string(kMaxTrials) + ", default 1);\n"
+                   "                      CSV/JSON get a row per trial, the markdown and the target\n"
+                   "                      verdicts each cell's median trial, with its spread\n"
                    "  --verify SIZE       guest data round-trip check per kind/strategy (default 64K)\n"
                    "  --no-native         skip the native baseline\n"
                    "  --out DIR           writes DIR/bandwidth.{csv,json,md,png} (default bench-results)\n"
@@ -120,6 +124,7 @@ BandwidthSweep sweep_from_args(const cli::ArgParser& p) {
     if (auto v = p.get("reps-max")) s.reps_max = cli::parse_u64(*v, "--reps-max");
     if (auto v = p.get("verify")) s.verify = *v == "0" ? 0 : cli::parse_size(*v, "--verify");
     if (s.reps_min == 0 || s.reps_max < s.reps_min) throw UsageError("need 1 <= --reps-min <= --reps-max");
+    if (auto v = p.get("trials")) s.trials = parse_trials(*v);
     return s;
 }
 
@@ -135,6 +140,11 @@ std::string result_text(const std::vector<BandwidthResult>& all, const Bandwidth
     return s;
 }
 
+// " trial 2/3" with several trials, else nothing: progress lines.
+std::string trial_text(const BandwidthKey& k) {
+    return k.trials > 1 ? " trial " + std::to_string(k.trial) + "/" + std::to_string(k.trials) : "";
+}
+
 // The native baseline, into *out, measured in a child process (see
 // run_native_in_child); meta says what it was, or why there is none.
 void run_native(const BandwidthSweep& s, bool host_forced, std::vector<BandwidthResult>* out, BenchMeta* meta) {
@@ -148,12 +158,18 @@ void run_native(const BandwidthSweep& s, bool host_forced, std::vector<Bandwidth
         const auto plan = plan_native_copies(s);
         std::vector<BandwidthResult> mine;
         for (const auto& n : plan) {
-            const NativeTiming t = cuda->copy(n.key.dir == "htod", n.key.kind == "pinned", n.key.bytes, n.reps);
-            mine.push_back(BandwidthResult{n.key, n.reps, t.event_ns, t.wall_ns, 1, t.status});
-            std::printf("  [native %zu/%zu] %s %s %s: %s\n", mine.size(), plan.size(), n.key.dir.c_str(),
-                        n.key.kind.c_str(), size_text(n.key.bytes).c_str(), result_text(mine, mine.back()).c_str());
-            std::fflush(stdout);
-            emit(bandwidth_line(mine.back()));
+            const auto timings = cuda->copy(n.key.dir == "htod", n.key.kind == "pinned", n.key.bytes, n.reps, s.trials);
+            for (size_t i = 0; i < timings.size(); ++i) {
+                const NativeTiming& t = timings[i];
+                BandwidthKey k = n.key;
+                k.trial = static_cast<unsigned>(i + 1);
+                mine.push_back(BandwidthResult{k, n.reps, t.event_ns, t.wall_ns, 1, t.status});
+                std::printf("  [native %zu/%zu] %s %s %s%s: %s\n", mine.size(), plan.size() * s.trials,
+                            k.dir.c_str(), k.kind.c_str(), size_text(k.bytes).c_str(), trial_text(k).c_str(),
+                            result_text(mine, mine.back()).c_str());
+                std::fflush(stdout);
+                emit(bandwidth_line(mine.back()));
+            }
         }
     });
     for (const auto& line : lines)
@@ -165,7 +181,7 @@ void run_native(const BandwidthSweep& s, bool host_forced, std::vector<Bandwidth
 
 int bench_bandwidth_command(const std::vector<std::string>& args) {
     std::set<std::string> valued = {"sizes", "host-pages", "guest-pages", "dirs", "kinds", "strategies", "slow-max",
-                                    "target", "reps-min", "reps-max", "verify", "out", "plot-script", "mem",
+                                    "target", "reps-min", "reps-max", "trials", "verify", "out", "plot-script", "mem",
                                     "timeout", "guest"};
     valued.insert(cli::vgpu_option_names().begin(), cli::vgpu_option_names().end());
     cli::ArgParser p(valued, {"quick", "no-native", "help"});
@@ -218,8 +234,11 @@ int bench_bandwidth_command(const std::vector<std::string>& args) {
         o.host_pages = plan.host_pages;
         o.cmdline = plan.cmdline;
         o.timeout_s = timeout;
-        std::printf("bench bandwidth: [vm %zu/%zu] %s, RAM %llu MiB, %zu measurements\n", v + 1, vms.size(),
-                    plan.label().c_str(), static_cast<unsigned long long>(o.ram_bytes >> 20), plan.expected.size());
+        std::printf("bench bandwidth: [vm %zu/%zu] %s, RAM %llu MiB, %zu measurements%s\n", v + 1, vms.size(),
+                    plan.label().c_str(), static_cast<unsigned long long>(o.ram_bytes >> 20), plan.expected.size(),
+                    sweep.trials > 1 ? (" (" + std::to_string(plan.expected.size() / sweep.trials) + " cells x " +
+                                        std::to_string(sweep.trials) + " trials)").c_str()
+                                     : "");
         std::fflush(stdout);
         const std::string hps(memmap::to_string(plan.host_pages));
         std::vector<BandwidthResult> got;
@@ -237,8 +256,8 @@ int bench_bandwidth_command(const std::vector<std::string>& args) {
             got.push_back(*r);
             std::vector<BandwidthResult> view = results;
             view.push_back(*r);
-            std::printf("  [%zu/%zu] %s %s %s: %s%s\n", ++done, total, r->key.mode().c_str(), r->key.dir.c_str(),
-                        size_text(r->key.bytes).c_str(), result_text(view, *r).c_str(),
+            std::printf("  [%zu/%zu] %s %s %s%s: %s%s\n", ++done, total, r->key.mode().c_str(), r->key.dir.c_str(),
+                        size_text(r->key.bytes).c_str(), trial_text(r->key).c_str(), result_text(view, *r).c_str(),
                         r->attempts > 1 ? (" (attempts " + std::to_string(r->attempts) + ")").c_str() : "");
             std::fflush(stdout);
             save(got);

@@ -22,6 +22,9 @@ struct BenchLine {
     std::string get(std::string_view key, std::string_view fallback = "") const;
     // nullopt when absent or not a plain decimal number.
     std::optional<uint64_t> u64(std::string_view key) const;
+    // "3/5" as {3, 5}: two plain decimal numbers around one '/'; nullopt
+    // when absent or not of that shape (the caller checks the range).
+    std::optional<std::pair<uint64_t, uint64_t>> fraction(std::string_view key) const;
 };
 
 // Parses `line` if its first word is one of `tags`; nullopt for any other

@@ -147,7 +147,7 @@ bool NativeCuda::prepare_copies(uint64_t max_bytes, std::string* why) {
     return true;
 }
 
-NativeTiming NativeCuda::copy(bool htod, bool pinned, uint64_t bytes, uint64_t reps) {
+std::vector<NativeTiming> NativeCuda::copy(bool htod, bool pinned, uint64_t bytes, uint64_t reps, unsigned trials) {
     auto& m = *impl_;
     void* host = pinned ? m.pinned : m.pageable;
     auto one = [&] {
@@ -157,12 +157,13 @@ NativeTiming NativeCuda::copy(bool htod, bool pinned, uint64_t bytes, uint64_t r
     m.api.cuCtxSetCurrent(m.ctx);
     CUresult r = one();
     const CUresult s = m.api.cuStreamSynchronize(m.stream);
+    std::vector<NativeTiming> out(trials);
     if (r != CUDA_SUCCESS || s != CUDA_SUCCESS) {
-        NativeTiming t;
-        t.status = m.status(r != CUDA_SUCCESS ? r : s);
-        return t;
+        for (auto& t : out) t.status = m.status(r != CUDA_SUCCESS ? r : s);
+        return out;
     }
-    return m.timed_loop(reps, one);
+    for (auto& t : out) t = m.timed_loop(reps, one);
+    return out;
 }
 
 bool NativeCuda::prepare_calls(std::string* why) {
@@ -219,7 +220,9 @@ std::unique_ptr<NativeCuda> NativeCuda::open(std::string* why) {
 std::string NativeCuda::gpu_name() const { return {}; }
 int NativeCuda::driver_version() const { return 0; }
 bool NativeCuda::prepare_copies(uint64_t, std::string*) { return false; }
-NativeTiming NativeCuda::copy(bool, bool, uint64_t, uint64_t) { return {0, 0, "error:no_cuda"}; }
+std::vector<NativeTiming> NativeCuda::copy(bool, bool, uint64_t, uint64_t, unsigned trials) {
+    return std::vector<NativeTiming>(trials, NativeTiming{0, 0, "error:no_cuda"});
+}
 bool NativeCuda::prepare_calls(std::string*) { return false; }
 NativeTiming NativeCuda::launches(uint64_t, bool, uint64_t) { return {0, 0, "error:no_cuda"}; }
 NativeTiming NativeCuda::sync_launches(uint64_t) { return {0, 0, "error:no_cuda"}; }

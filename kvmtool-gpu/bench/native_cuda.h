@@ -37,8 +37,10 @@ public:
     // Copies: host buffers of up to max_bytes, pageable (malloc'd, touched)
     // and pinned (cuMemHostAlloc), and one device buffer.
     bool prepare_copies(uint64_t max_bytes, std::string* why);
-    // One warm-up copy, then `reps` copies between the events.
-    NativeTiming copy(bool htod, bool pinned, uint64_t bytes, uint64_t reps);
+    // One warm-up copy, then `trials` timings of `reps` copies between the
+    // events (as the bandwidth guest does: all trials equally warm). A
+    // failed warm-up gives every trial its status.
+    std::vector<NativeTiming> copy(bool htod, bool pinned, uint64_t bytes, uint64_t reps, unsigned trials);
 
     // Calls: the empty kernel (the same empty.cu the guests launch when nvcc
     // was found at build time, else equivalent PTX), 8-byte copies from

@@ -4,12 +4,14 @@
 usage: plot_bench.py bandwidth|calls RESULTS.csv OUT.png
 
 bandwidth: GB/s against copy size, one panel per direction and host backing,
-one line per mode (native lines dashed, in every panel).
+one line per mode (native lines dashed, in every panel); with --trials, the
+median trial of each size (as the markdown report).
 calls: time per call for each measurement, grouped by doorbell and batching,
 native as a dashed line across each group.
 Exits 3 when matplotlib is missing (the caller says so and goes on).
 """
 import csv
+import statistics
 import sys
 
 try:
@@ -49,7 +51,10 @@ def plot_bandwidth(rows, out):
                     modes.append(r["mode"])
             for m in modes:
                 mine = [r for r in rows if r["dir"] == d and r["mode"] == m]
-                pts = sorted((int(r["bytes"]), float(r["gbps"])) for r in mine)
+                by_size = {}
+                for r in mine:
+                    by_size.setdefault(int(r["bytes"]), []).append(float(r["gbps"]))
+                pts = sorted((b, statistics.median(v)) for b, v in by_size.items())
                 native = m.startswith("native")
                 if native:
                     style, color, width = "--", "black" if "pinned" in m else "gray", 2.2

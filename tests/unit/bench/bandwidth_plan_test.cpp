@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "kvmtool-gpu/cli/arg_parser.h"
+
 using namespace kvmgpu::bench;
 using memmap::PageSize;
 
@@ -123,4 +125,38 @@ TEST(BandwidthPlan, ModeNames) {
     k.kind = "pinned";
     EXPECT_EQ(k.mode(), "guest pinned hp2M");
     EXPECT_EQ((BandwidthKey{"native", "htod", "pinned", "-", "-", "none", 1}).mode(), "native pinned");
+}
+
+TEST(BandwidthPlan, TrialsRepeatEveryCellInARow) {
+    auto s = quick_bandwidth_sweep();
+    const size_t cells = plan_bandwidth_vms(s)[0].expected.size();
+    EXPECT_NE(plan_bandwidth_vms(s)[0].cmdline.find(" trials=1"), std::string::npos);
+    s.trials = 3;
+    const auto vms = plan_bandwidth_vms(s);
+    EXPECT_NE(vms[0].cmdline.find(" trials=3"), std::string::npos);
+    const auto& e = vms[0].expected;
+    ASSERT_EQ(e.size(), 3 * cells); // the count the guest's BW-PLAN must match
+    for (size_t i = 0; i < e.size(); ++i) {
+        EXPECT_EQ(e[i].trial, i % 3 + 1) << i; // the guest's order: a cell's trials back to back
+        EXPECT_EQ(e[i].trials, 3u);
+        BandwidthKey cell = e[i], first = e[i - i % 3];
+        cell.trial = first.trial = 0;
+        EXPECT_EQ(cell, first) << i;
+    }
+    const auto n = plan_native_copies(s);
+    EXPECT_EQ(n.size(), 2u * 3u * 2u); // still one per cell: the native run measures its trials
+    for (const auto& c : n) EXPECT_EQ(c.key.trials, 3u);
+}
+
+TEST(BandwidthPlan, TrialsOption) {
+    EXPECT_EQ(parse_trials("1"), 1u);
+    EXPECT_EQ(parse_trials("9"), 9u);
+    for (const char* bad : {"0", "10", "", "x", "3x", " 3", "-1", "+3", "2.5", "99999999999999999999"}) {
+        try {
+            parse_trials(bad);
+            ADD_FAILURE() << "accepted '" << bad << "'";
+        } catch (const kvmgpu::cli::UsageError& e) {
+            EXPECT_EQ(std::string(e.what()), "--trials '" + std::string(bad) + "': expected a whole number from 1 to 9");
+        }
+    }
 }

@@ -42,3 +42,11 @@ TEST(BenchLine, NumbersMustBePlainDecimal) {
     EXPECT_EQ(l->u64("d"), UINT64_MAX);
     EXPECT_FALSE(l->u64("e"));
 }
+
+TEST(BenchLine, Fractions) {
+    auto l = parse_bench_line("BW trial=2/3 n=10/96 a=2/ b=/3 c=1/2/3 d=x/3 e=3", {"BW"});
+    ASSERT_TRUE(l);
+    EXPECT_EQ(l->fraction("trial"), (std::pair<uint64_t, uint64_t>{2, 3}));
+    EXPECT_EQ(l->fraction("n"), (std::pair<uint64_t, uint64_t>{10, 96}));
+    for (const char* bad : {"a", "b", "c", "d", "e", "absent"}) EXPECT_FALSE(l->fraction(bad)) << bad;
+}
