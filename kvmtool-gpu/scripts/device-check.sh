@@ -7,11 +7,11 @@
 # device tool returns only a few files); without $OUT they stay in
 # ./device-out. Anyone can rerun it there:
 #   bash kvmtool-gpu/scripts/device-check.sh [PART...]
-# PARTs (default: all): tests guests boot tlb bench. One device call has 10
-# minutes, so the whole check is run as two: `tests guests boot tlb`, then
-# `bench`.
+# PARTs (default: all): tests guests boot tlb bench bench2. One device call
+# has 10 minutes, so the whole check is run as three: `tests guests boot
+# tlb`, then `bench`, then `bench2`.
 set -uo pipefail
-parts=${*:-tests guests boot tlb bench}
+parts=${*:-tests guests boot tlb bench bench2}
 want() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bin=$repo/.carry/bin
@@ -81,5 +81,5 @@ if want tlb; then
   sed -n '/^|/p' "$out/bench-tlb.log" | head -60 | sed 's/^/    /' | tee -a "$summary"
 fi
 # Later checks (bandwidth, calls) append themselves here.
-want bench && [ -f "$repo/kvmtool-gpu/scripts/device-check.d.sh" ] && source "$repo/kvmtool-gpu/scripts/device-check.d.sh"
+{ want bench || want bench2; } && [ -f "$repo/kvmtool-gpu/scripts/device-check.d.sh" ] && source "$repo/kvmtool-gpu/scripts/device-check.d.sh"
 note "== done"
