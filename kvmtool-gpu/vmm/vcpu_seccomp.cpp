@@ -33,12 +33,15 @@ constexpr uint32_t arg_lo(int i) { return offsetof(seccomp_data, args) + 8 * i; 
 constexpr sock_filter stmt(uint16_t code, uint32_t k) { return BPF_STMT(code, k); }
 constexpr sock_filter jump(uint16_t code, uint32_t k, uint8_t jt, uint8_t jf) { return BPF_JUMP(code, k, jt, jf); }
 
-// Syscalls allowed whatever their arguments.
+// Syscalls allowed whatever their arguments. fstat: glibc 2.39 (Ubuntu
+// 24.04, the GPU machine) issues fstat(fd) as SYS_fstat, 2.36 (Debian 12)
+// as newfstatat (guarded below); either names an fd the thread already has.
 constexpr int kPlain[] = {
     SYS_read,          SYS_write,         SYS_writev,        SYS_futex,          SYS_sched_yield,
     SYS_nanosleep,     SYS_clock_nanosleep, SYS_clock_gettime, SYS_gettimeofday, SYS_time,
     SYS_munmap,        SYS_mremap,        SYS_madvise,       SYS_brk,            SYS_rt_sigreturn,
     SYS_rt_sigprocmask, SYS_restart_syscall, SYS_sigaltstack, SYS_exit,       SYS_exit_group,
+    SYS_fstat,
 };
 
 // Sanitizer builds (KVMGPU_SANITIZE) only: the ASan/LSan runtime probes
