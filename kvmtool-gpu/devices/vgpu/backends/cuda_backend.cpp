@@ -112,10 +112,10 @@ void CudaBackend::free_context() {
     table_dev_ = 0;
     table_cap_ = 0;
     table_free_ = nullptr;
-    walk_scan_fn_ = walk_offsets_fn_ = walk_copy_fn_ = nullptr;
+    walk_scan_fn_ = walk_offsets_fn_ = walk_units_fn_ = walk_copy_fn_ = nullptr;
     walk_stream_ = nullptr;
     for (int i = 0; i < 2; ++i) walk_scratch_[i] = 0, walk_scanned_[i] = walk_free_[i] = nullptr;
-    walk_cap_ = 0;
+    walk_cap_ = walk_units_cap_ = 0;
     walk_next_ = 0;
     rejections_host_ = nullptr;
     rejections_dev_ = 0;

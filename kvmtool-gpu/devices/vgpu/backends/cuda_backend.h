@@ -127,7 +127,7 @@ private:
 
     // cuda_backend_walk.cpp
     CUresult load_walk(); // at context creation; not fatal
-    Status reserve_walk_scratch(uint64_t entries);
+    Status reserve_walk_scratch(uint64_t entries, uint64_t units);
     // VGPU_ERROR_INVALID_VALUE once for each batch of walks the GPU refused
     // since the last call; `s` when it is already an error.
     Status with_walk_refusals(Status s);
@@ -151,14 +151,14 @@ private:
     CUdeviceptr table_dev_ = 0;
     uint64_t table_cap_ = 0;      // entries both can hold
     CUevent table_free_ = nullptr; // recorded after the last kernel that read the table
-    CUfunction walk_scan_fn_ = nullptr, walk_offsets_fn_ = nullptr, walk_copy_fn_ = nullptr;
+    CUfunction walk_scan_fn_ = nullptr, walk_offsets_fn_ = nullptr, walk_units_fn_ = nullptr, walk_copy_fn_ = nullptr;
     // Two scratch slots, used in turn, so that one walk's list is read and
     // scanned on walk_stream_ while the previous walk's copy still runs.
     CUstream walk_stream_ = nullptr;
     CUdeviceptr walk_scratch_[2] = {0, 0}; // see kvmgpu_walk_params for the parts
     CUevent walk_scanned_[2] = {nullptr, nullptr}; // on walk_stream_: the slot's list is scanned
     CUevent walk_free_[2] = {nullptr, nullptr};    // on the copy's stream: its copy no longer reads the slot
-    uint64_t walk_cap_ = 0; // entries each slot holds
+    uint64_t walk_cap_ = 0, walk_units_cap_ = 0; // entries and copy units each slot holds
     unsigned walk_next_ = 0;
     volatile uint32_t* rejections_host_ = nullptr; // mapped: the GPU counts refused lists here
     CUdeviceptr rejections_dev_ = 0;

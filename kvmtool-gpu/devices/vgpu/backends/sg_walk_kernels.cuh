@@ -70,22 +70,20 @@ extern "C" __global__ void __launch_bounds__(KVMGPU_WALK_SCAN_THREADS)
     }
 }
 
-// Step 3: block b copies device-side bytes [b * UNIT, (b + 1) * UNIT).
-extern "C" __global__ void __launch_bounds__(KVMGPU_WALK_COPY_THREADS)
-    kvmgpu_sg_walk_copy(kvmgpu_walk_params p, unsigned nblocks) {
-    if (*reinterpret_cast<volatile uint32_t*>(p.verdict) != 1) return;
+// Step 3: one thread per unit: the last scan block starting at or before
+// the unit's first byte, and in it the first entry ending after it.
+extern "C" __global__ void __launch_bounds__(KVMGPU_WALK_UNIT_THREADS)
+    kvmgpu_sg_walk_units(kvmgpu_walk_params p, unsigned nblocks) {
+    const uint64_t u = static_cast<uint64_t>(blockIdx.x) * KVMGPU_WALK_UNIT_THREADS + threadIdx.x;
+    if (u >= p.units || *reinterpret_cast<volatile uint32_t*>(p.verdict) != 1) return;
     const uint64_t* base = u64s(p.block_total); // now each scan block's first byte
     const uint64_t* end = u64s(p.end);
-    const uint64_t* src = u64s(p.src);
-    const uint64_t start = static_cast<uint64_t>(blockIdx.x) * KVMGPU_WALK_UNIT;
-    const uint64_t stop = min(start + KVMGPU_WALK_UNIT, p.total);
-    // The last scan block starting at or before `start`...
+    const uint64_t start = u * KVMGPU_WALK_UNIT;
     unsigned lo = 0, hi = nblocks - 1;
     while (lo < hi) {
         const unsigned mid = (lo + hi + 1) / 2;
         if (base[mid] <= start) lo = mid; else hi = mid - 1;
     }
-    // ...and in it the first entry ending after `start`.
     const uint64_t b = lo;
     uint64_t first = b * KVMGPU_WALK_SCAN_THREADS;
     uint64_t last = min(p.count, first + KVMGPU_WALK_SCAN_THREADS) - 1;
@@ -93,9 +91,21 @@ extern "C" __global__ void __launch_bounds__(KVMGPU_WALK_COPY_THREADS)
         const uint64_t mid = (first + last) / 2;
         if (base[b] + end[mid] > start) last = mid; else first = mid + 1;
     }
+    u32s(p.unit_first)[u] = static_cast<uint32_t>(first);
+}
+
+// Step 4: block u copies device-side bytes [u * UNIT, (u + 1) * UNIT).
+extern "C" __global__ void __launch_bounds__(KVMGPU_WALK_COPY_THREADS)
+    kvmgpu_sg_walk_copy(kvmgpu_walk_params p, unsigned) {
+    if (*reinterpret_cast<volatile uint32_t*>(p.verdict) != 1) return;
+    const uint64_t* base = u64s(p.block_total);
+    const uint64_t* end = u64s(p.end);
+    const uint64_t* src = u64s(p.src);
+    const uint64_t start = static_cast<uint64_t>(blockIdx.x) * KVMGPU_WALK_UNIT;
+    const uint64_t stop = min(start + KVMGPU_WALK_UNIT, p.total);
     // Every entry is non-empty and they sum to total (the verdict), so the
-    // entries from `first` cover [start, stop) without running out.
-    for (uint64_t j = first, pos = start; pos < stop; ++j) {
+    // entries from the unit's first cover [start, stop) without running out.
+    for (uint64_t j = u32s(p.unit_first)[blockIdx.x], pos = start; pos < stop; ++j) {
         const uint64_t jb = j / KVMGPU_WALK_SCAN_THREADS;
         const uint64_t e_end = base[jb] + end[j];
         const uint64_t e_begin = j % KVMGPU_WALK_SCAN_THREADS == 0 ? base[jb] : base[jb] + end[j - 1];
