@@ -16,10 +16,10 @@
  *   4. walk_copy   (one block per unit): copies from that entry on, or does
  *      nothing when the verdict is bad.
  * Steps 1 to 3 run on a stream of their own, so they overlap the previous
- * walk's copy; the copy waits for them. A unit is one 4 KiB page: on the
- * H100 a block that copies several pages one after the other reads host
- * memory up to 4% slower than one page per block (bench/probes/). The
- * copy reads only what steps 1 and 3 stored
+ * walk's copy; the copy waits for them, and its blocks (one 4 KiB page
+ * each, the granularity of the probe's fastest kernels, bench/probes/)
+ * start copying at once, with no search of their own. The copy reads only
+ * what steps 1 and 3 stored
  * in device memory, so a guest that rewrites its list meanwhile changes
  * nothing (no time-of-check gap). */
 #ifndef KVMGPU_VGPU_SG_WALK_H
