@@ -204,29 +204,18 @@ TEST(CudaBackend, DeviceWalkBandwidth) {
     }
 }
 
-TEST(CudaVgpu, DeviceWalkMovesTheRightBytes) {
+// One of the shared device-walk cases on a CUDA VM of its own.
+void on_cuda_vm(void (*walk_case)(VgpuRig&)) {
     REQUIRE_CUDA(be);
     if (!be->has_device_walk()) GTEST_SKIP() << "built without nvcc: no device walk";
     VgpuRig rig(VgpuOptions{}, std::move(be));
     ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
-    walk_moves_the_right_bytes(rig);
+    walk_case(rig);
 }
 
-TEST(CudaVgpu, DeviceWalkManyInFlight) {
-    REQUIRE_CUDA(be);
-    if (!be->has_device_walk()) GTEST_SKIP() << "built without nvcc: no device walk";
-    VgpuRig rig(VgpuOptions{}, std::move(be));
-    ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
-    walk_many_in_flight(rig);
-}
-
-TEST(CudaVgpu, DeviceWalkRefusesBadLists) {
-    REQUIRE_CUDA(be);
-    if (!be->has_device_walk()) GTEST_SKIP() << "built without nvcc: no device walk";
-    VgpuRig rig(VgpuOptions{}, std::move(be));
-    ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
-    walk_refuses_bad_lists(rig);
-}
+TEST(CudaVgpu, DeviceWalkMovesTheRightBytes) { on_cuda_vm(walk_moves_the_right_bytes); }
+TEST(CudaVgpu, DeviceWalkManyInFlight) { on_cuda_vm(walk_many_in_flight); }
+TEST(CudaVgpu, DeviceWalkRefusesBadLists) { on_cuda_vm(walk_refuses_bad_lists); }
 
 TEST(CudaBackend, EmbeddedFatbinKernelRuns) {
     REQUIRE_CUDA(be);
