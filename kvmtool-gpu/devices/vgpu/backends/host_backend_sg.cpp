@@ -97,8 +97,6 @@ Status HostBackend::memcpy_sg_walk(bool htod, uint64_t dptr, const SgWalk& w, Ba
         if (dev == 0 || translate(dev, r.bytes) != r.host) return VGPU_ERROR_NOT_SUPPORTED;
         win[nwin++] = kvmgpu_ram_window{r.gpa, r.bytes, dev};
     }
-    uint8_t* dev_side = translate(dptr, w.total);
-    if (!dev_side) return VGPU_ERROR_INVALID_VALUE;
     std::vector<memmap::HostRun> runs(w.count);
     uint64_t sum = 0;
     for (uint64_t i = 0; i < w.count; ++i) {
@@ -112,15 +110,7 @@ Status HostBackend::memcpy_sg_walk(bool htod, uint64_t dptr, const SgWalk& w, Ba
         sum += e.len; // each len <= total, 2^20 of them: no overflow
     }
     if (sum != w.total) return VGPU_ERROR_INVALID_VALUE;
-    uint64_t off = 0;
-    for (const auto& r : runs) {
-        if (htod)
-            std::memmove(dev_side + off, r.host, r.len);
-        else
-            std::memmove(r.host, dev_side + off, r.len);
-        off += r.len;
-    }
-    return VGPU_SUCCESS;
+    return sg_copy(dptr, runs, SgStrategy::Coalesce, s, htod); // checks the device range too
 }
 
 } // namespace kvmgpu::vgpu
