@@ -118,6 +118,7 @@ GuestChaseResult run_guest_chase(const kvmgpu::KvmSystem& kvm, const GuestRun& r
         const bool count = counters != nullptr && counters->available();
         if (count) counters->start();
         const kvmgpu::RunResult r = vm.run();
+        res.execution = r.execution;
         if (count) {
             counters->stop();
             res.counters = counters->read();

@@ -6,8 +6,9 @@
 //
 // Whether these latencies mean anything as TLB costs depends on what runs
 // guest code: with hardware VMX/SVM they include the 2-D (guest x EPT/NPT)
-// page walk; under kvm-pvm's instruction emulator or a TCG-emulated host
-// they measure the emulator (KvmFlavor::guest_code_emulated).
+// page walk, under kvm-pvm the guest tables shadowed by KVM; if guest code
+// were emulated they would measure the emulator, which each run measures
+// (GuestChaseResult::execution).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "kvmtool-gpu/kvm/kvm_stats.h"
+#include "kvmtool-gpu/vmm/execution_mode.h"
 #include "tlb-study/native_chase.h"
 #include "tlb-study/sweep_plan.h"
 
@@ -58,6 +60,7 @@ struct GuestChaseResult {
     std::vector<CounterValue> counters; // whole run, vCPU thread
     double wall_s = 0;            // VM creation to exit
     uint64_t exits = 0;
+    kvmgpu::ExecutionMode execution; // how the guest's code ran (measured)
 };
 
 // Never throws: set-up failures (pool, image, KVM) end up in error.

@@ -75,7 +75,6 @@ MachineInfo collect_machine_info() {
     while (!m.host_hypervisor.empty() && m.host_hypervisor.back() == ' ') m.host_hypervisor.pop_back();
     m.native_emulated = m.host_hypervisor.rfind("TCG", 0) == 0;
     m.kvm_flavor = f.describe();
-    m.guest_code_emulated = f.guest_code_emulated;
     if (m.native_emulated) {
         m.native_note = "this host is itself emulated by QEMU TCG: native figures measure the emulator, not hardware";
     } else if (m.host_virtualized) {

@@ -25,13 +25,14 @@ struct MachineInfo {
     bool kvm = false;           // /dev/kvm opened
     std::string kvm_note;       // why not
     std::string kvm_flavor;     // detect_kvm_flavor().describe()
-    bool guest_code_emulated = false;
+    bool guest_code_emulated = false; // some guest run measured its code as emulated
+    std::string guest_code = "not measured (no guest ran)"; // ExecutionMode::describe() of the guest runs
     bool pmu = false;
     std::string pmu_note;       // PerfCounterSet::reason()
     std::string pmu_events;     // metric=event, ... when available
 };
 
-// Everything but kvm*, guest_code_emulated and pmu*, which the caller fills in.
+// Everything but kvm*, guest_code* and pmu*, which the caller fills in.
 MachineInfo collect_machine_info();
 
 } // namespace tlbstudy

@@ -193,7 +193,7 @@ void write_json(const StudyResults& r, std::ostream& os) {
     j.field("host_virtualized", m.host_virtualized).field("host_hypervisor", m.host_hypervisor);
     j.field("native_emulated", m.native_emulated).field("native_note", m.native_note);
     j.field("kvm", m.kvm).field("kvm_note", m.kvm_note).field("kvm_flavor", m.kvm_flavor);
-    j.field("guest_code_emulated", m.kvm && m.guest_code_emulated);
+    j.field("guest_code_emulated", m.kvm && m.guest_code_emulated).field("guest_code", m.guest_code);
     j.field("pmu", m.pmu).field("pmu_note", m.pmu_note).field("pmu_events", m.pmu_events);
     j.end_object();
 
@@ -305,9 +305,10 @@ void write_markdown(const StudyResults& r, std::ostream& os) {
     os << "| native code | " << m.native_note << " |\n";
     os << "| KVM | " << (m.kvm ? m.kvm_flavor : "none: " + m.kvm_note) << " |\n";
     if (m.kvm)
-        os << "| guest code | " << (m.guest_code_emulated || m.native_emulated
-                                         ? "EMULATED: guest latencies measure the emulator, not TLB cost"
-                                         : "runs on the CPU (hardware virtualization)") << " |\n";
+        os << "| guest code | " << m.guest_code
+           << (m.guest_code_emulated || m.native_emulated ? " — EMULATED: guest latencies measure the emulator, not TLB cost"
+                                                          : "")
+           << " |\n";
     os << "| PMU | " << (m.pmu ? m.pmu_events + (m.pmu_note.empty() ? "" : "; " + m.pmu_note) : m.pmu_note) << " |\n";
     os << "| huge pages | " << m.pools << "; THP " << m.thp << " (4K buffers refuse THP) |\n";
     if (!p.working_sets.empty())

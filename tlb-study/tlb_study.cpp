@@ -82,10 +82,7 @@ StudyResults run_study(const StudyOptions& opts, const Progress& progress) {
     res.guest_params = {guest_path, res.plan.guest_accesses, res.plan.reps, opts.seed, opts.guest_timeout_s};
     if (!res.plan.guest_skip.empty()) say(res.plan.guest_skip);
     if (kvm) {
-        say("guest runs: " + res.machine.kvm_flavor +
-            (res.machine.guest_code_emulated ? " -- guest code is EMULATED: guest latencies measure the emulator, "
-                                               "not TLB cost"
-                                             : ""));
+        say("guest runs: " + res.machine.kvm_flavor);
         for (const auto& run : res.plan.guest) {
             if (!run.skip.empty()) say(run.label() + ": " + run.skip);
             else say(run.label() + ": " + std::to_string(run.ws.size()) + " working sets in " +
@@ -93,6 +90,12 @@ StudyResults run_study(const StudyOptions& opts, const Progress& progress) {
             res.guest.push_back(run_guest_chase(*kvm, run, res.guest_params, &counters, progress));
             const auto& g = res.guest.back();
             if (run.skip.empty() && !g.ok) say(run.label() + ": FAILED: " + g.error);
+            if (g.execution.measured && (res.machine.guest_code.rfind("not measured", 0) == 0 ||
+                                         (g.execution.emulated() && !res.machine.guest_code_emulated))) {
+                res.machine.guest_code = g.execution.describe();
+                say(run.label() + ": guest code " + res.machine.guest_code);
+            }
+            res.machine.guest_code_emulated = res.machine.guest_code_emulated || g.execution.emulated();
         }
     }
     res.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

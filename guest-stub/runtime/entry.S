@@ -1,6 +1,6 @@
-/* Guest entry point. The VMM enters here in 64-bit long mode with paging on,
- * RDI = boot info GPA, RSP = 0 and interrupts off. We announce ourselves on
- * the boot marker first (so a later hang is told apart from a failed load),
+/* Guest entry point. The VMM enters here in 64-bit long mode at ring 3 with
+ * paging on, RDI = boot info GPA, RSP = 0 and interrupts off. We announce
+ * ourselves on the boot marker first (so a later hang is told apart from a failed load),
  * take a stack in .bss, zero .bss, run the C++ runtime (which calls
  * guest_main) and write its return value to the exit port. */
 #include "guest-stub/runtime/entry_defs.h"
@@ -34,7 +34,7 @@ _start:
     .size _start, . - _start
 
 /* [[noreturn]] void kvmgpu_exit_with_rbx(uint32_t code, uint64_t rbx)
- * Loads rbx, writes code to the exit port, then halts for good. Written in
+ * Loads rbx, writes code to the exit port, then spins for good. Written in
  * assembly so nothing between the rbx load and the port write clobbers it
  * (the hello test asserts rbx). */
     .text
@@ -45,9 +45,8 @@ kvmgpu_exit_with_rbx:
     movl    %edi, %eax
     movw    $GUEST_ENTRY_EXIT_PORT, %dx
     outl    %eax, %dx
-1:  cli
-    hlt
-    jmp     1b
+1:  pause                               /* ring 3 may not HLT; the VMM never */
+    jmp     1b                          /* resumes a guest after its exit write */
     .size kvmgpu_exit_with_rbx, . - kvmgpu_exit_with_rbx
 
     .section .bss.guest_stack, "aw", @nobits

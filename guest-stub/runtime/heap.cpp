@@ -4,6 +4,7 @@
 #include "guest-stub/runtime/console.h"
 #include "guest-stub/runtime/exit.h"
 #include "guest-stub/runtime/frame_alloc.h"
+#include "guest-stub/runtime/mmio.h"
 #include "guest-stub/runtime/page_tables.h"
 #include "guest-stub/runtime/rng.h"
 
@@ -22,7 +23,9 @@ bool g_ready;
 
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
 
-void load_cr3(uint64_t root) { asm volatile("mov %0, %%cr3" : : "r"(root) : "memory"); }
+// Ring 3 cannot write CR3: the VMM loads it (and so flushes the TLB) for us.
+// Asked after building tables and after changing or clearing present entries.
+void load_cr3(uint64_t root) { mmio_write64(KVMGPU_CPU_CONTROL_GPA + KVMGPU_CPU_CONTROL_REG_LOAD_CR3, root); }
 
 [[noreturn]] void oom(const char* what, uint64_t bytes)
 {

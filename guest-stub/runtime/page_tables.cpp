@@ -66,7 +66,7 @@ uint64_t* PageTables::walk_to(uint64_t va, int stop_level, bool create)
             uint64_t next;
             if (!alloc_table(&next))
                 return nullptr;
-            *e = next | pte::kPresent | pte::kWrite;
+            *e = next | pte::kPresent | pte::kWrite | pte::kUser;
         } else if ((*e & pte::kLarge) != 0) {
             return nullptr; // a large leaf sits where a table is needed
         }
@@ -84,7 +84,7 @@ bool PageTables::map(uint64_t va, uint64_t pa, uint64_t page_size, uint64_t flag
     if (e == nullptr || (*e & pte::kPresent) != 0)
         return false;
     uint64_t f = flags & ~(pte::kAddrMask | pte::kLarge);
-    *e = pa | f | pte::kPresent | (page_size == kPage2M ? pte::kLarge : 0);
+    *e = pa | f | pte::kPresent | pte::kUser | (page_size == kPage2M ? pte::kLarge : 0);
     return true;
 }
 

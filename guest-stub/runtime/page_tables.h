@@ -15,6 +15,7 @@ namespace guest {
 namespace pte {
 constexpr uint64_t kPresent = 1ull << 0;
 constexpr uint64_t kWrite = 1ull << 1;
+constexpr uint64_t kUser = 1ull << 2; // on every entry PageTables writes: guests run in ring 3
 constexpr uint64_t kWriteThrough = 1ull << 3;
 constexpr uint64_t kCacheDisable = 1ull << 4;
 constexpr uint64_t kLarge = 1ull << 7; // PS: 2 MiB leaf in a PD entry
@@ -39,7 +40,7 @@ public:
     bool init(FrameAllocator* frames, PhysWindow window, uint64_t table_chunk = kPage2M);
 
     // Maps one page (page_size 4 KiB or 2 MiB; va and pa aligned to it).
-    // flags: pte:: bits besides kPresent/kLarge. false if va is not canonical,
+    // flags: pte:: bits besides kPresent/kLarge/kUser (always set). false if va is not canonical,
     // something is already mapped there, or a table cannot be allocated.
     bool map(uint64_t va, uint64_t pa, uint64_t page_size, uint64_t flags);
     bool map_range(uint64_t va, uint64_t pa, uint64_t bytes, uint64_t page_size, uint64_t flags);

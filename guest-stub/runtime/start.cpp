@@ -1,5 +1,6 @@
 // C++ side of guest start-up, called by entry.S with the boot info: checks
-// the boot info, runs static constructors, reads the cmdline, takes over
+// the boot info, runs static constructors, reads the cmdline, runs the
+// calibration loop that tells the VMM how guest code executes, takes over
 // paging (heap_init), marks stage MAIN and calls the program's guest_main.
 #include "guest-stub/runtime/boot.h"
 #include "guest-stub/runtime/console.h"
@@ -28,6 +29,21 @@ extern InitFn __init_array_end[];
 uint32_t kvmgpu_runtime_start(const kvmgpu_boot_info* info);
 }
 
+namespace {
+
+// KVMGPU_CALIBRATION_LOOPS dec/jnz iterations inside the VMM's calibration
+// window: it counts what KVM emulated meanwhile (vmm/execution_mode.h).
+void run_calibration_loop()
+{
+    constexpr uint64_t reg = KVMGPU_CPU_CONTROL_GPA + KVMGPU_CPU_CONTROL_REG_CALIBRATE;
+    uint64_t n = KVMGPU_CALIBRATION_LOOPS;
+    guest::mmio_write64(reg, n);
+    asm volatile("1: dec %0\n\tjnz 1b" : "+r"(n) : : "cc");
+    guest::mmio_write64(reg, 0);
+}
+
+} // namespace
+
 uint32_t kvmgpu_runtime_start(const kvmgpu_boot_info* info)
 {
     using namespace guest;
@@ -36,6 +52,7 @@ uint32_t kvmgpu_runtime_start(const kvmgpu_boot_info* info)
     if (!boot_init(info, reinterpret_cast<uintptr_t>(__image_end)))
         return kExitBadBootInfo;
     tsc_init(info->tsc_khz);
+    run_calibration_loop();
     heap_init(*info, cmdline());
     if (cmdline().get_bool("rt_verbose", false)) {
         HeapStats hs = heap_stats();

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#define KVMGPU_PLATFORM_ABI_VERSION 1u
+#define KVMGPU_PLATFORM_ABI_VERSION 2u
 
 /* ---- guest-physical memory map ----------------------------------------
  * RAM is one range [0, ram_size). The first MiB belongs to the VMM's boot
@@ -18,6 +18,8 @@
  * narrowest physical-address width we meet: QEMU TCG's 40 bits). */
 #define KVMGPU_BOOT_INFO_GPA 0x1000ull    /* struct kvmgpu_boot_info; rdi at entry */
 #define KVMGPU_GDT_GPA 0x2000ull          /* VMM's flat 64-bit GDT */
+#define KVMGPU_TSS_GPA 0x2800ull          /* VMM's TSS; its I/O bitmap opens ports < 0x600 to ring 3 */
+#define KVMGPU_TSS_OPEN_PORTS 0x600u
 #define KVMGPU_BOOT_PML4_GPA 0x3000ull    /* VMM's identity page tables start here */
 #define KVMGPU_BOOT_TABLES_END 0xF0000ull /* ... and end below this */
 #define KVMGPU_CMDLINE_GPA 0xF0000ull     /* guest argument string, NUL-terminated */
@@ -41,6 +43,28 @@
 #define KVMGPU_MARKER_SIZE 0x1000ull
 #define KVMGPU_MARKER_STAGE_ENTRY 1u
 #define KVMGPU_MARKER_STAGE_MAIN 2u
+
+/* CPU control (MMIO): what a guest running in ring 3 cannot do itself.
+ * - LOAD_CR3: an 8-byte write of a page-table root (4 KiB aligned, in RAM)
+ *   makes the VMM load it into CR3 before the guest's next instruction,
+ *   which also flushes the TLB: write it after building new tables and
+ *   after changing or clearing an entry that was present.
+ * - CALIBRATE: an 8-byte write of N opens the calibration window (the guest
+ *   then runs a loop of N dec/jnz iterations), a write of 0 closes it. The
+ *   VMM counts the instructions KVM emulated inside the window, which says
+ *   whether guest code runs natively or through KVM's instruction emulator. */
+#define KVMGPU_CPU_CONTROL_GPA (KVMGPU_MMIO_BASE + 0x2000ull)
+#define KVMGPU_CPU_CONTROL_SIZE 0x1000ull
+#define KVMGPU_CPU_CONTROL_REG_LOAD_CR3 0x0u
+#define KVMGPU_CPU_CONTROL_REG_CALIBRATE 0x8u
+#define KVMGPU_CALIBRATION_LOOPS 1000000ull
+
+/* Privilege: guests run in 64-bit ring 3 (CS 0x33, SS/DS 0x2b, RFLAGS.IOPL
+ * 3 so port I/O is allowed at CPL3), every page-table entry with U=1. There
+ * is no IDT: an exception ends the run, and the VMM reports RIP, CR2 and
+ * the instruction at RIP. */
+#define KVMGPU_USER_CODE_SELECTOR 0x33u
+#define KVMGPU_USER_DATA_SELECTOR 0x2bu
 
 /* vGPU register block (see vgpu_abi.h); doorbell on its own page so it can
  * be an ioeventfd without catching other register writes. */
@@ -86,6 +110,7 @@ static_assert(sizeof(struct kvmgpu_boot_info) == 128, "boot info is 128 bytes");
 static_assert(__builtin_offsetof(struct kvmgpu_boot_info, guest_result) == 64, "offset");
 static_assert(sizeof(struct kvmgpu_console_buf) == 8, "console header is 8 bytes");
 static_assert(KVMGPU_IMAGE_BASE > KVMGPU_CMDLINE_GPA + KVMGPU_CMDLINE_MAX - 1, "layout");
+static_assert(KVMGPU_EXIT_PORT + KVMGPU_EXIT_PORT_SIZE <= KVMGPU_TSS_OPEN_PORTS, "exit port reachable from ring 3");
 #else
 _Static_assert(sizeof(struct kvmgpu_boot_info) == 128, "boot info is 128 bytes");
 #endif

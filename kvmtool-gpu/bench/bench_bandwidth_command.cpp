@@ -266,6 +266,7 @@ int bench_bandwidth_command(const std::vector<std::string>& args) {
         o.ram_bytes = std::max(o.ram_bytes, plan.ram_bytes);
         std::string failure =
             run_guest_bench_checked(kvm, o, *vgpu_cfg, {"BW", "BW-PLAN", "BW-CHECK", "BW-DONE"}, on_line, &outcome);
+        record_guest_execution(&meta, outcome.result.execution);
         if (backend.empty() && !outcome.backend.empty()) {
             backend = outcome.backend;
             meta.set("vgpu_backend", backend);

@@ -209,6 +209,7 @@ int bench_calls_command(const std::vector<std::string>& args) {
         GuestBenchOutcome outcome;
         const std::string failure =
             run_guest_bench_checked(kvm, o, cfg, {"CALLS", "CALLS-PLAN", "CALLS-DONE"}, on_line, &outcome);
+        record_guest_execution(&meta, outcome.result.execution);
         if (meta.get("vgpu_backend").empty() && !outcome.backend.empty()) meta.set("vgpu_backend", outcome.backend);
         all_ok &= append_planned(&results, plan.expected, got, [](const CallsResult& r) { return r.ok(); });
         if (!failure.empty()) {

@@ -40,23 +40,35 @@ BenchMeta collect_bench_meta(const std::string& bench, const std::vector<std::st
     m.set("native", mi.native_note);
     m.set("kvm", f.describe());
     m.set("kvm_nested", f.nested ? "yes" : "no");
-    m.set("guest_code_emulated", f.guest_code_emulated ? "yes" : "no");
+    m.set("guest_code", "not measured (no guest ran)");
     m.set("hugepages", mi.pools);
     std::string cmd = "kvmtool-gpu bench " + bench;
     for (const auto& a : args) cmd += " " + a;
     m.set("command", cmd);
     m.nested = f.nested;
-    m.guest_code_emulated = f.guest_code_emulated;
     return m;
 }
 
 BenchMeta start_bench(const std::string& bench, const std::vector<std::string>& args, const std::string& wall_meaning) {
     BenchMeta m = collect_bench_meta(bench, args);
-    m.set("guest_wall", (m.guest_code_emulated ? "guest wall (emulated guest code): " : "guest wall: ") + wall_meaning);
-    std::printf("bench %s: %s; guest code %s\n", bench.c_str(), m.get("kvm").c_str(),
-                m.guest_code_emulated ? "EMULATED (guest wall times are emulator times)" : "native");
+    m.wall_meaning = wall_meaning;
+    m.set("guest_wall", "guest wall: " + wall_meaning);
+    std::printf("bench %s: %s\n", bench.c_str(), m.get("kvm").c_str());
     std::fflush(stdout);
     return m;
+}
+
+void record_guest_execution(BenchMeta* m, const ExecutionMode& e) {
+    if (!e.measured) return;
+    const bool first = !m->guest_code_measured, turned = e.emulated() && !m->guest_code_emulated;
+    m->guest_code_measured = true;
+    m->guest_code_emulated = m->guest_code_emulated || e.emulated();
+    if (!first && !turned) return;
+    m->set("guest_code", e.describe());
+    m->set("guest_wall", (m->guest_code_emulated ? "guest wall (EMULATED guest code: emulator times): " : "guest wall: ") +
+                             m->wall_meaning);
+    std::printf("bench: guest code %s\n", e.describe().c_str());
+    std::fflush(stdout);
 }
 
 void write_meta_json(tlbstudy::JsonWriter& w, const BenchMeta& m) {

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "kvmtool-gpu/vmm/execution_mode.h"
 #include "tlb-study/json_writer.h"
 
 namespace kvmgpu::bench {
@@ -16,7 +17,9 @@ namespace kvmgpu::bench {
 // Ordered key/value pairs; `emulated` and `nested` are kept apart for labels.
 struct BenchMeta {
     std::vector<std::pair<std::string, std::string>> fields;
-    bool guest_code_emulated = false;
+    bool guest_code_emulated = false; // some guest run measured its code as emulated
+    bool guest_code_measured = false;
+    std::string wall_meaning;
     bool nested = false;
     bool native_baseline = false;
     void set(const std::string& key, const std::string& value);
@@ -28,9 +31,14 @@ struct BenchMeta {
 BenchMeta collect_bench_meta(const std::string& bench, const std::vector<std::string>& args);
 
 // collect_bench_meta, plus "guest_wall" (what the guest's TSC times cover,
-// `wall_meaning`, labelled as emulator time where guest code is emulated),
-// and a banner line on stdout saying what executes guest code.
+// `wall_meaning`) and a banner line on stdout.
 BenchMeta start_bench(const std::string& bench, const std::vector<std::string>& args, const std::string& wall_meaning);
+
+// Records how one guest run's code executed (measured by the run itself):
+// "guest_code" says it, and one emulated run labels the whole table's guest
+// wall times as emulator times. Prints a line when the mode is first known
+// or changes.
+void record_guest_execution(BenchMeta* m, const ExecutionMode& e);
 
 // "meta": {...} as the next key of the object being written.
 void write_meta_json(tlbstudy::JsonWriter& w, const BenchMeta& m);

@@ -55,6 +55,7 @@ void print_result(const RunResult& r, const VirtualMachine& vm) {
     std::printf("), run %.3f ms; exits: %llu mmio, %llu pio, %llu total\n", r.timings.run_ns * ms,
                 static_cast<unsigned long long>(r.exits.mmio), static_cast<unsigned long long>(r.exits.pio),
                 static_cast<unsigned long long>(r.exits.total));
+    std::printf("kvmtool-gpu: guest code: %s\n", r.execution.describe().c_str());
     if (!r.passed() && r.outcome != RunOutcome::GuestExit)
         std::fprintf(stderr, "kvmtool-gpu: error: %s\n%s\n", r.detail.c_str(), r.register_dump.c_str());
 }

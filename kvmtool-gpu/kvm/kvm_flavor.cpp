@@ -35,13 +35,13 @@ KvmFlavor detect_kvm_flavor() {
     else f.engine = "unknown";
     f.host_hypervisor = hypervisor_signature();
     f.nested = KvmSystem::host_is_virtualized();
-    f.guest_code_emulated = f.engine == "pvm" || f.host_hypervisor.rfind("TCG", 0) == 0;
+    f.host_emulated = f.host_hypervisor.rfind("TCG", 0) == 0;
     return f;
 }
 
 std::string KvmFlavor::describe() const {
     std::string s = "KVM (" + engine;
-    if (engine == "pvm") s += ": guest code runs in KVM's instruction emulator";
+    if (engine == "pvm") s += ": ring-3 guest code native, ring 0 emulated";
     if (nested) s += "; nested under " + (host_hypervisor.empty() ? std::string("a hypervisor") : host_hypervisor);
     if (host_hypervisor.rfind("TCG", 0) == 0) s += ", itself software-emulated";
     return s + ")";

@@ -1,7 +1,9 @@
-// What actually executes guest instructions under this /dev/kvm, for
-// result tables that must not pretend: hardware VMX or SVM, or kvm-pvm
-// (pagetable-based KVM, which runs non-PVM guests through the instruction
-// emulator), and what hypervisor, if any, this host itself runs under.
+// Which KVM this /dev/kvm is, for result tables that must not pretend:
+// hardware VMX or SVM, or kvm-pvm (pagetable-based KVM: ring-3 guest code
+// runs natively, ring-0 code through KVM's instruction emulator), and what
+// hypervisor, if any, this host itself runs under. Whether a given guest's
+// code ran natively is measured per run (vmm/execution_mode.h), not derived
+// from this.
 #pragma once
 
 #include <string>
@@ -12,7 +14,7 @@ struct KvmFlavor {
     std::string engine;          // "vmx", "svm", "pvm", or "unknown"
     std::string host_hypervisor; // CPUID 0x40000000 signature: "KVMKVMKVM", "TCGTCGTCGTCG", "" on bare metal
     bool nested = false;         // this host is itself a VM
-    bool guest_code_emulated = false; // true for pvm, and for a host that is itself TCG-emulated
+    bool host_emulated = false;  // this host itself runs under TCG: everything, native code included, is emulated
     std::string describe() const; // one line for logs and result tables
 };
 

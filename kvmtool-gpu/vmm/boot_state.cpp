@@ -1,5 +1,6 @@
 #include "kvmtool-gpu/vmm/boot_state.h"
 
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -7,7 +8,9 @@ namespace kvmgpu {
 
 namespace {
 
-constexpr uint64_t kPresent = 1ull << 0, kWritable = 1ull << 1, kHuge = 1ull << 7;
+// Every entry is U=1: the guest runs in ring 3 and reaches everything it maps.
+constexpr uint64_t kPresent = 1ull << 0, kWritable = 1ull << 1, kUser = 1ull << 2, kHuge = 1ull << 7;
+constexpr uint64_t kTableFlags = kPresent | kWritable | kUser;
 constexpr uint64_t k2M = 2ull << 20, k1G = 1ull << 30;
 constexpr uint64_t kPdptGpa = KVMGPU_BOOT_PML4_GPA + 0x1000;
 constexpr uint64_t kFirstPdGpa = kPdptGpa + 0x1000;
@@ -17,9 +20,29 @@ constexpr uint64_t kCr0Pe = 1ull << 0, kCr0Mp = 1ull << 1, kCr0Et = 1ull << 4, k
 constexpr uint64_t kCr4Pae = 1ull << 5, kCr4Osfxsr = 1ull << 9, kCr4Osxmmexcpt = 1ull << 10;
 constexpr uint64_t kEferLme = 1ull << 8, kEferLma = 1ull << 10, kEferNxe = 1ull << 11;
 
-// GDT: null, 64-bit code (0x08), flat data (0x10).
-constexpr uint64_t kGdt[] = {0, 0x00af9b000000ffffull, 0x00cf93000000ffffull};
-constexpr uint16_t kCodeSelector = 0x08, kDataSelector = 0x10;
+// TSS: 104 bytes, then an I/O bitmap of zero bits (allowed) for ports below
+// KVMGPU_TSS_OPEN_PORTS and its 0xff terminator. Ring 3 needs it for the exit
+// port: kvm-pvm's emulator checks the bitmap even with IOPL 3 requested.
+constexpr uint64_t kTssBytes = 104, kIoBitmapBytes = KVMGPU_TSS_OPEN_PORTS / 8 + 1;
+constexpr uint64_t kTssLimit = kTssBytes + kIoBitmapBytes - 1;
+static_assert(KVMGPU_TSS_OPEN_PORTS % 8 == 0 && KVMGPU_TSS_GPA + kTssLimit < KVMGPU_BOOT_PML4_GPA, "TSS fits");
+
+// A 64-bit available-TSS descriptor (two GDT slots) for base and limit.
+constexpr uint64_t tss_descriptor_low(uint64_t base, uint64_t limit) {
+    return (limit & 0xffff) | (base & 0xffffff) << 16 | 0x89ull << 40 | ((limit >> 16) & 0xf) << 48 |
+           ((base >> 24) & 0xff) << 56;
+}
+
+// GDT: null, ring-0 64-bit code (0x08) and data (0x10), the TSS (0x18, two
+// slots), then the ring-3 data (0x28) and 64-bit code (0x30) the guest runs
+// on: with RPL 3 they are the selectors 0x2b and 0x33 (Linux's SYSRET layout).
+constexpr uint16_t kTssSelector = 0x18;
+constexpr uint64_t kGdt[] = {0, 0x00af9b000000ffffull, 0x00cf93000000ffffull,
+                             tss_descriptor_low(KVMGPU_TSS_GPA, kTssLimit), KVMGPU_TSS_GPA >> 32,
+                             0x00cff3000000ffffull, 0x00affb000000ffffull};
+static_assert(KVMGPU_USER_DATA_SELECTOR == (5 << 3 | 3) && KVMGPU_USER_CODE_SELECTOR == (6 << 3 | 3),
+              "user selectors index kGdt");
+constexpr uint64_t kRflagsReserved = 1ull << 1, kRflagsIopl3 = 3ull << 12;
 
 uint64_t pd_pages_for(uint64_t ram) { return (ram + k1G - 1) / k1G; }
 
@@ -46,29 +69,34 @@ void write_boot_structures(const memmap::GuestMemory& mem, const BootParams& p) 
                                     " bytes");
 
     must_write(mem, KVMGPU_GDT_GPA, kGdt, sizeof kGdt);
+    std::vector<uint8_t> tss(kTssLimit + 1, 0);
+    const uint16_t io_bitmap_offset = kTssBytes;
+    std::memcpy(&tss[102], &io_bitmap_offset, sizeof io_bitmap_offset);
+    tss.back() = 0xff;
+    must_write(mem, KVMGPU_TSS_GPA, tss.data(), tss.size());
 
     // Identity map: PML4[0] -> PDPT; PDPT[g] -> one PD per GiB of RAM, each
     // 512 x 2 MiB; PDPT[256] -> a PD for the MMIO window at 256 GiB.
     const uint64_t npd = pd_pages_for(ram);
     std::vector<uint64_t> table(512);
     table.assign(512, 0);
-    table[0] = kPdptGpa | kPresent | kWritable;
+    table[0] = kPdptGpa | kTableFlags;
     must_write(mem, KVMGPU_BOOT_PML4_GPA, table.data(), 4096);
 
     const uint64_t mmio_pd = kFirstPdGpa + npd * 0x1000;
     table.assign(512, 0);
-    for (uint64_t g = 0; g < npd; ++g) table[g] = (kFirstPdGpa + g * 0x1000) | kPresent | kWritable;
+    for (uint64_t g = 0; g < npd; ++g) table[g] = (kFirstPdGpa + g * 0x1000) | kTableFlags;
     static_assert(KVMGPU_MMIO_BASE % k1G == 0 && KVMGPU_MMIO_BASE / k1G < 512, "MMIO window in PML4[0]");
-    table[KVMGPU_MMIO_BASE / k1G] = mmio_pd | kPresent | kWritable;
+    table[KVMGPU_MMIO_BASE / k1G] = mmio_pd | kTableFlags;
     must_write(mem, kPdptGpa, table.data(), 4096);
 
     for (uint64_t g = 0; g < npd; ++g) {
-        for (uint64_t i = 0; i < 512; ++i) table[i] = (g * k1G + i * k2M) | kPresent | kWritable | kHuge;
+        for (uint64_t i = 0; i < 512; ++i) table[i] = (g * k1G + i * k2M) | kTableFlags | kHuge;
         must_write(mem, kFirstPdGpa + g * 0x1000, table.data(), 4096);
     }
     table.assign(512, 0);
     for (uint64_t i = 0; i * k2M < KVMGPU_MMIO_SIZE; ++i)
-        table[i] = (KVMGPU_MMIO_BASE + i * k2M) | kPresent | kWritable | kHuge;
+        table[i] = (KVMGPU_MMIO_BASE + i * k2M) | kTableFlags | kHuge;
     must_write(mem, mmio_pd, table.data(), 4096);
 
     must_write(mem, KVMGPU_CMDLINE_GPA, p.cmdline.c_str(), p.cmdline.size() + 1);
@@ -92,23 +120,26 @@ kvm_sregs long_mode_sregs(const kvm_sregs& base) {
     kvm_segment code{};
     code.base = 0;
     code.limit = 0xffffffff;
-    code.selector = kCodeSelector;
+    code.selector = KVMGPU_USER_CODE_SELECTOR;
     code.type = 0xb; // execute/read, accessed
+    code.dpl = 3;
     code.present = 1;
     code.s = 1;
     code.l = 1;
     code.g = 1;
     kvm_segment data = code;
-    data.selector = kDataSelector;
+    data.selector = KVMGPU_USER_DATA_SELECTOR;
     data.type = 0x3; // read/write, accessed
     data.l = 0;
     data.db = 1;
     s.cs = code;
     s.ds = s.es = s.fs = s.gs = s.ss = data;
-    // A busy 64-bit TSS and an unusable LDT: what VMX's guest-state checks
-    // want, stated here rather than inherited from KVM's reset values.
+    // A busy 64-bit TSS (its I/O bitmap lets ring 3 reach the platform's
+    // ports) and an unusable LDT: also what VMX's guest-state checks want.
     kvm_segment tr{};
-    tr.limit = 0x67;
+    tr.base = KVMGPU_TSS_GPA;
+    tr.limit = kTssLimit;
+    tr.selector = kTssSelector;
     tr.type = 0xb;
     tr.present = 1;
     s.tr = tr;
@@ -138,7 +169,9 @@ kvm_regs entry_regs(uint64_t entry) {
     kvm_regs r{};
     r.rip = entry;
     r.rdi = KVMGPU_BOOT_INFO_GPA;
-    r.rflags = 0x2; // reserved bit 1; interrupts off
+    // Interrupts off; IOPL 3 so the guest's port writes (exit port) are
+    // allowed at CPL3 where KVM runs on VMX/SVM (kvm-pvm exits on them anyway).
+    r.rflags = kRflagsReserved | kRflagsIopl3;
     return r;
 }
 

@@ -1,6 +1,6 @@
-// The machine state a guest starts in: flat 64-bit GDT, identity page tables
-// (2 MiB pages over all RAM and the MMIO window), boot info, command line,
-// and the long-mode register file. Writes only guest RAM and plain structs,
+// The machine state a guest starts in: a flat GDT with ring-3 64-bit
+// segments, identity page tables (2 MiB pages, U=1, over all RAM and the MMIO
+// window), boot info, command line, and a long-mode register file at CPL3. Writes only guest RAM and plain structs,
 // so it is tested without KVM.
 #pragma once
 

@@ -7,16 +7,19 @@
 #include <cstdint>
 #include <string>
 
+#include "kvmtool-gpu/vmm/execution_mode.h"
+
 namespace kvmgpu {
 
 enum class RunOutcome {
     GuestExit,     // the guest wrote the exit port
     Timeout,       // the watchdog stopped it
-    TripleFault,   // KVM_EXIT_SHUTDOWN
+    TripleFault,   // KVM_EXIT_SHUTDOWN: an exception in the guest, which has no handler for it
     Halted,        // HLT with interrupts off, exit port never written
     EntryFailed,   // KVM_EXIT_FAIL_ENTRY
     InternalError, // KVM_EXIT_INTERNAL_ERROR
     Unexpected,    // any other exit reason
+    BadRequest,    // the guest asked the CPU control device for something impossible
 };
 const char* to_string(RunOutcome o);
 
@@ -40,6 +43,7 @@ struct RunResult {
     kvm_regs final_regs{};
     RunTimings timings;
     ExitCounts exits;
+    ExecutionMode execution; // how the guest's code ran (measured by its runtime's calibration loop)
     bool passed() const { return outcome == RunOutcome::GuestExit && exit_code == 0; }
 };
 

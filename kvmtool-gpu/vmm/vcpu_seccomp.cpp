@@ -41,7 +41,7 @@ constexpr int kPlain[] = {
     SYS_nanosleep,     SYS_clock_nanosleep, SYS_clock_gettime, SYS_gettimeofday, SYS_time,
     SYS_munmap,        SYS_mremap,        SYS_madvise,       SYS_brk,            SYS_rt_sigreturn,
     SYS_rt_sigprocmask, SYS_restart_syscall, SYS_sigaltstack, SYS_exit,       SYS_exit_group,
-    SYS_fstat,
+    SYS_fstat,         SYS_pread64, /* the vCPU's KVM statistics fd (execution-mode calibration) */
 };
 
 // Sanitizer builds (KVMGPU_SANITIZE) only: the ASan/LSan runtime probes
@@ -86,11 +86,13 @@ std::vector<sock_filter> vcpu_seccomp_program(int vcpu_fd) {
     // ends in a return, so the accumulator (nr) is reloaded after it.
     const sock_filter ioctl_block[] = {
         stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(0)),
-        jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(vcpu_fd), 0, 4),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(vcpu_fd), 0, 5),
         stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(1)),
-        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_RUN, 3, 0),
-        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_GET_REGS, 2, 0),
-        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_GET_SREGS, 1, 0),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_RUN, 4, 0),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_GET_REGS, 3, 0),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_GET_SREGS, 2, 0),
+        // CR3 loads the ring-3 guest asks for (CPU control device).
+        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_SET_SREGS, 1, 0),
         stmt(BPF_RET | BPF_K, kKill),
         stmt(BPF_RET | BPF_K, kAllow),
     };

@@ -7,6 +7,7 @@
 #include "kvmtool-gpu/abi/platform_abi.h"
 #include "kvmtool-gpu/kvm/kvm_error.h"
 #include "kvmtool-gpu/vmm/boot_state.h"
+#include "kvmtool-gpu/vmm/guest_fault.h"
 #include "kvmtool-gpu/vmm/vcpu_seccomp.h"
 #include "kvmtool-gpu/vmm/vcpu_watchdog.h"
 
@@ -55,6 +56,7 @@ const char* to_string(RunOutcome o) {
     case RunOutcome::EntryFailed: return "entry-failed";
     case RunOutcome::InternalError: return "kvm-internal-error";
     case RunOutcome::Unexpected: return "unexpected-exit";
+    case RunOutcome::BadRequest: return "bad-cpu-request";
     }
     return "?";
 }
@@ -83,12 +85,16 @@ VirtualMachine::VirtualMachine(const KvmSystem& kvm, VmOptions opts) : opts_(std
     console_ = std::make_shared<DebugConsole>(memory_, opts_.console);
     marker_ = std::make_shared<BootMarker>(t0_);
     exit_ = std::make_shared<ExitDevice>();
+    cpu_control_ = std::make_shared<CpuControl>();
     mmio_.claim(KVMGPU_CONSOLE_GPA, KVMGPU_CONSOLE_SIZE, console_);
     mmio_.claim(KVMGPU_MARKER_GPA, KVMGPU_MARKER_SIZE, marker_);
+    mmio_.claim(KVMGPU_CPU_CONTROL_GPA, KVMGPU_CPU_CONTROL_SIZE, cpu_control_);
     pio_.claim(KVMGPU_EXIT_PORT, KVMGPU_EXIT_PORT_SIZE, exit_);
 
     vcpu_ = vm_->create_vcpu(0);
     vcpu_->set_cpuid(kvm.supported_cpuid());
+    // Opened here: the seccomp filter of run() allows reading it, not opening it.
+    execution_ = std::make_unique<ExecutionProbe>(KvmStatsReader(vcpu_->stats_fd(), "vcpu 0"));
 
     BootParams params;
     params.entry = image_.entry;
@@ -124,7 +130,44 @@ RunResult VirtualMachine::finish(RunOutcome outcome, std::string detail, bool du
     r.timings.first_instruction_ns = marker_->stage_ns(KVMGPU_MARKER_STAGE_ENTRY);
     r.timings.main_ns = marker_->stage_ns(KVMGPU_MARKER_STAGE_MAIN);
     r.exits = exits_;
+    r.execution = execution_->mode();
     return r;
+}
+
+std::string VirtualMachine::serve(const CpuRequest& request) {
+    switch (request.kind) {
+    case CpuRequest::Kind::CalibrateBegin: execution_->begin(request.value); return "";
+    case CpuRequest::Kind::CalibrateEnd: execution_->end(); return "";
+    case CpuRequest::Kind::LoadCr3: return load_cr3(request.value);
+    }
+    return "";
+}
+
+std::string VirtualMachine::load_cr3(uint64_t root) {
+    const uint64_t ram = memory_.total_bytes();
+    if ((root & 0xfff) != 0 || root >= ram || ram - root < 0x1000) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "guest asked to load CR3 = 0x%llx, which is not a 4 KiB-aligned page inside its RAM",
+                      static_cast<unsigned long long>(root));
+        return buf;
+    }
+    try {
+        // KVM finishes an MMIO exit on the next KVM_RUN; immediate_exit makes
+        // that run return right after, so the registers are consistent to edit.
+        vcpu_->request_immediate_exit();
+        if (!std::holds_alternative<exit::Interrupted>(vcpu_->run()))
+            return "unexpected exit while completing a CR3 load";
+        kvm_sregs s = vcpu_->sregs();
+        // KVM rebuilds its shadow of the guest's tables only when CR3 changes,
+        // and the guest also asks for this after editing present entries: flip
+        // PWT (write-through for the walk of the top table only) so it always does.
+        constexpr uint64_t kPwt = 1ull << 3;
+        s.cr3 = root | ((s.cr3 & kPwt) ? 0 : kPwt);
+        vcpu_->set_sregs(s);
+    } catch (const KvmError& e) {
+        return std::string("CR3 load failed: ") + e.what();
+    }
+    return "";
 }
 
 RunResult VirtualMachine::run() {
@@ -163,12 +206,23 @@ RunResult VirtualMachine::run() {
                            ++exits_.mmio;
                            if (m.write) mmio_.write(m.addr, m.data);
                            else mmio_.read(m.addr, m.data);
+                           if (auto request = cpu_control_->take()) {
+                               const std::string refused = serve(*request);
+                               if (!refused.empty()) result = done(RunOutcome::BadRequest, refused, true);
+                               else if (watchdog.fired()) // its signal may have ended the completing run
+                                   result = done(RunOutcome::Timeout, "guest did not exit in time (--timeout)", true);
+                           }
                        },
                        [&](exit::Halt&) {
                            result = done(RunOutcome::Halted, "guest halted without writing the exit port", true);
                        },
                        [&](exit::Shutdown&) {
-                           result = done(RunOutcome::TripleFault, "guest triple-faulted (KVM_EXIT_SHUTDOWN)", true);
+                           std::string why = "guest fault (KVM_EXIT_SHUTDOWN)";
+                           try {
+                               why = describe_guest_fault(memory_, vcpu_->regs(), vcpu_->sregs());
+                           } catch (const KvmError&) {
+                           }
+                           result = done(RunOutcome::TripleFault, why, true);
                        },
                        [&](exit::FailEntry& f) {
                            char buf[96];

@@ -10,12 +10,14 @@
 
 #include "kvmtool-gpu/bus/bus.h"
 #include "kvmtool-gpu/devices/boot_marker.h"
+#include "kvmtool-gpu/devices/cpu_control.h"
 #include "kvmtool-gpu/devices/debug_console.h"
 #include "kvmtool-gpu/devices/exit_device.h"
 #include "kvmtool-gpu/kvm/kvm_system.h"
 #include "kvmtool-gpu/kvm/vcpu_fd.h"
 #include "kvmtool-gpu/kvm/vm_fd.h"
 #include "kvmtool-gpu/vmm/elf_loader.h"
+#include "kvmtool-gpu/vmm/execution_mode.h"
 #include "kvmtool-gpu/vmm/run_result.h"
 #include "memmap/guest_memory.h"
 
@@ -67,6 +69,9 @@ public:
 
 private:
     RunResult finish(RunOutcome outcome, std::string detail, bool dump);
+    // Carries out a CPU control request; "" or why it was refused.
+    std::string serve(const CpuRequest& request);
+    std::string load_cr3(uint64_t root);
 
     VmOptions opts_;
     std::chrono::steady_clock::time_point t0_;
@@ -77,6 +82,8 @@ private:
     std::shared_ptr<DebugConsole> console_;
     std::shared_ptr<BootMarker> marker_;
     std::shared_ptr<ExitDevice> exit_;
+    std::shared_ptr<CpuControl> cpu_control_;
+    std::unique_ptr<ExecutionProbe> execution_;
     std::unique_ptr<VcpuFd> vcpu_;
     LoadedImage image_;
     uint64_t setup_ns_ = 0;

@@ -1,4 +1,5 @@
 // Boots hand-assembled guests to check each way a run can end.
+#include "kvmtool-gpu/abi/platform_abi.h"
 #include "kvmtool-gpu/kvm/kvm_flavor.h"
 #include "tests/kvm/kvm_fixture.h"
 #include "tests/support/tiny_elf.h"
@@ -33,36 +34,70 @@ TEST_F(TinyGuest, ExitPortCarriesTheCode) {
     EXPECT_EQ(r.final_regs.rax, 0u);
 }
 
-// kvm-pvm runs non-PVM guests in KVM's instruction emulator, which has no
-// SSE and is ~100x slower: these two checks describe hardware KVM only.
-#define SKIP_UNDER_PVM()                                                                                  \
-    if (detect_kvm_flavor().engine == "pvm")                                                              \
-    GTEST_SKIP() << "kvm-pvm emulates this guest's instructions (" << detect_kvm_flavor().describe() << ")"
-
 TEST_F(TinyGuest, SseWorksAtEntry) {
-    SKIP_UNDER_PVM();
     auto r = run_code(code::sse_then_exit());
     EXPECT_TRUE(r.passed()) << to_string(r.outcome) << ": " << r.detail << "\n" << r.register_dump;
 }
 
-TEST_F(TinyGuest, GuestRunsNativelyNotEmulated) {
-    SKIP_UNDER_PVM();
-    // 2e8 iterations: well under a second on hardware (nested or not);
-    // minutes if KVM emulated each instruction.
-    auto r = run_code(code::count_down_then_exit(200000000), 20);
+// The exit port works from ring 3: through IOPL 3 on VMX/SVM, through the
+// TSS's I/O bitmap on kvm-pvm, whose ring 3 is the host's and keeps IOPL 0.
+TEST_F(TinyGuest, EntersInRingThreeWithPortsOpen) {
+    auto r = run_code(code::exit_with(0));
     ASSERT_TRUE(r.passed()) << r.detail;
-    EXPECT_LT(r.timings.run_ns, 5e9) << "guest instructions appear to be emulated";
+    if (detect_kvm_flavor().engine != "pvm")
+        EXPECT_EQ(r.final_regs.rflags & (3u << 12), 3u << 12) << "IOPL 3";
+}
+
+// The guest's code runs natively: KVM's emulator runs none of the loop's
+// instructions (counted by KVM, not timed).
+TEST_F(TinyGuest, GuestRunsNativelyNotEmulated) {
+    constexpr uint32_t kLoops = 2000000;
+    auto r = run_code(code::calibrate_then_exit(KVMGPU_CPU_CONTROL_GPA + KVMGPU_CPU_CONTROL_REG_CALIBRATE, kLoops));
+    ASSERT_TRUE(r.passed()) << r.detail;
+    ASSERT_TRUE(r.execution.measured) << "the calibration window was not seen";
+    EXPECT_EQ(r.execution.loop_iterations, kLoops);
+    if (!r.execution.emulated_instructions) GTEST_SKIP() << "this kernel has no KVM binary statistics";
+    EXPECT_LT(*r.execution.emulated_instructions, kLoops) << r.execution.describe();
+    EXPECT_FALSE(r.execution.emulated()) << r.execution.describe();
+    EXPECT_EQ(r.execution.label(), "native");
+}
+
+TEST_F(TinyGuest, CalibrationWindowWithoutBeginIsIgnored) {
+    auto r = run_code(code::then_exit(code::store64(KVMGPU_CPU_CONTROL_GPA + KVMGPU_CPU_CONTROL_REG_CALIBRATE, 0)));
+    ASSERT_TRUE(r.passed()) << r.detail;
+    EXPECT_FALSE(r.execution.measured);
+    EXPECT_EQ(r.execution.label(), "not measured");
+}
+
+TEST_F(TinyGuest, Cr3LoadIsServedByTheVmm) {
+    // Reload the VMM's own boot tables: the guest carries on and exits.
+    auto r = run_code(code::then_exit(code::store64(KVMGPU_CPU_CONTROL_GPA, KVMGPU_BOOT_PML4_GPA), 5));
+    EXPECT_EQ(r.outcome, RunOutcome::GuestExit) << r.detail;
+    EXPECT_EQ(r.exit_code, 5u);
+}
+
+TEST_F(TinyGuest, Cr3OutsideRamOrMisalignedIsRefused) {
+    for (uint32_t bad : {0x3001u, 0x7ffff000u}) {
+        auto r = run_code(code::then_exit(code::store64(KVMGPU_CPU_CONTROL_GPA, bad)));
+        EXPECT_EQ(r.outcome, RunOutcome::BadRequest) << r.detail;
+        EXPECT_NE(r.detail.find("CR3"), std::string::npos) << r.detail;
+    }
 }
 
 TEST_F(TinyGuest, TripleFaultIsReportedWithRegisters) {
     auto r = run_code(code::ud2);
     EXPECT_EQ(r.outcome, RunOutcome::TripleFault) << r.detail;
     EXPECT_NE(r.register_dump.find("rip="), std::string::npos);
+    EXPECT_NE(r.detail.find("RIP 0x100000"), std::string::npos) << r.detail;
+    EXPECT_NE(r.detail.find("UD2"), std::string::npos) << r.detail;
 }
 
-TEST_F(TinyGuest, HaltWithoutExitIsAnError) {
+// Ring 3 may not halt: HLT is a fault, named as such.
+TEST_F(TinyGuest, HaltIsAFaultInRingThree) {
     auto r = run_code(code::halt);
-    EXPECT_EQ(r.outcome, RunOutcome::Halted) << r.detail;
+    EXPECT_EQ(r.outcome, RunOutcome::TripleFault) << r.detail;
+    EXPECT_NE(r.detail.find("HLT (privileged)"), std::string::npos) << r.detail;
+    EXPECT_NE(r.detail.find("CPL3"), std::string::npos) << r.detail;
 }
 
 TEST_F(TinyGuest, SpinningGuestTimesOut) {

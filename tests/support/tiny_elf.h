@@ -77,6 +77,27 @@ inline std::vector<uint8_t> count_down_then_exit(uint32_t n) {
     return c;
 }
 inline const std::vector<uint8_t> ud2 = {0x0F, 0x0B};        // #UD with no IDT: triple fault
+
+// movabs rax, addr; mov rcx, value (sign-extended imm32); mov [rax], rcx
+inline std::vector<uint8_t> store64(uint64_t addr, uint32_t value) {
+    std::vector<uint8_t> c = {0x48, 0xB8};
+    for (int i = 0; i < 8; ++i) c.push_back(uint8_t(addr >> (8 * i)));
+    c.insert(c.end(), {0x48, 0xC7, 0xC1, uint8_t(value), uint8_t(value >> 8), uint8_t(value >> 16),
+                       uint8_t(value >> 24), 0x48, 0x89, 0x08});
+    return c;
+}
+inline std::vector<uint8_t> then_exit(std::vector<uint8_t> c, uint32_t code = 0) {
+    auto e = exit_with(code);
+    c.insert(c.end(), e.begin(), e.end());
+    return c;
+}
+// The runtime's calibration protocol (platform_abi.h): open the window with
+// n, count rcx down to 0, close it with that 0; then exit 0.
+inline std::vector<uint8_t> calibrate_then_exit(uint64_t cpu_control_calibrate_gpa, uint32_t n) {
+    auto c = store64(cpu_control_calibrate_gpa, n);
+    c.insert(c.end(), {0x48, 0xFF, 0xC9, 0x75, 0xFB, 0x48, 0x89, 0x08}); // 1: dec rcx; jnz 1b; mov [rax], rcx
+    return then_exit(c);
+}
 } // namespace code
 
 } // namespace kvmgpu::test

@@ -94,6 +94,10 @@ TEST_F(VcpuSeccomp, WhatTheRunLoopNeedsIsAllowed) {
         if (ioctl(vcpu, KVM_RUN, 0) != -1 || errno != ENOTTY) _exit(4);
         kvm_regs regs;
         if (ioctl(vcpu, KVM_GET_REGS, &regs) != -1) _exit(5);
+        kvm_sregs sregs{};
+        if (ioctl(vcpu, KVM_SET_SREGS, &sregs) != -1 || errno != ENOTTY) _exit(7); // CR3 loads
+        char stat_bytes[8];
+        if (pread(out, stat_bytes, sizeof stat_bytes, 0) != -1 || errno != ESPIPE) _exit(8); // KVM stats
         // Memory without PROT_EXEC.
         void* p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED || mprotect(p, 4096, PROT_READ) != 0 || munmap(p, 4096) != 0) _exit(6);

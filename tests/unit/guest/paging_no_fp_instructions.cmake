@@ -1,13 +1,14 @@
-# ctest (cmake -P): fails if any guest image (GUEST_DIR/*.elf) contains an
-# instruction that KVM's x86 instruction emulator cannot run, through which
-# kvm-pvm runs our guests: SSE/AVX/MMX/x87 (any %xmm %ymm %zmm %mm %st
-# operand or x87 mnemonic), the SSE fences and MXCSR/MMX state instructions,
-# and rdtscp. Guest code is compiled with -mgeneral-regs-only; this also
-# catches assembly and whatever the link pulls from libgcc.
-# Arguments: -DGUEST_DIR=<dir> -DOBJDUMP=<objdump>
-file(GLOB images "${GUEST_DIR}/*.elf")
+# ctest (cmake -P): fails if the guest's page-table code (the objects of
+# kvmgpu_guest_paging) contains an instruction that KVM's x86 instruction
+# emulator cannot run: SSE/AVX/MMX/x87 (any %xmm %ymm %zmm %mm %st operand or
+# x87 mnemonic), the SSE fences and MXCSR/MMX state instructions, rdtscp.
+# Guests run in ring 3 natively, but KVM traps their writes to live
+# page-table pages and emulates them; that code is compiled with
+# -mgeneral-regs-only, and this checks what the compiler made of it.
+# Arguments: -DOBJECTS=<obj|obj|...> -DOBJDUMP=<objdump>
+string(REPLACE "|" ";" images "${OBJECTS}")
 if(NOT images)
-  message(FATAL_ERROR "no guest images in ${GUEST_DIR}: build the `guests` target first")
+  message(FATAL_ERROR "no objects given: build kvmgpu_guest_paging first")
 endif()
 
 # Disassembly lines are "addr:<TAB>mnemonic operands"; x87 mnemonics all
@@ -45,5 +46,5 @@ foreach(image IN LISTS images)
   list(APPEND failed "${image}")
 endforeach()
 if(failed)
-  message(FATAL_ERROR "guest images with SSE/x87 instructions: ${failed}")
+  message(FATAL_ERROR "page-table objects with SSE/x87 instructions: ${failed}")
 endif()
