@@ -7,11 +7,11 @@
 # device tool returns only a few files); without $OUT they stay in
 # ./device-out. Anyone can rerun it there:
 #   bash kvmtool-gpu/scripts/device-check.sh [PART...]
-# PARTs (default: all): tests guests boot tlb bench bench2. One device call
-# has 10 minutes, so the whole check is run as three: `tests guests boot
-# tlb`, then `bench`, then `bench2`.
+# PARTs (default: all): tests guests boot calls tlb bench bench2. One device
+# call has 10 minutes, so the whole check is run in parts: `tests guests boot
+# calls`, then `tlb`, then `bench`, then `bench2`.
 set -uo pipefail
-parts=${*:-tests guests boot tlb bench bench2}
+parts=${*:-tests guests boot calls tlb bench bench2}
 want() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bin=$repo/.carry/bin
@@ -42,7 +42,7 @@ note "libcuda: $(ldconfig -p | grep -m1 'libcuda.so.1' || echo 'not in ldconfig'
 want2m=${KVMGPU_HUGEPAGES_2M:-4096}
 echo "$want2m" >/proc/sys/vm/nr_hugepages
 grep -q hugetlbfs /proc/mounts || { mkdir -p /dev/hugepages && mount -t hugetlbfs none /dev/hugepages; }
-echo "${KVMGPU_HUGEPAGES_1G:-2}" >/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages 2>/dev/null
+echo "${KVMGPU_HUGEPAGES_1G:-6}" >/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages 2>/dev/null
 note "hugepages: 2M $(cat /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages)/$want2m, 1G $(cat /sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages 2>/dev/null || echo n/a)"
 
 want tests && for t in "$bin"/*_tests; do
@@ -62,7 +62,7 @@ if want tests && [ -x "$bin/vgpu_gpu_tests" ]; then
 fi
 # Every guest program with the vGPU on the real CUDA backend, 4K and 2M.
 want guests && RUN_ARGS="--vgpu cuda" step guests-cuda sh "$repo/kvmtool-gpu/scripts/run-guests.sh" "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" 4K 2M
-want guests && grep -E '^(run-guests|guest: [a-z_]+: (PASS|FAIL|n=|device))|vGPU backend|vCPU backend' "$out/guests-cuda.log" | head -40 | sed 's/^/    /' | tee -a "$summary"
+want guests && grep -E '^(run-guests|guest: [a-z_]+: (PASS|FAIL|n=|device))|vGPU backend|vCPU backend|guest code' "$out/guests-cuda.log" | head -60 | sed 's/^/    /' | tee -a "$summary"
 want guests && RUN_ARGS="--vgpu cuda --gpu-worker inline" GUESTS="vecadd matmul" step guests-cuda-inline \
   sh "$repo/kvmtool-gpu/scripts/run-guests.sh" "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" 2M
 if want boot; then
@@ -74,11 +74,23 @@ if want boot; then
   for b in bench-boot-2M bench-boot-2M-prefault bench-boot-4K; do sed 's/^/    /' "$out/$b.log" | tee -a "$summary"; done
 fi
 # Translation cost: native chase on 4K/2M/1G up to 4 GiB, VMM work, and the
-# guest chase (emulated by kvm-pvm here: labelled so in its output).
+# guest chase (ring 3: native guest code, measured per run) for guest 4K/2M
+# x host 4K/2M/1G up to 4 GiB, with KVM's statistics per run.
 if want tlb; then
-  step bench-tlb timeout 240 "$bin/kvmtool-gpu" bench tlb --max-ws 4G --guest-max-ws 4M \
-    --csv "$out/tlb.csv" --json "$out/tlb.json"
-  sed -n '/^|/p' "$out/bench-tlb.log" | head -60 | sed 's/^/    /' | tee -a "$summary"
+  step bench-tlb timeout 540 "$bin/kvmtool-gpu" bench tlb --max-ws 4G --guest-max-ws 4G --reps 3 \
+    --csv "$out/tlb.csv" --json "$out/tlb.json" --plot "$out/tlb.png"
+  sed -n '/^|/p;/^#/p;/^- /p' "$out/bench-tlb.log" | head -90 | sed 's/^/    /' | tee -a "$summary"
+fi
+# The cost of a virtual call: every doorbell, batching off and on, native first.
+if want calls; then
+  step bench-calls timeout 420 "$bin/kvmtool-gpu" bench calls --vgpu cuda --poll-spin-us 2000 \
+    --plot-script "$repo/kvmtool-gpu/bench/plot_bench.py" --out "$out/calls"
+  step bench-calls-inline timeout 150 "$bin/kvmtool-gpu" bench calls --vgpu cuda --poll-spin-us 2000 \
+    --gpu-worker inline --doorbells poll --plot-script "$repo/kvmtool-gpu/bench/plot_bench.py" --out "$out/calls-inline"
+  for d in calls calls-inline; do
+    md=$(ls "$out/$d"/*.md 2>/dev/null | head -1)
+    [ -n "$md" ] && { note ""; note "--- $d"; tee -a "$summary" <"$md"; }
+  done
 fi
 # Later checks (bandwidth, calls) append themselves here.
 { want bench || want bench2; } && [ -f "$repo/kvmtool-gpu/scripts/device-check.d.sh" ] && source "$repo/kvmtool-gpu/scripts/device-check.d.sh"
