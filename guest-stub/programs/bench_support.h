@@ -1,7 +1,7 @@
 // Pure helpers for the benchmark guests (bandwidth, calls): event times
-// from cuEventElapsedTime's float bits as integer nanoseconds, and
-// comma-separated cmdline lists. Integer code only (guests are built with
-// -mgeneral-regs-only); also compiled on the host by tests/unit/bench.
+// from cuEventElapsedTime's float bits as integer nanoseconds (exactly, with
+// no rounding through a double), and comma-separated cmdline lists; also
+// compiled on the host by tests/unit/bench.
 #pragma once
 
 #include <stddef.h>

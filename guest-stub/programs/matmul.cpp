@@ -1,33 +1,20 @@
 // matmul: c = a * b on the vGPU for square row-major n x n float matrices
-// (cmdline n=, default 64), checked against an integer product on the guest
-// CPU. No floating point in the guest: the inputs are integers in [-8, 8]
-// written as float bits, so every partial sum (|sum| <= 64 n <= 2^18 for
-// n <= 4096) is exact in binary32 and the check is exact equality.
+// (cmdline n=, default 64) with inputs uniform in [-1, 1), checked on the
+// guest CPU against a double-precision product: each element must lie
+// within n * 2^-23 * sum_k |a_ik b_kj| of it, twice the worst-case float
+// rounding error of an n-term dot product (fused or not, any order).
 #include "guest-stub/programs/program_common.h"
 
 using namespace guest;
 
 namespace {
-constexpr int32_t kLimit = 8; // inputs in [-kLimit, kLimit]
 constexpr uint64_t kMaxN = 4096;
-static_assert(kMaxN * kLimit * kLimit < (uint64_t)kF32ExactIntLimit, "sums must be exact floats");
 
-// Fills the float bits of an n x n matrix with integers in [-kLimit, kLimit]
-// and keeps the integers: row-major in ints, or transposed (ints[j*n + i] for
-// element (i, j)) so the reference product walks both operands in order.
-void fill_matrix(uint32_t* bits, int8_t* ints, uint64_t n, uint64_t seed, bool transposed)
+void fill_matrix(float* m, uint64_t n, uint64_t seed)
 {
-    uint32_t encoded[2 * kLimit + 1];
-    for (int32_t v = -kLimit; v <= kLimit; ++v)
-        encoded[v + kLimit] = f32_bits_from_int(v);
-    RandomInts r(seed, -kLimit, kLimit);
-    for (uint64_t i = 0; i < n; ++i) {
-        for (uint64_t j = 0; j < n; ++j) {
-            const int32_t v = r.next();
-            bits[i * n + j] = encoded[v + kLimit];
-            ints[transposed ? j * n + i : i * n + j] = (int8_t)v;
-        }
-    }
+    RandomFloats r(seed);
+    for (uint64_t i = 0; i < n * n; ++i)
+        m[i] = r.next();
 }
 } // namespace
 
@@ -40,20 +27,18 @@ int guest_main(const kvmgpu_boot_info*)
         return kExitBadCmdline;
     }
     const bool pageable = want_pageable_host_memory();
-    const size_t bytes = n * n * sizeof(uint32_t);
+    const size_t bytes = n * n * sizeof(float);
 
     CU_CHECK(cuInit(0));
     print_device_banner("matmul");
     CUmodule mod;
     CUfunction fn = load_kernel("matmul", "matmul", &mod);
 
-    auto* a = static_cast<uint32_t*>(host_alloc(bytes, pageable)); // float bits
-    auto* b = static_cast<uint32_t*>(host_alloc(bytes, pageable));
-    auto* c = static_cast<uint32_t*>(host_alloc(bytes, pageable));
-    auto* ai = static_cast<int8_t*>(pinned_alloc(n * n)); // a, row-major
-    auto* bt = static_cast<int8_t*>(pinned_alloc(n * n)); // b, transposed
-    fill_matrix(a, ai, n, boot_info().seed ^ 0x3a7a, false);
-    fill_matrix(b, bt, n, boot_info().seed ^ 0x3a7b, true);
+    auto* a = static_cast<float*>(host_alloc(bytes, pageable));
+    auto* b = static_cast<float*>(host_alloc(bytes, pageable));
+    auto* c = static_cast<float*>(host_alloc(bytes, pageable));
+    fill_matrix(a, n, boot_info().seed ^ 0x3a7a);
+    fill_matrix(b, n, boot_info().seed ^ 0x3a7b);
     memset(c, 0, bytes);
     CUdeviceptr da = device_copy_of(a, bytes);
     CUdeviceptr db = device_copy_of(b, bytes);
@@ -70,18 +55,23 @@ int guest_main(const kvmgpu_boot_info*)
     CU_CHECK(cuMemcpyDtoH(c, dc, bytes));
 
     uint64_t bad = 0;
+    double worst = 0; // largest error as a fraction of its bound
     for (uint64_t i = 0; i < n; ++i) {
-        const int8_t* row = ai + i * n;
         for (uint64_t j = 0; j < n; ++j) {
-            const int8_t* col = bt + j * n;
-            int32_t want = 0;
-            for (uint64_t k = 0; k < n; ++k)
-                want += row[k] * col[k];
-            int32_t got;
-            if (!f32_bits_to_int(c[i * n + j], &got) || got != want) {
+            double want = 0, magnitude = 0;
+            for (uint64_t k = 0; k < n; ++k) {
+                const double term = (double)a[i * n + k] * (double)b[k * n + j];
+                want += term;
+                magnitude += term < 0 ? -term : term;
+            }
+            const double got = c[i * n + j], bound = (double)n * 0x1p-23 * magnitude;
+            const double err = got > want ? got - want : want - got;
+            if (bound > 0 && err / bound > worst)
+                worst = err / bound;
+            if (!(err <= bound)) { // NaN fails too
                 if (bad < 5)
-                    printf("matmul: c[%lu][%lu] = float bits 0x%08x, expected %d\n", i, j,
-                           c[i * n + j], want);
+                    printf("matmul: c[%lu][%lu] = %.9g, expected %.9g (error %.3g > bound %.3g)\n", i, j, got, want,
+                           err, bound);
                 ++bad;
             }
         }
@@ -98,6 +88,7 @@ int guest_main(const kvmgpu_boot_info*)
         printf("matmul: FAIL: %lu of %lu elements differ\n", bad, n * n);
         return kExitResultMismatch;
     }
-    printf("matmul: PASS (all %lu elements exact)\n", n * n);
+    printf("matmul: PASS (all %lu elements within float rounding of a double product; worst %.2f%% of "
+           "the bound)\n", n * n, 100 * worst);
     return kExitPass;
 }

@@ -1,7 +1,6 @@
 // Small helpers shared by the CUDA guest programs: device banner, host
-// buffers (pinned or pageable, chosen on the cmdline), integer inputs for the
-// float kernels, timings and rates as text. No floating point (see
-// runtime/float_bits.h): inputs are integer-valued floats written as bits.
+// buffers (pinned or pageable, chosen on the cmdline), random inputs
+// (integers, or floats for the float kernels), timings and rates as text.
 #pragma once
 
 #include "guest-stub/cuda/cuda_check.h"
@@ -61,6 +60,17 @@ private:
     XorShift64 rng_;
     int32_t lo_;
     uint64_t span_;
+};
+
+// Floats uniform in [-1, 1), each a multiple of 2^-23 (so any of them is an
+// exact binary32), from a seed: a program regenerates its inputs to check.
+class RandomFloats {
+public:
+    explicit RandomFloats(uint64_t seed) : rng_(seed) {}
+    float next() { return (float)((int32_t)(rng_.next() >> 40) - (1 << 23)) * (1.0f / (1 << 23)); }
+
+private:
+    XorShift64 rng_;
 };
 
 // Time and rate texts for printf's %s: milliseconds with 3 decimals from ns;

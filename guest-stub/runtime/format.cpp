@@ -122,6 +122,152 @@ void emit_integer(Out& out, const Spec& spec, uint64_t magnitude, bool negative,
     emit_padded(out, spec, prefix, nprefix, zero_fill, body, nbody, spec.prec < 0);
 }
 
+
+// Floating point (%f %e %g, upper-case too): correct to the last digit
+// shown for magnitudes a program prints, not bit-exact like glibc at every
+// tie. %f of |v| >= 1e18 falls back to %e (the integer part must fit a u64).
+constexpr int kMaxFloatPrecision = 17;
+
+// x >= 0 to the nearest integer, ties to even (what glibc does for an
+// exactly representable tie such as 0.25 at one decimal).
+uint64_t round_half_even(double x)
+{
+    uint64_t i = (uint64_t)x;
+    const double rem = x - (double)i;
+    if (rem > 0.5 || (rem == 0.5 && (i & 1)))
+        ++i;
+    return i;
+}
+
+uint64_t pow10_u64(int n)
+{
+    uint64_t r = 1;
+    while (n-- > 0)
+        r *= 10;
+    return r;
+}
+
+// v >= 0, finite: digits of v rounded to prec decimals, as "int.frac".
+size_t fixed_digits(char* buf, double v, int prec, bool alt)
+{
+    const uint64_t scale = pow10_u64(prec);
+    uint64_t ip = (uint64_t)v;
+    uint64_t fp = round_half_even((v - (double)ip) * (double)scale);
+    if (fp >= scale) {
+        fp -= scale;
+        ++ip;
+    }
+    size_t n = u64_digits(buf, ip, 10, false);
+    if (prec > 0 || alt)
+        buf[n++] = '.';
+    char frac[24];
+    size_t nf = u64_digits(frac, fp, 10, false);
+    for (size_t i = nf; i < (size_t)prec; ++i)
+        buf[n++] = '0';
+    for (size_t i = 0; i < nf && prec > 0; ++i)
+        buf[n++] = frac[i];
+    return n;
+}
+
+// v >= 0, finite: v = m * 10^exp with m rounded to prec decimals, 1 <= m < 10.
+uint64_t scientific_mantissa(double v, int prec, int* exp)
+{
+    *exp = 0;
+    if (v == 0)
+        return 0;
+    while (v >= 10) {
+        v /= 10;
+        ++*exp;
+    }
+    while (v < 1) {
+        v *= 10;
+        --*exp;
+    }
+    uint64_t m = round_half_even(v * (double)pow10_u64(prec));
+    if (m >= pow10_u64(prec + 1)) {
+        m /= 10;
+        ++*exp;
+    }
+    return m;
+}
+
+size_t scientific_digits(char* buf, double v, int prec, bool alt, bool upper)
+{
+    int exp;
+    const uint64_t m = scientific_mantissa(v, prec, &exp);
+    char digits[24];
+    size_t nd = u64_digits(digits, m, 10, false);
+    size_t n = 0;
+    buf[n++] = digits[0];
+    if (prec > 0 || alt)
+        buf[n++] = '.';
+    for (size_t i = 1; i < nd; ++i)
+        buf[n++] = digits[i];
+    for (size_t i = nd; i < (size_t)prec + 1; ++i)
+        buf[n++] = '0';
+    buf[n++] = upper ? 'E' : 'e';
+    buf[n++] = exp < 0 ? '-' : '+';
+    const unsigned e = (unsigned)(exp < 0 ? -exp : exp);
+    if (e < 10)
+        buf[n++] = '0';
+    n += u64_digits(buf + n, e, 10, false);
+    return n;
+}
+
+void emit_float(Out& out, const Spec& spec, double v, char conv)
+{
+    const bool upper = conv == 'F' || conv == 'E' || conv == 'G';
+    const bool negative = __builtin_signbit(v);
+    if (negative)
+        v = -v;
+    char prefix[2];
+    size_t nprefix = 0;
+    add_sign(spec, negative, prefix, &nprefix);
+    char body[64];
+    size_t n;
+    if (v != v || v == __builtin_inf()) {
+        const char* word = v != v ? (upper ? "NAN" : "nan") : (upper ? "INF" : "inf");
+        emit_padded(out, spec, prefix, nprefix, 0, word, 3, false);
+        return;
+    }
+    int prec = spec.prec < 0 ? 6 : spec.prec;
+    if (prec > kMaxFloatPrecision)
+        prec = kMaxFloatPrecision;
+    const char kind = (char)(conv | 0x20);
+    if (kind == 'g') {
+        const int p = prec == 0 ? 1 : prec;
+        int exp;
+        scientific_mantissa(v, p - 1, &exp);
+        if (exp >= -4 && exp < p && v < 1e18)
+            n = fixed_digits(body, v, p - 1 - exp, spec.alt);
+        else
+            n = scientific_digits(body, v, p - 1, spec.alt, upper);
+        if (!spec.alt) { // %g drops trailing zeros of the fraction
+            size_t point = 0;
+            while (point < n && body[point] != '.')
+                ++point;
+            size_t end = point;
+            while (end < n && body[end] != 'e' && body[end] != 'E')
+                ++end;
+            if (point < end) {
+                size_t last = end;
+                while (last > point + 1 && body[last - 1] == '0')
+                    --last;
+                if (last == point + 1)
+                    last = point;
+                for (size_t i = end; i < n; ++i)
+                    body[last + (i - end)] = body[i];
+                n = last + (n - end);
+            }
+        }
+    } else if (kind == 'f' && v < 1e18) {
+        n = fixed_digits(body, v, prec, spec.alt);
+    } else {
+        n = scientific_digits(body, v, prec, spec.alt, upper);
+    }
+    emit_padded(out, spec, prefix, nprefix, 0, body, n, true);
+}
+
 } // namespace
 
 size_t vformat(FormatSink sink, const char* fmt, va_list ap)
@@ -235,10 +381,18 @@ size_t vformat(FormatSink sink, const char* fmt, va_list ap)
             emit_padded(out, spec, nullptr, 0, 0, s, n, false);
             break;
         }
+        case 'f':
+        case 'F':
+        case 'e':
+        case 'E':
+        case 'g':
+        case 'G':
+            emit_float(out, spec, va_arg(ap, double), conv);
+            break;
         case '%':
             out.put("%", 1);
             break;
-        default: // unknown, floating point included: print the directive as written
+        default: // unknown (a, L, n): print the directive as written
             out.put(conv_start, (size_t)(p - conv_start));
             break;
         }

@@ -1,9 +1,8 @@
 // printf-style formatting with no libc: the subset the guests need.
-// Conversions: %d %i %u %x %X %o %p %s %c %%; length modifiers h hh l ll z
-// j t; flags - 0 + space #; width and precision, both also as '*'.
-// No floating point: guest code is built with -mgeneral-regs-only (see
-// float_bits.h), so %f %e %g & co. are printed as written, like any unknown
-// conversion. Decimals come from integers through decimal_ratio.
+// Conversions: %d %i %u %x %X %o %p %s %c %f %F %e %E %g %G %%; length
+// modifiers h hh l ll z j t; flags - 0 + space #; width and precision, both
+// also as '*' (floats: precision at most 17). Unknown conversions (%a, %Lf,
+// %n) are printed as written.
 // Pure code: also compiled on the host for the unit tests.
 #pragma once
 

@@ -1,8 +1,7 @@
 // a * b / d through a 128-bit product, for timings and decimals. Written with
-// one divq instead of a 128-bit C++ division: that one calls libgcc's
-// __udivti3, whose __udivmodti4 moves values through SSE registers, which
-// guest code must not use (see float_bits.h). x86-64 only; pure, so also
-// compiled on the host for the unit tests.
+// one divq instead of a 128-bit C++ division, which would call libgcc's
+// general __udivti3 for a case one instruction covers. x86-64 only; pure,
+// so also compiled on the host for the unit tests.
 #pragma once
 
 #include <stdint.h>

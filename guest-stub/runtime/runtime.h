@@ -8,7 +8,6 @@
 #include "guest-stub/runtime/console.h"
 #include "guest-stub/runtime/exit.h"
 #include "guest-stub/runtime/exit_codes.h"
-#include "guest-stub/runtime/float_bits.h"
 #include "guest-stub/runtime/format.h"
 #include "guest-stub/runtime/heap.h"
 #include "guest-stub/runtime/mem.h"

@@ -20,6 +20,9 @@
 #define KVMGPU_GDT_GPA 0x2000ull          /* VMM's flat 64-bit GDT */
 #define KVMGPU_TSS_GPA 0x2800ull          /* VMM's TSS; its I/O bitmap opens ports < 0x600 to ring 3 */
 #define KVMGPU_TSS_OPEN_PORTS 0x600u
+#define KVMGPU_IDT_GPA 0x2A00ull          /* VMM's IDT: vectors 0-31 -> the fault stubs */
+#define KVMGPU_FAULT_STUBS_GPA 0x2C00ull  /* 16 bytes per vector: write it to the fault port */
+#define KVMGPU_FAULT_STACK_TOP 0x3000ull  /* ring-0 stack (TSS RSP0) for the exception frame */
 #define KVMGPU_BOOT_PML4_GPA 0x3000ull    /* VMM's identity page tables start here */
 #define KVMGPU_BOOT_TABLES_END 0xF0000ull /* ... and end below this */
 #define KVMGPU_CMDLINE_GPA 0xF0000ull     /* guest argument string, NUL-terminated */
@@ -60,9 +63,11 @@
 #define KVMGPU_CALIBRATION_LOOPS 1000000ull
 
 /* Privilege: guests run in 64-bit ring 3 (CS 0x33, SS/DS 0x2b, RFLAGS.IOPL
- * 3 so port I/O is allowed at CPL3), every page-table entry with U=1. There
- * is no IDT: an exception ends the run, and the VMM reports RIP, CR2 and
- * the instruction at RIP. */
+ * 3 so port I/O is allowed at CPL3), every page-table entry with U=1. The
+ * VMM's IDT sends every exception to its stubs (fault port), which end the
+ * run; the VMM reports the vector, RIP, the faulting access and the
+ * instruction at RIP. Guests keep [KVMGPU_GDT_GPA, KVMGPU_BOOT_PML4_GPA)
+ * mapped and unwritten. */
 #define KVMGPU_USER_CODE_SELECTOR 0x33u
 #define KVMGPU_USER_DATA_SELECTOR 0x2bu
 
@@ -76,6 +81,12 @@
 #define KVMGPU_EXIT_PORT 0x500u
 #define KVMGPU_EXIT_PORT_SIZE 4u
 #define KVMGPU_EXIT_PASS 0u
+
+/* Fault port (port I/O): the VMM's own exception stubs write the vector
+ * here from ring 0; the VMM then reads the exception frame and ends the run
+ * with a one-line reason. Not for guest code. */
+#define KVMGPU_FAULT_PORT 0x504u
+#define KVMGPU_FAULT_PORT_SIZE 4u
 
 #define KVMGPU_BOOT_MAGIC 0x4B564D47u /* "KVMG" */
 #define KVMGPU_HELLO_MEMORY_MAGIC 0x48454C4C4F21ull /* hello leaves this in boot_info */
@@ -111,6 +122,8 @@ static_assert(__builtin_offsetof(struct kvmgpu_boot_info, guest_result) == 64, "
 static_assert(sizeof(struct kvmgpu_console_buf) == 8, "console header is 8 bytes");
 static_assert(KVMGPU_IMAGE_BASE > KVMGPU_CMDLINE_GPA + KVMGPU_CMDLINE_MAX - 1, "layout");
 static_assert(KVMGPU_EXIT_PORT + KVMGPU_EXIT_PORT_SIZE <= KVMGPU_TSS_OPEN_PORTS, "exit port reachable from ring 3");
+static_assert(KVMGPU_IDT_GPA + 32 * 16 <= KVMGPU_FAULT_STUBS_GPA && KVMGPU_FAULT_STUBS_GPA + 32 * 16 + 64 <= KVMGPU_FAULT_STACK_TOP &&
+                  KVMGPU_FAULT_STACK_TOP <= KVMGPU_BOOT_PML4_GPA, "fault delivery layout");
 #else
 _Static_assert(sizeof(struct kvmgpu_boot_info) == 128, "boot info is 128 bytes");
 #endif

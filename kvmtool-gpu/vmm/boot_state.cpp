@@ -33,6 +33,35 @@ constexpr uint64_t tss_descriptor_low(uint64_t base, uint64_t limit) {
            ((base >> 24) & 0xff) << 56;
 }
 
+// Exceptions: an IDT of 32 interrupt gates (ring 0, code 0x08), each to a
+// 16-byte stub `mov $vector, %eax; mov $KVMGPU_FAULT_PORT, %dx; out %eax,
+// %dx; jmp .` on the TSS's RSP0 stack, so the VMM learns the vector and finds
+// the exception frame at RSP instead of a triple fault (which VMX/SVM answer
+// with a reset, losing every register).
+constexpr uint64_t kVectors = 32, kStubBytes = 16;
+
+std::vector<uint8_t> fault_stubs() {
+    std::vector<uint8_t> code(kVectors * kStubBytes, 0xCC);
+    for (uint64_t v = 0; v < kVectors; ++v) {
+        const uint8_t stub[] = {0xB8, uint8_t(v), 0, 0, 0,                                    // mov eax, v
+                                0x66, 0xBA, uint8_t(KVMGPU_FAULT_PORT), uint8_t(KVMGPU_FAULT_PORT >> 8), // mov dx, port
+                                0xEF,                                                         // out dx, eax
+                                0xEB, 0xFE};                                                  // jmp .
+        std::memcpy(&code[v * kStubBytes], stub, sizeof stub);
+    }
+    return code;
+}
+
+std::vector<uint64_t> idt_gates() {
+    std::vector<uint64_t> idt(kVectors * 2);
+    for (uint64_t v = 0; v < kVectors; ++v) {
+        const uint64_t target = KVMGPU_FAULT_STUBS_GPA + v * kStubBytes;
+        idt[2 * v] = (target & 0xffff) | uint64_t{0x08} << 16 | uint64_t{0x8E} << 40 | ((target >> 16) & 0xffff) << 48;
+        idt[2 * v + 1] = target >> 32;
+    }
+    return idt;
+}
+
 // GDT: null, ring-0 64-bit code (0x08) and data (0x10), the TSS (0x18, two
 // slots), then the ring-3 data (0x28) and 64-bit code (0x30) the guest runs
 // on: with RPL 3 they are the selectors 0x2b and 0x33 (Linux's SYSRET layout).
@@ -72,8 +101,14 @@ void write_boot_structures(const memmap::GuestMemory& mem, const BootParams& p) 
     std::vector<uint8_t> tss(kTssLimit + 1, 0);
     const uint16_t io_bitmap_offset = kTssBytes;
     std::memcpy(&tss[102], &io_bitmap_offset, sizeof io_bitmap_offset);
+    const uint64_t rsp0 = KVMGPU_FAULT_STACK_TOP;
+    std::memcpy(&tss[4], &rsp0, sizeof rsp0);
     tss.back() = 0xff;
     must_write(mem, KVMGPU_TSS_GPA, tss.data(), tss.size());
+    const auto idt = idt_gates();
+    must_write(mem, KVMGPU_IDT_GPA, idt.data(), idt.size() * sizeof idt[0]);
+    const auto stubs = fault_stubs();
+    must_write(mem, KVMGPU_FAULT_STUBS_GPA, stubs.data(), stubs.size());
 
     // Identity map: PML4[0] -> PDPT; PDPT[g] -> one PD per GiB of RAM, each
     // 512 x 2 MiB; PDPT[256] -> a PD for the MMIO window at 256 GiB.
@@ -149,8 +184,8 @@ kvm_sregs long_mode_sregs(const kvm_sregs& base) {
     s.ldt = ldt;
     s.gdt.base = KVMGPU_GDT_GPA;
     s.gdt.limit = sizeof kGdt - 1;
-    s.idt.base = 0;
-    s.idt.limit = 0; // no IDT: any exception escalates to a triple fault, which the VMM reports
+    s.idt.base = KVMGPU_IDT_GPA;
+    s.idt.limit = kVectors * 16 - 1;
     s.cr3 = KVMGPU_BOOT_PML4_GPA;
     s.cr4 = kCr4Pae | kCr4Osfxsr | kCr4Osxmmexcpt;
     s.cr0 = kCr0Pe | kCr0Mp | kCr0Et | kCr0Ne | kCr0Wp | kCr0Pg;

@@ -1,6 +1,7 @@
 #include "kvmtool-gpu/vmm/guest_fault.h"
 
 #include <cstdio>
+#include <iterator>
 
 namespace kvmgpu {
 
@@ -49,31 +50,84 @@ std::string name_faulting_instruction(std::span<const uint8_t> b) {
     }
 }
 
-std::string describe_guest_fault(const memmap::GuestMemory& mem, const kvm_regs& regs, const kvm_sregs& sregs) {
-    char line[384];
-    std::string bytes_text = "unreadable";
-    std::string culprit;
+namespace {
+
+// Up to 8 bytes at va as hex, and the culprit's name if recognised.
+std::string instruction_at(const memmap::GuestMemory& mem, uint64_t cr3, uint64_t va) {
     uint8_t bytes[15];
     size_t got = 0;
     for (; got < sizeof bytes; ++got) { // byte by byte: the instruction may straddle a page
-        const auto gpa = guest_virt_to_phys(mem, sregs.cr3, regs.rip + got);
+        const auto gpa = guest_virt_to_phys(mem, cr3, va + got);
         if (!gpa || !mem.read(memmap::GuestPhysAddr{*gpa}, &bytes[got], 1)) break;
     }
-    if (got) {
-        bytes_text.clear();
-        for (size_t i = 0; i < std::min<size_t>(got, 8); ++i) {
-            char b[4];
-            std::snprintf(b, sizeof b, i ? " %02x" : "%02x", bytes[i]);
-            bytes_text += b;
-        }
-        culprit = name_faulting_instruction({bytes, got});
+    if (got == 0) return "bytes unreadable";
+    std::string text = "bytes";
+    for (size_t i = 0; i < std::min<size_t>(got, 8); ++i) {
+        char b[4];
+        std::snprintf(b, sizeof b, " %02x", bytes[i]);
+        text += b;
     }
+    const std::string culprit = name_faulting_instruction({bytes, got});
+    return culprit.empty() ? text : text + ": " + culprit;
+}
+
+const char* vector_name(uint32_t v) {
+    static const char* const names[] = {
+        "#DE (divide error)", "#DB (debug)", "NMI", "#BP (breakpoint)", "#OF (overflow)", "#BR (bound range)",
+        "#UD (invalid opcode)", "#NM (device not available)", "#DF (double fault)", "vector 9",
+        "#TS (invalid TSS)", "#NP (segment not present)", "#SS (stack fault)", "#GP (general protection)",
+        "#PF (page fault)", "vector 15", "#MF (x87 error)", "#AC (alignment check)", "#MC (machine check)",
+        "#XM (SIMD floating-point)", "#VE (virtualization)", "#CP (control protection)"};
+    return v < std::size(names) ? names[v] : "a reserved vector";
+}
+
+bool has_error_code(uint32_t v) {
+    return v == 8 || (v >= 10 && v <= 14) || v == 17 || v == 21 || v == 29 || v == 30;
+}
+
+} // namespace
+
+std::string describe_exception(const memmap::GuestMemory& mem, uint32_t vector, const kvm_regs& regs,
+                               const kvm_sregs& sregs) {
+    // The frame the CPU pushed on the ring-0 stack: [error code,] RIP, CS, RFLAGS, RSP, SS.
+    const uint64_t frame = regs.rsp + (has_error_code(vector) ? 8 : 0);
+    const auto error = mem.read_obj<uint64_t>(memmap::GuestPhysAddr{regs.rsp});
+    const auto rip = mem.read_obj<uint64_t>(memmap::GuestPhysAddr{frame});
+    const auto cs = mem.read_obj<uint64_t>(memmap::GuestPhysAddr{frame + 8});
+    const auto rsp = mem.read_obj<uint64_t>(memmap::GuestPhysAddr{frame + 24});
+    char line[384];
+    if (vector >= 32 || !rip || !cs || !rsp) {
+        std::snprintf(line, sizeof line, "guest fault: vector %u, exception frame unreadable (stub RSP 0x%llx)", vector,
+                      static_cast<unsigned long long>(regs.rsp));
+        return line;
+    }
+    std::string access;
+    if (vector == 14 && error) {
+        access = std::string(", accessing 0x") + [&] {
+            char b[20];
+            std::snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(sregs.cr2));
+            return std::string(b);
+        }() + ((*error & 2) ? " (write" : " (read") + ((*error & 16) ? ", instruction fetch" : "") +
+                 ((*error & 1) ? ", protection)" : ", not present)");
+    } else if (has_error_code(vector) && error && *error) {
+        char b[40];
+        std::snprintf(b, sizeof b, ", error code 0x%llx", static_cast<unsigned long long>(*error));
+        access = b;
+    }
+    std::snprintf(line, sizeof line, "guest fault: %s at CPL%u, RIP 0x%llx (%s)%s, RSP 0x%llx", vector_name(vector),
+                  static_cast<unsigned>(*cs & 3), static_cast<unsigned long long>(*rip),
+                  instruction_at(mem, sregs.cr3, *rip).c_str(), access.c_str(), static_cast<unsigned long long>(*rsp));
+    return line;
+}
+
+std::string describe_guest_fault(const memmap::GuestMemory& mem, const kvm_regs& regs, const kvm_sregs& sregs) {
+    char line[384];
     std::snprintf(line, sizeof line,
-                  "guest fault at CPL%u, no exception handler: RIP 0x%llx (bytes %s%s%s), CR2 0x%llx (last page-fault "
+                  "guest fault at CPL%u, not delivered (triple fault): RIP 0x%llx (%s), CR2 0x%llx (last page-fault "
                   "address), RSP 0x%llx",
                   static_cast<unsigned>(sregs.cs.selector & 3), static_cast<unsigned long long>(regs.rip),
-                  bytes_text.c_str(), culprit.empty() ? "" : ": ", culprit.c_str(),
-                  static_cast<unsigned long long>(sregs.cr2), static_cast<unsigned long long>(regs.rsp));
+                  instruction_at(mem, sregs.cr3, regs.rip).c_str(), static_cast<unsigned long long>(sregs.cr2),
+                  static_cast<unsigned long long>(regs.rsp));
     return line;
 }
 

@@ -1,8 +1,10 @@
-// One line that says why a ring-3 guest stopped with KVM_EXIT_SHUTDOWN. The
-// guest has no IDT, so any exception ends the run and its vector is lost;
-// what is left is RIP, CR2 (the last page-fault address) and the bytes at
-// RIP, read through the guest's own page tables, which name the usual
-// culprits (a privileged instruction, UD2) outright.
+// One line that says why a guest's run ended in an exception. Normally the
+// VMM's IDT delivers it to a stub that writes the vector to the fault port,
+// and describe_exception reads the exception frame; if delivery itself
+// fails (a triple fault, KVM_EXIT_SHUTDOWN) describe_guest_fault says what
+// the registers still show. Both read the bytes at RIP through the guest's
+// own page tables and name the usual culprits (a privileged instruction,
+// UD2) outright.
 #pragma once
 
 #include <linux/kvm.h>
@@ -25,5 +27,10 @@ std::optional<uint64_t> guest_virt_to_phys(const memmap::GuestMemory& mem, uint6
 std::string name_faulting_instruction(std::span<const uint8_t> bytes);
 
 std::string describe_guest_fault(const memmap::GuestMemory& mem, const kvm_regs& regs, const kvm_sregs& sregs);
+
+// "#PF (page fault) ..." for `vector` (guest-written: any value), with the
+// exception frame read at regs.rsp (the stub's ring-0 stack).
+std::string describe_exception(const memmap::GuestMemory& mem, uint32_t vector, const kvm_regs& regs,
+                               const kvm_sregs& sregs);
 
 } // namespace kvmgpu

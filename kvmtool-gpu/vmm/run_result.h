@@ -14,7 +14,8 @@ namespace kvmgpu {
 enum class RunOutcome {
     GuestExit,     // the guest wrote the exit port
     Timeout,       // the watchdog stopped it
-    TripleFault,   // KVM_EXIT_SHUTDOWN: an exception in the guest, which has no handler for it
+    GuestFault,    // an exception in the guest, reported by the VMM's stubs (fault port)
+    TripleFault,   // KVM_EXIT_SHUTDOWN: an exception that could not even be delivered
     Halted,        // HLT with interrupts off, exit port never written
     EntryFailed,   // KVM_EXIT_FAIL_ENTRY
     InternalError, // KVM_EXIT_INTERNAL_ERROR

@@ -52,6 +52,7 @@ const char* to_string(RunOutcome o) {
     case RunOutcome::GuestExit: return "guest-exit";
     case RunOutcome::Timeout: return "timeout";
     case RunOutcome::TripleFault: return "triple-fault";
+    case RunOutcome::GuestFault: return "guest-fault";
     case RunOutcome::Halted: return "halted";
     case RunOutcome::EntryFailed: return "entry-failed";
     case RunOutcome::InternalError: return "kvm-internal-error";
@@ -85,11 +86,13 @@ VirtualMachine::VirtualMachine(const KvmSystem& kvm, VmOptions opts) : opts_(std
     console_ = std::make_shared<DebugConsole>(memory_, opts_.console);
     marker_ = std::make_shared<BootMarker>(t0_);
     exit_ = std::make_shared<ExitDevice>();
+    fault_ = std::make_shared<ExitDevice>();
     cpu_control_ = std::make_shared<CpuControl>();
     mmio_.claim(KVMGPU_CONSOLE_GPA, KVMGPU_CONSOLE_SIZE, console_);
     mmio_.claim(KVMGPU_MARKER_GPA, KVMGPU_MARKER_SIZE, marker_);
     mmio_.claim(KVMGPU_CPU_CONTROL_GPA, KVMGPU_CPU_CONTROL_SIZE, cpu_control_);
     pio_.claim(KVMGPU_EXIT_PORT, KVMGPU_EXIT_PORT_SIZE, exit_);
+    pio_.claim(KVMGPU_FAULT_PORT, KVMGPU_FAULT_PORT_SIZE, fault_);
 
     vcpu_ = vm_->create_vcpu(0);
     vcpu_->set_cpuid(kvm.supported_cpuid());
@@ -198,7 +201,14 @@ RunResult VirtualMachine::run() {
                                if (io.in) pio_.read(io.port, chunk);
                                else pio_.write(io.port, chunk);
                            }
-                           if (exit_->requested())
+                           if (fault_->requested()) {
+                               std::string why = "guest fault, vector " + std::to_string(fault_->code());
+                               try {
+                                   why = describe_exception(memory_, fault_->code(), vcpu_->regs(), vcpu_->sregs());
+                               } catch (const KvmError&) {
+                               }
+                               result = done(RunOutcome::GuestFault, why, true);
+                           } else if (exit_->requested())
                                result = done(RunOutcome::GuestExit,
                                              "guest exited with code " + std::to_string(exit_->code()), false);
                        },

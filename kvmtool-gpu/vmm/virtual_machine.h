@@ -82,6 +82,7 @@ private:
     std::shared_ptr<DebugConsole> console_;
     std::shared_ptr<BootMarker> marker_;
     std::shared_ptr<ExitDevice> exit_;
+    std::shared_ptr<ExitDevice> fault_; // the VMM's exception stubs write the vector here
     std::shared_ptr<CpuControl> cpu_control_;
     std::unique_ptr<ExecutionProbe> execution_;
     std::unique_ptr<VcpuFd> vcpu_;

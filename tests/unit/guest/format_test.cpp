@@ -60,11 +60,34 @@ TEST(GuestFormat, StringsCharsPointers)
     EXPECT_EQ(guest_fmt("%p", (void*)nullptr), "0x0");
 }
 
-TEST(GuestFormat, FloatConversionsPrintedVerbatim)
+TEST(GuestFormat, FloatsLikeLibc)
 {
-    // Guest code has no floating point: %f & co. take no argument.
-    EXPECT_EQ(guest_fmt("%f %.2e %10g %d", 5), "%f %.2e %10g 5");
+    EXPECT_LIKE_LIBC("%f %f %f %f", 0.0, 1.5, -2.25, 123456.789);
+    EXPECT_LIKE_LIBC("[%.2f] [%.0f] [%#.0f] [%10.3f] [%-10.1f] [%+f] [% f] [%010.2f]", 3.14159, 2.4, 7.0, -1.5,
+                     0.25, 1.0, 1.0, -3.5);
+    EXPECT_LIKE_LIBC("%e %E %.3e %.0e", 12345.678, 0.000123, -6.02e23, 5e-7);
+    EXPECT_LIKE_LIBC("%g %g %g %g %g %G", 100000.0, 1000000.0, 0.0001, 0.00001, 1.25, 3e-10);
+    EXPECT_LIKE_LIBC("%g %.3g %#g %.10g", 0.0, 3.14159, 2.0, 1.0 / 3);
+    EXPECT_LIKE_LIBC("%f %F %e %g", __builtin_inf(), -__builtin_inf(), __builtin_nan(""), -0.0);
+    EXPECT_LIKE_LIBC("%.1f %lf %*.*f", 0.05f * 3, 2.5, 8, 2, 9.999);
+    EXPECT_LIKE_LIBC("%f %e", 1e17, 1e300);
+    EXPECT_EQ(guest_fmt("%f", 1e19), "1.000000e+19"); // integer part beyond a u64
     EXPECT_EQ(guest_fmt("%Lf|%s", "x"), "%Lf|x");
+}
+
+TEST(GuestFormat, FloatsMatchLibcOnRandomValues)
+{
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> mant(1.0, 10.0);
+    std::uniform_int_distribution<int> exp10(-8, 12);
+    for (int i = 0; i < 2000; ++i) {
+        double v = mant(rng);
+        for (int e = exp10(rng); e > 0; --e) v *= 10;
+        for (int e = exp10(rng); e < 0; ++e) v /= 10;
+        EXPECT_LIKE_LIBC("%.4e", v);
+        EXPECT_LIKE_LIBC("%.5g", v);
+        if (v < 1e12) EXPECT_LIKE_LIBC("%.3f", v);
+    }
 }
 
 std::string ratio(uint64_t num, uint64_t den, unsigned digits)

@@ -85,5 +85,51 @@ TEST(BootState, LongModeRegisters) {
     EXPECT_EQ(r.rflags & (1u << 9), 0u) << "interrupts off";
 }
 
+TEST(BootState, GuestStartsInRingThreeWithPortsAndExceptionsWired) {
+    const auto s = long_mode_sregs(kvm_sregs{});
+    EXPECT_EQ(s.cs.selector, KVMGPU_USER_CODE_SELECTOR);
+    EXPECT_EQ(s.cs.dpl, 3);
+    EXPECT_EQ(s.ss.selector, KVMGPU_USER_DATA_SELECTOR);
+    EXPECT_EQ(s.ss.dpl, 3);
+    EXPECT_TRUE(s.cr4 & (1u << 9)) << "OSFXSR: SSE for guest code";
+    EXPECT_EQ(entry_regs(0).rflags & (3u << 12), 3u << 12) << "IOPL 3";
+    EXPECT_EQ(s.tr.base, KVMGPU_TSS_GPA);
+    EXPECT_EQ(s.idt.base, KVMGPU_IDT_GPA);
+
+    auto mem = ram(64ull << 20);
+    write_boot_structures(mem, BootParams{});
+    // GDT entries behind the selectors: present, DPL 3, 64-bit code.
+    const uint64_t code = entry_at(mem, KVMGPU_GDT_GPA, KVMGPU_USER_CODE_SELECTOR >> 3);
+    EXPECT_EQ((code >> 45) & 3, 3u);
+    EXPECT_TRUE(code & (1ull << 53)) << "L";
+    EXPECT_EQ((entry_at(mem, KVMGPU_GDT_GPA, KVMGPU_USER_DATA_SELECTOR >> 3) >> 45) & 3, 3u);
+    // Every table entry on the way to RAM and to the MMIO window has U=1.
+    for (uint64_t va : {0x100000ull, KVMGPU_VGPU_GPA}) {
+        uint64_t table = KVMGPU_BOOT_PML4_GPA;
+        for (int shift : {39, 30, 21}) {
+            const uint64_t e = entry_at(mem, table, (va >> shift) & 511);
+            EXPECT_EQ(e & 7, 7u) << "present, writable, user at shift " << shift;
+            table = e & 0x000ffffffffff000ull;
+        }
+    }
+    // TSS: RSP0 is the fault stack; the I/O bitmap allows the exit port and
+    // ends with its 0xff terminator right at the limit.
+    EXPECT_EQ(*mem.read_obj<uint64_t>(memmap::GuestPhysAddr{KVMGPU_TSS_GPA + 4}), KVMGPU_FAULT_STACK_TOP);
+    const uint16_t bitmap = *mem.read_obj<uint16_t>(memmap::GuestPhysAddr{KVMGPU_TSS_GPA + 102});
+    const auto exit_bits = mem.read_obj<uint8_t>(memmap::GuestPhysAddr{KVMGPU_TSS_GPA + bitmap + KVMGPU_EXIT_PORT / 8});
+    EXPECT_EQ(exit_bits, 0u);
+    EXPECT_EQ(mem.read_obj<uint8_t>(memmap::GuestPhysAddr{KVMGPU_TSS_GPA + s.tr.limit}), 0xffu);
+    // IDT gate 14 (#PF): ring-0 interrupt gate to stub 14, which writes 14 to the fault port.
+    const uint64_t lo = entry_at(mem, KVMGPU_IDT_GPA, 28);
+    const uint64_t target = (lo & 0xffff) | ((lo >> 48) & 0xffff) << 16;
+    EXPECT_EQ(target, KVMGPU_FAULT_STUBS_GPA + 14 * 16);
+    EXPECT_EQ((lo >> 40) & 0xff, 0x8Eu);
+    uint8_t stub[12];
+    ASSERT_TRUE(mem.read(memmap::GuestPhysAddr{target}, stub, sizeof stub));
+    EXPECT_EQ(stub[0], 0xB8);
+    EXPECT_EQ(stub[1], 14);
+    EXPECT_EQ(stub[7] | stub[8] << 8, static_cast<int>(KVMGPU_FAULT_PORT));
+}
+
 } // namespace
 } // namespace kvmgpu
