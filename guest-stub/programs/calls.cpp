@@ -3,7 +3,7 @@
 // batching setting (deferred submission off / on) it measures:
 //   launch          n asynchronous empty-kernel launches, then one synchronize
 //   loop            n x (an async copy of copy_bytes from pinned memory, then a
-//                   launch): the loop case of issue 6
+//                   launch): the loop case of deferred submission
 //   sync_launch     iters x (launch + cuStreamSynchronize): a round trip
 //   sync_copy_htod  iters x cuMemcpyHtoD of copy_bytes (synchronous)
 //   sync_copy_dtoh  iters x cuMemcpyDtoH of copy_bytes (synchronous)

@@ -280,7 +280,7 @@ std::string bandwidth_markdown(const std::vector<BandwidthResult>& all, const Be
                ", and ±x is half the trials' min–max range in GB/s\n";
     out += rate_tables(all, cells);
     const auto verdicts = bandwidth_targets(all);
-    out += "\n### Targets (issue 4), sizes >= 64 MiB: guest pinned >= 99% and guest pageable on 4 KiB guest "
+    out += "\n### Targets, sizes >= 64 MiB: guest pinned >= 99% and guest pageable on 4 KiB guest "
            "pages (strategies auto, gather, walk) >= 92% of native pinned\n\n";
     if (verdicts.empty())
         out += "No guest measurement at 64 MiB or more in this run.\n";
