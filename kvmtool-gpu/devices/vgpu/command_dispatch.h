@@ -50,6 +50,7 @@ private:
     struct FunctionEntry {
         BackendFunction function;
         uint64_t module; // VM handle of its module: unloading it frees the function
+        ParamLayout params; // from the module: every launch must supply exactly this
     };
     using Handler = CommandResult (CommandDispatch::*)(GuestCommand&);
     static const std::array<Handler, VGPU_OP_MAX_> kHandlers;

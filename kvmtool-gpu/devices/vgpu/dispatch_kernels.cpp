@@ -47,7 +47,8 @@ CommandResult CommandDispatch::op_module_get_function(GuestCommand& c) {
     if (name.empty() || name.find('\0') != std::string_view::npos)
         return fail(VGPU_ERROR_INVALID_VALUE, "function name empty or with a NUL");
     BackendFunction f = 0;
-    const Status s = backend_result(backend_.module_get_function(m->module, name, &f));
+    ParamLayout layout;
+    const Status s = backend_result(backend_.module_get_function(m->module, name, &f, &layout));
     if (s != VGPU_SUCCESS) return done(s);
     // Asking twice gives the same handle, so lookups in a loop cannot fill the table.
     uint64_t existing = 0;
@@ -55,7 +56,7 @@ CommandResult CommandDispatch::op_module_get_function(GuestCommand& c) {
         if (e.module == module && e.function == f) existing = h;
     });
     if (existing) return done(VGPU_SUCCESS, existing);
-    auto h = functions_.insert(FunctionEntry{f, module});
+    auto h = functions_.insert(FunctionEntry{f, module, std::move(layout)});
     if (!h) return fail(VGPU_ERROR_OUT_OF_MEMORY, "function table full");
     return done(VGPU_SUCCESS, *h);
 }
@@ -99,6 +100,11 @@ CommandResult CommandDispatch::op_launch_kernel(GuestCommand& c) {
         sizes[i] = d.size;
         used += (d.size + 15u) & ~15u;
     }
+    // The driver takes each parameter's size from the module, not from us:
+    // a launch must supply exactly the kernel's layout, or the driver would
+    // read past what the guest gave (host memory) or miss a parameter.
+    const std::string mismatch = f->params.mismatch({sizes, nparams});
+    if (!mismatch.empty()) return fail(VGPU_ERROR_INVALID_VALUE, mismatch.c_str());
     Status st = backend_result(backend_.launch(f->function, grid, block, shared, s, {params, nparams}, {sizes, nparams}));
     if (st == VGPU_SUCCESS && !is_async(c)) st = backend_result(backend_.stream_synchronize(s));
     return done(st);

@@ -8,8 +8,10 @@
 #include <numeric>
 #include <random>
 
+#include "tests/support/get_function.h"
 #include "kvmtool-gpu/devices/vgpu/backends/cuda_backend.h"
 #include "device_walk_cases.h"
+#include "param_layout_cases.h"
 #include "memmap/backing.h"
 #include "vgpu_rig.h"
 
@@ -224,9 +226,9 @@ TEST(CudaBackend, EmbeddedFatbinKernelRuns) {
     if (s == VGPU_ERROR_NOT_SUPPORTED) GTEST_SKIP() << "built without nvcc: no embedded fatbin";
     ASSERT_EQ(s, VGPU_SUCCESS);
     BackendFunction poke, empty;
-    ASSERT_EQ(be->module_get_function(m, "kvmgpu_poke", &poke), VGPU_SUCCESS);
-    ASSERT_EQ(be->module_get_function(m, "kvmgpu_empty", &empty), VGPU_SUCCESS);
-    EXPECT_EQ(be->module_get_function(m, "nope", &empty), VGPU_ERROR_NOT_FOUND);
+    ASSERT_EQ(kvmgpu::test::get_function(*be, m, "kvmgpu_poke", &poke), VGPU_SUCCESS);
+    ASSERT_EQ(kvmgpu::test::get_function(*be, m, "kvmgpu_empty", &empty), VGPU_SUCCESS);
+    EXPECT_EQ(kvmgpu::test::get_function(*be, m, "nope", &empty), VGPU_ERROR_NOT_FOUND);
     uint64_t d;
     ASSERT_EQ(be->mem_alloc(8, &d), VGPU_SUCCESS);
     uint64_t v = 0x1234567890ABCDEFull;
@@ -269,6 +271,32 @@ TEST(CudaVgpu, VectorAddThroughTheRing) {
 
 }
 
+// The layout comes from the module, and launches must match it exactly.
+TEST(CudaBackend, ReportsTheModulesParameterLayout) {
+    REQUIRE_CUDA(be);
+    Ram ram(*be, 1 << 20);
+    BackendModule m = 0;
+    ASSERT_EQ(be->module_load(test_fatbin(), &m), VGPU_SUCCESS);
+    BackendFunction f = 0;
+    ParamLayout l;
+    ASSERT_EQ(kvmgpu::test::get_function(*be, m, "copy_wide", &f, &l), VGPU_SUCCESS);
+    EXPECT_EQ(l.sizes, (std::vector<uint32_t>{64, 8}));
+    EXPECT_EQ(l.offsets, (std::vector<uint32_t>{0, 64}));
+    ASSERT_EQ(kvmgpu::test::get_function(*be, m, "vector_add", &f, &l), VGPU_SUCCESS);
+    EXPECT_EQ(l.sizes, (std::vector<uint32_t>{8, 8, 8, 4}));
+    ASSERT_EQ(kvmgpu::test::get_function(*be, m, "empty_kernel", &f, &l), VGPU_SUCCESS);
+    EXPECT_EQ(l.count(), 0u);
+    EXPECT_EQ(be->module_unload(m), VGPU_SUCCESS);
+}
+
+TEST(CudaVgpu, LaunchMustMatchTheKernelsParameterLayout) {
+    std::string why;
+    auto be = make_cuda(&why);
+    if (!be) GTEST_SKIP() << "no CUDA backend: " << why;
+    VgpuRig rig(VgpuOptions{}, std::move(be));
+    launch_must_match_layout(rig, test_fatbin());
+}
+
 TEST(CudaVgpu, TwoVmsDoNotShareDeviceMemory) {
     std::string why;
     auto b1 = make_cuda(&why);
@@ -301,7 +329,7 @@ TEST(CudaSticky, BackendRecoversOrFailsCleanly) {
     if (be->load_builtin_module(&m) != VGPU_SUCCESS) GTEST_SKIP() << "no embedded fatbin";
     Ram ram(*be, 4 << 20);
     BackendFunction poke;
-    ASSERT_EQ(be->module_get_function(m, "kvmgpu_poke", &poke), VGPU_SUCCESS);
+    ASSERT_EQ(kvmgpu::test::get_function(*be, m, "kvmgpu_poke", &poke), VGPU_SUCCESS);
     uint64_t bad = 0x10, v = 1;
     void* params[] = {&bad, &v};
     const uint16_t sizes[] = {8, 8};

@@ -7,3 +7,12 @@ extern "C" __global__ void vector_add(const float* a, const float* b, float* c, 
 }
 
 extern "C" __global__ void empty_kernel() {}
+
+// A by-value parameter wider than any pointer: what a guest must supply in
+// full (the driver takes 64 bytes for it whatever a launch declares).
+struct Wide {
+    unsigned long long w[8];
+};
+extern "C" __global__ void copy_wide(Wide in, unsigned long long* out) {
+    if (threadIdx.x < 8) out[threadIdx.x] = in.w[threadIdx.x];
+}

@@ -11,11 +11,13 @@
 #include <cstring>
 #include <vector>
 
+#include "tests/support/get_function.h"
 #include "kvmtool-gpu/devices/vgpu/backends/backend_factory.h"
 #include "kvmtool-gpu/devices/vgpu/backends/remote_backend.h"
 #include "memmap/backing.h"
 #include "device_walk_cases.h"
 #include "ring_vector_add.h"
+#include "param_layout_cases.h"
 #include "vgpu_rig.h"
 
 extern "C" const unsigned char vgpu_test_kernels_fatbin[];
@@ -72,7 +74,7 @@ TEST(RemoteCuda, KernelFaultIsRecoveredByANewWorker) {
     BackendModule m = 0;
     BackendFunction fn = 0;
     ASSERT_EQ(be->module_load(test_fatbin(), &m), VGPU_SUCCESS);
-    ASSERT_EQ(be->module_get_function(m, "vector_add", &fn), VGPU_SUCCESS);
+    ASSERT_EQ(kvmgpu::test::get_function(*be, m, "vector_add", &fn), VGPU_SUCCESS);
     constexpr uint32_t n = 1 << 16;
     uint64_t da = 0, db = 0;
     ASSERT_EQ(be->mem_alloc(n * 4, &da), VGPU_SUCCESS);
@@ -99,7 +101,7 @@ TEST(RemoteCuda, KernelFaultIsRecoveredByANewWorker) {
 
     // Later work: a new module and new allocations, correct results.
     ASSERT_EQ(be->module_load(test_fatbin(), &m), VGPU_SUCCESS);
-    ASSERT_EQ(be->module_get_function(m, "vector_add", &fn), VGPU_SUCCESS);
+    ASSERT_EQ(kvmgpu::test::get_function(*be, m, "vector_add", &fn), VGPU_SUCCESS);
     uint64_t xa = 0, xb = 0, xc = 0;
     ASSERT_EQ(be->mem_alloc(n * 4, &xa), VGPU_SUCCESS);
     ASSERT_EQ(be->mem_alloc(n * 4, &xb), VGPU_SUCCESS);
@@ -204,7 +206,7 @@ TEST(RemoteCuda, CallOverhead) {
     BackendModule m = 0;
     BackendFunction empty = 0;
     ASSERT_EQ(be->module_load(test_fatbin(), &m), VGPU_SUCCESS);
-    ASSERT_EQ(be->module_get_function(m, "empty_kernel", &empty), VGPU_SUCCESS);
+    ASSERT_EQ(kvmgpu::test::get_function(*be, m, "empty_kernel", &empty), VGPU_SUCCESS);
     uint64_t d = 0;
     ASSERT_EQ(be->mem_alloc(4096, &d), VGPU_SUCCESS);
     auto median_us = [](auto&& fn) {
@@ -231,6 +233,14 @@ TEST(RemoteCuda, CallOverhead) {
     RecordProperty("device_count_us", std::to_string(trivial));
     RecordProperty("htod_4k_us", std::to_string(copy));
     RecordProperty("empty_launch_sync_us", std::to_string(launch));
+}
+
+// In worker mode the layout crosses the RPC channel; the check is the same.
+TEST(RemoteCuda, LaunchMustMatchTheKernelsParameterLayout) {
+    REQUIRE_REMOTE_CUDA(be);
+    VgpuRig rig(VgpuOptions{}, std::move(be));
+    ASSERT_EQ(rig.dev->registration_status(), VGPU_SUCCESS);
+    launch_must_match_layout(rig, test_fatbin());
 }
 
 } // namespace

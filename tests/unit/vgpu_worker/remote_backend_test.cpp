@@ -11,6 +11,7 @@
 #include <numeric>
 #include <vector>
 
+#include "tests/support/get_function.h"
 #include "kvmtool-gpu/devices/vgpu/backends/backend_factory.h"
 #include "worker_rig.h"
 
@@ -140,7 +141,7 @@ TEST(RemoteBackend, ModulesLaunchesStreamsAndEventsRoundTrip) {
     BackendFunction f = 0;
     const uint8_t img[] = {1, 2, 3};
     ASSERT_EQ(w.be->module_load(img, &m), VGPU_SUCCESS);
-    EXPECT_EQ(w.be->module_get_function(m, "no_such_kernel", &f), VGPU_ERROR_NOT_FOUND);
+    EXPECT_EQ(kvmgpu::test::get_function(*w.be, m, "no_such_kernel", &f), VGPU_ERROR_NOT_FOUND);
     EXPECT_EQ(w.be->module_load({}, &m), VGPU_ERROR_INVALID_IMAGE); // as in-process
     const uint32_t n = 5000;
     std::vector<float> a(n), b(n);
@@ -167,7 +168,14 @@ TEST(RemoteBackend, ModulesLaunchesStreamsAndEventsRoundTrip) {
     ASSERT_EQ(w.be->memcpy_dtoh(c.data(), dc, n * 4, 0, false), VGPU_SUCCESS);
     for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(c[i], 1.25f * static_cast<float>(i)) << i;
     BackendFunction empty = 0;
-    ASSERT_EQ(w.be->module_get_function(m, "empty_kernel", &empty), VGPU_SUCCESS);
+    ParamLayout layout;
+    ASSERT_EQ(kvmgpu::test::get_function(*w.be, m, "empty_kernel", &empty, &layout), VGPU_SUCCESS);
+    EXPECT_EQ(layout.count(), 0u);
+    // The layout crosses the channel intact: vector_add's, as the worker's backend made it.
+    BackendFunction again = 0;
+    ASSERT_EQ(kvmgpu::test::get_function(*w.be, m, "vector_add", &again, &layout), VGPU_SUCCESS);
+    EXPECT_EQ(layout.sizes, (std::vector<uint32_t>{8, 8, 8, 4}));
+    EXPECT_EQ(layout.offsets, (std::vector<uint32_t>{0, 8, 16, 24}));
     EXPECT_EQ(w.be->launch(empty, {1, 1, 1}, {1, 1, 1}, 0, s, {}, {}), VGPU_SUCCESS); // no parameters at all
     // Parameter sizes reach the worker: a wrong one is refused there.
     uint64_t p64 = 0;

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "tests/support/get_function.h"
 #include "tests/unit/vgpu/ring_vector_add.h"
 #include "tests/unit/vgpu/vgpu_rig.h"
 #include "worker_rig.h"
@@ -94,7 +95,7 @@ TEST(RemoteRecovery, DataBiggerThanTheChannelIsRefusedOrSplit) {
     char name[(64 << 10) + 1];
     EXPECT_EQ(w.be->device_name(0, name, sizeof name), VGPU_ERROR_INVALID_VALUE);
     BackendFunction f = 0;
-    EXPECT_EQ(w.be->module_get_function(m, std::string(70 << 10, 'x'), &f), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(kvmgpu::test::get_function(*w.be, m, std::string(70 << 10, 'x'), &f), VGPU_ERROR_INVALID_VALUE);
     std::vector<uint8_t> param(64 << 10);
     void* params[] = {param.data(), param.data()};
     const uint16_t sizes[] = {40000, 40000};

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "tests/support/get_function.h"
 #include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
 #include "kvmtool-gpu/devices/vgpu/backends/remote_backend.h"
 #include "memmap/backing.h"
@@ -53,7 +54,7 @@ inline BackendFunction load_vector_add(GpuBackend& be) {
     BackendModule m = 0;
     BackendFunction f = 0;
     EXPECT_EQ(be.module_load({image, sizeof image - 1}, &m), VGPU_SUCCESS);
-    EXPECT_EQ(be.module_get_function(m, "vector_add", &f), VGPU_SUCCESS);
+    EXPECT_EQ(kvmgpu::test::get_function(be, m, "vector_add", &f), VGPU_SUCCESS);
     return f;
 }
 

@@ -238,11 +238,24 @@ Status CudaBackend::load_builtin_module(BackendModule* out) {
 
 Status CudaBackend::module_unload(BackendModule m) { return to_status(api_.cuModuleUnload(reinterpret_cast<CUmodule>(m))); }
 
-Status CudaBackend::module_get_function(BackendModule m, std::string_view name, BackendFunction* out) {
+Status CudaBackend::module_get_function(BackendModule m, std::string_view name, BackendFunction* out,
+                                        ParamLayout* layout) {
     const std::string n(name); // the driver wants a NUL-terminated name
     CUfunction f = nullptr;
     CU_TRY(api_.cuModuleGetFunction(&f, reinterpret_cast<CUmodule>(m), n.c_str()));
+    // The driver answers CUDA_ERROR_INVALID_VALUE past the last parameter.
+    // One more than a launch may carry is enough to refuse every launch.
+    ParamLayout l;
+    for (size_t i = 0; i <= VGPU_MAX_KERNEL_PARAMS; ++i) {
+        size_t offset = 0, size = 0;
+        const CUresult r = api_.cuFuncGetParamInfo(f, i, &offset, &size);
+        if (r == CUDA_ERROR_INVALID_VALUE) break;
+        CU_TRY(r);
+        l.offsets.push_back(static_cast<uint32_t>(offset));
+        l.sizes.push_back(static_cast<uint32_t>(size));
+    }
     *out = reinterpret_cast<BackendFunction>(f);
+    *layout = std::move(l);
     return VGPU_SUCCESS;
 }
 

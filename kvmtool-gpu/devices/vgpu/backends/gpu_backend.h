@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "kvmtool-gpu/abi/vgpu_abi.h"
+#include "kvmtool-gpu/devices/vgpu/backends/param_layout.h"
 #include "memmap/scatter_gather.h"
 
 namespace kvmgpu::vgpu {
@@ -114,8 +115,12 @@ public:
     // PTX text image is NUL-terminated whatever the guest sent).
     virtual Status module_load(std::span<const uint8_t> image, BackendModule* out) = 0;
     virtual Status module_unload(BackendModule m) = 0;
-    virtual Status module_get_function(BackendModule m, std::string_view name, BackendFunction* out) = 0;
-    // params[i] points at sizes[i] bytes (Driver API kernelParams style).
+    // *layout: the kernel's parameters as the module defines them (not as
+    // any guest declares them); the device model checks launches against it.
+    virtual Status module_get_function(BackendModule m, std::string_view name, BackendFunction* out,
+                                       ParamLayout* layout) = 0;
+    // params[i] points at sizes[i] bytes (Driver API kernelParams style),
+    // and sizes match the function's ParamLayout exactly.
     virtual Status launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
                           std::span<void* const> params, std::span<const uint16_t> sizes) = 0;
 

@@ -50,6 +50,7 @@ private:
     Status register_ram(const RpcRequest& q);
     Status launch(const RpcRequest& q);
     Status sg(const RpcRequest& q, bool htod);
+    Status get_function(const RpcRequest& q);
     Status sg_walk(const RpcRequest& q);
 
     RpcChannel& ch_;
@@ -101,6 +102,25 @@ Status Worker::launch(const RpcRequest& q) {
     return be_->launch(q.arg[0], Dim3{lo(q.arg[1]), hi(q.arg[1]), lo(q.arg[2])},
                        Dim3{hi(q.arg[2]), lo(q.arg[3]), hi(q.arg[3])}, static_cast<uint32_t>(q.arg[4]), q.arg[5], params,
                        sizes);
+}
+
+// Reply: out[0] the function, out[1] its parameter count; data: that many
+// (offset, size) uint32 pairs.
+Status Worker::get_function(const RpcRequest& q) {
+    if (!input(q, q.arg[1])) return VGPU_ERROR_INVALID_VALUE;
+    ParamLayout layout;
+    const Status st =
+        be_->module_get_function(q.arg[0], {reinterpret_cast<const char*>(data()), q.arg[1]}, &r().out[0], &layout);
+    if (st != VGPU_SUCCESS) return st;
+    const uint64_t bytes = uint64_t{layout.count()} * 2 * sizeof(uint32_t);
+    if (bytes > ch_.data_bytes()) return VGPU_ERROR_INVALID_VALUE;
+    for (uint32_t i = 0; i < layout.count(); ++i) {
+        const uint32_t pair[2] = {layout.offsets[i], layout.sizes[i]};
+        std::memcpy(data() + i * sizeof pair, pair, sizeof pair);
+    }
+    r().out[1] = layout.count();
+    r().out_bytes = bytes;
+    return VGPU_SUCCESS;
 }
 
 Status Worker::sg(const RpcRequest& q, bool htod) {
@@ -180,10 +200,7 @@ bool Worker::serve(const RpcRequest& q) {
         st = be_->module_load({data(), a[0]}, &r().out[0]);
         break;
     case RpcOp::ModuleUnload: st = be_->module_unload(a[0]); break;
-    case RpcOp::ModuleGetFunction:
-        st = input(q, a[1]) ? be_->module_get_function(a[0], {reinterpret_cast<const char*>(data()), a[1]}, &r().out[0])
-                            : VGPU_ERROR_INVALID_VALUE;
-        break;
+    case RpcOp::ModuleGetFunction: st = get_function(q); break;
     case RpcOp::Launch: st = launch(q); break;
     case RpcOp::StreamCreate: st = be_->stream_create(static_cast<uint32_t>(a[0]), &r().out[0]); break;
     case RpcOp::StreamSynchronize: st = be_->stream_synchronize(a[0]); break;

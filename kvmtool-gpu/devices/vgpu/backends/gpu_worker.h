@@ -53,7 +53,8 @@ enum class RpcOp : uint32_t {
     MemsetD32,
     ModuleLoad,            // arg: bytes; data: image and a NUL
     ModuleUnload,
-    ModuleGetFunction,     // arg: module, name length; data: name
+    ModuleGetFunction,     // arg: module, name length; data: name. out: function, parameter count;
+                           // data out: (offset, size) uint32 pairs
     // arg: function, grid x|y<<32, grid z|block x<<32, block y|z<<32, shared,
     // stream, nparams; data: uint16 sizes, then each parameter 16-aligned
     Launch,

@@ -193,11 +193,13 @@ Status HostBackend::module_unload(BackendModule m) {
     return modules_.erase(m) ? VGPU_SUCCESS : VGPU_ERROR_INVALID_HANDLE;
 }
 
-Status HostBackend::module_get_function(BackendModule m, std::string_view name, BackendFunction* out) {
+Status HostBackend::module_get_function(BackendModule m, std::string_view name, BackendFunction* out,
+                                        ParamLayout* layout) {
     if (!modules_.count(m)) return VGPU_ERROR_INVALID_HANDLE;
     const int i = find_cpu_kernel(name);
     if (i < 0) return VGPU_ERROR_NOT_FOUND;
     *out = static_cast<BackendFunction>(i) + 1;
+    *layout = ParamLayout::natural(cpu_kernels()[i].param_sizes);
     return VGPU_SUCCESS;
 }
 

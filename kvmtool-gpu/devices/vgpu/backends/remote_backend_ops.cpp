@@ -172,12 +172,28 @@ Status RemoteBackend::module_load(std::span<const uint8_t> image, BackendModule*
 
 Status RemoteBackend::module_unload(BackendModule m) { return simple(RpcOp::ModuleUnload, {m}); }
 
-Status RemoteBackend::module_get_function(BackendModule m, std::string_view name, BackendFunction* out) {
+Status RemoteBackend::module_get_function(BackendModule m, std::string_view name, BackendFunction* out,
+                                          ParamLayout* layout) {
     if (name.size() > opts_.data_bytes) return VGPU_ERROR_INVALID_VALUE;
     uint8_t* area = this->area();
     if (!area) return VGPU_ERROR_NO_DEVICE;
     if (!name.empty()) std::memcpy(area, name.data(), name.size());
-    return simple(RpcOp::ModuleGetFunction, {m, name.size()}, out, name.size());
+    const Reply r = call(RpcOp::ModuleGetFunction, {m, name.size()}, name.size());
+    if (r.r.status != VGPU_SUCCESS) return static_cast<Status>(r.r.status);
+    // The worker's (offset, size) pairs, checked before use like any reply.
+    const uint64_t count = r.r.out[1];
+    if (count > VGPU_MAX_KERNEL_PARAMS + 1 || count * 2 * sizeof(uint32_t) > opts_.data_bytes)
+        return VGPU_ERROR_INVALID_VALUE;
+    ParamLayout l;
+    for (uint64_t i = 0; i < count; ++i) {
+        uint32_t pair[2];
+        std::memcpy(pair, ch_->data() + i * sizeof pair, sizeof pair);
+        l.offsets.push_back(pair[0]);
+        l.sizes.push_back(pair[1]);
+    }
+    *out = r.r.out[0];
+    *layout = std::move(l);
+    return VGPU_SUCCESS;
 }
 
 // Data area: the sizes (uint16 each), then each parameter at a 16-byte
