@@ -127,14 +127,21 @@ void CommandDispatch::drop_handles() {
 }
 
 void CommandDispatch::reset() {
-    // Let queued work finish before its memory goes; a sticky error here
-    // makes the backend recover, which frees everything for us.
-    if (backend_result(backend_.ctx_synchronize()) == VGPU_SUCCESS) {
-        events_.for_each([&](uint64_t, BackendEvent e) { backend_.event_destroy(e); });
-        streams_.for_each([&](uint64_t, BackendStream s) { backend_.stream_destroy(s); });
-        modules_.for_each([&](uint64_t, const ModuleEntry& m) { backend_.module_unload(m.module); });
-        allocs_.for_each([&](uint64_t dptr, uint64_t) { backend_.mem_free(dptr); });
-    }
+    // Let queued work finish before its memory goes. A sticky error here makes
+    // the backend recover, which frees everything and drops the handles, so
+    // the loops below find nothing. Any other error (e.g. an asynchronous
+    // walk's refusal, reported now) says nothing about the objects: they are
+    // freed all the same, or the memory would outlive the handles and the
+    // quota, and a VM could take any amount by repeating it.
+    backend_result(backend_.ctx_synchronize());
+    events_.for_each([&](uint64_t, BackendEvent e) { backend_.event_destroy(e); });
+    streams_.for_each([&](uint64_t, BackendStream s) { backend_.stream_destroy(s); });
+    modules_.for_each([&](uint64_t, const ModuleEntry& m) { backend_.module_unload(m.module); });
+    uint64_t unfreed = 0;
+    allocs_.for_each([&](uint64_t dptr, uint64_t bytes) {
+        if (backend_.mem_free(dptr) != VGPU_SUCCESS) unfreed += bytes;
+    });
+    if (unfreed) log_warn("vgpu: RESET: the backend refused to free %llu bytes", static_cast<unsigned long long>(unfreed));
     drop_handles();
 }
 

@@ -297,6 +297,37 @@ TEST(CudaVgpu, LaunchMustMatchTheKernelsParameterLayout) {
     launch_must_match_layout(rig, test_fatbin());
 }
 
+// The quota bypass seen on the H100: alloc the whole quota, a refused
+// asynchronous walk, RESET; six rounds must not hold more than one quota.
+TEST(CudaVgpu, ResetAfterARefusedAsyncWalkFreesDeviceMemory) {
+    std::string why;
+    auto be = make_cuda(&why);
+    if (!be) GTEST_SKIP() << "no CUDA backend: " << why;
+    auto probe = make_cuda(&why); // a context of its own, to read the device's free memory
+    ASSERT_TRUE(probe) << why;
+    constexpr uint64_t kQuota = 1ull << 30;
+    VgpuRig rig(VgpuOptions{.device_mem_quota = kQuota}, std::move(be));
+    uint64_t free0 = 0, total = 0;
+    for (int round = 0; round < 6; ++round) {
+        ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
+        const uint64_t d = rig.alloc(kQuota);
+        if (round == 0) {
+            probe->bind_thread();
+            ASSERT_EQ(probe->mem_get_info(&free0, &total), VGPU_SUCCESS);
+        }
+        EXPECT_EQ(post_refused_async_walk(rig, d), VGPU_SUCCESS) << "refused at the command: no async refusal to test";
+        rig.reset();
+        ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
+        rig.alloc(kQuota); // the quota came back: so must the memory
+        rig.reset();
+        uint64_t free_now = 0;
+        probe->bind_thread();
+        ASSERT_EQ(probe->mem_get_info(&free_now, &total), VGPU_SUCCESS);
+        // free0 was read with one quota allocated; now none is.
+        EXPECT_GE(free_now + (256ull << 20), free0) << "round " << round << ": device memory leaked across RESET";
+    }
+}
+
 TEST(CudaVgpu, TwoVmsDoNotShareDeviceMemory) {
     std::string why;
     auto b1 = make_cuda(&why);

@@ -201,4 +201,12 @@ void walk_refuses_bad_lists(VgpuRig& rig) {
     EXPECT_EQ(walk(rig, VGPU_OP_MEMCPY_HTOD_SG, d, kListGpa, 1, 4096).status, VGPU_SUCCESS);
 }
 
+uint32_t post_refused_async_walk(VgpuRig& rig, uint64_t dptr) {
+    const std::vector<vgpu_sg_entry> list{{kSrcGpa, 4096}, {kSrcGpa, 0}, {kSrcGpa + 4096, 4096}};
+    rig.put(kListGpa, list.data(), list.size() * sizeof(vgpu_sg_entry));
+    return walk(rig, VGPU_OP_MEMCPY_HTOD_SG, dptr, kListGpa, list.size(), 8192, VGPU_SG_DEVICE_WALK,
+                VGPU_CMD_FLAG_ASYNC)
+        .status;
+}
+
 } // namespace kvmgpu::vgpu::test

@@ -18,5 +18,9 @@ void walk_many_in_flight(VgpuRig& rig);
 // command, or at the next synchronize when the walk was asynchronous;
 // once either way) and the device side is left as it was.
 void walk_refuses_bad_lists(VgpuRig& rig);
+// An asynchronous walk into [dptr, dptr + 8 KiB) with an empty entry in its
+// list: accepted at the command on a GPU, refused at the next synchronize.
+// Returns the command's status.
+uint32_t post_refused_async_walk(VgpuRig& rig, uint64_t dptr);
 
 } // namespace kvmgpu::vgpu::test

@@ -1,0 +1,91 @@
+// A GpuBackend that passes every call to another one (the host backend by
+// default), for tests that change one behaviour and keep the rest real:
+// e.g. a synchronize that reports a non-sticky error the way the CUDA
+// backend does after a refused asynchronous device walk, or a launch that
+// takes whatever it is given, as the CUDA driver does.
+#pragma once
+
+#include <memory>
+
+#include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
+#include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
+
+namespace kvmgpu::vgpu::test {
+
+class ForwardingBackend : public GpuBackend {
+public:
+    explicit ForwardingBackend(std::unique_ptr<GpuBackend> inner = std::make_unique<HostBackend>())
+        : inner_(std::move(inner)) {}
+    GpuBackend& inner() { return *inner_; }
+
+    uint32_t id() const override { return inner_->id(); }
+    std::string describe() const override { return "forwarding to " + inner_->describe(); }
+    bool real_kernels() const override { return inner_->real_kernels(); }
+    SgStrategy default_sg_strategy() const override { return inner_->default_sg_strategy(); }
+    void bind_thread() override { inner_->bind_thread(); }
+    Status register_guest_ram(void* host, uint64_t bytes) override { return inner_->register_guest_ram(host, bytes); }
+    uint64_t register_ns() const override { return inner_->register_ns(); }
+    uint64_t guest_ram_device_address(const void* host) const override { return inner_->guest_ram_device_address(host); }
+    Status device_count(int* out) override { return inner_->device_count(out); }
+    Status device_attribute(int a, int o, int* out) override { return inner_->device_attribute(a, o, out); }
+    Status device_name(int o, char* buf, size_t len) override { return inner_->device_name(o, buf, len); }
+    Status device_total_mem(int o, uint64_t* out) override { return inner_->device_total_mem(o, out); }
+    Status ctx_synchronize() override { return inner_->ctx_synchronize(); }
+    Status mem_alloc(uint64_t bytes, uint64_t* dptr) override { return inner_->mem_alloc(bytes, dptr); }
+    Status mem_free(uint64_t dptr) override { return inner_->mem_free(dptr); }
+    Status mem_get_info(uint64_t* f, uint64_t* t) override { return inner_->mem_get_info(f, t); }
+    Status memcpy_htod(uint64_t d, const void* s, uint64_t n, BackendStream st, bool a) override {
+        return inner_->memcpy_htod(d, s, n, st, a);
+    }
+    Status memcpy_dtoh(void* d, uint64_t s, uint64_t n, BackendStream st, bool a) override {
+        return inner_->memcpy_dtoh(d, s, n, st, a);
+    }
+    Status memcpy_dtod(uint64_t d, uint64_t s, uint64_t n, BackendStream st, bool a) override {
+        return inner_->memcpy_dtod(d, s, n, st, a);
+    }
+    Status memcpy_htod_sg(uint64_t d, std::span<const memmap::HostRun> r, SgStrategy h, BackendStream st,
+                          bool a) override {
+        return inner_->memcpy_htod_sg(d, r, h, st, a);
+    }
+    Status memcpy_dtoh_sg(uint64_t s, std::span<const memmap::HostRun> r, SgStrategy h, BackendStream st,
+                          bool a) override {
+        return inner_->memcpy_dtoh_sg(s, r, h, st, a);
+    }
+    Status memcpy_sg_walk(bool htod, uint64_t d, const SgWalk& w, BackendStream st, bool a) override {
+        return inner_->memcpy_sg_walk(htod, d, w, st, a);
+    }
+    Status memset_d8(uint64_t d, uint8_t v, uint64_t n, BackendStream st, bool a) override {
+        return inner_->memset_d8(d, v, n, st, a);
+    }
+    Status memset_d32(uint64_t d, uint32_t v, uint64_t n, BackendStream st, bool a) override {
+        return inner_->memset_d32(d, v, n, st, a);
+    }
+    Status module_load(std::span<const uint8_t> image, BackendModule* out) override {
+        return inner_->module_load(image, out);
+    }
+    Status module_unload(BackendModule m) override { return inner_->module_unload(m); }
+    Status module_get_function(BackendModule m, std::string_view name, BackendFunction* out,
+                               ParamLayout* layout) override {
+        return inner_->module_get_function(m, name, out, layout);
+    }
+    Status launch(BackendFunction f, Dim3 g, Dim3 b, uint32_t sh, BackendStream s, std::span<void* const> p,
+                  std::span<const uint16_t> sizes) override {
+        return inner_->launch(f, g, b, sh, s, p, sizes);
+    }
+    Status stream_create(uint32_t flags, BackendStream* out) override { return inner_->stream_create(flags, out); }
+    Status stream_synchronize(BackendStream s) override { return inner_->stream_synchronize(s); }
+    Status stream_destroy(BackendStream s) override { return inner_->stream_destroy(s); }
+    Status event_create(uint32_t flags, BackendEvent* out) override { return inner_->event_create(flags, out); }
+    Status event_record(BackendEvent e, BackendStream s) override { return inner_->event_record(e, s); }
+    Status event_synchronize(BackendEvent e) override { return inner_->event_synchronize(e); }
+    Status event_elapsed_ms(BackendEvent a, BackendEvent b, float* ms) override {
+        return inner_->event_elapsed_ms(a, b, ms);
+    }
+    Status event_destroy(BackendEvent e) override { return inner_->event_destroy(e); }
+    bool recover_from(Status s) override { return inner_->recover_from(s); }
+
+private:
+    std::unique_ptr<GpuBackend> inner_;
+};
+
+} // namespace kvmgpu::vgpu::test
