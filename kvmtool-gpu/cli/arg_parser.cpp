@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "kvmtool-gpu/vmm/vcpu_watchdog.h"
+
 namespace kvmgpu::cli {
 
 void ArgParser::parse(const std::vector<std::string>& args) {
@@ -74,6 +76,8 @@ double parse_seconds(const std::string& text, const std::string& what) {
     const double v = std::strtod(text.c_str(), &end);
     if (text.empty() || errno || *end || !std::isfinite(v) || v < 0)
         throw UsageError(what + ": '" + text + "' is not a non-negative number of seconds");
+    if (v > VcpuWatchdog::kMaxTimeoutS)
+        throw UsageError(what + ": '" + text + "' is longer than the longest time-out, 1e9 s (0 means none)");
     return v;
 }
 

@@ -38,6 +38,8 @@ private:
 // "512M", "2G", "1048576", "64K" -> bytes. Throws UsageError naming `what`.
 uint64_t parse_size(const std::string& text, const std::string& what);
 // A non-negative decimal number of seconds. Throws UsageError.
+// A time-out in seconds: finite, >= 0, at most VcpuWatchdog::kMaxTimeoutS;
+// else UsageError naming `what`.
 double parse_seconds(const std::string& text, const std::string& what);
 uint64_t parse_u64(const std::string& text, const std::string& what);
 

@@ -22,9 +22,11 @@ void install_kick_handler() {
 } // namespace
 
 VcpuWatchdog::VcpuWatchdog(VcpuFd& vcpu, double timeout_s) : vcpu_(vcpu), target_(pthread_self()) {
-    if (timeout_s <= 0) return;
+    if (!(timeout_s > 0 && timeout_s <= kMaxTimeoutS)) return; // NaN fails both
     install_kick_handler();
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(timeout_s));
     thread_ = std::thread([this, deadline] {
         std::unique_lock lock(mu_);
         if (cv_.wait_until(lock, deadline, [this] { return done_; })) return;

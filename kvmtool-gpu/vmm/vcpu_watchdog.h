@@ -15,7 +15,10 @@ namespace kvmgpu {
 
 class VcpuWatchdog {
 public:
-    // timeout_s <= 0 disables it.
+    // Longest time-out honoured (about 31 years); anything longer, like 0,
+    // a negative value or NaN, means none. Beyond ~9.2e9 s a steady_clock
+    // deadline would overflow.
+    static constexpr double kMaxTimeoutS = 1e9;
     VcpuWatchdog(VcpuFd& vcpu, double timeout_s);
     ~VcpuWatchdog();
     bool fired() const { return fired_.load(std::memory_order_acquire); }

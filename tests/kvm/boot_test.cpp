@@ -121,6 +121,15 @@ TEST_F(TinyGuest, SpinningGuestTimesOut) {
     EXPECT_GE(s, 0.5);
 }
 
+// Time-outs the watchdog cannot represent mean "none": the run ends when the
+// guest exits instead of hanging in the watchdog (1e19 s did, before).
+TEST_F(TinyGuest, AbsurdTimeoutsDoNotHangTheVmm) {
+    for (double t : {1e19, 1e300, __builtin_inf(), __builtin_nan(""), -5.0}) {
+        auto r = run_code(code::exit_with(0), t);
+        EXPECT_TRUE(r.passed()) << t << ": " << r.detail;
+    }
+}
+
 TEST_F(TinyGuest, TwoVmsInOneProcessRunConcurrently) {
     const auto a = write_temp_image(tiny_elf(code::exit_with(3)), "vm-a");
     const auto b = write_temp_image(tiny_elf(code::exit_with(4)), "vm-b");

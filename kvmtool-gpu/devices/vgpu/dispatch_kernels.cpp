@@ -75,6 +75,7 @@ CommandResult CommandDispatch::op_launch_kernel(GuestCommand& c) {
     const Dim3 block{hi(c.desc.arg[3]), lo(c.desc.arg[4]), hi(c.desc.arg[4])};
     if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z)
         return fail(VGPU_ERROR_INVALID_VALUE, "zero grid or block dimension");
+    if (!launch_dims_ok(grid, block)) return fail(VGPU_ERROR_INVALID_VALUE, "grid or block beyond the device's limits");
     const uint32_t shared = lo(c.desc.arg[5]), nparams = hi(c.desc.arg[5]);
     if (nparams > VGPU_MAX_KERNEL_PARAMS) return fail(VGPU_ERROR_INVALID_VALUE, "nparams > VGPU_MAX_KERNEL_PARAMS");
     const uint32_t desc_bytes = nparams * sizeof(vgpu_param_desc);

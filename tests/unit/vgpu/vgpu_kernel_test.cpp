@@ -152,6 +152,39 @@ TEST_F(VgpuKernels, LaunchPayloadErrors) {
     EXPECT_EQ(rig.launch(fn, abcn(d, d, d, 16), 1, 1, 2048, 1).status, VGPU_ERROR_INVALID_VALUE);
 }
 
+// Blocks whose x*y*z wraps 64 bits to a small number were accepted before
+// ((2^22, 2^22, 2^20) and (2^10, 2^27, 2^27)); every dimension is checked.
+TEST_F(VgpuKernels, LaunchDimensionsCannotWrap) {
+    uint64_t fn;
+    rig.module_with("vector_add", &fn);
+    const uint64_t d = rig.alloc(64);
+    const auto payload = launch_payload(abcn(d, d, d, 16));
+    auto launch = [&](Dim3 g, Dim3 b) {
+        return rig.call({.opcode = VGPU_OP_LAUNCH_KERNEL,
+                         .args = {fn, 0, g.x | uint64_t{g.y} << 32, g.z | uint64_t{b.x} << 32, b.y | uint64_t{b.z} << 32,
+                                  4ull << 32},
+                         .payload = payload})
+            .status;
+    };
+    EXPECT_EQ(launch({1, 1, 1}, {1u << 22, 1u << 22, 1u << 20}), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(launch({1, 1, 1}, {1u << 10, 1u << 27, 1u << 27}), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(launch({1, 1, 1}, {1, 1, 65}), VGPU_ERROR_INVALID_VALUE);      // z > 64
+    EXPECT_EQ(launch({1, 1, 1}, {32, 32, 2}), VGPU_ERROR_INVALID_VALUE);     // 2048 threads
+    EXPECT_EQ(launch({1u << 31, 1, 1}, {1, 1, 1}), VGPU_ERROR_INVALID_VALUE); // grid x >= 2^31
+    EXPECT_EQ(launch({1, 65536, 1}, {1, 1, 1}), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(launch({1, 1, 65536}, {1, 1, 1}), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(launch({1, 1, 1}, {16, 8, 8}), VGPU_SUCCESS); // 1024 threads: the limit itself
+    EXPECT_EQ(launch({0x7fffffffu, 65535, 65535}, {1, 1, 1}), VGPU_SUCCESS) << "the largest grid is legal";
+}
+
+TEST(LaunchLimits, EachDimensionBeforeAnyProduct) {
+    EXPECT_FALSE(launch_dims_ok({1, 1, 1}, {1u << 22, 1u << 22, 1u << 20}));
+    EXPECT_FALSE(launch_dims_ok({1, 1, 1}, {0xffffffffu, 0xffffffffu, 0xffffffffu}));
+    EXPECT_TRUE(launch_dims_ok({1, 1, 1}, {1024, 1, 1}));
+    EXPECT_TRUE(launch_dims_ok({1, 1, 1}, {1, 1024, 1}));
+    EXPECT_FALSE(launch_dims_ok({1, 1, 1}, {1024, 2, 1}));
+}
+
 TEST_F(VgpuKernels, IllegalAddressIsStickyThenRecovered) {
     uint64_t fn;
     rig.module_with("vector_add", &fn);

@@ -37,6 +37,10 @@ TEST(ArgParser, Seconds) {
     EXPECT_THROW(parse_seconds("-1", "--timeout"), UsageError);
     EXPECT_THROW(parse_seconds("nan", "--timeout"), UsageError);
     EXPECT_THROW(parse_seconds("3s", "--timeout"), UsageError);
+    // The watchdog's deadline overflowed past ~9.3e18 s and the VMM hung.
+    EXPECT_THROW(parse_seconds("1e19", "--timeout"), UsageError);
+    EXPECT_THROW(parse_seconds("inf", "--timeout"), UsageError);
+    EXPECT_DOUBLE_EQ(parse_seconds("1e9", "--timeout"), 1e9);
 }
 
 } // namespace

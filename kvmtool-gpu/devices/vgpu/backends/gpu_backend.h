@@ -33,6 +33,12 @@ struct Dim3 {
     uint32_t x = 1, y = 1, z = 1;
 };
 
+// Limits every backend enforces (those of every CUDA GPU since compute
+// capability 3.0): block x, y <= 1024, z <= 64, x*y*z <= 1024; grid x <
+// 2^31, y, z <= 65535. Each dimension is checked before any product, so
+// no guest value can wrap the arithmetic.
+bool launch_dims_ok(Dim3 grid, Dim3 block);
+
 // Scatter-gather copy strategies (vgpu_sg_strategy without AUTO).
 // DeviceWalk is not a way to move host runs: it goes to memcpy_sg_walk().
 enum class SgStrategy { PerChunk, Coalesce, Bounce, Batch, GatherKernel, DeviceWalk };

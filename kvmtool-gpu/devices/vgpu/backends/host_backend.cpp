@@ -211,7 +211,7 @@ Status HostBackend::launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t, B
     const CpuKernel& k = table[f - 1];
     if (params.size() != k.param_sizes.size() || !std::equal(sizes.begin(), sizes.end(), k.param_sizes.begin(), k.param_sizes.end()))
         return VGPU_ERROR_INVALID_VALUE;
-    if (uint64_t{block.x} * block.y * block.z > 1024) return VGPU_ERROR_INVALID_VALUE; // as a GPU refuses it
+    if (!launch_dims_ok(grid, block)) return VGPU_ERROR_INVALID_VALUE; // as a GPU refuses it
     return k.fn(*this, grid, block, params);
 }
 
