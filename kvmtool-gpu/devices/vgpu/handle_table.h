@@ -17,9 +17,15 @@ enum class HandleKind : uint8_t { Module = 0x4d, Function = 0x46, Stream = 0x53,
 
 // Bounded table of T. Handle layout: bits 63..56 kind, 55..32 generation,
 // 31..0 slot index + 1. 0 is never issued (the ABI uses 0 for "default").
+// A slot whose generation would come back to the first one it issued is
+// retired, never reused: a freed handle stays refused however many times
+// its slot turns over (2^24 times at most; the table's capacity then shrinks
+// by that slot). GenBits is the generation's width, narrower only in tests.
 // Not thread-safe: owned by the executor thread.
-template <typename T>
+template <typename T, unsigned GenBits = 24>
 class HandleTable {
+    static_assert(GenBits >= 1 && GenBits <= 24, "the generation has 24 bits in a handle");
+
 public:
     // `generation_seed` makes two VMs issue different numbers for the same
     // slot, so a handle leaked from one VM is refused by another.
@@ -55,9 +61,7 @@ public:
         Slot* s = slot(handle);
         if (!s) return std::nullopt;
         T out = s->value;
-        s->live = false;
-        s->generation = (s->generation + 1) & kGenMask; // later use of this handle is stale
-        free_.push_back(static_cast<uint32_t>(s - slots_.data()));
+        release(static_cast<uint32_t>(s - slots_.data()));
         --live_;
         return out;
     }
@@ -71,12 +75,8 @@ public:
 
     // Drops every entry; handles issued so far all become stale.
     void clear() {
-        for (uint32_t i = 0; i < slots_.size(); ++i) {
-            if (!slots_[i].live) continue;
-            slots_[i].live = false;
-            slots_[i].generation = (slots_[i].generation + 1) & kGenMask;
-            free_.push_back(i);
-        }
+        for (uint32_t i = 0; i < slots_.size(); ++i)
+            if (slots_[i].live) release(i);
         live_ = 0;
     }
 
@@ -84,12 +84,21 @@ public:
     uint32_t capacity() const { return capacity_; }
 
 private:
-    static constexpr uint32_t kGenMask = 0xFFFFFF;
+    static constexpr uint32_t kGenMask = (1u << GenBits) - 1;
     struct Slot {
         T value;
         uint32_t generation;
         bool live;
     };
+
+    // Later use of the slot's handle is stale; the slot is reused unless its
+    // next generation is the one it started with.
+    void release(uint32_t index) {
+        Slot& s = slots_[index];
+        s.live = false;
+        s.generation = (s.generation + 1) & kGenMask;
+        if (s.generation != seed_) free_.push_back(index);
+    }
 
     uint64_t encode(uint32_t index, uint32_t gen) const {
         return (uint64_t{static_cast<uint8_t>(kind_)} << 56) | (uint64_t{gen} << 32) | (uint64_t{index} + 1);

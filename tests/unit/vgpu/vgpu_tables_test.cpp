@@ -38,6 +38,35 @@ TEST(HandleTable, IssuesRefusesStaleAndForeignHandles) {
     EXPECT_EQ(t.size(), 0u);
 }
 
+// With 24 generation bits, 2^24 destroys of one slot used to bring its first
+// handle back to life (43 s of stream create/destroy through the ring). The
+// same code with 2 bits shows the wrap in four rounds: a slot about to reissue
+// its first generation is retired, and its old handles stay refused.
+TEST(HandleTable, ASlotIsRetiredBeforeItsGenerationWraps) {
+    HandleTable<int, 2> t(HandleKind::Stream, 1, 0);
+    std::vector<uint64_t> issued;
+    for (int round = 0; round < 4; ++round) {
+        const auto h = t.insert(round);
+        ASSERT_TRUE(h) << "round " << round;
+        issued.push_back(*h);
+        ASSERT_TRUE(t.erase(*h));
+    }
+    // Four generations used: reusing the slot would reissue issued[0].
+    EXPECT_FALSE(t.insert(99)) << "the worn-out slot was reused";
+    for (uint64_t h : issued) EXPECT_EQ(t.find(h), nullptr);
+    // clear() retires the same way: one generation bit, one slot, two uses.
+    HandleTable<int, 1> u(HandleKind::Event, 1, 1);
+    const auto first = u.insert(1);
+    ASSERT_TRUE(first);
+    u.clear();
+    const auto second = u.insert(2); // slot 0, generation 0
+    ASSERT_TRUE(second);
+    EXPECT_NE(*second, *first);
+    u.clear();
+    EXPECT_FALSE(u.insert(3)) << "generation 1 again would revive the first handle";
+    EXPECT_EQ(u.find(*first), nullptr);
+}
+
 TEST(AllocationTable, RangesQuotaAndWindows) {
     AllocationTable t(1000, 3);
     EXPECT_TRUE(t.insert(0x1000, 100));
