@@ -1,5 +1,7 @@
 #include "kvmtool-gpu/bench/guest_bench_run.h"
 
+#include "kvmtool-gpu/devices/terminal_text.h"
+
 namespace kvmgpu::bench {
 
 namespace {
@@ -50,7 +52,7 @@ std::string describe_failure(const GuestBenchOutcome& o) {
     if (!o.result.detail.empty()) s += " (" + o.result.detail + ")";
     if (!o.tail.empty()) {
         s += "; console tail:";
-        for (const auto& l : o.tail) s += "\n    " + l;
+        for (const auto& l : o.tail) s += "\n    " + escape_for_terminal(l);
     }
     return s;
 }

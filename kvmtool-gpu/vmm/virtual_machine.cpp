@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "kvmtool-gpu/abi/platform_abi.h"
+#include "kvmtool-gpu/devices/terminal_text.h"
 #include "kvmtool-gpu/kvm/kvm_error.h"
 #include "kvmtool-gpu/vmm/boot_state.h"
 #include "kvmtool-gpu/vmm/guest_fault.h"
@@ -80,7 +81,8 @@ VirtualMachine::VirtualMachine(const KvmSystem& kvm, VmOptions opts) : opts_(std
 
     if (!opts_.console)
         opts_.console = [](std::string_view line) {
-            std::printf("guest: %.*s\n", static_cast<int>(line.size()), line.data());
+            const std::string safe = escape_for_terminal(line); // no escape sequences reach the terminal
+            std::printf("guest: %s\n", safe.c_str());
             std::fflush(stdout);
         };
     console_ = std::make_shared<DebugConsole>(memory_, opts_.console);

@@ -7,6 +7,7 @@
 #include "kvmtool-gpu/abi/platform_abi.h"
 #include "kvmtool-gpu/devices/boot_marker.h"
 #include "kvmtool-gpu/devices/debug_console.h"
+#include "kvmtool-gpu/devices/terminal_text.h"
 #include "kvmtool-gpu/devices/exit_device.h"
 
 namespace kvmgpu {
@@ -27,6 +28,21 @@ struct ConsoleFixture : ::testing::Test {
         mem.write(memmap::GuestPhysAddr{gpa + 8}, text, std::strlen(text));
     }
 };
+
+// A guest could rewrite the operator's screen through escape sequences
+// (ESC [2J clears it, ESC ]0; retitles the window, BEL rings, CR overwrites).
+TEST(TerminalText, ControlBytesAreEscaped) {
+    EXPECT_EQ(escape_for_terminal("plain text\twith tab"), "plain text\twith tab");
+    EXPECT_EQ(escape_for_terminal("\x1b[2J\x1b]0;pwned\x07"), "\\x1b[2J\\x1b]0;pwned\\x07");
+    EXPECT_EQ(escape_for_terminal("ok\rfake"), "ok\\x0dfake");
+    EXPECT_EQ(escape_for_terminal(std::string_view("a\0b", 3)), "a\\x00b");
+    EXPECT_EQ(escape_for_terminal("\x7f\xc3\xa9"), "\\x7f\\xc3\\xa9"); // DEL and UTF-8 bytes
+    EXPECT_EQ(escape_for_terminal("back\\slash"), "back\\\\slash");       // unambiguous
+    for (int c = 0; c < 256; ++c) { // nothing the terminal would act on survives
+        const std::string out = escape_for_terminal(std::string(1, static_cast<char>(c)));
+        for (char o : out) EXPECT_TRUE((o >= 0x20 && o < 0x7f) || o == '\t') << c;
+    }
+}
 
 TEST_F(ConsoleFixture, LinesFromBuffersAndCharacters) {
     put_buf(0x1000, 12, "hello\nworld\n");
