@@ -1,11 +1,13 @@
 #include "kvmtool-gpu/vmm/elf_loader.h"
 
 #include <elf.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 
 #include "kvmtool-gpu/abi/platform_abi.h"
 
@@ -25,12 +27,12 @@ std::string hex(uint64_t v) {
 
 // Copies a header out of the file after checking that it fits.
 template <typename T>
-T read_header(std::span<const uint8_t> file, uint64_t offset, const char* what) {
+T read_header(const ImageSource& file, uint64_t offset, const char* what) {
     uint64_t end;
     if (__builtin_add_overflow(offset, sizeof(T), &end) || end > file.size())
         refuse(std::string(what) + " lies past the end of the file (truncated?)");
     T out;
-    std::memcpy(&out, file.data() + offset, sizeof(T));
+    file.read(offset, &out, sizeof(T));
     return out;
 }
 
@@ -39,7 +41,7 @@ struct Segment {
     bool exec;
 };
 
-std::vector<Segment> validated_segments(std::span<const uint8_t> file, uint64_t ram_bytes, uint64_t* entry) {
+std::vector<Segment> validated_segments(const ImageSource& file, uint64_t ram_bytes, uint64_t* entry) {
     const auto eh = read_header<Elf64_Ehdr>(file, 0, "ELF header");
     if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) refuse("not an ELF file");
     if (eh.e_ident[EI_CLASS] != ELFCLASS64) refuse("not a 64-bit ELF");
@@ -87,12 +89,12 @@ LoadedImage summarize(const std::vector<Segment>& segs, uint64_t entry) {
 
 } // namespace
 
-LoadedImage inspect_elf(std::span<const uint8_t> file, uint64_t ram_bytes) {
+LoadedImage inspect_elf(const ImageSource& file, uint64_t ram_bytes) {
     uint64_t entry = 0;
     return summarize(validated_segments(file, ram_bytes, &entry), entry);
 }
 
-LoadedImage load_elf(std::span<const uint8_t> file, const memmap::GuestMemory& mem) {
+LoadedImage load_elf(const ImageSource& file, const memmap::GuestMemory& mem) {
     uint64_t entry = 0;
     const auto segs = validated_segments(file, mem.total_bytes(), &entry);
     for (const auto& s : segs) {
@@ -100,18 +102,43 @@ LoadedImage load_elf(std::span<const uint8_t> file, const memmap::GuestMemory& m
         if (!dst) refuse("segment at " + hex(s.paddr) + " is not inside one RAM region");
         // SAFETY: dst spans exactly memsz bytes of guest RAM (checked above);
         // filesz <= memsz and the file range was bounds-checked.
-        std::memcpy(dst->data(), file.data() + s.offset, s.filesz);
+        if (s.filesz) file.read(s.offset, dst->data(), s.filesz);
         std::memset(dst->data() + s.filesz, 0, s.memsz - s.filesz);
     }
     return summarize(segs, entry);
 }
 
-std::vector<uint8_t> read_image_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw ImageError("cannot open guest image " + path + ": " + std::strerror(errno));
-    std::vector<uint8_t> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (data.empty()) throw ImageError("guest image " + path + " is empty");
-    return data;
+ImageFile::ImageFile(const std::string& path) : path_(path) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) throw ImageError("cannot open guest image " + path + ": " + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+        const std::string why = !S_ISREG(st.st_mode) ? "is not a regular file" : "is empty";
+        ::close(fd_);
+        throw ImageError("guest image " + path + " " + why);
+    }
+    size_ = static_cast<uint64_t>(st.st_size);
+}
+
+ImageFile::~ImageFile() { ::close(fd_); }
+
+void ImageFile::read(uint64_t offset, void* dst, uint64_t len) const {
+    auto* out = static_cast<uint8_t*>(dst);
+    while (len > 0) {
+        const ssize_t n = ::pread(fd_, out, std::min<uint64_t>(len, 1ull << 30), static_cast<off_t>(offset));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0)
+            throw ImageError("reading guest image " + path_ + " at " + hex(offset) + ": " +
+                             (n == 0 ? "unexpected end of file (changed while loading?)" : std::strerror(errno)));
+        out += n, offset += static_cast<uint64_t>(n), len -= static_cast<uint64_t>(n);
+    }
+}
+
+void ImageBytes::read(uint64_t offset, void* dst, uint64_t len) const {
+    uint64_t end;
+    if (__builtin_add_overflow(offset, len, &end) || end > bytes_.size())
+        refuse("read past the end of the image at " + hex(offset));
+    std::memcpy(dst, bytes_.data() + offset, len);
 }
 
 } // namespace kvmgpu

@@ -1,13 +1,14 @@
 // Loads a static x86-64 ELF guest image into guest RAM. Every header field
-// is checked: a malformed, truncated, overlapping or out-of-RAM image is
-// refused with an ImageError whose what() is one line.
+// is checked before anything else is read: a malformed, truncated,
+// overlapping or out-of-RAM image is refused with an ImageError whose what()
+// is one line. A file is read with pread, headers first, then each segment
+// straight into guest RAM: a huge non-ELF file costs one 64-byte read.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 #include "memmap/guest_memory.h"
 
@@ -24,13 +25,53 @@ struct LoadedImage {
     uint32_t segments = 0;
 };
 
-// Parses and validates without touching memory (for tests and --check).
-LoadedImage inspect_elf(std::span<const uint8_t> file, uint64_t ram_bytes);
-// Validates, then copies each PT_LOAD to its p_paddr and zero-fills the rest
-// of its memsz.
-LoadedImage load_elf(std::span<const uint8_t> file, const memmap::GuestMemory& mem);
+// Where an image's bytes come from. read() copies [offset, offset + len)
+// or throws ImageError (past the end, I/O error).
+class ImageSource {
+public:
+    virtual ~ImageSource() = default;
+    virtual uint64_t size() const = 0;
+    virtual void read(uint64_t offset, void* dst, uint64_t len) const = 0;
+};
 
-// Reads a whole file; throws ImageError naming the path and errno.
-std::vector<uint8_t> read_image_file(const std::string& path);
+// A guest image file, opened read-only; throws ImageError naming the path
+// and errno, or when it is not a regular, non-empty file.
+class ImageFile final : public ImageSource {
+public:
+    explicit ImageFile(const std::string& path);
+    ~ImageFile() override;
+    ImageFile(const ImageFile&) = delete;
+    ImageFile& operator=(const ImageFile&) = delete;
+    uint64_t size() const override { return size_; }
+    void read(uint64_t offset, void* dst, uint64_t len) const override;
+
+private:
+    std::string path_;
+    int fd_ = -1;
+    uint64_t size_ = 0;
+};
+
+// An image already in memory (tests).
+class ImageBytes final : public ImageSource {
+public:
+    explicit ImageBytes(std::span<const uint8_t> bytes) : bytes_(bytes) {}
+    uint64_t size() const override { return bytes_.size(); }
+    void read(uint64_t offset, void* dst, uint64_t len) const override;
+
+private:
+    std::span<const uint8_t> bytes_;
+};
+
+// Parses and validates, reading headers only.
+LoadedImage inspect_elf(const ImageSource& image, uint64_t ram_bytes);
+// Validates, then reads each PT_LOAD to its p_paddr and zero-fills the rest
+// of its memsz.
+LoadedImage load_elf(const ImageSource& image, const memmap::GuestMemory& mem);
+inline LoadedImage inspect_elf(std::span<const uint8_t> bytes, uint64_t ram_bytes) {
+    return inspect_elf(ImageBytes(bytes), ram_bytes);
+}
+inline LoadedImage load_elf(std::span<const uint8_t> bytes, const memmap::GuestMemory& mem) {
+    return load_elf(ImageBytes(bytes), mem);
+}
 
 } // namespace kvmgpu

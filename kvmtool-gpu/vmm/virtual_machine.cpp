@@ -45,7 +45,7 @@ Overloaded(Ts...) -> Overloaded<Ts...>;
 
 void validate_options(const VmOptions& opts) {
     check_ram_size(opts);
-    inspect_elf(read_image_file(opts.guest_path), opts.ram_bytes);
+    inspect_elf(ImageFile(opts.guest_path), opts.ram_bytes);
 }
 
 const char* to_string(RunOutcome o) {
@@ -66,7 +66,7 @@ const char* to_string(RunOutcome o) {
 VirtualMachine::VirtualMachine(const KvmSystem& kvm, VmOptions opts) : opts_(std::move(opts)) {
     check_ram_size(opts_);
     // Read the image before anything costly, so a bad path fails fast.
-    const auto file = read_image_file(opts_.guest_path);
+    const ImageFile file(opts_.guest_path);
 
     t0_ = std::chrono::steady_clock::now();
     vm_ = kvm.create_vm();

@@ -177,7 +177,8 @@ TEST_F(Attack, LengthsThatWrap) {
     uint64_t fn;
     a.module_with("vector_add", &fn);
     const std::vector<std::vector<uint8_t>> p = {bytes(d), bytes(d), bytes(d), bytes(uint32_t{0xFFFFFFFF})};
-    EXPECT_EQ(a.launch(fn, p, 0xFFFFFFFF, 1, 1024, 1).status, VGPU_ERROR_ILLEGAL_ADDRESS);
+    EXPECT_EQ(a.launch(fn, p, 0xFFFFFFFF, 1, 1024, 1).status, VGPU_ERROR_INVALID_VALUE); // grid x >= 2^31, as a GPU says
+    EXPECT_EQ(a.launch(fn, p, 0x7FFFFFFF, 1, 1024, 1).status, VGPU_ERROR_ILLEGAL_ADDRESS);
     // Ring sizes whose byte size would be huge.
     a.reset();
     for (uint32_t n : {0x80000000u, 0xFFFFFFFFu, 1u << 20}) EXPECT_EQ(a_raw_enable(kRingGpa, n), VGPU_ERROR_INVALID_VALUE);

@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <elf.h>
+#include <unistd.h>
+
+#include <cstdio>
+
 #include "tests/support/tiny_elf.h"
 
 namespace kvmgpu {
@@ -99,11 +104,65 @@ TEST(ElfLoader, RefusesOverlappingSegments) {
 
 TEST(ElfLoader, MissingFileIsOneLine) {
     try {
-        read_image_file("/nonexistent/guest.elf");
+        ImageFile f("/nonexistent/guest.elf");
         FAIL();
     } catch (const ImageError& e) {
         EXPECT_NE(std::string(e.what()).find("/nonexistent/guest.elf"), std::string::npos);
     }
+    EXPECT_THROW(ImageFile("/tmp"), ImageError); // a directory
+}
+
+// Counts what the loader reads from the image.
+struct CountingSource : ImageSource {
+    const ImageSource& inner;
+    mutable uint64_t bytes_read = 0;
+    explicit CountingSource(const ImageSource& s) : inner(s) {}
+    uint64_t size() const override { return inner.size(); }
+    void read(uint64_t off, void* dst, uint64_t len) const override {
+        bytes_read += len;
+        inner.read(off, dst, len);
+    }
+};
+
+// A 2 GiB file that is not an ELF was read whole (6.3 s, 2.1 GB) before
+// "not an ELF file". Now the header is read first, and only the header.
+TEST(ElfLoader, HugeNonElfFileIsRefusedAfterReadingItsHeader) {
+    char path[] = "/tmp/kvmgpu-huge-XXXXXX";
+    const int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(ftruncate(fd, 2ll << 30), 0); // sparse: no disk, no time
+    close(fd);
+    {
+        const ImageFile file(path);
+        EXPECT_EQ(file.size(), 2ull << 30);
+        const CountingSource counted(file);
+        try {
+            inspect_elf(counted, 512ull << 20);
+            ADD_FAILURE() << "a zero-filled file passed as an ELF image";
+        } catch (const ImageError& e) {
+            EXPECT_NE(std::string(e.what()).find("not an ELF file"), std::string::npos) << e.what();
+        }
+        EXPECT_LE(counted.bytes_read, sizeof(Elf64_Ehdr));
+    }
+    std::remove(path);
+}
+
+TEST(ElfLoader, FileSegmentsAreReadStraightIntoRam) {
+    const std::vector<uint8_t> code = {0x90, 0x90, 0xF4};
+    const auto bytes = test::tiny_elf(code, 0x200000, 0x3000);
+    const std::string path = test::write_temp_image(bytes, "pread");
+    memmap::GuestMemory mem;
+    mem.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, 4ull << 20));
+    const ImageFile file(path);
+    const CountingSource counted(file);
+    const auto r = load_elf(counted, mem);
+    EXPECT_EQ(r.entry, 0x200000u);
+    EXPECT_EQ(counted.bytes_read, sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr) + code.size());
+    EXPECT_EQ(*mem.read_obj<uint8_t>(memmap::GuestPhysAddr{0x200002}), 0xF4);
+    std::remove(path.c_str());
+    const std::string empty = test::write_temp_image({}, "empty");
+    EXPECT_THROW(ImageFile{empty}, ImageError);
+    std::remove(empty.c_str());
 }
 
 } // namespace
