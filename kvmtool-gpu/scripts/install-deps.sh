@@ -18,6 +18,29 @@ has_candidate() {
   [[ -n "$(apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ && $2 != "(none)" {print $2}')" ]]
 }
 
+# Another apt or dpkg (unattended upgrades, a second set-up) may hold the
+# locks: wait for them, up to 10 minutes, instead of failing at once. apt
+# waits for dpkg's lock itself (DPkg::Lock::Timeout); the lists lock that
+# `apt-get update` takes is retried here.
+lock_wait_s=600
+apt_get() {
+  local t0=$SECONDS err
+  while :; do
+    if err=$(apt-get -o DPkg::Lock::Timeout=$lock_wait_s "$@" 2>&1 >/dev/null); then
+      [[ -n "$err" ]] && grep -v '^debconf: delaying' <<<"$err" >&2
+      return 0
+    fi
+    if grep -qiE 'could not get lock|unable to lock|is held by process' <<<"$err" &&
+       ((SECONDS - t0 < lock_wait_s)); then
+      echo "wait: another apt/dpkg holds its lock; retrying in 5 s" >&2
+      sleep 5
+      continue
+    fi
+    echo "$err" >&2
+    return 1
+  done
+}
+
 missing=()
 unknown=()   # optional packages the (possibly stale) apt lists do not know
 for p in "${packages[@]}"; do
@@ -36,12 +59,12 @@ if ((${#missing[@]})); then
   fi
   export DEBIAN_FRONTEND=noninteractive
   echo "run: apt-get update"
-  apt-get update -qq
+  apt_get update -qq
   for p in "${unknown[@]}"; do
     if has_candidate "$p"; then missing+=("$p"); else echo "skip: $p has no candidate in apt (optional)"; fi
   done
   echo "run: apt-get install ${missing[*]}"
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2> >(grep -v '^debconf: delaying' >&2)
+  apt_get install -y -qq --no-install-recommends "${missing[@]}"
   for p in "${missing[@]}"; do
     installed "$p" || { echo "error: $p still not installed" >&2; exit 1; }
     echo "installed: $p"

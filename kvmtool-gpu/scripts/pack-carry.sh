@@ -11,6 +11,8 @@ for t in kvmtool-gpu/kvmtool-gpu $(cd "$build" && find tests -maxdepth 3 -type f
   [ -f "$build/$t" ] && cp "$build/$t" "$out/bin/"
 done
 cp "$build"/guests/*.elf "$out/guests/"
+# Test data that lives beside its test binary (found from /proc/self/exe).
+cp -r "$build/tests/unit/vgpu_attack/fuzz_corpus" "$out/bin/"
 # The GPU probes, where nvcc built them (device-check.d.sh runs them).
 probe=$build/kvmtool-gpu/bench/probes/sysmem_read_probe
 if [ -f "$probe" ]; then cp "$probe" "$out/bin/"; fi

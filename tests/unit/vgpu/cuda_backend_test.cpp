@@ -122,8 +122,9 @@ TEST(CudaBackend, EveryScatterGatherStrategyMovesTheRightBytes) {
     }
 }
 
-// Not a pass/fail figure beyond a sanity floor: prints what each strategy
-// reaches for 65,536 scattered 4 KiB pages (256 MiB), the DESIGN.md case.
+// Prints what each strategy reaches for 65,536 scattered 4 KiB pages
+// (256 MiB), the DESIGN.md case. Figures only: speed is judged by `bench
+// bandwidth`, never by a test (a busy machine must not fail it).
 TEST(CudaBackend, ScatteredPageBandwidth) {
     REQUIRE_CUDA(be);
     constexpr uint64_t kPages = 65536;
@@ -145,7 +146,6 @@ TEST(CudaBackend, ScatteredPageBandwidth) {
             std::printf("sg %-13s %s: %6.1f GB/s\n", to_string(s), htod ? "htod" : "dtoh", gbps);
             RecordProperty(std::string(to_string(s)) + (htod ? "_htod_GBps" : "_dtoh_GBps"), std::to_string(gbps));
             if (s == SgStrategy::GatherKernel) {
-                EXPECT_GT(gbps, 20.0) << "gather kernel far below the ~50 GB/s expected";
                 // Host side alone (run table built and sent, kernel queued).
                 const auto e0 = std::chrono::steady_clock::now();
                 ASSERT_EQ(htod ? be->memcpy_htod_sg(d, runs, s, 0, true) : be->memcpy_dtoh_sg(d, runs, s, 0, true),
@@ -191,7 +191,6 @@ TEST(CudaBackend, DeviceWalkBandwidth) {
         std::printf("sg device-walk   %s: %6.1f GB/s, %.0f us per call on the host\n", htod ? "htod" : "dtoh", gbps,
                     enqueue_us / kReps);
         RecordProperty(std::string("device_walk") + (htod ? "_htod_GBps" : "_dtoh_GBps"), std::to_string(gbps));
-        EXPECT_GT(gbps, 20.0) << "device walk far below the ~50 GB/s expected";
     }
     // The bytes: back out through the walk into zeroed pages, compare.
     std::vector<uint8_t> want;

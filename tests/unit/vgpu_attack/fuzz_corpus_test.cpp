@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -17,7 +18,11 @@ namespace kvmgpu::vgpu {
 namespace {
 
 TEST(FuzzCorpus, VgpuDeviceSeedsRunCleanAndReachTheDevice) {
-    const std::filesystem::path dir = KVMGPU_FUZZ_CORPUS "/vgpu_device";
+    // $KVMGPU_FUZZ_CORPUS, else fuzz_corpus/ beside this binary (put there at build time).
+    const char* env = std::getenv("KVMGPU_FUZZ_CORPUS");
+    const std::filesystem::path root =
+        env ? std::filesystem::path(env) : std::filesystem::read_symlink("/proc/self/exe").parent_path() / "fuzz_corpus";
+    const std::filesystem::path dir = root / "vgpu_device";
     ASSERT_TRUE(std::filesystem::is_directory(dir)) << dir;
     VgpuCounterSnapshot sum;
     int seeds = 0;

@@ -248,14 +248,13 @@ TEST_F(Attack, ScatterGatherListsThatRepeatOrPointIntoTheRing) {
     const uint64_t list = kDataGpa + (1 << 20);
     std::vector<vgpu_sg_entry> same(kN, vgpu_sg_entry{kScratch, 1});
     a.put(list, same.data(), same.size() * sizeof(vgpu_sg_entry));
-    const auto t0 = std::chrono::steady_clock::now();
     EXPECT_EQ(a_status({.opcode = VGPU_OP_MEMCPY_DTOH_SG, .args = {d, list, kN, 0, VGPU_SG_PER_CHUNK}}), VGPU_SUCCESS);
     EXPECT_EQ(a_status({.opcode = VGPU_OP_MEMCPY_HTOD_SG, .args = {d, list, kN, 0, VGPU_SG_BOUNCE}}), VGPU_SUCCESS);
     same.push_back({kScratch, 1});
     a.put(list, same.data(), same.size() * sizeof(vgpu_sg_entry));
     EXPECT_EQ(a_status({.opcode = VGPU_OP_MEMCPY_HTOD_SG, .args = {d, list, kN + 1, 0, VGPU_SG_COALESCE}}),
               VGPU_ERROR_INVALID_VALUE);
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+    // Unbounded work would show as the ctest time-out, not as a timing assertion.
 
     // The list inside the ring (a payload slot), its entries naming the
     // ring's descriptors and completions: copies into the ring are the
@@ -544,10 +543,8 @@ TEST(AttackTeardown, HostBackendRefusesAKernelTooBigForACpu) {
     rig.module_with("matmul", &fn);
     const uint32_t n = 4200; // 4200^3 = 7.4e10 > 2^36; b spans n*n floats = 70.6 MB (never touched)
     const uint64_t d = rig.alloc(72ull << 20);
-    const auto t0 = std::chrono::steady_clock::now();
     const std::vector<std::vector<uint8_t>> p = {bytes(d), bytes(d), bytes(d), bytes(n)};
-    EXPECT_EQ(rig.launch(fn, p, 263, 263, 16, 16).status, 702u);
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+    EXPECT_EQ(rig.launch(fn, p, 263, 263, 16, 16).status, 702u); // refused up front: running it takes hours
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_NOP}).status, VGPU_SUCCESS);
     EXPECT_EQ(rig.dev->counters().recoveries, 0u); // not sticky
 }

