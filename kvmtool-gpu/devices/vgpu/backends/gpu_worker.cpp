@@ -35,16 +35,29 @@ private:
     // Input of `bytes` in the data area, as the request says.
     bool input(const RpcRequest& q, uint64_t bytes) const { return q.in_bytes == bytes && bytes <= ch_.data_bytes(); }
     // The host side of a copy: the data area when staged, else the VMM's
-    // pointer into shared guest RAM.
+    // pointer, which must lie in guest RAM registered here.
     uint8_t* host_side(const RpcRequest& q, uint64_t ptr, uint64_t bytes) {
-        if (!(q.flags & kRpcStaged)) return reinterpret_cast<uint8_t*>(ptr);
+        if (!(q.flags & kRpcStaged)) return in_guest_ram(ptr, bytes) ? reinterpret_cast<uint8_t*>(ptr) : nullptr;
         return bytes <= ch_.data_bytes() ? data() : nullptr;
+    }
+    // Defence in depth: the VMM checks every pointer it sends, and the
+    // worker checks them again against the guest RAM it registered, so a
+    // corrupted request is refused rather than followed.
+    bool in_guest_ram(uint64_t ptr, uint64_t bytes) const {
+        uint64_t end;
+        if (__builtin_add_overflow(ptr, bytes, &end)) return false;
+        for (const auto& [base, size] : ram_)
+            if (ptr >= base && end <= base + size) return true;
+        return false;
     }
     std::span<const memmap::HostRun> runs(const RpcRequest& q) {
         const uint64_t n = q.arg[1];
         if (n > ch_.data_bytes() / sizeof(memmap::HostRun) || !input(q, n * sizeof(memmap::HostRun))) return {};
         // The VMM copied HostRun objects' bytes here (trivially copyable).
-        return {reinterpret_cast<const memmap::HostRun*>(data()), n};
+        const std::span<const memmap::HostRun> list{reinterpret_cast<const memmap::HostRun*>(data()), n};
+        for (const auto& run : list)
+            if (!in_guest_ram(reinterpret_cast<uint64_t>(run.host), run.len)) return {};
+        return list;
     }
     void info();
     Status register_ram(const RpcRequest& q);
@@ -56,6 +69,7 @@ private:
     RpcChannel& ch_;
     std::unique_ptr<GpuBackend> be_;
     bool hang_next_ = false;
+    std::vector<std::pair<uint64_t, uint64_t>> ram_; // registered guest RAM: host base, bytes
 };
 
 void Worker::info() {
@@ -80,6 +94,7 @@ Status Worker::register_ram(const RpcRequest& q) {
     if (!mine || *mine != theirs) return VGPU_ERROR_NOT_SUPPORTED;
     r().out[0] = 1;
     const Status st = be_->register_guest_ram(host, bytes);
+    if (st == VGPU_SUCCESS) ram_.emplace_back(reinterpret_cast<uint64_t>(host), bytes);
     r().out[1] = be_->guest_ram_device_address(host);
     return st;
 }
@@ -136,6 +151,12 @@ Status Worker::sg_walk(const RpcRequest& q) {
     if (n > KVMGPU_WALK_MAX_WINDOWS || q.in_bytes != n * sizeof(RamRegion)) return VGPU_ERROR_INVALID_VALUE;
     RamRegion ram[KVMGPU_WALK_MAX_WINDOWS];
     if (n) std::memcpy(ram, data(), n * sizeof(RamRegion));
+    // The list and every window the walk may read must be registered guest RAM.
+    const uint64_t count = q.arg[3];
+    if (count == 0 || count > VGPU_MAX_SG_ENTRIES || !in_guest_ram(q.arg[2], count * sizeof(vgpu_sg_entry)))
+        return VGPU_ERROR_INVALID_VALUE;
+    for (uint64_t i = 0; i < n; ++i)
+        if (!in_guest_ram(reinterpret_cast<uint64_t>(ram[i].host), ram[i].bytes)) return VGPU_ERROR_INVALID_VALUE;
     const SgWalk w{reinterpret_cast<const void*>(q.arg[2]), q.arg[3], q.arg[4], std::span<const RamRegion>(ram, n)};
     return be_->memcpy_sg_walk(q.arg[0] != 0, q.arg[1], w, q.arg[5], q.arg[6] != 0);
 }
