@@ -310,16 +310,25 @@ struct Session {
             break;
         }
         default: { // launch parameters: descriptors, then values
-            const uint32_t n = in.get<uint8_t>() % 6;
+            // Layouts: mostly the reference kernels' own (8, 8, 8, 4), else
+            // sizes a real kernel might take (1 .. 64 bytes, structs) in any
+            // number, so every way of missing the kernel's layout is tried
+            // against the device model's check.
+            constexpr uint16_t kSizes[] = {8, 4, 1, 2, 12, 16, 24, 64};
+            const uint8_t shape = in.get<uint8_t>();
+            const uint32_t n = shape < 128 ? shape % 6 : shape % 12;
             uint32_t off = n * 4;
             for (uint32_t i = 0; i < n; ++i) {
-                const bool raw = in.get<uint8_t>() % 8 == 0;
-                vgpu_param_desc d{static_cast<uint16_t>(off), static_cast<uint16_t>(i == 3 ? 4 : 8)};
-                if (raw) d = {in.get<uint16_t>(), in.get<uint16_t>()};
+                const uint8_t pick = in.get<uint8_t>();
+                const uint16_t size = shape < 128 ? (i == 3 ? 4 : 8) : kSizes[pick % std::size(kSizes)];
+                vgpu_param_desc d{static_cast<uint16_t>(off), size};
+                if (pick >= 224) d = {in.get<uint16_t>(), in.get<uint16_t>()}; // raw descriptor
                 std::memcpy(payload + i * 4, &d, 4);
-                const uint64_t v = value();
-                if (off + 8 <= VGPU_PAYLOAD_BYTES) std::memcpy(payload + off, &v, 8);
-                off += 8;
+                for (uint32_t b = 0; b < size && off + b + 8 <= VGPU_PAYLOAD_BYTES; b += 8) {
+                    const uint64_t v = value();
+                    std::memcpy(payload + off + b, &v, 8);
+                }
+                off += (size + 7u) & ~7u;
             }
             len = std::min<uint32_t>(off, VGPU_PAYLOAD_BYTES);
             break;
