@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# ThreadSanitizer run of the multi-threaded suites: the vGPU's executor and
+# doorbells (vgpu_tests), the GPU worker and its channel (vgpu_worker_tests),
+# two VMs' devices in one process (vgpu_attack_tests) and VMs on KVM with
+# their watchdog threads (kvm_tests; they skip without /dev/kvm). Not part
+# of test.sh (CI time): run it by hand, in build-tsan/ (or
+# $KVMGPU_TSAN_BUILD_DIR). Extra arguments go to ctest.
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=${KVMGPU_TSAN_BUILD_DIR:-$repo/build-tsan}
+bash "$repo/kvmtool-gpu/scripts/install-deps.sh" >/dev/null
+cmake -S "$repo" -B "$build" -G Ninja -DKVMGPU_TSAN=ON -DKVMGPU_NVCC= >/dev/null
+cmake --build "$build" -j"$(nproc)" --target vgpu_tests vgpu_worker_tests vgpu_attack_tests kvm_tests guests
+cd "$build"
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=0:second_deadlock_stack=1}
+ctest -R '^(Vgpu|Remote|RawWorker|Rpc|Attack|TinyGuest|Backings|Seccomp|Kvm|Fuzz|Handle|Alloc|Param|Launch|Guest)' \
+      --output-on-failure -j2 --timeout 900 "$@"
