@@ -82,6 +82,9 @@ std::string us_text(double ns) {
     return buf;
 }
 
+// "+1.44" or "-1.69": a round trip above or below native.
+static std::string excess_us_text(double ns) { return (ns < 0 ? "-" : "+") + us_text(ns < 0 ? -ns : ns); }
+
 namespace {
 constexpr auto num = number_text;
 // Guest rows only: a native row against itself says nothing.
@@ -151,7 +154,7 @@ std::string calls_markdown(const std::vector<CallsResult>& all, const BenchMeta&
             if (r && r->ok()) {
                 c = us_text(r->wall_per_call_ns()) + " / " + us_text(r->event_per_call_ns());
                 if (auto v = versus_native(all, *r))
-                    c += is_async_metric(m) ? " (" + percent_text(*v) + ")" : " (+" + us_text(*v) + ")";
+                    c += is_async_metric(m) ? " (" + percent_text(*v) + ")" : " (" + excess_us_text(*v) + ")";
                 if (m == "launch" && r->key.source == "guest") launch_bells = std::to_string(r->doorbells);
             } else if (r) {
                 c = r->status;
@@ -172,7 +175,7 @@ std::string calls_markdown(const std::vector<CallsResult>& all, const BenchMeta&
         const auto& r = *v.result;
         const CallsResult* n = native_calls_match(all, r.key.metric);
         std::string value = "-";
-        if (v.value) value = r.key.metric == "launch" ? percent_text(*v.value) : "+" + us_text(*v.value) + " us";
+        if (v.value) value = is_async_metric(r.key.metric) ? percent_text(*v.value) : excess_us_text(*v.value) + " us";
         out += "| " + r.key.mode() + " | " + r.key.metric + " | " + (r.ok() ? us_text(r.wall_per_call_ns()) : r.status) +
                " | " + (n ? us_text(n->wall_per_call_ns()) : "-") + " | " + value + " | " + v.target + " | " +
                (v.met ? "met" : v.value ? "MISSED" : "n/a") + " |\n";

@@ -56,7 +56,7 @@ UniqueFd VcpuFd::stats_fd() const {
 VcpuExit VcpuFd::run() {
     if (::ioctl(fd_.get(), KVM_RUN, 0) < 0) {
         if (errno == EINTR || errno == EAGAIN) {
-            run_->immediate_exit = 0;
+            __atomic_store_n(&run_->immediate_exit, 0, __ATOMIC_RELAXED);
             return exit::Interrupted{};
         }
         throw KvmError("KVM_RUN", errno);
