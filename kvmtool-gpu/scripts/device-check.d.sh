@@ -1,27 +1,24 @@
 # Sourced at the end of device-check.sh on the GPU machine ($repo, $bin,
-# $out, want, step and note come from there): the bandwidth study (issue 4)
-# and the call-overhead study (issue 6) on the CUDA backend, each run with
-# its native baseline measured first in the same run. Results:
-# $out/bandwidth-*/ and $out/calls*/ (CSV, JSON, markdown, PNG if matplotlib
-# is there); the markdown tables are appended to the summary.
+# $out, want, step and note come from there): the bandwidth study on the
+# CUDA backend, each run with its native baseline measured first in the same
+# run. Results: $out/bandwidth-*/ (CSV, JSON, markdown, PNG if matplotlib is
+# there); the markdown tables are appended to the summary.
 #
 # Two parts, one device call each (10 minutes): `bench` (the probe, and
 # guest RAM on 2 MiB pages) and `bench2` (every strategy side by side, and
-# 4 KiB and 1 GiB host pages). The call benchmark (issue 6) is not in
-# either: run it with `kvmtool-gpu bench calls --vgpu cuda --poll-spin-us 2000`. Guest code is emulated on that machine (kvm-pvm), so
-# a measurement's time goes mostly into the guest building its SG lists
-# (seconds for a 1 GiB buffer on 4 KiB pages): the judged cells (pinned, and
-# pageable through the device walk, at 64 MiB..1 GiB) take 3 trials each and
-# are judged on medians; the comparison of every strategy takes 1 trial and
-# stops at 256 MiB. Each step has a time limit; the drivers rewrite their
-# CSV/JSON/markdown after every result, so a step cut short keeps what it
-# measured (and says FAILED rc=124).
+# 4 KiB and 1 GiB host pages); the call benchmark is device-check.sh's
+# `calls` part. The judged cells (pinned, and pageable through the device
+# walk, at 64 MiB..1 GiB) take 3 trials each and are judged on medians (with
+# ring-3 guests the whole `bench` part takes ~20 s); the comparison of every
+# strategy takes 1 trial and stops at 256 MiB. Each step has a time limit;
+# the drivers rewrite their CSV/JSON/markdown after every result, so a step
+# cut short keeps what it measured (and says FAILED rc=124).
 bench=("$bin/kvmtool-gpu" bench)
 common=(--vgpu cuda --plot-script "$repo/kvmtool-gpu/bench/plot_bench.py")
 judged=(--sizes 64M,256M,1G --strategies walk --trials 3)
 
 if want bench; then
-  note "== bench (issue 4): the probe, and guest RAM on 2 MiB host pages"
+  note "== bench: the probe, and guest RAM on 2 MiB host pages"
   # First the hardware's ceiling, without a VM: SM and TMA reads (and writes)
   # of shuffled 4 KiB host pages against the copy engine (bench/probes/).
   if [ -x "$bin/sysmem_read_probe" ]; then
@@ -40,7 +37,7 @@ if want bench; then
 fi
 
 if want bench2; then
-  note "== bench2 (issue 4): every strategy, and 4 KiB and 1 GiB host pages"
+  note "== bench2: every strategy, and 4 KiB and 1 GiB host pages"
   # Every strategy side by side, small to 256 MiB (the naive ones to 16 MiB).
   step bench-bandwidth-strategies timeout 150 "${bench[@]}" bandwidth "${common[@]}" --kinds pageable \
     --sizes 4K,64K,1M,16M,64M,256M --slow-max 16M --host-pages 2M --guest-pages 4K --out "$out/bandwidth-strategies"
