@@ -147,8 +147,13 @@ bool VgpuDevice::request(Control c, std::optional<CommandRing> ring) {
     ctrl_pending_.store(true, std::memory_order_release);
     executor_.wake();
     // Waits for the executor to finish the command in hand (passes stop
-    // between commands once ctrl_pending_ is set).
-    ctrl_cv_.wait(lk, [&] { return ctrl_done_ || executor_gone_; });
+    // between commands once ctrl_pending_ is set). A RESET drops every
+    // object anyway, so it does not wait out a call stuck in the backend
+    // (a hung worker, up to its 20 s bound): after a short grace it cancels
+    // that call, once (the worker is replaced, which RESET implies).
+    const auto done = [&] { return ctrl_done_ || executor_gone_; };
+    if (c == Control::Reset && !ctrl_cv_.wait_for(lk, kResetGrace, done)) backend_->cancel_call_in_flight();
+    ctrl_cv_.wait(lk, done);
     return ctrl_done_;
 }
 
@@ -177,9 +182,17 @@ void VgpuDevice::on_thread_start() {
 }
 
 void VgpuDevice::handle_control() {
+    Control c;
+    {
+        std::lock_guard lk(ctrl_mu_);
+        c = ctrl_;
+    }
+    // The backend work runs without ctrl_mu_, so the waiting request() can
+    // still time its grace and cancel a call stuck in here. ctrl_ and
+    // ctrl_ring_ do not change meanwhile: request() holds ctrl_serial_.
+    if (c == Control::Reset) dispatch_.reset();
     std::lock_guard lk(ctrl_mu_);
     if (ctrl_ == Control::Reset) {
-        dispatch_.reset();
         ring_.reset();
         status_.store(0, std::memory_order_release);
         error_.store(VGPU_SUCCESS, std::memory_order_release);

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -80,6 +81,9 @@ private:
     void handle_control();
 
     const memmap::GuestMemory& mem_;
+    // How long RESET waits for the command in hand before cancelling the
+    // backend call it is blocked in.
+    static constexpr std::chrono::milliseconds kResetGrace{200};
     std::unique_ptr<GpuBackend> backend_;
     const VgpuOptions opts_;
     const uint32_t backend_id_;

@@ -33,6 +33,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -123,6 +124,7 @@ public:
     // when the worker's backend recovered in place; false for errors that
     // leave every object usable.
     bool recover_from(Status s) override;
+    void cancel_call_in_flight() override { cancel_.store(true, std::memory_order_release); }
 
     // The worker's pid (-1 while there is none), and how many workers were
     // started after the first.
@@ -197,6 +199,7 @@ private:
     std::string describe_;
 
     std::vector<SharedRam> ram_; // guest RAM registered through this backend and shared with workers
+    std::atomic<bool> cancel_{false}; // cancel_call_in_flight(): end the current wait now
     GuestRamMap windows_;        // their zero-copy device addresses in the current worker
 };
 
