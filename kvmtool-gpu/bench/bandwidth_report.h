@@ -79,7 +79,7 @@ std::optional<double> ratio_to_native(const std::vector<BandwidthResult>& all, c
 // (strategy_is_judged, bandwidth_rules.h: auto, gather, walk).
 bool judged_strategy(const std::string& name);
 
-// Issue 4's targets, for guest cells at >= 64 MiB: pinned >= 0.99 x
+// The bandwidth targets, for guest cells at >= 64 MiB: pinned >= 0.99 x
 // native pinned; pageable on 4 KiB guest pages with a judged strategy
 // >= 0.92 x native pinned. Judged on medians: one outlier trial cannot
 // flip a verdict (with --trials 3 or more).

@@ -1,7 +1,7 @@
 // `kvmtool-gpu bench bandwidth`: host<->device bandwidth in guests (pinned
 // and pageable buffers, every scatter-gather strategy, 4K/2M/1G host
 // backing) against native pinned and pageable copies measured in the same
-// run. Issue 4.
+// run.
 #pragma once
 
 #include <string>

@@ -1,6 +1,6 @@
 // `kvmtool-gpu bench calls`: what a virtual CUDA call costs, per doorbell
 // (trap, ioeventfd, poll) and with batching (deferred submission) off and
-// on, against the same calls made natively in the same run. Issue 6.
+// on, against the same calls made natively in the same run.
 #pragma once
 
 #include <string>

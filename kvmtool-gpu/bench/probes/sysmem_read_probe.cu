@@ -6,7 +6,7 @@
 // hybrids (a kernel on most pages, the CE on the rest). Device to host: the
 // CE vs a per-page scatter kernel. No VMM involved.
 //
-// Why (issue 4): pageable guest buffers on 4 KiB guest pages are moved by
+// Why: pageable guest buffers on 4 KiB guest pages are moved by
 // the vGPU's gather/walk kernels, whose target is 92% of native pinned (a
 // CE copy). Medians on an H100 (driver 580, 2026-11-22): host to device, CE
 // 54.8 GB/s, every SM variant, TMA included, 50.6-50.9 (92.3-92.8%), the
