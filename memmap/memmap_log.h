@@ -1,6 +1,7 @@
 // Where memmap's few setup messages go (which backing path was taken, why a
 // fallback happened). memmap sits below the VMM, so it cannot use the VMM's
-// logger; the VMM installs a sink that forwards into it.
+// logger: by default one line on stderr, like the VMM's; a sink can take
+// them instead (tests capture them with one).
 #pragma once
 
 #include <string_view>

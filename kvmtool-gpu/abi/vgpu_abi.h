@@ -168,7 +168,7 @@ enum vgpu_opcode {
  * copy has run (a stream or context synchronize): the device may read it
  * any time before then, also after the command's completion is written. */
 enum vgpu_sg_strategy {
-    VGPU_SG_AUTO = 0,          /* the VMM picks (gather kernel where it can) */
+    VGPU_SG_AUTO = 0,          /* the VMM picks (device walk where it can, above) */
     VGPU_SG_PER_CHUNK = 1,     /* one async copy per entry */
     VGPU_SG_COALESCE = 2,      /* merge host-contiguous runs, then per run */
     VGPU_SG_BOUNCE = 3,        /* GViM 2-copy: through a pinned bounce buffer */

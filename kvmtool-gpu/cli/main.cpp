@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "kvmtool-gpu/abi/platform_abi.h"
+#include "kvmtool-gpu/abi/vgpu_abi.h"
 #include "kvmtool-gpu/bench/bench_bandwidth_command.h"
 #include "kvmtool-gpu/bench/bench_calls_command.h"
 #include "kvmtool-gpu/cli/arg_parser.h"
@@ -55,7 +57,8 @@ int main(int argc, char** argv) {
             throw kvmgpu::cli::UsageError("unknown benchmark '" + which + "'");
         }
         if (cmd == "version") {
-            std::printf("kvmtool-gpu %s\n", KVMGPU_VERSION);
+            std::printf("kvmtool-gpu %s (platform ABI %u, vGPU ABI %u)\n", KVMGPU_VERSION, KVMGPU_PLATFORM_ABI_VERSION,
+                        VGPU_ABI_VERSION);
             return 0;
         }
         throw kvmgpu::cli::UsageError("unknown command '" + cmd + "' (see kvmtool-gpu --help)");
