@@ -10,6 +10,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${KVMGPU_ASAN_BUILD_DIR:-$repo/build-asan}
 bash "$repo/kvmtool-gpu/scripts/install-deps.sh" >/dev/null
+source "$repo/kvmtool-gpu/scripts/compiler-cache.sh"
 cmake -S "$repo" -B "$build" -G Ninja -DKVMGPU_SANITIZE=ON -DKVMGPU_NVCC= >/dev/null
 cmake --build "$build" -j"$(nproc)"
 cd "$build"

@@ -9,6 +9,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${KVMGPU_TSAN_BUILD_DIR:-$repo/build-tsan}
 bash "$repo/kvmtool-gpu/scripts/install-deps.sh" >/dev/null
+source "$repo/kvmtool-gpu/scripts/compiler-cache.sh"
 cmake -S "$repo" -B "$build" -G Ninja -DKVMGPU_TSAN=ON -DKVMGPU_NVCC= >/dev/null
 cmake --build "$build" -j"$(nproc)" --target vgpu_tests vgpu_worker_tests vgpu_attack_tests kvm_tests guests
 cd "$build"

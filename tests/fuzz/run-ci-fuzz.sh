@@ -25,6 +25,7 @@ if ! can_fuzz; then
   can_fuzz || { echo "run-ci-fuzz: clang cannot link -fsanitize=fuzzer" >&2; exit 1; }
 fi
 bash "$repo/kvmtool-gpu/scripts/install-deps.sh" >/dev/null
+source "$repo/kvmtool-gpu/scripts/compiler-cache.sh"
 
 if [[ -f $build/CMakeCache.txt ]] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang' "$build/CMakeCache.txt"; then
   echo "run-ci-fuzz: $build was configured with another compiler; remove it first" >&2
