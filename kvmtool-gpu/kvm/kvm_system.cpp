@@ -64,7 +64,13 @@ bool KvmSystem::available(std::string* why) {
         if (why) *why = std::string("cannot open /dev/kvm: ") + std::strerror(errno);
         return false;
     }
+    // Something else at that path (a bind mount, a stray file) is not KVM.
+    const int version = ::ioctl(fd, KVM_GET_API_VERSION, 0);
     ::close(fd);
+    if (version != KVM_API_VERSION) {
+        if (why) *why = "/dev/kvm does not answer KVM_GET_API_VERSION with " + std::to_string(KVM_API_VERSION);
+        return false;
+    }
     return true;
 }
 
