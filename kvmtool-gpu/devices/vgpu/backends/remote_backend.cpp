@@ -264,19 +264,19 @@ RpcChannel::Wait RemoteBackend::exchange(RpcOp op, std::initializer_list<uint64_
     q = RpcRequest{.op = static_cast<uint32_t>(op), .flags = flags, .arg = {}, .in_bytes = in_bytes};
     std::copy_n(args.begin(), std::min<size_t>(args.size(), std::size(q.arg)), q.arg);
     ch_->post_request();
-    // A cancel ends the wait like a dead worker: the worker is then replaced.
+    // A cancel ends one wait, like a dead worker: the worker is then replaced.
     return ch_->wait_reply(Clock::now() + timeout,
-                           [this] { return !cancel_.load(std::memory_order_acquire) && worker_alive(); });
+                           [this] { return !cancel_.exchange(false, std::memory_order_acq_rel) && worker_alive(); });
 }
 
 RemoteBackend::Reply RemoteBackend::call(RpcOp op, std::initializer_list<uint64_t> args, uint64_t in_bytes,
                                          uint32_t flags, std::chrono::milliseconds timeout) {
     Reply out;
+    cancel_.store(false, std::memory_order_relaxed); // a cancel is for a call in flight, not a later one
     if (!ensure_worker()) {
         out.r.status = VGPU_ERROR_NO_DEVICE;
         return out;
     }
-    cancel_.store(false, std::memory_order_relaxed); // only a call in flight can be cancelled
     const auto w = exchange(op, args, in_bytes, flags, timeout.count() ? timeout : opts_.call_timeout);
     if (w == RpcChannel::Wait::Done) {
         out.r = ch_->reply();
