@@ -101,22 +101,16 @@ std::string describe_exception(const memmap::GuestMemory& mem, uint32_t vector, 
                       static_cast<unsigned long long>(regs.rsp));
         return line;
     }
-    std::string access;
-    if (vector == 14 && error) {
-        access = std::string(", accessing 0x") + [&] {
-            char b[20];
-            std::snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(sregs.cr2));
-            return std::string(b);
-        }() + ((*error & 2) ? " (write" : " (read") + ((*error & 16) ? ", instruction fetch" : "") +
-                 ((*error & 1) ? ", protection)" : ", not present)");
-    } else if (has_error_code(vector) && error && *error) {
-        char b[40];
-        std::snprintf(b, sizeof b, ", error code 0x%llx", static_cast<unsigned long long>(*error));
-        access = b;
-    }
+    char access[96] = "";
+    if (vector == 14 && error)
+        std::snprintf(access, sizeof access, ", accessing 0x%llx (%s%s, %s)", static_cast<unsigned long long>(sregs.cr2),
+                      (*error & 2) ? "write" : "read", (*error & 16) ? ", instruction fetch" : "",
+                      (*error & 1) ? "protection" : "not present");
+    else if (has_error_code(vector) && error && *error)
+        std::snprintf(access, sizeof access, ", error code 0x%llx", static_cast<unsigned long long>(*error));
     std::snprintf(line, sizeof line, "guest fault: %s at CPL%u, RIP 0x%llx (%s)%s, RSP 0x%llx", vector_name(vector),
                   static_cast<unsigned>(*cs & 3), static_cast<unsigned long long>(*rip),
-                  instruction_at(mem, sregs.cr3, *rip).c_str(), access.c_str(), static_cast<unsigned long long>(*rsp));
+                  instruction_at(mem, sregs.cr3, *rip).c_str(), access, static_cast<unsigned long long>(*rsp));
     return line;
 }
 

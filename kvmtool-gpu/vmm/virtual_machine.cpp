@@ -185,6 +185,11 @@ RunResult VirtualMachine::run() {
         r.timings.run_ns = ns_since(start);
         return r;
     };
+    auto timed_out = [&] {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "guest did not exit within %.1f s (--timeout)", opts_.timeout_s);
+        return done(RunOutcome::Timeout, buf, true);
+    };
 
     for (;;) {
         VcpuExit ex;
@@ -222,7 +227,7 @@ RunResult VirtualMachine::run() {
                                const std::string refused = serve(*request);
                                if (!refused.empty()) result = done(RunOutcome::BadRequest, refused, true);
                                else if (watchdog.fired()) // its signal may have ended the completing run
-                                   result = done(RunOutcome::Timeout, "guest did not exit in time (--timeout)", true);
+                                   result = timed_out();
                            }
                        },
                        [&](exit::Halt&) {
@@ -248,12 +253,7 @@ RunResult VirtualMachine::run() {
                        },
                        [&](exit::Interrupted&) {
                            ++exits_.interrupted;
-                           if (watchdog.fired()) {
-                               char buf[96];
-                               std::snprintf(buf, sizeof buf, "guest did not exit within %.1f s (--timeout)",
-                                             opts_.timeout_s);
-                               result = done(RunOutcome::Timeout, buf, true);
-                           }
+                           if (watchdog.fired()) result = timed_out();
                        },
                        [&](exit::SystemEvent& s) {
                            result = done(RunOutcome::Unexpected,
