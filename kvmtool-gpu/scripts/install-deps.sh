@@ -27,7 +27,8 @@ apt_get() {
   local t0=$SECONDS err
   while :; do
     if err=$(apt-get -o DPkg::Lock::Timeout=$lock_wait_s "$@" 2>&1 >/dev/null); then
-      [[ -n "$err" ]] && grep -v '^debconf: delaying' <<<"$err" >&2
+      # (grep finds nothing when every line is debconf's: not a failure)
+      grep -v '^debconf: delaying' <<<"$err" >&2 || true
       return 0
     fi
     if grep -qiE 'could not get lock|unable to lock|is held by process' <<<"$err" &&
