@@ -8,11 +8,11 @@ namespace kvmgpu {
 
 AttachedVgpu attach_vgpu(VirtualMachine& vm, const VgpuConfig& cfg) {
     std::string why;
-    auto backend = vgpu::make_backend(cfg.backend, &why, 0, cfg.worker);
-    if (!backend) throw std::runtime_error("vGPU backend '" + std::string(vgpu::to_string(cfg.backend)) + "': " + why);
+    auto engine = vgpu::make_engine(vm.memory(), cfg.options, cfg.backend, cfg.worker, &why);
+    if (!engine) throw std::runtime_error("vGPU backend '" + std::string(vgpu::to_string(cfg.backend)) + "': " + why);
     AttachedVgpu out;
     out.backend_note = why;
-    out.device = std::make_shared<vgpu::VgpuDevice>(vm.memory(), std::move(backend), cfg.options);
+    out.device = std::make_shared<vgpu::VgpuDevice>(vm.memory(), std::move(engine));
     vm.mmio_bus().claim(KVMGPU_VGPU_GPA, KVMGPU_VGPU_SIZE, out.device);
     if (cfg.options.doorbell == vgpu::DoorbellMode::Ioeventfd)
         vm.vm_fd().add_ioeventfd(KVMGPU_VGPU_GPA + VGPU_DOORBELL_OFFSET, 4, out.device->doorbell_eventfd(), true);

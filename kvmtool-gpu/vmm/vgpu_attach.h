@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "kvmtool-gpu/devices/vgpu/backends/backend_factory.h"
 #include "kvmtool-gpu/devices/vgpu/vgpu_device.h"
+#include "kvmtool-gpu/devices/vgpu_worker/engine_factory.h"
 #include "kvmtool-gpu/vmm/virtual_machine.h"
 
 namespace kvmgpu {

@@ -43,13 +43,12 @@ const std::array<CommandDispatch::Handler, VGPU_OP_MAX_> CommandDispatch::kHandl
 }();
 
 CommandDispatch::CommandDispatch(const memmap::GuestMemory& mem, GpuBackend& backend, const VgpuOptions& opts,
-                                 VgpuCounters& counters, uint32_t instance)
+                                 VgpuCounters& counters, uint32_t handle_seed)
     : mem_(mem), backend_(backend), opts_(opts), counters_(counters), log_limit_(opts.log_per_second),
-      // Spread the VMs' generation seeds so their handle numbers differ.
-      modules_(HandleKind::Module, opts.max_handles, instance * 0x9E3779u),
-      functions_(HandleKind::Function, opts.max_handles, instance * 0x9E3779u),
-      streams_(HandleKind::Stream, opts.max_handles, instance * 0x9E3779u),
-      events_(HandleKind::Event, opts.max_handles, instance * 0x9E3779u),
+      modules_(HandleKind::Module, opts.max_handles, handle_seed),
+      functions_(HandleKind::Function, opts.max_handles, handle_seed),
+      streams_(HandleKind::Stream, opts.max_handles, handle_seed),
+      events_(HandleKind::Event, opts.max_handles, handle_seed),
       allocs_(opts.device_mem_quota, opts.max_handles) {}
 
 CommandResult CommandDispatch::execute(GuestCommand& cmd) {

@@ -27,9 +27,10 @@ namespace kvmgpu::vgpu {
 
 class CommandDispatch final : public CommandSink {
 public:
-    // `instance` distinguishes this VM's handle numbers from other VMs'.
+    // `handle_seed` (next_handle_seed()) makes this VM's handle numbers
+    // differ from other VMs'.
     CommandDispatch(const memmap::GuestMemory& mem, GpuBackend& backend, const VgpuOptions& opts,
-                    VgpuCounters& counters, uint32_t instance);
+                    VgpuCounters& counters, uint32_t handle_seed);
     ~CommandDispatch() override = default;
 
     CommandResult execute(GuestCommand& cmd) override;

@@ -5,16 +5,16 @@
 #include <stdexcept>
 
 #include "kvmtool-gpu/abi/platform_abi.h"
+#include "kvmtool-gpu/devices/vgpu/inline_engine.h"
 
 namespace kvmgpu::vgpu {
 
 namespace {
 constexpr uint64_t kRegBytes = VGPU_REG_MAX_RING + 4;
-std::atomic<uint32_t> g_next_instance{1};
 
-GpuBackend& require(const std::unique_ptr<GpuBackend>& b) {
-    if (!b) throw std::invalid_argument("VgpuDevice: null backend");
-    return *b;
+CommandEngine& require(const std::unique_ptr<CommandEngine>& e) {
+    if (!e) throw std::invalid_argument("VgpuDevice: null engine");
+    return *e;
 }
 const char* why_ring(RingError e) {
     switch (e) {
@@ -27,11 +27,12 @@ const char* why_ring(RingError e) {
 }
 } // namespace
 
+VgpuDevice::VgpuDevice(const memmap::GuestMemory& mem, std::unique_ptr<CommandEngine> engine)
+    : mem_(mem), engine_(std::move(engine)), opts_(require(engine_).options()), counters_(engine_->counters()),
+      log_limit_(opts_.log_per_second), executor_(opts_, counters_) {}
+
 VgpuDevice::VgpuDevice(const memmap::GuestMemory& mem, std::unique_ptr<GpuBackend> backend, VgpuOptions opts)
-    : mem_(mem), backend_(std::move(backend)), opts_((validate(opts), opts)), backend_id_(require(backend_).id()),
-      log_limit_(opts.log_per_second),
-      dispatch_(mem, *backend_, opts_, counters_, g_next_instance.fetch_add(1, std::memory_order_relaxed)),
-      executor_(opts_, counters_) {}
+    : VgpuDevice(mem, std::make_unique<InlineEngine>(mem, std::move(backend), opts)) {}
 
 VgpuDevice::~VgpuDevice() { stop(); }
 
@@ -68,7 +69,7 @@ void VgpuDevice::read(uint64_t offset, std::span<uint8_t> data) {
     }
     put32(VGPU_REG_STATUS, status_.load(std::memory_order_acquire));
     put32(VGPU_REG_ERROR, error_.load(std::memory_order_acquire));
-    put32(VGPU_REG_BACKEND, backend_id_);
+    put32(VGPU_REG_BACKEND, engine_->backend_id());
     put32(VGPU_REG_DOORBELL_MODE, static_cast<uint32_t>(opts_.doorbell));
     put32(VGPU_REG_MAX_RING, opts_.max_ring);
     // Any width, any alignment: the guest gets the bytes it covered; the
@@ -152,7 +153,7 @@ bool VgpuDevice::request(Control c, std::optional<CommandRing> ring) {
     // (a hung worker, up to its 20 s bound): after a short grace it cancels
     // that call, once (the worker is replaced, which RESET implies).
     const auto done = [&] { return ctrl_done_ || executor_gone_; };
-    if (c == Control::Reset && !ctrl_cv_.wait_for(lk, kResetGrace, done)) backend_->cancel_call_in_flight();
+    if (c == Control::Reset && !ctrl_cv_.wait_for(lk, kResetGrace, done)) engine_->cancel_call_in_flight();
     ctrl_cv_.wait(lk, done);
     return ctrl_done_;
 }
@@ -160,23 +161,11 @@ bool VgpuDevice::request(Control c, std::optional<CommandRing> ring) {
 // ---- executor thread -----------------------------------------------------
 
 void VgpuDevice::on_thread_start() {
-    backend_->bind_thread();
-    Status st = VGPU_SUCCESS;
-    for (const memmap::Region& r : mem_.regions()) {
-        const Status s = backend_->register_guest_ram(r.backing->data(), r.size());
-        if (st == VGPU_SUCCESS) st = s;
-    }
-    reg_status_ = st;
-    reg_ns_ = backend_->register_ns();
-    backend_desc_ = backend_->describe();
-    dispatch_.refresh_ram_windows();
-    uint64_t f = VGPU_FEATURE_SCATTER_GATHER;
-    if (!mem_.regions().empty() && backend_->guest_ram_device_address(mem_.regions().front().backing->data()) != 0)
-        f |= VGPU_FEATURE_ZERO_COPY;
-    if (backend_->real_kernels()) f |= VGPU_FEATURE_REAL_KERNELS;
-    features_.store(f, std::memory_order_release);
-    if (st != VGPU_SUCCESS)
-        log_warn("vgpu: registering guest RAM with the backend failed (%s): no zero-copy", status_name(st));
+    const EngineStart st = engine_->start();
+    reg_status_ = st.registration;
+    reg_ns_ = st.registration_ns;
+    backend_desc_ = st.description;
+    features_.store(st.features, std::memory_order_release);
     log_info("vgpu: %s; doorbell %s; guest RAM registered in %.1f ms", backend_desc_.c_str(), to_string(opts_.doorbell),
              static_cast<double>(reg_ns_) / 1e6);
 }
@@ -190,7 +179,7 @@ void VgpuDevice::handle_control() {
     // The backend work runs without ctrl_mu_, so the waiting request() can
     // still time its grace and cancel a call stuck in here. ctrl_ and
     // ctrl_ring_ do not change meanwhile: request() holds ctrl_serial_.
-    if (c == Control::Reset) dispatch_.reset();
+    if (c == Control::Reset) engine_->reset();
     std::lock_guard lk(ctrl_mu_);
     if (ctrl_ == Control::Reset) {
         ring_.reset();
@@ -216,7 +205,7 @@ bool VgpuDevice::run_once() {
     }
     if (!ring_) return false;
     uint32_t done = 0;
-    switch (ring_->run_pass(dispatch_, ring_->entries(), pass_stop_, &done)) {
+    switch (ring_->run_pass(*engine_, ring_->entries(), pass_stop_, &done)) {
     case CommandRing::Pass::Idle: return false;
     case CommandRing::Pass::Progress: {
         VgpuCounters::add(counters_.passes);
@@ -238,7 +227,7 @@ bool VgpuDevice::run_once() {
 bool VgpuDevice::has_work() const { return ctrl_pending_.load(std::memory_order_acquire) || (ring_ && ring_->has_work()); }
 
 void VgpuDevice::on_thread_stop() {
-    dispatch_.reset(); // backend calls stay on this thread
+    engine_->stop(); // backend calls stay on this thread
     ring_.reset();
     status_.store(0, std::memory_order_release);
     std::lock_guard lk(ctrl_mu_);

@@ -1,11 +1,11 @@
 // The vGPU as a bus device: its register block (MMIO, KVMGPU_VGPU_GPA), the
 // doorbell page, the ring it was enabled with, and the executor thread that
-// runs the ring's commands against one GPU backend. One instance per VM.
+// copies the ring's commands out and hands them to a command engine (in this
+// process or in a GPU worker process). One instance per VM.
 //
 // Use:
-//   auto backend = make_backend(BackendChoice::Auto, &why);
-//   auto vgpu = std::make_shared<VgpuDevice>(guest_memory, std::move(backend),
-//                                            VgpuOptions{.doorbell = DoorbellMode::Ioeventfd});
+//   auto engine = make_engine(guest_memory, opts, BackendChoice::Auto, GpuWorker::Process, &why);
+//   auto vgpu = std::make_shared<VgpuDevice>(guest_memory, std::move(engine));
 //   vgpu->start();                         // executor up, guest RAM registered
 //   bus.claim(KVMGPU_VGPU_GPA, KVMGPU_VGPU_SIZE, vgpu);
 //   if Ioeventfd: KVM_IOEVENTFD on KVMGPU_VGPU_GPA + VGPU_DOORBELL_OFFSET,
@@ -25,7 +25,7 @@
 
 #include "kvmtool-gpu/bus/bus_device.h"
 #include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
-#include "kvmtool-gpu/devices/vgpu/command_dispatch.h"
+#include "kvmtool-gpu/devices/vgpu/command_engine.h"
 #include "kvmtool-gpu/devices/vgpu/command_ring.h"
 #include "kvmtool-gpu/devices/vgpu/executor.h"
 #include "kvmtool-gpu/devices/vgpu/vgpu_counters.h"
@@ -37,14 +37,17 @@ namespace kvmgpu::vgpu {
 
 class VgpuDevice final : public BusDevice, private ExecutorWork {
 public:
-    // Throws std::invalid_argument for bad options or a null backend,
-    // std::system_error if the doorbell eventfd cannot be made.
+    // Throws std::invalid_argument for a null engine, std::system_error if
+    // the doorbell eventfd cannot be made. The options are the engine's.
+    VgpuDevice(const memmap::GuestMemory& mem, std::unique_ptr<CommandEngine> engine);
+    // An InlineEngine over `backend`; also throws for bad options or a null backend.
     VgpuDevice(const memmap::GuestMemory& mem, std::unique_ptr<GpuBackend> backend, VgpuOptions opts = {});
     ~VgpuDevice() override;
 
-    // Starts the executor thread, which binds the backend and registers all
-    // of guest RAM with it (pinned, device-mapped). A registration failure
-    // is not fatal: the vGPU runs without zero-copy (see registration_status).
+    // Starts the executor thread, which starts the engine: the backend is
+    // bound to it and all of guest RAM registered (pinned, device-mapped). A
+    // registration failure is not fatal: the vGPU runs without zero-copy
+    // (see registration_status).
     void start();
     void stop();
 
@@ -58,6 +61,7 @@ public:
 
     VgpuCounterSnapshot counters() const { return counters_.snapshot(); }
     const VgpuOptions& options() const { return opts_; }
+    CommandEngine& engine() { return *engine_; }
     // Set at start(): backend description, the RAM registration result and cost.
     const std::string& backend_description() const { return backend_desc_; }
     Status registration_status() const { return reg_status_; }
@@ -84,11 +88,10 @@ private:
     // How long RESET waits for the command in hand before cancelling the
     // backend call it is blocked in.
     static constexpr std::chrono::milliseconds kResetGrace{200};
-    std::unique_ptr<GpuBackend> backend_;
-    const VgpuOptions opts_;
-    const uint32_t backend_id_;
+    std::unique_ptr<CommandEngine> engine_;
+    const VgpuOptions& opts_;
+    VgpuCounters& counters_;
     std::string backend_desc_;
-    VgpuCounters counters_;
     RateLimiter log_limit_;
 
     // Written by the guest (under regs_mu_), consumed by ENABLE.
@@ -118,7 +121,6 @@ private:
     std::atomic<bool> stopping_{false};
 
     // Executor thread only.
-    CommandDispatch dispatch_;
     std::optional<CommandRing> ring_;
 
     Executor executor_; // last: stopped and destroyed before what it uses

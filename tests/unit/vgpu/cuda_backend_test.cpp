@@ -10,10 +10,10 @@
 
 #include "tests/support/get_function.h"
 #include "kvmtool-gpu/devices/vgpu/backends/cuda_backend.h"
-#include "device_walk_cases.h"
-#include "param_layout_cases.h"
+#include "tests/support/device_walk_cases.h"
+#include "tests/support/param_layout_cases.h"
 #include "memmap/backing.h"
-#include "vgpu_rig.h"
+#include "tests/support/vgpu_rig.h"
 
 extern "C" const unsigned char vgpu_test_kernels_fatbin[];
 extern "C" const unsigned char vgpu_test_kernels_fatbin_end[];

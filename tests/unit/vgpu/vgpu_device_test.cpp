@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "kvmtool-gpu/abi/platform_abi.h"
-#include "vgpu_rig.h"
+#include "tests/support/vgpu_rig.h"
 
 namespace kvmgpu::vgpu::test {
 namespace {
@@ -170,7 +170,8 @@ TEST(VgpuOptionsCheck, BadOptionsThrow) {
     memmap::GuestMemory mem;
     EXPECT_THROW(VgpuDevice(mem, std::make_unique<HostBackend>(), VgpuOptions{.max_ring = 100}), std::invalid_argument);
     EXPECT_THROW(VgpuDevice(mem, std::make_unique<HostBackend>(), VgpuOptions{.max_handles = 0}), std::invalid_argument);
-    EXPECT_THROW(VgpuDevice(mem, nullptr), std::invalid_argument);
+    EXPECT_THROW(VgpuDevice(mem, std::unique_ptr<GpuBackend>{}), std::invalid_argument);
+    EXPECT_THROW(VgpuDevice(mem, std::unique_ptr<CommandEngine>{}), std::invalid_argument);
 }
 
 TEST(TwoVms, HandlesAndDevicePointersDoNotCross) {

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "vgpu_rig.h"
+#include "tests/support/vgpu_rig.h"
 
 namespace kvmgpu::vgpu::test {
 namespace {

@@ -5,7 +5,7 @@
 #include <numeric>
 #include <random>
 
-#include "vgpu_rig.h"
+#include "tests/support/vgpu_rig.h"
 
 namespace kvmgpu::vgpu::test {
 namespace {

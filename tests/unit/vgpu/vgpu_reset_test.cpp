@@ -5,8 +5,8 @@
 // 4 GiB quota held 24 GiB after six rounds.
 #include <atomic>
 
-#include "forwarding_backend.h"
-#include "vgpu_rig.h"
+#include "tests/support/forwarding_backend.h"
+#include "tests/support/vgpu_rig.h"
 
 namespace kvmgpu::vgpu::test {
 namespace {

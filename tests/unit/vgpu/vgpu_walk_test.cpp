@@ -1,6 +1,6 @@
 // The device walk on the host backend, which does it with the GPU's rules
 // on the CPU (the same cases run on the GPU in cuda_backend_test.cpp).
-#include "device_walk_cases.h"
+#include "tests/support/device_walk_cases.h"
 
 namespace kvmgpu::vgpu::test {
 namespace {

@@ -17,8 +17,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "kvmtool-gpu/devices/vgpu/backends/backend_factory.h"
-#include "tests/unit/vgpu/vgpu_rig.h"
+#include "kvmtool-gpu/devices/vgpu_worker/engine_factory.h"
+#include "tests/support/vgpu_rig.h"
 
 extern "C" const unsigned char vgpu_test_kernels_fatbin[];
 extern "C" const unsigned char vgpu_test_kernels_fatbin_end[];
@@ -35,15 +35,19 @@ struct Outcome {
     bool b_memory_checked = false, b_memory_changed = false, b_ram_changed = false, b_carries_on = false;
 };
 
+EngineMaker cuda(GpuWorker worker) {
+    return [worker](const memmap::GuestMemory& mem, const VgpuOptions& o) {
+        std::string why;
+        auto e = make_engine(mem, o, BackendChoice::Cuda, worker, &why);
+        EXPECT_TRUE(e) << why;
+        return e;
+    };
+}
+
 Outcome attack(GpuWorker worker) {
     Outcome out;
-    std::string why;
-    auto ba = make_backend(BackendChoice::Cuda, &why, 0, worker);
-    if (!ba) return out;
-    auto bb = make_backend(BackendChoice::Cuda, &why, 0, worker);
-    EXPECT_TRUE(bb) << why;
-    if (!bb) return out;
-    VgpuRig a(VgpuOptions{}, std::move(ba)), b(VgpuOptions{}, std::move(bb));
+    VgpuRig a(VgpuOptions{}, cuda(worker)), b(VgpuOptions{}, cuda(worker));
+    if (!a.dev || !b.dev) return out;
     EXPECT_EQ(a.enable(), VGPU_SUCCESS);
     EXPECT_EQ(b.enable(), VGPU_SUCCESS);
 
@@ -86,9 +90,13 @@ Outcome attack(GpuWorker worker) {
     return out;
 }
 
+// Probed in a worker process: the test process must not load libcuda
+// before the worker-process test forks its workers.
 bool have_gpu() {
+    memmap::GuestMemory mem;
+    mem.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, 1 << 20));
     std::string why;
-    return make_backend(BackendChoice::Cuda, &why, 0, GpuWorker::Process) != nullptr;
+    return make_engine(mem, VgpuOptions{}, BackendChoice::Cuda, GpuWorker::Process, &why) != nullptr;
 }
 
 TEST(CrossVmGpu, WorkerProcessesKeepVmsApart) {

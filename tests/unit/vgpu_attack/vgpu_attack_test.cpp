@@ -19,7 +19,7 @@
 #include <thread>
 
 #include "kvmtool-gpu/abi/platform_abi.h"
-#include "tests/unit/vgpu/vgpu_rig.h"
+#include "tests/support/vgpu_rig.h"
 
 namespace kvmgpu::vgpu::test {
 namespace {

@@ -1,10 +1,8 @@
 #include "kvmtool-gpu/devices/vgpu/backends/backend_factory.h"
 
-#include <dlfcn.h>
 #include <strings.h>
 
 #include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
-#include "kvmtool-gpu/devices/vgpu/backends/remote_backend.h"
 #ifdef KVMGPU_HAVE_CUDA_BACKEND
 #include "kvmtool-gpu/devices/vgpu/backends/cuda_backend.h"
 #endif
@@ -28,59 +26,28 @@ const char* to_string(BackendChoice c) {
     return "?";
 }
 
-bool parse_gpu_worker(std::string_view s, GpuWorker* out) {
-    const std::string v(s);
-    if (strcasecmp(v.c_str(), "process") == 0) return *out = GpuWorker::Process, true;
-    if (strcasecmp(v.c_str(), "inline") == 0) return *out = GpuWorker::Inline, true;
-    return false;
-}
-
-const char* to_string(GpuWorker w) { return w == GpuWorker::Process ? "process" : "inline"; }
-
-namespace {
+std::unique_ptr<GpuBackend> make_cuda_backend(int ordinal, std::string* why) {
 #ifdef KVMGPU_HAVE_CUDA_BACKEND
-// A child forked after its parent initialised CUDA cannot use CUDA: if this
-// process already has libcuda (an inline backend, a native benchmark), a
-// worker would be no use.
-bool libcuda_loaded_here() {
-    void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (h) dlclose(h);
-    return h != nullptr;
-}
-#endif
-
-// *note: anything the description should add (a fallback taken).
-std::unique_ptr<GpuBackend> make_cuda(int ordinal, GpuWorker worker, std::string* reason, std::string* note) {
-#ifdef KVMGPU_HAVE_CUDA_BACKEND
-    const CudaBackendOptions opts{.ordinal = ordinal};
-    if (worker == GpuWorker::Process && libcuda_loaded_here()) {
-        *note = " (in this process: libcuda was already loaded here, so a forked GPU worker could not use it)";
-        worker = GpuWorker::Inline;
-    }
-    if (worker == GpuWorker::Inline) return CudaBackend::create(opts, reason);
-    return RemoteBackend::create(
-        [opts](std::string* why) -> std::unique_ptr<GpuBackend> { return CudaBackend::create(opts, why); },
-        RemoteBackendOptions{}, reason);
+    return CudaBackend::create(CudaBackendOptions{.ordinal = ordinal}, why);
 #else
-    (void)ordinal, (void)worker, (void)note;
-    *reason = "this VMM was built without cuda.h: no CUDA backend";
+    (void)ordinal;
+    *why = "this VMM was built without cuda.h: no CUDA backend";
     return nullptr;
 #endif
 }
-} // namespace
 
-std::unique_ptr<GpuBackend> make_backend(BackendChoice choice, std::string* why, int cuda_ordinal, GpuWorker worker) {
-    std::string reason, note;
+std::unique_ptr<GpuBackend> make_backend(BackendChoice choice, std::string* why, int cuda_ordinal) {
+    std::string reason;
     std::unique_ptr<GpuBackend> b;
     if (choice != BackendChoice::Host) {
-        b = make_cuda(cuda_ordinal, worker, &reason, &note);
+        b = make_cuda_backend(cuda_ordinal, &reason);
         if (!b && choice == BackendChoice::Cuda) {
             if (why) *why = "CUDA backend unavailable: " + reason;
             return nullptr;
         }
     }
     if (b) {
-        if (why) *why = b->describe() + note;
+        if (why) *why = b->describe();
         return b;
     }
     b = std::make_unique<HostBackend>();

@@ -1,4 +1,4 @@
-#include "vgpu_rig.h"
+#include "tests/support/vgpu_rig.h"
 
 #include <atomic>
 #include <chrono>
@@ -18,7 +18,18 @@ VgpuRig::VgpuRig(VgpuOptions opts, std::unique_ptr<GpuBackend> backend) {
     ring_ = host_ptr(kRingGpa);
 }
 
-VgpuRig::~VgpuRig() { dev->stop(); }
+VgpuRig::VgpuRig(VgpuOptions opts, const EngineMaker& make) {
+    mem.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, kRamBytes));
+    ring_ = host_ptr(kRingGpa);
+    auto engine = make(mem, opts);
+    if (!engine) return;
+    dev = std::make_shared<VgpuDevice>(mem, std::move(engine));
+    dev->start();
+}
+
+VgpuRig::~VgpuRig() {
+    if (dev) dev->stop();
+}
 
 void VgpuRig::reg_write32(uint64_t off, uint32_t v) { dev->write(off, {reinterpret_cast<const uint8_t*>(&v), 4}); }
 void VgpuRig::reg_write64(uint64_t off, uint64_t v) { dev->write(off, {reinterpret_cast<const uint8_t*>(&v), 8}); }

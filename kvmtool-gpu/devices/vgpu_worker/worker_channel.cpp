@@ -1,6 +1,6 @@
-// RpcChannel: the shared mapping, and the spin-then-futex hand-offs of
+// WorkerChannel: the shared mapping, and the spin-then-futex hand-offs of
 // requests and replies between the VMM and a GPU worker.
-#include "kvmtool-gpu/devices/vgpu/backends/rpc_channel.h"
+#include "kvmtool-gpu/devices/vgpu_worker/worker_channel.h"
 
 #include "kvmtool-gpu/util/spin.h"
 
@@ -20,13 +20,13 @@ namespace kvmgpu::vgpu {
 
 // Lives at the start of the shared mapping; each sequence word and its
 // "sleeping" flag share a cache line, away from the other side's.
-struct RpcChannel::Shared {
+struct WorkerChannel::Shared {
     alignas(64) std::atomic<uint32_t> request_seq{0}; // futex word the worker sleeps on
     std::atomic<uint32_t> worker_sleeps{0};
     alignas(64) std::atomic<uint32_t> reply_seq{0};   // futex word the VMM sleeps on
     std::atomic<uint32_t> vmm_sleeps{0};
-    alignas(64) RpcRequest req{};
-    alignas(64) RpcReply rep{};
+    alignas(64) WorkerRequest req{};
+    alignas(64) WorkerReply rep{};
 };
 
 
@@ -72,38 +72,29 @@ bool spin_until(Pred pred, uint64_t spin_ns) {
 }
 } // namespace
 
-std::unique_ptr<RpcChannel> RpcChannel::create(uint64_t data_bytes, uint32_t spin_us) {
-    static_assert(sizeof(Shared) <= kPage); // the header page; the data area starts after it
-    if (data_bytes == 0 || data_bytes > (1ull << 40)) throw std::invalid_argument("RpcChannel: data_bytes out of range");
+std::unique_ptr<WorkerChannel> WorkerChannel::create(uint64_t data_bytes, uint32_t spin_us) {
+    static_assert(sizeof(Shared) <= 2 * kPage); // the header pages; the data area starts after them
+    if (data_bytes == 0 || data_bytes > (1ull << 40)) throw std::invalid_argument("WorkerChannel: data_bytes out of range");
     const uint64_t data_span = (data_bytes + kPage - 1) / kPage * kPage;
-    const uint64_t map_bytes = kPage + data_span;
-    // NORESERVE: the data area is sized for the largest module image, and
-    // most of it is never touched.
-    void* p = mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    const uint64_t map_bytes = 2 * kPage + data_span;
+    void* p = mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::system_error(errno, std::generic_category(), "mmap(MAP_SHARED) of the GPU worker channel");
     auto* shared = new (p) Shared;
-    return std::unique_ptr<RpcChannel>(new RpcChannel(shared, map_bytes, static_cast<uint8_t*>(p) + kPage, data_bytes,
+    return std::unique_ptr<WorkerChannel>(new WorkerChannel(shared, map_bytes, static_cast<uint8_t*>(p) + 2 * kPage, data_bytes,
                                                       uint64_t{spin_us} * 1000));
 }
 
-RpcChannel::~RpcChannel() { munmap(shared_, map_bytes_); }
+WorkerChannel::~WorkerChannel() { munmap(shared_, map_bytes_); }
 
-RpcRequest& RpcChannel::request() { return shared_->req; }
-RpcReply& RpcChannel::reply() { return shared_->rep; }
+WorkerRequest& WorkerChannel::request() { return shared_->req; }
+WorkerReply& WorkerChannel::reply() { return shared_->rep; }
 
-void RpcChannel::trim(uint64_t keep) {
-    const uint64_t from = (keep + kPage - 1) / kPage * kPage;
-    const uint64_t span = map_bytes_ - kPage;
-    if (from >= span) return;
-    madvise(data_ + from, span - from, MADV_REMOVE); // best effort: the pages are zero-filled if touched again
-}
-
-void RpcChannel::post_request() {
+void WorkerChannel::post_request() {
     shared_->request_seq.store(++posted_, std::memory_order_seq_cst);
     if (shared_->worker_sleeps.load(std::memory_order_seq_cst)) futex_wake(shared_->request_seq);
 }
 
-RpcChannel::Wait RpcChannel::wait_reply(std::chrono::steady_clock::time_point deadline,
+WorkerChannel::Wait WorkerChannel::wait_reply(std::chrono::steady_clock::time_point deadline,
                                         const std::function<bool()>& alive) {
     const uint32_t want = posted_;
     auto done = [&] { return shared_->reply_seq.load(std::memory_order_acquire) == want; };
@@ -121,7 +112,7 @@ RpcChannel::Wait RpcChannel::wait_reply(std::chrono::steady_clock::time_point de
     }
 }
 
-bool RpcChannel::wait_request(pid_t parent) {
+bool WorkerChannel::wait_request(pid_t parent) {
     const uint32_t last = served_;
     auto arrived = [&] { return shared_->request_seq.load(std::memory_order_acquire) != last; };
     if (!spin_until(arrived, spin_ns_)) {
@@ -138,7 +129,7 @@ bool RpcChannel::wait_request(pid_t parent) {
     return true;
 }
 
-void RpcChannel::post_reply() {
+void WorkerChannel::post_reply() {
     shared_->reply_seq.store(served_, std::memory_order_seq_cst);
     if (shared_->vmm_sleeps.load(std::memory_order_seq_cst)) futex_wake(shared_->reply_seq);
 }

@@ -1,5 +1,5 @@
 // The shared-memory channel between the VMM and one GPU worker process: one
-// request slot, one reply slot and a data area, in a MAP_SHARED|MAP_ANONYMOUS
+// request slot, one reply slot and a small data area, in a MAP_SHARED|MAP_ANONYMOUS
 // mapping made before fork(), so both processes see it at the same address.
 // Strictly one call at a time: the VMM posts a request and waits for its
 // reply. Each side publishes by bumping a sequence number (release) and
@@ -17,41 +17,60 @@
 #include <functional>
 #include <memory>
 
+#include "kvmtool-gpu/devices/vgpu/command_ring.h"
+
 namespace kvmgpu::vgpu {
 
-// What the VMM asks. `op` is an RpcOp (gpu_worker.h); the meaning of the
-// arguments and of the data area is per op.
-struct RpcRequest {
-    uint32_t op;
-    uint32_t flags;
-    uint64_t arg[8];
+// The messages. A command crosses as the copy the device took from the ring;
+// everything it points at is guest RAM, which both processes map at the
+// same addresses.
+enum class WorkerOp : uint32_t {
+    // in: for each guest RAM region in order, its SharedPiece count and
+    // pieces (data area). The worker checks it sees the same pages, makes its
+    // engine and starts it; out: backend_id, start, description (data area),
+    // or (status != SUCCESS) why it could not (data area).
+    Start = 1,
+    Execute,     // in: cmd; out: result, payload
+    Reset,       // RESET: the engine frees every object
+    InjectFault, // in: arg, a WorkerFault (tests)
+    Quit,        // destroy the engine and exit
+};
+
+struct WorkerRequest {
+    uint32_t op; // WorkerOp
+    uint32_t arg;
     uint64_t in_bytes; // input bytes at the start of the data area
+    GuestCommand cmd;
 };
 
-// What the worker answers. The data area then holds `out_bytes` of output.
-struct RpcReply {
+// WorkerReply::flags
+inline constexpr uint32_t kWorkerUnusable = 1; // the backend lost its context for good: replace the worker
+
+struct WorkerReply {
     uint32_t status;
-    uint32_t pad;
-    uint64_t out[4];
-    uint64_t out_bytes;
+    uint32_t flags;
+    CommandResult result;
+    alignas(16) std::array<uint8_t, VGPU_PAYLOAD_BYTES> payload; // the slot's new payload when result.write_payload
+    uint32_t backend_id;
+    uint32_t registration;
+    uint64_t registration_ns;
+    uint64_t features;
+    uint64_t out_bytes; // output bytes at the start of the data area
 };
 
-class RpcChannel {
+class WorkerChannel {
 public:
     // Throws std::system_error (mmap). data_bytes > 0; spin_us: how long
     // either side spins before it sleeps on the futex.
-    static std::unique_ptr<RpcChannel> create(uint64_t data_bytes, uint32_t spin_us);
-    ~RpcChannel();
-    RpcChannel(const RpcChannel&) = delete;
-    RpcChannel& operator=(const RpcChannel&) = delete;
+    static std::unique_ptr<WorkerChannel> create(uint64_t data_bytes, uint32_t spin_us);
+    ~WorkerChannel();
+    WorkerChannel(const WorkerChannel&) = delete;
+    WorkerChannel& operator=(const WorkerChannel&) = delete;
 
-    RpcRequest& request();
-    RpcReply& reply();
+    WorkerRequest& request();
+    WorkerReply& reply();
     uint8_t* data() const { return data_; }
     uint64_t data_bytes() const { return data_bytes_; }
-    // Gives the data area's pages beyond the first `keep` bytes back to the
-    // kernel (after a large transfer), keeping the channel's footprint small.
-    void trim(uint64_t keep);
 
     // ---- VMM side --------------------------------------------------------
     enum class Wait { Done, TimedOut, PeerGone };
@@ -70,7 +89,7 @@ public:
 
 private:
     struct Shared;
-    RpcChannel(Shared* shared, uint64_t map_bytes, uint8_t* data, uint64_t data_bytes, uint64_t spin_ns)
+    WorkerChannel(Shared* shared, uint64_t map_bytes, uint8_t* data, uint64_t data_bytes, uint64_t spin_ns)
         : shared_(shared), map_bytes_(map_bytes), data_(data), data_bytes_(data_bytes), spin_ns_(spin_ns) {}
 
     Shared* shared_;

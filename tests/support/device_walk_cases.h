@@ -3,7 +3,7 @@
 // worker (unit), the CUDA backend in-process and in a worker (gpu).
 #pragma once
 
-#include "vgpu_rig.h"
+#include "tests/support/vgpu_rig.h"
 
 namespace kvmgpu::vgpu::test {
 

@@ -1,5 +1,5 @@
 // See device_walk_cases.h.
-#include "device_walk_cases.h"
+#include "tests/support/device_walk_cases.h"
 
 #include <algorithm>
 #include <numeric>

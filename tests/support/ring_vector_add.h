@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "tests/unit/vgpu/vgpu_rig.h"
+#include "tests/support/vgpu_rig.h"
 
 namespace kvmgpu::vgpu::test {
 

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -17,6 +18,7 @@
 #include "kvmtool-gpu/abi/vgpu_abi.h"
 #include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
 #include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
+#include "kvmtool-gpu/devices/vgpu/command_engine.h"
 #include "kvmtool-gpu/devices/vgpu/vgpu_device.h"
 #include "memmap/guest_memory.h"
 
@@ -42,11 +44,16 @@ struct Done {
     std::vector<uint8_t> payload; // the slot's payload after completion
 };
 
+// Makes the rig's engine once its guest RAM exists (e.g. in a worker process).
+using EngineMaker = std::function<std::unique_ptr<CommandEngine>(const memmap::GuestMemory&, const VgpuOptions&)>;
+
 class VgpuRig {
 public:
     explicit VgpuRig(VgpuOptions opts = {}, HostBackendOptions host = {.bounce_bytes = 8192});
-    // Any backend (the GPU tests pass a CudaBackend).
+    // Any backend, inline (the GPU tests pass a CudaBackend).
     VgpuRig(VgpuOptions opts, std::unique_ptr<GpuBackend> backend);
+    // Any engine; dev stays null if `make` gives none (the test says why).
+    VgpuRig(VgpuOptions opts, const EngineMaker& make);
     ~VgpuRig();
 
     memmap::GuestMemory mem;

@@ -6,7 +6,7 @@
 
 #include <span>
 
-#include "vgpu_rig.h"
+#include "tests/support/vgpu_rig.h"
 
 namespace kvmgpu::vgpu::test {
 

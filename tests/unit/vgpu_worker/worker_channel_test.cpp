@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "kvmtool-gpu/devices/vgpu/backends/rpc_channel.h"
-#include "kvmtool-gpu/devices/vgpu/backends/shared_pieces.h"
+#include "kvmtool-gpu/devices/vgpu_worker/worker_channel.h"
+#include "kvmtool-gpu/devices/vgpu_worker/shared_pieces.h"
 #include "memmap/backing.h"
 
 namespace kvmgpu::vgpu::test {
@@ -19,46 +19,52 @@ namespace {
 
 using namespace std::chrono_literals;
 
-TEST(RpcChannel, UnansweredRequestTimesOutAtItsDeadline) {
-    auto ch = RpcChannel::create(4096, 10);
-    ch->request() = RpcRequest{.op = 1};
+TEST(WorkerChannel, UnansweredRequestTimesOutAtItsDeadline) {
+    auto ch = WorkerChannel::create(4096, 10);
+    ch->request().op = 1;
     ch->post_request();
     const auto t0 = std::chrono::steady_clock::now();
-    EXPECT_EQ(ch->wait_reply(t0 + 50ms, [] { return true; }), RpcChannel::Wait::TimedOut);
+    EXPECT_EQ(ch->wait_reply(t0 + 50ms, [] { return true; }), WorkerChannel::Wait::TimedOut);
     const auto took = std::chrono::steady_clock::now() - t0;
     EXPECT_GE(took, 50ms);
-    EXPECT_LT(took, 2s);
 }
 
-TEST(RpcChannel, DeadPeerEndsTheWaitBeforeTheDeadline) {
-    auto ch = RpcChannel::create(4096, 10);
+TEST(WorkerChannel, DeadPeerEndsTheWaitBeforeTheDeadline) {
+    auto ch = WorkerChannel::create(4096, 10);
     ch->post_request();
     const auto t0 = std::chrono::steady_clock::now();
     // A wait that ran to its deadline would say Timeout.
-    EXPECT_EQ(ch->wait_reply(t0 + 30s, [] { return false; }), RpcChannel::Wait::PeerGone);
+    EXPECT_EQ(ch->wait_reply(t0 + 30s, [] { return false; }), WorkerChannel::Wait::PeerGone);
 }
 
-TEST(RpcChannel, RequestAndReplyCrossAFork) {
-    auto ch = RpcChannel::create(1 << 20, 20);
+TEST(WorkerChannel, RequestAndReplyCrossAFork) {
+    auto ch = WorkerChannel::create(1 << 20, 20);
     const pid_t parent = getpid();
     const pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-        // Echo: reply with arg[0] + 1 and the input bytes reversed, twice.
+        // Echo: reply with arg + 1, the command's seq and the input bytes
+        // reversed, twice.
         for (int i = 0; i < 2 && ch->wait_request(parent); ++i) {
-            const RpcRequest q = ch->request();
-            ch->reply() = RpcReply{.status = 0, .pad = 0, .out = {q.arg[0] + 1}, .out_bytes = q.in_bytes};
+            const WorkerRequest& q = ch->request();
+            ch->reply() = WorkerReply{};
+            ch->reply().status = q.arg + 1;
+            ch->reply().result.result[0] = q.cmd.desc.seq;
+            ch->reply().out_bytes = q.in_bytes;
             std::reverse(ch->data(), ch->data() + q.in_bytes);
             ch->post_reply();
         }
         _exit(0);
     }
     for (uint64_t round = 0; round < 2; ++round) {
-        ch->request() = RpcRequest{.op = 7, .flags = 0, .arg = {41 + round}, .in_bytes = 3};
+        ch->request().arg = static_cast<uint32_t>(41 + round);
+        ch->request().in_bytes = 3;
+        ch->request().cmd.desc.seq = 1000 + round;
         std::memcpy(ch->data(), "abc", 3);
         ch->post_request();
-        ASSERT_EQ(ch->wait_reply(std::chrono::steady_clock::now() + 10s, [] { return true; }), RpcChannel::Wait::Done);
-        EXPECT_EQ(ch->reply().out[0], 42 + round);
+        ASSERT_EQ(ch->wait_reply(std::chrono::steady_clock::now() + 10s, [] { return true; }), WorkerChannel::Wait::Done);
+        EXPECT_EQ(ch->reply().status, 42 + round);
+        EXPECT_EQ(ch->reply().result.result[0], 1000 + round);
         EXPECT_EQ(std::string(reinterpret_cast<char*>(ch->data()), 3), "cba");
     }
     int st = 0;

@@ -1,4 +1,4 @@
-#include "param_layout_cases.h"
+#include "tests/support/param_layout_cases.h"
 
 #include <array>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "kvmtool-gpu/devices/vgpu/backends/shared_pieces.h"
+#include "kvmtool-gpu/devices/vgpu_worker/shared_pieces.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,0 +1,41 @@
+// The command engine that runs in this process: CommandDispatch over one
+// GpuBackend. `--gpu-worker inline` uses it directly; a GPU worker process
+// runs one of its own (devices/vgpu_worker).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
+#include "kvmtool-gpu/devices/vgpu/command_dispatch.h"
+#include "kvmtool-gpu/devices/vgpu/command_engine.h"
+#include "memmap/guest_memory.h"
+
+namespace kvmgpu::vgpu {
+
+// A different seed of handle generations for each engine made in this
+// process, so two VMs (or a VM before and after its worker was replaced)
+// issue different handle numbers.
+uint32_t next_handle_seed();
+
+class InlineEngine final : public CommandEngine {
+public:
+    // Throws std::invalid_argument for a null backend or bad options. The
+    // GuestMemory must outlive the engine.
+    InlineEngine(const memmap::GuestMemory& mem, std::unique_ptr<GpuBackend> backend, const VgpuOptions& opts,
+                 VgpuCounters* counters = nullptr, uint32_t handle_seed = next_handle_seed());
+
+    uint32_t backend_id() const override { return backend_->id(); }
+    EngineStart start() override;
+    CommandResult execute(GuestCommand& cmd) override { return dispatch_.execute(cmd); }
+    void reset() override { dispatch_.reset(); }
+
+    GpuBackend& backend() { return *backend_; }
+
+private:
+    const memmap::GuestMemory& mem_;
+    std::unique_ptr<GpuBackend> backend_;
+    CommandDispatch dispatch_;
+};
+
+} // namespace kvmgpu::vgpu

@@ -1,0 +1,62 @@
+#include "kvmtool-gpu/devices/vgpu_worker/engine_factory.h"
+
+#include <dlfcn.h>
+#include <strings.h>
+
+#include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
+#include "kvmtool-gpu/devices/vgpu/inline_engine.h"
+#include "kvmtool-gpu/devices/vgpu_worker/worker_engine.h"
+
+namespace kvmgpu::vgpu {
+
+bool parse_gpu_worker(std::string_view s, GpuWorker* out) {
+    const std::string v(s);
+    if (strcasecmp(v.c_str(), "process") == 0) return *out = GpuWorker::Process, true;
+    if (strcasecmp(v.c_str(), "inline") == 0) return *out = GpuWorker::Inline, true;
+    return false;
+}
+
+const char* to_string(GpuWorker w) { return w == GpuWorker::Process ? "process" : "inline"; }
+
+namespace {
+// A child forked after its parent initialised CUDA cannot use CUDA: if this
+// process already has libcuda (an inline backend, a native benchmark), a
+// worker would be no use.
+bool libcuda_loaded_here() {
+    void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (h) dlclose(h);
+    return h != nullptr;
+}
+} // namespace
+
+std::unique_ptr<CommandEngine> make_engine(const memmap::GuestMemory& mem, const VgpuOptions& opts,
+                                           BackendChoice choice, GpuWorker worker, std::string* why,
+                                           int cuda_ordinal) {
+    std::string note;
+    if (choice != BackendChoice::Host && worker == GpuWorker::Process) {
+        if (!libcuda_loaded_here()) {
+            std::string reason;
+            auto cuda = [cuda_ordinal](std::string* w) { return make_cuda_backend(cuda_ordinal, w); };
+            auto e = WorkerEngine::create(mem, cuda, opts, WorkerOptions{}, &reason);
+            if (e) {
+                if (why) *why = e->describe();
+                return e;
+            }
+            if (choice == BackendChoice::Cuda) {
+                if (why) *why = "CUDA backend unavailable: " + reason;
+                return nullptr;
+            }
+            auto host = std::make_unique<HostBackend>();
+            if (why) *why = host->describe() + " (CUDA unavailable: " + reason + ")";
+            return std::make_unique<InlineEngine>(mem, std::move(host), opts);
+        }
+        note = " (in this process: libcuda was already loaded here, so a forked GPU worker could not use it)";
+    }
+    std::string picked;
+    auto b = make_backend(choice, &picked, cuda_ordinal);
+    if (why) *why = picked + (b ? note : "");
+    if (!b) return nullptr;
+    return std::make_unique<InlineEngine>(mem, std::move(b), opts);
+}
+
+} // namespace kvmgpu::vgpu

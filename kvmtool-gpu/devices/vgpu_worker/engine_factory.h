@@ -1,0 +1,33 @@
+// Makes the command engine for one VM: picks the backend (make_backend's
+// rules) and where it runs, and says which and why in one line.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "kvmtool-gpu/devices/vgpu/backends/backend_factory.h"
+#include "kvmtool-gpu/devices/vgpu/command_engine.h"
+#include "memmap/guest_memory.h"
+
+namespace kvmgpu::vgpu {
+
+// Where the CUDA backend runs. Process: in a forked worker per VM, so a
+// sticky GPU fault is recovered by replacing the worker and the VMM process
+// never loads libcuda (the probe for a GPU runs in that worker too).
+// Inline: in the VMM process, where a sticky fault ends CUDA for good. The
+// host backend always runs inline.
+enum class GpuWorker { Process, Inline };
+// "process", "inline" (any case); false for anything else.
+bool parse_gpu_worker(std::string_view s, GpuWorker* out);
+const char* to_string(GpuWorker w);
+
+// nullptr with *why when `choice` is Cuda and no CUDA backend can be made
+// (Auto falls back to the host backend and says why). Throws
+// std::invalid_argument for bad options. `mem` must be complete (a worker
+// is forked with it mapped) and outlive the engine.
+std::unique_ptr<CommandEngine> make_engine(const memmap::GuestMemory& mem, const VgpuOptions& opts,
+                                           BackendChoice choice, GpuWorker worker, std::string* why,
+                                           int cuda_ordinal = 0);
+
+} // namespace kvmgpu::vgpu

@@ -1,0 +1,172 @@
+// The worker's side of the channel: Start, then one Execute per command.
+// What the VMM sends is read with bounds checks against the channel.
+#include "kvmtool-gpu/devices/vgpu_worker/gpu_worker.h"
+
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <optional>
+#include <vector>
+
+#include "kvmtool-gpu/devices/vgpu/inline_engine.h"
+#include "kvmtool-gpu/devices/vgpu_worker/shared_pieces.h"
+
+namespace kvmgpu::vgpu {
+
+namespace {
+
+class Worker {
+public:
+    Worker(WorkerChannel& ch, const WorkerSetup& setup) : ch_(ch), setup_(setup) {}
+    // Fills ch_.reply() for the request in hand. False after Quit.
+    bool serve(const WorkerRequest& q);
+    bool hang_next() const { return hang_next_; }
+    void set_backend(std::unique_ptr<GpuBackend> be, std::string why) { backend_ = std::move(be), why_ = std::move(why); }
+
+private:
+    WorkerReply& r() { return ch_.reply(); }
+    void put_text(const std::string& s) {
+        r().out_bytes = std::min<uint64_t>(s.size(), ch_.data_bytes());
+        std::memcpy(ch_.data(), s.data(), r().out_bytes);
+    }
+    bool same_pages(const WorkerRequest& q, std::string* why) const;
+    void start(const WorkerRequest& q);
+    // After a call that made the backend recover: a backend that could not
+    // make a new context (CUDA after an illegal address, driver 580) stays
+    // unusable in this process, and the VMM replaces the worker.
+    void check_usable(uint64_t recoveries_before) {
+        if (setup_.counters->recoveries.load(std::memory_order_relaxed) != recoveries_before &&
+            engine_->backend().ctx_synchronize() != VGPU_SUCCESS)
+            r().flags |= kWorkerUnusable;
+    }
+
+    WorkerChannel& ch_;
+    const WorkerSetup& setup_;
+    std::unique_ptr<GpuBackend> backend_; // until Start hands it to the engine
+    std::string why_;                     // why there is no backend
+    std::optional<InlineEngine> engine_;
+    bool hang_next_ = false;
+};
+
+// The VMM's SharedPiece lists, one per region, against this process's view.
+bool Worker::same_pages(const WorkerRequest& q, std::string* why) const {
+    const uint8_t* in = ch_.data();
+    uint64_t at = 0;
+    const uint64_t end = std::min(q.in_bytes, ch_.data_bytes());
+    for (const memmap::Region& region : setup_.mem->regions()) {
+        uint64_t n;
+        if (end - at < sizeof n) return *why = "Start: short piece list", false;
+        std::memcpy(&n, in + at, sizeof n);
+        at += sizeof n;
+        if (n > (end - at) / sizeof(SharedPiece)) return *why = "Start: short piece list", false;
+        std::vector<SharedPiece> theirs(n);
+        std::memcpy(theirs.data(), in + at, n * sizeof(SharedPiece));
+        at += n * sizeof(SharedPiece);
+        // Same objects at the same offsets: the same pages, not a snapshot.
+        const auto mine = shared_pieces(region.backing->data(), region.size());
+        if (!mine || *mine != theirs) {
+            char text[160];
+            std::snprintf(text, sizeof text,
+                          "guest RAM at guest-physical 0x%llx is not the VMM's pages in the worker "
+                          "(not MAP_SHARED, or mapped after the fork)",
+                          static_cast<unsigned long long>(region.base.value));
+            *why = text;
+            return false;
+        }
+    }
+    return true;
+}
+
+void Worker::start(const WorkerRequest& q) {
+    if (engine_) {
+        r().status = VGPU_ERROR_INVALID_VALUE; // Start sent twice
+        return;
+    }
+    std::string why = why_;
+    if (backend_ && same_pages(q, &why)) {
+        try {
+            engine_.emplace(*setup_.mem, std::move(backend_), setup_.opts, setup_.counters, setup_.handle_seed);
+        } catch (const std::exception& e) {
+            why = e.what();
+        }
+    }
+    if (!engine_) {
+        r().status = VGPU_ERROR_NO_DEVICE;
+        return put_text(why);
+    }
+    const EngineStart st = engine_->start();
+    r().backend_id = engine_->backend_id();
+    r().registration = st.registration;
+    r().registration_ns = st.registration_ns;
+    r().features = st.features;
+    put_text(st.description);
+}
+
+bool Worker::serve(const WorkerRequest& q) {
+    r() = WorkerReply{};
+    const auto op = static_cast<WorkerOp>(q.op);
+    if (op != WorkerOp::Start && op != WorkerOp::Quit && op != WorkerOp::InjectFault && !engine_) {
+        r().status = VGPU_ERROR_NOT_INITIALIZED;
+        return true;
+    }
+    switch (op) {
+    case WorkerOp::Start: start(q); break;
+    case WorkerOp::Execute: {
+        const uint64_t before = setup_.counters->recoveries.load(std::memory_order_relaxed);
+        GuestCommand cmd = q.cmd;
+        r().result = engine_->execute(cmd);
+        if (r().result.write_payload) r().payload = cmd.payload;
+        check_usable(before);
+        break;
+    }
+    case WorkerOp::Reset: {
+        const uint64_t before = setup_.counters->recoveries.load(std::memory_order_relaxed);
+        engine_->reset();
+        check_usable(before);
+        break;
+    }
+    case WorkerOp::InjectFault:
+        if (q.arg == static_cast<uint32_t>(WorkerFault::Crash)) raise(SIGKILL);
+        hang_next_ = q.arg == static_cast<uint32_t>(WorkerFault::HangNextCall);
+        break;
+    case WorkerOp::Quit:
+        if (engine_) engine_->stop();
+        engine_.reset();
+        backend_.reset();
+        return false;
+    default: r().status = VGPU_ERROR_NOT_SUPPORTED; break;
+    }
+    return true;
+}
+
+} // namespace
+
+void run_gpu_worker(WorkerChannel& ch, const WorkerSetup& setup, pid_t parent) {
+    // Nothing of the VMM's (KVM, eventfds, sockets) stays open here.
+    close_range(3, ~0u, 0);
+    prctl(PR_SET_NAME, "vgpu-worker");
+    std::string why;
+    std::unique_ptr<GpuBackend> be;
+    try {
+        be = setup.make(&why);
+    } catch (const std::exception& e) {
+        why = e.what();
+    }
+    if (!be && why.empty()) why = "the backend factory returned nothing";
+    Worker w(ch, setup);
+    w.set_backend(std::move(be), why);
+    bool running = true;
+    while (running && ch.wait_request(parent)) {
+        if (w.hang_next())
+            for (;;) pause(); // test fault: the VMM must give up on us and kill us
+        running = w.serve(ch.request());
+        ch.post_reply();
+    }
+    _exit(0); // no atexit handlers, no static destructors: they belong to the VMM
+}
+
+} // namespace kvmgpu::vgpu

@@ -1,0 +1,46 @@
+// The GPU worker: what a process forked by WorkerEngine runs. It makes its
+// own GpuBackend (through a factory, so tests can host the host backend)
+// and, on Start, an InlineEngine over it and the VM's guest RAM (mapped
+// MAP_SHARED before the fork, so the worker sees the VMM's pages at the
+// VMM's addresses). It then executes one copied command per Execute
+// message, exactly as the VMM's inline engine would, until told to quit or
+// until the VMM is gone, and _exit()s.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
+#include "kvmtool-gpu/devices/vgpu/vgpu_counters.h"
+#include "kvmtool-gpu/devices/vgpu/vgpu_options.h"
+#include "kvmtool-gpu/devices/vgpu_worker/worker_channel.h"
+#include "memmap/guest_memory.h"
+
+namespace kvmgpu::vgpu {
+
+// Makes the worker's backend, in the worker; nullptr with a one-line *why.
+using BackendFactory = std::function<std::unique_ptr<GpuBackend>(std::string* why)>;
+
+// Test-only faults a worker can be told to commit.
+enum class WorkerFault : uint32_t {
+    Crash = 1,        // dies of SIGKILL at once, without replying
+    HangNextCall = 2, // replies, then never answers the next request
+};
+
+// What a worker is forked with (valid in the child: fork copies it).
+struct WorkerSetup {
+    const memmap::GuestMemory* mem;
+    BackendFactory make;
+    VgpuOptions opts;
+    VgpuCounters* counters; // in memory shared with the VMM
+    uint32_t handle_seed;
+};
+
+// Runs in the child after fork(); never returns. `parent` is the VMM's pid.
+[[noreturn]] void run_gpu_worker(WorkerChannel& channel, const WorkerSetup& setup, pid_t parent);
+
+} // namespace kvmgpu::vgpu

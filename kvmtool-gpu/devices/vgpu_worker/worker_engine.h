@@ -1,0 +1,122 @@
+// The command engine in a GPU worker process of its own (gpu_worker.h): the
+// worker runs the same InlineEngine the VMM would, over the CUDA backend, so
+// a GPU fault that poisons a process's CUDA (driver 580: after an illegal
+// address even cuCtxCreate fails) costs one worker, not the VMM. The worker
+// owns the VM's handle and allocation tables; the VMM hands it each copied
+// command and gets its completion back: one round trip per command, over a
+// WorkerChannel (shared memory, spin then futex).
+//
+// Guest RAM is MAP_SHARED (memmap::Backing) and mapped before the worker is
+// forked, so the worker translates guest addresses itself; it checks at
+// Start that it sees the VMM's very pages (shared_pieces.h).
+//
+// Failures of the worker never hang or kill the VMM. A command that gets no
+// reply within its bound, or whose worker dies, kills the worker (SIGKILL,
+// bounded reap), forks a new one and completes with kWorkerTimedOut or
+// kWorkerDied. A sticky error (a kernel's illegal address) comes back as
+// the backend's own status; the worker's backend tries to recover in place
+// and, where it cannot (CUDA, driver 580), the worker is replaced after that
+// command. Either way every object the VM held is gone, as it is inline, and
+// the recovery is counted once. An idle worker whose VMM has died notices
+// within a second and exits.
+//
+// Workers are forked from the thread that calls create() or that notices the
+// failure; the VMM process must not have initialised CUDA before (a forked
+// child cannot use its parent's CUDA).
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kvmtool-gpu/devices/vgpu/command_engine.h"
+#include "kvmtool-gpu/devices/vgpu_worker/gpu_worker.h"
+#include "kvmtool-gpu/devices/vgpu_worker/worker_channel.h"
+#include "memmap/guest_memory.h"
+
+namespace kvmgpu::vgpu {
+
+struct WorkerOptions {
+    // Any command, synchronisation included. Below the guest's own 30 s wait,
+    // so the guest gets the error status rather than a timeout of its own.
+    std::chrono::milliseconds call_timeout{20'000};
+    // Fork until the backend is made and all of guest RAM registered (CUDA
+    // init, a context, pinning the RAM).
+    std::chrono::milliseconds start_timeout{180'000};
+    std::chrono::milliseconds quit_timeout{2'000}; // a clean exit at destruction, then SIGKILL
+    uint32_t spin_us = 50;                          // either side spins this long before sleeping
+};
+
+// Statuses for a command that lost its worker (CUresult values).
+inline constexpr Status kWorkerTimedOut = static_cast<Status>(702); // CUDA_ERROR_LAUNCH_TIMEOUT
+inline constexpr Status kWorkerDied = VGPU_ERROR_LAUNCH_FAILED;      // 719, unspecified launch failure
+
+class WorkerEngine final : public CommandEngine {
+public:
+    // Forks the first worker, which makes its backend with `make` and
+    // registers `mem`; nullptr with *why (the worker's own reason, e.g. no
+    // CUDA device) if it cannot. Throws std::invalid_argument for bad options.
+    static std::unique_ptr<WorkerEngine> create(const memmap::GuestMemory& mem, BackendFactory make,
+                                                const VgpuOptions& opts, WorkerOptions wopts, std::string* why);
+    ~WorkerEngine() override; // as stop()
+
+    uint32_t backend_id() const override { return backend_id_; }
+    EngineStart start() override; // what the current worker's start found
+    CommandResult execute(GuestCommand& cmd) override;
+    void reset() override;
+    // The VM is going away: the worker quits (its process's end frees what
+    // it held) or is killed after quit_timeout. A later command forks a new one.
+    void stop() override;
+    void cancel_call_in_flight() override { cancel_.store(true, std::memory_order_release); }
+
+    // The backend, where it runs, and how many workers replaced the first.
+    std::string describe() const;
+    // The worker's pid (-1 while there is none).
+    pid_t worker_pid() const { return pid_; }
+    uint64_t replacements() const { return replacements_; }
+    // Tests: makes the worker commit `f` (see WorkerFault).
+    Status inject_fault(WorkerFault f);
+
+private:
+    struct CountersMapping; // VgpuCounters in MAP_SHARED memory, inherited by every worker
+    WorkerEngine(const memmap::GuestMemory& mem, BackendFactory make, const VgpuOptions& opts, WorkerOptions wopts,
+                 std::shared_ptr<CountersMapping> counters);
+
+    bool spawn(std::string* why);    // fork and Start; false leaves no worker
+    bool ensure_worker();            // a worker, forking one if there is none (at most once a second)
+    bool worker_alive();             // reaps it if it has ended
+    void retire_worker();            // SIGKILL, bounded reap; no worker afterwards
+    // A lost or unusable worker: counts the recovery (unless the worker's
+    // engine `counted` it), logs, forks a new one.
+    void replace_worker(const std::string& why, bool counted = false);
+    std::string lost_text(WorkerChannel::Wait w, WorkerOp op) const;
+    // One request and its reply, bounded by `timeout`; nothing else.
+    WorkerChannel::Wait exchange(WorkerOp op, std::chrono::milliseconds timeout);
+
+    const memmap::GuestMemory& mem_;
+    std::shared_ptr<CountersMapping> counters_mapping_;
+    WorkerSetup setup_;
+    WorkerOptions wopts_;
+    std::unique_ptr<WorkerChannel> ch_;
+    pid_t pid_ = -1;
+    bool reaped_ = false;  // pid_ has been waited for: never signal it again
+    std::string end_text_; // how it ended, for the log
+    uint64_t replacements_ = 0;
+    uint32_t first_seed_;
+    std::chrono::steady_clock::time_point next_spawn_{};
+    std::vector<pid_t> unreaped_; // killed workers the kernel had not yet let go of
+
+    // From the current worker's Start.
+    uint32_t backend_id_ = 0;
+    EngineStart start_;
+
+    std::atomic<bool> cancel_{false}; // cancel_call_in_flight(): end the current wait now
+    bool cancelled_ = false;          // the last wait ended by a cancel
+};
+
+} // namespace kvmgpu::vgpu

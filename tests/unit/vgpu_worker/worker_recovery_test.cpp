@@ -1,0 +1,164 @@
+// Workers that die, hang or lose their backend: the command gets an error
+// status within its bound, the recovery is counted once, every VM handle is
+// gone, and later commands work on a fresh worker. RESET does not wait out
+// a hung worker.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include "tests/support/forwarding_backend.h"
+#include "tests/support/ring_vector_add.h"
+#include "worker_rig.h"
+
+namespace kvmgpu::vgpu::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+bool process_gone(pid_t pid) { return kill(pid, 0) != 0 && errno == ESRCH; }
+
+// After a replacement: a new module, new allocations and a launch work, and
+// the zero-copy window of guest RAM is live in the new worker.
+void expect_usable(VgpuRig& rig) {
+    uint64_t fn = 0;
+    rig.module_with("vector_add", &fn);
+    expect_vector_add_through_ring(rig, fn, 1000, 1.0f);
+    const uint64_t win = rig.call({.opcode = VGPU_OP_GUEST_RAM_DEVICE_PTR, .args = {kDataGpa, 4096}}).r0;
+    ASSERT_NE(win, 0u);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_MEMSET_D8, .args = {win, 0x42, 16, 0}}).status, VGPU_SUCCESS);
+    uint8_t got[16];
+    rig.get(kDataGpa, got, sizeof got);
+    EXPECT_EQ(got[0], 0x42);
+    EXPECT_EQ(got[15], 0x42);
+}
+
+TEST(WorkerRecovery, WorkerKilledFromOutsideIsReplaced) {
+    WorkerVgpu w;
+    VgpuRig& rig = w.rig;
+    ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
+    uint64_t fn = 0;
+    rig.module_with("vector_add", &fn);
+    const uint64_t da = rig.alloc(4096);
+    const pid_t pid = w.worker->worker_pid();
+    ASSERT_EQ(kill(pid, SIGKILL), 0);
+    // Not the 20 s call time-out: that would be kWorkerTimedOut.
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_MEMSET_D8, .args = {da, 1, 4096, 0}}).status, kWorkerDied);
+    EXPECT_EQ(rig.dev->counters().recoveries, 1u);
+    EXPECT_NE(w.worker->worker_pid(), pid);
+    EXPECT_GT(w.worker->worker_pid(), 0);
+    EXPECT_EQ(w.worker->replacements(), 1u);
+    EXPECT_TRUE(process_gone(pid)) << "the dead worker was not reaped";
+    // The old worker's objects are gone.
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_MEM_FREE, .args = {da}}).status, VGPU_ERROR_INVALID_VALUE);
+    const std::vector<std::vector<uint8_t>> stale{bytes(da), bytes(da), bytes(da), bytes(uint32_t{1})};
+    EXPECT_EQ(rig.launch(fn, stale, 1, 1, 1, 1).status, VGPU_ERROR_INVALID_HANDLE);
+    expect_usable(rig);
+    EXPECT_EQ(rig.dev->counters().recoveries, 1u);
+}
+
+TEST(WorkerRecovery, InjectedCrashIsReplaced) {
+    WorkerVgpu w;
+    ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
+    const pid_t pid = w.worker->worker_pid();
+    EXPECT_EQ(w.worker->inject_fault(WorkerFault::Crash), kWorkerDied);
+    EXPECT_NE(w.worker->worker_pid(), pid);
+    expect_usable(w.rig);
+    EXPECT_NE(w.worker->describe().find("1 replaced"), std::string::npos) << w.worker->describe();
+}
+
+TEST(WorkerRecovery, HungWorkerIsKilledAfterTheBound) {
+    WorkerVgpu w(WorkerOptions{.call_timeout = 300ms});
+    ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
+    const pid_t pid = w.worker->worker_pid();
+    ASSERT_EQ(w.worker->inject_fault(WorkerFault::HangNextCall), VGPU_SUCCESS);
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(w.rig.call({.opcode = VGPU_OP_CTX_SYNCHRONIZE}).status, kWorkerTimedOut);
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, 300ms); // the bound, not a load-dependent upper limit
+    EXPECT_NE(w.worker->worker_pid(), pid);
+    EXPECT_TRUE(process_gone(pid));
+    EXPECT_EQ(w.rig.dev->counters().recoveries, 1u);
+    expect_usable(w.rig);
+}
+
+TEST(WorkerRecovery, DestructorEndsTheWorker) {
+    pid_t pid;
+    {
+        WorkerVgpu w;
+        pid = w.worker->worker_pid();
+        ASSERT_GT(pid, 0);
+    }
+    EXPECT_TRUE(process_gone(pid));
+    {
+        WorkerVgpu w(WorkerOptions{.quit_timeout = 200ms});
+        pid = w.worker->worker_pid();
+        ASSERT_EQ(w.worker->inject_fault(WorkerFault::HangNextCall), VGPU_SUCCESS); // will not answer Quit
+    }
+    EXPECT_TRUE(process_gone(pid));
+}
+
+// RESET while the worker hangs in a command: the vCPU that writes RESET
+// used to wait for the command's whole bound. Here the bound is an hour, so
+// without the cancel this test would hang until ctest's time-out; no
+// wall-clock assertion is needed.
+TEST(WorkerRecovery, ResetDoesNotWaitOutAHungWorker) {
+    WorkerVgpu w(WorkerOptions{.call_timeout = 3600s});
+    VgpuRig& rig = w.rig;
+    ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
+    const pid_t before = w.worker->worker_pid();
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_NOP}).status, VGPU_SUCCESS);
+    // The executor is idle between commands: the next one hangs in the worker.
+    ASSERT_EQ(w.worker->inject_fault(WorkerFault::HangNextCall), VGPU_SUCCESS);
+    rig.post({.opcode = VGPU_OP_CTX_SYNCHRONIZE});
+    rig.doorbell();
+    rig.reset(); // returns: the hung command is cancelled, the worker replaced
+    EXPECT_NE(w.worker->worker_pid(), before);
+    ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_MEM_ALLOC, .args = {4096}}).status, VGPU_SUCCESS);
+}
+
+// A backend that, like CUDA on driver 580 after an illegal address, reports
+// a sticky error and cannot make a new context in its process: the command
+// gets the sticky status, the worker is replaced after it, and the
+// recovery is counted once.
+class UnrecoverableBackend final : public ForwardingBackend {
+public:
+    Status memset_d8(uint64_t, uint8_t, uint64_t, BackendStream, bool) override {
+        lost_ = true;
+        return VGPU_ERROR_ILLEGAL_ADDRESS;
+    }
+    Status ctx_synchronize() override { return lost_ ? VGPU_ERROR_ILLEGAL_ADDRESS : inner().ctx_synchronize(); }
+    bool recover_from(Status s) override { return s == VGPU_ERROR_ILLEGAL_ADDRESS; }
+
+private:
+    bool lost_ = false;
+};
+
+TEST(WorkerRecovery, StickyErrorTheWorkerCannotRecoverFromReplacesIt) {
+    VgpuRig rig(VgpuOptions{}, [](const memmap::GuestMemory& mem, const VgpuOptions& o) -> std::unique_ptr<CommandEngine> {
+        std::string why;
+        auto e = WorkerEngine::create(
+            mem, [](std::string*) -> std::unique_ptr<GpuBackend> { return std::make_unique<UnrecoverableBackend>(); }, o,
+            WorkerOptions{}, &why);
+        EXPECT_TRUE(e) << why;
+        return e;
+    });
+    auto& worker = dynamic_cast<WorkerEngine&>(rig.dev->engine());
+    ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
+    const uint64_t d = rig.alloc(4096);
+    const pid_t pid = worker.worker_pid();
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_MEMSET_D8, .args = {d, 1, 16, 0}}).status, VGPU_ERROR_ILLEGAL_ADDRESS);
+    EXPECT_EQ(rig.dev->counters().recoveries, 1u);
+    EXPECT_NE(worker.worker_pid(), pid);
+    EXPECT_TRUE(process_gone(pid));
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_MEM_FREE, .args = {d}}).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_NE(rig.alloc(4096), 0u);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_CTX_SYNCHRONIZE}).status, VGPU_SUCCESS);
+}
+
+} // namespace
+} // namespace kvmgpu::vgpu::test
