@@ -5,8 +5,8 @@
 #include <exception>
 #include <optional>
 
-#include "kvmtool-gpu/cli/guest_locator.h"
-#include "kvmtool-gpu/cli/open_kvm.h"
+#include "kvmtool-gpu/vmm/guest_locator.h"
+#include "kvmtool-gpu/kvm/open_kvm.h"
 #include "kvmtool-gpu/kvm/kvm_system.h"
 
 namespace tlbstudy {
@@ -43,8 +43,8 @@ StudyResults run_study(const StudyOptions& opts, const Progress& progress) {
     std::string guest_path;
     if (opts.sweep.guest) {
         try {
-            kvm.emplace(kvmgpu::cli::open_kvm());
-            guest_path = kvmgpu::cli::locate_guest(opts.guest);
+            kvm.emplace(kvmgpu::open_kvm());
+            guest_path = kvmgpu::locate_guest(opts.guest);
             host.kvm = true;
         } catch (const std::exception& e) {
             host.kvm_reason = e.what();

@@ -5,7 +5,6 @@
 #include <stdexcept>
 
 #include "kvmtool-gpu/bench/bandwidth_rules.h"
-#include "kvmtool-gpu/cli/arg_parser.h"
 
 namespace kvmgpu::bench {
 
@@ -157,23 +156,12 @@ std::vector<std::string> split_list(const std::string& text) {
     return out;
 }
 
-std::vector<uint64_t> parse_size_list(const std::string& text) {
-    std::vector<uint64_t> out;
-    for (const auto& item : split_list(text)) {
-        const uint64_t v = cli::parse_size(item, "size '" + item + "'");
-        if (v == 0) throw std::invalid_argument("a size of 0 in '" + text + "'");
-        out.push_back(v);
-    }
-    if (out.empty()) throw std::invalid_argument("empty size list");
-    return out;
-}
-
 unsigned parse_trials(const std::string& text) {
     unsigned n = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
     if (text.empty() || ec != std::errc() || end != text.data() + text.size() || n < 1 || n > kMaxTrials)
-        throw cli::UsageError("--trials '" + text + "': expected a whole number from 1 to " +
-                              std::to_string(kMaxTrials));
+        throw std::invalid_argument("--trials '" + text + "': expected a whole number from 1 to " +
+                                    std::to_string(kMaxTrials));
     return n;
 }
 

@@ -74,11 +74,9 @@ std::vector<NativeCopy> plan_native_copies(const BandwidthSweep& s);
 // the SG pool and the runtime, rounded up to the host page.
 uint64_t bandwidth_ram_bytes(uint64_t max_bytes, memmap::PageSize host_pages, uint64_t sg_entries);
 
-// "4096" -> 4096, "64K", "1M", "1G". Throws std::invalid_argument.
-std::vector<uint64_t> parse_size_list(const std::string& text);
 std::vector<std::string> split_list(const std::string& text);
 std::string size_text(uint64_t bytes); // 4096 -> "4K", 1<<30 -> "1G", 12345 -> "12345"
-// --trials: "1".."9" (kMaxTrials). Throws cli::UsageError, one line.
+// --trials: "1".."9" (kMaxTrials). Throws std::invalid_argument, one line.
 unsigned parse_trials(const std::string& text);
 
 } // namespace kvmgpu::bench

@@ -1,5 +1,6 @@
 #include "kvmtool-gpu/cli/arg_parser.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -68,6 +69,18 @@ uint64_t parse_size(const std::string& text, const std::string& what) {
     if (n == 0) throw UsageError(what + ": size must be greater than zero");
     if (shift && n > (UINT64_MAX >> shift)) throw UsageError(what + ": '" + text + "' is too large");
     return n << shift;
+}
+
+std::vector<uint64_t> parse_size_list(const std::string& text, const std::string& what) {
+    std::vector<uint64_t> out;
+    size_t at = 0;
+    while (at <= text.size()) {
+        const size_t comma = std::min(text.find(',', at), text.size());
+        if (comma > at) out.push_back(parse_size(text.substr(at, comma - at), what));
+        at = comma + 1;
+    }
+    if (out.empty()) throw UsageError(what + ": empty size list");
+    return out;
 }
 
 double parse_seconds(const std::string& text, const std::string& what) {

@@ -42,5 +42,8 @@ uint64_t parse_size(const std::string& text, const std::string& what);
 // else UsageError naming `what`.
 double parse_seconds(const std::string& text, const std::string& what);
 uint64_t parse_u64(const std::string& text, const std::string& what);
+// "4K,64K,1M": a comma-separated list of sizes (empty items skipped), at
+// least one. Throws UsageError naming `what`.
+std::vector<uint64_t> parse_size_list(const std::string& text, const std::string& what);
 
 } // namespace kvmgpu::cli

@@ -7,8 +7,8 @@
 #include <fstream>
 
 #include "kvmtool-gpu/cli/arg_parser.h"
-#include "kvmtool-gpu/cli/guest_locator.h"
-#include "kvmtool-gpu/cli/open_kvm.h"
+#include "kvmtool-gpu/vmm/guest_locator.h"
+#include "kvmtool-gpu/kvm/open_kvm.h"
 #include "kvmtool-gpu/kvm/kvm_flavor.h"
 #include "kvmtool-gpu/kvm/kvm_system.h"
 #include "kvmtool-gpu/vmm/virtual_machine.h"

@@ -8,8 +8,8 @@
 
 #include "kvmtool-gpu/abi/platform_abi.h"
 #include "kvmtool-gpu/abi/vgpu_abi.h"
-#include "kvmtool-gpu/bench/bench_bandwidth_command.h"
-#include "kvmtool-gpu/bench/bench_calls_command.h"
+#include "kvmtool-gpu/cli/bench_bandwidth_command.h"
+#include "kvmtool-gpu/cli/bench_calls_command.h"
 #include "kvmtool-gpu/cli/arg_parser.h"
 #include "kvmtool-gpu/cli/bench_boot_command.h"
 #include "kvmtool-gpu/cli/bench_tlb_command.h"

@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "kvmtool-gpu/cli/arg_parser.h"
-#include "kvmtool-gpu/cli/guest_locator.h"
-#include "kvmtool-gpu/cli/open_kvm.h"
+#include "kvmtool-gpu/vmm/guest_locator.h"
+#include "kvmtool-gpu/kvm/open_kvm.h"
 #include "kvmtool-gpu/cli/vgpu_flags.h"
 #include "kvmtool-gpu/kvm/kvm_flavor.h"
 #include "kvmtool-gpu/kvm/kvm_system.h"

@@ -7,7 +7,10 @@
 # device tool returns only a few files); without $OUT they stay in
 # ./device-out. Anyone can rerun it there:
 #   bash kvmtool-gpu/scripts/device-check.sh [PART...]
-# PARTs (default: all): tests guests boot calls tlb bench bench2. One device
+# PARTs (default: all): tests guests boot calls tlb bench bench2; `compare`
+# (not in the default) runs `bench calls` with the polling doorbell five
+# times, alternating the VMM from another commit (.carry/compare, see
+# pack-carry.sh) with this one, worker process and inline. One device
 # call has 10 minutes, so the whole check is run in parts: `tests guests boot
 # calls`, then `tlb`, then `bench`, then `bench2`.
 set -uo pipefail
@@ -90,6 +93,20 @@ if want calls; then
   for d in calls calls-inline; do
     md=$(ls "$out/$d"/*.md 2>/dev/null | head -1)
     [ -n "$md" ] && { note ""; note "--- $d"; tee -a "$summary" <"$md"; }
+  done
+fi
+if want compare; then
+  old=$repo/.carry/compare/kvmtool-gpu
+  [ -x "$old" ] || note "compare: no .carry/compare/kvmtool-gpu: this commit only"
+  calls=(bench calls --vgpu cuda --poll-spin-us 2000 --doorbells poll)
+  for i in 1 2 3 4 5; do
+    [ -x "$old" ] && step compare-before-process-$i "$old" "${calls[@]}"
+    step compare-after-process-$i "$bin/kvmtool-gpu" "${calls[@]}"
+    step compare-after-inline-$i "$bin/kvmtool-gpu" "${calls[@]}" --gpu-worker inline
+  done
+  for f in "$out"/compare-*.log; do
+    echo "--- $(basename "$f" .log)" >>"$summary"
+    grep -E '^\| (native|poll)' "$f" >>"$summary"
   done
 fi
 # Later checks (bandwidth, calls) append themselves here.

@@ -16,5 +16,11 @@ cp -r "$build/tests/unit/vgpu_attack/fuzz_corpus" "$out/bin/"
 # The GPU probes, where nvcc built them (device-check.d.sh runs them).
 probe=$build/kvmtool-gpu/bench/probes/sysmem_read_probe
 if [ -f "$probe" ]; then cp "$probe" "$out/bin/"; fi
+# A VMM from another commit to compare against (the `compare` part of
+# device-check.sh): KVMGPU_COMPARE_BIN=<its kvmtool-gpu binary>.
+if [ -n "${KVMGPU_COMPARE_BIN:-}" ]; then
+  mkdir -p "$out/compare" && cp "$KVMGPU_COMPARE_BIN" "$out/compare/kvmtool-gpu"
+  strip --strip-debug "$out/compare/kvmtool-gpu"
+fi
 strip --strip-debug "$out"/bin/* 2>/dev/null || true
 du -sh "$out"; ls "$out/bin" "$out/guests"

@@ -2,9 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include <algorithm>
 
-#include "kvmtool-gpu/cli/arg_parser.h"
 
 using namespace kvmgpu::bench;
 using memmap::PageSize;
@@ -109,9 +110,6 @@ TEST(BandwidthPlan, NativeMirrorsSizesAndDirections) {
 }
 
 TEST(BandwidthPlan, Lists) {
-    EXPECT_EQ(parse_size_list("4K,64K,1M,1G"), (std::vector<uint64_t>{4096, 65536, 1 << 20, 1ull << 30}));
-    EXPECT_THROW(parse_size_list(""), std::exception);
-    EXPECT_THROW(parse_size_list("4K,zz"), std::exception);
     EXPECT_EQ(split_list("a,,b,"), (std::vector<std::string>{"a", "b"}));
     EXPECT_EQ(size_text(4096), "4K");
     EXPECT_EQ(size_text(1ull << 30), "1G");
@@ -155,7 +153,7 @@ TEST(BandwidthPlan, TrialsOption) {
         try {
             parse_trials(bad);
             ADD_FAILURE() << "accepted '" << bad << "'";
-        } catch (const kvmgpu::cli::UsageError& e) {
+        } catch (const std::invalid_argument& e) {
             EXPECT_EQ(std::string(e.what()), "--trials '" + std::string(bad) + "': expected a whole number from 1 to 9");
         }
     }

@@ -1,4 +1,4 @@
-#include "kvmtool-gpu/bench/bench_calls_command.h"
+#include "kvmtool-gpu/cli/bench_calls_command.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -9,8 +9,8 @@
 #include "kvmtool-gpu/bench/guest_bench_run.h"
 #include "kvmtool-gpu/bench/native_cuda.h"
 #include "kvmtool-gpu/cli/arg_parser.h"
-#include "kvmtool-gpu/cli/guest_locator.h"
-#include "kvmtool-gpu/cli/open_kvm.h"
+#include "kvmtool-gpu/vmm/guest_locator.h"
+#include "kvmtool-gpu/kvm/open_kvm.h"
 #include "kvmtool-gpu/cli/vgpu_flags.h"
 
 namespace kvmgpu::bench {
@@ -155,7 +155,7 @@ int bench_calls_command(const std::vector<std::string>& args) {
     const auto vgpu_cfg = cli::parse_vgpu_flags(p);
     if (!vgpu_cfg) throw UsageError("bench calls needs a vGPU (--vgpu none makes no sense here)");
     VmOptions base;
-    base.guest_path = cli::locate_guest(p.get_or("guest", "calls"));
+    base.guest_path = locate_guest(p.get_or("guest", "calls"));
     base.ram_bytes = cli::parse_size(p.get_or("mem", "128M"), "--mem");
     if (!memmap::parse_page_size(p.get_or("pages", "4K"), &base.host_pages))
         throw UsageError("--pages: expected 4K, 2M or 1G");
@@ -165,7 +165,7 @@ int bench_calls_command(const std::vector<std::string>& args) {
     meta.set("poll_spin_us", std::to_string(vgpu_cfg->options.poll_spin_us));
     meta.set("vgpu_gpu_worker", vgpu::to_string(vgpu_cfg->worker));
 
-    KvmSystem kvm = cli::open_kvm();
+    KvmSystem kvm = open_kvm();
     std::vector<CallsResult> results;
     if (!p.has("no-native"))
         run_native(sweep, vgpu_cfg->backend == vgpu::BackendChoice::Host, &results, &meta);

@@ -1,10 +1,10 @@
-#include "kvmtool-gpu/cli/open_kvm.h"
+#include "kvmtool-gpu/kvm/open_kvm.h"
 
 #include <stdexcept>
 
 #include "kvmtool-gpu/kvm/kvm_error.h"
 
-namespace kvmgpu::cli {
+namespace kvmgpu {
 
 KvmSystem open_kvm() {
     try {
@@ -20,4 +20,4 @@ KvmSystem open_kvm() {
     }
 }
 
-} // namespace kvmgpu::cli
+} // namespace kvmgpu

@@ -4,9 +4,9 @@
 
 #include <string>
 
-namespace kvmgpu::cli {
+namespace kvmgpu {
 
-// Throws UsageError listing where it looked.
+// Throws std::runtime_error listing where it looked.
 std::string locate_guest(const std::string& name_or_path);
 
-} // namespace kvmgpu::cli
+} // namespace kvmgpu

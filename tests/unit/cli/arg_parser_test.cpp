@@ -30,6 +30,11 @@ TEST(ArgParser, Sizes) {
     EXPECT_THROW(parse_size("12Q", "--mem"), UsageError);
     EXPECT_THROW(parse_size("99999999999999999999", "--mem"), UsageError);
     EXPECT_THROW(parse_size("17179869184G", "--mem"), UsageError); // overflows on the shift
+    EXPECT_EQ(parse_size_list("4K,64K,,1M,1G", "--sizes"), (std::vector<uint64_t>{4096, 65536, 1 << 20, 1ull << 30}));
+    EXPECT_THROW(parse_size_list("", "--sizes"), UsageError);
+    EXPECT_THROW(parse_size_list(",", "--sizes"), UsageError);
+    EXPECT_THROW(parse_size_list("4K,zz", "--sizes"), UsageError);
+    EXPECT_THROW(parse_size_list("4K,0", "--sizes"), UsageError);
 }
 
 TEST(ArgParser, Seconds) {

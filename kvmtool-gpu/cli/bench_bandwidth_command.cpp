@@ -1,4 +1,4 @@
-#include "kvmtool-gpu/bench/bench_bandwidth_command.h"
+#include "kvmtool-gpu/cli/bench_bandwidth_command.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -10,8 +10,8 @@
 #include "kvmtool-gpu/bench/guest_bench_run.h"
 #include "kvmtool-gpu/bench/native_cuda.h"
 #include "kvmtool-gpu/cli/arg_parser.h"
-#include "kvmtool-gpu/cli/guest_locator.h"
-#include "kvmtool-gpu/cli/open_kvm.h"
+#include "kvmtool-gpu/vmm/guest_locator.h"
+#include "kvmtool-gpu/kvm/open_kvm.h"
 #include "kvmtool-gpu/cli/vgpu_flags.h"
 #include "memmap/huge_page_pool.h"
 
@@ -90,7 +90,7 @@ BandwidthSweep sweep_from_args(const cli::ArgParser& p) {
         s = full_bandwidth_sweep(false);
     }
     try {
-        if (auto v = p.get("sizes")) s.sizes = parse_size_list(*v);
+        if (auto v = p.get("sizes")) s.sizes = cli::parse_size_list(*v, "--sizes");
     } catch (const std::exception& e) {
         throw UsageError(std::string("--sizes: ") + e.what());
     }
@@ -200,7 +200,7 @@ int bench_bandwidth_command(const std::vector<std::string>& args) {
     if (vms.empty()) throw UsageError("nothing to measure (check --kinds, --dirs, --strategies)");
     const auto vgpu_cfg = cli::parse_vgpu_flags(p);
     if (!vgpu_cfg) throw UsageError("bench bandwidth needs a vGPU (--vgpu none makes no sense here)");
-    const std::string guest = cli::locate_guest(p.get_or("guest", "bandwidth"));
+    const std::string guest = locate_guest(p.get_or("guest", "bandwidth"));
     const double timeout = cli::parse_seconds(p.get_or("timeout", "1800"), "--timeout");
     const std::string out_dir = p.get_or("out", "bench-results");
 
@@ -208,7 +208,7 @@ int bench_bandwidth_command(const std::vector<std::string>& args) {
     meta.set("vgpu_doorbell", vgpu::to_string(vgpu_cfg->options.doorbell));
     meta.set("vgpu_gpu_worker", vgpu::to_string(vgpu_cfg->worker));
 
-    KvmSystem kvm = cli::open_kvm(); // before the native run: no KVM, no point
+    KvmSystem kvm = open_kvm(); // before the native run: no KVM, no point
     std::vector<BandwidthResult> results;
     if (!p.has("no-native"))
         run_native(sweep, vgpu_cfg->backend == vgpu::BackendChoice::Host, &results, &meta);

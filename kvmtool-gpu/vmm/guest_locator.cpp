@@ -1,15 +1,14 @@
-#include "kvmtool-gpu/cli/guest_locator.h"
+#include "kvmtool-gpu/vmm/guest_locator.h"
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <stdexcept>
 #include <vector>
 
-#include "kvmtool-gpu/cli/arg_parser.h"
-
-namespace kvmgpu::cli {
+namespace kvmgpu {
 
 namespace fs = std::filesystem;
 
@@ -35,7 +34,7 @@ std::string locate_guest(const std::string& name_or_path) {
         if (fs::is_regular_file(p)) return p.string();
         looked += (looked.empty() ? "" : ", ") + p.string();
     }
-    throw UsageError("guest '" + name_or_path + "' not found (looked for a file, then " + looked + ")");
+    throw std::runtime_error("guest '" + name_or_path + "' not found (looked for a file, then " + looked + ")");
 }
 
-} // namespace kvmgpu::cli
+} // namespace kvmgpu
