@@ -57,7 +57,7 @@ void check_pool(PageSize page, uint64_t pages) {
 }
 
 // Every path maps guest RAM MAP_SHARED: a GPU worker process forked from
-// the VMM (RemoteBackend) must see the same pages at the same addresses,
+// the VMM (WorkerEngine) must see the same pages at the same addresses,
 // not a copy-on-write snapshot.
 uint8_t* map_4k(uint64_t size) {
     // MAP_NORESERVE: guest RAM is mostly untouched; like kvmtool, do not
