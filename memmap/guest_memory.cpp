@@ -11,16 +11,6 @@
 
 namespace memmap {
 
-namespace {
-
-std::string hex(uint64_t v) {
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-    return buf;
-}
-
-} // namespace
-
 void GuestMemory::add_region(GuestPhysAddr base, std::unique_ptr<Backing> backing) {
     if (!backing || backing->size() == 0) {
         throw std::invalid_argument("guest memory region at " + hex(base.value) + " has no backing or zero size");

@@ -4,7 +4,9 @@
 
 #include <compare>
 #include <cstdint>
+#include <cstdio>
 #include <optional>
+#include <string>
 
 namespace memmap {
 
@@ -20,5 +22,13 @@ struct GuestPhysAddr {
         return GuestPhysAddr{out};
     }
 };
+
+// "0x1f000": how an address (guest-physical, virtual, an offset) is written
+// in every error message.
+inline std::string hex(uint64_t v) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+    return buf;
+}
 
 } // namespace memmap

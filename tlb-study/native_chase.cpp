@@ -9,7 +9,7 @@
 #include <set>
 
 #include "memmap/backing.h"
-#include "tlb-study/chase_layout.h"
+#include "kvmtool-gpu/abi/chase_layout.h"
 
 namespace tlbstudy {
 

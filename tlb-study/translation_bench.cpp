@@ -9,7 +9,7 @@
 
 #include "memmap/guest_memory.h"
 #include "memmap/scatter_gather.h"
-#include "tlb-study/chase_layout.h"
+#include "kvmtool-gpu/abi/chase_layout.h"
 #include "tlb-study/native_chase.h"
 
 namespace tlbstudy {

@@ -20,8 +20,8 @@ namespace guest {
 class RingProducer {
 public:
     // Guest-detected failures (CUresult numbers, see guest_cuda.h).
-    static constexpr uint32_t kTimeout = 909;      // CUDA_ERROR_TIMEOUT
-    static constexpr uint32_t kBrokenRing = 401;   // CUDA_ERROR_ILLEGAL_STATE
+    static constexpr uint32_t kTimeout = VGPU_ERROR_TIMEOUT;
+    static constexpr uint32_t kBrokenRing = VGPU_ERROR_ILLEGAL_STATE;
 
     struct Config {
         void* mem = nullptr;                  // vgpu_ring_bytes(entries), zeroed, 4 KiB aligned

@@ -35,7 +35,7 @@
 #include "guest-stub/programs/bench_guest.h"
 #include "guest-stub/programs/bench_support.h"
 #include "guest-stub/programs/program_common.h"
-#include "kvmtool-gpu/bench/bandwidth_rules.h"
+#include "kvmtool-gpu/abi/bandwidth_rules.h"
 
 using namespace guest;
 using kvmgpu::bench::kDirNames;

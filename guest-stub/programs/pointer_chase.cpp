@@ -1,7 +1,7 @@
 // pointer_chase: the guest half of the TLB study (tlb-study/). For each
 // working set on the command line it allocates a pageable buffer (page
 // size from guest_pages=4K|2M, frames shuffled), links one node per 4 KiB
-// page into a random cycle (tlb-study/chase_layout.h, the same layout the
+// page into a random cycle (kvmtool-gpu/abi/chase_layout.h, the same layout the
 // native harness uses), walks it once to warm up, then times
 // chase_accesses dependent loads with the TSC, chase_reps times, and prints
 //   CHASE ws=<bytes> pages=<4K|2M> nodes=<n> accesses=<n> reps=<r> tsc=<median ticks> tsc_min=<ticks> tsc_khz=<k>
@@ -12,7 +12,7 @@
 // most 64 entries) chase_accesses=65536 chase_reps=3 chase_seed=<n>
 // (default: the boot seed), plus the runtime's guest_pages.
 #include "guest-stub/runtime/runtime.h"
-#include "tlb-study/chase_layout.h"
+#include "kvmtool-gpu/abi/chase_layout.h"
 
 using namespace guest;
 

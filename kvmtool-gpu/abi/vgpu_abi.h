@@ -189,12 +189,14 @@ enum vgpu_status {
     VGPU_ERROR_INVALID_IMAGE = 200,
     VGPU_ERROR_INVALID_CONTEXT = 201,
     VGPU_ERROR_INVALID_HANDLE = 400,
+    VGPU_ERROR_ILLEGAL_STATE = 401, /* guest-detected: the ring is broken (never sent by the device) */
     VGPU_ERROR_NOT_FOUND = 500,
     VGPU_ERROR_NOT_READY = 600,
     VGPU_ERROR_ILLEGAL_ADDRESS = 700,
     VGPU_ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
     VGPU_ERROR_LAUNCH_FAILED = 719,
     VGPU_ERROR_NOT_SUPPORTED = 801,
+    VGPU_ERROR_TIMEOUT = 909, /* guest-detected: no completion in time (never sent by the device) */
     VGPU_ERROR_UNKNOWN = 999
 };
 

@@ -4,7 +4,7 @@
 #include <charconv>
 #include <stdexcept>
 
-#include "kvmtool-gpu/bench/bandwidth_rules.h"
+#include "kvmtool-gpu/abi/bandwidth_rules.h"
 
 namespace kvmgpu::bench {
 

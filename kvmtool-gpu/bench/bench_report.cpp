@@ -13,6 +13,7 @@
 
 #include "kvmtool-gpu/kvm/kvm_flavor.h"
 #include "tlb-study/machine_info.h"
+#include "kvmtool-gpu/util/plot_runner.h"
 
 namespace kvmgpu::bench {
 
@@ -137,60 +138,9 @@ void write_bench_outputs(const std::string& dir, const std::string& name, const 
     std::fflush(stdout);
 }
 
-namespace {
-bool readable(const std::string& p) { return !p.empty() && ::access(p.c_str(), R_OK) == 0; }
-
-std::string exe_dir() {
-    char buf[4096];
-    const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-    if (n <= 0) return {};
-    std::string s(buf, static_cast<size_t>(n));
-    return s.substr(0, s.rfind('/'));
-}
-
-std::string find_plot_script(const std::string& given) {
-    if (!given.empty()) return given;
-    if (const char* env = std::getenv("KVMGPU_BENCH_PLOT"); env && readable(env)) return env;
-    const std::string beside = exe_dir() + "/../../kvmtool-gpu/bench/plot_bench.py";
-    if (readable(beside)) return beside;
-#ifdef KVMGPU_BENCH_PLOT_SRC
-    if (readable(KVMGPU_BENCH_PLOT_SRC)) return KVMGPU_BENCH_PLOT_SRC;
-#endif
-    return {};
-}
-} // namespace
-
-namespace {
-// Exit status of `python script args...`; 127 when it cannot be started.
-int run_python(const char* python, const std::string& script, const std::string& which, const std::string& csv,
-               const std::string& png) {
-    const pid_t pid = ::fork();
-    if (pid < 0) return 127;
-    if (pid == 0) {
-        ::execlp(python, python, script.c_str(), which.c_str(), csv.c_str(), png.c_str(), nullptr);
-        std::_Exit(127);
-    }
-    int st = 0;
-    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-} // namespace
-
 std::string make_plot(const std::string& which, const std::string& csv, const std::string& png,
                       const std::string& script) {
-    const std::string path = find_plot_script(script);
-    if (!readable(path)) return "plot skipped: plot_bench.py not found (give --plot-script PATH)";
-    // The python3 on PATH first; the system one too, which may be the one with
-    // matplotlib where PATH leads to a private interpreter (pyenv, venv).
-    int rc = 127;
-    for (const char* python : {"python3", "/usr/bin/python3"}) {
-        rc = run_python(python, path, which, csv, png);
-        if (rc == 0) return "plot: " + png;
-        if (rc != 127 && rc != 3) break;
-    }
-    if (rc == 127) return "plot skipped: python3 not found";
-    if (rc == 3) return "plot skipped: python3 has no matplotlib (apt-get install python3-matplotlib)";
-    return "plot failed: " + path + " exited with status " + std::to_string(rc);
+    return run_plot(find_plot_script(script, "plot_bench.py"), {which, csv, png}, png);
 }
 
 } // namespace kvmgpu::bench

@@ -97,11 +97,10 @@ void write_result_files(const std::string& dir, const std::string& name, const s
 void write_bench_outputs(const std::string& dir, const std::string& name, const std::string& csv,
                          const std::string& json, const std::string& md, const std::string& plot_script);
 
-// Runs plot_bench.py (`which`: "bandwidth" or "calls") on csv -> png. The
-// script is looked for at `script` if not empty, $KVMGPU_BENCH_PLOT, beside
-// the sources relative to the executable (<exe>/../../kvmtool-gpu/bench/),
-// and at its build-time source path. Returns one line: what it did or why
-// it skipped (no python3, no matplotlib, no script).
+// Runs plot_bench.py (`which`: "bandwidth" or "calls") on csv -> png; the
+// script is `script` if not empty, else found as find_plot_script() says.
+// Returns one line: what it did or why it skipped (no python3, no
+// matplotlib, no script).
 std::string make_plot(const std::string& which, const std::string& csv, const std::string& png,
                       const std::string& script);
 

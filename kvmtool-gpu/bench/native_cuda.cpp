@@ -12,6 +12,7 @@
 
 #ifdef KVMGPU_HAVE_CUDA_BACKEND
 #include "kvmtool-gpu/devices/vgpu/backends/cuda_driver_api.h"
+#include "kvmtool-gpu/util/clock.h"
 #endif
 
 #ifdef KVMGPU_HAVE_BENCH_EMPTY_FATBIN
@@ -23,11 +24,6 @@ namespace kvmgpu::bench {
 #ifdef KVMGPU_HAVE_CUDA_BACKEND
 
 namespace {
-uint64_t now_ns() {
-    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                     std::chrono::steady_clock::now().time_since_epoch())
-                                     .count());
-}
 
 // guest-stub/kernels/empty.cu as PTX, for builds without nvcc (the driver JITs it).
 constexpr char kEmptyKernelPtx[] = ".version 7.0\n.target sm_70\n.address_size 64\n"

@@ -4,16 +4,11 @@
 #include <stdexcept>
 
 #include "kvmtool-gpu/util/log.h"
+#include "memmap/guest_phys_addr.h"
 
 namespace kvmgpu {
 
-namespace {
-std::string hex(uint64_t v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-    return buf;
-}
-} // namespace
+using memmap::hex;
 
 void Bus::claim(uint64_t base, uint64_t length, std::shared_ptr<BusDevice> device) {
     if (!device) throw std::invalid_argument(name_ + ": claim without a device");

@@ -6,7 +6,7 @@
 
 #include "kvmtool-gpu/bench/bandwidth_plan.h"
 #include "kvmtool-gpu/bench/bandwidth_report.h"
-#include "kvmtool-gpu/bench/bandwidth_rules.h"
+#include "kvmtool-gpu/abi/bandwidth_rules.h"
 #include "kvmtool-gpu/bench/guest_bench_run.h"
 #include "kvmtool-gpu/bench/native_cuda.h"
 #include "kvmtool-gpu/cli/arg_parser.h"
@@ -53,7 +53,7 @@ const char* bench_bandwidth_help() {
                    "  --verify SIZE       guest data round-trip check per kind/strategy (default 64K)\n"
                    "  --no-native         skip the native baseline\n"
                    "  --out DIR           writes DIR/bandwidth.{csv,json,md,png} (default bench-results)\n"
-                   "  --plot-script PATH  plot_bench.py (default: found beside the sources)\n"
+                   "  --plot-script PATH  plot_bench.py (default: plots/ beside the binary or one folder up)\n"
                    "  --mem SIZE          guest RAM (default: from the largest size)\n"
                    "  --timeout S         per guest run (default 1800)\n") +
                cli::vgpu_options_help() +

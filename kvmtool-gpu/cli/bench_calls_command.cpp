@@ -39,7 +39,7 @@ const char* bench_calls_help() {
                    "  --reps N            runs per measurement, median reported (default 3)\n"
                    "  --no-native         skip the native baseline\n"
                    "  --out DIR           writes DIR/calls.{csv,json,md,png} (default bench-results)\n"
-                   "  --plot-script PATH  plot_bench.py (default: found beside the sources)\n"
+                   "  --plot-script PATH  plot_bench.py (default: plots/ beside the binary or one folder up)\n"
                    "  --mem SIZE          guest RAM (default 128M)\n"
                    "  --pages 4K|2M|1G    host pages backing guest RAM (default 4K)\n"
                    "  --timeout S         per guest run (default 900)\n") +

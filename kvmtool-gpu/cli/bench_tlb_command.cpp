@@ -1,14 +1,12 @@
 #include "kvmtool-gpu/cli/bench_tlb_command.h"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <string>
 
 #include "kvmtool-gpu/cli/arg_parser.h"
+#include "kvmtool-gpu/util/plot_runner.h"
 #include "tlb-study/report.h"
 #include "tlb-study/tlb_study.h"
 
@@ -18,7 +16,7 @@ const char* bench_tlb_help() {
     return "usage: kvmtool-gpu bench tlb [--quick] [--max-ws SIZE] [--guest-max-ws SIZE] [--reps N]\n"
            "                             [--accesses N] [--guest-accesses N] [--guest-timeout S] [--seed N]\n"
            "                             [--no-guest | --require-guest] [--guest NAME]\n"
-           "                             [--csv FILE] [--json FILE] [--plot FILE.png]\n"
+           "                             [--csv FILE] [--json FILE] [--plot FILE.png] [--plot-script PATH]\n"
            "\n"
            "The TLB and address-translation study (tlb-study/README.md):\n"
            "  native   pointer chase (one dependent load per 4 KiB page, random cyclic order) over\n"
@@ -36,64 +34,16 @@ const char* bench_tlb_help() {
            "\n"
            "Markdown tables go to stdout, progress to stderr. --csv: one measurement per row;\n"
            "--json: everything, with the machine description; --plot: latency vs working set\n"
-           "(python3 + matplotlib; skipped with a note without them). Exit status 0, or 1 when a\n"
+           "(python3 + matplotlib; skipped with a note without them; plot_tlb.py is found in plots/\n"
+           "beside the binary or one folder up, or given with --plot-script). Exit status 0, or 1 when a\n"
            "planned run failed (or, with --require-guest, when the guest part could not run),\n"
            "2 for bad usage.\n";
 }
 
-namespace {
-
-// Exit status of `argv` (127: could not run it); stderr dropped when quiet.
-int run_child(const std::vector<std::string>& argv, bool quiet) {
-    const pid_t pid = fork();
-    if (pid < 0) return 127;
-    if (pid == 0) {
-        if (quiet) {
-            if (FILE* null = std::fopen("/dev/null", "w")) dup2(fileno(null), 2);
-        }
-        std::vector<char*> a;
-        for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
-        a.push_back(nullptr);
-        execvp(a[0], a.data());
-        _exit(127);
-    }
-    int status = 0;
-    if (waitpid(pid, &status, 0) < 0) return 127;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-}
-
-// The plot through the first python3 that has matplotlib: the one in PATH,
-// then the system's (a pyenv python in PATH often lacks it).
-bool run_plot(const std::string& script, const std::string& csv, const std::string& png, std::string* why) {
-    *why = "python3 with matplotlib not found (python3-matplotlib; kvmtool-gpu/scripts/install-deps.sh installs it)";
-    for (const char* py : {"python3", "/usr/bin/python3"}) {
-        if (run_child({py, "-c", "import matplotlib"}, true) != 0) continue;
-        const int rc = run_child({py, script, csv, png}, false);
-        if (rc == 0) return true;
-        *why = "plot_tlb.py failed (status " + std::to_string(rc) + ")";
-        return false;
-    }
-    return false;
-}
-
-std::string find_plot_script() {
-    if (const char* env = std::getenv("KVMGPU_TLB_PLOT_SCRIPT")) return env;
-    char exe[4096];
-    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        std::string dir(exe, static_cast<size_t>(n));
-        dir = dir.substr(0, dir.rfind('/'));
-        const std::string beside = dir + "/../tlb-study/plot_tlb.py";
-        if (access(beside.c_str(), R_OK) == 0) return beside;
-    }
-    return KVMGPU_TLB_PLOT_SCRIPT_SRC;
-}
-
-} // namespace
 
 int bench_tlb_command(const std::vector<std::string>& args) {
     ArgParser p({"max-ws", "guest-max-ws", "reps", "accesses", "guest-accesses", "guest-timeout", "seed", "guest", "csv",
-                 "json", "plot"},
+                 "json", "plot", "plot-script"},
                 {"quick", "no-guest", "require-guest", "help"});
     p.parse(args);
     if (p.has("help")) {
@@ -136,11 +86,8 @@ int bench_tlb_command(const std::vector<std::string>& args) {
             tmp = *png + ".csv";
             tlbstudy::write_file(tmp, r, tlbstudy::write_csv);
         }
-        std::string why;
-        if (run_plot(find_plot_script(), csv.empty() ? tmp : csv, *png, &why))
-            std::fprintf(stderr, "bench tlb: plot written to %s\n", png->c_str());
-        else
-            std::fprintf(stderr, "bench tlb: plot skipped: %s\n", why.c_str());
+        const std::string script = find_plot_script(p.get_or("plot-script", ""), "plot_tlb.py");
+        std::fprintf(stderr, "bench tlb: %s\n", run_plot(script, {csv.empty() ? tmp : csv, *png}, *png).c_str());
         if (!tmp.empty()) std::remove(tmp.c_str());
     }
 

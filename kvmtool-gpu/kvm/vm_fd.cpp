@@ -34,12 +34,6 @@ void VmFd::add_ioeventfd(uint64_t addr, uint32_t len, int eventfd, bool mmio) {
     check_ioctl(::ioctl(fd_.get(), KVM_IOEVENTFD, &io), "KVM_IOEVENTFD");
 }
 
-void VmFd::remove_ioeventfd(uint64_t addr, uint32_t len, int eventfd, bool mmio) {
-    auto io = make_ioeventfd(addr, len, eventfd, mmio);
-    io.flags |= KVM_IOEVENTFD_FLAG_DEASSIGN;
-    check_ioctl(::ioctl(fd_.get(), KVM_IOEVENTFD, &io), "KVM_IOEVENTFD(deassign)");
-}
-
 UniqueFd VmFd::stats_fd() const {
 #ifdef KVM_GET_STATS_FD
     if (kvm_.check_extension(KVM_CAP_BINARY_STATS_FD) > 0) return UniqueFd(::ioctl(fd_.get(), KVM_GET_STATS_FD, 0));

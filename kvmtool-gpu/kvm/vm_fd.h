@@ -22,9 +22,9 @@ public:
     // KVM_SET_USER_MEMORY_REGION: guest [gpa, gpa+size) is host [host, host+size).
     void set_user_memory_region(uint32_t slot, uint64_t gpa, uint64_t size, void* host);
     // KVM_IOEVENTFD: a guest write of `len` bytes at `addr` signals `eventfd`
-    // without leaving the kernel (any value). mmio false: port I/O.
+    // without leaving the kernel (any value). mmio false: port I/O. It stays
+    // until the VM fd closes (KVM drops a VM's ioeventfds with it).
     void add_ioeventfd(uint64_t addr, uint32_t len, int eventfd, bool mmio);
-    void remove_ioeventfd(uint64_t addr, uint32_t len, int eventfd, bool mmio);
     // KVM_GET_STATS_FD for the VM, or an invalid fd when the kernel lacks it.
     UniqueFd stats_fd() const;
 

@@ -11,6 +11,7 @@ for t in kvmtool-gpu/kvmtool-gpu $(cd "$build" && find tests -maxdepth 3 -type f
   [ -f "$build/$t" ] && cp "$build/$t" "$out/bin/"
 done
 cp "$build"/guests/*.elf "$out/guests/"
+cp -r "$build/plots" "$out/bin/"
 # Test data that lives beside its test binary (found from /proc/self/exe).
 cp -r "$build/tests/unit/vgpu_attack/fuzz_corpus" "$out/bin/"
 # The GPU probes, where nvcc built them (device-check.d.sh runs them).

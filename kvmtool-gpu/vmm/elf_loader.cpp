@@ -10,20 +10,17 @@
 #include <cstring>
 
 #include "kvmtool-gpu/abi/platform_abi.h"
+#include "memmap/guest_phys_addr.h"
 
 namespace kvmgpu {
+
+using memmap::hex;
 
 namespace {
 
 constexpr uint32_t kMaxProgramHeaders = 64;
 
 [[noreturn]] void refuse(const std::string& why) { throw ImageError("guest image refused: " + why); }
-
-std::string hex(uint64_t v) {
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-    return buf;
-}
 
 // Copies a header out of the file after checking that it fits.
 template <typename T>

@@ -44,8 +44,9 @@ TEST_F(TinyGuest, SseWorksAtEntry) {
 TEST_F(TinyGuest, EntersInRingThreeWithPortsOpen) {
     auto r = run_code(code::exit_with(0));
     ASSERT_TRUE(r.passed()) << r.detail;
-    if (detect_kvm_flavor().engine != "pvm")
+    if (detect_kvm_flavor().engine != "pvm") {
         EXPECT_EQ(r.final_regs.rflags & (3u << 12), 3u << 12) << "IOPL 3";
+    }
 }
 
 // The guest's code runs natively: KVM's emulator runs none of the loop's

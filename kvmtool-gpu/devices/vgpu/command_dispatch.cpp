@@ -51,6 +51,11 @@ CommandDispatch::CommandDispatch(const memmap::GuestMemory& mem, GpuBackend& bac
       events_(HandleKind::Event, opts.max_handles, handle_seed),
       allocs_(opts.device_mem_quota, opts.max_handles) {}
 
+CommandDispatch::~CommandDispatch() {
+    if (const uint64_t n = log_limit_.suppressed())
+        log_info("vgpu: %llu more guest-command errors were not logged (rate limit)", static_cast<unsigned long long>(n));
+}
+
 CommandResult CommandDispatch::execute(GuestCommand& cmd) {
     current_ = &cmd;
     const uint16_t op = cmd.desc.opcode;

@@ -31,7 +31,7 @@ public:
     // differ from other VMs'.
     CommandDispatch(const memmap::GuestMemory& mem, GpuBackend& backend, const VgpuOptions& opts,
                     VgpuCounters& counters, uint32_t handle_seed);
-    ~CommandDispatch() override = default;
+    ~CommandDispatch() override; // says how many guest-error lines the rate limit held back
 
     CommandResult execute(GuestCommand& cmd) override;
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "kvmtool-gpu/bench/bandwidth_rules.h"
+#include "kvmtool-gpu/abi/bandwidth_rules.h"
 
 namespace {
 uint32_t bits_of(float f) {

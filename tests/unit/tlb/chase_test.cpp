@@ -7,7 +7,7 @@
 #include <sstream>
 #include <vector>
 
-#include "tlb-study/chase_layout.h"
+#include "kvmtool-gpu/abi/chase_layout.h"
 #include "tlb-study/guest_chase.h"
 #include "tlb-study/json_writer.h"
 #include "tlb-study/native_chase.h"

@@ -12,7 +12,7 @@
 
 #include <linux/perf_event.h> // the fake needs the struct; same ABI as libpfm4's copy
 
-#include "tlb-study/chase_layout.h"
+#include "kvmtool-gpu/abi/chase_layout.h"
 #include "tlb-study/perf_counters.h"
 
 using tlbstudy::CounterOptions;

@@ -8,6 +8,7 @@
 
 #include "kvmtool-gpu/devices/vgpu/backends/embedded_fatbin.h"
 #include "kvmtool-gpu/util/log.h"
+#include "kvmtool-gpu/util/clock.h"
 
 namespace kvmgpu::vgpu {
 
@@ -32,13 +33,6 @@ KVMGPU_SAME_CODE(ERROR_UNKNOWN);
 #undef KVMGPU_SAME_CODE
 static_assert(sizeof(kvmgpu_copy_run) == 24);
 
-namespace {
-uint64_t now_ns() {
-    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                     std::chrono::steady_clock::now().time_since_epoch())
-                                     .count());
-}
-} // namespace
 
 std::unique_ptr<CudaBackend> CudaBackend::create(const CudaBackendOptions& opts, std::string* why) {
     std::string reason;

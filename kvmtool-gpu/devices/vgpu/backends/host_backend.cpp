@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "kvmtool-gpu/devices/vgpu/range.h"
+#include "kvmtool-gpu/util/clock.h"
 
 namespace kvmgpu::vgpu {
 
@@ -32,11 +33,6 @@ uint64_t reserve_fake(std::atomic<uint64_t>& next, uint64_t base, uint64_t bytes
     return at;
 }
 
-int64_t now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
 constexpr uint32_t kEventDisableTiming = 0x2; // CU_EVENT_DISABLE_TIMING
 } // namespace
 
@@ -55,7 +51,7 @@ Status HostBackend::register_guest_ram(void* host, uint64_t bytes) {
     const uint64_t dev = reserve_fake(g_next_ram, kRamBase, bytes);
     if (dev == 0) return VGPU_ERROR_OUT_OF_MEMORY;
     ram_.add(static_cast<uint8_t*>(host), bytes, dev);
-    register_ns_ += static_cast<uint64_t>(now_ns() - t0);
+    register_ns_ += now_ns() - t0;
     return VGPU_SUCCESS;
 }
 
@@ -246,7 +242,7 @@ Status HostBackend::event_elapsed_ms(BackendEvent start, BackendEvent end, float
     // As cuEventElapsedTime: both recorded, both timing.
     if (!a->second.ns || !b->second.ns || ((a->second.flags | b->second.flags) & kEventDisableTiming))
         return VGPU_ERROR_INVALID_HANDLE;
-    *ms = static_cast<float>(static_cast<double>(*b->second.ns - *a->second.ns) / 1e6);
+    *ms = static_cast<float>((static_cast<double>(*b->second.ns) - static_cast<double>(*a->second.ns)) / 1e6);
     return VGPU_SUCCESS;
 }
 

@@ -101,7 +101,7 @@ private:
     };
     struct Event {
         uint32_t flags;
-        std::optional<int64_t> ns; // set by record
+        std::optional<uint64_t> ns; // set by record
     };
     bool stream_ok(BackendStream s) const { return s == 0 || streams_.count(s); }
     Status sg_copy(uint64_t dptr, std::span<const memmap::HostRun> runs, SgStrategy how, BackendStream s, bool htod);

@@ -1,8 +1,8 @@
 // The rules that the bandwidth guest (guest-stub/programs/bandwidth.cpp)
 // and its host driver (`kvmtool-gpu bench bandwidth`) must agree on: the
 // scatter-gather strategy names, which strategy runs at which size, and how
-// many repetitions one measurement takes. Freestanding (no libc, integers
-// only), so the guest compiles it too; the driver plans with the same code
+// many repetitions one measurement takes. A contract of guest and host, so
+// it lives with the ABI; freestanding (no libc), so the guest compiles it; the driver plans with the same code
 // and so knows exactly which measurement lines a guest owes it.
 #pragma once
 

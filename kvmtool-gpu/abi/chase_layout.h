@@ -1,7 +1,7 @@
 // The pointer-chase layout shared by the native harness and the guest
 // program (guest-stub/programs/pointer_chase.cpp), so both walk the same
-// virtual access pattern. Freestanding and integer-only: <stdint.h> and
-// nothing else, no floating point (the guest build forbids it).
+// virtual access pattern: a contract of guest and host, so it lives with
+// the ABI. Freestanding: <stdint.h> and nothing else.
 //
 // A working set of W bytes holds W / 4096 nodes, one per 4 KiB page, each an
 // 8-byte pointer at a hashed cache-line offset inside its page (all at
