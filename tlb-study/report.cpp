@@ -8,7 +8,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "tlb-study/json_writer.h"
+#include "kvmtool-gpu/util/json.h"
 
 namespace tlbstudy {
 
@@ -59,29 +59,26 @@ bool scalar_value(const kvmgpu::KvmStatChange& c, int64_t* v) {
     return true;
 }
 
-void json_stats(JsonWriter& j, const kvmgpu::KvmStatsDiff& d) {
-    j.begin_object();
+kvmgpu::Json json_stats(const kvmgpu::KvmStatsDiff& d) {
+    kvmgpu::Json out = kvmgpu::Json::object();
     for (const auto& [name, c] : d) {
-        j.key(name).begin_object();
-        j.field("type", std::string(kvmgpu::to_string(c.type)));
-        if (c.unit != kvmgpu::KvmStatUnit::None) j.field("unit", std::string(kvmgpu::to_string(c.unit)));
-        if (c.exponent != 0) j.field("exponent", int64_t{c.exponent});
+        kvmgpu::Json& st = out[name];
+        st["type"] = kvmgpu::to_string(c.type);
+        if (c.unit != kvmgpu::KvmStatUnit::None) st["unit"] = kvmgpu::to_string(c.unit);
+        if (c.exponent != 0) st["exponent"] = int64_t{c.exponent};
         if (c.delta.size() == 1) {
-            j.field("before", c.before[0]).field("after", c.after[0]).field("delta", c.delta[0]);
+            st["before"] = c.before[0], st["after"] = c.after[0], st["delta"] = c.delta[0];
         } else {
-            j.key("delta").begin_array();
-            for (int64_t v : c.delta) j.value(v);
-            j.end_array();
+            st["delta"] = c.delta;
         }
-        j.end_object();
     }
-    j.end_object();
+    return out;
 }
 
-void json_counters(JsonWriter& j, const std::vector<CounterValue>& cs) {
-    j.begin_object();
-    for (const auto& c : cs) j.field(c.metric, c.value);
-    j.end_object();
+kvmgpu::Json json_counters(const std::vector<CounterValue>& cs) {
+    kvmgpu::Json out = kvmgpu::Json::object();
+    for (const auto& c : cs) out[c.metric] = c.value;
+    return out;
 }
 
 // Statistics shown in the markdown summary, when the kernel has them.
@@ -183,119 +180,90 @@ void write_csv(const StudyResults& r, std::ostream& os) {
 }
 
 void write_json(const StudyResults& r, std::ostream& os) {
-    JsonWriter j(os);
-    const MachineInfo& m = r.machine;
-    j.begin_object();
-    j.key("machine").begin_object();
-    j.field("date_utc", m.date_utc).field("hostname", m.hostname).field("cpu_model", m.cpu_model);
-    j.field("cpus", uint64_t{m.cpus}).field("mem_total_bytes", m.mem_total).field("os", m.os);
-    j.field("kernel", m.kernel).field("transparent_hugepage", m.thp).field("huge_page_pools", m.pools);
-    j.field("host_virtualized", m.host_virtualized).field("host_hypervisor", m.host_hypervisor);
-    j.field("native_emulated", m.native_emulated).field("native_note", m.native_note);
-    j.field("kvm", m.kvm).field("kvm_note", m.kvm_note).field("kvm_flavor", m.kvm_flavor);
-    j.field("guest_code_emulated", m.kvm && m.guest_code_emulated).field("guest_code", m.guest_code);
-    j.field("pmu", m.pmu).field("pmu_note", m.pmu_note).field("pmu_events", m.pmu_events);
-    j.end_object();
+    using kvmgpu::Json;
+    const kvmgpu::MachineInfo& m = r.machine;
+    Json doc;
+    doc["machine"] = {{"date_utc", m.date_utc}, {"hostname", m.hostname}, {"cpu_model", m.cpu_model},
+                      {"cpus", m.cpus}, {"mem_total_bytes", m.mem_total}, {"os", m.os}, {"kernel", m.kernel},
+                      {"transparent_hugepage", m.thp}, {"huge_page_pools", m.pools},
+                      {"host_virtualized", m.host_virtualized}, {"host_hypervisor", m.host_hypervisor},
+                      {"native_emulated", m.native_emulated}, {"native_note", m.native_note}, {"kvm", m.kvm},
+                      {"kvm_note", m.kvm_note}, {"kvm_flavor", m.kvm_flavor},
+                      {"guest_code_emulated", m.kvm && m.guest_code_emulated}, {"guest_code", m.guest_code},
+                      {"pmu", m.pmu}, {"pmu_note", m.pmu_note}, {"pmu_events", m.pmu_events}};
 
     const SweepPlan& p = r.plan;
-    j.key("plan").begin_object();
-    j.key("working_sets").begin_array();
-    for (uint64_t w : p.working_sets) j.value(w);
-    j.end_array();
-    j.field("reps", p.reps).field("native_accesses", p.accesses).field("guest_accesses", p.guest_accesses);
-    j.field("seed", r.native_params.seed).field("guest_skip", p.guest_skip);
-    j.key("skips").begin_array();
+    Json skips = Json::array();
     for (const auto& n : p.native)
-        if (!n.skip.empty() || !n.note.empty()) j.value(native_label(n.pages) + ": " + (n.skip.empty() ? n.note : n.skip));
+        if (!n.skip.empty() || !n.note.empty()) skips.push_back(native_label(n.pages) + ": " + (n.skip.empty() ? n.note : n.skip));
     for (const auto& g : p.guest)
-        if (!g.skip.empty() || !g.note.empty()) j.value(g.label() + ": " + (g.skip.empty() ? g.note : g.skip));
-    for (const auto& s : p.backing_skips) j.value("backing " + s);
-    j.end_array();
-    j.end_object();
+        if (!g.skip.empty() || !g.note.empty()) skips.push_back(g.label() + ": " + (g.skip.empty() ? g.note : g.skip));
+    for (const auto& s : p.backing_skips) skips.push_back("backing " + s);
+    doc["plan"] = {{"working_sets", p.working_sets}, {"reps", p.reps}, {"native_accesses", p.accesses},
+                   {"guest_accesses", p.guest_accesses}, {"seed", r.native_params.seed},
+                   {"guest_skip", p.guest_skip}, {"skips", skips}};
 
-    j.key("native_chase").begin_array();
+    Json& native = doc["native_chase"] = Json::array();
     for (const auto& n : r.native) {
-        j.begin_object().field("pages", page(n.pages)).field("source", n.source);
-        if (!n.skip.empty()) j.field("skip", n.skip);
-        if (!n.note.empty()) j.field("note", n.note);
-        if (!n.error.empty()) j.field("error", n.error);
-        j.key("points").begin_array();
+        Json o = {{"pages", page(n.pages)}, {"source", n.source}};
+        if (!n.skip.empty()) o["skip"] = n.skip;
+        if (!n.note.empty()) o["note"] = n.note;
+        if (!n.error.empty()) o["error"] = n.error;
+        Json& points = o["points"] = Json::array();
         for (const auto& pt : n.points) {
-            j.begin_object().field("ws", pt.ws).field("accesses", pt.accesses).field("reps", pt.reps);
-            j.field("ns_per_access", pt.ns_per_access).field("ns_min", pt.ns_min);
-            if (!pt.counters.empty()) {
-                j.key("counters");
-                json_counters(j, pt.counters);
-            }
-            j.end_object();
+            Json q = {{"ws", pt.ws}, {"accesses", pt.accesses}, {"reps", pt.reps}, {"ns_per_access", pt.ns_per_access},
+                      {"ns_min", pt.ns_min}};
+            if (!pt.counters.empty()) q["counters"] = json_counters(pt.counters);
+            points.push_back(std::move(q));
         }
-        j.end_array().end_object();
+        native.push_back(std::move(o));
     }
-    j.end_array();
 
-    j.key("guest_chase").begin_object();
-    j.field("emulated", m.kvm && (m.guest_code_emulated || m.native_emulated));
-    j.field("guest", r.guest_params.guest_path);
-    j.key("runs").begin_array();
+    Json runs = Json::array();
     for (const auto& g : r.guest) {
-        j.begin_object().field("label", g.run.label());
-        j.field("guest_pages", page(g.run.guest_pages)).field("host_pages", page(g.run.host_pages));
-        j.field("ram_bytes", g.run.ram_bytes);
-        if (!g.run.skip.empty()) j.field("skip", g.run.skip);
-        if (!g.run.note.empty()) j.field("note", g.run.note);
-        j.field("ok", g.ok);
-        if (!g.error.empty() && g.run.skip.empty()) j.field("error", g.error);
-        j.field("wall_s", g.wall_s).field("exits", g.exits);
-        j.key("points").begin_array();
-        for (const auto& l : g.lines) {
-            j.begin_object().field("ws", l.ws).field("pages", l.pages).field("accesses", l.accesses);
-            j.field("reps", l.reps).field("tsc", l.tsc).field("tsc_min", l.tsc_min).field("tsc_khz", l.tsc_khz);
-            j.field("ns_per_access", l.ns_per_access()).end_object();
-        }
-        j.end_array();
-        if (!g.counters.empty()) {
-            j.key("counters");
-            json_counters(j, g.counters);
-        }
-        if (!g.stats_note.empty()) j.field("kvm_stats_note", g.stats_note);
-        j.key("kvm_stats_vm");
-        json_stats(j, g.vm_stats);
-        j.key("kvm_stats_vcpu");
-        json_stats(j, g.vcpu_stats);
-        j.end_object();
+        Json o = {{"label", g.run.label()}, {"guest_pages", page(g.run.guest_pages)},
+                  {"host_pages", page(g.run.host_pages)}, {"ram_bytes", g.run.ram_bytes}};
+        if (!g.run.skip.empty()) o["skip"] = g.run.skip;
+        if (!g.run.note.empty()) o["note"] = g.run.note;
+        o["ok"] = g.ok;
+        if (!g.error.empty() && g.run.skip.empty()) o["error"] = g.error;
+        o["wall_s"] = g.wall_s, o["exits"] = g.exits;
+        Json& points = o["points"] = Json::array();
+        for (const auto& l : g.lines)
+            points.push_back({{"ws", l.ws}, {"pages", l.pages}, {"accesses", l.accesses}, {"reps", l.reps},
+                              {"tsc", l.tsc}, {"tsc_min", l.tsc_min}, {"tsc_khz", l.tsc_khz},
+                              {"ns_per_access", l.ns_per_access()}});
+        if (!g.counters.empty()) o["counters"] = json_counters(g.counters);
+        if (!g.stats_note.empty()) o["kvm_stats_note"] = g.stats_note;
+        o["kvm_stats_vm"] = json_stats(g.vm_stats);
+        o["kvm_stats_vcpu"] = json_stats(g.vcpu_stats);
+        runs.push_back(std::move(o));
     }
-    j.end_array().end_object();
+    doc["guest_chase"] = {{"emulated", m.kvm && (m.guest_code_emulated || m.native_emulated)},
+                          {"guest", r.guest_params.guest_path}, {"runs", runs}};
 
-    j.key("translation").begin_object();
-    j.key("translate").begin_array();
+    Json translate = Json::array(), sg = Json::array(), backing = Json::array();
     for (const auto& t : r.translate)
-        j.begin_object().field("regions", t.regions).field("lookups", t.lookups).field("ns_per_lookup", t.ns_per_lookup)
-            .field("lookups_per_s", t.lookups_per_s()).end_object();
-    j.end_array();
-    j.key("sg").begin_array();
+        translate.push_back({{"regions", t.regions}, {"lookups", t.lookups}, {"ns_per_lookup", t.ns_per_lookup},
+                             {"lookups_per_s", t.lookups_per_s()}});
     for (const auto& s : r.sg)
-        j.begin_object().field("list", s.label()).field("guest_pages", page(s.guest_pages)).field("shuffled", s.shuffled)
-            .field("transfer", s.transfer).field("entries", s.entries).field("runs", s.runs)
-            .field("coalesce_ns", s.coalesce_ns).field("translate_each_ns", s.translate_each_ns).end_object();
-    j.end_array();
-    j.key("backing").begin_array();
+        sg.push_back({{"list", s.label()}, {"guest_pages", page(s.guest_pages)}, {"shuffled", s.shuffled},
+                      {"transfer", s.transfer}, {"entries", s.entries}, {"runs", s.runs},
+                      {"coalesce_ns", s.coalesce_ns}, {"translate_each_ns", s.translate_each_ns}});
     for (const auto& b : r.backing) {
-        j.begin_object().field("pages", page(b.pages)).field("source", b.source).field("bytes", b.bytes);
-        if (!b.error.empty()) j.field("error", b.error);
-        else j.field("create_ms", b.create_ms).field("prefault_ms", b.prefault_ms).field("touch_ms", b.touch_ms);
-        j.end_object();
+        Json o = {{"pages", page(b.pages)}, {"source", b.source}, {"bytes", b.bytes}};
+        if (!b.error.empty()) o["error"] = b.error;
+        else o["create_ms"] = b.create_ms, o["prefault_ms"] = b.prefault_ms, o["touch_ms"] = b.touch_ms;
+        backing.push_back(std::move(o));
     }
-    j.end_array();
-    j.key("backing_skips").begin_array();
-    for (const auto& s : p.backing_skips) j.value(s);
-    j.end_array();
-    j.end_object();
-    j.field("elapsed_s", r.elapsed_s);
-    j.end_object();
+    doc["translation"] = {{"translate", translate}, {"sg", sg}, {"backing", backing},
+                          {"backing_skips", p.backing_skips}};
+    doc["elapsed_s"] = r.elapsed_s;
+    os << kvmgpu::json_text(doc);
 }
 
 void write_markdown(const StudyResults& r, std::ostream& os) {
-    const MachineInfo& m = r.machine;
+    const kvmgpu::MachineInfo& m = r.machine;
     const SweepPlan& p = r.plan;
     os << "## kvmtool-gpu bench tlb\n\n| | |\n| --- | --- |\n";
     os << "| date | " << m.date_utc << " |\n";

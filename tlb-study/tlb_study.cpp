@@ -28,7 +28,7 @@ StudyResults run_study(const StudyOptions& opts, const Progress& progress) {
         if (progress) progress(s);
     };
     StudyResults res;
-    res.machine = collect_machine_info();
+    res.machine = kvmgpu::collect_machine_info();
 
     PerfCounterSet counters;
     res.machine.pmu = counters.available();

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "tlb-study/guest_chase.h"
-#include "tlb-study/machine_info.h"
+#include "kvmtool-gpu/vmm/machine_info.h"
 #include "tlb-study/native_chase.h"
 #include "tlb-study/sweep_plan.h"
 #include "tlb-study/translation_bench.h"
@@ -25,7 +25,7 @@ struct StudyOptions {
 };
 
 struct StudyResults {
-    MachineInfo machine;
+    kvmgpu::MachineInfo machine;
     SweepPlan plan;
     ChaseParams native_params;
     GuestChaseParams guest_params;

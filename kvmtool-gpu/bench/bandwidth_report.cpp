@@ -151,21 +151,17 @@ std::string bandwidth_csv(const std::vector<BandwidthResult>& all) {
 
 std::string bandwidth_json(const std::vector<BandwidthResult>& all, const BenchMeta& meta) {
     const BandwidthCells cells(all);
-    return results_json(meta, all, [&](tlbstudy::JsonWriter& w, const BandwidthResult& r) {
+    return results_json(meta, all, [&](const BandwidthResult& r) {
         const auto& k = r.key;
-        w.field("source", k.source).field("mode", k.mode()).field("dir", k.dir).field("kind", k.kind);
-        w.field("gpages", k.gpages).field("hpages", k.hpages).field("strategy", k.strategy);
-        w.field("bytes", k.bytes).field("reps", r.reps).field("event_ns", r.event_ns).field("wall_ns", r.wall_ns);
-        w.field("gbps", r.gbps()).field("wall_gbps", r.wall_gbps());
+        Json o = {{"source", k.source}, {"mode", k.mode()}, {"dir", k.dir}, {"kind", k.kind}, {"gpages", k.gpages},
+                  {"hpages", k.hpages}, {"strategy", k.strategy}, {"bytes", k.bytes}, {"reps", r.reps},
+                  {"event_ns", r.event_ns}, {"wall_ns", r.wall_ns}, {"gbps", r.gbps()}, {"wall_gbps", r.wall_gbps()}};
         for (const char* kind : {"pinned", "pageable"}) {
-            w.key(std::string("vs_native_") + kind);
-            if (auto q = cells.trial_ratio(r, kind))
-                w.value(*q);
-            else
-                w.null();
+            const auto q = cells.trial_ratio(r, kind);
+            o[std::string("vs_native_") + kind] = q ? Json(*q) : Json();
         }
-        w.field("attempts", uint64_t{r.attempts}).field("status", r.status);
-        w.field("trial", uint64_t{k.trial}).field("trials", uint64_t{k.trials});
+        o["attempts"] = r.attempts, o["status"] = r.status, o["trial"] = k.trial, o["trials"] = k.trials;
+        return o;
     });
 }
 

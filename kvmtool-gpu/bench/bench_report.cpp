@@ -12,7 +12,7 @@
 #include <stdexcept>
 
 #include "kvmtool-gpu/kvm/kvm_flavor.h"
-#include "tlb-study/machine_info.h"
+#include "kvmtool-gpu/vmm/machine_info.h"
 #include "kvmtool-gpu/util/plot_runner.h"
 
 namespace kvmgpu::bench {
@@ -30,7 +30,7 @@ std::string BenchMeta::get(const std::string& key) const {
 }
 
 BenchMeta collect_bench_meta(const std::string& bench, const std::vector<std::string>& args) {
-    const tlbstudy::MachineInfo mi = tlbstudy::collect_machine_info();
+    const MachineInfo mi = collect_machine_info();
     const KvmFlavor f = detect_kvm_flavor();
     BenchMeta m;
     m.set("bench", bench);
@@ -72,10 +72,10 @@ void record_guest_execution(BenchMeta* m, const ExecutionMode& e) {
     std::fflush(stdout);
 }
 
-void write_meta_json(tlbstudy::JsonWriter& w, const BenchMeta& m) {
-    w.key("meta").begin_object();
-    for (const auto& [k, v] : m.fields) w.field(k, v);
-    w.end_object();
+Json meta_json(const BenchMeta& m) {
+    Json out = Json::object();
+    for (const auto& [k, v] : m.fields) out[k] = v;
+    return out;
 }
 
 std::string meta_markdown(const BenchMeta& m) {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "kvmtool-gpu/vmm/execution_mode.h"
-#include "tlb-study/json_writer.h"
+#include "kvmtool-gpu/util/json.h"
 
 namespace kvmgpu::bench {
 
@@ -40,26 +40,18 @@ BenchMeta start_bench(const std::string& bench, const std::vector<std::string>& 
 // or changes.
 void record_guest_execution(BenchMeta* m, const ExecutionMode& e);
 
-// "meta": {...} as the next key of the object being written.
-void write_meta_json(tlbstudy::JsonWriter& w, const BenchMeta& m);
+// The meta fields as one JSON object.
+Json meta_json(const BenchMeta& m);
 
-// {"meta": {...}, "results": [{...}, ...]}; write_row(w, row) writes one
-// row's fields into its object.
-template <class Row, class WriteRow>
-std::string results_json(const BenchMeta& meta, const std::vector<Row>& rows, WriteRow write_row) {
-    std::ostringstream os;
-    tlbstudy::JsonWriter w(os);
-    w.begin_object();
-    write_meta_json(w, meta);
-    w.key("results").begin_array();
-    for (const auto& r : rows) {
-        w.begin_object();
-        write_row(w, r);
-        w.end_object();
-    }
-    w.end_array();
-    w.end_object();
-    return os.str();
+// {"meta": {...}, "results": [row_json(row), ...]}, as a file's text.
+template <class Row, class RowJson>
+std::string results_json(const BenchMeta& meta, const std::vector<Row>& rows, RowJson row_json) {
+    Json doc;
+    doc["meta"] = meta_json(meta);
+    Json results = Json::array();
+    for (const auto& r : rows) results.push_back(row_json(r));
+    doc["results"] = std::move(results);
+    return json_text(doc);
 }
 
 // Appends to *results, in plan order, the result of every planned key: the

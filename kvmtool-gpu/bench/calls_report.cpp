@@ -111,19 +111,15 @@ std::string calls_csv(const std::vector<CallsResult>& all) {
 }
 
 std::string calls_json(const std::vector<CallsResult>& all, const BenchMeta& meta) {
-    return results_json(meta, all, [&](tlbstudy::JsonWriter& w, const CallsResult& r) {
+    return results_json(meta, all, [&](const CallsResult& r) {
         const auto& k = r.key;
-        w.field("source", k.source).field("mode", k.mode()).field("doorbell", k.doorbell);
-        w.field("batching", k.batching).field("metric", k.metric).field("calls", r.calls).field("reps", r.reps);
-        w.field("event_ns", r.event_ns).field("wall_ns", r.wall_ns);
-        w.field("event_ns_per_call", r.event_per_call_ns()).field("wall_ns_per_call", r.wall_per_call_ns());
-        w.field("doorbells", r.doorbells).field("waits", r.waits);
-        w.key(is_async_metric(k.metric) ? "rate_vs_native" : "excess_ns_vs_native");
-        if (auto v = versus_native(all, r))
-            w.value(*v);
-        else
-            w.null();
-        w.field("status", r.status);
+        const auto v = versus_native(all, r);
+        return Json{{"source", k.source}, {"mode", k.mode()}, {"doorbell", k.doorbell}, {"batching", k.batching},
+                    {"metric", k.metric}, {"calls", r.calls}, {"reps", r.reps}, {"event_ns", r.event_ns},
+                    {"wall_ns", r.wall_ns}, {"event_ns_per_call", r.event_per_call_ns()},
+                    {"wall_ns_per_call", r.wall_per_call_ns()}, {"doorbells", r.doorbells}, {"waits", r.waits},
+                    {is_async_metric(k.metric) ? "rate_vs_native" : "excess_ns_vs_native", v ? Json(*v) : Json()},
+                    {"status", r.status}};
     });
 }
 

@@ -1,4 +1,4 @@
-#include "tlb-study/machine_info.h"
+#include "kvmtool-gpu/vmm/machine_info.h"
 
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include "kvmtool-gpu/kvm/kvm_system.h"
 #include "memmap/huge_page_pool.h"
 
-namespace tlbstudy {
+namespace kvmgpu {
 
 namespace {
 
@@ -88,4 +88,4 @@ MachineInfo collect_machine_info() {
     return m;
 }
 
-} // namespace tlbstudy
+} // namespace kvmgpu

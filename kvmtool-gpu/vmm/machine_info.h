@@ -4,9 +4,10 @@
 // the PMU, and the huge-page pools.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
-namespace tlbstudy {
+namespace kvmgpu {
 
 struct MachineInfo {
     std::string date_utc;      // 2026-11-23T10:11:12Z
@@ -35,4 +36,4 @@ struct MachineInfo {
 // Everything but kvm*, guest_code* and pmu*, which the caller fills in.
 MachineInfo collect_machine_info();
 
-} // namespace tlbstudy
+} // namespace kvmgpu
