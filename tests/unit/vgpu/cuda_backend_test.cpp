@@ -13,10 +13,9 @@
 #include "tests/support/device_walk_cases.h"
 #include "tests/support/param_layout_cases.h"
 #include "memmap/backing.h"
+#include "tests/support/gpu_test_kernels.h"
 #include "tests/support/vgpu_rig.h"
 
-extern "C" const unsigned char vgpu_test_kernels_fatbin[];
-extern "C" const unsigned char vgpu_test_kernels_fatbin_end[];
 
 namespace kvmgpu::vgpu::test {
 namespace {
@@ -24,10 +23,6 @@ namespace {
 std::unique_ptr<CudaBackend> make_cuda(std::string* why) { return CudaBackend::create(CudaBackendOptions{}, why); }
 
 // gpu_test_kernels.cu, built by nvcc and linked in: what a guest would load.
-std::span<const uint8_t> test_fatbin() {
-    return {vgpu_test_kernels_fatbin, static_cast<size_t>(vgpu_test_kernels_fatbin_end - vgpu_test_kernels_fatbin)};
-}
-
 #define REQUIRE_CUDA(var)                                     \
     std::string why_;                                         \
     auto var = make_cuda(&why_);                              \

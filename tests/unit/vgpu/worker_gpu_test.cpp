@@ -16,23 +16,12 @@
 #include "tests/support/device_walk_cases.h"
 #include "tests/support/param_layout_cases.h"
 #include "tests/support/ring_vector_add.h"
+#include "tests/support/gpu_test_kernels.h"
 #include "tests/support/vgpu_rig.h"
 
-extern "C" const unsigned char vgpu_test_kernels_fatbin[];
-extern "C" const unsigned char vgpu_test_kernels_fatbin_end[];
 
 namespace kvmgpu::vgpu::test {
 namespace {
-
-std::span<const uint8_t> test_fatbin() {
-    return {vgpu_test_kernels_fatbin, static_cast<size_t>(vgpu_test_kernels_fatbin_end - vgpu_test_kernels_fatbin)};
-}
-
-bool libcuda_in_this_process() {
-    void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (h) dlclose(h);
-    return h != nullptr;
-}
 
 // A rig on make_engine's default for CUDA: a worker process. *why says why
 // there is none; a CUDA engine that is not a worker is a failure.

@@ -18,17 +18,12 @@
 #include <cstring>
 
 #include "kvmtool-gpu/devices/vgpu_worker/engine_factory.h"
+#include "tests/support/gpu_test_kernels.h"
 #include "tests/support/vgpu_rig.h"
 
-extern "C" const unsigned char vgpu_test_kernels_fatbin[];
-extern "C" const unsigned char vgpu_test_kernels_fatbin_end[];
 
 namespace kvmgpu::vgpu::test {
 namespace {
-
-std::span<const uint8_t> fatbin() {
-    return {vgpu_test_kernels_fatbin, static_cast<size_t>(vgpu_test_kernels_fatbin_end - vgpu_test_kernels_fatbin)};
-}
 
 struct Outcome {
     uint32_t on_b_memory = 0, on_b_ram = 0;
@@ -64,7 +59,7 @@ Outcome attack(GpuWorker worker) {
     // A: vector_add(a, b, c = B's, n = 16) on its own context.
     auto launch_into = [&](uint64_t target) {
         uint64_t fn;
-        a.module_with("vector_add", &fn, fatbin());
+        a.module_with("vector_add", &fn, test_fatbin());
         const uint64_t mine = a.alloc(64);
         const std::vector<std::vector<uint8_t>> p = {bytes(mine), bytes(mine), bytes(target), bytes(uint32_t{16})};
         return a.launch(fn, p, 1, 1, 16, 1).status;

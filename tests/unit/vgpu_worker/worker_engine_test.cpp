@@ -12,6 +12,7 @@
 #include "kvmtool-gpu/devices/vgpu/inline_engine.h"
 #include "kvmtool-gpu/devices/vgpu_worker/engine_factory.h"
 #include "tests/support/device_walk_cases.h"
+#include "tests/support/gpu_test_kernels.h"
 #include "tests/support/ring_vector_add.h"
 #include "worker_rig.h"
 
@@ -137,12 +138,6 @@ TEST(WorkerEngine, FactoryFailureComesBackAsTheReason) {
     EXPECT_EQ(why, "factory threw");
     EXPECT_THROW(WorkerEngine::create(mem, host_factory(), VgpuOptions{.max_ring = 3}, WorkerOptions{}, &why),
                  std::invalid_argument);
-}
-
-bool libcuda_in_this_process() {
-    void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (h) dlclose(h);
-    return h != nullptr;
 }
 
 TEST(WorkerEngine, FactoryProbesCudaInAChildOnly) {
