@@ -47,6 +47,22 @@ public:
     // hung worker). Engines that cannot interrupt the driver ignore it.
     virtual void cancel_call_in_flight() {}
 
+    // Polling doorbell: an engine in another process may watch the ring in
+    // guest RAM itself, so that a command crosses no process boundary at
+    // all. watch() says whether it took the ring; while it has, the device
+    // runs no passes and calls check_watch() each time it looks instead.
+    // Off: the device runs the ring itself again (from the consumer the
+    // engine left in `ring`); Broken: the guest broke the ring.
+    enum class Watch { Off, Running, Broken };
+    virtual bool watch(CommandRing& ring) {
+        (void)ring;
+        return false;
+    }
+    virtual Watch check_watch(CommandRing& ring) {
+        (void)ring;
+        return Watch::Off;
+    }
+
 protected:
     // Throws std::invalid_argument for bad options. `counters`: where to
     // count (memory shared with a worker process), nullptr for counters of

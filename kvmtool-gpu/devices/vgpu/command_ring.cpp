@@ -69,8 +69,23 @@ void CommandRing::complete(const GuestCommand& cmd, const CommandResult& r) {
         .store(cmd.desc.seq, std::memory_order_release);
 }
 
+void CommandRing::resume_at(uint32_t consumer) {
+    consumer_ = consumer;
+    publish_consumer();
+}
+
+void CommandRing::fail_in_hand(const CommandResult& r) {
+    const uint32_t pending = load_producer() - consumer_;
+    if (pending == 0 || pending > entries_) return;
+    GuestCommand cmd;
+    copy_in(consumer_ & (entries_ - 1), &cmd);
+    complete(cmd, r);
+    ++consumer_;
+    publish_consumer();
+}
+
 CommandRing::Pass CommandRing::run_pass(CommandSink& sink, uint32_t max, const std::atomic<bool>& stop,
-                                        uint32_t* done) {
+                                        uint32_t* done, std::atomic<uint32_t>* progress) {
     *done = 0;
     const uint32_t producer = load_producer();
     const uint32_t pending = producer - consumer_; // free-running indices: wraps by design
@@ -84,6 +99,7 @@ CommandRing::Pass CommandRing::run_pass(CommandSink& sink, uint32_t max, const s
         complete(cmd, r);
         ++consumer_;
         ++*done;
+        if (progress) progress->store(consumer_, std::memory_order_release);
         publish_consumer(); // per command: the guest may reuse the slot at once
     }
     return *done ? Pass::Progress : Pass::Idle;

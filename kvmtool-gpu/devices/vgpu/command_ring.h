@@ -54,11 +54,23 @@ public:
     enum class Pass { Idle, Progress, Broken };
     // Runs at most `max` commands (and never more than the ring holds).
     // Stops early, between commands, once `stop` is set. Broken when the
-    // guest's producer is more than `entries` ahead of the consumer.
-    Pass run_pass(CommandSink& sink, uint32_t max, const std::atomic<bool>& stop, uint32_t* done);
+    // guest's producer is more than `entries` ahead of the consumer. With
+    // `progress`, the consumer is stored there after each command, before
+    // the guest can see it (a GPU worker tells the VMM how far it got).
+    Pass run_pass(CommandSink& sink, uint32_t max, const std::atomic<bool>& stop, uint32_t* done,
+                  std::atomic<uint32_t>* progress = nullptr);
 
     // Guest's producer differs from the device's consumer (cheap; for polling).
     bool has_work() const { return load_producer() != consumer_; }
+    // ... from `consumer` (another process's copy of this ring got that far).
+    bool has_work_from(uint32_t consumer) const { return load_producer() != consumer; }
+    // Takes over where another copy of this ring stopped (a GPU worker that
+    // watched it): the consumer is set and published.
+    void resume_at(uint32_t consumer);
+    // Completes the command in hand (at the consumer) with `r` without
+    // running it, and moves past it: for a command whose worker was lost.
+    // Nothing when the ring holds no command.
+    void fail_in_hand(const CommandResult& r);
 
     uint32_t entries() const { return entries_; }
     uint64_t gpa() const { return gpa_; }

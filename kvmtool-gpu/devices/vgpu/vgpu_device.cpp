@@ -183,10 +183,12 @@ void VgpuDevice::handle_control() {
     std::lock_guard lk(ctrl_mu_);
     if (ctrl_ == Control::Reset) {
         ring_.reset();
+        watched_ = false;
         status_.store(0, std::memory_order_release);
         error_.store(VGPU_SUCCESS, std::memory_order_release);
     } else if (ctrl_ == Control::Enable) {
         ring_ = std::move(ctrl_ring_);
+        watched_ = opts_.doorbell == DoorbellMode::Poll && engine_->watch(*ring_);
         error_.store(VGPU_SUCCESS, std::memory_order_release);
         status_.store(VGPU_STATUS_ENABLED, std::memory_order_release);
     }
@@ -204,6 +206,13 @@ bool VgpuDevice::run_once() {
         return true;
     }
     if (!ring_) return false;
+    if (watched_) {
+        switch (engine_->check_watch(*ring_)) {
+        case CommandEngine::Watch::Running: return false; // nothing for this thread to do
+        case CommandEngine::Watch::Broken: ring_broken(); return true;
+        case CommandEngine::Watch::Off: watched_ = false; break; // run it here again
+        }
+    }
     uint32_t done = 0;
     switch (ring_->run_pass(*engine_, ring_->entries(), pass_stop_, &done)) {
     case CommandRing::Pass::Idle: return false;
@@ -213,22 +222,30 @@ bool VgpuDevice::run_once() {
         if (done > prev) counters_.max_pass.store(done, std::memory_order_relaxed); // single writer
         return true;
     }
-    case CommandRing::Pass::Broken:
-        VgpuCounters::add(counters_.broken);
-        ring_.reset();
-        error_.store(VGPU_ERROR_INVALID_VALUE, std::memory_order_release);
-        status_.store(VGPU_STATUS_BROKEN, std::memory_order_release);
-        if (log_limit_.allow()) log_warn("vgpu: producer more than RING_SIZE ahead of consumer: ring broken until RESET");
-        return true;
+    case CommandRing::Pass::Broken: ring_broken(); return true;
     }
     return false;
 }
 
-bool VgpuDevice::has_work() const { return ctrl_pending_.load(std::memory_order_acquire) || (ring_ && ring_->has_work()); }
+void VgpuDevice::ring_broken() {
+    VgpuCounters::add(counters_.broken);
+    ring_.reset();
+    watched_ = false;
+    error_.store(VGPU_ERROR_INVALID_VALUE, std::memory_order_release);
+    status_.store(VGPU_STATUS_BROKEN, std::memory_order_release);
+    if (log_limit_.allow()) log_warn("vgpu: producer more than RING_SIZE ahead of consumer: ring broken until RESET");
+}
+
+// A watched ring is the engine's work: this thread then only looks in on it
+// at the polling doorbell's pace.
+bool VgpuDevice::has_work() const {
+    return ctrl_pending_.load(std::memory_order_acquire) || (ring_ && !watched_ && ring_->has_work());
+}
 
 void VgpuDevice::on_thread_stop() {
     engine_->stop(); // backend calls stay on this thread
     ring_.reset();
+    watched_ = false;
     status_.store(0, std::memory_order_release);
     std::lock_guard lk(ctrl_mu_);
     executor_gone_ = true;

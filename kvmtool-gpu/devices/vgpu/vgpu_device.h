@@ -83,6 +83,7 @@ private:
     bool has_work() const override;
     void on_thread_stop() override;
     void handle_control();
+    void ring_broken();
 
     const memmap::GuestMemory& mem_;
     // How long RESET waits for the command in hand before cancelling the
@@ -122,6 +123,7 @@ private:
 
     // Executor thread only.
     std::optional<CommandRing> ring_;
+    bool watched_ = false; // the engine watches ring_ itself (polling doorbell, worker process)
 
     Executor executor_; // last: stopped and destroyed before what it uses
 };

@@ -14,6 +14,7 @@
 
 #include "kvmtool-gpu/devices/vgpu/inline_engine.h"
 #include "kvmtool-gpu/devices/vgpu_worker/shared_pieces.h"
+#include "kvmtool-gpu/util/spin.h"
 
 namespace kvmgpu::vgpu {
 
@@ -25,6 +26,10 @@ public:
     // Fills ch_.reply() for the request in hand. False after Quit.
     bool serve(const WorkerRequest& q);
     bool hang_next() const { return hang_next_; }
+    // After a Watch: runs the ring until a request arrives (or the VMM is
+    // gone), spinning poll_spin_us after the last command, then sleeping
+    // poll_sleep_us between looks, as the VMM's executor would.
+    void watch_ring(pid_t parent);
     void set_backend(std::unique_ptr<GpuBackend> be, std::string why) { backend_ = std::move(be), why_ = std::move(why); }
 
 private:
@@ -35,6 +40,7 @@ private:
     }
     bool same_pages(const WorkerRequest& q, std::string* why) const;
     void start(const WorkerRequest& q);
+    void watch(const WorkerRequest& q);
     // After a call that made the backend recover: a backend that could not
     // make a new context (CUDA after an illegal address, driver 580) stays
     // unusable in this process, and the VMM replaces the worker.
@@ -49,6 +55,7 @@ private:
     std::unique_ptr<GpuBackend> backend_; // until Start hands it to the engine
     std::string why_;                     // why there is no backend
     std::optional<InlineEngine> engine_;
+    std::optional<CommandRing> ring_; // while watching
     bool hang_next_ = false;
 };
 
@@ -106,6 +113,60 @@ void Worker::start(const WorkerRequest& q) {
     put_text(st.description);
 }
 
+void Worker::watch(const WorkerRequest& q) {
+    RingError why;
+    ring_ = CommandRing::attach(*setup_.mem, q.ring_gpa, q.ring_entries, setup_.opts.max_ring, &why);
+    if (!ring_) {
+        r().status = VGPU_ERROR_INVALID_VALUE; // the VMM attached it: not expected
+        return;
+    }
+    ring_->resume_at(q.ring_consumer);
+    RingWatch& w = ch_.watch();
+    w.consumer.store(q.ring_consumer, std::memory_order_release);
+    w.stop_pass.store(false, std::memory_order_release);
+    w.state.store(RingWatch::Watching, std::memory_order_release);
+}
+
+void Worker::watch_ring(pid_t parent) {
+    RingWatch& w = ch_.watch();
+    VgpuCounters& c = *setup_.counters;
+    const uint64_t spin_ns = uint64_t{setup_.opts.poll_spin_us} * 1000;
+    const auto sleep = std::chrono::microseconds(setup_.opts.poll_sleep_us);
+    uint64_t last = now_ns();
+    while (ring_ && !ch_.request_pending()) {
+        const uint64_t recoveries = c.recoveries.load(std::memory_order_relaxed);
+        uint32_t done = 0;
+        switch (ring_->run_pass(*engine_, ring_->entries(), w.stop_pass, &done, &w.consumer)) {
+        case CommandRing::Pass::Broken:
+            w.state.store(RingWatch::Broken, std::memory_order_release);
+            ring_.reset();
+            return;
+        case CommandRing::Pass::Progress:
+            VgpuCounters::add(c.passes);
+            if (done > c.max_pass.load(std::memory_order_relaxed)) c.max_pass.store(done, std::memory_order_relaxed);
+            if (c.recoveries.load(std::memory_order_relaxed) != recoveries &&
+                engine_->backend().ctx_synchronize() != VGPU_SUCCESS) {
+                w.state.store(RingWatch::Unusable, std::memory_order_release); // the VMM replaces us
+                ring_.reset();
+                return;
+            }
+            last = now_ns();
+            continue;
+        case CommandRing::Pass::Idle: break;
+        }
+        if (now_ns() - last < spin_ns) {
+            cpu_relax();
+            continue;
+        }
+        if (getppid() != parent) _exit(0);
+        VgpuCounters::add(c.wakeups);
+        ch_.sleep_until_request(sleep);
+    }
+    // A request ends the watch; the VMM reads the consumer after its reply.
+    ring_.reset();
+    w.state.store(RingWatch::Off, std::memory_order_release);
+}
+
 bool Worker::serve(const WorkerRequest& q) {
     r() = WorkerReply{};
     const auto op = static_cast<WorkerOp>(q.op);
@@ -123,6 +184,7 @@ bool Worker::serve(const WorkerRequest& q) {
         check_usable(before);
         break;
     }
+    case WorkerOp::Watch: watch(q); break;
     case WorkerOp::Reset: {
         const uint64_t before = setup_.counters->recoveries.load(std::memory_order_relaxed);
         engine_->reset();
@@ -165,6 +227,7 @@ void run_gpu_worker(WorkerChannel& ch, const WorkerSetup& setup, pid_t parent) {
             for (;;) pause(); // test fault: the VMM must give up on us and kill us
         running = w.serve(ch.request());
         ch.post_reply();
+        w.watch_ring(parent);
     }
     _exit(0); // no atexit handlers, no static destructors: they belong to the VMM
 }

@@ -32,6 +32,9 @@ enum class WorkerOp : uint32_t {
     Start = 1,
     Execute,     // in: cmd; out: result, payload
     Reset,       // RESET: the engine frees every object
+    // in: ring_*. The worker attaches its own view of the ring and, after
+    // replying, watches it (RingWatch) until the next request arrives.
+    Watch,
     InjectFault, // in: arg, a WorkerFault (tests)
     Quit,        // destroy the engine and exit
 };
@@ -41,6 +44,18 @@ struct WorkerRequest {
     uint32_t arg;
     uint64_t in_bytes; // input bytes at the start of the data area
     GuestCommand cmd;
+    uint64_t ring_gpa; // Watch: the ring ENABLE accepted, and where to start
+    uint32_t ring_entries;
+    uint32_t ring_consumer;
+};
+
+// While the worker watches the ring: what it tells the VMM without a
+// message, and the VMM's signal to stop between commands.
+struct RingWatch {
+    enum State : uint32_t { Off, Watching, Broken, Unusable };
+    std::atomic<uint32_t> consumer{0}; // the worker completed every command before this ring index
+    std::atomic<uint32_t> state{Off};  // Broken: the guest broke the ring; Unusable: the backend is lost
+    std::atomic<bool> stop_pass{false}; // set by the VMM before it posts a request
 };
 
 // WorkerReply::flags
@@ -69,6 +84,7 @@ public:
 
     WorkerRequest& request();
     WorkerReply& reply();
+    RingWatch& watch();
     uint8_t* data() const { return data_; }
     uint64_t data_bytes() const { return data_bytes_; }
 
@@ -86,6 +102,10 @@ public:
     bool wait_request(pid_t parent);
     // Publishes reply() for the request in hand.
     void post_reply();
+    // A request is waiting (a cheap look, for the watch loop).
+    bool request_pending() const;
+    // Sleeps until a request is posted or `max` has passed.
+    void sleep_until_request(std::chrono::nanoseconds max);
 
 private:
     struct Shared;

@@ -228,14 +228,22 @@ std::string WorkerEngine::lost_text(WorkerChannel::Wait w, WorkerOp op) const {
 // ---- one round trip ---------------------------------------------------------
 
 WorkerChannel::Wait WorkerEngine::exchange(WorkerOp op, std::chrono::milliseconds timeout) {
+    const bool ends_watch = watching_;
+    if (ends_watch) {
+        watching_ = false; // the worker stops after the command in hand
+        ch_->watch().stop_pass.store(true, std::memory_order_release);
+    }
     ch_->request().op = static_cast<uint32_t>(op);
     ch_->post_request();
+    ++messages_;
     cancelled_ = false;
     // A cancel ends one wait, like a dead worker: the worker is then replaced.
-    return ch_->wait_reply(Clock::now() + timeout, [this] {
+    const auto w = ch_->wait_reply(Clock::now() + timeout, [this] {
         cancelled_ = cancel_.exchange(false, std::memory_order_acq_rel);
         return !cancelled_ && worker_alive();
     });
+    if (ends_watch) handback_ = ch_->watch().consumer.load(std::memory_order_acquire);
+    return w;
 }
 
 CommandResult WorkerEngine::execute(GuestCommand& cmd) {
@@ -271,6 +279,82 @@ void WorkerEngine::reset() {
     const auto w = exchange(WorkerOp::Reset, wopts_.call_timeout);
     if (w != WorkerChannel::Wait::Done) replace_worker(lost_text(w, WorkerOp::Reset));
     else if (ch_->reply().flags & kWorkerUnusable) replace_worker("cannot recover in place during RESET", true);
+}
+
+// ---- the watched ring --------------------------------------------------------
+
+bool WorkerEngine::watch(CommandRing& ring) {
+    cancel_.store(false, std::memory_order_relaxed);
+    handback_.reset();
+    if (!ensure_worker()) return false;
+    WorkerRequest& q = ch_->request();
+    q.ring_gpa = ring.gpa(), q.ring_entries = ring.entries(), q.ring_consumer = ring.consumer();
+    const auto w = exchange(WorkerOp::Watch, wopts_.call_timeout);
+    if (w != WorkerChannel::Wait::Done) {
+        replace_worker(lost_text(w, WorkerOp::Watch));
+        return false; // the device runs the ring, through the new worker
+    }
+    if (ch_->reply().status != VGPU_SUCCESS) return false;
+    watching_ = true;
+    watch_consumer_ = ring.consumer();
+    watch_progress_ = watch_alive_ = Clock::now();
+    return true;
+}
+
+CommandEngine::Watch WorkerEngine::check_watch(CommandRing& ring) {
+    if (!watching_) {
+        // A request ended the watch: take over where the worker stopped.
+        if (handback_) ring.resume_at(*handback_);
+        handback_.reset();
+        return Watch::Off;
+    }
+    const RingWatch& w = ch_->watch();
+    const uint32_t state = w.state.load(std::memory_order_acquire);
+    const uint32_t consumer = w.consumer.load(std::memory_order_acquire);
+    const auto now = Clock::now();
+    if (state == RingWatch::Broken) {
+        watching_ = false;
+        return Watch::Broken;
+    }
+    if (state == RingWatch::Unusable) {
+        // The worker's engine counted the recovery and answered the command.
+        watching_ = false;
+        ring.resume_at(consumer);
+        replace_worker("cannot recover from a sticky error in place", true);
+        return watch(ring) ? Watch::Running : Watch::Off;
+    }
+    if (consumer != watch_consumer_ || !ring.has_work_from(consumer)) {
+        watch_consumer_ = consumer;
+        watch_progress_ = now; // progress, or nothing to do: the bound restarts
+        return Watch::Running;
+    }
+    // A command waits: is the worker still at it?
+    constexpr auto kAliveCheck = std::chrono::milliseconds(10);
+    if (now - watch_alive_ >= kAliveCheck) {
+        if (!worker_alive()) {
+            lose_watch(ring, kWorkerDied, end_text_ + " while watching the ring");
+            return watching_ ? Watch::Running : Watch::Off;
+        }
+        watch_alive_ = now;
+    }
+    if (now - watch_progress_ >= wopts_.call_timeout) {
+        lose_watch(ring, kWorkerTimedOut, "made no progress on a command in time");
+        return watching_ ? Watch::Running : Watch::Off;
+    }
+    return Watch::Running;
+}
+
+void WorkerEngine::lose_watch(CommandRing& ring, Status status, const std::string& why) {
+    watching_ = false;
+    const uint32_t consumer = ch_->watch().consumer.load(std::memory_order_acquire);
+    replace_worker(why); // kills it first: nothing writes the ring behind us
+    ring.resume_at(consumer);
+    CommandResult r;
+    r.status = status;
+    ring.fail_in_hand(r);
+    VgpuCounters::add(counters().commands);
+    VgpuCounters::add(counters().errors);
+    watch(ring);
 }
 
 Status WorkerEngine::inject_fault(WorkerFault f) {

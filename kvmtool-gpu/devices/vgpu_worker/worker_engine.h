@@ -10,6 +10,13 @@
 // forked, so the worker translates guest addresses itself; it checks at
 // Start that it sees the VMM's very pages (shared_pieces.h).
 //
+// With the polling doorbell the worker watches the ring itself (watch()):
+// commands then cross no process boundary at all. The VMM's executor only
+// looks in (check_watch(), at the doorbell's pace): a worker that died, or
+// made no progress on a waiting command within the call bound, is replaced,
+// the command in hand completes with kWorkerDied / kWorkerTimedOut, and the
+// new worker watches on from the next one.
+//
 // Failures of the worker never hang or kill the VMM. A command that gets no
 // reply within its bound, or whose worker dies, kills the worker (SIGKILL,
 // bounded reap), forks a new one and completes with kWorkerTimedOut or
@@ -31,6 +38,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,13 +81,18 @@ public:
     // it held) or is killed after quit_timeout. A later command forks a new one.
     void stop() override;
     void cancel_call_in_flight() override { cancel_.store(true, std::memory_order_release); }
+    bool watch(CommandRing& ring) override;
+    Watch check_watch(CommandRing& ring) override;
 
     // The backend, where it runs, and how many workers replaced the first.
     std::string describe() const;
     // The worker's pid (-1 while there is none).
     pid_t worker_pid() const { return pid_; }
     uint64_t replacements() const { return replacements_; }
-    // Tests: makes the worker commit `f` (see WorkerFault).
+    // Messages sent to workers so far (one per command unless the ring is watched).
+    uint64_t messages() const { return messages_; }
+    // Tests: makes the worker commit `f` (see WorkerFault). Only while the
+    // device's executor makes no engine call (not with a watched ring).
     Status inject_fault(WorkerFault f);
 
 private:
@@ -95,8 +108,11 @@ private:
     // engine `counted` it), logs, forks a new one.
     void replace_worker(const std::string& why, bool counted = false);
     std::string lost_text(WorkerChannel::Wait w, WorkerOp op) const;
-    // One request and its reply, bounded by `timeout`; nothing else.
+    // One request and its reply, bounded by `timeout`; nothing else. A
+    // request ends the worker's watch of the ring.
     WorkerChannel::Wait exchange(WorkerOp op, std::chrono::milliseconds timeout);
+    // The watched ring's worker was lost: replace it, fail the command in hand, watch on.
+    void lose_watch(CommandRing& ring, Status status, const std::string& why);
 
     const memmap::GuestMemory& mem_;
     std::shared_ptr<CountersMapping> counters_mapping_;
@@ -107,6 +123,7 @@ private:
     bool reaped_ = false;  // pid_ has been waited for: never signal it again
     std::string end_text_; // how it ended, for the log
     uint64_t replacements_ = 0;
+    std::atomic<uint64_t> messages_{0};
     uint32_t first_seed_;
     std::chrono::steady_clock::time_point next_spawn_{};
     std::vector<pid_t> unreaped_; // killed workers the kernel had not yet let go of
@@ -114,6 +131,13 @@ private:
     // From the current worker's Start.
     uint32_t backend_id_ = 0;
     EngineStart start_;
+
+    // The ring the current worker watches (polling doorbell).
+    bool watching_ = false;
+    uint32_t watch_consumer_ = 0;                  // how far it got, as last seen
+    std::optional<uint32_t> handback_;             // where a watch a request ended stopped
+    std::chrono::steady_clock::time_point watch_progress_{}; // when that last changed, or the ring was idle
+    std::chrono::steady_clock::time_point watch_alive_{};    // when the worker was last seen alive
 
     std::atomic<bool> cancel_{false}; // cancel_call_in_flight(): end the current wait now
     bool cancelled_ = false;          // the last wait ended by a cancel

@@ -11,7 +11,6 @@
 #include <cstring>
 #include <vector>
 
-#include "tests/support/forwarding_backend.h"
 #include "tests/support/ring_vector_add.h"
 #include "worker_rig.h"
 
@@ -120,23 +119,6 @@ TEST(WorkerRecovery, ResetDoesNotWaitOutAHungWorker) {
     ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_MEM_ALLOC, .args = {4096}}).status, VGPU_SUCCESS);
 }
-
-// A backend that, like CUDA on driver 580 after an illegal address, reports
-// a sticky error and cannot make a new context in its process: the command
-// gets the sticky status, the worker is replaced after it, and the
-// recovery is counted once.
-class UnrecoverableBackend final : public ForwardingBackend {
-public:
-    Status memset_d8(uint64_t, uint8_t, uint64_t, BackendStream, bool) override {
-        lost_ = true;
-        return VGPU_ERROR_ILLEGAL_ADDRESS;
-    }
-    Status ctx_synchronize() override { return lost_ ? VGPU_ERROR_ILLEGAL_ADDRESS : inner().ctx_synchronize(); }
-    bool recover_from(Status s) override { return s == VGPU_ERROR_ILLEGAL_ADDRESS; }
-
-private:
-    bool lost_ = false;
-};
 
 TEST(WorkerRecovery, StickyErrorTheWorkerCannotRecoverFromReplacesIt) {
     VgpuRig rig(VgpuOptions{}, [](const memmap::GuestMemory& mem, const VgpuOptions& o) -> std::unique_ptr<CommandEngine> {

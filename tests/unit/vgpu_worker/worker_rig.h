@@ -9,6 +9,7 @@
 
 #include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
 #include "kvmtool-gpu/devices/vgpu_worker/worker_engine.h"
+#include "tests/support/forwarding_backend.h"
 #include "tests/support/vgpu_rig.h"
 
 namespace kvmgpu::vgpu::test {
@@ -32,6 +33,22 @@ struct WorkerVgpu {
               worker = e.get();
               return e;
           }) {}
+};
+
+// A backend that, like CUDA on driver 580 after an illegal address, reports
+// a sticky error (on any memset_d8) and cannot make a new context in its
+// process: the worker must be replaced, and the recovery counted once.
+class UnrecoverableBackend final : public ForwardingBackend {
+public:
+    Status memset_d8(uint64_t, uint8_t, uint64_t, BackendStream, bool) override {
+        lost_ = true;
+        return VGPU_ERROR_ILLEGAL_ADDRESS;
+    }
+    Status ctx_synchronize() override { return lost_ ? VGPU_ERROR_ILLEGAL_ADDRESS : inner().ctx_synchronize(); }
+    bool recover_from(Status s) override { return s == VGPU_ERROR_ILLEGAL_ADDRESS; }
+
+private:
+    bool lost_ = false;
 };
 
 } // namespace kvmgpu::vgpu::test

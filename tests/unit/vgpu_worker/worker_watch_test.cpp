@@ -1,0 +1,142 @@
+// The polling doorbell with a worker process: the worker watches the ring
+// in guest RAM itself, so commands cross no process boundary; the VMM only
+// looks in. A dead worker, a command that hangs, a backend lost for good
+// and a broken ring are each noticed and answered, and the guest carries on.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include "tests/support/device_walk_cases.h"
+#include "tests/support/forwarding_backend.h"
+#include "tests/support/ring_vector_add.h"
+#include "worker_rig.h"
+
+namespace kvmgpu::vgpu::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr VgpuOptions kPolled{.doorbell = DoorbellMode::Poll, .poll_spin_us = 20, .poll_sleep_us = 100};
+
+// A rig whose worker runs `Backend`.
+template <class Backend>
+struct CustomWorker {
+    WorkerEngine* worker = nullptr;
+    VgpuRig rig;
+    explicit CustomWorker(WorkerOptions wopts = {})
+        : rig(kPolled, [&](const memmap::GuestMemory& mem, const VgpuOptions& o) -> std::unique_ptr<CommandEngine> {
+              std::string why;
+              auto e = WorkerEngine::create(
+                  mem, [](std::string*) -> std::unique_ptr<GpuBackend> { return std::make_unique<Backend>(); }, o,
+                  wopts, &why);
+              EXPECT_TRUE(e) << why;
+              worker = e.get();
+              return e;
+          }) {}
+};
+
+TEST(WatchedRing, CommandsCrossNoProcessBoundary) {
+    WorkerVgpu w(WorkerOptions{}, kPolled);
+    ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
+    const uint64_t sent = w.worker->messages();
+    uint64_t fn = 0;
+    w.rig.module_with("vector_add", &fn);
+    expect_vector_add_through_ring(w.rig, fn, 3000, 0.5f);
+    const Done name = w.rig.call({.opcode = VGPU_OP_DEVICE_GET_NAME, .args = {0}});
+    ASSERT_EQ(name.status, VGPU_SUCCESS);
+    EXPECT_NE(name.payload[0], 0) << "the worker wrote the payload into the slot";
+    EXPECT_EQ(w.worker->messages(), sent) << "a command was sent as a message";
+    EXPECT_GE(w.rig.dev->counters().commands, 9u);
+    walk_moves_the_right_bytes(w.rig);
+    walk_refuses_bad_lists(w.rig);
+    EXPECT_EQ(w.worker->messages(), sent);
+}
+
+TEST(WatchedRing, ResetAndEnableAgain) {
+    WorkerVgpu w(WorkerOptions{}, VgpuOptions{.doorbell = DoorbellMode::Poll, .device_mem_quota = 1 << 20});
+    ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
+    const uint64_t d = w.rig.alloc(1 << 20);
+    EXPECT_EQ(w.rig.call({.opcode = VGPU_OP_MEM_ALLOC, .args = {4096}}).status, VGPU_ERROR_OUT_OF_MEMORY);
+    w.rig.reset(); // reaches the watching worker
+    ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
+    EXPECT_EQ(w.rig.call({.opcode = VGPU_OP_MEM_FREE, .args = {d}}).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_NE(w.rig.alloc(1 << 20), 0u) << "the quota came back";
+}
+
+TEST(WatchedRing, BrokenRingIsReported) {
+    WorkerVgpu w(WorkerOptions{}, kPolled);
+    ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
+    ASSERT_EQ(w.rig.call({.opcode = VGPU_OP_NOP}).status, VGPU_SUCCESS);
+    w.rig.set_producer(w.rig.consumer() + kRingEntries + 1);
+    const auto until = std::chrono::steady_clock::now() + 10s;
+    while (!(w.rig.reg_read32(VGPU_REG_STATUS) & VGPU_STATUS_BROKEN) && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(1ms);
+    EXPECT_TRUE(w.rig.reg_read32(VGPU_REG_STATUS) & VGPU_STATUS_BROKEN);
+    EXPECT_EQ(w.rig.dev->counters().broken, 1u);
+    w.rig.reset();
+    ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
+    EXPECT_EQ(w.rig.call({.opcode = VGPU_OP_NOP}).status, VGPU_SUCCESS);
+}
+
+// After a replacement the ring is watched again and work goes on.
+void expect_watched_and_usable(VgpuRig& rig, WorkerEngine& worker) {
+    const uint64_t sent = worker.messages();
+    uint64_t fn = 0;
+    rig.module_with("vector_add", &fn);
+    expect_vector_add_through_ring(rig, fn, 1000, 1.0f);
+    EXPECT_EQ(worker.messages(), sent) << "the new worker does not watch the ring";
+}
+
+TEST(WatchedRing, DeadWorkerIsReplacedAndTheCommandInHandFails) {
+    WorkerVgpu w(WorkerOptions{}, kPolled);
+    ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
+    const uint64_t d = w.rig.alloc(4096);
+    const pid_t pid = w.worker->worker_pid();
+    ASSERT_EQ(kill(pid, SIGKILL), 0);
+    EXPECT_EQ(w.rig.call({.opcode = VGPU_OP_MEMSET_D8, .args = {d, 1, 16, 0}}).status, kWorkerDied);
+    EXPECT_EQ(w.rig.dev->counters().recoveries, 1u);
+    EXPECT_NE(w.worker->worker_pid(), pid);
+    EXPECT_EQ(w.rig.call({.opcode = VGPU_OP_MEM_FREE, .args = {d}}).status, VGPU_ERROR_INVALID_VALUE);
+    expect_watched_and_usable(w.rig, *w.worker);
+}
+
+// A memset that never returns.
+class HangingBackend final : public ForwardingBackend {
+public:
+    Status memset_d8(uint64_t, uint8_t, uint64_t, BackendStream, bool) override {
+        for (;;) pause();
+    }
+};
+
+TEST(WatchedRing, HungCommandIsKilledAfterTheBound) {
+    CustomWorker<HangingBackend> w(WorkerOptions{.call_timeout = 300ms});
+    ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
+    const uint64_t d = w.rig.alloc(4096);
+    const pid_t pid = w.worker->worker_pid();
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(w.rig.call({.opcode = VGPU_OP_MEMSET_D8, .args = {d, 1, 16, 0}}).status, kWorkerTimedOut);
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, 300ms); // the bound, not a load-dependent upper limit
+    EXPECT_NE(w.worker->worker_pid(), pid);
+    EXPECT_EQ(w.rig.dev->counters().recoveries, 1u);
+    expect_watched_and_usable(w.rig, *w.worker);
+}
+
+TEST(WatchedRing, StickyErrorReplacesTheWorker) {
+    CustomWorker<UnrecoverableBackend> w;
+    ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
+    const uint64_t d = w.rig.alloc(4096);
+    const pid_t pid = w.worker->worker_pid();
+    EXPECT_EQ(w.rig.call({.opcode = VGPU_OP_MEMSET_D8, .args = {d, 1, 16, 0}}).status, VGPU_ERROR_ILLEGAL_ADDRESS);
+    // The VMM notices at its next look: the next command runs on a new worker.
+    EXPECT_EQ(w.rig.call({.opcode = VGPU_OP_MEM_FREE, .args = {d}}).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_NE(w.worker->worker_pid(), pid);
+    EXPECT_EQ(w.rig.dev->counters().recoveries, 1u);
+    expect_watched_and_usable(w.rig, *w.worker);
+}
+
+} // namespace
+} // namespace kvmgpu::vgpu::test
