@@ -106,7 +106,7 @@ if want compare; then
   done
   for f in "$out"/compare-*.log; do
     echo "--- $(basename "$f" .log)" >>"$summary"
-    grep -E '^\| (native|poll)' "$f" >>"$summary"
+    grep -E '^\| (native|guest poll)' "$f" >>"$summary"
   done
 fi
 # Later checks (bandwidth, calls) append themselves here.

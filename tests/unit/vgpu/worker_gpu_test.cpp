@@ -25,8 +25,8 @@ namespace {
 
 // A rig on make_engine's default for CUDA: a worker process. *why says why
 // there is none; a CUDA engine that is not a worker is a failure.
-std::unique_ptr<VgpuRig> worker_rig(std::string* why, WorkerEngine** worker = nullptr) {
-    auto rig = std::make_unique<VgpuRig>(VgpuOptions{}, [&](const memmap::GuestMemory& mem, const VgpuOptions& o) {
+std::unique_ptr<VgpuRig> worker_rig(std::string* why, WorkerEngine** worker = nullptr, VgpuOptions opts = {}) {
+    auto rig = std::make_unique<VgpuRig>(opts, [&](const memmap::GuestMemory& mem, const VgpuOptions& o) {
         return make_engine(mem, o, BackendChoice::Cuda, GpuWorker::Process, why);
     });
     if (!rig->dev) return nullptr;
@@ -76,6 +76,32 @@ TEST(WorkerCuda, KernelFaultThroughTheRing) {
     rig.module_with("vector_add", &fn, test_fatbin());
     ASSERT_NE(fn, 0u);
     expect_vector_add_through_ring(rig, fn, 100000, 2.0f);
+    EXPECT_FALSE(libcuda_in_this_process());
+}
+
+// With the polling doorbell the worker watches the ring itself; a faulting
+// kernel there poisons the worker's CUDA, the VMM notices at its next look,
+// and the next commands run on a new worker that watches the ring again.
+TEST(WorkerCuda, KernelFaultInAWatchedRing) {
+    WorkerEngine* remote = nullptr;
+    REQUIRE_WORKER_CUDA(rigp, &remote, VgpuOptions{.doorbell = DoorbellMode::Poll});
+    VgpuRig& rig = *rigp;
+    ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
+    const uint64_t sent = remote->messages();
+    uint64_t fn = 0;
+    rig.module_with("vector_add", &fn, test_fatbin());
+    const uint64_t da = rig.alloc(4096);
+    const std::vector<std::vector<uint8_t>> bad{bytes(da), bytes(da), bytes(uint64_t{0x10}), bytes(uint32_t{1024})};
+    const pid_t first = remote->worker_pid();
+    EXPECT_EQ(rig.launch(fn, bad, 4, 1, 256, 1).status, VGPU_ERROR_ILLEGAL_ADDRESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_MEM_FREE, .args = {da}}).status, VGPU_ERROR_INVALID_VALUE); // dropped
+    EXPECT_EQ(rig.dev->counters().recoveries, 1u);
+    std::printf("%s\n", remote->worker_pid() != first ? "the faulted worker was replaced" : "recovered in place");
+    rig.module_with("vector_add", &fn, test_fatbin());
+    expect_vector_add_through_ring(rig, fn, 100000, 2.0f);
+    std::printf("messages to workers for %llu commands: %llu\n",
+                static_cast<unsigned long long>(rig.dev->counters().commands),
+                static_cast<unsigned long long>(remote->messages() - sent));
     EXPECT_FALSE(libcuda_in_this_process());
 }
 
