@@ -1,13 +1,9 @@
-// Modules, functions and kernel launches.
-//
-// Launch payload (vgpu_abi.h): nparams vgpu_param_desc, then the parameter
-// bytes; each parameter starts at a multiple of its natural alignment
-// (its size's lowest set bit, at most 8), after the descriptors rounded up
-// to 8. Everything must fit VGPU_PAYLOAD_BYTES (448): e.g. 32 pointers do
-// not (32*4 + 32*8 = 384 fits; more bytes of structs may not).
+// Modules, functions and kernel launches. A launch sends the kernel's
+// parameter buffer laid out by the layout the module defines
+// (VGPU_OP_LAUNCH_KERNEL_PACKED): in the ring slot when it fits, else from a
+// pinned scratch buffer the call waits for the device to take.
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
-#include "guest-stub/kernels/kernel_signatures.h"
 #include "guest-stub/runtime/heap.h"
 #include "guest-stub/runtime/mem.h"
 
@@ -17,12 +13,6 @@ namespace {
 
 constexpr uint32_t kFatbinMagic = 0xBA55ED50u;
 constexpr uint64_t kMaxImageBytes = 256ull << 20;
-
-uint32_t align_of_param(uint16_t size)
-{
-    uint32_t a = size & (0u - size); // lowest set bit
-    return a > 8 ? 8 : a;
-}
 
 // Image size as the driver would find it: fatbin header, ELF section/program
 // header tables, or PTX text up to its NUL. 0 if it cannot tell.
@@ -59,38 +49,27 @@ uint64_t image_size(const void* image)
     return 0;
 }
 
-CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                unsigned bz, unsigned shmem, CUstream stream, void* const* params,
-                const uint16_t* sizes, unsigned n)
+// Sends the parameter buffer `params` (layout l's bytes) with the launch.
+CUresult launch_packed(const FunctionLayout& l, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                       unsigned by, unsigned bz, unsigned shmem, CUstream stream, const uint8_t* params)
 {
-    if (n > VGPU_MAX_KERNEL_PARAMS || (n > 0 && (params == nullptr || sizes == nullptr)))
-        return CUDA_ERROR_INVALID_VALUE;
-    alignas(8) uint8_t payload[VGPU_PAYLOAD_BYTES];
-    uint32_t off = (n * sizeof(vgpu_param_desc) + 7u) & ~7u;
-    for (unsigned i = 0; i < n; ++i) {
-        uint16_t size = sizes[i];
-        if (size == 0 || params[i] == nullptr)
-            return CUDA_ERROR_INVALID_VALUE;
-        uint32_t a = align_of_param(size);
-        off = (off + a - 1) & ~(a - 1);
-        if (off + size > VGPU_PAYLOAD_BYTES)
-            return CUDA_ERROR_INVALID_VALUE; // parameters do not fit one slot
-        memcpy(payload + off, params[i], size);
-        vgpu_param_desc d{static_cast<uint16_t>(off), size};
-        memcpy(payload + i * sizeof d, &d, sizeof d);
-        off += size;
-    }
     Call c;
-    c.op = VGPU_OP_LAUNCH_KERNEL;
-    c.arg[0] = f;
+    c.op = VGPU_OP_LAUNCH_KERNEL_PACKED;
+    c.arg[0] = l.handle;
     c.arg[1] = stream;
     c.arg[2] = gx | (uint64_t)gy << 32;
     c.arg[3] = gz | (uint64_t)bx << 32;
     c.arg[4] = by | (uint64_t)bz << 32;
-    c.arg[5] = shmem | (uint64_t)n << 32;
-    c.payload = payload;
-    c.payload_len = off;
-    return call_async(c);
+    c.arg[5] = shmem | (uint64_t)l.bytes << 32;
+    if (l.bytes <= VGPU_PAYLOAD_BYTES) {
+        c.payload = params;
+        c.payload_len = l.bytes;
+        return call_async(c);
+    }
+    uint64_t gpa = reinterpret_cast<uintptr_t>(params); // the scratch: identity-mapped
+    c.payload = &gpa;
+    c.payload_len = sizeof gpa;
+    return call_async_taken(c); // the scratch is reused by the next launch
 }
 
 } // namespace
@@ -151,37 +130,53 @@ extern "C" CUresult cuModuleGetFunction(CUfunction* f, CUmodule module, const ch
     c.arg[0] = module;
     c.payload = name;
     c.payload_len = static_cast<uint32_t>(len);
-    uint64_t res[2];
-    CUresult r = call_sync(c, res);
-    if (r != CUDA_SUCCESS)
+    CUfunction handle;
+    if (CUresult r = call_result(c, &handle))
         return r;
-    *f = res[0];
-    for (const guest::KernelSignature& k : guest::kKernelSignatures) {
-        if (strcmp(k.name, name) == 0) {
-            function_remember(*f, module, k.sizes, k.nparams, true);
-            return CUDA_SUCCESS;
-        }
+    if (function_find(handle) != nullptr) { // asked before: the device gives the same handle
+        *f = handle;
+        return CUDA_SUCCESS;
     }
-    function_remember(*f, module, nullptr, 0, false); // sizes unknown
+    // The layout, as the module defines it, in as many calls as it takes.
+    constexpr uint32_t kPerCall = VGPU_PAYLOAD_BYTES / sizeof(vgpu_param_desc);
+    vgpu_param_desc descs[kPerCall];
+    uint64_t res[2];
+    Call q;
+    q.op = VGPU_OP_FUNC_GET_PARAM_INFO;
+    q.arg[0] = handle;
+    if (CUresult r = call_sync(q, res, descs, sizeof descs))
+        return r;
+    FunctionLayout* l = function_add(handle, module, static_cast<uint32_t>(res[0]), static_cast<uint32_t>(res[1]));
+    if (l == nullptr)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    for (uint32_t i = 0; i < l->count; ++i) {
+        if (i > 0 && i % kPerCall == 0) {
+            q.arg[1] = i;
+            if (CUresult r = call_sync(q, res, descs, sizeof descs))
+                return r;
+        }
+        l->offsets[i] = descs[i % kPerCall].offset;
+        l->sizes[i] = descs[i % kPerCall].size;
+    }
+    *f = handle;
     return CUDA_SUCCESS;
 }
 
-extern "C" CUresult vgpuFuncSetParamSizes(CUfunction f, const uint16_t* sizes, unsigned int nparams)
+extern "C" CUresult vgpuFuncGetParamLayout(CUfunction f, unsigned int* count, const uint16_t** offsets,
+                                           const uint16_t** sizes, size_t* bytes)
 {
-    if (nparams > VGPU_MAX_KERNEL_PARAMS || (nparams > 0 && sizes == nullptr))
-        return CUDA_ERROR_INVALID_VALUE;
-    function_remember(f, 0, sizes, nparams, true);
-    const uint16_t* check;
-    unsigned n;
-    return function_sizes(f, &check, &n) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
-}
-
-extern "C" CUresult vgpuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
-                                     unsigned int bx, unsigned int by, unsigned int bz,
-                                     unsigned int shmem, CUstream stream, void** params,
-                                     const uint16_t* sizes, unsigned int nparams)
-{
-    return launch(f, gx, gy, gz, bx, by, bz, shmem, stream, params, sizes, nparams);
+    const FunctionLayout* l = function_find(f);
+    if (l == nullptr)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (count != nullptr)
+        *count = l->count;
+    if (offsets != nullptr)
+        *offsets = l->offsets;
+    if (sizes != nullptr)
+        *sizes = l->sizes;
+    if (bytes != nullptr)
+        *bytes = l->bytes;
+    return CUDA_SUCCESS;
 }
 
 extern "C" CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
@@ -189,38 +184,40 @@ extern "C" CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int g
                                    unsigned int shmem, CUstream stream, void** kernelParams,
                                    void** extra)
 {
-    const uint16_t* sizes;
-    unsigned n;
-    if (!function_sizes(f, &sizes, &n))
-        return CUDA_ERROR_INVALID_VALUE; // sizes unknown: see guest_cuda.h
+    const FunctionLayout* l = function_find(f);
+    if (l == nullptr)
+        return CUDA_ERROR_INVALID_HANDLE;
     if (kernelParams != nullptr && extra != nullptr)
         return CUDA_ERROR_INVALID_VALUE;
-    if (extra == nullptr)
-        return launch(f, gx, gy, gz, bx, by, bz, shmem, stream, kernelParams, sizes, n);
-
-    // extra = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, END}
-    // in any order: split the packed buffer at the parameters' natural offsets.
-    const uint8_t* buf = nullptr;
-    const size_t* buf_size = nullptr;
-    for (unsigned i = 0; i < 8 && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
-        if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
-            buf = static_cast<const uint8_t*>(extra[i + 1]);
-        else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
-            buf_size = static_cast<const size_t*>(extra[i + 1]);
-        else
+    alignas(16) uint8_t inline_buffer[VGPU_PAYLOAD_BYTES];
+    uint8_t* buffer = inline_buffer;
+    if (l->bytes > VGPU_PAYLOAD_BYTES && (buffer = param_scratch()) == nullptr)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (extra != nullptr) {
+        // {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, END}, in any
+        // order: the buffer is already laid out by the kernel's layout, and exactly its size.
+        const uint8_t* buf = nullptr;
+        const size_t* buf_size = nullptr;
+        for (unsigned i = 0; i < 8 && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+            if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+                buf = static_cast<const uint8_t*>(extra[i + 1]);
+            else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+                buf_size = static_cast<const size_t*>(extra[i + 1]);
+            else
+                return CUDA_ERROR_INVALID_VALUE;
+        }
+        if ((l->bytes > 0 && buf == nullptr) || buf_size == nullptr || *buf_size != l->bytes)
             return CUDA_ERROR_INVALID_VALUE;
-    }
-    if (buf == nullptr || buf_size == nullptr)
-        return CUDA_ERROR_INVALID_VALUE;
-    void* params[VGPU_MAX_KERNEL_PARAMS];
-    size_t off = 0;
-    for (unsigned i = 0; i < n; ++i) {
-        uint32_t a = align_of_param(sizes[i]);
-        off = (off + a - 1) & ~(size_t)(a - 1);
-        if (off + sizes[i] > *buf_size)
+        memcpy(buffer, buf, l->bytes);
+    } else {
+        if (l->count > 0 && kernelParams == nullptr)
             return CUDA_ERROR_INVALID_VALUE;
-        params[i] = const_cast<uint8_t*>(buf + off);
-        off += sizes[i];
+        memset(buffer, 0, l->bytes); // padding between parameters
+        for (uint32_t i = 0; i < l->count; ++i) {
+            if (kernelParams[i] == nullptr)
+                return CUDA_ERROR_INVALID_VALUE;
+            memcpy(buffer + l->offsets[i], kernelParams[i], l->sizes[i]);
+        }
     }
-    return launch(f, gx, gy, gz, bx, by, bz, shmem, stream, params, sizes, n);
+    return launch_packed(*l, gx, gy, gz, bx, by, bz, shmem, stream, buffer);
 }

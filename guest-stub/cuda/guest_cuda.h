@@ -7,12 +7,13 @@
 //     two the guest itself detects: CUDA_ERROR_ILLEGAL_STATE (the device
 //     marked the ring broken) and CUDA_ERROR_TIMEOUT (no completion within
 //     vgpu_timeout_s). After either, every call returns it.
-//   * Kernel parameter sizes: the real driver reads them from the module;
-//     the guest cannot, so cuModuleGetFunction looks the name up in
-//     kernels/kernel_signatures.h. cuLaunchKernel then takes kernelParams
-//     (void**) or `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE) exactly as
-//     in CUDA. For a kernel not listed there, register sizes with
-//     vgpuFuncSetParamSizes or call vgpuLaunchKernel with explicit sizes.
+//   * Kernel parameters: cuModuleGetFunction asks the vGPU for the
+//     kernel's parameter layout as the module defines it (the driver's
+//     cuFuncGetParamInfo), and cuLaunchKernel lays kernelParams (void**) or
+//     the `extra` buffer (CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE, exactly the
+//     kernel's size) out by it, as the driver does: any parameter types, up
+//     to the driver's 32,764 bytes. A launch whose parameters exceed one
+//     ring slot (448 bytes) returns once the vGPU has taken them.
 //   * Host memory: cuMemAllocHost = the runtime's pinned_alloc (identity
 //     mapped, physically contiguous); cuMemFreeHost is a no-op (use
 //     guest::heap_mark/heap_release). Copies to/from pageable memory (the
@@ -157,14 +158,12 @@ CUresult vgpuMemcpyDtoHScattered(void* dst, CUdeviceptr src, size_t bytes, CUstr
 // A device address for physically contiguous guest RAM (pinned memory),
 // mapped into the device's address space: zero copy.
 CUresult vgpuGuestRamDevicePtr(CUdeviceptr* dptr, const void* p, size_t bytes);
-// Launch with explicit parameter sizes (bytes of each *params[i]).
-CUresult vgpuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-                          unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
-                          unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream stream,
-                          void** params, const uint16_t* sizes, unsigned int nparams);
-// Tells cuLaunchKernel the parameter sizes of f (a kernel not listed in
-// kernels/kernel_signatures.h).
-CUresult vgpuFuncSetParamSizes(CUfunction f, const uint16_t* sizes, unsigned int nparams);
+// The parameter layout of f, as its module defines it (cf. the driver's
+// cuFuncGetParamInfo): *count parameters, the i-th at offsets[i] with
+// sizes[i] bytes (pointers valid while f's module is loaded), *bytes the
+// whole buffer.
+CUresult vgpuFuncGetParamLayout(CUfunction f, unsigned int* count, const uint16_t** offsets,
+                                const uint16_t** sizes, size_t* bytes);
 // Module load with an explicit image size (no header parsing).
 CUresult vgpuModuleLoadDataSized(CUmodule* module, const void* image, size_t bytes);
 

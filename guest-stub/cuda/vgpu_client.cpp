@@ -16,17 +16,9 @@ namespace {
 constexpr uint32_t kDefaultRingEntries = 1024;
 constexpr uint64_t kDefaultTimeoutSeconds = 30; // below the VMM watchdog's 60 s default
 constexpr uint64_t kDefaultSgEntries = 1u << 18; // 1 GiB of 4 KiB pages in one list
-constexpr unsigned kMaxFunctions = 128;
+constexpr uint64_t kLayoutArenaBytes = 64u << 10; // parameter layouts, carved in order
 
 uint64_t reg(uint32_t off) { return KVMGPU_VGPU_GPA + off; }
-
-struct FunctionInfo {
-    CUfunction handle;
-    CUmodule module;
-    bool known;
-    uint8_t n;
-    uint16_t sizes[VGPU_MAX_KERNEL_PARAMS];
-};
 
 struct Client {
     bool initialized = false;
@@ -39,8 +31,12 @@ struct Client {
     uint64_t sg_capacity = 0;
     uint64_t sg_used = 0;
     bool sg_pending = false;
-    FunctionInfo functions[kMaxFunctions];
-    unsigned nfunctions = 0;
+    // Function layouts: a list (newest first) in arenas of permanent pinned
+    // memory; a forgotten module's records are not reused.
+    FunctionLayout* functions = nullptr;
+    uint8_t* arena = nullptr;
+    uint64_t arena_left = 0;
+    uint8_t* param_scratch = nullptr;
 };
 
 Client g;
@@ -194,6 +190,19 @@ CUresult call_async(const Call& c)
     return submit(c, VGPU_CMD_FLAG_ASYNC, &slot);
 }
 
+CUresult call_async_taken(const Call& c)
+{
+    if (CUresult r = ready())
+        return r;
+    RingProducer::Slot slot;
+    if (CUresult r = submit(c, VGPU_CMD_FLAG_ASYNC, &slot))
+        return r;
+    // Its error, as any queued call's, is held for the next sync point.
+    if (g.ring.wait(slot, nullptr) != 0)
+        return ring_failure_status();
+    return CUDA_SUCCESS;
+}
+
 CUresult sync_point(CUresult own)
 {
     uint32_t held = g.ring.take_async_error();
@@ -244,47 +253,54 @@ void sg_commit(uint64_t used)
     g.sg_pending = true;
 }
 
-void function_remember(CUfunction f, CUmodule module, const uint16_t* sizes, unsigned n, bool known)
+FunctionLayout* function_add(CUfunction f, CUmodule module, uint32_t count, uint32_t bytes)
 {
-    if (n > VGPU_MAX_KERNEL_PARAMS)
-        return;
-    FunctionInfo* slot = nullptr;
-    for (unsigned i = 0; i < g.nfunctions; ++i)
-        if (g.functions[i].handle == f)
-            slot = &g.functions[i];
-    if (slot == nullptr) {
-        if (g.nfunctions == kMaxFunctions)
-            return; // table full: cuLaunchKernel will ask for vgpuLaunchKernel
-        slot = &g.functions[g.nfunctions++];
+    const uint64_t need = (sizeof(FunctionLayout) + 4ull * count + 7) & ~7ull;
+    if (need > g.arena_left) {
+        const uint64_t size = need > kLayoutArenaBytes ? need : kLayoutArenaBytes;
+        g.arena = static_cast<uint8_t*>(try_pinned_alloc_permanent(size, 0));
+        if (g.arena == nullptr)
+            return nullptr;
+        g.arena_left = size;
     }
-    slot->handle = f;
-    if (module != 0)
-        slot->module = module;
-    slot->known = known;
-    slot->n = static_cast<uint8_t>(n);
-    for (unsigned i = 0; i < n; ++i)
-        slot->sizes[i] = sizes[i];
+    auto* l = reinterpret_cast<FunctionLayout*>(g.arena);
+    l->handle = f;
+    l->module = module;
+    l->count = count;
+    l->bytes = bytes;
+    l->offsets = reinterpret_cast<uint16_t*>(g.arena + sizeof(FunctionLayout));
+    l->sizes = l->offsets + count;
+    l->next = g.functions;
+    g.functions = l;
+    g.arena += need;
+    g.arena_left -= need;
+    return l;
 }
 
-bool function_sizes(CUfunction f, const uint16_t** sizes, unsigned* n)
+const FunctionLayout* function_find(CUfunction f)
 {
-    for (unsigned i = 0; i < g.nfunctions; ++i) {
-        if (g.functions[i].handle == f && g.functions[i].known) {
-            *sizes = g.functions[i].sizes;
-            *n = g.functions[i].n;
-            return true;
-        }
-    }
-    return false;
+    for (const FunctionLayout* l = g.functions; l != nullptr; l = l->next)
+        if (l->handle == f)
+            return l;
+    return nullptr;
 }
 
 void module_forget(CUmodule module)
 {
-    unsigned out = 0;
-    for (unsigned i = 0; i < g.nfunctions; ++i)
-        if (g.functions[i].module != module)
-            g.functions[out++] = g.functions[i];
-    g.nfunctions = out;
+    FunctionLayout** link = &g.functions;
+    while (*link != nullptr) {
+        if ((*link)->module == module)
+            *link = (*link)->next;
+        else
+            link = &(*link)->next;
+    }
+}
+
+uint8_t* param_scratch()
+{
+    if (g.param_scratch == nullptr)
+        g.param_scratch = static_cast<uint8_t*>(try_pinned_alloc_permanent(VGPU_MAX_PARAM_BYTES, 0));
+    return g.param_scratch;
 }
 
 RingProducer& ring() { return g.ring; }

@@ -40,6 +40,11 @@ CUresult call_result(const Call& call, T* out)
 }
 // Submits with VGPU_CMD_FLAG_ASYNC and returns; errors come at a sync point.
 CUresult call_async(const Call& call);
+// Submits with VGPU_CMD_FLAG_ASYNC and waits until the device has taken the
+// command (its completion), not for the work it queued: for a command
+// whose input outside the ring slot is about to be reused. Its error, as
+// any queued call's, comes at the next sync point.
+CUresult call_async_taken(const Call& call);
 // The error a synchronization point reports: its own, else the first held
 // async error (which is then cleared).
 CUresult sync_point(CUresult own);
@@ -50,10 +55,23 @@ CUresult sg_acquire(vgpu_sg_entry** entries, uint64_t* capacity);
 // Marks `used` entries as belonging to the command just submitted.
 void sg_commit(uint64_t used);
 
-// Function parameter sizes (for cuLaunchKernel with kernelParams/extra).
-void function_remember(CUfunction f, CUmodule module, const uint16_t* sizes, unsigned n, bool known);
-bool function_sizes(CUfunction f, const uint16_t** sizes, unsigned* n);
+// A function's parameter layout, from the vGPU (for cuLaunchKernel).
+struct FunctionLayout {
+    CUfunction handle;
+    CUmodule module;
+    uint32_t count;  // parameters
+    uint32_t bytes;  // the parameter buffer
+    uint16_t* offsets;
+    uint16_t* sizes;
+    FunctionLayout* next;
+};
+// A record with room for `count` parameters, linked in; nullptr when out of memory.
+FunctionLayout* function_add(CUfunction f, CUmodule module, uint32_t count, uint32_t bytes);
+const FunctionLayout* function_find(CUfunction f);
 void module_forget(CUmodule module);
+// A pinned buffer of VGPU_MAX_PARAM_BYTES for parameters that do not fit a
+// ring slot (made once); nullptr when out of memory.
+uint8_t* param_scratch();
 
 RingProducer& ring();
 const VgpuGuestInfo& info();

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define VGPU_MAGIC 0x55504756u /* "VGPU" */
-#define VGPU_ABI_VERSION 2u
+#define VGPU_ABI_VERSION 3u
 
 /* ---- MMIO registers (offsets from KVMGPU_VGPU_GPA) -------------------- */
 #define VGPU_REG_MAGIC 0x00u     /* u32 RO */
@@ -110,7 +110,9 @@ struct vgpu_param_desc {
     uint16_t offset;
     uint16_t size;
 };
-#define VGPU_MAX_KERNEL_PARAMS 32u
+#define VGPU_MAX_KERNEL_PARAMS 32u /* LAUNCH_KERNEL's descriptor form only */
+/* The driver's limit on a kernel's parameter buffer (CUDA 12.1 and later). */
+#define VGPU_MAX_PARAM_BYTES 32764u
 
 /* ---- opcodes: arguments in arg[], results in completion.result[] ------
  * dptr = device address (a CUdeviceptr of this VM's context);
@@ -143,6 +145,15 @@ enum vgpu_opcode {
     VGPU_OP_LAUNCH_KERNEL = 33,       /* arg0 function, arg1 stream, arg2 gridX|gridY<<32,
                                          arg3 gridZ|blockX<<32, arg4 blockY|blockZ<<32,
                                          arg5 sharedMem|nparams<<32; payload = params */
+    VGPU_OP_FUNC_GET_PARAM_INFO = 34, /* arg0 function, arg1 first parameter -> result0 parameter count,
+                                         result1 parameter buffer bytes; payload <- vgpu_param_desc of
+                                         parameters first, first+1, ... (as many as the payload holds):
+                                         the layout the module gives the kernel */
+    VGPU_OP_LAUNCH_KERNEL_PACKED = 35, /* args as LAUNCH_KERNEL but arg5 sharedMem|bytes<<32: the
+                                         parameter buffer laid out by the kernel's layout (cuLaunchKernel's
+                                         `extra` buffer), bytes exactly the layout's; payload = the buffer
+                                         when bytes <= VGPU_PAYLOAD_BYTES, else its guest-physical
+                                         address (uint64), in guest RAM */
     VGPU_OP_STREAM_CREATE = 40,       /* arg0 flags -> result0 stream */
     VGPU_OP_STREAM_SYNCHRONIZE = 41,  /* arg0 stream */
     VGPU_OP_STREAM_DESTROY = 42,      /* arg0 stream */

@@ -95,7 +95,19 @@ private:
     CommandResult op_module_load(GuestCommand&);
     CommandResult op_module_unload(GuestCommand&);
     CommandResult op_module_get_function(GuestCommand&);
+    CommandResult op_func_get_param_info(GuestCommand&);
     CommandResult op_launch_kernel(GuestCommand&);
+    CommandResult op_launch_kernel_packed(GuestCommand&);
+    // The function, stream and launch shape of a LAUNCH_KERNEL(_PACKED); an
+    // empty `why` when they are valid.
+    struct LaunchShape {
+        const FunctionEntry* function = nullptr;
+        BackendStream stream = 0;
+        Dim3 grid, block;
+        uint32_t status = VGPU_SUCCESS;
+        const char* why = nullptr;
+    };
+    LaunchShape launch_shape(const GuestCommand& c);
 
     const memmap::GuestMemory& mem_;
     GpuBackend& backend_;
@@ -114,6 +126,10 @@ private:
     std::vector<memmap::GuestRange> sg_list_;
     std::vector<RamRegion> ram_regions_; // guest RAM as the device walk sees it, made on first use
     std::vector<uint8_t> module_image_;
+    // A packed launch's parameters, copied out of the command or guest RAM.
+    alignas(16) std::array<uint8_t, VGPU_MAX_PARAM_BYTES> param_buffer_;
+    std::vector<void*> param_ptrs_;
+    std::vector<uint16_t> param_sizes_;
 };
 
 } // namespace kvmgpu::vgpu

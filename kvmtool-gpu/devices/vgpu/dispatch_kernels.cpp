@@ -1,4 +1,5 @@
 // Handlers for modules, functions and kernel launches.
+#include <algorithm>
 #include <cstring>
 #include <string_view>
 
@@ -61,21 +62,93 @@ CommandResult CommandDispatch::op_module_get_function(GuestCommand& c) {
     return done(VGPU_SUCCESS, *h);
 }
 
+// arg0 function, arg1 first parameter. The module's layout, as
+// cuFuncGetParamInfo gives it: result0 count, result1 buffer bytes.
+CommandResult CommandDispatch::op_func_get_param_info(GuestCommand& c) {
+    const FunctionEntry* f = functions_.find(c.desc.arg[0]);
+    if (!f) return fail(VGPU_ERROR_INVALID_HANDLE, "function handle");
+    const uint64_t first = c.desc.arg[1], count = f->params.count();
+    if (first > count) return fail(VGPU_ERROR_INVALID_VALUE, "first parameter past the last");
+    const uint64_t n = std::min<uint64_t>(count - first, VGPU_PAYLOAD_BYTES / sizeof(vgpu_param_desc));
+    c.payload.fill(0);
+    for (uint64_t i = 0; i < n; ++i) {
+        // Offsets and sizes fit 16 bits: the buffer is at most VGPU_MAX_PARAM_BYTES.
+        const vgpu_param_desc d{static_cast<uint16_t>(f->params.offsets[first + i]),
+                                static_cast<uint16_t>(f->params.sizes[first + i])};
+        std::memcpy(c.payload.data() + i * sizeof d, &d, sizeof d);
+    }
+    CommandResult r = done(VGPU_SUCCESS, count, f->params.total_bytes());
+    r.write_payload = true;
+    return r;
+}
+
+CommandDispatch::LaunchShape CommandDispatch::launch_shape(const GuestCommand& c) {
+    LaunchShape l;
+    auto bad = [&](uint32_t status, const char* why) {
+        l.status = status, l.why = why;
+        return l;
+    };
+    l.function = functions_.find(c.desc.arg[0]);
+    if (!l.function) return bad(VGPU_ERROR_INVALID_HANDLE, "function handle");
+    if (!stream_of(c.desc.arg[1], &l.stream)) return bad(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    auto lo = [](uint64_t v) { return static_cast<uint32_t>(v); };
+    auto hi = [](uint64_t v) { return static_cast<uint32_t>(v >> 32); };
+    l.grid = Dim3{lo(c.desc.arg[2]), hi(c.desc.arg[2]), lo(c.desc.arg[3])};
+    l.block = Dim3{hi(c.desc.arg[3]), lo(c.desc.arg[4]), hi(c.desc.arg[4])};
+    if (!l.grid.x || !l.grid.y || !l.grid.z || !l.block.x || !l.block.y || !l.block.z)
+        return bad(VGPU_ERROR_INVALID_VALUE, "zero grid or block dimension");
+    if (!launch_dims_ok(l.grid, l.block)) return bad(VGPU_ERROR_INVALID_VALUE, "grid or block beyond the device's limits");
+    return l;
+}
+
+// arg0..4 as LAUNCH_KERNEL, arg5 sharedMem|bytes<<32; the parameter buffer
+// in the payload or, when larger, at the guest-physical address it holds.
+CommandResult CommandDispatch::op_launch_kernel_packed(GuestCommand& c) {
+    const LaunchShape l = launch_shape(c);
+    if (l.why) return fail(l.status, l.why);
+    const ParamLayout& layout = l.function->params;
+    const uint32_t shared = static_cast<uint32_t>(c.desc.arg[5]);
+    const uint64_t bytes = c.desc.arg[5] >> 32;
+    // Exactly the kernel's buffer: the driver reads every parameter at its
+    // offset, so a shorter one would hand it bytes the guest never gave.
+    if (bytes != layout.total_bytes()) return fail(VGPU_ERROR_INVALID_VALUE, "parameter buffer not the kernel's size");
+    if (bytes > param_buffer_.size()) return fail(VGPU_ERROR_INVALID_VALUE, "parameter buffer too large");
+    const uint8_t* src = c.payload.data();
+    if (bytes > VGPU_PAYLOAD_BYTES) {
+        uint64_t gpa;
+        if (c.desc.payload_len < sizeof gpa) return fail(VGPU_ERROR_INVALID_VALUE, "no parameter buffer address");
+        std::memcpy(&gpa, c.payload.data(), sizeof gpa);
+        src = guest_span(gpa, bytes);
+        if (!src) return fail(VGPU_ERROR_INVALID_VALUE, "parameter buffer outside RAM");
+    } else if (c.desc.payload_len < bytes) {
+        return fail(VGPU_ERROR_INVALID_VALUE, "parameter buffer longer than the payload");
+    }
+    // SAFETY: [src, src + bytes) is the payload or was translated above; one
+    // copy, so the guest cannot change a parameter after it was checked.
+    if (bytes) std::memcpy(param_buffer_.data(), src, bytes);
+    param_ptrs_.clear();
+    param_sizes_.clear();
+    for (uint32_t i = 0; i < layout.count(); ++i) {
+        param_ptrs_.push_back(param_buffer_.data() + layout.offsets[i]);
+        param_sizes_.push_back(static_cast<uint16_t>(layout.sizes[i]));
+    }
+    Status st = backend_result(backend_.launch(l.function->function, l.grid, l.block, shared, l.stream, param_ptrs_,
+                                               param_sizes_));
+    if (st == VGPU_SUCCESS && !is_async(c)) st = backend_result(backend_.stream_synchronize(l.stream));
+    return done(st);
+}
+
 // arg0 function, arg1 stream, arg2 gridX|gridY<<32, arg3 gridZ|blockX<<32,
 // arg4 blockY|blockZ<<32, arg5 sharedMem|nparams<<32; payload = nparams
 // vgpu_param_desc, then the bytes they point to.
 CommandResult CommandDispatch::op_launch_kernel(GuestCommand& c) {
-    const FunctionEntry* f = functions_.find(c.desc.arg[0]);
-    if (!f) return fail(VGPU_ERROR_INVALID_HANDLE, "function handle");
-    BackendStream s;
-    if (!stream_of(c.desc.arg[1], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    const LaunchShape l = launch_shape(c);
+    if (l.why) return fail(l.status, l.why);
+    const FunctionEntry* f = l.function;
+    const BackendStream s = l.stream;
+    const Dim3 grid = l.grid, block = l.block;
     auto lo = [](uint64_t v) { return static_cast<uint32_t>(v); };
     auto hi = [](uint64_t v) { return static_cast<uint32_t>(v >> 32); };
-    const Dim3 grid{lo(c.desc.arg[2]), hi(c.desc.arg[2]), lo(c.desc.arg[3])};
-    const Dim3 block{hi(c.desc.arg[3]), lo(c.desc.arg[4]), hi(c.desc.arg[4])};
-    if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z)
-        return fail(VGPU_ERROR_INVALID_VALUE, "zero grid or block dimension");
-    if (!launch_dims_ok(grid, block)) return fail(VGPU_ERROR_INVALID_VALUE, "grid or block beyond the device's limits");
     const uint32_t shared = lo(c.desc.arg[5]), nparams = hi(c.desc.arg[5]);
     if (nparams > VGPU_MAX_KERNEL_PARAMS) return fail(VGPU_ERROR_INVALID_VALUE, "nparams > VGPU_MAX_KERNEL_PARAMS");
     const uint32_t desc_bytes = nparams * sizeof(vgpu_param_desc);

@@ -237,10 +237,11 @@ Status CudaBackend::module_get_function(BackendModule m, std::string_view name, 
     const std::string n(name); // the driver wants a NUL-terminated name
     CUfunction f = nullptr;
     CU_TRY(api_.cuModuleGetFunction(&f, reinterpret_cast<CUmodule>(m), n.c_str()));
-    // The driver answers CUDA_ERROR_INVALID_VALUE past the last parameter.
-    // One more than a launch may carry is enough to refuse every launch.
+    // The driver answers CUDA_ERROR_INVALID_VALUE past the last parameter;
+    // a kernel's parameters fill at most VGPU_MAX_PARAM_BYTES, one byte each
+    // at the least.
     ParamLayout l;
-    for (size_t i = 0; i <= VGPU_MAX_KERNEL_PARAMS; ++i) {
+    for (size_t i = 0; i < VGPU_MAX_PARAM_BYTES; ++i) {
         size_t offset = 0, size = 0;
         const CUresult r = api_.cuFuncGetParamInfo(f, i, &offset, &size);
         if (r == CUDA_ERROR_INVALID_VALUE) break;

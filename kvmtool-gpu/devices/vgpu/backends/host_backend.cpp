@@ -195,7 +195,9 @@ Status HostBackend::module_get_function(BackendModule m, std::string_view name, 
     const int i = find_cpu_kernel(name);
     if (i < 0) return VGPU_ERROR_NOT_FOUND;
     *out = static_cast<BackendFunction>(i) + 1;
-    *layout = ParamLayout::natural(cpu_kernels()[i].param_sizes);
+    const CpuKernel& k = cpu_kernels()[i];
+    *layout = ParamLayout::natural(k.param_sizes);
+    if (!k.param_offsets.empty()) layout->offsets.assign(k.param_offsets.begin(), k.param_offsets.end());
     return VGPU_SUCCESS;
 }
 

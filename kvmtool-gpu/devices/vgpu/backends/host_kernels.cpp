@@ -80,11 +80,26 @@ Status matmul(const DeviceAddressSpace& mem, Dim3 grid, Dim3 block, std::span<vo
 Status empty_kernel(const DeviceAddressSpace&, Dim3, Dim3, std::span<void* const>) { return VGPU_SUCCESS; }
 
 constexpr std::array<uint16_t, 4> kPtrPtrPtrU32{8, 8, 8, 4};
+constexpr std::array<uint16_t, 6> kEchoSizes{8, 1, 12, 16, 520, 2};
+constexpr std::array<uint16_t, 6> kEchoOffsets{0, 8, 12, 32, 48, 568};
 
-const std::array<CpuKernel, 3> kKernels{{
+Status param_echo(const DeviceAddressSpace& mem, Dim3, Dim3, std::span<void* const> p) {
+    uint32_t total = 0;
+    for (size_t i = 1; i < kEchoSizes.size(); ++i) total += kEchoSizes[i];
+    uint8_t* out = mem.translate(param<uint64_t>(p, 0), total);
+    if (!out) return VGPU_ERROR_ILLEGAL_ADDRESS;
+    for (size_t i = 1; i < kEchoSizes.size(); ++i) {
+        std::memcpy(out, p[i], kEchoSizes[i]);
+        out += kEchoSizes[i];
+    }
+    return VGPU_SUCCESS;
+}
+
+const std::array<CpuKernel, 4> kKernels{{
     {"vector_add", "_Z10vector_addPKfS0_Pfj", kPtrPtrPtrU32, vector_add},
     {"matmul", "_Z6matmulPKfS0_Pfj", kPtrPtrPtrU32, matmul},
     {"empty_kernel", "_Z12empty_kernelv", {}, empty_kernel},
+    {"param_echo", "", kEchoSizes, param_echo, kEchoOffsets},
 }};
 
 } // namespace
@@ -93,7 +108,8 @@ std::span<const CpuKernel> cpu_kernels() { return kKernels; }
 
 int find_cpu_kernel(std::string_view name) {
     for (size_t i = 0; i < kKernels.size(); ++i)
-        if (kKernels[i].name == name || kKernels[i].mangled == name) return static_cast<int>(i);
+        if (kKernels[i].name == name || (!kKernels[i].mangled.empty() && kKernels[i].mangled == name))
+            return static_cast<int>(i);
     return -1;
 }
 

@@ -12,6 +12,9 @@
 //   matmul(const float* a, const float* b, float* c, unsigned n)
 //       2-D, square, row-major: row from y, column from x; c = a * b
 //   empty_kernel()
+//   param_echo(uint8_t* out, char, {float x3}, aligned(16) {double x2},
+//              {uint64_t x65}, short): one thread writes the by-value
+//       parameters to out back to back (guest-stub/kernels/param_shapes.h)
 // Names are accepted plain (extern "C") or Itanium-mangled.
 #pragma once
 
@@ -39,6 +42,9 @@ struct CpuKernel {
     std::string_view mangled;
     std::span<const uint16_t> param_sizes; // what the launch must pass
     CpuKernelFn fn;
+    // Where the C ABI puts each parameter, as nvcc's module would say;
+    // empty: each at its size's natural alignment (scalars and pointers).
+    std::span<const uint16_t> param_offsets = {};
 };
 
 // The table; a BackendFunction of the host backend is an index into it + 1.
