@@ -1,17 +1,34 @@
 // The module's parameter layout, as the guest gets it (FUNC_GET_PARAM_INFO),
 // and launches that carry the kernel's parameter buffer laid out by it
 // (LAUNCH_KERNEL_PACKED): in the ring slot, or in guest RAM when larger.
-// Every malformed one is refused, and the device carries on.
+// Every malformed one is refused, and the device carries on: inline and in
+// a GPU worker process (which must survive each).
 #include <cstring>
+#include <memory>
 
 #include "guest-stub/kernels/param_shapes.h"
+#include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
+#include "kvmtool-gpu/devices/vgpu_worker/worker_engine.h"
 #include "tests/support/vgpu_rig.h"
 
 namespace kvmgpu::vgpu::test {
 namespace {
 
-struct PackedLaunch : ::testing::Test {
-    VgpuRig rig;
+std::unique_ptr<VgpuRig> make_rig(bool in_worker) {
+    if (!in_worker) return std::make_unique<VgpuRig>();
+    return std::make_unique<VgpuRig>(VgpuOptions{}, [](const memmap::GuestMemory& mem, const VgpuOptions& o) {
+        std::string why;
+        auto e = WorkerEngine::create(
+            mem, [](std::string*) -> std::unique_ptr<GpuBackend> { return std::make_unique<HostBackend>(); }, o,
+            WorkerOptions{}, &why);
+        EXPECT_TRUE(e) << why;
+        return e;
+    });
+}
+
+struct PackedLaunch : ::testing::TestWithParam<bool> {
+    std::unique_ptr<VgpuRig> owned = make_rig(GetParam());
+    VgpuRig& rig = *owned;
     uint64_t echo = 0, add = 0;
     void SetUp() override {
         ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
@@ -34,7 +51,7 @@ struct PackedLaunch : ::testing::Test {
     }
 };
 
-TEST_F(PackedLaunch, TheLayoutIsTheModulesInChunks) {
+TEST_P(PackedLaunch, TheLayoutIsTheModulesInChunks) {
     const Done all = rig.call({.opcode = VGPU_OP_FUNC_GET_PARAM_INFO, .args = {echo, 0}});
     ASSERT_EQ(all.status, VGPU_SUCCESS);
     EXPECT_EQ(all.r0, kEchoParams);
@@ -56,7 +73,7 @@ TEST_F(PackedLaunch, TheLayoutIsTheModulesInChunks) {
               VGPU_ERROR_INVALID_HANDLE);
 }
 
-TEST_F(PackedLaunch, ParametersInTheSlotAndInGuestRam) {
+TEST_P(PackedLaunch, ParametersInTheSlotAndInGuestRam) {
     // vector_add's buffer (28 bytes) in the slot.
     const uint64_t d = rig.alloc(4 * 4);
     std::vector<float> ones(4, 1.0f);
@@ -92,7 +109,7 @@ TEST_F(PackedLaunch, ParametersInTheSlotAndInGuestRam) {
     }
 }
 
-TEST_F(PackedLaunch, MalformedLaunchesAreRefused) {
+TEST_P(PackedLaunch, MalformedLaunchesAreRefused) {
     std::vector<uint8_t> echo_buf(kEchoBufferBytes);
     const uint64_t out = rig.alloc(kEchoOutBytes);
     std::memcpy(echo_buf.data(), &out, 8);
@@ -123,9 +140,13 @@ TEST_F(PackedLaunch, MalformedLaunchesAreRefused) {
              .args = {echo, 0, 0, 1 | (1ull << 32), 1 | (1ull << 32), uint64_t{kEchoBufferBytes} << 32},
              .payload = bytes(gpa)};
     EXPECT_EQ(rig.call(zero).status, VGPU_ERROR_INVALID_VALUE);
-    // The device carries on.
+    // The device carries on (a worker was not replaced).
     EXPECT_EQ(launch(echo, echo_buf, gpa).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.dev->counters().recoveries, 0u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Engines, PackedLaunch, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "worker" : "inline"; });
 
 } // namespace
 } // namespace kvmgpu::vgpu::test
