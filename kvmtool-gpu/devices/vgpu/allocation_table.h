@@ -40,6 +40,7 @@ public:
     uint64_t used() const { return used_; }
     uint64_t quota() const { return quota_; }
     size_t count() const { return allocs_.size(); }
+    uint32_t max_count() const { return max_count_; }
     template <typename Fn>
     void for_each(Fn&& fn) const {
         for (const auto& [base, size] : allocs_) fn(base, size);

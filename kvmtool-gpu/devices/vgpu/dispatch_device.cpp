@@ -51,7 +51,7 @@ CommandResult CommandDispatch::op_device_total_mem(GuestCommand& c) {
     if (c.desc.arg[0] != kOnlyOrdinal) return fail(VGPU_ERROR_INVALID_DEVICE, "device ordinal != 0");
     uint64_t total = 0;
     const Status s = backend_result(backend_.device_total_mem(0, &total));
-    return done(s, std::min(total, allocs_.quota())); // what this VM may use
+    return done(s, total); // the GPU's, as the driver says; cuMemGetInfo gives this VM's share
 }
 
 CommandResult CommandDispatch::op_ctx_synchronize(GuestCommand&) {

@@ -3,6 +3,7 @@
 // Every device range is checked against this VM's allocations and windows,
 // every guest range through GuestMemory::translate.
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "kvmtool-gpu/devices/vgpu/command_dispatch.h"
@@ -12,7 +13,17 @@ namespace kvmgpu::vgpu {
 CommandResult CommandDispatch::op_mem_alloc(GuestCommand& c) {
     const uint64_t bytes = c.desc.arg[0];
     if (bytes == 0) return fail(VGPU_ERROR_INVALID_VALUE, "zero-byte allocation");
-    if (!allocs_.can_reserve(bytes)) return fail(VGPU_ERROR_OUT_OF_MEMORY, "device memory quota or allocation count");
+    if (!allocs_.can_reserve(bytes)) {
+        char why[160];
+        if (allocs_.count() >= allocs_.max_count())
+            std::snprintf(why, sizeof why, "refused: the VM holds its maximum of %llu allocations",
+                          static_cast<unsigned long long>(allocs_.max_count()));
+        else
+            std::snprintf(why, sizeof why, "%llu bytes refused by the VM's device-memory quota (%llu of %llu bytes in use)",
+                          static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(allocs_.used()),
+                          static_cast<unsigned long long>(allocs_.quota()));
+        return fail(VGPU_ERROR_OUT_OF_MEMORY, why);
+    }
     uint64_t dptr = 0;
     const Status s = backend_result(backend_.mem_alloc(bytes, &dptr));
     if (s != VGPU_SUCCESS) return done(s);
