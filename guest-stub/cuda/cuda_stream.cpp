@@ -81,3 +81,25 @@ extern "C" CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end)
 }
 
 extern "C" CUresult cuEventDestroy(CUevent event) { return one_handle(VGPU_OP_EVENT_DESTROY, event); }
+
+// Queries answer CUDA_ERROR_NOT_READY while work is pending and, as the
+// driver's, may report an earlier queued call's error.
+extern "C" CUresult cuStreamQuery(CUstream stream)
+{
+    return sync_point(one_handle(VGPU_OP_STREAM_QUERY, stream));
+}
+
+extern "C" CUresult cuEventQuery(CUevent event)
+{
+    return sync_point(one_handle(VGPU_OP_EVENT_QUERY, event));
+}
+
+extern "C" CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags)
+{
+    Call c;
+    c.op = VGPU_OP_STREAM_WAIT_EVENT;
+    c.arg[0] = stream;
+    c.arg[1] = event;
+    c.arg[2] = flags;
+    return call_async(c);
+}

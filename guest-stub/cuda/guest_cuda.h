@@ -139,11 +139,14 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDi
 CUresult cuStreamCreate(CUstream* stream, unsigned int flags);
 CUresult cuStreamSynchronize(CUstream stream);
 CUresult cuStreamDestroy(CUstream stream);
+CUresult cuStreamQuery(CUstream stream);
+CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags);
 CUresult cuEventCreate(CUevent* event, unsigned int flags);
 CUresult cuEventRecord(CUevent event, CUstream stream);
 CUresult cuEventSynchronize(CUevent event);
 CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end);
 CUresult cuEventDestroy(CUevent event);
+CUresult cuEventQuery(CUevent event);
 
 // ---- vGPU extras --------------------------------------------------------
 // Copies between device memory and a guest buffer described by a

@@ -157,12 +157,16 @@ enum vgpu_opcode {
     VGPU_OP_STREAM_CREATE = 40,       /* arg0 flags -> result0 stream */
     VGPU_OP_STREAM_SYNCHRONIZE = 41,  /* arg0 stream */
     VGPU_OP_STREAM_DESTROY = 42,      /* arg0 stream */
+    VGPU_OP_STREAM_QUERY = 43,        /* arg0 stream -> SUCCESS when all its work is done, else NOT_READY */
+    VGPU_OP_STREAM_WAIT_EVENT = 44,   /* arg0 stream, arg1 event, arg2 flags (0): later work on the stream
+                                         waits for the event's recorded work */
     VGPU_OP_EVENT_CREATE = 50,        /* arg0 flags -> result0 event */
     VGPU_OP_EVENT_RECORD = 51,        /* arg0 event, arg1 stream */
     VGPU_OP_EVENT_SYNCHRONIZE = 52,   /* arg0 event */
     VGPU_OP_EVENT_ELAPSED_TIME = 53,  /* arg0 start, arg1 end -> result0 = float ms bits */
     VGPU_OP_EVENT_DESTROY = 54,       /* arg0 event */
-    VGPU_OP_MAX_ = 55
+    VGPU_OP_EVENT_QUERY = 55,         /* arg0 event -> SUCCESS when its recorded work is done, else NOT_READY */
+    VGPU_OP_MAX_ = 56
 };
 
 /* How the VMM moves a scatter-gather transfer (arg4 of the _SG opcodes).

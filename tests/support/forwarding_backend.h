@@ -78,6 +78,9 @@ public:
     Status event_create(uint32_t flags, BackendEvent* out) override { return inner_->event_create(flags, out); }
     Status event_record(BackendEvent e, BackendStream s) override { return inner_->event_record(e, s); }
     Status event_synchronize(BackendEvent e) override { return inner_->event_synchronize(e); }
+    Status stream_query(BackendStream s) override { return inner_->stream_query(s); }
+    Status stream_wait_event(BackendStream s, BackendEvent e) override { return inner_->stream_wait_event(s, e); }
+    Status event_query(BackendEvent e) override { return inner_->event_query(e); }
     Status event_elapsed_ms(BackendEvent a, BackendEvent b, float* ms) override {
         return inner_->event_elapsed_ms(a, b, ms);
     }

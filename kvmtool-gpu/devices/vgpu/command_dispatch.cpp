@@ -41,6 +41,9 @@ const std::array<CommandDispatch::Handler, VGPU_OP_MAX_> CommandDispatch::kHandl
     t[VGPU_OP_EVENT_SYNCHRONIZE] = &D::op_event_synchronize;
     t[VGPU_OP_EVENT_ELAPSED_TIME] = &D::op_event_elapsed_time;
     t[VGPU_OP_EVENT_DESTROY] = &D::op_event_destroy;
+    t[VGPU_OP_STREAM_QUERY] = &D::op_stream_query;
+    t[VGPU_OP_STREAM_WAIT_EVENT] = &D::op_stream_wait_event;
+    t[VGPU_OP_EVENT_QUERY] = &D::op_event_query;
     return t;
 }();
 
@@ -74,7 +77,7 @@ CommandResult CommandDispatch::execute(GuestCommand& cmd) {
         r = (this->*kHandlers[op])(cmd);
     }
     VgpuCounters::add(counters_.commands);
-    if (r.status != VGPU_SUCCESS) VgpuCounters::add(counters_.errors);
+    if (r.status != VGPU_SUCCESS && r.status != VGPU_ERROR_NOT_READY) VgpuCounters::add(counters_.errors);
     current_ = nullptr;
     return r;
 }

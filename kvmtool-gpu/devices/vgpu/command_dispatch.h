@@ -59,6 +59,7 @@ private:
     // Helpers shared by the handlers.
     CommandResult fail(uint32_t status, const char* why);
     CommandResult done(Status s, uint64_t r0 = 0, uint64_t r1 = 0);
+    CommandResult query_result(Status s);
     Status backend_result(Status s);
     bool stream_of(uint64_t handle, BackendStream* out);
     uint8_t* guest_span(uint64_t gpa, uint64_t bytes);
@@ -81,6 +82,9 @@ private:
     CommandResult op_event_synchronize(GuestCommand&);
     CommandResult op_event_elapsed_time(GuestCommand&);
     CommandResult op_event_destroy(GuestCommand&);
+    CommandResult op_stream_query(GuestCommand&);
+    CommandResult op_stream_wait_event(GuestCommand&);
+    CommandResult op_event_query(GuestCommand&);
     // dispatch_memory.cpp
     CommandResult op_mem_alloc(GuestCommand&);
     CommandResult op_mem_free(GuestCommand&);

@@ -120,4 +120,34 @@ CommandResult CommandDispatch::op_event_destroy(GuestCommand& c) {
     return done(backend_result(backend_.event_destroy(*e)));
 }
 
+// Queries: NOT_READY is an answer, not an error, so it is not logged.
+CommandResult CommandDispatch::query_result(Status s) {
+    if (s != VGPU_ERROR_NOT_READY) return done(s);
+    CommandResult r;
+    r.status = s;
+    return r;
+}
+
+CommandResult CommandDispatch::op_stream_query(GuestCommand& c) {
+    BackendStream s;
+    if (!stream_of(c.desc.arg[0], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    return query_result(backend_result(backend_.stream_query(s)));
+}
+
+CommandResult CommandDispatch::op_event_query(GuestCommand& c) {
+    const BackendEvent* e = events_.find(c.desc.arg[0]);
+    if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
+    return query_result(backend_result(backend_.event_query(*e)));
+}
+
+// arg2: cuStreamWaitEvent's flags; only CU_EVENT_WAIT_DEFAULT (0) exists.
+CommandResult CommandDispatch::op_stream_wait_event(GuestCommand& c) {
+    BackendStream s;
+    if (!stream_of(c.desc.arg[0], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    const BackendEvent* e = events_.find(c.desc.arg[1]);
+    if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
+    if (c.desc.arg[2] != 0) return fail(VGPU_ERROR_INVALID_VALUE, "unknown wait flags");
+    return done(backend_result(backend_.stream_wait_event(s, *e)));
+}
+
 } // namespace kvmgpu::vgpu

@@ -101,8 +101,8 @@ void WorkerEngine::stop() {
 
 std::string WorkerEngine::describe() const {
     std::string d = start_.description;
-    d += pid_ > 0 ? "; in GPU worker process " + std::to_string(pid_) : std::string("; no GPU worker process");
-    if (replacements_) d += " (" + std::to_string(replacements_) + " replaced after faults)";
+    d += pid_ > 0 ? "; in GPU worker process " + std::to_string(pid_.load()) : std::string("; no GPU worker process");
+    if (replacements_) d += " (" + std::to_string(replacements_.load()) + " replaced after faults)";
     return d;
 }
 
@@ -135,7 +135,7 @@ bool WorkerEngine::spawn(std::string* why) {
     }
     // A new seed for each worker: the handles of a replaced worker's objects
     // never name a new worker's.
-    setup_.handle_seed = first_seed_ + static_cast<uint32_t>(replacements_) * 0x61C887u;
+    setup_.handle_seed = first_seed_ + static_cast<uint32_t>(replacements_.load()) * 0x61C887u;
     const pid_t parent = getpid();
     const pid_t pid = fork();
     if (pid < 0) {
@@ -192,7 +192,7 @@ void WorkerEngine::retire_worker() {
     if (pid_ > 0 && !reaped_) {
         kill(pid_, SIGKILL);
         if (!reap(pid_, kReapBound)) {
-            log_error("vgpu: GPU worker %d has not ended %lld s after SIGKILL; reaping it later", pid_,
+            log_error("vgpu: GPU worker %d has not ended %lld s after SIGKILL; reaping it later", pid_.load(),
                       static_cast<long long>(kReapBound.count()));
             unreaped_.push_back(pid_);
         }
@@ -204,7 +204,7 @@ void WorkerEngine::retire_worker() {
 
 void WorkerEngine::replace_worker(const std::string& why, bool counted) {
     if (!counted) VgpuCounters::add(counters().recoveries);
-    log_error("vgpu: GPU worker %d %s: killing it and starting a new one; every VM handle is gone", pid_, why.c_str());
+    log_error("vgpu: GPU worker %d %s: killing it and starting a new one; every VM handle is gone", pid_.load(), why.c_str());
     retire_worker();
     ++replacements_;
     std::string reason;

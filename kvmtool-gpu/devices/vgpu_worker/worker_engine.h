@@ -119,10 +119,11 @@ private:
     WorkerSetup setup_;
     WorkerOptions wopts_;
     std::unique_ptr<WorkerChannel> ch_;
-    pid_t pid_ = -1;
+    // Read from any thread (tests, descriptions), written by the executor's.
+    std::atomic<pid_t> pid_{-1};
     bool reaped_ = false;  // pid_ has been waited for: never signal it again
     std::string end_text_; // how it ended, for the log
-    uint64_t replacements_ = 0;
+    std::atomic<uint64_t> replacements_{0};
     std::atomic<uint64_t> messages_{0};
     uint32_t first_seed_;
     std::chrono::steady_clock::time_point next_spawn_{};

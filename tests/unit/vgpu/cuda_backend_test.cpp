@@ -408,5 +408,38 @@ TEST(CudaSticky, KernelFaultThroughTheRing) {
     EXPECT_NE(later.status, 0xFFFFFFFFu);
 }
 
+// Queries see pending work as the driver does, and a stream that waits for
+// another's event starts its work only after it.
+TEST(CudaVgpu, QueriesAndCrossStreamWaits) {
+    std::string why;
+    auto be = make_cuda(&why);
+    if (!be) GTEST_SKIP() << "no CUDA backend: " << why;
+    VgpuRig rig(VgpuOptions{}, std::move(be));
+    ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
+    uint64_t spin = 0;
+    rig.module_with("spin_kernel", &spin, test_fatbin());
+    const uint64_t s1 = rig.call({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}}).r0;
+    const uint64_t s2 = rig.call({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}}).r0;
+    const uint64_t ev = rig.call({.opcode = VGPU_OP_EVENT_CREATE, .args = {0}}).r0;
+    // About half a second of one thread at ~2 GHz: long enough to look at.
+    const std::vector<std::vector<uint8_t>> cycles{bytes(uint64_t{1} << 30)};
+    ASSERT_EQ(rig.launch(spin, cycles, 1, 1, 1, 1, s1).status, VGPU_SUCCESS);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_EVENT_RECORD, .args = {ev, s1}, .flags = VGPU_CMD_FLAG_ASYNC}).status,
+              VGPU_SUCCESS);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_STREAM_WAIT_EVENT, .args = {s2, ev, 0}}).status, VGPU_SUCCESS);
+    const uint64_t marker = rig.call({.opcode = VGPU_OP_EVENT_CREATE, .args = {0}}).r0;
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_EVENT_RECORD, .args = {marker, s2}, .flags = VGPU_CMD_FLAG_ASYNC}).status,
+              VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_QUERY, .args = {s1}}).status, VGPU_ERROR_NOT_READY);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_EVENT_QUERY, .args = {ev}}).status, VGPU_ERROR_NOT_READY);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_EVENT_QUERY, .args = {marker}}).status, VGPU_ERROR_NOT_READY)
+        << "s2 did not wait for s1's event";
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_STREAM_SYNCHRONIZE, .args = {s2}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_EVENT_QUERY, .args = {ev}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_QUERY, .args = {s1}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_WAIT_EVENT, .args = {s2, ev, 1}}).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.dev->counters().errors, 1u) << "NOT_READY is an answer, not an error";
+}
+
 } // namespace
 } // namespace kvmgpu::vgpu::test

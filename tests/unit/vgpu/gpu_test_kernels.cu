@@ -16,3 +16,11 @@ struct Wide {
 extern "C" __global__ void copy_wide(Wide in, unsigned long long* out) {
     if (threadIdx.x < 8) out[threadIdx.x] = in.w[threadIdx.x];
 }
+
+// Keeps one thread busy for about `cycles` clock cycles: work that is still
+// pending when a query or a waiting stream looks at it.
+extern "C" __global__ void spin_kernel(unsigned long long cycles) {
+    const long long start = clock64();
+    while (static_cast<unsigned long long>(clock64() - start) < cycles) {
+    }
+}

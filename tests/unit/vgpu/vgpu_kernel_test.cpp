@@ -207,6 +207,22 @@ TEST_F(VgpuKernels, IllegalAddressIsStickyThenRecovered) {
               VGPU_ERROR_ILLEGAL_ADDRESS);
 }
 
+// The host backend finishes work in the call that queues it: queries say
+// done, waits have nothing to wait for; handles and flags are checked.
+TEST_F(VgpuKernels, QueriesAndStreamWaits) {
+    const uint64_t s = rig.call({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}}).r0;
+    const uint64_t e = rig.call({.opcode = VGPU_OP_EVENT_CREATE, .args = {0}}).r0;
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_EVENT_RECORD, .args = {e, s}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_QUERY, .args = {s}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_QUERY, .args = {0}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_EVENT_QUERY, .args = {e}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_WAIT_EVENT, .args = {0, e, 0}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_WAIT_EVENT, .args = {s, e, 1}}).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_WAIT_EVENT, .args = {s, s, 0}}).status, VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_QUERY, .args = {e}}).status, VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_EVENT_QUERY, .args = {s}}).status, VGPU_ERROR_INVALID_HANDLE);
+}
+
 TEST_F(VgpuKernels, StreamsAndEvents) {
     const Done s = rig.call({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}});
     const Done e0 = rig.call({.opcode = VGPU_OP_EVENT_CREATE, .args = {0}});
@@ -260,7 +276,7 @@ TEST_F(VgpuKernels, DeviceQueries) {
 }
 
 TEST_F(VgpuKernels, UnknownOpcodesAndFlags) {
-    for (uint16_t op : {7, 9, 21, 36, 55, 999, 0xFFFF})
+    for (uint16_t op : {7, 9, 21, 36, 56, 999, 0xFFFF})
         EXPECT_EQ(rig.call({.opcode = op}).status, VGPU_ERROR_NOT_SUPPORTED) << op;
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_NOP, .flags = 0x8000}).status, VGPU_ERROR_INVALID_VALUE);
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_NOP, .payload_len = 100000}).status, VGPU_ERROR_INVALID_VALUE);

@@ -294,6 +294,14 @@ Status CudaBackend::event_elapsed_ms(BackendEvent start, BackendEvent end, float
 
 Status CudaBackend::event_destroy(BackendEvent e) { return to_status(api_.cuEventDestroy(reinterpret_cast<CUevent>(e))); }
 
+Status CudaBackend::stream_query(BackendStream s) { return to_status(api_.cuStreamQuery(stream(s))); }
+
+Status CudaBackend::stream_wait_event(BackendStream s, BackendEvent e) {
+    return to_status(api_.cuStreamWaitEvent(stream(s), reinterpret_cast<CUevent>(e), 0));
+}
+
+Status CudaBackend::event_query(BackendEvent e) { return to_status(api_.cuEventQuery(reinterpret_cast<CUevent>(e))); }
+
 bool CudaBackend::recover_from(Status s) {
     const bool execution_error = (s >= 700 && s < 800) || s == VGPU_ERROR_UNKNOWN;
     if (!execution_error || !ctx_) return false;

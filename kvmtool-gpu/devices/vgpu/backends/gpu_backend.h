@@ -133,11 +133,15 @@ public:
     virtual Status stream_create(uint32_t flags, BackendStream* out) = 0;
     virtual Status stream_synchronize(BackendStream s) = 0;
     virtual Status stream_destroy(BackendStream s) = 0;
+    // VGPU_SUCCESS when done, VGPU_ERROR_NOT_READY while work is pending.
+    virtual Status stream_query(BackendStream s) = 0;
+    virtual Status stream_wait_event(BackendStream s, BackendEvent e) = 0;
     virtual Status event_create(uint32_t flags, BackendEvent* out) = 0;
     virtual Status event_record(BackendEvent e, BackendStream s) = 0;
     virtual Status event_synchronize(BackendEvent e) = 0;
     virtual Status event_elapsed_ms(BackendEvent start, BackendEvent end, float* ms) = 0;
     virtual Status event_destroy(BackendEvent e) = 0;
+    virtual Status event_query(BackendEvent e) = 0;
 
     // Thread-safe, from any thread: ends the call the executor is blocked in
     // now as if its time-out had passed (a worker backend then replaces its

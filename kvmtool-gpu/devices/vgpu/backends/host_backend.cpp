@@ -238,6 +238,16 @@ Status HostBackend::event_record(BackendEvent e, BackendStream s) {
 
 Status HostBackend::event_synchronize(BackendEvent e) { return events_.count(e) ? VGPU_SUCCESS : VGPU_ERROR_INVALID_HANDLE; }
 
+// The host backend finishes all work in the call that queued it: a stream
+// or an event is always done, and a wait has nothing to wait for.
+Status HostBackend::stream_query(BackendStream s) { return stream_ok(s) ? VGPU_SUCCESS : VGPU_ERROR_INVALID_HANDLE; }
+
+Status HostBackend::stream_wait_event(BackendStream s, BackendEvent e) {
+    return stream_ok(s) && events_.count(e) ? VGPU_SUCCESS : VGPU_ERROR_INVALID_HANDLE;
+}
+
+Status HostBackend::event_query(BackendEvent e) { return events_.count(e) ? VGPU_SUCCESS : VGPU_ERROR_INVALID_HANDLE; }
+
 Status HostBackend::event_elapsed_ms(BackendEvent start, BackendEvent end, float* ms) {
     auto a = events_.find(start), b = events_.find(end);
     if (a == events_.end() || b == events_.end()) return VGPU_ERROR_INVALID_HANDLE;

@@ -79,11 +79,14 @@ public:
     Status stream_create(uint32_t flags, BackendStream* out) override;
     Status stream_synchronize(BackendStream s) override;
     Status stream_destroy(BackendStream s) override;
+    Status stream_query(BackendStream s) override;
+    Status stream_wait_event(BackendStream s, BackendEvent e) override;
     Status event_create(uint32_t flags, BackendEvent* out) override;
     Status event_record(BackendEvent e, BackendStream s) override;
     Status event_synchronize(BackendEvent e) override;
     Status event_elapsed_ms(BackendEvent start, BackendEvent end, float* ms) override;
     Status event_destroy(BackendEvent e) override;
+    Status event_query(BackendEvent e) override;
 
     // A CPU kernel's illegal address is treated as sticky, like a GPU's:
     // every allocation, module, stream and event is dropped.
