@@ -10,7 +10,7 @@ vmm=$1 dir=$2
 shift 2
 pages=${*:-4K}
 failed=0 passed=0
-self_checking="boot_exit hello vecadd matmul attack params"
+self_checking="boot_exit hello vecadd matmul attack params conformance"
 guests=${GUESTS:-$(for g in $self_checking; do [ -f "$dir/$g.elf" ] && echo "$g"; done)}
 for name in $guests; do
   for p in $pages; do

@@ -1,0 +1,193 @@
+// conformance: every entry point of the guest Driver API, success and error
+// paths, with the statuses the CUDA driver gives (docs/driver-api.md). The
+// same checks run on the host backend (CI) and on CUDA (the GPU machine);
+// each failure is printed with what came back and what was wanted.
+#include "guest-stub/programs/program_common.h"
+
+using namespace guest;
+
+namespace {
+
+unsigned g_checks = 0, g_failed = 0;
+
+void expect(const char* what, CUresult got, CUresult want)
+{
+    ++g_checks;
+    if (got == want)
+        return;
+    ++g_failed;
+    const char *g = "?", *w = "?";
+    cuGetErrorName(got, &g);
+    cuGetErrorName(want, &w);
+    printf("conformance: FAIL %s: %s (%u), want %s (%u)\n", what, g ? g : "?", got, w ? w : "?", want);
+}
+
+void expect_true(const char* what, bool ok)
+{
+    ++g_checks;
+    if (!ok) {
+        ++g_failed;
+        printf("conformance: FAIL %s\n", what);
+    }
+}
+
+void device_calls()
+{
+    int n = 0, v = 0;
+    CUdevice d = -1;
+    char name[64] = {};
+    size_t bytes = 0;
+    expect("cuInit(flags 1)", cuInit(1), CUDA_ERROR_INVALID_VALUE);
+    expect("cuDeviceGetCount", cuDeviceGetCount(&n), CUDA_SUCCESS);
+    expect_true("one device", n == 1);
+    expect("cuDeviceGetCount(null)", cuDeviceGetCount(nullptr), CUDA_ERROR_INVALID_VALUE);
+    expect("cuDeviceGet(0)", cuDeviceGet(&d, 0), CUDA_SUCCESS);
+    expect("cuDeviceGet(1)", cuDeviceGet(&d, 1), CUDA_ERROR_INVALID_DEVICE);
+    expect("cuDeviceGetAttribute(max threads)", cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 0),
+           CUDA_SUCCESS);
+    expect_true("1024 threads per block", v == 1024);
+    expect("cuDeviceGetAttribute(warp size)", cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 0), CUDA_SUCCESS);
+    expect_true("warp of 32", v == 32);
+    expect("cuDeviceGetAttribute(device 1)", cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 1),
+           CUDA_ERROR_INVALID_DEVICE);
+    expect("cuDeviceGetName", cuDeviceGetName(name, sizeof name, 0), CUDA_SUCCESS);
+    expect_true("a name", name[0] != 0);
+    expect("cuDeviceTotalMem", cuDeviceTotalMem(&bytes, 0), CUDA_SUCCESS);
+    expect_true("some memory", bytes > 0);
+    expect("cuDeviceTotalMem(device 1)", cuDeviceTotalMem(&bytes, 1), CUDA_ERROR_INVALID_DEVICE);
+    const char* s = nullptr;
+    expect("cuGetErrorName", cuGetErrorName(CUDA_ERROR_INVALID_VALUE, &s), CUDA_SUCCESS);
+    expect_true("its name", s != nullptr && strcmp(s, "CUDA_ERROR_INVALID_VALUE") == 0);
+    expect("cuGetErrorString", cuGetErrorString(CUDA_ERROR_OUT_OF_MEMORY, &s), CUDA_SUCCESS);
+    expect("cuGetErrorName(unknown)", cuGetErrorName(static_cast<CUresult>(123456), &s), CUDA_ERROR_INVALID_VALUE);
+    expect("cuCtxSynchronize", cuCtxSynchronize(), CUDA_SUCCESS);
+}
+
+void memory_calls()
+{
+    size_t free_bytes = 0, total = 0;
+    expect("cuMemGetInfo", cuMemGetInfo(&free_bytes, &total), CUDA_SUCCESS);
+    expect_true("free <= total", free_bytes <= total && total > 0);
+    CUdeviceptr a = 0, b = 0;
+    expect("cuMemAlloc(0 bytes)", cuMemAlloc(&a, 0), CUDA_ERROR_INVALID_VALUE);
+    expect("cuMemAlloc", cuMemAlloc(&a, 4096), CUDA_SUCCESS);
+    expect("cuMemAlloc", cuMemAlloc(&b, 4096), CUDA_SUCCESS);
+    auto* host = static_cast<uint8_t*>(pinned_alloc(8192));
+    for (unsigned i = 0; i < 4096; ++i)
+        host[i] = static_cast<uint8_t>(i * 13 + 1);
+    expect("cuMemcpyHtoD", cuMemcpyHtoD(a, host, 4096), CUDA_SUCCESS);
+    expect("cuMemcpyDtoD", cuMemcpyDtoD(b, a, 4096), CUDA_SUCCESS);
+    expect("cuMemcpyDtoH", cuMemcpyDtoH(host + 4096, b, 4096), CUDA_SUCCESS);
+    expect_true("HtoD, DtoD, DtoH round trip", memcmp(host, host + 4096, 4096) == 0);
+    expect("cuMemcpyHtoD past the allocation", cuMemcpyHtoD(a + 2048, host, 4096), CUDA_ERROR_INVALID_VALUE);
+    expect("cuMemsetD8", cuMemsetD8(a, 0x5a, 4096), CUDA_SUCCESS);
+    expect("cuMemsetD32", cuMemsetD32(b, 0x01020304u, 1024), CUDA_SUCCESS);
+    CUstream st = 0;
+    expect("cuStreamCreate", cuStreamCreate(&st, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    expect("cuMemcpyDtoHAsync", cuMemcpyDtoHAsync(host, a, 4096, st), CUDA_SUCCESS);
+    expect("cuMemcpyDtoHAsync", cuMemcpyDtoHAsync(host + 4096, b, 4096, st), CUDA_SUCCESS);
+    expect("cuStreamSynchronize", cuStreamSynchronize(st), CUDA_SUCCESS);
+    expect_true("memsets landed", host[0] == 0x5a && host[4095] == 0x5a && host[4096] == 4 && host[4099] == 1);
+    expect("cuMemsetD8Async", cuMemsetD8Async(a, 1, 4096, st), CUDA_SUCCESS);
+    expect("cuMemsetD32Async", cuMemsetD32Async(b, 2, 1024, st), CUDA_SUCCESS);
+    expect("cuMemcpyDtoDAsync", cuMemcpyDtoDAsync(a, b, 16, st), CUDA_SUCCESS);
+    expect("cuMemcpyHtoDAsync", cuMemcpyHtoDAsync(b, host, 16, st), CUDA_SUCCESS);
+    expect("cuStreamSynchronize", cuStreamSynchronize(st), CUDA_SUCCESS);
+    // A queued call's error comes at the next synchronization, once.
+    expect("cuMemsetD8Async past the allocation (queued)", cuMemsetD8Async(a + 4000, 0, 200, st), CUDA_SUCCESS);
+    expect("... reported by cuStreamSynchronize", cuStreamSynchronize(st), CUDA_ERROR_INVALID_VALUE);
+    expect("... once", cuStreamSynchronize(st), CUDA_SUCCESS);
+    expect("cuStreamDestroy", cuStreamDestroy(st), CUDA_SUCCESS);
+    expect("cuStreamDestroy again", cuStreamDestroy(st), CUDA_ERROR_INVALID_HANDLE);
+    expect("cuMemFree", cuMemFree(a), CUDA_SUCCESS);
+    expect("cuMemFree again", cuMemFree(a), CUDA_ERROR_INVALID_VALUE);
+    expect("cuMemFree(inside)", cuMemFree(b + 8), CUDA_ERROR_INVALID_VALUE);
+    expect("cuMemFree", cuMemFree(b), CUDA_SUCCESS);
+    void* pinned = nullptr;
+    expect("cuMemAllocHost", cuMemAllocHost(&pinned, 4096), CUDA_SUCCESS);
+    expect("cuMemFreeHost", cuMemFreeHost(pinned), CUDA_SUCCESS);
+    // Zero copy: the device writes guest RAM in place.
+    CUdeviceptr win = 0;
+    expect("vgpuGuestRamDevicePtr", vgpuGuestRamDevicePtr(&win, host, 4096), CUDA_SUCCESS);
+    expect("cuMemsetD8 through it", cuMemsetD8(win, 0x77, 64), CUDA_SUCCESS);
+    expect_true("guest RAM written", host[0] == 0x77 && host[63] == 0x77);
+}
+
+void module_and_launch_calls()
+{
+    CUmodule mod = 0;
+    CUfunction add = 0, none = 0;
+    expect("cuModuleLoadData", cuModuleLoadData(&mod, kvmgpu_kernels_image), CUDA_SUCCESS);
+    expect("cuModuleGetFunction", cuModuleGetFunction(&add, mod, "vector_add"), CUDA_SUCCESS);
+    expect("cuModuleGetFunction(unknown)", cuModuleGetFunction(&none, mod, "no_such_kernel"), CUDA_ERROR_NOT_FOUND);
+    unsigned count = 0;
+    size_t bytes = 0;
+    expect("vgpuFuncGetParamLayout", vgpuFuncGetParamLayout(add, &count, nullptr, nullptr, &bytes), CUDA_SUCCESS);
+    expect_true("vector_add: 4 parameters, 28 bytes", count == 4 && bytes == 28);
+    const unsigned n = 1000;
+    auto* h = static_cast<float*>(pinned_alloc(3 * n * sizeof(float)));
+    for (unsigned i = 0; i < n; ++i)
+        h[i] = static_cast<float>(i), h[n + i] = 0.5f;
+    CUdeviceptr da = device_copy_of(h, n * 4), db = device_copy_of(h + n, n * 4), dc = 0;
+    CU_CHECK(cuMemAlloc(&dc, n * 4));
+    unsigned nn = n;
+    void* params[] = {&da, &db, &dc, &nn};
+    CUstream st = 0;
+    CUevent e0 = 0, e1 = 0;
+    CU_CHECK(cuStreamCreate(&st, 0));
+    expect("cuEventCreate", cuEventCreate(&e0, CU_EVENT_DEFAULT), CUDA_SUCCESS);
+    expect("cuEventCreate", cuEventCreate(&e1, CU_EVENT_DEFAULT), CUDA_SUCCESS);
+    expect("cuEventRecord", cuEventRecord(e0, st), CUDA_SUCCESS);
+    expect("cuLaunchKernel", cuLaunchKernel(add, (n + 255) / 256, 1, 1, 256, 1, 1, 0, st, params, nullptr),
+           CUDA_SUCCESS);
+    expect("cuEventRecord", cuEventRecord(e1, st), CUDA_SUCCESS);
+    CUstream waiter = 0;
+    CU_CHECK(cuStreamCreate(&waiter, 0));
+    expect("cuStreamWaitEvent", cuStreamWaitEvent(waiter, e1, 0), CUDA_SUCCESS);
+    expect("cuStreamWaitEvent(flags)", cuStreamWaitEvent(waiter, e1, 7), CUDA_SUCCESS); // queued: reported later
+    expect("... the bad flags at cuStreamSynchronize", cuStreamSynchronize(waiter), CUDA_ERROR_INVALID_VALUE);
+    expect("cuEventSynchronize", cuEventSynchronize(e1), CUDA_SUCCESS);
+    expect("cuEventQuery", cuEventQuery(e1), CUDA_SUCCESS);
+    expect("cuStreamQuery", cuStreamQuery(st), CUDA_SUCCESS);
+    float ms = -1;
+    expect("cuEventElapsedTime", cuEventElapsedTime(&ms, e0, e1), CUDA_SUCCESS);
+    expect_true("elapsed >= 0", ms >= 0);
+    expect("cuMemcpyDtoH", cuMemcpyDtoH(h + 2 * n, dc, n * 4), CUDA_SUCCESS);
+    bool sums = true;
+    for (unsigned i = 0; i < n; ++i)
+        sums &= h[2 * n + i] == static_cast<float>(i) + 0.5f;
+    expect_true("vector_add's sums", sums);
+    // Launches the driver refuses (queued: reported by the next sync point).
+    expect("cuLaunchKernel(grid 0)", cuLaunchKernel(add, 0, 1, 1, 256, 1, 1, 0, st, params, nullptr), CUDA_SUCCESS);
+    expect("... reported by cuCtxSynchronize", cuCtxSynchronize(), CUDA_ERROR_INVALID_VALUE);
+    expect("cuLaunchKernel(no parameters)", cuLaunchKernel(add, 1, 1, 1, 1, 1, 1, 0, st, nullptr, nullptr),
+           CUDA_ERROR_INVALID_VALUE);
+    expect("cuLaunchKernel(unknown function)", cuLaunchKernel(add + 1, 1, 1, 1, 1, 1, 1, 0, st, params, nullptr),
+           CUDA_ERROR_INVALID_HANDLE);
+    expect("cuEventDestroy", cuEventDestroy(e0), CUDA_SUCCESS);
+    expect("cuEventDestroy again", cuEventDestroy(e0), CUDA_ERROR_INVALID_HANDLE);
+    expect("cuEventQuery(destroyed)", cuEventQuery(e0), CUDA_ERROR_INVALID_HANDLE);
+    expect("cuEventDestroy", cuEventDestroy(e1), CUDA_SUCCESS);
+    expect("cuStreamDestroy", cuStreamDestroy(waiter), CUDA_SUCCESS);
+    expect("cuStreamDestroy", cuStreamDestroy(st), CUDA_SUCCESS);
+    expect("cuStreamDestroy(default stream)", cuStreamDestroy(0), CUDA_ERROR_INVALID_HANDLE);
+    expect("cuModuleUnload", cuModuleUnload(mod), CUDA_SUCCESS);
+    expect("cuModuleGetFunction(unloaded module)", cuModuleGetFunction(&none, mod, "vector_add"),
+           CUDA_ERROR_INVALID_HANDLE);
+    expect("cuLaunchKernel(function of an unloaded module)",
+           cuLaunchKernel(add, 1, 1, 1, 1, 1, 1, 0, 0, params, nullptr), CUDA_ERROR_INVALID_HANDLE);
+    expect("cuCtxSynchronize", cuCtxSynchronize(), CUDA_SUCCESS);
+}
+
+} // namespace
+
+int guest_main(const kvmgpu_boot_info*)
+{
+    CU_CHECK(cuInit(0));
+    print_device_banner("conformance");
+    device_calls();
+    memory_calls();
+    module_and_launch_calls();
+    printf("conformance: %u checks, %u failed: %s\n", g_checks, g_failed, g_failed ? "FAIL" : "PASS");
+    return g_failed ? kExitCheckFailed : kExitPass;
+}
