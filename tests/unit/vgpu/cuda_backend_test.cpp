@@ -423,7 +423,13 @@ TEST(CudaVgpu, QueriesAndCrossStreamWaits) {
     const uint64_t ev = rig.call({.opcode = VGPU_OP_EVENT_CREATE, .args = {0}}).r0;
     // About half a second of one thread at ~2 GHz: long enough to look at.
     const std::vector<std::vector<uint8_t>> cycles{bytes(uint64_t{1} << 30)};
-    ASSERT_EQ(rig.launch(spin, cycles, 1, 1, 1, 1, s1).status, VGPU_SUCCESS);
+    // Queued (ASYNC): a launch without the flag would wait for the kernel.
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_LAUNCH_KERNEL,
+                        .args = {spin, s1, 1 | (1ull << 32), 1 | (1ull << 32), 1 | (1ull << 32), 1ull << 32},
+                        .payload = launch_payload(cycles),
+                        .flags = VGPU_CMD_FLAG_ASYNC})
+                  .status,
+              VGPU_SUCCESS);
     ASSERT_EQ(rig.call({.opcode = VGPU_OP_EVENT_RECORD, .args = {ev, s1}, .flags = VGPU_CMD_FLAG_ASYNC}).status,
               VGPU_SUCCESS);
     ASSERT_EQ(rig.call({.opcode = VGPU_OP_STREAM_WAIT_EVENT, .args = {s2, ev, 0}}).status, VGPU_SUCCESS);
