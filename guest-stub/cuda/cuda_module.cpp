@@ -49,6 +49,23 @@ uint64_t image_size(const void* image)
     return 0;
 }
 
+// The launch shapes every CUDA GPU since compute capability 3.0 refuses,
+// checked here so that cuLaunchKernel returns the error itself, as the
+// driver does, instead of a later synchronization point: a zero dimension,
+// a block beyond 1024 x 1024 x 64 or 1024 threads, a grid beyond
+// 2^31-1 x 65535 x 65535, or more dynamic shared memory than 48 KiB (the
+// limit without the opt-in function attribute).
+bool launch_shape_ok(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shmem)
+{
+    if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0)
+        return false;
+    if (bx > 1024 || by > 1024 || bz > 64 || (uint64_t)bx * by * bz > 1024)
+        return false;
+    if (gx > 0x7FFFFFFFu || gy > 65535 || gz > 65535)
+        return false;
+    return shmem <= (48u << 10);
+}
+
 // Sends the parameter buffer `params` (layout l's bytes) with the launch.
 CUresult launch_packed(const FunctionLayout& l, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                        unsigned by, unsigned bz, unsigned shmem, CUstream stream, const uint8_t* params)
@@ -188,6 +205,8 @@ extern "C" CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int g
     if (l == nullptr)
         return CUDA_ERROR_INVALID_HANDLE;
     if (kernelParams != nullptr && extra != nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!launch_shape_ok(gx, gy, gz, bx, by, bz, shmem))
         return CUDA_ERROR_INVALID_VALUE;
     alignas(16) uint8_t inline_buffer[VGPU_PAYLOAD_BYTES];
     uint8_t* buffer = inline_buffer;

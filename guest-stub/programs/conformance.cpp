@@ -48,6 +48,23 @@ void device_calls()
     expect_true("1024 threads per block", v == 1024);
     expect("cuDeviceGetAttribute(warp size)", cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 0), CUDA_SUCCESS);
     expect_true("warp of 32", v == 32);
+    // Every attribute guest_cuda.h names is answered.
+    const CUdevice_attribute named[] = {
+        CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
+        CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z,
+        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
+        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+        CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY, CU_DEVICE_ATTRIBUTE_WARP_SIZE,
+        CU_DEVICE_ATTRIBUTE_CLOCK_RATE, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+        CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH,
+        CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+        CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR};
+    for (CUdevice_attribute a : named)
+        expect("cuDeviceGetAttribute(a named attribute)", cuDeviceGetAttribute(&v, a, 0), CUDA_SUCCESS);
+    expect("cuDeviceGetAttribute(48 KiB shared)",
+           cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 0), CUDA_SUCCESS);
+    expect_true("48 KiB of shared memory per block", v == 48 << 10);
     expect("cuDeviceGetAttribute(device 1)", cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 1),
            CUDA_ERROR_INVALID_DEVICE);
     expect("cuDeviceGetName", cuDeviceGetName(name, sizeof name, 0), CUDA_SUCCESS);
@@ -157,9 +174,18 @@ void module_and_launch_calls()
     for (unsigned i = 0; i < n; ++i)
         sums &= h[2 * n + i] == static_cast<float>(i) + 0.5f;
     expect_true("vector_add's sums", sums);
-    // Launches the driver refuses (queued: reported by the next sync point).
-    expect("cuLaunchKernel(grid 0)", cuLaunchKernel(add, 0, 1, 1, 256, 1, 1, 0, st, params, nullptr), CUDA_SUCCESS);
-    expect("... reported by cuCtxSynchronize", cuCtxSynchronize(), CUDA_ERROR_INVALID_VALUE);
+    // Launches the driver refuses, at the call.
+    expect("cuLaunchKernel(grid 0)", cuLaunchKernel(add, 0, 1, 1, 256, 1, 1, 0, st, params, nullptr),
+           CUDA_ERROR_INVALID_VALUE);
+    expect("cuLaunchKernel(block 2048)", cuLaunchKernel(add, 1, 1, 1, 2048, 1, 1, 0, st, params, nullptr),
+           CUDA_ERROR_INVALID_VALUE);
+    expect("cuLaunchKernel(block 32x32x2)", cuLaunchKernel(add, 1, 1, 1, 32, 32, 2, 0, st, params, nullptr),
+           CUDA_ERROR_INVALID_VALUE);
+    expect("cuLaunchKernel(grid y 65536)", cuLaunchKernel(add, 1, 65536, 1, 1, 1, 1, 0, st, params, nullptr),
+           CUDA_ERROR_INVALID_VALUE);
+    expect("cuLaunchKernel(64 KiB shared)", cuLaunchKernel(add, 1, 1, 1, 1, 1, 1, 64 << 10, st, params, nullptr),
+           CUDA_ERROR_INVALID_VALUE);
+    expect("cuCtxSynchronize after refused launches", cuCtxSynchronize(), CUDA_SUCCESS);
     expect("cuLaunchKernel(no parameters)", cuLaunchKernel(add, 1, 1, 1, 1, 1, 1, 0, st, nullptr, nullptr),
            CUDA_ERROR_INVALID_VALUE);
     expect("cuLaunchKernel(unknown function)", cuLaunchKernel(add + 1, 1, 1, 1, 1, 1, 1, 0, st, params, nullptr),

@@ -209,6 +209,19 @@ TEST_F(VgpuKernels, IllegalAddressIsStickyThenRecovered) {
 
 // The host backend finishes work in the call that queues it: queries say
 // done, waits have nothing to wait for; handles and flags are checked.
+// As a GPU without the opt-in attribute: at most 48 KiB of dynamic shared memory.
+TEST_F(VgpuKernels, SharedMemoryBeyondTheDefaultLimitIsRefused) {
+    uint64_t fn;
+    rig.module_with("empty_kernel", &fn);
+    auto with_shared = [&](uint64_t bytes) {
+        return rig.call({.opcode = VGPU_OP_LAUNCH_KERNEL_PACKED,
+                         .args = {fn, 0, 1 | (1ull << 32), 1 | (1ull << 32), 1 | (1ull << 32), bytes}})
+            .status;
+    };
+    EXPECT_EQ(with_shared(48 << 10), VGPU_SUCCESS);
+    EXPECT_EQ(with_shared((48 << 10) + 1), VGPU_ERROR_INVALID_VALUE);
+}
+
 TEST_F(VgpuKernels, QueriesAndStreamWaits) {
     const uint64_t s = rig.call({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}}).r0;
     const uint64_t e = rig.call({.opcode = VGPU_OP_EVENT_CREATE, .args = {0}}).r0;

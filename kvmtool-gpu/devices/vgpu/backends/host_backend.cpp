@@ -34,6 +34,7 @@ uint64_t reserve_fake(std::atomic<uint64_t>& next, uint64_t base, uint64_t bytes
 }
 
 constexpr uint32_t kEventDisableTiming = 0x2; // CU_EVENT_DISABLE_TIMING
+constexpr uint32_t kMaxSharedBytes = 48 << 10;  // a launch's dynamic shared memory, as the GPU's default limit
 } // namespace
 
 HostBackend::HostBackend(HostBackendOptions opts) : opts_(opts), bounce_(std::max<uint64_t>(opts.bounce_bytes, 4096)) {}
@@ -79,7 +80,15 @@ Status HostBackend::device_attribute(int attribute, int ordinal, int* out) {
     case 4: *out = 64; break;         // MAX_BLOCK_DIM_Z
     case 5: *out = 0x7FFFFFFF; break; // MAX_GRID_DIM_X
     case 6: case 7: *out = 65535; break; // MAX_GRID_DIM_Y, _Z
+    case 8: *out = 48 << 10; break;   // MAX_SHARED_MEMORY_PER_BLOCK (without opting in to more)
+    case 9: *out = 64 << 10; break;   // TOTAL_CONSTANT_MEMORY
     case 10: *out = 32; break;        // WARP_SIZE
+    // Nominal figures of a device that is not one: clock rates (kHz), bus
+    // width (bits), L2 size (bytes), threads per "multiprocessor".
+    case 13: case 36: *out = 1000000; break; // CLOCK_RATE, MEMORY_CLOCK_RATE
+    case 37: *out = 64; break;        // GLOBAL_MEMORY_BUS_WIDTH
+    case 38: *out = 1 << 20; break;   // L2_CACHE_SIZE
+    case 39: *out = 2048; break;      // MAX_THREADS_PER_MULTIPROCESSOR
     case 16: *out = static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); break; // MULTIPROCESSOR_COUNT
     case 19: *out = 1; break;         // CAN_MAP_HOST_MEMORY
     case 41: *out = 1; break;         // UNIFIED_ADDRESSING
@@ -201,7 +210,7 @@ Status HostBackend::module_get_function(BackendModule m, std::string_view name, 
     return VGPU_SUCCESS;
 }
 
-Status HostBackend::launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t, BackendStream s,
+Status HostBackend::launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
                            std::span<void* const> params, std::span<const uint16_t> sizes) {
     const auto table = cpu_kernels();
     if (f == 0 || f > table.size()) return VGPU_ERROR_INVALID_HANDLE;
@@ -210,6 +219,7 @@ Status HostBackend::launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t, B
     if (params.size() != k.param_sizes.size() || !std::equal(sizes.begin(), sizes.end(), k.param_sizes.begin(), k.param_sizes.end()))
         return VGPU_ERROR_INVALID_VALUE;
     if (!launch_dims_ok(grid, block)) return VGPU_ERROR_INVALID_VALUE; // as a GPU refuses it
+    if (shared_bytes > kMaxSharedBytes) return VGPU_ERROR_INVALID_VALUE; // as CUDA without the opt-in attribute
     return k.fn(*this, grid, block, params);
 }
 
