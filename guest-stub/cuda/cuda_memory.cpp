@@ -198,6 +198,16 @@ extern "C" CUresult cuMemsetD32(CUdeviceptr dst, unsigned int value, size_t coun
     return stream_op(VGPU_OP_MEMSET_D32, dst, value, count, 0, false);
 }
 
+extern "C" CUresult cuMemsetD16(CUdeviceptr dst, unsigned short value, size_t count)
+{
+    return stream_op(VGPU_OP_MEMSET_D16, dst, value, count, 0, false);
+}
+
+extern "C" CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short value, size_t count, CUstream stream)
+{
+    return stream_op(VGPU_OP_MEMSET_D16, dst, value, count, stream, true);
+}
+
 extern "C" CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t count, CUstream stream)
 {
     return stream_op(VGPU_OP_MEMSET_D8, dst, value, count, stream, true);

@@ -120,8 +120,10 @@ CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, size_t bytes, CUstr
 CUresult cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, size_t bytes, CUstream stream);
 CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream);
 CUresult cuMemsetD8(CUdeviceptr dst, unsigned char value, size_t count);
+CUresult cuMemsetD16(CUdeviceptr dst, unsigned short value, size_t count);
 CUresult cuMemsetD32(CUdeviceptr dst, unsigned int value, size_t count);
 CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t count, CUstream stream);
+CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short value, size_t count, CUstream stream);
 CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t count, CUstream stream);
 
 // ---- modules and launches -----------------------------------------------

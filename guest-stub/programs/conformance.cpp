@@ -99,14 +99,18 @@ void memory_calls()
     expect("cuMemcpyHtoD past the allocation", cuMemcpyHtoD(a + 2048, host, 4096), CUDA_ERROR_INVALID_VALUE);
     expect("cuMemsetD8", cuMemsetD8(a, 0x5a, 4096), CUDA_SUCCESS);
     expect("cuMemsetD32", cuMemsetD32(b, 0x01020304u, 1024), CUDA_SUCCESS);
+    expect("cuMemsetD16", cuMemsetD16(a + 2048, 0xbeefu, 1024), CUDA_SUCCESS);
+    expect("cuMemsetD16(odd address)", cuMemsetD16(a + 1, 0, 4), CUDA_ERROR_INVALID_VALUE);
     CUstream st = 0;
     expect("cuStreamCreate", cuStreamCreate(&st, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
     expect("cuMemcpyDtoHAsync", cuMemcpyDtoHAsync(host, a, 4096, st), CUDA_SUCCESS);
     expect("cuMemcpyDtoHAsync", cuMemcpyDtoHAsync(host + 4096, b, 4096, st), CUDA_SUCCESS);
     expect("cuStreamSynchronize", cuStreamSynchronize(st), CUDA_SUCCESS);
-    expect_true("memsets landed", host[0] == 0x5a && host[4095] == 0x5a && host[4096] == 4 && host[4099] == 1);
+    expect_true("memsets landed", host[0] == 0x5a && host[2047] == 0x5a && host[2048] == 0xef && host[4095] == 0xbe &&
+                                      host[4096] == 4 && host[4099] == 1);
     expect("cuMemsetD8Async", cuMemsetD8Async(a, 1, 4096, st), CUDA_SUCCESS);
     expect("cuMemsetD32Async", cuMemsetD32Async(b, 2, 1024, st), CUDA_SUCCESS);
+    expect("cuMemsetD16Async", cuMemsetD16Async(b, 3, 8, st), CUDA_SUCCESS);
     expect("cuMemcpyDtoDAsync", cuMemcpyDtoDAsync(a, b, 16, st), CUDA_SUCCESS);
     expect("cuMemcpyHtoDAsync", cuMemcpyHtoDAsync(b, host, 16, st), CUDA_SUCCESS);
     expect("cuStreamSynchronize", cuStreamSynchronize(st), CUDA_SUCCESS);

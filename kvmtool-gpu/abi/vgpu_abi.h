@@ -139,6 +139,7 @@ enum vgpu_opcode {
     VGPU_OP_MEMSET_D8 = 18,           /* arg0 dptr, arg1 value, arg2 count, arg3 stream */
     VGPU_OP_MEMSET_D32 = 19,          /* arg0 dptr, arg1 value, arg2 count (u32s), arg3 stream */
     VGPU_OP_GUEST_RAM_DEVICE_PTR = 20,/* arg0 gpa, arg1 bytes -> result0 device address (zero-copy) */
+    VGPU_OP_MEMSET_D16 = 21,          /* arg0 dptr (2-byte aligned), arg1 value, arg2 count (u16s), arg3 stream */
     VGPU_OP_MODULE_LOAD_DATA = 30,    /* arg0 image gpa, arg1 image bytes -> result0 module */
     VGPU_OP_MODULE_UNLOAD = 31,       /* arg0 module */
     VGPU_OP_MODULE_GET_FUNCTION = 32, /* arg0 module; payload = name (payload_len bytes, no NUL) -> result0 function */

@@ -54,11 +54,8 @@ public:
     Status memcpy_sg_walk(bool htod, uint64_t d, const SgWalk& w, BackendStream st, bool a) override {
         return inner_->memcpy_sg_walk(htod, d, w, st, a);
     }
-    Status memset_d8(uint64_t d, uint8_t v, uint64_t n, BackendStream st, bool a) override {
-        return inner_->memset_d8(d, v, n, st, a);
-    }
-    Status memset_d32(uint64_t d, uint32_t v, uint64_t n, BackendStream st, bool a) override {
-        return inner_->memset_d32(d, v, n, st, a);
+    Status memset(uint64_t d, uint32_t v, uint32_t e, uint64_t n, BackendStream st, bool a) override {
+        return inner_->memset(d, v, e, n, st, a);
     }
     Status module_load(std::span<const uint8_t> image, BackendModule* out) override {
         return inner_->module_load(image, out);

@@ -26,6 +26,7 @@ const std::array<CommandDispatch::Handler, VGPU_OP_MAX_> CommandDispatch::kHandl
     t[VGPU_OP_MEMCPY_DTOH_SG] = &D::op_memcpy_sg;
     t[VGPU_OP_MEMSET_D8] = &D::op_memset;
     t[VGPU_OP_MEMSET_D32] = &D::op_memset;
+    t[VGPU_OP_MEMSET_D16] = &D::op_memset;
     t[VGPU_OP_GUEST_RAM_DEVICE_PTR] = &D::op_guest_ram_device_ptr;
     t[VGPU_OP_MODULE_LOAD_DATA] = &D::op_module_load;
     t[VGPU_OP_MODULE_UNLOAD] = &D::op_module_unload;

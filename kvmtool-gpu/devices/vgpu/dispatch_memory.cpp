@@ -142,21 +142,20 @@ CommandResult CommandDispatch::sg_device_walk(GuestCommand& c, bool htod, Backen
 }
 
 // MEMSET_D8 and MEMSET_D32: arg0 dptr, arg1 value, arg2 count, arg3 stream.
+// MEMSET_D8/D16/D32: arg0 dptr (aligned to the element), arg1 value,
+// arg2 count of elements, arg3 stream.
 CommandResult CommandDispatch::op_memset(GuestCommand& c) {
-    const bool d32 = c.desc.opcode == VGPU_OP_MEMSET_D32;
+    const uint32_t element = c.desc.opcode == VGPU_OP_MEMSET_D32 ? 4 : c.desc.opcode == VGPU_OP_MEMSET_D16 ? 2 : 1;
     const uint64_t dptr = c.desc.arg[0], value = c.desc.arg[1], count = c.desc.arg[2];
     BackendStream s;
     if (!stream_of(c.desc.arg[3], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
-    if (value > (d32 ? 0xFFFFFFFFull : 0xFFull)) return fail(VGPU_ERROR_INVALID_VALUE, "memset value too wide");
-    if (d32 && dptr % 4 != 0) return fail(VGPU_ERROR_INVALID_VALUE, "memset_d32 dptr not 4-byte aligned");
+    if (value >> (8 * element)) return fail(VGPU_ERROR_INVALID_VALUE, "memset value too wide");
+    if (dptr % element != 0) return fail(VGPU_ERROR_INVALID_VALUE, "memset dptr not aligned to its element");
     uint64_t bytes;
-    if (__builtin_mul_overflow(count, d32 ? 4u : 1u, &bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "count wraps");
+    if (__builtin_mul_overflow(count, element, &bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "count wraps");
     if (bytes == 0) return done(VGPU_SUCCESS);
     if (!allocs_.contains(dptr, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "device range not this VM's");
-    const Status st =
-        backend_result(d32 ? backend_.memset_d32(dptr, static_cast<uint32_t>(value), count, s, is_async(c))
-                           : backend_.memset_d8(dptr, static_cast<uint8_t>(value), count, s, is_async(c)));
-    return done(st);
+    return done(backend_result(backend_.memset(dptr, static_cast<uint32_t>(value), element, count, s, is_async(c))));
 }
 
 CommandResult CommandDispatch::op_guest_ram_device_ptr(GuestCommand& c) {

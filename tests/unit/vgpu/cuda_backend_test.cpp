@@ -74,7 +74,7 @@ TEST(CudaBackend, DescribesItselfAndCopies) {
     ASSERT_EQ(be->mem_alloc(1 << 20, &d), VGPU_SUCCESS);
     for (int i = 0; i < (1 << 20); ++i) ram.at(0)[i] = static_cast<uint8_t>(i * 3);
     ASSERT_EQ(be->memcpy_htod(d, ram.at(0), 1 << 20, 0, false), VGPU_SUCCESS);
-    ASSERT_EQ(be->memset_d32(d + 16, 0xDEADBEEF, 2, 0, false), VGPU_SUCCESS);
+    ASSERT_EQ(be->memset(d + 16, 0xDEADBEEF, 4, 2, 0, false), VGPU_SUCCESS);
     ASSERT_EQ(be->memcpy_dtoh(ram.at(2 << 20), d, 1 << 20, 0, false), VGPU_SUCCESS);
     EXPECT_EQ(0, std::memcmp(ram.at(2 << 20), ram.at(0), 16));
     uint32_t w;
@@ -102,7 +102,7 @@ TEST(CudaBackend, EveryScatterGatherStrategyMovesTheRightBytes) {
                 EXPECT_EQ(be->memcpy_htod_sg(d, src, s, 0, false), VGPU_ERROR_NOT_SUPPORTED) << to_string(s);
                 continue;
             }
-            ASSERT_EQ(be->memset_d8(d, 0, total, 0, false), VGPU_SUCCESS);
+            ASSERT_EQ(be->memset(d, 0, 1, total, 0, false), VGPU_SUCCESS);
             ASSERT_EQ(be->memcpy_htod_sg(d, src, s, 0, false), VGPU_SUCCESS) << to_string(s);
             std::vector<uint8_t> got(total);
             ASSERT_EQ(be->memcpy_dtoh(got.data(), d, total, 0, false), VGPU_SUCCESS);

@@ -289,7 +289,7 @@ TEST_F(VgpuKernels, DeviceQueries) {
 }
 
 TEST_F(VgpuKernels, UnknownOpcodesAndFlags) {
-    for (uint16_t op : {7, 9, 21, 36, 56, 999, 0xFFFF})
+    for (uint16_t op : {7, 9, 22, 36, 56, 999, 0xFFFF})
         EXPECT_EQ(rig.call({.opcode = op}).status, VGPU_ERROR_NOT_SUPPORTED) << op;
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_NOP, .flags = 0x8000}).status, VGPU_ERROR_INVALID_VALUE);
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_NOP, .payload_len = 100000}).status, VGPU_ERROR_INVALID_VALUE);

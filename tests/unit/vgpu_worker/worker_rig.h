@@ -36,11 +36,11 @@ struct WorkerVgpu {
 };
 
 // A backend that, like CUDA on driver 580 after an illegal address, reports
-// a sticky error (on any memset_d8) and cannot make a new context in its
+// a sticky error (on any memset) and cannot make a new context in its
 // process: the worker must be replaced, and the recovery counted once.
 class UnrecoverableBackend final : public ForwardingBackend {
 public:
-    Status memset_d8(uint64_t, uint8_t, uint64_t, BackendStream, bool) override {
+    Status memset(uint64_t, uint32_t, uint32_t, uint64_t, BackendStream, bool) override {
         lost_ = true;
         return VGPU_ERROR_ILLEGAL_ADDRESS;
     }

@@ -107,7 +107,7 @@ TEST(WatchedRing, DeadWorkerIsReplacedAndTheCommandInHandFails) {
 // A memset that never returns.
 class HangingBackend final : public ForwardingBackend {
 public:
-    Status memset_d8(uint64_t, uint8_t, uint64_t, BackendStream, bool) override {
+    Status memset(uint64_t, uint32_t, uint32_t, uint64_t, BackendStream, bool) override {
         for (;;) pause();
     }
 };

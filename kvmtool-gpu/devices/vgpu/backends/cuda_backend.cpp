@@ -206,12 +206,15 @@ Status CudaBackend::memcpy_dtod(uint64_t dst, uint64_t src, uint64_t bytes, Back
     return finish(api_.cuMemcpyDtoDAsync(dst, src, bytes, stream(s)), stream(s), async);
 }
 
-Status CudaBackend::memset_d8(uint64_t dptr, uint8_t value, uint64_t count, BackendStream s, bool async) {
-    return finish(api_.cuMemsetD8Async(dptr, value, count, stream(s)), stream(s), async);
-}
-
-Status CudaBackend::memset_d32(uint64_t dptr, uint32_t value, uint64_t count, BackendStream s, bool async) {
-    return finish(api_.cuMemsetD32Async(dptr, value, count, stream(s)), stream(s), async);
+Status CudaBackend::memset(uint64_t dptr, uint32_t value, uint32_t element_bytes, uint64_t count, BackendStream s,
+                           bool async) {
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    switch (element_bytes) {
+    case 1: r = api_.cuMemsetD8Async(dptr, static_cast<unsigned char>(value), count, stream(s)); break;
+    case 2: r = api_.cuMemsetD16Async(dptr, static_cast<unsigned short>(value), count, stream(s)); break;
+    case 4: r = api_.cuMemsetD32Async(dptr, value, count, stream(s)); break;
+    }
+    return finish(r, stream(s), async);
 }
 
 Status CudaBackend::module_load(std::span<const uint8_t> image, BackendModule* out) {

@@ -76,8 +76,8 @@ public:
     Status memcpy_dtoh_sg(uint64_t src, std::span<const memmap::HostRun> runs, SgStrategy how, BackendStream s,
                           bool async) override;
     Status memcpy_sg_walk(bool htod, uint64_t dptr, const SgWalk& walk, BackendStream s, bool async) override;
-    Status memset_d8(uint64_t dptr, uint8_t value, uint64_t count, BackendStream s, bool async) override;
-    Status memset_d32(uint64_t dptr, uint32_t value, uint64_t count, BackendStream s, bool async) override;
+    Status memset(uint64_t dptr, uint32_t value, uint32_t element_bytes, uint64_t count, BackendStream s,
+                  bool async) override;
 
     Status module_load(std::span<const uint8_t> image, BackendModule* out) override;
     Status module_unload(BackendModule m) override;

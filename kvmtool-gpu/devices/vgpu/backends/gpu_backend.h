@@ -114,8 +114,10 @@ public:
     // walk's refusal is returned by the next *_synchronize. A backend
     // without a device walk returns VGPU_ERROR_NOT_SUPPORTED.
     virtual Status memcpy_sg_walk(bool htod, uint64_t dptr, const SgWalk& walk, BackendStream s, bool async) = 0;
-    virtual Status memset_d8(uint64_t dptr, uint8_t value, uint64_t count, BackendStream s, bool async) = 0;
-    virtual Status memset_d32(uint64_t dptr, uint32_t value, uint64_t count, BackendStream s, bool async) = 0;
+    // count elements of element_bytes (1, 2 or 4) set to value, from dptr
+    // (aligned to element_bytes): cuMemsetD8/D16/D32.
+    virtual Status memset(uint64_t dptr, uint32_t value, uint32_t element_bytes, uint64_t count, BackendStream s,
+                          bool async) = 0;
 
     // image is a private copy, and the byte after it is readable and 0 (a
     // PTX text image is NUL-terminated whatever the guest sent).

@@ -169,21 +169,15 @@ Status HostBackend::memcpy_dtod(uint64_t dst, uint64_t src, uint64_t bytes, Back
     return VGPU_SUCCESS;
 }
 
-Status HostBackend::memset_d8(uint64_t dptr, uint8_t value, uint64_t count, BackendStream s, bool) {
+Status HostBackend::memset(uint64_t dptr, uint32_t value, uint32_t element_bytes, uint64_t count, BackendStream s,
+                           bool) {
     if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
-    uint8_t* d = translate(dptr, count);
-    if (!d) return VGPU_ERROR_INVALID_VALUE;
-    std::memset(d, value, count);
-    return VGPU_SUCCESS;
-}
-
-Status HostBackend::memset_d32(uint64_t dptr, uint32_t value, uint64_t count, BackendStream s, bool) {
-    if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
+    if (element_bytes != 1 && element_bytes != 2 && element_bytes != 4) return VGPU_ERROR_INVALID_VALUE;
     uint64_t bytes;
-    if (dptr % 4 || __builtin_mul_overflow(count, 4u, &bytes)) return VGPU_ERROR_INVALID_VALUE;
+    if (dptr % element_bytes || __builtin_mul_overflow(count, element_bytes, &bytes)) return VGPU_ERROR_INVALID_VALUE;
     uint8_t* d = translate(dptr, bytes);
     if (!d) return VGPU_ERROR_INVALID_VALUE;
-    for (uint64_t i = 0; i < count; ++i) std::memcpy(d + 4 * i, &value, 4);
+    for (uint64_t i = 0; i < count; ++i) std::memcpy(d + element_bytes * i, &value, element_bytes); // little endian
     return VGPU_SUCCESS;
 }
 

@@ -66,8 +66,8 @@ public:
     // The device walk done by the CPU with the GPU's rules (sg_walk.h), and
     // refused at once: this backend works synchronously.
     Status memcpy_sg_walk(bool htod, uint64_t dptr, const SgWalk& walk, BackendStream s, bool async) override;
-    Status memset_d8(uint64_t dptr, uint8_t value, uint64_t count, BackendStream s, bool async) override;
-    Status memset_d32(uint64_t dptr, uint32_t value, uint64_t count, BackendStream s, bool async) override;
+    Status memset(uint64_t dptr, uint32_t value, uint32_t element_bytes, uint64_t count, BackendStream s,
+                  bool async) override;
 
     Status module_load(std::span<const uint8_t> image, BackendModule* out) override;
     Status module_unload(BackendModule m) override;
