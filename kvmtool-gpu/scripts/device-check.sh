@@ -100,7 +100,7 @@ if want compare; then
   [ -x "$old" ] || note "compare: no .carry/compare/kvmtool-gpu: this commit only"
   calls=(bench calls --vgpu cuda --poll-spin-us 2000 --doorbells poll)
   for i in 1 2 3 4 5; do
-    [ -x "$old" ] && step compare-before-process-$i "$old" "${calls[@]}"
+    [ -x "$old" ] && KVMGPU_GUEST_DIR=$repo/.carry/compare/guests step compare-before-process-$i "$old" "${calls[@]}"
     step compare-after-process-$i "$bin/kvmtool-gpu" "${calls[@]}"
     step compare-after-inline-$i "$bin/kvmtool-gpu" "${calls[@]}" --gpu-worker inline
   done

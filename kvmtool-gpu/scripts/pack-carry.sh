@@ -18,10 +18,12 @@ cp -r "$build/tests/unit/vgpu_attack/fuzz_corpus" "$out/bin/"
 probe=$build/kvmtool-gpu/bench/probes/sysmem_read_probe
 if [ -f "$probe" ]; then cp "$probe" "$out/bin/"; fi
 # A VMM from another commit to compare against (the `compare` part of
-# device-check.sh): KVMGPU_COMPARE_BIN=<its kvmtool-gpu binary>.
+# device-check.sh): KVMGPU_COMPARE_BIN=<its build>/kvmtool-gpu/kvmtool-gpu,
+# with that build's guests (the guest ABI may differ between the two).
 if [ -n "${KVMGPU_COMPARE_BIN:-}" ]; then
-  mkdir -p "$out/compare" && cp "$KVMGPU_COMPARE_BIN" "$out/compare/kvmtool-gpu"
+  mkdir -p "$out/compare/guests" && cp "$KVMGPU_COMPARE_BIN" "$out/compare/kvmtool-gpu"
   strip --strip-debug "$out/compare/kvmtool-gpu"
+  cp "$(dirname "$KVMGPU_COMPARE_BIN")"/../guests/*.elf "$out/compare/guests/"
 fi
 strip --strip-debug "$out"/bin/* 2>/dev/null || true
 du -sh "$out"; ls "$out/bin" "$out/guests"
