@@ -1,7 +1,7 @@
 // Writes its by-value parameters to out back to back, so a guest can check
-// that every one arrived whole (kernels/param_shapes.h). The host backend's
+// that every one arrived whole (kvmtool-gpu/abi/param_echo_shapes.h). The host backend's
 // CPU reference kernel of the same name does the same.
-#include "guest-stub/kernels/param_shapes.h"
+#include "kvmtool-gpu/abi/param_echo_shapes.h"
 
 extern "C" __global__ void param_echo(uint8_t* out, char c, EchoVec3 v, EchoQuad q, EchoBig big, short s)
 {

@@ -1,12 +1,12 @@
 // params: a kernel whose by-value parameters are structs of several
 // alignments and more bytes than one ring slot (param_echo, see
-// kernels/param_shapes.h), launched as a CUDA programmer would: through
+// kvmtool-gpu/abi/param_echo_shapes.h), launched as a CUDA programmer would: through
 // kernelParams and through an `extra` buffer laid out by the C ABI. The
 // layout the vGPU reports must be the ABI's, and every byte must arrive:
 // the kernel echoes its parameters into device memory, the guest compares.
 // Then the launches the driver refuses: a wrong `extra` size, and missing
 // kernelParams.
-#include "guest-stub/kernels/param_shapes.h"
+#include "kvmtool-gpu/abi/param_echo_shapes.h"
 #include "guest-stub/programs/program_common.h"
 
 using namespace guest;

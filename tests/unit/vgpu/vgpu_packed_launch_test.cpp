@@ -6,7 +6,7 @@
 #include <cstring>
 #include <memory>
 
-#include "guest-stub/kernels/param_shapes.h"
+#include "kvmtool-gpu/abi/param_echo_shapes.h"
 #include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
 #include "kvmtool-gpu/devices/vgpu_worker/worker_engine.h"
 #include "tests/support/vgpu_rig.h"

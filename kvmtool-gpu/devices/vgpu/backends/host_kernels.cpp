@@ -4,6 +4,8 @@
 #include <array>
 #include <cstring>
 
+#include "kvmtool-gpu/abi/param_echo_shapes.h"
+
 namespace kvmgpu::vgpu {
 
 namespace {
@@ -80,15 +82,10 @@ Status matmul(const DeviceAddressSpace& mem, Dim3 grid, Dim3 block, std::span<vo
 Status empty_kernel(const DeviceAddressSpace&, Dim3, Dim3, std::span<void* const>) { return VGPU_SUCCESS; }
 
 constexpr std::array<uint16_t, 4> kPtrPtrPtrU32{8, 8, 8, 4};
-constexpr std::array<uint16_t, 6> kEchoSizes{8, 1, 12, 16, 520, 2};
-constexpr std::array<uint16_t, 6> kEchoOffsets{0, 8, 12, 32, 48, 568};
-
 Status param_echo(const DeviceAddressSpace& mem, Dim3, Dim3, std::span<void* const> p) {
-    uint32_t total = 0;
-    for (size_t i = 1; i < kEchoSizes.size(); ++i) total += kEchoSizes[i];
-    uint8_t* out = mem.translate(param<uint64_t>(p, 0), total);
+    uint8_t* out = mem.translate(param<uint64_t>(p, 0), kEchoOutBytes);
     if (!out) return VGPU_ERROR_ILLEGAL_ADDRESS;
-    for (size_t i = 1; i < kEchoSizes.size(); ++i) {
+    for (size_t i = 1; i < kEchoParams; ++i) {
         std::memcpy(out, p[i], kEchoSizes[i]);
         out += kEchoSizes[i];
     }

@@ -14,7 +14,7 @@
 //   empty_kernel()
 //   param_echo(uint8_t* out, char, {float x3}, aligned(16) {double x2},
 //              {uint64_t x65}, short): one thread writes the by-value
-//       parameters to out back to back (guest-stub/kernels/param_shapes.h)
+//       parameters to out back to back (kvmtool-gpu/abi/param_echo_shapes.h)
 // Names are accepted plain (extern "C") or Itanium-mangled.
 #pragma once
 

@@ -19,6 +19,6 @@ struct EchoBig { // 520 bytes: past VGPU_PAYLOAD_BYTES on its own
 // kernel writes c, v, q, big, s to out back to back (551 bytes).
 inline constexpr unsigned kEchoParams = 6;
 inline constexpr unsigned kEchoBufferBytes = 570;
-inline constexpr unsigned kEchoOffsets[kEchoParams] = {0, 8, 12, 32, 48, 568};
-inline constexpr unsigned kEchoSizes[kEchoParams] = {8, 1, 12, 16, 520, 2};
+inline constexpr uint16_t kEchoOffsets[kEchoParams] = {0, 8, 12, 32, 48, 568};
+inline constexpr uint16_t kEchoSizes[kEchoParams] = {8, 1, 12, 16, 520, 2};
 inline constexpr unsigned kEchoOutBytes = 1 + 12 + 16 + 520 + 2;
