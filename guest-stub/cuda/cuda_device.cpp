@@ -89,39 +89,57 @@ namespace {
 struct ErrorText {
     CUresult code;
     const char* name;
-    const char* text;
+    const char* text; // nullptr: the name says it (see error_text)
 };
 
-constexpr ErrorText kErrors[] = {
+// Texts where the name alone would not say enough; the rest are read off
+// their names.
+constexpr ErrorText kTexts[] = {
     {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
     {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
-    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
-    {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED",
-     "initialization error (cuInit not called or failed)"},
+    {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error (cuInit not called or failed)"},
     {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no vGPU device found"},
     {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
     {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
-    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
     {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
     {CUDA_ERROR_ILLEGAL_STATE, "CUDA_ERROR_ILLEGAL_STATE", "vGPU command ring broken"},
     {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
-    {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
-    {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS",
-     "an illegal memory access was encountered"},
-    {CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
-     "too many resources requested for launch"},
+    {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+    {CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
     {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
-    {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
     {CUDA_ERROR_TIMEOUT, "CUDA_ERROR_TIMEOUT", "vGPU did not complete a command in time"},
-    {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
+
+#define KVMGPU_CUDA_RESULT_ENTRY(name, value) {name, #name, nullptr},
+constexpr ErrorText kNames[] = {KVMGPU_CUDA_RESULTS(KVMGPU_CUDA_RESULT_ENTRY)};
+#undef KVMGPU_CUDA_RESULT_ENTRY
 
 const ErrorText* find_error(CUresult error)
 {
-    for (const ErrorText& e : kErrors)
+    for (const ErrorText& e : kNames)
         if (e.code == error)
             return &e;
     return nullptr;
+}
+
+// "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED" -> "peer access unsupported", in a
+// buffer per status (the strings live as long as the program).
+const char* error_text(const ErrorText& e)
+{
+    for (const ErrorText& t : kTexts)
+        if (t.code == e.code)
+            return t.text;
+    constexpr size_t kMax = 64;
+    static char texts[sizeof kNames / sizeof kNames[0]][kMax];
+    char* out = texts[&e - kNames];
+    if (out[0] == 0) {
+        const char* n = e.name + (strncmp(e.name, "CUDA_ERROR_", 11) == 0 ? 11 : 5);
+        size_t i = 0;
+        for (; n[i] != 0 && i + 1 < kMax; ++i)
+            out[i] = n[i] == '_' ? ' ' : (n[i] >= 'A' && n[i] <= 'Z' ? static_cast<char>(n[i] - 'A' + 'a') : n[i]);
+        out[i] = 0;
+    }
+    return out;
 }
 
 } // namespace
@@ -140,6 +158,6 @@ extern "C" CUresult cuGetErrorString(CUresult error, const char** str)
     if (str == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     const ErrorText* e = find_error(error);
-    *str = e != nullptr ? e->text : nullptr;
+    *str = e != nullptr ? error_text(*e) : nullptr;
     return e != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }

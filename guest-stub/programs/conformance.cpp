@@ -77,6 +77,12 @@ void device_calls()
     expect_true("its name", s != nullptr && strcmp(s, "CUDA_ERROR_INVALID_VALUE") == 0);
     expect("cuGetErrorString", cuGetErrorString(CUDA_ERROR_OUT_OF_MEMORY, &s), CUDA_SUCCESS);
     expect("cuGetErrorName(unknown)", cuGetErrorName(static_cast<CUresult>(123456), &s), CUDA_ERROR_INVALID_VALUE);
+    // Every status the driver can return has a name and a text.
+    expect("cuGetErrorName(LAUNCH_TIMEOUT)", cuGetErrorName(CUDA_ERROR_LAUNCH_TIMEOUT, &s), CUDA_SUCCESS);
+    expect_true("its name", s != nullptr && strcmp(s, "CUDA_ERROR_LAUNCH_TIMEOUT") == 0);
+    expect("cuGetErrorString(PEER_ACCESS_UNSUPPORTED)", cuGetErrorString(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, &s),
+           CUDA_SUCCESS);
+    expect_true("its text", s != nullptr && strcmp(s, "peer access unsupported") == 0);
     expect("cuCtxSynchronize", cuCtxSynchronize(), CUDA_SUCCESS);
 }
 
