@@ -40,7 +40,7 @@ CUresult copy_scattered(Dir dir, CUdeviceptr dptr, const void* host, size_t byte
         c.arg[0] = dptr + done;
         c.arg[1] = reinterpret_cast<uintptr_t>(list); // pinned: GPA == VA
         c.arg[2] = count;
-        c.arg[3] = stream;
+        c.arg[3] = stream_arg(stream);
         c.arg[4] = strategy;
         c.arg[5] = covered; // lets the VMM (or the GPU, for DEVICE_WALK) check the list's sum
         CUresult r = async ? call_async(c) : call_sync(c);
@@ -62,7 +62,7 @@ CUresult stream_op(uint16_t op, uint64_t a0, uint64_t a1, uint64_t a2, CUstream 
     c.arg[0] = a0;
     c.arg[1] = a1;
     c.arg[2] = a2;
-    c.arg[3] = stream;
+    c.arg[3] = stream_arg(stream);
     return async ? call_async(c) : sync_point(call_sync(c));
 }
 

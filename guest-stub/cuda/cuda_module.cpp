@@ -73,7 +73,7 @@ CUresult launch_packed(const FunctionLayout& l, unsigned gx, unsigned gy, unsign
     Call c;
     c.op = VGPU_OP_LAUNCH_KERNEL_PACKED;
     c.arg[0] = l.handle;
-    c.arg[1] = stream;
+    c.arg[1] = stream_arg(stream);
     c.arg[2] = gx | (uint64_t)gy << 32;
     c.arg[3] = gz | (uint64_t)bx << 32;
     c.arg[4] = by | (uint64_t)bz << 32;

@@ -34,13 +34,13 @@ extern "C" CUresult cuStreamCreate(CUstream* stream, unsigned int flags)
 
 extern "C" CUresult cuStreamSynchronize(CUstream stream)
 {
-    return sync_point(one_handle(VGPU_OP_STREAM_SYNCHRONIZE, stream));
+    return sync_point(one_handle(VGPU_OP_STREAM_SYNCHRONIZE, stream_arg(stream)));
 }
 
 extern "C" CUresult cuStreamDestroy(CUstream stream)
 {
-    if (stream == 0)
-        return CUDA_ERROR_INVALID_HANDLE;
+    if (stream_arg(stream) == 0)
+        return CUDA_ERROR_INVALID_HANDLE; // the default streams are not destroyed
     return one_handle(VGPU_OP_STREAM_DESTROY, stream);
 }
 
@@ -54,7 +54,7 @@ extern "C" CUresult cuEventRecord(CUevent event, CUstream stream)
     Call c;
     c.op = VGPU_OP_EVENT_RECORD;
     c.arg[0] = event;
-    c.arg[1] = stream;
+    c.arg[1] = stream_arg(stream);
     return call_async(c);
 }
 
@@ -86,7 +86,7 @@ extern "C" CUresult cuEventDestroy(CUevent event) { return one_handle(VGPU_OP_EV
 // driver's, may report an earlier queued call's error.
 extern "C" CUresult cuStreamQuery(CUstream stream)
 {
-    return sync_point(one_handle(VGPU_OP_STREAM_QUERY, stream));
+    return sync_point(one_handle(VGPU_OP_STREAM_QUERY, stream_arg(stream)));
 }
 
 extern "C" CUresult cuEventQuery(CUevent event)
@@ -98,7 +98,7 @@ extern "C" CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned i
 {
     Call c;
     c.op = VGPU_OP_STREAM_WAIT_EVENT;
-    c.arg[0] = stream;
+    c.arg[0] = stream_arg(stream);
     c.arg[1] = event;
     c.arg[2] = flags;
     return call_async(c);

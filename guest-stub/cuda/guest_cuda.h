@@ -87,6 +87,12 @@ typedef enum CUdevice_attribute_enum {
 #define CU_LAUNCH_PARAM_BUFFER_POINTER ((void*)0x01)
 #define CU_LAUNCH_PARAM_BUFFER_SIZE ((void*)0x02)
 
+// cuda.h's special streams: the legacy default stream and the per-thread
+// one. A guest runs one thread, so both are the default stream (0) here;
+// work on the per-thread one is then ordered with other streams as the
+// legacy stream's is (stricter than CUDA, never less correct).
+#define CU_STREAM_LEGACY ((CUstream)0x1)
+#define CU_STREAM_PER_THREAD ((CUstream)0x2)
 #define CU_STREAM_DEFAULT 0x0u
 #define CU_STREAM_NON_BLOCKING 0x1u
 #define CU_EVENT_DEFAULT 0x0u

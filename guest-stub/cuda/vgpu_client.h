@@ -19,6 +19,13 @@ struct Call {
     uint32_t payload_len = 0; // <= VGPU_PAYLOAD_BYTES
 };
 
+// The vGPU's handle for a stream argument: CU_STREAM_LEGACY and
+// CU_STREAM_PER_THREAD are the default stream (guest_cuda.h).
+inline uint64_t stream_arg(CUstream s)
+{
+    return s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD ? 0 : s;
+}
+
 // NOT_INITIALIZED before a successful cuInit; the ring's failure after a
 // timeout or a broken ring; else CUDA_SUCCESS.
 CUresult ready();

@@ -207,6 +207,13 @@ void module_and_launch_calls()
     expect("cuStreamDestroy", cuStreamDestroy(waiter), CUDA_SUCCESS);
     expect("cuStreamDestroy", cuStreamDestroy(st), CUDA_SUCCESS);
     expect("cuStreamDestroy(default stream)", cuStreamDestroy(0), CUDA_ERROR_INVALID_HANDLE);
+    expect("cuStreamDestroy(CU_STREAM_LEGACY)", cuStreamDestroy(CU_STREAM_LEGACY), CUDA_ERROR_INVALID_HANDLE);
+    // The special streams work wherever a stream goes.
+    expect("cuMemsetD8Async(CU_STREAM_PER_THREAD)", cuMemsetD8Async(dc, 0, 16, CU_STREAM_PER_THREAD), CUDA_SUCCESS);
+    expect("cuLaunchKernel(CU_STREAM_LEGACY)",
+           cuLaunchKernel(add, (n + 255) / 256, 1, 1, 256, 1, 1, 0, CU_STREAM_LEGACY, params, nullptr), CUDA_SUCCESS);
+    expect("cuStreamSynchronize(CU_STREAM_PER_THREAD)", cuStreamSynchronize(CU_STREAM_PER_THREAD), CUDA_SUCCESS);
+    expect("cuStreamQuery(CU_STREAM_LEGACY)", cuStreamQuery(CU_STREAM_LEGACY), CUDA_SUCCESS);
     expect("cuModuleUnload", cuModuleUnload(mod), CUDA_SUCCESS);
     expect("cuModuleGetFunction(unloaded module)", cuModuleGetFunction(&none, mod, "vector_add"),
            CUDA_ERROR_INVALID_HANDLE);
