@@ -5,6 +5,7 @@
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/runtime/heap.h"
+#include "guest-stub/runtime/mem.h"
 
 using namespace guest::cuda;
 
@@ -122,7 +123,10 @@ extern "C" CUresult cuMemAlloc(CUdeviceptr* dptr, size_t bytes)
     Call c;
     c.op = VGPU_OP_MEM_ALLOC;
     c.arg[0] = bytes;
-    return call_result(c, dptr);
+    CUresult r = call_result(c, dptr);
+    if (r == CUDA_SUCCESS)
+        allocation_add(*dptr, bytes);
+    return r;
 }
 
 extern "C" CUresult cuMemFree(CUdeviceptr dptr)
@@ -130,7 +134,49 @@ extern "C" CUresult cuMemFree(CUdeviceptr dptr)
     Call c;
     c.op = VGPU_OP_MEM_FREE;
     c.arg[0] = dptr;
-    return call_sync(c);
+    CUresult r = call_sync(c);
+    if (r == CUDA_SUCCESS)
+        allocation_remove(dptr);
+    return r;
+}
+
+namespace {
+// Unified addressing: an address inside one of this guest's device
+// allocations is the device's, any other a guest address (checked where it
+// is used, as for cuMemcpyHtoD/DtoH).
+CUresult copy_any(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream, bool async)
+{
+    const bool dst_dev = allocation_contains(dst, bytes), src_dev = allocation_contains(src, bytes);
+    void* dst_host = reinterpret_cast<void*>(static_cast<uintptr_t>(dst));
+    const void* src_host = reinterpret_cast<const void*>(static_cast<uintptr_t>(src));
+    if (dst_dev && src_dev)
+        return copy_dtod(dst, src, bytes, stream, async);
+    if (dst_dev)
+        return copy(Dir::kHtoD, dst, src_host, bytes, stream, async);
+    if (src_dev)
+        return copy(Dir::kDtoH, src, dst_host, bytes, stream, async);
+    // Guest to guest: the driver copies host memory too (after the stream's
+    // earlier work, which a synchronous copy waits for).
+    if (bytes == 0)
+        return ready();
+    uint64_t gpa;
+    if (!guest::virt_to_phys(dst_host, &gpa) || !guest::virt_to_phys(src_host, &gpa))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = cuStreamSynchronize(stream))
+        return r;
+    memmove(dst_host, src_host, bytes);
+    return CUDA_SUCCESS;
+}
+} // namespace
+
+extern "C" CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t bytes)
+{
+    return copy_any(dst, src, bytes, 0, false);
+}
+
+extern "C" CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream)
+{
+    return copy_any(dst, src, bytes, stream, true);
 }
 
 extern "C" CUresult cuMemGetInfo(size_t* free, size_t* total)

@@ -120,6 +120,10 @@ CUresult cuMemFreeHost(void* p);                  // no-op, see above
 CUresult cuMemcpyHtoD(CUdeviceptr dst, const void* src, size_t bytes);
 CUresult cuMemcpyDtoH(void* dst, CUdeviceptr src, size_t bytes);
 CUresult cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t bytes);
+// Unified addressing: either side may be device memory from cuMemAlloc or a
+// guest address (pinned or pageable).
+CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t bytes);
+CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream);
 CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, size_t bytes, CUstream stream);
 CUresult cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, size_t bytes, CUstream stream);
 CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream);

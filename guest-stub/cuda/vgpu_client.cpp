@@ -37,6 +37,14 @@ struct Client {
     uint8_t* arena = nullptr;
     uint64_t arena_left = 0;
     uint8_t* param_scratch = nullptr;
+    // Live device allocations, a list of nodes from the same arenas; freed
+    // nodes are kept for reuse.
+    struct Allocation {
+        uint64_t dptr, bytes;
+        Allocation* next;
+    };
+    Allocation* allocations = nullptr;
+    Allocation* spare_allocations = nullptr;
 };
 
 Client g;
@@ -253,9 +261,11 @@ void sg_commit(uint64_t used)
     g.sg_pending = true;
 }
 
-FunctionLayout* function_add(CUfunction f, CUmodule module, uint32_t count, uint32_t bytes)
+namespace {
+// `bytes` from the permanent arenas (8-byte aligned); nullptr when out of memory.
+void* arena_take(uint64_t bytes)
 {
-    const uint64_t need = (sizeof(FunctionLayout) + 4ull * count + 7) & ~7ull;
+    const uint64_t need = (bytes + 7) & ~7ull;
     if (need > g.arena_left) {
         const uint64_t size = need > kLayoutArenaBytes ? need : kLayoutArenaBytes;
         g.arena = static_cast<uint8_t*>(try_pinned_alloc_permanent(size, 0));
@@ -263,17 +273,26 @@ FunctionLayout* function_add(CUfunction f, CUmodule module, uint32_t count, uint
             return nullptr;
         g.arena_left = size;
     }
-    auto* l = reinterpret_cast<FunctionLayout*>(g.arena);
+    void* p = g.arena;
+    g.arena += need;
+    g.arena_left -= need;
+    return p;
+}
+} // namespace
+
+FunctionLayout* function_add(CUfunction f, CUmodule module, uint32_t count, uint32_t bytes)
+{
+    auto* l = static_cast<FunctionLayout*>(arena_take(sizeof(FunctionLayout) + 4ull * count));
+    if (l == nullptr)
+        return nullptr;
     l->handle = f;
     l->module = module;
     l->count = count;
     l->bytes = bytes;
-    l->offsets = reinterpret_cast<uint16_t*>(g.arena + sizeof(FunctionLayout));
+    l->offsets = reinterpret_cast<uint16_t*>(l + 1);
     l->sizes = l->offsets + count;
     l->next = g.functions;
     g.functions = l;
-    g.arena += need;
-    g.arena_left -= need;
     return l;
 }
 
@@ -294,6 +313,39 @@ void module_forget(CUmodule module)
         else
             link = &(*link)->next;
     }
+}
+
+
+void allocation_add(CUdeviceptr dptr, uint64_t bytes)
+{
+    Client::Allocation* a = g.spare_allocations;
+    if (a != nullptr)
+        g.spare_allocations = a->next;
+    else if ((a = static_cast<Client::Allocation*>(arena_take(sizeof *a))) == nullptr)
+        return; // cuMemcpy will not know this one: it says INVALID_VALUE for it
+    *a = {dptr, bytes, g.allocations};
+    g.allocations = a;
+}
+
+void allocation_remove(CUdeviceptr dptr)
+{
+    for (Client::Allocation** link = &g.allocations; *link != nullptr; link = &(*link)->next) {
+        if ((*link)->dptr == dptr) {
+            Client::Allocation* a = *link;
+            *link = a->next;
+            a->next = g.spare_allocations;
+            g.spare_allocations = a;
+            return;
+        }
+    }
+}
+
+bool allocation_contains(uint64_t p, uint64_t bytes)
+{
+    for (const Client::Allocation* a = g.allocations; a != nullptr; a = a->next)
+        if (p >= a->dptr && p - a->dptr <= a->bytes && bytes <= a->bytes - (p - a->dptr))
+            return true;
+    return false;
 }
 
 uint8_t* param_scratch()

@@ -76,6 +76,13 @@ struct FunctionLayout {
 FunctionLayout* function_add(CUfunction f, CUmodule module, uint32_t count, uint32_t bytes);
 const FunctionLayout* function_find(CUfunction f);
 void module_forget(CUmodule module);
+// This guest's live device allocations (cuMemAlloc/cuMemFree), so that
+// cuMemcpy can tell device from guest addresses (unified addressing).
+void allocation_add(CUdeviceptr dptr, uint64_t bytes);
+void allocation_remove(CUdeviceptr dptr);
+// [p, p + bytes) lies inside one live allocation.
+bool allocation_contains(uint64_t p, uint64_t bytes);
+
 // A pinned buffer of VGPU_MAX_PARAM_BYTES for parameters that do not fit a
 // ring slot (made once); nullptr when out of memory.
 uint8_t* param_scratch();

@@ -102,6 +102,18 @@ void memory_calls()
     expect("cuMemcpyDtoD", cuMemcpyDtoD(b, a, 4096), CUDA_SUCCESS);
     expect("cuMemcpyDtoH", cuMemcpyDtoH(host + 4096, b, 4096), CUDA_SUCCESS);
     expect_true("HtoD, DtoD, DtoH round trip", memcmp(host, host + 4096, 4096) == 0);
+    // cuMemcpy tells device from guest addresses itself (unified addressing).
+    auto* pageable = static_cast<uint8_t*>(pageable_alloc(8192));
+    const auto addr = [](const void* p) { return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p)); };
+    expect("cuMemcpy(device <- pinned)", cuMemcpy(b, addr(host), 4096), CUDA_SUCCESS);
+    expect("cuMemcpy(pageable <- device)", cuMemcpy(addr(pageable), b, 4096), CUDA_SUCCESS);
+    expect("cuMemcpy(device <- device)", cuMemcpy(b, a, 64), CUDA_SUCCESS);
+    expect("cuMemcpy(pageable <- pinned)", cuMemcpy(addr(pageable + 4096), addr(host + 4096), 4096), CUDA_SUCCESS);
+    expect_true("cuMemcpy moved every byte",
+                memcmp(pageable, host, 4096) == 0 && memcmp(pageable + 4096, host + 4096, 4096) == 0);
+    expect("cuMemcpyAsync(pageable <- device)", cuMemcpyAsync(addr(pageable), b + 64, 64, 0), CUDA_SUCCESS);
+    expect("cuMemcpy(an address that is neither)", cuMemcpy(addr(pageable), 0x10, 16), CUDA_ERROR_INVALID_VALUE);
+    expect("cuCtxSynchronize", cuCtxSynchronize(), CUDA_SUCCESS);
     expect("cuMemcpyHtoD past the allocation", cuMemcpyHtoD(a + 2048, host, 4096), CUDA_ERROR_INVALID_VALUE);
     expect("cuMemsetD8", cuMemsetD8(a, 0x5a, 4096), CUDA_SUCCESS);
     expect("cuMemsetD32", cuMemsetD32(b, 0x01020304u, 1024), CUDA_SUCCESS);
