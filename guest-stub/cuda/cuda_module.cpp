@@ -53,9 +53,10 @@ uint64_t image_size(const void* image)
 // checked here so that cuLaunchKernel returns the error itself, as the
 // driver does, instead of a later synchronization point: a zero dimension,
 // a block beyond 1024 x 1024 x 64 or 1024 threads, a grid beyond
-// 2^31-1 x 65535 x 65535, or more dynamic shared memory than 48 KiB (the
-// limit without the opt-in function attribute).
-bool launch_shape_ok(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shmem)
+// 2^31-1 x 65535 x 65535, or more dynamic shared memory than the function
+// allows (48 KiB unless cuFuncSetAttribute raised it).
+bool launch_shape_ok(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shmem,
+                     unsigned max_shared)
 {
     if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0)
         return false;
@@ -63,7 +64,7 @@ bool launch_shape_ok(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigne
         return false;
     if (gx > 0x7FFFFFFFu || gy > 65535 || gz > 65535)
         return false;
-    return shmem <= (48u << 10);
+    return shmem <= max_shared;
 }
 
 // Sends the parameter buffer `params` (layout l's bytes) with the launch.
@@ -179,6 +180,37 @@ extern "C" CUresult cuModuleGetFunction(CUfunction* f, CUmodule module, const ch
     return CUDA_SUCCESS;
 }
 
+extern "C" CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfunc)
+{
+    if (pi == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    Call c;
+    c.op = VGPU_OP_FUNC_GET_ATTRIBUTE;
+    c.arg[0] = hfunc;
+    c.arg[1] = static_cast<uint64_t>(attrib);
+    uint64_t res[2];
+    CUresult r = call_sync(c, res);
+    if (r == CUDA_SUCCESS)
+        *pi = static_cast<int>(static_cast<int64_t>(res[0]));
+    return r;
+}
+
+extern "C" CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
+{
+    Call c;
+    c.op = VGPU_OP_FUNC_SET_ATTRIBUTE;
+    c.arg[0] = hfunc;
+    c.arg[1] = static_cast<uint64_t>(attrib);
+    c.arg[2] = static_cast<uint64_t>(static_cast<int64_t>(value));
+    CUresult r = call_sync(c);
+    if (r == CUDA_SUCCESS && attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
+        // function_find gives a const view; the record is the guest's own.
+        if (auto* l = const_cast<FunctionLayout*>(function_find(hfunc)))
+            l->max_dynamic_shared = static_cast<uint32_t>(value);
+    }
+    return r;
+}
+
 extern "C" CUresult vgpuFuncGetParamLayout(CUfunction f, unsigned int* count, const uint16_t** offsets,
                                            const uint16_t** sizes, size_t* bytes)
 {
@@ -206,7 +238,7 @@ extern "C" CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int g
         return CUDA_ERROR_INVALID_HANDLE;
     if (kernelParams != nullptr && extra != nullptr)
         return CUDA_ERROR_INVALID_VALUE;
-    if (!launch_shape_ok(gx, gy, gz, bx, by, bz, shmem))
+    if (!launch_shape_ok(gx, gy, gz, bx, by, bz, shmem, l->max_dynamic_shared))
         return CUDA_ERROR_INVALID_VALUE;
     alignas(16) uint8_t inline_buffer[VGPU_PAYLOAD_BYTES];
     uint8_t* buffer = inline_buffer;

@@ -68,6 +68,7 @@ struct FunctionLayout {
     CUmodule module;
     uint32_t count;  // parameters
     uint32_t bytes;  // the parameter buffer
+    uint32_t max_dynamic_shared; // what a launch may ask for (48 KiB unless raised)
     uint16_t* offsets;
     uint16_t* sizes;
     FunctionLayout* next;

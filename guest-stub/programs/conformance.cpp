@@ -196,6 +196,31 @@ void module_and_launch_calls()
     for (unsigned i = 0; i < n; ++i)
         sums &= h[2 * n + i] == static_cast<float>(i) + 0.5f;
     expect_true("vector_add's sums", sums);
+    // Function attributes: more dynamic shared memory than 48 KiB once asked for.
+    int attr = 0;
+    expect("cuFuncGetAttribute(max threads)", cuFuncGetAttribute(&attr, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, add),
+           CUDA_SUCCESS);
+    expect_true("some threads per block", attr > 0 && attr <= 1024);
+    expect("cuFuncGetAttribute(unknown function)", cuFuncGetAttribute(&attr, CU_FUNC_ATTRIBUTE_NUM_REGS, add + 1),
+           CUDA_ERROR_INVALID_HANDLE);
+    int optin = 0;
+    expect("cuDeviceGetAttribute(shared opt-in)",
+           cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 0), CUDA_SUCCESS);
+    expect_true("an opt-in above 64 KiB", optin > (64 << 10));
+    expect("cuFuncSetAttribute(64 KiB dynamic shared)",
+           cuFuncSetAttribute(add, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 64 << 10), CUDA_SUCCESS);
+    expect("cuFuncGetAttribute(dynamic shared)",
+           cuFuncGetAttribute(&attr, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, add), CUDA_SUCCESS);
+    expect_true("64 KiB", attr == 64 << 10);
+    expect("cuLaunchKernel(64 KiB shared, allowed now)",
+           cuLaunchKernel(add, 1, 1, 1, 32, 1, 1, 64 << 10, st, params, nullptr), CUDA_SUCCESS);
+    expect("cuFuncSetAttribute(past the opt-in)",
+           cuFuncSetAttribute(add, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, optin + 1), CUDA_ERROR_INVALID_VALUE);
+    expect("cuFuncSetAttribute(a read-only attribute)", cuFuncSetAttribute(add, CU_FUNC_ATTRIBUTE_NUM_REGS, 8),
+           CUDA_ERROR_INVALID_VALUE);
+    expect("cuFuncSetAttribute(48 KiB again)",
+           cuFuncSetAttribute(add, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 48 << 10), CUDA_SUCCESS);
+    expect("cuCtxSynchronize", cuCtxSynchronize(), CUDA_SUCCESS);
     // Launches the driver refuses, at the call.
     expect("cuLaunchKernel(grid 0)", cuLaunchKernel(add, 0, 1, 1, 256, 1, 1, 0, st, params, nullptr),
            CUDA_ERROR_INVALID_VALUE);

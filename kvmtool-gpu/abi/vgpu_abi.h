@@ -155,6 +155,8 @@ enum vgpu_opcode {
                                          `extra` buffer), bytes exactly the layout's; payload = the buffer
                                          when bytes <= VGPU_PAYLOAD_BYTES, else its guest-physical
                                          address (uint64), in guest RAM */
+    VGPU_OP_FUNC_GET_ATTRIBUTE = 36,  /* arg0 function, arg1 CUfunction_attribute -> result0 value (int) */
+    VGPU_OP_FUNC_SET_ATTRIBUTE = 37,  /* arg0 function, arg1 CUfunction_attribute, arg2 value (int) */
     VGPU_OP_STREAM_CREATE = 40,       /* arg0 flags -> result0 stream */
     VGPU_OP_STREAM_SYNCHRONIZE = 41,  /* arg0 stream */
     VGPU_OP_STREAM_DESTROY = 42,      /* arg0 stream */

@@ -65,6 +65,10 @@ public:
                                ParamLayout* layout) override {
         return inner_->module_get_function(m, name, out, layout);
     }
+    Status function_attribute(BackendFunction f, int a, int* out) override { return inner_->function_attribute(f, a, out); }
+    Status set_function_attribute(BackendFunction f, int a, int v) override {
+        return inner_->set_function_attribute(f, a, v);
+    }
     Status launch(BackendFunction f, Dim3 g, Dim3 b, uint32_t sh, BackendStream s, std::span<void* const> p,
                   std::span<const uint16_t> sizes) override {
         return inner_->launch(f, g, b, sh, s, p, sizes);

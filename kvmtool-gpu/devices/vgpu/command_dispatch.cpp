@@ -33,6 +33,8 @@ const std::array<CommandDispatch::Handler, VGPU_OP_MAX_> CommandDispatch::kHandl
     t[VGPU_OP_MODULE_GET_FUNCTION] = &D::op_module_get_function;
     t[VGPU_OP_LAUNCH_KERNEL] = &D::op_launch_kernel;
     t[VGPU_OP_FUNC_GET_PARAM_INFO] = &D::op_func_get_param_info;
+    t[VGPU_OP_FUNC_GET_ATTRIBUTE] = &D::op_func_get_attribute;
+    t[VGPU_OP_FUNC_SET_ATTRIBUTE] = &D::op_func_set_attribute;
     t[VGPU_OP_LAUNCH_KERNEL_PACKED] = &D::op_launch_kernel_packed;
     t[VGPU_OP_STREAM_CREATE] = &D::op_stream_create;
     t[VGPU_OP_STREAM_SYNCHRONIZE] = &D::op_stream_synchronize;

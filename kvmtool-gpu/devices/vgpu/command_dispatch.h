@@ -100,6 +100,8 @@ private:
     CommandResult op_module_unload(GuestCommand&);
     CommandResult op_module_get_function(GuestCommand&);
     CommandResult op_func_get_param_info(GuestCommand&);
+    CommandResult op_func_get_attribute(GuestCommand&);
+    CommandResult op_func_set_attribute(GuestCommand&);
     CommandResult op_launch_kernel(GuestCommand&);
     CommandResult op_launch_kernel_packed(GuestCommand&);
     // The function, stream and launch shape of a LAUNCH_KERNEL(_PACKED); an

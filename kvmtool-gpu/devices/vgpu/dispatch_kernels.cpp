@@ -82,6 +82,28 @@ CommandResult CommandDispatch::op_func_get_param_info(GuestCommand& c) {
     return r;
 }
 
+// arg0 function, arg1 CUfunction_attribute -> result0 the value (an int).
+CommandResult CommandDispatch::op_func_get_attribute(GuestCommand& c) {
+    const FunctionEntry* f = functions_.find(c.desc.arg[0]);
+    if (!f) return fail(VGPU_ERROR_INVALID_HANDLE, "function handle");
+    if (c.desc.arg[1] > 0xFFFF) return fail(VGPU_ERROR_INVALID_VALUE, "function attribute");
+    int v = 0;
+    const Status s = backend_result(backend_.function_attribute(f->function, static_cast<int>(c.desc.arg[1]), &v));
+    return done(s, static_cast<uint64_t>(static_cast<int64_t>(v)));
+}
+
+// arg0 function, arg1 CUfunction_attribute, arg2 the value (an int): the
+// driver checks which attributes may be set and to what.
+CommandResult CommandDispatch::op_func_set_attribute(GuestCommand& c) {
+    const FunctionEntry* f = functions_.find(c.desc.arg[0]);
+    if (!f) return fail(VGPU_ERROR_INVALID_HANDLE, "function handle");
+    const auto value = static_cast<int64_t>(c.desc.arg[2]);
+    if (c.desc.arg[1] > 0xFFFF || value < INT32_MIN || value > INT32_MAX)
+        return fail(VGPU_ERROR_INVALID_VALUE, "function attribute or value");
+    return done(backend_result(
+        backend_.set_function_attribute(f->function, static_cast<int>(c.desc.arg[1]), static_cast<int>(value))));
+}
+
 CommandDispatch::LaunchShape CommandDispatch::launch_shape(const GuestCommand& c) {
     LaunchShape l;
     auto bad = [&](uint32_t status, const char* why) {

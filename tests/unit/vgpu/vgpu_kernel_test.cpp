@@ -222,6 +222,32 @@ TEST_F(VgpuKernels, SharedMemoryBeyondTheDefaultLimitIsRefused) {
     EXPECT_EQ(with_shared((48 << 10) + 1), VGPU_ERROR_INVALID_VALUE);
 }
 
+// cuFuncGetAttribute/cuFuncSetAttribute: raising a kernel's dynamic shared
+// memory past 48 KiB lets its launches ask for it; the rest is refused.
+TEST_F(VgpuKernels, FunctionAttributes) {
+    uint64_t fn;
+    rig.module_with("empty_kernel", &fn);
+    const Done threads = rig.call({.opcode = VGPU_OP_FUNC_GET_ATTRIBUTE, .args = {fn, 0}});
+    ASSERT_EQ(threads.status, VGPU_SUCCESS);
+    EXPECT_EQ(threads.r0, 1024u);
+    auto launch_with = [&](uint64_t shared) {
+        return rig.call({.opcode = VGPU_OP_LAUNCH_KERNEL_PACKED,
+                         .args = {fn, 0, 1 | (1ull << 32), 1 | (1ull << 32), 1 | (1ull << 32), shared}})
+            .status;
+    };
+    EXPECT_EQ(launch_with(64 << 10), VGPU_ERROR_INVALID_VALUE);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_FUNC_SET_ATTRIBUTE, .args = {fn, 8, 64 << 10}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_FUNC_GET_ATTRIBUTE, .args = {fn, 8}}).r0, 64u << 10);
+    EXPECT_EQ(launch_with(64 << 10), VGPU_SUCCESS);
+    EXPECT_EQ(launch_with((64 << 10) + 1), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_FUNC_SET_ATTRIBUTE, .args = {fn, 8, 1ull << 40}}).status,
+              VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_FUNC_SET_ATTRIBUTE, .args = {fn, 4, 8}}).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_FUNC_GET_ATTRIBUTE, .args = {fn, 1u << 20}}).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_FUNC_GET_ATTRIBUTE, .args = {fn ^ (1ull << 32), 0}}).status,
+              VGPU_ERROR_INVALID_HANDLE);
+}
+
 TEST_F(VgpuKernels, QueriesAndStreamWaits) {
     const uint64_t s = rig.call({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}}).r0;
     const uint64_t e = rig.call({.opcode = VGPU_OP_EVENT_CREATE, .args = {0}}).r0;
@@ -289,7 +315,7 @@ TEST_F(VgpuKernels, DeviceQueries) {
 }
 
 TEST_F(VgpuKernels, UnknownOpcodesAndFlags) {
-    for (uint16_t op : {7, 9, 22, 36, 56, 999, 0xFFFF})
+    for (uint16_t op : {7, 9, 22, 38, 56, 999, 0xFFFF})
         EXPECT_EQ(rig.call({.opcode = op}).status, VGPU_ERROR_NOT_SUPPORTED) << op;
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_NOP, .flags = 0x8000}).status, VGPU_ERROR_INVALID_VALUE);
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_NOP, .payload_len = 100000}).status, VGPU_ERROR_INVALID_VALUE);

@@ -257,6 +257,16 @@ Status CudaBackend::module_get_function(BackendModule m, std::string_view name, 
     return VGPU_SUCCESS;
 }
 
+Status CudaBackend::function_attribute(BackendFunction f, int attribute, int* out) {
+    return to_status(
+        api_.cuFuncGetAttribute(out, static_cast<CUfunction_attribute>(attribute), reinterpret_cast<CUfunction>(f)));
+}
+
+Status CudaBackend::set_function_attribute(BackendFunction f, int attribute, int value) {
+    return to_status(
+        api_.cuFuncSetAttribute(reinterpret_cast<CUfunction>(f), static_cast<CUfunction_attribute>(attribute), value));
+}
+
 Status CudaBackend::launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
                            std::span<void* const> params, std::span<const uint16_t>) {
     return to_status(api_.cuLaunchKernel(reinterpret_cast<CUfunction>(f), grid.x, grid.y, grid.z, block.x, block.y,

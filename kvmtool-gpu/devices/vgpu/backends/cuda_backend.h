@@ -83,6 +83,8 @@ public:
     Status module_unload(BackendModule m) override;
     Status module_get_function(BackendModule m, std::string_view name, BackendFunction* out,
                                ParamLayout* layout) override;
+    Status function_attribute(BackendFunction f, int attribute, int* out) override;
+    Status set_function_attribute(BackendFunction f, int attribute, int value) override;
     Status launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
                   std::span<void* const> params, std::span<const uint16_t> sizes) override;
 

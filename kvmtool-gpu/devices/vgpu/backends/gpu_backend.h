@@ -127,6 +127,9 @@ public:
     // any guest declares them); the device model checks launches against it.
     virtual Status module_get_function(BackendModule m, std::string_view name, BackendFunction* out,
                                        ParamLayout* layout) = 0;
+    // cuFuncGetAttribute / cuFuncSetAttribute (CUfunction_attribute numbers).
+    virtual Status function_attribute(BackendFunction f, int attribute, int* out) = 0;
+    virtual Status set_function_attribute(BackendFunction f, int attribute, int value) = 0;
     // params[i] points at sizes[i] bytes (Driver API kernelParams style),
     // and sizes match the function's ParamLayout exactly.
     virtual Status launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,

@@ -34,7 +34,8 @@ uint64_t reserve_fake(std::atomic<uint64_t>& next, uint64_t base, uint64_t bytes
 }
 
 constexpr uint32_t kEventDisableTiming = 0x2; // CU_EVENT_DISABLE_TIMING
-constexpr uint32_t kMaxSharedBytes = 48 << 10;  // a launch's dynamic shared memory, as the GPU's default limit
+constexpr int kDefaultDynamicShared = 48 << 10; // a launch's dynamic shared memory without opting in, as on a GPU
+constexpr int kMaxDynamicShared = 227 << 10;    // the most a kernel may opt in to (an H100's, nominal here)
 } // namespace
 
 HostBackend::HostBackend(HostBackendOptions opts) : opts_(opts), bounce_(std::max<uint64_t>(opts.bounce_bytes, 4096)) {}
@@ -80,7 +81,8 @@ Status HostBackend::device_attribute(int attribute, int ordinal, int* out) {
     case 4: *out = 64; break;         // MAX_BLOCK_DIM_Z
     case 5: *out = 0x7FFFFFFF; break; // MAX_GRID_DIM_X
     case 6: case 7: *out = 65535; break; // MAX_GRID_DIM_Y, _Z
-    case 8: *out = 48 << 10; break;   // MAX_SHARED_MEMORY_PER_BLOCK (without opting in to more)
+    case 8: *out = kDefaultDynamicShared; break; // MAX_SHARED_MEMORY_PER_BLOCK (without opting in to more)
+    case 97: *out = kMaxDynamicShared; break;    // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
     case 9: *out = 64 << 10; break;   // TOTAL_CONSTANT_MEMORY
     case 10: *out = 32; break;        // WARP_SIZE
     // Nominal figures of a device that is not one: clock rates (kHz), bus
@@ -204,6 +206,35 @@ Status HostBackend::module_get_function(BackendModule m, std::string_view name, 
     return VGPU_SUCCESS;
 }
 
+// CUfunction_attribute numbers. The reference kernels use no registers,
+// static shared, constant or local memory; they report what a GPU kernel
+// that used none would.
+Status HostBackend::function_attribute(BackendFunction f, int attribute, int* out) {
+    if (f == 0 || f > cpu_kernels().size()) return VGPU_ERROR_INVALID_HANDLE;
+    const auto opted = max_dynamic_shared_.find(f);
+    switch (attribute) {
+    case 0: *out = 1024; break;                          // MAX_THREADS_PER_BLOCK
+    case 1: case 2: case 3: case 4: *out = 0; break;     // SHARED/CONST/LOCAL_SIZE_BYTES, NUM_REGS
+    case 5: case 6: *out = 90; break;                    // PTX_VERSION, BINARY_VERSION (as sm_90 code)
+    case 7: *out = 0; break;                             // CACHE_MODE_CA
+    case 8: *out = opted == max_dynamic_shared_.end() ? kDefaultDynamicShared : opted->second; break;
+    case 9: *out = -1; break;                            // PREFERRED_SHARED_MEMORY_CARVEOUT: no preference
+    default: return VGPU_ERROR_INVALID_VALUE;
+    }
+    return VGPU_SUCCESS;
+}
+
+Status HostBackend::set_function_attribute(BackendFunction f, int attribute, int value) {
+    if (f == 0 || f > cpu_kernels().size()) return VGPU_ERROR_INVALID_HANDLE;
+    if (attribute == 8) { // MAX_DYNAMIC_SHARED_SIZE_BYTES
+        if (value < 0 || value > kMaxDynamicShared) return VGPU_ERROR_INVALID_VALUE;
+        max_dynamic_shared_[f] = value;
+        return VGPU_SUCCESS;
+    }
+    if (attribute == 9) return value >= -1 && value <= 100 ? VGPU_SUCCESS : VGPU_ERROR_INVALID_VALUE; // carveout, %
+    return VGPU_ERROR_INVALID_VALUE;
+}
+
 Status HostBackend::launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
                            std::span<void* const> params, std::span<const uint16_t> sizes) {
     const auto table = cpu_kernels();
@@ -213,7 +244,9 @@ Status HostBackend::launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t sh
     if (params.size() != k.param_sizes.size() || !std::equal(sizes.begin(), sizes.end(), k.param_sizes.begin(), k.param_sizes.end()))
         return VGPU_ERROR_INVALID_VALUE;
     if (!launch_dims_ok(grid, block)) return VGPU_ERROR_INVALID_VALUE; // as a GPU refuses it
-    if (shared_bytes > kMaxSharedBytes) return VGPU_ERROR_INVALID_VALUE; // as CUDA without the opt-in attribute
+    const auto opted = max_dynamic_shared_.find(f);
+    const uint64_t shared_limit = opted == max_dynamic_shared_.end() ? kDefaultDynamicShared : opted->second;
+    if (shared_bytes > shared_limit) return VGPU_ERROR_INVALID_VALUE; // as CUDA does
     return k.fn(*this, grid, block, params);
 }
 

@@ -73,6 +73,8 @@ public:
     Status module_unload(BackendModule m) override;
     Status module_get_function(BackendModule m, std::string_view name, BackendFunction* out,
                                ParamLayout* layout) override;
+    Status function_attribute(BackendFunction f, int attribute, int* out) override;
+    Status set_function_attribute(BackendFunction f, int attribute, int value) override;
     Status launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
                   std::span<void* const> params, std::span<const uint16_t> sizes) override;
 
@@ -119,6 +121,9 @@ private:
     std::set<BackendModule> modules_;
     std::set<BackendStream> streams_;
     std::map<BackendEvent, Event> events_;
+    // Per reference kernel: the dynamic shared memory a launch may ask for
+    // (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES; default 48 KiB).
+    std::map<BackendFunction, int> max_dynamic_shared_;
     uint64_t next_object_ = 0x1000; // module/stream/event ids: small numbers, not pointers
     std::vector<uint8_t> bounce_;
 };
