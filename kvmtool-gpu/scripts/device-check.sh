@@ -66,7 +66,7 @@ fi
 # Every guest program with the vGPU on the real CUDA backend, 4K and 2M.
 want guests && RUN_ARGS="--vgpu cuda" step guests-cuda sh "$repo/kvmtool-gpu/scripts/run-guests.sh" "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" 4K 2M
 want guests && grep -E '^(run-guests|guest: [a-z_]+: (PASS|FAIL|n=|device))|vGPU backend|vCPU backend|guest code' "$out/guests-cuda.log" | head -60 | sed 's/^/    /' | tee -a "$summary"
-want guests && RUN_ARGS="--vgpu cuda --gpu-worker inline" GUESTS="vecadd matmul params" step guests-cuda-inline \
+want guests && RUN_ARGS="--vgpu cuda --gpu-worker inline" GUESTS="vecadd matmul params conformance" step guests-cuda-inline \
   sh "$repo/kvmtool-gpu/scripts/run-guests.sh" "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" 2M
 if want boot; then
   step run-hello-4K "$bin/kvmtool-gpu" run --guest hello --mem 512M --pages 4K
