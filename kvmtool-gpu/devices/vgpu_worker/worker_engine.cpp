@@ -133,8 +133,8 @@ bool WorkerEngine::spawn(std::string* why) {
         *why = e.what();
         return false;
     }
-    // A new seed for each worker: the handles of a replaced worker's objects
-    // never name a new worker's.
+    // A new generation seed for each worker, so that a replaced worker's
+    // handles do not name the new worker's objects.
     setup_.handle_seed = first_seed_ + static_cast<uint32_t>(replacements_.load()) * 0x61C887u;
     const pid_t parent = getpid();
     const pid_t pid = fork();
