@@ -73,7 +73,7 @@ CUresult launch_packed(const FunctionLayout& l, unsigned gx, unsigned gy, unsign
 {
     Call c;
     c.op = VGPU_OP_LAUNCH_KERNEL_PACKED;
-    c.arg[0] = l.handle;
+    c.arg[0] = handle_bits(l.handle);
     c.arg[1] = stream_arg(stream);
     c.arg[2] = gx | (uint64_t)gy << 32;
     c.arg[3] = gz | (uint64_t)bx << 32;
@@ -129,7 +129,7 @@ extern "C" CUresult cuModuleUnload(CUmodule module)
 {
     Call c;
     c.op = VGPU_OP_MODULE_UNLOAD;
-    c.arg[0] = module;
+    c.arg[0] = handle_bits(module);
     CUresult r = call_sync(c);
     if (r == CUDA_SUCCESS)
         module_forget(module);
@@ -145,7 +145,7 @@ extern "C" CUresult cuModuleGetFunction(CUfunction* f, CUmodule module, const ch
         return CUDA_ERROR_INVALID_VALUE;
     Call c;
     c.op = VGPU_OP_MODULE_GET_FUNCTION;
-    c.arg[0] = module;
+    c.arg[0] = handle_bits(module);
     c.payload = name;
     c.payload_len = static_cast<uint32_t>(len);
     CUfunction handle;
@@ -161,7 +161,7 @@ extern "C" CUresult cuModuleGetFunction(CUfunction* f, CUmodule module, const ch
     uint64_t res[2];
     Call q;
     q.op = VGPU_OP_FUNC_GET_PARAM_INFO;
-    q.arg[0] = handle;
+    q.arg[0] = handle_bits(handle);
     if (CUresult r = call_sync(q, res, descs, sizeof descs))
         return r;
     FunctionLayout* l = function_add(handle, module, static_cast<uint32_t>(res[0]), static_cast<uint32_t>(res[1]));
@@ -186,7 +186,7 @@ extern "C" CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUf
         return CUDA_ERROR_INVALID_VALUE;
     Call c;
     c.op = VGPU_OP_FUNC_GET_ATTRIBUTE;
-    c.arg[0] = hfunc;
+    c.arg[0] = handle_bits(hfunc);
     c.arg[1] = static_cast<uint64_t>(attrib);
     uint64_t res[2];
     CUresult r = call_sync(c, res);
@@ -199,7 +199,7 @@ extern "C" CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute at
 {
     Call c;
     c.op = VGPU_OP_FUNC_SET_ATTRIBUTE;
-    c.arg[0] = hfunc;
+    c.arg[0] = handle_bits(hfunc);
     c.arg[1] = static_cast<uint64_t>(attrib);
     c.arg[2] = static_cast<uint64_t>(static_cast<int64_t>(value));
     CUresult r = call_sync(c);

@@ -7,7 +7,8 @@ using namespace guest::cuda;
 
 namespace {
 
-CUresult create(uint16_t op, uint64_t flags, uint64_t* handle)
+template <class H>
+CUresult create(uint16_t op, uint64_t flags, H* handle)
 {
     if (handle == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
@@ -41,7 +42,7 @@ extern "C" CUresult cuStreamDestroy(CUstream stream)
 {
     if (stream_arg(stream) == 0)
         return CUDA_ERROR_INVALID_HANDLE; // the default streams are not destroyed
-    return one_handle(VGPU_OP_STREAM_DESTROY, stream);
+    return one_handle(VGPU_OP_STREAM_DESTROY, handle_bits(stream));
 }
 
 extern "C" CUresult cuEventCreate(CUevent* event, unsigned int flags)
@@ -53,14 +54,14 @@ extern "C" CUresult cuEventRecord(CUevent event, CUstream stream)
 {
     Call c;
     c.op = VGPU_OP_EVENT_RECORD;
-    c.arg[0] = event;
+    c.arg[0] = handle_bits(event);
     c.arg[1] = stream_arg(stream);
     return call_async(c);
 }
 
 extern "C" CUresult cuEventSynchronize(CUevent event)
 {
-    return sync_point(one_handle(VGPU_OP_EVENT_SYNCHRONIZE, event));
+    return sync_point(one_handle(VGPU_OP_EVENT_SYNCHRONIZE, handle_bits(event)));
 }
 
 extern "C" CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end)
@@ -69,8 +70,8 @@ extern "C" CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end)
         return CUDA_ERROR_INVALID_VALUE;
     Call c;
     c.op = VGPU_OP_EVENT_ELAPSED_TIME;
-    c.arg[0] = start;
-    c.arg[1] = end;
+    c.arg[0] = handle_bits(start);
+    c.arg[1] = handle_bits(end);
     uint64_t res[2];
     CUresult r = call_sync(c, res);
     if (r == CUDA_SUCCESS) {
@@ -80,7 +81,7 @@ extern "C" CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end)
     return r;
 }
 
-extern "C" CUresult cuEventDestroy(CUevent event) { return one_handle(VGPU_OP_EVENT_DESTROY, event); }
+extern "C" CUresult cuEventDestroy(CUevent event) { return one_handle(VGPU_OP_EVENT_DESTROY, handle_bits(event)); }
 
 // Queries answer CUDA_ERROR_NOT_READY while work is pending and, as the
 // driver's, may report an earlier queued call's error.
@@ -91,7 +92,7 @@ extern "C" CUresult cuStreamQuery(CUstream stream)
 
 extern "C" CUresult cuEventQuery(CUevent event)
 {
-    return sync_point(one_handle(VGPU_OP_EVENT_QUERY, event));
+    return sync_point(one_handle(VGPU_OP_EVENT_QUERY, handle_bits(event)));
 }
 
 extern "C" CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags)
@@ -99,7 +100,7 @@ extern "C" CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned i
     Call c;
     c.op = VGPU_OP_STREAM_WAIT_EVENT;
     c.arg[0] = stream_arg(stream);
-    c.arg[1] = event;
+    c.arg[1] = handle_bits(event);
     c.arg[2] = flags;
     return call_async(c);
 }

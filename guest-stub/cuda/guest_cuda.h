@@ -55,10 +55,11 @@ static_assert(KVMGPU_SAME_STATUS(ERROR_INVALID_VALUE) && KVMGPU_SAME_STATUS(ERRO
 
 typedef uint64_t CUdeviceptr; // device address in this VM's context
 typedef int CUdevice;         // device ordinal, as in cuda.h
-typedef uint64_t CUmodule;    // opaque handles issued by the vGPU (0 = none)
-typedef uint64_t CUfunction;
-typedef uint64_t CUstream; // 0 = the default stream
-typedef uint64_t CUevent;
+// Opaque handles, typed as in cuda.h (the vGPU's handle numbers inside).
+typedef struct CUmod_st* CUmodule;
+typedef struct CUfunc_st* CUfunction;
+typedef struct CUstream_st* CUstream; // nullptr (0) = the default stream
+typedef struct CUevent_st* CUevent;
 
 typedef enum CUdevice_attribute_enum {
     CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,

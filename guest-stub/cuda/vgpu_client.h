@@ -11,6 +11,18 @@
 
 namespace guest::cuda {
 
+// A typed handle's vGPU handle number, and back.
+template <class H>
+uint64_t handle_bits(H h)
+{
+    return reinterpret_cast<uintptr_t>(h);
+}
+template <class H>
+H handle_of(uint64_t bits)
+{
+    return reinterpret_cast<H>(static_cast<uintptr_t>(bits));
+}
+
 // One command as the API builds it; call_* copy it into a ring slot.
 struct Call {
     uint16_t op = VGPU_OP_NOP;
@@ -23,7 +35,7 @@ struct Call {
 // CU_STREAM_PER_THREAD are the default stream (guest_cuda.h).
 inline uint64_t stream_arg(CUstream s)
 {
-    return s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD ? 0 : s;
+    return s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD ? 0 : handle_bits(s);
 }
 
 // NOT_INITIALIZED before a successful cuInit; the ring's failure after a
@@ -43,6 +55,16 @@ CUresult call_result(const Call& call, T* out)
     CUresult r = call_sync(call, res);
     if (r == CUDA_SUCCESS)
         *out = static_cast<T>(res[0]);
+    return r;
+}
+// ... for calls that return a handle.
+template <class T>
+CUresult call_result(const Call& call, T** out)
+{
+    uint64_t res[2];
+    CUresult r = call_sync(call, res);
+    if (r == CUDA_SUCCESS)
+        *out = handle_of<T*>(res[0]);
     return r;
 }
 // Submits with VGPU_CMD_FLAG_ASYNC and returns; errors come at a sync point.

@@ -31,6 +31,12 @@ void expect_true(const char* what, bool ok)
     }
 }
 
+// A function handle the vGPU never issued (another generation of add's slot).
+CUfunction bogus(CUfunction f)
+{
+    return reinterpret_cast<CUfunction>(reinterpret_cast<uintptr_t>(f) ^ (uintptr_t{1} << 32));
+}
+
 void device_calls()
 {
     int n = 0, v = 0;
@@ -201,7 +207,7 @@ void module_and_launch_calls()
     expect("cuFuncGetAttribute(max threads)", cuFuncGetAttribute(&attr, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, add),
            CUDA_SUCCESS);
     expect_true("some threads per block", attr > 0 && attr <= 1024);
-    expect("cuFuncGetAttribute(unknown function)", cuFuncGetAttribute(&attr, CU_FUNC_ATTRIBUTE_NUM_REGS, add + 1),
+    expect("cuFuncGetAttribute(unknown function)", cuFuncGetAttribute(&attr, CU_FUNC_ATTRIBUTE_NUM_REGS, bogus(add)),
            CUDA_ERROR_INVALID_HANDLE);
     int optin = 0;
     expect("cuDeviceGetAttribute(shared opt-in)",
@@ -235,7 +241,7 @@ void module_and_launch_calls()
     expect("cuCtxSynchronize after refused launches", cuCtxSynchronize(), CUDA_SUCCESS);
     expect("cuLaunchKernel(no parameters)", cuLaunchKernel(add, 1, 1, 1, 1, 1, 1, 0, st, nullptr, nullptr),
            CUDA_ERROR_INVALID_VALUE);
-    expect("cuLaunchKernel(unknown function)", cuLaunchKernel(add + 1, 1, 1, 1, 1, 1, 1, 0, st, params, nullptr),
+    expect("cuLaunchKernel(unknown function)", cuLaunchKernel(bogus(add), 1, 1, 1, 1, 1, 1, 0, st, params, nullptr),
            CUDA_ERROR_INVALID_HANDLE);
     expect("cuEventDestroy", cuEventDestroy(e0), CUDA_SUCCESS);
     expect("cuEventDestroy again", cuEventDestroy(e0), CUDA_ERROR_INVALID_HANDLE);
