@@ -41,6 +41,12 @@ struct VgpuCounters {
     std::array<std::atomic<uint64_t>, VGPU_OP_MAX_> per_opcode{};
 
     static void add(std::atomic<uint64_t>& c, uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
+    // A ring pass that ran `done` commands (by the one thread or process
+    // that runs the ring's passes, so max_pass has a single writer).
+    void count_pass(uint64_t done) {
+        add(passes);
+        if (done > max_pass.load(std::memory_order_relaxed)) max_pass.store(done, std::memory_order_relaxed);
+    }
 
     VgpuCounterSnapshot snapshot() const {
         auto ld = [](const std::atomic<uint64_t>& c) { return c.load(std::memory_order_relaxed); };

@@ -216,12 +216,7 @@ bool VgpuDevice::run_once() {
     uint32_t done = 0;
     switch (ring_->run_pass(*engine_, ring_->entries(), pass_stop_, &done)) {
     case CommandRing::Pass::Idle: return false;
-    case CommandRing::Pass::Progress: {
-        VgpuCounters::add(counters_.passes);
-        uint64_t prev = counters_.max_pass.load(std::memory_order_relaxed);
-        if (done > prev) counters_.max_pass.store(done, std::memory_order_relaxed); // single writer
-        return true;
-    }
+    case CommandRing::Pass::Progress: counters_.count_pass(done); return true;
     case CommandRing::Pass::Broken: ring_broken(); return true;
     }
     return false;

@@ -41,13 +41,15 @@ private:
     bool same_pages(const WorkerRequest& q, std::string* why) const;
     void start(const WorkerRequest& q);
     void watch(const WorkerRequest& q);
-    // After a call that made the backend recover: a backend that could not
+    uint64_t recoveries() const { return setup_.counters->recoveries.load(std::memory_order_relaxed); }
+    // After work that made the backend recover: a backend that could not
     // make a new context (CUDA after an illegal address, driver 580) stays
     // unusable in this process, and the VMM replaces the worker.
+    bool backend_lost(uint64_t recoveries_before) {
+        return recoveries() != recoveries_before && engine_->backend().ctx_synchronize() != VGPU_SUCCESS;
+    }
     void check_usable(uint64_t recoveries_before) {
-        if (setup_.counters->recoveries.load(std::memory_order_relaxed) != recoveries_before &&
-            engine_->backend().ctx_synchronize() != VGPU_SUCCESS)
-            r().flags |= kWorkerUnusable;
+        if (backend_lost(recoveries_before)) r().flags |= kWorkerUnusable;
     }
 
     WorkerChannel& ch_;
@@ -129,12 +131,11 @@ void Worker::watch(const WorkerRequest& q) {
 
 void Worker::watch_ring(pid_t parent) {
     RingWatch& w = ch_.watch();
-    VgpuCounters& c = *setup_.counters;
     const uint64_t spin_ns = uint64_t{setup_.opts.poll_spin_us} * 1000;
     const auto sleep = std::chrono::microseconds(setup_.opts.poll_sleep_us);
     uint64_t last = now_ns();
     while (ring_ && !ch_.request_pending()) {
-        const uint64_t recoveries = c.recoveries.load(std::memory_order_relaxed);
+        const uint64_t recoveries_before = recoveries();
         uint32_t done = 0;
         switch (ring_->run_pass(*engine_, ring_->entries(), w.stop_pass, &done, &w.consumer)) {
         case CommandRing::Pass::Broken:
@@ -142,10 +143,8 @@ void Worker::watch_ring(pid_t parent) {
             ring_.reset();
             return;
         case CommandRing::Pass::Progress:
-            VgpuCounters::add(c.passes);
-            if (done > c.max_pass.load(std::memory_order_relaxed)) c.max_pass.store(done, std::memory_order_relaxed);
-            if (c.recoveries.load(std::memory_order_relaxed) != recoveries &&
-                engine_->backend().ctx_synchronize() != VGPU_SUCCESS) {
+            setup_.counters->count_pass(done);
+            if (backend_lost(recoveries_before)) {
                 w.state.store(RingWatch::Unusable, std::memory_order_release); // the VMM replaces us
                 ring_.reset();
                 return;
@@ -159,7 +158,7 @@ void Worker::watch_ring(pid_t parent) {
             continue;
         }
         if (getppid() != parent) _exit(0);
-        VgpuCounters::add(c.wakeups);
+        VgpuCounters::add(setup_.counters->wakeups);
         ch_.sleep_until_request(sleep);
     }
     // A request ends the watch; the VMM reads the consumer after its reply.
@@ -177,7 +176,7 @@ bool Worker::serve(const WorkerRequest& q) {
     switch (op) {
     case WorkerOp::Start: start(q); break;
     case WorkerOp::Execute: {
-        const uint64_t before = setup_.counters->recoveries.load(std::memory_order_relaxed);
+        const uint64_t before = recoveries();
         GuestCommand cmd = q.cmd;
         r().result = engine_->execute(cmd);
         if (r().result.write_payload) r().payload = cmd.payload;
@@ -186,7 +185,7 @@ bool Worker::serve(const WorkerRequest& q) {
     }
     case WorkerOp::Watch: watch(q); break;
     case WorkerOp::Reset: {
-        const uint64_t before = setup_.counters->recoveries.load(std::memory_order_relaxed);
+        const uint64_t before = recoveries();
         engine_->reset();
         check_usable(before);
         break;
