@@ -214,10 +214,22 @@ void WorkerEngine::replace_worker(const std::string& why, bool counted) {
     }
 }
 
+namespace {
+const char* to_string(WorkerOp op) {
+    switch (op) {
+    case WorkerOp::Start: return "Start";
+    case WorkerOp::Execute: return "Execute";
+    case WorkerOp::Reset: return "Reset";
+    case WorkerOp::Watch: return "Watch";
+    case WorkerOp::InjectFault: return "InjectFault";
+    case WorkerOp::Quit: return "Quit";
+    }
+    return "?";
+}
+} // namespace
+
 std::string WorkerEngine::lost_text(WorkerChannel::Wait w, WorkerOp op) const {
-    static const char* const names[] = {"?", "Start", "Execute", "Reset", "InjectFault", "Quit"};
-    const auto i = static_cast<unsigned>(op);
-    const char* name = i < std::size(names) ? names[i] : "?";
+    const char* name = to_string(op);
     char buf[160];
     if (cancelled_) std::snprintf(buf, sizeof buf, "was cancelled (RESET) during %s", name);
     else if (w == WorkerChannel::Wait::TimedOut) std::snprintf(buf, sizeof buf, "did not answer %s in time", name);
