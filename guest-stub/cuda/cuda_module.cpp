@@ -49,22 +49,17 @@ uint64_t image_size(const void* image)
     return 0;
 }
 
-// The launch shapes every CUDA GPU since compute capability 3.0 refuses,
-// checked here so that cuLaunchKernel returns the error itself, as the
-// driver does, instead of a later synchronization point: a zero dimension,
-// a block beyond 1024 x 1024 x 64 or 1024 threads, a grid beyond
-// 2^31-1 x 65535 x 65535, or more dynamic shared memory than the function
+// The launch shapes every CUDA GPU refuses, checked here so that
+// cuLaunchKernel returns the error itself, as the driver does, instead of a
+// later synchronization point: a zero dimension, dimensions beyond
+// vgpu_launch_dims_ok, or more dynamic shared memory than the function
 // allows (48 KiB unless cuFuncSetAttribute raised it).
 bool launch_shape_ok(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shmem,
                      unsigned max_shared)
 {
     if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0)
         return false;
-    if (bx > 1024 || by > 1024 || bz > 64 || (uint64_t)bx * by * bz > 1024)
-        return false;
-    if (gx > 0x7FFFFFFFu || gy > 65535 || gz > 65535)
-        return false;
-    return shmem <= max_shared;
+    return vgpu_launch_dims_ok(gx, gy, gz, bx, by, bz) && shmem <= max_shared;
 }
 
 // Sends the parameter buffer `params` (layout l's bytes) with the launch.

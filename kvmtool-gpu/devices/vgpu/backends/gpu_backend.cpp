@@ -3,9 +3,7 @@
 namespace kvmgpu::vgpu {
 
 bool launch_dims_ok(Dim3 grid, Dim3 block) {
-    if (block.x > 1024 || block.y > 1024 || block.z > 64) return false;
-    if (uint64_t{block.x} * block.y * block.z > 1024) return false; // each <= 2^10: no wrap
-    return grid.x <= 0x7fffffffu && grid.y <= 65535 && grid.z <= 65535;
+    return vgpu_launch_dims_ok(grid.x, grid.y, grid.z, block.x, block.y, block.z);
 }
 
 const char* to_string(SgStrategy s) {

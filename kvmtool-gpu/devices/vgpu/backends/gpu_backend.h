@@ -33,10 +33,7 @@ struct Dim3 {
     uint32_t x = 1, y = 1, z = 1;
 };
 
-// Limits every backend enforces (those of every CUDA GPU since compute
-// capability 3.0): block x, y <= 1024, z <= 64, x*y*z <= 1024; grid x <
-// 2^31, y, z <= 65535. Each dimension is checked before any product, so
-// no guest value can wrap the arithmetic.
+// Limits every backend enforces: vgpu_launch_dims_ok (vgpu_abi.h).
 bool launch_dims_ok(Dim3 grid, Dim3 block);
 
 // Scatter-gather copy strategies (vgpu_sg_strategy without AUTO).
