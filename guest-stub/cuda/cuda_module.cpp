@@ -199,8 +199,7 @@ extern "C" CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute at
     c.arg[2] = static_cast<uint64_t>(static_cast<int64_t>(value));
     CUresult r = call_sync(c);
     if (r == CUDA_SUCCESS && attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
-        // function_find gives a const view; the record is the guest's own.
-        if (auto* l = const_cast<FunctionLayout*>(function_find(hfunc)))
+        if (FunctionLayout* l = function_find(hfunc))
             l->max_dynamic_shared = static_cast<uint32_t>(value);
     }
     return r;

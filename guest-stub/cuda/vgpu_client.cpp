@@ -297,9 +297,9 @@ FunctionLayout* function_add(CUfunction f, CUmodule module, uint32_t count, uint
     return l;
 }
 
-const FunctionLayout* function_find(CUfunction f)
+FunctionLayout* function_find(CUfunction f)
 {
-    for (const FunctionLayout* l = g.functions; l != nullptr; l = l->next)
+    for (FunctionLayout* l = g.functions; l != nullptr; l = l->next)
         if (l->handle == f)
             return l;
     return nullptr;

@@ -97,7 +97,7 @@ struct FunctionLayout {
 };
 // A record with room for `count` parameters, linked in; nullptr when out of memory.
 FunctionLayout* function_add(CUfunction f, CUmodule module, uint32_t count, uint32_t bytes);
-const FunctionLayout* function_find(CUfunction f);
+FunctionLayout* function_find(CUfunction f);
 void module_forget(CUmodule module);
 // This guest's live device allocations (cuMemAlloc/cuMemFree), so that
 // cuMemcpy can tell device from guest addresses (unified addressing).
