@@ -7,28 +7,16 @@
 #include <memory>
 
 #include "kvmtool-gpu/abi/param_echo_shapes.h"
-#include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
-#include "kvmtool-gpu/devices/vgpu_worker/worker_engine.h"
 #include "tests/support/vgpu_rig.h"
+#include "tests/support/worker_vgpu.h"
 
 namespace kvmgpu::vgpu::test {
 namespace {
 
-std::unique_ptr<VgpuRig> make_rig(bool in_worker) {
-    if (!in_worker) return std::make_unique<VgpuRig>();
-    return std::make_unique<VgpuRig>(VgpuOptions{}, [](const memmap::GuestMemory& mem, const VgpuOptions& o) {
-        std::string why;
-        auto e = WorkerEngine::create(
-            mem, [](std::string*) -> std::unique_ptr<GpuBackend> { return std::make_unique<HostBackend>(); }, o,
-            WorkerOptions{}, &why);
-        EXPECT_TRUE(e) << why;
-        return e;
-    });
-}
-
 struct PackedLaunch : ::testing::TestWithParam<bool> {
-    std::unique_ptr<VgpuRig> owned = make_rig(GetParam());
-    VgpuRig& rig = *owned;
+    std::unique_ptr<WorkerVgpu> in_worker = GetParam() ? std::make_unique<WorkerVgpu>() : nullptr;
+    std::unique_ptr<VgpuRig> inline_rig = GetParam() ? nullptr : std::make_unique<VgpuRig>();
+    VgpuRig& rig = in_worker ? in_worker->rig : *inline_rig;
     uint64_t echo = 0, add = 0;
     void SetUp() override {
         ASSERT_EQ(rig.enable(), VGPU_SUCCESS);

@@ -14,7 +14,7 @@
 #include "tests/support/device_walk_cases.h"
 #include "tests/support/gpu_test_kernels.h"
 #include "tests/support/ring_vector_add.h"
-#include "worker_rig.h"
+#include "tests/support/worker_vgpu.h"
 
 namespace kvmgpu::vgpu::test {
 namespace {

@@ -14,7 +14,7 @@
 
 #include "kvmtool-gpu/devices/vgpu_worker/gpu_worker.h"
 #include "kvmtool-gpu/devices/vgpu_worker/shared_pieces.h"
-#include "worker_rig.h"
+#include "tests/support/worker_vgpu.h"
 
 namespace kvmgpu::vgpu::test {
 namespace {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "tests/support/ring_vector_add.h"
-#include "worker_rig.h"
+#include "tests/support/worker_vgpu.h"
 
 namespace kvmgpu::vgpu::test {
 namespace {
@@ -121,15 +121,9 @@ TEST(WorkerRecovery, ResetDoesNotWaitOutAHungWorker) {
 }
 
 TEST(WorkerRecovery, StickyErrorTheWorkerCannotRecoverFromReplacesIt) {
-    VgpuRig rig(VgpuOptions{}, [](const memmap::GuestMemory& mem, const VgpuOptions& o) -> std::unique_ptr<CommandEngine> {
-        std::string why;
-        auto e = WorkerEngine::create(
-            mem, [](std::string*) -> std::unique_ptr<GpuBackend> { return std::make_unique<UnrecoverableBackend>(); }, o,
-            WorkerOptions{}, &why);
-        EXPECT_TRUE(e) << why;
-        return e;
-    });
-    auto& worker = dynamic_cast<WorkerEngine&>(rig.dev->engine());
+    WorkerVgpu w(WorkerOptions{}, VgpuOptions{}, factory_of<UnrecoverableBackend>());
+    VgpuRig& rig = w.rig;
+    WorkerEngine& worker = *w.worker;
     ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
     const uint64_t d = rig.alloc(4096);
     const pid_t pid = worker.worker_pid();

@@ -13,7 +13,7 @@
 #include "tests/support/device_walk_cases.h"
 #include "tests/support/forwarding_backend.h"
 #include "tests/support/ring_vector_add.h"
-#include "worker_rig.h"
+#include "tests/support/worker_vgpu.h"
 
 namespace kvmgpu::vgpu::test {
 namespace {
@@ -21,23 +21,6 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr VgpuOptions kPolled{.doorbell = DoorbellMode::Poll, .poll_spin_us = 20, .poll_sleep_us = 100};
-
-// A rig whose worker runs `Backend`.
-template <class Backend>
-struct CustomWorker {
-    WorkerEngine* worker = nullptr;
-    VgpuRig rig;
-    explicit CustomWorker(WorkerOptions wopts = {})
-        : rig(kPolled, [&](const memmap::GuestMemory& mem, const VgpuOptions& o) -> std::unique_ptr<CommandEngine> {
-              std::string why;
-              auto e = WorkerEngine::create(
-                  mem, [](std::string*) -> std::unique_ptr<GpuBackend> { return std::make_unique<Backend>(); }, o,
-                  wopts, &why);
-              EXPECT_TRUE(e) << why;
-              worker = e.get();
-              return e;
-          }) {}
-};
 
 TEST(WatchedRing, CommandsCrossNoProcessBoundary) {
     WorkerVgpu w(WorkerOptions{}, kPolled);
@@ -113,7 +96,7 @@ public:
 };
 
 TEST(WatchedRing, HungCommandIsKilledAfterTheBound) {
-    CustomWorker<HangingBackend> w(WorkerOptions{.call_timeout = 300ms});
+    WorkerVgpu w(WorkerOptions{.call_timeout = 300ms}, kPolled, factory_of<HangingBackend>());
     ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
     const uint64_t d = w.rig.alloc(4096);
     const pid_t pid = w.worker->worker_pid();
@@ -126,7 +109,7 @@ TEST(WatchedRing, HungCommandIsKilledAfterTheBound) {
 }
 
 TEST(WatchedRing, StickyErrorReplacesTheWorker) {
-    CustomWorker<UnrecoverableBackend> w;
+    WorkerVgpu w(WorkerOptions{}, kPolled, factory_of<UnrecoverableBackend>());
     ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
     const uint64_t d = w.rig.alloc(4096);
     const pid_t pid = w.worker->worker_pid();

@@ -1,5 +1,5 @@
-// Shared by the worker tests: a vGPU whose engine runs the host backend in
-// a GPU worker process.
+// A vGPU whose engine runs in a GPU worker process, on the host backend or
+// on a test backend built on it, for the tests that need a worker.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -20,15 +20,22 @@ inline BackendFactory host_factory() {
     };
 }
 
-// A VgpuRig on a WorkerEngine hosting the host backend; `worker` is that engine.
+// A factory for a test backend that needs no arguments.
+template <class Backend>
+BackendFactory factory_of() {
+    return [](std::string*) -> std::unique_ptr<GpuBackend> { return std::make_unique<Backend>(); };
+}
+
+// A VgpuRig on a WorkerEngine whose worker makes its backend with `make`;
+// `worker` is that engine.
 struct WorkerVgpu {
     WorkerEngine* worker = nullptr;
     VgpuRig rig;
 
-    explicit WorkerVgpu(WorkerOptions wopts = {}, VgpuOptions opts = {})
+    explicit WorkerVgpu(WorkerOptions wopts = {}, VgpuOptions opts = {}, const BackendFactory& make = host_factory())
         : rig(opts, [&](const memmap::GuestMemory& mem, const VgpuOptions& o) -> std::unique_ptr<CommandEngine> {
               std::string why;
-              auto e = WorkerEngine::create(mem, host_factory(), o, wopts, &why);
+              auto e = WorkerEngine::create(mem, make, o, wopts, &why);
               EXPECT_TRUE(e) << why;
               worker = e.get();
               return e;
