@@ -18,16 +18,11 @@ bool parse_gpu_worker(std::string_view s, GpuWorker* out) {
 
 const char* to_string(GpuWorker w) { return w == GpuWorker::Process ? "process" : "inline"; }
 
-namespace {
-// A child forked after its parent initialised CUDA cannot use CUDA: if this
-// process already has libcuda (an inline backend, a native benchmark), a
-// worker would be no use.
 bool libcuda_loaded_here() {
     void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (h) dlclose(h);
     return h != nullptr;
 }
-} // namespace
 
 std::unique_ptr<CommandEngine> make_engine(const memmap::GuestMemory& mem, const VgpuOptions& opts,
                                            BackendChoice choice, GpuWorker worker, std::string* why,

@@ -22,6 +22,10 @@ enum class GpuWorker { Process, Inline };
 bool parse_gpu_worker(std::string_view s, GpuWorker* out);
 const char* to_string(GpuWorker w);
 
+// Whether this process has loaded libcuda: a child forked after its parent
+// initialised CUDA cannot use CUDA, so a GPU worker would then be no use.
+bool libcuda_loaded_here();
+
 // nullptr with *why when `choice` is Cuda and no CUDA backend can be made
 // (Auto falls back to the host backend and says why). Throws
 // std::invalid_argument for bad options. `mem` must be complete (a worker

@@ -3,7 +3,6 @@
 // its CUresult, the worker whose CUDA it poisoned is replaced, and later
 // work runs on a fresh one; the test process itself never loads libcuda.
 // Each test skips with the one-line reason when no CUDA backend can be made.
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -49,7 +48,7 @@ TEST(WorkerCuda, KernelFaultThroughTheRing) {
     REQUIRE_WORKER_CUDA(rigp, &remote);
     VgpuRig& rig = *rigp;
     std::printf("%s\n", remote->describe().c_str());
-    EXPECT_FALSE(libcuda_in_this_process()) << "the VMM process loaded libcuda";
+    EXPECT_FALSE(libcuda_loaded_here()) << "the VMM process loaded libcuda";
     ASSERT_EQ(rig.dev->registration_status(), VGPU_SUCCESS);
     ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
     EXPECT_TRUE(rig.reg_read64(VGPU_REG_FEATURES) & VGPU_FEATURE_REAL_KERNELS);
@@ -76,7 +75,7 @@ TEST(WorkerCuda, KernelFaultThroughTheRing) {
     rig.module_with("vector_add", &fn, test_fatbin());
     ASSERT_NE(fn, 0u);
     expect_vector_add_through_ring(rig, fn, 100000, 2.0f);
-    EXPECT_FALSE(libcuda_in_this_process());
+    EXPECT_FALSE(libcuda_loaded_here());
 }
 
 // With the polling doorbell the worker watches the ring itself; a faulting
@@ -102,7 +101,7 @@ TEST(WorkerCuda, KernelFaultInAWatchedRing) {
     std::printf("messages to workers for %llu commands: %llu\n",
                 static_cast<unsigned long long>(rig.dev->counters().commands),
                 static_cast<unsigned long long>(remote->messages() - sent));
-    EXPECT_FALSE(libcuda_in_this_process());
+    EXPECT_FALSE(libcuda_loaded_here());
 }
 
 // The device walk in the worker: it reads the list in guest RAM itself.
@@ -114,7 +113,7 @@ TEST(WorkerCuda, DeviceWalkThroughTheRing) {
     walk_moves_the_right_bytes(rig);
     walk_many_in_flight(rig);
     walk_refuses_bad_lists(rig);
-    EXPECT_FALSE(libcuda_in_this_process());
+    EXPECT_FALSE(libcuda_loaded_here());
 }
 
 // Two VMs in one VMM process: a fault in one costs the other nothing.

@@ -1,7 +1,6 @@
 // The device model in a GPU worker process, on the host backend: commands
 // cross as copies and run there, the guest sees exactly what it sees with
 // the inline engine, and a backend that cannot be made says why.
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,7 +11,6 @@
 #include "kvmtool-gpu/devices/vgpu/inline_engine.h"
 #include "kvmtool-gpu/devices/vgpu_worker/engine_factory.h"
 #include "tests/support/device_walk_cases.h"
-#include "tests/support/gpu_test_kernels.h"
 #include "tests/support/ring_vector_add.h"
 #include "tests/support/worker_vgpu.h"
 
@@ -147,7 +145,7 @@ TEST(WorkerEngine, FactoryProbesCudaInAChildOnly) {
     auto e = make_engine(mem, VgpuOptions{}, BackendChoice::Auto, GpuWorker::Process, &why);
     ASSERT_TRUE(e);
     std::printf("make_engine(Auto): %s\n", why.c_str());
-    EXPECT_FALSE(libcuda_in_this_process());
+    EXPECT_FALSE(libcuda_loaded_here());
     if (e->backend_id() == VGPU_BACKEND_CUDA) EXPECT_NE(dynamic_cast<WorkerEngine*>(e.get()), nullptr);
     else EXPECT_NE(why.find("CUDA unavailable"), std::string::npos) << why;
     auto host = make_engine(mem, VgpuOptions{}, BackendChoice::Host, GpuWorker::Process, &why);
