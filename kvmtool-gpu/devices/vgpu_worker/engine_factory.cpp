@@ -3,7 +3,6 @@
 #include <dlfcn.h>
 #include <strings.h>
 
-#include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
 #include "kvmtool-gpu/devices/vgpu/inline_engine.h"
 #include "kvmtool-gpu/devices/vgpu_worker/worker_engine.h"
 
@@ -41,9 +40,7 @@ std::unique_ptr<CommandEngine> make_engine(const memmap::GuestMemory& mem, const
                 if (why) *why = "CUDA backend unavailable: " + reason;
                 return nullptr;
             }
-            auto host = std::make_unique<HostBackend>();
-            if (why) *why = host->describe() + " (CUDA unavailable: " + reason + ")";
-            return std::make_unique<InlineEngine>(mem, std::move(host), opts);
+            return std::make_unique<InlineEngine>(mem, host_instead_of_cuda(reason, why), opts);
         }
         note = " (in this process: libcuda was already loaded here, so a forked GPU worker could not use it)";
     }

@@ -36,6 +36,12 @@ std::unique_ptr<GpuBackend> make_cuda_backend(int ordinal, std::string* why) {
 #endif
 }
 
+std::unique_ptr<GpuBackend> host_instead_of_cuda(const std::string& reason, std::string* why) {
+    auto b = std::make_unique<HostBackend>();
+    if (why) *why = b->describe() + " (CUDA unavailable: " + reason + ")";
+    return b;
+}
+
 std::unique_ptr<GpuBackend> make_backend(BackendChoice choice, std::string* why, int cuda_ordinal) {
     std::string reason;
     std::unique_ptr<GpuBackend> b;
@@ -50,11 +56,9 @@ std::unique_ptr<GpuBackend> make_backend(BackendChoice choice, std::string* why,
         if (why) *why = b->describe();
         return b;
     }
+    if (choice != BackendChoice::Host) return host_instead_of_cuda(reason, why);
     b = std::make_unique<HostBackend>();
-    if (why) {
-        *why = choice == BackendChoice::Host ? b->describe() + " (forced)"
-                                             : b->describe() + " (CUDA unavailable: " + reason + ")";
-    }
+    if (why) *why = b->describe() + " (forced)";
     return b;
 }
 

@@ -23,6 +23,9 @@ const char* to_string(BackendChoice c);
 // why CUDA was not used. Cuda: nullptr (and *why) if it cannot be created.
 // Host: the host backend. On success *why names the backend picked.
 std::unique_ptr<GpuBackend> make_backend(BackendChoice choice, std::string* why, int cuda_ordinal = 0);
+// The host backend in place of CUDA, which could not be made for `reason`
+// (Auto's fallback); *why says so.
+std::unique_ptr<GpuBackend> host_instead_of_cuda(const std::string& reason, std::string* why);
 // The CUDA backend alone: nullptr with *why when it cannot be made.
 std::unique_ptr<GpuBackend> make_cuda_backend(int ordinal, std::string* why);
 
