@@ -80,7 +80,7 @@ std::unique_ptr<WorkerEngine> WorkerEngine::create(const memmap::GuestMemory& me
 
 WorkerEngine::WorkerEngine(const memmap::GuestMemory& mem, BackendFactory make, const VgpuOptions& opts,
                            WorkerOptions wopts, std::shared_ptr<CountersMapping> counters)
-    : CommandEngine(opts, counters->counters), mem_(mem), counters_mapping_(std::move(counters)),
+    : CommandEngine(opts, counters->counters), counters_mapping_(std::move(counters)),
       setup_{&mem, std::move(make), options(), counters_mapping_->counters, 0}, wopts_(wopts),
       first_seed_(next_handle_seed()) {}
 
@@ -117,7 +117,7 @@ EngineStart WorkerEngine::start() {
 bool WorkerEngine::spawn(std::string* why) {
     // What the worker must find at the same addresses: every region's pieces.
     std::vector<uint8_t> pieces;
-    for (const memmap::Region& r : mem_.regions()) {
+    for (const memmap::Region& r : setup_.mem->regions()) {
         const auto list = shared_pieces(r.backing->data(), r.size());
         if (!list) return *why = "guest RAM is not MAP_SHARED: a GPU worker process cannot use it in place", false;
         const uint64_t n = list->size();

@@ -114,7 +114,6 @@ private:
     // The watched ring's worker was lost: replace it, fail the command in hand, watch on.
     void lose_watch(CommandRing& ring, Status status, const std::string& why);
 
-    const memmap::GuestMemory& mem_;
     std::shared_ptr<CountersMapping> counters_mapping_;
     WorkerSetup setup_;
     WorkerOptions wopts_;
