@@ -194,16 +194,6 @@ extern "C" CUresult cuMemGetInfo(size_t* free, size_t* total)
     return r;
 }
 
-extern "C" CUresult cuMemAllocHost(void** pp, size_t bytes)
-{
-    if (pp == nullptr || bytes == 0)
-        return CUDA_ERROR_INVALID_VALUE;
-    *pp = guest::try_pinned_alloc(bytes, 0);
-    return *pp != nullptr ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
-}
-
-extern "C" CUresult cuMemFreeHost(void*) { return CUDA_SUCCESS; }
-
 extern "C" CUresult cuMemcpyHtoD(CUdeviceptr dst, const void* src, size_t bytes)
 {
     return copy(Dir::kHtoD, dst, src, bytes, 0, false);
@@ -232,6 +222,38 @@ extern "C" CUresult cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t bytes)
 extern "C" CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream)
 {
     return copy_dtod(dst, src, bytes, stream, true);
+}
+
+namespace {
+
+// The vGPU checks both contexts and both ranges, and copies on the device.
+CUresult copy_peer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, size_t bytes,
+                   CUstream stream, bool async)
+{
+    if (dst_ctx == nullptr || src_ctx == nullptr)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    Call c;
+    c.op = VGPU_OP_MEMCPY_PEER;
+    c.arg[0] = dst;
+    c.arg[1] = handle_bits(dst_ctx);
+    c.arg[2] = src;
+    c.arg[3] = handle_bits(src_ctx);
+    c.arg[4] = bytes;
+    c.arg[5] = stream_arg(stream);
+    return async ? call_async(c) : sync_point(call_sync(c));
+}
+
+} // namespace
+
+extern "C" CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, size_t bytes)
+{
+    return copy_peer(dst, dst_ctx, src, src_ctx, bytes, 0, false);
+}
+
+extern "C" CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
+                                      size_t bytes, CUstream stream)
+{
+    return copy_peer(dst, dst_ctx, src, src_ctx, bytes, stream, true);
 }
 
 extern "C" CUresult cuMemsetD8(CUdeviceptr dst, unsigned char value, size_t count)

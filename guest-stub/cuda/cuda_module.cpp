@@ -64,10 +64,12 @@ bool launch_shape_ok(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigne
 
 // Sends the parameter buffer `params` (layout l's bytes) with the launch.
 CUresult launch_packed(const FunctionLayout& l, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                       unsigned by, unsigned bz, unsigned shmem, CUstream stream, const uint8_t* params)
+                       unsigned by, unsigned bz, unsigned shmem, CUstream stream, const uint8_t* params,
+                       uint16_t flags)
 {
     Call c;
     c.op = VGPU_OP_LAUNCH_KERNEL_PACKED;
+    c.flags = flags;
     c.arg[0] = handle_bits(l.handle);
     c.arg[1] = stream_arg(stream);
     c.arg[2] = gx | (uint64_t)gy << 32;
@@ -94,12 +96,12 @@ extern "C" CUresult vgpuModuleLoadDataSized(CUmodule* module, const void* image,
     if (CUresult r = ready())
         return r;
     uint64_t gpa;
+    void* bounce = nullptr;
     if (!guest::phys_contiguous(image, bytes, &gpa)) {
         // A pageable image: the device takes one contiguous range, so copy
-        // it to pinned memory (kept: it is as large as the image, once).
-        void* bounce = guest::try_pinned_alloc_permanent(bytes, 0);
-        if (bounce == nullptr)
-            return CUDA_ERROR_OUT_OF_MEMORY;
+        // it to page-locked memory, given back once the vGPU has its copy.
+        if (CUresult r = cuMemAllocHost(&bounce, bytes))
+            return r;
         memcpy(bounce, image, bytes);
         gpa = reinterpret_cast<uintptr_t>(bounce);
     }
@@ -107,7 +109,10 @@ extern "C" CUresult vgpuModuleLoadDataSized(CUmodule* module, const void* image,
     c.op = VGPU_OP_MODULE_LOAD_DATA;
     c.arg[0] = gpa;
     c.arg[1] = bytes;
-    return call_result(c, module);
+    const CUresult r = call_result(c, module);
+    if (bounce != nullptr)
+        cuMemFreeHost(bounce);
+    return r;
 }
 
 extern "C" CUresult cuModuleLoadData(CUmodule* module, const void* image)
@@ -129,6 +134,28 @@ extern "C" CUresult cuModuleUnload(CUmodule module)
     if (r == CUDA_SUCCESS)
         module_forget(module);
     return r;
+}
+
+extern "C" CUresult cuModuleGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUmodule module, const char* name)
+{
+    if (name == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t len = strlen(name);
+    if (len == 0 || len > VGPU_PAYLOAD_BYTES)
+        return CUDA_ERROR_INVALID_VALUE;
+    Call c;
+    c.op = VGPU_OP_MODULE_GET_GLOBAL;
+    c.arg[0] = handle_bits(module);
+    c.payload = name;
+    c.payload_len = static_cast<uint32_t>(len);
+    uint64_t res[2];
+    if (CUresult r = call_sync(c, res))
+        return r;
+    if (dptr != nullptr) // either output may be left out, as with the driver
+        *dptr = res[0];
+    if (bytes != nullptr)
+        *bytes = res[1];
+    return CUDA_SUCCESS;
 }
 
 extern "C" CUresult cuModuleGetFunction(CUfunction* f, CUmodule module, const char* name)
@@ -222,10 +249,11 @@ extern "C" CUresult vgpuFuncGetParamLayout(CUfunction f, unsigned int* count, co
     return CUDA_SUCCESS;
 }
 
-extern "C" CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
-                                   unsigned int bx, unsigned int by, unsigned int bz,
-                                   unsigned int shmem, CUstream stream, void** kernelParams,
-                                   void** extra)
+namespace {
+
+// cuLaunchKernel and its cooperative and Ex forms; flags: VGPU_CMD_FLAG_COOPERATIVE or 0.
+CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                unsigned shmem, CUstream stream, void** kernelParams, void** extra, uint16_t flags)
 {
     const FunctionLayout* l = function_find(f);
     if (l == nullptr)
@@ -264,5 +292,38 @@ extern "C" CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int g
             memcpy(buffer + l->offsets[i], kernelParams[i], l->sizes[i]);
         }
     }
-    return launch_packed(*l, gx, gy, gz, bx, by, bz, shmem, stream, buffer);
+    return launch_packed(*l, gx, gy, gz, bx, by, bz, shmem, stream, buffer, flags);
+}
+
+} // namespace
+
+extern "C" CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                                   unsigned int bx, unsigned int by, unsigned int bz,
+                                   unsigned int shmem, CUstream stream, void** kernelParams,
+                                   void** extra)
+{
+    return launch(f, gx, gy, gz, bx, by, bz, shmem, stream, kernelParams, extra, 0);
+}
+
+extern "C" CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                                              unsigned int bx, unsigned int by, unsigned int bz,
+                                              unsigned int shmem, CUstream stream, void** kernelParams)
+{
+    return launch(f, gx, gy, gz, bx, by, bz, shmem, stream, kernelParams, nullptr, VGPU_CMD_FLAG_COOPERATIVE);
+}
+
+extern "C" CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra)
+{
+    if (config == nullptr || (config->numAttrs > 0 && config->attrs == nullptr))
+        return CUDA_ERROR_INVALID_VALUE;
+    uint16_t flags = 0;
+    for (unsigned i = 0; i < config->numAttrs; ++i) {
+        const CUlaunchAttribute& a = config->attrs[i];
+        if (a.id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE)
+            flags = a.value.cooperative != 0 ? VGPU_CMD_FLAG_COOPERATIVE : 0;
+        else if (a.id != CU_LAUNCH_ATTRIBUTE_IGNORE)
+            return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    return launch(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX, config->blockDimY,
+                  config->blockDimZ, config->sharedMemBytes, config->hStream, kernelParams, extra, flags);
 }

@@ -2,7 +2,12 @@
 // cuda.h, so CUDA code reads the same here, carried to the VMM's vGPU over
 // the command ring (kvmtool-gpu/abi/vgpu_abi.h). Differences from the real
 // Driver API, all deliberate:
-//   * one device, one implicit context (no cuCtxCreate); cuInit sets it up.
+//   * Contexts as the driver has them (cuCtxCreate, the context stack,
+//     primary contexts); objects belong to the context they were made in.
+//     Every context of a device shares one CUDA context in the VMM, so a
+//     kernel could reach memory another context of this VM allocated,
+//     where the driver would fault. The vGPU shows as many devices as the
+//     VMM gives the VM.
 //   * CUresult values are the vGPU status codes (= CUresult numbers), plus
 //     two the guest itself detects: CUDA_ERROR_ILLEGAL_STATE (the device
 //     marked the ring broken) and CUDA_ERROR_TIMEOUT (no completion within
@@ -14,10 +19,10 @@
 //     kernel's size) out by it, as the driver does: any parameter types, up
 //     to the driver's 32,764 bytes. A launch whose parameters exceed one
 //     ring slot (448 bytes) returns once the vGPU has taken them.
-//   * Host memory: cuMemAllocHost = the runtime's pinned_alloc (identity
-//     mapped, physically contiguous); cuMemFreeHost is a no-op (use
-//     guest::heap_mark/heap_release). Copies to/from pageable memory (the
-//     heap region) are sent as scatter-gather lists automatically.
+//   * Host memory: cuMemAllocHost gives identity-mapped, physically
+//     contiguous guest RAM; cuMemFreeHost gives it back. Copies to/from
+//     pageable memory (the heap region) are sent as scatter-gather lists
+//     automatically.
 //
 // Synchronous vs asynchronous: calls named *Async, cuLaunchKernel and
 // cuEventRecord are queued (VGPU_CMD_FLAG_ASYNC) and return at once; their
@@ -32,6 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "guest-stub/cuda/cuda_device_attributes.h"
 #include "guest-stub/cuda/cuda_results.h"
 #include "kvmtool-gpu/abi/vgpu_abi.h"
 
@@ -60,29 +66,44 @@ typedef struct CUmod_st* CUmodule;
 typedef struct CUfunc_st* CUfunction;
 typedef struct CUstream_st* CUstream; // nullptr (0) = the default stream
 typedef struct CUevent_st* CUevent;
+typedef struct CUctx_st* CUcontext;
 
-typedef enum CUdevice_attribute_enum {
-    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
-    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2,
-    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y = 3,
-    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z = 4,
-    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5,
-    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y = 6,
-    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z = 7,
-    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
-    CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY = 9,
-    CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10,
-    CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13,
-    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
-    CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE = 36,
-    CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH = 37,
-    CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38,
-    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR = 39,
-    CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41,
-    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
-    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
-    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
-} CUdevice_attribute;
+// cuCtxCreate's flags (CUctx_flags), kept and reported back: the VMM's
+// context was made with its own.
+#define CU_CTX_SCHED_AUTO 0x0u
+#define CU_CTX_SCHED_SPIN 0x1u
+#define CU_CTX_SCHED_YIELD 0x2u
+#define CU_CTX_SCHED_BLOCKING_SYNC 0x4u
+#define CU_CTX_MAP_HOST 0x8u
+#define CU_CTX_LMEM_RESIZE_TO_MAX 0x10u
+// cuCtxCreate's parameters (CUDA 13's cuCtxCreate_v4): execution affinity
+// and CIG are not offered, so only nullptr is accepted.
+typedef struct CUctxCreateParams_st CUctxCreateParams;
+
+// cuLaunchKernelEx, as in cuda.h (the attribute value is a 64-byte union
+// there; the fields offered here sit where cuda.h has them).
+typedef enum CUlaunchAttributeID_enum {
+    CU_LAUNCH_ATTRIBUTE_IGNORE = 0,
+    CU_LAUNCH_ATTRIBUTE_COOPERATIVE = 2,
+} CUlaunchAttributeID;
+typedef union CUlaunchAttributeValue_union {
+    char pad[64];
+    int cooperative;
+} CUlaunchAttributeValue;
+typedef struct CUlaunchAttribute_st {
+    CUlaunchAttributeID id;
+    char pad[8 - sizeof(CUlaunchAttributeID)];
+    CUlaunchAttributeValue value;
+} CUlaunchAttribute;
+typedef struct CUlaunchConfig_st {
+    unsigned int gridDimX, gridDimY, gridDimZ;
+    unsigned int blockDimX, blockDimY, blockDimZ;
+    unsigned int sharedMemBytes;
+    CUstream hStream;
+    CUlaunchAttribute* attrs;
+    unsigned int numAttrs;
+} CUlaunchConfig;
+
 
 typedef enum CUfunction_attribute_enum {
     CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
@@ -123,6 +144,21 @@ CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev);
 CUresult cuDeviceGetName(char* name, int len, CUdevice dev);
 CUresult cuDeviceTotalMem(size_t* bytes, CUdevice dev);
 CUresult cuCtxSynchronize(void);
+
+// ---- contexts: a stack per thread (the guest has one), as in the driver --
+CUresult cuCtxCreate(CUcontext* pctx, CUctxCreateParams* params, unsigned int flags, CUdevice dev);
+CUresult cuCtxDestroy(CUcontext ctx);
+CUresult cuCtxPushCurrent(CUcontext ctx);
+CUresult cuCtxPopCurrent(CUcontext* pctx);
+CUresult cuCtxSetCurrent(CUcontext ctx);
+CUresult cuCtxGetCurrent(CUcontext* pctx);
+CUresult cuCtxGetDevice(CUdevice* device);
+CUresult cuCtxGetFlags(unsigned int* flags);
+CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev);
+CUresult cuDevicePrimaryCtxRelease(CUdevice dev);
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active);
+CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags);
+CUresult cuDevicePrimaryCtxReset(CUdevice dev);
 CUresult cuGetErrorName(CUresult error, const char** str);
 CUresult cuGetErrorString(CUresult error, const char** str);
 
@@ -130,8 +166,27 @@ CUresult cuGetErrorString(CUresult error, const char** str);
 CUresult cuMemAlloc(CUdeviceptr* dptr, size_t bytes);
 CUresult cuMemFree(CUdeviceptr dptr);
 CUresult cuMemGetInfo(size_t* free, size_t* total);
-CUresult cuMemAllocHost(void** pp, size_t bytes); // pinned_alloc
-CUresult cuMemFreeHost(void* p);                  // no-op, see above
+// Page-locked memory: physically contiguous, identity-mapped guest RAM
+// that cuMemFreeHost gives back for reuse. Every block is portable,
+// device-mapped and write-combined (the flags are accepted and checked).
+#define CU_MEMHOSTALLOC_PORTABLE 0x01u
+#define CU_MEMHOSTALLOC_DEVICEMAP 0x02u
+#define CU_MEMHOSTALLOC_WRITECOMBINED 0x04u
+CUresult cuMemAllocHost(void** pp, size_t bytes);
+CUresult cuMemHostAlloc(void** pp, size_t bytes, unsigned int flags);
+CUresult cuMemFreeHost(void* p);
+// Registering a buffer the program has: every page must be mapped; a range
+// overlapping a registered one or a cuMemHostAlloc block is refused
+// (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED). The guest must not remap a
+// registered buffer's pages until it unregisters it.
+#define CU_MEMHOSTREGISTER_PORTABLE 0x01u
+#define CU_MEMHOSTREGISTER_DEVICEMAP 0x02u
+#define CU_MEMHOSTREGISTER_READ_ONLY 0x08u
+CUresult cuMemHostRegister(void* p, size_t bytes, unsigned int flags);
+CUresult cuMemHostUnregister(void* p);
+// The device address of page-locked memory (flags 0). For a registered
+// buffer of scattered pageable pages: CUDA_ERROR_NOT_SUPPORTED for now.
+CUresult cuMemHostGetDevicePointer(CUdeviceptr* dptr, void* p, unsigned int flags);
 CUresult cuMemcpyHtoD(CUdeviceptr dst, const void* src, size_t bytes);
 CUresult cuMemcpyDtoH(void* dst, CUdeviceptr src, size_t bytes);
 CUresult cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t bytes);
@@ -142,6 +197,10 @@ CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream 
 CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, size_t bytes, CUstream stream);
 CUresult cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, size_t bytes, CUstream stream);
 CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream);
+// Between contexts (of one device or, with several, of two).
+CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext dstContext, CUdeviceptr src, CUcontext srcContext, size_t bytes);
+CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dstContext, CUdeviceptr src, CUcontext srcContext,
+                           size_t bytes, CUstream stream);
 CUresult cuMemsetD8(CUdeviceptr dst, unsigned char value, size_t count);
 CUresult cuMemsetD16(CUdeviceptr dst, unsigned short value, size_t count);
 CUresult cuMemsetD32(CUdeviceptr dst, unsigned int value, size_t count);
@@ -155,6 +214,9 @@ CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t count, CUs
 CUresult cuModuleLoadData(CUmodule* module, const void* image);
 CUresult cuModuleUnload(CUmodule module);
 CUresult cuModuleGetFunction(CUfunction* f, CUmodule module, const char* name);
+// A __device__ variable: its address is device memory (copies, memsets,
+// kernel parameters) while the module is loaded.
+CUresult cuModuleGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUmodule module, const char* name);
 CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfunc);
 // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES lets later launches of
 // hfunc ask for more than 48 KiB of dynamic shared memory.
@@ -163,6 +225,15 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDi
                         unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
                         unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream stream,
                         void** kernelParams, void** extra);
+// Every block resident at once (grid-wide synchronisation): the grid must
+// fit the device (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE otherwise).
+CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                   unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                                   unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream stream,
+                                   void** kernelParams);
+// Attributes offered: CU_LAUNCH_ATTRIBUTE_IGNORE and _COOPERATIVE; any
+// other is CUDA_ERROR_NOT_SUPPORTED.
+CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra);
 
 // ---- streams and events -------------------------------------------------
 CUresult cuStreamCreate(CUstream* stream, unsigned int flags);

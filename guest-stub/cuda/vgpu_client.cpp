@@ -41,6 +41,7 @@ struct Client {
     // nodes are kept for reuse.
     struct Allocation {
         uint64_t dptr, bytes;
+        CUcontext ctx;
         Allocation* next;
     };
     Allocation* allocations = nullptr;
@@ -74,7 +75,7 @@ CUresult submit(const Call& c, uint16_t flags, RingProducer::Slot* slot)
     if (g.ring.reserve(slot) != 0)
         return ring_failure_status();
     slot->cmd->opcode = c.op;
-    slot->cmd->flags = flags;
+    slot->cmd->flags = static_cast<uint16_t>(flags | c.flags);
     slot->cmd->payload_len = c.payload_len;
     for (int i = 0; i < 6; ++i)
         slot->cmd->arg[i] = c.arg[i];
@@ -151,6 +152,14 @@ CUresult init_device()
     c.op = VGPU_OP_INIT;
     uint64_t result[2];
     CUresult r = call_sync(c, result);
+    if (r == CUDA_SUCCESS) {
+        // The vGPU starts a VM in device 0's primary context; the driver
+        // starts a thread with none current (cuCtxCreate or
+        // cuDevicePrimaryCtxRetain + cuCtxSetCurrent come next).
+        Call none;
+        none.op = VGPU_OP_CTX_SET_CURRENT;
+        r = call_sync(none);
+    }
     if (r != CUDA_SUCCESS) {
         g.initialized = false;
         return r;
@@ -324,7 +333,7 @@ void allocation_add(CUdeviceptr dptr, uint64_t bytes)
         g.spare_allocations = a->next;
     else if ((a = static_cast<Client::Allocation*>(arena_take(sizeof *a))) == nullptr)
         return; // cuMemcpy will not know this one: it says INVALID_VALUE for it
-    *a = {dptr, bytes, g.allocations};
+    *a = {dptr, bytes, current_context(), g.allocations};
     g.allocations = a;
 }
 
@@ -338,6 +347,21 @@ void allocation_remove(CUdeviceptr dptr)
             g.spare_allocations = a;
             return;
         }
+    }
+}
+
+void allocations_forget(CUcontext ctx)
+{
+    Client::Allocation** link = &g.allocations;
+    while (*link != nullptr) {
+        Client::Allocation* a = *link;
+        if (a->ctx != ctx) {
+            link = &a->next;
+            continue;
+        }
+        *link = a->next;
+        a->next = g.spare_allocations;
+        g.spare_allocations = a;
     }
 }
 

@@ -26,6 +26,7 @@ H handle_of(uint64_t bits)
 // One command as the API builds it; call_* copy it into a ring slot.
 struct Call {
     uint16_t op = VGPU_OP_NOP;
+    uint16_t flags = 0; // VGPU_CMD_FLAG_* besides ASYNC (call_async adds that)
     uint64_t arg[6] = {};
     const void* payload = nullptr;
     uint32_t payload_len = 0; // <= VGPU_PAYLOAD_BYTES
@@ -100,15 +101,21 @@ FunctionLayout* function_add(CUfunction f, CUmodule module, uint32_t count, uint
 FunctionLayout* function_find(CUfunction f);
 void module_forget(CUmodule module);
 // This guest's live device allocations (cuMemAlloc/cuMemFree), so that
-// cuMemcpy can tell device from guest addresses (unified addressing).
+// cuMemcpy can tell device from guest addresses (unified addressing). Each
+// is the current context's; allocations_forget drops a context's (the
+// vGPU freed them with it).
 void allocation_add(CUdeviceptr dptr, uint64_t bytes);
 void allocation_remove(CUdeviceptr dptr);
+void allocations_forget(CUcontext ctx);
 // [p, p + bytes) lies inside one live allocation.
 bool allocation_contains(uint64_t p, uint64_t bytes);
 
 // A pinned buffer of VGPU_MAX_PARAM_BYTES for parameters that do not fit a
 // ring slot (made once); nullptr when out of memory.
 uint8_t* param_scratch();
+
+// The top of the context stack (nullptr: none), cuda_context.cpp.
+CUcontext current_context();
 
 RingProducer& ring();
 const VgpuGuestInfo& info();

@@ -275,8 +275,7 @@ int guest_main(const kvmgpu_boot_info*)
     if (!parse_config(&c))
         return kExitBadCmdline;
     const char* gpages = guest_page_size() == (2u << 20) ? "2M" : "4K";
-    CU_CHECK(cuInit(0));
-    print_device_banner("bandwidth");
+    open_device("bandwidth");
     vgpuSetDeferredSubmission(1);
     const uint64_t planned = planned_measurements(c);
     printf("BW-PLAN measurements=%lu gpages=%s max_bytes=%lu tsc_khz=%lu tsc_source=%s\n", planned, gpages,

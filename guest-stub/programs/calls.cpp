@@ -149,8 +149,7 @@ int guest_main(const kvmgpu_boot_info*)
         return kExitBadCmdline;
     }
 
-    CU_CHECK(cuInit(0));
-    print_device_banner("calls");
+    open_device("calls");
     CUmodule module;
     s.empty = load_kernel("calls", "empty_kernel", &module);
     CU_CHECK(cuStreamCreate(&s.stream, CU_STREAM_DEFAULT));

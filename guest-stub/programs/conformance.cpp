@@ -92,6 +92,116 @@ void device_calls()
     expect("cuCtxSynchronize", cuCtxSynchronize(), CUDA_SUCCESS);
 }
 
+// Before any context, then the stack, primary contexts, and objects that
+// belong to the context they were made in. Leaves `main` current.
+void context_calls(CUcontext* main)
+{
+    CUcontext c = reinterpret_cast<CUcontext>(1), other = nullptr, primary = nullptr, popped = nullptr;
+    CUdeviceptr d = 0;
+    CUdevice dev = -1;
+    unsigned flags = 99;
+    int active = -1;
+    expect("cuCtxGetCurrent (none yet)", cuCtxGetCurrent(&c), CUDA_SUCCESS);
+    expect_true("no context after cuInit", c == nullptr);
+    expect("cuMemAlloc without a context", cuMemAlloc(&d, 64), CUDA_ERROR_INVALID_CONTEXT);
+    expect("cuCtxGetDevice without a context", cuCtxGetDevice(&dev), CUDA_ERROR_INVALID_CONTEXT);
+    expect("cuCtxPopCurrent (empty stack)", cuCtxPopCurrent(&popped), CUDA_ERROR_INVALID_CONTEXT);
+    expect("cuCtxCreate(device 1)", cuCtxCreate(&c, nullptr, 0, 1), CUDA_ERROR_INVALID_DEVICE);
+    expect("cuCtxCreate(unknown flags)", cuCtxCreate(&c, nullptr, 0x400, 0), CUDA_ERROR_INVALID_VALUE);
+    expect("cuCtxCreate", cuCtxCreate(main, nullptr, CU_CTX_SCHED_YIELD, 0), CUDA_SUCCESS);
+    expect("cuCtxGetCurrent", cuCtxGetCurrent(&c), CUDA_SUCCESS);
+    expect_true("the new context is current", c == *main);
+    expect("cuCtxGetDevice", cuCtxGetDevice(&dev), CUDA_SUCCESS);
+    expect("cuCtxGetFlags", cuCtxGetFlags(&flags), CUDA_SUCCESS);
+    expect_true("device 0, flags as given", dev == 0 && flags == CU_CTX_SCHED_YIELD);
+    // A second context: its objects are its own.
+    expect("cuCtxCreate (second)", cuCtxCreate(&other, nullptr, 0, 0), CUDA_SUCCESS);
+    CUstream s_other = 0;
+    expect("cuStreamCreate in the second", cuStreamCreate(&s_other, 0), CUDA_SUCCESS);
+    CUdeviceptr in_other = 0, in_main = 0;
+    expect("cuMemAlloc in the second", cuMemAlloc(&in_other, 4096), CUDA_SUCCESS);
+    expect("cuCtxPopCurrent", cuCtxPopCurrent(&popped), CUDA_SUCCESS);
+    expect_true("popped the second, the first current again", popped == other && cuCtxGetCurrent(&c) == 0 && c == *main);
+    expect("cuStreamSynchronize(another context's stream)", cuStreamSynchronize(s_other), CUDA_ERROR_INVALID_HANDLE);
+    expect("cuMemAlloc in the first", cuMemAlloc(&in_main, 4096), CUDA_SUCCESS);
+    expect("cuMemsetD8 (this context's memory)", cuMemsetD8(in_main, 7, 4096), CUDA_SUCCESS);
+    // Peer copies between the two (one device: both share it).
+    expect("cuMemcpyPeer", cuMemcpyPeer(in_other, other, in_main, *main, 4096), CUDA_SUCCESS);
+    expect("cuMemcpyPeerAsync", cuMemcpyPeerAsync(in_main, *main, in_other, other, 4096, 0), CUDA_SUCCESS);
+    expect("cuMemcpyPeer(no context)", cuMemcpyPeer(in_other, nullptr, in_main, *main, 16), CUDA_ERROR_INVALID_CONTEXT);
+    expect("cuCtxSynchronize", cuCtxSynchronize(), CUDA_SUCCESS);
+    uint8_t back[16] = {};
+    expect("cuMemcpyDtoH (peer copied)", cuMemcpyDtoH(back, in_main, sizeof back), CUDA_SUCCESS);
+    expect_true("the bytes went there and back", back[0] == 7 && back[15] == 7);
+    expect("cuCtxPushCurrent", cuCtxPushCurrent(other), CUDA_SUCCESS);
+    expect("cuStreamSynchronize (its own stream again)", cuStreamSynchronize(s_other), CUDA_SUCCESS);
+    expect("cuCtxSetCurrent (replaces the top)", cuCtxSetCurrent(*main), CUDA_SUCCESS);
+    expect("cuCtxDestroy (frees its stream and memory)", cuCtxDestroy(other), CUDA_SUCCESS);
+    expect("cuCtxDestroy again", cuCtxDestroy(other), CUDA_ERROR_INVALID_CONTEXT);
+    expect("cuMemcpyPeer(destroyed context)", cuMemcpyPeer(in_main, *main, in_main, other, 16),
+           CUDA_ERROR_INVALID_CONTEXT);
+    expect("cuMemFree(its memory, freed with it)", cuMemFree(in_other), CUDA_ERROR_INVALID_VALUE);
+    expect("cuCtxPushCurrent(destroyed)", cuCtxPushCurrent(other), CUDA_ERROR_INVALID_CONTEXT);
+    expect_true("the first is current", cuCtxGetCurrent(&c) == 0 && c == *main);
+    // The primary context: retained, used, released.
+    expect("cuDevicePrimaryCtxGetState", cuDevicePrimaryCtxGetState(0, &flags, &active), CUDA_SUCCESS);
+    expect_true("not active yet", active == 0);
+    expect("cuDevicePrimaryCtxSetFlags", cuDevicePrimaryCtxSetFlags(0, CU_CTX_SCHED_BLOCKING_SYNC), CUDA_SUCCESS);
+    expect("cuDevicePrimaryCtxSetFlags(bad)", cuDevicePrimaryCtxSetFlags(0, 3), CUDA_ERROR_INVALID_VALUE);
+    expect("cuDevicePrimaryCtxRetain", cuDevicePrimaryCtxRetain(&primary, 0), CUDA_SUCCESS);
+    expect("cuDevicePrimaryCtxRetain(device 1)", cuDevicePrimaryCtxRetain(&c, 1), CUDA_ERROR_INVALID_DEVICE);
+    expect("cuDevicePrimaryCtxGetState", cuDevicePrimaryCtxGetState(0, &flags, &active), CUDA_SUCCESS);
+    expect_true("active, with its flags", active == 1 && flags == CU_CTX_SCHED_BLOCKING_SYNC);
+    expect("cuCtxPushCurrent(primary)", cuCtxPushCurrent(primary), CUDA_SUCCESS);
+    expect("cuCtxGetFlags(primary)", cuCtxGetFlags(&flags), CUDA_SUCCESS);
+    expect_true("the primary's flags", flags == CU_CTX_SCHED_BLOCKING_SYNC);
+    CUdeviceptr in_primary = 0;
+    expect("cuMemAlloc in the primary", cuMemAlloc(&in_primary, 4096), CUDA_SUCCESS);
+    expect("cuCtxDestroy(primary)", cuCtxDestroy(primary), CUDA_ERROR_INVALID_CONTEXT);
+    expect("cuCtxPopCurrent", cuCtxPopCurrent(nullptr), CUDA_SUCCESS);
+    expect("cuDevicePrimaryCtxRelease (the last)", cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
+    expect("cuDevicePrimaryCtxRelease (not retained)", cuDevicePrimaryCtxRelease(0), CUDA_ERROR_INVALID_CONTEXT);
+    expect("cuMemFree(primary memory, freed by the last release)", cuMemFree(in_primary), CUDA_ERROR_INVALID_VALUE);
+    expect("cuDevicePrimaryCtxReset", cuDevicePrimaryCtxReset(0), CUDA_SUCCESS);
+    expect("cuMemFree", cuMemFree(in_main), CUDA_SUCCESS);
+    expect_true("the first is current", cuCtxGetCurrent(&c) == 0 && c == *main);
+}
+
+// Page-locked memory: blocks given back and reused, registration.
+void host_memory_calls()
+{
+    void *p1 = nullptr, *p2 = nullptr, *p3 = nullptr;
+    expect("cuMemAllocHost", cuMemAllocHost(&p1, 8192), CUDA_SUCCESS);
+    expect("cuMemHostAlloc(portable, mapped)",
+           cuMemHostAlloc(&p2, 4096, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP), CUDA_SUCCESS);
+    expect("cuMemHostAlloc(unknown flags)", cuMemHostAlloc(&p3, 4096, 0x100), CUDA_ERROR_INVALID_VALUE);
+    CUdeviceptr dp = 0;
+    expect("cuMemHostGetDevicePointer", cuMemHostGetDevicePointer(&dp, p2, 0), CUDA_SUCCESS);
+    expect("cuMemsetD8 through it", cuMemsetD8(dp, 0x42, 4096), CUDA_SUCCESS);
+    expect_true("the block written by the device", static_cast<uint8_t*>(p2)[4095] == 0x42);
+    expect("cuMemFreeHost", cuMemFreeHost(p1), CUDA_SUCCESS);
+    expect("cuMemFreeHost again", cuMemFreeHost(p1), CUDA_ERROR_INVALID_VALUE);
+    expect("cuMemAllocHost (reuses the freed block)", cuMemAllocHost(&p3, 4096), CUDA_SUCCESS);
+    expect_true("the same memory", p3 == p1);
+    expect("cuMemHostGetDevicePointer(freed)", cuMemHostGetDevicePointer(&dp, static_cast<uint8_t*>(p1) + 4096, 0),
+           CUDA_ERROR_INVALID_VALUE);
+    expect("cuMemFreeHost", cuMemFreeHost(p2), CUDA_SUCCESS);
+    expect("cuMemFreeHost", cuMemFreeHost(p3), CUDA_SUCCESS);
+    // Registering a buffer the program already has.
+    auto* mine = static_cast<uint8_t*>(pinned_alloc(8192));
+    expect("cuMemHostRegister", cuMemHostRegister(mine, 8192, CU_MEMHOSTREGISTER_DEVICEMAP), CUDA_SUCCESS);
+    expect("cuMemHostRegister (overlapping)", cuMemHostRegister(mine + 4096, 4096, 0),
+           CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+    expect("cuMemHostGetDevicePointer(registered)", cuMemHostGetDevicePointer(&dp, mine + 4096, 0), CUDA_SUCCESS);
+    expect("cuMemsetD8 through it", cuMemsetD8(dp, 0x24, 16), CUDA_SUCCESS);
+    expect_true("the buffer written by the device", mine[4096] == 0x24 && mine[4111] == 0x24);
+    expect("cuMemHostUnregister", cuMemHostUnregister(mine), CUDA_SUCCESS);
+    expect("cuMemHostUnregister again", cuMemHostUnregister(mine), CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+    expect("cuMemHostGetDevicePointer(unregistered)", cuMemHostGetDevicePointer(&dp, mine, 0), CUDA_ERROR_INVALID_VALUE);
+    expect("cuMemHostRegister(unmapped)", cuMemHostRegister(reinterpret_cast<void*>(0x10), 4096, 0),
+           CUDA_ERROR_INVALID_VALUE);
+}
+
 void memory_calls()
 {
     size_t free_bytes = 0, total = 0;
@@ -148,9 +258,7 @@ void memory_calls()
     expect("cuMemFree again", cuMemFree(a), CUDA_ERROR_INVALID_VALUE);
     expect("cuMemFree(inside)", cuMemFree(b + 8), CUDA_ERROR_INVALID_VALUE);
     expect("cuMemFree", cuMemFree(b), CUDA_SUCCESS);
-    void* pinned = nullptr;
-    expect("cuMemAllocHost", cuMemAllocHost(&pinned, 4096), CUDA_SUCCESS);
-    expect("cuMemFreeHost", cuMemFreeHost(pinned), CUDA_SUCCESS);
+    host_memory_calls();
     // Zero copy: the device writes guest RAM in place.
     CUdeviceptr win = 0;
     expect("vgpuGuestRamDevicePtr", vgpuGuestRamDevicePtr(&win, host, 4096), CUDA_SUCCESS);
@@ -257,7 +365,60 @@ void module_and_launch_calls()
            cuLaunchKernel(add, (n + 255) / 256, 1, 1, 256, 1, 1, 0, CU_STREAM_LEGACY, params, nullptr), CUDA_SUCCESS);
     expect("cuStreamSynchronize(CU_STREAM_PER_THREAD)", cuStreamSynchronize(CU_STREAM_PER_THREAD), CUDA_SUCCESS);
     expect("cuStreamQuery(CU_STREAM_LEGACY)", cuStreamQuery(CU_STREAM_LEGACY), CUDA_SUCCESS);
+    // Cooperative launches and cuLaunchKernelEx.
+    expect("cuLaunchCooperativeKernel", cuLaunchCooperativeKernel(add, 1, 1, 1, 256, 1, 1, 0, 0, params), CUDA_SUCCESS);
+    CUlaunchAttribute attrs[2] = {};
+    attrs[0].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attrs[0].value.cooperative = 1;
+    attrs[1].id = CU_LAUNCH_ATTRIBUTE_IGNORE;
+    CUlaunchConfig config = {(n + 255) / 256, 1, 1, 256, 1, 1, 0, 0, attrs, 2};
+    expect("cuLaunchKernelEx(cooperative)", cuLaunchKernelEx(&config, add, params, nullptr), CUDA_SUCCESS);
+    config.numAttrs = 0;
+    expect("cuLaunchKernelEx", cuLaunchKernelEx(&config, add, params, nullptr), CUDA_SUCCESS);
+    attrs[0].id = static_cast<CUlaunchAttributeID>(4); // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+    config.numAttrs = 1;
+    expect("cuLaunchKernelEx(cluster dimension)", cuLaunchKernelEx(&config, add, params, nullptr),
+           CUDA_ERROR_NOT_SUPPORTED);
+    config.blockDimX = 0;
+    config.numAttrs = 0;
+    expect("cuLaunchKernelEx(block 0)", cuLaunchKernelEx(&config, add, params, nullptr), CUDA_ERROR_INVALID_VALUE);
+    expect("cuCtxSynchronize", cuCtxSynchronize(), CUDA_SUCCESS);
+    // __device__ variables: the host backend's C++ kernels have none.
+    CUdeviceptr global = 0;
+    size_t global_bytes = 0;
+    VgpuGuestInfo vi;
+    CU_CHECK(vgpuGetInfo(&vi));
+    if (vi.backend == VGPU_BACKEND_HOST) {
+        expect("cuModuleGetGlobal (host backend: none)", cuModuleGetGlobal(&global, &global_bytes, mod, "kvmgpu_scale"),
+               CUDA_ERROR_NOT_FOUND);
+    } else {
+        expect("cuModuleGetGlobal", cuModuleGetGlobal(&global, &global_bytes, mod, "kvmgpu_scale"), CUDA_SUCCESS);
+        expect_true("an int", global_bytes == sizeof(int));
+        int scale = 0;
+        expect("cuMemcpyDtoH(the global)", cuMemcpyDtoH(&scale, global, sizeof scale), CUDA_SUCCESS);
+        expect_true("its initial value, 3", scale == 3);
+        scale = 5;
+        expect("cuMemcpyHtoD(the global)", cuMemcpyHtoD(global, &scale, sizeof scale), CUDA_SUCCESS);
+        CUfunction scale_fn = 0;
+        expect("cuModuleGetFunction(scale_by_global)", cuModuleGetFunction(&scale_fn, mod, "scale_by_global"),
+               CUDA_SUCCESS);
+        int* vals = static_cast<int*>(pinned_alloc(64 * sizeof(int)));
+        for (int i = 0; i < 64; ++i)
+            vals[i] = i;
+        CUdeviceptr dv = device_copy_of(vals, 64 * sizeof(int));
+        unsigned count64 = 64;
+        void* sp[] = {&dv, &count64};
+        expect("cuLaunchKernel(scale_by_global)", cuLaunchKernel(scale_fn, 1, 1, 1, 64, 1, 1, 0, 0, sp, nullptr),
+               CUDA_SUCCESS);
+        expect("cuMemcpyDtoH", cuMemcpyDtoH(vals, dv, 64 * sizeof(int)), CUDA_SUCCESS);
+        expect_true("scaled by the global's new value", vals[0] == 0 && vals[1] == 5 && vals[63] == 315);
+        CU_CHECK(cuMemFree(dv));
+    }
+    expect("cuModuleGetGlobal(unknown)", cuModuleGetGlobal(&global, &global_bytes, mod, "no_such_variable"),
+           CUDA_ERROR_NOT_FOUND);
     expect("cuModuleUnload", cuModuleUnload(mod), CUDA_SUCCESS);
+    expect("cuModuleGetGlobal(unloaded module)", cuModuleGetGlobal(&global, &global_bytes, mod, "kvmgpu_scale"),
+           CUDA_ERROR_INVALID_HANDLE);
     expect("cuModuleGetFunction(unloaded module)", cuModuleGetFunction(&none, mod, "vector_add"),
            CUDA_ERROR_INVALID_HANDLE);
     expect("cuLaunchKernel(function of an unloaded module)",
@@ -270,6 +431,8 @@ void module_and_launch_calls()
 int guest_main(const kvmgpu_boot_info*)
 {
     CU_CHECK(cuInit(0));
+    CUcontext main_context = nullptr;
+    context_calls(&main_context);
     print_device_banner("conformance");
     device_calls();
     memory_calls();

@@ -29,8 +29,7 @@ int guest_main(const kvmgpu_boot_info*)
     const bool pageable = want_pageable_host_memory();
     const size_t bytes = n * n * sizeof(float);
 
-    CU_CHECK(cuInit(0));
-    print_device_banner("matmul");
+    open_device("matmul");
     CUmodule mod;
     CUfunction fn = load_kernel("matmul", "matmul", &mod);
 

@@ -51,8 +51,7 @@ bool echo_matches(const char* how, CUdeviceptr dout, const Args& a)
 
 int guest_main(const kvmgpu_boot_info*)
 {
-    CU_CHECK(cuInit(0));
-    print_device_banner("params");
+    open_device("params");
     CUmodule mod;
     CUfunction fn = load_kernel("params", "param_echo", &mod);
     bool ok = true;

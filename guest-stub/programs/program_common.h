@@ -1,4 +1,4 @@
-// Small helpers shared by the CUDA guest programs: device banner, host
+// Small helpers shared by the CUDA guest programs: start-up and banner, host
 // buffers (pinned or pageable, chosen on the cmdline), random inputs
 // (integers, or floats for the float kernels), timings and rates as text.
 #pragma once
@@ -14,7 +14,7 @@ namespace guest {
 inline void print_device_banner(const char* program)
 {
     CUdevice dev;
-    CU_CHECK(cuDeviceGet(&dev, 0));
+    CU_CHECK(cuCtxGetDevice(&dev));
     char name[128];
     CU_CHECK(cuDeviceGetName(name, sizeof name, dev));
     size_t total = 0;
@@ -26,6 +26,18 @@ inline void print_device_banner(const char* program)
            (uint64_t)total >> 20, vgpuBackendName(vi.backend),
            vi.doorbell_mode < 3 ? kDoorbell[vi.doorbell_mode] : "?", vi.ring_entries,
            vi.deferred ? ", deferred submission" : "");
+}
+
+// cuInit, a context of its own on device 0 (current from here on), and the
+// banner: how every program starts. Exits on error.
+inline void open_device(const char* program)
+{
+    CU_CHECK(cuInit(0));
+    CUdevice dev;
+    CU_CHECK(cuDeviceGet(&dev, 0));
+    CUcontext ctx;
+    CU_CHECK(cuCtxCreate(&ctx, nullptr, 0, dev));
+    print_device_banner(program);
 }
 
 // Host buffer of bytes: cmdline host_mem=pinned (default) or pageable.

@@ -18,8 +18,7 @@ int guest_main(const kvmgpu_boot_info*)
     const size_t bytes = n * sizeof(float);
     const uint64_t seed_a = boot_info().seed ^ 0xa, seed_b = boot_info().seed ^ 0xb;
 
-    CU_CHECK(cuInit(0));
-    print_device_banner("vecadd");
+    open_device("vecadd");
     CUmodule mod;
     CUfunction fn = load_kernel("vecadd", "vector_add", &mod);
 

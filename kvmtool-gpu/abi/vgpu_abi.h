@@ -82,6 +82,7 @@ struct vgpu_completion {
 };
 
 #define VGPU_CMD_FLAG_ASYNC 0x1u /* enqueue on the stream; do not synchronize */
+#define VGPU_CMD_FLAG_COOPERATIVE 0x2u /* launches only: cuLaunchCooperativeKernel */
 
 static inline uint64_t vgpu_ring_bytes(uint32_t entries)
 {
@@ -126,9 +127,20 @@ struct vgpu_param_desc {
 #define VGPU_MAX_PARAM_BYTES 32764u
 
 /* ---- opcodes: arguments in arg[], results in completion.result[] ------
- * dptr = device address (a CUdeviceptr of this VM's context);
- * handles (module, function, stream, event) are VM-local numbers issued by
- * the device, never host pointers; stream 0 is the default stream. */
+ * dptr = device address (a CUdeviceptr of this VM);
+ * handles (context, module, function, stream, event) are VM-local numbers
+ * issued by the device, never host pointers; stream 0 is the default stream.
+ *
+ * Contexts: a VM has one current context, as the guest's one thread has in
+ * the driver. A VM starts with device 0's primary context current (not
+ * retained), so a guest that never names a context works in it;
+ * CTX_SET_CURRENT 0 leaves none current, and then every command that needs
+ * a context (memory, modules, launches, streams, events, synchronize)
+ * fails with VGPU_ERROR_INVALID_CONTEXT. Modules, functions, streams and
+ * events belong to the context they were made in and are refused
+ * (VGPU_ERROR_INVALID_HANDLE) while another is current; device memory is
+ * the VM's in every context (unified addressing) but is freed with the
+ * context it was allocated in. */
 enum vgpu_opcode {
     VGPU_OP_NOP = 0,
     VGPU_OP_INIT = 1,                 /* -> result0 = backend id */
@@ -168,6 +180,8 @@ enum vgpu_opcode {
                                          address (uint64), in guest RAM */
     VGPU_OP_FUNC_GET_ATTRIBUTE = 36,  /* arg0 function, arg1 CUfunction_attribute -> result0 value (int) */
     VGPU_OP_FUNC_SET_ATTRIBUTE = 37,  /* arg0 function, arg1 CUfunction_attribute, arg2 value (int) */
+    VGPU_OP_MODULE_GET_GLOBAL = 38,   /* arg0 module; payload = name (payload_len bytes, no NUL) -> result0 dptr,
+                                         result1 bytes: a __device__ variable, usable as device memory */
     VGPU_OP_STREAM_CREATE = 40,       /* arg0 flags -> result0 stream */
     VGPU_OP_STREAM_SYNCHRONIZE = 41,  /* arg0 stream */
     VGPU_OP_STREAM_DESTROY = 42,      /* arg0 stream */
@@ -180,7 +194,19 @@ enum vgpu_opcode {
     VGPU_OP_EVENT_ELAPSED_TIME = 53,  /* arg0 start, arg1 end -> result0 = float ms bits */
     VGPU_OP_EVENT_DESTROY = 54,       /* arg0 event */
     VGPU_OP_EVENT_QUERY = 55,         /* arg0 event -> SUCCESS when its recorded work is done, else NOT_READY */
-    VGPU_OP_MAX_ = 56
+    /* Contexts (see "contexts" above the opcodes). */
+    VGPU_OP_CTX_CREATE = 60,          /* arg0 flags, arg1 device -> result0 context, now current */
+    VGPU_OP_CTX_DESTROY = 61,         /* arg0 context (not a primary one); frees what was made in it */
+    VGPU_OP_CTX_SET_CURRENT = 62,     /* arg0 context, or 0 for none */
+    VGPU_OP_PRIMARY_CTX_RETAIN = 63,  /* arg0 device -> result0 its primary context, result1 retain count */
+    VGPU_OP_PRIMARY_CTX_RELEASE = 64, /* arg0 device -> result0 retains left; the last release frees what
+                                         was made in it */
+    VGPU_OP_PRIMARY_CTX_STATE = 65,   /* arg0 device -> result0 flags, result1 1 if retained */
+    VGPU_OP_PRIMARY_CTX_SET_FLAGS = 66, /* arg0 device, arg1 flags */
+    VGPU_OP_PRIMARY_CTX_RESET = 67,   /* arg0 device: frees what was made in it, flags back to 0 */
+    VGPU_OP_MEMCPY_PEER = 68,         /* arg0 dst dptr, arg1 dst context, arg2 src dptr, arg3 src context,
+                                         arg4 bytes, arg5 stream */
+    VGPU_OP_MAX_ = 69
 };
 
 /* How the VMM moves a scatter-gather transfer (arg4 of the _SG opcodes).

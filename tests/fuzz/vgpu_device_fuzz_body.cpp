@@ -19,6 +19,7 @@
 #include "kvmtool-gpu/util/log.h"
 #include "memmap/guest_memory.h"
 #include "tests/fuzz/fuzz_input.h"
+#include "tests/support/host_module_image.h"
 
 namespace kvmgpu::vgpu::fuzz {
 namespace {
@@ -202,11 +203,12 @@ struct World {
         for (size_t i = 0; i < canary.size(); ++i) canary[i] = static_cast<uint8_t>(i * 7 + 3);
         if (!b.enable(0, kEntries)) violated("victim ring refused");
         std::memcpy(b.at(kVictimCanary, 4096), canary.data(), 4096);
-        std::memcpy(b.at(kVictimCanary + 4096, 4), "img!", 4);
+        std::memcpy(b.at(kVictimCanary + 4096, test::kHostModulePtxBytes), test::kHostModulePtx,
+                    test::kHostModulePtxBytes);
         const uint32_t s_buf = b.put(VGPU_OP_MEM_ALLOC, {4096});
         const uint32_t s_st = b.put(VGPU_OP_STREAM_CREATE, {0});
         const uint32_t s_ev = b.put(VGPU_OP_EVENT_CREATE, {0});
-        const uint32_t s_mod = b.put(VGPU_OP_MODULE_LOAD_DATA, {kVictimCanary + 4096, 4});
+        const uint32_t s_mod = b.put(VGPU_OP_MODULE_LOAD_DATA, {kVictimCanary + 4096, test::kHostModulePtxBytes});
         const uint32_t s_win = b.put(VGPU_OP_GUEST_RAM_DEVICE_PTR, {kVictimCanary, 4096});
         b.settle();
         b_buf = b.result_of(s_buf, "victim alloc");
@@ -423,13 +425,13 @@ void prologue(Session& s) {
     if (a.host->live_allocations() != 0) violated("RESET left backend allocations behind");
     for (const memmap::Region& r : a.mem.regions()) std::memset(r.backing->data(), 0, r.size());
     if (!a.enable(kRingGpa, kEntries)) violated("a valid ring was refused after RESET");
-    std::memcpy(a.at(kScratch, 4), "img!", 4);
+    std::memcpy(a.at(kScratch, test::kHostModulePtxBytes), test::kHostModulePtx, test::kHostModulePtxBytes);
     const uint32_t info = a.put(VGPU_OP_MEM_GET_INFO, {});
     const uint32_t d0 = a.put(VGPU_OP_MEM_ALLOC, {4096});
     const uint32_t d1 = a.put(VGPU_OP_MEM_ALLOC, {16384});
     const uint32_t st = a.put(VGPU_OP_STREAM_CREATE, {0});
     const uint32_t ev = a.put(VGPU_OP_EVENT_CREATE, {0});
-    const uint32_t mod = a.put(VGPU_OP_MODULE_LOAD_DATA, {kScratch, 4});
+    const uint32_t mod = a.put(VGPU_OP_MODULE_LOAD_DATA, {kScratch, test::kHostModulePtxBytes});
     const uint32_t w1 = a.put(VGPU_OP_GUEST_RAM_DEVICE_PTR, {kScratch, kLowBytes - kScratch});
     const uint32_t w2 = a.put(VGPU_OP_GUEST_RAM_DEVICE_PTR, {kHighBase, kHighBytes});
     a.settle();

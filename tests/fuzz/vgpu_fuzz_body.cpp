@@ -12,6 +12,7 @@
 #include "kvmtool-gpu/devices/vgpu/command_ring.h"
 #include "memmap/backing.h"
 #include "memmap/guest_memory.h"
+#include "tests/support/host_module_image.h"
 
 namespace kvmgpu::vgpu::fuzz {
 
@@ -47,8 +48,8 @@ Known make_known(CommandDispatch& d, uint8_t* ram) {
     Known k;
     k.value[0] = exec(d, VGPU_OP_MEM_ALLOC, {64 << 10});
     k.value[1] = exec(d, VGPU_OP_STREAM_CREATE, {0});
-    std::memcpy(ram + kDataGpa, "image", 5);
-    k.value[2] = exec(d, VGPU_OP_MODULE_LOAD_DATA, {kDataGpa, 5});
+    std::memcpy(ram + kDataGpa, test::kHostModulePtx, test::kHostModulePtxBytes);
+    k.value[2] = exec(d, VGPU_OP_MODULE_LOAD_DATA, {kDataGpa, test::kHostModulePtxBytes});
     k.value[3] = exec(d, VGPU_OP_MODULE_GET_FUNCTION, {k.value[2]}, "vector_add");
     k.value[4] = exec(d, VGPU_OP_EVENT_CREATE, {0});
     k.value[5] = exec(d, VGPU_OP_GUEST_RAM_DEVICE_PTR, {kDataGpa, 64 << 10});

@@ -69,9 +69,12 @@ public:
     Status set_function_attribute(BackendFunction f, int a, int v) override {
         return inner_->set_function_attribute(f, a, v);
     }
+    Status module_get_global(BackendModule m, std::string_view name, uint64_t* dptr, uint64_t* bytes) override {
+        return inner_->module_get_global(m, name, dptr, bytes);
+    }
     Status launch(BackendFunction f, Dim3 g, Dim3 b, uint32_t sh, BackendStream s, std::span<void* const> p,
-                  std::span<const uint16_t> sizes) override {
-        return inner_->launch(f, g, b, sh, s, p, sizes);
+                  std::span<const uint16_t> sizes, bool cooperative) override {
+        return inner_->launch(f, g, b, sh, s, p, sizes, cooperative);
     }
     Status stream_create(uint32_t flags, BackendStream* out) override { return inner_->stream_create(flags, out); }
     Status stream_synchronize(BackendStream s) override { return inner_->stream_synchronize(s); }

@@ -119,8 +119,7 @@ uint64_t VgpuRig::alloc(uint64_t bytes) {
 }
 
 uint64_t VgpuRig::module_with(std::string_view fn_name, uint64_t* function, std::span<const uint8_t> image) {
-    static const char dummy[] = "any non-empty image: the host backend runs CPU kernels";
-    if (image.empty()) image = {reinterpret_cast<const uint8_t*>(dummy), sizeof dummy};
+    if (image.empty()) image = {reinterpret_cast<const uint8_t*>(kHostModulePtx), kHostModulePtxBytes};
     put(kDataGpa, image.data(), image.size());
     const Done m = call({.opcode = VGPU_OP_MODULE_LOAD_DATA, .args = {kDataGpa, image.size()}});
     EXPECT_EQ(m.status, VGPU_SUCCESS);

@@ -21,6 +21,7 @@
 #include "kvmtool-gpu/devices/vgpu/command_engine.h"
 #include "kvmtool-gpu/devices/vgpu/vgpu_device.h"
 #include "memmap/guest_memory.h"
+#include "tests/support/host_module_image.h"
 
 namespace kvmgpu::vgpu::test {
 

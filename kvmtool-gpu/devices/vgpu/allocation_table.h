@@ -1,5 +1,6 @@
-// One VM's view of device memory: the allocations it holds (with its quota)
-// and the zero-copy device windows onto its own guest RAM. The device model
+// One VM's view of device memory: the allocations it holds (with its quota),
+// its modules' __device__ variables, and the zero-copy device windows onto
+// its own guest RAM. The device model
 // asks it whether a guest-supplied device range [dptr, dptr + bytes) is the
 // VM's to touch; nothing else decides that.
 #pragma once
@@ -21,19 +22,39 @@ public:
 
     // Would an allocation of `bytes` fit the quota and the count limit?
     bool can_reserve(uint64_t bytes) const;
-    // Records a backend allocation; false if [dptr, dptr+bytes) wraps or
-    // overlaps one already recorded (a backend bug, refused all the same).
-    bool insert(uint64_t dptr, uint64_t bytes);
+    // Records a backend allocation made in context `owner`; false if
+    // [dptr, dptr+bytes) wraps or overlaps one already recorded (a backend
+    // bug, refused all the same).
+    bool insert(uint64_t dptr, uint64_t bytes, uint64_t owner = 0);
     // Size of the allocation starting exactly at dptr, 0 if none; removes it.
     uint64_t erase(uint64_t dptr);
     // Forgets every allocation (after the backend freed or lost them).
-    void clear() { allocs_.clear(), used_ = 0; }
+    void clear() { allocs_.clear(), globals_.clear(), used_ = 0; }
+    // Visits, then forgets, every allocation `owner` made: fn(dptr, bytes).
+    template <typename Fn>
+    void erase_owned_by(uint64_t owner, Fn&& fn) {
+        for (auto it = allocs_.begin(); it != allocs_.end();) {
+            if (it->second.owner != owner) {
+                ++it;
+                continue;
+            }
+            fn(it->first, it->second.bytes);
+            used_ -= it->second.bytes;
+            it = allocs_.erase(it);
+        }
+    }
 
     // Zero-copy windows: device addresses of guest RAM (not quota-counted).
     void set_windows(std::vector<std::pair<uint64_t, uint64_t>> base_and_bytes) { windows_ = std::move(base_and_bytes); }
 
-    // True when [dptr, dptr + bytes) lies wholly inside ONE allocation or ONE
-    // window. bytes == 0 asks about dptr alone. Overflow-safe.
+    // A module's __device__ variable (cuModuleGetGlobal): the VM's while the
+    // module is loaded, not quota-counted (the module's image holds it).
+    // Asking again for the same variable records nothing new.
+    void add_global(uint64_t dptr, uint64_t bytes, uintptr_t module);
+    void drop_globals_of(uintptr_t module);
+
+    // True when [dptr, dptr + bytes) lies wholly inside ONE allocation, ONE
+    // global or ONE bytes == 0 asks about dptr alone. Overflow-safe.
     bool contains(uint64_t dptr, uint64_t bytes) const;
     bool in_allocation(uint64_t dptr, uint64_t bytes) const;
 
@@ -43,15 +64,24 @@ public:
     uint32_t max_count() const { return max_count_; }
     template <typename Fn>
     void for_each(Fn&& fn) const {
-        for (const auto& [base, size] : allocs_) fn(base, size);
+        for (const auto& [base, a] : allocs_) fn(base, a.bytes);
     }
 
 private:
     uint64_t quota_;
     uint32_t max_count_;
     uint64_t used_ = 0;
-    std::map<uint64_t, uint64_t> allocs_; // base -> bytes
+    struct Allocation {
+        uint64_t bytes;
+        uint64_t owner;
+    };
+    std::map<uint64_t, Allocation> allocs_; // by base
     std::vector<std::pair<uint64_t, uint64_t>> windows_;
+    struct Global {
+        uint64_t dptr, bytes;
+        uintptr_t module;
+    };
+    std::vector<Global> globals_; // a handful per module: a list is enough
 };
 
 } // namespace kvmgpu::vgpu

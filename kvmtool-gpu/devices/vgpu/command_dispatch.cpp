@@ -47,17 +47,30 @@ const std::array<CommandDispatch::Handler, VGPU_OP_MAX_> CommandDispatch::kHandl
     t[VGPU_OP_STREAM_QUERY] = &D::op_stream_query;
     t[VGPU_OP_STREAM_WAIT_EVENT] = &D::op_stream_wait_event;
     t[VGPU_OP_EVENT_QUERY] = &D::op_event_query;
+    t[VGPU_OP_MODULE_GET_GLOBAL] = &D::op_module_get_global;
+    t[VGPU_OP_CTX_CREATE] = &D::op_ctx_create;
+    t[VGPU_OP_CTX_DESTROY] = &D::op_ctx_destroy;
+    t[VGPU_OP_CTX_SET_CURRENT] = &D::op_ctx_set_current;
+    t[VGPU_OP_PRIMARY_CTX_RETAIN] = &D::op_primary_ctx_retain;
+    t[VGPU_OP_PRIMARY_CTX_RELEASE] = &D::op_primary_ctx_release;
+    t[VGPU_OP_PRIMARY_CTX_STATE] = &D::op_primary_ctx_state;
+    t[VGPU_OP_PRIMARY_CTX_SET_FLAGS] = &D::op_primary_ctx_set_flags;
+    t[VGPU_OP_PRIMARY_CTX_RESET] = &D::op_primary_ctx_reset;
+    t[VGPU_OP_MEMCPY_PEER] = &D::op_memcpy_peer;
     return t;
 }();
 
 CommandDispatch::CommandDispatch(const memmap::GuestMemory& mem, GpuBackend& backend, const VgpuOptions& opts,
                                  VgpuCounters& counters, uint32_t handle_seed)
     : mem_(mem), backend_(backend), opts_(opts), counters_(counters), log_limit_(opts.log_per_second),
+      contexts_(HandleKind::Context, opts.max_handles, handle_seed),
       modules_(HandleKind::Module, opts.max_handles, handle_seed),
       functions_(HandleKind::Function, opts.max_handles, handle_seed),
       streams_(HandleKind::Stream, opts.max_handles, handle_seed),
       events_(HandleKind::Event, opts.max_handles, handle_seed),
-      allocs_(opts.device_mem_quota, opts.max_handles) {}
+      allocs_(opts.device_mem_quota, opts.max_handles) {
+    restart_contexts();
+}
 
 CommandDispatch::~CommandDispatch() {
     if (const uint64_t n = log_limit_.suppressed())
@@ -71,10 +84,15 @@ CommandResult CommandDispatch::execute(GuestCommand& cmd) {
     if (op >= VGPU_OP_MAX_ || kHandlers[op] == nullptr) {
         VgpuCounters::add(counters_.bad_opcodes);
         r = fail(VGPU_ERROR_NOT_SUPPORTED, "unknown opcode");
-    } else if (cmd.desc.flags & ~uint32_t{VGPU_CMD_FLAG_ASYNC}) {
+    } else if (cmd.desc.flags & ~uint32_t{VGPU_CMD_FLAG_ASYNC | VGPU_CMD_FLAG_COOPERATIVE}) {
         r = fail(VGPU_ERROR_INVALID_VALUE, "unknown flag bits");
+    } else if ((cmd.desc.flags & VGPU_CMD_FLAG_COOPERATIVE) && op != VGPU_OP_LAUNCH_KERNEL &&
+               op != VGPU_OP_LAUNCH_KERNEL_PACKED) {
+        r = fail(VGPU_ERROR_INVALID_VALUE, "cooperative flag on a command that is not a launch");
     } else if (cmd.desc.payload_len > VGPU_PAYLOAD_BYTES) {
         r = fail(VGPU_ERROR_INVALID_VALUE, "payload_len > VGPU_PAYLOAD_BYTES");
+    } else if (ctx_ == 0 && needs_context(op)) {
+        r = fail(VGPU_ERROR_INVALID_CONTEXT, "no current context");
     } else {
         VgpuCounters::add(counters_.per_opcode[op]);
         r = (this->*kHandlers[op])(cmd);
@@ -119,7 +137,7 @@ bool CommandDispatch::stream_of(uint64_t handle, BackendStream* out) {
         *out = 0;
         return true;
     }
-    const BackendStream* s = streams_.find(handle);
+    const BackendStream* s = streams_.find(handle, ctx_);
     if (!s) return false;
     *out = *s;
     return true;
@@ -131,6 +149,7 @@ uint8_t* CommandDispatch::guest_span(uint64_t gpa, uint64_t bytes) {
 }
 
 void CommandDispatch::drop_handles() {
+    restart_contexts();
     modules_.clear();
     functions_.clear();
     streams_.clear();

@@ -36,7 +36,8 @@ public:
     CommandResult execute(GuestCommand& cmd) override;
 
     // RESET: frees every allocation, module, stream and event through the
-    // backend, then forgets all handles.
+    // backend, then forgets all handles; contexts are back to the start
+    // state (device 0's primary context current, vgpu_abi.h).
     void reset();
     // Re-reads the zero-copy device windows of guest RAM from the backend
     // (after registration, and after a recovery re-registered it).
@@ -45,6 +46,20 @@ public:
     const AllocationTable& allocations() const { return allocs_; }
 
 private:
+    // A guest context: what the guest's objects are scoped to. Every
+    // context of a device shares the backend's one context on it (the
+    // driver would give each its own address space; here a kernel could
+    // reach memory another context of the same VM allocated).
+    struct ContextEntry {
+        uint32_t device;
+        uint32_t flags; // CUctx_flags, as given
+        bool primary;
+    };
+    struct PrimaryContext {
+        uint64_t handle = 0; // 0 until first needed
+        uint32_t retains = 0;
+        uint32_t flags = 0;
+    };
     struct ModuleEntry {
         BackendModule module;
     };
@@ -62,8 +77,17 @@ private:
     CommandResult query_result(Status s);
     Status backend_result(Status s);
     bool stream_of(uint64_t handle, BackendStream* out);
+    static bool needs_context(uint16_t opcode);
+    bool device_exists(uint64_t ordinal);
+    // Device `device`'s primary context (made on first use; 0 if the table is full).
+    uint64_t primary_context(uint32_t device);
+    // Frees, through the backend, everything made in context `ctx`.
+    void free_objects_of(uint64_t ctx);
+    // Forgets every context; device 0's primary one is current again.
+    void restart_contexts();
     uint8_t* guest_span(uint64_t gpa, uint64_t bytes);
     static bool is_async(const GuestCommand& c) { return c.desc.flags & VGPU_CMD_FLAG_ASYNC; }
+    static bool is_cooperative(const GuestCommand& c) { return c.desc.flags & VGPU_CMD_FLAG_COOPERATIVE; }
     void drop_handles();
 
     // dispatch_device.cpp
@@ -74,6 +98,15 @@ private:
     CommandResult op_device_get_name(GuestCommand&);
     CommandResult op_device_total_mem(GuestCommand&);
     CommandResult op_ctx_synchronize(GuestCommand&);
+    // dispatch_contexts.cpp
+    CommandResult op_ctx_create(GuestCommand&);
+    CommandResult op_ctx_destroy(GuestCommand&);
+    CommandResult op_ctx_set_current(GuestCommand&);
+    CommandResult op_primary_ctx_retain(GuestCommand&);
+    CommandResult op_primary_ctx_release(GuestCommand&);
+    CommandResult op_primary_ctx_state(GuestCommand&);
+    CommandResult op_primary_ctx_set_flags(GuestCommand&);
+    CommandResult op_primary_ctx_reset(GuestCommand&);
     CommandResult op_stream_create(GuestCommand&);
     CommandResult op_stream_synchronize(GuestCommand&);
     CommandResult op_stream_destroy(GuestCommand&);
@@ -91,6 +124,7 @@ private:
     CommandResult op_mem_get_info(GuestCommand&);
     CommandResult op_memcpy_host(GuestCommand&);
     CommandResult op_memcpy_dtod(GuestCommand&);
+    CommandResult op_memcpy_peer(GuestCommand&);
     CommandResult op_memcpy_sg(GuestCommand&);
     CommandResult sg_device_walk(GuestCommand&, bool htod, BackendStream s);
     CommandResult op_memset(GuestCommand&);
@@ -99,6 +133,7 @@ private:
     CommandResult op_module_load(GuestCommand&);
     CommandResult op_module_unload(GuestCommand&);
     CommandResult op_module_get_function(GuestCommand&);
+    CommandResult op_module_get_global(GuestCommand&);
     CommandResult op_func_get_param_info(GuestCommand&);
     CommandResult op_func_get_attribute(GuestCommand&);
     CommandResult op_func_set_attribute(GuestCommand&);
@@ -122,6 +157,10 @@ private:
     RateLimiter log_limit_;
     const GuestCommand* current_ = nullptr; // for the log line
 
+    // Every table below is scoped by context (HandleTable's owner).
+    HandleTable<ContextEntry> contexts_;
+    std::vector<PrimaryContext> primaries_; // by device ordinal
+    uint64_t ctx_ = 0;                      // the current context; 0: none
     HandleTable<ModuleEntry> modules_;
     HandleTable<FunctionEntry> functions_;
     HandleTable<BackendStream> streams_;

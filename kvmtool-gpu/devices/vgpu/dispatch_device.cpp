@@ -64,7 +64,7 @@ CommandResult CommandDispatch::op_stream_create(GuestCommand& c) {
     BackendStream s = 0;
     const Status st = backend_result(backend_.stream_create(static_cast<uint32_t>(c.desc.arg[0]), &s));
     if (st != VGPU_SUCCESS) return done(st);
-    return done(VGPU_SUCCESS, *streams_.insert(s)); // capacity checked above
+    return done(VGPU_SUCCESS, *streams_.insert(s, ctx_)); // capacity checked above
 }
 
 CommandResult CommandDispatch::op_stream_synchronize(GuestCommand& c) {
@@ -75,7 +75,7 @@ CommandResult CommandDispatch::op_stream_synchronize(GuestCommand& c) {
 
 CommandResult CommandDispatch::op_stream_destroy(GuestCommand& c) {
     // Stream 0 is the default stream: it cannot be destroyed.
-    auto s = streams_.erase(c.desc.arg[0]);
+    auto s = streams_.erase(c.desc.arg[0], ctx_);
     if (!s) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     return done(backend_result(backend_.stream_destroy(*s)));
 }
@@ -86,11 +86,11 @@ CommandResult CommandDispatch::op_event_create(GuestCommand& c) {
     BackendEvent e = 0;
     const Status st = backend_result(backend_.event_create(static_cast<uint32_t>(c.desc.arg[0]), &e));
     if (st != VGPU_SUCCESS) return done(st);
-    return done(VGPU_SUCCESS, *events_.insert(e));
+    return done(VGPU_SUCCESS, *events_.insert(e, ctx_));
 }
 
 CommandResult CommandDispatch::op_event_record(GuestCommand& c) {
-    const BackendEvent* e = events_.find(c.desc.arg[0]);
+    const BackendEvent* e = events_.find(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
     BackendStream s;
     if (!stream_of(c.desc.arg[1], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
@@ -98,14 +98,14 @@ CommandResult CommandDispatch::op_event_record(GuestCommand& c) {
 }
 
 CommandResult CommandDispatch::op_event_synchronize(GuestCommand& c) {
-    const BackendEvent* e = events_.find(c.desc.arg[0]);
+    const BackendEvent* e = events_.find(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
     return done(backend_result(backend_.event_synchronize(*e)));
 }
 
 CommandResult CommandDispatch::op_event_elapsed_time(GuestCommand& c) {
-    const BackendEvent* start = events_.find(c.desc.arg[0]);
-    const BackendEvent* end = events_.find(c.desc.arg[1]);
+    const BackendEvent* start = events_.find(c.desc.arg[0], ctx_);
+    const BackendEvent* end = events_.find(c.desc.arg[1], ctx_);
     if (!start || !end) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
     float ms = 0;
     const Status s = backend_result(backend_.event_elapsed_ms(*start, *end, &ms));
@@ -115,7 +115,7 @@ CommandResult CommandDispatch::op_event_elapsed_time(GuestCommand& c) {
 }
 
 CommandResult CommandDispatch::op_event_destroy(GuestCommand& c) {
-    auto e = events_.erase(c.desc.arg[0]);
+    auto e = events_.erase(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
     return done(backend_result(backend_.event_destroy(*e)));
 }
@@ -135,7 +135,7 @@ CommandResult CommandDispatch::op_stream_query(GuestCommand& c) {
 }
 
 CommandResult CommandDispatch::op_event_query(GuestCommand& c) {
-    const BackendEvent* e = events_.find(c.desc.arg[0]);
+    const BackendEvent* e = events_.find(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
     return query_result(backend_result(backend_.event_query(*e)));
 }
@@ -144,7 +144,7 @@ CommandResult CommandDispatch::op_event_query(GuestCommand& c) {
 CommandResult CommandDispatch::op_stream_wait_event(GuestCommand& c) {
     BackendStream s;
     if (!stream_of(c.desc.arg[0], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
-    const BackendEvent* e = events_.find(c.desc.arg[1]);
+    const BackendEvent* e = events_.find(c.desc.arg[1], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
     if (c.desc.arg[2] != 0) return fail(VGPU_ERROR_INVALID_VALUE, "unknown wait flags");
     return done(backend_result(backend_.stream_wait_event(s, *e)));

@@ -23,26 +23,27 @@ CommandResult CommandDispatch::op_module_load(GuestCommand& c) {
     BackendModule m = 0;
     const Status s = backend_result(backend_.module_load({module_image_.data(), bytes}, &m));
     if (s != VGPU_SUCCESS) return done(s);
-    return done(VGPU_SUCCESS, *modules_.insert(ModuleEntry{m}));
+    return done(VGPU_SUCCESS, *modules_.insert(ModuleEntry{m}, ctx_));
 }
 
 CommandResult CommandDispatch::op_module_unload(GuestCommand& c) {
     const uint64_t handle = c.desc.arg[0];
-    auto m = modules_.erase(handle);
+    auto m = modules_.erase(handle, ctx_);
     if (!m) return fail(VGPU_ERROR_INVALID_HANDLE, "module handle");
     // Its functions die with it: their handles become stale.
     std::vector<uint64_t> dead;
     functions_.for_each([&](uint64_t h, const FunctionEntry& f) {
         if (f.module == handle) dead.push_back(h);
     });
-    for (uint64_t h : dead) functions_.erase(h);
+    for (uint64_t h : dead) functions_.erase(h, ctx_);
+    allocs_.drop_globals_of(m->module);
     return done(backend_result(backend_.module_unload(m->module)));
 }
 
 // arg0 module; payload = the name, payload_len bytes, no NUL.
 CommandResult CommandDispatch::op_module_get_function(GuestCommand& c) {
     const uint64_t module = c.desc.arg[0];
-    const ModuleEntry* m = modules_.find(module);
+    const ModuleEntry* m = modules_.find(module, ctx_);
     if (!m) return fail(VGPU_ERROR_INVALID_HANDLE, "module handle");
     const std::string_view name(reinterpret_cast<const char*>(c.payload.data()), c.desc.payload_len);
     if (name.empty() || name.find('\0') != std::string_view::npos)
@@ -57,15 +58,30 @@ CommandResult CommandDispatch::op_module_get_function(GuestCommand& c) {
         if (e.module == module && e.function == f) existing = h;
     });
     if (existing) return done(VGPU_SUCCESS, existing);
-    auto h = functions_.insert(FunctionEntry{f, module, std::move(layout)});
+    auto h = functions_.insert(FunctionEntry{f, module, std::move(layout)}, ctx_);
     if (!h) return fail(VGPU_ERROR_OUT_OF_MEMORY, "function table full");
     return done(VGPU_SUCCESS, *h);
+}
+
+// arg0 module; payload = the variable's name, payload_len bytes, no NUL.
+// The variable is the VM's device memory from now until the module goes.
+CommandResult CommandDispatch::op_module_get_global(GuestCommand& c) {
+    const ModuleEntry* m = modules_.find(c.desc.arg[0], ctx_);
+    if (!m) return fail(VGPU_ERROR_INVALID_HANDLE, "module handle");
+    const std::string_view name(reinterpret_cast<const char*>(c.payload.data()), c.desc.payload_len);
+    if (name.empty() || name.find('\0') != std::string_view::npos)
+        return fail(VGPU_ERROR_INVALID_VALUE, "variable name empty or with a NUL");
+    uint64_t dptr = 0, bytes = 0;
+    const Status s = backend_result(backend_.module_get_global(m->module, name, &dptr, &bytes));
+    if (s != VGPU_SUCCESS) return done(s);
+    allocs_.add_global(dptr, bytes, m->module);
+    return done(VGPU_SUCCESS, dptr, bytes);
 }
 
 // arg0 function, arg1 first parameter. The module's layout, as
 // cuFuncGetParamInfo gives it: result0 count, result1 buffer bytes.
 CommandResult CommandDispatch::op_func_get_param_info(GuestCommand& c) {
-    const FunctionEntry* f = functions_.find(c.desc.arg[0]);
+    const FunctionEntry* f = functions_.find(c.desc.arg[0], ctx_);
     if (!f) return fail(VGPU_ERROR_INVALID_HANDLE, "function handle");
     const uint64_t first = c.desc.arg[1], count = f->params.count();
     if (first > count) return fail(VGPU_ERROR_INVALID_VALUE, "first parameter past the last");
@@ -84,7 +100,7 @@ CommandResult CommandDispatch::op_func_get_param_info(GuestCommand& c) {
 
 // arg0 function, arg1 CUfunction_attribute -> result0 the value (an int).
 CommandResult CommandDispatch::op_func_get_attribute(GuestCommand& c) {
-    const FunctionEntry* f = functions_.find(c.desc.arg[0]);
+    const FunctionEntry* f = functions_.find(c.desc.arg[0], ctx_);
     if (!f) return fail(VGPU_ERROR_INVALID_HANDLE, "function handle");
     if (c.desc.arg[1] > 0xFFFF) return fail(VGPU_ERROR_INVALID_VALUE, "function attribute");
     int v = 0;
@@ -95,7 +111,7 @@ CommandResult CommandDispatch::op_func_get_attribute(GuestCommand& c) {
 // arg0 function, arg1 CUfunction_attribute, arg2 the value (an int): the
 // driver checks which attributes may be set and to what.
 CommandResult CommandDispatch::op_func_set_attribute(GuestCommand& c) {
-    const FunctionEntry* f = functions_.find(c.desc.arg[0]);
+    const FunctionEntry* f = functions_.find(c.desc.arg[0], ctx_);
     if (!f) return fail(VGPU_ERROR_INVALID_HANDLE, "function handle");
     const auto value = static_cast<int64_t>(c.desc.arg[2]);
     if (c.desc.arg[1] > 0xFFFF || value < INT32_MIN || value > INT32_MAX)
@@ -110,7 +126,7 @@ CommandDispatch::LaunchShape CommandDispatch::launch_shape(const GuestCommand& c
         l.status = status, l.why = why;
         return l;
     };
-    l.function = functions_.find(c.desc.arg[0]);
+    l.function = functions_.find(c.desc.arg[0], ctx_);
     if (!l.function) return bad(VGPU_ERROR_INVALID_HANDLE, "function handle");
     if (!stream_of(c.desc.arg[1], &l.stream)) return bad(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     auto lo = [](uint64_t v) { return static_cast<uint32_t>(v); };
@@ -155,7 +171,7 @@ CommandResult CommandDispatch::op_launch_kernel_packed(GuestCommand& c) {
         param_sizes_.push_back(static_cast<uint16_t>(layout.sizes[i]));
     }
     Status st = backend_result(backend_.launch(l.function->function, l.grid, l.block, shared, l.stream, param_ptrs_,
-                                               param_sizes_));
+                                               param_sizes_, is_cooperative(c)));
     if (st == VGPU_SUCCESS && !is_async(c)) st = backend_result(backend_.stream_synchronize(l.stream));
     return done(st);
 }
@@ -201,7 +217,8 @@ CommandResult CommandDispatch::op_launch_kernel(GuestCommand& c) {
     // read past what the guest gave (host memory) or miss a parameter.
     const std::string mismatch = f->params.mismatch({sizes, nparams});
     if (!mismatch.empty()) return fail(VGPU_ERROR_INVALID_VALUE, mismatch.c_str());
-    Status st = backend_result(backend_.launch(f->function, grid, block, shared, s, {params, nparams}, {sizes, nparams}));
+    Status st = backend_result(
+        backend_.launch(f->function, grid, block, shared, s, {params, nparams}, {sizes, nparams}, is_cooperative(c)));
     if (st == VGPU_SUCCESS && !is_async(c)) st = backend_result(backend_.stream_synchronize(s));
     return done(st);
 }

@@ -27,7 +27,7 @@ CommandResult CommandDispatch::op_mem_alloc(GuestCommand& c) {
     uint64_t dptr = 0;
     const Status s = backend_result(backend_.mem_alloc(bytes, &dptr));
     if (s != VGPU_SUCCESS) return done(s);
-    if (!allocs_.insert(dptr, bytes)) {
+    if (!allocs_.insert(dptr, bytes, ctx_)) {
         backend_.mem_free(dptr); // a backend handing out overlapping ranges is a bug; do not expose it
         return fail(VGPU_ERROR_UNKNOWN, "backend returned an overlapping allocation");
     }
@@ -73,6 +73,27 @@ CommandResult CommandDispatch::op_memcpy_dtod(GuestCommand& c) {
     if (bytes == 0) return done(VGPU_SUCCESS);
     if (!allocs_.contains(dst, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "dst device range not this VM's");
     if (!allocs_.contains(src, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "src device range not this VM's");
+    const Status st = backend_result(backend_.memcpy_dtod(dst, src, bytes, s, is_async(c)));
+    if (st == VGPU_SUCCESS) VgpuCounters::add(counters_.bytes_dtod, bytes);
+    return done(st);
+}
+
+// arg0 dst dptr, arg1 its context, arg2 src dptr, arg3 its context, arg4
+// bytes, arg5 stream (of the current context). cuMemcpyPeer: both
+// contexts must be live; the ranges must be the VM's, as for any copy.
+CommandResult CommandDispatch::op_memcpy_peer(GuestCommand& c) {
+    const uint64_t dst = c.desc.arg[0], src = c.desc.arg[2], bytes = c.desc.arg[4];
+    const ContextEntry* dst_ctx = contexts_.find(c.desc.arg[1]);
+    const ContextEntry* src_ctx = contexts_.find(c.desc.arg[3]);
+    if (!dst_ctx || !src_ctx) return fail(VGPU_ERROR_INVALID_CONTEXT, "peer copy context handle");
+    BackendStream s;
+    if (!stream_of(c.desc.arg[5], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    if (bytes == 0) return done(VGPU_SUCCESS);
+    if (!allocs_.contains(dst, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "dst device range not this VM's");
+    if (!allocs_.contains(src, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "src device range not this VM's");
+    // Every context of one device shares the backend's context there.
+    if (dst_ctx->device != src_ctx->device)
+        return fail(VGPU_ERROR_NOT_SUPPORTED, "copies between devices need a backend with several devices");
     const Status st = backend_result(backend_.memcpy_dtod(dst, src, bytes, s, is_async(c)));
     if (st == VGPU_SUCCESS) VgpuCounters::add(counters_.bytes_dtod, bytes);
     return done(st);

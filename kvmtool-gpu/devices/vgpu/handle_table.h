@@ -1,5 +1,7 @@
-// Per-VM table that turns backend objects (modules, functions, streams,
-// events) into the VM-local numbers a guest sees. A handle never contains a
+// Per-VM table that turns backend objects (contexts, modules, functions,
+// streams, events) into the VM-local numbers a guest sees. Each entry has an
+// owner (the context it was made in; 0 for none), so a handle used while
+// another context is current can be refused. A handle never contains a
 // host pointer: it packs a table tag, a slot generation and a slot index, so
 // a stale handle (slot freed, maybe reused), one from another table, another
 // VM, or one never issued is refused.
@@ -13,7 +15,7 @@ namespace kvmgpu::vgpu {
 
 // Which table a handle belongs to; part of the handle value, so passing a
 // stream where an event is expected is refused too.
-enum class HandleKind : uint8_t { Module = 0x4d, Function = 0x46, Stream = 0x53, Event = 0x45 };
+enum class HandleKind : uint8_t { Context = 0x43, Module = 0x4d, Function = 0x46, Stream = 0x53, Event = 0x45 };
 
 // Bounded table of T. Handle layout: bits 63..56 kind, 55..32 generation,
 // 31..0 slot index + 1. 0 is never issued (the ABI uses 0 for "default").
@@ -33,7 +35,7 @@ public:
         : kind_(kind), capacity_(capacity), seed_(generation_seed & kGenMask) {}
 
     // nullopt when `capacity` handles are live (the caller reports OUT_OF_MEMORY).
-    std::optional<uint64_t> insert(const T& value) {
+    std::optional<uint64_t> insert(const T& value, uint64_t owner = 0) {
         uint32_t index;
         if (!free_.empty()) {
             index = free_.back();
@@ -41,10 +43,11 @@ public:
         } else {
             if (slots_.size() >= capacity_) return std::nullopt;
             index = static_cast<uint32_t>(slots_.size());
-            slots_.push_back(Slot{T{}, seed_, false});
+            slots_.push_back(Slot{T{}, 0, seed_, false});
         }
         Slot& s = slots_[index];
         s.value = value;
+        s.owner = owner;
         s.live = true;
         ++live_;
         return encode(index, s.generation);
@@ -56,10 +59,16 @@ public:
         return s ? &s->value : nullptr;
     }
 
-    // Frees the slot and returns what it held; nullopt as for find().
-    std::optional<T> erase(uint64_t handle) {
+    // ... and nullptr for one another owner holds.
+    T* find(uint64_t handle, uint64_t owner) {
         Slot* s = slot(handle);
-        if (!s) return std::nullopt;
+        return s && s->owner == owner ? &s->value : nullptr;
+    }
+
+    // Frees the slot and returns what it held; nullopt as for find(handle, owner).
+    std::optional<T> erase(uint64_t handle, uint64_t owner = 0) {
+        Slot* s = slot(handle);
+        if (!s || s->owner != owner) return std::nullopt;
         T out = s->value;
         release(static_cast<uint32_t>(s - slots_.data()));
         --live_;
@@ -71,6 +80,17 @@ public:
     void for_each(Fn&& fn) {
         for (uint32_t i = 0; i < slots_.size(); ++i)
             if (slots_[i].live) fn(encode(i, slots_[i].generation), slots_[i].value);
+    }
+
+    // Visits, then frees, every entry `owner` holds: fn(value&).
+    template <typename Fn>
+    void erase_owned_by(uint64_t owner, Fn&& fn) {
+        for (uint32_t i = 0; i < slots_.size(); ++i)
+            if (slots_[i].live && slots_[i].owner == owner) {
+                fn(slots_[i].value);
+                release(i);
+                --live_;
+            }
     }
 
     // Drops every entry; handles issued so far all become stale.
@@ -87,6 +107,7 @@ private:
     static constexpr uint32_t kGenMask = (1u << GenBits) - 1;
     struct Slot {
         T value;
+        uint64_t owner;
         uint32_t generation;
         bool live;
     };

@@ -228,7 +228,7 @@ TEST(CudaBackend, EmbeddedFatbinKernelRuns) {
     uint64_t v = 0x1234567890ABCDEFull;
     void* params[] = {&d, &v};
     const uint16_t sizes[] = {8, 8};
-    ASSERT_EQ(be->launch(poke, {1, 1, 1}, {32, 1, 1}, 0, 0, params, sizes), VGPU_SUCCESS);
+    ASSERT_EQ(be->launch(poke, {1, 1, 1}, {32, 1, 1}, 0, 0, params, sizes, false), VGPU_SUCCESS);
     uint64_t got = 0;
     ASSERT_EQ(be->memcpy_dtoh(&got, d, 8, 0, false), VGPU_SUCCESS);
     EXPECT_EQ(got, v);
@@ -358,7 +358,7 @@ TEST(CudaSticky, BackendRecoversOrFailsCleanly) {
     uint64_t bad = 0x10, v = 1;
     void* params[] = {&bad, &v};
     const uint16_t sizes[] = {8, 8};
-    ASSERT_EQ(be->launch(poke, {1, 1, 1}, {1, 1, 1}, 0, 0, params, sizes), VGPU_SUCCESS); // faults later
+    ASSERT_EQ(be->launch(poke, {1, 1, 1}, {1, 1, 1}, 0, 0, params, sizes, false), VGPU_SUCCESS); // faults later
     const Status s = be->ctx_synchronize();
     std::printf("after the fault: cuCtxSynchronize -> %u (%s)\n", s, status_name(s));
     EXPECT_GE(static_cast<uint32_t>(s), 700u);

@@ -315,13 +315,15 @@ TEST_F(VgpuKernels, DeviceQueries) {
 }
 
 TEST_F(VgpuKernels, UnknownOpcodesAndFlags) {
-    for (uint16_t op : {7, 9, 22, 38, 56, 999, 0xFFFF})
+    for (uint16_t op : {7, 9, 22, 39, 56, 69, 0xFFFF})
         EXPECT_EQ(rig.call({.opcode = op}).status, VGPU_ERROR_NOT_SUPPORTED) << op;
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_NOP, .flags = 0x8000}).status, VGPU_ERROR_INVALID_VALUE);
+    // The cooperative flag belongs to launches only.
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_NOP, .flags = VGPU_CMD_FLAG_COOPERATIVE}).status, VGPU_ERROR_INVALID_VALUE);
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_NOP, .payload_len = 100000}).status, VGPU_ERROR_INVALID_VALUE);
     const auto c = rig.dev->counters();
     EXPECT_EQ(c.bad_opcodes, 7u);
-    EXPECT_EQ(c.errors, 9u);
+    EXPECT_EQ(c.errors, 10u);
     // The device goes on working.
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_NOP}).status, VGPU_SUCCESS);
 }

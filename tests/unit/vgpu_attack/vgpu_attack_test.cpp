@@ -435,10 +435,12 @@ TEST_F(Attack, AllocationRequestsPastTheQuota) {
 TEST_F(Attack, HandleTablesFillUpPerVm) {
     // Modules and functions (streams and events: VgpuKernels.HandleTablesAreBounded).
     for (int i = 0; i < 16; ++i) {
-        a.put(kScratch, "img", 3);
-        ASSERT_EQ(a_status({.opcode = VGPU_OP_MODULE_LOAD_DATA, .args = {kScratch, 3}}), VGPU_SUCCESS) << i;
+        a.put(kScratch, kHostModulePtx, kHostModulePtxBytes);
+        ASSERT_EQ(a_status({.opcode = VGPU_OP_MODULE_LOAD_DATA, .args = {kScratch, kHostModulePtxBytes}}), VGPU_SUCCESS)
+            << i;
     }
-    EXPECT_EQ(a_status({.opcode = VGPU_OP_MODULE_LOAD_DATA, .args = {kScratch, 3}}), VGPU_ERROR_OUT_OF_MEMORY);
+    EXPECT_EQ(a_status({.opcode = VGPU_OP_MODULE_LOAD_DATA, .args = {kScratch, kHostModulePtxBytes}}),
+              VGPU_ERROR_OUT_OF_MEMORY);
     // B can still make all of its own.
     for (int i = 0; i < 15; ++i) ASSERT_EQ(b.call({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}}).status, VGPU_SUCCESS);
     a.reset(); // frees A's modules
@@ -453,7 +455,16 @@ TEST_F(Attack, ModuleImageLargerThanMaxModuleBytes) {
     EXPECT_EQ(a_status({.opcode = VGPU_OP_MODULE_LOAD_DATA, .args = {kScratch, 1ull << 40}}), VGPU_ERROR_INVALID_VALUE);
     EXPECT_EQ(a_status({.opcode = VGPU_OP_MODULE_LOAD_DATA, .args = {kRamBytes - 16, kMaxModule}}),
               VGPU_ERROR_INVALID_VALUE);
-    const Done ok = a.call({.opcode = VGPU_OP_MODULE_LOAD_DATA, .args = {kScratch, kMaxModule}}); // the limit itself
+    // Junk of an allowed size is no image, as the driver says.
+    EXPECT_EQ(a_status({.opcode = VGPU_OP_MODULE_LOAD_DATA, .args = {kScratch, kMaxModule}}), VGPU_ERROR_INVALID_IMAGE);
+    // A fatbin header over the junk, filling the limit itself.
+    const struct {
+        uint32_t magic = 0xBA55ED50u;
+        uint16_t version = 1, header_bytes = 16;
+        uint64_t payload_bytes = kMaxModule - 16;
+    } fatbin_header;
+    a.put(kScratch, &fatbin_header, sizeof fatbin_header);
+    const Done ok = a.call({.opcode = VGPU_OP_MODULE_LOAD_DATA, .args = {kScratch, kMaxModule}});
     EXPECT_EQ(ok.status, VGPU_SUCCESS);
     EXPECT_EQ(a_status({.opcode = VGPU_OP_MODULE_UNLOAD, .args = {ok.r0}}), VGPU_SUCCESS);
     carry_on();

@@ -267,8 +267,21 @@ Status CudaBackend::set_function_attribute(BackendFunction f, int attribute, int
         api_.cuFuncSetAttribute(reinterpret_cast<CUfunction>(f), static_cast<CUfunction_attribute>(attribute), value));
 }
 
+Status CudaBackend::module_get_global(BackendModule m, std::string_view name, uint64_t* dptr, uint64_t* bytes) {
+    const std::string n(name);
+    CUdeviceptr d = 0;
+    size_t size = 0;
+    CU_TRY(api_.cuModuleGetGlobal(&d, &size, reinterpret_cast<CUmodule>(m), n.c_str()));
+    *dptr = d, *bytes = size;
+    return VGPU_SUCCESS;
+}
+
 Status CudaBackend::launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
-                           std::span<void* const> params, std::span<const uint16_t>) {
+                           std::span<void* const> params, std::span<const uint16_t>, bool cooperative) {
+    if (cooperative)
+        return to_status(api_.cuLaunchCooperativeKernel(reinterpret_cast<CUfunction>(f), grid.x, grid.y, grid.z, block.x,
+                                                        block.y, block.z, shared_bytes, stream(s),
+                                                        const_cast<void**>(params.data())));
     return to_status(api_.cuLaunchKernel(reinterpret_cast<CUfunction>(f), grid.x, grid.y, grid.z, block.x, block.y,
                                          block.z, shared_bytes, stream(s), const_cast<void**>(params.data()), nullptr));
 }

@@ -85,8 +85,9 @@ public:
                                ParamLayout* layout) override;
     Status function_attribute(BackendFunction f, int attribute, int* out) override;
     Status set_function_attribute(BackendFunction f, int attribute, int value) override;
+    Status module_get_global(BackendModule m, std::string_view name, uint64_t* dptr, uint64_t* bytes) override;
     Status launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
-                  std::span<void* const> params, std::span<const uint16_t> sizes) override;
+                  std::span<void* const> params, std::span<const uint16_t> sizes, bool cooperative) override;
 
     Status stream_create(uint32_t flags, BackendStream* out) override;
     Status stream_synchronize(BackendStream s) override;

@@ -127,10 +127,14 @@ public:
     // cuFuncGetAttribute / cuFuncSetAttribute (CUfunction_attribute numbers).
     virtual Status function_attribute(BackendFunction f, int attribute, int* out) = 0;
     virtual Status set_function_attribute(BackendFunction f, int attribute, int value) = 0;
+    // cuModuleGetGlobal: the device address and size of a __device__
+    // variable; VGPU_ERROR_NOT_FOUND when the module has none of that name.
+    virtual Status module_get_global(BackendModule m, std::string_view name, uint64_t* dptr, uint64_t* bytes) = 0;
     // params[i] points at sizes[i] bytes (Driver API kernelParams style),
-    // and sizes match the function's ParamLayout exactly.
+    // and sizes match the function's ParamLayout exactly. cooperative:
+    // cuLaunchCooperativeKernel (every block resident at once).
     virtual Status launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
-                          std::span<void* const> params, std::span<const uint16_t> sizes) = 0;
+                          std::span<void* const> params, std::span<const uint16_t> sizes, bool cooperative) = 0;
 
     virtual Status stream_create(uint32_t flags, BackendStream* out) = 0;
     virtual Status stream_synchronize(BackendStream s) = 0;

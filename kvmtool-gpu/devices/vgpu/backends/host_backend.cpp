@@ -1,4 +1,5 @@
 #include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
+#include "kvmtool-gpu/devices/vgpu/backends/module_image.h"
 
 #include <algorithm>
 #include <atomic>
@@ -94,6 +95,7 @@ Status HostBackend::device_attribute(int attribute, int ordinal, int* out) {
     case 16: *out = static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); break; // MULTIPROCESSOR_COUNT
     case 19: *out = 1; break;         // CAN_MAP_HOST_MEMORY
     case 41: *out = 1; break;         // UNIFIED_ADDRESSING
+    case 95: *out = 1; break;         // COOPERATIVE_LAUNCH (blocks run in turn: any grid fits)
     case 75: case 76: *out = 0; break; // COMPUTE_CAPABILITY_MAJOR, _MINOR
     default: return VGPU_ERROR_INVALID_VALUE;
     }
@@ -183,8 +185,10 @@ Status HostBackend::memset(uint64_t dptr, uint32_t value, uint32_t element_bytes
     return VGPU_SUCCESS;
 }
 
+// The image is checked as the driver would refuse it at once; its code is
+// never run (the reference kernels are found by name).
 Status HostBackend::module_load(std::span<const uint8_t> image, BackendModule* out) {
-    if (image.empty()) return VGPU_ERROR_INVALID_IMAGE;
+    if (module_image_kind(image) == ModuleImageKind::Invalid) return VGPU_ERROR_INVALID_IMAGE;
     *out = next_object();
     modules_.insert(*out);
     return VGPU_SUCCESS;
@@ -235,8 +239,15 @@ Status HostBackend::set_function_attribute(BackendFunction f, int attribute, int
     return VGPU_ERROR_INVALID_VALUE;
 }
 
+// The reference kernels are C++: there is no __device__ variable to find.
+Status HostBackend::module_get_global(BackendModule m, std::string_view, uint64_t*, uint64_t*) {
+    return modules_.count(m) ? VGPU_ERROR_NOT_FOUND : VGPU_ERROR_INVALID_HANDLE;
+}
+
+// A cooperative launch runs as any other: the reference kernels never
+// synchronise across blocks, and every block runs in turn anyway.
 Status HostBackend::launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
-                           std::span<void* const> params, std::span<const uint16_t> sizes) {
+                           std::span<void* const> params, std::span<const uint16_t> sizes, bool) {
     const auto table = cpu_kernels();
     if (f == 0 || f > table.size()) return VGPU_ERROR_INVALID_HANDLE;
     if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;

@@ -1,0 +1,289 @@
+// Contexts: the thread's context stack (the guest runs one thread), the
+// contexts this guest made or retained, and each device's primary context.
+// The vGPU keeps one current context per VM; every change of the stack's
+// top is sent to it (VGPU_OP_CTX_SET_CURRENT) before the call returns.
+#include "guest-stub/cuda/guest_cuda.h"
+#include "guest-stub/cuda/vgpu_client.h"
+
+using namespace guest::cuda;
+
+namespace {
+
+constexpr int kMaxStackDepth = 64;
+constexpr int kMaxContexts = 256;
+
+struct ContextRecord {
+    CUcontext ctx; // nullptr: a free record
+    CUdevice device;
+    unsigned flags;
+    bool primary;
+};
+
+struct Contexts {
+    CUcontext stack[kMaxStackDepth];
+    int depth = 0;
+    ContextRecord records[kMaxContexts];
+};
+
+Contexts g;
+
+ContextRecord* record_of(CUcontext ctx)
+{
+    for (ContextRecord& r : g.records)
+        if (r.ctx == ctx && ctx != nullptr)
+            return &r;
+    return nullptr;
+}
+
+ContextRecord* add_record(CUcontext ctx, CUdevice device, unsigned flags, bool primary)
+{
+    if (ContextRecord* r = record_of(ctx))
+        return r;
+    for (ContextRecord& r : g.records)
+        if (r.ctx == nullptr) {
+            r = ContextRecord{ctx, device, flags, primary};
+            return &r;
+        }
+    return nullptr;
+}
+
+CUcontext top() { return g.depth > 0 ? g.stack[g.depth - 1] : nullptr; }
+
+CUresult send_current(CUcontext ctx)
+{
+    Call c;
+    c.op = VGPU_OP_CTX_SET_CURRENT;
+    c.arg[0] = handle_bits(ctx);
+    return call_sync(c);
+}
+
+// After the vGPU freed what `ctx` made: forget this guest's records of it.
+void forget_objects_of(CUcontext ctx) { allocations_forget(ctx); }
+
+} // namespace
+
+namespace guest::cuda {
+CUcontext current_context() { return top(); }
+} // namespace guest::cuda
+
+extern "C" CUresult cuCtxCreate(CUcontext* pctx, CUctxCreateParams* params, unsigned int flags, CUdevice dev)
+{
+    if (CUresult r = ready())
+        return r;
+    if (pctx == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (params != nullptr)
+        return CUDA_ERROR_NOT_SUPPORTED; // execution affinity, CIG
+    if (g.depth == kMaxStackDepth)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    Call c;
+    c.op = VGPU_OP_CTX_CREATE;
+    c.arg[0] = flags;
+    c.arg[1] = static_cast<uint64_t>(static_cast<int64_t>(dev));
+    CUcontext ctx;
+    if (CUresult r = call_result(c, &ctx))
+        return r;
+    if (add_record(ctx, dev, flags, false) == nullptr) {
+        Call undo;
+        undo.op = VGPU_OP_CTX_DESTROY;
+        undo.arg[0] = handle_bits(ctx);
+        call_sync(undo);
+        send_current(top()); // the vGPU made the new one current
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    g.stack[g.depth++] = ctx; // the vGPU made it current
+    *pctx = ctx;
+    return CUDA_SUCCESS;
+}
+
+// The driver pops a destroyed context off the stack; here it leaves the
+// stack wherever it is, and the new top becomes current.
+extern "C" CUresult cuCtxDestroy(CUcontext ctx)
+{
+    if (CUresult r = ready())
+        return r;
+    if (ctx == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    const CUcontext was_current = top();
+    Call c;
+    c.op = VGPU_OP_CTX_DESTROY;
+    c.arg[0] = handle_bits(ctx);
+    if (CUresult r = call_sync(c))
+        return r;
+    int kept = 0;
+    for (int i = 0; i < g.depth; ++i)
+        if (g.stack[i] != ctx)
+            g.stack[kept++] = g.stack[i];
+    g.depth = kept;
+    if (ContextRecord* r = record_of(ctx))
+        r->ctx = nullptr;
+    forget_objects_of(ctx);
+    if (was_current != top() && top() != nullptr)
+        return send_current(top());
+    return CUDA_SUCCESS;
+}
+
+extern "C" CUresult cuCtxPushCurrent(CUcontext ctx)
+{
+    if (CUresult r = ready())
+        return r;
+    if (ctx == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (g.depth == kMaxStackDepth)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (CUresult r = send_current(ctx))
+        return r;
+    g.stack[g.depth++] = ctx;
+    return CUDA_SUCCESS;
+}
+
+extern "C" CUresult cuCtxPopCurrent(CUcontext* pctx)
+{
+    if (CUresult r = ready())
+        return r;
+    if (g.depth == 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    const CUcontext popped = g.stack[g.depth - 1];
+    if (CUresult r = send_current(g.depth > 1 ? g.stack[g.depth - 2] : nullptr))
+        return r;
+    --g.depth;
+    if (pctx != nullptr)
+        *pctx = popped;
+    return CUDA_SUCCESS;
+}
+
+// Replaces the top of the stack; nullptr pops it (nothing on an empty stack).
+extern "C" CUresult cuCtxSetCurrent(CUcontext ctx)
+{
+    if (CUresult r = ready())
+        return r;
+    if (ctx == nullptr)
+        return g.depth == 0 ? CUDA_SUCCESS : cuCtxPopCurrent(nullptr);
+    if (CUresult r = send_current(ctx))
+        return r;
+    if (g.depth == 0)
+        g.depth = 1;
+    g.stack[g.depth - 1] = ctx;
+    return CUDA_SUCCESS;
+}
+
+extern "C" CUresult cuCtxGetCurrent(CUcontext* pctx)
+{
+    if (CUresult r = ready())
+        return r;
+    if (pctx == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pctx = top();
+    return CUDA_SUCCESS;
+}
+
+extern "C" CUresult cuCtxGetDevice(CUdevice* device)
+{
+    if (CUresult r = ready())
+        return r;
+    if (device == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    const ContextRecord* r = record_of(top());
+    if (r == nullptr)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *device = r->device;
+    return CUDA_SUCCESS;
+}
+
+extern "C" CUresult cuCtxGetFlags(unsigned int* flags)
+{
+    if (CUresult r = ready())
+        return r;
+    if (flags == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    const ContextRecord* r = record_of(top());
+    if (r == nullptr)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!r->primary) {
+        *flags = r->flags;
+        return CUDA_SUCCESS;
+    }
+    int active;
+    return cuDevicePrimaryCtxGetState(r->device, flags, &active);
+}
+
+extern "C" CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev)
+{
+    if (CUresult r = ready())
+        return r;
+    if (pctx == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    Call c;
+    c.op = VGPU_OP_PRIMARY_CTX_RETAIN;
+    c.arg[0] = static_cast<uint64_t>(static_cast<int64_t>(dev));
+    CUcontext ctx;
+    if (CUresult r = call_result(c, &ctx))
+        return r;
+    if (add_record(ctx, dev, 0, true) == nullptr) {
+        cuDevicePrimaryCtxRelease(dev);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *pctx = ctx;
+    return CUDA_SUCCESS;
+}
+
+// The last release frees what was made in the primary context.
+extern "C" CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
+{
+    if (CUresult r = ready())
+        return r;
+    Call c;
+    c.op = VGPU_OP_PRIMARY_CTX_RELEASE;
+    c.arg[0] = static_cast<uint64_t>(static_cast<int64_t>(dev));
+    uint64_t res[2];
+    if (CUresult r = call_sync(c, res))
+        return r;
+    if (res[0] == 0)
+        for (const ContextRecord& r : g.records)
+            if (r.ctx != nullptr && r.primary && r.device == dev)
+                forget_objects_of(r.ctx);
+    return CUDA_SUCCESS;
+}
+
+extern "C" CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active)
+{
+    if (CUresult r = ready())
+        return r;
+    if (flags == nullptr || active == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    Call c;
+    c.op = VGPU_OP_PRIMARY_CTX_STATE;
+    c.arg[0] = static_cast<uint64_t>(static_cast<int64_t>(dev));
+    uint64_t res[2];
+    if (CUresult r = call_sync(c, res))
+        return r;
+    *flags = static_cast<unsigned>(res[0]);
+    *active = static_cast<int>(res[1]);
+    return CUDA_SUCCESS;
+}
+
+extern "C" CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags)
+{
+    if (CUresult r = ready())
+        return r;
+    Call c;
+    c.op = VGPU_OP_PRIMARY_CTX_SET_FLAGS;
+    c.arg[0] = static_cast<uint64_t>(static_cast<int64_t>(dev));
+    c.arg[1] = flags;
+    return call_sync(c);
+}
+
+extern "C" CUresult cuDevicePrimaryCtxReset(CUdevice dev)
+{
+    if (CUresult r = ready())
+        return r;
+    Call c;
+    c.op = VGPU_OP_PRIMARY_CTX_RESET;
+    c.arg[0] = static_cast<uint64_t>(static_cast<int64_t>(dev));
+    if (CUresult r = call_sync(c))
+        return r;
+    for (const ContextRecord& r : g.records)
+        if (r.ctx != nullptr && r.primary && r.device == dev)
+            forget_objects_of(r.ctx);
+    return CUDA_SUCCESS;
+}

@@ -1,0 +1,220 @@
+// Page-locked host memory as the driver offers it: cuMemAllocHost /
+// cuMemHostAlloc blocks that cuMemFreeHost gives back for reuse, and the
+// registration of buffers a program already has (cuMemHostRegister).
+//
+// Blocks come from pinned memory that heap_release never takes back, so a
+// freed block can safely go to a later allocation. Freed blocks are kept
+// by address, merged with free neighbours, and handed out first fit.
+#include "guest-stub/cuda/guest_cuda.h"
+#include "guest-stub/cuda/vgpu_client.h"
+#include "guest-stub/runtime/heap.h"
+
+using namespace guest::cuda;
+
+namespace {
+
+constexpr uint64_t kBlockAlign = 4096;
+constexpr int kMaxRanges = 1024; // live blocks + free blocks + registrations
+
+struct Range {
+    uint8_t* p;
+    uint64_t bytes;
+    Range* next;
+};
+
+struct HostMemory {
+    Range nodes[kMaxRanges];
+    Range* spare = nullptr;
+    bool nodes_ready = false;
+    Range* live = nullptr;        // handed out, any order
+    Range* free_blocks = nullptr; // by address, no two adjacent
+    Range* registered = nullptr;  // cuMemHostRegister'ed buffers
+};
+
+HostMemory g;
+
+Range* take_node()
+{
+    if (!g.nodes_ready) {
+        for (Range& n : g.nodes) {
+            n.next = g.spare;
+            g.spare = &n;
+        }
+        g.nodes_ready = true;
+    }
+    Range* n = g.spare;
+    if (n != nullptr)
+        g.spare = n->next;
+    return n;
+}
+
+void give_node(Range* n)
+{
+    n->next = g.spare;
+    g.spare = n;
+}
+
+// Unlinks and returns the range of `list` that starts at p.
+Range* unlink_at(Range** list, const void* p)
+{
+    for (Range** link = list; *link != nullptr; link = &(*link)->next)
+        if ((*link)->p == p) {
+            Range* r = *link;
+            *link = r->next;
+            return r;
+        }
+    return nullptr;
+}
+
+// A free block of at least `bytes`, split if larger; nullptr if none.
+uint8_t* reuse_free_block(uint64_t bytes)
+{
+    for (Range** link = &g.free_blocks; *link != nullptr; link = &(*link)->next) {
+        Range* b = *link;
+        if (b->bytes < bytes)
+            continue;
+        uint8_t* p = b->p;
+        if (b->bytes == bytes) {
+            *link = b->next;
+            give_node(b);
+        } else {
+            b->p += bytes;
+            b->bytes -= bytes;
+        }
+        return p;
+    }
+    return nullptr;
+}
+
+void add_free_block(Range* block)
+{
+    Range* prev = nullptr;
+    Range* next = g.free_blocks;
+    while (next != nullptr && next->p < block->p) {
+        prev = next;
+        next = next->next;
+    }
+    block->next = next;
+    (prev != nullptr ? prev->next : g.free_blocks) = block;
+    if (next != nullptr && block->p + block->bytes == next->p) {
+        block->bytes += next->bytes;
+        block->next = next->next;
+        give_node(next);
+    }
+    if (prev != nullptr && prev->p + prev->bytes == block->p) {
+        prev->bytes += block->bytes;
+        prev->next = block->next;
+        give_node(block);
+    }
+}
+
+const Range* containing(const Range* list, const uint8_t* p)
+{
+    for (const Range* r = list; r != nullptr; r = r->next)
+        if (p >= r->p && p < r->p + r->bytes)
+            return r;
+    return nullptr;
+}
+
+bool overlaps(const Range* list, const uint8_t* p, uint64_t bytes)
+{
+    for (const Range* r = list; r != nullptr; r = r->next)
+        if (p < r->p + r->bytes && r->p < p + bytes)
+            return true;
+    return false;
+}
+
+} // namespace
+
+// CU_MEMHOSTALLOC_PORTABLE, _DEVICEMAP and _WRITECOMBINED: every block is
+// all three here (guest RAM is mapped into the device's address space).
+extern "C" CUresult cuMemHostAlloc(void** pp, size_t bytes, unsigned int flags)
+{
+    if (pp == nullptr || bytes == 0 || (flags & ~0x7u) != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    const uint64_t need = (bytes + kBlockAlign - 1) & ~(kBlockAlign - 1);
+    Range* n = take_node();
+    if (n == nullptr)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    uint8_t* p = reuse_free_block(need);
+    if (p == nullptr)
+        p = static_cast<uint8_t*>(guest::try_pinned_alloc_permanent(need, 0));
+    if (p == nullptr) {
+        give_node(n);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *n = Range{p, need, g.live};
+    g.live = n;
+    *pp = p;
+    return CUDA_SUCCESS;
+}
+
+extern "C" CUresult cuMemAllocHost(void** pp, size_t bytes) { return cuMemHostAlloc(pp, bytes, 0); }
+
+extern "C" CUresult cuMemFreeHost(void* p)
+{
+    Range* block = unlink_at(&g.live, p);
+    if (block == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    add_free_block(block);
+    return CUDA_SUCCESS;
+}
+
+// CU_MEMHOSTREGISTER_PORTABLE, _DEVICEMAP (1, 2); READ_ONLY (8). IOMEMORY
+// (4) names device memory, which guest RAM is not.
+extern "C" CUresult cuMemHostRegister(void* p, size_t bytes, unsigned int flags)
+{
+    if (CUresult r = ready())
+        return r;
+    if (p == nullptr || bytes == 0 || (flags & ~0xBu) != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint8_t* base = static_cast<uint8_t*>(p);
+    uint64_t gpa;
+    for (uint64_t off = 0; off < bytes; off += 4096) // every page mapped
+        if (!guest::virt_to_phys(base + off, &gpa))
+            return CUDA_ERROR_INVALID_VALUE;
+    if (!guest::virt_to_phys(base + bytes - 1, &gpa))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (overlaps(g.registered, base, bytes) || overlaps(g.live, base, bytes))
+        return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    Range* n = take_node();
+    if (n == nullptr)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *n = Range{base, bytes, g.registered};
+    g.registered = n;
+    return CUDA_SUCCESS;
+}
+
+extern "C" CUresult cuMemHostUnregister(void* p)
+{
+    if (CUresult r = ready())
+        return r;
+    Range* r = unlink_at(&g.registered, p);
+    if (r == nullptr)
+        return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    give_node(r);
+    return CUDA_SUCCESS;
+}
+
+// Page-locked memory's device address (zero copy). Physically contiguous
+// memory (cuMemHostAlloc blocks, registered identity-mapped RAM) has one;
+// a registered buffer of scattered pageable pages needs its pages mapped
+// contiguously for the device, which the vGPU does not do yet:
+// CUDA_ERROR_NOT_SUPPORTED.
+extern "C" CUresult cuMemHostGetDevicePointer(CUdeviceptr* dptr, void* p, unsigned int flags)
+{
+    if (CUresult r = ready())
+        return r;
+    if (dptr == nullptr || p == nullptr || flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    const uint8_t* q = static_cast<const uint8_t*>(p);
+    const Range* owner = containing(g.live, q);
+    if (owner == nullptr)
+        owner = containing(g.registered, q);
+    if (owner == nullptr)
+        return CUDA_ERROR_INVALID_VALUE; // not page-locked
+    const uint64_t rest = owner->bytes - static_cast<uint64_t>(q - owner->p);
+    if (!guest::is_identity_ram(q, rest))
+        return CUDA_ERROR_NOT_SUPPORTED;
+    return vgpuGuestRamDevicePtr(dptr, q, rest);
+}

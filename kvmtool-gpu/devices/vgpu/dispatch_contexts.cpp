@@ -1,0 +1,150 @@
+// Handlers for contexts: created ones and each device's primary one, the
+// current context, and freeing what a context made when it goes.
+#include "kvmtool-gpu/devices/vgpu/command_dispatch.h"
+
+namespace kvmgpu::vgpu {
+
+namespace {
+// CUctx_flags a guest may pass: a scheduling mode (CU_CTX_SCHED_AUTO, SPIN,
+// YIELD or BLOCKING_SYNC), CU_CTX_MAP_HOST, CU_CTX_LMEM_RESIZE_TO_MAX. They
+// are kept and reported back; the backend's context was made with its own.
+bool context_flags_ok(uint64_t flags) {
+    const uint64_t sched = flags & 0x7;
+    return (flags & ~uint64_t{0x1f}) == 0 && (sched == 0 || sched == 1 || sched == 2 || sched == 4);
+}
+} // namespace
+
+bool CommandDispatch::needs_context(uint16_t op) {
+    switch (op) {
+    case VGPU_OP_NOP:
+    case VGPU_OP_INIT:
+    case VGPU_OP_DEVICE_GET_COUNT:
+    case VGPU_OP_DEVICE_GET_ATTRIBUTE:
+    case VGPU_OP_DEVICE_GET_NAME:
+    case VGPU_OP_DEVICE_TOTAL_MEM:
+    case VGPU_OP_CTX_CREATE:
+    case VGPU_OP_CTX_DESTROY:
+    case VGPU_OP_CTX_SET_CURRENT:
+    case VGPU_OP_PRIMARY_CTX_RETAIN:
+    case VGPU_OP_PRIMARY_CTX_RELEASE:
+    case VGPU_OP_PRIMARY_CTX_STATE:
+    case VGPU_OP_PRIMARY_CTX_SET_FLAGS:
+    case VGPU_OP_PRIMARY_CTX_RESET:
+        return false;
+    default:
+        return true;
+    }
+}
+
+bool CommandDispatch::device_exists(uint64_t ordinal) {
+    int n = 0;
+    return backend_.device_count(&n) == VGPU_SUCCESS && ordinal < static_cast<uint64_t>(n);
+}
+
+uint64_t CommandDispatch::primary_context(uint32_t device) {
+    if (primaries_.size() <= device) primaries_.resize(device + 1);
+    PrimaryContext& p = primaries_[device];
+    if (p.handle == 0) p.handle = contexts_.insert(ContextEntry{device, 0, true}).value_or(0);
+    return p.handle;
+}
+
+void CommandDispatch::restart_contexts() {
+    contexts_.clear();
+    primaries_.clear();
+    ctx_ = primary_context(0);
+}
+
+void CommandDispatch::free_objects_of(uint64_t ctx) {
+    // Its queued work may still use what is freed: let the device finish.
+    backend_result(backend_.ctx_synchronize());
+    events_.erase_owned_by(ctx, [&](BackendEvent e) { backend_.event_destroy(e); });
+    streams_.erase_owned_by(ctx, [&](BackendStream s) { backend_.stream_destroy(s); });
+    functions_.erase_owned_by(ctx, [](const FunctionEntry&) {});
+    modules_.erase_owned_by(ctx, [&](const ModuleEntry& m) {
+        allocs_.drop_globals_of(m.module);
+        backend_.module_unload(m.module);
+    });
+    allocs_.erase_owned_by(ctx, [&](uint64_t dptr, uint64_t) { backend_.mem_free(dptr); });
+}
+
+// arg0 flags, arg1 device. The new context is current, as cuCtxCreate makes it.
+CommandResult CommandDispatch::op_ctx_create(GuestCommand& c) {
+    if (!context_flags_ok(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_VALUE, "unknown context flags");
+    if (!device_exists(c.desc.arg[1])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
+    auto h = contexts_.insert(
+        ContextEntry{static_cast<uint32_t>(c.desc.arg[1]), static_cast<uint32_t>(c.desc.arg[0]), false});
+    if (!h) return fail(VGPU_ERROR_OUT_OF_MEMORY, "context table full");
+    ctx_ = *h;
+    return done(VGPU_SUCCESS, *h);
+}
+
+CommandResult CommandDispatch::op_ctx_destroy(GuestCommand& c) {
+    const uint64_t h = c.desc.arg[0];
+    const ContextEntry* e = contexts_.find(h);
+    if (!e) return fail(VGPU_ERROR_INVALID_CONTEXT, "context handle");
+    if (e->primary) return fail(VGPU_ERROR_INVALID_CONTEXT, "a primary context is released, not destroyed");
+    free_objects_of(h);
+    contexts_.erase(h);
+    if (ctx_ == h) ctx_ = 0;
+    return done(VGPU_SUCCESS);
+}
+
+CommandResult CommandDispatch::op_ctx_set_current(GuestCommand& c) {
+    const uint64_t h = c.desc.arg[0];
+    if (h != 0 && !contexts_.find(h)) return fail(VGPU_ERROR_INVALID_CONTEXT, "context handle");
+    ctx_ = h;
+    return done(VGPU_SUCCESS);
+}
+
+CommandResult CommandDispatch::op_primary_ctx_retain(GuestCommand& c) {
+    if (!device_exists(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
+    const auto device = static_cast<uint32_t>(c.desc.arg[0]);
+    const uint64_t h = primary_context(device);
+    if (h == 0) return fail(VGPU_ERROR_OUT_OF_MEMORY, "context table full");
+    PrimaryContext& p = primaries_[device];
+    if (p.retains == UINT32_MAX) return fail(VGPU_ERROR_INVALID_VALUE, "retain count would wrap");
+    return done(VGPU_SUCCESS, h, ++p.retains);
+}
+
+// The last release frees what was made in it, as the driver's does.
+// result0: the retains left.
+CommandResult CommandDispatch::op_primary_ctx_release(GuestCommand& c) {
+    if (!device_exists(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
+    const auto device = static_cast<uint32_t>(c.desc.arg[0]);
+    if (primaries_.size() <= device || primaries_[device].retains == 0)
+        return fail(VGPU_ERROR_INVALID_CONTEXT, "primary context not retained");
+    PrimaryContext& p = primaries_[device];
+    if (--p.retains == 0) {
+        free_objects_of(p.handle);
+        p.flags = 0;
+    }
+    return done(VGPU_SUCCESS, p.retains);
+}
+
+CommandResult CommandDispatch::op_primary_ctx_state(GuestCommand& c) {
+    if (!device_exists(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
+    const auto device = static_cast<uint32_t>(c.desc.arg[0]);
+    if (primaries_.size() <= device) return done(VGPU_SUCCESS, 0, 0);
+    return done(VGPU_SUCCESS, primaries_[device].flags, primaries_[device].retains > 0);
+}
+
+CommandResult CommandDispatch::op_primary_ctx_set_flags(GuestCommand& c) {
+    if (!device_exists(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
+    if (!context_flags_ok(c.desc.arg[1])) return fail(VGPU_ERROR_INVALID_VALUE, "unknown context flags");
+    const auto device = static_cast<uint32_t>(c.desc.arg[0]);
+    if (primary_context(device) == 0) return fail(VGPU_ERROR_OUT_OF_MEMORY, "context table full");
+    primaries_[device].flags = static_cast<uint32_t>(c.desc.arg[1]);
+    return done(VGPU_SUCCESS);
+}
+
+// Frees what was made in it; retains and currency stay, as with the driver.
+CommandResult CommandDispatch::op_primary_ctx_reset(GuestCommand& c) {
+    if (!device_exists(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
+    const auto device = static_cast<uint32_t>(c.desc.arg[0]);
+    if (primaries_.size() <= device || primaries_[device].handle == 0) return done(VGPU_SUCCESS);
+    free_objects_of(primaries_[device].handle);
+    primaries_[device].flags = 0;
+    return done(VGPU_SUCCESS);
+}
+
+} // namespace kvmgpu::vgpu
