@@ -28,6 +28,11 @@ public:
     bool insert(uint64_t dptr, uint64_t bytes, uint64_t owner = 0);
     // Size of the allocation starting exactly at dptr, 0 if none; removes it.
     uint64_t erase(uint64_t dptr);
+    // The context that made the allocation starting at dptr; 0 if none.
+    uint64_t owner_of(uint64_t dptr) const {
+        auto it = allocs_.find(dptr);
+        return it == allocs_.end() ? 0 : it->second.owner;
+    }
     // Forgets every allocation (after the backend freed or lost them).
     void clear() { allocs_.clear(), globals_.clear(), used_ = 0; }
     // Visits, then forgets, every allocation `owner` made: fn(dptr, bytes).

@@ -158,30 +158,28 @@ void CommandDispatch::drop_handles() {
 }
 
 void CommandDispatch::reset() {
-    // Let queued work finish before its memory goes. A sticky error here makes
-    // the backend recover, which frees everything and drops the handles, so
-    // the loops below find nothing. Any other error (e.g. an asynchronous
-    // walk's refusal, reported now) says nothing about the objects: they are
-    // freed all the same, or the memory would outlive the handles and the
-    // quota, and a VM could take any amount by repeating it.
-    backend_result(backend_.ctx_synchronize());
-    events_.for_each([&](uint64_t, BackendEvent e) { backend_.event_destroy(e); });
-    streams_.for_each([&](uint64_t, BackendStream s) { backend_.stream_destroy(s); });
-    modules_.for_each([&](uint64_t, const ModuleEntry& m) { backend_.module_unload(m.module); });
-    uint64_t unfreed = 0;
-    allocs_.for_each([&](uint64_t dptr, uint64_t bytes) {
-        if (backend_.mem_free(dptr) != VGPU_SUCCESS) unfreed += bytes;
-    });
-    if (unfreed) log_warn("vgpu: RESET: the backend refused to free %llu bytes", static_cast<unsigned long long>(unfreed));
+    // Each context's objects on its device, after its queued work. A sticky
+    // error there makes the backend recover, which frees everything and
+    // drops the handles: the handles gathered first then find nothing.
+    std::vector<uint64_t> contexts;
+    contexts_.for_each([&](uint64_t h, const ContextEntry&) { contexts.push_back(h); });
+    for (uint64_t h : contexts) free_objects_of(h);
     drop_handles();
 }
 
 void CommandDispatch::refresh_ram_windows() {
+    // Every device's window onto guest RAM is the VM's.
+    int devices = 1;
+    if (backend_.device_count(&devices) != VGPU_SUCCESS) devices = 1;
     std::vector<std::pair<uint64_t, uint64_t>> windows;
-    for (const memmap::Region& r : mem_.regions()) {
-        const uint64_t dev = backend_.guest_ram_device_address(r.backing->data());
-        if (dev != 0) windows.emplace_back(dev, r.size());
+    for (int d = 0; d < devices; ++d) {
+        if (backend_.select_device(d) != VGPU_SUCCESS) continue;
+        for (const memmap::Region& r : mem_.regions()) {
+            const uint64_t dev = backend_.guest_ram_device_address(r.backing->data());
+            if (dev != 0) windows.emplace_back(dev, r.size());
+        }
     }
+    backend_.select_device(selected_device_);
     allocs_.set_windows(std::move(windows));
 }
 

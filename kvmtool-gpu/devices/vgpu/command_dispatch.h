@@ -85,6 +85,10 @@ private:
     void free_objects_of(uint64_t ctx);
     // Forgets every context; device 0's primary one is current again.
     void restart_contexts();
+    // ctx (0: none) becomes current, and the backend works on its device.
+    void make_current(uint64_t ctx);
+    // The device of context ctx (the current one's for 0).
+    int device_of(uint64_t ctx);
     uint8_t* guest_span(uint64_t gpa, uint64_t bytes);
     static bool is_async(const GuestCommand& c) { return c.desc.flags & VGPU_CMD_FLAG_ASYNC; }
     static bool is_cooperative(const GuestCommand& c) { return c.desc.flags & VGPU_CMD_FLAG_COOPERATIVE; }
@@ -161,6 +165,7 @@ private:
     HandleTable<ContextEntry> contexts_;
     std::vector<PrimaryContext> primaries_; // by device ordinal
     uint64_t ctx_ = 0;                      // the current context; 0: none
+    int selected_device_ = 0;               // the backend's selected device
     HandleTable<ModuleEntry> modules_;
     HandleTable<FunctionEntry> functions_;
     HandleTable<BackendStream> streams_;

@@ -51,10 +51,25 @@ uint64_t CommandDispatch::primary_context(uint32_t device) {
 void CommandDispatch::restart_contexts() {
     contexts_.clear();
     primaries_.clear();
-    ctx_ = primary_context(0);
+    make_current(primary_context(0));
+}
+
+int CommandDispatch::device_of(uint64_t ctx) {
+    const ContextEntry* e = contexts_.find(ctx);
+    return e ? static_cast<int>(e->device) : selected_device_;
+}
+
+void CommandDispatch::make_current(uint64_t ctx) {
+    ctx_ = ctx;
+    if (ctx == 0) return; // the backend stays on the last device: nothing runs without a context
+    const int device = device_of(ctx);
+    if (device != selected_device_ && backend_.select_device(device) == VGPU_SUCCESS) selected_device_ = device;
 }
 
 void CommandDispatch::free_objects_of(uint64_t ctx) {
+    // On the context's device; the current context's device afterwards.
+    const int device = device_of(ctx), back = selected_device_;
+    if (device != back) backend_.select_device(device);
     // Its queued work may still use what is freed: let the device finish.
     backend_result(backend_.ctx_synchronize());
     events_.erase_owned_by(ctx, [&](BackendEvent e) { backend_.event_destroy(e); });
@@ -64,7 +79,14 @@ void CommandDispatch::free_objects_of(uint64_t ctx) {
         allocs_.drop_globals_of(m.module);
         backend_.module_unload(m.module);
     });
-    allocs_.erase_owned_by(ctx, [&](uint64_t dptr, uint64_t) { backend_.mem_free(dptr); });
+    uint64_t unfreed = 0;
+    allocs_.erase_owned_by(ctx, [&](uint64_t dptr, uint64_t bytes) {
+        if (backend_.mem_free(dptr) != VGPU_SUCCESS) unfreed += bytes;
+    });
+    // Forgotten all the same, or the memory would outlive the handles and
+    // the quota, and a VM could take any amount by repeating it.
+    if (unfreed) log_warn("vgpu: the backend refused to free %llu bytes", static_cast<unsigned long long>(unfreed));
+    if (device != back) backend_.select_device(back);
 }
 
 // arg0 flags, arg1 device. The new context is current, as cuCtxCreate makes it.
@@ -74,7 +96,7 @@ CommandResult CommandDispatch::op_ctx_create(GuestCommand& c) {
     auto h = contexts_.insert(
         ContextEntry{static_cast<uint32_t>(c.desc.arg[1]), static_cast<uint32_t>(c.desc.arg[0]), false});
     if (!h) return fail(VGPU_ERROR_OUT_OF_MEMORY, "context table full");
-    ctx_ = *h;
+    make_current(*h);
     return done(VGPU_SUCCESS, *h);
 }
 
@@ -92,7 +114,7 @@ CommandResult CommandDispatch::op_ctx_destroy(GuestCommand& c) {
 CommandResult CommandDispatch::op_ctx_set_current(GuestCommand& c) {
     const uint64_t h = c.desc.arg[0];
     if (h != 0 && !contexts_.find(h)) return fail(VGPU_ERROR_INVALID_CONTEXT, "context handle");
-    ctx_ = h;
+    make_current(h);
     return done(VGPU_SUCCESS);
 }
 

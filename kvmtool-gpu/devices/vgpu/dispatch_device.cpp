@@ -8,8 +8,6 @@
 namespace kvmgpu::vgpu {
 
 namespace {
-// The VM sees exactly one device, ordinal 0: its backend's.
-constexpr uint64_t kOnlyOrdinal = 0;
 constexpr uint64_t kStreamFlagsAllowed = 0x1; // CU_STREAM_NON_BLOCKING
 // CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING; INTERPROCESS would hand
 // out an IPC handle that outlives the VM's own tables, so it is refused.
@@ -28,16 +26,17 @@ CommandResult CommandDispatch::op_device_get_count(GuestCommand&) {
 
 CommandResult CommandDispatch::op_device_get_attribute(GuestCommand& c) {
     if (c.desc.arg[0] > INT_MAX) return fail(VGPU_ERROR_INVALID_VALUE, "attribute out of range");
-    if (c.desc.arg[1] != kOnlyOrdinal) return fail(VGPU_ERROR_INVALID_DEVICE, "device ordinal != 0");
+    if (!device_exists(c.desc.arg[1])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
     int v = 0;
-    const Status s = backend_result(backend_.device_attribute(static_cast<int>(c.desc.arg[0]), 0, &v));
+    const Status s = backend_result(
+        backend_.device_attribute(static_cast<int>(c.desc.arg[0]), static_cast<int>(c.desc.arg[1]), &v));
     return done(s, static_cast<uint64_t>(static_cast<int64_t>(v)));
 }
 
 CommandResult CommandDispatch::op_device_get_name(GuestCommand& c) {
-    if (c.desc.arg[0] != kOnlyOrdinal) return fail(VGPU_ERROR_INVALID_DEVICE, "device ordinal != 0");
+    if (!device_exists(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
     char name[256] = {};
-    const Status s = backend_result(backend_.device_name(0, name, sizeof name - 1));
+    const Status s = backend_result(backend_.device_name(static_cast<int>(c.desc.arg[0]), name, sizeof name - 1));
     if (s != VGPU_SUCCESS) return done(s);
     const size_t len = strnlen(name, VGPU_PAYLOAD_BYTES - 1);
     c.payload.fill(0);
@@ -48,9 +47,9 @@ CommandResult CommandDispatch::op_device_get_name(GuestCommand& c) {
 }
 
 CommandResult CommandDispatch::op_device_total_mem(GuestCommand& c) {
-    if (c.desc.arg[0] != kOnlyOrdinal) return fail(VGPU_ERROR_INVALID_DEVICE, "device ordinal != 0");
+    if (!device_exists(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
     uint64_t total = 0;
-    const Status s = backend_result(backend_.device_total_mem(0, &total));
+    const Status s = backend_result(backend_.device_total_mem(static_cast<int>(c.desc.arg[0]), &total));
     return done(s, total); // the GPU's, as the driver says; cuMemGetInfo gives this VM's share
 }
 

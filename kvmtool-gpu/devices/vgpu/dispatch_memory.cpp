@@ -34,11 +34,17 @@ CommandResult CommandDispatch::op_mem_alloc(GuestCommand& c) {
     return done(VGPU_SUCCESS, dptr);
 }
 
+// Any context may free the VM's memory (unified addressing): the device
+// that allocated it frees it.
 CommandResult CommandDispatch::op_mem_free(GuestCommand& c) {
     const uint64_t dptr = c.desc.arg[0];
+    const int device = device_of(allocs_.owner_of(dptr));
     if (allocs_.erase(dptr) == 0)
         return fail(VGPU_ERROR_INVALID_VALUE, "not the start of an allocation of this VM");
-    return done(backend_result(backend_.mem_free(dptr)));
+    if (device != selected_device_) backend_.select_device(device);
+    const Status s = backend_.mem_free(dptr);
+    if (device != selected_device_) backend_.select_device(selected_device_);
+    return done(backend_result(s));
 }
 
 CommandResult CommandDispatch::op_mem_get_info(GuestCommand&) {
@@ -91,10 +97,9 @@ CommandResult CommandDispatch::op_memcpy_peer(GuestCommand& c) {
     if (bytes == 0) return done(VGPU_SUCCESS);
     if (!allocs_.contains(dst, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "dst device range not this VM's");
     if (!allocs_.contains(src, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "src device range not this VM's");
-    // Every context of one device shares the backend's context there.
-    if (dst_ctx->device != src_ctx->device)
-        return fail(VGPU_ERROR_NOT_SUPPORTED, "copies between devices need a backend with several devices");
-    const Status st = backend_result(backend_.memcpy_dtod(dst, src, bytes, s, is_async(c)));
+    const Status st = backend_result(backend_.memcpy_peer(static_cast<int>(dst_ctx->device), dst,
+                                                          static_cast<int>(src_ctx->device), src, bytes, s,
+                                                          is_async(c)));
     if (st == VGPU_SUCCESS) VgpuCounters::add(counters_.bytes_dtod, bytes);
     return done(st);
 }

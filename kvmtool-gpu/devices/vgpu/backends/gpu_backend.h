@@ -86,6 +86,17 @@ public:
     virtual uint64_t guest_ram_device_address(const void* host) const = 0;
 
     virtual Status device_count(int* out) = 0;
+    // Which device the calls below (memory, modules, launches, streams,
+    // events, synchronize) go to, by ordinal; objects belong to the device
+    // they were made on. A backend of one device has only ordinal 0.
+    virtual Status select_device(int ordinal) { return ordinal == 0 ? VGPU_SUCCESS : VGPU_ERROR_INVALID_DEVICE; }
+    // cuMemcpyPeer: [src, src + bytes) of device src_device to dst of
+    // dst_device, ordered on stream s of the selected device.
+    virtual Status memcpy_peer(int dst_device, uint64_t dst, int src_device, uint64_t src, uint64_t bytes,
+                               BackendStream s, bool async) {
+        if (dst_device != src_device) return VGPU_ERROR_INVALID_DEVICE;
+        return memcpy_dtod(dst, src, bytes, s, async);
+    }
     virtual Status device_attribute(int attribute, int ordinal, int* out) = 0;
     virtual Status device_name(int ordinal, char* buf, size_t len) = 0;
     virtual Status device_total_mem(int ordinal, uint64_t* out) = 0;
