@@ -12,9 +12,27 @@ uint32_t parse_u32(const std::string& text, const std::string& what) {
 }
 } // namespace
 
+std::vector<int> parse_gpu_list(const std::string& text) {
+    std::vector<int> out;
+    size_t at = 0;
+    while (true) {
+        const size_t comma = text.find(',', at);
+        const std::string item = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+        if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 3)
+            throw UsageError("--gpus '" + text + "': expected GPU ordinals separated by commas, e.g. 0,1 or 0,0,0,0");
+        const int ordinal = std::stoi(item);
+        if (ordinal >= kMaxGpuOrdinal) throw UsageError("--gpus '" + text + "': ordinal " + item + " is too large");
+        out.push_back(ordinal);
+        if (out.size() > kMaxGuestDevices)
+            throw UsageError("--gpus '" + text + "': at most " + std::to_string(kMaxGuestDevices) + " devices");
+        if (comma == std::string::npos) return out;
+        at = comma + 1;
+    }
+}
+
 const std::set<std::string>& vgpu_option_names() {
     static const std::set<std::string> names = {"vgpu", "gpu-worker", "doorbell", "gpu-mem-quota", "max-handles",
-                                                "max-module", "ring-max", "poll-spin-us"};
+                                                "max-module", "ring-max", "poll-spin-us", "gpus"};
     return names;
 }
 
@@ -22,6 +40,9 @@ const char* vgpu_options_help() {
     return "  --vgpu auto|cuda|host|none  the vGPU's backend (default auto: CUDA where a GPU\n"
            "                      and driver exist, else the host backend, which runs CPU\n"
            "                      reference kernels and says so)\n"
+           "  --gpus LIST         the guest's devices, as physical GPU ordinals (default 0);\n"
+           "                      one may repeat: 0,0,0,0 is four devices on GPU 0, each\n"
+           "                      with its own context (no bus between them)\n"
            "  --gpu-worker process|inline  where the CUDA backend runs (default process: a\n"
            "                      worker process per VM, replaced after a sticky GPU fault;\n"
            "                      inline: in the VMM, where such a fault ends CUDA for good)\n"
@@ -53,6 +74,7 @@ std::optional<VgpuConfig> parse_vgpu_flags(const ArgParser& p) {
     if (auto v = p.get("max-module")) c.options.max_module_bytes = parse_size(*v, "--max-module");
     if (auto v = p.get("ring-max")) c.options.max_ring = parse_u32(*v, "--ring-max");
     if (auto v = p.get("poll-spin-us")) c.options.poll_spin_us = parse_u32(*v, "--poll-spin-us");
+    if (auto v = p.get("gpus")) c.gpus = parse_gpu_list(*v);
     try {
         vgpu::validate(c.options);
     } catch (const std::invalid_argument& e) {

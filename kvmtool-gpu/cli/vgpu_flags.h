@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "kvmtool-gpu/cli/arg_parser.h"
 #include "kvmtool-gpu/vmm/vgpu_attach.h"
@@ -14,6 +15,12 @@ namespace kvmgpu::cli {
 // Names of the valued options below, to merge into a command's ArgParser.
 const std::set<std::string>& vgpu_option_names();
 const char* vgpu_options_help();
+// --gpus: at most this many devices, on ordinals below kMaxGpuOrdinal.
+inline constexpr size_t kMaxGuestDevices = 16;
+inline constexpr int kMaxGpuOrdinal = 64;
+// "0,0,1" -> {0, 0, 1}. Throws UsageError.
+std::vector<int> parse_gpu_list(const std::string& text);
+
 // nullopt for --vgpu none. Throws UsageError for bad values.
 std::optional<VgpuConfig> parse_vgpu_flags(const ArgParser& p);
 

@@ -1,5 +1,6 @@
 #include "kvmtool-gpu/vmm/vgpu_attach.h"
 
+#include <set>
 #include <stdexcept>
 
 #include "kvmtool-gpu/abi/platform_abi.h"
@@ -8,10 +9,12 @@ namespace kvmgpu {
 
 AttachedVgpu attach_vgpu(VirtualMachine& vm, const VgpuConfig& cfg) {
     std::string why;
-    auto engine = vgpu::make_engine(vm.memory(), cfg.options, cfg.backend, cfg.worker, &why);
+    auto engine = vgpu::make_engine(vm.memory(), cfg.options, cfg.backend, cfg.worker, &why, cfg.gpus);
     if (!engine) throw std::runtime_error("vGPU backend '" + std::string(vgpu::to_string(cfg.backend)) + "': " + why);
     AttachedVgpu out;
     out.backend_note = why;
+    if (std::set<int>(cfg.gpus.begin(), cfg.gpus.end()).size() < cfg.gpus.size())
+        out.backend_note += "; several devices share a GPU (each has its own context, but no bus lies between them)";
     out.device = std::make_shared<vgpu::VgpuDevice>(vm.memory(), std::move(engine));
     vm.mmio_bus().claim(KVMGPU_VGPU_GPA, KVMGPU_VGPU_SIZE, out.device);
     if (cfg.options.doorbell == vgpu::DoorbellMode::Ioeventfd)

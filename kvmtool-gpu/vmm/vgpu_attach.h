@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kvmtool-gpu/devices/vgpu/vgpu_device.h"
 #include "kvmtool-gpu/devices/vgpu_worker/engine_factory.h"
@@ -16,6 +17,8 @@ struct VgpuConfig {
     vgpu::BackendChoice backend = vgpu::BackendChoice::Auto;
     vgpu::GpuWorker worker = vgpu::GpuWorker::Process; // where a CUDA backend runs
     vgpu::VgpuOptions options;
+    // The physical GPU of each of the guest's devices (--gpus).
+    std::vector<int> gpus = {0};
 };
 
 struct AttachedVgpu {

@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <strings.h>
 
+#include <vector>
+
 #include "kvmtool-gpu/devices/vgpu/inline_engine.h"
 #include "kvmtool-gpu/devices/vgpu_worker/worker_engine.h"
 
@@ -25,12 +27,14 @@ bool libcuda_loaded_here() {
 
 std::unique_ptr<CommandEngine> make_engine(const memmap::GuestMemory& mem, const VgpuOptions& opts,
                                            BackendChoice choice, GpuWorker worker, std::string* why,
-                                           int cuda_ordinal) {
+                                           std::span<const int> gpus) {
     std::string note;
     if (choice != BackendChoice::Host && worker == GpuWorker::Process) {
         if (!libcuda_loaded_here()) {
             std::string reason;
-            auto cuda = [cuda_ordinal](std::string* w) { return make_cuda_backend(cuda_ordinal, w); };
+            auto cuda = [list = std::vector<int>(gpus.begin(), gpus.end())](std::string* w) {
+                return make_cuda_backend(list, w);
+            };
             auto e = WorkerEngine::create(mem, cuda, opts, WorkerOptions{}, &reason);
             if (e) {
                 if (why) *why = e->describe();
@@ -40,12 +44,12 @@ std::unique_ptr<CommandEngine> make_engine(const memmap::GuestMemory& mem, const
                 if (why) *why = "CUDA backend unavailable: " + reason;
                 return nullptr;
             }
-            return std::make_unique<InlineEngine>(mem, host_instead_of_cuda(reason, why), opts);
+            return std::make_unique<InlineEngine>(mem, host_instead_of_cuda(reason, why, gpus), opts);
         }
         note = " (in this process: libcuda was already loaded here, so a forked GPU worker could not use it)";
     }
     std::string picked;
-    auto b = make_backend(choice, &picked, cuda_ordinal);
+    auto b = make_backend(choice, &picked, gpus);
     if (why) *why = picked + (b ? note : "");
     if (!b) return nullptr;
     return std::make_unique<InlineEngine>(mem, std::move(b), opts);

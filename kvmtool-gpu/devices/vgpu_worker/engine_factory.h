@@ -32,6 +32,6 @@ bool libcuda_loaded_here();
 // is forked with it mapped) and outlive the engine.
 std::unique_ptr<CommandEngine> make_engine(const memmap::GuestMemory& mem, const VgpuOptions& opts,
                                            BackendChoice choice, GpuWorker worker, std::string* why,
-                                           int cuda_ordinal = 0);
+                                           std::span<const int> gpus = kDefaultGpus);
 
 } // namespace kvmgpu::vgpu

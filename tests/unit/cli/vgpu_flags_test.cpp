@@ -69,5 +69,15 @@ TEST(VgpuLimitFlags, NonsenseIsAUsageError) {
     for (const auto& args : bad) EXPECT_THROW(parse(args), UsageError) << args[0] << " " << args[1];
 }
 
+TEST(GpusFlag, ListsTheGuestsDevices) {
+    EXPECT_EQ(parse({}).gpus, std::vector<int>{0});
+    EXPECT_EQ(parse({"--gpus", "1"}).gpus, std::vector<int>{1});
+    EXPECT_EQ(parse({"--gpus", "0,1,2,3"}).gpus, (std::vector<int>{0, 1, 2, 3}));
+    EXPECT_EQ(parse({"--gpus=0,0,0,0"}).gpus, (std::vector<int>{0, 0, 0, 0}));
+    EXPECT_NE(std::string(vgpu_options_help()).find("--gpus"), std::string::npos);
+    for (const char* bad : {"", ",", "0,", ",0", "a", "-1", "0;1", "64", "1000", "0,,1", " 0", "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0"})
+        EXPECT_THROW(parse({"--gpus", bad}), UsageError) << "'" << bad << "'";
+}
+
 } // namespace
 } // namespace kvmgpu::cli

@@ -2,6 +2,9 @@
 
 #include <strings.h>
 
+#include <vector>
+
+#include "kvmtool-gpu/devices/vgpu/backends/device_set.h"
 #include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
 #ifdef KVMGPU_HAVE_CUDA_BACKEND
 #include "kvmtool-gpu/devices/vgpu/backends/cuda_backend.h"
@@ -26,27 +29,55 @@ const char* to_string(BackendChoice c) {
     return "?";
 }
 
-std::unique_ptr<GpuBackend> make_cuda_backend(int ordinal, std::string* why) {
+namespace {
+
+// One backend per entry of gpus from make_one(ordinal); a DeviceSet for
+// several. nullptr when one cannot be made.
+template <class MakeOne>
+std::unique_ptr<GpuBackend> devices_of(std::span<const int> gpus, MakeOne make_one) {
+    std::vector<std::unique_ptr<GpuBackend>> devices;
+    for (int ordinal : gpus) {
+        auto b = make_one(ordinal);
+        if (!b) return nullptr;
+        devices.push_back(std::move(b));
+    }
+    if (devices.size() == 1) return std::move(devices.front());
+    if (devices.empty()) return nullptr;
+    return std::make_unique<DeviceSet>(std::move(devices));
+}
+
+std::unique_ptr<GpuBackend> host_devices(std::span<const int> gpus) {
+    return devices_of(gpus, [](int) { return std::make_unique<HostBackend>(); });
+}
+
+} // namespace
+
+std::unique_ptr<GpuBackend> make_cuda_backend(std::span<const int> gpus, std::string* why) {
 #ifdef KVMGPU_HAVE_CUDA_BACKEND
-    return CudaBackend::create(CudaBackendOptions{.ordinal = ordinal}, why);
+    return devices_of(gpus, [why](int ordinal) { return CudaBackend::create(CudaBackendOptions{.ordinal = ordinal}, why); });
 #else
-    (void)ordinal;
+    (void)gpus;
     *why = "this VMM was built without cuda.h: no CUDA backend";
     return nullptr;
 #endif
 }
 
-std::unique_ptr<GpuBackend> host_instead_of_cuda(const std::string& reason, std::string* why) {
-    auto b = std::make_unique<HostBackend>();
+std::unique_ptr<GpuBackend> host_instead_of_cuda(const std::string& reason, std::string* why,
+                                                 std::span<const int> gpus) {
+    auto b = host_devices(gpus);
     if (why) *why = b->describe() + " (CUDA unavailable: " + reason + ")";
     return b;
 }
 
-std::unique_ptr<GpuBackend> make_backend(BackendChoice choice, std::string* why, int cuda_ordinal) {
+std::unique_ptr<GpuBackend> make_backend(BackendChoice choice, std::string* why, std::span<const int> gpus) {
     std::string reason;
     std::unique_ptr<GpuBackend> b;
+    if (gpus.empty()) {
+        if (why) *why = "no devices asked for";
+        return nullptr;
+    }
     if (choice != BackendChoice::Host) {
-        b = make_cuda_backend(cuda_ordinal, &reason);
+        b = make_cuda_backend(gpus, &reason);
         if (!b && choice == BackendChoice::Cuda) {
             if (why) *why = "CUDA backend unavailable: " + reason;
             return nullptr;
@@ -56,8 +87,8 @@ std::unique_ptr<GpuBackend> make_backend(BackendChoice choice, std::string* why,
         if (why) *why = b->describe();
         return b;
     }
-    if (choice != BackendChoice::Host) return host_instead_of_cuda(reason, why);
-    b = std::make_unique<HostBackend>();
+    if (choice != BackendChoice::Host) return host_instead_of_cuda(reason, why, gpus);
+    b = host_devices(gpus);
     if (why) *why = b->describe() + " (forced)";
     return b;
 }

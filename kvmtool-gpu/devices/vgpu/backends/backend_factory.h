@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -19,14 +20,21 @@ enum class BackendChoice { Auto, Cuda, Host };
 bool parse_backend_choice(std::string_view s, BackendChoice* out);
 const char* to_string(BackendChoice c);
 
+// The GPUs a VM's devices are on: device i of the guest is physical GPU
+// gpus[i] (an ordinal may repeat: several devices, each with its own
+// context, on one GPU). Several make a DeviceSet.
+inline constexpr int kDefaultGpus[] = {0};
+
 // Auto: CUDA if it can be created, else the host backend, with *why saying
 // why CUDA was not used. Cuda: nullptr (and *why) if it cannot be created.
 // Host: the host backend. On success *why names the backend picked.
-std::unique_ptr<GpuBackend> make_backend(BackendChoice choice, std::string* why, int cuda_ordinal = 0);
+std::unique_ptr<GpuBackend> make_backend(BackendChoice choice, std::string* why,
+                                         std::span<const int> gpus = kDefaultGpus);
 // The host backend in place of CUDA, which could not be made for `reason`
-// (Auto's fallback); *why says so.
-std::unique_ptr<GpuBackend> host_instead_of_cuda(const std::string& reason, std::string* why);
+// (Auto's fallback), one device per entry of gpus; *why says so.
+std::unique_ptr<GpuBackend> host_instead_of_cuda(const std::string& reason, std::string* why,
+                                                 std::span<const int> gpus = kDefaultGpus);
 // The CUDA backend alone: nullptr with *why when it cannot be made.
-std::unique_ptr<GpuBackend> make_cuda_backend(int ordinal, std::string* why);
+std::unique_ptr<GpuBackend> make_cuda_backend(std::span<const int> gpus, std::string* why);
 
 } // namespace kvmgpu::vgpu

@@ -1,0 +1,129 @@
+// Several devices in one VM (DeviceSet of host backends, as --gpus 0,0,0
+// makes on a machine without a GPU): device queries by ordinal, contexts on
+// each device, objects and memory freed on the device that made them, and
+// copies between devices.
+#include <cstring>
+
+#include "kvmtool-gpu/devices/vgpu/backends/device_set.h"
+#include "tests/support/vgpu_rig.h"
+
+namespace kvmgpu::vgpu::test {
+namespace {
+
+constexpr int kDevices = 3;
+
+std::unique_ptr<GpuBackend> three_host_devices(std::vector<HostBackend*>* each) {
+    std::vector<std::unique_ptr<GpuBackend>> devices;
+    for (int i = 0; i < kDevices; ++i) {
+        auto h = std::make_unique<HostBackend>();
+        each->push_back(h.get());
+        devices.push_back(std::move(h));
+    }
+    return std::make_unique<DeviceSet>(std::move(devices));
+}
+
+struct VgpuDevices : ::testing::Test {
+    std::vector<HostBackend*> host;
+    VgpuRig rig{VgpuOptions{.max_handles = 16}, three_host_devices(&host)};
+    void SetUp() override { ASSERT_EQ(rig.enable(), VGPU_SUCCESS); }
+
+    uint32_t status(Cmd c) { return rig.call(std::move(c)).status; }
+    uint64_t context_on(uint64_t device) {
+        const Done d = rig.call({.opcode = VGPU_OP_CTX_CREATE, .args = {0, device}});
+        EXPECT_EQ(d.status, VGPU_SUCCESS);
+        return d.r0;
+    }
+    std::vector<uint8_t> read(uint64_t dptr, size_t n) {
+        std::vector<uint8_t> v(n);
+        EXPECT_EQ(status({.opcode = VGPU_OP_MEMCPY_DTOH, .args = {kDataGpa, dptr, n, 0}}), VGPU_SUCCESS);
+        rig.get(kDataGpa, v.data(), n);
+        return v;
+    }
+};
+
+TEST_F(VgpuDevices, EachOrdinalIsADevice) {
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_DEVICE_GET_COUNT}).r0, 3u);
+    for (uint64_t d = 0; d < kDevices; ++d) {
+        EXPECT_EQ(rig.call({.opcode = VGPU_OP_DEVICE_GET_ATTRIBUTE, .args = {10, d}}).r0, 32u) << d; // warp size
+        EXPECT_EQ(status({.opcode = VGPU_OP_DEVICE_GET_NAME, .args = {d}}), VGPU_SUCCESS);
+        EXPECT_GT(rig.call({.opcode = VGPU_OP_DEVICE_TOTAL_MEM, .args = {d}}).r0, 0u);
+    }
+    EXPECT_EQ(status({.opcode = VGPU_OP_DEVICE_GET_ATTRIBUTE, .args = {10, 3}}), VGPU_ERROR_INVALID_DEVICE);
+    EXPECT_EQ(status({.opcode = VGPU_OP_DEVICE_TOTAL_MEM, .args = {3}}), VGPU_ERROR_INVALID_DEVICE);
+    EXPECT_EQ(status({.opcode = VGPU_OP_CTX_CREATE, .args = {0, 3}}), VGPU_ERROR_INVALID_DEVICE);
+    EXPECT_EQ(status({.opcode = VGPU_OP_PRIMARY_CTX_RETAIN, .args = {2}}), VGPU_SUCCESS);
+}
+
+TEST_F(VgpuDevices, AContextWorksOnItsOwnDevice) {
+    context_on(1);
+    const uint64_t on1 = rig.alloc(4096);
+    context_on(2);
+    const uint64_t on2 = rig.alloc(8192);
+    EXPECT_EQ(host[0]->live_allocations(), 0u);
+    EXPECT_EQ(host[1]->live_allocations(), 1u);
+    EXPECT_EQ(host[2]->live_allocations(), 1u);
+    // Each device's window onto guest RAM is the VM's.
+    const Done w = rig.call({.opcode = VGPU_OP_GUEST_RAM_DEVICE_PTR, .args = {kDataGpa, 4096}});
+    ASSERT_EQ(w.status, VGPU_SUCCESS);
+    EXPECT_EQ(status({.opcode = VGPU_OP_MEMSET_D8, .args = {w.r0, 0x5c, 16, 0}}), VGPU_SUCCESS);
+    uint8_t b[16];
+    rig.get(kDataGpa, b, sizeof b);
+    EXPECT_EQ(b[15], 0x5c);
+    // Memory is freed by the device that allocated it, from any context.
+    EXPECT_EQ(status({.opcode = VGPU_OP_MEM_FREE, .args = {on1}}), VGPU_SUCCESS);
+    EXPECT_EQ(host[1]->live_allocations(), 0u);
+    EXPECT_EQ(status({.opcode = VGPU_OP_MEM_FREE, .args = {on2}}), VGPU_SUCCESS);
+    EXPECT_EQ(host[2]->live_allocations(), 0u);
+}
+
+TEST_F(VgpuDevices, PeerCopiesGoBetweenDevices) {
+    const uint64_t c1 = context_on(1);
+    const uint64_t src = rig.alloc(64 << 10);
+    ASSERT_EQ(status({.opcode = VGPU_OP_MEMSET_D32, .args = {src, 0xA1B2C3D4, 16 << 10, 0}}), VGPU_SUCCESS);
+    const uint64_t c2 = context_on(2);
+    const uint64_t dst = rig.alloc(64 << 10);
+    EXPECT_EQ(status({.opcode = VGPU_OP_MEMCPY_PEER, .args = {dst, c2, src, c1, 64 << 10, 0}}), VGPU_SUCCESS);
+    const auto got = read(dst, 64 << 10);
+    uint32_t first, last;
+    std::memcpy(&first, got.data(), 4);
+    std::memcpy(&last, got.data() + got.size() - 4, 4);
+    EXPECT_EQ(first, 0xA1B2C3D4u);
+    EXPECT_EQ(last, 0xA1B2C3D4u);
+    // Within one device (not the current one) too; ranges are still checked.
+    EXPECT_EQ(status({.opcode = VGPU_OP_MEMCPY_PEER, .args = {src + 4096, c1, src, c1, 4096, 0}}), VGPU_SUCCESS);
+    EXPECT_EQ(status({.opcode = VGPU_OP_MEMCPY_PEER, .args = {dst, c2, src, c1, (64 << 10) + 1, 0}}),
+              VGPU_ERROR_INVALID_VALUE);
+}
+
+TEST_F(VgpuDevices, ObjectsAndMemoryGoWithTheirContextsDevice) {
+    const uint64_t c1 = context_on(1);
+    const uint64_t stream1 = rig.call({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}}).r0;
+    uint64_t fn1;
+    rig.module_with("vector_add", &fn1);
+    rig.alloc(4096);
+    const uint64_t c2 = context_on(2);
+    rig.alloc(4096);
+    EXPECT_EQ(status({.opcode = VGPU_OP_STREAM_SYNCHRONIZE, .args = {stream1}}), VGPU_ERROR_INVALID_HANDLE);
+    // Destroyed while device 2 is current: device 1 frees what it holds.
+    EXPECT_EQ(status({.opcode = VGPU_OP_CTX_DESTROY, .args = {c1}}), VGPU_SUCCESS);
+    EXPECT_EQ(host[1]->live_allocations(), 0u);
+    EXPECT_EQ(host[2]->live_allocations(), 1u);
+    EXPECT_NE(rig.alloc(64), 0u); // device 2 still current
+    EXPECT_EQ(host[2]->live_allocations(), 2u);
+    // RESET frees every device's memory.
+    context_on(0);
+    rig.alloc(64);
+    (void)c2;
+    rig.reset();
+    for (HostBackend* h : host) EXPECT_EQ(h->live_allocations(), 0u);
+}
+
+TEST(DeviceSet, RefusesEmptyNullAndMixedLists) {
+    EXPECT_THROW(DeviceSet({}), std::invalid_argument);
+    std::vector<std::unique_ptr<GpuBackend>> with_null;
+    with_null.push_back(nullptr);
+    EXPECT_THROW(DeviceSet(std::move(with_null)), std::invalid_argument);
+}
+
+} // namespace
+} // namespace kvmgpu::vgpu::test
