@@ -287,3 +287,31 @@ extern "C" CUresult cuDevicePrimaryCtxReset(CUdevice dev)
             forget_objects_of(r.ctx);
     return CUDA_SUCCESS;
 }
+
+extern "C" CUresult cuDeviceCanAccessPeer(int* can_access, CUdevice dev, CUdevice peer)
+{
+    if (can_access == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    Call c;
+    c.op = VGPU_OP_DEVICE_CAN_ACCESS_PEER;
+    c.arg[0] = static_cast<uint64_t>(static_cast<int64_t>(dev));
+    c.arg[1] = static_cast<uint64_t>(static_cast<int64_t>(peer));
+    return call_result(c, can_access);
+}
+
+extern "C" CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
+{
+    Call c;
+    c.op = VGPU_OP_CTX_ENABLE_PEER_ACCESS;
+    c.arg[0] = handle_bits(peer);
+    c.arg[1] = flags;
+    return call_sync(c);
+}
+
+extern "C" CUresult cuCtxDisablePeerAccess(CUcontext peer)
+{
+    Call c;
+    c.op = VGPU_OP_CTX_DISABLE_PEER_ACCESS;
+    c.arg[0] = handle_bits(peer);
+    return call_sync(c);
+}

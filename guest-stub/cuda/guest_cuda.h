@@ -51,6 +51,8 @@ static_assert(KVMGPU_SAME_STATUS(ERROR_INVALID_VALUE) && KVMGPU_SAME_STATUS(ERRO
                   KVMGPU_SAME_STATUS(ERROR_NOT_INITIALIZED) && KVMGPU_SAME_STATUS(ERROR_NO_DEVICE) &&
                   KVMGPU_SAME_STATUS(ERROR_INVALID_DEVICE) && KVMGPU_SAME_STATUS(ERROR_INVALID_IMAGE) &&
                   KVMGPU_SAME_STATUS(ERROR_INVALID_CONTEXT) && KVMGPU_SAME_STATUS(ERROR_INVALID_HANDLE) &&
+                  KVMGPU_SAME_STATUS(ERROR_PEER_ACCESS_UNSUPPORTED) && KVMGPU_SAME_STATUS(ERROR_PEER_ACCESS_ALREADY_ENABLED) &&
+                  KVMGPU_SAME_STATUS(ERROR_PEER_ACCESS_NOT_ENABLED) &&
                   KVMGPU_SAME_STATUS(ERROR_ILLEGAL_STATE) && KVMGPU_SAME_STATUS(ERROR_NOT_FOUND) &&
                   KVMGPU_SAME_STATUS(ERROR_NOT_READY) && KVMGPU_SAME_STATUS(ERROR_ILLEGAL_ADDRESS) &&
                   KVMGPU_SAME_STATUS(ERROR_LAUNCH_OUT_OF_RESOURCES) && KVMGPU_SAME_STATUS(ERROR_LAUNCH_FAILED) &&
@@ -159,6 +161,12 @@ CUresult cuDevicePrimaryCtxRelease(CUdevice dev);
 CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active);
 CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags);
 CUresult cuDevicePrimaryCtxReset(CUdevice dev);
+// Peer access between devices: whether dev's contexts can map peer's
+// memory, and mapping it for the current context (peer copies work
+// either way: the VMM's driver stages them where there is no path).
+CUresult cuDeviceCanAccessPeer(int* can_access, CUdevice dev, CUdevice peer);
+CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags);
+CUresult cuCtxDisablePeerAccess(CUcontext peer);
 CUresult cuGetErrorName(CUresult error, const char** str);
 CUresult cuGetErrorString(CUresult error, const char** str);
 

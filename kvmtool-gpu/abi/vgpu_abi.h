@@ -206,7 +206,10 @@ enum vgpu_opcode {
     VGPU_OP_PRIMARY_CTX_RESET = 67,   /* arg0 device: frees what was made in it, flags back to 0 */
     VGPU_OP_MEMCPY_PEER = 68,         /* arg0 dst dptr, arg1 dst context, arg2 src dptr, arg3 src context,
                                          arg4 bytes, arg5 stream */
-    VGPU_OP_MAX_ = 69
+    VGPU_OP_DEVICE_CAN_ACCESS_PEER = 69, /* arg0 device, arg1 peer device -> result0 1 if it can */
+    VGPU_OP_CTX_ENABLE_PEER_ACCESS = 70, /* arg0 peer context, arg1 flags (0): from the current context */
+    VGPU_OP_CTX_DISABLE_PEER_ACCESS = 71, /* arg0 peer context */
+    VGPU_OP_MAX_ = 72
 };
 
 /* How the VMM moves a scatter-gather transfer (arg4 of the _SG opcodes).
@@ -243,12 +246,15 @@ enum vgpu_status {
     VGPU_ERROR_INVALID_DEVICE = 101,
     VGPU_ERROR_INVALID_IMAGE = 200,
     VGPU_ERROR_INVALID_CONTEXT = 201,
+    VGPU_ERROR_PEER_ACCESS_UNSUPPORTED = 217,
     VGPU_ERROR_INVALID_HANDLE = 400,
     VGPU_ERROR_ILLEGAL_STATE = 401, /* guest-detected: the ring is broken (never sent by the device) */
     VGPU_ERROR_NOT_FOUND = 500,
     VGPU_ERROR_NOT_READY = 600,
     VGPU_ERROR_ILLEGAL_ADDRESS = 700,
     VGPU_ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
+    VGPU_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
+    VGPU_ERROR_PEER_ACCESS_NOT_ENABLED = 705,
     VGPU_ERROR_LAUNCH_FAILED = 719,
     VGPU_ERROR_NOT_SUPPORTED = 801,
     VGPU_ERROR_TIMEOUT = 909, /* guest-detected: no completion in time (never sent by the device) */

@@ -57,6 +57,9 @@ const std::array<CommandDispatch::Handler, VGPU_OP_MAX_> CommandDispatch::kHandl
     t[VGPU_OP_PRIMARY_CTX_SET_FLAGS] = &D::op_primary_ctx_set_flags;
     t[VGPU_OP_PRIMARY_CTX_RESET] = &D::op_primary_ctx_reset;
     t[VGPU_OP_MEMCPY_PEER] = &D::op_memcpy_peer;
+    t[VGPU_OP_DEVICE_CAN_ACCESS_PEER] = &D::op_device_can_access_peer;
+    t[VGPU_OP_CTX_ENABLE_PEER_ACCESS] = &D::op_ctx_peer_access;
+    t[VGPU_OP_CTX_DISABLE_PEER_ACCESS] = &D::op_ctx_peer_access;
     return t;
 }();
 

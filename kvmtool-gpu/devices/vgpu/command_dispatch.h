@@ -9,6 +9,8 @@
 #pragma once
 
 #include <array>
+#include <set>
+#include <utility>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -111,6 +113,8 @@ private:
     CommandResult op_primary_ctx_state(GuestCommand&);
     CommandResult op_primary_ctx_set_flags(GuestCommand&);
     CommandResult op_primary_ctx_reset(GuestCommand&);
+    CommandResult op_device_can_access_peer(GuestCommand&);
+    CommandResult op_ctx_peer_access(GuestCommand&);
     CommandResult op_stream_create(GuestCommand&);
     CommandResult op_stream_synchronize(GuestCommand&);
     CommandResult op_stream_destroy(GuestCommand&);
@@ -164,6 +168,7 @@ private:
     // Every table below is scoped by context (HandleTable's owner).
     HandleTable<ContextEntry> contexts_;
     std::vector<PrimaryContext> primaries_; // by device ordinal
+    std::set<std::pair<uint64_t, uint64_t>> peer_access_; // (context, peer context) enabled
     uint64_t ctx_ = 0;                      // the current context; 0: none
     int selected_device_ = 0;               // the backend's selected device
     HandleTable<ModuleEntry> modules_;

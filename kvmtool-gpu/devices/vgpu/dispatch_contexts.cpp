@@ -30,6 +30,7 @@ bool CommandDispatch::needs_context(uint16_t op) {
     case VGPU_OP_PRIMARY_CTX_STATE:
     case VGPU_OP_PRIMARY_CTX_SET_FLAGS:
     case VGPU_OP_PRIMARY_CTX_RESET:
+    case VGPU_OP_DEVICE_CAN_ACCESS_PEER:
         return false;
     default:
         return true;
@@ -51,6 +52,7 @@ uint64_t CommandDispatch::primary_context(uint32_t device) {
 void CommandDispatch::restart_contexts() {
     contexts_.clear();
     primaries_.clear();
+    peer_access_.clear();
     make_current(primary_context(0));
 }
 
@@ -107,6 +109,7 @@ CommandResult CommandDispatch::op_ctx_destroy(GuestCommand& c) {
     if (e->primary) return fail(VGPU_ERROR_INVALID_CONTEXT, "a primary context is released, not destroyed");
     free_objects_of(h);
     contexts_.erase(h);
+    std::erase_if(peer_access_, [h](const auto& p) { return p.first == h || p.second == h; });
     if (ctx_ == h) ctx_ = 0;
     return done(VGPU_SUCCESS);
 }
@@ -166,6 +169,35 @@ CommandResult CommandDispatch::op_primary_ctx_reset(GuestCommand& c) {
     if (primaries_.size() <= device || primaries_[device].handle == 0) return done(VGPU_SUCCESS);
     free_objects_of(primaries_[device].handle);
     primaries_[device].flags = 0;
+    return done(VGPU_SUCCESS);
+}
+
+// arg0 device, arg1 peer device -> result0 1 if device can map peer's memory.
+CommandResult CommandDispatch::op_device_can_access_peer(GuestCommand& c) {
+    if (!device_exists(c.desc.arg[0]) || !device_exists(c.desc.arg[1]))
+        return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
+    int can = 0;
+    const Status s = backend_result(
+        backend_.can_access_peer(static_cast<int>(c.desc.arg[0]), static_cast<int>(c.desc.arg[1]), &can));
+    return done(s, can != 0);
+}
+
+// ENABLE: arg0 peer context, arg1 flags (0); DISABLE: arg0 peer context.
+// From the current context's device to the peer's; the pairs enabled are
+// kept here, so every backend answers ALREADY_ENABLED / NOT_ENABLED alike.
+CommandResult CommandDispatch::op_ctx_peer_access(GuestCommand& c) {
+    const bool enable = c.desc.opcode == VGPU_OP_CTX_ENABLE_PEER_ACCESS;
+    const uint64_t peer = c.desc.arg[0];
+    const ContextEntry* p = contexts_.find(peer);
+    if (!p) return fail(VGPU_ERROR_INVALID_CONTEXT, "peer context handle");
+    if (enable && c.desc.arg[1] != 0) return fail(VGPU_ERROR_INVALID_VALUE, "peer access flags must be 0");
+    const auto pair = std::make_pair(ctx_, peer);
+    if (enable && peer_access_.count(pair)) return fail(VGPU_ERROR_PEER_ACCESS_ALREADY_ENABLED, "already enabled");
+    if (!enable && !peer_access_.count(pair)) return fail(VGPU_ERROR_PEER_ACCESS_NOT_ENABLED, "not enabled");
+    const Status s = backend_result(backend_.set_peer_access(selected_device_, static_cast<int>(p->device), enable));
+    if (s != VGPU_SUCCESS) return done(s);
+    if (enable) peer_access_.insert(pair);
+    else peer_access_.erase(pair);
     return done(VGPU_SUCCESS);
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kvmtool-gpu/devices/vgpu/backends/device_set.h"
+#include "tests/support/forwarding_backend.h"
 #include "tests/support/vgpu_rig.h"
 
 namespace kvmgpu::vgpu::test {
@@ -116,6 +117,48 @@ TEST_F(VgpuDevices, ObjectsAndMemoryGoWithTheirContextsDevice) {
     (void)c2;
     rig.reset();
     for (HostBackend* h : host) EXPECT_EQ(h->live_allocations(), 0u);
+}
+
+TEST_F(VgpuDevices, HostDevicesHaveNoPeerAccessButCopyAllTheSame) {
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_DEVICE_CAN_ACCESS_PEER, .args = {0, 1}}).r0, 0u);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_DEVICE_CAN_ACCESS_PEER, .args = {1, 1}}).r0, 0u);
+    EXPECT_EQ(status({.opcode = VGPU_OP_DEVICE_CAN_ACCESS_PEER, .args = {0, 3}}), VGPU_ERROR_INVALID_DEVICE);
+    const uint64_t c1 = context_on(1);
+    context_on(0);
+    EXPECT_EQ(status({.opcode = VGPU_OP_CTX_ENABLE_PEER_ACCESS, .args = {c1, 0}}), VGPU_ERROR_PEER_ACCESS_UNSUPPORTED);
+    EXPECT_EQ(status({.opcode = VGPU_OP_CTX_DISABLE_PEER_ACCESS, .args = {c1}}), VGPU_ERROR_PEER_ACCESS_NOT_ENABLED);
+}
+
+// A host backend that says it has a peer path (as CUDA does), so the
+// device model's bookkeeping of enabled pairs is exercised.
+class PeeringHost final : public ForwardingBackend {
+public:
+    Status peer_can_access(GpuBackend&, int* out) override { return *out = 1, VGPU_SUCCESS; }
+    Status peer_set_access(GpuBackend&, bool) override { return VGPU_SUCCESS; }
+};
+
+TEST(VgpuPeerAccess, EnabledOncePerPairAndForgottenWithTheContext) {
+    std::vector<std::unique_ptr<GpuBackend>> devices;
+    devices.push_back(std::make_unique<PeeringHost>());
+    devices.push_back(std::make_unique<PeeringHost>());
+    VgpuRig rig{VgpuOptions{}, std::make_unique<DeviceSet>(std::move(devices))};
+    ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_DEVICE_CAN_ACCESS_PEER, .args = {0, 1}}).r0, 1u);
+    const uint64_t c1 = rig.call({.opcode = VGPU_OP_CTX_CREATE, .args = {0, 1}}).r0;
+    const uint64_t c0 = rig.call({.opcode = VGPU_OP_CTX_CREATE, .args = {0, 0}}).r0;
+    auto st = [&](uint16_t op, std::vector<uint64_t> args) { return rig.call({.opcode = op, .args = args}).status; };
+    EXPECT_EQ(st(VGPU_OP_CTX_ENABLE_PEER_ACCESS, {c1, 1}), VGPU_ERROR_INVALID_VALUE); // flags must be 0
+    EXPECT_EQ(st(VGPU_OP_CTX_ENABLE_PEER_ACCESS, {c1, 0}), VGPU_SUCCESS);
+    EXPECT_EQ(st(VGPU_OP_CTX_ENABLE_PEER_ACCESS, {c1, 0}), VGPU_ERROR_PEER_ACCESS_ALREADY_ENABLED);
+    EXPECT_EQ(st(VGPU_OP_CTX_ENABLE_PEER_ACCESS, {c0, 0}), VGPU_ERROR_PEER_ACCESS_UNSUPPORTED); // itself
+    EXPECT_EQ(st(VGPU_OP_CTX_ENABLE_PEER_ACCESS, {12345, 0}), VGPU_ERROR_INVALID_CONTEXT);
+    EXPECT_EQ(st(VGPU_OP_CTX_DISABLE_PEER_ACCESS, {c1}), VGPU_SUCCESS);
+    EXPECT_EQ(st(VGPU_OP_CTX_DISABLE_PEER_ACCESS, {c1}), VGPU_ERROR_PEER_ACCESS_NOT_ENABLED);
+    EXPECT_EQ(st(VGPU_OP_CTX_ENABLE_PEER_ACCESS, {c1, 0}), VGPU_SUCCESS);
+    EXPECT_EQ(st(VGPU_OP_CTX_DESTROY, {c1}), VGPU_SUCCESS);
+    const uint64_t again = rig.call({.opcode = VGPU_OP_CTX_CREATE, .args = {0, 1}}).r0;
+    EXPECT_EQ(st(VGPU_OP_CTX_SET_CURRENT, {c0}), VGPU_SUCCESS);
+    EXPECT_EQ(st(VGPU_OP_CTX_ENABLE_PEER_ACCESS, {again, 0}), VGPU_SUCCESS);
 }
 
 TEST(DeviceSet, RefusesEmptyNullAndMixedLists) {

@@ -276,6 +276,27 @@ Status CudaBackend::module_get_global(BackendModule m, std::string_view name, ui
     return VGPU_SUCCESS;
 }
 
+Status CudaBackend::peer_can_access(GpuBackend& peer, int* out) {
+    auto* other = dynamic_cast<CudaBackend*>(&peer);
+    if (!other) return VGPU_ERROR_NOT_SUPPORTED;
+    return to_status(api_.cuDeviceCanAccessPeer(out, dev_, other->dev_));
+}
+
+// This context (current: the device model selected it) maps the peer's memory.
+Status CudaBackend::peer_set_access(GpuBackend& peer, bool enable) {
+    auto* other = dynamic_cast<CudaBackend*>(&peer);
+    if (!other) return VGPU_ERROR_NOT_SUPPORTED;
+    return to_status(enable ? api_.cuCtxEnablePeerAccess(other->ctx_, 0) : api_.cuCtxDisablePeerAccess(other->ctx_));
+}
+
+Status CudaBackend::memcpy_with_peer(GpuBackend& peer, bool to_peer, uint64_t dst, uint64_t src, uint64_t bytes,
+                                     BackendStream s, bool async) {
+    auto* other = dynamic_cast<CudaBackend*>(&peer);
+    if (!other) return VGPU_ERROR_NOT_SUPPORTED;
+    CUcontext dst_ctx = to_peer ? other->ctx_ : ctx_, src_ctx = to_peer ? ctx_ : other->ctx_;
+    return finish(api_.cuMemcpyPeerAsync(dst, dst_ctx, src, src_ctx, bytes, stream(s)), stream(s), async);
+}
+
 Status CudaBackend::launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
                            std::span<void* const> params, std::span<const uint16_t>, bool cooperative) {
     if (cooperative)

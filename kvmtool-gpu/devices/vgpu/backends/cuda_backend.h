@@ -86,6 +86,13 @@ public:
     Status function_attribute(BackendFunction f, int attribute, int* out) override;
     Status set_function_attribute(BackendFunction f, int attribute, int value) override;
     Status module_get_global(BackendModule m, std::string_view name, uint64_t* dptr, uint64_t* bytes) override;
+    // Between two CUDA backends (contexts), as the driver does them:
+    // cuMemcpyPeerAsync goes over the bus where peer access allows, and
+    // the driver stages it itself where not.
+    Status peer_can_access(GpuBackend& peer, int* out) override;
+    Status peer_set_access(GpuBackend& peer, bool enable) override;
+    Status memcpy_with_peer(GpuBackend& peer, bool to_peer, uint64_t dst, uint64_t src, uint64_t bytes, BackendStream s,
+                            bool async) override;
     Status launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
                   std::span<void* const> params, std::span<const uint16_t> sizes, bool cooperative) override;
 

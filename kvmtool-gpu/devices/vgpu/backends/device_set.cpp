@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "kvmtool-gpu/util/log.h"
+
 namespace kvmgpu::vgpu {
 
 namespace {
@@ -73,44 +75,81 @@ Status DeviceSet::device_total_mem(int ordinal, uint64_t* out) {
     return devices_[ordinal]->device_total_mem(0, out);
 }
 
-const char* DeviceSet::peer_path(int dst_device, int src_device) const {
-    return dst_device == src_device ? "same device" : "staged";
+void DeviceSet::say_path_once(int dst_device, int src_device, const char* path) {
+    if (path_said_.empty()) path_said_.assign(devices_.size() * devices_.size(), false);
+    const size_t pair = static_cast<size_t>(src_device) * devices_.size() + static_cast<size_t>(dst_device);
+    if (path_said_[pair]) return;
+    path_said_[pair] = true;
+    log_info("vgpu: copies from device %d to device %d: %s", src_device, dst_device, path);
 }
 
-// Between devices: staged through VMM memory, piece by piece, and
-// synchronous (the source device's queued work first, as the copy is
-// ordered after it). Within one device: the device's own copy.
-Status DeviceSet::memcpy_peer(int dst_device, uint64_t dst, int src_device, uint64_t src, uint64_t bytes,
-                              BackendStream s, bool async) {
-    const int n = static_cast<int>(devices_.size());
-    if (dst_device < 0 || dst_device >= n || src_device < 0 || src_device >= n) return VGPU_ERROR_INVALID_DEVICE;
-    if (dst_device == src_device && static_cast<size_t>(dst_device) == selected_)
-        return cur().memcpy_dtod(dst, src, bytes, s, async);
-    const size_t was = selected_;
-    if (dst_device == src_device) { // another device's own copy, synchronous
-        Status st = cur().stream_synchronize(s);
-        devices_[dst_device]->bind_thread();
-        if (st == VGPU_SUCCESS) st = devices_[dst_device]->memcpy_dtod(dst, src, bytes, 0, false);
-        cur().bind_thread();
-        return st;
+Status DeviceSet::can_access_peer(int device, int peer_device, int* out) {
+    if (!valid(device) || !valid(peer_device)) return VGPU_ERROR_INVALID_DEVICE;
+    if (device == peer_device) {
+        *out = 0; // a device is not its own peer, as the driver says
+        return VGPU_SUCCESS;
     }
-    GpuBackend& from = *devices_[src_device];
-    GpuBackend& to = *devices_[dst_device];
-    auto on = [&](GpuBackend& d) { d.bind_thread(); };
+    const Status s = devices_[device]->peer_can_access(*devices_[peer_device], out);
+    if (s == VGPU_ERROR_NOT_SUPPORTED) *out = 0;
+    return s == VGPU_ERROR_NOT_SUPPORTED ? VGPU_SUCCESS : s;
+}
+
+Status DeviceSet::set_peer_access(int device, int peer_device, bool enable) {
+    if (!valid(device) || !valid(peer_device)) return VGPU_ERROR_INVALID_DEVICE;
+    if (device == peer_device) return VGPU_ERROR_PEER_ACCESS_UNSUPPORTED;
+    devices_[device]->bind_thread();
+    Status s = devices_[device]->peer_set_access(*devices_[peer_device], enable);
+    if (s == VGPU_ERROR_NOT_SUPPORTED) s = VGPU_ERROR_PEER_ACCESS_UNSUPPORTED;
+    cur().bind_thread();
+    return s;
+}
+
+// Piece by piece through VMM memory, synchronous.
+Status DeviceSet::staged_copy(GpuBackend& from, GpuBackend& to, uint64_t dst, uint64_t src, uint64_t bytes) {
     if (staging_.empty()) staging_.resize(kStagingBytes);
-    Status st = cur().stream_synchronize(s); // what the stream queued before the copy
-    on(from);
-    if (st == VGPU_SUCCESS) st = from.ctx_synchronize();
+    Status st = VGPU_SUCCESS;
     for (uint64_t done = 0; st == VGPU_SUCCESS && done < bytes;) {
         const uint64_t piece = std::min<uint64_t>(kStagingBytes, bytes - done);
-        on(from);
+        from.bind_thread();
         st = from.memcpy_dtoh(staging_.data(), src + done, piece, 0, false);
         if (st != VGPU_SUCCESS) break;
-        on(to);
+        to.bind_thread();
         st = to.memcpy_htod(dst + done, staging_.data(), piece, 0, false);
         done += piece;
     }
-    selected_ = was;
+    return st;
+}
+
+// On stream s of the selected device. Within one device: its own copy.
+// Between two: the backend's peer copy where it has one (queued on s when
+// the selected device is one of the two), else staged (synchronous, after
+// what s and the source device queued before).
+Status DeviceSet::memcpy_peer(int dst_device, uint64_t dst, int src_device, uint64_t src, uint64_t bytes,
+                              BackendStream s, bool async) {
+    if (!valid(dst_device) || !valid(src_device)) return VGPU_ERROR_INVALID_DEVICE;
+    const int here = static_cast<int>(selected_);
+    if (dst_device == src_device && dst_device == here) return cur().memcpy_dtod(dst, src, bytes, s, async);
+    GpuBackend& from = *devices_[src_device];
+    GpuBackend& to = *devices_[dst_device];
+    if (dst_device != src_device && (here == src_device || here == dst_device)) {
+        GpuBackend& other = here == src_device ? to : from;
+        const Status st = cur().memcpy_with_peer(other, here == src_device, dst, src, bytes, s, async);
+        if (st != VGPU_ERROR_NOT_SUPPORTED) {
+            say_path_once(dst_device, src_device, "backend peer copy");
+            return st;
+        }
+    }
+    Status st = cur().stream_synchronize(s);
+    if (st == VGPU_SUCCESS) {
+        from.bind_thread();
+        st = from.ctx_synchronize();
+    }
+    if (st == VGPU_SUCCESS && dst_device == src_device) {
+        st = from.memcpy_dtod(dst, src, bytes, 0, false);
+    } else if (st == VGPU_SUCCESS) {
+        say_path_once(dst_device, src_device, "staged through the VMM");
+        st = staged_copy(from, to, dst, src, bytes);
+    }
     cur().bind_thread();
     return st;
 }

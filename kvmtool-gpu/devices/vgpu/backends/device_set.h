@@ -6,8 +6,10 @@
 // ordinal), guest RAM registration (every device gets guest RAM, so each
 // can DMA from it) and cancel_call_in_flight (all). A copy between two
 // devices goes as the devices allow: the backend's own peer copy when both
-// are one backend's kind and it has one, else staged through the VMM's
-// memory (device to host, then host to device), and peer_path() says which.
+// are one backend's kind and it has one (CUDA: cuMemcpyPeerAsync, over the
+// bus where peer access allows, staged by the driver where not), else staged
+// through the VMM's memory (device to host, then host to device); the log
+// says which on the first copy between each pair of devices.
 #pragma once
 
 #include <memory>
@@ -71,6 +73,8 @@ public:
     }
     Status memcpy_peer(int dst_device, uint64_t dst, int src_device, uint64_t src, uint64_t bytes, BackendStream s,
                        bool async) override;
+    Status can_access_peer(int device, int peer_device, int* out) override;
+    Status set_peer_access(int device, int peer_device, bool enable) override;
 
     Status module_load(std::span<const uint8_t> image, BackendModule* out) override {
         return cur().module_load(image, out);
@@ -111,17 +115,18 @@ public:
     void cancel_call_in_flight() override;
     bool recover_from(Status s) override { return cur().recover_from(s); }
 
-    // "staged" for a copy between devices (through VMM memory), "same
-    // device" within one; for the bench and the log.
-    const char* peer_path(int dst_device, int src_device) const;
     size_t size() const { return devices_.size(); }
 
 private:
     GpuBackend& cur() const { return *devices_[selected_]; }
+    bool valid(int device) const { return device >= 0 && static_cast<size_t>(device) < devices_.size(); }
+    Status staged_copy(GpuBackend& from, GpuBackend& to, uint64_t dst, uint64_t src, uint64_t bytes);
+    void say_path_once(int dst_device, int src_device, const char* path);
 
     std::vector<std::unique_ptr<GpuBackend>> devices_;
     size_t selected_ = 0;
     std::vector<uint8_t> staging_; // a copy between devices, made on first use
+    std::vector<bool> path_said_;  // by src * size() + dst
 };
 
 } // namespace kvmgpu::vgpu

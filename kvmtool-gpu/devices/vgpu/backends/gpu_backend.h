@@ -97,6 +97,38 @@ public:
         if (dst_device != src_device) return VGPU_ERROR_INVALID_DEVICE;
         return memcpy_dtod(dst, src, bytes, s, async);
     }
+    // cuDeviceCanAccessPeer and cuCtxEnablePeerAccess / Disable between two
+    // of the backend's devices (the selected one is current for the latter).
+    virtual Status can_access_peer(int device, int peer_device, int* out) {
+        if (device != 0 || peer_device != 0) return VGPU_ERROR_INVALID_DEVICE;
+        *out = 0;
+        return VGPU_SUCCESS;
+    }
+    virtual Status set_peer_access(int device, int peer_device, bool enable) {
+        (void)enable;
+        if (device != 0 || peer_device != 0) return VGPU_ERROR_INVALID_DEVICE;
+        return VGPU_ERROR_PEER_ACCESS_UNSUPPORTED;
+    }
+
+    // Hooks a DeviceSet uses between two backends of one kind; `peer` is
+    // another instance of this backend's class. The defaults: no peer path
+    // (the set stages copies through the VMM). memcpy_with_peer copies
+    // between this backend's memory and peer's (to peer when to_peer), on
+    // this backend's stream s.
+    virtual Status peer_can_access(GpuBackend& peer, int* out) {
+        (void)peer;
+        *out = 0;
+        return VGPU_SUCCESS;
+    }
+    virtual Status peer_set_access(GpuBackend& peer, bool enable) {
+        (void)peer, (void)enable;
+        return VGPU_ERROR_PEER_ACCESS_UNSUPPORTED;
+    }
+    virtual Status memcpy_with_peer(GpuBackend& peer, bool to_peer, uint64_t dst, uint64_t src, uint64_t bytes,
+                                    BackendStream s, bool async) {
+        (void)peer, (void)to_peer, (void)dst, (void)src, (void)bytes, (void)s, (void)async;
+        return VGPU_ERROR_NOT_SUPPORTED;
+    }
     virtual Status device_attribute(int attribute, int ordinal, int* out) = 0;
     virtual Status device_name(int ordinal, char* buf, size_t len) = 0;
     virtual Status device_total_mem(int ordinal, uint64_t* out) = 0;
