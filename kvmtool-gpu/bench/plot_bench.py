@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""Plots of `kvmtool-gpu bench bandwidth` and `bench calls` from their CSV.
+"""Plots of `kvmtool-gpu bench bandwidth`, `bench calls` and `bench multigpu`
+from their CSV.
 
-usage: plot_bench.py bandwidth|calls RESULTS.csv OUT.png
+usage: plot_bench.py bandwidth|calls|multigpu RESULTS.csv OUT.png
 
 bandwidth: GB/s against copy size, one panel per direction and host backing,
 one line per mode (native lines dashed, in every panel); with --trials, the
 median trial of each size (as the markdown report).
 calls: time per call for each measurement, grouped by doorbell and batching,
 native as a dashed line across each group.
+multigpu: time against matrix order, one line per gathering mode (G_G, G_H),
+guest solid and native dashed, as the seed's figure.
 Exits 3 when matplotlib is missing (the caller says so and goes on).
 """
 import csv
@@ -106,13 +109,36 @@ def plot_calls(rows, out):
     fig.savefig(out, dpi=120)
 
 
+def plot_multigpu(rows, out):
+    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    for side, style in (("guest", "-"), ("native", "--")):
+        for mode, label in (("gg", "G_G (peer copies)"), ("gh", "G_H (through the host)")):
+            pts = sorted((int(r["order"]), float(r["total_ms"])) for r in rows
+                         if r["side"] == side and r["mode"] == mode)
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o",
+                        label=f"{label}, {side}")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("matrix order")
+    ax.set_ylabel("time of A*B + C*D (ms)")
+    ax.set_title("kvmtool-gpu bench multigpu")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+
+
+PLOTS = {"bandwidth": plot_bandwidth, "calls": plot_calls, "multigpu": plot_multigpu}
+
+
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in ("bandwidth", "calls"):
+    if len(sys.argv) != 4 or sys.argv[1] not in PLOTS:
         print(__doc__, file=sys.stderr)
         return 2
     with open(sys.argv[2], newline="") as f:
         rows = list(csv.DictReader(f))
-    (plot_bandwidth if sys.argv[1] == "bandwidth" else plot_calls)(rows, sys.argv[3])
+    PLOTS[sys.argv[1]](rows, sys.argv[3])
     return 0
 
 
