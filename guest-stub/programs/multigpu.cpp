@@ -110,7 +110,7 @@ void enable_peers(Study& s)
     for (int k = 1; k < kRoles; ++k) {
         int can = 0;
         CU_CHECK(cuDeviceCanAccessPeer(&can, s.role[0].device, s.role[k].device));
-        const char* how = "no (peer copies are staged)";
+        const char* how = "no (peer copies still work: the VMM's driver picks the path)";
         if (can) {
             use(s.role[0]);
             const CUresult r = cuCtxEnablePeerAccess(s.role[k].ctx, 0);

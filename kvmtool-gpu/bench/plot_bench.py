@@ -110,21 +110,33 @@ def plot_calls(rows, out):
 
 
 def plot_multigpu(rows, out):
-    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    fig, (ax, diff) = plt.subplots(1, 2, figsize=(11, 4.8))
+
+    def points(side, mode, field):
+        return sorted((int(r["order"]), float(r[field])) for r in rows if r["side"] == side and r["mode"] == mode)
+
     for side, style in (("guest", "-"), ("native", "--")):
         for mode, label in (("gg", "G_G (peer copies)"), ("gh", "G_H (through the host)")):
-            pts = sorted((int(r["order"]), float(r["total_ms"])) for r in rows
-                         if r["side"] == side and r["mode"] == mode)
+            pts = points(side, mode, "total_ms")
             if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o",
-                        label=f"{label}, {side}")
-    ax.set_xscale("log", base=2)
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", label=f"{label}, {side}")
+        gg, gh = dict(points(side, "gg", "total_ms")), dict(points(side, "gh", "total_ms"))
+        t = dict(points(side, "t", "t_ms"))
+        orders = sorted(set(gg) & set(gh))
+        if orders:
+            diff.plot(orders, [gh[n] - gg[n] for n in orders], style, marker="o", label=f"G_H - G_G, {side}")
+        if t:
+            diff.plot(sorted(t), [5 * t[n] for n in sorted(t)], style, marker="x", label=f"5T, {side}")
     ax.set_yscale("log")
-    ax.set_xlabel("matrix order")
-    ax.set_ylabel("time of A*B + C*D (ms)")
-    ax.set_title("kvmtool-gpu bench multigpu")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
+    diff.set_yscale("symlog", linthresh=0.1)  # the difference may be negative at small orders
+    for a, title, ylabel in ((ax, "time of A*B + C*D", "ms"), (diff, "what staging adds, and the seed's 5T", "ms")):
+        a.set_xscale("log", base=2)
+        a.set_xlabel("matrix order")
+        a.set_ylabel(ylabel)
+        a.set_title(title, fontsize=10)
+        a.grid(True, alpha=0.3)
+        a.legend(fontsize=7)
+    fig.suptitle("kvmtool-gpu bench multigpu")
     fig.tight_layout()
     fig.savefig(out, dpi=120)
 

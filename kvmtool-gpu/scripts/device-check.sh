@@ -7,14 +7,14 @@
 # device tool returns only a few files); without $OUT they stay in
 # ./device-out. Anyone can rerun it there:
 #   bash kvmtool-gpu/scripts/device-check.sh [PART...]
-# PARTs (default: all): tests guests boot calls tlb bench bench2; `compare`
+# PARTs (default: all): tests guests boot calls tlb bench bench2 multigpu; `compare`
 # (not in the default) runs `bench calls` with the polling doorbell five
 # times, alternating the VMM from another commit (.carry/compare, see
 # pack-carry.sh) with this one, worker process and inline. One device
 # call has 10 minutes, so the whole check is run in parts: `tests guests boot
 # calls`, then `tlb`, then `bench`, then `bench2`.
 set -uo pipefail
-parts=${*:-tests guests boot calls tlb bench bench2}
+parts=${*:-tests guests boot calls tlb bench bench2 multigpu}
 want() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bin=$repo/.carry/bin
@@ -94,6 +94,15 @@ if want calls; then
     md=$(ls "$out/$d"/*.md 2>/dev/null | head -1)
     [ -n "$md" ] && { note ""; note "--- $d"; tee -a "$summary" <"$md"; }
   done
+fi
+# The multi-GPU transfer study, four devices on the GPUs given (default: all
+# on GPU 0, which the bench labels as not the seed's case), native beside guest.
+if want multigpu; then
+  step bench-multigpu timeout 420 "$bin/kvmtool-gpu" bench multigpu --vgpu cuda --gpus "${KVMGPU_MULTIGPU_GPUS:-0,0,0,0}" \
+    --orders "${KVMGPU_MULTIGPU_ORDERS:-1024,2048,4096,8192,16384}" \
+    --plot-script "$repo/kvmtool-gpu/bench/plot_bench.py" --out "$out/multigpu"
+  md=$(ls "$out/multigpu"/*.md 2>/dev/null | head -1)
+  [ -n "$md" ] && { note ""; note "--- multigpu"; tee -a "$summary" <"$md"; }
 fi
 if want compare; then
   old=$repo/.carry/compare/kvmtool-gpu

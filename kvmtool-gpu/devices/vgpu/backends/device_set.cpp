@@ -135,7 +135,7 @@ Status DeviceSet::memcpy_peer(int dst_device, uint64_t dst, int src_device, uint
         GpuBackend& other = here == src_device ? to : from;
         const Status st = cur().memcpy_with_peer(other, here == src_device, dst, src, bytes, s, async);
         if (st != VGPU_ERROR_NOT_SUPPORTED) {
-            say_path_once(dst_device, src_device, "backend peer copy");
+            say_path_once(dst_device, src_device, "the backend's peer copy (CUDA: cuMemcpyPeerAsync, the driver picks the path)");
             return st;
         }
     }
