@@ -33,6 +33,13 @@ public:
         auto it = allocs_.find(dptr);
         return it == allocs_.end() ? 0 : it->second.owner;
     }
+    // ... of the allocation holding dptr; 0 if none (a window, a global).
+    uint64_t owner_containing(uint64_t dptr) const {
+        auto it = allocs_.upper_bound(dptr);
+        if (it == allocs_.begin()) return 0;
+        --it;
+        return dptr - it->first < it->second.bytes ? it->second.owner : 0;
+    }
     // Forgets every allocation (after the backend freed or lost them).
     void clear() { allocs_.clear(), globals_.clear(), used_ = 0; }
     // Visits, then forgets, every allocation `owner` made: fn(dptr, bytes).

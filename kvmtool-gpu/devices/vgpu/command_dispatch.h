@@ -91,6 +91,20 @@ private:
     void make_current(uint64_t ctx);
     // The device of context ctx (the current one's for 0).
     int device_of(uint64_t ctx);
+    // op(stream, async) on the device that holds dptr: the current one as
+    // asked, another one (unified addressing) after stream s drained and
+    // synchronously there, as a copy between devices is.
+    template <class Op>
+    Status on_device_of(uint64_t dptr, BackendStream s, bool async, Op op) {
+        const int device = device_of(allocs_.owner_containing(dptr));
+        if (device == selected_device_) return op(s, async);
+        Status st = backend_.stream_synchronize(s);
+        if (st != VGPU_SUCCESS) return st;
+        backend_.select_device(device);
+        st = op(BackendStream{0}, false);
+        backend_.select_device(selected_device_);
+        return st;
+    }
     uint8_t* guest_span(uint64_t gpa, uint64_t bytes);
     static bool is_async(const GuestCommand& c) { return c.desc.flags & VGPU_CMD_FLAG_ASYNC; }
     static bool is_cooperative(const GuestCommand& c) { return c.desc.flags & VGPU_CMD_FLAG_COOPERATIVE; }

@@ -66,8 +66,9 @@ CommandResult CommandDispatch::op_memcpy_host(GuestCommand& c) {
     if (!allocs_.contains(dptr, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "device range not this VM's");
     uint8_t* host = guest_span(gpa, bytes);
     if (!host) return fail(VGPU_ERROR_INVALID_VALUE, "guest range outside RAM");
-    const Status st = backend_result(htod ? backend_.memcpy_htod(dptr, host, bytes, s, is_async(c))
-                                          : backend_.memcpy_dtoh(host, dptr, bytes, s, is_async(c)));
+    const Status st = backend_result(on_device_of(dptr, s, is_async(c), [&](BackendStream on, bool async) {
+        return htod ? backend_.memcpy_htod(dptr, host, bytes, on, async) : backend_.memcpy_dtoh(host, dptr, bytes, on, async);
+    }));
     if (st == VGPU_SUCCESS) VgpuCounters::add(htod ? counters_.bytes_htod : counters_.bytes_dtoh, bytes);
     return done(st);
 }
@@ -79,7 +80,11 @@ CommandResult CommandDispatch::op_memcpy_dtod(GuestCommand& c) {
     if (bytes == 0) return done(VGPU_SUCCESS);
     if (!allocs_.contains(dst, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "dst device range not this VM's");
     if (!allocs_.contains(src, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "src device range not this VM's");
-    const Status st = backend_result(backend_.memcpy_dtod(dst, src, bytes, s, is_async(c)));
+    // Memory of another device (unified addressing): a copy between devices.
+    const int dst_device = device_of(allocs_.owner_containing(dst)), src_device = device_of(allocs_.owner_containing(src));
+    const Status st = backend_result(dst_device == selected_device_ && src_device == selected_device_
+                                         ? backend_.memcpy_dtod(dst, src, bytes, s, is_async(c))
+                                         : backend_.memcpy_peer(dst_device, dst, src_device, src, bytes, s, is_async(c)));
     if (st == VGPU_SUCCESS) VgpuCounters::add(counters_.bytes_dtod, bytes);
     return done(st);
 }
@@ -181,7 +186,9 @@ CommandResult CommandDispatch::op_memset(GuestCommand& c) {
     if (__builtin_mul_overflow(count, element, &bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "count wraps");
     if (bytes == 0) return done(VGPU_SUCCESS);
     if (!allocs_.contains(dptr, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "device range not this VM's");
-    return done(backend_result(backend_.memset(dptr, static_cast<uint32_t>(value), element, count, s, is_async(c))));
+    return done(backend_result(on_device_of(dptr, s, is_async(c), [&](BackendStream on, bool async) {
+        return backend_.memset(dptr, static_cast<uint32_t>(value), element, count, on, async);
+    })));
 }
 
 CommandResult CommandDispatch::op_guest_ram_device_ptr(GuestCommand& c) {

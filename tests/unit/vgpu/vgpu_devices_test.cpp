@@ -96,6 +96,26 @@ TEST_F(VgpuDevices, PeerCopiesGoBetweenDevices) {
               VGPU_ERROR_INVALID_VALUE);
 }
 
+TEST_F(VgpuDevices, AnotherDevicesMemoryIsReachedThroughUnifiedAddressing) {
+    context_on(2);
+    const uint64_t on2 = rig.alloc(4096);
+    context_on(1);
+    const uint64_t on1 = rig.alloc(4096);
+    // From device 1's context: a memset, a host copy and a device copy on device 2's memory.
+    EXPECT_EQ(status({.opcode = VGPU_OP_MEMSET_D8, .args = {on2, 0x11, 4096, 0}}), VGPU_SUCCESS);
+    EXPECT_EQ(read(on2, 4)[3], 0x11);
+    const uint8_t mine[4] = {1, 2, 3, 4};
+    rig.put(kDataGpa, mine, sizeof mine);
+    EXPECT_EQ(status({.opcode = VGPU_OP_MEMCPY_HTOD, .args = {on2 + 8, kDataGpa, 4, 0}}), VGPU_SUCCESS);
+    EXPECT_EQ(status({.opcode = VGPU_OP_MEMCPY_DTOD, .args = {on1, on2, 4096, 0}}), VGPU_SUCCESS);
+    const auto got = read(on1, 12);
+    EXPECT_EQ(got[0], 0x11);
+    EXPECT_EQ(got[8], 1);
+    EXPECT_EQ(got[11], 4);
+    EXPECT_EQ(host[1]->live_allocations(), 1u);
+    EXPECT_EQ(host[2]->live_allocations(), 1u);
+}
+
 TEST_F(VgpuDevices, ObjectsAndMemoryGoWithTheirContextsDevice) {
     const uint64_t c1 = context_on(1);
     const uint64_t stream1 = rig.call({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}}).r0;

@@ -41,6 +41,64 @@ std::unique_ptr<VgpuRig> worker_rig(std::string* why, WorkerEngine** worker = nu
     if (HasFailure()) return;                                    \
     if (!var) GTEST_SKIP() << "no CUDA backend: " << why_
 
+// Four devices on GPU 0 (--gpus 0,0,0,0) in one worker: a context on each,
+// memory on each, peer copies between them and a kernel on one device
+// reading another's memory (unified addressing).
+TEST(WorkerCuda, FourDevicesOnOneGpu) {
+    std::string why;
+    const int gpus[] = {0, 0, 0, 0};
+    VgpuRig rig(VgpuOptions{}, [&](const memmap::GuestMemory& mem, const VgpuOptions& o) {
+        return make_engine(mem, o, BackendChoice::Cuda, GpuWorker::Process, &why, gpus);
+    });
+    if (!rig.dev) GTEST_SKIP() << "no CUDA backend: " << why;
+    std::printf("%s\n", why.c_str());
+    ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_DEVICE_GET_COUNT}).r0, 4u);
+    const Done peer = rig.call({.opcode = VGPU_OP_DEVICE_CAN_ACCESS_PEER, .args = {0, 1}});
+    EXPECT_EQ(peer.status, VGPU_SUCCESS);
+    std::printf("cuDeviceCanAccessPeer(device 0, device 1), both on GPU 0: %llu\n",
+                static_cast<unsigned long long>(peer.r0));
+    uint64_t ctx[4], mem[4];
+    const uint32_t value[4] = {0x3F800000, 0x40000000, 0x40400000, 0x40800000}; // 1.0f, 2.0f, 3.0f, 4.0f
+    for (uint64_t d = 0; d < 4; ++d) {
+        const Done c = rig.call({.opcode = VGPU_OP_CTX_CREATE, .args = {0, d}});
+        ASSERT_EQ(c.status, VGPU_SUCCESS);
+        ctx[d] = c.r0;
+        mem[d] = rig.alloc(1 << 20);
+        ASSERT_EQ(rig.call({.opcode = VGPU_OP_MEMSET_D32, .args = {mem[d], value[d], 1 << 18, 0}}).status,
+                  VGPU_SUCCESS);
+    }
+    // Device 3 is current: gather 0..2 into device 3's buffer, a quarter each.
+    for (uint64_t d = 0; d < 3; ++d)
+        ASSERT_EQ(rig.call({.opcode = VGPU_OP_MEMCPY_PEER,
+                            .args = {mem[3] + d * (256 << 10), ctx[3], mem[d], ctx[d], 256 << 10, 0}})
+                      .status,
+                  VGPU_SUCCESS);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_CTX_SYNCHRONIZE}).status, VGPU_SUCCESS);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_MEMCPY_DTOH, .args = {kDataGpa, mem[3], 1 << 20, 0}}).status, VGPU_SUCCESS);
+    for (uint64_t q = 0; q < 4; ++q) {
+        uint32_t v = 0;
+        rig.get(kDataGpa + q * (256 << 10) + 4, &v, sizeof v);
+        EXPECT_EQ(v, value[q]) << "quarter " << q;
+    }
+    // A kernel on device 1 adding device 0's and device 2's memory (unified addressing).
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_CTX_SET_CURRENT, .args = {ctx[1]}}).status, VGPU_SUCCESS);
+    uint64_t fn = 0;
+    rig.module_with("vector_add", &fn, test_fatbin());
+    const uint32_t n = 1024;
+    ASSERT_EQ(rig.launch(fn, std::vector<std::vector<uint8_t>>{bytes(mem[0]), bytes(mem[2]), bytes(mem[1]), bytes(n)},
+                         n / 256, 1, 256, 1)
+                  .status,
+              VGPU_SUCCESS);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_MEMCPY_DTOH, .args = {kDataGpa, mem[1], 4, 0}}).status, VGPU_SUCCESS);
+    uint32_t sum_bits = 0;
+    rig.get(kDataGpa, &sum_bits, 4);
+    EXPECT_EQ(sum_bits, value[3]); // 1.0f + 3.0f
+    // Destroying device 2's context frees its memory on device 2.
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_CTX_DESTROY, .args = {ctx[2]}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_MEM_FREE, .args = {mem[2]}}).status, VGPU_ERROR_INVALID_VALUE);
+}
+
 // Through the device model: the guest gets ILLEGAL_ADDRESS, its handles are
 // dropped, and a new module, new allocations and a launch then work.
 TEST(WorkerCuda, KernelFaultThroughTheRing) {

@@ -135,7 +135,12 @@ Status DeviceSet::memcpy_peer(int dst_device, uint64_t dst, int src_device, uint
         GpuBackend& other = here == src_device ? to : from;
         const Status st = cur().memcpy_with_peer(other, here == src_device, dst, src, bytes, s, async);
         if (st != VGPU_ERROR_NOT_SUPPORTED) {
-            say_path_once(dst_device, src_device, "the backend's peer copy (CUDA: cuMemcpyPeerAsync, the driver picks the path)");
+            int can = 0;
+            from.peer_can_access(to, &can);
+            say_path_once(dst_device, src_device,
+                          can ? "the backend's peer copy, peer access possible (CUDA: cuMemcpyPeerAsync over the bus)"
+                              : "the backend's peer copy without peer access (CUDA: cuMemcpyPeerAsync, staged by "
+                                "the driver, or within the GPU when both devices are on one)");
             return st;
         }
     }
