@@ -220,8 +220,10 @@ enum vgpu_opcode {
  * guest RAM, checks every entry and the sum, and copies nothing if either
  * is wrong. Being asynchronous, that refusal is reported by the next
  * synchronize (stream, event or context) as VGPU_ERROR_INVALID_VALUE, as
- * CUDA reports a failed asynchronous operation. AUTO picks DEVICE_WALK
- * where the backend has it and arg5 is given. As with the bytes of any
+ * CUDA reports a failed asynchronous operation. AUTO picks BATCH when
+ * arg5 / arg2 (the entries' average length) is large enough for the copy
+ * engine to win (the CUDA backend: 512 KiB, e.g. 2 MiB guest pages), else
+ * DEVICE_WALK where the backend has it and arg5 is given. As with the bytes of any
  * asynchronous copy, the guest keeps a walked list unchanged until the
  * copy has run (a stream or context synchronize): the device may read it
  * any time before then, also after the command's completion is written. */

@@ -14,9 +14,10 @@ cp "$build"/guests/*.elf "$out/guests/"
 cp -r "$build/plots" "$out/bin/"
 # Test data that lives beside its test binary (found from /proc/self/exe).
 cp -r "$build/tests/unit/vgpu_attack/fuzz_corpus" "$out/bin/"
-# The GPU probes, where nvcc built them (device-check.d.sh runs them).
-probe=$build/kvmtool-gpu/bench/probes/sysmem_read_probe
-if [ -f "$probe" ]; then cp "$probe" "$out/bin/"; fi
+# The GPU probes, where nvcc built them (device-check.sh runs them).
+for probe in sysmem_read_probe batch_run_probe; do
+  [ -f "$build/kvmtool-gpu/bench/probes/$probe" ] && cp "$build/kvmtool-gpu/bench/probes/$probe" "$out/bin/"
+done
 # A VMM from another commit to compare against (the `compare` part of
 # device-check.sh): KVMGPU_COMPARE_BIN=<its build>/kvmtool-gpu/kvmtool-gpu,
 # with that build's guests (the guest ABI may differ between the two).

@@ -22,6 +22,7 @@ public:
     std::string describe() const override { return "forwarding to " + inner_->describe(); }
     bool real_kernels() const override { return inner_->real_kernels(); }
     SgStrategy default_sg_strategy() const override { return inner_->default_sg_strategy(); }
+    SgStrategy auto_sg_strategy(uint64_t n, uint64_t total) const override { return inner_->auto_sg_strategy(n, total); }
     void bind_thread() override { inner_->bind_thread(); }
     Status register_guest_ram(void* host, uint64_t bytes) override { return inner_->register_guest_ram(host, bytes); }
     uint64_t register_ns() const override { return inner_->register_ns(); }

@@ -121,7 +121,7 @@ CommandResult CommandDispatch::op_memcpy_sg(GuestCommand& c) {
     if (count > VGPU_MAX_SG_ENTRIES) return fail(VGPU_ERROR_INVALID_VALUE, "sg count > VGPU_MAX_SG_ENTRIES");
     if (count == 0) return done(VGPU_SUCCESS);
     const bool auto_pick = c.desc.arg[4] == VGPU_SG_AUTO;
-    SgStrategy how = auto_pick ? backend_.default_sg_strategy() : static_cast<SgStrategy>(c.desc.arg[4] - 1);
+    SgStrategy how = auto_pick ? backend_.auto_sg_strategy(count, total) : static_cast<SgStrategy>(c.desc.arg[4] - 1);
     if (how == SgStrategy::DeviceWalk && (!auto_pick || total != 0)) return sg_device_walk(c, htod, s);
     if (how == SgStrategy::DeviceWalk) how = SgStrategy::GatherKernel; // AUTO without a total: the host reads the list
 

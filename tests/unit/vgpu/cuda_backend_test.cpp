@@ -449,3 +449,24 @@ TEST(CudaVgpu, QueriesAndCrossStreamWaits) {
 
 } // namespace
 } // namespace kvmgpu::vgpu::test
+
+namespace kvmgpu::vgpu::test {
+namespace {
+
+// AUTO by the list's average entry: the copy engine for long runs (2 MiB
+// guest pages), the device walk for short ones (4 KiB pages), the walk
+// without a total.
+TEST(CudaBackend, AutoPicksByAverageRun) {
+    REQUIRE_CUDA(be);
+    Ram ram(*be, 4 << 20);
+    const uint64_t at = CudaBackend::kBatchMinAverageRun;
+    const SgStrategy long_runs = be->has_batch() ? SgStrategy::Batch : be->default_sg_strategy(); // driver < 12.8: none
+    EXPECT_EQ(be->auto_sg_strategy(4, 4 * at), long_runs);
+    EXPECT_EQ(be->auto_sg_strategy(512, 512 * (2 << 20)), long_runs);
+    EXPECT_EQ(be->auto_sg_strategy(4, 4 * at - 1), be->default_sg_strategy());
+    EXPECT_EQ(be->auto_sg_strategy(65536, 65536 * 4096), SgStrategy::DeviceWalk);
+    EXPECT_EQ(be->auto_sg_strategy(4, 0), SgStrategy::DeviceWalk);
+}
+
+} // namespace
+} // namespace kvmgpu::vgpu::test

@@ -133,6 +133,11 @@ SgStrategy CudaBackend::default_sg_strategy() const {
     return has_device_walk() ? SgStrategy::DeviceWalk : gather_fn_ ? SgStrategy::GatherKernel : SgStrategy::Coalesce;
 }
 
+SgStrategy CudaBackend::auto_sg_strategy(uint64_t entries, uint64_t total_bytes) const {
+    if (has_batch() && entries != 0 && total_bytes / entries >= kBatchMinAverageRun) return SgStrategy::Batch;
+    return default_sg_strategy();
+}
+
 void CudaBackend::bind_thread() { api_.cuCtxSetCurrent(ctx_); }
 
 Status CudaBackend::register_guest_ram(void* host, uint64_t bytes) {

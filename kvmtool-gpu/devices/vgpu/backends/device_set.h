@@ -29,6 +29,9 @@ public:
     std::string describe() const override;
     bool real_kernels() const override { return devices_.front()->real_kernels(); }
     SgStrategy default_sg_strategy() const override { return devices_.front()->default_sg_strategy(); }
+    SgStrategy auto_sg_strategy(uint64_t entries, uint64_t total_bytes) const override {
+        return cur().auto_sg_strategy(entries, total_bytes);
+    }
     void bind_thread() override;
 
     Status register_guest_ram(void* host, uint64_t bytes) override;

@@ -71,6 +71,12 @@ public:
     virtual bool real_kernels() const = 0;      // false: CPU reference kernels only
     // What VGPU_SG_AUTO means on this backend.
     virtual SgStrategy default_sg_strategy() const = 0;
+    // ... for a list of `entries` summing to `total_bytes` (0: not given):
+    // the backend may pick by the entries' average length.
+    virtual SgStrategy auto_sg_strategy(uint64_t entries, uint64_t total_bytes) const {
+        (void)entries, (void)total_bytes;
+        return default_sg_strategy();
+    }
 
     // Makes the backend usable on the calling thread (CUDA: its context
     // current). The device calls it once on its executor thread and then
