@@ -163,6 +163,11 @@ enum vgpu_opcode {
     VGPU_OP_MEMSET_D32 = 19,          /* arg0 dptr, arg1 value, arg2 count (u32s), arg3 stream */
     VGPU_OP_GUEST_RAM_DEVICE_PTR = 20,/* arg0 gpa, arg1 bytes -> result0 device address (zero-copy) */
     VGPU_OP_MEMSET_D16 = 21,          /* arg0 dptr (2-byte aligned), arg1 value, arg2 count (u16s), arg3 stream */
+    VGPU_OP_HOST_REGISTER = 22,       /* arg0 sg list gpa, arg1 sg count, arg2 total bytes, arg3 flags
+                                         (CU_MEMHOSTREGISTER_*) -> result0 registration, result1 its device
+                                         address, or 0 where guest RAM is on huge host pages (no 4 KiB alias:
+                                         copies go as any pageable buffer's) */
+    VGPU_OP_HOST_UNREGISTER = 23,     /* arg0 registration */
     VGPU_OP_MODULE_LOAD_DATA = 30,    /* arg0 image gpa, arg1 image bytes -> result0 module */
     VGPU_OP_MODULE_UNLOAD = 31,       /* arg0 module */
     VGPU_OP_MODULE_GET_FUNCTION = 32, /* arg0 module; payload = name (payload_len bytes, no NUL) -> result0 function */
@@ -257,6 +262,8 @@ enum vgpu_status {
     VGPU_ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
     VGPU_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
     VGPU_ERROR_PEER_ACCESS_NOT_ENABLED = 705,
+    VGPU_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
+    VGPU_ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
     VGPU_ERROR_LAUNCH_FAILED = 719,
     VGPU_ERROR_NOT_SUPPORTED = 801,
     VGPU_ERROR_TIMEOUT = 909, /* guest-detected: no completion in time (never sent by the device) */

@@ -26,6 +26,7 @@ public:
     void bind_thread() override { inner_->bind_thread(); }
     Status register_guest_ram(void* host, uint64_t bytes) override { return inner_->register_guest_ram(host, bytes); }
     uint64_t register_ns() const override { return inner_->register_ns(); }
+    Status unregister_guest_ram(void* host) override { return inner_->unregister_guest_ram(host); }
     uint64_t guest_ram_device_address(const void* host) const override { return inner_->guest_ram_device_address(host); }
     Status device_count(int* out) override { return inner_->device_count(out); }
     Status device_attribute(int a, int o, int* out) override { return inner_->device_attribute(a, o, out); }

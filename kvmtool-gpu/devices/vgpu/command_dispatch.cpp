@@ -58,6 +58,8 @@ const std::array<CommandDispatch::Handler, VGPU_OP_MAX_> CommandDispatch::kHandl
     t[VGPU_OP_PRIMARY_CTX_RESET] = &D::op_primary_ctx_reset;
     t[VGPU_OP_MEMCPY_PEER] = &D::op_memcpy_peer;
     t[VGPU_OP_DEVICE_CAN_ACCESS_PEER] = &D::op_device_can_access_peer;
+    t[VGPU_OP_HOST_REGISTER] = &D::op_host_register;
+    t[VGPU_OP_HOST_UNREGISTER] = &D::op_host_unregister;
     t[VGPU_OP_CTX_ENABLE_PEER_ACCESS] = &D::op_ctx_peer_access;
     t[VGPU_OP_CTX_DISABLE_PEER_ACCESS] = &D::op_ctx_peer_access;
     return t;
@@ -69,6 +71,7 @@ CommandDispatch::CommandDispatch(const memmap::GuestMemory& mem, GpuBackend& bac
       contexts_(HandleKind::Context, opts.max_handles, handle_seed),
       modules_(HandleKind::Module, opts.max_handles, handle_seed),
       functions_(HandleKind::Function, opts.max_handles, handle_seed),
+      registrations_(HandleKind::Registration, opts.max_handles, handle_seed),
       streams_(HandleKind::Stream, opts.max_handles, handle_seed),
       events_(HandleKind::Event, opts.max_handles, handle_seed),
       allocs_(opts.device_mem_quota, opts.max_handles) {
@@ -152,6 +155,7 @@ uint8_t* CommandDispatch::guest_span(uint64_t gpa, uint64_t bytes) {
 }
 
 void CommandDispatch::drop_handles() {
+    unregister_all();
     restart_contexts();
     modules_.clear();
     functions_.clear();

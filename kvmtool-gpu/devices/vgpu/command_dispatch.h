@@ -9,6 +9,7 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <set>
 #include <utility>
 #include <cstdint>
@@ -19,6 +20,7 @@
 #include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
 #include "kvmtool-gpu/devices/vgpu/command_ring.h"
 #include "kvmtool-gpu/devices/vgpu/handle_table.h"
+#include "kvmtool-gpu/devices/vgpu/host_alias.h"
 #include "kvmtool-gpu/devices/vgpu/vgpu_counters.h"
 #include "kvmtool-gpu/devices/vgpu/vgpu_options.h"
 #include "kvmtool-gpu/util/log.h"
@@ -151,6 +153,10 @@ private:
     CommandResult sg_device_walk(GuestCommand&, bool htod, BackendStream s);
     CommandResult op_memset(GuestCommand&);
     CommandResult op_guest_ram_device_ptr(GuestCommand&);
+    // dispatch_host_register.cpp
+    CommandResult op_host_register(GuestCommand&);
+    CommandResult op_host_unregister(GuestCommand&);
+    void unregister_all();
     // dispatch_kernels.cpp
     CommandResult op_module_load(GuestCommand&);
     CommandResult op_module_unload(GuestCommand&);
@@ -187,6 +193,12 @@ private:
     int selected_device_ = 0;               // the backend's selected device
     HandleTable<ModuleEntry> modules_;
     HandleTable<FunctionEntry> functions_;
+    // A registered guest buffer: its alias (none on huge host pages).
+    struct Registration {
+        std::shared_ptr<HostAlias> alias;
+        uint64_t dptr = 0;
+    };
+    HandleTable<Registration> registrations_;
     HandleTable<BackendStream> streams_;
     HandleTable<BackendEvent> events_;
     AllocationTable allocs_;

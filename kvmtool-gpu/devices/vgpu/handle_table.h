@@ -15,7 +15,14 @@ namespace kvmgpu::vgpu {
 
 // Which table a handle belongs to; part of the handle value, so passing a
 // stream where an event is expected is refused too.
-enum class HandleKind : uint8_t { Context = 0x43, Module = 0x4d, Function = 0x46, Stream = 0x53, Event = 0x45 };
+enum class HandleKind : uint8_t {
+    Context = 0x43,
+    Module = 0x4d,
+    Function = 0x46,
+    Stream = 0x53,
+    Event = 0x45,
+    Registration = 0x52,
+};
 
 // Bounded table of T. Handle layout: bits 63..56 kind, 55..32 generation,
 // 31..0 slot index + 1. 0 is never issued (the ABI uses 0 for "default").

@@ -152,6 +152,11 @@ Status CudaBackend::register_guest_ram(void* host, uint64_t bytes) {
     return VGPU_SUCCESS;
 }
 
+Status CudaBackend::unregister_guest_ram(void* host) {
+    if (!ram_.remove(static_cast<uint8_t*>(host))) return VGPU_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    return to_status(api_.cuMemHostUnregister(host));
+}
+
 Status CudaBackend::device_count(int* out) {
     *out = 1; // the VM sees this backend's device only
     return VGPU_SUCCESS;

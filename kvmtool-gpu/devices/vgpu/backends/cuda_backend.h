@@ -62,6 +62,7 @@ public:
     void bind_thread() override;
 
     Status register_guest_ram(void* host, uint64_t bytes) override;
+    Status unregister_guest_ram(void* host) override;
     uint64_t register_ns() const override { return register_ns_; }
     uint64_t guest_ram_device_address(const void* host) const override { return ram_.device_address(host); }
 

@@ -40,6 +40,16 @@ Status DeviceSet::register_guest_ram(void* host, uint64_t bytes) {
     return first_error;
 }
 
+Status DeviceSet::unregister_guest_ram(void* host) {
+    Status first_error = VGPU_SUCCESS;
+    for (auto& d : devices_) {
+        const Status s = d->unregister_guest_ram(host);
+        if (first_error == VGPU_SUCCESS) first_error = s;
+    }
+    cur().bind_thread();
+    return first_error;
+}
+
 uint64_t DeviceSet::register_ns() const {
     uint64_t ns = 0;
     for (const auto& d : devices_) ns += d->register_ns();

@@ -36,6 +36,7 @@ public:
 
     Status register_guest_ram(void* host, uint64_t bytes) override;
     uint64_t register_ns() const override;
+    Status unregister_guest_ram(void* host) override;
     uint64_t guest_ram_device_address(const void* host) const override { return cur().guest_ram_device_address(host); }
 
     Status device_count(int* out) override;

@@ -88,6 +88,9 @@ public:
     // register_ns() reports what that cost.
     virtual Status register_guest_ram(void* host, uint64_t bytes) = 0;
     virtual uint64_t register_ns() const = 0;
+    // Undoes register_guest_ram for the range starting at host (an alias of
+    // guest pages the guest registered, cuMemHostUnregister).
+    virtual Status unregister_guest_ram(void* host) = 0;
     // Device address of registered guest RAM at `host` (zero-copy), 0 if none.
     virtual uint64_t guest_ram_device_address(const void* host) const = 0;
 

@@ -20,6 +20,12 @@ public:
 
     void add(uint8_t* host, uint64_t bytes, uint64_t dev) { ranges_.push_back(Range{host, bytes, dev}); }
     void clear() { ranges_.clear(); }
+    // Forgets the range starting at host; false if there is none.
+    bool remove(const uint8_t* host) {
+        for (auto it = ranges_.begin(); it != ranges_.end(); ++it)
+            if (it->host == host) return ranges_.erase(it), true;
+        return false;
+    }
     bool empty() const { return ranges_.empty(); }
     const std::vector<Range>& ranges() const { return ranges_; }
 

@@ -58,6 +58,10 @@ Status HostBackend::register_guest_ram(void* host, uint64_t bytes) {
     return VGPU_SUCCESS;
 }
 
+Status HostBackend::unregister_guest_ram(void* host) {
+    return ram_.remove(static_cast<uint8_t*>(host)) ? VGPU_SUCCESS : VGPU_ERROR_HOST_MEMORY_NOT_REGISTERED;
+}
+
 uint8_t* HostBackend::translate(uint64_t dptr, uint64_t bytes) const {
     auto it = allocs_.upper_bound(dptr);
     if (it != allocs_.begin()) {
