@@ -20,6 +20,8 @@ struct Range {
     uint8_t* p;
     uint64_t bytes;
     Range* next;
+    uint64_t registration = 0; // the vGPU's, for a registered pageable buffer
+    CUdeviceptr dptr = 0;      // its device address (0: none, see cuMemHostGetDevicePointer)
 };
 
 struct HostMemory {
@@ -160,8 +162,40 @@ extern "C" CUresult cuMemFreeHost(void* p)
     return CUDA_SUCCESS;
 }
 
+namespace {
+
+// A pageable buffer's pages (scattered frames) to the vGPU, which gives them
+// one device address; *registration and *dptr come back.
+CUresult register_pages(const uint8_t* p, uint64_t bytes, unsigned flags, uint64_t* registration, CUdeviceptr* dptr)
+{
+    const uint64_t max_entries = bytes / 4096 + 2;
+    void* list = nullptr;
+    if (CUresult r = cuMemAllocHost(&list, max_entries * sizeof(vgpu_sg_entry)))
+        return r;
+    uint64_t count = 0;
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    if (guest::build_sg(p, bytes, static_cast<vgpu_sg_entry*>(list), max_entries, &count) == guest::SgResult::kOk) {
+        Call c;
+        c.op = VGPU_OP_HOST_REGISTER;
+        c.arg[0] = reinterpret_cast<uintptr_t>(list); // page-locked: GPA == VA
+        c.arg[1] = count;
+        c.arg[2] = bytes;
+        c.arg[3] = flags;
+        uint64_t res[2];
+        r = call_sync(c, res);
+        if (r == CUDA_SUCCESS)
+            *registration = res[0], *dptr = res[1];
+    }
+    cuMemFreeHost(list); // the vGPU read it during the call
+    return r;
+}
+
+} // namespace
+
 // CU_MEMHOSTREGISTER_PORTABLE, _DEVICEMAP (1, 2); READ_ONLY (8). IOMEMORY
-// (4) names device memory, which guest RAM is not.
+// (4) names device memory, which guest RAM is not. Identity-mapped RAM is
+// page-locked already; a pageable buffer's frames get one device address
+// from the vGPU (none where guest RAM is on huge host pages).
 extern "C" CUresult cuMemHostRegister(void* p, size_t bytes, unsigned int flags)
 {
     if (CUresult r = ready())
@@ -181,6 +215,12 @@ extern "C" CUresult cuMemHostRegister(void* p, size_t bytes, unsigned int flags)
     if (n == nullptr)
         return CUDA_ERROR_OUT_OF_MEMORY;
     *n = Range{base, bytes, g.registered};
+    if (!guest::is_identity_ram(base, bytes)) {
+        if (CUresult r = register_pages(base, bytes, flags, &n->registration, &n->dptr)) {
+            give_node(n);
+            return r;
+        }
+    }
     g.registered = n;
     return CUDA_SUCCESS;
 }
@@ -192,15 +232,21 @@ extern "C" CUresult cuMemHostUnregister(void* p)
     Range* r = unlink_at(&g.registered, p);
     if (r == nullptr)
         return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    CUresult result = CUDA_SUCCESS;
+    if (r->registration != 0) {
+        Call c;
+        c.op = VGPU_OP_HOST_UNREGISTER;
+        c.arg[0] = r->registration;
+        result = call_sync(c);
+    }
     give_node(r);
-    return CUDA_SUCCESS;
+    return result;
 }
 
 // Page-locked memory's device address (zero copy). Physically contiguous
-// memory (cuMemHostAlloc blocks, registered identity-mapped RAM) has one;
-// a registered buffer of scattered pageable pages needs its pages mapped
-// contiguously for the device, which the vGPU does not do yet:
-// CUDA_ERROR_NOT_SUPPORTED.
+// memory (cuMemHostAlloc blocks, registered identity-mapped RAM) has its
+// window's; a registered pageable buffer the address the vGPU gave it, and
+// none (CUDA_ERROR_NOT_SUPPORTED) where guest RAM is on huge host pages.
 extern "C" CUresult cuMemHostGetDevicePointer(CUdeviceptr* dptr, void* p, unsigned int flags)
 {
     if (CUresult r = ready())
@@ -213,8 +259,11 @@ extern "C" CUresult cuMemHostGetDevicePointer(CUdeviceptr* dptr, void* p, unsign
         owner = containing(g.registered, q);
     if (owner == nullptr)
         return CUDA_ERROR_INVALID_VALUE; // not page-locked
-    const uint64_t rest = owner->bytes - static_cast<uint64_t>(q - owner->p);
-    if (!guest::is_identity_ram(q, rest))
+    const uint64_t offset = static_cast<uint64_t>(q - owner->p), rest = owner->bytes - offset;
+    if (guest::is_identity_ram(q, rest))
+        return vgpuGuestRamDevicePtr(dptr, q, rest);
+    if (owner->dptr == 0)
         return CUDA_ERROR_NOT_SUPPORTED;
-    return vgpuGuestRamDevicePtr(dptr, q, rest);
+    *dptr = owner->dptr + offset;
+    return CUDA_SUCCESS;
 }

@@ -202,6 +202,55 @@ void host_memory_calls()
            CUDA_ERROR_INVALID_VALUE);
 }
 
+// A pageable buffer (scattered frames) registered: a kernel reads it and a
+// memset writes it through its one device address. Where guest RAM is on
+// huge host pages the vGPU gives no address (CUDA_ERROR_NOT_SUPPORTED).
+void registered_pageable_calls(CUfunction add)
+{
+    const unsigned n = 3000; // 12,000 bytes: four frames, the first and last partly
+    auto* buf = static_cast<float*>(pageable_alloc(n * sizeof(float) + 512)) + 100;
+    for (unsigned i = 0; i < n; ++i)
+        buf[i] = static_cast<float>(i);
+    expect("cuMemHostRegister(pageable)", cuMemHostRegister(buf, n * sizeof(float), CU_MEMHOSTREGISTER_DEVICEMAP),
+           CUDA_SUCCESS);
+    CUdeviceptr dbuf = 0;
+    const CUresult got = cuMemHostGetDevicePointer(&dbuf, buf, 0);
+    expect_true("cuMemHostGetDevicePointer(registered pageable): an address, or none on huge host pages",
+                got == CUDA_SUCCESS || got == CUDA_ERROR_NOT_SUPPORTED);
+    printf("conformance: registered pageable buffer: %s\n",
+           got == CUDA_SUCCESS ? "one device address (host alias of its frames)" : "no device address (huge host pages)");
+    if (got == CUDA_SUCCESS) {
+        CUdeviceptr out = 0;
+        CU_CHECK(cuMemAlloc(&out, n * sizeof(float)));
+        unsigned count = n;
+        void* params[] = {&dbuf, &dbuf, &out, &count};
+        expect("cuLaunchKernel(reading the registered buffer)",
+               cuLaunchKernel(add, (n + 255) / 256, 1, 1, 256, 1, 1, 0, 0, params, nullptr), CUDA_SUCCESS);
+        auto* sums = static_cast<float*>(pinned_alloc(n * sizeof(float)));
+        expect("cuMemcpyDtoH", cuMemcpyDtoH(sums, out, n * sizeof(float)), CUDA_SUCCESS);
+        bool right = true;
+        for (unsigned i = 0; i < n; ++i)
+            right &= sums[i] == 2.0f * static_cast<float>(i);
+        expect_true("the kernel read every element through the alias, in order", right);
+        expect("cuMemsetD32 through it", cuMemsetD32(dbuf + 4 * 1000, 0x3f800000u, 1000), CUDA_SUCCESS);
+        expect_true("the frames written in place", buf[999] == 999.0f && buf[1000] == 1.0f && buf[1999] == 1.0f &&
+                                                       buf[2000] == 2000.0f);
+        expect("cuMemsetD8 past its end", cuMemsetD8(dbuf, 0, n * sizeof(float) + 4096), CUDA_ERROR_INVALID_VALUE);
+        CU_CHECK(cuMemFree(out));
+    }
+    // Copies from and to it go as any pageable buffer's.
+    CUdeviceptr copy = 0;
+    CU_CHECK(cuMemAlloc(&copy, n * sizeof(float)));
+    auto* back = static_cast<float*>(pinned_alloc(n * sizeof(float)));
+    expect("cuMemcpyHtoD(from the registered buffer)", cuMemcpyHtoD(copy, buf, n * sizeof(float)), CUDA_SUCCESS);
+    expect("cuMemcpyDtoH", cuMemcpyDtoH(back, copy, n * sizeof(float)), CUDA_SUCCESS);
+    expect_true("the copy holds the buffer", memcmp(back, buf, n * sizeof(float)) == 0);
+    CU_CHECK(cuMemFree(copy));
+    expect("cuMemHostUnregister(pageable)", cuMemHostUnregister(buf), CUDA_SUCCESS);
+    if (got == CUDA_SUCCESS)
+        expect("cuMemsetD8 through it once unregistered", cuMemsetD8(dbuf, 0, 16), CUDA_ERROR_INVALID_VALUE);
+}
+
 void memory_calls()
 {
     size_t free_bytes = 0, total = 0;
@@ -365,6 +414,7 @@ void module_and_launch_calls()
            cuLaunchKernel(add, (n + 255) / 256, 1, 1, 256, 1, 1, 0, CU_STREAM_LEGACY, params, nullptr), CUDA_SUCCESS);
     expect("cuStreamSynchronize(CU_STREAM_PER_THREAD)", cuStreamSynchronize(CU_STREAM_PER_THREAD), CUDA_SUCCESS);
     expect("cuStreamQuery(CU_STREAM_LEGACY)", cuStreamQuery(CU_STREAM_LEGACY), CUDA_SUCCESS);
+    registered_pageable_calls(add);
     // Cooperative launches and cuLaunchKernelEx.
     expect("cuLaunchCooperativeKernel", cuLaunchCooperativeKernel(add, 1, 1, 1, 256, 1, 1, 0, 0, params), CUDA_SUCCESS);
     CUlaunchAttribute attrs[2] = {};
