@@ -128,6 +128,18 @@ bool overlaps(const Range* list, const uint8_t* p, uint64_t bytes)
 
 } // namespace
 
+namespace guest::cuda {
+bool registered_device_address(const void* p, uint64_t bytes, CUdeviceptr* out)
+{
+    const auto* q = static_cast<const uint8_t*>(p);
+    const Range* r = containing(g.registered, q);
+    if (r == nullptr || r->dptr == 0 || bytes > r->bytes - static_cast<uint64_t>(q - r->p))
+        return false;
+    *out = r->dptr + static_cast<uint64_t>(q - r->p);
+    return true;
+}
+} // namespace guest::cuda
+
 // CU_MEMHOSTALLOC_PORTABLE, _DEVICEMAP and _WRITECOMBINED: every block is
 // all three here (guest RAM is mapped into the device's address space).
 extern "C" CUresult cuMemHostAlloc(void** pp, size_t bytes, unsigned int flags)

@@ -88,6 +88,10 @@ CUresult copy(Dir dir, CUdeviceptr dptr, const void* host, size_t bytes, CUstrea
     if (CUresult r = preflight(host, bytes, &proceed); !proceed)
         return r;
     uint64_t gpa;
+    CUdeviceptr registered;
+    if (registered_device_address(host, bytes, &registered)) // the copy engine, through the buffer's host alias
+        return dir == Dir::kHtoD ? stream_op(VGPU_OP_MEMCPY_DTOD, dptr, registered, bytes, stream, async)
+                                 : stream_op(VGPU_OP_MEMCPY_DTOD, registered, dptr, bytes, stream, async);
     if (!guest::phys_contiguous(host, bytes, &gpa)) {
         CUresult r = copy_scattered(dir, dptr, host, bytes, stream, VGPU_SG_AUTO, async);
         return async ? r : sync_point(r);

@@ -114,6 +114,11 @@ bool allocation_contains(uint64_t p, uint64_t bytes);
 // ring slot (made once); nullptr when out of memory.
 uint8_t* param_scratch();
 
+// The device address of [p, p + bytes) when it lies in one registered
+// pageable buffer that has one (cuda_host_memory.cpp): copies to and from
+// it go to the copy engine through it, as page-locked memory's do.
+bool registered_device_address(const void* p, uint64_t bytes, CUdeviceptr* out);
+
 // The top of the context stack (nullptr: none), cuda_context.cpp.
 CUcontext current_context();
 
