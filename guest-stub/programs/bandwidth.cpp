@@ -3,8 +3,11 @@
 // guest page size, and compares with native figures from the same run).
 //
 // For each guest buffer kind (pinned: physically contiguous; pageable:
-// scattered frames of the heap's page size), each scatter-gather strategy
-// (pageable only), each size and direction (a cell), it warms up with one
+// scattered frames of the heap's page size; registered: such a buffer after
+// cuMemHostRegister, copied as the library copies it, with one
+//   BW-REG gpages=4K bytes=N register_ns=.. device_address=yes status=ok
+// line for its registration), each scatter-gather strategy (pageable only),
+// each size and direction (a cell), it warms up with one
 // copy, then measures `trials` times and prints one line per trial:
 //   BW dir=htod kind=pageable gpages=4K strategy=gather bytes=67108864 reps=4
 //      event_ns=5432100 wall_ns=98765432 gbps=49.41 attempts=1 trial=2/3
@@ -39,6 +42,7 @@
 
 using namespace guest;
 using kvmgpu::bench::kDirNames;
+using kvmgpu::bench::kKindCount;
 using kvmgpu::bench::kKindNames;
 using kvmgpu::bench::kSgStrategies;
 using kvmgpu::bench::kSgStrategyCount;
@@ -71,10 +75,11 @@ bool parse_config(Config* c)
         return false;
     }
     if (!parse_name_mask(cmdline_value_or("dirs", "htod,dtoh"), kDirNames, 2, &c->dirs) ||
-        !parse_name_mask(cmdline_value_or("kinds", "pinned,pageable"), kKindNames, 2, &c->kinds) ||
+        !parse_name_mask(cmdline_value_or("kinds", "pinned,pageable"), kKindNames, kKindCount, &c->kinds) ||
         !parse_name_mask(cmdline_value_or("strategies", kSgStrategyList), strategy_names, kSgStrategyCount,
                          &c->strategies)) {
-        printf("bandwidth: dirs= (htod,dtoh), kinds= (pinned,pageable) or strategies= (%s) has an unknown name\n",
+        printf("bandwidth: dirs= (htod,dtoh), kinds= (pinned,pageable,registered) or strategies= (%s) has an unknown "
+               "name\n",
                kSgStrategyList);
         return false;
     }
@@ -111,8 +116,7 @@ uint64_t planned_measurements(const Config& c)
     uint64_t n = 0;
     const uint64_t dirs = (uint64_t)has(c.dirs, 0) + has(c.dirs, 1);
     for (unsigned s = 0; s < c.nsizes; ++s) {
-        if (has(c.kinds, 0))
-            n += dirs;
+        n += dirs * ((uint64_t)has(c.kinds, 0) + has(c.kinds, 2)); // pinned, registered: no strategies
         if (has(c.kinds, 1))
             for (unsigned k = 0; k < kSgStrategyCount; ++k)
                 if (has(c.strategies, k) && kvmgpu::bench::strategy_runs_at(kSgStrategies[k], c.sizes[s], c.slow_max))
@@ -121,9 +125,12 @@ uint64_t planned_measurements(const Config& c)
     return n * c.trials;
 }
 
+enum Kind : unsigned { kPinned = 0, kPageable = 1, kRegistered = 2 };
+
 struct Target {
-    bool pinned;
+    Kind kind;
     unsigned strategy; // index into kSgStrategies (pageable only)
+    bool lists;        // its copies go as SG lists (pageable; registered without a device address)
     CUdeviceptr dev;
     uint8_t* host;
     CUstream stream;
@@ -131,7 +138,7 @@ struct Target {
 
 CUresult issue_copy(const Target& t, unsigned dir, uint64_t bytes)
 {
-    if (t.pinned)
+    if (t.kind != kPageable) // as a program copies: the library picks the way
         return dir == 0 ? cuMemcpyHtoDAsync(t.dev, t.host, bytes, t.stream)
                         : cuMemcpyDtoHAsync(t.host, t.dev, bytes, t.stream);
     const unsigned how = kSgStrategies[t.strategy].value;
@@ -183,7 +190,7 @@ struct Measurement {
 uint64_t reps_for(const Config& c, const Target& t, uint64_t bytes)
 {
     uint64_t reps = kvmgpu::bench::reps_for(bytes, c.target, c.reps_min, c.reps_max);
-    if (!t.pinned) {
+    if (t.lists) {
         const uint64_t per_copy = bytes / guest_page_size() + 2;
         const uint64_t fit = c.sg_pool / 2 / per_copy;
         if (reps > fit)
@@ -236,10 +243,10 @@ unsigned sweep_target(const Config& c, const Target& t, const char* gpages, CUev
                       uint64_t* done, uint64_t planned)
 {
     unsigned failures = 0;
-    const char* strategy = t.pinned ? "none" : kSgStrategies[t.strategy].name;
+    const char* strategy = t.kind != kPageable ? "none" : kSgStrategies[t.strategy].name;
     for (unsigned s = 0; s < c.nsizes; ++s) {
         const uint64_t bytes = c.sizes[s];
-        if (!t.pinned && !kvmgpu::bench::strategy_runs_at(kSgStrategies[t.strategy], bytes, c.slow_max))
+        if (t.kind == kPageable && !kvmgpu::bench::strategy_runs_at(kSgStrategies[t.strategy], bytes, c.slow_max))
             continue;
         for (unsigned dir = 0; dir < 2; ++dir) {
             if (!has(c.dirs, dir))
@@ -256,7 +263,7 @@ unsigned sweep_target(const Config& c, const Target& t, const char* gpages, CUev
                 char buf[64];
                 printf("BW dir=%s kind=%s gpages=%s strategy=%s bytes=%lu reps=%lu event_ns=%lu wall_ns=%lu "
                        "gbps=%s attempts=%u trial=%lu/%lu n=%lu/%lu status=%s\n",
-                       kDirNames[dir], t.pinned ? "pinned" : "pageable", gpages, strategy, bytes, m.reps,
+                       kDirNames[dir], kKindNames[t.kind], gpages, strategy, bytes, m.reps,
                        m.event_ns, m.wall_ns, decimal_ratio(bytes * m.reps, m.event_ns, 2).text, m.attempts, trial,
                        c.trials, ++*done, planned, bench_status_text(m.status, buf, sizeof buf));
                 if (m.status != CUDA_SUCCESS && m.status != CUDA_ERROR_NOT_SUPPORTED)
@@ -291,10 +298,10 @@ int guest_main(const kvmgpu_boot_info*)
 
     unsigned failures = 0, mismatches = 0;
     uint64_t done = 0;
-    for (unsigned kind = 0; kind < 2; ++kind) {
+    for (unsigned kind = 0; kind < kKindCount; ++kind) {
         if (!has(c.kinds, kind))
             continue;
-        const bool pinned = kind == 0;
+        const bool pinned = kind == kPinned;
         const HeapMark mark = heap_mark();
         void* host = pinned ? try_pinned_alloc(c.max_size) : try_pageable_alloc(c.max_size);
         if (host == nullptr) {
@@ -302,17 +309,34 @@ int guest_main(const kvmgpu_boot_info*)
                    kKindNames[kind]);
             return kExitOutOfMemory;
         }
-        for (unsigned k = 0; k < kSgStrategyCount; ++k) {
-            if (!pinned && !has(c.strategies, k))
+        bool lists = kind == kPageable;
+        if (kind == kRegistered) {
+            memset(host, 1, c.max_size); // resident, as a program's buffer would be
+            const uint64_t t0 = tsc_begin();
+            const CUresult r = cuMemHostRegister(host, c.max_size, CU_MEMHOSTREGISTER_DEVICEMAP);
+            const uint64_t register_ns = tsc_to_ns(tsc_end() - t0);
+            CUdeviceptr alias = 0;
+            lists = r == CUDA_SUCCESS && cuMemHostGetDevicePointer(&alias, host, 0) != CUDA_SUCCESS;
+            char buf[64];
+            printf("BW-REG gpages=%s bytes=%lu register_ns=%lu device_address=%s status=%s\n", gpages, c.max_size,
+                   register_ns, alias != 0 ? "yes" : "no", bench_status_text(r, buf, sizeof buf));
+            if (r != CUDA_SUCCESS) {
+                ++failures;
+                heap_release(mark);
                 continue;
-            const Target t{pinned, k, dev, static_cast<uint8_t*>(host), stream};
+            }
+        }
+        for (unsigned k = 0; k < kSgStrategyCount; ++k) {
+            if (kind == kPageable && !has(c.strategies, k))
+                continue;
+            const Target t{static_cast<Kind>(kind), k, lists, dev, static_cast<uint8_t*>(host), stream};
             if (c.verify != 0) {
                 const uint64_t v = (c.verify < c.max_size ? c.verify : c.max_size) & ~uint64_t{3};
                 bool match = false;
                 char buf[64];
                 const CUresult r = check_round_trip(t, v, &match);
                 printf("BW-CHECK kind=%s gpages=%s strategy=%s bytes=%lu status=%s\n", kKindNames[kind], gpages,
-                       pinned ? "none" : kSgStrategies[k].name, v,
+                       kind != kPageable ? "none" : kSgStrategies[k].name, v,
                        r != CUDA_SUCCESS ? bench_status_text(r, buf, sizeof buf) : match ? "ok" : "mismatch");
                 if (r == CUDA_SUCCESS && !match)
                     ++mismatches;
@@ -320,9 +344,11 @@ int guest_main(const kvmgpu_boot_info*)
                     ++failures;
             }
             failures += sweep_target(c, t, gpages, start, end, &done, planned);
-            if (pinned)
-                break; // one pass: pinned copies take no SG strategy
+            if (kind != kPageable)
+                break; // one pass: pinned and registered copies take no SG strategy
         }
+        if (kind == kRegistered && cuMemHostUnregister(host) != CUDA_SUCCESS)
+            ++failures;
         heap_release(mark);
     }
     cuEventDestroy(start);

@@ -58,7 +58,11 @@ constexpr bool strategy_is_judged(uint32_t value)
 // Directions, in the order the guest runs them.
 inline constexpr const char* kDirNames[] = {"htod", "dtoh"};
 // Guest buffer kinds, in the order the guest runs them.
-inline constexpr const char* kKindNames[] = {"pinned", "pageable"};
+// pinned: page-locked; pageable: the heap, by SG lists; registered: a heap
+// buffer the guest registered (cuMemHostRegister), copied as the library
+// copies it (through the VMM's alias of its frames where there is one).
+inline constexpr const char* kKindNames[] = {"pinned", "pageable", "registered"};
+inline constexpr unsigned kKindCount = 3;
 
 // A slow strategy is measured only up to slow_max bytes (0: no limit): one
 // copy per 4 KiB chunk of 1 GiB is 262,144 driver calls.

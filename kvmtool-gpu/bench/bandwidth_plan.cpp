@@ -42,6 +42,7 @@ BandwidthSweep full_bandwidth_sweep(bool pool_1g) {
     if (pool_1g) s.host_pages.push_back(memmap::PageSize::k1G);
     s.guest_pages = {"4K", "2M"};
     s.strategies = all_strategies();
+    s.registered = true;
     return s;
 }
 
@@ -63,7 +64,7 @@ BandwidthSweep quick_bandwidth_sweep() {
 std::string BandwidthKey::mode() const {
     if (source == "native") return "native " + kind;
     std::string m = "guest " + kind;
-    if (kind == "pageable") m += " gp" + gpages;
+    if (kind != "pinned") m += " gp" + gpages;
     m += " hp" + hpages;
     if (kind == "pageable") m += " " + strategy;
     return m;
@@ -86,7 +87,7 @@ uint64_t bandwidth_ram_bytes(uint64_t max_bytes, memmap::PageSize host_pages, ui
 std::vector<BandwidthVm> plan_bandwidth_vms(const BandwidthSweep& s) {
     for (const auto& name : s.strategies) strategy_named(name); // validate
     std::vector<BandwidthVm> out;
-    if (s.sizes.empty() || (!s.htod && !s.dtoh) || (!s.pinned && !s.pageable)) return out;
+    if (s.sizes.empty() || (!s.htod && !s.dtoh) || (!s.pinned && !s.pageable && !s.registered)) return out;
     const uint64_t max_bytes = *std::max_element(s.sizes.begin(), s.sizes.end());
     std::string sizes;
     for (uint64_t b : s.sizes) sizes += (sizes.empty() ? "" : ",") + std::to_string(b);
@@ -98,11 +99,13 @@ std::vector<BandwidthVm> plan_bandwidth_vms(const BandwidthSweep& s) {
             vm.guest_pages = s.guest_pages[g];
             vm.pinned = s.pinned && g == 0;
             vm.pageable = s.pageable && !s.strategies.empty();
-            if (!vm.pinned && !vm.pageable) continue;
+            vm.registered = s.registered;
+            if (!vm.pinned && !vm.pageable && !vm.registered) continue;
             vm.ram_bytes = bandwidth_ram_bytes(max_bytes, hp, s.sg_entries);
             std::vector<std::string> kinds;
             if (vm.pinned) kinds.emplace_back("pinned");
             if (vm.pageable) kinds.emplace_back("pageable");
+            if (vm.registered) kinds.emplace_back("registered");
             vm.cmdline = "guest_pages=" + vm.guest_pages + " sizes=" + sizes + " dirs=" + join(dirs) +
                          " kinds=" + join(kinds) + " strategies=" + join(s.strategies.empty() ? all_strategies() : s.strategies) +
                          " slow_max=" + std::to_string(s.slow_max) + " target=" + std::to_string(s.target) +
@@ -127,6 +130,9 @@ std::vector<BandwidthVm> plan_bandwidth_vms(const BandwidthSweep& s) {
                         for (const auto& d : dirs) cell(d, "pageable", vm.guest_pages, st.name, b);
                     }
                 }
+            if (vm.registered)
+                for (uint64_t b : s.sizes)
+                    for (const auto& d : dirs) cell(d, "registered", vm.guest_pages, "none", b);
             out.push_back(std::move(vm));
         }
     }
@@ -135,7 +141,9 @@ std::vector<BandwidthVm> plan_bandwidth_vms(const BandwidthSweep& s) {
 
 std::vector<NativeCopy> plan_native_copies(const BandwidthSweep& s) {
     std::vector<NativeCopy> out;
-    for (const char* kind : {"pageable", "pinned"})
+    std::vector<const char*> kinds = {"pageable", "pinned"};
+    if (s.registered) kinds.push_back("registered");
+    for (const char* kind : kinds)
         for (uint64_t b : s.sizes)
             for (const auto& d : dirs_of(s))
                 out.push_back({{"native", d, kind, "-", "-", "none", b, 1, s.trials},

@@ -18,6 +18,7 @@ struct BandwidthSweep {
     std::vector<std::string> guest_pages;     // "4K", "2M": the guest's pageable heap
     bool htod = true, dtoh = true;
     bool pinned = true, pageable = true;      // guest buffer kinds
+    bool registered = false;                  // a registered pageable buffer (cuMemHostRegister)
     std::vector<std::string> strategies;      // names from kSgStrategies (bandwidth_rules.h)
     uint64_t slow_max = 256ull << 20;         // naive strategies only up to here (0: always)
     uint64_t target = 256ull << 20;           // bytes per measurement, within the rep bounds
@@ -27,8 +28,8 @@ struct BandwidthSweep {
     unsigned trials = 1;                      // measurements of each cell, native and guest
 };
 
-// The full sweep (4 KiB .. 1 GiB, x4 steps; every strategy; 4K and 2M host
-// pages, plus 1G when `pool_1g`) and the --quick one (three small sizes,
+// The full sweep (4 KiB .. 1 GiB, x4 steps; every strategy and the
+// registered kind; 4K and 2M host pages, plus 1G when `pool_1g`) and the --quick one (three small sizes,
 // 4K and 2M host pages, reps 1..3) that CI runs under nested emulation.
 BandwidthSweep full_bandwidth_sweep(bool pool_1g);
 BandwidthSweep quick_bandwidth_sweep();
@@ -39,7 +40,7 @@ BandwidthSweep quick_bandwidth_sweep();
 struct BandwidthKey {
     std::string source; // "native" or "guest"
     std::string dir;    // "htod", "dtoh"
-    std::string kind;   // "pinned", "pageable"
+    std::string kind;   // "pinned", "pageable", "registered"
     std::string gpages; // guest page size of the buffer ("-" for pinned and native)
     std::string hpages; // host backing of guest RAM ("-" for native)
     std::string strategy;
@@ -52,7 +53,7 @@ struct BandwidthKey {
 struct BandwidthVm {
     memmap::PageSize host_pages;
     std::string guest_pages;
-    bool pinned = false, pageable = false;
+    bool pinned = false, pageable = false, registered = false;
     uint64_t ram_bytes = 0;
     std::string cmdline;               // for the bandwidth guest
     std::vector<BandwidthKey> expected; // the BW lines it owes: every trial of every cell

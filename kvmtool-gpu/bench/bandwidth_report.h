@@ -85,7 +85,7 @@ bool judged_strategy(const std::string& name);
 // flip a verdict (with --trials 3 or more).
 struct TargetVerdict {
     const BandwidthResult* result; // the cell's first trial: its key names the cell
-    double threshold;              // 0.99 or 0.92
+    double threshold;              // 0.99, 0.92, or (registered) the walk's ratio in the same VM
     std::optional<double> ratio;   // median guest GB/s over median native pinned GB/s
     std::optional<TrialStats> guest, native; // GB/s over the ok trials
     bool met() const { return ratio && *ratio >= threshold; }

@@ -41,6 +41,7 @@ struct NativeCuda::Impl {
     void* pinned = nullptr;
     void* pageable = nullptr;
     uint64_t buf_bytes = 0; // of dbuf and pinned
+    uint64_t pageable_bytes = 0, register_ns = 0;
 
     // The device and pinned buffers, at least `bytes` each.
     CUresult reserve(uint64_t bytes) {
@@ -140,12 +141,34 @@ bool NativeCuda::prepare_copies(uint64_t max_bytes, std::string* why) {
     m.pageable = std::aligned_alloc(4096, rounded);
     if (!m.pageable) return *why = "out of host memory for the pageable buffer", false;
     std::memset(m.pageable, 1, rounded); // resident, as a program's buffer would be
+    m.pageable_bytes = rounded;
+    const uint64_t t0 = now_ns();
+    if (m.api.cuMemHostRegister(m.pageable, rounded, 0) == CUDA_SUCCESS) {
+        m.register_ns = now_ns() - t0;
+        m.api.cuMemHostUnregister(m.pageable);
+    }
     return true;
 }
 
-std::vector<NativeTiming> NativeCuda::copy(bool htod, bool pinned, uint64_t bytes, uint64_t reps, unsigned trials) {
+double NativeCuda::register_ms_per_gib() const {
+    const auto& m = *impl_;
+    if (m.register_ns == 0 || m.pageable_bytes == 0) return 0;
+    return static_cast<double>(m.register_ns) / 1e6 * static_cast<double>(1ull << 30) / static_cast<double>(m.pageable_bytes);
+}
+
+std::vector<NativeTiming> NativeCuda::copy(bool htod, const std::string& kind, uint64_t bytes, uint64_t reps,
+                                           unsigned trials) {
     auto& m = *impl_;
-    void* host = pinned ? m.pinned : m.pageable;
+    void* host = kind == "pinned" ? m.pinned : m.pageable;
+    m.api.cuCtxSetCurrent(m.ctx);
+    if (kind == "registered") { // registered for these copies only: the pageable rows stay pageable
+        std::vector<NativeTiming> out;
+        if (CUresult r = m.api.cuMemHostRegister(m.pageable, m.pageable_bytes, 0); r != CUDA_SUCCESS)
+            return std::vector<NativeTiming>(trials, NativeTiming{0, 0, m.status(r)});
+        out = copy(htod, "pageable", bytes, reps, trials);
+        m.api.cuMemHostUnregister(m.pageable);
+        return out;
+    }
     auto one = [&] {
         return htod ? m.api.cuMemcpyHtoDAsync(m.dbuf, host, bytes, m.stream)
                     : m.api.cuMemcpyDtoHAsync(host, m.dbuf, bytes, m.stream);
@@ -216,7 +239,8 @@ std::unique_ptr<NativeCuda> NativeCuda::open(std::string* why) {
 std::string NativeCuda::gpu_name() const { return {}; }
 int NativeCuda::driver_version() const { return 0; }
 bool NativeCuda::prepare_copies(uint64_t, std::string*) { return false; }
-std::vector<NativeTiming> NativeCuda::copy(bool, bool, uint64_t, uint64_t, unsigned trials) {
+double NativeCuda::register_ms_per_gib() const { return 0; }
+std::vector<NativeTiming> NativeCuda::copy(bool, const std::string&, uint64_t, uint64_t, unsigned trials) {
     return std::vector<NativeTiming>(trials, NativeTiming{0, 0, "error:no_cuda"});
 }
 bool NativeCuda::prepare_calls(std::string*) { return false; }

@@ -34,13 +34,19 @@ public:
     std::string gpu_name() const;
     int driver_version() const; // e.g. 13000
 
-    // Copies: host buffers of up to max_bytes, pageable (malloc'd, touched)
-    // and pinned (cuMemHostAlloc), and one device buffer.
+    // Copies: host buffers of up to max_bytes, pageable (malloc'd, touched;
+    // as `registered` after cuMemHostRegister) and pinned (cuMemHostAlloc),
+    // and one device buffer.
     bool prepare_copies(uint64_t max_bytes, std::string* why);
+    // What cuMemHostRegister took on the pageable buffer (registered once
+    // in prepare_copies, then unregistered), per GiB; 0 if it failed.
+    double register_ms_per_gib() const;
     // One warm-up copy, then `trials` timings of `reps` copies between the
     // events (as the bandwidth guest does: all trials equally warm). A
     // failed warm-up gives every trial its status.
-    std::vector<NativeTiming> copy(bool htod, bool pinned, uint64_t bytes, uint64_t reps, unsigned trials);
+    // kind: "pinned", "pageable" or "registered" (the pageable buffer,
+    // registered for these copies and unregistered after them).
+    std::vector<NativeTiming> copy(bool htod, const std::string& kind, uint64_t bytes, uint64_t reps, unsigned trials);
 
     // Calls: the empty kernel (the same empty.cu the guests launch when nvcc
     // was found at build time, else equivalent PTX), 8-byte copies from

@@ -38,7 +38,8 @@ const char* bench_bandwidth_help() {
                    "                      when the 1 GiB pool has room)\n"
                    "  --guest-pages LIST  page size of the guest's pageable heap: 4K,2M (default both)\n"
                    "  --dirs LIST         htod,dtoh (default both)\n"
-                   "  --kinds LIST        guest buffers: pinned,pageable (default both)\n"
+                   "  --kinds LIST        guest buffers: pinned,pageable,registered (default all;\n"
+                   "                      registered: a pageable buffer after cuMemHostRegister)\n"
                    "  --strategies LIST   for pageable buffers, default all of\n"
                    "                      " + std::string(kSgStrategyList) + "\n"
                    "                      (the targets judge auto, gather and walk)\n"
@@ -115,7 +116,9 @@ BandwidthSweep sweep_from_args(const cli::ArgParser& p) {
         const auto k = split_list(*v);
         s.pinned = std::count(k.begin(), k.end(), "pinned");
         s.pageable = std::count(k.begin(), k.end(), "pageable");
-        if (k.size() != size_t(s.pinned) + s.pageable || k.empty()) throw UsageError("--kinds: expected pinned,pageable");
+        s.registered = std::count(k.begin(), k.end(), "registered");
+        if (k.size() != size_t(s.pinned) + s.pageable + s.registered || k.empty())
+            throw UsageError("--kinds: expected pinned,pageable,registered");
     }
     if (auto v = p.get("strategies")) s.strategies = split_list(*v);
     if (auto v = p.get("slow-max")) s.slow_max = *v == "0" ? 0 : cli::parse_size(*v, "--slow-max");
@@ -155,10 +158,12 @@ void run_native(const BandwidthSweep& s, bool host_forced, std::vector<Bandwidth
             [&](NativeCuda& c, std::string* why) { return c.prepare_copies(max_bytes, why); },
             "CUDA Driver API in a process of its own: pageable = malloc, pinned = cuMemHostAlloc", m);
         if (!cuda) return;
+        if (const double ms = cuda->register_ms_per_gib(); ms > 0)
+            m->set("native_register_ms_per_gib", number_text(ms) + " (cuMemHostRegister of the malloc'd buffer)");
         const auto plan = plan_native_copies(s);
         std::vector<BandwidthResult> mine;
         for (const auto& n : plan) {
-            const auto timings = cuda->copy(n.key.dir == "htod", n.key.kind == "pinned", n.key.bytes, n.reps, s.trials);
+            const auto timings = cuda->copy(n.key.dir == "htod", n.key.kind, n.key.bytes, n.reps, s.trials);
             for (size_t i = 0; i < timings.size(); ++i) {
                 const NativeTiming& t = timings[i];
                 BandwidthKey k = n.key;
@@ -246,6 +251,15 @@ int bench_bandwidth_command(const std::vector<std::string>& args) {
         bool checks_ok = true;
         auto on_line = [&](const BenchLine& l) {
             if (l.tag == "BW-PLAN") guest_planned = l.u64("measurements").value_or(0);
+            if (l.tag == "BW-REG") { // the registered kind's cuMemHostRegister, guest TSC
+                const double bytes = static_cast<double>(l.u64("bytes").value_or(0));
+                const double ms = static_cast<double>(l.u64("register_ns").value_or(0)) / 1e6;
+                meta.set("guest_register_ms_per_gib hp" + hps + " gp" + l.get("gpages"),
+                         bytes > 0 ? number_text(ms * (1ull << 30) / bytes) + " (" + number_text(ms) + " ms for " +
+                                         size_text(static_cast<uint64_t>(bytes)) + ", device address " +
+                                         l.get("device_address") + ", " + l.get("status") + ")"
+                                   : l.get("status"));
+            }
             if (l.tag == "BW-CHECK" && l.get("status") != "ok" && l.get("status") != "not_supported") {
                 checks_ok = false;
                 progress("  check FAILED: %s %s\n", l.get("kind") + " " + l.get("strategy"), l.get("status"));
@@ -265,7 +279,8 @@ int bench_bandwidth_command(const std::vector<std::string>& args) {
         GuestBenchOutcome outcome;
         o.ram_bytes = std::max(o.ram_bytes, plan.ram_bytes);
         std::string failure =
-            run_guest_bench_checked(kvm, o, *vgpu_cfg, {"BW", "BW-PLAN", "BW-CHECK", "BW-DONE"}, on_line, &outcome);
+            run_guest_bench_checked(kvm, o, *vgpu_cfg, {"BW", "BW-PLAN", "BW-CHECK", "BW-REG", "BW-DONE"}, on_line,
+                                    &outcome);
         record_guest_execution(&meta, outcome.result.execution);
         if (backend.empty() && !outcome.backend.empty()) {
             backend = outcome.backend;

@@ -158,3 +158,24 @@ TEST(BandwidthPlan, TrialsOption) {
         }
     }
 }
+
+TEST(BandwidthPlan, RegisteredBuffersAreMeasuredInEveryGuestPageSize) {
+    BandwidthSweep s;
+    s.sizes = {1 << 20};
+    s.host_pages = {memmap::PageSize::k2M};
+    s.guest_pages = {"4K", "2M"};
+    s.pinned = false, s.pageable = false, s.registered = true;
+    const auto vms = plan_bandwidth_vms(s);
+    ASSERT_EQ(vms.size(), 2u);
+    for (const auto& vm : vms) {
+        EXPECT_NE(vm.cmdline.find("kinds=registered"), std::string::npos) << vm.cmdline;
+        ASSERT_EQ(vm.expected.size(), 2u); // htod, dtoh
+        EXPECT_EQ(vm.expected[0].kind, "registered");
+        EXPECT_EQ(vm.expected[0].gpages, vm.guest_pages);
+        EXPECT_EQ(vm.expected[0].strategy, "none");
+    }
+    const auto native = plan_native_copies(s);
+    EXPECT_TRUE(std::any_of(native.begin(), native.end(), [](const NativeCopy& n) { return n.key.kind == "registered"; }));
+    EXPECT_TRUE(full_bandwidth_sweep(false).registered);
+    EXPECT_FALSE(quick_bandwidth_sweep().registered);
+}

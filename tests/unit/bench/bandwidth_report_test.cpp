@@ -125,3 +125,32 @@ TEST(BandwidthReport, NumberTexts) {
     EXPECT_EQ(rate_text(0.0834), "0.083");
     EXPECT_EQ(percent_text(0.9871), "98.7%");
 }
+
+// A registered pageable buffer is judged against the walk on the same kind
+// of buffer in the same VM: no slower than it.
+TEST(BandwidthReport, RegisteredIsJudgedAgainstTheWalk) {
+    std::vector<BandwidthResult> all = {native("pinned", "htod", k64M, 1000000),
+                                        guest("pageable", "4K", "walk", "htod", k64M, 1080000),      // 92.6%
+                                        guest("registered", "4K", "none", "htod", k64M, 1010000),    // 99.0%: met
+                                        guest("pageable", "2M", "walk", "htod", k64M, 1050000),      // 95.2%
+                                        guest("registered", "2M", "none", "htod", k64M, 1100000)};   // 90.9%: missed
+    EXPECT_EQ(all[2].key.mode(), "guest registered gp4K hp2M");
+    const auto verdicts = bandwidth_targets(all);
+    int judged = 0;
+    for (const auto& v : verdicts) {
+        if (v.result->key.kind != "registered") continue;
+        ++judged;
+        if (v.result->key.gpages == "4K") {
+            EXPECT_NEAR(v.threshold, 1000000.0 / 1080000.0, 1e-9);
+            EXPECT_TRUE(v.met());
+        } else {
+            EXPECT_NEAR(v.threshold, 1000000.0 / 1050000.0, 1e-9);
+            EXPECT_FALSE(v.met());
+        }
+    }
+    EXPECT_EQ(judged, 2);
+    // Without a walk row beside it there is nothing to judge it against.
+    const std::vector<BandwidthResult> alone = {native("pinned", "htod", k64M, 1000000),
+                                                guest("registered", "4K", "none", "htod", k64M, 1010000)};
+    EXPECT_TRUE(bandwidth_targets(alone).empty());
+}
