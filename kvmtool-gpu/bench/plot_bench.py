@@ -60,11 +60,12 @@ def plot_bandwidth(rows, out):
                 pts = sorted((b, statistics.median(v)) for b, v in by_size.items())
                 native = m.startswith("native")
                 if native:
-                    style, color, width = "--", "black" if "pinned" in m else "gray", 2.2
+                    style = "-." if "registered" in m else "--"
+                    color, width = "black" if "pinned" in m else "gray", 2.2
                 else:  # colour: strategy; solid: 4 KiB guest pages (and pinned), dotted: 2 MiB
                     st = mine[0]["strategy"]
                     style = ":" if mine[0]["gpages"] == "2M" else "-"
-                    color = colors(strategy_color.get(st, 9))
+                    color = colors(9 if mine[0]["kind"] == "registered" else strategy_color.get(st, 9))
                     width = 2.0 if st == "none" else 1.2
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", markersize=3, linewidth=width,
                         color=color, label=m.replace(f" hp{hp}", ""))
