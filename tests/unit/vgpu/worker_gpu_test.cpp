@@ -94,6 +94,18 @@ TEST(WorkerCuda, FourDevicesOnOneGpu) {
     uint32_t sum_bits = 0;
     rig.get(kDataGpa, &sum_bits, 4);
     EXPECT_EQ(sum_bits, value[3]); // 1.0f + 3.0f
+    // A registered guest buffer (two frames, out of order) has one address
+    // on every device, and unregisters once for all of them.
+    const vgpu_sg_entry list[2] = {{kDataGpa + 0x20000, 4096}, {kDataGpa + 0x10000, 4096}};
+    rig.put(kDataGpa + 0x30000, list, sizeof list);
+    const Done reg = rig.call({.opcode = VGPU_OP_HOST_REGISTER, .args = {kDataGpa + 0x30000, 2, 8192, 0}});
+    ASSERT_EQ(reg.status, VGPU_SUCCESS);
+    ASSERT_NE(reg.r1, 0u);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_MEMSET_D8, .args = {reg.r1 + 4096, 0x6b, 4096, 0}}).status, VGPU_SUCCESS);
+    uint8_t second_frame_of_buffer = 0;
+    rig.get(kDataGpa + 0x10000 + 4095, &second_frame_of_buffer, 1);
+    EXPECT_EQ(second_frame_of_buffer, 0x6b);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_HOST_UNREGISTER, .args = {reg.r0}}).status, VGPU_SUCCESS);
     // Destroying device 2's context frees its memory on device 2.
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_CTX_DESTROY, .args = {ctx[2]}}).status, VGPU_SUCCESS);
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_MEM_FREE, .args = {mem[2]}}).status, VGPU_ERROR_INVALID_VALUE);

@@ -154,7 +154,10 @@ Status CudaBackend::register_guest_ram(void* host, uint64_t bytes) {
 
 Status CudaBackend::unregister_guest_ram(void* host) {
     if (!ram_.remove(static_cast<uint8_t*>(host))) return VGPU_ERROR_HOST_MEMORY_NOT_REGISTERED;
-    return to_status(api_.cuMemHostUnregister(host));
+    // A portable registration is the process's: with several devices (a
+    // DeviceSet) the first backend to unregister it undoes it for all.
+    const CUresult r = api_.cuMemHostUnregister(host);
+    return r == CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED ? VGPU_SUCCESS : to_status(r);
 }
 
 Status CudaBackend::device_count(int* out) {
