@@ -9,6 +9,7 @@
 #include "kvmtool-gpu/cli/arg_parser.h"
 #include "kvmtool-gpu/vmm/guest_locator.h"
 #include "kvmtool-gpu/kvm/open_kvm.h"
+#include "kvmtool-gpu/cli/run_many.h"
 #include "kvmtool-gpu/cli/vgpu_flags.h"
 #include "kvmtool-gpu/kvm/kvm_flavor.h"
 #include "kvmtool-gpu/kvm/kvm_system.h"
@@ -16,13 +17,17 @@
 
 namespace kvmgpu::cli {
 
+namespace {
+constexpr uint64_t kMaxVms = 16;
+} // namespace
+
 const char* run_help() {
     static std::string text;
     if (!text.empty()) return text.c_str();
     char buf[4096];
     std::snprintf(buf, sizeof buf, "usage: kvmtool-gpu run --guest <image|name> [options]\n"
            "\n"
-           "Boots one guest on KVM and reports how it ended.\n"
+           "Boots a guest on KVM (or several at once: --vms) and reports how it ended.\n"
            "\n"
            "  --guest IMAGE|NAME  ELF image, or the name of a built guest (hello, vecadd, ...)\n"
            "  --mem SIZE          guest RAM, e.g. 512M, 2G (default 512M; multiple of 2M)\n"
@@ -34,6 +39,9 @@ const char* run_help() {
            "  --seed N            seed for the guest's scattered page allocator (default 1)\n"
            "  --quiet             print only the result line\n"
            "  --no-seccomp        do not confine the vCPU thread with its seccomp filter\n"
+           "  --vms N             boot N guests of the image at once (1..16, default 1), each\n"
+           "                      a VM with its own vGPU: GPU worker, context, quotas and\n"
+           "                      doorbell, sharing the GPU; seeds --seed, --seed + 1, ...\n"
            "%s"
            "\n"
            "Exit status: 0 the guest passed its own checks, 1 it failed, faulted or timed\n"
@@ -63,7 +71,7 @@ void print_result(const RunResult& r, const VirtualMachine& vm) {
 } // namespace
 
 int run_command(const std::vector<std::string>& args) {
-    std::set<std::string> valued = {"guest", "mem", "pages", "timeout", "cmdline", "seed"};
+    std::set<std::string> valued = {"guest", "mem", "pages", "timeout", "cmdline", "seed", "vms"};
     valued.insert(vgpu_option_names().begin(), vgpu_option_names().end());
     ArgParser p(valued, {"prefault", "quiet", "no-seccomp", "help"});
     p.parse(args);
@@ -88,12 +96,15 @@ int run_command(const std::vector<std::string>& args) {
     o.guest_path = locate_guest(*guest);
     validate_options(o);
     const auto vgpu_cfg = parse_vgpu_flags(p);
+    const uint64_t vms = parse_u64(p.get_or("vms", "1"), "--vms");
+    if (vms == 0 || vms > kMaxVms) throw UsageError("--vms: 1.." + std::to_string(kMaxVms));
 
     KvmSystem kvm = open_kvm();
     std::printf("kvmtool-gpu: vCPU backend: %s; guest %s; RAM %lluM on %s host pages\n",
                 detect_kvm_flavor().describe().c_str(), o.guest_path.c_str(),
                 static_cast<unsigned long long>(o.ram_bytes >> 20), std::string(memmap::to_string(o.host_pages)).c_str());
     std::fflush(stdout);
+    if (vms > 1) return run_many(kvm, o, vgpu_cfg, static_cast<unsigned>(vms));
     VirtualMachine vm(kvm, o);
     std::optional<AttachedVgpu> vgpu;
     if (vgpu_cfg) {

@@ -36,5 +36,16 @@ case " $(echo $guests) " in *" multigpu "*)
     failed=$((failed + 1))
   fi
 esac
+# Three VMs at once sharing the GPU (each its own worker, context, quotas).
+case " $(echo $guests) " in *" vecadd "*)
+  echo "run-guests: == vecadd, three VMs at once"
+  # shellcheck disable=SC2086
+  if "$vmm" run --guest "$dir/vecadd.elf" --mem 256M --timeout 240 --vms 3 $RUN_ARGS; then
+    passed=$((passed + 1))
+  else
+    echo "run-guests: FAILED: vecadd, three VMs at once"
+    failed=$((failed + 1))
+  fi
+esac
 echo "run-guests: $passed passed, $failed failed"
 [ "$failed" = 0 ] && [ "$passed" -gt 0 ]

@@ -1,0 +1,81 @@
+#include "kvmtool-gpu/cli/run_many.h"
+
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "kvmtool-gpu/devices/terminal_text.h"
+
+namespace kvmgpu::cli {
+
+namespace {
+struct Guest {
+    std::unique_ptr<VirtualMachine> vm;
+    std::optional<AttachedVgpu> vgpu;
+    RunResult result;
+    std::exception_ptr failed;
+};
+} // namespace
+
+int run_many(const KvmSystem& kvm, const VmOptions& o, const std::optional<VgpuConfig>& vgpu, unsigned vms) {
+    std::vector<Guest> guests(vms);
+    for (unsigned i = 0; i < vms; ++i) {
+        VmOptions mine = o;
+        mine.seed = o.seed + i;
+        if (!o.console)
+            mine.console = [i](std::string_view line) {
+                const std::string safe = escape_for_terminal(line); // no escape sequences reach the terminal
+                std::printf("guest[%u]: %s\n", i, safe.c_str());
+                std::fflush(stdout);
+            };
+        guests[i].vm = std::make_unique<VirtualMachine>(kvm, mine);
+        if (vgpu) {
+            guests[i].vgpu = attach_vgpu(*guests[i].vm, *vgpu);
+            const auto& v = *guests[i].vgpu;
+            std::printf("kvmtool-gpu: [vm %u] vGPU backend: %s\n", i,
+                        (v.backend_note.empty() ? v.device->backend_description() : v.backend_note).c_str());
+        }
+    }
+    std::fflush(stdout);
+    // Each vCPU on a thread of its own (run() confines it with seccomp).
+    std::vector<std::thread> threads;
+    for (Guest& g : guests)
+        threads.emplace_back([&g] {
+            try {
+                g.result = g.vm->run();
+            } catch (...) {
+                g.failed = std::current_exception();
+            }
+        });
+    for (auto& t : threads) t.join();
+    unsigned passed = 0;
+    for (unsigned i = 0; i < vms; ++i) {
+        Guest& g = guests[i];
+        if (g.failed) {
+            try {
+                std::rethrow_exception(g.failed);
+            } catch (const std::exception& e) {
+                std::printf("kvmtool-gpu: [vm %u] error: %s\n", i, e.what());
+            }
+            continue;
+        }
+        std::printf("kvmtool-gpu: [vm %u] result: %s, exit code %u (%s); run %.3f ms; guest code: %s\n", i,
+                    to_string(g.result.outcome), g.result.exit_code, g.result.passed() ? "pass" : "FAIL",
+                    g.result.timings.run_ns * 1e-6, g.result.execution.describe().c_str());
+        if (!g.result.passed() && g.result.outcome != RunOutcome::GuestExit)
+            std::printf("kvmtool-gpu: [vm %u] %s\n", i, g.result.detail.c_str());
+        if (g.vgpu) {
+            const auto c = g.vgpu->device->counters();
+            std::printf("kvmtool-gpu: [vm %u] vGPU: %llu commands, %llu errors\n", i,
+                        static_cast<unsigned long long>(c.commands), static_cast<unsigned long long>(c.errors));
+        }
+        passed += g.result.passed();
+    }
+    std::printf("kvmtool-gpu: %u VMs at once%s: %u passed, %u failed\n", vms,
+                vgpu ? ", each with a vGPU of its own" : "", passed, vms - passed);
+    return passed == vms ? 0 : 1;
+}
+
+} // namespace kvmgpu::cli
