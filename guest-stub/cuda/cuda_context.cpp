@@ -60,6 +60,14 @@ CUresult send_current(CUcontext ctx)
 // After the vGPU freed what `ctx` made: forget this guest's records of it.
 void forget_objects_of(CUcontext ctx) { allocations_forget(ctx); }
 
+// ... for device dev's primary context (its last release, its reset).
+void forget_primary_objects(CUdevice dev)
+{
+    for (const ContextRecord& r : g.records)
+        if (r.ctx != nullptr && r.primary && r.device == dev)
+            forget_objects_of(r.ctx);
+}
+
 } // namespace
 
 namespace guest::cuda {
@@ -79,7 +87,7 @@ extern "C" CUresult cuCtxCreate(CUcontext* pctx, CUctxCreateParams* params, unsi
     Call c;
     c.op = VGPU_OP_CTX_CREATE;
     c.arg[0] = flags;
-    c.arg[1] = static_cast<uint64_t>(static_cast<int64_t>(dev));
+    c.arg[1] = device_arg(dev);
     CUcontext ctx;
     if (CUresult r = call_result(c, &ctx))
         return r;
@@ -215,7 +223,7 @@ extern "C" CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev)
         return CUDA_ERROR_INVALID_VALUE;
     Call c;
     c.op = VGPU_OP_PRIMARY_CTX_RETAIN;
-    c.arg[0] = static_cast<uint64_t>(static_cast<int64_t>(dev));
+    c.arg[0] = device_arg(dev);
     CUcontext ctx;
     if (CUresult r = call_result(c, &ctx))
         return r;
@@ -234,14 +242,12 @@ extern "C" CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
         return r;
     Call c;
     c.op = VGPU_OP_PRIMARY_CTX_RELEASE;
-    c.arg[0] = static_cast<uint64_t>(static_cast<int64_t>(dev));
+    c.arg[0] = device_arg(dev);
     uint64_t res[2];
     if (CUresult r = call_sync(c, res))
         return r;
     if (res[0] == 0)
-        for (const ContextRecord& r : g.records)
-            if (r.ctx != nullptr && r.primary && r.device == dev)
-                forget_objects_of(r.ctx);
+        forget_primary_objects(dev);
     return CUDA_SUCCESS;
 }
 
@@ -253,7 +259,7 @@ extern "C" CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags
         return CUDA_ERROR_INVALID_VALUE;
     Call c;
     c.op = VGPU_OP_PRIMARY_CTX_STATE;
-    c.arg[0] = static_cast<uint64_t>(static_cast<int64_t>(dev));
+    c.arg[0] = device_arg(dev);
     uint64_t res[2];
     if (CUresult r = call_sync(c, res))
         return r;
@@ -268,7 +274,7 @@ extern "C" CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags)
         return r;
     Call c;
     c.op = VGPU_OP_PRIMARY_CTX_SET_FLAGS;
-    c.arg[0] = static_cast<uint64_t>(static_cast<int64_t>(dev));
+    c.arg[0] = device_arg(dev);
     c.arg[1] = flags;
     return call_sync(c);
 }
@@ -279,12 +285,10 @@ extern "C" CUresult cuDevicePrimaryCtxReset(CUdevice dev)
         return r;
     Call c;
     c.op = VGPU_OP_PRIMARY_CTX_RESET;
-    c.arg[0] = static_cast<uint64_t>(static_cast<int64_t>(dev));
+    c.arg[0] = device_arg(dev);
     if (CUresult r = call_sync(c))
         return r;
-    for (const ContextRecord& r : g.records)
-        if (r.ctx != nullptr && r.primary && r.device == dev)
-            forget_objects_of(r.ctx);
+    forget_primary_objects(dev);
     return CUDA_SUCCESS;
 }
 
@@ -294,8 +298,8 @@ extern "C" CUresult cuDeviceCanAccessPeer(int* can_access, CUdevice dev, CUdevic
         return CUDA_ERROR_INVALID_VALUE;
     Call c;
     c.op = VGPU_OP_DEVICE_CAN_ACCESS_PEER;
-    c.arg[0] = static_cast<uint64_t>(static_cast<int64_t>(dev));
-    c.arg[1] = static_cast<uint64_t>(static_cast<int64_t>(peer));
+    c.arg[0] = device_arg(dev);
+    c.arg[1] = device_arg(peer);
     return call_result(c, can_access);
 }
 

@@ -43,7 +43,7 @@ extern "C" CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUd
     Call c;
     c.op = VGPU_OP_DEVICE_GET_ATTRIBUTE;
     c.arg[0] = static_cast<uint64_t>(attrib);
-    c.arg[1] = static_cast<uint64_t>(dev);
+    c.arg[1] = device_arg(dev);
     return call_result(c, pi);
 }
 
@@ -53,7 +53,7 @@ extern "C" CUresult cuDeviceGetName(char* name, int len, CUdevice dev)
         return CUDA_ERROR_INVALID_VALUE;
     Call c;
     c.op = VGPU_OP_DEVICE_GET_NAME;
-    c.arg[0] = static_cast<uint64_t>(dev);
+    c.arg[0] = device_arg(dev);
     char buf[VGPU_PAYLOAD_BYTES];
     CUresult r = call_sync(c, nullptr, buf, sizeof buf);
     if (r != CUDA_SUCCESS)
@@ -73,7 +73,7 @@ extern "C" CUresult cuDeviceTotalMem(size_t* bytes, CUdevice dev)
         return CUDA_ERROR_INVALID_VALUE;
     Call c;
     c.op = VGPU_OP_DEVICE_TOTAL_MEM;
-    c.arg[0] = static_cast<uint64_t>(dev);
+    c.arg[0] = device_arg(dev);
     return call_result(c, bytes);
 }
 

@@ -136,18 +136,27 @@ extern "C" CUresult cuModuleUnload(CUmodule module)
     return r;
 }
 
+namespace {
+// A lookup by name in a module (a function, a global): the name travels in
+// the payload, without its NUL. False for a name the vGPU would refuse.
+bool name_lookup(uint16_t op, CUmodule module, const char* name, Call* c)
+{
+    const size_t len = name != nullptr ? strlen(name) : 0;
+    if (len == 0 || len > VGPU_PAYLOAD_BYTES)
+        return false;
+    c->op = op;
+    c->arg[0] = handle_bits(module);
+    c->payload = name;
+    c->payload_len = static_cast<uint32_t>(len);
+    return true;
+}
+} // namespace
+
 extern "C" CUresult cuModuleGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUmodule module, const char* name)
 {
-    if (name == nullptr)
-        return CUDA_ERROR_INVALID_VALUE;
-    size_t len = strlen(name);
-    if (len == 0 || len > VGPU_PAYLOAD_BYTES)
-        return CUDA_ERROR_INVALID_VALUE;
     Call c;
-    c.op = VGPU_OP_MODULE_GET_GLOBAL;
-    c.arg[0] = handle_bits(module);
-    c.payload = name;
-    c.payload_len = static_cast<uint32_t>(len);
+    if (!name_lookup(VGPU_OP_MODULE_GET_GLOBAL, module, name, &c))
+        return CUDA_ERROR_INVALID_VALUE;
     uint64_t res[2];
     if (CUresult r = call_sync(c, res))
         return r;
@@ -160,16 +169,9 @@ extern "C" CUresult cuModuleGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUmodule
 
 extern "C" CUresult cuModuleGetFunction(CUfunction* f, CUmodule module, const char* name)
 {
-    if (f == nullptr || name == nullptr)
-        return CUDA_ERROR_INVALID_VALUE;
-    size_t len = strlen(name);
-    if (len == 0 || len > VGPU_PAYLOAD_BYTES)
-        return CUDA_ERROR_INVALID_VALUE;
     Call c;
-    c.op = VGPU_OP_MODULE_GET_FUNCTION;
-    c.arg[0] = handle_bits(module);
-    c.payload = name;
-    c.payload_len = static_cast<uint32_t>(len);
+    if (f == nullptr || !name_lookup(VGPU_OP_MODULE_GET_FUNCTION, module, name, &c))
+        return CUDA_ERROR_INVALID_VALUE;
     CUfunction handle;
     if (CUresult r = call_result(c, &handle))
         return r;

@@ -39,6 +39,10 @@ inline uint64_t stream_arg(CUstream s)
     return s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD ? 0 : handle_bits(s);
 }
 
+// The vGPU's argument for a device ordinal: a negative one becomes a number
+// no device has, which the vGPU refuses (CUDA_ERROR_INVALID_DEVICE).
+inline uint64_t device_arg(CUdevice d) { return static_cast<uint64_t>(static_cast<int64_t>(d)); }
+
 // NOT_INITIALIZED before a successful cuInit; the ring's failure after a
 // timeout or a broken ring; else CUDA_SUCCESS.
 CUresult ready();

@@ -169,17 +169,6 @@ void add(Study& s)
     CU_CHECK(cuCtxSynchronize());
 }
 
-uint64_t median(uint64_t* v, uint64_t count)
-{
-    for (uint64_t i = 1; i < count; ++i)
-        for (uint64_t j = i; j > 0 && v[j - 1] > v[j]; --j) {
-            const uint64_t t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
-    return v[count / 2];
-}
-
 // samples elements of E against a double-precision A*B + C*D; each within
 // (n + 1) * 2^-23 of the sum of its terms' magnitudes (float rounding).
 bool check(Study& s, uint64_t samples, uint64_t seed)
@@ -245,7 +234,7 @@ int guest_main(const kvmgpu_boot_info*)
         CU_CHECK(cuMemcpyDtoH(s.host_partial, s.role[1].partial, s.half_bytes));
         t_ns[r] = tsc_to_ns(tsc_end() - t0);
     }
-    printf("multigpu: order=%lu t_ms=%s\n", s.n, ms_text(median(t_ns, reps)).text);
+    printf("multigpu: order=%lu t_ms=%s\n", s.n, ms_text(median_u64(t_ns, reps)).text);
 
     bool pass = true;
     for (int m = 0; m < 2; ++m) {
@@ -269,7 +258,7 @@ int guest_main(const kvmgpu_boot_info*)
         const bool right = check(s, samples, boot_info().seed ^ (uint64_t)m);
         pass &= right;
         printf("multigpu: order=%lu mode=%s reps=%lu total_ms=%s gather_ms=%s check=%s\n", s.n, peer ? "gg" : "gh",
-               reps, ms_text(median(total, reps)).text, ms_text(median(gathered, reps)).text,
+               reps, ms_text(median_u64(total, reps)).text, ms_text(median_u64(gathered, reps)).text,
                right ? "pass" : "FAIL");
     }
     if (!pass) {

@@ -48,16 +48,6 @@ bool parse_ws_list(uint64_t* out, uint32_t* count)
     return true;
 }
 
-void sort_u64(uint64_t* a, uint32_t n)
-{
-    for (uint32_t i = 1; i < n; ++i)
-        for (uint32_t j = i; j > 0 && a[j - 1] > a[j]; --j) {
-            uint64_t t = a[j];
-            a[j] = a[j - 1];
-            a[j - 1] = t;
-        }
-}
-
 } // namespace
 
 int guest_main(const kvmgpu_boot_info* info)
@@ -96,7 +86,7 @@ int guest_main(const kvmgpu_boot_info* info)
         const uint64_t at = reinterpret_cast<uintptr_t>(p) - reinterpret_cast<uintptr_t>(buf);
         if (at >= nodes * tlbstudy::kChaseNodeStride)
             panic(kExitPanic, "pointer_chase: chase left the buffer (offset 0x%lx)", at);
-        sort_u64(ticks, (uint32_t)reps);
+        sort_u64(ticks, reps);
         printf("CHASE ws=%lu pages=%s nodes=%lu accesses=%lu reps=%lu tsc=%lu tsc_min=%lu tsc_khz=%lu\n",
                nodes * tlbstudy::kChaseNodeStride, pages, nodes, accesses, reps, ticks[reps / 2], ticks[0],
                tsc_khz());

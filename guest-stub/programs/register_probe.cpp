@@ -24,17 +24,6 @@ namespace {
 
 constexpr uint64_t kMaxReps = 21;
 
-uint64_t median(uint64_t* v, uint64_t n)
-{
-    for (uint64_t i = 1; i < n; ++i)
-        for (uint64_t j = i; j > 0 && v[j - 1] > v[j]; --j) {
-            const uint64_t t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
-    return v[n / 2];
-}
-
 // ns of one copy, by the events around it.
 template <class Copy>
 uint64_t timed_ns(CUevent a, CUevent b, Copy copy)
@@ -118,7 +107,7 @@ int guest_main(const kvmgpu_boot_info*)
                 }
                 static const char* const kWays[] = {"walk", "alias", "pinned", "memcpy"};
                 printf("REG-BW bytes=%lu dir=%s way=%s gbps_x100=%lu\n", bytes, htod ? "htod" : "dtoh", kWays[way],
-                       bytes * 100 / median(ns, reps));
+                       bytes * 100 / median_u64(ns, reps));
             }
         }
         t0 = tsc_begin();

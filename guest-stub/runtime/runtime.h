@@ -13,6 +13,7 @@
 #include "guest-stub/runtime/mem.h"
 #include "guest-stub/runtime/mmio.h"
 #include "guest-stub/runtime/rng.h"
+#include "guest-stub/runtime/sort.h"
 #include "guest-stub/runtime/tsc.h"
 #include "kvmtool-gpu/abi/platform_abi.h"
 

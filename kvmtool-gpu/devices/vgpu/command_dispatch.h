@@ -151,6 +151,10 @@ private:
     CommandResult op_memcpy_peer(GuestCommand&);
     CommandResult op_memcpy_sg(GuestCommand&);
     CommandResult sg_device_walk(GuestCommand&, bool htod, BackendStream s);
+    // Copies the guest's list of `count` vgpu_sg_entry (count already
+    // bounded by VGPU_MAX_SG_ENTRIES) at list_gpa into sg_list_, each entry
+    // read once; false if the list is not in guest RAM.
+    bool read_sg_list(uint64_t list_gpa, uint64_t count);
     CommandResult op_memset(GuestCommand&);
     CommandResult op_guest_ram_device_ptr(GuestCommand&);
     // dispatch_host_register.cpp

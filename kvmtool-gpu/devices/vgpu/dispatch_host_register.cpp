@@ -4,8 +4,6 @@
 // pages through one device address. Guest RAM on huge host pages cannot be
 // aliased page by page: such a registration has no device address, and its
 // copies go as any pageable buffer's (the device walk).
-#include <cstring>
-
 #include "kvmtool-gpu/devices/vgpu/command_dispatch.h"
 
 namespace kvmgpu::vgpu {
@@ -21,15 +19,7 @@ CommandResult CommandDispatch::op_host_register(GuestCommand& c) {
     if (count == 0 || count > VGPU_MAX_SG_ENTRIES) return fail(VGPU_ERROR_INVALID_VALUE, "sg count 0 or too large");
     if (registrations_.size() >= registrations_.capacity())
         return fail(VGPU_ERROR_OUT_OF_MEMORY, "registration table full");
-    const uint8_t* list = guest_span(list_gpa, count * sizeof(vgpu_sg_entry)); // count <= 2^20: no overflow
-    if (!list) return fail(VGPU_ERROR_INVALID_VALUE, "sg list outside RAM");
-    sg_list_.resize(count);
-    for (uint64_t i = 0; i < count; ++i) {
-        vgpu_sg_entry e;
-        // SAFETY: entry i lies inside the list span translated above; each is read once.
-        std::memcpy(&e, list + i * sizeof e, sizeof e);
-        sg_list_[i] = memmap::GuestRange{memmap::GuestPhysAddr{e.gpa}, e.len};
-    }
+    if (!read_sg_list(list_gpa, count)) return fail(VGPU_ERROR_INVALID_VALUE, "sg list outside RAM");
     memmap::SgStats stats;
     auto runs = memmap::translate_each(mem_, sg_list_, &stats);
     if (!runs) return fail(VGPU_ERROR_INVALID_VALUE, "sg entry empty, outside RAM, or total overflows");

@@ -125,16 +125,7 @@ CommandResult CommandDispatch::op_memcpy_sg(GuestCommand& c) {
     if (how == SgStrategy::DeviceWalk && (!auto_pick || total != 0)) return sg_device_walk(c, htod, s);
     if (how == SgStrategy::DeviceWalk) how = SgStrategy::GatherKernel; // AUTO without a total: the host reads the list
 
-    // count <= 2^20, so the list is at most 16 MiB: no overflow.
-    const uint8_t* list = guest_span(list_gpa, count * sizeof(vgpu_sg_entry));
-    if (!list) return fail(VGPU_ERROR_INVALID_VALUE, "sg list outside RAM");
-    sg_list_.resize(count);
-    for (uint64_t i = 0; i < count; ++i) {
-        vgpu_sg_entry e;
-        // SAFETY: entry i lies inside the list span translated above; each is read once.
-        std::memcpy(&e, list + i * sizeof e, sizeof e);
-        sg_list_[i] = memmap::GuestRange{memmap::GuestPhysAddr{e.gpa}, e.len};
-    }
+    if (!read_sg_list(list_gpa, count)) return fail(VGPU_ERROR_INVALID_VALUE, "sg list outside RAM");
     memmap::SgStats stats;
     auto runs = how == SgStrategy::PerChunk ? memmap::translate_each(mem_, sg_list_, &stats)
                                             : memmap::coalesce(mem_, sg_list_, &stats);
@@ -150,6 +141,20 @@ CommandResult CommandDispatch::op_memcpy_sg(GuestCommand& c) {
                                           : backend_.memcpy_dtoh_sg(dptr, *runs, how, s, is_async(c)));
     if (st == VGPU_SUCCESS) VgpuCounters::add(htod ? counters_.bytes_htod : counters_.bytes_dtoh, stats.total_bytes);
     return done(st);
+}
+
+bool CommandDispatch::read_sg_list(uint64_t list_gpa, uint64_t count) {
+    // count <= VGPU_MAX_SG_ENTRIES (2^20), so the list is at most 16 MiB: no overflow.
+    const uint8_t* list = guest_span(list_gpa, count * sizeof(vgpu_sg_entry));
+    if (!list) return false;
+    sg_list_.resize(count);
+    for (uint64_t i = 0; i < count; ++i) {
+        vgpu_sg_entry e;
+        // SAFETY: entry i lies inside the list span translated above; each is read once.
+        std::memcpy(&e, list + i * sizeof e, sizeof e);
+        sg_list_[i] = memmap::GuestRange{memmap::GuestPhysAddr{e.gpa}, e.len};
+    }
+    return true;
 }
 
 // VGPU_SG_DEVICE_WALK: O(1) here whatever the list's length. The entries

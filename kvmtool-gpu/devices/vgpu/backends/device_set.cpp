@@ -62,7 +62,7 @@ Status DeviceSet::device_count(int* out) {
 }
 
 Status DeviceSet::select_device(int ordinal) {
-    if (ordinal < 0 || static_cast<size_t>(ordinal) >= devices_.size()) return VGPU_ERROR_INVALID_DEVICE;
+    if (!valid(ordinal)) return VGPU_ERROR_INVALID_DEVICE;
     if (selected_ != static_cast<size_t>(ordinal)) {
         selected_ = static_cast<size_t>(ordinal);
         cur().bind_thread();
@@ -71,25 +71,29 @@ Status DeviceSet::select_device(int ordinal) {
 }
 
 Status DeviceSet::device_attribute(int attribute, int ordinal, int* out) {
-    if (ordinal < 0 || static_cast<size_t>(ordinal) >= devices_.size()) return VGPU_ERROR_INVALID_DEVICE;
+    if (!valid(ordinal)) return VGPU_ERROR_INVALID_DEVICE;
     return devices_[ordinal]->device_attribute(attribute, 0, out);
 }
 
 Status DeviceSet::device_name(int ordinal, char* buf, size_t len) {
-    if (ordinal < 0 || static_cast<size_t>(ordinal) >= devices_.size()) return VGPU_ERROR_INVALID_DEVICE;
+    if (!valid(ordinal)) return VGPU_ERROR_INVALID_DEVICE;
     return devices_[ordinal]->device_name(0, buf, len);
 }
 
 Status DeviceSet::device_total_mem(int ordinal, uint64_t* out) {
-    if (ordinal < 0 || static_cast<size_t>(ordinal) >= devices_.size()) return VGPU_ERROR_INVALID_DEVICE;
+    if (!valid(ordinal)) return VGPU_ERROR_INVALID_DEVICE;
     return devices_[ordinal]->device_total_mem(0, out);
 }
 
-void DeviceSet::say_path_once(int dst_device, int src_device, const char* path) {
+bool DeviceSet::first_copy_between(int dst_device, int src_device) {
     if (path_said_.empty()) path_said_.assign(devices_.size() * devices_.size(), false);
     const size_t pair = static_cast<size_t>(src_device) * devices_.size() + static_cast<size_t>(dst_device);
-    if (path_said_[pair]) return;
+    if (path_said_[pair]) return false;
     path_said_[pair] = true;
+    return true;
+}
+
+void DeviceSet::say_path(int dst_device, int src_device, const char* path) {
     log_info("vgpu: copies from device %d to device %d: %s", src_device, dst_device, path);
 }
 
@@ -145,12 +149,14 @@ Status DeviceSet::memcpy_peer(int dst_device, uint64_t dst, int src_device, uint
         GpuBackend& other = here == src_device ? to : from;
         const Status st = cur().memcpy_with_peer(other, here == src_device, dst, src, bytes, s, async);
         if (st != VGPU_ERROR_NOT_SUPPORTED) {
-            int can = 0;
-            from.peer_can_access(to, &can);
-            say_path_once(dst_device, src_device,
-                          can ? "the backend's peer copy, peer access possible (CUDA: cuMemcpyPeerAsync over the bus)"
-                              : "the backend's peer copy without peer access (CUDA: cuMemcpyPeerAsync, staged by "
-                                "the driver, or within the GPU when both devices are on one)");
+            if (first_copy_between(dst_device, src_device)) { // asks the driver once per pair, not per copy
+                int can = 0;
+                from.peer_can_access(to, &can);
+                say_path(dst_device, src_device,
+                         can ? "the backend's peer copy, peer access possible (CUDA: cuMemcpyPeerAsync over the bus)"
+                             : "the backend's peer copy without peer access (CUDA: cuMemcpyPeerAsync, staged by "
+                               "the driver, or within the GPU when both devices are on one)");
+            }
             return st;
         }
     }
@@ -162,7 +168,7 @@ Status DeviceSet::memcpy_peer(int dst_device, uint64_t dst, int src_device, uint
     if (st == VGPU_SUCCESS && dst_device == src_device) {
         st = from.memcpy_dtod(dst, src, bytes, 0, false);
     } else if (st == VGPU_SUCCESS) {
-        say_path_once(dst_device, src_device, "staged through the VMM");
+        if (first_copy_between(dst_device, src_device)) say_path(dst_device, src_device, "staged through the VMM");
         st = staged_copy(from, to, dst, src, bytes);
     }
     cur().bind_thread();

@@ -125,7 +125,9 @@ private:
     GpuBackend& cur() const { return *devices_[selected_]; }
     bool valid(int device) const { return device >= 0 && static_cast<size_t>(device) < devices_.size(); }
     Status staged_copy(GpuBackend& from, GpuBackend& to, uint64_t dst, uint64_t src, uint64_t bytes);
-    void say_path_once(int dst_device, int src_device, const char* path);
+    // True once per (source, destination) pair: the first copy logs its path.
+    bool first_copy_between(int dst_device, int src_device);
+    static void say_path(int dst_device, int src_device, const char* path);
 
     std::vector<std::unique_ptr<GpuBackend>> devices_;
     size_t selected_ = 0;
