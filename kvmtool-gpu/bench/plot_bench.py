@@ -2,7 +2,7 @@
 """Plots of `kvmtool-gpu bench bandwidth`, `bench calls` and `bench multigpu`
 from their CSV.
 
-usage: plot_bench.py bandwidth|calls|multigpu RESULTS.csv OUT.png
+usage: plot_bench.py bandwidth|calls|multigpu|share RESULTS.csv OUT.png
 
 bandwidth: GB/s against copy size, one panel per direction and host backing,
 one line per mode (native lines dashed, in every panel); with --trials, the
@@ -11,6 +11,8 @@ calls: time per call for each measurement, grouped by doorbell and batching,
 native as a dashed line across each group.
 multigpu: time against matrix order, one line per gathering mode (G_G, G_H),
 guest solid and native dashed, as the seed's figure.
+share: aggregate and slowest member against N, VMs solid, native processes
+dashed, one panel per workload.
 Exits 3 when matplotlib is missing (the caller says so and goes on).
 """
 import csv
@@ -142,7 +144,34 @@ def plot_multigpu(rows, out):
     fig.savefig(out, dpi=120)
 
 
-PLOTS = {"bandwidth": plot_bandwidth, "calls": plot_calls, "multigpu": plot_multigpu}
+def plot_share(rows, out):
+    works = sorted({r["work"] for r in rows})
+    fig, axes = plt.subplots(1, max(len(works), 1), figsize=(5.5 * max(len(works), 1), 4.5), squeeze=False)
+    for ax, work in zip(axes[0], works):
+        unit = next(r["unit"] for r in rows if r["work"] == work)
+        for side, style in (("guest", "-"), ("native", "--")):
+            groups = {}
+            for r in rows:
+                if r["work"] == work and r["side"] == side and r["status"] == "ok":
+                    groups.setdefault(int(r["members"]), []).append(float(r["rate"]))
+            ns = sorted(groups)
+            if not ns:
+                continue
+            label = "VMs" if side == "guest" else "native processes"
+            ax.plot(ns, [sum(groups[n]) for n in ns], style, marker="o", label=f"aggregate, N {label}")
+            ax.plot(ns, [min(groups[n]) for n in ns], style, marker="v", alpha=0.6, label=f"slowest member, {label}")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("N at once on one GPU")
+        ax.set_ylabel(unit)
+        ax.set_title(work, fontsize=10)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle("kvmtool-gpu bench share")
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+
+
+PLOTS = {"bandwidth": plot_bandwidth, "calls": plot_calls, "multigpu": plot_multigpu, "share": plot_share}
 
 
 def main():

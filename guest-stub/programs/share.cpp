@@ -1,0 +1,318 @@
+// share: one VM's part of `kvmtool-gpu bench share` (several VMs on one
+// GPU), and the roles the isolation tests give a misbehaving VM.
+//
+// role=work (default): after set-up it prints "SHARE-READY", then repeats
+// one unit of work for `seconds`, timing a small synchronous call (a
+// one-word cuMemsetD32: the per-call latency this VM sees while the others
+// run) after every unit, and ends with one line
+//   SHARE: role=work work=bandwidth units=U bytes=B launches=L elapsed_ns=E
+//          lat_n=K lat_p50_ns=.. lat_p99_ns=.. lat_max_ns=.. check=ok
+// The VMM measures throughput itself (the vGPU's byte and launch counters
+// over a window in which every VM is working); the line is for the record
+// and the checks.
+//   work=bandwidth: a unit copies `size` bytes host->device and back, from
+//     a pinned and from a pageable buffer (the library's default strategy).
+//     check: a round trip of each buffer at the end matches.
+//   work=compute: a unit is one matmul of side `n` (inputs 0.25 and 0.5, so
+//     every element of the product is exactly n/8). check: sampled elements.
+// role=fault: works `fault_after_ms`, then launches vector_add on an address
+//   no allocation holds; that call must fail (not pass), and the VM must be
+//   able to allocate, copy and check afterwards (the worker was replaced).
+// role=quota: allocates 16 MiB device buffers until the VM's quota refuses
+//   one (CUDA_ERROR_OUT_OF_MEMORY), frees them, then works as role=work.
+// role=storm: writes the vGPU doorbell as fast as it can for `seconds`,
+//   with nothing in the ring (every kick is empty work for the VMM).
+// Exit: 0 pass; 1 a check failed; 64 a CUDA call failed unexpectedly.
+#include "guest-stub/programs/bench_guest.h"
+#include "guest-stub/programs/program_common.h"
+#include "guest-stub/runtime/mmio.h"
+#include "guest-stub/runtime/sort.h"
+#include "kvmtool-gpu/abi/platform_abi.h"
+
+using namespace guest;
+
+namespace {
+
+constexpr uint64_t kMaxLatencySamples = 8192;
+constexpr uint64_t kQuotaChunk = 16ull << 20;
+constexpr unsigned kMaxQuotaChunks = 4096;
+
+uint64_t g_latency[kMaxLatencySamples];
+
+struct Totals {
+    uint64_t units = 0, bytes = 0, launches = 0, lat_n = 0;
+};
+
+// A one-word memset, synchronous: what one small CUDA call costs this VM.
+void time_small_call(CUdeviceptr word, Totals* t)
+{
+    const uint64_t t0 = tsc_begin();
+    CU_CHECK(cuMemsetD32(word, 0, 1));
+    const uint64_t ns = tsc_to_ns(tsc_end() - t0);
+    if (t->lat_n < kMaxLatencySamples)
+        g_latency[t->lat_n++] = ns;
+}
+
+class BandwidthWork {
+public:
+    explicit BandwidthWork(uint64_t bytes) : bytes_(bytes)
+    {
+        pinned_ = static_cast<uint8_t*>(pinned_alloc(bytes));
+        pageable_ = static_cast<uint8_t*>(pageable_alloc(bytes));
+        CU_CHECK(cuMemAlloc(&dev_, bytes));
+        CU_CHECK(cuStreamCreate(&stream_, 0));
+        fill(pinned_, 1);
+        fill(pageable_, 2);
+    }
+    void unit(Totals* t)
+    {
+        for (uint8_t* host : buffers()) {
+            CU_CHECK(cuMemcpyHtoDAsync(dev_, host, bytes_, stream_));
+            CU_CHECK(cuMemcpyDtoHAsync(host, dev_, bytes_, stream_));
+        }
+        CU_CHECK(cuStreamSynchronize(stream_));
+        t->bytes += 4 * bytes_;
+    }
+    // Each buffer went to the device and back unchanged, and a cleared
+    // buffer gets its bytes back from the device.
+    bool check()
+    {
+        bool ok = intact(pinned_, 1) && intact(pageable_, 2);
+        for (uint8_t* host : buffers()) {
+            CU_CHECK(cuMemcpyHtoD(dev_, host, bytes_));
+            const uint32_t salt = host == pinned_ ? 1 : 2;
+            memset(host, 0, bytes_);
+            CU_CHECK(cuMemcpyDtoH(host, dev_, bytes_));
+            ok = ok && intact(host, salt);
+        }
+        return ok;
+    }
+
+private:
+    struct Buffers {
+        uint8_t* p[2];
+        uint8_t* const* begin() const { return p; }
+        uint8_t* const* end() const { return p + 2; }
+    };
+    Buffers buffers() const { return {{pinned_, pageable_}}; }
+    void fill(uint8_t* p, uint32_t salt)
+    {
+        uint32_t* w = reinterpret_cast<uint32_t*>(p);
+        for (uint64_t i = 0; i < bytes_ / 4; ++i)
+            w[i] = (uint32_t)(i * 2654435761u) ^ salt;
+    }
+    bool intact(const uint8_t* p, uint32_t salt)
+    {
+        const uint32_t* w = reinterpret_cast<const uint32_t*>(p);
+        for (uint64_t i = 0; i < bytes_ / 4; ++i)
+            if (w[i] != ((uint32_t)(i * 2654435761u) ^ salt)) {
+                printf("share: word %lu of the %s buffer is 0x%08x\n", i, salt == 1 ? "pinned" : "pageable", w[i]);
+                return false;
+            }
+        return true;
+    }
+    uint64_t bytes_;
+    uint8_t *pinned_, *pageable_;
+    CUdeviceptr dev_ = 0;
+    CUstream stream_ = nullptr;
+};
+
+class ComputeWork {
+public:
+    explicit ComputeWork(unsigned n) : n_(n)
+    {
+        fn_ = load_kernel("share", "matmul", &module_);
+        const size_t words = (size_t)n * n;
+        CU_CHECK(cuMemAlloc(&a_, words * 4));
+        CU_CHECK(cuMemAlloc(&b_, words * 4));
+        CU_CHECK(cuMemAlloc(&c_, words * 4));
+        CU_CHECK(cuMemsetD32(a_, 0x3e800000u, words)); // 0.25f
+        CU_CHECK(cuMemsetD32(b_, 0x3f000000u, words)); // 0.5f
+        CU_CHECK(cuStreamCreate(&stream_, 0));
+    }
+    void unit(Totals* t)
+    {
+        void* params[] = {&a_, &b_, &c_, &n_};
+        const unsigned g = (n_ + 15) / 16;
+        CU_CHECK(cuLaunchKernel(fn_, g, g, 1, 16, 16, 1, 0, stream_, params, nullptr));
+        CU_CHECK(cuStreamSynchronize(stream_));
+        ++t->launches;
+    }
+    // Every element of c is n * 0.25 * 0.5, exact in binary32 for the
+    // sides allowed: 64 sampled elements.
+    bool check()
+    {
+        const float want = (float)n_ * 0.125f;
+        XorShift64 pick(n_);
+        for (int i = 0; i < 64; ++i) {
+            const uint64_t at = pick.below((uint64_t)n_ * n_);
+            float got = 0;
+            CU_CHECK(cuMemcpyDtoH(&got, c_ + at * 4, 4));
+            if (got != want) {
+                printf("share: c[%lu] = %.9g, expected %.9g\n", at, (double)got, (double)want);
+                return false;
+            }
+        }
+        return true;
+    }
+
+private:
+    unsigned n_;
+    CUmodule module_ = nullptr;
+    CUfunction fn_ = nullptr;
+    CUdeviceptr a_ = 0, b_ = 0, c_ = 0;
+    CUstream stream_ = nullptr;
+};
+
+// Latency percentile p (0..100) of the samples, sorted.
+uint64_t percentile(const uint64_t* sorted, uint64_t n, unsigned p)
+{
+    if (n == 0)
+        return 0;
+    const uint64_t i = (n * p + 99) / 100;
+    return sorted[i == 0 ? 0 : i - 1];
+}
+
+// Allocates until the quota refuses; true when it refused with OUT_OF_MEMORY.
+bool exhaust_quota()
+{
+    static CUdeviceptr held[kMaxQuotaChunks];
+    unsigned n = 0;
+    CUresult r = CUDA_SUCCESS;
+    while (n < kMaxQuotaChunks && (r = cuMemAlloc(&held[n], kQuotaChunk)) == CUDA_SUCCESS)
+        ++n;
+    printf("share: quota: %u x 16 MiB allocated, then %s\n", n, r == CUDA_SUCCESS ? "the table bound" : "refused");
+    for (unsigned i = 0; i < n; ++i)
+        CU_CHECK(cuMemFree(held[i]));
+    return r == CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+// The fault role's bad launch: vector_add writing where nothing is
+// allocated. Returns the status the launch and the synchronize gave.
+CUresult launch_fault()
+{
+    CUmodule m;
+    CUfunction add = load_kernel("share", "vector_add", &m);
+    CUdeviceptr bad = 0x10; // below every allocation, on any backend
+    unsigned n = 1024;
+    void* params[] = {&bad, &bad, &bad, &n};
+    CUresult r = cuLaunchKernel(add, 4, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr);
+    CUresult s = cuCtxSynchronize();
+    return r != CUDA_SUCCESS ? r : s;
+}
+
+// After a fault: a new allocation takes a copy and gives it back.
+bool works_after_fault()
+{
+    const uint64_t bytes = 1 << 20;
+    uint8_t* host = static_cast<uint8_t*>(pinned_alloc(bytes));
+    for (uint64_t i = 0; i < bytes; ++i)
+        host[i] = (uint8_t)(i * 7);
+    CUdeviceptr d;
+    if (cuMemAlloc(&d, bytes) != CUDA_SUCCESS || cuMemcpyHtoD(d, host, bytes) != CUDA_SUCCESS)
+        return false;
+    memset(host, 0, bytes);
+    if (cuMemcpyDtoH(host, d, bytes) != CUDA_SUCCESS)
+        return false;
+    for (uint64_t i = 0; i < bytes; ++i)
+        if (host[i] != (uint8_t)(i * 7))
+            return false;
+    return cuMemFree(d) == CUDA_SUCCESS;
+}
+
+void storm(uint64_t until)
+{
+    uint64_t kicks = 0;
+    while (tsc_end() < until) {
+        for (int i = 0; i < 64; ++i)
+            mmio_write32(KVMGPU_VGPU_GPA + VGPU_DOORBELL_OFFSET, 0);
+        kicks += 64;
+    }
+    printf("SHARE: role=storm kicks=%lu\n", kicks);
+}
+
+} // namespace
+
+int guest_main(const kvmgpu_boot_info*)
+{
+    bool ok = true;
+    const Cmdline& cl = cmdline();
+    const uint64_t seconds = cl.get_u64("seconds", 2, &ok);
+    const uint64_t size = cl.get_u64("size", 16u << 20, &ok);
+    const uint64_t n = cl.get_u64("n", 512, &ok);
+    const uint64_t fault_after_ms = cl.get_u64("fault_after_ms", 500, &ok);
+    char work_buf[16], role_buf[16];
+    const char* work = cl.get_str("work", work_buf, sizeof work_buf, "bandwidth");
+    const char* role = cl.get_str("role", role_buf, sizeof role_buf, "work");
+    const bool compute = strcmp(work, "compute") == 0;
+    if (!ok || seconds == 0 || seconds > 3600 || size < 4096 || size > (1ull << 30) || size % 4 != 0 || n < 16 ||
+        n > 8192 || n % 16 != 0 || (!compute && strcmp(work, "bandwidth") != 0)) {
+        printf("share: seconds=1..3600, size=4K..1G (a multiple of 4), n=16..8192 (a multiple of 16), "
+               "work=bandwidth|compute\n");
+        return kExitBadCmdline;
+    }
+    if (strcmp(role, "storm") == 0) {
+        printf("SHARE-READY\n");
+        storm(tsc_end() + seconds_to_tsc(seconds));
+        return kExitPass;
+    }
+    const bool fault = strcmp(role, "fault") == 0, quota = strcmp(role, "quota") == 0;
+    if (!fault && !quota && strcmp(role, "work") != 0) {
+        printf("share: role must be work, fault, quota or storm\n");
+        return kExitBadCmdline;
+    }
+
+    open_device("share");
+    if (quota && !exhaust_quota()) {
+        printf("share: FAIL: the quota did not refuse an allocation with CUDA_ERROR_OUT_OF_MEMORY\n");
+        return kExitCheckFailed;
+    }
+    CUdeviceptr word;
+    CU_CHECK(cuMemAlloc(&word, 4));
+    BandwidthWork* bw = nullptr;
+    ComputeWork* cw = nullptr;
+    if (compute) {
+        static ComputeWork c((unsigned)n);
+        cw = &c;
+    } else {
+        static BandwidthWork b(size);
+        bw = &b;
+    }
+    Totals t;
+    // One unit before READY: modules loaded, buffers touched, the GPU warm.
+    if (bw)
+        bw->unit(&t);
+    else
+        cw->unit(&t);
+    t = Totals{};
+    printf("SHARE-READY\n");
+
+    const uint64_t start = tsc_end();
+    const uint64_t until = start + seconds_to_tsc(seconds);
+    const uint64_t fault_at = start + seconds_to_tsc(1) * fault_after_ms / 1000;
+    while (tsc_end() < until) {
+        if (fault && tsc_end() >= fault_at) {
+            const CUresult r = launch_fault();
+            const char* name = "?";
+            cuGetErrorName(r, &name);
+            const bool recovered = works_after_fault();
+            printf("SHARE: role=fault status=%s recovered=%s\n", name, recovered ? "yes" : "no");
+            return r != CUDA_SUCCESS && recovered ? kExitPass : kExitCheckFailed;
+        }
+        if (bw)
+            bw->unit(&t);
+        else
+            cw->unit(&t);
+        ++t.units;
+        time_small_call(word, &t);
+    }
+    const uint64_t elapsed = tsc_to_ns(tsc_end() - start);
+    const bool checked = bw ? bw->check() : cw->check();
+    sort_u64(g_latency, t.lat_n);
+    printf("SHARE: role=%s work=%s units=%lu bytes=%lu launches=%lu elapsed_ns=%lu lat_n=%lu lat_p50_ns=%lu "
+           "lat_p99_ns=%lu lat_max_ns=%lu check=%s\n",
+           role, work, t.units, t.bytes, t.launches, elapsed, t.lat_n, percentile(g_latency, t.lat_n, 50),
+           percentile(g_latency, t.lat_n, 99), t.lat_n ? g_latency[t.lat_n - 1] : 0, checked ? "ok" : "FAIL");
+    printf("SHARE-DONE\n");
+    return checked ? kExitPass : kExitCheckFailed;
+}

@@ -1,0 +1,210 @@
+#include "kvmtool-gpu/bench/native_share.h"
+
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#ifdef KVMGPU_HAVE_CUDA_BACKEND
+#include "kvmtool-gpu/devices/vgpu/backends/cuda_driver_api.h"
+#endif
+#ifdef KVMGPU_HAVE_BENCH_MULTIGPU_FATBIN
+extern "C" const unsigned char kvmgpu_bench_multigpu_fatbin[]; // holds matmul
+#endif
+
+namespace kvmgpu::bench {
+
+namespace {
+
+constexpr unsigned kMaxProcesses = 64;
+constexpr size_t kLatencySamples = 8192;
+
+// One process's slot in the shared page.
+struct alignas(64) Slot {
+    std::atomic<int> ready{0};   // 1 set up, -1 failed
+    std::atomic<uint64_t> work{0}; // bytes copied or kernels finished
+    uint64_t lat_p50_ns = 0, lat_p99_ns = 0;
+    char error[160] = {};
+};
+struct Shared {
+    std::atomic<int> stop{0};
+    Slot slots[kMaxProcesses];
+};
+
+#if defined(KVMGPU_HAVE_CUDA_BACKEND) && defined(KVMGPU_HAVE_BENCH_MULTIGPU_FATBIN)
+
+using Clock = std::chrono::steady_clock;
+
+// The child's body: "" or what failed.
+std::string native_member(const NativeShareWork& w, Shared* shared, Slot* slot) {
+    std::string why;
+    const vgpu::CudaDriverApi* api = vgpu::CudaDriverApi::get(&why);
+    if (!api) return why;
+    auto ok = [&](CUresult r, const char* what) {
+        if (r != CUDA_SUCCESS) why = std::string(what) + ": " + api->describe(r);
+        return r == CUDA_SUCCESS;
+    };
+    CUdevice dev;
+    CUcontext ctx;
+    CUstream stream;
+    CUdeviceptr word;
+    if (!ok(api->cuDeviceGet(&dev, 0), "cuDeviceGet") || !ok(api->cuCtxCreate(&ctx, nullptr, 0, dev), "cuCtxCreate") ||
+        !ok(api->cuStreamCreate(&stream, 0), "cuStreamCreate") || !ok(api->cuMemAlloc(&word, 4), "cuMemAlloc"))
+        return why;
+    // The guest's units: both directions from a pinned and a pageable
+    // buffer, or one matmul; then the same one-word synchronous memset.
+    void* pinned = nullptr;
+    std::vector<uint8_t> pageable;
+    CUdeviceptr dev_buf = 0, a = 0, b = 0, c = 0;
+    CUfunction matmul = nullptr;
+    unsigned n = w.order;
+    if (w.work == "bandwidth") {
+        pageable.assign(w.bytes, 1);
+        if (!ok(api->cuMemHostAlloc(&pinned, w.bytes, 0), "cuMemHostAlloc") ||
+            !ok(api->cuMemAlloc(&dev_buf, w.bytes), "cuMemAlloc"))
+            return why;
+        std::memset(pinned, 2, w.bytes);
+    } else {
+        CUmodule m;
+        const size_t words = size_t{n} * n;
+        if (!ok(api->cuModuleLoadData(&m, kvmgpu_bench_multigpu_fatbin), "cuModuleLoadData") ||
+            !ok(api->cuModuleGetFunction(&matmul, m, "matmul"), "matmul") ||
+            !ok(api->cuMemAlloc(&a, words * 4), "cuMemAlloc") || !ok(api->cuMemAlloc(&b, words * 4), "cuMemAlloc") ||
+            !ok(api->cuMemAlloc(&c, words * 4), "cuMemAlloc") ||
+            !ok(api->cuMemsetD32Async(a, 0x3e800000u, words, stream), "cuMemsetD32") ||
+            !ok(api->cuMemsetD32Async(b, 0x3f000000u, words, stream), "cuMemsetD32"))
+            return why;
+    }
+    auto unit = [&]() -> uint64_t {
+        if (matmul) {
+            void* params[] = {&a, &b, &c, &n};
+            const unsigned g = (n + 15) / 16;
+            if (!ok(api->cuLaunchKernel(matmul, g, g, 1, 16, 16, 1, 0, stream, params, nullptr), "cuLaunchKernel") ||
+                !ok(api->cuStreamSynchronize(stream), "cuStreamSynchronize"))
+                return 0;
+            return 1;
+        }
+        for (void* host : {pinned, static_cast<void*>(pageable.data())})
+            if (!ok(api->cuMemcpyHtoDAsync(dev_buf, host, w.bytes, stream), "cuMemcpyHtoDAsync") ||
+                !ok(api->cuMemcpyDtoHAsync(host, dev_buf, w.bytes, stream), "cuMemcpyDtoHAsync"))
+                return 0;
+        return ok(api->cuStreamSynchronize(stream), "cuStreamSynchronize") ? 4 * w.bytes : 0;
+    };
+    if (unit() == 0) return why;
+    std::vector<uint64_t> lat;
+    lat.reserve(kLatencySamples);
+    slot->ready.store(1);
+    while (!shared->stop.load(std::memory_order_relaxed)) {
+        const uint64_t done = unit();
+        if (done == 0) return why;
+        slot->work.fetch_add(done, std::memory_order_relaxed);
+        const auto t0 = Clock::now();
+        if (!ok(api->cuMemsetD32Async(word, 0, 1, stream), "cuMemsetD32") ||
+            !ok(api->cuStreamSynchronize(stream), "cuStreamSynchronize"))
+            return why;
+        if (lat.size() < kLatencySamples)
+            lat.push_back(static_cast<uint64_t>(std::chrono::duration<double, std::nano>(Clock::now() - t0).count()));
+    }
+    std::sort(lat.begin(), lat.end());
+    if (!lat.empty()) {
+        slot->lat_p50_ns = lat[lat.size() / 2];
+        slot->lat_p99_ns = lat[std::max<size_t>((lat.size() * 99 + 99) / 100, 1) - 1];
+    }
+    api->cuCtxDestroy(ctx);
+    return "";
+}
+
+#else
+
+std::string native_member(const NativeShareWork&, Shared*, Slot*) {
+    return "this VMM was built without cuda.h or nvcc: no native baseline";
+}
+
+#endif
+
+} // namespace
+
+std::vector<ShareRow> run_native_share(const NativeShareWork& w, unsigned processes, const ShareWindow& window,
+                                       std::string* why) {
+    std::vector<ShareRow> rows;
+    if (processes == 0 || processes > kMaxProcesses) {
+        *why = "native processes: 1.." + std::to_string(kMaxProcesses);
+        return rows;
+    }
+    void* mem = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED) {
+        *why = std::string("mmap: ") + std::strerror(errno);
+        return rows;
+    }
+    Shared* shared = new (mem) Shared;
+    std::vector<pid_t> pids;
+    for (unsigned i = 0; i < processes; ++i) {
+        const pid_t pid = fork();
+        if (pid == 0) {
+            Slot* slot = &shared->slots[i];
+            const std::string failure = native_member(w, shared, slot);
+            if (!failure.empty()) {
+                std::snprintf(slot->error, sizeof slot->error, "%s", failure.c_str());
+                slot->ready.store(-1);
+            }
+            _exit(failure.empty() ? 0 : 1);
+        }
+        if (pid > 0) pids.push_back(pid);
+    }
+    // Every process ready (or one failed), then the window.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(window.ready_timeout_s);
+    auto state = [&] {
+        int ready = 0;
+        for (unsigned i = 0; i < pids.size(); ++i) {
+            const int s = shared->slots[i].ready.load();
+            if (s < 0) return -1;
+            ready += s;
+        }
+        return ready;
+    };
+    int s;
+    while ((s = state()) >= 0 && s < static_cast<int>(processes) && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::vector<double> rates(processes, 0);
+    const bool measured = s == static_cast<int>(processes) && pids.size() == processes;
+    if (measured) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(window.settle_s));
+        std::vector<uint64_t> before;
+        for (unsigned i = 0; i < processes; ++i) before.push_back(shared->slots[i].work.load());
+        const auto t0 = std::chrono::steady_clock::now();
+        std::this_thread::sleep_for(std::chrono::duration<double>(window.window_s));
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        for (unsigned i = 0; i < processes; ++i)
+            rates[i] = static_cast<double>(shared->slots[i].work.load() - before[i]) / seconds;
+    }
+    shared->stop.store(1);
+    std::vector<int> statuses;
+    for (pid_t pid : pids) {
+        int st = 0;
+        waitpid(pid, &st, 0);
+        statuses.push_back(st);
+    }
+    for (unsigned i = 0; i < processes; ++i) {
+        ShareRow r{"native", w.work, processes, i};
+        r.rate = w.work == "bandwidth" ? rates[i] / 1e9 : rates[i];
+        r.lat_p50_ns = shared->slots[i].lat_p50_ns;
+        r.lat_p99_ns = shared->slots[i].lat_p99_ns;
+        if (i >= pids.size()) r.status = "fork failed";
+        else if (shared->slots[i].error[0]) r.status = shared->slots[i].error;
+        else if (!measured) r.status = "not every process got ready in time";
+        else if (!WIFEXITED(statuses[i]) || WEXITSTATUS(statuses[i]) != 0) r.status = "the process did not end normally";
+        rows.push_back(r);
+    }
+    if (rows[0].status != "ok" && !measured) *why = rows[0].status;
+    shared->~Shared();
+    munmap(mem, sizeof(Shared));
+    return rows;
+}
+
+} // namespace kvmgpu::bench
