@@ -86,9 +86,18 @@ std::string share_markdown(const std::vector<ShareRow>& rows, const BenchMeta& m
               << (nat.measured ? us(nat.lat_p50_ns) + " / " + us(nat.lat_p99_ns) : "-") << " |\n";
         }
     }
+    bool intruders = false;
+    for (const auto& r : rows)
+        if (r.side == "intruder") {
+            if (!intruders)
+                o << "\n### The misbehaving VM of each group (" << meta.get("intruder")
+                  << "): the table's guest figures are the others'\n\n";
+            intruders = true;
+            o << "- " << r.work << " N=" << r.members << ": " << r.status << "\n";
+        }
     bool failures = false;
     for (const auto& r : rows)
-        if (!r.ok()) {
+        if (!r.ok() && r.side != "intruder") {
             if (!failures) o << "\n### Failed members\n\n";
             failures = true;
             o << "- " << r.side << " " << r.work << " N=" << r.members << " #" << r.member << ": " << r.status << "\n";

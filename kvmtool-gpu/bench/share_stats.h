@@ -13,14 +13,14 @@ namespace kvmgpu::bench {
 
 // One member (a VM or a native process) of one group.
 struct ShareRow {
-    std::string side;  // "guest" or "native"
+    std::string side;  // "guest", "native", or "intruder" (a misbehaving VM, not summarised)
     std::string work;  // "bandwidth" (rate in GB/s) or "compute" (kernels/s)
     unsigned members = 0; // VMs or processes running at once
     unsigned member = 0;  // this one's index
     double rate = 0;
     uint64_t lat_p50_ns = 0, lat_p99_ns = 0; // its small synchronous call
-    std::string status = "ok"; // else what went wrong
-    bool ok() const { return status == "ok"; }
+    std::string status = "ok"; // else what went wrong ("ok (...)": ok, with a note)
+    bool ok() const { return status == "ok" || status.rfind("ok (", 0) == 0; }
 };
 
 // Jain's fairness index (sum x)^2 / (n * sum x^2): 1 when every member got

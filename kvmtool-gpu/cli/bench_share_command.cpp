@@ -45,6 +45,10 @@ const char* bench_share_help() {
                    "                      the others' later start (default 10)\n"
                    "  --quick             --vms 1,2 --size 1M --order 64 --window 0.5 --settle 0.2\n"
                    "                      --slack 3 (CI, on the host backend)\n"
+                   "  --intruder ROLE     in every group of 2 or more, the last VM misbehaves instead\n"
+                   "                      of working: fault (a kernel on an unallocated address),\n"
+                   "                      quota (allocates until its quota refuses) or storm (rings\n"
+                   "                      the doorbell with an empty ring); the others are measured\n"
                    "  --no-native         skip the native processes\n"
                    "  --out DIR           writes DIR/share.{csv,json,md,png} (default bench-results)\n"
                    "  --plot-script PATH  plot_bench.py (default: plots/ beside the binary or one folder up)\n"
@@ -107,7 +111,7 @@ void print_group(const std::vector<ShareRow>& rows, const std::string& side, con
 } // namespace
 
 int bench_share_command(const std::vector<std::string>& args) {
-    std::set<std::string> valued = {"vms", "work", "size", "order", "window", "settle", "slack", "out",
+    std::set<std::string> valued = {"vms", "work", "size", "order", "window", "settle", "slack", "intruder", "out",
                                     "plot-script", "mem", "pages", "timeout", "guest"};
     valued.insert(cli::vgpu_option_names().begin(), cli::vgpu_option_names().end());
     cli::ArgParser p(valued, {"quick", "no-native", "help"});
@@ -128,6 +132,9 @@ int bench_share_command(const std::vector<std::string>& args) {
     window.settle_s = seconds_arg(p, "settle", "0.2", "0.5");
     const double slack = seconds_arg(p, "slack", "3", "10");
     const uint64_t guest_seconds = static_cast<uint64_t>(std::ceil(window.settle_s + window.window_s + slack));
+    const std::string intruder = p.get_or("intruder", "");
+    if (!intruder.empty() && intruder != "fault" && intruder != "quota" && intruder != "storm")
+        throw UsageError("--intruder: fault, quota or storm");
     auto vgpu_cfg = cli::parse_vgpu_flags(p);
     if (!vgpu_cfg) throw UsageError("bench share needs a vGPU (--vgpu none makes no sense here)");
     VmOptions base;
@@ -148,6 +155,7 @@ int bench_share_command(const std::vector<std::string>& args) {
     meta.set("window", window_text);
     meta.set("bandwidth_unit", "SIZE=" + size_text(size) + " host->device and back, pinned and pageable");
     meta.set("compute_unit", "matmul order " + std::to_string(order));
+    if (!intruder.empty()) meta.set("intruder", intruder + " (the last VM of every group of 2 or more)");
 
     std::vector<ShareRow> rows;
     const std::string out_dir = p.get_or("out", "bench-results");
@@ -185,9 +193,13 @@ int bench_share_command(const std::vector<std::string>& args) {
             std::fflush(stdout);
             const std::string cmdline = "work=" + work + " seconds=" + std::to_string(guest_seconds) + " size=" +
                                         std::to_string(size) + " n=" + std::to_string(order);
+            std::vector<std::string> cmdlines(n, cmdline);
+            const bool with_intruder = !intruder.empty() && n >= 2;
+            if (with_intruder) cmdlines.back() += " role=" + intruder + " fault_after_ms=" +
+                                                  std::to_string(static_cast<uint64_t>((window.settle_s + window.window_s / 2) * 1000));
             std::vector<SharedGuest> guests;
             try {
-                guests = run_shared_guests(kvm, base, *vgpu_cfg, std::vector<std::string>(n, cmdline), window);
+                guests = run_shared_guests(kvm, base, *vgpu_cfg, cmdlines, window);
             } catch (const std::exception& e) {
                 std::printf("bench share: %s, N=%u: set-up failed: %s\n", work.c_str(), n, e.what());
                 all_ok = false;
@@ -205,6 +217,15 @@ int bench_share_command(const std::vector<std::string>& args) {
                     r.lat_p99_ns = g.report->u64("lat_p99_ns").value_or(0);
                 }
                 r.status = g.status;
+                if (with_intruder && i == n - 1) {
+                    // Judged by its own checks only: a fault ends its work early.
+                    r.side = "intruder";
+                    r.status = g.result.passed() ? "ok" : g.status;
+                    if (g.report) r.status += " (" + g.report->get("role") + ": " +
+                                              (g.report->find("status") ? "status=" + g.report->get("status") + " recovered=" + g.report->get("recovered")
+                                               : g.report->find("kicks") ? "kicks=" + g.report->get("kicks")
+                                               : "check=" + g.report->get("check")) + ")";
+                }
                 if (!r.ok()) {
                     all_ok = false;
                     std::printf("bench share: VM %u: %s\n", i, r.status.c_str());

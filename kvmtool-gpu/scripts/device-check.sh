@@ -7,14 +7,14 @@
 # device tool returns only a few files); without $OUT they stay in
 # ./device-out. Anyone can rerun it there:
 #   bash kvmtool-gpu/scripts/device-check.sh [PART...]
-# PARTs (default: all): tests guests boot calls tlb bench bench2 multigpu; `compare`
+# PARTs (default: all): tests guests boot calls tlb bench bench2 multigpu share; `compare`
 # (not in the default) runs `bench calls` with the polling doorbell five
 # times, alternating the VMM from another commit (.carry/compare, see
 # pack-carry.sh) with this one, worker process and inline. One device
 # call has 10 minutes, so the whole check is run in parts: `tests guests boot
 # calls`, then `tlb`, then `bench`, then `bench2`.
 set -uo pipefail
-parts=${*:-tests guests boot calls tlb bench bench2 multigpu}
+parts=${*:-tests guests boot calls tlb bench bench2 multigpu share}
 want() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bin=$repo/.carry/bin
@@ -103,6 +103,20 @@ if want multigpu; then
     --plot-script "$repo/kvmtool-gpu/bench/plot_bench.py" --out "$out/multigpu"
   md=$(ls "$out/multigpu"/*.md 2>/dev/null | head -1)
   [ -n "$md" ] && { note ""; note "--- multigpu"; tee -a "$summary" <"$md"; }
+fi
+# Several VMs on one GPU: N = 1, 2, 4, 8 (bandwidth and compute mixes)
+# against one and N native processes; then four VMs of which one
+# misbehaves (fault, quota, storm) while the other three are measured.
+if want share; then
+  share=(bench share --vgpu cuda --gpu-mem-quota 4G --plot-script "$repo/kvmtool-gpu/bench/plot_bench.py")
+  step bench-share timeout 480 "$bin/kvmtool-gpu" "${share[@]}" --out "$out/share"
+  for r in fault quota storm; do
+    step bench-share-$r timeout 240 "$bin/kvmtool-gpu" "${share[@]}" --vms 4 --intruder $r --no-native --out "$out/share-$r"
+  done
+  for d in share share-fault share-quota share-storm; do
+    md=$(ls "$out/$d"/*.md 2>/dev/null | head -1)
+    [ -n "$md" ] && { note ""; note "--- $d"; tee -a "$summary" <"$md"; }
+  done
 fi
 if want compare; then
   old=$repo/.carry/compare/kvmtool-gpu
