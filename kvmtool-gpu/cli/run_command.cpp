@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "kvmtool-gpu/cli/arg_parser.h"
+#include "kvmtool-gpu/cli/interrupt_stop.h"
 #include "kvmtool-gpu/vmm/guest_locator.h"
 #include "kvmtool-gpu/kvm/open_kvm.h"
 #include "kvmtool-gpu/cli/run_many.h"
@@ -44,8 +45,11 @@ const char* run_help() {
            "                      doorbell, sharing the GPU; seeds --seed, --seed + 1, ...\n"
            "%s"
            "\n"
-           "Exit status: 0 the guest passed its own checks, 1 it failed, faulted or timed\n"
-           "out, 2 bad usage or a set-up error.\n",
+           "Ctrl-C (or SIGTERM) stops every guest of the run cleanly: each reports\n"
+           "'interrupted', GPU workers are shut down; a second Ctrl-C quits at once.\n"
+           "\n"
+           "Exit status: 0 the guest passed its own checks, 1 it failed, faulted, timed\n"
+           "out or was interrupted, 2 bad usage or a set-up error.\n",
                   vgpu_options_help());
     text = buf;
     return text.c_str();
@@ -106,6 +110,7 @@ int run_command(const std::vector<std::string>& args) {
     std::fflush(stdout);
     if (vms > 1) return run_many(kvm, o, vgpu_cfg, static_cast<unsigned>(vms));
     VirtualMachine vm(kvm, o);
+    StopOnInterrupt stop_on_ctrl_c([&vm](int) { vm.request_stop(); });
     std::optional<AttachedVgpu> vgpu;
     if (vgpu_cfg) {
         vgpu = attach_vgpu(vm, *vgpu_cfg);

@@ -3,9 +3,11 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "kvmtool-gpu/cli/interrupt_stop.h"
 #include "kvmtool-gpu/devices/terminal_text.h"
 
 namespace kvmgpu::cli {
@@ -21,6 +23,16 @@ struct Guest {
 
 int run_many(const KvmSystem& kvm, const VmOptions& o, const std::optional<VgpuConfig>& vgpu, unsigned vms) {
     std::vector<Guest> guests(vms);
+    std::mutex built_mu; // the VMs built so far, for the signal thread
+    unsigned built = 0;
+    bool interrupted = false;
+    StopOnInterrupt stop_on_ctrl_c([&](int) {
+        std::lock_guard lock(built_mu);
+        interrupted = true;
+        std::printf("kvmtool-gpu: interrupted: stopping every VM (again to quit at once)\n");
+        std::fflush(stdout);
+        for (unsigned i = 0; i < built; ++i) guests[i].vm->request_stop();
+    });
     for (unsigned i = 0; i < vms; ++i) {
         VmOptions mine = o;
         mine.seed = o.seed + i;
@@ -30,7 +42,13 @@ int run_many(const KvmSystem& kvm, const VmOptions& o, const std::optional<VgpuC
                 std::printf("guest[%u]: %s\n", i, safe.c_str());
                 std::fflush(stdout);
             };
-        guests[i].vm = std::make_unique<VirtualMachine>(kvm, mine);
+        {
+            auto vm = std::make_unique<VirtualMachine>(kvm, mine);
+            std::lock_guard lock(built_mu);
+            guests[i].vm = std::move(vm);
+            if (interrupted) guests[i].vm->request_stop();
+            ++built;
+        }
         if (vgpu) {
             guests[i].vgpu = attach_vgpu(*guests[i].vm, *vgpu);
             const auto& v = *guests[i].vgpu;

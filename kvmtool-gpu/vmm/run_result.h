@@ -21,6 +21,7 @@ enum class RunOutcome {
     InternalError, // KVM_EXIT_INTERNAL_ERROR
     Unexpected,    // any other exit reason
     BadRequest,    // the guest asked the CPU control device for something impossible
+    Interrupted,   // request_stop() (Ctrl-C) ended it
 };
 const char* to_string(RunOutcome o);
 

@@ -22,15 +22,18 @@ void install_kick_handler() {
 } // namespace
 
 VcpuWatchdog::VcpuWatchdog(VcpuFd& vcpu, double timeout_s) : vcpu_(vcpu), target_(pthread_self()) {
-    if (!(timeout_s > 0 && timeout_s <= kMaxTimeoutS)) return; // NaN fails both
     install_kick_handler();
+    const bool timed = timeout_s > 0 && timeout_s <= kMaxTimeoutS; // NaN fails both
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                              std::chrono::duration<double>(timeout_s));
-    thread_ = std::thread([this, deadline] {
+                              std::chrono::duration<double>(timed ? timeout_s : 0.0));
+    thread_ = std::thread([this, deadline, timed] {
         std::unique_lock lock(mu_);
-        if (cv_.wait_until(lock, deadline, [this] { return done_; })) return;
-        fired_.store(true, std::memory_order_release);
+        auto over = [this] { return done_ || interrupted(); };
+        if (timed) cv_.wait_until(lock, deadline, over);
+        else cv_.wait(lock, over); // no time-out: only interrupt() or the run's end
+        if (done_) return;
+        if (!interrupted()) fired_.store(true, std::memory_order_release);
         // Keep kicking until the run loop notices (the signal may land just
         // before KVM_RUN starts; immediate_exit covers that window).
         while (!done_) {
@@ -39,6 +42,14 @@ VcpuWatchdog::VcpuWatchdog(VcpuFd& vcpu, double timeout_s) : vcpu_(vcpu), target
             cv_.wait_for(lock, std::chrono::milliseconds(20), [this] { return done_; });
         }
     });
+}
+
+void VcpuWatchdog::interrupt() {
+    {
+        std::lock_guard lock(mu_);
+        interrupted_.store(true, std::memory_order_release);
+    }
+    cv_.notify_all();
 }
 
 VcpuWatchdog::~VcpuWatchdog() {

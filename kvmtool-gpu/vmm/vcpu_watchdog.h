@@ -1,5 +1,6 @@
-// Ends a KVM_RUN that outlives its time-out: sets immediate_exit and sends
-// the vCPU thread a signal so the ioctl returns EINTR. Scoped to one run.
+// Ends a KVM_RUN that outlives its time-out, or that another thread asks to
+// end (interrupt(): Ctrl-C): sets immediate_exit and sends the vCPU thread a
+// signal so the ioctl returns EINTR. Scoped to one run.
 #pragma once
 
 #include <pthread.h>
@@ -22,11 +23,15 @@ public:
     VcpuWatchdog(VcpuFd& vcpu, double timeout_s);
     ~VcpuWatchdog();
     bool fired() const { return fired_.load(std::memory_order_acquire); }
+    // Ends the run as soon as possible; any thread may call it.
+    void interrupt();
+    bool interrupted() const { return interrupted_.load(std::memory_order_acquire); }
 
 private:
     VcpuFd& vcpu_;
     pthread_t target_;
     std::atomic<bool> fired_{false};
+    std::atomic<bool> interrupted_{false};
     std::mutex mu_;
     std::condition_variable cv_;
     bool done_ = false;

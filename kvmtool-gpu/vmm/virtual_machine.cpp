@@ -59,6 +59,7 @@ const char* to_string(RunOutcome o) {
     case RunOutcome::InternalError: return "kvm-internal-error";
     case RunOutcome::Unexpected: return "unexpected-exit";
     case RunOutcome::BadRequest: return "bad-cpu-request";
+    case RunOutcome::Interrupted: return "interrupted";
     }
     return "?";
 }
@@ -175,8 +176,26 @@ std::string VirtualMachine::load_cr3(uint64_t root) {
     return "";
 }
 
+void VirtualMachine::request_stop() {
+    std::lock_guard lock(stop_mu_);
+    stop_requested_ = true;
+    if (running_watchdog_) running_watchdog_->interrupt();
+}
+
 RunResult VirtualMachine::run() {
     VcpuWatchdog watchdog(*vcpu_, opts_.timeout_s);
+    {
+        std::lock_guard lock(stop_mu_);
+        running_watchdog_ = &watchdog;
+        if (stop_requested_) watchdog.interrupt();
+    }
+    struct Unregister {
+        VirtualMachine* vm;
+        ~Unregister() {
+            std::lock_guard lock(vm->stop_mu_);
+            vm->running_watchdog_ = nullptr;
+        }
+    } unregister{this};
     // After the watchdog's thread exists (it stays unconfined), before any guest code runs.
     if (opts_.seccomp) confine_vcpu_thread(vcpu_->fd());
     const auto start = std::chrono::steady_clock::now();
@@ -185,7 +204,9 @@ RunResult VirtualMachine::run() {
         r.timings.run_ns = ns_since(start);
         return r;
     };
+    auto stopped = [&] { return done(RunOutcome::Interrupted, "stopped on request (Ctrl-C)", false); };
     auto timed_out = [&] {
+        if (watchdog.interrupted()) return stopped();
         char buf[96];
         std::snprintf(buf, sizeof buf, "guest did not exit within %.1f s (--timeout)", opts_.timeout_s);
         return done(RunOutcome::Timeout, buf, true);
@@ -226,7 +247,7 @@ RunResult VirtualMachine::run() {
                            if (auto request = cpu_control_->take()) {
                                const std::string refused = serve(*request);
                                if (!refused.empty()) result = done(RunOutcome::BadRequest, refused, true);
-                               else if (watchdog.fired()) // its signal may have ended the completing run
+                               else if (watchdog.fired() || watchdog.interrupted()) // its signal may have ended the completing run
                                    result = timed_out();
                            }
                        },
@@ -253,7 +274,7 @@ RunResult VirtualMachine::run() {
                        },
                        [&](exit::Interrupted&) {
                            ++exits_.interrupted;
-                           if (watchdog.fired()) result = timed_out();
+                           if (watchdog.fired() || watchdog.interrupted()) result = timed_out();
                        },
                        [&](exit::SystemEvent& s) {
                            result = done(RunOutcome::Unexpected,

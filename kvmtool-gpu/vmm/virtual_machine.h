@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "kvmtool-gpu/bus/bus.h"
@@ -19,6 +20,7 @@
 #include "kvmtool-gpu/vmm/elf_loader.h"
 #include "kvmtool-gpu/vmm/execution_mode.h"
 #include "kvmtool-gpu/vmm/run_result.h"
+#include "kvmtool-gpu/vmm/vcpu_watchdog.h"
 #include "memmap/guest_memory.h"
 
 namespace kvmgpu {
@@ -66,6 +68,9 @@ public:
     // options().seccomp, throws std::system_error before the first KVM_RUN
     // if the filter cannot be installed.
     RunResult run();
+    // Ends run() (now, or at its start if it has not begun) with outcome
+    // Interrupted. Any thread may call it, e.g. on Ctrl-C.
+    void request_stop();
 
 private:
     RunResult finish(RunOutcome outcome, std::string detail, bool dump);
@@ -90,6 +95,9 @@ private:
     uint64_t setup_ns_ = 0;
     uint64_t prefault_ns_ = 0;
     ExitCounts exits_;
+    std::mutex stop_mu_; // guards stop_requested_ and running_watchdog_
+    bool stop_requested_ = false;
+    VcpuWatchdog* running_watchdog_ = nullptr;
 };
 
 } // namespace kvmgpu

@@ -1,4 +1,7 @@
 // Boots hand-assembled guests to check each way a run can end.
+#include <chrono>
+#include <thread>
+
 #include "kvmtool-gpu/abi/platform_abi.h"
 #include "kvmtool-gpu/kvm/kvm_flavor.h"
 #include "tests/kvm/kvm_fixture.h"
@@ -68,6 +71,28 @@ TEST_F(TinyGuest, CalibrationWindowWithoutBeginIsIgnored) {
     ASSERT_TRUE(r.passed()) << r.detail;
     EXPECT_FALSE(r.execution.measured);
     EXPECT_EQ(r.execution.label(), "not measured");
+}
+
+// Ctrl-C's path: request_stop() from another thread ends a spinning guest
+// (no time-out set), before its run starts or during it.
+TEST_F(TinyGuest, RequestStopEndsTheRunAsInterrupted) {
+    const auto path = write_temp_image(tiny_elf(code::spin), "tiny");
+    for (bool before_run : {false, true}) {
+        auto o = quiet_options(path);
+        o.timeout_s = 0; // none: only the stop can end it
+        VirtualMachine vm(*kvm_, o);
+        if (before_run) vm.request_stop();
+        std::thread stopper([&] {
+            if (before_run) return;
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+            vm.request_stop();
+        });
+        const RunResult r = vm.run();
+        stopper.join();
+        EXPECT_EQ(r.outcome, RunOutcome::Interrupted) << r.detail;
+        EXPECT_FALSE(r.passed());
+    }
+    std::remove(path.c_str());
 }
 
 TEST_F(TinyGuest, Cr3LoadIsServedByTheVmm) {
