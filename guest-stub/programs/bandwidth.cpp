@@ -6,13 +6,19 @@
 // scattered frames of the heap's page size; registered: such a buffer after
 // cuMemHostRegister, copied as the library copies it, with one
 //   BW-REG gpages=4K bytes=N register_ns=.. device_address=yes status=ok
-// line for its registration), each scatter-gather strategy (pageable only),
+// line for its registration; twocopy: GViM's 2-copy, a pageable buffer the
+// guest copies through two pinned bounce buffers of its own, see
+// twocopy_htod), each scatter-gather strategy (pageable only),
 // each size and direction (a cell), it warms up with one
 // copy, then measures `trials` times and prints one line per trial:
 //   BW dir=htod kind=pageable gpages=4K strategy=gather bytes=67108864 reps=4
-//      event_ns=5432100 wall_ns=98765432 gbps=49.41 attempts=1 trial=2/3
-//      n=17/96 status=ok
+//      event_ns=5432100 wall_ns=98765432 clock=events gbps=49.41 attempts=1
+//      trial=2/3 n=17/96 status=ok
 // (n: measurements printed / planned, trials included).
+// clock: what gbps divides by. events (event_ns) for every kind but
+//   twocopy; tsc (wall_ns, event_ns=0) for twocopy, whose guest memcpy is
+//   half of the mode and must be in the figure. In ring 3 on KVM the guest
+//   runs natively, so its TSC is hardware time.
 // event_ns: GPU time between two CUDA events recorded on the copy stream
 //   around `reps` copies, summed as the device reports it. Deferred
 //   submission is on, so events and copies reach the vGPU in one doorbell
@@ -26,7 +32,7 @@
 //   BW-CHECK line reports a round-trip data check of `verify` bytes.
 //
 // Cmdline (defaults are a small sweep, so `run --guest bandwidth` is quick):
-//   sizes=4K,64K,1M   dirs=htod,dtoh   kinds=pinned,pageable
+//   sizes=4K,64K,1M   dirs=htod,dtoh   kinds=pinned,pageable (or registered, twocopy)
 //   strategies=auto,gather,walk,perchunk,coalesce,bounce,batch (kSgStrategyList)
 //   slow_max=0        skip perchunk/coalesce/bounce/batch above this size (0: never)
 //   target=64M reps_min=2 reps_max=20   repetitions: ~target bytes per measurement
@@ -78,8 +84,8 @@ bool parse_config(Config* c)
         !parse_name_mask(cmdline_value_or("kinds", "pinned,pageable"), kKindNames, kKindCount, &c->kinds) ||
         !parse_name_mask(cmdline_value_or("strategies", kSgStrategyList), strategy_names, kSgStrategyCount,
                          &c->strategies)) {
-        printf("bandwidth: dirs= (htod,dtoh), kinds= (pinned,pageable,registered) or strategies= (%s) has an unknown "
-               "name\n",
+        printf("bandwidth: dirs= (htod,dtoh), kinds= (pinned,pageable,registered,twocopy) or strategies= (%s) has an "
+               "unknown name\n",
                kSgStrategyList);
         return false;
     }
@@ -116,7 +122,8 @@ uint64_t planned_measurements(const Config& c)
     uint64_t n = 0;
     const uint64_t dirs = (uint64_t)has(c.dirs, 0) + has(c.dirs, 1);
     for (unsigned s = 0; s < c.nsizes; ++s) {
-        n += dirs * ((uint64_t)has(c.kinds, 0) + has(c.kinds, 2)); // pinned, registered: no strategies
+        // pinned, registered, twocopy: no strategies
+        n += dirs * ((uint64_t)has(c.kinds, 0) + has(c.kinds, 2) + has(c.kinds, 3));
         if (has(c.kinds, 1))
             for (unsigned k = 0; k < kSgStrategyCount; ++k)
                 if (has(c.strategies, k) && kvmgpu::bench::strategy_runs_at(kSgStrategies[k], c.sizes[s], c.slow_max))
@@ -125,7 +132,105 @@ uint64_t planned_measurements(const Config& c)
     return n * c.trials;
 }
 
-enum Kind : unsigned { kPinned = 0, kPageable = 1, kRegistered = 2 };
+enum Kind : unsigned { kPinned = 0, kPageable = 1, kRegistered = 2, kTwoCopy = 3 };
+
+using kvmgpu::bench::kTwoCopyBuffers;
+using kvmgpu::bench::kTwoCopyChunkBytes;
+
+// twocopy's pinned bounce buffers in guest RAM, each with the event that
+// says the vGPU is done with its last chunk.
+struct BounceRing {
+    uint8_t* buf[kTwoCopyBuffers];
+    CUevent done[kTwoCopyBuffers];
+    bool pending[kTwoCopyBuffers]; // a chunk was recorded on done[i] and not waited for
+    unsigned next = 0;
+};
+
+// Waits for buffer i's last chunk, if it has one in flight.
+CUresult settle(BounceRing* b, unsigned i)
+{
+    if (!b->pending[i])
+        return CUDA_SUCCESS;
+    b->pending[i] = false;
+    return cuEventSynchronize(b->done[i]);
+}
+
+// After a stream synchronize every chunk has landed: nothing to wait for.
+void settled(BounceRing* b)
+{
+    for (unsigned i = 0; i < kTwoCopyBuffers; ++i)
+        b->pending[i] = false;
+}
+
+// Marks buffer i's queued chunk copy (r: how queueing it went) with its
+// event.
+CUresult mark_chunk(BounceRing* b, unsigned i, CUresult r, CUstream stream)
+{
+    if (r == CUDA_SUCCESS)
+        r = cuEventRecord(b->done[i], stream);
+    if (r == CUDA_SUCCESS)
+        b->pending[i] = true;
+    return r;
+}
+
+// GViM's 2-copy, host to device: the guest copies each chunk of its
+// pageable buffer into a bounce buffer (copy 1), the VMM copies that into
+// its pinned staging (copy 2, VGPU_SG_BOUNCE), then DMA. Returns with the
+// last chunk queued, as an async copy does.
+CUresult twocopy_htod(BounceRing* b, CUdeviceptr dev, const uint8_t* src, uint64_t bytes, CUstream stream)
+{
+    for (uint64_t off = 0; off < bytes; off += kTwoCopyChunkBytes) {
+        const uint64_t n = bytes - off < kTwoCopyChunkBytes ? bytes - off : kTwoCopyChunkBytes;
+        const unsigned i = b->next;
+        b->next = (i + 1) % kTwoCopyBuffers;
+        if (CUresult r = settle(b, i)) // its previous chunk has left the buffer
+            return r;
+        memcpy(b->buf[i], src + off, n);
+        if (CUresult r = mark_chunk(b, i, vgpuMemcpyHtoDScattered(dev + off, b->buf[i], n, stream, VGPU_SG_BOUNCE),
+                                    stream))
+            return r;
+        // With more of the buffer to copy, ring now (deferred submission
+        // would hold the chunk): the vGPU moves it while the guest copies
+        // the next. The last chunk goes with the next waiting call, as any
+        // queued copy does.
+        if (off + n < bytes)
+            if (CUresult r = vgpuFlush())
+                return r;
+    }
+    return CUDA_SUCCESS;
+}
+
+// The reverse: DMA into the VMM's staging, the VMM's copy into a bounce
+// buffer, the guest's copy into its pageable buffer. Chunk k+1 is queued
+// before the guest waits for chunk k (the wait rings for both) and unpacks
+// it, so the two overlap; returns once the data is in `dst` (the guest's
+// copy is part of the transfer).
+CUresult twocopy_dtoh(BounceRing* b, uint8_t* dst, CUdeviceptr dev, uint64_t bytes, CUstream stream)
+{
+    uint64_t prev_off = 0, prev_n = 0;
+    unsigned prev_i = 0;
+    for (uint64_t off = 0;; off += kTwoCopyChunkBytes) {
+        const bool more = off < bytes;
+        const uint64_t n = !more ? 0 : bytes - off < kTwoCopyChunkBytes ? bytes - off : kTwoCopyChunkBytes;
+        const unsigned i = b->next;
+        if (more) {
+            b->next = (i + 1) % kTwoCopyBuffers;
+            if (CUresult r = settle(b, i)) // an htod chunk may still be reading it
+                return r;
+            if (CUresult r = mark_chunk(
+                    b, i, vgpuMemcpyDtoHScattered(b->buf[i], dev + off, n, stream, VGPU_SG_BOUNCE), stream))
+                return r;
+        }
+        if (prev_n != 0) {
+            if (CUresult r = settle(b, prev_i))
+                return r;
+            memcpy(dst + prev_off, b->buf[prev_i], prev_n);
+        }
+        if (!more)
+            return CUDA_SUCCESS;
+        prev_off = off, prev_n = n, prev_i = i;
+    }
+}
 
 struct Target {
     Kind kind;
@@ -134,10 +239,14 @@ struct Target {
     CUdeviceptr dev;
     uint8_t* host;
     CUstream stream;
+    BounceRing* bounce; // twocopy only
 };
 
 CUresult issue_copy(const Target& t, unsigned dir, uint64_t bytes)
 {
+    if (t.kind == kTwoCopy)
+        return dir == 0 ? twocopy_htod(t.bounce, t.dev, t.host, bytes, t.stream)
+                        : twocopy_dtoh(t.bounce, t.host, t.dev, bytes, t.stream);
     if (t.kind != kPageable) // as a program copies: the library picks the way
         return dir == 0 ? cuMemcpyHtoDAsync(t.dev, t.host, bytes, t.stream)
                         : cuMemcpyDtoHAsync(t.host, t.dev, bytes, t.stream);
@@ -151,6 +260,8 @@ CUresult copy_and_sync(const Target& t, unsigned dir, uint64_t bytes)
 {
     CUresult r = issue_copy(t, dir, bytes);
     CUresult s = cuStreamSynchronize(t.stream);
+    if (t.bounce != nullptr)
+        settled(t.bounce);
     return r != CUDA_SUCCESS ? r : s;
 }
 
@@ -238,6 +349,26 @@ Measurement measure(const Config& c, const Target& t, unsigned dir, uint64_t byt
     return m;
 }
 
+// One twocopy trial: `reps` transfers and a synchronize, timed by the guest
+// TSC alone (event_ns stays 0): the guest's own copies are half of what
+// 2-copy costs, and CUDA events would leave them out. One attempt: an
+// early flush cannot let guest work into a span that holds it anyway.
+Measurement measure_twocopy(const Config& c, const Target& t, unsigned dir, uint64_t bytes)
+{
+    Measurement m;
+    m.reps = reps_for(c, t, bytes);
+    m.attempts = 1;
+    const uint64_t t0 = tsc_begin();
+    CUresult r = CUDA_SUCCESS;
+    for (uint64_t i = 0; i < m.reps && r == CUDA_SUCCESS; ++i)
+        r = issue_copy(t, dir, bytes);
+    const CUresult sync = cuStreamSynchronize(t.stream);
+    m.wall_ns = tsc_to_ns(tsc_end() - t0);
+    settled(t.bounce);
+    m.status = r != CUDA_SUCCESS ? r : sync;
+    return m;
+}
+
 // Runs every size and direction for one target; returns failures.
 unsigned sweep_target(const Config& c, const Target& t, const char* gpages, CUevent start, CUevent end,
                       uint64_t* done, uint64_t planned)
@@ -256,16 +387,19 @@ unsigned sweep_target(const Config& c, const Target& t, const char* gpages, CUev
             const CUresult warm = copy_and_sync(t, dir, bytes);
             for (uint64_t trial = 1; trial <= c.trials; ++trial) {
                 Measurement m;
-                if (warm == CUDA_SUCCESS)
-                    m = measure(c, t, dir, bytes, start, end);
-                else
+                const bool tsc = t.kind == kTwoCopy;
+                if (warm != CUDA_SUCCESS)
                     m.status = warm, m.reps = reps_for(c, t, bytes);
+                else if (tsc)
+                    m = measure_twocopy(c, t, dir, bytes);
+                else
+                    m = measure(c, t, dir, bytes, start, end);
                 char buf[64];
                 printf("BW dir=%s kind=%s gpages=%s strategy=%s bytes=%lu reps=%lu event_ns=%lu wall_ns=%lu "
-                       "gbps=%s attempts=%u trial=%lu/%lu n=%lu/%lu status=%s\n",
-                       kDirNames[dir], kKindNames[t.kind], gpages, strategy, bytes, m.reps,
-                       m.event_ns, m.wall_ns, decimal_ratio(bytes * m.reps, m.event_ns, 2).text, m.attempts, trial,
-                       c.trials, ++*done, planned, bench_status_text(m.status, buf, sizeof buf));
+                       "clock=%s gbps=%s attempts=%u trial=%lu/%lu n=%lu/%lu status=%s\n",
+                       kDirNames[dir], kKindNames[t.kind], gpages, strategy, bytes, m.reps, m.event_ns, m.wall_ns,
+                       tsc ? "tsc" : "events", decimal_ratio(bytes * m.reps, tsc ? m.wall_ns : m.event_ns, 2).text,
+                       m.attempts, trial, c.trials, ++*done, planned, bench_status_text(m.status, buf, sizeof buf));
                 if (m.status != CUDA_SUCCESS && m.status != CUDA_ERROR_NOT_SUPPORTED)
                     ++failures;
             }
@@ -310,6 +444,18 @@ int guest_main(const kvmgpu_boot_info*)
             return kExitOutOfMemory;
         }
         bool lists = kind == kPageable;
+        BounceRing ring{};
+        if (kind == kTwoCopy) {
+            for (unsigned i = 0; i < kTwoCopyBuffers; ++i) {
+                ring.buf[i] = static_cast<uint8_t*>(try_pinned_alloc(kTwoCopyChunkBytes));
+                if (ring.buf[i] == nullptr) {
+                    printf("bandwidth: out of guest memory for twocopy's %lu-byte bounce buffers (raise --mem)\n",
+                           kTwoCopyChunkBytes);
+                    return kExitOutOfMemory;
+                }
+                CU_CHECK(cuEventCreate(&ring.done[i], CU_EVENT_DEFAULT));
+            }
+        }
         if (kind == kRegistered) {
             memset(host, 1, c.max_size); // resident, as a program's buffer would be
             const uint64_t t0 = tsc_begin();
@@ -329,7 +475,8 @@ int guest_main(const kvmgpu_boot_info*)
         for (unsigned k = 0; k < kSgStrategyCount; ++k) {
             if (kind == kPageable && !has(c.strategies, k))
                 continue;
-            const Target t{static_cast<Kind>(kind), k, lists, dev, static_cast<uint8_t*>(host), stream};
+            const Target t{static_cast<Kind>(kind), k, lists, dev, static_cast<uint8_t*>(host), stream,
+                           kind == kTwoCopy ? &ring : nullptr};
             if (c.verify != 0) {
                 const uint64_t v = (c.verify < c.max_size ? c.verify : c.max_size) & ~uint64_t{3};
                 bool match = false;
@@ -345,10 +492,13 @@ int guest_main(const kvmgpu_boot_info*)
             }
             failures += sweep_target(c, t, gpages, start, end, &done, planned);
             if (kind != kPageable)
-                break; // one pass: pinned and registered copies take no SG strategy
+                break; // one pass: pinned, registered and twocopy copies take no SG strategy
         }
         if (kind == kRegistered && cuMemHostUnregister(host) != CUDA_SUCCESS)
             ++failures;
+        if (kind == kTwoCopy)
+            for (unsigned i = 0; i < kTwoCopyBuffers; ++i)
+                cuEventDestroy(ring.done[i]);
         heap_release(mark);
     }
     cuEventDestroy(start);

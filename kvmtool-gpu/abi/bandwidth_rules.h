@@ -60,9 +60,20 @@ inline constexpr const char* kDirNames[] = {"htod", "dtoh"};
 // Guest buffer kinds, in the order the guest runs them.
 // pinned: page-locked; pageable: the heap, by SG lists; registered: a heap
 // buffer the guest registered (cuMemHostRegister), copied as the library
-// copies it (through the VMM's alias of its frames where there is one).
-inline constexpr const char* kKindNames[] = {"pinned", "pageable", "registered"};
-inline constexpr unsigned kKindCount = 3;
+// copies it (through the VMM's alias of its frames where there is one);
+// twocopy: GViM's 2-copy, a heap buffer that the guest itself copies (CPU
+// memcpy) through pinned bounce buffers of its own, chunk by chunk, each
+// sent with the VMM's bounce strategy (the VMM's copy into its pinned
+// staging, then DMA). Only pageable has a strategy axis.
+inline constexpr const char* kKindNames[] = {"pinned", "pageable", "registered", "twocopy"};
+inline constexpr unsigned kKindCount = 4;
+static_assert(kKindCount == sizeof(kKindNames) / sizeof(kKindNames[0]), "kKindCount must count kKindNames");
+
+// twocopy's bounce buffers in guest RAM: two, so that the guest copies one
+// chunk while the vGPU moves the other; chunks of the VMM's own staging
+// size (4 MiB), so each is one staging round there.
+inline constexpr uint64_t kTwoCopyChunkBytes = 4ull << 20;
+inline constexpr unsigned kTwoCopyBuffers = 2;
 
 // A slow strategy is measured only up to slow_max bytes (0: no limit): one
 // copy per 4 KiB chunk of 1 GiB is 262,144 driver calls.

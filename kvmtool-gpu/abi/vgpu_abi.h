@@ -236,7 +236,7 @@ enum vgpu_sg_strategy {
     VGPU_SG_AUTO = 0,          /* the VMM picks (device walk where it can, above) */
     VGPU_SG_PER_CHUNK = 1,     /* one async copy per entry */
     VGPU_SG_COALESCE = 2,      /* merge host-contiguous runs, then per run */
-    VGPU_SG_BOUNCE = 3,        /* GViM 2-copy: through a pinned bounce buffer */
+    VGPU_SG_BOUNCE = 3,        /* GViM 1-copy: the VMM packs the pages into pinned staging, then DMA */
     VGPU_SG_BATCH = 4,         /* cuMemcpyBatchAsync */
     VGPU_SG_GATHER_KERNEL = 5, /* GPU kernel reads guest RAM via zero-copy mapping */
     VGPU_SG_DEVICE_WALK = 6,   /* the GPU reads and checks the list itself (zero-copy) */

@@ -43,6 +43,7 @@ BandwidthSweep full_bandwidth_sweep(bool pool_1g) {
     s.guest_pages = {"4K", "2M"};
     s.strategies = all_strategies();
     s.registered = true;
+    s.twocopy = true;
     return s;
 }
 
@@ -52,6 +53,7 @@ BandwidthSweep quick_bandwidth_sweep() {
     s.host_pages = {memmap::PageSize::k4K, memmap::PageSize::k2M};
     s.guest_pages = {"4K", "2M"};
     s.strategies = all_strategies();
+    s.twocopy = true;
     s.slow_max = 0;
     s.target = 1ull << 20;
     s.reps_min = 1;
@@ -70,6 +72,13 @@ std::string BandwidthKey::mode() const {
     return m;
 }
 
+std::string BandwidthKey::gvim_mode() const {
+    if (source == "native") return "native";
+    if (kind == "twocopy") return "2-copy";
+    if (kind == "pageable" && strategy == "bounce") return "1-copy";
+    return "bypass";
+}
+
 std::string BandwidthVm::label() const {
     return "host pages " + std::string(memmap::to_string(host_pages)) + ", guest pages " + guest_pages;
 }
@@ -77,8 +86,9 @@ std::string BandwidthVm::label() const {
 uint64_t bandwidth_ram_bytes(uint64_t max_bytes, memmap::PageSize host_pages, uint64_t sg_entries) {
     const uint64_t page = std::max<uint64_t>(memmap::bytes(host_pages), 2ull << 20);
     // Runtime, image, ring, stack: 48 MiB; heap page tables: 8 bytes per 4 KiB
-    // of RAM (~1/512, taken for the whole heap range); SG pool: 16 B an entry.
-    uint64_t ram = max_bytes + (48ull << 20) + sg_entries * 16;
+    // of RAM (~1/512, taken for the whole heap range); SG pool: 16 B an entry;
+    // twocopy's bounce buffers (in every VM: 8 MiB is not worth a condition).
+    uint64_t ram = max_bytes + (48ull << 20) + sg_entries * 16 + kTwoCopyBuffers * kTwoCopyChunkBytes;
     ram += ram / 256;
     ram = std::max<uint64_t>(ram, 128ull << 20);
     return (ram + page - 1) / page * page;
@@ -87,7 +97,8 @@ uint64_t bandwidth_ram_bytes(uint64_t max_bytes, memmap::PageSize host_pages, ui
 std::vector<BandwidthVm> plan_bandwidth_vms(const BandwidthSweep& s) {
     for (const auto& name : s.strategies) strategy_named(name); // validate
     std::vector<BandwidthVm> out;
-    if (s.sizes.empty() || (!s.htod && !s.dtoh) || (!s.pinned && !s.pageable && !s.registered)) return out;
+    if (s.sizes.empty() || (!s.htod && !s.dtoh) || (!s.pinned && !s.pageable && !s.registered && !s.twocopy))
+        return out;
     const uint64_t max_bytes = *std::max_element(s.sizes.begin(), s.sizes.end());
     std::string sizes;
     for (uint64_t b : s.sizes) sizes += (sizes.empty() ? "" : ",") + std::to_string(b);
@@ -100,12 +111,14 @@ std::vector<BandwidthVm> plan_bandwidth_vms(const BandwidthSweep& s) {
             vm.pinned = s.pinned && g == 0;
             vm.pageable = s.pageable && !s.strategies.empty();
             vm.registered = s.registered;
-            if (!vm.pinned && !vm.pageable && !vm.registered) continue;
+            vm.twocopy = s.twocopy; // in every VM, as the bounce strategy it is measured against
+            if (!vm.pinned && !vm.pageable && !vm.registered && !vm.twocopy) continue;
             vm.ram_bytes = bandwidth_ram_bytes(max_bytes, hp, s.sg_entries);
             std::vector<std::string> kinds;
             if (vm.pinned) kinds.emplace_back("pinned");
             if (vm.pageable) kinds.emplace_back("pageable");
             if (vm.registered) kinds.emplace_back("registered");
+            if (vm.twocopy) kinds.emplace_back("twocopy");
             vm.cmdline = "guest_pages=" + vm.guest_pages + " sizes=" + sizes + " dirs=" + join(dirs) +
                          " kinds=" + join(kinds) + " strategies=" + join(s.strategies.empty() ? all_strategies() : s.strategies) +
                          " slow_max=" + std::to_string(s.slow_max) + " target=" + std::to_string(s.target) +
@@ -133,6 +146,9 @@ std::vector<BandwidthVm> plan_bandwidth_vms(const BandwidthSweep& s) {
             if (vm.registered)
                 for (uint64_t b : s.sizes)
                     for (const auto& d : dirs) cell(d, "registered", vm.guest_pages, "none", b);
+            if (vm.twocopy)
+                for (uint64_t b : s.sizes)
+                    for (const auto& d : dirs) cell(d, "twocopy", vm.guest_pages, "none", b);
             out.push_back(std::move(vm));
         }
     }

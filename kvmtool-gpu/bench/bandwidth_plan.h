@@ -19,6 +19,7 @@ struct BandwidthSweep {
     bool htod = true, dtoh = true;
     bool pinned = true, pageable = true;      // guest buffer kinds
     bool registered = false;                  // a registered pageable buffer (cuMemHostRegister)
+    bool twocopy = false;                     // GViM's 2-copy: the guest's copy into its bounce buffers
     std::vector<std::string> strategies;      // names from kSgStrategies (bandwidth_rules.h)
     uint64_t slow_max = 256ull << 20;         // naive strategies only up to here (0: always)
     uint64_t target = 256ull << 20;           // bytes per measurement, within the rep bounds
@@ -28,9 +29,10 @@ struct BandwidthSweep {
     unsigned trials = 1;                      // measurements of each cell, native and guest
 };
 
-// The full sweep (4 KiB .. 1 GiB, x4 steps; every strategy and the
-// registered kind; 4K and 2M host pages, plus 1G when `pool_1g`) and the --quick one (three small sizes,
-// 4K and 2M host pages, reps 1..3) that CI runs under nested emulation.
+// The full sweep (4 KiB .. 1 GiB, x4 steps; every strategy, the registered
+// and the twocopy kind; 4K and 2M host pages, plus 1G when `pool_1g`) and
+// the --quick one (three small sizes, every kind but registered, 4K and 2M
+// host pages, reps 1..3) that CI runs under nested emulation.
 BandwidthSweep full_bandwidth_sweep(bool pool_1g);
 BandwidthSweep quick_bandwidth_sweep();
 
@@ -40,7 +42,7 @@ BandwidthSweep quick_bandwidth_sweep();
 struct BandwidthKey {
     std::string source; // "native" or "guest"
     std::string dir;    // "htod", "dtoh"
-    std::string kind;   // "pinned", "pageable", "registered"
+    std::string kind;   // "pinned", "pageable", "registered", "twocopy"
     std::string gpages; // guest page size of the buffer ("-" for pinned and native)
     std::string hpages; // host backing of guest RAM ("-" for native)
     std::string strategy;
@@ -48,12 +50,17 @@ struct BandwidthKey {
     unsigned trial = 1, trials = 1;
     bool operator==(const BandwidthKey&) const = default;
     std::string mode() const; // e.g. "guest pageable gp4K hp2M gather", "native pinned"
+    // GViM's name for how the guest's bytes reach the device: "2-copy"
+    // (twocopy: the guest's copy, the VMM's, DMA), "1-copy" (the bounce
+    // strategy: the VMM's copy, DMA), "bypass" (DMA or GPU reads from guest
+    // RAM in place: pinned, registered, every other strategy); "native".
+    std::string gvim_mode() const;
 };
 
 struct BandwidthVm {
     memmap::PageSize host_pages;
     std::string guest_pages;
-    bool pinned = false, pageable = false, registered = false;
+    bool pinned = false, pageable = false, registered = false, twocopy = false;
     uint64_t ram_bytes = 0;
     std::string cmdline;               // for the bandwidth guest
     std::vector<BandwidthKey> expected; // the BW lines it owes: every trial of every cell
@@ -72,7 +79,8 @@ struct NativeCopy {
 std::vector<NativeCopy> plan_native_copies(const BandwidthSweep& s);
 
 // Guest RAM for buffers of up to max_bytes: the buffer, the page tables,
-// the SG pool and the runtime, rounded up to the host page.
+// the SG pool, twocopy's bounce buffers and the runtime, rounded up to the
+// host page.
 uint64_t bandwidth_ram_bytes(uint64_t max_bytes, memmap::PageSize host_pages, uint64_t sg_entries);
 
 std::vector<std::string> split_list(const std::string& text);

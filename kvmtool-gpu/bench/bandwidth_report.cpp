@@ -9,8 +9,8 @@
 namespace kvmgpu::bench {
 
 double BandwidthResult::gbps() const {
-    return ok() && event_ns ? static_cast<double>(key.bytes) * static_cast<double>(reps) / static_cast<double>(event_ns)
-                            : 0.0;
+    const uint64_t ns = clock == "tsc" ? wall_ns : event_ns;
+    return ok() && ns ? static_cast<double>(key.bytes) * static_cast<double>(reps) / static_cast<double>(ns) : 0.0;
 }
 
 double BandwidthResult::wall_gbps() const {
@@ -37,13 +37,15 @@ std::optional<BandwidthResult> bandwidth_from_line(const BenchLine& line, const 
     r.event_ns = *ev;
     r.wall_ns = *wall;
     r.attempts = static_cast<unsigned>(line.u64("attempts").value_or(1));
+    if (line.find("clock")) r.clock = line.get("clock"); // lines from before twocopy: events
+    if (r.clock != "events" && r.clock != "tsc") return std::nullopt;
     if (line.find("trial")) {
         const auto t = line.fraction("trial");
         if (!t || t->first < 1 || t->first > t->second || t->second > kMaxTrials) return std::nullopt;
         r.key.trial = static_cast<unsigned>(t->first);
         r.key.trials = static_cast<unsigned>(t->second);
     }
-    if (r.ok() && r.event_ns == 0) r.status = "error:zero_event_time";
+    if (r.ok() && (r.clock == "tsc" ? r.wall_ns : r.event_ns) == 0) r.status = "error:zero_event_time";
     if (line.get("source") == "native") r.key.source = "native", r.key.gpages = r.key.hpages = "-";
     return r;
 }
@@ -53,8 +55,8 @@ std::string bandwidth_line(const BandwidthResult& r) {
     return "BW source=" + k.source + " dir=" + k.dir + " kind=" + k.kind + " gpages=" + k.gpages +
            " strategy=" + k.strategy + " bytes=" + std::to_string(k.bytes) + " reps=" + std::to_string(r.reps) +
            " event_ns=" + std::to_string(r.event_ns) + " wall_ns=" + std::to_string(r.wall_ns) +
-           " attempts=" + std::to_string(r.attempts) + " trial=" + std::to_string(k.trial) + "/" +
-           std::to_string(k.trials) + " status=" + r.status;
+           " clock=" + r.clock + " attempts=" + std::to_string(r.attempts) + " trial=" + std::to_string(k.trial) +
+           "/" + std::to_string(k.trials) + " status=" + r.status;
 }
 
 BandwidthCells::BandwidthCells(const std::vector<BandwidthResult>& all) {
@@ -139,7 +141,7 @@ std::string opt_num(std::optional<double> v) { return v ? num(*v) : ""; }
 
 const char* kCsvHeader =
     "source,mode,dir,kind,gpages,hpages,strategy,bytes,reps,event_ns,wall_ns,gbps,wall_gbps,"
-    "vs_native_pinned,vs_native_pageable,attempts,status,trial,trials\n";
+    "vs_native_pinned,vs_native_pageable,attempts,status,trial,trials,gvim_mode,clock\n";
 } // namespace
 
 std::string bandwidth_csv(const std::vector<BandwidthResult>& all) {
@@ -152,7 +154,7 @@ std::string bandwidth_csv(const std::vector<BandwidthResult>& all) {
                std::to_string(r.event_ns) + "," + std::to_string(r.wall_ns) + "," + num(r.gbps()) + "," +
                num(r.wall_gbps()) + "," + opt_num(cells.trial_ratio(r, "pinned")) + "," +
                opt_num(cells.trial_ratio(r, "pageable")) + "," + std::to_string(r.attempts) + "," + r.status + "," +
-               std::to_string(k.trial) + "," + std::to_string(k.trials) + "\n";
+               std::to_string(k.trial) + "," + std::to_string(k.trials) + "," + k.gvim_mode() + "," + r.clock + "\n";
     }
     return out;
 }
@@ -169,6 +171,7 @@ std::string bandwidth_json(const std::vector<BandwidthResult>& all, const BenchM
             o[std::string("vs_native_") + kind] = q ? Json(*q) : Json();
         }
         o["attempts"] = r.attempts, o["status"] = r.status, o["trial"] = k.trial, o["trials"] = k.trials;
+        o["gvim_mode"] = k.gvim_mode(), o["clock"] = r.clock;
         return o;
     });
 }
@@ -226,21 +229,79 @@ std::string rate_tables(const std::vector<BandwidthResult>& all, const Bandwidth
             if (c.key().dir == dir) at[{c.key().mode(), c.key().bytes}] = &c;
         if (at.empty()) continue;
         out += std::string("\n### ") + (dir == std::string("htod") ? "host to device" : "device to host") +
-               " (GB/s)\n\n| mode |";
+               " (GB/s)\n\n| mode | GViM |";
         for (uint64_t b : sizes) out += " " + size_text(b) + " |";
-        out += "\n| --- |";
+        out += "\n| --- | --- |";
         for (size_t i = 0; i < sizes.size(); ++i) out += " ---: |";
         out += "\n";
         for (const auto& m : modes) {
-            std::string row = "| " + m + " |";
+            std::string row, gvim;
             bool any = false;
             for (uint64_t b : sizes) {
                 auto it = at.find({m, b});
-                any |= it != at.end();
+                if (it != at.end()) any = true, gvim = it->second->key().gvim_mode();
                 row += " " + cell_text(cells, it == at.end() ? nullptr : it->second) + " |";
             }
-            if (any) out += row + "\n";
+            if (any) out += "| " + m + " | " + (gvim == "native" ? "" : gvim) + " |" + row + "\n";
         }
+    }
+    return out;
+}
+
+// GViM's three modes side by side: a row per direction, host and guest page
+// size and size where 2-copy (twocopy) or 1-copy (the bounce strategy) was
+// measured, beside the bypass ways of the same VM (pinned, the walk or else
+// auto, registered), so that "2-copy < 1-copy < bypass" reads off one row.
+std::string gvim_table(const BandwidthCells& cells) {
+    struct Row {
+        unsigned dir; // index into kDirNames: htod rows first
+        std::string hp, gp;
+        uint64_t bytes;
+        bool operator==(const Row&) const = default;
+    };
+    std::vector<std::string> hps, gps; // in order of first appearance
+    std::vector<Row> rows;
+    for (const auto& c : cells.cells()) {
+        const BandwidthKey& k = c.key();
+        if (k.source != "guest" || (k.gvim_mode() != "2-copy" && k.gvim_mode() != "1-copy")) continue;
+        if (std::find(hps.begin(), hps.end(), k.hpages) == hps.end()) hps.push_back(k.hpages);
+        if (std::find(gps.begin(), gps.end(), k.gpages) == gps.end()) gps.push_back(k.gpages);
+        const Row r{k.dir == kDirNames[0] ? 0u : 1u, k.hpages, k.gpages, k.bytes};
+        if (std::find(rows.begin(), rows.end(), r) == rows.end()) rows.push_back(r);
+    }
+    if (rows.empty()) return "";
+    auto pos = [](const std::vector<std::string>& v, const std::string& x) {
+        return std::find(v.begin(), v.end(), x) - v.begin();
+    };
+    std::sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
+        return std::tuple(a.dir, pos(hps, a.hp), pos(gps, a.gp), a.bytes) <
+               std::tuple(b.dir, pos(hps, b.hp), pos(gps, b.gp), b.bytes);
+    });
+    std::string out =
+        "\n### GViM's modes (GB/s, % of native pinned)\n\n"
+        "2-copy: the guest copies its pageable buffer into its own pinned bounce buffers, the VMM copies those "
+        "into its staging, then DMA (twocopy; timed by the guest TSC, its copies included). 1-copy: the VMM "
+        "copies the guest's pages into its staging, then DMA (pageable, bounce strategy). Bypass: DMA or GPU "
+        "reads from guest RAM in place (pinned; pageable through the device walk, or auto where the walk was "
+        "not run; registered).\n\n"
+        "| dir | size | host pages | guest pages | native pinned | 2-copy: twocopy | 1-copy: bounce | "
+        "bypass: pinned | bypass: walk | bypass: registered |\n"
+        "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+    for (const auto& r : rows) {
+        const std::string dir = kDirNames[r.dir];
+        auto at = [&](const char* kind, const std::string& gp, const char* strategy) {
+            return cells.find(BandwidthKey{"guest", dir, kind, gp, r.hp, strategy, r.bytes});
+        };
+        auto text = [&](const BandwidthCell* c, const std::string& suffix = "") {
+            return c ? cell_text(cells, c) + suffix : std::string("-");
+        };
+        const BandwidthCell* walk = at("pageable", r.gp, "walk");
+        const BandwidthCell* native = cells.native(BandwidthKey{"guest", dir, "", "", "", "", r.bytes}, "pinned");
+        out += "| " + dir + " | " + size_text(r.bytes) + " | " + r.hp + " | " + r.gp + " | " +
+               (native ? rate_text(native->gbps->median) : "-") + " | " + text(at("twocopy", r.gp, "none")) + " | " +
+               text(at("pageable", r.gp, "bounce")) + " | " + text(at("pinned", "-", "none")) + " | " +
+               (walk ? text(walk) : text(at("pageable", r.gp, "auto"), " [auto]")) + " | " +
+               text(at("registered", r.gp, "none")) + " |\n";
     }
     return out;
 }
@@ -276,6 +337,15 @@ std::string bandwidth_markdown(const std::vector<BandwidthResult>& all, const Be
     out += meta.native_baseline
                ? "- GB/s from CUDA events around the copies; (x%) = of native pinned, same direction and size\n"
                : "- no native GPU baseline in this run: no ratios, no target verdicts\n";
+    if (std::any_of(all.begin(), all.end(), [](const BandwidthResult& r) { return r.clock == "tsc"; }))
+        out += "- twocopy (GViM's 2-copy) rows: GB/s from the guest TSC around the whole transfer (the guest's "
+               "own copies, the vGPU's copy, the synchronize), not CUDA events, which would leave the guest's "
+               "copies out; hardware time where the guest runs natively (ring 3 on KVM), emulator time where "
+               "guest code is emulated. It also holds the doorbells and the waits for a free bounce buffer, "
+               "which the event-timed rows leave out and which dominate small sizes; the CSV's wall_gbps "
+               "gives every row's guest TSC figure\n";
+    out += "- GViM: the GViM mode of each guest row: 2-copy (the guest's copy, the VMM's, DMA), 1-copy (the "
+           "VMM's copy, DMA), bypass (no CPU copy: DMA or the GPU reads guest RAM in place)\n";
     if (trials > 1)
         out += "- " + n + " trials of every cell" +
                (meta.native_baseline ? ", native (first, in its own process) and guest alike" : std::string()) +
@@ -283,6 +353,7 @@ std::string bandwidth_markdown(const std::vector<BandwidthResult>& all, const Be
                (meta.native_baseline ? ", a ratio is median guest over median native" : "") +
                ", and ±x is half the trials' min–max range in GB/s\n";
     out += rate_tables(all, cells);
+    out += gvim_table(cells);
     const auto verdicts = bandwidth_targets(all);
     out += "\n### Targets, sizes >= 64 MiB: guest pinned >= 99% and guest pageable on 4 KiB guest "
            "pages (strategies auto, gather, walk) >= 92% of native pinned; guest registered no slower than the "

@@ -25,8 +25,11 @@ struct BandwidthResult {
     uint64_t wall_ns = 0;  // host clock (native) or guest TSC (guest)
     unsigned attempts = 1;
     std::string status = "missing"; // ok, not_supported, error:<name>, missing
+    // What the figure is timed by: "events" (event_ns), or "tsc" (wall_ns:
+    // the twocopy kind, whose guest copies CUDA events would leave out).
+    std::string clock = "events";
     bool ok() const { return status == "ok"; }
-    double gbps() const;      // bytes * reps / event_ns; 0 unless ok
+    double gbps() const;      // bytes * reps / (event_ns, or wall_ns by the tsc clock); 0 unless ok
     double wall_gbps() const; // the same over wall_ns
 };
 
@@ -94,8 +97,9 @@ constexpr uint64_t kTargetMinBytes = 64ull << 20;
 std::vector<TargetVerdict> bandwidth_targets(const std::vector<BandwidthResult>& all);
 
 // Writers. CSV and JSON: one row per trial, its vs_native_* ratios over
-// the native cell's median. Markdown: one figure per cell, the median,
-// with its spread when there are several trials.
+// the native cell's median, its GViM mode and clock. Markdown: one figure
+// per cell, the median, with its spread when there are several trials;
+// and GViM's three modes side by side where 2-copy or 1-copy was measured.
 std::string bandwidth_csv(const std::vector<BandwidthResult>& all);
 std::string bandwidth_json(const std::vector<BandwidthResult>& all, const BenchMeta& meta);
 std::string bandwidth_markdown(const std::vector<BandwidthResult>& all, const BenchMeta& meta);

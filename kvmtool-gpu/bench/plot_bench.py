@@ -64,17 +64,20 @@ def plot_bandwidth(rows, out):
                 if native:
                     style = "-." if "registered" in m else "--"
                     color, width = "black" if "pinned" in m else "gray", 2.2
-                else:  # colour: strategy; solid: 4 KiB guest pages (and pinned), dotted: 2 MiB
+                else:  # colour: strategy (or kind); solid: 4 KiB guest pages (and pinned), dotted: 2 MiB
                     st = mine[0]["strategy"]
                     style = ":" if mine[0]["gpages"] == "2M" else "-"
-                    color = colors(9 if mine[0]["kind"] == "registered" else strategy_color.get(st, 9))
+                    kind = mine[0]["kind"]
+                    # twocopy (GViM's 2-copy, guest TSC): a colour outside tab10, beside bounce (1-copy)
+                    color = "crimson" if kind == "twocopy" else colors(9 if kind == "registered"
+                                                                       else strategy_color.get(st, 9))
                     width = 2.0 if st == "none" else 1.2
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", markersize=3, linewidth=width,
                         color=color, label=m.replace(f" hp{hp}", ""))
             ax.set_xscale("log", base=2)
             ax.set_xticks(sizes)
             ax.set_xticklabels([size_label(s) for s in sizes], rotation=45, fontsize=7)
-            ax.set_ylabel("GB/s (CUDA events)")
+            ax.set_ylabel("GB/s (CUDA events; twocopy: guest TSC)")
             ax.set_title(f"{'host to device' if d == 'htod' else 'device to host'}, guest RAM on {hp} host pages",
                          fontsize=9)
             ax.grid(True, alpha=0.3)

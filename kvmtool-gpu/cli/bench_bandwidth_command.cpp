@@ -29,7 +29,10 @@ const char* bench_bandwidth_help() {
                    "first in the same run (pageable malloc and pinned memory, CUDA Driver API).\n"
                    "Every figure is timed with CUDA events on the copy stream around the copies;\n"
                    "the guest's own TSC time is reported beside it (labelled as emulator time\n"
-                   "where KVM emulates guest code). One VM per host backing x guest page size.\n"
+                   "where KVM emulates guest code). twocopy's figures are that TSC time: the\n"
+                   "guest's own copies are part of the mode. One VM per host backing x guest\n"
+                   "page size. Every guest row is labelled with its GViM mode (2-copy, 1-copy,\n"
+                   "bypass) and the markdown puts the three side by side.\n"
                    "\n"
                    "  --quick             small sweep: 4K,64K,1M; host pages 4K,2M (about a minute\n"
                    "                      nested under QEMU TCG on the host backend)\n"
@@ -38,11 +41,15 @@ const char* bench_bandwidth_help() {
                    "                      when the 1 GiB pool has room)\n"
                    "  --guest-pages LIST  page size of the guest's pageable heap: 4K,2M (default both)\n"
                    "  --dirs LIST         htod,dtoh (default both)\n"
-                   "  --kinds LIST        guest buffers: pinned,pageable,registered (default all;\n"
-                   "                      registered: a pageable buffer after cuMemHostRegister)\n"
+                   "  --kinds LIST        guest buffers: pinned,pageable,registered,twocopy (default\n"
+                   "                      all; --quick: all but registered). registered: a pageable\n"
+                   "                      buffer after cuMemHostRegister; twocopy: GViM's 2-copy, a\n"
+                   "                      pageable buffer the guest copies through its own pinned\n"
+                   "                      bounce buffers (4 MiB chunks), sent with the bounce strategy\n"
                    "  --strategies LIST   for pageable buffers, default all of\n"
                    "                      " + std::string(kSgStrategyList) + "\n"
-                   "                      (the targets judge auto, gather and walk)\n"
+                   "                      (the targets judge auto, gather and walk; bounce is GViM's\n"
+                   "                      1-copy, the others bypass)\n"
                    "  --slow-max SIZE     perchunk/coalesce/bounce/batch only up to SIZE (default 256M;\n"
                    "                      0 = at every size)\n"
                    "  --target SIZE       bytes one measurement moves (default 256M), within\n"
@@ -117,8 +124,9 @@ BandwidthSweep sweep_from_args(const cli::ArgParser& p) {
         s.pinned = std::count(k.begin(), k.end(), "pinned");
         s.pageable = std::count(k.begin(), k.end(), "pageable");
         s.registered = std::count(k.begin(), k.end(), "registered");
-        if (k.size() != size_t(s.pinned) + s.pageable + s.registered || k.empty())
-            throw UsageError("--kinds: expected pinned,pageable,registered");
+        s.twocopy = std::count(k.begin(), k.end(), "twocopy");
+        if (k.size() != size_t(s.pinned) + s.pageable + s.registered + s.twocopy || k.empty())
+            throw UsageError("--kinds: expected pinned,pageable,registered,twocopy");
     }
     if (auto v = p.get("strategies")) s.strategies = split_list(*v);
     if (auto v = p.get("slow-max")) s.slow_max = *v == "0" ? 0 : cli::parse_size(*v, "--slow-max");
@@ -138,7 +146,7 @@ void progress(const char* fmt, const std::string& a, const std::string& b) {
 
 std::string result_text(const std::vector<BandwidthResult>& all, const BandwidthResult& r) {
     if (!r.ok()) return r.status;
-    std::string s = rate_text(r.gbps()) + " GB/s";
+    std::string s = rate_text(r.gbps()) + (r.clock == "tsc" ? " GB/s by guest TSC" : " GB/s");
     if (auto q = ratio_to_native(all, r, "pinned")) s += " (" + percent_text(*q) + " of native pinned)";
     return s;
 }

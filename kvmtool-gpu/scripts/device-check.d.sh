@@ -10,9 +10,12 @@
 # `calls` part. The judged cells (pinned, and pageable through the device
 # walk, at 64 MiB..1 GiB) take 3 trials each and are judged on medians (with
 # ring-3 guests the whole `bench` part takes ~20 s); the comparison of every
-# strategy takes 1 trial and stops at 256 MiB. Each step has a time limit;
-# the drivers rewrite their CSV/JSON/markdown after every result, so a step
-# cut short keeps what it measured (and says FAILED rc=124).
+# strategy takes 1 trial and stops at 256 MiB. GViM's three modes: the
+# judged steps take every kind (twocopy, GViM's 2-copy, among them) and the
+# steps that name their kinds name twocopy too, so each markdown has its
+# "GViM's modes" table (2-copy: twocopy, 1-copy: bounce, bypass). Each step
+# has a time limit; the drivers rewrite their CSV/JSON/markdown after every
+# result, so a step cut short keeps what it measured (and says FAILED rc=124).
 bench=("$bin/kvmtool-gpu" bench)
 common=(--vgpu cuda --plot-script "$repo/kvmtool-gpu/bench/plot_bench.py")
 judged=(--sizes 64M,256M,1G --strategies walk --trials 3)
@@ -31,15 +34,16 @@ if want bench; then
   step bench-bandwidth-hp2M-gp4K timeout 330 "${bench[@]}" bandwidth "${common[@]}" "${judged[@]}" \
     --host-pages 2M --guest-pages 4K --out "$out/bandwidth-hp2M-gp4K"
   # 2 MiB guest pages (few, large SG entries): the walk and the VMM-built table.
-  step bench-bandwidth-hp2M-gp2M timeout 90 "${bench[@]}" bandwidth "${common[@]}" --kinds pageable \
+  step bench-bandwidth-hp2M-gp2M timeout 90 "${bench[@]}" bandwidth "${common[@]}" --kinds pageable,twocopy \
     --sizes 64M,256M,1G --strategies walk,gather --trials 3 --host-pages 2M --guest-pages 2M \
     --out "$out/bandwidth-hp2M-gp2M"
 fi
 
 if want bench2; then
   note "== bench2: every strategy, and 4 KiB and 1 GiB host pages"
-  # Every strategy side by side, small to 256 MiB (the naive ones to 16 MiB).
-  step bench-bandwidth-strategies timeout 150 "${bench[@]}" bandwidth "${common[@]}" --kinds pageable \
+  # Every strategy side by side, small to 256 MiB (the naive ones to 16 MiB),
+  # with pinned and twocopy: GViM's 2-copy, 1-copy and bypass in one table.
+  step bench-bandwidth-strategies timeout 150 "${bench[@]}" bandwidth "${common[@]}" --kinds pinned,pageable,twocopy \
     --sizes 4K,64K,1M,16M,64M,256M --slow-max 16M --host-pages 2M --guest-pages 4K --out "$out/bandwidth-strategies"
   step bench-bandwidth-hp4K-gp4K timeout 300 "${bench[@]}" bandwidth "${common[@]}" "${judged[@]}" \
     --host-pages 4K --guest-pages 4K --out "$out/bandwidth-hp4K-gp4K"

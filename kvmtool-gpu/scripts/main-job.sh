@@ -1,8 +1,9 @@
 #!/bin/sh
 # What main.sh runs, here or inside its QEMU machine (POSIX sh: the QEMU
 # machine has busybox): every guest program with the vGPU (run-guests.sh),
-# then the quick bandwidth study (`bench bandwidth --quick`: pinned and
-# pageable copies of 4K..1M, guest against native where there is a GPU),
+# then the quick bandwidth study (`bench bandwidth --quick`: pinned,
+# pageable and twocopy (GViM's 2-copy) copies of 4K..1M, guest against
+# native where there is a GPU),
 # printing its table. Usage: main-job.sh VMM GUEST_DIR OUT_DIR; RUN_ARGS
 # (e.g. --vgpu host) go to both.
 set -eu

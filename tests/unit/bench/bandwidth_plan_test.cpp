@@ -30,6 +30,12 @@ TEST(BandwidthPlan, FullSweepShape) {
     // 7 strategies; the 4 slow ones stop at 256M (9 sizes), auto, gather and walk reach 1G.
     EXPECT_EQ(count_kind(vms[0], "pageable"), 2u * (4 * 9 + 3 * 10));
     EXPECT_EQ(count_kind(vms[1], "pageable"), count_kind(vms[0], "pageable"));
+    // twocopy, like registered, in every VM at every size (no strategy, so no slow_max).
+    for (const auto& vm : vms) {
+        EXPECT_EQ(count_kind(vm, "twocopy"), 20u);
+        EXPECT_EQ(count_kind(vm, "registered"), 20u);
+        EXPECT_NE(vm.cmdline.find(",registered,twocopy "), std::string::npos) << vm.cmdline;
+    }
     for (const auto& vm : vms)
         for (const auto& k : vm.expected) {
             EXPECT_EQ(k.source, "guest");
@@ -51,7 +57,7 @@ TEST(BandwidthPlan, CmdlineCarriesTheSweep) {
     EXPECT_NE(c.find("kinds=pinned,pageable"), std::string::npos);
     EXPECT_NE(c.find("strategies=walk,gather,auto"), std::string::npos);
     EXPECT_NE(c.find("vgpu_sg_entries="), std::string::npos);
-    EXPECT_NE(vms[1].cmdline.find("kinds=pageable "), std::string::npos);
+    EXPECT_NE(vms[1].cmdline.find("kinds=pageable,twocopy "), std::string::npos);
     // The guest runs strategies in table order (auto, gather, walk), whatever the list order.
     const auto& e = vms[0].expected;
     auto first = [&](const char* st) {
@@ -82,6 +88,8 @@ TEST(BandwidthPlan, NothingToDo) {
     s = quick_bandwidth_sweep();
     s.pinned = false;
     s.strategies.clear();
+    EXPECT_FALSE(plan_bandwidth_vms(s).empty()); // twocopy is left
+    s.twocopy = false;
     EXPECT_TRUE(plan_bandwidth_vms(s).empty());
 }
 
@@ -178,4 +186,55 @@ TEST(BandwidthPlan, RegisteredBuffersAreMeasuredInEveryGuestPageSize) {
     EXPECT_TRUE(std::any_of(native.begin(), native.end(), [](const NativeCopy& n) { return n.key.kind == "registered"; }));
     EXPECT_TRUE(full_bandwidth_sweep(false).registered);
     EXPECT_FALSE(quick_bandwidth_sweep().registered);
+}
+
+// GViM's 2-copy: in every guest page size's VM (beside the bounce strategy
+// it is read against), after the other kinds as the guest runs them, in
+// both sweeps (so CI's quick one boots it), and not natively.
+TEST(BandwidthPlan, TwoCopyBuffers) {
+    BandwidthSweep s;
+    s.sizes = {4096, 1 << 20};
+    s.host_pages = {memmap::PageSize::k2M};
+    s.guest_pages = {"4K", "2M"};
+    s.registered = true;
+    s.twocopy = true;
+    s.strategies = {"bounce"};
+    const auto vms = plan_bandwidth_vms(s);
+    ASSERT_EQ(vms.size(), 2u);
+    for (const auto& vm : vms) {
+        EXPECT_TRUE(vm.twocopy);
+        EXPECT_NE(vm.cmdline.find("registered,twocopy strategies=bounce"), std::string::npos) << vm.cmdline;
+        ASSERT_EQ(count_kind(vm, "twocopy"), 4u); // 2 sizes x 2 dirs
+        const auto first = std::find_if(vm.expected.begin(), vm.expected.end(),
+                                        [](const BandwidthKey& k) { return k.kind == "twocopy"; });
+        ASSERT_EQ(vm.expected.end() - first, 4); // the guest's last kind
+        EXPECT_EQ(first->gpages, vm.guest_pages);
+        EXPECT_EQ(first->strategy, "none");
+        EXPECT_EQ(first->mode(), "guest twocopy gp" + vm.guest_pages + " hp2M");
+    }
+    s.pinned = s.pageable = s.registered = false;
+    EXPECT_NE(plan_bandwidth_vms(s)[0].cmdline.find(" kinds=twocopy "), std::string::npos);
+    for (const auto& n : plan_native_copies(s)) EXPECT_NE(n.key.kind, "twocopy");
+    EXPECT_TRUE(full_bandwidth_sweep(false).twocopy);
+    EXPECT_TRUE(quick_bandwidth_sweep().twocopy);
+    // Its two bounce buffers are in every VM's RAM.
+    EXPECT_GE(bandwidth_ram_bytes(1ull << 30, PageSize::k2M, 1u << 20), (1ull << 30) + (72ull << 20));
+}
+
+TEST(BandwidthPlan, GvimModes) {
+    BandwidthKey k{"guest", "htod", "twocopy", "4K", "2M", "none", 4096};
+    EXPECT_EQ(k.gvim_mode(), "2-copy");
+    k.kind = "pageable", k.strategy = "bounce";
+    EXPECT_EQ(k.gvim_mode(), "1-copy");
+    for (const char* st : {"auto", "gather", "walk", "perchunk", "coalesce", "batch"}) {
+        k.strategy = st;
+        EXPECT_EQ(k.gvim_mode(), "bypass") << st;
+    }
+    k.strategy = "none";
+    for (const char* kind : {"pinned", "registered"}) {
+        k.kind = kind;
+        EXPECT_EQ(k.gvim_mode(), "bypass") << kind;
+    }
+    for (const char* kind : {"pinned", "pageable", "registered"})
+        EXPECT_EQ((BandwidthKey{"native", "htod", kind, "-", "-", "none", 1}).gvim_mode(), "native") << kind;
 }

@@ -103,15 +103,18 @@ TEST(BandwidthReport, Renderings) {
     EXPECT_NE(json.find("\"vs_native_pageable\": null"), std::string::npos);
     EXPECT_NE(json.find("\"status\": \"missing\""), std::string::npos);
     const std::string md = bandwidth_markdown(all, meta);
-    EXPECT_NE(md.find("| native pinned |  | 67.1 |"), std::string::npos) << md;
-    EXPECT_NE(md.find("| guest pinned hp2M |  | 66.8 (99.5%) |"), std::string::npos) << md;
+    EXPECT_NE(md.find("| native pinned |  |  | 67.1 |"), std::string::npos) << md;
+    EXPECT_NE(md.find("| guest pinned hp2M | bypass |  | 66.8 (99.5%) |"), std::string::npos) << md;
     EXPECT_NE(md.find("MISSED by 1.1%"), std::string::npos) << md;
     EXPECT_NE(md.find("| met |"), std::string::npos) << md;
     // walk is judged beside gather; batch, a naive strategy, is only in the GB/s table.
     EXPECT_NE(md.find("| guest pageable gp4K hp2M walk | htod | 64M | 63.9 | 67.1 | 95.2% | 92.0% | met |"),
               std::string::npos)
         << md;
-    EXPECT_NE(md.find("| guest pageable gp4K hp2M batch |"), std::string::npos) << md;
+    EXPECT_NE(md.find("| guest pageable gp4K hp2M batch | bypass |"), std::string::npos) << md;
+    // Neither 2-copy nor 1-copy was measured: no GViM table, no TSC note.
+    EXPECT_EQ(md.find("### GViM's modes"), std::string::npos) << md;
+    EXPECT_EQ(md.find("guest TSC around the whole transfer"), std::string::npos) << md;
     EXPECT_EQ(md.find("batch | htod |"), std::string::npos) << md;
     EXPECT_NE(md.find("guest pageable gp4K hp2M perchunk htod 4K: missing"), std::string::npos) << md;
     meta.native_baseline = false;
@@ -153,4 +156,93 @@ TEST(BandwidthReport, RegisteredIsJudgedAgainstTheWalk) {
     const std::vector<BandwidthResult> alone = {native("pinned", "htod", k64M, 1000000),
                                                 guest("registered", "4K", "none", "htod", k64M, 1010000)};
     EXPECT_TRUE(bandwidth_targets(alone).empty());
+}
+
+// twocopy lines are timed by the guest TSC (clock=tsc, event_ns=0): their
+// figure is wall_ns's, and the clock survives the native child's line too.
+TEST(BandwidthReport, TwoCopyIsTimedByTheGuestTsc) {
+    auto l = parse_bench_line("BW dir=htod kind=twocopy gpages=4K strategy=none bytes=1048576 reps=4 event_ns=0 "
+                              "wall_ns=1048576 clock=tsc gbps=4.00 attempts=1 trial=1/1 n=1/2 status=ok",
+                              {"BW"});
+    ASSERT_TRUE(l);
+    auto r = bandwidth_from_line(*l, "2M");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->clock, "tsc");
+    EXPECT_TRUE(r->ok());
+    EXPECT_NEAR(r->gbps(), 4.0, 1e-9);
+    EXPECT_EQ(r->key.mode(), "guest twocopy gp4K hp2M");
+    EXPECT_EQ(r->key.gvim_mode(), "2-copy");
+    // Read back from its own line: same clock, same figure.
+    auto back = bandwidth_from_line(*parse_bench_line(bandwidth_line(*r), {"BW"}), "2M");
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->clock, "tsc");
+    EXPECT_NEAR(back->gbps(), 4.0, 1e-9);
+    // No TSC time: an error, as no event time is for the others.
+    l = parse_bench_line("BW dir=htod kind=twocopy gpages=4K strategy=none bytes=1 reps=1 event_ns=0 wall_ns=0 "
+                         "clock=tsc status=ok",
+                         {"BW"});
+    EXPECT_EQ(bandwidth_from_line(*l, "2M")->status, "error:zero_event_time");
+    // Lines without clock= (before twocopy) are timed by events; an unknown clock is malformed.
+    l = parse_bench_line("BW dir=htod kind=pinned gpages=4K strategy=none bytes=4096 reps=1 event_ns=1024 "
+                         "wall_ns=9999 status=ok",
+                         {"BW"});
+    EXPECT_EQ(bandwidth_from_line(*l, "2M")->clock, "events");
+    EXPECT_NEAR(bandwidth_from_line(*l, "2M")->gbps(), 4.0, 1e-9);
+    l = parse_bench_line("BW dir=htod kind=pinned gpages=4K strategy=none bytes=4096 reps=1 event_ns=1024 "
+                         "wall_ns=9999 clock=sundial status=ok",
+                         {"BW"});
+    EXPECT_FALSE(bandwidth_from_line(*l, "2M"));
+}
+
+// GViM's three modes in one table: a row per direction, VM and size where
+// 2-copy or 1-copy was measured, with the bypass ways of the same VM.
+TEST(BandwidthReport, GvimModesTable) {
+    BenchMeta meta;
+    meta.native_baseline = true;
+    auto twocopy = [](const char* gp, const char* dir, uint64_t bytes, uint64_t ns) {
+        BandwidthResult r = guest("twocopy", gp, "none", dir, bytes, 0);
+        r.wall_ns = ns, r.clock = "tsc";
+        return r;
+    };
+    std::vector<BandwidthResult> all = {
+        native("pinned", "htod", k64M, 1000000),                    // 67.1 GB/s
+        native("pinned", "dtoh", k64M, 1000000),
+        guest("pinned", "-", "none", "htod", k64M, 1000000),        // 100%
+        guest("pageable", "4K", "walk", "htod", k64M, 1100000),     // 90.9%
+        guest("pageable", "4K", "bounce", "htod", k64M, 4000000),   // 25.0%
+        guest("registered", "4K", "none", "htod", k64M, 1010000),   // 99.0%
+        twocopy("4K", "htod", k64M, 8000000),                       // 12.5%
+        guest("pageable", "4K", "auto", "dtoh", k64M, 1250000),     // 80.0%: no walk in dtoh
+        twocopy("4K", "dtoh", k64M, 10000000),                      // 10.0%
+        guest("pageable", "4K", "walk", "htod", 4096, 1000),        // no 2-copy or 1-copy at 4K: no row
+    };
+    const std::string md = bandwidth_markdown(all, meta);
+    EXPECT_NE(md.find("### GViM's modes (GB/s, % of native pinned)"), std::string::npos) << md;
+    EXPECT_NE(md.find("| dir | size | host pages | guest pages | native pinned | 2-copy: twocopy | 1-copy: bounce | "
+                      "bypass: pinned | bypass: walk | bypass: registered |"),
+              std::string::npos)
+        << md;
+    EXPECT_NE(md.find("| htod | 64M | 2M | 4K | 67.1 | 8.39 (12.5%) | 16.8 (25.0%) | 67.1 (100.0%) | 61.0 (90.9%) | "
+                      "66.4 (99.0%) |"),
+              std::string::npos)
+        << md;
+    EXPECT_NE(md.find("| dtoh | 64M | 2M | 4K | 67.1 | 6.71 (10.0%) | - | - | 53.7 (80.0%) [auto] | - |"),
+              std::string::npos)
+        << md;
+    EXPECT_EQ(md.find("| htod | 4K |"), std::string::npos) << md;
+    EXPECT_LT(md.find("| htod | 64M |"), md.find("| dtoh | 64M |")) << md;
+    // The rate tables label every guest row; twocopy's rows say their clock.
+    EXPECT_NE(md.find("| guest twocopy gp4K hp2M | 2-copy |  | 8.39 (12.5%) |"), std::string::npos) << md;
+    EXPECT_NE(md.find("| guest pageable gp4K hp2M bounce | 1-copy |"), std::string::npos) << md;
+    EXPECT_NE(md.find("twocopy (GViM's 2-copy) rows: GB/s from the guest TSC"), std::string::npos) << md;
+    // CSV and JSON: the mode and the clock of every row.
+    const std::string csv = bandwidth_csv(all);
+    EXPECT_NE(csv.find(",ok,1,1,2-copy,tsc\n"), std::string::npos) << csv;
+    EXPECT_NE(csv.find(",ok,1,1,1-copy,events\n"), std::string::npos) << csv;
+    EXPECT_NE(csv.find(",ok,1,1,native,events\n"), std::string::npos) << csv;
+    const std::string json = bandwidth_json(all, meta);
+    EXPECT_NE(json.find("\"gvim_mode\": \"2-copy\""), std::string::npos) << json;
+    EXPECT_NE(json.find("\"clock\": \"tsc\""), std::string::npos) << json;
+    // 2-copy is not a target.
+    for (const auto& v : bandwidth_targets(all)) EXPECT_NE(v.result->key.kind, "twocopy");
 }
