@@ -115,6 +115,16 @@ def plot_calls(rows, out):
     fig.savefig(out, dpi=120)
 
 
+def log2_x_panel(ax, xlabel, ylabel, title):
+    """A panel whose x axis doubles per step (orders, VM counts), labelled."""
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+
+
 def plot_multigpu(rows, out):
     fig, (ax, diff) = plt.subplots(1, 2, figsize=(11, 4.8))
 
@@ -135,13 +145,8 @@ def plot_multigpu(rows, out):
             diff.plot(sorted(t), [5 * t[n] for n in sorted(t)], style, marker="x", label=f"5T, {side}")
     ax.set_yscale("log")
     diff.set_yscale("symlog", linthresh=0.1)  # the difference may be negative at small orders
-    for a, title, ylabel in ((ax, "time of A*B + C*D", "ms"), (diff, "what staging adds, and the seed's 5T", "ms")):
-        a.set_xscale("log", base=2)
-        a.set_xlabel("matrix order")
-        a.set_ylabel(ylabel)
-        a.set_title(title, fontsize=10)
-        a.grid(True, alpha=0.3)
-        a.legend(fontsize=7)
+    for a, title in ((ax, "time of A*B + C*D"), (diff, "what staging adds, and the seed's 5T")):
+        log2_x_panel(a, "matrix order", "ms", title)
     fig.suptitle("kvmtool-gpu bench multigpu")
     fig.tight_layout()
     fig.savefig(out, dpi=120)
@@ -163,12 +168,7 @@ def plot_share(rows, out):
             label = "VMs" if side == "guest" else "native processes"
             ax.plot(ns, [sum(groups[n]) for n in ns], style, marker="o", label=f"aggregate, N {label}")
             ax.plot(ns, [min(groups[n]) for n in ns], style, marker="v", alpha=0.6, label=f"slowest member, {label}")
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("N at once on one GPU")
-        ax.set_ylabel(unit)
-        ax.set_title(work, fontsize=10)
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7)
+        log2_x_panel(ax, "N at once on one GPU", unit, work)
     fig.suptitle("kvmtool-gpu bench share")
     fig.tight_layout()
     fig.savefig(out, dpi=120)
