@@ -1,0 +1,52 @@
+// What C++ code compiled without exceptions still needs at run time:
+// operator new/delete on malloc (a failed new ends the run with
+// kExitOutOfMemory: there are no exceptions to throw), one-thread guards
+// for function-local statics, and the pure-virtual trap.
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "guest-stub/runtime/exit.h"
+
+namespace std {
+enum class align_val_t : size_t {};
+struct nothrow_t;
+} // namespace std
+
+namespace {
+
+void* must_allocate(size_t bytes, size_t align)
+{
+    void* p = align <= 16 ? malloc(bytes) : aligned_alloc(align, bytes);
+    if (p == nullptr && bytes != 0)
+        guest::panic(guest::kExitOutOfMemory, "operator new(%lu): out of memory", (uint64_t)bytes);
+    return p != nullptr ? p : malloc(1);
+}
+
+} // namespace
+
+void* operator new(size_t n) { return must_allocate(n, 16); }
+void* operator new[](size_t n) { return must_allocate(n, 16); }
+void* operator new(size_t n, std::align_val_t a) { return must_allocate(n, static_cast<size_t>(a)); }
+void* operator new[](size_t n, std::align_val_t a) { return must_allocate(n, static_cast<size_t>(a)); }
+void* operator new(size_t n, const std::nothrow_t&) noexcept { return malloc(n); }
+void* operator new[](size_t n, const std::nothrow_t&) noexcept { return malloc(n); }
+void operator delete(void* p) noexcept { free(p); }
+void operator delete[](void* p) noexcept { free(p); }
+void operator delete(void* p, size_t) noexcept { free(p); }
+void operator delete[](void* p, size_t) noexcept { free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { free(p); }
+void operator delete(void* p, size_t, std::align_val_t) noexcept { free(p); }
+void operator delete[](void* p, size_t, std::align_val_t) noexcept { free(p); }
+
+extern "C" {
+
+// Function-local statics: the guest runs one thread, so a guard is a flag.
+int __cxa_guard_acquire(uint64_t* guard) { return *reinterpret_cast<uint8_t*>(guard) == 0 ? 1 : 0; }
+void __cxa_guard_release(uint64_t* guard) { *reinterpret_cast<uint8_t*>(guard) = 1; }
+void __cxa_guard_abort(uint64_t*) {}
+
+void __cxa_pure_virtual() { guest::panic(guest::kExitPanic, "pure virtual function called"); }
+
+} // extern "C"
