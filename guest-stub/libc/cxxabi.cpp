@@ -50,3 +50,23 @@ void __cxa_guard_abort(uint64_t*) {}
 void __cxa_pure_virtual() { guest::panic(guest::kExitPanic, "pure virtual function called"); }
 
 } // extern "C"
+
+// libstdc++'s headers report misuse through these (std::vector's length
+// check, at(), a failed new of an array); without exceptions each ends the
+// run with its message, as an uncaught exception would end a process.
+namespace std {
+[[noreturn]] void __throw_length_error(const char* what) { guest::panic(guest::kExitPanic, "std::length_error: %s", what); }
+[[noreturn]] void __throw_logic_error(const char* what) { guest::panic(guest::kExitPanic, "std::logic_error: %s", what); }
+[[noreturn]] void __throw_out_of_range(const char* what) { guest::panic(guest::kExitPanic, "std::out_of_range: %s", what); }
+[[noreturn]] void __throw_out_of_range_fmt(const char* fmt, ...)
+{
+    guest::panic(guest::kExitPanic, "std::out_of_range: %s", fmt);
+}
+[[noreturn]] void __throw_invalid_argument(const char* what)
+{
+    guest::panic(guest::kExitPanic, "std::invalid_argument: %s", what);
+}
+[[noreturn]] void __throw_bad_alloc() { guest::panic(guest::kExitOutOfMemory, "std::bad_alloc"); }
+[[noreturn]] void __throw_bad_array_new_length() { guest::panic(guest::kExitPanic, "std::bad_array_new_length"); }
+[[noreturn]] void __throw_bad_function_call() { guest::panic(guest::kExitPanic, "std::bad_function_call"); }
+} // namespace std

@@ -69,15 +69,23 @@ want guests && grep -E '^(run-guests|guest: [a-z_]+: (PASS|FAIL|n=|device))|vGPU
 want guests && RUN_ARGS="--vgpu cuda --gpu-worker inline" GUESTS="vecadd matmul params conformance" step guests-cuda-inline \
   sh "$repo/kvmtool-gpu/scripts/run-guests.sh" "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" 2M
 # The CUDA runtime-API samples (nvcc-built, unmodified runtime-API code) on
-# the real CUDA backend, 4K and 2M guest RAM pages; each one's console output
-# is kept in runtime-api/<pages>/<name>.log (docs/results/runtime-api.md).
+# the real CUDA backend, guest RAM on 4 KiB and 2 MiB host pages; each
+# one's console output is kept in runtime-api/<pages>/<name>.log
+# (docs/results/runtime-api.md).
 if want runtime; then
   for p in 4K 2M; do
-    LOG_DIR=$out/runtime-api/$p step runtime-api-cuda-$p sh "$repo/kvmtool-gpu/scripts/run-cuda-samples.sh" \
+    SAMPLES="vectorAdd matrixMul reduction bandwidthTest streamsEvents" LOG_DIR=$out/runtime-api/$p \
+      step runtime-api-cuda-$p sh "$repo/kvmtool-gpu/scripts/run-cuda-samples.sh" \
       "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" --vgpu cuda --pages $p
     grep -hE '^(run-cuda-samples|guest: .*(PASS|FAIL|Performance=|Throughput|GPU Device|Device 0|Bandwidth,|Memory Transfers|result =|streams,)|guest: +[0-9]+\s)|result:' \
       "$out/runtime-api-cuda-$p.log" | sed 's/^/    /' | tee -a "$summary"
   done
+  # The sticky-error rules: a kernel fault, then cudaDeviceReset (the VMM
+  # replaces the poisoned GPU worker); its own step, so the five above
+  # report apart from it.
+  SAMPLES=runtimeErrors LOG_DIR=$out/runtime-api/errors step runtime-api-errors-cuda \
+    sh "$repo/kvmtool-gpu/scripts/run-cuda-samples.sh" "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" --vgpu cuda
+  grep -hE '^guest: ' "$out/runtime-api-errors-cuda.log" | sed 's/^/    /' | tee -a "$summary"
 fi
 if want boot; then
   step run-hello-4K "$bin/kvmtool-gpu" run --guest hello --mem 512M --pages 4K
