@@ -1,0 +1,208 @@
+// libcCheck: the guest's C library as a runtime-API program sees it, checked
+// from a .cu file like any other (no kernels): malloc/free/realloc/calloc and
+// aligned allocation, formatted output into buffers, number parsing, qsort,
+// the string functions, rand's range, atexit order, new/delete, and musl's
+// float math against values known to the last bit or within an ulp.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+static int g_failures = 0;
+static int g_checks = 0;
+
+static void check(bool ok, const char* what)
+{
+    ++g_checks;
+    if (!ok) {
+        printf("  FAILED: %s\n", what);
+        ++g_failures;
+    }
+}
+
+static bool near(double got, double want, double rel)
+{
+    return fabs(got - want) <= rel * fabs(want) + 1e-300;
+}
+
+static void check_malloc(void)
+{
+    // Many sizes, freed in an interleaved order, then one big block that only
+    // fits if the free blocks merged again.
+    enum { kBlocks = 512 };
+    static unsigned char* blocks[kBlocks];
+    for (int i = 0; i < kBlocks; ++i) {
+        const size_t n = 1 + (size_t)(i * 977) % 5000;
+        blocks[i] = (unsigned char*)malloc(n);
+        check(blocks[i] != NULL && ((uintptr_t)blocks[i] & 15) == 0, "malloc: 16-byte aligned block");
+        memset(blocks[i], i & 0xff, n);
+    }
+    bool intact = true;
+    for (int i = 0; i < kBlocks; ++i)
+        intact = intact && blocks[i][0] == (i & 0xff) && blocks[i][(size_t)(i * 977) % 5000] == (i & 0xff);
+    check(intact, "malloc: blocks do not overlap");
+    for (int i = 0; i < kBlocks; i += 2)
+        free(blocks[i]);
+    for (int i = 1; i < kBlocks; i += 2)
+        free(blocks[i]);
+    void* big = malloc(1 << 20);
+    check(big != NULL, "malloc(1 MiB) after frees");
+    free(big);
+
+    int* z = (int*)calloc(1000, sizeof(int));
+    bool zero = z != NULL;
+    for (int i = 0; zero && i < 1000; ++i)
+        zero = z[i] == 0;
+    check(zero, "calloc zeroes");
+    for (int i = 0; z != NULL && i < 1000; ++i)
+        z[i] = i;
+    z = (int*)realloc(z, 100000 * sizeof(int));
+    bool kept = z != NULL;
+    for (int i = 0; kept && i < 1000; ++i)
+        kept = z[i] == i;
+    check(kept, "realloc keeps the contents");
+    free(z);
+    volatile size_t huge = (size_t)1 << 62; // volatile: the compiler would see the overflow
+    check(calloc(huge, 16) == NULL, "calloc overflow -> NULL");
+
+    void* a = NULL;
+    check(posix_memalign(&a, 4096, 10000) == 0 && ((uintptr_t)a & 4095) == 0, "posix_memalign(4096)");
+    free(a);
+    void* b = aligned_alloc(256, 512);
+    check(b != NULL && ((uintptr_t)b & 255) == 0, "aligned_alloc(256)");
+    free(b);
+    free(NULL);
+}
+
+static int cmp_int(const void* x, const void* y)
+{
+    const int a = *(const int*)x, b = *(const int*)y;
+    return (a > b) - (a < b);
+}
+
+static void check_stdlib(void)
+{
+    char buf[128];
+    int n = snprintf(buf, sizeof buf, "%d|%5.2f|%-4s|%x|%lu|%c|%e", -42, 3.14159, "ab", 255u, 123456789012ul, 'z',
+                     1.5e-7);
+    check(strcmp(buf, "-42| 3.14|ab  |ff|123456789012|z|1.500000e-07") == 0 && n == (int)strlen(buf), "snprintf");
+    check(snprintf(buf, 4, "%s", "truncated") == 9 && strcmp(buf, "tru") == 0, "snprintf truncates");
+    sprintf(buf, "%08.3f", -2.5);
+    check(strcmp(buf, "-002.500") == 0, "sprintf %08.3f");
+
+    char* end = NULL;
+    check(strtol("  -0x1fZ", &end, 0) == -31 && *end == 'Z', "strtol base 0, hex");
+    check(strtoul("777", NULL, 8) == 511, "strtoul base 8");
+    check(strtoll("9223372036854775808", NULL, 10) == INT64_MAX, "strtoll saturates");
+    check(atoi("  123abc") == 123 && atol("-7") == -7, "atoi, atol");
+    check(abs(-5) == 5 && labs(-6L) == 6, "abs, labs");
+    check(getenv("HOME") == NULL, "getenv: no environment");
+
+    int v[200];
+    srand(5);
+    for (int i = 0; i < 200; ++i)
+        v[i] = rand() % 1000 - 500;
+    qsort(v, 200, sizeof v[0], cmp_int);
+    bool sorted = true;
+    for (int i = 1; i < 200; ++i)
+        sorted = sorted && v[i - 1] <= v[i];
+    check(sorted, "qsort");
+
+    srand(1);
+    const int first = rand();
+    bool in_range = first >= 0 && first <= RAND_MAX;
+    int lo = RAND_MAX, hi = 0;
+    for (int i = 0; i < 100000; ++i) {
+        const int r = rand();
+        in_range = in_range && r >= 0 && r <= RAND_MAX;
+        lo = r < lo ? r : lo;
+        hi = r > hi ? r : hi;
+    }
+    check(in_range && lo < RAND_MAX / 1000 && hi > RAND_MAX - RAND_MAX / 1000, "rand spans [0, RAND_MAX]");
+    srand(1);
+    check(rand() == first, "srand(1) repeats the sequence");
+}
+
+static void check_strings(void)
+{
+    char s[64];
+    strcpy(s, "hello");
+    strcat(s, ", world");
+    check(strcmp(s, "hello, world") == 0 && strlen(s) == 12, "strcpy, strcat, strlen");
+    check(strchr(s, 'o') == s + 4 && strrchr(s, 'o') == s + 8 && strchr(s, 'q') == NULL, "strchr, strrchr");
+    check(strstr(s, "wor") == s + 7 && strstr(s, "xyz") == NULL && strstr(s, "") == s, "strstr");
+    check(memchr(s, ',', 12) == s + 5, "memchr");
+    check(strncmp("abcd", "abce", 3) == 0 && memcmp("ab", "ac", 2) < 0, "strncmp, memcmp");
+    char t[8];
+    strncpy(t, "ab", sizeof t);
+    check(t[2] == '\0' && t[7] == '\0', "strncpy pads");
+    char* d = strdup(s);
+    check(d != NULL && strcmp(d, s) == 0, "strdup");
+    free(d);
+    memmove(s + 1, s, 5);
+    check(memcmp(s, "hhello", 6) == 0, "memmove overlapping");
+}
+
+static void check_math(void)
+{
+    // Exact results (correctly rounded by musl) and identities.
+    check(sqrtf(2.0f) == 1.41421353816986083984375f, "sqrtf(2)");
+    check(sqrt(2.0) == 1.4142135623730951, "sqrt(2)");
+    check(fabsf(-3.5f) == 3.5f && fabs(-0.0) == 0.0 && !signbit(fabs(-0.0)), "fabsf, fabs");
+    check(expf(0.0f) == 1.0f && logf(1.0f) == 0.0f, "expf(0), logf(1)");
+    check(near(expf(1.0f), 2.71828182845904523536, 1.2e-7), "expf(1) within an ulp");
+    check(near(exp(1.0), 2.71828182845904523536, 2.3e-16), "exp(1) within an ulp");
+    check(near(logf(10.0f), 2.30258509299404568402, 1.2e-7), "logf(10)");
+    check(near(powf(2.0f, 10.5f), 1448.15468787004, 1.2e-7), "powf(2, 10.5)");
+    check(near(pow(10.0, -3.0), 1e-3, 2.3e-16), "pow(10, -3)");
+    check(near(tanhf(0.5f), 0.46211715726000974, 1.2e-7), "tanhf(0.5)");
+    check(near(atan2f(1.0f, 1.0f), 0.78539816339744831, 1.2e-7), "atan2f(1, 1)");
+    check(near(erff(0.5f), 0.52049987781304654, 1.2e-7), "erff(0.5)");
+    check(floorf(-1.5f) == -2.0f && ceilf(-1.5f) == -1.0f && roundf(2.5f) == 3.0f && truncf(-2.7f) == -2.0f,
+          "floorf, ceilf, roundf, truncf");
+    check(fmaxf(1.0f, NAN) == 1.0f && fminf(-1.0f, 2.0f) == -1.0f, "fmaxf with NaN, fminf");
+    check(fmaf(2.0f, 3.0f, 1.0f) == 7.0f && fmodf(7.5f, 2.0f) == 1.5f, "fmaf, fmodf");
+    check(isinf(expf(1000.0f)) && expf(-1000.0f) == 0.0f && isnan(logf(-1.0f)), "expf/logf at the edges");
+    float frac_int;
+    check(modff(3.25f, &frac_int) == 0.25f && frac_int == 3.0f && ldexpf(1.0f, 10) == 1024.0f, "modff, ldexpf");
+}
+
+// Handlers run last-registered first: `second` runs before `first`.
+static int g_handlers_run = 0;
+static void at_exit_first(void)
+{
+    printf("libcCheck: atexit: first registered runs %s\n", g_handlers_run == 1 ? "second (ok)" : "out of order (FAILED)");
+    if (g_handlers_run != 1)
+        exit(EXIT_FAILURE); // exit from a handler: the remaining handlers still run once
+}
+static void at_exit_second(void)
+{
+    printf("libcCheck: atexit: last registered runs %s\n", g_handlers_run == 0 ? "first (ok)" : "late (FAILED)");
+    ++g_handlers_run;
+}
+
+struct Counted {
+    static int live;
+    int v;
+    Counted() : v(7) { ++live; }
+    ~Counted() { --live; }
+};
+int Counted::live = 0;
+
+int main(void)
+{
+    printf("libcCheck: the guest C library\n");
+    check_malloc();
+    check_stdlib();
+    check_strings();
+    check_math();
+    Counted* c = new Counted[10];
+    check(Counted::live == 10 && c[9].v == 7, "new[] runs constructors");
+    delete[] c;
+    check(Counted::live == 0, "delete[] runs destructors");
+    check(atexit(at_exit_first) == 0 && atexit(at_exit_second) == 0, "atexit");
+    printf("libcCheck: %d checks, %d failed\n", g_checks, g_failures);
+    printf("%s\n", g_failures == 0 ? "Test PASSED" : "Test FAILED");
+    return g_failures == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
