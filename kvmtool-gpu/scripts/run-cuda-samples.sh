@@ -7,8 +7,7 @@
 #   e.g. run-cuda-samples.sh build/kvmtool-gpu/kvmtool-gpu build/guests --vgpu host
 # Environment: SAMPLES (default: the five samples, runtimeErrors (the
 # runtime's sticky-error rules) and libcCheck (the guest C library)),
-# LOG_DIR (each sample's
-# whole output is also saved as LOG_DIR/<name>.log).
+# LOG_DIR (each sample's whole output is also saved as LOG_DIR/<name>.log).
 vmm=$1 dir=$2
 shift 2
 samples=${SAMPLES:-vectorAdd matrixMul reduction bandwidthTest streamsEvents runtimeErrors libcCheck}
