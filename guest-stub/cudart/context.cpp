@@ -41,6 +41,22 @@ cudaError_t enter()
     return cudaSuccess;
 }
 
+cudaError_t primary_context(int dev, CUcontext* out)
+{
+    if (cudaError_t e = enter()) // cuInit, and the current device's context
+        return e;
+    if (dev < 0 || dev >= kMaxDevices)
+        return cudaErrorInvalidDevice;
+    if (g_primary[dev] == nullptr) {
+        if (CUresult r = cuDevicePrimaryCtxRetain(&g_primary[dev], dev)) {
+            g_primary[dev] = nullptr;
+            return from_driver(r);
+        }
+    }
+    *out = g_primary[dev];
+    return cudaSuccess;
+}
+
 void forget_primary_context(int dev)
 {
     if (dev < 0 || dev >= kMaxDevices)

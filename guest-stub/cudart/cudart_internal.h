@@ -37,6 +37,10 @@ cudaError_t take_last_error(); // returns the last error and resets it
 cudaError_t peek_last_error();
 void clear_errors();           // cudaDeviceReset
 
+// Device dev's primary context, retained if it was not (it does not become
+// current): peer access and peer copies name contexts.
+cudaError_t primary_context(int dev, CUcontext* out);
+
 int current_device();
 void set_current_device(int dev);
 

@@ -161,7 +161,8 @@ cudaError_t check_config(dim3 grid, dim3 block)
     return threads > (uint64_t)l.threads_per_block ? cudaErrorInvalidConfiguration : cudaSuccess;
 }
 
-cudaError_t launch(Kernel* k, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t stream)
+cudaError_t launch(Kernel* k, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t stream,
+                   bool cooperative = false)
 {
     using namespace guest::cudart;
     if (cudaError_t e = enter())
@@ -175,6 +176,9 @@ cudaError_t launch(Kernel* k, dim3 grid, dim3 block, void** args, size_t shared,
     CUfunction f;
     if (cudaError_t e = function_for(*k, &f))
         return record(e);
+    if (cooperative)
+        return record(cuLaunchCooperativeKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                                                static_cast<unsigned>(shared), stream, args));
     return record(cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z,
                                  static_cast<unsigned>(shared), stream, args, nullptr));
 }
@@ -321,6 +325,13 @@ cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** arg
                              cudaStream_t stream)
 {
     return launch(kernel_of_host_fn(func), grid, block, args, shared, stream);
+}
+
+// Every block resident at once (grid-wide synchronisation).
+cudaError_t cudaLaunchCooperativeKernel(const void* func, dim3 grid, dim3 block, void** args, size_t shared,
+                                        cudaStream_t stream)
+{
+    return launch(kernel_of_host_fn(func), grid, block, args, shared, stream, true);
 }
 
 } // extern "C"
