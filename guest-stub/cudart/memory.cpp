@@ -17,7 +17,8 @@ cudaError_t copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, 
 {
     switch (kind) {
     case cudaMemcpyHostToDevice:
-        return record(async ? cuMemcpyHtoDAsync(dptr(dst), src, bytes, stream) : cuMemcpyHtoD(dptr(dst), src, bytes));
+        return record(async ? cuMemcpyHtoDAsync(dptr(dst), src, bytes, stream)
+                            : cuMemcpyHtoD(dptr(dst), src, bytes));
     case cudaMemcpyDeviceToHost:
         return record(async ? cuMemcpyDtoHAsync(dst, dptr(src), bytes, stream) : cuMemcpyDtoH(dst, dptr(src), bytes));
     case cudaMemcpyDeviceToDevice:
@@ -67,7 +68,8 @@ cudaError_t cudaFree(void* p)
 
 cudaError_t cudaHostAlloc(void** p, size_t bytes, unsigned flags)
 {
-    if (p == nullptr || (flags & ~(unsigned)(cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined)) != 0)
+    constexpr unsigned kKnown = cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined;
+    if (p == nullptr || (flags & ~kKnown) != 0)
         return record(cudaErrorInvalidValue);
     if (cudaError_t e = enter())
         return e;

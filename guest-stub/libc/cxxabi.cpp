@@ -55,9 +55,18 @@ void __cxa_pure_virtual() { guest::panic(guest::kExitPanic, "pure virtual functi
 // check, at(), a failed new of an array); without exceptions each ends the
 // run with its message, as an uncaught exception would end a process.
 namespace std {
-[[noreturn]] void __throw_length_error(const char* what) { guest::panic(guest::kExitPanic, "std::length_error: %s", what); }
-[[noreturn]] void __throw_logic_error(const char* what) { guest::panic(guest::kExitPanic, "std::logic_error: %s", what); }
-[[noreturn]] void __throw_out_of_range(const char* what) { guest::panic(guest::kExitPanic, "std::out_of_range: %s", what); }
+[[noreturn]] void __throw_length_error(const char* what)
+{
+    guest::panic(guest::kExitPanic, "std::length_error: %s", what);
+}
+[[noreturn]] void __throw_logic_error(const char* what)
+{
+    guest::panic(guest::kExitPanic, "std::logic_error: %s", what);
+}
+[[noreturn]] void __throw_out_of_range(const char* what)
+{
+    guest::panic(guest::kExitPanic, "std::out_of_range: %s", what);
+}
 [[noreturn]] void __throw_out_of_range_fmt(const char* fmt, ...)
 {
     guest::panic(guest::kExitPanic, "std::out_of_range: %s", fmt);

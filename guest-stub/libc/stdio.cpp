@@ -130,6 +130,11 @@ int fflush(FILE* f)
     return 0;
 }
 
+// glibc's inline putc_unlocked/getc_unlocked call these when a FILE's
+// buffer (never set up here) is full or empty.
+int __overflow(FILE* f, int c) { return fputc(c, f); }
+int __uflow(FILE*) { return EOF; }
+
 int fgetc(FILE*) { return EOF; }
 int getc(FILE*) { return EOF; }
 int getchar(void) { return EOF; }

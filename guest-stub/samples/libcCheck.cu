@@ -172,7 +172,8 @@ static void check_math(void)
 static int g_handlers_run = 0;
 static void at_exit_first(void)
 {
-    printf("libcCheck: atexit: first registered runs %s\n", g_handlers_run == 1 ? "second (ok)" : "out of order (FAILED)");
+    printf("libcCheck: atexit: first registered runs %s\n",
+           g_handlers_run == 1 ? "second (ok)" : "out of order (FAILED)");
     if (g_handlers_run != 1)
         exit(EXIT_FAILURE); // exit from a handler: the remaining handlers still run once
 }

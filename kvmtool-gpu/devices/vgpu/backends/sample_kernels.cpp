@@ -91,7 +91,8 @@ Status reduce_sum(const DeviceAddressSpace& mem, Dim3 grid, Dim3 block, std::spa
     if (!in || !out) return VGPU_ERROR_ILLEGAL_ADDRESS;
     for (uint64_t b = 0; b < grid.x; ++b) {
         uint32_t sum = 0; // int addition on a GPU wraps
-        for (uint64_t i = b * span; i < std::min(n, (b + 1) * span); ++i) sum += static_cast<uint32_t>(get<int32_t>(in, i));
+        const uint64_t end = std::min(n, (b + 1) * span);
+        for (uint64_t i = b * span; i < end; ++i) sum += static_cast<uint32_t>(get<int32_t>(in, i));
         put<int32_t>(out, b, static_cast<int32_t>(sum));
     }
     return VGPU_SUCCESS;
@@ -112,7 +113,10 @@ Status increment_by(const DeviceAddressSpace& mem, Dim3 grid, Dim3 block, std::s
     const uint64_t count = covered(param<int32_t>(p, 2), grid, block);
     uint8_t* d = elems<int32_t>(mem, param<uint64_t>(p, 0), count);
     if (!d) return VGPU_ERROR_ILLEGAL_ADDRESS;
-    for (uint64_t i = 0; i < count; ++i) put<int32_t>(d, i, static_cast<int32_t>(static_cast<uint32_t>(get<int32_t>(d, i)) + inc));
+    for (uint64_t i = 0; i < count; ++i) {
+        const uint32_t v = static_cast<uint32_t>(get<int32_t>(d, i)) + inc;
+        put<int32_t>(d, i, static_cast<int32_t>(v));
+    }
     return VGPU_SUCCESS;
 }
 
