@@ -5,10 +5,10 @@
 
 namespace {
 
-bool g_initialized = false;
-int g_device = 0;
-CUcontext g_primary[guest::cudart::kMaxDevices] = {};
-CUcontext g_current = nullptr;
+constinit bool g_initialized = false;
+constinit int g_device = 0;
+constinit CUcontext g_primary[guest::cudart::kMaxDevices] = {};
+constinit CUcontext g_current = nullptr;
 
 } // namespace
 

@@ -57,8 +57,8 @@ bool is_sticky(cudaError_t e)
     }
 }
 
-cudaError_t g_last = cudaSuccess;
-cudaError_t g_sticky = cudaSuccess;
+constinit cudaError_t g_last = cudaSuccess;
+constinit cudaError_t g_sticky = cudaSuccess;
 
 struct ErrorText {
     cudaError_t error;

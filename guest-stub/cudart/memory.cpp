@@ -25,7 +25,8 @@ cudaError_t copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, 
         return record(async ? cuMemcpyDtoDAsync(dptr(dst), dptr(src), bytes, stream)
                             : cuMemcpyDtoD(dptr(dst), dptr(src), bytes));
     case cudaMemcpyDefault: // unified addressing: the guest API tells the sides apart
-        return record(async ? cuMemcpyAsync(dptr(dst), dptr(src), bytes, stream) : cuMemcpy(dptr(dst), dptr(src), bytes));
+        return record(async ? cuMemcpyAsync(dptr(dst), dptr(src), bytes, stream)
+                            : cuMemcpy(dptr(dst), dptr(src), bytes));
     case cudaMemcpyHostToHost:
         // Ordered after earlier work, as the runtime's host-to-host copy is.
         if (CUresult r = async ? cuStreamSynchronize(stream) : cuCtxSynchronize())

@@ -51,20 +51,25 @@ struct Var {
     int fatbin;
 };
 
+// Plain values, not dim3 (whose constructor would make the table dynamically
+// initialized).
 struct LaunchConfig {
-    dim3 grid, block;
+    unsigned grid[3], block[3];
     size_t shared;
     cudaStream_t stream;
 };
 
-Fatbin g_fatbins[kMaxFatbins];
-int g_fatbin_count = 0;
-Kernel g_kernels[kMaxKernels];
-int g_kernel_count = 0;
-Var g_vars[kMaxVars];
-int g_var_count = 0;
-LaunchConfig g_configs[kMaxConfigDepth];
-int g_config_depth = 0;
+// constinit: nvcc's registration constructors run before (or after) this
+// file's dynamic initializers in no promised order, so the tables they
+// write must need none.
+constinit Fatbin g_fatbins[kMaxFatbins] = {};
+constinit int g_fatbin_count = 0;
+constinit Kernel g_kernels[kMaxKernels] = {};
+constinit int g_kernel_count = 0;
+constinit Var g_vars[kMaxVars] = {};
+constinit int g_var_count = 0;
+constinit LaunchConfig g_configs[kMaxConfigDepth] = {};
+constinit int g_config_depth = 0;
 
 int fatbin_of(void** handle)
 {
@@ -133,7 +138,7 @@ struct Limits {
     int block[3];
     int grid[3];
 };
-Limits g_limits[kMaxDevices];
+constinit Limits g_limits[kMaxDevices] = {};
 
 cudaError_t check_config(dim3 grid, dim3 block)
 {
@@ -290,7 +295,7 @@ unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t shared, struc
 {
     if (g_config_depth == kMaxConfigDepth)
         return 1;
-    g_configs[g_config_depth++] = LaunchConfig{grid, block, shared, stream};
+    g_configs[g_config_depth++] = LaunchConfig{{grid.x, grid.y, grid.z}, {block.x, block.y, block.z}, shared, stream};
     return 0;
 }
 
@@ -299,8 +304,8 @@ cudaError_t __cudaPopCallConfiguration(dim3* grid, dim3* block, size_t* shared, 
     if (g_config_depth == 0)
         return guest::cudart::record(cudaErrorMissingConfiguration);
     const LaunchConfig& c = g_configs[--g_config_depth];
-    *grid = c.grid;
-    *block = c.block;
+    *grid = dim3(c.grid[0], c.grid[1], c.grid[2]);
+    *block = dim3(c.block[0], c.block[1], c.block[2]);
     *shared = c.shared;
     *static_cast<cudaStream_t*>(stream) = c.stream;
     return cudaSuccess;

@@ -20,8 +20,10 @@ struct Handler {
     void* arg;
 };
 
-Handler g_handlers[kMaxHandlers];
-int g_count = 0;
+// constinit: nvcc's registration constructors call atexit before main, in
+// no promised order with other files' initializers.
+constinit Handler g_handlers[kMaxHandlers] = {};
+constinit int g_count = 0;
 
 int add(Handler h)
 {

@@ -38,7 +38,7 @@ struct FreeBlock {
     FreeBlock* next; // next free block, higher address
 };
 
-FreeBlock* g_free = nullptr;
+constinit FreeBlock* g_free = nullptr;
 
 uintptr_t addr(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 

@@ -8,7 +8,7 @@ namespace {
 // rand(): a 64-bit linear congruential generator (Knuth's MMIX constants),
 // its top 31 bits returned, so values span [0, RAND_MAX] = [0, 2^31 - 1] as
 // glibc's do. Deterministic: seed 1 until srand, as C specifies.
-uint64_t g_rand_state = 1;
+constinit uint64_t g_rand_state = 1;
 
 bool is_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
