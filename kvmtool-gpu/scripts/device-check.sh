@@ -80,12 +80,14 @@ if want runtime; then
     grep -hE '^(run-cuda-samples|guest: .*(PASS|FAIL|Performance=|Throughput|GPU Device|Device 0|Bandwidth,|Memory Transfers|result =|streams,)|guest: +[0-9]+\s)|result:' \
       "$out/runtime-api-cuda-$p.log" | sed 's/^/    /' | tee -a "$summary"
   done
-  # The sticky-error rules: a kernel fault, then cudaDeviceReset (the VMM
-  # replaces the poisoned GPU worker); its own step, so the five above
-  # report apart from it.
-  SAMPLES=runtimeErrors LOG_DIR=$out/runtime-api/errors step runtime-api-errors-cuda \
-    sh "$repo/kvmtool-gpu/scripts/run-cuda-samples.sh" "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" --vgpu cuda
-  grep -hE '^guest: ' "$out/runtime-api-errors-cuda.log" | sed 's/^/    /' | tee -a "$summary"
+  # The other checks, in their own step so the five above report apart:
+  # deviceSymbols (__constant__/__device__ variables: the CUDA backend only),
+  # runtimeErrors (a kernel fault, then cudaDeviceReset: the VMM replaces
+  # the poisoned GPU worker) and libcCheck.
+  SAMPLES="deviceSymbols runtimeErrors libcCheck" LOG_DIR=$out/runtime-api/checks \
+    step runtime-api-checks-cuda sh "$repo/kvmtool-gpu/scripts/run-cuda-samples.sh" \
+    "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" --vgpu cuda
+  grep -hE '^(run-cuda-samples|guest: )|result:' "$out/runtime-api-checks-cuda.log" | sed 's/^/    /' | tee -a "$summary"
 fi
 if want boot; then
   step run-hello-4K "$bin/kvmtool-gpu" run --guest hello --mem 512M --pages 4K
