@@ -49,6 +49,10 @@ void __cxa_guard_abort(uint64_t*) {}
 
 void __cxa_pure_virtual() { guest::panic(guest::kExitPanic, "pure virtual function called"); }
 
+// Code built with the stack protector (musl's math objects from Debian)
+// compares the canary at %fs:0x28 (the VMM points FS at the boot info page).
+void __stack_chk_fail() { guest::panic(guest::kExitPanic, "stack smashing detected"); }
+
 } // extern "C"
 
 // libstdc++'s headers report misuse through these (std::vector's length

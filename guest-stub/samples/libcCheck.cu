@@ -164,6 +164,21 @@ static void check_math(void)
     check(fmaxf(1.0f, NAN) == 1.0f && fminf(-1.0f, 2.0f) == -1.0f, "fmaxf with NaN, fminf");
     check(fmaf(2.0f, 3.0f, 1.0f) == 7.0f && fmodf(7.5f, 2.0f) == 1.5f, "fmaf, fmodf");
     check(isinf(expf(1000.0f)) && expf(-1000.0f) == 0.0f && isnan(logf(-1.0f)), "expf/logf at the edges");
+    // The trig family: argument reduction (musl's __rem_pio2*, built with the
+    // stack protector: the canary is read at %fs:0x28).
+    check(sinf(0.0f) == 0.0f && cosf(0.0f) == 1.0f, "sinf(0), cosf(0)");
+    check(near(sinf(1.0f), 0.84147098480789650665, 1.2e-7) && near(cosf(1.0f), 0.54030230586813971740, 1.2e-7),
+          "sinf(1), cosf(1)");
+    check(near(tanf(0.5f), 0.54630248984379051326, 1.2e-7), "tanf(0.5)");
+    check(near(sin(1e22), -0.85220084976718880177, 2.3e-16), "sin(1e22): large-argument reduction");
+    check(near(cos(3.0), -0.98999249660044545727, 2.3e-16) && near(tan(1.0), 1.5574077246549022305, 2.3e-16),
+          "cos(3), tan(1)");
+    float sn = 0.0f, cs = 0.0f;
+    sincosf(1e20f, &sn, &cs);
+    check(near((double)sn * sn + (double)cs * cs, 1.0, 1e-6), "sincosf(1e20): sin^2 + cos^2 = 1");
+    volatile double angle = 0.75; // volatile: one sin and one cos of a run-time value become sincos
+    const double s2 = sin(angle), c2 = cos(angle);
+    check(near(s2 * s2 + c2 * c2, 1.0, 4.5e-16), "sin/cos of one value (the compiler's sincos)");
     float frac_int;
     check(modff(3.25f, &frac_int) == 0.25f && frac_int == 3.0f && ldexpf(1.0f, 10) == 1024.0f, "modff, ldexpf");
 }
