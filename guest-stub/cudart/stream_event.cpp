@@ -53,6 +53,34 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t ev, unsigned flags)
     return record(cuStreamWaitEvent(s, ev, flags));
 }
 
+// Host functions on a stream run when the stream's earlier work is done and
+// before its later work starts. The guest has one thread, so the call waits
+// for the stream and runs the function itself before returning (the real
+// runtime returns at once and runs it on a thread of its own).
+cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void* user_data)
+{
+    if (fn == nullptr)
+        return record(cudaErrorInvalidValue);
+    if (cudaError_t e = enter())
+        return e;
+    if (CUresult r = cuStreamSynchronize(s))
+        return record(r);
+    fn(user_data);
+    return cudaSuccess;
+}
+
+// The same, given the stream's status (flags must be 0, as CUDA says).
+cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb, void* user_data, unsigned flags)
+{
+    if (cb == nullptr || flags != 0)
+        return record(cudaErrorInvalidValue);
+    if (cudaError_t e = enter())
+        return e;
+    const cudaError_t status = from_driver(cuStreamSynchronize(s));
+    cb(s, status, user_data);
+    return record(status);
+}
+
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* ev, unsigned flags)
 {
     if (ev == nullptr)

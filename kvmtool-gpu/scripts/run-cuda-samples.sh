@@ -5,12 +5,13 @@
 # (they need nvcc and musl-dev at build time). POSIX sh.
 # Usage: run-cuda-samples.sh VMM GUEST_DIR [RUN_ARGS...]
 #   e.g. run-cuda-samples.sh build/kvmtool-gpu/kvmtool-gpu build/guests --vgpu host
-# Environment: SAMPLES (default: the five samples, runtimeErrors (the
-# runtime's sticky-error rules) and libcCheck (the guest C library)),
+# Environment: SAMPLES (default: the five samples and the checks that run on
+# either backend: runtimeErrors (sticky errors), memory2D (pitched memory,
+# host functions on streams), libcCheck (the guest C library)),
 # LOG_DIR (each sample's whole output is also saved as LOG_DIR/<name>.log).
 vmm=$1 dir=$2
 shift 2
-samples=${SAMPLES:-vectorAdd matrixMul reduction bandwidthTest streamsEvents runtimeErrors libcCheck}
+samples=${SAMPLES:-vectorAdd matrixMul reduction bandwidthTest streamsEvents runtimeErrors memory2D libcCheck}
 built=0
 for name in $samples; do [ -f "$dir/$name.elf" ] && built=$((built + 1)); done
 if [ "$built" = 0 ]; then
