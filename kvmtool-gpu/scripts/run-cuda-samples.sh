@@ -7,11 +7,12 @@
 #   e.g. run-cuda-samples.sh build/kvmtool-gpu/kvmtool-gpu build/guests --vgpu host
 # Environment: SAMPLES (default: the five samples and the checks that run on
 # either backend: runtimeErrors (sticky errors), memory2D (pitched memory,
-# host functions on streams), libcCheck (the guest C library)),
+# host functions on streams), launchParams (kernel parameters of every
+# shape), libcCheck (the guest C library)),
 # LOG_DIR (each sample's whole output is also saved as LOG_DIR/<name>.log).
 vmm=$1 dir=$2
 shift 2
-samples=${SAMPLES:-vectorAdd matrixMul reduction bandwidthTest streamsEvents runtimeErrors memory2D libcCheck}
+samples=${SAMPLES:-vectorAdd matrixMul reduction bandwidthTest streamsEvents runtimeErrors memory2D launchParams libcCheck}
 built=0
 for name in $samples; do [ -f "$dir/$name.elf" ] && built=$((built + 1)); done
 if [ "$built" = 0 ]; then
