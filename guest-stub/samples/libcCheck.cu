@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <sys/time.h>
 
 static int g_failures = 0;
 static int g_checks = 0;
@@ -206,9 +208,34 @@ struct Counted {
 };
 int Counted::live = 0;
 
+static void check_time(void)
+{
+    check(time(NULL) == (time_t)-1, "time(): no calendar in the guest");
+    struct timespec a, b, rt;
+    check(clock_gettime(CLOCK_MONOTONIC, &a) == 0, "clock_gettime(CLOCK_MONOTONIC)");
+    struct timeval tv0, tv1;
+    check(gettimeofday(&tv0, NULL) == 0, "gettimeofday");
+    const clock_t c0 = clock();
+    volatile unsigned spin = 0;
+    for (unsigned i = 0; i < 20000000u; ++i) // some milliseconds of work
+        spin += i;
+    check(clock_gettime(CLOCK_MONOTONIC, &b) == 0, "clock_gettime again");
+    check(gettimeofday(&tv1, NULL) == 0, "gettimeofday again");
+    const double mono = (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9;
+    const double tod = (tv1.tv_sec - tv0.tv_sec) + (tv1.tv_usec - tv0.tv_usec) * 1e-6;
+    const double cpu = (double)(clock() - c0) / CLOCKS_PER_SEC;
+    check(mono > 0 && mono < 60 && b.tv_nsec < 1000000000L, "CLOCK_MONOTONIC advances");
+    check(fabs(tod - mono) < 1e-3 + 0.01 * mono && fabs(cpu - mono) < 1e-3 + 0.01 * mono,
+          "gettimeofday and clock() agree with CLOCK_MONOTONIC");
+    check(clock_gettime(CLOCK_REALTIME, &rt) == -1, "CLOCK_REALTIME refused");
+    printf("libcCheck: a 20M-iteration loop took %.3f ms (monotonic), %.3f ms (gettimeofday), %.3f ms (clock)\n",
+           mono * 1e3, tod * 1e3, cpu * 1e3);
+}
+
 int main(void)
 {
     printf("libcCheck: the guest C library\n");
+    check_time();
     check_malloc();
     check_stdlib();
     check_strings();
