@@ -82,4 +82,10 @@ namespace std {
 [[noreturn]] void __throw_bad_alloc() { guest::panic(guest::kExitOutOfMemory, "std::bad_alloc"); }
 [[noreturn]] void __throw_bad_array_new_length() { guest::panic(guest::kExitPanic, "std::bad_array_new_length"); }
 [[noreturn]] void __throw_bad_function_call() { guest::panic(guest::kExitPanic, "std::bad_function_call"); }
+// A failed precondition check (-D_GLIBCXX_ASSERTIONS, set for runtime-API programs).
+[[noreturn]] void __glibcxx_assert_fail(const char* file, int line, const char* function,
+                                        const char* condition) noexcept
+{
+    guest::panic(guest::kExitPanic, "%s:%d: %s: assertion '%s' failed", file, line, function, condition);
+}
 } // namespace std

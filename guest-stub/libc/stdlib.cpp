@@ -1,9 +1,14 @@
 // The rest of <stdlib.h> that test programs use: rand/srand, number parsing
-// (atoi, strtol & co.), abs, getenv (the guest has no environment) and qsort.
+// (atoi, strtol & co., which set errno to ERANGE on overflow), abs, getenv
+// (the guest has no environment) and qsort; and errno itself (one thread:
+// one int).
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 namespace {
+
+constinit int g_errno = 0;
 
 // rand(): a 64-bit linear congruential generator (Knuth's MMIX constants),
 // its top 31 bits returned, so values span [0, RAND_MAX] = [0, 2^31 - 1] as
@@ -41,8 +46,10 @@ const char* parse_unsigned(const char* s, int base, bool* neg, uint64_t* out, bo
     } else if (base == 0) {
         base = s[0] == '0' ? 8 : 10;
     }
-    if (base < 2 || base > 36)
+    if (base < 2 || base > 36) {
+        g_errno = EINVAL;
         return start;
+    }
     const char* digits = s;
     for (int d; (d = digit_value(*s)) < base; ++s) {
         if (__builtin_mul_overflow(*out, (uint64_t)base, out) || __builtin_add_overflow(*out, (uint64_t)d, out)) {
@@ -55,9 +62,11 @@ const char* parse_unsigned(const char* s, int base, bool* neg, uint64_t* out, bo
 
 int64_t to_signed(bool neg, uint64_t mag, int64_t lo, int64_t hi)
 {
-    if (neg)
-        return mag > (uint64_t)hi + 1 ? lo : (int64_t)(0 - mag);
-    return mag > (uint64_t)hi ? hi : (int64_t)mag;
+    if (neg ? mag > (uint64_t)hi + 1 : mag > (uint64_t)hi) {
+        g_errno = ERANGE;
+        return neg ? lo : hi;
+    }
+    return neg ? (int64_t)(0 - mag) : (int64_t)mag;
 }
 
 void swap_bytes(char* a, char* b, size_t n)
@@ -72,6 +81,8 @@ void swap_bytes(char* a, char* b, size_t n)
 } // namespace
 
 extern "C" {
+
+int* __errno_location(void) noexcept { return &g_errno; }
 
 int rand(void) noexcept
 {
@@ -91,7 +102,7 @@ long long strtoll(const char* s, char** end, int base) noexcept
     return to_signed(neg, mag, INT64_MIN, INT64_MAX);
 }
 
-long strtol(const char* s, char** end, int base) noexcept { return (long)strtoll(s, end, base); }
+long strtol(const char* s, char** end, int base) noexcept { return (long)strtoll(s, end, base); } // long is 64-bit
 
 unsigned long long strtoull(const char* s, char** end, int base) noexcept
 {
@@ -100,7 +111,11 @@ unsigned long long strtoull(const char* s, char** end, int base) noexcept
     const char* e = parse_unsigned(s, base, &neg, &mag, &overflow);
     if (end != nullptr)
         *end = const_cast<char*>(e);
-    return overflow ? UINT64_MAX : neg ? 0 - mag : mag;
+    if (overflow) {
+        g_errno = ERANGE;
+        return UINT64_MAX;
+    }
+    return neg ? 0 - mag : mag;
 }
 
 unsigned long strtoul(const char* s, char** end, int base) noexcept { return strtoull(s, end, base); }

@@ -1,15 +1,22 @@
 // libcCheck: the guest's C library as a runtime-API program sees it, checked
 // from a .cu file like any other (no kernels): malloc/free/realloc/calloc and
-// aligned allocation, formatted output into buffers, number parsing, qsort,
-// the string functions, rand's range, atexit order, new/delete, and musl's
-// float math against values known to the last bit or within an ulp.
+// aligned allocation, formatted output into buffers, number parsing and
+// errno, qsort, the string functions, rand's range, the clocks, atexit
+// order, new/delete, musl's float math against values known to the last bit
+// or within an ulp, and the header-only C++ library (std::string, vector,
+// sort, <random>).
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <random>
+#include <string>
 #include <sys/time.h>
+#include <vector>
 
 static int g_failures = 0;
 static int g_checks = 0;
@@ -98,6 +105,8 @@ static void check_stdlib(void)
     check(strtoul("777", NULL, 8) == 511, "strtoul base 8");
     check(strtoll("9223372036854775808", NULL, 10) == INT64_MAX, "strtoll saturates");
     check(atoi("  123abc") == 123 && atol("-7") == -7, "atoi, atol");
+    errno = 0;
+    check(strtol("99999999999999999999", NULL, 10) == INT64_MAX && errno == ERANGE, "strtol overflow: ERANGE");
     check(abs(-5) == 5 && labs(-6L) == 6, "abs, labs");
     check(getenv("HOME") == NULL, "getenv: no environment");
 
@@ -232,9 +241,33 @@ static void check_time(void)
            mono * 1e3, tod * 1e3, cpu * 1e3);
 }
 
+static void check_cxx(void)
+{
+    std::string s = "kvmtool";
+    s += "-gpu";
+    s.append(3, '!');
+    check(s == "kvmtool-gpu!!!" && s.size() == 14 && s.find("gpu") == 8 && s.substr(8, 3) == "gpu", "std::string");
+    check(std::to_string(-1234) == "-1234" && std::stoi(" 77") == 77, "std::to_string, std::stoi");
+    std::vector<int> v;
+    for (int i = 0; i < 1000; ++i)
+        v.push_back((i * 7919) % 1000);
+    std::sort(v.begin(), v.end());
+    check(v.size() == 1000 && v.front() == 0 && v.back() == 999 && std::is_sorted(v.begin(), v.end()),
+          "std::vector, std::sort");
+    std::mt19937 gen(2026);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    bool in_range = true;
+    for (int i = 0; i < 1000; ++i) {
+        const float x = dist(gen);
+        in_range = in_range && x >= -1.0f && x < 1.0f;
+    }
+    check(in_range, "<random>: mt19937, uniform_real_distribution");
+}
+
 int main(void)
 {
     printf("libcCheck: the guest C library\n");
+    check_cxx();
     check_time();
     check_malloc();
     check_stdlib();
