@@ -49,6 +49,10 @@ bool is_sticky(cudaError_t e)
     case cudaErrorInvalidAddressSpace:
     case cudaErrorInvalidPc:
     case cudaErrorLaunchFailure:
+    case cudaErrorContained:
+    case cudaErrorTensorMemoryLeak:
+    case cudaErrorNvlinkUncorrectable:
+    case cudaErrorECCUncorrectable:
     case cudaErrorIllegalState: // the guest saw the vGPU ring broken
     case cudaErrorTimeout:      // no completion within vgpu_timeout_s
         return true;
@@ -106,6 +110,28 @@ const ErrorText kErrors[] = {
     KVMGPU_ERR(cudaErrorNotSupported, "operation not supported"),
     KVMGPU_ERR(cudaErrorTimeout, "timeout expired"),
     KVMGPU_ERR(cudaErrorUnknown, "unknown error"),
+    // Statuses the VMM's driver may pass through unchanged.
+    KVMGPU_ERR(cudaErrorStubLibrary, "CUDA driver is a stub library"),
+    KVMGPU_ERR(cudaErrorInsufficientDriver, "CUDA driver version is insufficient for CUDA runtime version"),
+    KVMGPU_ERR(cudaErrorCallRequiresNewerDriver, "the call requires a newer driver"),
+    KVMGPU_ERR(cudaErrorDevicesUnavailable, "CUDA-capable device(s) is/are busy or unavailable"),
+    KVMGPU_ERR(cudaErrorECCUncorrectable, "uncorrectable ECC error encountered"),
+    KVMGPU_ERR(cudaErrorUnsupportedLimit, "limit is not supported on this architecture"),
+    KVMGPU_ERR(cudaErrorPeerAccessUnsupported, "peer access is not supported between these two devices"),
+    KVMGPU_ERR(cudaErrorInvalidPtx, "a PTX JIT compilation failed"),
+    KVMGPU_ERR(cudaErrorNvlinkUncorrectable, "uncorrectable NVLink error detected during the execution"),
+    KVMGPU_ERR(cudaErrorJitCompilerNotFound, "PTX JIT compiler library not found"),
+    KVMGPU_ERR(cudaErrorUnsupportedPtxVersion, "the provided PTX was compiled with an unsupported toolchain"),
+    KVMGPU_ERR(cudaErrorContained, "a contained error was encountered"),
+    KVMGPU_ERR(cudaErrorLaunchIncompatibleTexturing, "launch uses incompatible texturing mode"),
+    KVMGPU_ERR(cudaErrorContextIsDestroyed, "context is destroyed"),
+    KVMGPU_ERR(cudaErrorTooManyPeers, "peer mapping resources exhausted"),
+    KVMGPU_ERR(cudaErrorHardwareStackError, "hardware stack error"),
+    KVMGPU_ERR(cudaErrorInvalidAddressSpace, "operation not supported on global/shared address space"),
+    KVMGPU_ERR(cudaErrorInvalidPc, "invalid program counter"),
+    KVMGPU_ERR(cudaErrorTensorMemoryLeak, "tensor memory not completely freed"),
+    KVMGPU_ERR(cudaErrorSystemNotReady, "system not yet initialized"),
+    KVMGPU_ERR(cudaErrorSystemDriverMismatch, "system has unsupported display driver / cuda driver combination"),
 };
 #undef KVMGPU_ERR
 
