@@ -80,6 +80,11 @@ if want runtime; then
     grep -hE '^(run-cuda-samples|guest: .*(PASS|FAIL|Performance=|Throughput|GPU Device|Device 0|Bandwidth,|Memory Transfers|result =|streams,)|guest: +[0-9]+\s)|result:' \
       "$out/runtime-api-cuda-$p.log" | sed 's/^/    /' | tee -a "$summary"
   done
+  # The five with CUDA inside the VMM process (no GPU worker).
+  SAMPLES="vectorAdd matrixMul reduction bandwidthTest streamsEvents" LOG_DIR=$out/runtime-api/inline \
+    step runtime-api-cuda-inline sh "$repo/kvmtool-gpu/scripts/run-cuda-samples.sh" \
+    "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" --vgpu cuda --gpu-worker inline
+  grep -hE '^run-cuda-samples' "$out/runtime-api-cuda-inline.log" | sed 's/^/    /' | tee -a "$summary"
   # The other checks, in their own step so the five above report apart:
   # deviceSymbols (__constant__/__device__ variables: the CUDA backend only),
   # runtimeErrors (a kernel fault, then cudaDeviceReset: the VMM replaces
