@@ -105,6 +105,11 @@ TEST(SampleKernels, MatrixMulMatchesNaiveProductAndChecksBounds) {
     Params huge;
     huge.add(B).add(B).add(B).add(int32_t{1 << 30}).add(int32_t{1});
     EXPECT_EQ(sample_kernels::matrix_mul_tiled(mem, {1024, 1024}, {32, 32}, huge.span()), static_cast<Status>(702));
+    // The largest grid a GPU takes, one multiply-add per cell: still too much.
+    Params wide;
+    wide.add(B).add(B).add(B).add(int32_t{1}).add(int32_t{1});
+    EXPECT_EQ(sample_kernels::matrix_mul_tiled(mem, {0x7fffffffu, 65535}, {1024, 1}, wide.span()),
+              static_cast<Status>(702));
 }
 
 TEST(SampleKernels, ReduceSumWritesEveryBlocksSumWrapping) {

@@ -66,8 +66,10 @@ Status matrix_mul_tiled(const DeviceAddressSpace& mem, Dim3 grid, Dim3 block, st
     const uint64_t rows = threads(grid.y, block.y), cols = threads(grid.x, block.x);
     if (wa <= 0 || wb <= 0) return VGPU_ERROR_ILLEGAL_ADDRESS; // the GPU kernel would index wildly
     const uint64_t k_n = static_cast<uint64_t>(wa), row_b = static_cast<uint64_t>(wb);
-    uint64_t work;
-    if (__builtin_mul_overflow(rows * cols, k_n, &work) || work > kMaxWork) return kTimeout;
+    // Checked products: the launch's dimensions are the guest's.
+    uint64_t cells, work;
+    if (__builtin_mul_overflow(rows, cols, &cells) || __builtin_mul_overflow(cells, k_n, &work) || work > kMaxWork)
+        return kTimeout;
     // Elements touched: A[0, rows*wA), B[0, (wA-1)*wB + cols), C[0, (rows-1)*wB + cols).
     uint8_t* c = elems<float>(mem, param<uint64_t>(p, 0), (rows - 1) * row_b + cols);
     const uint8_t* a = elems<float>(mem, param<uint64_t>(p, 1), rows * k_n);
