@@ -16,7 +16,8 @@
  * structures; guest images are linked at KVMGPU_IMAGE_BASE and above.
  * Devices live in an MMIO window far above RAM (below 2^39, so it fits the
  * narrowest physical-address width we meet: QEMU TCG's 40 bits). */
-#define KVMGPU_BOOT_INFO_GPA 0x1000ull    /* struct kvmgpu_boot_info; rdi at entry */
+#define KVMGPU_BOOT_INFO_GPA 0x1000ull    /* struct kvmgpu_boot_info; rdi at entry; FS base (so a
+                                             stack-protector canary at %fs:0x28 reads the seed) */
 #define KVMGPU_GDT_GPA 0x2000ull          /* VMM's flat 64-bit GDT */
 #define KVMGPU_TSS_GPA 0x2800ull          /* VMM's TSS; its I/O bitmap opens ports < 0x600 to ring 3 */
 #define KVMGPU_TSS_OPEN_PORTS 0x600u

@@ -7,14 +7,14 @@
 # device tool returns only a few files); without $OUT they stay in
 # ./device-out. Anyone can rerun it there:
 #   bash kvmtool-gpu/scripts/device-check.sh [PART...]
-# PARTs (default: all): tests guests boot calls tlb bench bench2 multigpu share; `compare`
+# PARTs (default: all): tests guests runtime boot calls tlb bench bench2 multigpu share; `compare`
 # (not in the default) runs `bench calls` with the polling doorbell five
 # times, alternating the VMM from another commit (.carry/compare, see
 # pack-carry.sh) with this one, worker process and inline. One device
 # call has 10 minutes, so the whole check is run in parts: `tests guests boot
 # calls`, then `tlb`, then `bench`, then `bench2`.
 set -uo pipefail
-parts=${*:-tests guests boot calls tlb bench bench2 multigpu share}
+parts=${*:-tests guests runtime boot calls tlb bench bench2 multigpu share}
 want() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bin=$repo/.carry/bin
@@ -68,6 +68,32 @@ want guests && RUN_ARGS="--vgpu cuda" step guests-cuda sh "$repo/kvmtool-gpu/scr
 want guests && grep -E '^(run-guests|guest: [a-z_]+: (PASS|FAIL|n=|device))|vGPU backend|vCPU backend|guest code' "$out/guests-cuda.log" | head -60 | sed 's/^/    /' | tee -a "$summary"
 want guests && RUN_ARGS="--vgpu cuda --gpu-worker inline" GUESTS="vecadd matmul params conformance" step guests-cuda-inline \
   sh "$repo/kvmtool-gpu/scripts/run-guests.sh" "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" 2M
+# The CUDA runtime-API samples (nvcc-built, unmodified runtime-API code) on
+# the real CUDA backend, guest RAM on 4 KiB and 2 MiB host pages; each
+# one's console output is kept in runtime-api/<pages>/<name>.log
+# (docs/results/runtime-api.md).
+if want runtime; then
+  for p in 4K 2M; do
+    SAMPLES="vectorAdd matrixMul reduction bandwidthTest streamsEvents" LOG_DIR=$out/runtime-api/$p \
+      step runtime-api-cuda-$p sh "$repo/kvmtool-gpu/scripts/run-cuda-samples.sh" \
+      "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" --vgpu cuda --pages $p
+    grep -hE '^(run-cuda-samples|guest: .*(PASS|FAIL|Performance=|Throughput|GPU Device|Device 0|Bandwidth,|Memory Transfers|result =|streams,)|guest: +[0-9]+\s)|result:' \
+      "$out/runtime-api-cuda-$p.log" | sed 's/^/    /' | tee -a "$summary"
+  done
+  # The five with CUDA inside the VMM process (no GPU worker).
+  SAMPLES="vectorAdd matrixMul reduction bandwidthTest streamsEvents" LOG_DIR=$out/runtime-api/inline \
+    step runtime-api-cuda-inline sh "$repo/kvmtool-gpu/scripts/run-cuda-samples.sh" \
+    "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" --vgpu cuda --gpu-worker inline
+  grep -hE '^run-cuda-samples' "$out/runtime-api-cuda-inline.log" | sed 's/^/    /' | tee -a "$summary"
+  # The other checks, in their own step so the five above report apart:
+  # deviceSymbols (__constant__/__device__ variables: the CUDA backend only),
+  # runtimeErrors (a kernel fault, then cudaDeviceReset: the VMM replaces
+  # the poisoned GPU worker), memory2D, launchParams and libcCheck.
+  SAMPLES="deviceSymbols runtimeErrors memory2D launchParams libcCheck" LOG_DIR=$out/runtime-api/checks \
+    step runtime-api-checks-cuda sh "$repo/kvmtool-gpu/scripts/run-cuda-samples.sh" \
+    "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" --vgpu cuda
+  grep -hE '^(run-cuda-samples|guest: )|result:' "$out/runtime-api-checks-cuda.log" | sed 's/^/    /' | tee -a "$summary"
+fi
 if want boot; then
   step run-hello-4K "$bin/kvmtool-gpu" run --guest hello --mem 512M --pages 4K
   step run-hello-2M "$bin/kvmtool-gpu" run --guest hello --mem 512M --pages 2M

@@ -13,7 +13,7 @@ done
 cp "$build"/guests/*.elf "$out/guests/"
 cp -r "$build/plots" "$out/bin/"
 # Test data that lives beside its test binary (found from /proc/self/exe).
-cp -r "$build/tests/unit/vgpu_attack/fuzz_corpus" "$out/bin/"
+[ -d "$build/tests/unit/vgpu_attack/fuzz_corpus" ] && cp -r "$build/tests/unit/vgpu_attack/fuzz_corpus" "$out/bin/"
 # The GPU probes, where nvcc built them (device-check.sh runs them).
 for probe in sysmem_read_probe batch_run_probe host_register_probe; do
   [ -f "$build/kvmtool-gpu/bench/probes/$probe" ] && cp "$build/kvmtool-gpu/bench/probes/$probe" "$out/bin/"

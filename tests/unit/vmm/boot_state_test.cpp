@@ -95,6 +95,8 @@ TEST(BootState, GuestStartsInRingThreeWithPortsAndExceptionsWired) {
     EXPECT_EQ(entry_regs(0).rflags & (3u << 12), 3u << 12) << "IOPL 3";
     EXPECT_EQ(s.tr.base, KVMGPU_TSS_GPA);
     EXPECT_EQ(s.idt.base, KVMGPU_IDT_GPA);
+    EXPECT_EQ(s.fs.base, KVMGPU_BOOT_INFO_GPA) << "stack-protector canary at %fs:0x28 readable";
+    EXPECT_EQ(s.fs.dpl, 3);
 
     auto mem = ram(64ull << 20);
     write_boot_structures(mem, BootParams{});

@@ -44,7 +44,8 @@ HostBackend::HostBackend(HostBackendOptions opts) : opts_(opts), bounce_(std::ma
 HostBackend::~HostBackend() { drop_all(); }
 
 std::string HostBackend::describe() const {
-    return "host backend: device memory in host RAM, CPU reference kernels (vector_add, matmul, empty_kernel); "
+    return "host backend: device memory in host RAM, CPU reference kernels (vector_add, matmul, empty_kernel, "
+           "the runtime-API samples' kernels); "
            "not a GPU";
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kvmtool-gpu/abi/param_echo_shapes.h"
+#include "kvmtool-gpu/devices/vgpu/backends/sample_kernels.h"
 
 namespace kvmgpu::vgpu {
 
@@ -92,11 +93,22 @@ Status param_echo(const DeviceAddressSpace& mem, Dim3, Dim3, std::span<void* con
     return VGPU_SUCCESS;
 }
 
-const std::array<CpuKernel, 4> kKernels{{
+// The runtime-API samples' kernels (sample_kernels.h), by their mangled names.
+constexpr std::array<uint16_t, 5> kPtrPtrPtrI32I32{8, 8, 8, 4, 4};
+constexpr std::array<uint16_t, 3> kPtrPtrU32{8, 8, 4};
+constexpr std::array<uint16_t, 4> kI32F32PtrPtr{4, 4, 8, 8};
+constexpr std::array<uint16_t, 3> kPtrI32I32{8, 4, 4};
+
+const std::array<CpuKernel, 9> kKernels{{
     {"vector_add", "_Z10vector_addPKfS0_Pfj", kPtrPtrPtrU32, vector_add},
     {"matmul", "_Z6matmulPKfS0_Pfj", kPtrPtrPtrU32, matmul},
     {"empty_kernel", "_Z12empty_kernelv", {}, empty_kernel},
     {"param_echo", "", kEchoSizes, param_echo, kEchoOffsets},
+    {"vectorAdd", "_Z9vectorAddPKfS0_Pfi", kPtrPtrPtrU32, sample_kernels::vector_add_int},
+    {"matrixMulTiled<32>", "_Z14matrixMulTiledILi32EEvPfPKfS2_ii", kPtrPtrPtrI32I32, sample_kernels::matrix_mul_tiled},
+    {"reduceSum", "_Z9reduceSumPKiPij", kPtrPtrU32, sample_kernels::reduce_sum},
+    {"saxpy", "_Z5saxpyifPKfPf", kI32F32PtrPtr, sample_kernels::saxpy},
+    {"incrementBy", "_Z11incrementByPiii", kPtrI32I32, sample_kernels::increment_by},
 }};
 
 } // namespace

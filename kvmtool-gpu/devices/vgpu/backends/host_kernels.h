@@ -15,6 +15,8 @@
 //   param_echo(uint8_t* out, char, {float x3}, aligned(16) {double x2},
 //              {uint64_t x65}, short): one thread writes the by-value
 //       parameters to out back to back (kvmtool-gpu/abi/param_echo_shapes.h)
+// and the runtime-API samples' kernels (sample_kernels.h): vectorAdd,
+// matrixMulTiled<32>, reduceSum, saxpy, incrementBy.
 // Names are accepted plain (extern "C") or Itanium-mangled.
 #pragma once
 

@@ -1,0 +1,69 @@
+// The runtime's implicit context: the current device (cudaSetDevice, 0 by
+// default) and its primary context, retained and made current on the first
+// call that needs the device, as the real runtime does.
+#include "guest-stub/cudart/cudart_internal.h"
+
+namespace {
+
+constinit bool g_initialized = false;
+constinit int g_device = 0;
+constinit CUcontext g_primary[guest::cudart::kMaxDevices] = {};
+constinit CUcontext g_current = nullptr;
+
+} // namespace
+
+namespace guest::cudart {
+
+int current_device() { return g_device; }
+void set_current_device(int dev) { g_device = dev; }
+
+cudaError_t enter()
+{
+    if (cudaError_t e = sticky_error())
+        return e;
+    if (!g_initialized) {
+        if (CUresult r = cuInit(0))
+            return record(r);
+        g_initialized = true;
+    }
+    if (g_device < 0 || g_device >= kMaxDevices)
+        return record(cudaErrorInvalidDevice);
+    CUcontext& primary = g_primary[g_device];
+    if (primary == nullptr) {
+        if (CUresult r = cuDevicePrimaryCtxRetain(&primary, g_device))
+            return record(r);
+    }
+    if (g_current != primary) {
+        if (CUresult r = cuCtxSetCurrent(primary))
+            return record(r);
+        g_current = primary;
+    }
+    return cudaSuccess;
+}
+
+cudaError_t primary_context(int dev, CUcontext* out)
+{
+    if (cudaError_t e = enter()) // cuInit, and the current device's context
+        return e;
+    if (dev < 0 || dev >= kMaxDevices)
+        return cudaErrorInvalidDevice;
+    if (g_primary[dev] == nullptr) {
+        if (CUresult r = cuDevicePrimaryCtxRetain(&g_primary[dev], dev)) {
+            g_primary[dev] = nullptr;
+            return from_driver(r);
+        }
+    }
+    *out = g_primary[dev];
+    return cudaSuccess;
+}
+
+void forget_primary_context(int dev)
+{
+    if (dev < 0 || dev >= kMaxDevices)
+        return;
+    if (g_current == g_primary[dev])
+        g_current = nullptr;
+    g_primary[dev] = nullptr;
+}
+
+} // namespace guest::cudart

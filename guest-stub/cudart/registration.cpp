@@ -1,0 +1,342 @@
+// What nvcc's generated host code calls: fat binary and kernel registration
+// (from a static constructor, before the runtime has its heap or the vGPU
+// is touched: they only record), the <<<...>>> configuration stack, and
+// launches. A fat binary is loaded as a module into the current device's
+// primary context on the first launch of one of its kernels; a kernel is
+// looked up by its (mangled) device name, once per device.
+#include <stdint.h>
+
+#include "guest-stub/cudart/cudart_internal.h"
+#include "guest-stub/runtime/console.h"
+#include "guest-stub/runtime/exit.h"
+
+namespace {
+
+using guest::cudart::kMaxDevices;
+
+constexpr uint32_t kFatbinWrapperMagic = 0x466243b1; // nvcc's __fatDeviceText
+constexpr int kMaxFatbins = 64;
+constexpr int kMaxKernels = 512;
+constexpr int kMaxVars = 256;
+constexpr int kMaxConfigDepth = 16;
+
+// nvcc's wrapper around the embedded fat binary (.nvFatBinSegment).
+struct FatbinWrapper {
+    uint32_t magic;
+    uint32_t version;
+    const void* data;
+    const void* unused;
+};
+
+// A registered fat binary. The handle nvcc keeps is &handle_slot: the
+// runtime hands it back in every later registration call.
+struct Fatbin {
+    void* handle_slot;
+    const void* image;
+    CUmodule module[kMaxDevices];
+};
+
+// A registered kernel; cudaKernel_t handles point at these.
+struct Kernel {
+    const void* host_fn; // the host stub whose address the program uses
+    const char* device_name;
+    int fatbin;
+    CUfunction function[kMaxDevices];
+};
+
+// A registered __device__ / __constant__ variable.
+struct Var {
+    const void* host_var;
+    const char* device_name;
+    int fatbin;
+};
+
+// Plain values, not dim3 (whose constructor would make the table dynamically
+// initialized).
+struct LaunchConfig {
+    unsigned grid[3], block[3];
+    size_t shared;
+    cudaStream_t stream;
+};
+
+// constinit: nvcc's registration constructors run before (or after) this
+// file's dynamic initializers in no promised order, so the tables they
+// write must need none.
+constinit Fatbin g_fatbins[kMaxFatbins] = {};
+constinit int g_fatbin_count = 0;
+constinit Kernel g_kernels[kMaxKernels] = {};
+constinit int g_kernel_count = 0;
+constinit Var g_vars[kMaxVars] = {};
+constinit int g_var_count = 0;
+constinit LaunchConfig g_configs[kMaxConfigDepth] = {};
+constinit int g_config_depth = 0;
+
+int fatbin_of(void** handle)
+{
+    for (int i = 0; i < g_fatbin_count; ++i)
+        if (handle == &g_fatbins[i].handle_slot)
+            return i;
+    return -1;
+}
+
+// Registration runs before main, where nothing can report an error: a
+// table overflow ends the run with a clear line instead.
+[[noreturn]] void registration_full(const char* what, int limit)
+{
+    guest::printf("cudart: more than %d registered %s (raise the limit in cudart/registration.cpp)\n", limit, what);
+    guest::exit(guest::kExitPanic);
+}
+
+cudaError_t module_for(int fatbin, int dev, CUmodule* out)
+{
+    Fatbin& fb = g_fatbins[fatbin];
+    if (fb.module[dev] == nullptr) {
+        if (CUresult r = cuModuleLoadData(&fb.module[dev], fb.image)) {
+            fb.module[dev] = nullptr;
+            return guest::cudart::from_driver(r);
+        }
+    }
+    *out = fb.module[dev];
+    return cudaSuccess;
+}
+
+cudaError_t function_for(Kernel& k, CUfunction* out)
+{
+    const int dev = guest::cudart::current_device();
+    if (k.function[dev] == nullptr) {
+        CUmodule m;
+        if (cudaError_t e = module_for(k.fatbin, dev, &m))
+            return e;
+        if (CUresult r = cuModuleGetFunction(&k.function[dev], m, k.device_name)) {
+            k.function[dev] = nullptr;
+            if (r == CUDA_ERROR_NOT_FOUND) {
+                guest::printf("cudart: kernel %s is not in its module on this vGPU (the host backend runs only "
+                              "its reference kernels)\n", k.device_name);
+                return cudaErrorInvalidDeviceFunction;
+            }
+            return guest::cudart::from_driver(r);
+        }
+    }
+    *out = k.function[dev];
+    return cudaSuccess;
+}
+
+Kernel* kernel_of_host_fn(const void* fn)
+{
+    for (int i = 0; i < g_kernel_count; ++i)
+        if (g_kernels[i].host_fn == fn)
+            return &g_kernels[i];
+    return nullptr;
+}
+
+// Launch limits of the current device, asked once: a bad configuration is
+// refused at the launch (cudaErrorInvalidConfiguration), as the runtime
+// does, instead of surfacing at the next synchronization.
+struct Limits {
+    bool known;
+    int threads_per_block;
+    int block[3];
+    int grid[3];
+};
+constinit Limits g_limits[kMaxDevices] = {};
+
+cudaError_t check_config(dim3 grid, dim3 block)
+{
+    Limits& l = g_limits[guest::cudart::current_device()];
+    if (!l.known) {
+        const CUdevice dev = guest::cudart::current_device();
+        const CUdevice_attribute attrs[7] = {
+            CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
+            CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,       CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z,
+            CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
+            CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z};
+        int v[7];
+        for (int i = 0; i < 7; ++i)
+            if (CUresult r = cuDeviceGetAttribute(&v[i], attrs[i], dev))
+                return guest::cudart::from_driver(r);
+        l = Limits{true, v[0], {v[1], v[2], v[3]}, {v[4], v[5], v[6]}};
+    }
+    const unsigned b[3] = {block.x, block.y, block.z}, g[3] = {grid.x, grid.y, grid.z};
+    uint64_t threads = 1;
+    for (int i = 0; i < 3; ++i) {
+        if (b[i] == 0 || g[i] == 0 || b[i] > (unsigned)l.block[i] || g[i] > (unsigned)l.grid[i])
+            return cudaErrorInvalidConfiguration;
+        threads *= b[i];
+    }
+    return threads > (uint64_t)l.threads_per_block ? cudaErrorInvalidConfiguration : cudaSuccess;
+}
+
+cudaError_t launch(Kernel* k, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t stream,
+                   bool cooperative = false)
+{
+    using namespace guest::cudart;
+    if (cudaError_t e = enter())
+        return e;
+    if (k == nullptr)
+        return record(cudaErrorInvalidDeviceFunction);
+    if (cudaError_t e = check_config(grid, block))
+        return record(e);
+    if (shared > 0xffffffffu)
+        return record(cudaErrorInvalidValue);
+    CUfunction f;
+    if (cudaError_t e = function_for(*k, &f))
+        return record(e);
+    if (cooperative)
+        return record(cuLaunchCooperativeKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                                                static_cast<unsigned>(shared), stream, args));
+    return record(cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                                 static_cast<unsigned>(shared), stream, args, nullptr));
+}
+
+} // namespace
+
+namespace guest::cudart {
+
+void forget_device_modules(int dev)
+{
+    if (dev < 0 || dev >= kMaxDevices)
+        return;
+    for (int i = 0; i < g_fatbin_count; ++i)
+        g_fatbins[i].module[dev] = nullptr;
+    for (int i = 0; i < g_kernel_count; ++i)
+        g_kernels[i].function[dev] = nullptr;
+    g_limits[dev] = Limits{};
+}
+
+// cudaMemcpyToSymbol & co.: the device address of a registered variable.
+cudaError_t symbol_address(const void* symbol, CUdeviceptr* dptr, size_t* bytes)
+{
+    for (int i = 0; i < g_var_count; ++i) {
+        if (g_vars[i].host_var != symbol)
+            continue;
+        CUmodule m;
+        if (cudaError_t e = module_for(g_vars[i].fatbin, current_device(), &m))
+            return e;
+        CUresult r = cuModuleGetGlobal(dptr, bytes, m, g_vars[i].device_name);
+        return r == CUDA_SUCCESS ? cudaSuccess : r == CUDA_ERROR_NOT_FOUND ? cudaErrorInvalidSymbol : from_driver(r);
+    }
+    return cudaErrorInvalidSymbol;
+}
+
+// cudaFuncSetAttribute & co.: the driver function of a kernel's host stub.
+cudaError_t function_of(const void* host_fn, CUfunction* f)
+{
+    Kernel* k = kernel_of_host_fn(host_fn);
+    if (k == nullptr)
+        return cudaErrorInvalidDeviceFunction;
+    return function_for(*k, f);
+}
+
+} // namespace guest::cudart
+
+extern "C" {
+
+void** __cudaRegisterFatBinary(void* fat_cubin)
+{
+    const auto* w = static_cast<const FatbinWrapper*>(fat_cubin);
+    if (w == nullptr || w->magic != kFatbinWrapperMagic) {
+        guest::printf("cudart: __cudaRegisterFatBinary: not an nvcc fat binary wrapper (magic 0x%x)\n",
+                      w != nullptr ? w->magic : 0u);
+        guest::exit(guest::kExitPanic);
+    }
+    if (g_fatbin_count == kMaxFatbins)
+        registration_full("fat binaries", kMaxFatbins);
+    Fatbin& fb = g_fatbins[g_fatbin_count++];
+    fb = Fatbin{};
+    fb.image = w->data;
+    return &fb.handle_slot;
+}
+
+void __cudaRegisterFatBinaryEnd(void**) {}
+
+// At exit (nvcc registers it with atexit): unloads the modules still loaded.
+void __cudaUnregisterFatBinary(void** handle)
+{
+    const int i = fatbin_of(handle);
+    if (i < 0 || guest::cudart::sticky_error() != cudaSuccess)
+        return;
+    for (int dev = 0; dev < kMaxDevices; ++dev)
+        if (g_fatbins[i].module[dev] != nullptr) {
+            cuModuleUnload(g_fatbins[i].module[dev]);
+            g_fatbins[i].module[dev] = nullptr;
+        }
+}
+
+void __cudaRegisterFunction(void** handle, const char* host_fn, char* device_fn, const char*, int, uint3*,
+                            uint3*, dim3*, dim3*, int*)
+{
+    const int fb = fatbin_of(handle);
+    if (fb < 0) {
+        guest::printf("cudart: __cudaRegisterFunction(%s): unknown fat binary handle\n", device_fn);
+        guest::exit(guest::kExitPanic);
+    }
+    if (g_kernel_count == kMaxKernels)
+        registration_full("kernels", kMaxKernels);
+    g_kernels[g_kernel_count++] = Kernel{host_fn, device_fn, fb, {}};
+}
+
+void __cudaRegisterVar(void** handle, char* host_var, char* device_address, const char* device_name, int,
+                       size_t, int, int)
+{
+    const int fb = fatbin_of(handle);
+    if (fb < 0) {
+        guest::printf("cudart: __cudaRegisterVar(%s): unknown fat binary handle\n", device_name);
+        guest::exit(guest::kExitPanic);
+    }
+    if (g_var_count == kMaxVars)
+        registration_full("device variables", kMaxVars);
+    g_vars[g_var_count++] = Var{host_var, device_address, fb};
+}
+
+// Managed variables need the runtime to set up managed memory: none here.
+char __cudaInitModule(void**) { return 1; }
+
+unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t shared, struct CUstream_st* stream)
+{
+    if (g_config_depth == kMaxConfigDepth)
+        return 1;
+    g_configs[g_config_depth++] = LaunchConfig{{grid.x, grid.y, grid.z}, {block.x, block.y, block.z}, shared, stream};
+    return 0;
+}
+
+cudaError_t __cudaPopCallConfiguration(dim3* grid, dim3* block, size_t* shared, void* stream)
+{
+    if (g_config_depth == 0)
+        return guest::cudart::record(cudaErrorMissingConfiguration);
+    const LaunchConfig& c = g_configs[--g_config_depth];
+    *grid = dim3(c.grid[0], c.grid[1], c.grid[2]);
+    *block = dim3(c.block[0], c.block[1], c.block[2]);
+    *shared = c.shared;
+    *static_cast<cudaStream_t*>(stream) = c.stream;
+    return cudaSuccess;
+}
+
+cudaError_t __cudaGetKernel(cudaKernel_t* kernel, const void* host_fn)
+{
+    Kernel* k = kernel_of_host_fn(host_fn);
+    if (k == nullptr)
+        return guest::cudart::record(cudaErrorInvalidDeviceFunction);
+    *kernel = reinterpret_cast<cudaKernel_t>(k);
+    return cudaSuccess;
+}
+
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, size_t shared,
+                               cudaStream_t stream)
+{
+    return launch(reinterpret_cast<Kernel*>(kernel), grid, block, args, shared, stream);
+}
+
+cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, size_t shared,
+                             cudaStream_t stream)
+{
+    return launch(kernel_of_host_fn(func), grid, block, args, shared, stream);
+}
+
+// Every block resident at once (grid-wide synchronisation).
+cudaError_t cudaLaunchCooperativeKernel(const void* func, dim3 grid, dim3 block, void** args, size_t shared,
+                                        cudaStream_t stream)
+{
+    return launch(kernel_of_host_fn(func), grid, block, args, shared, stream, true);
+}
+
+} // extern "C"

@@ -1,0 +1,48 @@
+#!/bin/sh
+# Boots each CUDA runtime-API sample (guest-stub/samples/, built by
+# kvmgpu_add_cuda_guest) with the vGPU and fails if any does not pass its
+# own check. Exits 77 (a ctest skip) with the reason when none is built
+# (they need nvcc and musl-dev at build time). POSIX sh.
+# Usage: run-cuda-samples.sh VMM GUEST_DIR [RUN_ARGS...]
+#   e.g. run-cuda-samples.sh build/kvmtool-gpu/kvmtool-gpu build/guests --vgpu host
+# Environment: SAMPLES (default: the five samples and the checks that run on
+# either backend: runtimeErrors (sticky errors), memory2D (pitched memory,
+# host functions on streams), launchParams (kernel parameters of every
+# shape), libcCheck (the guest C library)),
+# LOG_DIR (each sample's whole output is also saved as LOG_DIR/<name>.log).
+vmm=$1 dir=$2
+shift 2
+samples=${SAMPLES:-vectorAdd matrixMul reduction bandwidthTest streamsEvents runtimeErrors memory2D launchParams libcCheck}
+built=0
+for name in $samples; do [ -f "$dir/$name.elf" ] && built=$((built + 1)); done
+if [ "$built" = 0 ]; then
+  echo "SKIP: no runtime-API sample in $dir (built only where nvcc and musl-dev are installed)"
+  exit 77
+fi
+[ -n "${LOG_DIR:-}" ] && mkdir -p "$LOG_DIR"
+passed=0 failed=0
+for name in $samples; do
+  echo "run-cuda-samples: == $name $*"
+  if [ ! -f "$dir/$name.elf" ]; then
+    echo "run-cuda-samples: FAILED: $name: $dir/$name.elf not built"
+    failed=$((failed + 1))
+    continue
+  fi
+  log=${LOG_DIR:+$LOG_DIR/$name.log}
+  if [ -n "$log" ]; then
+    "$vmm" run --guest "$dir/$name.elf" --mem 256M --timeout 240 "$@" >"$log" 2>&1
+    rc=$?
+    cat "$log"
+  else
+    "$vmm" run --guest "$dir/$name.elf" --mem 256M --timeout 240 "$@"
+    rc=$?
+  fi
+  if [ "$rc" = 0 ]; then
+    passed=$((passed + 1))
+  else
+    echo "run-cuda-samples: FAILED: $name (exit status $rc)"
+    failed=$((failed + 1))
+  fi
+done
+echo "run-cuda-samples: $passed passed, $failed failed"
+[ "$failed" = 0 ]
