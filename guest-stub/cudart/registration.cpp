@@ -130,8 +130,11 @@ Kernel* kernel_of_host_fn(const void* fn)
 }
 
 // Launch limits of the current device, asked once: a bad configuration is
-// refused at the launch (cudaErrorInvalidConfiguration), as the runtime
-// does, instead of surfacing at the next synchronization.
+// refused at the launch, as the runtime does, instead of surfacing at the
+// next synchronization. With cudaErrorInvalidValue: CUDA 13's runtime on
+// driver 580 gives that (not cudaErrorInvalidConfiguration) for every bad
+// shape, measured on the H100 2026-11-25 (a zero or too large grid or block
+// dimension, too many threads per block, too much shared memory).
 struct Limits {
     bool known;
     int threads_per_block;
@@ -160,10 +163,10 @@ cudaError_t check_config(dim3 grid, dim3 block)
     uint64_t threads = 1;
     for (int i = 0; i < 3; ++i) {
         if (b[i] == 0 || g[i] == 0 || b[i] > (unsigned)l.block[i] || g[i] > (unsigned)l.grid[i])
-            return cudaErrorInvalidConfiguration;
+            return cudaErrorInvalidValue;
         threads *= b[i];
     }
-    return threads > (uint64_t)l.threads_per_block ? cudaErrorInvalidConfiguration : cudaSuccess;
+    return threads > (uint64_t)l.threads_per_block ? cudaErrorInvalidValue : cudaSuccess;
 }
 
 cudaError_t launch(Kernel* k, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t stream,

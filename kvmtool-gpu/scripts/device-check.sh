@@ -80,6 +80,19 @@ if want runtime; then
     grep -hE '^(run-cuda-samples|guest: .*(PASS|FAIL|Performance=|Throughput|GPU Device|Device 0|Bandwidth,|Memory Transfers|result =|streams,)|guest: +[0-9]+\s)|result:' \
       "$out/runtime-api-cuda-$p.log" | sed 's/^/    /' | tee -a "$summary"
   done
+  # The same sources built natively (nvcc, NVIDIA's runtime), in the same
+  # check: the baseline for the guests' figures, and the checks' rules held
+  # against the real runtime.
+  if [ -d "$repo/.carry/native-samples" ]; then
+    mkdir -p "$out/runtime-api/native"
+    for s in vectorAdd matrixMul reduction bandwidthTest streamsEvents runtimeErrors memory2D launchParams deviceSymbols; do
+      step runtime-api-native-$s "$repo/.carry/native-samples/$s"
+      cp "$out/runtime-api-native-$s.log" "$out/runtime-api/native/$s.log"
+      grep -hE '(PASS|FAIL|Performance=|Throughput|elements:|^ +[0-9]+\s)' "$out/runtime-api-native-$s.log" | sed 's/^/    /' | tee -a "$summary"
+    done
+  else
+    note "runtime-api-native           skipped: no .carry/native-samples (pack-carry.sh builds them where nvcc is)"
+  fi
   # The five with CUDA inside the VMM process (no GPU worker).
   SAMPLES="vectorAdd matrixMul reduction bandwidthTest streamsEvents" LOG_DIR=$out/runtime-api/inline \
     step runtime-api-cuda-inline sh "$repo/kvmtool-gpu/scripts/run-cuda-samples.sh" \

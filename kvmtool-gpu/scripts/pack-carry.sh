@@ -11,6 +11,12 @@ for t in kvmtool-gpu/kvmtool-gpu $(cd "$build" && find tests -maxdepth 3 -type f
   [ -f "$build/$t" ] && cp "$build/$t" "$out/bin/"
 done
 cp "$build"/guests/*.elf "$out/guests/"
+# The runtime-API samples built natively (nvcc, NVIDIA's runtime), to run
+# beside their guests (device-check.sh runtime); only where nvcc is.
+if ninja -C "$build" -t targets all 2>/dev/null | grep -q '^native_samples:'; then
+  ninja -C "$build" native_samples >/dev/null && mkdir -p "$out/native-samples" &&
+    cp "$build"/native-samples/* "$out/native-samples/"
+fi
 cp -r "$build/plots" "$out/bin/"
 # Test data that lives beside its test binary (found from /proc/self/exe).
 [ -d "$build/tests/unit/vgpu_attack/fuzz_corpus" ] && cp -r "$build/tests/unit/vgpu_attack/fuzz_corpus" "$out/bin/"
