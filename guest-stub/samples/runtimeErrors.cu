@@ -1,12 +1,17 @@
 // runtimeErrors: the CUDA runtime's error rules, checked. A kernel that
 // touches an illegal address makes the error sticky: the next
-// synchronization reports it, cudaGetLastError keeps returning it, and every
-// later call fails with it, until cudaDeviceReset gives the program a fresh
-// primary context in which allocations, copies and launches work again.
+// synchronization reports it, cudaGetLastError returns it once (then
+// cudaSuccess, as CUDA 13 does), and every later call fails with it. Then
+// cudaDeviceReset: CUDA documents a fresh primary context after it, but
+// driver 580 cannot give a process back a working GPU after such a fault
+// (natively the add after the reset fails), so whether work resumes is
+// reported, and judged only with the argument expect-recovery (the vGPU
+// replaces the VM's GPU worker, and its runs pass that).
 // (The non-sticky rules are checked by streamsEvents.)
 #include <cstdio>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 #include <cuda_runtime.h>
 
@@ -45,8 +50,11 @@ static bool add_works(int n)
     return cudaFree(d) == cudaSuccess && ok;
 }
 
-int main(void)
+int main(int argc, char** argv)
 {
+    bool expect_recovery = false;
+    for (int i = 1; i < argc; ++i)
+        expect_recovery = expect_recovery || strcmp(argv[i], "expect-recovery") == 0;
     printf("runtimeErrors: sticky errors and cudaDeviceReset\n");
     printf("  %-52s %s\n", "add before the fault", add_works(256) ? "works" : "FAILED");
     float* bogus = (float*)(uintptr_t)0x10; // no allocation lives there
@@ -54,14 +62,16 @@ int main(void)
     expect(cudaGetLastError(), cudaSuccess, "the launch itself (errors come later)");
     expect(cudaDeviceSynchronize(), cudaErrorIllegalAddress, "cudaDeviceSynchronize after the fault");
     expect(cudaGetLastError(), cudaErrorIllegalAddress, "cudaGetLastError");
-    expect(cudaGetLastError(), cudaErrorIllegalAddress, "cudaGetLastError again (sticky)");
+    expect(cudaGetLastError(), cudaSuccess, "cudaGetLastError again (reported once)");
     void* p = NULL;
-    expect(cudaMalloc(&p, 1024), cudaErrorIllegalAddress, "cudaMalloc in the broken context");
+    expect(cudaMalloc(&p, 1024), cudaErrorIllegalAddress, "cudaMalloc in the broken context (sticky)");
+    expect(cudaGetLastError(), cudaErrorIllegalAddress, "cudaGetLastError after that call");
     expect(cudaDeviceReset(), cudaSuccess, "cudaDeviceReset");
-    expect(cudaGetLastError(), cudaSuccess, "cudaGetLastError after the reset");
+    const cudaError_t after_reset = cudaGetLastError();
     const bool works = add_works(256);
-    printf("  %-52s %s\n", "add after the reset", works ? "works" : "FAILED");
-    if (!works)
+    printf("  %-52s %s (last error %s)%s\n", "add after the reset", works ? "works" : "fails",
+           cudaGetErrorName(after_reset), expect_recovery ? ", judged" : ", not judged");
+    if (expect_recovery && (!works || after_reset != cudaSuccess))
         ++g_failures;
     printf("%s\n", g_failures == 0 ? "Test PASSED" : "Test FAILED");
     return g_failures == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
