@@ -9,15 +9,7 @@
 
 #include <cuda_runtime.h>
 
-#define CHECK(call)                                                                            \
-    do {                                                                                       \
-        cudaError_t err_ = (call);                                                             \
-        if (err_ != cudaSuccess) {                                                             \
-            fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", __FILE__, __LINE__, #call,          \
-                    cudaGetErrorString(err_), cudaGetErrorName(err_));                         \
-            exit(EXIT_FAILURE);                                                                \
-        }                                                                                      \
-    } while (0)
+#include "check_cuda.h"
 
 enum MemoryMode { PAGEABLE, PINNED, REGISTERED };
 static const char* const kModeName[] = {"PAGEABLE", "PINNED", "REGISTERED"};

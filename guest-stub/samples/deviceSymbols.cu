@@ -9,6 +9,8 @@
 
 #include <cuda_runtime.h>
 
+#include "check_cuda.h"
+
 __constant__ float c_coeffs[4];
 __device__ unsigned int d_positive;
 __device__ float d_table[256];
@@ -30,16 +32,6 @@ __global__ void fillTable(float scale)
 {
     d_table[threadIdx.x] = scale * threadIdx.x;
 }
-
-#define CHECK(call)                                                                            \
-    do {                                                                                       \
-        cudaError_t err_ = (call);                                                             \
-        if (err_ != cudaSuccess) {                                                             \
-            fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", __FILE__, __LINE__, #call,          \
-                    cudaGetErrorString(err_), cudaGetErrorName(err_));                         \
-            exit(EXIT_FAILURE);                                                                \
-        }                                                                                      \
-    } while (0)
 
 int main(void)
 {

@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include "kvmtool-gpu/abi/param_echo_shapes.h"
+#include "check_cuda.h"
 
 __global__ void empty_kernel() {}
 
@@ -29,16 +30,6 @@ extern "C" __global__ void param_echo(uint8_t* out, char c, EchoVec3 v, EchoQuad
     put(&big, sizeof big);
     put(&s, sizeof s);
 }
-
-#define CHECK(call)                                                                            \
-    do {                                                                                       \
-        cudaError_t err_ = (call);                                                             \
-        if (err_ != cudaSuccess) {                                                             \
-            fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", __FILE__, __LINE__, #call,          \
-                    cudaGetErrorString(err_), cudaGetErrorName(err_));                         \
-            exit(EXIT_FAILURE);                                                                \
-        }                                                                                      \
-    } while (0)
 
 int main(void)
 {

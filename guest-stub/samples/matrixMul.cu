@@ -9,6 +9,8 @@
 
 #include <cuda_runtime.h>
 
+#include "check_cuda.h"
+
 template <int BLOCK_SIZE>
 __global__ void matrixMulTiled(float* C, const float* A, const float* B, int wA, int wB)
 {
@@ -34,16 +36,6 @@ __global__ void matrixMulTiled(float* C, const float* A, const float* B, int wA,
     const int c = wB * BLOCK_SIZE * by + BLOCK_SIZE * bx;
     C[c + wB * ty + tx] = Csub;
 }
-
-#define CHECK(call)                                                                            \
-    do {                                                                                       \
-        cudaError_t err_ = (call);                                                             \
-        if (err_ != cudaSuccess) {                                                             \
-            fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", __FILE__, __LINE__, #call,          \
-                    cudaGetErrorString(err_), cudaGetErrorName(err_));                         \
-            exit(EXIT_FAILURE);                                                                \
-        }                                                                                      \
-    } while (0)
 
 int main(int argc, char** argv)
 {

@@ -8,6 +8,8 @@
 
 #include <cuda_runtime.h>
 
+#include "check_cuda.h"
+
 __global__ void reduceSum(const int* g_idata, int* g_odata, unsigned int n)
 {
     extern __shared__ int sdata[];
@@ -26,16 +28,6 @@ __global__ void reduceSum(const int* g_idata, int* g_odata, unsigned int n)
     if (tid == 0)
         g_odata[blockIdx.x] = sum;
 }
-
-#define CHECK(call)                                                                            \
-    do {                                                                                       \
-        cudaError_t err_ = (call);                                                             \
-        if (err_ != cudaSuccess) {                                                             \
-            fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", __FILE__, __LINE__, #call,          \
-                    cudaGetErrorString(err_), cudaGetErrorName(err_));                         \
-            exit(EXIT_FAILURE);                                                                \
-        }                                                                                      \
-    } while (0)
 
 // Sums d_in[0, n) on the device into *d_result by passes of reduceSum;
 // d_a and d_b hold the partial sums (ping-pong).

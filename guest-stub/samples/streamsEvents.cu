@@ -13,6 +13,8 @@
 
 #include <cuda_runtime.h>
 
+#include "check_cuda.h"
+
 __global__ void saxpy(int n, float a, const float* x, float* y)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -26,16 +28,6 @@ __global__ void incrementBy(int* data, int inc, int n)
     if (i < n)
         data[i] += inc;
 }
-
-#define CHECK(call)                                                                            \
-    do {                                                                                       \
-        cudaError_t err_ = (call);                                                             \
-        if (err_ != cudaSuccess) {                                                             \
-            fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", __FILE__, __LINE__, #call,          \
-                    cudaGetErrorString(err_), cudaGetErrorName(err_));                         \
-            exit(EXIT_FAILURE);                                                                \
-        }                                                                                      \
-    } while (0)
 
 static int g_failures = 0;
 

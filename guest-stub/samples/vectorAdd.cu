@@ -7,22 +7,14 @@
 
 #include <cuda_runtime.h>
 
+#include "check_cuda.h"
+
 __global__ void vectorAdd(const float* A, const float* B, float* C, int numElements)
 {
     int i = blockDim.x * blockIdx.x + threadIdx.x;
     if (i < numElements)
         C[i] = A[i] + B[i];
 }
-
-#define CHECK(call)                                                                            \
-    do {                                                                                       \
-        cudaError_t err_ = (call);                                                             \
-        if (err_ != cudaSuccess) {                                                             \
-            fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", __FILE__, __LINE__, #call,          \
-                    cudaGetErrorString(err_), cudaGetErrorName(err_));                         \
-            exit(EXIT_FAILURE);                                                                \
-        }                                                                                      \
-    } while (0)
 
 int main(void)
 {
