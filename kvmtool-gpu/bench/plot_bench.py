@@ -122,7 +122,8 @@ def log2_x_panel(ax, xlabel, ylabel, title):
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
+    if ax.get_legend_handles_labels()[0]:  # nothing measured: no legend to draw
+        ax.legend(fontsize=7)
 
 
 def plot_multigpu(rows, out):

@@ -200,12 +200,11 @@ int bench_share_command(const std::vector<std::string>& args) {
             std::vector<SharedGuest> guests;
             try {
                 guests = run_shared_guests(kvm, base, *vgpu_cfg, cmdlines, window);
-            } catch (const std::exception& e) {
-                std::printf("bench share: %s, N=%u: set-up failed: %s\n", work.c_str(), n, e.what());
-                all_ok = false;
-                for (unsigned i = 0; i < n; ++i) rows.push_back({"guest", work, n, i, 0, 0, 0, e.what()});
+            } catch (const std::exception&) {
+                // A VM or vGPU that cannot be set up (no GPU for --vgpu cuda, too
+                // little memory) will not be set up for the next N either.
                 save();
-                continue;
+                throw;
             }
             for (unsigned i = 0; i < n; ++i) {
                 const SharedGuest& g = guests[i];
