@@ -29,7 +29,7 @@ std::string share_csv(const std::vector<ShareRow>& rows) {
     o << "side,work,members,member,rate,unit,lat_p50_ns,lat_p99_ns,status\n";
     for (const auto& r : rows)
         o << r.side << ',' << r.work << ',' << r.members << ',' << r.member << ',' << number_text(r.rate) << ','
-          << share_unit(r.work) << ',' << r.lat_p50_ns << ',' << r.lat_p99_ns << ",\"" << r.status << "\"\n";
+          << share_unit(r.work) << ',' << r.lat_p50_ns << ',' << r.lat_p99_ns << ",\"" << r.status_text() << "\"\n";
     return o.str();
 }
 
@@ -45,6 +45,7 @@ std::string share_json(const std::vector<ShareRow>& rows, const BenchMeta& meta)
         j["lat_p50_ns"] = r.lat_p50_ns;
         j["lat_p99_ns"] = r.lat_p99_ns;
         j["status"] = r.status;
+        if (!r.note.empty()) j["note"] = r.note;
         return j;
     });
 }
@@ -93,7 +94,7 @@ std::string share_markdown(const std::vector<ShareRow>& rows, const BenchMeta& m
                 o << "\n### The misbehaving VM of each group (" << meta.get("intruder")
                   << "): the table's guest figures are the others'\n\n";
             intruders = true;
-            o << "- " << r.work << " N=" << r.members << ": " << r.status << "\n";
+            o << "- " << r.work << " N=" << r.members << ": " << r.status_text() << "\n";
         }
     bool failures = false;
     for (const auto& r : rows)

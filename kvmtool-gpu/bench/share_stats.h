@@ -19,8 +19,11 @@ struct ShareRow {
     unsigned member = 0;  // this one's index
     double rate = 0;
     uint64_t lat_p50_ns = 0, lat_p99_ns = 0; // its small synchronous call
-    std::string status = "ok"; // else what went wrong ("ok (...)": ok, with a note)
-    bool ok() const { return status == "ok" || status.rfind("ok (", 0) == 0; }
+    std::string status = "ok"; // else what went wrong
+    std::string note;          // a misbehaving VM's own report of its role, e.g. "storm: kicks=7"
+    bool ok() const { return status == "ok"; }
+    // The status with the note in brackets, for tables and the CSV.
+    std::string status_text() const { return note.empty() ? status : status + " (" + note + ")"; }
 };
 
 // Jain's fairness index (sum x)^2 / (n * sum x^2): 1 when every member got

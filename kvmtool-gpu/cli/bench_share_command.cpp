@@ -94,6 +94,16 @@ double seconds_arg(const cli::ArgParser& p, const char* name, const char* quick,
     return s;
 }
 
+// What a misbehaving VM's SHARE: line says of its role: the fault's status
+// and recovery, the storm's kicks, or (quota) its data check.
+std::string intruder_note(const BenchLine& report) {
+    std::string what;
+    for (const char* key : {"status", "recovered", "kicks"})
+        if (report.find(key)) what += std::string(what.empty() ? "" : " ") + key + "=" + report.get(key);
+    if (what.empty()) what = "check=" + report.get("check");
+    return report.get("role") + ": " + what;
+}
+
 void print_group(const std::vector<ShareRow>& rows, const std::string& side, const std::string& work, unsigned n) {
     const ShareSummary s = summarize_share(rows, side, work, n);
     if (s.members == 0) return;
@@ -220,14 +230,11 @@ int bench_share_command(const std::vector<std::string>& args) {
                     // Judged by its own checks only: a fault ends its work early.
                     r.side = "intruder";
                     r.status = g.result.passed() ? "ok" : g.status;
-                    if (g.report) r.status += " (" + g.report->get("role") + ": " +
-                                              (g.report->find("status") ? "status=" + g.report->get("status") + " recovered=" + g.report->get("recovered")
-                                               : g.report->find("kicks") ? "kicks=" + g.report->get("kicks")
-                                               : "check=" + g.report->get("check")) + ")";
+                    if (g.report) r.note = intruder_note(*g.report);
                 }
                 if (!r.ok()) {
                     all_ok = false;
-                    std::printf("bench share: VM %u: %s\n", i, r.status.c_str());
+                    std::printf("bench share: VM %u: %s\n", i, r.status_text().c_str());
                     for (const auto& l : g.tail) std::printf("    %s\n", l.c_str());
                 }
                 rows.push_back(r);
