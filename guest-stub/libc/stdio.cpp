@@ -5,6 +5,7 @@
 // refused (EOF / -1): the guest has no files.
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "guest-stub/runtime/console.h"
 #include "guest-stub/runtime/format.h"
@@ -85,17 +86,13 @@ int fputs(const char* s, FILE* f)
 {
     if (!is_console(f))
         return EOF;
-    size_t n = 0;
-    while (s[n] != '\0')
-        ++n;
-    guest::console_write(s, n);
+    guest::console_write(s, strlen(s));
     return 1;
 }
 
 int puts(const char* s)
 {
-    fputs(s, stdout);
-    guest::console_write("\n", 1);
+    guest::puts(s);
     return 1;
 }
 
