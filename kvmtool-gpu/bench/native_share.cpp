@@ -155,7 +155,8 @@ std::vector<ShareRow> run_native_share(const NativeShareWork& w, unsigned proces
             }
             _exit(failure.empty() ? 0 : 1);
         }
-        if (pid > 0) pids.push_back(pid);
+        if (pid < 0) break; // pids[i] must stay slot i's process; the rest report "fork failed"
+        pids.push_back(pid);
     }
     // Every process ready (or one failed), then the window.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(window.ready_timeout_s);
@@ -174,14 +175,13 @@ std::vector<ShareRow> run_native_share(const NativeShareWork& w, unsigned proces
     std::vector<double> rates(processes, 0);
     const bool measured = s == static_cast<int>(processes) && pids.size() == processes;
     if (measured) {
-        std::this_thread::sleep_for(std::chrono::duration<double>(window.settle_s));
-        std::vector<uint64_t> before;
-        for (unsigned i = 0; i < processes; ++i) before.push_back(shared->slots[i].work.load());
-        const auto t0 = std::chrono::steady_clock::now();
-        std::this_thread::sleep_for(std::chrono::duration<double>(window.window_s));
-        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const auto w = read_window(window, [&] {
+            std::vector<uint64_t> s;
+            for (unsigned i = 0; i < processes; ++i) s.push_back(shared->slots[i].work.load());
+            return s;
+        });
         for (unsigned i = 0; i < processes; ++i)
-            rates[i] = static_cast<double>(shared->slots[i].work.load() - before[i]) / seconds;
+            rates[i] = static_cast<double>(w.after[i] - w.before[i]) / w.seconds;
     }
     shared->stop.store(1);
     std::vector<int> statuses;

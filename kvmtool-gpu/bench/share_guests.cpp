@@ -90,26 +90,23 @@ std::vector<SharedGuest> run_shared_guests(const KvmSystem& kvm, const VmOptions
     if (window) {
         const size_t n = members.size();
         std::unique_lock lock(progress.mu);
-        const bool all_ready = progress.changed.wait_for(
-            lock, std::chrono::duration<double>(window->ready_timeout_s),
-            [&] { return progress.ready == n || progress.finished != 0; });
+        progress.changed.wait_for(lock, std::chrono::duration<double>(window->ready_timeout_s),
+                                  [&] { return progress.ready == n || progress.finished != 0; });
+        const unsigned ready = progress.ready;
         lock.unlock();
-        if (!all_ready || progress.ready != n) {
-            window_failure = "not every guest got ready (" + std::to_string(progress.ready) + " of " +
-                             std::to_string(n) + ")";
+        if (ready != n) {
+            window_failure = "not every guest got ready (" + std::to_string(ready) + " of " + std::to_string(n) + ")";
         } else {
-            std::this_thread::sleep_for(std::chrono::duration<double>(window->settle_s));
-            std::vector<vgpu::VgpuCounterSnapshot> before;
-            for (Member& m : members) before.push_back(m.vgpu->device->counters());
-            const auto t0 = Clock::now();
-            std::this_thread::sleep_for(std::chrono::duration<double>(window->window_s));
-            std::vector<vgpu::VgpuCounterSnapshot> after;
-            for (Member& m : members) after.push_back(m.vgpu->device->counters());
+            const auto w = read_window(*window, [&] {
+                std::vector<vgpu::VgpuCounterSnapshot> s;
+                for (Member& m : members) s.push_back(m.vgpu->device->counters());
+                return s;
+            });
             window_end = Clock::now();
-            const double seconds = std::chrono::duration<double>(window_end - t0).count();
             for (size_t i = 0; i < n; ++i) {
-                members[i].out.bytes_per_s = static_cast<double>(bytes(after[i]) - bytes(before[i])) / seconds;
-                members[i].out.launches_per_s = static_cast<double>(launches(after[i]) - launches(before[i])) / seconds;
+                members[i].out.bytes_per_s = static_cast<double>(bytes(w.after[i]) - bytes(w.before[i])) / w.seconds;
+                members[i].out.launches_per_s =
+                    static_cast<double>(launches(w.after[i]) - launches(w.before[i])) / w.seconds;
             }
         }
     }
@@ -131,7 +128,7 @@ std::vector<SharedGuest> run_shared_guests(const KvmSystem& kvm, const VmOptions
         } else if (!window_failure.empty()) {
             g.status = window_failure;
         } else if (window && (!m.done_at || *m.done_at < window_end)) {
-            g.status = "stopped working before the window ended (give it more seconds=)";
+            g.status = "stopped working before the window ended (give it more --slack)";
         }
         out.push_back(std::move(g));
     }

@@ -9,9 +9,11 @@
 // gets ready fails the measurement (the row's status says why).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kvmtool-gpu/bench/bench_line.h"
@@ -27,6 +29,25 @@ struct ShareWindow {
     double window_s = 2.0;
     double ready_timeout_s = 120; // for every guest to get ready
 };
+
+// The window itself, once every member is ready: waits settle_s, takes a
+// sample, waits window_s, takes another; both, and the seconds between.
+template <class Sample>
+struct WindowReading {
+    Sample before, after;
+    double seconds = 0;
+};
+template <class Take>
+auto read_window(const ShareWindow& w, Take take) -> WindowReading<decltype(take())> {
+    std::this_thread::sleep_for(std::chrono::duration<double>(w.settle_s));
+    WindowReading<decltype(take())> r;
+    r.before = take();
+    const auto t0 = std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(std::chrono::duration<double>(w.window_s));
+    r.after = take();
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+}
 
 // What one guest did.
 struct SharedGuest {

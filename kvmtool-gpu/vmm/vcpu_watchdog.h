@@ -26,6 +26,8 @@ public:
     // Ends the run as soon as possible; any thread may call it.
     void interrupt();
     bool interrupted() const { return interrupted_.load(std::memory_order_acquire); }
+    // Either: the run must end now.
+    bool ended() const { return fired() || interrupted(); }
 
 private:
     VcpuFd& vcpu_;

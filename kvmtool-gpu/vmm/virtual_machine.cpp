@@ -204,9 +204,9 @@ RunResult VirtualMachine::run() {
         r.timings.run_ns = ns_since(start);
         return r;
     };
-    auto stopped = [&] { return done(RunOutcome::Interrupted, "stopped on request (Ctrl-C)", false); };
-    auto timed_out = [&] {
-        if (watchdog.interrupted()) return stopped();
+    // The watchdog ended the run: on request (Ctrl-C), or at the time-out.
+    auto watchdog_ended = [&] {
+        if (watchdog.interrupted()) return done(RunOutcome::Interrupted, "stopped on request (Ctrl-C)", false);
         char buf[96];
         std::snprintf(buf, sizeof buf, "guest did not exit within %.1f s (--timeout)", opts_.timeout_s);
         return done(RunOutcome::Timeout, buf, true);
@@ -247,8 +247,8 @@ RunResult VirtualMachine::run() {
                            if (auto request = cpu_control_->take()) {
                                const std::string refused = serve(*request);
                                if (!refused.empty()) result = done(RunOutcome::BadRequest, refused, true);
-                               else if (watchdog.fired() || watchdog.interrupted()) // its signal may have ended the completing run
-                                   result = timed_out();
+                               else if (watchdog.ended()) // its signal may have ended the completing run
+                                   result = watchdog_ended();
                            }
                        },
                        [&](exit::Halt&) {
@@ -274,7 +274,7 @@ RunResult VirtualMachine::run() {
                        },
                        [&](exit::Interrupted&) {
                            ++exits_.interrupted;
-                           if (watchdog.fired() || watchdog.interrupted()) result = timed_out();
+                           if (watchdog.ended()) result = watchdog_ended();
                        },
                        [&](exit::SystemEvent& s) {
                            result = done(RunOutcome::Unexpected,
