@@ -20,11 +20,18 @@
 //   able to allocate, copy and check afterwards (the worker was replaced).
 // role=quota: allocates 16 MiB device buffers until the VM's quota refuses
 //   one (CUDA_ERROR_OUT_OF_MEMORY), frees them, then works as role=work.
+// role=register: registers one pageable buffer of `size` bytes (scattered
+//   frames: a host alias of many mappings each time) again and again until
+//   the VMM refuses (CUDA_ERROR_OUT_OF_MEMORY: the VM's registration limits),
+//   unregisters them all, registers and unregisters it 200 times more, then
+//   works as role=work.
 // role=storm: writes the vGPU doorbell as fast as it can for `seconds`,
 //   with nothing in the ring (every kick is empty work for the VMM).
 // Exit: 0 pass; 1 a check failed; 64 a CUDA call failed unexpectedly.
 #include "guest-stub/programs/bench_guest.h"
+#include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/programs/program_common.h"
+#include "guest-stub/runtime/heap.h"
 #include "guest-stub/runtime/mmio.h"
 #include "guest-stub/runtime/sort.h"
 #include "kvmtool-gpu/abi/platform_abi.h"
@@ -187,6 +194,51 @@ bool exhaust_quota()
     return r == CUDA_ERROR_OUT_OF_MEMORY;
 }
 
+// Registers until refused; true when the refusal is OUT_OF_MEMORY and the
+// churn after it all succeeds. A hostile guest skips its library (which
+// refuses a second registration of the same pages, as CUDA does) and sends
+// the vGPU the same buffer's page list again and again.
+bool exhaust_registrations(uint64_t bytes)
+{
+    using guest::cuda::Call;
+    static uint64_t held[kMaxQuotaChunks];
+    const void* buf = pageable_alloc(bytes);
+    const uint64_t max_entries = bytes / 4096 + 2;
+    void* list = pinned_alloc(max_entries * sizeof(vgpu_sg_entry));
+    uint64_t count = 0;
+    if (build_sg(buf, bytes, static_cast<vgpu_sg_entry*>(list), max_entries, &count) != SgResult::kOk)
+        return false;
+    Call reg;
+    reg.op = VGPU_OP_HOST_REGISTER;
+    reg.arg[0] = reinterpret_cast<uintptr_t>(list); // pinned: GPA == VA
+    reg.arg[1] = count;
+    reg.arg[2] = bytes;
+    auto unregister = [](uint64_t h) {
+        Call u;
+        u.op = VGPU_OP_HOST_UNREGISTER;
+        u.arg[0] = h;
+        return guest::cuda::call_sync(u);
+    };
+    unsigned n = 0;
+    CUresult r = CUDA_SUCCESS;
+    uint64_t res[2];
+    while (n < kMaxQuotaChunks && (r = guest::cuda::call_sync(reg, res)) == CUDA_SUCCESS)
+        held[n++] = res[0];
+    const char* name = "?";
+    cuGetErrorName(r, &name);
+    printf("share: register: %u x %lu bytes (%lu pieces) registered, then %s\n", n, bytes, count,
+           r == CUDA_SUCCESS ? "the table bound" : name);
+    for (unsigned i = 0; i < n; ++i)
+        if (unregister(held[i]) != CUDA_SUCCESS)
+            return false;
+    for (unsigned i = 0; i < 200; ++i)
+        if (guest::cuda::call_sync(reg, res) != CUDA_SUCCESS || unregister(res[0]) != CUDA_SUCCESS) {
+            printf("share: register: churn failed at %u\n", i);
+            return false;
+        }
+    return r == CUDA_ERROR_OUT_OF_MEMORY;
+}
+
 // The fault role's bad launch: vector_add writing where nothing is
 // allocated. Returns the status the launch and the synchronize gave.
 CUresult launch_fault()
@@ -257,14 +309,19 @@ int guest_main(const kvmgpu_boot_info*)
         return kExitPass;
     }
     const bool fault = strcmp(role, "fault") == 0, quota = strcmp(role, "quota") == 0;
-    if (!fault && !quota && strcmp(role, "work") != 0) {
-        printf("share: role must be work, fault, quota or storm\n");
+    const bool registers = strcmp(role, "register") == 0;
+    if (!fault && !quota && !registers && strcmp(role, "work") != 0) {
+        printf("share: role must be work, fault, quota, register or storm\n");
         return kExitBadCmdline;
     }
 
     open_device("share");
     if (quota && !exhaust_quota()) {
         printf("share: FAIL: the quota did not refuse an allocation with CUDA_ERROR_OUT_OF_MEMORY\n");
+        return kExitCheckFailed;
+    }
+    if (registers && !exhaust_registrations(size)) {
+        printf("share: FAIL: registrations were not refused with CUDA_ERROR_OUT_OF_MEMORY, or did not come back\n");
         return kExitCheckFailed;
     }
     CUdeviceptr word;

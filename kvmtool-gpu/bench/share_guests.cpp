@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "kvmtool-gpu/devices/terminal_text.h"
+#include "kvmtool-gpu/devices/vgpu/alias_budget.h"
 
 namespace kvmgpu::bench {
 
@@ -43,6 +44,8 @@ std::vector<SharedGuest> run_shared_guests(const KvmSystem& kvm, const VmOptions
                                            const std::optional<ShareWindow>& window) {
     Progress progress;
     std::vector<Member> members(cmdlines.size());
+    // VMs whose device models share this process share its mappings evenly.
+    vgpu::AliasBudget::process().set_vms_sharing(cmdlines.size());
     for (size_t i = 0; i < members.size(); ++i) {
         Member& m = members[i];
         VmOptions o = base;

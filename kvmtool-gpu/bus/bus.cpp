@@ -45,8 +45,7 @@ const Bus::Range* Bus::find(uint64_t addr, uint64_t len) const {
 
 void Bus::note_unclaimed(const char* kind, uint64_t addr, uint64_t len) {
     const uint64_t n = unclaimed_.fetch_add(1, std::memory_order_relaxed) + 1;
-    static RateLimiter limiter(10); // the first 10 lines per second
-    if (limiter.allow())
+    if (unclaimed_log_.allow())
         log_warn("%s: unclaimed %s at %s len %llu (%llu so far)", name_.c_str(), kind, hex(addr).c_str(),
                  static_cast<unsigned long long>(len), static_cast<unsigned long long>(n));
 }

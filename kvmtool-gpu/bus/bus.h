@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kvmtool-gpu/bus/bus_device.h"
+#include "kvmtool-gpu/util/log.h"
 
 namespace kvmgpu {
 
@@ -29,6 +30,8 @@ public:
     bool write(uint64_t addr, std::span<const uint8_t> data);
 
     uint64_t unclaimed_accesses() const { return unclaimed_.load(std::memory_order_relaxed); }
+    // Warning lines about unclaimed accesses this bus's rate limit held back.
+    uint64_t log_lines_held_back() const { return unclaimed_log_.suppressed(); }
 
 private:
     struct Range {
@@ -42,6 +45,7 @@ private:
     std::string name_;
     std::map<uint64_t, Range> ranges_; // keyed by base
     std::atomic<uint64_t> unclaimed_{0};
+    RateLimiter unclaimed_log_{10}; // the first 10 lines per second, per bus (per VM)
 };
 
 } // namespace kvmgpu

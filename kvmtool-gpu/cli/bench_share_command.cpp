@@ -47,8 +47,10 @@ const char* bench_share_help() {
                    "                      --slack 3 (CI, on the host backend)\n"
                    "  --intruder ROLE     in every group of 2 or more, the last VM misbehaves instead\n"
                    "                      of working: fault (a kernel on an unallocated address),\n"
-                   "                      quota (allocates until its quota refuses) or storm (rings\n"
-                   "                      the doorbell with an empty ring); the others are measured\n"
+                   "                      quota (allocates until its quota refuses), register\n"
+                   "                      (registers a pageable buffer until its limits refuse) or\n"
+                   "                      storm (rings the doorbell with an empty ring); the others\n"
+                   "                      are measured\n"
                    "  --no-native         skip the native processes\n"
                    "  --out DIR           writes DIR/share.{csv,json,md,png} (default bench-results)\n"
                    "  --plot-script PATH  plot_bench.py (default: plots/ beside the binary or one folder up)\n"
@@ -143,8 +145,9 @@ int bench_share_command(const std::vector<std::string>& args) {
     const double slack = seconds_arg(p, "slack", "3", "10");
     const uint64_t guest_seconds = static_cast<uint64_t>(std::ceil(window.settle_s + window.window_s + slack));
     const std::string intruder = p.get_or("intruder", "");
-    if (!intruder.empty() && intruder != "fault" && intruder != "quota" && intruder != "storm")
-        throw UsageError("--intruder: fault, quota or storm");
+    if (!intruder.empty() && intruder != "fault" && intruder != "quota" && intruder != "register" &&
+        intruder != "storm")
+        throw UsageError("--intruder: fault, quota, register or storm");
     auto vgpu_cfg = cli::parse_vgpu_flags(p);
     if (!vgpu_cfg) throw UsageError("bench share needs a vGPU (--vgpu none makes no sense here)");
     VmOptions base;

@@ -12,6 +12,7 @@
 #include "kvmtool-gpu/kvm/open_kvm.h"
 #include "kvmtool-gpu/cli/run_many.h"
 #include "kvmtool-gpu/cli/vgpu_flags.h"
+#include "kvmtool-gpu/devices/vgpu/alias_budget.h"
 #include "kvmtool-gpu/kvm/kvm_flavor.h"
 #include "kvmtool-gpu/kvm/kvm_system.h"
 #include "kvmtool-gpu/vmm/virtual_machine.h"
@@ -108,6 +109,8 @@ int run_command(const std::vector<std::string>& args) {
                 detect_kvm_flavor().describe().c_str(), o.guest_path.c_str(),
                 static_cast<unsigned long long>(o.ram_bytes >> 20), std::string(memmap::to_string(o.host_pages)).c_str());
     std::fflush(stdout);
+    // VMs whose device models share this process share its mappings evenly.
+    vgpu::AliasBudget::process().set_vms_sharing(vms);
     if (vms > 1) return run_many(kvm, o, vgpu_cfg, static_cast<unsigned>(vms));
     VirtualMachine vm(kvm, o);
     StopOnInterrupt stop_on_ctrl_c([&vm](int) { vm.request_stop(); });

@@ -32,7 +32,8 @@ std::vector<int> parse_gpu_list(const std::string& text) {
 
 const std::set<std::string>& vgpu_option_names() {
     static const std::set<std::string> names = {"vgpu", "gpu-worker", "doorbell", "gpu-mem-quota", "max-handles",
-                                                "max-module", "ring-max", "poll-spin-us", "gpus"};
+                                                "max-module", "ring-max", "poll-spin-us", "gpus",
+                                                "max-registrations", "max-registered", "max-alias-mappings"};
     return names;
 }
 
@@ -51,6 +52,11 @@ const char* vgpu_options_help() {
            "  --gpu-mem-quota SIZE  device memory one VM may hold (default 4G)\n"
            "  --max-handles N     per handle table (default 4096)\n"
            "  --max-module SIZE   largest module image (default 64M)\n"
+           "  --max-registrations N  registered guest buffers one VM may hold (default 1024)\n"
+           "  --max-registered SIZE  their bytes together (default: the VM's RAM size)\n"
+           "  --max-alias-mappings N  host mappings their aliases may take (default 262144,\n"
+           "                      fewer when vm.max_map_count leaves less: VMs in one\n"
+           "                      process share it evenly)\n"
            "  --ring-max N        largest command ring, entries, power of two (default 4096)\n"
            "  --poll-spin-us N    polling doorbell: spin this long before sleeping (default 50)\n";
 }
@@ -72,6 +78,9 @@ std::optional<VgpuConfig> parse_vgpu_flags(const ArgParser& p) {
     if (auto v = p.get("gpu-mem-quota")) c.options.device_mem_quota = parse_size(*v, "--gpu-mem-quota");
     if (auto v = p.get("max-handles")) c.options.max_handles = parse_u32(*v, "--max-handles");
     if (auto v = p.get("max-module")) c.options.max_module_bytes = parse_size(*v, "--max-module");
+    if (auto v = p.get("max-registrations")) c.options.max_registrations = parse_u32(*v, "--max-registrations");
+    if (auto v = p.get("max-registered")) c.options.max_registered_bytes = parse_size(*v, "--max-registered");
+    if (auto v = p.get("max-alias-mappings")) c.options.max_alias_mappings = parse_u64(*v, "--max-alias-mappings");
     if (auto v = p.get("ring-max")) c.options.max_ring = parse_u32(*v, "--ring-max");
     if (auto v = p.get("poll-spin-us")) c.options.poll_spin_us = parse_u32(*v, "--poll-spin-us");
     if (auto v = p.get("gpus")) c.gpus = parse_gpu_list(*v);

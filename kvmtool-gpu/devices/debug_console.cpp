@@ -32,8 +32,7 @@ void DebugConsole::write(uint64_t offset, std::span<const uint8_t> data) {
         }
     }
     ++rejected_;
-    static RateLimiter limiter(5);
-    if (limiter.allow()) log_warn("debug-console: ignored a bad write at offset 0x%llx", (unsigned long long)offset);
+    if (bad_write_log_.allow()) log_warn("debug-console: ignored a bad write at offset 0x%llx", (unsigned long long)offset);
 }
 
 void DebugConsole::put(std::string_view text) {

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "kvmtool-gpu/bus/bus_device.h"
+#include "kvmtool-gpu/util/log.h"
 #include "memmap/guest_memory.h"
 
 namespace kvmgpu {
@@ -25,6 +26,8 @@ public:
     // Emits a partial line still held (at guest exit).
     void flush();
     uint64_t rejected_writes() const { return rejected_; }
+    // Warning lines about bad writes this console's rate limit held back.
+    uint64_t log_lines_held_back() const { return bad_write_log_.suppressed(); }
 
 private:
     void put(std::string_view text);
@@ -34,6 +37,7 @@ private:
     std::mutex mu_;
     std::string pending_;
     uint64_t rejected_ = 0;
+    RateLimiter bad_write_log_{5}; // this VM's own: another VM's flood cannot hide its lines
 };
 
 } // namespace kvmgpu

@@ -5,6 +5,7 @@
 // VM's to touch; nothing else decides that.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -40,7 +41,16 @@ public:
         --it;
         return dptr - it->first < it->second.bytes ? it->second.owner : 0;
     }
-    // Forgets every allocation (after the backend freed or lost them).
+    // Device memory the VM spends without an allocation of its own (the
+    // driver's mappings of a registered buffer), counted against the quota
+    // like one. charge is false, and changes nothing, past the quota.
+    bool charge(uint64_t bytes) {
+        if (bytes > quota_ - used_) return false; // used_ <= quota_ always holds
+        used_ += bytes;
+        return true;
+    }
+    void uncharge(uint64_t bytes) { used_ -= std::min(bytes, used_); }
+    // Forgets every allocation and charge (after the backend freed or lost them).
     void clear() { allocs_.clear(), globals_.clear(), used_ = 0; }
     // Visits, then forgets, every allocation `owner` made: fn(dptr, bytes).
     template <typename Fn>

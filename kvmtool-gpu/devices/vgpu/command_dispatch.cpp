@@ -1,9 +1,16 @@
 // The opcode table, the checks every command gets before its handler runs,
 // the helpers handlers share, and the VM-wide operations (reset, recovery).
 #include "kvmtool-gpu/devices/vgpu/command_dispatch.h"
+#include "kvmtool-gpu/devices/vgpu/alias_budget.h"
 
 
 namespace kvmgpu::vgpu {
+
+namespace {
+// Fewer than this many alias mappings (4 MiB of scattered 4 KiB frames) is
+// worth a line at start: scattered registrations will be refused early.
+constexpr uint64_t kFewAliasMappings = 1024;
+} // namespace
 
 // Indexed by opcode; nullptr = not an opcode (NOT_SUPPORTED).
 const std::array<CommandDispatch::Handler, VGPU_OP_MAX_> CommandDispatch::kHandlers = [] {
@@ -74,11 +81,21 @@ CommandDispatch::CommandDispatch(const memmap::GuestMemory& mem, GpuBackend& bac
       registrations_(HandleKind::Registration, opts.max_handles, handle_seed),
       streams_(HandleKind::Stream, opts.max_handles, handle_seed),
       events_(HandleKind::Event, opts.max_handles, handle_seed),
-      allocs_(opts.device_mem_quota, opts.max_handles) {
+      allocs_(opts.device_mem_quota, opts.max_handles),
+      alias_allowance_(AliasBudget::process().reserve(opts.max_alias_mappings)) {
+    registered_bytes_limit_ = opts.max_registered_bytes;
+    if (registered_bytes_limit_ == 0)
+        for (const memmap::Region& r : mem_.regions()) registered_bytes_limit_ += r.size();
+    if (alias_allowance_ < kFewAliasMappings)
+        log_warn("vgpu: registered buffers may alias %llu host mappings in this VM (this process's share of "
+                 "vm.max_map_count; %llu asked)",
+                 static_cast<unsigned long long>(alias_allowance_), static_cast<unsigned long long>(opts.max_alias_mappings));
     restart_contexts();
 }
 
 CommandDispatch::~CommandDispatch() {
+    registrations_.clear(); // unmaps the aliases before their mappings are given back
+    AliasBudget::process().release(alias_allowance_);
     if (const uint64_t n = log_limit_.suppressed())
         log_info("vgpu: %llu more guest-command errors were not logged (rate limit)", static_cast<unsigned long long>(n));
 }
@@ -130,9 +147,11 @@ CommandResult CommandDispatch::done(Status s, uint64_t r0, uint64_t r1) {
 
 Status CommandDispatch::backend_result(Status s) {
     if (s == VGPU_SUCCESS || !backend_.recover_from(s)) return s;
-    // The backend re-created its context: every object the VM held is gone.
+    // The backend re-created its context: every object the VM held there is
+    // gone; the other devices' are freed before the handles go.
     VgpuCounters::add(counters_.recoveries);
     log_warn("vgpu: sticky error %s (%u): the backend dropped its context; every VM handle is gone", status_name(s), s);
+    release_other_devices(selected_device_);
     drop_handles();
     refresh_ram_windows();
     return s;
@@ -172,6 +191,25 @@ void CommandDispatch::reset() {
     contexts_.for_each([&](uint64_t h, const ContextEntry&) { contexts.push_back(h); });
     for (uint64_t h : contexts) free_objects_of(h);
     drop_handles();
+}
+
+void CommandDispatch::release_other_devices(int lost) {
+    int devices = 1;
+    if (backend_.device_count(&devices) != VGPU_SUCCESS || devices < 2) return;
+    std::vector<uint64_t> contexts;
+    contexts_.for_each([&](uint64_t h, const ContextEntry& e) {
+        if (static_cast<int>(e.device) != lost) contexts.push_back(h);
+    });
+    for (int d = 0; d < devices; ++d) {
+        if (d == lost || backend_.select_device(d) != VGPU_SUCCESS) continue;
+        // In one process a sticky error can reach every context: such a
+        // device recovers (losing its objects) rather than free them.
+        const Status st = backend_.ctx_synchronize();
+        if (st != VGPU_SUCCESS && backend_.recover_from(st)) continue;
+        for (uint64_t h : contexts)
+            if (device_of(h) == d) free_objects_of(h, /*drain=*/false);
+    }
+    backend_.select_device(selected_device_);
 }
 
 void CommandDispatch::refresh_ram_windows() {

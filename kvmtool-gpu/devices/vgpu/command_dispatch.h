@@ -85,8 +85,13 @@ private:
     bool device_exists(uint64_t ordinal);
     // Device `device`'s primary context (made on first use; 0 if the table is full).
     uint64_t primary_context(uint32_t device);
-    // Frees, through the backend, everything made in context `ctx`.
-    void free_objects_of(uint64_t ctx);
+    // Frees, through the backend, everything made in context `ctx` (after
+    // the device's queued work when `drain`).
+    void free_objects_of(uint64_t ctx, bool drain = true);
+    // After device `lost` lost its objects to a sticky error: every other
+    // device frees what the VM made there, or recovers too if the error
+    // reached it, before the device model forgets the handles.
+    void release_other_devices(int lost);
     // Forgets every context; device 0's primary one is current again.
     void restart_contexts();
     // ctx (0: none) becomes current, and the backend works on its device.
@@ -197,12 +202,20 @@ private:
     int selected_device_ = 0;               // the backend's selected device
     HandleTable<ModuleEntry> modules_;
     HandleTable<FunctionEntry> functions_;
-    // A registered guest buffer: its alias (none on huge host pages).
+    // A registered guest buffer: its device address (the guest RAM window's
+    // for one contiguous piece; else its alias's, none on huge host pages),
+    // and what it is counted for against the VM's limits.
     struct Registration {
         std::shared_ptr<HostAlias> alias;
         uint64_t dptr = 0;
+        uint64_t bytes = 0;    // against max_registered_bytes
+        uint64_t mappings = 0; // the alias's, against alias_allowance_
+        uint64_t charge = 0;   // the driver's cost, against the device-memory quota
     };
     HandleTable<Registration> registrations_;
+    uint64_t registered_bytes_ = 0, registered_bytes_limit_ = 0;
+    uint64_t alias_mappings_ = 0, alias_allowance_ = 0; // the allowance: from AliasBudget::process()
+    void forget_registration(const Registration& r);
     HandleTable<BackendStream> streams_;
     HandleTable<BackendEvent> events_;
     AllocationTable allocs_;

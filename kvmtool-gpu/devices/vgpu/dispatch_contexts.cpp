@@ -68,12 +68,12 @@ void CommandDispatch::make_current(uint64_t ctx) {
     if (device != selected_device_ && backend_.select_device(device) == VGPU_SUCCESS) selected_device_ = device;
 }
 
-void CommandDispatch::free_objects_of(uint64_t ctx) {
+void CommandDispatch::free_objects_of(uint64_t ctx, bool drain) {
     // On the context's device; the current context's device afterwards.
     const int device = device_of(ctx), back = selected_device_;
     if (device != back) backend_.select_device(device);
     // Its queued work may still use what is freed: let the device finish.
-    backend_result(backend_.ctx_synchronize());
+    if (drain) backend_result(backend_.ctx_synchronize());
     events_.erase_owned_by(ctx, [&](BackendEvent e) { backend_.event_destroy(e); });
     streams_.erase_owned_by(ctx, [&](BackendStream s) { backend_.stream_destroy(s); });
     functions_.erase_owned_by(ctx, [](const FunctionEntry&) {});

@@ -52,6 +52,10 @@ CommandResult CommandDispatch::op_module_get_function(GuestCommand& c) {
     ParamLayout layout;
     const Status s = backend_result(backend_.module_get_function(m->module, name, &f, &layout));
     if (s != VGPU_SUCCESS) return done(s);
+    // Launches copy total_bytes() of parameters for the driver: a layout
+    // with overlapping parameters would make that figure a lie.
+    if (const std::string why = layout.malformed(); !why.empty())
+        return fail(VGPU_ERROR_NOT_SUPPORTED, ("the function's parameter layout: " + why).c_str());
     // Asking twice gives the same handle, so lookups in a loop cannot fill the table.
     uint64_t existing = 0;
     functions_.for_each([&](uint64_t h, const FunctionEntry& e) {

@@ -120,9 +120,11 @@ private:
     };
 
     // Later use of the slot's handle is stale; the slot is reused unless its
-    // next generation is the one it started with.
+    // next generation is the one it started with. The value goes at once:
+    // what it owns (a registration's host alias) must not wait for reuse.
     void release(uint32_t index) {
         Slot& s = slots_[index];
+        s.value = T{};
         s.live = false;
         s.generation = (s.generation + 1) & kGenMask;
         if (s.generation != seed_) free_.push_back(index);

@@ -27,6 +27,13 @@ struct VgpuOptions {
     uint32_t poll_spin_us = 50;                  // Poll: spin this long after the last command ...
     uint32_t poll_sleep_us = 200;                // ... then sleep this long between looks
     uint32_t log_per_second = 10;                // rate limit for guest-error log lines
+    // Registered guest buffers (cuMemHostRegister): how many at once, their
+    // bytes together (0: the VM's guest RAM size), and the host mappings
+    // their aliases may take (fewer when this process's budget is smaller:
+    // alias_budget.h; 262,144 holds a 1 GiB buffer of scattered 4 KiB frames).
+    uint32_t max_registrations = 1024;
+    uint64_t max_registered_bytes = 0;
+    uint64_t max_alias_mappings = 262144;
 };
 
 // Largest max_ring the device accepts (the ring is then ~35 MiB of guest RAM).

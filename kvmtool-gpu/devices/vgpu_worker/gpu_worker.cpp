@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "kvmtool-gpu/devices/vgpu/alias_budget.h"
 #include "kvmtool-gpu/devices/vgpu/inline_engine.h"
 #include "kvmtool-gpu/devices/vgpu_worker/shared_pieces.h"
 #include "kvmtool-gpu/util/spin.h"
@@ -210,6 +211,7 @@ void run_gpu_worker(WorkerChannel& ch, const WorkerSetup& setup, pid_t parent) {
     // Nothing of the VMM's (KVM, eventfds, sockets) stays open here.
     close_range(3, ~0u, 0);
     prctl(PR_SET_NAME, "vgpu-worker");
+    AliasBudget::process().serve_one_vm();
     std::string why;
     std::unique_ptr<GpuBackend> be;
     try {

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <numeric>
 #include <random>
 
 #include "tests/support/get_function.h"
 #include "kvmtool-gpu/devices/vgpu/backends/cuda_backend.h"
+#include "kvmtool-gpu/devices/vgpu_worker/engine_factory.h"
 #include "tests/support/device_walk_cases.h"
 #include "tests/support/param_layout_cases.h"
 #include "memmap/backing.h"
@@ -381,6 +383,98 @@ TEST(CudaSticky, BackendRecoversOrFailsCleanly) {
     ASSERT_EQ(be->memcpy_dtoh(ram.at(8192), d, 4096, 0, false), VGPU_SUCCESS);
     EXPECT_EQ(0, std::memcmp(ram.at(0), ram.at(8192), 4096));
     EXPECT_FALSE(be->recover_from(VGPU_ERROR_INVALID_VALUE)); // not sticky: nothing re-created
+}
+
+// Security issue 25 on a GPU. Registration churn: every registration's
+// driver cost is charged to the quota, the GPU's memory and this process's
+// resident memory come back after 4,000 register/unregister cycles, and
+// RESET gives back what is still registered.
+uint64_t resident_kib() {
+    std::FILE* f = std::fopen("/proc/self/status", "r");
+    char line[256];
+    uint64_t kib = 0;
+    while (f && std::fgets(line, sizeof line, f))
+        if (std::sscanf(line, "VmRSS: %lu kB", &kib) == 1) break;
+    if (f) std::fclose(f);
+    return kib;
+}
+
+TEST(CudaVgpu, RegistrationChurnStaysInsideTheQuota) {
+    std::string why;
+    auto be = make_cuda(&why);
+    if (!be) GTEST_SKIP() << "no CUDA backend: " << why;
+    // A quota far above the GPU's memory: MEM_GET_INFO then shows the driver's free bytes.
+    VgpuRig rig(VgpuOptions{.device_mem_quota = 1ull << 40}, std::move(be));
+    ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
+    std::vector<vgpu_sg_entry> list;
+    for (uint64_t i = 0; i < 64; ++i) list.push_back({kDataGpa + 1024 * 1024 + 2 * i * 4096, 4096});
+    rig.put(kDataGpa, list.data(), list.size() * sizeof(vgpu_sg_entry));
+    const Cmd reg{.opcode = VGPU_OP_HOST_REGISTER, .args = {kDataGpa, list.size(), 64 * 4096, 0}};
+    const uint64_t gpu_free = rig.call({.opcode = VGPU_OP_MEM_GET_INFO}).r0, rss = resident_kib();
+    for (int i = 0; i < 4000; ++i) {
+        const Done r = rig.call(reg);
+        ASSERT_EQ(r.status, VGPU_SUCCESS) << i;
+        ASSERT_EQ(rig.call({.opcode = VGPU_OP_HOST_UNREGISTER, .args = {r.r0}}).status, VGPU_SUCCESS) << i;
+    }
+    const uint64_t gpu_free_after = rig.call({.opcode = VGPU_OP_MEM_GET_INFO}).r0, rss_after = resident_kib();
+    std::printf("4000 register/unregister cycles: GPU free %llu -> %llu MiB, resident %llu -> %llu MiB\n",
+                (unsigned long long)(gpu_free >> 20), (unsigned long long)(gpu_free_after >> 20),
+                (unsigned long long)(rss >> 10), (unsigned long long)(rss_after >> 10));
+    EXPECT_GE(gpu_free_after + (16ull << 20), gpu_free);
+    EXPECT_LT(rss_after, rss + (256 << 10)) << "resident memory grew by more than 256 MiB";
+    rig.reset();
+
+    // A 1 MiB quota: the charges refuse the 16th registration held at once.
+    auto small = make_cuda(&why);
+    ASSERT_TRUE(small) << why;
+    VgpuRig tight(VgpuOptions{.device_mem_quota = 1 << 20}, std::move(small));
+    ASSERT_EQ(tight.enable(), VGPU_SUCCESS);
+    tight.put(kDataGpa, list.data(), list.size() * sizeof(vgpu_sg_entry));
+    int held = 0;
+    Done last;
+    while (held < 4000 && (last = tight.call(reg)).status == VGPU_SUCCESS) ++held;
+    std::printf("a VM with a 1 MiB quota held %d registrations, then status %u\n", held, last.status);
+    EXPECT_EQ(last.status, VGPU_ERROR_OUT_OF_MEMORY);
+    EXPECT_EQ(held, static_cast<int>((1 << 20) / ((64 << 10) + 64 * 4096 / 512)));
+    tight.reset();
+    ASSERT_EQ(tight.enable(), VGPU_SUCCESS);
+    EXPECT_EQ(tight.call(reg).status, VGPU_SUCCESS) << "RESET gave the charges back";
+}
+
+// A sticky fault on device 0 of two (inline, in this process): device 1's
+// memory does not outlive the handles the device model forgets.
+TEST(CudaSticky, AFaultOnOneOfTwoDevicesFreesBoth) {
+    std::string why;
+    if (!cuda_still_usable(&why)) GTEST_SKIP() << "CUDA unusable in this process (an earlier sticky error): " << why;
+    const int two_gpus[] = {0, 1}, one_gpu[] = {0, 0};
+    auto make = [&](const memmap::GuestMemory& mem, const VgpuOptions& o) {
+        auto e = make_engine(mem, o, BackendChoice::Cuda, GpuWorker::Inline, &why, two_gpus);
+        if (!e) e = make_engine(mem, o, BackendChoice::Cuda, GpuWorker::Inline, &why, one_gpu);
+        return e;
+    };
+    VgpuRig rig(VgpuOptions{.device_mem_quota = 1ull << 40}, make);
+    if (!rig.dev) GTEST_SKIP() << "no CUDA backend: " << why;
+    std::printf("%s\n", why.c_str());
+    ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_CTX_CREATE, .args = {0, 1}}).status, VGPU_SUCCESS);
+    const uint64_t free_before = rig.call({.opcode = VGPU_OP_MEM_GET_INFO}).r0;
+    for (int i = 0; i < 3; ++i) rig.alloc(512ull << 20); // 1.5 GiB on device 1
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_CTX_CREATE, .args = {0, 0}}).status, VGPU_SUCCESS);
+    uint64_t fn = 0;
+    rig.module_with("vector_add", &fn, test_fatbin());
+    const uint64_t da = rig.alloc(4096);
+    const uint32_t n = 1024;
+    const std::vector<std::vector<uint8_t>> bad{bytes(da), bytes(da), bytes(uint64_t{0x10}), bytes(n)};
+    const Done r = rig.launch(fn, bad, 4, 1, 256, 1);
+    EXPECT_GE(r.status, 700u);
+    EXPECT_EQ(rig.dev->counters().recoveries, 1u);
+    // Device 1 freed its 1.5 GiB, or lost its context with them (driver 580
+    // lets no context of a poisoned process work again).
+    const Done ctx1 = rig.call({.opcode = VGPU_OP_CTX_CREATE, .args = {0, 1}});
+    const Done info = rig.call({.opcode = VGPU_OP_MEM_GET_INFO});
+    std::printf("after the fault: device 1 context %u, free %llu MiB (before the 1.5 GiB: %llu MiB)\n", ctx1.status,
+                (unsigned long long)(info.r0 >> 20), (unsigned long long)(free_before >> 20));
+    if (info.status == VGPU_SUCCESS) EXPECT_GE(info.r0 + (256ull << 20), free_before);
 }
 
 // A kernel fault through the ring: the status comes back to the guest, the

@@ -28,5 +28,23 @@ TEST(ParamLayout, OnlyAnExactMatchPasses) {
     EXPECT_EQ(ParamLayout{}.mismatch({}), "");
 }
 
+// Security finding 7: the furthest parameter decides the buffer's size,
+// whatever order the offsets come in, and overlapping layouts are refused.
+TEST(ParamLayout, TotalBytesIsTheFurthestEndInAnyOrder) {
+    const ParamLayout shuffled{{16, 0, 8}, {8, 8, 4}};
+    EXPECT_EQ(shuffled.total_bytes(), 24u);
+    EXPECT_EQ(shuffled.malformed(), "");
+    const ParamLayout last_is_not_furthest{{0, 64, 8}, {8, 64, 4}};
+    EXPECT_EQ(last_is_not_furthest.total_bytes(), 128u);
+}
+
+TEST(ParamLayout, OverlapsAndUnpairedFieldsAreMalformed) {
+    const ParamLayout overlap{{0, 4}, {8, 8}};
+    EXPECT_NE(overlap.malformed().find("overlap"), std::string::npos);
+    const ParamLayout unpaired{{0, 8}, {8}};
+    EXPECT_NE(unpaired.malformed().find("2 offsets for 1 sizes"), std::string::npos);
+    EXPECT_EQ(ParamLayout::natural(std::vector<uint16_t>{8, 4, 1, 8}).malformed(), "");
+}
+
 } // namespace
 } // namespace kvmgpu::vgpu

@@ -336,6 +336,9 @@ TEST_F(Attack, HandlesNeverIssuedOrAlreadyFreed) {
     for (uint64_t h : bad) expect_refused(h, false);
     for (uint64_t h : wrong_kind) expect_refused(h, h == s);
 
+    // Made before d goes: the host backend reuses a freed address (as a GPU
+    // does), and this one must not be d's.
+    const uint64_t live = a.alloc(64);
     // Freed: each handle goes stale the moment it is destroyed.
     ASSERT_EQ(a_status({.opcode = VGPU_OP_STREAM_DESTROY, .args = {s}}), VGPU_SUCCESS);
     ASSERT_EQ(a_status({.opcode = VGPU_OP_EVENT_DESTROY, .args = {e}}), VGPU_SUCCESS);
@@ -350,7 +353,6 @@ TEST_F(Attack, HandlesNeverIssuedOrAlreadyFreed) {
     EXPECT_NE(s2, s);
     EXPECT_EQ(a_status({.opcode = VGPU_OP_STREAM_SYNCHRONIZE, .args = {s}}), VGPU_ERROR_INVALID_HANDLE);
     // A freed allocation as a kernel argument: the kernel faults.
-    const uint64_t live = a.alloc(64);
     const std::vector<std::vector<uint8_t>> p = {bytes(live), bytes(live), bytes(d), bytes(uint32_t{4})};
     EXPECT_EQ(a.launch(fn, p, 1, 1, 4, 1).status, VGPU_ERROR_ILLEGAL_ADDRESS);
     // Everything from before RESET is stale after it.

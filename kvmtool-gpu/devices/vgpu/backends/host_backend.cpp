@@ -2,7 +2,6 @@
 #include "kvmtool-gpu/devices/vgpu/backends/module_image.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -14,32 +13,17 @@
 namespace kvmgpu::vgpu {
 
 namespace {
-// Fake device address windows, shared by every instance so two VMs' device
-// addresses never coincide. Each range gets a 64 KiB guard after it.
+// The two fake windows (fake_address_space.h): allocations, and guest RAM.
 constexpr uint64_t kAllocBase = 0x0D00'0000'0000'0000ull;
 constexpr uint64_t kRamBase = 0x0E00'0000'0000'0000ull;
-constexpr uint64_t kWindowSpan = 0x0100'0000'0000'0000ull;
-constexpr uint64_t kGranule = 64 * 1024;
-std::atomic<uint64_t> g_next_alloc{kAllocBase};
-std::atomic<uint64_t> g_next_ram{kRamBase};
-
-// 0 when the window is exhausted (2^56 bytes: not in this process's life).
-uint64_t reserve_fake(std::atomic<uint64_t>& next, uint64_t base, uint64_t bytes) {
-    if (bytes > kWindowSpan / 2) return 0;
-    const uint64_t span = (bytes + 2 * kGranule - 1) / kGranule * kGranule; // rounded + guard
-    uint64_t at = next.load(std::memory_order_relaxed);
-    do {
-        if (at - base + span > kWindowSpan) return 0;
-    } while (!next.compare_exchange_weak(at, at + span, std::memory_order_relaxed));
-    return at;
-}
 
 constexpr uint32_t kEventDisableTiming = 0x2; // CU_EVENT_DISABLE_TIMING
 constexpr int kDefaultDynamicShared = 48 << 10; // a launch's dynamic shared memory without opting in, as on a GPU
 constexpr int kMaxDynamicShared = 227 << 10;    // the most a kernel may opt in to (an H100's, nominal here)
 } // namespace
 
-HostBackend::HostBackend(HostBackendOptions opts) : opts_(opts), bounce_(std::max<uint64_t>(opts.bounce_bytes, 4096)) {}
+HostBackend::HostBackend(HostBackendOptions opts)
+    : opts_(opts), alloc_addresses_(slice_.slice_of(kAllocBase)), ram_addresses_(slice_.slice_of(kRamBase)), bounce_(std::max<uint64_t>(opts.bounce_bytes, 4096)) {}
 
 HostBackend::~HostBackend() { drop_all(); }
 
@@ -52,7 +36,7 @@ std::string HostBackend::describe() const {
 Status HostBackend::register_guest_ram(void* host, uint64_t bytes) {
     const auto t0 = now_ns();
     if (!host || bytes == 0) return VGPU_ERROR_INVALID_VALUE;
-    const uint64_t dev = reserve_fake(g_next_ram, kRamBase, bytes);
+    const uint64_t dev = ram_addresses_.reserve(bytes);
     if (dev == 0) return VGPU_ERROR_OUT_OF_MEMORY;
     ram_.add(static_cast<uint8_t*>(host), bytes, dev);
     register_ns_ += now_ns() - t0;
@@ -60,7 +44,10 @@ Status HostBackend::register_guest_ram(void* host, uint64_t bytes) {
 }
 
 Status HostBackend::unregister_guest_ram(void* host) {
-    return ram_.remove(static_cast<uint8_t*>(host)) ? VGPU_SUCCESS : VGPU_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    const uint64_t dev = ram_.device_address(host);
+    if (!ram_.remove(static_cast<uint8_t*>(host))) return VGPU_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    ram_addresses_.release(dev);
+    return VGPU_SUCCESS;
 }
 
 uint8_t* HostBackend::translate(uint64_t dptr, uint64_t bytes) const {
@@ -126,7 +113,7 @@ Status HostBackend::mem_alloc(uint64_t bytes, uint64_t* dptr) {
     // calloc: large blocks come from fresh zero pages, touched lazily.
     auto* host = static_cast<uint8_t*>(std::calloc(1, bytes));
     if (!host) return VGPU_ERROR_OUT_OF_MEMORY;
-    const uint64_t dev = reserve_fake(g_next_alloc, kAllocBase, bytes);
+    const uint64_t dev = alloc_addresses_.reserve(bytes);
     if (dev == 0) {
         std::free(host);
         return VGPU_ERROR_OUT_OF_MEMORY;
@@ -142,6 +129,7 @@ Status HostBackend::mem_free(uint64_t dptr) {
     if (it == allocs_.end()) return VGPU_ERROR_INVALID_VALUE;
     std::free(it->second.host);
     used_ -= it->second.bytes;
+    alloc_addresses_.release(it->first);
     allocs_.erase(it);
     return VGPU_SUCCESS;
 }
@@ -320,7 +308,10 @@ bool HostBackend::recover_from(Status s) {
 }
 
 void HostBackend::drop_all() {
-    for (auto& [dev, a] : allocs_) std::free(a.host);
+    for (auto& [dev, a] : allocs_) {
+        std::free(a.host);
+        alloc_addresses_.release(dev);
+    }
     allocs_.clear();
     used_ = 0;
     modules_.clear();

@@ -1,9 +1,9 @@
 // A GpuBackend without a GPU, for machines that have none and for tests.
 // "Device memory" is host memory behind fake device addresses that are not
 // host pointers (non-canonical on x86-64, so a stray dereference faults at
-// once): allocations from 0x0D00'0000'0000'0000, zero-copy windows onto
-// guest RAM from 0x0E00'0000'0000'0000, unique across every instance in the
-// process. Copies and memsets are real; streams are synchronous; events hold
+// once): allocations in 0x0D00'0000'0000'0000.., zero-copy windows onto
+// guest RAM in 0x0E00'0000'0000'0000.., each instance in a 16 TiB slice of
+// its own (fake_address_space.h) where freed ranges are reused. Copies and memsets are real; streams are synchronous; events hold
 // a host timestamp. Kernels are the CPU reference kernels of host_kernels.h:
 // module_load accepts any non-empty image (it cannot run GPU code).
 //
@@ -21,6 +21,7 @@
 #include <set>
 #include <vector>
 
+#include "kvmtool-gpu/devices/vgpu/backends/fake_address_space.h"
 #include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
 #include "kvmtool-gpu/devices/vgpu/backends/guest_ram_map.h"
 #include "kvmtool-gpu/devices/vgpu/backends/host_kernels.h"
@@ -116,6 +117,8 @@ private:
     uint64_t next_object() { return next_object_++; }
 
     HostBackendOptions opts_;
+    FakeSliceLease slice_;
+    FakeAddressRange alloc_addresses_, ram_addresses_; // this instance's slices
     std::map<uint64_t, Allocation> allocs_; // by fake device address
     uint64_t used_ = 0;
     GuestRamMap ram_;

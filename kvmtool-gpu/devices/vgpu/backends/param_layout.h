@@ -19,8 +19,12 @@ struct ParamLayout {
     std::vector<uint32_t> sizes;
 
     uint32_t count() const { return static_cast<uint32_t>(sizes.size()); }
-    // Bytes from the first parameter's start to the last one's end.
+    // Bytes from the buffer's start to the furthest parameter's end, in
+    // whatever order the offsets come.
     uint64_t total_bytes() const;
+    // "" when offsets and sizes pair up and no two parameters overlap; else
+    // why not, one line. A backend refuses a function whose layout is not.
+    std::string malformed() const;
     // "" when `supplied` (bytes per parameter, as a launch declares them)
     // matches count and every size; else why not, one line.
     std::string mismatch(std::span<const uint16_t> supplied) const;
