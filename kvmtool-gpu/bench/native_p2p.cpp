@@ -173,16 +173,10 @@ private:
 
 } // namespace
 
-std::string native_p2p(const std::vector<int>& gpus, const P2pPlan& plan, const NativeEmit& emit, BenchMeta* meta) {
+std::string native_p2p(const std::vector<int>& gpus, const P2pPlan& plan, const NativeEmit& emit) {
     std::string why;
     const vgpu::CudaDriverApi* api = vgpu::CudaDriverApi::get(&why);
     if (!api) return why;
-    CUdevice dev;
-    char name[256] = {};
-    if (api->cuDeviceGet(&dev, gpus.front()) == CUDA_SUCCESS) api->cuDeviceGetName(name, sizeof name - 1, dev);
-    meta->set("gpu", name);
-    meta->set("driver", "CUDA " + std::to_string(api->driver_version / 1000) + "." +
-                            std::to_string(api->driver_version % 1000 / 10));
     uint64_t max_bytes = 4;
     for (uint64_t b : plan.sizes) max_bytes = std::max(max_bytes, b);
     PeerCopies p(*api);
@@ -193,7 +187,7 @@ std::string native_p2p(const std::vector<int>& gpus, const P2pPlan& plan, const 
 
 #else
 
-std::string native_p2p(const std::vector<int>&, const P2pPlan&, const NativeEmit&, BenchMeta*) {
+std::string native_p2p(const std::vector<int>&, const P2pPlan&, const NativeEmit&) {
     return "this VMM was built without cuda.h: no native peer-copy baseline";
 }
 

@@ -21,8 +21,8 @@ struct P2pPlan {
     bool access_off = true, access_on = true;
 };
 
-// Runs in this process: call it in run_native_in_child. Returns "" or why
-// nothing (or not everything) was measured; meta gets "gpu" and "driver".
-std::string native_p2p(const std::vector<int>& gpus, const P2pPlan& plan, const NativeEmit& emit, BenchMeta* meta);
+// Runs in this process: call it through run_native_on_gpus. Returns "" or
+// why nothing (or not everything) was measured.
+std::string native_p2p(const std::vector<int>& gpus, const P2pPlan& plan, const NativeEmit& emit);
 
 } // namespace kvmgpu::bench

@@ -7,6 +7,7 @@
 #include "kvmtool-gpu/bench/bandwidth_plan.h"
 #include "kvmtool-gpu/bench/guest_bench_run.h"
 #include "kvmtool-gpu/bench/multigpu_report.h"
+#include "kvmtool-gpu/bench/native_devices.h"
 #include "kvmtool-gpu/bench/native_multigpu.h"
 #include "kvmtool-gpu/bench/topology_probe.h"
 #include "kvmtool-gpu/cli/arg_parser.h"
@@ -118,9 +119,7 @@ int bench_multigpu_command(const std::vector<std::string>& args) {
     base.timeout_s = cli::parse_seconds(p.get_or("timeout", "900"), "--timeout");
 
     BenchMeta meta = start_bench("multigpu", args, "guest TSC around each run (compute, gather, add), median of reps");
-    std::string gpus_text;
-    for (int g : vgpu_cfg->gpus) gpus_text += (gpus_text.empty() ? "" : ",") + std::to_string(g);
-    meta.set("gpus", gpus_text);
+    meta.set("gpus", gpu_list_text(vgpu_cfg->gpus));
     // What the three gathered products cross, from the driver's peer
     // attributes and NVML's links (probed in a child process).
     const GpuTopology topo = probe_topology(vgpu_cfg->gpus, vgpu_cfg->backend);
@@ -140,23 +139,15 @@ int bench_multigpu_command(const std::vector<std::string>& args) {
 
     KvmSystem kvm = open_kvm();
     std::vector<MultigpuRow> rows;
-    const bool host_forced = vgpu_cfg->backend == vgpu::BackendChoice::Host;
-    if (p.has("no-native")) {
-        meta.set("native_baseline", "none (--no-native)");
-    } else if (host_forced) {
-        meta.set("native_baseline", "none (--vgpu host: the guest uses the host backend, not a GPU)");
-    } else {
-        const auto lines = run_native_in_child(&meta, [&](BenchMeta* m, const NativeEmit& emit) {
-            const std::string why = native_multigpu(vgpu_cfg->gpus, orders, static_cast<unsigned>(reps), emit, m);
-            m->set("native_baseline", why.empty() ? "CUDA Driver API in a process of its own, a context per device"
-                                                  : "incomplete: " + why);
-            m->native_baseline = why.empty();
-        });
-        for (const auto& line : lines)
-            if (auto l = parse_bench_line(line, {"multigpu:"}))
-                if (auto r = multigpu_from_line(*l, "native")) rows.push_back(*r);
-        for (uint64_t n : orders) print_summary(rows, n, "native");
-    }
+    const auto lines = run_native_on_gpus(&meta, p.has("no-native"), vgpu_cfg->backend == vgpu::BackendChoice::Host,
+                                          vgpu_cfg->gpus.front(), [&](const NativeEmit& emit) {
+                                              return native_multigpu(vgpu_cfg->gpus, orders,
+                                                                     static_cast<unsigned>(reps), emit);
+                                          });
+    for (const auto& line : lines)
+        if (auto l = parse_bench_line(line, {"multigpu:"}))
+            if (auto r = multigpu_from_line(*l, "native")) rows.push_back(*r);
+    for (uint64_t n : orders) print_summary(rows, n, "native");
 
     const std::string out_dir = p.get_or("out", "bench-results");
     auto save = [&] {

@@ -7,6 +7,7 @@
 #include "kvmtool-gpu/abi/p2p_rules.h"
 #include "kvmtool-gpu/bench/bandwidth_plan.h"
 #include "kvmtool-gpu/bench/guest_bench_run.h"
+#include "kvmtool-gpu/bench/native_devices.h"
 #include "kvmtool-gpu/bench/native_p2p.h"
 #include "kvmtool-gpu/bench/p2p_report.h"
 #include "kvmtool-gpu/bench/topology_probe.h"
@@ -121,9 +122,7 @@ int bench_p2p_command(const std::vector<std::string>& args) {
     vm.cmdline = guest_cmdline(plan);
 
     BenchMeta meta = start_bench("p2p", args, "guest TSC around the one-word round trips; copies timed by CUDA events");
-    std::string gpus_text;
-    for (int g : vgpu_cfg->gpus) gpus_text += (gpus_text.empty() ? "" : ",") + std::to_string(g);
-    meta.set("gpus", gpus_text);
+    meta.set("gpus", gpu_list_text(vgpu_cfg->gpus));
     meta.set("vgpu_gpu_worker", vgpu::to_string(vgpu_cfg->worker));
     meta.set("vgpu_doorbell", vgpu::to_string(vgpu_cfg->options.doorbell));
     const GpuTopology topo = probe_topology(vgpu_cfg->gpus, vgpu_cfg->backend);
@@ -135,24 +134,12 @@ int bench_p2p_command(const std::vector<std::string>& args) {
 
     KvmSystem kvm = open_kvm();
     std::vector<P2pSample> samples;
-    const bool host_forced = vgpu_cfg->backend == vgpu::BackendChoice::Host;
-    if (p.has("no-native")) {
-        meta.set("native_baseline", "none (--no-native)");
-    } else if (host_forced) {
-        meta.set("native_baseline", "none (--vgpu host: the guest uses the host backend, not a GPU)");
-    } else {
-        std::printf("bench p2p: native side\n");
-        const auto lines = run_native_in_child(&meta, [&](BenchMeta* m, const NativeEmit& emit) {
-            const std::string why = native_p2p(vgpu_cfg->gpus, plan, emit, m);
-            m->set("native_baseline", why.empty() ? "CUDA Driver API in a process of its own, a context per device"
-                                                  : "incomplete: " + why);
-            m->native_baseline = why.empty();
-        });
-        for (const auto& line : lines)
-            if (auto l = parse_bench_line(line, {"p2p:"}))
-                if (auto s = p2p_from_line(*l, "native")) samples.push_back(*s);
-        std::printf("bench p2p: native: %s\n", meta.get("native_baseline").c_str());
-    }
+    const auto lines = run_native_on_gpus(&meta, p.has("no-native"), vgpu_cfg->backend == vgpu::BackendChoice::Host,
+                                          vgpu_cfg->gpus.front(),
+                                          [&](const NativeEmit& emit) { return native_p2p(vgpu_cfg->gpus, plan, emit); });
+    for (const auto& line : lines)
+        if (auto l = parse_bench_line(line, {"p2p:"}))
+            if (auto s = p2p_from_line(*l, "native")) samples.push_back(*s);
 
     const std::string out_dir = p.get_or("out", "bench-results");
     std::printf("bench p2p: guest (%s)\n", vm.cmdline.c_str());
