@@ -182,16 +182,10 @@ private:
 } // namespace
 
 std::string native_multigpu(const std::vector<int>& gpus, const std::vector<uint64_t>& orders, unsigned reps,
-                            const NativeEmit& emit, BenchMeta* meta) {
+                            const NativeEmit& emit) {
     std::string why;
     const vgpu::CudaDriverApi* api = vgpu::CudaDriverApi::get(&why);
     if (!api) return why;
-    CUdevice dev;
-    char name[256] = {};
-    if (api->cuDeviceGet(&dev, gpus.front()) == CUDA_SUCCESS) api->cuDeviceGetName(name, sizeof name - 1, dev);
-    meta->set("gpu", name);
-    meta->set("driver", "CUDA " + std::to_string(api->driver_version / 1000) + "." +
-                            std::to_string(api->driver_version % 1000 / 10));
     for (uint64_t n : orders) {
         Study s(*api, n);
         if (std::string w = s.set_up(gpus); !w.empty()) return "order " + std::to_string(n) + ": " + w;
@@ -202,8 +196,7 @@ std::string native_multigpu(const std::vector<int>& gpus, const std::vector<uint
 
 #else
 
-std::string native_multigpu(const std::vector<int>&, const std::vector<uint64_t>&, unsigned, const NativeEmit&,
-                            BenchMeta*) {
+std::string native_multigpu(const std::vector<int>&, const std::vector<uint64_t>&, unsigned, const NativeEmit&) {
     return "this VMM was built without cuda.h or nvcc: no native multi-GPU baseline";
 }
 

@@ -17,9 +17,9 @@
 
 namespace kvmgpu::bench {
 
-// Runs in this process: call it in run_native_in_child. Returns "" or why
-// nothing (or not everything) was measured; meta gets "gpu" and "driver".
+// Runs in this process: call it through run_native_on_gpus. Returns "" or
+// why nothing (or not everything) was measured.
 std::string native_multigpu(const std::vector<int>& gpus, const std::vector<uint64_t>& orders, unsigned reps,
-                            const NativeEmit& emit, BenchMeta* meta);
+                            const NativeEmit& emit);
 
 } // namespace kvmgpu::bench

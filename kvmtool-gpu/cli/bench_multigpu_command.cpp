@@ -7,7 +7,9 @@
 #include "kvmtool-gpu/bench/bandwidth_plan.h"
 #include "kvmtool-gpu/bench/guest_bench_run.h"
 #include "kvmtool-gpu/bench/multigpu_report.h"
+#include "kvmtool-gpu/bench/native_devices.h"
 #include "kvmtool-gpu/bench/native_multigpu.h"
+#include "kvmtool-gpu/bench/topology_probe.h"
 #include "kvmtool-gpu/cli/arg_parser.h"
 #include "kvmtool-gpu/cli/vgpu_flags.h"
 #include "kvmtool-gpu/kvm/open_kvm.h"
@@ -45,8 +47,10 @@ const char* bench_multigpu_help() {
                cli::vgpu_options_help() +
                "  (--gpu-mem-quota defaults to what the largest order needs)\n"
                "\n"
-               "On fewer than four distinct GPUs the devices share a GPU: there is no bus between\n"
-               "them, so this is not the seed's comparison, and the output says so.\n"
+               "The output says, per pair of devices, where they live (same GPU, NVLink NVn, PCIe,\n"
+               "no peer access: the driver's peer attributes and NVML's links), which of the three\n"
+               "gathered products cross a GPU-to-GPU link, and whether this is the seed's case\n"
+               "(all three do).\n"
                "\n"
                "Exit status: 0 when every order was measured (and the guest's checks passed),\n"
                "1 otherwise, 2 for bad usage or a set-up error.\n";
@@ -115,38 +119,35 @@ int bench_multigpu_command(const std::vector<std::string>& args) {
     base.timeout_s = cli::parse_seconds(p.get_or("timeout", "900"), "--timeout");
 
     BenchMeta meta = start_bench("multigpu", args, "guest TSC around each run (compute, gather, add), median of reps");
-    std::string gpus_text;
-    for (int g : vgpu_cfg->gpus) gpus_text += (gpus_text.empty() ? "" : ",") + std::to_string(g);
-    meta.set("gpus", gpus_text);
-    const size_t distinct = std::set<int>(vgpu_cfg->gpus.begin(), vgpu_cfg->gpus.end()).size();
-    const std::string setup = distinct >= 4 ? "four devices on four GPUs: the seed's case"
-                                            : std::to_string(vgpu_cfg->gpus.size()) + " devices on " +
-                                                  std::to_string(distinct) +
-                                                  " GPU(s): NOT the seed's case (no bus between devices on one GPU; "
-                                                  "G_G copies stay inside a GPU)";
-    meta.set("setup", setup);
-    std::printf("bench multigpu: %s\n", setup.c_str());
+    meta.set("gpus", gpu_list_text(vgpu_cfg->gpus));
+    // What the three gathered products cross, from the driver's peer
+    // attributes and NVML's links (probed in a child process).
+    const GpuTopology topo = probe_topology(vgpu_cfg->gpus, vgpu_cfg->backend);
+    const GatherLabel label = multigpu_gather_label(topo, vgpu_cfg->gpus);
+    meta.set("setup", label.summary);
+    std::printf("bench multigpu: %s\n", label.summary.c_str());
+    for (size_t k = 0; k < label.roles.size(); ++k) {
+        std::printf("bench multigpu: %s\n", label.roles[k].c_str());
+        meta.set("gather_role_" + std::to_string(k + 1), label.roles[k]);
+    }
+    const auto pairs = device_pair_lines(topo, vgpu_cfg->gpus);
+    for (size_t k = 0; k < pairs.size(); ++k) {
+        std::printf("bench multigpu: %s\n", pairs[k].c_str());
+        meta.set("pair_" + std::to_string(k), pairs[k]);
+    }
     meta.set("vgpu_gpu_worker", vgpu::to_string(vgpu_cfg->worker));
 
     KvmSystem kvm = open_kvm();
     std::vector<MultigpuRow> rows;
-    const bool host_forced = vgpu_cfg->backend == vgpu::BackendChoice::Host;
-    if (p.has("no-native")) {
-        meta.set("native_baseline", "none (--no-native)");
-    } else if (host_forced) {
-        meta.set("native_baseline", "none (--vgpu host: the guest uses the host backend, not a GPU)");
-    } else {
-        const auto lines = run_native_in_child(&meta, [&](BenchMeta* m, const NativeEmit& emit) {
-            const std::string why = native_multigpu(vgpu_cfg->gpus, orders, static_cast<unsigned>(reps), emit, m);
-            m->set("native_baseline", why.empty() ? "CUDA Driver API in a process of its own, a context per device"
-                                                  : "incomplete: " + why);
-            m->native_baseline = why.empty();
-        });
-        for (const auto& line : lines)
-            if (auto l = parse_bench_line(line, {"multigpu:"}))
-                if (auto r = multigpu_from_line(*l, "native")) rows.push_back(*r);
-        for (uint64_t n : orders) print_summary(rows, n, "native");
-    }
+    const auto lines = run_native_on_gpus(&meta, p.has("no-native"), vgpu_cfg->backend == vgpu::BackendChoice::Host,
+                                          vgpu_cfg->gpus.front(), [&](const NativeEmit& emit) {
+                                              return native_multigpu(vgpu_cfg->gpus, orders,
+                                                                     static_cast<unsigned>(reps), emit);
+                                          });
+    for (const auto& line : lines)
+        if (auto l = parse_bench_line(line, {"multigpu:"}))
+            if (auto r = multigpu_from_line(*l, "native")) rows.push_back(*r);
+    for (uint64_t n : orders) print_summary(rows, n, "native");
 
     const std::string out_dir = p.get_or("out", "bench-results");
     auto save = [&] {

@@ -6,6 +6,7 @@
 #include <set>
 #include <thread>
 
+#include "kvmtool-gpu/bench/topology_probe.h"
 #include "kvmtool-gpu/cli/arg_parser.h"
 #include "kvmtool-gpu/cli/interrupt_stop.h"
 #include "kvmtool-gpu/vmm/guest_locator.h"
@@ -125,6 +126,11 @@ int run_command(const std::vector<std::string>& args) {
                     backend.c_str(), vgpu::to_string(vgpu_cfg->options.doorbell),
                     vgpu->device->registration_status() == VGPU_SUCCESS ? "ok" : "FAILED (no zero-copy)",
                     vgpu->device->registration_ns() * 1e-6);
+        // Several devices: where each pair lives (probed in a child process).
+        if (vgpu_cfg->gpus.size() > 1)
+            kvmgpu::bench::print_device_pairs("kvmtool-gpu: vGPU",
+                                              kvmgpu::bench::probe_topology(vgpu_cfg->gpus, vgpu_cfg->backend),
+                                              vgpu_cfg->gpus);
     } else {
         std::printf("kvmtool-gpu: vGPU: none (--vgpu none)\n");
     }

@@ -7,14 +7,14 @@
 # device tool returns only a few files); without $OUT they stay in
 # ./device-out. Anyone can rerun it there:
 #   bash kvmtool-gpu/scripts/device-check.sh [PART...]
-# PARTs (default: all): tests guests runtime boot calls tlb bench bench2 multigpu share; `compare`
+# PARTs (default: all): tests guests runtime boot calls tlb bench bench2 multigpu p2p share; `compare`
 # (not in the default) runs `bench calls` with the polling doorbell five
 # times, alternating the VMM from another commit (.carry/compare, see
 # pack-carry.sh) with this one, worker process and inline. One device
 # call has 10 minutes, so the whole check is run in parts: `tests guests boot
 # calls`, then `tlb`, then `bench`, then `bench2`.
 set -uo pipefail
-parts=${*:-tests guests runtime boot calls tlb bench bench2 multigpu share}
+parts=${*:-tests guests runtime boot calls tlb bench bench2 multigpu p2p share}
 want() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bin=$repo/.carry/bin
@@ -40,6 +40,8 @@ note "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 note "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)"
 note "kvm: $(ls -l /dev/kvm 2>&1 | head -1)"
 note "libcuda: $(ldconfig -p | grep -m1 'libcuda.so.1' || echo 'not in ldconfig')"
+gpu_count=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+note "gpus: $gpu_count (nvidia-smi -L)"
 
 # Huge pages: 2 MiB pool for guest RAM and the studies; 1 GiB if the host allows.
 want2m=${KVMGPU_HUGEPAGES_2M:-4096}
@@ -134,14 +136,49 @@ if want calls; then
     [ -n "$md" ] && { note ""; note "--- $d"; tee -a "$summary" <"$md"; }
   done
 fi
-# The multi-GPU transfer study, four devices on the GPUs given (default: all
-# on GPU 0, which the bench labels as not the seed's case), native beside guest.
+# The multi-GPU transfer study, native beside guest, 3 runs per mode. On 2+
+# GPUs three layouts of the four devices: 0,1,1,1 (every remote partial
+# product crosses the GPU link: the seed's case), 0,1,0,1 and 0,0,1,1 (two
+# of three cross); on one GPU all four on GPU 0 (nothing crosses). The bench
+# prints per pair of devices where they live and which products cross.
+# KVMGPU_MULTIGPU_GPUS names one layout instead.
 if want multigpu; then
-  step bench-multigpu timeout 420 "$bin/kvmtool-gpu" bench multigpu --vgpu cuda --gpus "${KVMGPU_MULTIGPU_GPUS:-0,0,0,0}" \
-    --orders "${KVMGPU_MULTIGPU_ORDERS:-1024,2048,4096,8192,16384}" \
-    --plot-script "$repo/kvmtool-gpu/bench/plot_bench.py" --out "$out/multigpu"
-  md=$(ls "$out/multigpu"/*.md 2>/dev/null | head -1)
-  [ -n "$md" ] && { note ""; note "--- multigpu"; tee -a "$summary" <"$md"; }
+  if [ -n "${KVMGPU_MULTIGPU_GPUS:-}" ]; then layouts=$KVMGPU_MULTIGPU_GPUS
+  elif [ "$gpu_count" -ge 2 ]; then layouts="0,1,1,1 0,1,0,1 0,0,1,1"
+  else layouts=0,0,0,0; fi
+  for l in $layouts; do
+    tag=multigpu-${l//,/}
+    step bench-$tag timeout 240 "$bin/kvmtool-gpu" bench multigpu --vgpu cuda --gpus "$l" \
+      --orders "${KVMGPU_MULTIGPU_ORDERS:-1024,2048,4096,8192,16384}" --reps 3 \
+      --plot-script "$repo/kvmtool-gpu/bench/plot_bench.py" --out "$out/$tag"
+    grep -E '^bench multigpu: (the seed|NOT the seed|unknown|role|devices)' "$out/bench-$tag.log" | sed 's/^/    /' | tee -a "$summary"
+    md=$(ls "$out/$tag"/*.md 2>/dev/null | head -1)
+    [ -n "$md" ] && { note ""; note "--- $tag"; tee -a "$summary" <"$md"; }
+  done
+fi
+# Peer to peer: the GPUs' topology, bench p2p (every ordered pair of devices,
+# uni/bidirectional copies 4 KiB..1 GiB and one-word latency, peer access
+# off and on, native beside guest; polling doorbell, as the latency target
+# says), and the peerAccess sample as a guest and natively. Two devices on
+# two GPUs where there are two, else both on GPU 0 (the sample then waives).
+if want p2p; then
+  nvidia-smi topo -m >"$out/nvidia-smi-topo.txt" 2>&1
+  note "nvidia-smi topo -m:"; sed 's/^/    /' "$out/nvidia-smi-topo.txt" | tee -a "$summary"
+  pair=0,0; [ "$gpu_count" -ge 2 ] && pair=0,1
+  step bench-p2p timeout 240 "$bin/kvmtool-gpu" bench p2p --vgpu cuda --gpus $pair --trials 3 \
+    --doorbell poll --poll-spin-us 2000 --out "$out/p2p"
+  grep -E '^bench p2p: ' "$out/bench-p2p.log" | sed 's/^/    /' | tee -a "$summary"
+  md=$(ls "$out/p2p"/*.md 2>/dev/null | head -1)
+  [ -n "$md" ] && { note ""; note "--- p2p"; tee -a "$summary" <"$md"; }
+  SAMPLES=peerAccess LOG_DIR=$out/runtime-api/p2p step peer-access-guest sh "$repo/kvmtool-gpu/scripts/run-cuda-samples.sh" \
+    "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" --vgpu cuda --gpus $pair
+  grep -hE '^(run-cuda-samples|guest: peerAccess|kvmtool-gpu: vGPU: devices)' "$out/peer-access-guest.log" | sed 's/^/    /' | tee -a "$summary"
+  if [ "$gpu_count" -ge 2 ] && [ -x "$repo/.carry/native-samples/peerAccess" ]; then
+    step peer-access-native "$repo/.carry/native-samples/peerAccess"
+    sed 's/^/    /' "$out/peer-access-native.log" | tee -a "$summary"
+  else
+    note "peer-access-native           skipped: one GPU (it waives) or no .carry/native-samples/peerAccess"
+  fi
 fi
 # Several VMs on one GPU: N = 1, 2, 4, 8 (bandwidth and compute mixes)
 # against one and N native processes; then four VMs of which one

@@ -1,7 +1,8 @@
 // Several devices in one VM (DeviceSet of host backends, as --gpus 0,0,0
 // makes on a machine without a GPU): device queries by ordinal, contexts on
-// each device, objects and memory freed on the device that made them, and
-// copies between devices.
+// each device, objects and memory freed on the device that made them,
+// copies between devices (staged through the VMM), and peer access: a CPU
+// kernel on one device reading another's memory.
 #include <cstring>
 
 #include "kvmtool-gpu/devices/vgpu/backends/device_set.h"
@@ -139,14 +140,45 @@ TEST_F(VgpuDevices, ObjectsAndMemoryGoWithTheirContextsDevice) {
     for (HostBackend* h : host) EXPECT_EQ(h->live_allocations(), 0u);
 }
 
-TEST_F(VgpuDevices, HostDevicesHaveNoPeerAccessButCopyAllTheSame) {
-    EXPECT_EQ(rig.call({.opcode = VGPU_OP_DEVICE_CAN_ACCESS_PEER, .args = {0, 1}}).r0, 0u);
-    EXPECT_EQ(rig.call({.opcode = VGPU_OP_DEVICE_CAN_ACCESS_PEER, .args = {1, 1}}).r0, 0u);
+TEST_F(VgpuDevices, HostDevicesAreEachOthersPeers) {
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_DEVICE_CAN_ACCESS_PEER, .args = {0, 1}}).r0, 1u);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_DEVICE_CAN_ACCESS_PEER, .args = {1, 1}}).r0, 0u); // not its own peer
     EXPECT_EQ(status({.opcode = VGPU_OP_DEVICE_CAN_ACCESS_PEER, .args = {0, 3}}), VGPU_ERROR_INVALID_DEVICE);
     const uint64_t c1 = context_on(1);
     context_on(0);
-    EXPECT_EQ(status({.opcode = VGPU_OP_CTX_ENABLE_PEER_ACCESS, .args = {c1, 0}}), VGPU_ERROR_PEER_ACCESS_UNSUPPORTED);
     EXPECT_EQ(status({.opcode = VGPU_OP_CTX_DISABLE_PEER_ACCESS, .args = {c1}}), VGPU_ERROR_PEER_ACCESS_NOT_ENABLED);
+    EXPECT_EQ(status({.opcode = VGPU_OP_CTX_ENABLE_PEER_ACCESS, .args = {c1, 0}}), VGPU_SUCCESS);
+    EXPECT_EQ(status({.opcode = VGPU_OP_CTX_ENABLE_PEER_ACCESS, .args = {c1, 0}}),
+              VGPU_ERROR_PEER_ACCESS_ALREADY_ENABLED);
+    EXPECT_EQ(status({.opcode = VGPU_OP_CTX_DISABLE_PEER_ACCESS, .args = {c1}}), VGPU_SUCCESS);
+}
+
+// A kernel on device 1 reads device 0's memory once device 1 has peer
+// access to it (as simpleP2P's kernel does over the bus); without it, the
+// read is an illegal address, as on a GPU without the mapping.
+TEST_F(VgpuDevices, AKernelReadsPeerMemoryOnlyWithPeerAccess) {
+    constexpr unsigned n = 256;
+    const uint64_t c0 = context_on(0);
+    const uint64_t on0 = rig.alloc(n * 4);
+    std::vector<float> v(n);
+    for (unsigned i = 0; i < n; ++i) v[i] = static_cast<float>(i);
+    rig.put(kDataGpa, v.data(), n * 4);
+    ASSERT_EQ(status({.opcode = VGPU_OP_MEMCPY_HTOD, .args = {on0, kDataGpa, n * 4, 0}}), VGPU_SUCCESS);
+    context_on(1);
+    const uint64_t a1 = rig.alloc(n * 4), c1out = rig.alloc(n * 4);
+    ASSERT_EQ(status({.opcode = VGPU_OP_MEMSET_D32, .args = {a1, 0x3f800000, n, 0}}), VGPU_SUCCESS); // 1.0f
+    uint64_t fn;
+    rig.module_with("vector_add", &fn);
+    unsigned count = n;
+    const std::vector<std::vector<uint8_t>> p = {bytes(on0), bytes(a1), bytes(c1out), bytes(count)};
+    ASSERT_EQ(status({.opcode = VGPU_OP_CTX_ENABLE_PEER_ACCESS, .args = {c0, 0}}), VGPU_SUCCESS);
+    ASSERT_EQ(rig.launch(fn, p, 1, 1, n, 1).status, VGPU_SUCCESS);
+    const auto got = read(c1out, n * 4);
+    float last;
+    std::memcpy(&last, got.data() + (n - 1) * 4, 4);
+    EXPECT_EQ(last, static_cast<float>(n - 1) + 1.0f);
+    ASSERT_EQ(status({.opcode = VGPU_OP_CTX_DISABLE_PEER_ACCESS, .args = {c0}}), VGPU_SUCCESS);
+    EXPECT_EQ(rig.launch(fn, p, 1, 1, n, 1).status, VGPU_ERROR_ILLEGAL_ADDRESS);
 }
 
 // A host backend that says it has a peer path (as CUDA does), so the

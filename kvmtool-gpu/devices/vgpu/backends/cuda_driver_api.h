@@ -30,7 +30,7 @@ namespace kvmgpu::vgpu {
     X(cuMemGetInfo, 3020) X(cuMemHostRegister, 6050) X(cuMemHostUnregister, 4000)                                \
     X(cuMemHostGetDevicePointer, 3020) X(cuMemHostAlloc, 2020) X(cuMemFreeHost, 2000)                            \
     X(cuMemcpyHtoDAsync, 3020) X(cuMemcpyDtoHAsync, 3020) X(cuMemcpyDtoDAsync, 3020) X(cuMemcpyPeerAsync, 4000)                         \
-    X(cuDeviceCanAccessPeer, 4000) X(cuCtxEnablePeerAccess, 4000) X(cuCtxDisablePeerAccess, 4000) X(cuMemsetD8Async, 3020) X(cuMemsetD16Async, 3020)    \
+    X(cuDeviceCanAccessPeer, 4000) X(cuCtxEnablePeerAccess, 4000) X(cuCtxDisablePeerAccess, 4000) X(cuDeviceGetP2PAttribute, 8000) X(cuDeviceGetPCIBusId, 4010) X(cuMemsetD8Async, 3020) X(cuMemsetD16Async, 3020)    \
     X(cuMemsetD32Async, 3020) X(cuModuleLoadData, 2000) X(cuModuleUnload, 2000) X(cuModuleGetFunction, 2000) X(cuModuleGetGlobal, 3020)     \
     X(cuFuncGetParamInfo, 12040) X(cuFuncGetAttribute, 2020) X(cuFuncSetAttribute, 9000)                                                                                \
     X(cuLaunchKernel, 4000) X(cuLaunchCooperativeKernel, 9000) X(cuStreamCreate, 2000) X(cuStreamSynchronize, 2000) X(cuStreamDestroy, 4000)        \

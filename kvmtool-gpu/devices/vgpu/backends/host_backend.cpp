@@ -51,12 +51,32 @@ Status HostBackend::unregister_guest_ram(void* host) {
 }
 
 uint8_t* HostBackend::translate(uint64_t dptr, uint64_t bytes) const {
+    if (uint8_t* p = translate_own(dptr, bytes)) return p;
+    for (const HostBackend* peer : peers_)
+        if (uint8_t* p = peer->translate_own(dptr, bytes)) return p;
+    return nullptr;
+}
+
+uint8_t* HostBackend::translate_own(uint64_t dptr, uint64_t bytes) const {
     auto it = allocs_.upper_bound(dptr);
     if (it != allocs_.begin()) {
         --it;
         if (range_inside(dptr, bytes, it->first, it->second.bytes)) return it->second.host + (dptr - it->first);
     }
     return ram_.host_of(dptr, bytes);
+}
+
+Status HostBackend::peer_can_access(GpuBackend& peer, int* out) {
+    *out = dynamic_cast<HostBackend*>(&peer) != nullptr && &peer != this;
+    return VGPU_SUCCESS;
+}
+
+Status HostBackend::peer_set_access(GpuBackend& peer, bool enable) {
+    const auto* other = dynamic_cast<const HostBackend*>(&peer);
+    if (!other || other == this) return VGPU_ERROR_PEER_ACCESS_UNSUPPORTED;
+    if (enable) peers_.insert(other);
+    else peers_.erase(other);
+    return VGPU_SUCCESS;
 }
 
 Status HostBackend::device_count(int* out) {
@@ -317,6 +337,7 @@ void HostBackend::drop_all() {
     modules_.clear();
     streams_.clear();
     events_.clear();
+    peers_.clear();
 }
 
 } // namespace kvmgpu::vgpu

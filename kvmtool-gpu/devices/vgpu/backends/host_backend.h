@@ -93,11 +93,20 @@ public:
     Status event_destroy(BackendEvent e) override;
     Status event_query(BackendEvent e) override;
 
+    // Peer access between host devices (a DeviceSet's, all in host RAM):
+    // possible between any two, and once enabled a CPU kernel on this device
+    // reaches the peer's allocations, as a GPU kernel reaches a peer's
+    // memory over the bus. Copies between devices stay the set's staged
+    // ones. Peers must outlive this backend's kernels (a set owns both).
+    Status peer_can_access(GpuBackend& peer, int* out) override;
+    Status peer_set_access(GpuBackend& peer, bool enable) override;
+
     // A CPU kernel's illegal address is treated as sticky, like a GPU's:
     // every allocation, module, stream and event is dropped.
     bool recover_from(Status s) override;
 
-    // DeviceAddressSpace, for the CPU kernels (and the copies).
+    // DeviceAddressSpace, for the CPU kernels (and the copies): this
+    // device's memory, then that of the peers it has access to.
     uint8_t* translate(uint64_t dptr, uint64_t bytes) const override;
 
     uint64_t live_allocations() const { return allocs_.size(); }
@@ -111,6 +120,7 @@ private:
         uint32_t flags;
         std::optional<uint64_t> ns; // set by record
     };
+    uint8_t* translate_own(uint64_t dptr, uint64_t bytes) const;
     bool stream_ok(BackendStream s) const { return s == 0 || streams_.count(s); }
     Status sg_copy(uint64_t dptr, std::span<const memmap::HostRun> runs, SgStrategy how, BackendStream s, bool htod);
     void drop_all();
@@ -131,6 +141,7 @@ private:
     std::map<BackendFunction, int> max_dynamic_shared_;
     uint64_t next_object_ = 0x1000; // module/stream/event ids: small numbers, not pointers
     std::vector<uint8_t> bounce_;
+    std::set<const HostBackend*> peers_; // peer access enabled to these
 };
 
 } // namespace kvmgpu::vgpu

@@ -1,0 +1,109 @@
+#include "kvmtool-gpu/bench/topology_probe.h"
+
+#include <cstdio>
+#include <iterator>
+#include <set>
+
+#include "kvmtool-gpu/bench/native_cuda.h"
+#include "kvmtool-gpu/bench/nvml_links.h"
+#ifdef KVMGPU_HAVE_CUDA_BACKEND
+#include "kvmtool-gpu/devices/vgpu/backends/cuda_driver_api.h"
+#endif
+
+namespace kvmgpu::bench {
+
+namespace {
+
+#ifdef KVMGPU_HAVE_CUDA_BACKEND
+
+// In the child: the driver's view of every pair of distinct GPUs, NVML's links.
+GpuTopology measure(const std::vector<int>& gpus, vgpu::BackendChoice backend) {
+    GpuTopology t;
+    std::string why;
+    const vgpu::CudaDriverApi* api = vgpu::CudaDriverApi::get(&why);
+    if (!api) {
+        t.host_backend = backend == vgpu::BackendChoice::Auto;
+        t.why = "no CUDA driver: " + why;
+        return t;
+    }
+    std::string nvml_why;
+    const auto nvml = NvmlLinks::open(&nvml_why);
+    t.link_source = nvml ? "NVML" : nvml_why;
+    const std::set<int> distinct(gpus.begin(), gpus.end());
+    for (auto ia = distinct.begin(); ia != distinct.end(); ++ia)
+        for (auto ib = std::next(ia); ib != distinct.end(); ++ib) {
+            GpuPair p;
+            p.a = *ia;
+            p.b = *ib;
+            CUdevice da, db;
+            if (api->cuDeviceGet(&da, p.a) != CUDA_SUCCESS || api->cuDeviceGet(&db, p.b) != CUDA_SUCCESS) {
+                t.why = "cuDeviceGet failed for GPU " + std::to_string(p.a) + " or " + std::to_string(p.b);
+                continue;
+            }
+            int ab = 0, ba = 0, atomics = 0, rank = -1;
+            api->cuDeviceCanAccessPeer(&ab, da, db);
+            api->cuDeviceCanAccessPeer(&ba, db, da);
+            p.peer_access = ab && ba;
+            if (api->cuDeviceGetP2PAttribute(&atomics, CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, da, db) ==
+                CUDA_SUCCESS)
+                p.native_atomics = atomics != 0;
+            if (api->cuDeviceGetP2PAttribute(&rank, CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, da, db) == CUDA_SUCCESS)
+                p.perf_rank = rank;
+            char bus_a[32] = {}, bus_b[32] = {};
+            NvlinkReport r;
+            std::string link_why;
+            if (nvml && api->cuDeviceGetPCIBusId(bus_a, sizeof bus_a - 1, da) == CUDA_SUCCESS &&
+                api->cuDeviceGetPCIBusId(bus_b, sizeof bus_b - 1, db) == CUDA_SUCCESS &&
+                nvml->between(bus_a, bus_b, &r, &link_why)) {
+                p.link = r.nvlink ? LinkKind::NvLink : LinkKind::Pcie;
+                p.nvlinks = r.links;
+            } else if (nvml) {
+                t.link_source = link_why.empty() ? "cuDeviceGetPCIBusId failed" : link_why;
+            }
+            t.pairs.push_back(p);
+        }
+    return t;
+}
+
+#else
+
+GpuTopology measure(const std::vector<int>&, vgpu::BackendChoice backend) {
+    GpuTopology t;
+    t.host_backend = backend == vgpu::BackendChoice::Auto;
+    t.why = "this VMM was built without cuda.h";
+    return t;
+}
+
+#endif
+
+} // namespace
+
+GpuTopology probe_topology(const std::vector<int>& gpus, vgpu::BackendChoice backend) {
+    if (backend == vgpu::BackendChoice::Host) {
+        GpuTopology t;
+        t.host_backend = true;
+        t.why = "--vgpu host";
+        return t;
+    }
+    BenchMeta scratch;
+    const auto lines = run_native_in_child(&scratch, [&](BenchMeta* m, const NativeEmit& emit) {
+        for (const auto& l : topology_lines(measure(gpus, backend))) emit(l);
+        m->native_baseline = true;
+    });
+    std::vector<BenchLine> parsed;
+    for (const auto& l : lines)
+        if (auto b = parse_bench_line(l, {"topo:"})) parsed.push_back(std::move(*b));
+    if (parsed.empty()) {
+        GpuTopology t;
+        t.why = "the topology probe returned nothing: " + scratch.get("native_baseline");
+        return t;
+    }
+    return topology_from_lines(parsed);
+}
+
+void print_device_pairs(const char* prefix, const GpuTopology& t, const std::vector<int>& gpus) {
+    for (const auto& line : device_pair_lines(t, gpus)) std::printf("%s: %s\n", prefix, line.c_str());
+    std::fflush(stdout);
+}
+
+} // namespace kvmgpu::bench

@@ -1,0 +1,23 @@
+// Measures a GpuTopology (gpu_topology.h) for the GPUs a VM's devices sit
+// on: the CUDA driver's peer attributes per pair of distinct GPUs and, where
+// NVML loads, the NVLink links between them. It runs in a forked child
+// (run_native_in_child), so this process never initialises CUDA.
+#pragma once
+
+#include <vector>
+
+#include "kvmtool-gpu/bench/gpu_topology.h"
+#include "kvmtool-gpu/devices/vgpu/backends/backend_factory.h"
+
+namespace kvmgpu::bench {
+
+// With BackendChoice::Host: the host backend's topology, nothing probed.
+// With Auto and no usable CUDA driver: the host backend's, saying why.
+// With Cuda and no driver: no pairs, `why` says so.
+GpuTopology probe_topology(const std::vector<int>& gpus, vgpu::BackendChoice backend);
+
+// Prints device_pair_lines (and, for bench multigpu, nothing more) as
+// "<prefix>: <line>" on stdout; nothing for one device.
+void print_device_pairs(const char* prefix, const GpuTopology& t, const std::vector<int>& gpus);
+
+} // namespace kvmgpu::bench
