@@ -59,7 +59,11 @@ const GpuPair* GpuTopology::pair(int a, int b) const {
 
 std::string link_text(const GpuPair& p) {
     if (p.link == LinkKind::NvLink)
-        return p.nvlinks > 0 ? "NVLink NV" + std::to_string(p.nvlinks) : "NVLink (through a switch)";
+    {
+        if (p.nvlinks > 0) return "NVLink NV" + std::to_string(p.nvlinks);
+        if (p.switch_nvlinks > 0) return "NVLink NV" + std::to_string(p.switch_nvlinks) + " through NVSwitch";
+        return "NVLink (through a switch)";
+    }
     if (!p.peer_access) return "no peer access";
     if (p.link == LinkKind::Pcie) return "PCIe";
     return "peer access (link type unknown)";
@@ -154,7 +158,7 @@ std::vector<std::string> topology_lines(const GpuTopology& t) {
         out.push_back("topo: a=" + std::to_string(p.a) + " b=" + std::to_string(p.b) +
                       " peer=" + (p.peer_access ? "1" : "0") + " atomics=" + (p.native_atomics ? "1" : "0") +
                       " rank=" + std::to_string(p.perf_rank) + " link=" + link_name(p.link) +
-                      " nvlinks=" + std::to_string(p.nvlinks));
+                      " nvlinks=" + std::to_string(p.nvlinks) + " switch_nvlinks=" + std::to_string(p.switch_nvlinks));
     return out;
 }
 
@@ -169,7 +173,8 @@ GpuTopology topology_from_lines(const std::vector<BenchLine>& lines) {
             continue;
         }
         const auto a = l.u64("a"), b = l.u64("b"), nv = l.u64("nvlinks");
-        if (!a || !b || *a >= *b || *b > 1024 || !nv || *nv > 64) continue;
+        const uint64_t sw = l.u64("switch_nvlinks").value_or(0);
+        if (!a || !b || *a >= *b || *b > 1024 || !nv || *nv > 64 || sw > 64) continue;
         GpuPair p;
         p.a = static_cast<int>(*a);
         p.b = static_cast<int>(*b);
@@ -180,6 +185,7 @@ GpuTopology topology_from_lines(const std::vector<BenchLine>& lines) {
         const std::string link = l.get("link");
         p.link = link == "nvlink" ? LinkKind::NvLink : link == "pcie" ? LinkKind::Pcie : LinkKind::Unknown;
         p.nvlinks = static_cast<int>(*nv);
+        p.switch_nvlinks = static_cast<int>(sw);
         t.pairs.push_back(p);
     }
     return t;

@@ -24,7 +24,8 @@ struct GpuPair {
     bool native_atomics = false; // CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED
     int perf_rank = -1;          // CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK; -1 unknown
     LinkKind link = LinkKind::Unknown;
-    int nvlinks = 0; // active NVLink links from a straight to b (NVML); 0 through a switch or unknown
+    int nvlinks = 0;        // active NVLink links from a straight to b (NVML)
+    int switch_nvlinks = 0; // active links from a to NVSwitches, when nvlinks is 0 (HGX boards)
 };
 
 struct GpuTopology {
@@ -37,7 +38,8 @@ struct GpuTopology {
     const GpuPair* pair(int a, int b) const;
 };
 
-// "NVLink NV18", "NVLink (through a switch)", "PCIe", "peer access (link
+// "NVLink NV18", "NVLink NV18 through NVSwitch" (nvidia-smi topo -m says
+// NV18 for both), "NVLink (through a switch)", "PCIe", "peer access (link
 // type unknown)" or "no peer access"; for a pair of distinct GPUs.
 std::string link_text(const GpuPair& p);
 

@@ -31,6 +31,8 @@ using P2pStatusFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, int, int*);
 using LinkStateFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned, int*);
 using RemotePciFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned, NvmlPciInfo*);
 using PciInfoFn = nvmlReturn_t (*)(nvmlDevice_t, NvmlPciInfo*);
+using RemoteTypeFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned, int*);
+constexpr int kNvmlNvlinkDeviceTypeSwitch = 2; // nvmlIntNvLinkDeviceType_t NVML_NVLINK_DEVICE_TYPE_SWITCH
 
 // Bus ids compare without case and without the domain's extra digits
 // (CUDA says "0000:18:00.0", NVML "00000000:18:00.0").
@@ -52,6 +54,7 @@ struct NvmlLinks::Impl {
     LinkStateFn link_state = nullptr;
     RemotePciFn remote_pci = nullptr;
     PciInfoFn pci_info = nullptr;
+    RemoteTypeFn remote_type = nullptr; // optional (older drivers lack it)
     ~Impl() {
         if (shutdown) shutdown();
         if (lib) dlclose(lib);
@@ -75,6 +78,7 @@ std::unique_ptr<NvmlLinks> NvmlLinks::open(std::string* why) {
     impl->link_state = reinterpret_cast<LinkStateFn>(sym("nvmlDeviceGetNvLinkState"));
     impl->remote_pci = reinterpret_cast<RemotePciFn>(sym("nvmlDeviceGetNvLinkRemotePciInfo_v2"));
     impl->pci_info = reinterpret_cast<PciInfoFn>(sym("nvmlDeviceGetPciInfo_v3"));
+    impl->remote_type = reinterpret_cast<RemoteTypeFn>(sym("nvmlDeviceGetNvLinkRemoteDeviceType"));
     if (!init || !impl->by_bus || !impl->p2p_status || !impl->link_state || !impl->remote_pci || !impl->pci_info) {
         *why = "NVML: an entry point is missing";
         return nullptr;
@@ -107,7 +111,11 @@ bool NvmlLinks::between(const std::string& bus_a, const std::string& bus_b, Nvli
         int active = 0;
         NvmlPciInfo remote{};
         if (impl_->link_state(a, link, &active) != kNvmlSuccess || active != kNvmlFeatureEnabled) continue;
+        int type = -1;
         if (impl_->remote_pci(a, link, &remote) == kNvmlSuccess && same_bus(remote.busId, pci_b.busId)) ++out->links;
+        else if (impl_->remote_type && impl_->remote_type(a, link, &type) == kNvmlSuccess &&
+                 type == kNvmlNvlinkDeviceTypeSwitch)
+            ++out->switch_links;
     }
     if (out->links > 0) out->nvlink = true;
     return true;

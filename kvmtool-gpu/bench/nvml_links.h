@@ -12,7 +12,8 @@ namespace kvmgpu::bench {
 
 struct NvlinkReport {
     bool nvlink = false; // NVML's P2P status for NVLink is OK
-    int links = 0;       // active links from a that end at b (0 through an NVSwitch)
+    int links = 0;       // active links from a that end at b
+    int switch_links = 0; // active links from a that end at an NVSwitch (HGX boards: every pair's path)
 };
 
 class NvmlLinks {

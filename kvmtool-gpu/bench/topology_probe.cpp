@@ -57,6 +57,7 @@ GpuTopology measure(const std::vector<int>& gpus, vgpu::BackendChoice backend) {
                 nvml->between(bus_a, bus_b, &r, &link_why)) {
                 p.link = r.nvlink ? LinkKind::NvLink : LinkKind::Pcie;
                 p.nvlinks = r.links;
+                p.switch_nvlinks = r.switch_links;
             } else if (nvml) {
                 t.link_source = link_why.empty() ? "cuDeviceGetPCIBusId failed" : link_why;
             }

@@ -42,6 +42,8 @@ TEST(GpuTopology, LinkKindsWithoutNvlink) {
     EXPECT_TRUE(has(device_pair_text(t, {1, 2}, 0, 1), "no peer access (peer copies staged through host memory"));
     GpuPair via_switch{.a = 0, .b = 1, .peer_access = true, .link = LinkKind::NvLink, .nvlinks = 0};
     EXPECT_EQ(link_text(via_switch), "NVLink (through a switch)");
+    via_switch.switch_nvlinks = 18; // an HGX board: every link of GPU 0 ends at an NVSwitch
+    EXPECT_EQ(link_text(via_switch), "NVLink NV18 through NVSwitch");
     // A pair the probe did not report (it failed): said, not guessed.
     GpuTopology failed;
     failed.why = "no CUDA driver: libcuda.so.1 not found";
