@@ -35,15 +35,19 @@ set(KVMGPU_CUDA_GUEST_GENCODE -gencode arch=compute_90,code=sm_90 -gencode arch=
     CACHE INTERNAL "nvcc targets of CUDA guests")
 
 # kvmgpu_add_cuda_guest(<name> SOURCES <x.cu|x.cpp|x.c...> [INCLUDES <dirs...>]
-#                       [NVCC_FLAGS <flags...>])
+#                       [NVCC_FLAGS <flags...>] [OUTPUT_DIR <dir>] [NATIVE])
 # builds ${KVMGPU_GUEST_DIR}/<name>.elf (target guest_<name>): nvcc compiles
 # each .cu (device code as a fatbin in the object; host code by the host
 # g++), CMake compiles the .cpp and .c files (as C++ and C) with the same
 # host flags and INCLUDES (also given to nvcc) and the toolkit's headers, and
 # g++ -static links them with the guest cudart and Driver API. Usable from
 # any CMakeLists.txt added after guest-stub/.
+# OUTPUT_DIR: the image goes to <dir>/<name>.elf instead, outside `all` and
+# `guests`. NATIVE: the same objects are also linked with NVIDIA's cudart
+# (libcudart_static, and the driver's stub libcuda) into <dir>/native/<name>
+# (target native_<name>), to run natively beside the guest.
 function(kvmgpu_add_cuda_guest name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;INCLUDES;NVCC_FLAGS" ${ARGN})
+  cmake_parse_arguments(ARG "NATIVE" "OUTPUT_DIR" "SOURCES;INCLUDES;NVCC_FLAGS" ${ARGN})
   if(NOT ARG_SOURCES)
     message(FATAL_ERROR "kvmgpu_add_cuda_guest(${name}): SOURCES is required")
   endif()
@@ -75,12 +79,38 @@ function(kvmgpu_add_cuda_guest name)
       list(APPEND other_sources ${abs})
     endif()
   endforeach()
+  # The program's own objects, shared by the guest and its native twin.
   set(target guest_${name})
-  add_executable(${target} ${objects} ${other_sources})
-  target_include_directories(${target} PRIVATE ${ARG_INCLUDES})
-  target_include_directories(${target} SYSTEM PRIVATE ${KVMGPU_NVCC_INCLUDE})
-  target_compile_options(${target} PRIVATE ${KVMGPU_CUDA_GUEST_HOST_FLAGS})
+  set(program_objects ${objects})
+  if(other_sources)
+    add_library(${target}_objects OBJECT ${other_sources})
+    target_include_directories(${target}_objects PRIVATE ${ARG_INCLUDES})
+    target_include_directories(${target}_objects SYSTEM PRIVATE ${KVMGPU_NVCC_INCLUDE})
+    target_compile_options(${target}_objects PRIVATE ${KVMGPU_CUDA_GUEST_HOST_FLAGS})
+    if(ARG_OUTPUT_DIR)
+      set_target_properties(${target}_objects PROPERTIES EXCLUDE_FROM_ALL TRUE)
+    endif()
+    list(APPEND program_objects $<TARGET_OBJECTS:${target}_objects>)
+  endif()
+  add_executable(${target} ${program_objects})
+  set_target_properties(${target} PROPERTIES LINKER_LANGUAGE CXX)
   target_link_libraries(${target} PRIVATE kvmgpu_linux_cudart)
   target_link_options(${target} PRIVATE -static)
-  kvmgpu_guest_image(${target} ${name})
+  if(NOT ARG_OUTPUT_DIR)
+    kvmgpu_guest_image(${target} ${name})
+  else()
+    set_target_properties(${target} PROPERTIES OUTPUT_NAME ${name} SUFFIX .elf
+                          RUNTIME_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIR} EXCLUDE_FROM_ALL TRUE)
+  endif()
+  if(ARG_NATIVE)
+    if(NOT ARG_OUTPUT_DIR)
+      message(FATAL_ERROR "kvmgpu_add_cuda_guest(${name}): NATIVE needs OUTPUT_DIR")
+    endif()
+    get_filename_component(cuda_root ${KVMGPU_NVCC_INCLUDE}/.. ABSOLUTE)
+    add_executable(native_${name} ${program_objects})
+    target_link_libraries(native_${name} PRIVATE ${cuda_root}/lib64/libcudart_static.a
+                          ${cuda_root}/lib64/stubs/libcuda.so dl pthread rt)
+    set_target_properties(native_${name} PROPERTIES LINKER_LANGUAGE CXX OUTPUT_NAME ${name} RUNTIME_OUTPUT_DIRECTORY
+                          ${ARG_OUTPUT_DIR}/native EXCLUDE_FROM_ALL TRUE)
+  endif()
 endfunction()
