@@ -8,6 +8,7 @@
 #        never commit its sources here)
 # Writes, under ${KVMGPU_BUILD_DIR:-build}/cuda-samples/:
 #   results.tsv     sample, category, guest (links|fails|skipped), native, reason
+#   results.md      the same as a Markdown table (docs/results/cuda-samples.md)
 #   logs/           each sample's build output, per side
 #   cuda-samples.tar.xz   guest/<sample>.elf and native/<sample> (stripped),
 #                   data/<sample>/ (the sample's data files), manifest + results
@@ -51,6 +52,9 @@ while IFS=$'\t' read -r sample category sources reason; do
   [ $native = fails ] && reason="${reason:+$reason; }native: $(why "$out/logs/native-$sample.log")"
   printf '%s\t%s\t%s\t%s\t%s\n' "$sample" "$category" $guest $native "$reason" >>"$results"
 done <"$manifest"
+
+awk -F'\t' 'NR == 1 { print "| sample | category | guest | native | why not |"; print "| --- | --- | --- | --- | --- |"; next }
+  { r = $5; gsub(/\|/, "\\|", r); printf "| %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, r }' "$results" >"$out/results.md"
 
 # The pack: stripped binaries and each sample's data files.
 pack=$out/pack
