@@ -110,6 +110,8 @@ function(kvmgpu_add_cuda_guest name)
     add_executable(native_${name} ${program_objects})
     target_link_libraries(native_${name} PRIVATE ${cuda_root}/lib64/libcudart_static.a
                           ${cuda_root}/lib64/stubs/libcuda.so dl pthread rt)
+    # As the VMM's own binaries: only glibc (and the driver) needed where it runs.
+    target_link_options(native_${name} PRIVATE -static-libstdc++ -static-libgcc)
     set_target_properties(native_${name} PROPERTIES LINKER_LANGUAGE CXX OUTPUT_NAME ${name} RUNTIME_OUTPUT_DIRECTORY
                           ${ARG_OUTPUT_DIR}/native EXCLUDE_FROM_ALL TRUE)
   endif()
