@@ -18,6 +18,14 @@ CUresult check_device(CUdevice dev)
 
 } // namespace
 
+extern "C" CUresult cuDriverGetVersion(int* version)
+{
+    if (version == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    *version = 13000;
+    return CUDA_SUCCESS;
+}
+
 extern "C" CUresult cuDeviceGetCount(int* count)
 {
     if (count == nullptr)

@@ -11,7 +11,8 @@
 #   results.md      the same as a Markdown table (docs/results/cuda-samples.md)
 #   logs/           each sample's build output, per side
 #   cuda-samples.tar.xz   guest/<sample>.elf and native/<sample> (stripped),
-#                   data/<sample>/ (the sample's data files), manifest + results
+#                   data/<sample>/ (the sample's data files and the .fatbin a
+#                   Driver API sample loads), manifest + results
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${KVMGPU_BUILD_DIR:-$repo/build}
@@ -63,8 +64,9 @@ while IFS=$'\t' read -r sample category guest native reason; do
   [ "$guest" = links ] && strip -o "$pack/guest/$sample.elf" "$out/cs_$sample.elf"
   [ "$native" = links ] && strip -o "$pack/native/$sample" "$out/native/cs_$sample"
   if [ "$guest" = links ] || [ "$native" = links ]; then
-    d=$src/Samples/$category/$sample/data
-    [ -d "$d" ] && mkdir -p "$pack/data/$sample" && cp -r "$d/." "$pack/data/$sample/"
+    for d in "$src/Samples/$category/$sample/data" "$out/fatbin/$sample"; do
+      [ -d "$d" ] && mkdir -p "$pack/data/$sample" && cp -r "$d/." "$pack/data/$sample/"
+    done
   fi
 done < <(tail -n +2 "$results")
 cp "$manifest" "$results" "$pack/"
