@@ -56,11 +56,10 @@ CUresult ring_failure_status()
         uint32_t st = mmio_read32(reg(VGPU_REG_STATUS));
         if ((st & VGPU_STATUS_BROKEN) != 0) {
             g.ring.set_failure(RingProducer::kBrokenRing);
-            platform::printf("vgpu: device marked the ring broken (error %u)\n",
-                   mmio_read32(reg(VGPU_REG_ERROR)));
+            platform::printf("vgpu: device marked the ring broken (error %u)\n", mmio_read32(reg(VGPU_REG_ERROR)));
         } else {
             platform::printf("vgpu: no completion within the timeout (producer %u consumer %u)\n",
-                   g.ring.producer(), g.ring.consumer());
+                             g.ring.producer(), g.ring.consumer());
         }
     }
     return static_cast<CUresult>(g.ring.failure());
@@ -97,7 +96,7 @@ CUresult init_device()
     uint32_t version = mmio_read32(reg(VGPU_REG_VERSION));
     if (magic != VGPU_MAGIC || version != VGPU_ABI_VERSION) {
         platform::printf("vgpu: no device (magic 0x%x version %u, want 0x%x version %u)\n", magic, version,
-               VGPU_MAGIC, VGPU_ABI_VERSION);
+                         VGPU_MAGIC, VGPU_ABI_VERSION);
         return CUDA_ERROR_NO_DEVICE;
     }
     g.info.features = mmio_read64(reg(VGPU_REG_FEATURES));
