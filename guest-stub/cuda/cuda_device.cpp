@@ -1,7 +1,8 @@
 // Device queries, context synchronization and error names.
+#include <string.h>
+
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
-#include "guest-stub/runtime/mem.h"
 
 using namespace guest::cuda;
 
@@ -16,6 +17,14 @@ CUresult check_device(CUdevice dev)
 }
 
 } // namespace
+
+extern "C" CUresult cuDriverGetVersion(int* version)
+{
+    if (version == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    *version = 13000;
+    return CUDA_SUCCESS;
+}
 
 extern "C" CUresult cuDeviceGetCount(int* count)
 {

@@ -7,7 +7,7 @@
 // by address, merged with free neighbours, and handed out first fit.
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
-#include "guest-stub/runtime/heap.h"
+#include "guest-stub/platform/platform.h"
 
 using namespace guest::cuda;
 
@@ -152,7 +152,7 @@ extern "C" CUresult cuMemHostAlloc(void** pp, size_t bytes, unsigned int flags)
         return CUDA_ERROR_OUT_OF_MEMORY;
     uint8_t* p = reuse_free_block(need);
     if (p == nullptr)
-        p = static_cast<uint8_t*>(guest::try_pinned_alloc_permanent(need, 0));
+        p = static_cast<uint8_t*>(guest::platform::try_pinned_alloc_permanent(need, 0));
     if (p == nullptr) {
         give_node(n);
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -186,7 +186,7 @@ CUresult register_pages(const uint8_t* p, uint64_t bytes, unsigned flags, uint64
         return r;
     uint64_t count = 0;
     CUresult r = CUDA_ERROR_INVALID_VALUE;
-    if (guest::build_sg(p, bytes, static_cast<vgpu_sg_entry*>(list), max_entries, &count) == guest::SgResult::kOk) {
+    if (guest::platform::build_sg(p, bytes, static_cast<vgpu_sg_entry*>(list), max_entries, &count) == guest::SgResult::kOk) {
         Call c;
         c.op = VGPU_OP_HOST_REGISTER;
         c.arg[0] = reinterpret_cast<uintptr_t>(list); // page-locked: GPA == VA
@@ -217,9 +217,9 @@ extern "C" CUresult cuMemHostRegister(void* p, size_t bytes, unsigned int flags)
     uint8_t* base = static_cast<uint8_t*>(p);
     uint64_t gpa;
     for (uint64_t off = 0; off < bytes; off += 4096) // every page mapped
-        if (!guest::virt_to_phys(base + off, &gpa))
+        if (!guest::platform::virt_to_phys(base + off, &gpa))
             return CUDA_ERROR_INVALID_VALUE;
-    if (!guest::virt_to_phys(base + bytes - 1, &gpa))
+    if (!guest::platform::virt_to_phys(base + bytes - 1, &gpa))
         return CUDA_ERROR_INVALID_VALUE;
     if (overlaps(g.registered, base, bytes) || overlaps(g.live, base, bytes))
         return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
@@ -227,7 +227,7 @@ extern "C" CUresult cuMemHostRegister(void* p, size_t bytes, unsigned int flags)
     if (n == nullptr)
         return CUDA_ERROR_OUT_OF_MEMORY;
     *n = Range{base, bytes, g.registered};
-    if (!guest::is_identity_ram(base, bytes)) {
+    if (!guest::platform::is_identity_ram(base, bytes)) {
         if (CUresult r = register_pages(base, bytes, flags, &n->registration, &n->dptr)) {
             give_node(n);
             return r;
@@ -272,7 +272,7 @@ extern "C" CUresult cuMemHostGetDevicePointer(CUdeviceptr* dptr, void* p, unsign
     if (owner == nullptr)
         return CUDA_ERROR_INVALID_VALUE; // not page-locked
     const uint64_t offset = static_cast<uint64_t>(q - owner->p), rest = owner->bytes - offset;
-    if (guest::is_identity_ram(q, rest))
+    if (guest::platform::is_identity_ram(q, rest))
         return vgpuGuestRamDevicePtr(dptr, q, rest);
     if (owner->dptr == 0)
         return CUDA_ERROR_NOT_SUPPORTED;

@@ -2,10 +2,11 @@
 // A host buffer that is physically contiguous (identity-mapped RAM: pinned
 // memory, .bss, the stack) goes as one GPA; anything else (the pageable
 // heap) as scatter-gather lists built from the page tables.
+#include <string.h>
+
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
-#include "guest-stub/runtime/heap.h"
-#include "guest-stub/runtime/mem.h"
+#include "guest-stub/platform/platform.h"
 
 using namespace guest::cuda;
 
@@ -30,7 +31,7 @@ CUresult copy_scattered(Dir dir, CUdeviceptr dptr, const void* host, size_t byte
         if (capacity > VGPU_MAX_SG_ENTRIES)
             capacity = VGPU_MAX_SG_ENTRIES;
         uint64_t count = 0;
-        guest::SgResult sr = guest::build_sg(p + done, bytes - done, list, capacity, &count);
+        guest::SgResult sr = guest::platform::build_sg(p + done, bytes - done, list, capacity, &count);
         if (sr != guest::SgResult::kOk && sr != guest::SgResult::kTooMany)
             return CUDA_ERROR_INVALID_VALUE; // unmapped guest memory
         uint64_t covered = 0;
@@ -92,7 +93,7 @@ CUresult copy(Dir dir, CUdeviceptr dptr, const void* host, size_t bytes, CUstrea
     if (registered_device_address(host, bytes, &registered)) // the copy engine, through the buffer's host alias
         return dir == Dir::kHtoD ? stream_op(VGPU_OP_MEMCPY_DTOD, dptr, registered, bytes, stream, async)
                                  : stream_op(VGPU_OP_MEMCPY_DTOD, registered, dptr, bytes, stream, async);
-    if (!guest::phys_contiguous(host, bytes, &gpa)) {
+    if (!guest::platform::phys_contiguous(host, bytes, &gpa)) {
         CUresult r = copy_scattered(dir, dptr, host, bytes, stream, VGPU_SG_AUTO, async);
         return async ? r : sync_point(r);
     }
@@ -164,7 +165,7 @@ CUresult copy_any(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream strea
     if (bytes == 0)
         return ready();
     uint64_t gpa;
-    if (!guest::virt_to_phys(dst_host, &gpa) || !guest::virt_to_phys(src_host, &gpa))
+    if (!guest::platform::virt_to_phys(dst_host, &gpa) || !guest::platform::virt_to_phys(src_host, &gpa))
         return CUDA_ERROR_INVALID_VALUE;
     if (CUresult r = cuStreamSynchronize(stream))
         return r;
@@ -307,7 +308,7 @@ extern "C" CUresult vgpuGuestRamDevicePtr(CUdeviceptr* dptr, const void* p, size
     if (dptr == nullptr || p == nullptr || bytes == 0)
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t gpa;
-    if (!guest::phys_contiguous(p, bytes, &gpa))
+    if (!guest::platform::phys_contiguous(p, bytes, &gpa))
         return CUDA_ERROR_INVALID_VALUE; // zero copy needs pinned (contiguous) memory
     Call c;
     c.op = VGPU_OP_GUEST_RAM_DEVICE_PTR;

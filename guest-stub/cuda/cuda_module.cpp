@@ -2,10 +2,11 @@
 // parameter buffer laid out by the layout the module defines
 // (VGPU_OP_LAUNCH_KERNEL_PACKED): in the ring slot when it fits, else from a
 // pinned scratch buffer the call waits for the device to take.
+#include <string.h>
+
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
-#include "guest-stub/runtime/heap.h"
-#include "guest-stub/runtime/mem.h"
+#include "guest-stub/platform/platform.h"
 
 using namespace guest::cuda;
 
@@ -97,7 +98,7 @@ extern "C" CUresult vgpuModuleLoadDataSized(CUmodule* module, const void* image,
         return r;
     uint64_t gpa;
     void* bounce = nullptr;
-    if (!guest::phys_contiguous(image, bytes, &gpa)) {
+    if (!guest::platform::phys_contiguous(image, bytes, &gpa)) {
         // A pageable image: the device takes one contiguous range, so copy
         // it to page-locked memory, given back once the vGPU has its copy.
         if (CUresult r = cuMemAllocHost(&bounce, bytes))

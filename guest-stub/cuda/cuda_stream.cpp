@@ -1,7 +1,8 @@
 // Streams and events.
+#include <string.h>
+
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
-#include "guest-stub/runtime/mem.h"
 
 using namespace guest::cuda;
 

@@ -140,6 +140,9 @@ extern "C" {
 
 // ---- initialization, device, context ------------------------------------
 CUresult cuInit(unsigned int flags);
+// The CUDA version this API follows (13000: CUDA 13.0); the vGPU does not
+// tell the guest its driver's.
+CUresult cuDriverGetVersion(int* version);
 CUresult cuDeviceGetCount(int* count);
 CUresult cuDeviceGet(CUdevice* device, int ordinal);
 CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev);

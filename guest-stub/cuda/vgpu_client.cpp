@@ -2,12 +2,10 @@
 // helpers, the SG-list pool and the function table (see vgpu_client.h).
 #include "guest-stub/cuda/vgpu_client.h"
 
-#include "guest-stub/runtime/boot.h"
-#include "guest-stub/runtime/console.h"
-#include "guest-stub/runtime/heap.h"
-#include "guest-stub/runtime/mem.h"
+#include <string.h>
+
+#include "guest-stub/platform/platform.h"
 #include "guest-stub/runtime/mmio.h"
-#include "guest-stub/runtime/tsc.h"
 #include "kvmtool-gpu/abi/platform_abi.h"
 
 namespace guest::cuda {
@@ -58,11 +56,10 @@ CUresult ring_failure_status()
         uint32_t st = mmio_read32(reg(VGPU_REG_STATUS));
         if ((st & VGPU_STATUS_BROKEN) != 0) {
             g.ring.set_failure(RingProducer::kBrokenRing);
-            printf("vgpu: device marked the ring broken (error %u)\n",
-                   mmio_read32(reg(VGPU_REG_ERROR)));
+            platform::printf("vgpu: device marked the ring broken (error %u)\n", mmio_read32(reg(VGPU_REG_ERROR)));
         } else {
-            printf("vgpu: no completion within the timeout (producer %u consumer %u)\n",
-                   g.ring.producer(), g.ring.consumer());
+            platform::printf("vgpu: no completion within the timeout (producer %u consumer %u)\n",
+                             g.ring.producer(), g.ring.consumer());
         }
     }
     return static_cast<CUresult>(g.ring.failure());
@@ -98,8 +95,8 @@ CUresult init_device()
     uint32_t magic = mmio_read32(reg(VGPU_REG_MAGIC));
     uint32_t version = mmio_read32(reg(VGPU_REG_VERSION));
     if (magic != VGPU_MAGIC || version != VGPU_ABI_VERSION) {
-        printf("vgpu: no device (magic 0x%x version %u, want 0x%x version %u)\n", magic, version,
-               VGPU_MAGIC, VGPU_ABI_VERSION);
+        platform::printf("vgpu: no device (magic 0x%x version %u, want 0x%x version %u)\n", magic, version,
+                         VGPU_MAGIC, VGPU_ABI_VERSION);
         return CUDA_ERROR_NO_DEVICE;
     }
     g.info.features = mmio_read64(reg(VGPU_REG_FEATURES));
@@ -107,7 +104,7 @@ CUresult init_device()
     g.info.doorbell_mode = mmio_read32(reg(VGPU_REG_DOORBELL_MODE));
     uint32_t max_ring = mmio_read32(reg(VGPU_REG_MAX_RING));
 
-    const Cmdline& cl = cmdline();
+    const Cmdline& cl = platform::options();
     uint64_t want = cl.get_u64("vgpu_ring", kDefaultRingEntries);
     if (want > max_ring)
         want = max_ring;
@@ -115,11 +112,11 @@ CUresult init_device()
         want = VGPU_MIN_RING;
     uint32_t entries = round_down_pow2(static_cast<uint32_t>(want));
     if (entries > max_ring) {
-        printf("vgpu: device accepts at most %u ring entries (< %u)\n", max_ring, VGPU_MIN_RING);
+        platform::printf("vgpu: device accepts at most %u ring entries (< %u)\n", max_ring, VGPU_MIN_RING);
         return CUDA_ERROR_NOT_SUPPORTED;
     }
     uint64_t bytes = vgpu_ring_bytes(entries);
-    void* mem = try_pinned_alloc_permanent(bytes, 4096);
+    void* mem = platform::try_pinned_alloc_permanent(bytes, 4096);
     if (mem == nullptr)
         return CUDA_ERROR_OUT_OF_MEMORY;
     memset(mem, 0, bytes);
@@ -131,7 +128,7 @@ CUresult init_device()
     rc.doorbell = g.info.doorbell_mode == VGPU_DOORBELL_POLL
                       ? nullptr
                       : reinterpret_cast<volatile uint32_t*>(reg(VGPU_DOORBELL_OFFSET));
-    rc.timeout_ticks = seconds_to_tsc(timeout_s == 0 ? 1 : timeout_s);
+    rc.timeout_ticks = platform::seconds_to_tsc(timeout_s == 0 ? 1 : timeout_s);
     if (!g.ring.init(rc))
         return CUDA_ERROR_UNKNOWN;
     g.ring.set_deferred(cl.get_bool("vgpu_deferred", false));
@@ -142,7 +139,7 @@ CUresult init_device()
     uint32_t status = mmio_read32(reg(VGPU_REG_STATUS));
     if ((status & VGPU_STATUS_ENABLED) == 0) {
         uint32_t err = mmio_read32(reg(VGPU_REG_ERROR));
-        printf("vgpu: device refused the ring (status 0x%x error %u)\n", status, err);
+        platform::printf("vgpu: device refused the ring (status 0x%x error %u)\n", status, err);
         return err != 0 ? static_cast<CUresult>(err) : CUDA_ERROR_NOT_INITIALIZED;
     }
     g.info.ring_entries = entries;
@@ -231,10 +228,10 @@ CUresult sync_point(CUresult own)
 CUresult sg_acquire(vgpu_sg_entry** entries, uint64_t* capacity)
 {
     if (g.sg_pool == nullptr) {
-        uint64_t n = cmdline().get_u64("vgpu_sg_entries", kDefaultSgEntries);
+        uint64_t n = platform::options().get_u64("vgpu_sg_entries", kDefaultSgEntries);
         if (n == 0 || n > VGPU_MAX_SG_ENTRIES)
             n = kDefaultSgEntries;
-        g.sg_pool = static_cast<vgpu_sg_entry*>(try_pinned_alloc_permanent(n * sizeof(vgpu_sg_entry), 0));
+        g.sg_pool = static_cast<vgpu_sg_entry*>(platform::try_pinned_alloc_permanent(n * sizeof(vgpu_sg_entry), 0));
         if (g.sg_pool == nullptr)
             return CUDA_ERROR_OUT_OF_MEMORY;
         g.sg_capacity = n;
@@ -277,7 +274,7 @@ void* arena_take(uint64_t bytes)
     const uint64_t need = (bytes + 7) & ~7ull;
     if (need > g.arena_left) {
         const uint64_t size = need > kLayoutArenaBytes ? need : kLayoutArenaBytes;
-        g.arena = static_cast<uint8_t*>(try_pinned_alloc_permanent(size, 0));
+        g.arena = static_cast<uint8_t*>(platform::try_pinned_alloc_permanent(size, 0));
         if (g.arena == nullptr)
             return nullptr;
         g.arena_left = size;
@@ -376,7 +373,7 @@ bool allocation_contains(uint64_t p, uint64_t bytes)
 uint8_t* param_scratch()
 {
     if (g.param_scratch == nullptr)
-        g.param_scratch = static_cast<uint8_t*>(try_pinned_alloc_permanent(VGPU_MAX_PARAM_BYTES, 0));
+        g.param_scratch = static_cast<uint8_t*>(platform::try_pinned_alloc_permanent(VGPU_MAX_PARAM_BYTES, 0));
     return g.param_scratch;
 }
 

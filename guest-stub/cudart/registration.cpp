@@ -7,8 +7,7 @@
 #include <stdint.h>
 
 #include "guest-stub/cudart/cudart_internal.h"
-#include "guest-stub/runtime/console.h"
-#include "guest-stub/runtime/exit.h"
+#include "guest-stub/platform/platform.h"
 
 namespace {
 
@@ -83,8 +82,8 @@ int fatbin_of(void** handle)
 // table overflow ends the run with a clear line instead.
 [[noreturn]] void registration_full(const char* what, int limit)
 {
-    guest::printf("cudart: more than %d registered %s (raise the limit in cudart/registration.cpp)\n", limit, what);
-    guest::exit(guest::kExitPanic);
+    guest::platform::printf("cudart: more than %d registered %s (raise the limit in cudart/registration.cpp)\n", limit, what);
+    guest::platform::exit(guest::kExitPanic);
 }
 
 cudaError_t module_for(int fatbin, int dev, CUmodule* out)
@@ -110,7 +109,7 @@ cudaError_t function_for(Kernel& k, CUfunction* out)
         if (CUresult r = cuModuleGetFunction(&k.function[dev], m, k.device_name)) {
             k.function[dev] = nullptr;
             if (r == CUDA_ERROR_NOT_FOUND) {
-                guest::printf("cudart: kernel %s is not in its module on this vGPU (the host backend runs only "
+                guest::platform::printf("cudart: kernel %s is not in its module on this vGPU (the host backend runs only "
                               "its reference kernels)\n", k.device_name);
                 return cudaErrorInvalidDeviceFunction;
             }
@@ -238,9 +237,9 @@ void** __cudaRegisterFatBinary(void* fat_cubin)
 {
     const auto* w = static_cast<const FatbinWrapper*>(fat_cubin);
     if (w == nullptr || w->magic != kFatbinWrapperMagic) {
-        guest::printf("cudart: __cudaRegisterFatBinary: not an nvcc fat binary wrapper (magic 0x%x)\n",
+        guest::platform::printf("cudart: __cudaRegisterFatBinary: not an nvcc fat binary wrapper (magic 0x%x)\n",
                       w != nullptr ? w->magic : 0u);
-        guest::exit(guest::kExitPanic);
+        guest::platform::exit(guest::kExitPanic);
     }
     if (g_fatbin_count == kMaxFatbins)
         registration_full("fat binaries", kMaxFatbins);
@@ -270,8 +269,8 @@ void __cudaRegisterFunction(void** handle, const char* host_fn, char* device_fn,
 {
     const int fb = fatbin_of(handle);
     if (fb < 0) {
-        guest::printf("cudart: __cudaRegisterFunction(%s): unknown fat binary handle\n", device_fn);
-        guest::exit(guest::kExitPanic);
+        guest::platform::printf("cudart: __cudaRegisterFunction(%s): unknown fat binary handle\n", device_fn);
+        guest::platform::exit(guest::kExitPanic);
     }
     if (g_kernel_count == kMaxKernels)
         registration_full("kernels", kMaxKernels);
@@ -283,8 +282,8 @@ void __cudaRegisterVar(void** handle, char* host_var, char* device_address, cons
 {
     const int fb = fatbin_of(handle);
     if (fb < 0) {
-        guest::printf("cudart: __cudaRegisterVar(%s): unknown fat binary handle\n", device_name);
-        guest::exit(guest::kExitPanic);
+        guest::platform::printf("cudart: __cudaRegisterVar(%s): unknown fat binary handle\n", device_name);
+        guest::platform::exit(guest::kExitPanic);
     }
     if (g_var_count == kMaxVars)
         registration_full("device variables", kMaxVars);

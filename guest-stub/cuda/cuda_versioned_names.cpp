@@ -1,0 +1,61 @@
+// The names NVIDIA's cuda.h gives these calls: its macros turn cuMemAlloc
+// into cuMemAlloc_v2, cuCtxCreate into cuCtxCreate_v4 and so on, so a
+// program built against cuda.h links against the versioned symbols. The
+// guest's functions already have those versions' signatures (CUDA 13); each
+// versioned name calls its unversioned one.
+#include "guest-stub/cuda/guest_cuda.h"
+
+extern "C" {
+
+CUresult cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* params, unsigned int flags, CUdevice dev)
+{
+    return cuCtxCreate(pctx, params, flags, dev);
+}
+CUresult cuCtxDestroy_v2(CUcontext ctx) { return cuCtxDestroy(ctx); }
+CUresult cuCtxPushCurrent_v2(CUcontext ctx) { return cuCtxPushCurrent(ctx); }
+CUresult cuCtxPopCurrent_v2(CUcontext* pctx) { return cuCtxPopCurrent(pctx); }
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) { return cuDevicePrimaryCtxRelease(dev); }
+CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) { return cuDevicePrimaryCtxReset(dev); }
+CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
+{
+    return cuDevicePrimaryCtxSetFlags(dev, flags);
+}
+CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) { return cuDeviceTotalMem(bytes, dev); }
+CUresult cuEventDestroy_v2(CUevent event) { return cuEventDestroy(event); }
+CUresult cuEventElapsedTime_v2(float* ms, CUevent start, CUevent end) { return cuEventElapsedTime(ms, start, end); }
+CUresult cuStreamDestroy_v2(CUstream stream) { return cuStreamDestroy(stream); }
+CUresult cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule module, const char* name)
+{
+    return cuModuleGetGlobal(dptr, bytes, module, name);
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytes) { return cuMemAlloc(dptr, bytes); }
+CUresult cuMemFree_v2(CUdeviceptr dptr) { return cuMemFree(dptr); }
+CUresult cuMemGetInfo_v2(size_t* free, size_t* total) { return cuMemGetInfo(free, total); }
+CUresult cuMemAllocHost_v2(void** pp, size_t bytes) { return cuMemAllocHost(pp, bytes); }
+CUresult cuMemHostRegister_v2(void* p, size_t bytes, unsigned int flags) { return cuMemHostRegister(p, bytes, flags); }
+CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr* dptr, void* p, unsigned int flags)
+{
+    return cuMemHostGetDevicePointer(dptr, p, flags);
+}
+
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, size_t bytes) { return cuMemcpyHtoD(dst, src, bytes); }
+CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t bytes) { return cuMemcpyDtoH(dst, src, bytes); }
+CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes) { return cuMemcpyDtoD(dst, src, bytes); }
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t bytes, CUstream stream)
+{
+    return cuMemcpyHtoDAsync(dst, src, bytes, stream);
+}
+CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t bytes, CUstream stream)
+{
+    return cuMemcpyDtoHAsync(dst, src, bytes, stream);
+}
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream)
+{
+    return cuMemcpyDtoDAsync(dst, src, bytes, stream);
+}
+CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, size_t count) { return cuMemsetD8(dst, value, count); }
+CUresult cuMemsetD16_v2(CUdeviceptr dst, unsigned short value, size_t count) { return cuMemsetD16(dst, value, count); }
+CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned int value, size_t count) { return cuMemsetD32(dst, value, count); }
+
+} // extern "C"

@@ -1,0 +1,10 @@
+// Profiler control (cuda_profiler_api.h). No profiler runs in the guest, so
+// starting and stopping collection has nothing to switch, as for a native
+// process with no profiler attached; a sticky error still reports.
+#include <cuda_profiler_api.h>
+
+#include "guest-stub/cudart/cudart_internal.h"
+
+cudaError_t cudaProfilerStart(void) { return guest::cudart::sticky_error(); }
+
+cudaError_t cudaProfilerStop(void) { return guest::cudart::sticky_error(); }
