@@ -26,6 +26,8 @@ public:
     kvm_sregs sregs() const;
     void set_sregs(const kvm_sregs& s);
     void set_fpu(const kvm_fpu& f);
+    // KVM_SET_MSRS; throws KvmError unless KVM took every entry.
+    void set_msrs(const std::vector<kvm_msr_entry>& entries);
     void set_cpuid(const std::vector<kvm_cpuid_entry2>& entries);
     // KVM_GET_TSC_KHZ, 0 when unknown.
     uint64_t tsc_khz() const;
