@@ -129,7 +129,9 @@ VirtualMachine::VirtualMachine(const KvmSystem& kvm, VmOptions opts) : opts_(std
             [console = console_](std::string_view text) { console->write_text(text); });
         const auto& li = linux_->image();
         image_ = LoadedImage{li.entry, li.lowest, li.end, 0};
-        linux_->prepare_vcpu(*vcpu_);
+        const int sync = kvm.check_extension(KVM_CAP_SYNC_REGS);
+        constexpr int kNeeded = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS;
+        linux_->prepare_vcpu(*vcpu_, opts_.linux.sync_regs && sync > 0 && (sync & kNeeded) == kNeeded);
     } else {
         write_boot_structures(memory_, params);
         vcpu_->set_sregs(long_mode_sregs(vcpu_->sregs()));

@@ -86,7 +86,8 @@ LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& m
     server_->address_space().reserve(image_.lowest, brk_start);
 }
 
-void LinuxProcess::prepare_vcpu(VcpuFd& vcpu) const {
+void LinuxProcess::prepare_vcpu(VcpuFd& vcpu, bool sync_regs) {
+    sync_regs_ = sync_regs;
     vcpu.set_sregs(linux_sregs(vcpu.sregs()));
     vcpu.set_msrs(linux_syscall_msrs());
     kvm_regs r = entry_regs(image_.entry);
@@ -94,11 +95,14 @@ void LinuxProcess::prepare_vcpu(VcpuFd& vcpu) const {
     r.rsp = sp_;
     vcpu.set_regs(r);
     vcpu.set_fpu(initial_fpu());
+    if (sync_regs_) vcpu.enable_sync_regs();
 }
 
 std::optional<SyscallOutcome> LinuxProcess::on_port_write(VcpuFd& vcpu) {
-    kvm_regs r = vcpu.regs();
-    kvm_sregs s = vcpu.sregs();
+    // With sync regs (prepare_vcpu) the state is in the kvm_run page: no ioctl.
+    const bool synced = vcpu.sync_regs_enabled();
+    kvm_regs r = synced ? vcpu.synced().regs : vcpu.regs();
+    kvm_sregs s = synced ? vcpu.synced().sregs : vcpu.sregs();
     // Only the stub's `out` (RIP is the instruction after it) is a system
     // call. CS is not checked: kvm-pvm reports the ring-3 selector here.
     // Ring-3 code that jumps to the stub itself gets what `syscall` gives.
@@ -115,12 +119,26 @@ std::optional<SyscallOutcome> LinuxProcess::on_port_write(VcpuFd& vcpu) {
     r.rip = r.rcx;
     r.rflags = (r.r11 & ~(kRflagsRf | kRflagsVm)) | kRflagsReserved;
     const kvm_sregs user = linux_sregs(s);
+    // The segment state is written only when it differs (on kvm-pvm CS and
+    // SS already read as ring 3's here; VMX and SVM show the kernel's).
+    const bool sregs_change = s.cs.selector != user.cs.selector || s.ss.selector != user.ss.selector ||
+                              s.cs.dpl != 3 || s.fs.base != cpu.fs_base || s.gs.base != cpu.gs_base;
     s.cs = user.cs;
     s.ss = user.ss;
     s.fs.base = cpu.fs_base;
     s.gs.base = cpu.gs_base;
-    vcpu.set_regs(r);
-    vcpu.set_sregs(s);
+    if (synced) {
+        vcpu.synced().regs = r;
+        uint64_t dirty = KVM_SYNC_X86_REGS;
+        if (sregs_change) {
+            vcpu.synced().sregs = s;
+            dirty |= KVM_SYNC_X86_SREGS;
+        }
+        vcpu.mark_synced_dirty(dirty);
+    } else {
+        vcpu.set_regs(r);
+        if (sregs_change) vcpu.set_sregs(s);
+    }
     return out;
 }
 

@@ -24,6 +24,7 @@ struct LinuxGuestOptions {
     std::vector<std::string> env;   // "K=V", after the defaults HOME=/ PATH=/ TERM=dumb
     std::string share_dir;          // empty: no files
     bool share_read_only = false;
+    bool sync_regs = true;          // exchange registers through kvm_run where KVM can (--no-sync-regs: ioctls)
 };
 
 // Where things go in a guest of `ram` bytes: stack at the top (8 MiB, 2 MiB
@@ -43,8 +44,9 @@ public:
                  const LinuxGuestOptions& opts, BootParams boot, uint64_t hwcap,
                  std::function<void(std::string_view)> console_text);
 
-    // Registers and MSRs for the first KVM_RUN.
-    void prepare_vcpu(VcpuFd& vcpu) const;
+    // Registers and MSRs for the first KVM_RUN; `sync_regs`: KVM offers
+    // KVM_CAP_SYNC_REGS, so system calls exchange registers without ioctls.
+    void prepare_vcpu(VcpuFd& vcpu, bool sync_regs);
 
     // A write to KVMGPU_LINUX_SYSCALL_PORT: serves the call if it came from
     // the stub (nullopt otherwise: a stray port write from ring 3) and puts
@@ -59,6 +61,7 @@ public:
 private:
     LinuxImage image_;
     uint64_t sp_ = 0;
+    bool sync_regs_ = false;
     std::unique_ptr<SyscallServer> server_;
 };
 
