@@ -16,37 +16,14 @@ using memmap::hex;
 
 namespace {
 
-constexpr uint32_t kMaxProgramHeaders = 64;
-
-[[noreturn]] void refuse(const std::string& why) { throw ImageError("guest image refused: " + why); }
-
-template <typename T>
-T read_at(const ImageSource& file, uint64_t offset, const char* what) {
-    uint64_t end;
-    if (__builtin_add_overflow(offset, sizeof(T), &end) || end > file.size())
-        refuse(std::string(what) + " lies past the end of the file (truncated?)");
-    T out;
-    file.read(offset, &out, sizeof(T));
-    return out;
-}
-
-Elf64_Ehdr checked_header(const ImageSource& file) {
-    const auto eh = read_at<Elf64_Ehdr>(file, 0, "ELF header");
-    if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) refuse("not an ELF file");
-    if (eh.e_ident[EI_CLASS] != ELFCLASS64) refuse("not a 64-bit ELF");
-    if (eh.e_ident[EI_DATA] != ELFDATA2LSB) refuse("not little-endian");
-    if (eh.e_machine != EM_X86_64) refuse("not an x86-64 image (e_machine " + std::to_string(eh.e_machine) + ")");
-    if (eh.e_phentsize != sizeof(Elf64_Phdr)) refuse("bad program header size");
-    if (eh.e_phnum == 0 || eh.e_phnum > kMaxProgramHeaders)
-        refuse("program header count " + std::to_string(eh.e_phnum) + " outside 1.." +
-               std::to_string(kMaxProgramHeaders));
-    return eh;
-}
+using elf_check::checked_header;
+using elf_check::read_struct;
+using elf_check::refuse;
 
 std::vector<Elf64_Phdr> program_headers(const ImageSource& file, const Elf64_Ehdr& eh) {
     std::vector<Elf64_Phdr> out;
     for (uint32_t i = 0; i < eh.e_phnum; ++i)
-        out.push_back(read_at<Elf64_Phdr>(file, eh.e_phoff + uint64_t{i} * sizeof(Elf64_Phdr), "program header"));
+        out.push_back(read_struct<Elf64_Phdr>(file, eh.e_phoff + uint64_t{i} * sizeof(Elf64_Phdr), "program header"));
     return out;
 }
 
