@@ -49,7 +49,7 @@ LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& m
     if (!opts.share_dir.empty()) so.share = std::make_shared<ShareRoot>(opts.share_dir, opts.share_read_only);
     so.console_text = std::move(console_text);
     so.seed = boot.seed;
-    so.exe_name = base_name(exe_path);
+    const std::string exe_name = base_name(exe_path);
     struct utsname u {};
     if (::uname(&u) == 0) so.kernel_release = u.release;
 
@@ -63,11 +63,11 @@ LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& m
 
     // Start-up stack: argv[0] is the program's file name, as a shell gives it.
     StartupInfo info;
-    info.argv.push_back(so.exe_name);
+    info.argv.push_back(exe_name);
     info.argv.insert(info.argv.end(), opts.args.begin(), opts.args.end());
     info.envp = {"HOME=/", "PATH=/", "TERM=dumb"};
     info.envp.insert(info.envp.end(), opts.env.begin(), opts.env.end());
-    info.execfn = "/" + so.exe_name;
+    info.execfn = "/" + exe_name;
     uint64_t r = boot.seed * 0x9e3779b97f4a7c15ull + 1;
     for (auto& b : info.random) b = static_cast<uint8_t>((r = r * 6364136223846793005ull + 1442695040888963407ull) >> 56);
     info.auxv = {{AT_PHDR, image_.phdr},   {AT_PHENT, sizeof(Elf64_Phdr)}, {AT_PHNUM, image_.phnum},

@@ -52,7 +52,6 @@ struct ServerOptions {
     std::shared_ptr<const ShareRoot> share;               // null: no files
     std::function<void(std::string_view)> console_text;   // stdout and stderr bytes
     uint64_t seed = 1;                                    // getrandom's generator
-    std::string exe_name = "prog";                        // what the guest's argv[0] names
     std::string kernel_release = "6.1.0";                 // uname's release
 };
 
