@@ -25,17 +25,26 @@ constexpr uint64_t kMiB = 1ull << 20, kRam = 16 * kMiB;
     __builtin_trap();
 }
 
-// The share: a scratch directory made once per process, read-only to the
-// server so inputs cannot fill the disk.
-const std::string& share_dir() {
-    static const std::string dir = [] {
+// The share: a scratch directory made once per process (removed at its
+// exit), read-only to the server so inputs cannot fill the disk.
+struct ScratchShare {
+    std::string dir;
+    ScratchShare() {
         char tmpl[] = "/tmp/kvmgpu-syscall-fuzz-XXXXXX";
         if (!mkdtemp(tmpl)) std::abort();
-        std::ofstream(std::string(tmpl) + "/input.txt") << "fuzz input file\n";
-        std::filesystem::create_directory(std::string(tmpl) + "/sub");
-        return std::string(tmpl);
-    }();
-    return dir;
+        dir = tmpl;
+        std::ofstream(dir + "/input.txt") << "fuzz input file\n";
+        std::filesystem::create_directory(dir + "/sub");
+    }
+    ~ScratchShare() {
+        std::error_code ignored;
+        std::filesystem::remove_all(dir, ignored);
+    }
+};
+
+const std::string& share_dir() {
+    static const ScratchShare share;
+    return share.dir;
 }
 
 constexpr uint64_t kServed[] = {
