@@ -103,10 +103,12 @@ std::optional<SyscallOutcome> LinuxProcess::on_port_write(VcpuFd& vcpu) {
     const bool synced = vcpu.sync_regs_enabled();
     kvm_regs r = synced ? vcpu.synced().regs : vcpu.regs();
     kvm_sregs s = synced ? vcpu.synced().sregs : vcpu.sregs();
-    // Only the stub's `out` (RIP is the instruction after it) is a system
-    // call. CS is not checked: kvm-pvm reports the ring-3 selector here.
-    // Ring-3 code that jumps to the stub itself gets what `syscall` gives.
-    if (r.rip != KVMGPU_LINUX_SYSCALL_STUB_GPA + 2) return std::nullopt;
+    // Only the stub's `out` is a system call. kvm-pvm exits with RIP after
+    // it; VMX and SVM (fast PIO) exit with RIP on it and would step over it
+    // at the next KVM_RUN, which they skip once RIP has moved (as below).
+    // CS is not checked: kvm-pvm reports the ring-3 selector here. Ring-3
+    // code that jumps to the stub itself gets what `syscall` gives.
+    if (r.rip != KVMGPU_LINUX_SYSCALL_STUB_GPA && r.rip != KVMGPU_LINUX_SYSCALL_STUB_GPA + 2) return std::nullopt;
     SyscallCall call;
     call.nr = r.rax;
     const uint64_t args[6] = {r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9};
