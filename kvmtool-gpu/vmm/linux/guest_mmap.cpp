@@ -101,6 +101,20 @@ void GuestAddressSpace::take_back(uint64_t start, uint64_t end) {
     free_.add(start, end);
 }
 
+void GuestAddressSpace::zero_in_use(uint64_t addr, uint64_t len) {
+    uint64_t end;
+    if (__builtin_add_overflow(addr, len, &end)) end = UINT64_MAX;
+    const uint64_t s = std::max(addr, lo_), e = std::min(end, hi_);
+    if (s >= e) return;
+    IntervalSet used;
+    used.add(s, e);
+    free_.for_each_overlap(s, e, [&](uint64_t fs, uint64_t fe) { used.remove(fs, fe); });
+    used.for_each_overlap(s, e, [&](uint64_t us, uint64_t ue) {
+        // SAFETY: [us, ue) lies inside the managed range, inside guest RAM (checked at construction).
+        if (auto host = mem_.translate(memmap::GuestPhysAddr{us}, ue - us)) std::memset(host->data(), 0, ue - us);
+    });
+}
+
 uint64_t GuestAddressSpace::brk(uint64_t want) {
     if (want < brk_start_ || want > hi_) return brk_;
     const uint64_t cur_end = (brk_ + kPage - 1) & ~(kPage - 1);

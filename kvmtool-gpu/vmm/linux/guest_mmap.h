@@ -69,6 +69,10 @@ public:
     // Marks [start, end) used for good (the program's own pages).
     void reserve(uint64_t start, uint64_t end) { free_.remove(start, end); }
 
+    // MADV_DONTNEED on private anonymous memory: the in-use pages of
+    // [addr, addr+len) inside the managed range read as zero afterwards.
+    void zero_in_use(uint64_t addr, uint64_t len);
+
     bool in_managed(uint64_t addr, uint64_t len) const;
     bool is_mapped(uint64_t addr, uint64_t len) const; // every page handed out
     uint64_t free_bytes() const { return free_.total(); }

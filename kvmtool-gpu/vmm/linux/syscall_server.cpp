@@ -56,7 +56,7 @@ int64_t SyscallServer::dispatch(const SyscallCall& c, CpuState& cpu, SyscallOutc
     case SYS_munmap: return sys_munmap(a[0], a[1]);
     case SYS_mprotect: return sys_mprotect(a[0], a[1], a[2]);
     case SYS_mremap: return sys_mremap(a);
-    case SYS_madvise: return sys_madvise(a[0], a[1]);
+    case SYS_madvise: return sys_madvise(a[0], a[1], a[2]);
     // files
     case SYS_read: return sys_read(a[0], a[1], a[2], -1);
     case SYS_write: return sys_write(a[0], a[1], a[2], -1);

@@ -82,7 +82,7 @@ private:
     int64_t sys_munmap(uint64_t addr, uint64_t len);
     int64_t sys_mprotect(uint64_t addr, uint64_t len, uint64_t prot);
     int64_t sys_mremap(const uint64_t* a);
-    int64_t sys_madvise(uint64_t addr, uint64_t len);
+    int64_t sys_madvise(uint64_t addr, uint64_t len, uint64_t advice);
     // syscalls_files.cpp
     int64_t sys_read(uint64_t fd, uint64_t buf, uint64_t len, int64_t offset);
     int64_t sys_write(uint64_t fd, uint64_t buf, uint64_t len, int64_t offset);

@@ -95,9 +95,12 @@ int64_t SyscallServer::sys_mremap(const uint64_t* a) {
     return got ? static_cast<int64_t>(*got) : -ENOMEM;
 }
 
-int64_t SyscallServer::sys_madvise(uint64_t addr, uint64_t) {
+int64_t SyscallServer::sys_madvise(uint64_t addr, uint64_t len, uint64_t advice) {
     if (addr % kPage) return -EINVAL;
-    return 0; // advice only; MADV_DONTNEED's zeroing is not reproduced (see docs)
+    // MADV_DONTNEED: private anonymous pages read as zero afterwards, which
+    // some allocators rely on. Other advice changes nothing here.
+    if (advice == MADV_DONTNEED) space_.zero_in_use(addr, len);
+    return 0;
 }
 
 } // namespace kvmgpu::linux_abi

@@ -121,7 +121,18 @@ TEST_F(Server, MemoryCalls) {
     EXPECT_EQ(ret(SYS_munmap, m + 1, 4096), -EINVAL);
     EXPECT_EQ(ret(SYS_mprotect, kBuf, 4096, PROT_READ), 0);
     EXPECT_EQ(ret(SYS_mprotect, kRam, 4096, PROT_READ), -ENOMEM);
+    std::memset(at(kBuf), 0x77, 8192);
+    EXPECT_EQ(ret(SYS_madvise, kBuf, 4096, MADV_WILLNEED), 0);
+    EXPECT_EQ(at(kBuf)[0], 0x77);
     EXPECT_EQ(ret(SYS_madvise, kBuf, 4096, MADV_DONTNEED), 0);
+    EXPECT_EQ(at(kBuf)[0], 0);       // reads as zero, as Linux gives it
+    EXPECT_EQ(at(kBuf + 4096)[0], 0x77);
+    at(30 * kMiB)[0] = 0x55; // the stack: not what brk and mmap handed out, left alone
+    EXPECT_EQ(ret(SYS_madvise, 30 * kMiB, 4096, MADV_DONTNEED), 0);
+    EXPECT_EQ(at(30 * kMiB)[0], 0x55);
+    EXPECT_EQ(ret(SYS_madvise, 0, ~0ull, MADV_DONTNEED), 0); // wraps: clamped, no crash
+    EXPECT_EQ(at(30 * kMiB)[0], 0x55);
+    EXPECT_EQ(at(kBuf + 4096)[0], 0);
     const int64_t r = ret(SYS_mremap, kBuf, kMiB, 2 * kMiB, 1 /* MREMAP_MAYMOVE */);
     EXPECT_GT(r, 0);
     EXPECT_EQ(ret(SYS_mremap, 0x123000, 4096, 8192, 1), -ENOMEM); // not a mapping
