@@ -3,7 +3,9 @@
  *
  * Freestanding-safe: no libc, usable from the guest build and the VMM alike.
  * Every layout here is checked with static asserts; bump
- * KVMGPU_PLATFORM_ABI_VERSION on any change. */
+ * KVMGPU_PLATFORM_ABI_VERSION on any change. Linux-ABI guests (static
+ * Linux executables) keep the MMIO window and the boot info and add
+ * linux_abi.h: identity map, AT_KVMGPU_BOOT_INFO, the system-call stub. */
 #ifndef KVMGPU_ABI_PLATFORM_ABI_H
 #define KVMGPU_ABI_PLATFORM_ABI_H
 

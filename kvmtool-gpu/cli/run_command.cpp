@@ -28,7 +28,7 @@ const char* run_help() {
     static std::string text;
     if (!text.empty()) return text.c_str();
     char buf[4096];
-    std::snprintf(buf, sizeof buf, "usage: kvmtool-gpu run --guest <image|name> [options]\n"
+    std::snprintf(buf, sizeof buf, "usage: kvmtool-gpu run --guest <image|name> [options] [-- guest arguments]\n"
            "\n"
            "Boots a guest on KVM (or several at once: --vms) and reports how it ended.\n"
            "\n"
@@ -42,6 +42,15 @@ const char* run_help() {
            "  --seed N            seed for the guest's scattered page allocator (default 1)\n"
            "  --quiet             print only the result line\n"
            "  --no-seccomp        do not confine the vCPU thread with its seccomp filter\n"
+           "\n"
+           "A Linux-ABI guest is a static x86-64 Linux executable (g++ -static or\n"
+           "-static-pie); the VMM serves its system calls (docs/runtime-api.md):\n"
+           "  -- ARGS...          its argv[1..] (argv[0] is the file's name)\n"
+           "  --env K=V           add to its environment (repeatable; HOME=/ PATH=/ TERM=dumb given)\n"
+           "  --share DIR[:ro]    DIR is its root directory for files (:ro refuses writes)\n"
+           "  --no-sync-regs      return from its system calls with KVM_GET/SET ioctls instead\n"
+           "                      of KVM_CAP_SYNC_REGS (to compare their cost)\n"
+           "\n"
            "  --vms N             boot N guests of the image at once (1..16, default 1), each\n"
            "                      a VM with its own vGPU: GPU worker, context, quotas and\n"
            "                      doorbell, sharing the GPU; seeds --seed, --seed + 1, ...\n"
@@ -63,23 +72,41 @@ void print_result(const RunResult& r, const VirtualMachine& vm) {
     const double ms = 1e-6;
     std::printf("kvmtool-gpu: result: %s, exit code %u (%s)\n", to_string(r.outcome), r.exit_code,
                 r.passed() ? "pass" : "FAIL");
-    std::printf("kvmtool-gpu: timing: first instruction %.3f ms after VM creation (set-up %.3f ms", 
-                r.timings.first_instruction_ns * ms, r.timings.setup_ns * ms);
+    if (r.timings.first_instruction_ns) // a Linux-ABI guest writes no boot marker
+        std::printf("kvmtool-gpu: timing: first instruction %.3f ms after VM creation (set-up %.3f ms",
+                    r.timings.first_instruction_ns * ms, r.timings.setup_ns * ms);
+    else
+        std::printf("kvmtool-gpu: timing: set-up %.3f ms (no boot marker", r.timings.setup_ns * ms);
     if (vm.options().prefault) std::printf(", prefault %.3f ms not included", r.timings.prefault_ns * ms);
     std::printf("), run %.3f ms; exits: %llu mmio, %llu pio, %llu total\n", r.timings.run_ns * ms,
                 static_cast<unsigned long long>(r.exits.mmio), static_cast<unsigned long long>(r.exits.pio),
                 static_cast<unsigned long long>(r.exits.total));
     std::printf("kvmtool-gpu: guest code: %s\n", r.execution.describe().c_str());
+    if (!r.syscalls.empty()) std::printf("kvmtool-gpu: system calls: %s\n", r.syscalls.c_str());
     if (!r.passed() && r.outcome != RunOutcome::GuestExit)
         std::fprintf(stderr, "kvmtool-gpu: error: %s\n%s\n", r.detail.c_str(), r.register_dump.c_str());
 }
 
 } // namespace
 
-int run_command(const std::vector<std::string>& args) {
-    std::set<std::string> valued = {"guest", "mem", "pages", "timeout", "cmdline", "seed", "vms"};
+int run_command(const std::vector<std::string>& all_args) {
+    // Everything after "--" is the guest's; --env may repeat.
+    std::vector<std::string> args, guest_args, env;
+    bool after_dashes = false;
+    for (size_t i = 0; i < all_args.size(); ++i) {
+        const std::string& a = all_args[i];
+        if (after_dashes) guest_args.push_back(a);
+        else if (a == "--") after_dashes = true;
+        else if (a == "--env" || a.rfind("--env=", 0) == 0) {
+            std::string kv = a == "--env" ? (i + 1 < all_args.size() ? all_args[++i] : "") : a.substr(6);
+            if (kv.find('=') == std::string::npos || kv.front() == '=')
+                throw UsageError("--env needs K=V, got '" + kv + "'");
+            env.push_back(kv);
+        } else args.push_back(a);
+    }
+    std::set<std::string> valued = {"guest", "mem", "pages", "timeout", "cmdline", "seed", "vms", "share"};
     valued.insert(vgpu_option_names().begin(), vgpu_option_names().end());
-    ArgParser p(valued, {"prefault", "quiet", "no-seccomp", "help"});
+    ArgParser p(valued, {"prefault", "quiet", "no-seccomp", "no-sync-regs", "help"});
     p.parse(args);
     if (p.has("help")) {
         std::fputs(run_help(), stdout);
@@ -100,6 +127,20 @@ int run_command(const std::vector<std::string>& args) {
     if (p.has("quiet")) o.console = [](std::string_view) {};
     o.seccomp = !p.has("no-seccomp");
     o.guest_path = locate_guest(*guest);
+    o.linux.args = guest_args;
+    o.linux.env = env;
+    o.linux.sync_regs = !p.has("no-sync-regs");
+    if (auto share = p.get("share")) {
+        std::string dir = *share;
+        if (dir.size() > 3 && dir.ends_with(":ro")) {
+            o.linux.share_read_only = true;
+            dir.resize(dir.size() - 3);
+        } else if (dir.size() > 3 && dir.ends_with(":rw")) {
+            dir.resize(dir.size() - 3);
+        }
+        if (dir.empty()) throw UsageError("--share needs a directory");
+        o.linux.share_dir = dir;
+    }
     validate_options(o);
     const auto vgpu_cfg = parse_vgpu_flags(p);
     const uint64_t vms = parse_u64(p.get_or("vms", "1"), "--vms");

@@ -84,6 +84,8 @@ int run_many(const KvmSystem& kvm, const VmOptions& o, const std::optional<VgpuC
                     g.result.timings.run_ns * 1e-6, g.result.execution.describe().c_str());
         if (!g.result.passed() && g.result.outcome != RunOutcome::GuestExit)
             std::printf("kvmtool-gpu: [vm %u] %s\n", i, g.result.detail.c_str());
+        if (!g.result.syscalls.empty())
+            std::printf("kvmtool-gpu: [vm %u] system calls: %s\n", i, g.result.syscalls.c_str());
         if (g.vgpu) {
             const auto c = g.vgpu->device->counters();
             std::printf("kvmtool-gpu: [vm %u] vGPU: %llu commands, %llu errors\n", i,

@@ -23,6 +23,8 @@ public:
     void read(uint64_t, std::span<uint8_t>) override {}
     void write(uint64_t offset, std::span<const uint8_t> data) override;
 
+    // Bytes a Linux-ABI guest wrote to stdout or stderr, line-buffered like the rest.
+    void write_text(std::string_view text) { put(text); }
     // Emits a partial line still held (at guest exit).
     void flush();
     uint64_t rejected_writes() const { return rejected_; }

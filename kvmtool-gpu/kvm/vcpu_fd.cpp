@@ -1,5 +1,7 @@
 #include "kvmtool-gpu/kvm/vcpu_fd.h"
 
+#include <cstring>
+
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 
@@ -33,6 +35,25 @@ kvm_sregs VcpuFd::sregs() const {
 void VcpuFd::set_sregs(const kvm_sregs& s) { check_ioctl(::ioctl(fd_.get(), KVM_SET_SREGS, &s), "KVM_SET_SREGS"); }
 
 void VcpuFd::set_fpu(const kvm_fpu& f) { check_ioctl(::ioctl(fd_.get(), KVM_SET_FPU, &f), "KVM_SET_FPU"); }
+
+void VcpuFd::set_msrs(const std::vector<kvm_msr_entry>& entries) {
+    // struct kvm_msrs as the kernel lays it out (an 8-byte header, then the
+    // entries): its C++ declaration has the flexible-array problem that
+    // cpuid_ioctls.h describes, which would also change the ioctl number.
+    struct Header {
+        uint32_t nmsrs, pad;
+    };
+    static_assert(sizeof(Header) == 8);
+    constexpr unsigned long kSetMsrs = _IOW(KVMIO, 0x89, Header);
+    std::vector<uint8_t> buf(sizeof(Header) + entries.size() * sizeof(kvm_msr_entry));
+    const Header h{static_cast<uint32_t>(entries.size()), 0};
+    std::memcpy(buf.data(), &h, sizeof h);
+    std::memcpy(buf.data() + sizeof h, entries.data(), entries.size() * sizeof(kvm_msr_entry));
+    const int set = check_ioctl(::ioctl(fd_.get(), kSetMsrs, buf.data()), "KVM_SET_MSRS");
+    if (static_cast<size_t>(set) != entries.size())
+        throw KvmError("KVM_SET_MSRS (took " + std::to_string(set) + " of " + std::to_string(entries.size()) + ")",
+                       EINVAL);
+}
 
 void VcpuFd::set_cpuid(const std::vector<kvm_cpuid_entry2>& entries) {
     CpuidBuffer cpuid(static_cast<uint32_t>(entries.size()));

@@ -26,6 +26,8 @@ public:
     kvm_sregs sregs() const;
     void set_sregs(const kvm_sregs& s);
     void set_fpu(const kvm_fpu& f);
+    // KVM_SET_MSRS; throws KvmError unless KVM took every entry.
+    void set_msrs(const std::vector<kvm_msr_entry>& entries);
     void set_cpuid(const std::vector<kvm_cpuid_entry2>& entries);
     // KVM_GET_TSC_KHZ, 0 when unknown.
     uint64_t tsc_khz() const;
@@ -39,6 +41,16 @@ public:
     // Atomic: the watchdog's thread and the vCPU thread both write it (a
     // data race ThreadSanitizer reported when it was a plain store).
     void request_immediate_exit() { __atomic_store_n(&run_->immediate_exit, 1, __ATOMIC_RELEASE); }
+
+    // KVM_CAP_SYNC_REGS: KVM copies the registers and segment state into
+    // the kvm_run page at every exit and takes back what is marked dirty at
+    // the next KVM_RUN, saving the GET/SET ioctls on a hot exit (a Linux-ABI
+    // guest's system call). Call enable_sync_regs() once, where KVM offers
+    // it (the caller checks KVM_CAP_SYNC_REGS); then synced() after an exit.
+    void enable_sync_regs() { run_->kvm_valid_regs = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS; }
+    bool sync_regs_enabled() const { return run_->kvm_valid_regs != 0; }
+    kvm_sync_regs& synced() { return run_->s.regs; }
+    void mark_synced_dirty(uint64_t bits) { run_->kvm_dirty_regs |= bits; }
 
     // Registers and segment state, several lines, for unexpected exits.
     std::string dump_state() const;

@@ -7,14 +7,14 @@
 # device tool returns only a few files); without $OUT they stay in
 # ./device-out. Anyone can rerun it there:
 #   bash kvmtool-gpu/scripts/device-check.sh [PART...]
-# PARTs (default: all): tests guests runtime boot calls tlb bench bench2 multigpu p2p share; `compare`
+# PARTs (default: all): tests guests linux runtime boot calls tlb bench bench2 multigpu p2p share; `compare`
 # (not in the default) runs `bench calls` with the polling doorbell five
 # times, alternating the VMM from another commit (.carry/compare, see
 # pack-carry.sh) with this one, worker process and inline. One device
-# call has 10 minutes, so the whole check is run in parts: `tests guests boot
+# call has 10 minutes, so the whole check is run in parts: `tests guests linux boot
 # calls`, then `tlb`, then `bench`, then `bench2`.
 set -uo pipefail
-parts=${*:-tests guests runtime boot calls tlb bench bench2 multigpu p2p share}
+parts=${*:-tests guests linux runtime boot calls tlb bench bench2 multigpu p2p share}
 want() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bin=$repo/.carry/bin
@@ -74,6 +74,13 @@ want guests && RUN_ARGS="--vgpu cuda --gpu-worker inline" GUESTS="vecadd matmul 
 # the real CUDA backend, guest RAM on 4 KiB and 2 MiB host pages; each
 # one's console output is kept in runtime-api/<pages>/<name>.log
 # (docs/results/runtime-api.md).
+# Static Linux executables as guests (built by pack-carry's build host with
+# g++ -static): the same checks as ctest kvm_linux_guests, and the measured
+# system-call round trip.
+if want linux && [ -d "$repo/.carry/linux-guests" ]; then
+  step linux-guests sh "$repo/tests/kvm/linux-guests.sh" "$bin/kvmtool-gpu" "$repo/.carry/linux-guests"
+  grep -E '^(FAILED|all Linux-ABI|guest: getpid round trip)' "$out/linux-guests.log" | sed 's/^/    /' | tee -a "$summary"
+fi
 if want runtime; then
   for p in 4K 2M; do
     SAMPLES="vectorAdd matrixMul reduction bandwidthTest streamsEvents" LOG_DIR=$out/runtime-api/$p \

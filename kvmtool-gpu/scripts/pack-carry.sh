@@ -18,6 +18,8 @@ if ninja -C "$build" -t targets all 2>/dev/null | grep -q '^native_samples:'; th
     cp "$build"/native-samples/* "$out/native-samples/"
 fi
 cp -r "$build/plots" "$out/bin/"
+# Static Linux executables for the Linux-ABI guest checks (tests/kvm/linux-guests.sh).
+[ -d "$build/tests/kvm/linux-guests" ] && mkdir -p "$out/linux-guests" && cp "$build"/tests/kvm/linux-guests/* "$out/linux-guests/"
 # Test data that lives beside its test binary (found from /proc/self/exe).
 [ -d "$build/tests/unit/vgpu_attack/fuzz_corpus" ] && cp -r "$build/tests/unit/vgpu_attack/fuzz_corpus" "$out/bin/"
 # The GPU probes, where nvcc built them (device-check.sh runs them).

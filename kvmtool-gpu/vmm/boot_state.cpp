@@ -1,5 +1,7 @@
 #include "kvmtool-gpu/vmm/boot_state.h"
 
+#include "kvmtool-gpu/abi/linux_abi.h"
+
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -125,14 +127,31 @@ void write_boot_structures(const memmap::GuestMemory& mem, const BootParams& p) 
     table[KVMGPU_MMIO_BASE / k1G] = mmio_pd | kTableFlags;
     must_write(mem, kPdptGpa, table.data(), 4096);
 
+    // Linux-ABI guests: a 4 KiB table for the first 2 MiB, after the MMIO window's directory.
+    const uint64_t low_pt = mmio_pd + 0x1000;
+    if (p.linux_abi && low_pt + 0x1000 > KVMGPU_BOOT_TABLES_END)
+        throw std::invalid_argument("guest RAM too large for a Linux-ABI guest's page tables");
     for (uint64_t g = 0; g < npd; ++g) {
-        for (uint64_t i = 0; i < 512; ++i) table[i] = (g * k1G + i * k2M) | kTableFlags | kHuge;
+        for (uint64_t i = 0; i < 512; ++i) {
+            const uint64_t gpa = g * k1G + i * k2M;
+            table[i] = gpa | kTableFlags | kHuge;
+            if (p.linux_abi && gpa == 0) table[i] = low_pt | kTableFlags;
+            if (p.linux_abi && p.guard_2m_gpa && gpa == p.guard_2m_gpa) table[i] = 0;
+        }
         must_write(mem, kFirstPdGpa + g * 0x1000, table.data(), 4096);
     }
     table.assign(512, 0);
     for (uint64_t i = 0; i * k2M < KVMGPU_MMIO_SIZE; ++i)
         table[i] = (KVMGPU_MMIO_BASE + i * k2M) | kTableFlags | kHuge;
     must_write(mem, mmio_pd, table.data(), 4096);
+    if (p.linux_abi) {
+        table.assign(512, 0);
+        for (uint64_t i = 1; i < 512; ++i) table[i] = (i * 0x1000) | kTableFlags; // page 0 stays unmapped
+        must_write(mem, low_pt, table.data(), 4096);
+        // `out %al, $KVMGPU_LINUX_SYSCALL_PORT; ud2`: the VMM returns to ring 3 itself.
+        const uint8_t stub[] = {0xE6, uint8_t(KVMGPU_LINUX_SYSCALL_PORT), 0x0F, 0x0B};
+        must_write(mem, KVMGPU_LINUX_SYSCALL_STUB_GPA, stub, sizeof stub);
+    }
 
     must_write(mem, KVMGPU_CMDLINE_GPA, p.cmdline.c_str(), p.cmdline.size() + 1);
 
@@ -196,6 +215,25 @@ kvm_sregs long_mode_sregs(const kvm_sregs& base) {
     s.cr0 = kCr0Pe | kCr0Mp | kCr0Et | kCr0Ne | kCr0Wp | kCr0Pg;
     s.efer = kEferLme | kEferLma | kEferNxe;
     return s;
+}
+
+kvm_sregs linux_sregs(const kvm_sregs& base) {
+    kvm_sregs s = long_mode_sregs(base);
+    constexpr uint64_t kEferSce = 1ull << 0;
+    s.efer |= kEferSce;
+    s.fs.base = 0; // glibc's: arch_prctl(ARCH_SET_FS) sets it
+    return s;
+}
+
+std::vector<kvm_msr_entry> linux_syscall_msrs() {
+    constexpr uint32_t kStar = 0xC0000081, kLstar = 0xC0000082, kSfmask = 0xC0000084;
+    // STAR: syscall enters CS 0x08 / SS 0x10 (ring 0); the sysret base 0x23
+    // names the user selectors 0x2b and 0x33 (the VMM returns without sysret).
+    // SFMASK clears TF, IF, DF, AC and NT on entry, as Linux does.
+    const uint64_t star = (uint64_t{0x23} << 48) | (uint64_t{0x08} << 32);
+    const uint64_t sfmask = (1u << 8) | (1u << 9) | (1u << 10) | (1u << 18) | (1u << 14);
+    return {kvm_msr_entry{kStar, 0, star}, kvm_msr_entry{kLstar, 0, KVMGPU_LINUX_SYSCALL_STUB_GPA},
+            kvm_msr_entry{kSfmask, 0, sfmask}};
 }
 
 kvm_fpu initial_fpu() {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kvmtool-gpu/abi/platform_abi.h"
 #include "memmap/guest_memory.h"
@@ -22,6 +23,11 @@ struct BootParams {
     uint64_t seed = 1;
     bool nested = false;
     std::string cmdline;
+    // Linux-ABI guests (abi/linux_abi.h): the first 2 MiB on 4 KiB pages
+    // with page 0 unmapped, a 2 MiB guard left unmapped (0: none), and the
+    // ring-0 system-call stub written. Project images leave these off.
+    bool linux_abi = false;
+    uint64_t guard_2m_gpa = 0;
 };
 
 // Largest RAM the boot page tables can cover (one page directory per GiB
@@ -35,6 +41,10 @@ void write_boot_structures(const memmap::GuestMemory& mem, const BootParams& p);
 // Long-mode segment and control registers; `base` is what KVM_GET_SREGS
 // gave (kept for the fields KVM initialised, e.g. TR, APIC base).
 kvm_sregs long_mode_sregs(const kvm_sregs& base);
+// Linux-ABI guests: EFER.SCE, FS base 0, on top of long_mode_sregs.
+kvm_sregs linux_sregs(const kvm_sregs& base);
+// STAR, LSTAR (the stub), SFMASK for a Linux-ABI guest's `syscall`.
+std::vector<kvm_msr_entry> linux_syscall_msrs();
 kvm_regs entry_regs(uint64_t entry);
 kvm_fpu initial_fpu();
 

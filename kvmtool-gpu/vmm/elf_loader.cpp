@@ -18,20 +18,8 @@ using memmap::hex;
 
 namespace {
 
-constexpr uint32_t kMaxProgramHeaders = 64;
-
-[[noreturn]] void refuse(const std::string& why) { throw ImageError("guest image refused: " + why); }
-
-// Copies a header out of the file after checking that it fits.
-template <typename T>
-T read_header(const ImageSource& file, uint64_t offset, const char* what) {
-    uint64_t end;
-    if (__builtin_add_overflow(offset, sizeof(T), &end) || end > file.size())
-        refuse(std::string(what) + " lies past the end of the file (truncated?)");
-    T out;
-    file.read(offset, &out, sizeof(T));
-    return out;
-}
+using elf_check::read_struct;
+using elf_check::refuse;
 
 struct Segment {
     uint64_t paddr, memsz, offset, filesz;
@@ -39,20 +27,12 @@ struct Segment {
 };
 
 std::vector<Segment> validated_segments(const ImageSource& file, uint64_t ram_bytes, uint64_t* entry) {
-    const auto eh = read_header<Elf64_Ehdr>(file, 0, "ELF header");
-    if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) refuse("not an ELF file");
-    if (eh.e_ident[EI_CLASS] != ELFCLASS64) refuse("not a 64-bit ELF");
-    if (eh.e_ident[EI_DATA] != ELFDATA2LSB) refuse("not little-endian");
-    if (eh.e_machine != EM_X86_64) refuse("not an x86-64 image (e_machine " + std::to_string(eh.e_machine) + ")");
+    const auto eh = elf_check::checked_header(file);
     if (eh.e_type != ET_EXEC) refuse("not a static executable (e_type " + std::to_string(eh.e_type) + ")");
-    if (eh.e_phentsize != sizeof(Elf64_Phdr)) refuse("bad program header size");
-    if (eh.e_phnum == 0 || eh.e_phnum > kMaxProgramHeaders)
-        refuse("program header count " + std::to_string(eh.e_phnum) + " outside 1.." +
-               std::to_string(kMaxProgramHeaders));
 
     std::vector<Segment> segs;
     for (uint32_t i = 0; i < eh.e_phnum; ++i) {
-        const auto ph = read_header<Elf64_Phdr>(file, eh.e_phoff + uint64_t{i} * sizeof(Elf64_Phdr), "program header");
+        const auto ph = read_struct<Elf64_Phdr>(file, eh.e_phoff + uint64_t{i} * sizeof(Elf64_Phdr), "program header");
         if (ph.p_type == PT_DYNAMIC || ph.p_type == PT_INTERP) refuse("dynamic images are not supported");
         if (ph.p_type != PT_LOAD || ph.p_memsz == 0) continue;
         const std::string where = "segment " + std::to_string(i) + " at " + hex(ph.p_paddr);
@@ -85,6 +65,26 @@ LoadedImage summarize(const std::vector<Segment>& segs, uint64_t entry) {
 }
 
 } // namespace
+
+namespace elf_check {
+
+void refuse(const std::string& why) { throw ImageError("guest image refused: " + why); }
+
+Elf64_Ehdr checked_header(const ImageSource& file) {
+    constexpr uint32_t kMaxProgramHeaders = 64;
+    const auto eh = read_struct<Elf64_Ehdr>(file, 0, "ELF header");
+    if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) refuse("not an ELF file");
+    if (eh.e_ident[EI_CLASS] != ELFCLASS64) refuse("not a 64-bit ELF");
+    if (eh.e_ident[EI_DATA] != ELFDATA2LSB) refuse("not little-endian");
+    if (eh.e_machine != EM_X86_64) refuse("not an x86-64 image (e_machine " + std::to_string(eh.e_machine) + ")");
+    if (eh.e_phentsize != sizeof(Elf64_Phdr)) refuse("bad program header size");
+    if (eh.e_phnum == 0 || eh.e_phnum > kMaxProgramHeaders)
+        refuse("program header count " + std::to_string(eh.e_phnum) + " outside 1.." +
+               std::to_string(kMaxProgramHeaders));
+    return eh;
+}
+
+} // namespace elf_check
 
 LoadedImage inspect_elf(const ImageSource& file, uint64_t ram_bytes) {
     uint64_t entry = 0;

@@ -5,6 +5,8 @@
 // straight into guest RAM: a huge non-ELF file costs one 64-byte read.
 #pragma once
 
+#include <elf.h>
+
 #include <cstdint>
 #include <span>
 #include <stdexcept>
@@ -61,6 +63,25 @@ public:
 private:
     std::span<const uint8_t> bytes_;
 };
+
+// Shared by this loader and the Linux-ABI one (linux/linux_elf.h).
+namespace elf_check {
+// Throws ImageError("guest image refused: " + why).
+[[noreturn]] void refuse(const std::string& why);
+// Copies a T at `offset` out of the file after checking that it fits.
+template <typename T>
+T read_struct(const ImageSource& file, uint64_t offset, const char* what) {
+    uint64_t end;
+    if (__builtin_add_overflow(offset, sizeof(T), &end) || end > file.size())
+        refuse(std::string(what) + " lies past the end of the file (truncated?)");
+    T out;
+    file.read(offset, &out, sizeof(T));
+    return out;
+}
+// The ELF header of a little-endian 64-bit x86-64 file with 1..64 program
+// headers of the standard size; e_type is the caller's to check.
+Elf64_Ehdr checked_header(const ImageSource& file);
+} // namespace elf_check
 
 // Parses and validates, reading headers only.
 LoadedImage inspect_elf(const ImageSource& image, uint64_t ram_bytes);

@@ -46,6 +46,7 @@ struct RunResult {
     RunTimings timings;
     ExitCounts exits;
     ExecutionMode execution; // how the guest's code ran (measured by its runtime's calibration loop)
+    std::string syscalls;    // Linux-ABI guests: the system-call counters, one line
     bool passed() const { return outcome == RunOutcome::GuestExit && exit_code == 0; }
 };
 

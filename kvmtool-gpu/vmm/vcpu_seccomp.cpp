@@ -62,9 +62,12 @@ constexpr int kSanitizerOnly[] = {SYS_pipe2, SYS_close, SYS_gettid, SYS_getpid, 
 constexpr int kSanitizerOnly[] = {SYS_exit}; // nothing extra (exit is allowed anyway)
 #endif
 
+// Linux-ABI guests only: the share's files (vcpu_seccomp.h says why).
+constexpr int kLinuxGuest[] = {SYS_openat2, SYS_close, SYS_lseek, SYS_getdents64, SYS_pwrite64, SYS_readlinkat};
+
 } // namespace
 
-std::vector<sock_filter> vcpu_seccomp_program(int vcpu_fd) {
+std::vector<sock_filter> vcpu_seccomp_program(int vcpu_fd, bool linux_guest) {
     std::vector<sock_filter> p;
     // Native x86-64 only: another arch's (i386 int 0x80) or x32's numbers
     // mean other syscalls.
@@ -75,7 +78,8 @@ std::vector<sock_filter> vcpu_seccomp_program(int vcpu_fd) {
     p.push_back(jump(BPF_JMP | BPF_JSET | BPF_K, __X32_SYSCALL_BIT, 0, 1));
     p.push_back(stmt(BPF_RET | BPF_K, kKill));
 
-    for (auto list : {std::span<const int>(kPlain), std::span<const int>(kSanitizerOnly)})
+    const auto linux_list = linux_guest ? std::span<const int>(kLinuxGuest) : std::span<const int>();
+    for (auto list : {std::span<const int>(kPlain), std::span<const int>(kSanitizerOnly), linux_list})
         for (int nr : list) {
             p.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(nr), 0, 1));
             p.push_back(stmt(BPF_RET | BPF_K, kAllow));
@@ -86,13 +90,15 @@ std::vector<sock_filter> vcpu_seccomp_program(int vcpu_fd) {
     // ends in a return, so the accumulator (nr) is reloaded after it.
     const sock_filter ioctl_block[] = {
         stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(0)),
-        jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(vcpu_fd), 0, 5),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(vcpu_fd), 0, 6),
         stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(1)),
-        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_RUN, 4, 0),
-        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_GET_REGS, 3, 0),
-        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_GET_SREGS, 2, 0),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_RUN, 5, 0),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_GET_REGS, 4, 0),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_GET_SREGS, 3, 0),
         // CR3 loads the ring-3 guest asks for (CPU control device).
-        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_SET_SREGS, 1, 0),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_SET_SREGS, 2, 0),
+        // The return from a Linux-ABI guest's system call (never matches otherwise).
+        jump(BPF_JMP | BPF_JEQ | BPF_K, linux_guest ? KVM_SET_REGS : KVM_RUN, 1, 0),
         stmt(BPF_RET | BPF_K, kKill),
         stmt(BPF_RET | BPF_K, kAllow),
     };
@@ -123,8 +129,8 @@ std::vector<sock_filter> vcpu_seccomp_program(int vcpu_fd) {
     return p;
 }
 
-void confine_vcpu_thread(int vcpu_fd) {
-    std::vector<sock_filter> program = vcpu_seccomp_program(vcpu_fd);
+void confine_vcpu_thread(int vcpu_fd, bool linux_guest) {
+    std::vector<sock_filter> program = vcpu_seccomp_program(vcpu_fd, linux_guest);
     const sock_fprog prog{static_cast<unsigned short>(program.size()), program.data()};
     // Required for an unprivileged filter; per thread, like the filter.
     if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)

@@ -17,6 +17,12 @@
 //   rt_sigreturn rt_sigprocmask restart_syscall   the watchdog's SIGUSR1
 //   sigaltstack                this thread's signal stack (ASan resets it at thread exit)
 //   exit exit_group
+// A Linux-ABI guest's vCPU (linux_guest) also has, because the system-call
+// server runs on it: KVM_SET_REGS (the return to ring 3 after each call);
+// openat2 (the only way guest paths are opened: share_fs.cpp always passes
+// RESOLVE_IN_ROOT under the share, which BPF cannot see through the pointer),
+// close, lseek, getdents64, pwrite64 and readlinkat on the descriptors it
+// opened. Files are opened nowhere else, so no plain open/openat.
 // Sanitizer builds (KVMGPU_SANITIZE) also allow pipe2, close, gettid, getpid
 // and sched_getaffinity, which the ASan runtime uses on any thread.
 // Not allowed, among others: open*, socket, connect, execve, fork/clone,
@@ -32,12 +38,14 @@
 namespace kvmgpu {
 
 // The filter program for a vCPU whose fd is `vcpu_fd` (for tests and docs).
-std::vector<sock_filter> vcpu_seccomp_program(int vcpu_fd);
+// `linux_guest`: the vCPU also serves a Linux-ABI guest's system calls,
+// which needs KVM_SET_REGS and what the share's files need (below).
+std::vector<sock_filter> vcpu_seccomp_program(int vcpu_fd, bool linux_guest = false);
 
 // PR_SET_NO_NEW_PRIVS, then seccomp(SECCOMP_SET_MODE_FILTER, 0, program) on
 // the calling thread. Throws std::system_error naming the call and errno
 // when the kernel refuses (no seccomp, or forbidden by an outer sandbox).
 // Irreversible for the thread: call it on the vCPU thread only.
-void confine_vcpu_thread(int vcpu_fd);
+void confine_vcpu_thread(int vcpu_fd, bool linux_guest = false);
 
 } // namespace kvmgpu

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "kvmtool-gpu/abi/linux_abi.h"
 #include "kvmtool-gpu/abi/platform_abi.h"
 #include "kvmtool-gpu/devices/terminal_text.h"
 #include "kvmtool-gpu/kvm/kvm_error.h"
@@ -45,7 +46,15 @@ Overloaded(Ts...) -> Overloaded<Ts...>;
 
 void validate_options(const VmOptions& opts) {
     check_ram_size(opts);
-    inspect_elf(ImageFile(opts.guest_path), opts.ram_bytes);
+    const ImageFile file(opts.guest_path);
+    if (linux_abi::classify_image(file) == linux_abi::ImageKind::Linux) {
+        linux_abi::inspect_linux_elf(file, linux_abi::plan_ram(opts.ram_bytes).image_limit);
+        return;
+    }
+    const auto& l = opts.linux;
+    if (!l.args.empty() || !l.env.empty() || !l.share_dir.empty())
+        throw std::invalid_argument("guest arguments after --, --env and --share need a Linux-ABI guest (a static Linux executable)");
+    inspect_elf(file, opts.ram_bytes);
 }
 
 const char* to_string(RunOutcome o) {
@@ -78,7 +87,8 @@ VirtualMachine::VirtualMachine(const KvmSystem& kvm, VmOptions opts) : opts_(std
     memory_.add_region(memmap::GuestPhysAddr{0}, std::move(backing));
     vm_->set_user_memory_region(0, 0, opts_.ram_bytes, host);
 
-    image_ = load_elf(file, memory_);
+    const bool linux_guest = linux_abi::classify_image(file) == linux_abi::ImageKind::Linux;
+    if (!linux_guest) image_ = load_elf(file, memory_);
 
     if (!opts_.console)
         opts_.console = [](std::string_view line) {
@@ -110,10 +120,24 @@ VirtualMachine::VirtualMachine(const KvmSystem& kvm, VmOptions opts) : opts_(std
     params.seed = opts_.seed;
     params.nested = KvmSystem::host_is_virtualized();
     params.cmdline = opts_.cmdline;
-    write_boot_structures(memory_, params);
-    vcpu_->set_sregs(long_mode_sregs(vcpu_->sregs()));
-    vcpu_->set_regs(entry_regs(image_.entry));
-    vcpu_->set_fpu(initial_fpu());
+    if (linux_guest) {
+        uint64_t hwcap = 0; // AT_HWCAP: CPUID.1:EDX, as Linux gives it
+        for (const auto& e : kvm.supported_cpuid())
+            if (e.function == 1) hwcap = e.edx;
+        linux_ = std::make_unique<linux_abi::LinuxProcess>(
+            file, memory_, opts_.guest_path, opts_.linux, params, hwcap,
+            [console = console_](std::string_view text) { console->write_text(text); });
+        const auto& li = linux_->image();
+        image_ = LoadedImage{li.entry, li.lowest, li.end, 0};
+        const int sync = kvm.check_extension(KVM_CAP_SYNC_REGS);
+        constexpr int kNeeded = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS;
+        linux_->prepare_vcpu(*vcpu_, opts_.linux.sync_regs && sync > 0 && (sync & kNeeded) == kNeeded);
+    } else {
+        write_boot_structures(memory_, params);
+        vcpu_->set_sregs(long_mode_sregs(vcpu_->sregs()));
+        vcpu_->set_regs(entry_regs(image_.entry));
+        vcpu_->set_fpu(initial_fpu());
+    }
     setup_ns_ = ns_since(t0_) - prefault_ns_;
 }
 
@@ -123,7 +147,8 @@ RunResult VirtualMachine::finish(RunOutcome outcome, std::string detail, bool du
     console_->flush();
     RunResult r;
     r.outcome = outcome;
-    r.exit_code = exit_->code();
+    r.exit_code = linux_exit_code_.value_or(exit_->code());
+    if (linux_) r.syscalls = linux_->server().report();
     r.detail = std::move(detail);
     try {
         r.final_regs = vcpu_->regs();
@@ -197,7 +222,7 @@ RunResult VirtualMachine::run() {
         }
     } unregister{this};
     // After the watchdog's thread exists (it stays unconfined), before any guest code runs.
-    if (opts_.seccomp) confine_vcpu_thread(vcpu_->fd());
+    if (opts_.seccomp) confine_vcpu_thread(vcpu_->fd(), linux_ != nullptr);
     const auto start = std::chrono::steady_clock::now();
     auto done = [&](RunOutcome o, std::string detail, bool dump) {
         auto r = finish(o, std::move(detail), dump);
@@ -224,6 +249,25 @@ RunResult VirtualMachine::run() {
         std::visit(Overloaded{
                        [&](exit::PortIo& io) {
                            ++exits_.pio;
+                           if (linux_ && io.port == KVMGPU_LINUX_SYSCALL_PORT && !io.in) {
+                               std::optional<linux_abi::SyscallOutcome> call;
+                               try {
+                                   call = linux_->on_port_write(*vcpu_);
+                               } catch (const KvmError& e) {
+                                   result = done(RunOutcome::Unexpected, e.what(), true);
+                                   return;
+                               }
+                               if (call) { // else a stray write from ring 3: the bus ignores it
+                                   if (call->exited) {
+                                       linux_exit_code_ = static_cast<uint32_t>(call->exit_code);
+                                       result = done(RunOutcome::GuestExit,
+                                                     "guest exited with code " + std::to_string(call->exit_code), false);
+                                   } else if (!call->stopped.empty()) {
+                                       result = done(RunOutcome::GuestFault, call->stopped, true);
+                                   }
+                                   return;
+                               }
+                           }
                            for (uint32_t i = 0; i < io.count; ++i) {
                                auto chunk = io.data.subspan(uint64_t{i} * io.size, io.size);
                                if (io.in) pio_.read(io.port, chunk);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "kvmtool-gpu/bus/bus.h"
@@ -19,6 +20,7 @@
 #include "kvmtool-gpu/kvm/vm_fd.h"
 #include "kvmtool-gpu/vmm/elf_loader.h"
 #include "kvmtool-gpu/vmm/execution_mode.h"
+#include "kvmtool-gpu/vmm/linux/linux_process.h"
 #include "kvmtool-gpu/vmm/run_result.h"
 #include "kvmtool-gpu/vmm/vcpu_watchdog.h"
 #include "memmap/guest_memory.h"
@@ -40,6 +42,9 @@ struct VmOptions {
     // another (closing fds is not allowed). Off by default here;
     // `kvmtool-gpu run` turns it on and runs the vCPU on its own thread.
     bool seccomp = false;
+    // For a Linux-ABI guest (a static Linux executable, told apart from a
+    // project image by linux_elf.h): its arguments, environment and share.
+    linux_abi::LinuxGuestOptions linux;
 };
 
 // Checks options and the guest image without touching KVM, so bad input is
@@ -60,6 +65,8 @@ public:
     VcpuFd& vcpu() { return *vcpu_; } // e.g. for its KVM statistics fd
     const memmap::GuestMemory& memory() const { return memory_; }
     const LoadedImage& image() const { return image_; }
+    // The Linux-ABI process, or nullptr for a project image.
+    const linux_abi::LinuxProcess* linux_process() const { return linux_.get(); }
     const VmOptions& options() const { return opts_; }
     std::chrono::steady_clock::time_point created_at() const { return t0_; }
 
@@ -92,6 +99,8 @@ private:
     std::unique_ptr<ExecutionProbe> execution_;
     std::unique_ptr<VcpuFd> vcpu_;
     LoadedImage image_;
+    std::unique_ptr<linux_abi::LinuxProcess> linux_;
+    std::optional<uint32_t> linux_exit_code_;
     uint64_t setup_ns_ = 0;
     uint64_t prefault_ns_ = 0;
     ExitCounts exits_;

@@ -4,6 +4,7 @@
 // process itself.
 #include <fcntl.h>
 #include <linux/kvm.h>
+#include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -19,6 +20,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
+#include <filesystem>
 #include <cstdlib>
 #include <functional>
 #include <mutex>
@@ -34,13 +36,13 @@ namespace {
 // Runs body() in a child process after confining the child's (only) thread
 // with the vCPU fd `fd`; returns the raw wait status. The child exits 0 when
 // body returns.
-int in_confined_child(int fd, const std::function<void()>& body) {
+int in_confined_child(int fd, const std::function<void()>& body, bool linux_guest = false) {
     const pid_t pid = fork();
     if (pid == 0) {
         const rlimit no_core{0, 0}; // SIGSYS dumps core by default
         setrlimit(RLIMIT_CORE, &no_core);
         try {
-            confine_vcpu_thread(fd);
+            confine_vcpu_thread(fd, linux_guest);
         } catch (...) {
             _exit(99);
         }
@@ -150,6 +152,55 @@ TEST_F(VcpuSeccomp, EverythingElseKillsTheProcessWithSigsys) {
         const bool no_ia32 = std::string(what) == "i386 int 0x80" && WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV;
         EXPECT_TRUE(killed_by_sigsys(st) || no_ia32) << what << ": " << describe(st);
     }
+}
+
+// A Linux-ABI guest's vCPU also serves its system calls: the share's files
+// (through openat2 only) and the return to ring 3 (KVM_SET_REGS) pass;
+// plain open/openat and everything else still kill.
+TEST_F(VcpuSeccomp, LinuxGuestVcpuReachesTheShareOnlyThroughOpenat2) {
+    const int vcpu = fds[0];
+    char tmpl[] = "/tmp/kvmgpu-seccomp-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    const std::string dir = tmpl;
+    const int dirfd = open(tmpl, O_PATH | O_DIRECTORY);
+    ASSERT_GE(dirfd, 0);
+    const int st = in_confined_child(vcpu, [&] {
+        open_how how{};
+        how.flags = O_RDWR | O_CREAT;
+        how.mode = 0600;
+        how.resolve = RESOLVE_IN_ROOT;
+        const long fd = syscall(SYS_openat2, dirfd, "f", &how, sizeof how);
+        if (fd < 0) _exit(2);
+        if (pwrite(fd, "x", 1, 0) != 1 || lseek(fd, 0, SEEK_SET) != 0) _exit(3);
+        char buf[256];
+        if (readlinkat(dirfd, "f", buf, sizeof buf) != -1) _exit(4);
+        if (close(fd) != 0) _exit(5);
+        how.flags = O_RDONLY | O_DIRECTORY;
+        how.mode = 0; // only with O_CREAT
+        const long d = syscall(SYS_openat2, dirfd, ".", &how, sizeof how);
+        if (d < 0 || syscall(SYS_getdents64, d, buf, sizeof buf) <= 0) _exit(6);
+        kvm_regs r{};
+        if (ioctl(vcpu, KVM_SET_REGS, &r) != -1 || errno != ENOTTY) _exit(7);
+    }, true);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << describe(st);
+    for (const auto& [what, call] : std::vector<std::pair<const char*, std::function<void()>>>{
+             {"openat", [] { open("/proc/self/status", O_RDONLY); }},
+             {"execve", [] { execl("/bin/true", "true", nullptr); }},
+             {"ioctl KVM_SET_USER_MEMORY_REGION", [vcpu] { ioctl(vcpu, KVM_SET_USER_MEMORY_REGION, nullptr); }}}) {
+        const std::function<void()>& c = call;
+        const int killed = in_confined_child(vcpu, [&c] { c(), _exit(1); }, true);
+        EXPECT_TRUE(killed_by_sigsys(killed)) << what << ": " << describe(killed);
+    }
+    // Without a Linux-ABI guest, openat2 is not allowed.
+    const int project = in_confined_child(vcpu, [&] {
+        open_how how{};
+        how.flags = O_RDONLY;
+        syscall(SYS_openat2, dirfd, ".", &how, sizeof how);
+        _exit(1);
+    });
+    EXPECT_TRUE(killed_by_sigsys(project)) << describe(project);
+    close(dirfd);
+    std::filesystem::remove_all(dir);
 }
 
 TEST_F(VcpuSeccomp, OnlyTheCallingThreadIsConfinedAndItExitsCleanly) {

@@ -1,0 +1,55 @@
+/* The contract between the VMM and a Linux-ABI guest: an ordinary static
+ * x86-64 Linux executable (glibc, libstdc++; `g++ -static` or
+ * `-static-pie`) whose system calls the VMM serves. Everything in
+ * platform_abi.h about the MMIO window and the boot info still holds; this
+ * header adds what differs. Freestanding-safe (no libc).
+ *
+ * Memory (guest virtual == guest physical, docs/runtime-api.md "Linux-ABI guests"):
+ * - All of guest RAM [0, ram_size) is identity-mapped, U=1, on 2 MiB pages,
+ *   except: the first 2 MiB on 4 KiB pages with page 0 unmapped (NULL
+ *   faults), and one unmapped 2 MiB guard below the stack.
+ * - The MMIO window KVMGPU_MMIO_BASE.. is identity-mapped uncached as for
+ *   project images: the vGPU at KVMGPU_VGPU_GPA, the console at
+ *   KVMGPU_CONSOLE_GPA.
+ * - The boot info (struct kvmgpu_boot_info) is written at
+ *   KVMGPU_BOOT_INFO_GPA as for project images (ram_size, tsc_khz,
+ *   host_page_size, seed; image_end is the first byte after the program).
+ *   Its address is also in the auxiliary vector under AT_KVMGPU_BOOT_INFO,
+ *   so a library can tell that it runs under kvmtool-gpu. The FS base
+ *   belongs to glibc (0 at entry, set by arch_prctl).
+ * - brk and anonymous mmap hand out guest RAM: every pointer the program
+ *   holds is its own guest-physical address, and a contiguous virtual range
+ *   is contiguous guest-physical memory.
+ *
+ * Entry: ring 3 at the ELF entry (static-pie: loaded at
+ * KVMGPU_LINUX_PIE_BASE), RSP at the Linux start-up stack (argc, argv, envp,
+ * auxv), every other general register 0. A `syscall` enters the VMM's
+ * ring-0 stub at KVMGPU_LINUX_SYSCALL_STUB_GPA, whose port write hands the
+ * call to the VMM, which returns to ring 3 after the instruction (RCX and
+ * R11 clobbered, as on Linux). */
+#ifndef KVMGPU_ABI_LINUX_ABI_H
+#define KVMGPU_ABI_LINUX_ABI_H
+
+#include "platform_abi.h"
+
+/* Auxiliary-vector entry: value is KVMGPU_BOOT_INFO_GPA. ("KG") */
+#define AT_KVMGPU_BOOT_INFO 0x4B47u
+
+/* Where a static-pie executable (ET_DYN) is loaded. */
+#define KVMGPU_LINUX_PIE_BASE 0x400000ull
+
+/* The VMM's ring-0 system-call stub (LSTAR): `out %al, $KVMGPU_LINUX_SYSCALL_PORT; ud2`. */
+#define KVMGPU_LINUX_SYSCALL_STUB_GPA 0xF1000ull
+#define KVMGPU_LINUX_SYSCALL_PORT 0x82u
+
+/* Guard (unmapped, 2 MiB) and stack at the top of RAM. */
+#define KVMGPU_LINUX_GUARD_BYTES 0x200000ull
+
+#ifdef __cplusplus
+static_assert(KVMGPU_LINUX_SYSCALL_STUB_GPA >= KVMGPU_CMDLINE_GPA + KVMGPU_CMDLINE_MAX &&
+                  KVMGPU_LINUX_SYSCALL_STUB_GPA + 0x1000 <= KVMGPU_IMAGE_BASE,
+              "stub page between the command line and the image base");
+static_assert(KVMGPU_LINUX_SYSCALL_PORT < KVMGPU_EXIT_PORT, "a port of its own");
+#endif
+
+#endif

@@ -1,0 +1,42 @@
+// Static x86-64 Linux executables (what `g++ -static` and `-static-pie`
+// produce) as guests: telling them from project images, checking every
+// header field, and loading their PT_LOAD segments into guest RAM at their
+// virtual addresses (guest virtual == guest physical; a static-pie at
+// KVMGPU_LINUX_PIE_BASE). Errors are ImageError with a one-line what().
+#pragma once
+
+#include <cstdint>
+
+#include "kvmtool-gpu/vmm/elf_loader.h"
+
+namespace kvmgpu::linux_abi {
+
+enum class ImageKind {
+    Project, // linked by guest-stub/runtime/guest.ld: PT_LOAD headers only
+    Linux,   // an ordinary toolchain's static executable
+};
+
+// Reads the ELF and program headers only. A project image is an ET_EXEC
+// whose program headers are all PT_LOAD (guest.ld's PHDRS); a Linux one is
+// an ET_EXEC or ET_DYN with any other header (every ordinary link emits
+// PT_GNU_STACK; glibc programs also PT_TLS and PT_NOTE). A file with
+// PT_INTERP is refused: "dynamic executable: build with -static".
+ImageKind classify_image(const ImageSource& image);
+
+struct LinuxImage {
+    uint64_t entry = 0;
+    uint64_t base = 0;     // load bias: 0 for ET_EXEC, KVMGPU_LINUX_PIE_BASE for static-pie
+    uint64_t phdr = 0;     // guest address of the program headers (AT_PHDR)
+    uint32_t phnum = 0;
+    uint64_t lowest = 0;   // lowest loaded address (page aligned down)
+    uint64_t end = 0;      // one past the highest loaded byte
+    bool pie = false;
+};
+
+// Validates a Linux executable for a guest whose image must fit in
+// [KVMGPU_IMAGE_BASE, limit).
+LinuxImage inspect_linux_elf(const ImageSource& image, uint64_t limit);
+// Validates, then copies each segment's file bytes and zero-fills the rest.
+LinuxImage load_linux_elf(const ImageSource& image, const memmap::GuestMemory& mem, uint64_t limit);
+
+} // namespace kvmgpu::linux_abi

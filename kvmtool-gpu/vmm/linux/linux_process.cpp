@@ -1,0 +1,147 @@
+#include "kvmtool-gpu/vmm/linux/linux_process.h"
+
+#include <elf.h>
+#include <sys/utsname.h>
+
+#include <stdexcept>
+
+#include "kvmtool-gpu/abi/linux_abi.h"
+#include "kvmtool-gpu/vmm/linux/linux_stack.h"
+
+namespace kvmgpu::linux_abi {
+
+namespace {
+constexpr uint64_t k2M = 2ull << 20;
+constexpr uint64_t kRflagsRf = 1ull << 16, kRflagsVm = 1ull << 17, kRflagsReserved = 1ull << 1;
+
+std::string base_name(const std::string& path) {
+    const auto slash = path.find_last_of('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+} // namespace
+
+RamPlan plan_ram(uint64_t ram) {
+    RamPlan p{};
+    const uint64_t stack = ram >= (64ull << 20) ? (8ull << 20) : k2M;
+    p.stack_top = ram;
+    p.stack_lo = ram - stack;
+    p.guard_lo = p.stack_lo - KVMGPU_LINUX_GUARD_BYTES;
+    p.image_limit = p.guard_lo;
+    return p;
+}
+
+LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& mem, const std::string& exe_path,
+                           const LinuxGuestOptions& opts, BootParams boot, uint64_t hwcap,
+                           std::function<void(std::string_view)> console_text) {
+    const uint64_t ram = mem.total_bytes();
+    const RamPlan plan = plan_ram(ram);
+    image_ = load_linux_elf(file, mem, plan.image_limit);
+    const uint64_t brk_start = (image_.end + kPage - 1) & ~(kPage - 1);
+    if (brk_start >= plan.guard_lo) throw std::invalid_argument("guest RAM too small for this program (--mem)");
+
+    boot.linux_abi = true;
+    boot.guard_2m_gpa = plan.guard_lo;
+    boot.entry = image_.entry;
+    boot.image_end = image_.end;
+    write_boot_structures(mem, boot);
+
+    ServerOptions so;
+    if (!opts.share_dir.empty()) so.share = std::make_shared<ShareRoot>(opts.share_dir, opts.share_read_only);
+    so.console_text = std::move(console_text);
+    so.seed = boot.seed;
+    const std::string exe_name = base_name(exe_path);
+    struct utsname u {};
+    if (::uname(&u) == 0) so.kernel_release = u.release;
+
+    ProcessLayout layout;
+    layout.managed_lo = KVMGPU_IMAGE_BASE;
+    layout.managed_hi = plan.guard_lo;
+    layout.brk_start = brk_start;
+    layout.stack_lo = plan.stack_lo;
+    layout.stack_top = plan.stack_top;
+    layout.unmapped = {{0, kPage}, {plan.guard_lo, plan.guard_lo + KVMGPU_LINUX_GUARD_BYTES}};
+
+    // Start-up stack: argv[0] is the program's file name, as a shell gives it.
+    StartupInfo info;
+    info.argv.push_back(exe_name);
+    info.argv.insert(info.argv.end(), opts.args.begin(), opts.args.end());
+    info.envp = {"HOME=/", "PATH=/", "TERM=dumb"};
+    info.envp.insert(info.envp.end(), opts.env.begin(), opts.env.end());
+    info.execfn = "/" + exe_name;
+    uint64_t r = boot.seed * 0x9e3779b97f4a7c15ull + 1;
+    for (auto& b : info.random) b = static_cast<uint8_t>((r = r * 6364136223846793005ull + 1442695040888963407ull) >> 56);
+    info.auxv = {{AT_PHDR, image_.phdr},   {AT_PHENT, sizeof(Elf64_Phdr)}, {AT_PHNUM, image_.phnum},
+                 {AT_PAGESZ, kPage},       {AT_BASE, 0},                   {AT_FLAGS, 0},
+                 {AT_ENTRY, image_.entry}, {AT_UID, 0},                    {AT_EUID, 0},
+                 {AT_GID, 0},              {AT_EGID, 0},                   {AT_SECURE, 0},
+                 {AT_CLKTCK, 100},         {AT_HWCAP, hwcap},              {AT_HWCAP2, 0},
+                 {AT_KVMGPU_BOOT_INFO, KVMGPU_BOOT_INFO_GPA}};
+    const StartupStack stack = build_startup_stack(plan.stack_top, info);
+    if (stack.sp < plan.stack_lo || !mem.write(memmap::GuestPhysAddr{stack.sp}, stack.bytes.data(), stack.bytes.size()))
+        throw std::invalid_argument("guest arguments do not fit the start-up stack");
+    sp_ = stack.sp;
+
+    server_ = std::make_unique<SyscallServer>(mem, std::move(layout), std::move(so));
+    // The program's own pages and the stub area below it are not the allocator's.
+    server_->address_space().reserve(image_.lowest, brk_start);
+}
+
+void LinuxProcess::prepare_vcpu(VcpuFd& vcpu, bool sync_regs) {
+    sync_regs_ = sync_regs;
+    vcpu.set_sregs(linux_sregs(vcpu.sregs()));
+    vcpu.set_msrs(linux_syscall_msrs());
+    kvm_regs r = entry_regs(image_.entry);
+    r.rdi = 0; // no boot-info pointer: the ABI's registers are all 0 but RSP
+    r.rsp = sp_;
+    vcpu.set_regs(r);
+    vcpu.set_fpu(initial_fpu());
+    if (sync_regs_) vcpu.enable_sync_regs();
+}
+
+std::optional<SyscallOutcome> LinuxProcess::on_port_write(VcpuFd& vcpu) {
+    // With sync regs (prepare_vcpu) the state is in the kvm_run page: no ioctl.
+    const bool synced = vcpu.sync_regs_enabled();
+    kvm_regs r = synced ? vcpu.synced().regs : vcpu.regs();
+    kvm_sregs s = synced ? vcpu.synced().sregs : vcpu.sregs();
+    // Only the stub's `out` is a system call. kvm-pvm exits with RIP after
+    // it; VMX and SVM (fast PIO) exit with RIP on it and would step over it
+    // at the next KVM_RUN, which they skip once RIP has moved (as below).
+    // CS is not checked: kvm-pvm reports the ring-3 selector here. Ring-3
+    // code that jumps to the stub itself gets what `syscall` gives.
+    if (r.rip != KVMGPU_LINUX_SYSCALL_STUB_GPA && r.rip != KVMGPU_LINUX_SYSCALL_STUB_GPA + 2) return std::nullopt;
+    SyscallCall call;
+    call.nr = r.rax;
+    const uint64_t args[6] = {r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9};
+    std::copy(std::begin(args), std::end(args), call.arg);
+    CpuState cpu{s.fs.base, s.gs.base};
+    SyscallOutcome out = server_->serve(call, cpu);
+    // Back to ring 3 after the `syscall`, as sysret would: RIP from RCX,
+    // RFLAGS from R11 (without RF and VM), the user segments.
+    r.rax = static_cast<uint64_t>(out.ret);
+    r.rip = r.rcx;
+    r.rflags = (r.r11 & ~(kRflagsRf | kRflagsVm)) | kRflagsReserved;
+    const kvm_sregs user = linux_sregs(s);
+    // The segment state is written only when it differs (on kvm-pvm CS and
+    // SS already read as ring 3's here; VMX and SVM show the kernel's).
+    const bool sregs_change = s.cs.selector != user.cs.selector || s.ss.selector != user.ss.selector ||
+                              s.cs.dpl != 3 || s.fs.base != cpu.fs_base || s.gs.base != cpu.gs_base;
+    s.cs = user.cs;
+    s.ss = user.ss;
+    s.fs.base = cpu.fs_base;
+    s.gs.base = cpu.gs_base;
+    if (synced) {
+        vcpu.synced().regs = r;
+        uint64_t dirty = KVM_SYNC_X86_REGS;
+        if (sregs_change) {
+            vcpu.synced().sregs = s;
+            dirty |= KVM_SYNC_X86_SREGS;
+        }
+        vcpu.mark_synced_dirty(dirty);
+    } else {
+        vcpu.set_regs(r);
+        if (sregs_change) vcpu.set_sregs(s);
+    }
+    return out;
+}
+
+} // namespace kvmgpu::linux_abi

@@ -1,0 +1,69 @@
+#include "kvmtool-gpu/vmm/linux/linux_stack.h"
+
+#include <elf.h>
+
+#include <cstring>
+
+namespace kvmgpu::linux_abi {
+
+StartupStack build_startup_stack(uint64_t top, const StartupInfo& info) {
+    if (top % 16) throw std::invalid_argument("start-up stack: top not 16-byte aligned");
+    uint64_t string_bytes = info.execfn.size() + info.platform.size() + 2 + 16;
+    auto check = [&](const std::string& s) {
+        if (s.find('\0') != std::string::npos) throw std::invalid_argument("guest argument or environment holds a NUL byte");
+        string_bytes += s.size() + 1;
+    };
+    for (const auto& s : info.argv) check(s);
+    for (const auto& s : info.envp) check(s);
+    check(info.execfn);
+    if (string_bytes > kMaxStartupBytes || info.argv.size() + info.envp.size() > kMaxStartupBytes / 8)
+        throw std::invalid_argument("guest arguments and environment exceed " + std::to_string(kMaxStartupBytes / 1024) +
+                                    " KiB");
+
+    // Strings from the top down: execfn, envp, argv, platform, then the random bytes.
+    uint64_t used = 0;
+    std::vector<std::pair<uint64_t, std::string>> placed;
+    auto place = [&](const std::string& s) {
+        used += s.size() + 1;
+        placed.emplace_back(top - used, s);
+        return top - used;
+    };
+    const uint64_t execfn = place(info.execfn);
+    std::vector<uint64_t> envp, argv;
+    for (auto it = info.envp.rbegin(); it != info.envp.rend(); ++it) envp.insert(envp.begin(), place(*it));
+    for (auto it = info.argv.rbegin(); it != info.argv.rend(); ++it) argv.insert(argv.begin(), place(*it));
+    const uint64_t platform = place(info.platform);
+    used += 16;
+    const uint64_t random = top - used;
+    used = (used + 15) & ~uint64_t{15};
+
+    std::vector<uint64_t> words;
+    words.push_back(argv.size());
+    words.insert(words.end(), argv.begin(), argv.end());
+    words.push_back(0);
+    words.insert(words.end(), envp.begin(), envp.end());
+    words.push_back(0);
+    for (const auto& [k, v] : info.auxv) {
+        if (k == AT_NULL || k == AT_RANDOM || k == AT_EXECFN || k == AT_PLATFORM) continue;
+        words.push_back(k);
+        words.push_back(v);
+    }
+    for (const auto& [k, v] : {std::pair<uint64_t, uint64_t>{AT_RANDOM, random}, {AT_EXECFN, execfn},
+                               {AT_PLATFORM, platform}, {AT_NULL, 0}}) {
+        words.push_back(k);
+        words.push_back(v);
+    }
+    const uint64_t vector_bytes = ((words.size() * 8) + 15) & ~uint64_t{15};
+    const uint64_t total = used + vector_bytes;
+    if (total > top) throw std::invalid_argument("start-up stack: top too low");
+
+    StartupStack out;
+    out.sp = top - total;
+    out.bytes.assign(total, 0);
+    std::memcpy(out.bytes.data(), words.data(), words.size() * 8);
+    for (const auto& [at, s] : placed) std::memcpy(&out.bytes[at - out.sp], s.c_str(), s.size() + 1);
+    std::memcpy(&out.bytes[random - out.sp], info.random.data(), 16);
+    return out;
+}
+
+} // namespace kvmgpu::linux_abi

@@ -1,0 +1,76 @@
+#include "kvmtool-gpu/vmm/linux/share_fs.h"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace kvmgpu::linux_abi {
+
+namespace {
+// Linux x86-64 values (the host's are the same: the VMM is x86-64 Linux).
+constexpr uint64_t kAllowed = O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | O_DSYNC |
+                              O_SYNC | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | 0100000 /* O_LARGEFILE */;
+} // namespace
+
+uint64_t allowed_open_flags() { return kAllowed; }
+
+ShareRoot::ShareRoot(const std::string& dir, bool read_only) : path_(dir), read_only_(read_only) {
+    root_ = UniqueFd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!root_) throw std::runtime_error("--share " + dir + ": " + std::strerror(errno));
+}
+
+int ShareRoot::resolve(int dirfd, const std::string& path, uint64_t open_flags, uint64_t resolve_extra,
+                       uint64_t mode) const {
+    if (path.empty()) return -ENOENT;
+    if (path.size() >= 4096) return -ENAMETOOLONG;
+    open_how how{};
+    how.flags = open_flags | O_CLOEXEC;
+    how.mode = mode;
+    // The share is the guest's root: "..", absolute paths and absolute
+    // symlinks stay inside it; /proc-style magic links are refused.
+    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | resolve_extra;
+    const long fd = ::syscall(SYS_openat2, dirfd < 0 ? root_.get() : dirfd, path.c_str(), &how, sizeof how);
+    return fd < 0 ? -errno : static_cast<int>(fd);
+}
+
+int ShareRoot::open(int dirfd, const std::string& path, uint64_t flags, uint64_t mode) const {
+    if (flags & ~kAllowed) return -EINVAL;
+    const bool writes = (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC));
+    if ((flags & O_ACCMODE) == O_ACCMODE) return -EINVAL;
+    if (read_only_ && writes) return -EROFS;
+    // O_NONBLOCK: a FIFO placed in the share must not block the vCPU in open();
+    // it stays set, which changes nothing for the regular files and directories kept.
+    const uint64_t host_flags = (flags & ~uint64_t{0100000}) | O_NOCTTY | O_NONBLOCK;
+    const int fd = resolve(dirfd, path, host_flags, 0, (flags & O_CREAT) ? (mode & 0777) : 0);
+    if (fd < 0) return fd;
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {
+        ::close(fd);
+        return -EACCES;
+    }
+    return fd;
+}
+
+int ShareRoot::stat(int dirfd, const std::string& path, bool follow, struct stat* out) const {
+    const int fd = resolve(dirfd, path, O_PATH | (follow ? 0 : O_NOFOLLOW), 0, 0);
+    if (fd < 0) return fd;
+    const int rc = ::fstat(fd, out) == 0 ? 0 : -errno;
+    ::close(fd);
+    return rc;
+}
+
+long ShareRoot::readlink(int dirfd, const std::string& path, char* buf, uint64_t len) const {
+    const int fd = resolve(dirfd, path, O_PATH | O_NOFOLLOW, 0, 0);
+    if (fd < 0) return fd;
+    const ssize_t n = ::readlinkat(fd, "", buf, len);
+    const long rc = n < 0 ? -errno : n;
+    ::close(fd);
+    return rc;
+}
+
+} // namespace kvmgpu::linux_abi

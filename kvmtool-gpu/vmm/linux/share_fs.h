@@ -1,0 +1,51 @@
+// The directory a Linux-ABI guest may see (`--share DIR[:ro]`), and the
+// only way guest paths reach the host file system. The share is the guest's
+// root: every path (absolute, or relative to the guest's cwd "/") resolves
+// inside it through openat2 with RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+// so "..", absolute symlinks and /proc magic links cannot leave it.
+// A path relative to a directory descriptor resolves with that directory
+// as its root. Only regular files and directories are opened (a FIFO or
+// device in the share gets EACCES: the vCPU thread must never block on
+// one). Results are Linux errno values (negative), never exceptions.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <string>
+
+#include "kvmtool-gpu/kvm/unique_fd.h"
+
+namespace kvmgpu::linux_abi {
+
+class ShareRoot {
+public:
+    // Opens DIR (O_PATH | O_DIRECTORY). Throws std::runtime_error naming the
+    // path and errno when it is not a directory the VMM can open.
+    ShareRoot(const std::string& dir, bool read_only);
+
+    bool read_only() const { return read_only_; }
+    const std::string& path() const { return path_; }
+    int fd() const { return root_.get(); }
+
+    // openat2 of `path` (guest-supplied, any bytes but NUL) under `dirfd`
+    // (a directory descriptor of the share; -1 for the share root) with the
+    // guest's open flags (Linux values) and mode. Returns a host fd or -errno.
+    int open(int dirfd, const std::string& path, uint64_t flags, uint64_t mode) const;
+    // stat / lstat of a path; -errno.
+    int stat(int dirfd, const std::string& path, bool follow, struct stat* out) const;
+    // readlink of a path: bytes written to `buf` (at most len) or -errno.
+    long readlink(int dirfd, const std::string& path, char* buf, uint64_t len) const;
+
+private:
+    int resolve(int dirfd, const std::string& path, uint64_t open_flags, uint64_t resolve_extra, uint64_t mode) const;
+
+    std::string path_;
+    bool read_only_;
+    UniqueFd root_;
+};
+
+// Open flags (Linux x86-64 values) a guest may pass; others get EINVAL.
+uint64_t allowed_open_flags();
+
+} // namespace kvmgpu::linux_abi

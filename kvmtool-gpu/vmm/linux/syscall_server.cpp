@@ -1,0 +1,150 @@
+#include "kvmtool-gpu/vmm/linux/syscall_server.h"
+
+#include <sys/syscall.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "kvmtool-gpu/util/log.h"
+
+namespace kvmgpu::linux_abi {
+
+namespace {
+
+struct NamedCall {
+    uint64_t nr;
+    const char* name;
+};
+// Generated at configure time from the build host's <asm/unistd_64.h>.
+constexpr NamedCall kNames[] = {
+#include "kvmgpu_syscall_names.inc"
+};
+
+} // namespace
+
+std::string syscall_name(uint64_t nr) {
+    for (const auto& n : kNames)
+        if (n.nr == nr) return n.name;
+    return "syscall " + std::to_string(nr);
+}
+
+SyscallServer::SyscallServer(const memmap::GuestMemory& mem, ProcessLayout layout, ServerOptions opts)
+    : user_(mem, layout.unmapped), layout_(std::move(layout)), opts_(std::move(opts)),
+      space_(mem, layout_.managed_lo, layout_.managed_hi, layout_.brk_start), rng_(opts_.seed) {}
+
+SyscallOutcome SyscallServer::serve(const SyscallCall& call, CpuState& cpu) {
+    const auto t0 = std::chrono::steady_clock::now();
+    SyscallOutcome out;
+    out.ret = dispatch(call, cpu, out);
+    ++counters_.calls[std::min<uint64_t>(call.nr, counters_.calls.size() - 1)];
+    ++counters_.total;
+    if (out.ret == -ENOSYS) ++counters_.not_served;
+    counters_.ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+    return out;
+}
+
+int64_t SyscallServer::dispatch(const SyscallCall& c, CpuState& cpu, SyscallOutcome& out) {
+    const uint64_t* a = c.arg;
+    const auto dirfd = static_cast<int64_t>(static_cast<int32_t>(a[0])); // *at calls take an int
+    switch (c.nr) {
+    // memory
+    case SYS_brk: return sys_brk(a[0]);
+    case SYS_mmap: return sys_mmap(a);
+    case SYS_munmap: return sys_munmap(a[0], a[1]);
+    case SYS_mprotect: return sys_mprotect(a[0], a[1], a[2]);
+    case SYS_mremap: return sys_mremap(a);
+    case SYS_madvise: return sys_madvise(a[0], a[1], a[2]);
+    // files
+    case SYS_read: return sys_read(a[0], a[1], a[2], -1);
+    case SYS_write: return sys_write(a[0], a[1], a[2], -1);
+    case SYS_pread64: return static_cast<int64_t>(a[3]) < 0 ? -EINVAL : sys_read(a[0], a[1], a[2], a[3]);
+    case SYS_pwrite64: return static_cast<int64_t>(a[3]) < 0 ? -EINVAL : sys_write(a[0], a[1], a[2], a[3]);
+    case SYS_readv: return sys_iov(a[0], a[1], a[2], false);
+    case SYS_writev: return sys_iov(a[0], a[1], a[2], true);
+    case SYS_open: return sys_openat(-100 /* AT_FDCWD */, a[0], a[1], a[2]);
+    case SYS_openat: return sys_openat(dirfd, a[1], a[2], a[3]);
+    case SYS_close: return sys_close(a[0]);
+    case SYS_fstat: return sys_fstat(a[0], a[1]);
+    case SYS_stat: return sys_newfstatat(-100, a[0], a[1], 0);
+    case SYS_lstat: return sys_newfstatat(-100, a[0], a[1], 0x100 /* AT_SYMLINK_NOFOLLOW */);
+    case SYS_newfstatat: return sys_newfstatat(dirfd, a[1], a[2], a[3]);
+    case SYS_lseek: return sys_lseek(a[0], static_cast<int64_t>(a[1]), a[2]);
+    case SYS_ioctl: return sys_ioctl(a[0], a[1]);
+    case SYS_readlink: return sys_readlinkat(-100, a[0], a[1], a[2]);
+    case SYS_readlinkat: return sys_readlinkat(dirfd, a[1], a[2], a[3]);
+    case SYS_access: return sys_faccessat(-100, a[0], a[1]);
+    case SYS_faccessat:
+    case SYS_faccessat2: return sys_faccessat(dirfd, a[1], a[2]);
+    case SYS_getdents64: return sys_getdents64(a[0], a[1], a[2]);
+    case SYS_getcwd: return sys_getcwd(a[0], a[1]);
+    case SYS_fcntl: return sys_fcntl(a[0], a[1], a[2]);
+    case SYS_dup: return sys_dup(a[0], -1, 0, false);
+    case SYS_dup2: return static_cast<int32_t>(a[1]) < 0 ? -EBADF : sys_dup(a[0], static_cast<int32_t>(a[1]), 0, false);
+    case SYS_dup3: return static_cast<int32_t>(a[1]) < 0 ? -EBADF : sys_dup(a[0], static_cast<int32_t>(a[1]), a[2], true);
+    case SYS_fsync:
+    case SYS_fdatasync: return fds_.get(a[0]) ? 0 : -EBADF;
+    // process
+    case SYS_exit:
+    case SYS_exit_group:
+        out.exited = true;
+        out.exit_code = static_cast<int>(a[0] & 0xff);
+        return 0;
+    case SYS_arch_prctl: return sys_arch_prctl(a[0], a[1], cpu);
+    case SYS_set_tid_address: return 1;
+    case SYS_set_robust_list: return a[1] == 24 ? 0 : -EINVAL;
+    case SYS_rseq: return -ENOSYS; // glibc goes on without it
+    case SYS_prlimit64: return sys_prlimit(a[0], a[1], a[2], a[3]);
+    case SYS_getrlimit: return sys_prlimit(0, a[0], 0, a[1]);
+    case SYS_uname: return sys_uname(a[0]);
+    case SYS_getpid:
+    case SYS_gettid: return 1;
+    case SYS_getppid: return 0;
+    case SYS_getuid:
+    case SYS_geteuid:
+    case SYS_getgid:
+    case SYS_getegid: return 0;
+    case SYS_sched_getaffinity: return sys_sched_getaffinity(a[0], a[1], a[2]);
+    case SYS_sched_yield: return 0;
+    case SYS_rt_sigaction: return sys_rt_sigaction(a[0], a[1], a[2], a[3]);
+    case SYS_rt_sigprocmask: return sys_rt_sigprocmask(a[0], a[1], a[2], a[3]);
+    case SYS_futex: return sys_futex(a, out);
+    case SYS_getrandom: return sys_getrandom(a[0], a[1], a[2]);
+    // time
+    case SYS_clock_gettime: return sys_clock_gettime(a[0], a[1]);
+    case SYS_clock_getres: return sys_clock_getres(a[0], a[1]);
+    case SYS_gettimeofday: return sys_gettimeofday(a[0]);
+    case SYS_time: return sys_time(a[0]);
+    case SYS_nanosleep: return sys_nanosleep(1 /* CLOCK_MONOTONIC */, 0, a[0], a[1]);
+    case SYS_clock_nanosleep: return sys_nanosleep(a[0], a[1], a[2], a[3]);
+    default: break;
+    }
+    if (c.nr < warned_.size() ? !warned_[c.nr] : !warned_.back()) {
+        warned_[std::min<uint64_t>(c.nr, warned_.size() - 1)] = true;
+        log_warn("linux guest: system call %s (%llu) not served: ENOSYS", syscall_name(c.nr).c_str(),
+                 static_cast<unsigned long long>(c.nr));
+    }
+    return -ENOSYS;
+}
+
+std::string SyscallServer::report() const {
+    std::vector<std::pair<uint64_t, uint64_t>> by_count; // count, nr
+    for (uint64_t nr = 0; nr < counters_.calls.size(); ++nr)
+        if (counters_.calls[nr]) by_count.emplace_back(counters_.calls[nr], nr);
+    std::sort(by_count.rbegin(), by_count.rend());
+    std::string list;
+    for (const auto& [n, nr] : by_count) {
+        if (!list.empty()) list += ", ";
+        list += (nr == counters_.calls.size() - 1 ? std::string("other") : syscall_name(nr)) + " " + std::to_string(n);
+    }
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%llu system calls, %.3f ms serving them in the VMM (%.2f us each), %llu not served",
+                  static_cast<unsigned long long>(counters_.total), counters_.ns * 1e-6,
+                  counters_.total ? counters_.ns * 1e-3 / counters_.total : 0.0,
+                  static_cast<unsigned long long>(counters_.not_served));
+    return std::string(buf) + (list.empty() ? "" : " (" + list + ")");
+}
+
+} // namespace kvmgpu::linux_abi

@@ -1,0 +1,135 @@
+// Serves a Linux-ABI guest's system calls. The run loop hands it the call
+// number and six arguments as the vCPU left them (RAX; RDI RSI RDX R10 R8
+// R9) and the CPU state it may change (FS/GS base); it answers with the
+// value for RAX (a result or -errno) or says that the guest exited. Every
+// argument is guest-controlled: pointers go through UserMemory, lengths are
+// bounded, nothing throws. Calls not served get ENOSYS, logged once per
+// number by name. The handlers live in files by topic: syscalls_memory,
+// syscalls_files, syscalls_process, syscalls_time. No KVM here: unit tests
+// and the fuzz target drive serve() directly.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "kvmtool-gpu/vmm/linux/fd_table.h"
+#include "kvmtool-gpu/vmm/linux/guest_mmap.h"
+#include "kvmtool-gpu/vmm/linux/share_fs.h"
+#include "kvmtool-gpu/vmm/linux/user_memory.h"
+
+namespace kvmgpu::linux_abi {
+
+struct SyscallCall {
+    uint64_t nr = 0;
+    uint64_t arg[6] = {};
+};
+
+// What a system call may change in the vCPU besides RAX.
+struct CpuState {
+    uint64_t fs_base = 0, gs_base = 0;
+};
+
+struct SyscallOutcome {
+    int64_t ret = 0;
+    bool exited = false;    // exit / exit_group: the run ends with exit_code
+    int exit_code = 0;
+    std::string stopped;    // not empty: the run ends here, for this reason (one line)
+};
+
+// The guest's memory layout, fixed at start.
+struct ProcessLayout {
+    uint64_t managed_lo = 0, managed_hi = 0; // what brk and mmap hand out
+    uint64_t brk_start = 0;
+    uint64_t stack_lo = 0, stack_top = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> unmapped; // page 0, the guard
+};
+
+struct ServerOptions {
+    std::shared_ptr<const ShareRoot> share;               // null: no files
+    std::function<void(std::string_view)> console_text;   // stdout and stderr bytes
+    uint64_t seed = 1;                                    // getrandom's generator
+    std::string kernel_release = "6.1.0";                 // uname's release
+};
+
+struct SyscallCounters {
+    std::array<uint64_t, 512> calls{}; // by number; numbers >= 512 counted in calls[511]
+    uint64_t total = 0;
+    uint64_t ns = 0; // time spent in serve()
+    uint64_t not_served = 0;
+};
+
+class SyscallServer {
+public:
+    SyscallServer(const memmap::GuestMemory& mem, ProcessLayout layout, ServerOptions opts);
+
+    SyscallOutcome serve(const SyscallCall& call, CpuState& cpu);
+
+    const SyscallCounters& counters() const { return counters_; }
+    // "N system calls (getpid 10000, write 3, ...), X ms serving them".
+    std::string report() const;
+    GuestAddressSpace& address_space() { return space_; }
+    FdTable& fds() { return fds_; }
+
+private:
+    int64_t dispatch(const SyscallCall& c, CpuState& cpu, SyscallOutcome& out);
+    // syscalls_memory.cpp
+    int64_t sys_brk(uint64_t want);
+    int64_t sys_mmap(const uint64_t* a);
+    int64_t sys_munmap(uint64_t addr, uint64_t len);
+    int64_t sys_mprotect(uint64_t addr, uint64_t len, uint64_t prot);
+    int64_t sys_mremap(const uint64_t* a);
+    int64_t sys_madvise(uint64_t addr, uint64_t len, uint64_t advice);
+    // syscalls_files.cpp
+    int64_t sys_read(uint64_t fd, uint64_t buf, uint64_t len, int64_t offset);
+    int64_t sys_write(uint64_t fd, uint64_t buf, uint64_t len, int64_t offset);
+    int64_t sys_iov(uint64_t fd, uint64_t iov, uint64_t count, bool write);
+    int64_t sys_openat(int64_t dirfd, uint64_t path, uint64_t flags, uint64_t mode);
+    int64_t sys_close(uint64_t fd);
+    int64_t sys_fstat(uint64_t fd, uint64_t buf);
+    int64_t sys_newfstatat(int64_t dirfd, uint64_t path, uint64_t buf, uint64_t flags);
+    int64_t sys_lseek(uint64_t fd, int64_t off, uint64_t whence);
+    int64_t sys_ioctl(uint64_t fd, uint64_t cmd);
+    int64_t sys_readlinkat(int64_t dirfd, uint64_t path, uint64_t buf, uint64_t len);
+    int64_t sys_faccessat(int64_t dirfd, uint64_t path, uint64_t mode);
+    int64_t sys_getdents64(uint64_t fd, uint64_t buf, uint64_t len);
+    int64_t sys_getcwd(uint64_t buf, uint64_t len);
+    int64_t sys_fcntl(uint64_t fd, uint64_t cmd, uint64_t arg);
+    int64_t sys_dup(uint64_t oldfd, int64_t newfd, uint64_t flags, bool dup3);
+    // A share directory descriptor for *at calls: -1 for the root, or -errno.
+    int dir_host_fd(int64_t dirfd) const;
+    // syscalls_process.cpp
+    int64_t sys_arch_prctl(uint64_t code, uint64_t addr, CpuState& cpu);
+    int64_t sys_uname(uint64_t buf);
+    int64_t sys_prlimit(uint64_t pid, uint64_t resource, uint64_t new_limit, uint64_t old_limit);
+    int64_t sys_rt_sigaction(uint64_t sig, uint64_t act, uint64_t oldact, uint64_t size);
+    int64_t sys_rt_sigprocmask(uint64_t how, uint64_t set, uint64_t oldset, uint64_t size);
+    int64_t sys_sched_getaffinity(uint64_t pid, uint64_t len, uint64_t mask);
+    int64_t sys_futex(const uint64_t* a, SyscallOutcome& out);
+    int64_t sys_getrandom(uint64_t buf, uint64_t len, uint64_t flags);
+    // syscalls_time.cpp
+    int64_t sys_clock_gettime(uint64_t clock, uint64_t ts);
+    int64_t sys_clock_getres(uint64_t clock, uint64_t ts);
+    int64_t sys_gettimeofday(uint64_t tv);
+    int64_t sys_time(uint64_t t);
+    int64_t sys_nanosleep(uint64_t clock, uint64_t flags, uint64_t req, uint64_t rem);
+
+    UserMemory user_;
+    ProcessLayout layout_;
+    ServerOptions opts_;
+    GuestAddressSpace space_;
+    FdTable fds_;
+    SyscallCounters counters_;
+    std::array<bool, 512> warned_{};
+    std::array<uint8_t, 64 * 32> sigactions_{}; // 64 signals x struct kernel_sigaction (32 bytes)
+    uint64_t sigmask_ = 0;
+    uint64_t rng_;
+};
+
+// "getpid", or "syscall 999" for a number the build's headers do not name.
+std::string syscall_name(uint64_t nr);
+
+} // namespace kvmgpu::linux_abi

@@ -1,0 +1,226 @@
+// Descriptors: the console (0, 1, 2) and the share's files and directories
+// (share_fs.h). Data moves straight between the host file and the guest's
+// RAM span, checked by UserMemory first.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "kvmtool-gpu/vmm/linux/syscall_server.h"
+
+namespace kvmgpu::linux_abi {
+
+namespace {
+constexpr int64_t kAtFdcwd = -100;
+constexpr uint64_t kMaxIo = 0x7ffff000; // Linux's MAX_RW_COUNT
+constexpr uint64_t kPathMax = 4096;
+static_assert(sizeof(struct stat) == 144, "x86-64 struct stat");
+
+struct stat console_stat() {
+    struct stat st {};
+    st.st_mode = S_IFCHR | 0620;
+    st.st_blksize = 4096;
+    st.st_nlink = 1;
+    st.st_rdev = makedev(136, 0);
+    return st;
+}
+} // namespace
+
+int SyscallServer::dir_host_fd(int64_t dirfd) const {
+    if (dirfd == kAtFdcwd) return -1;
+    const OpenFile* f = fds_.get(dirfd);
+    if (!f) return -EBADF;
+    if (f->kind != OpenFile::Kind::Host || !f->directory) return -ENOTDIR;
+    return f->host.get();
+}
+
+int64_t SyscallServer::sys_read(uint64_t fd, uint64_t buf, uint64_t len, int64_t offset) {
+    OpenFile* f = fds_.get(static_cast<int64_t>(fd));
+    if (!f || f->kind == OpenFile::Kind::ConsoleOut) return -EBADF;
+    if (f->kind == OpenFile::Kind::ConsoleIn) return offset >= 0 ? -ESPIPE : 0; // stdin: end of file
+    if (f->directory) return -EISDIR;
+    if ((f->flags & O_ACCMODE) == O_WRONLY) return -EBADF;
+    len = std::min(len, kMaxIo);
+    auto dst = user_.span(buf, len);
+    if (!dst) return -EFAULT;
+    const ssize_t n = offset >= 0 ? ::pread(f->host.get(), dst->data(), len, offset) : ::read(f->host.get(), dst->data(), len);
+    return n < 0 ? -errno : n;
+}
+
+int64_t SyscallServer::sys_write(uint64_t fd, uint64_t buf, uint64_t len, int64_t offset) {
+    OpenFile* f = fds_.get(static_cast<int64_t>(fd));
+    if (!f || f->kind == OpenFile::Kind::ConsoleIn) return -EBADF;
+    len = std::min(len, kMaxIo);
+    auto src = user_.span(buf, len);
+    if (!src) return -EFAULT;
+    if (f->kind == OpenFile::Kind::ConsoleOut) {
+        if (offset >= 0) return -ESPIPE;
+        if (opts_.console_text && len) opts_.console_text(std::string_view(reinterpret_cast<const char*>(src->data()), len));
+        return static_cast<int64_t>(len);
+    }
+    if (f->directory) return -EISDIR;
+    if ((f->flags & O_ACCMODE) == O_RDONLY) return -EBADF;
+    const ssize_t n = offset >= 0 ? ::pwrite(f->host.get(), src->data(), len, offset) : ::write(f->host.get(), src->data(), len);
+    return n < 0 ? -errno : n;
+}
+
+int64_t SyscallServer::sys_iov(uint64_t fd, uint64_t iov, uint64_t count, bool write) {
+    if (!fds_.get(static_cast<int64_t>(fd))) return -EBADF;
+    if (count > 1024) return -EINVAL; // UIO_MAXIOV
+    std::vector<uint64_t> vec(count * 2);
+    if (count && !user_.read(iov, vec.data(), count * 16)) return -EFAULT;
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < count; ++i) {
+        if (vec[2 * i + 1] > kMaxIo || total + vec[2 * i + 1] > kMaxIo) return -EINVAL;
+        total += vec[2 * i + 1];
+    }
+    int64_t done = 0;
+    for (uint64_t i = 0; i < count; ++i) {
+        const uint64_t base = vec[2 * i], len = vec[2 * i + 1];
+        if (len == 0) continue;
+        const int64_t n = write ? sys_write(fd, base, len, -1) : sys_read(fd, base, len, -1);
+        if (n < 0) return done ? done : n;
+        done += n;
+        if (static_cast<uint64_t>(n) < len) break;
+    }
+    return done;
+}
+
+int64_t SyscallServer::sys_openat(int64_t dirfd, uint64_t path_addr, uint64_t flags, uint64_t mode) {
+    auto [path, err] = user_.string(path_addr, kPathMax);
+    if (err) return err;
+    if (!opts_.share) return -ENOENT; // no --share: no file system
+    const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
+    if (dir < -1) return dir;
+    const int host = opts_.share->open(dir, path, flags, mode);
+    if (host < 0) return host;
+    auto file = std::make_shared<OpenFile>();
+    file->host = UniqueFd(host);
+    file->flags = flags;
+    struct stat st {};
+    file->directory = ::fstat(host, &st) == 0 && S_ISDIR(st.st_mode);
+    return fds_.install(std::move(file));
+}
+
+int64_t SyscallServer::sys_close(uint64_t fd) { return fds_.close(static_cast<int64_t>(fd)); }
+
+int64_t SyscallServer::sys_fstat(uint64_t fd, uint64_t buf) {
+    const OpenFile* f = fds_.get(static_cast<int64_t>(fd));
+    if (!f) return -EBADF;
+    struct stat st = console_stat();
+    if (f->kind == OpenFile::Kind::Host && ::fstat(f->host.get(), &st) != 0) return -errno;
+    return user_.write_obj(buf, st) ? 0 : -EFAULT;
+}
+
+int64_t SyscallServer::sys_newfstatat(int64_t dirfd, uint64_t path_addr, uint64_t buf, uint64_t flags) {
+    constexpr uint64_t kEmptyPath = 0x1000, kNoFollow = 0x100, kNoAutomount = 0x800;
+    if (flags & ~(kEmptyPath | kNoFollow | kNoAutomount)) return -EINVAL;
+    auto [path, err] = user_.string(path_addr, kPathMax);
+    if (err) return err;
+    if (path.empty() && (flags & kEmptyPath)) {
+        if (dirfd != kAtFdcwd) return sys_fstat(static_cast<uint64_t>(dirfd), buf);
+        if (!opts_.share) return -ENOENT;
+        struct stat st {};
+        if (::fstat(opts_.share->fd(), &st) != 0) return -errno;
+        return user_.write_obj(buf, st) ? 0 : -EFAULT;
+    }
+    if (!opts_.share) return -ENOENT;
+    const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
+    if (dir < -1) return dir;
+    struct stat st {};
+    const int rc = opts_.share->stat(dir, path, !(flags & kNoFollow), &st);
+    if (rc < 0) return rc;
+    return user_.write_obj(buf, st) ? 0 : -EFAULT;
+}
+
+int64_t SyscallServer::sys_lseek(uint64_t fd, int64_t off, uint64_t whence) {
+    const OpenFile* f = fds_.get(static_cast<int64_t>(fd));
+    if (!f) return -EBADF;
+    if (f->kind != OpenFile::Kind::Host) return -ESPIPE;
+    if (whence > 4) return -EINVAL; // SEEK_SET .. SEEK_HOLE
+    const off_t r = ::lseek(f->host.get(), off, static_cast<int>(whence));
+    return r < 0 ? -errno : r;
+}
+
+int64_t SyscallServer::sys_ioctl(uint64_t fd, uint64_t) {
+    return fds_.get(static_cast<int64_t>(fd)) ? -ENOTTY : -EBADF; // no terminal: stdio buffers fully
+}
+
+int64_t SyscallServer::sys_readlinkat(int64_t dirfd, uint64_t path_addr, uint64_t buf, uint64_t len) {
+    auto [path, err] = user_.string(path_addr, kPathMax);
+    if (err) return err;
+    if (static_cast<int64_t>(len) <= 0) return -EINVAL;
+    if (!opts_.share) return -ENOENT; // /proc/self/exe included: there is no /proc
+    const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
+    if (dir < -1) return dir;
+    char target[kPathMax];
+    const long n = opts_.share->readlink(dir, path, target, std::min<uint64_t>(len, sizeof target));
+    if (n < 0) return n;
+    return user_.write(buf, target, static_cast<uint64_t>(n)) ? n : -EFAULT;
+}
+
+int64_t SyscallServer::sys_faccessat(int64_t dirfd, uint64_t path_addr, uint64_t mode) {
+    if (mode & ~uint64_t{7}) return -EINVAL;
+    auto [path, err] = user_.string(path_addr, kPathMax);
+    if (err) return err;
+    if (!opts_.share) return -ENOENT;
+    const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
+    if (dir < -1) return dir;
+    struct stat st {};
+    const int rc = opts_.share->stat(dir, path, true, &st);
+    if (rc < 0) return rc;
+    // The guest runs as root: existence decides, except writes to a read-only share.
+    if ((mode & W_OK) && opts_.share->read_only()) return -EROFS;
+    if ((mode & X_OK) && !S_ISDIR(st.st_mode) && !(st.st_mode & 0111)) return -EACCES;
+    return 0;
+}
+
+int64_t SyscallServer::sys_getdents64(uint64_t fd, uint64_t buf, uint64_t len) {
+    const OpenFile* f = fds_.get(static_cast<int64_t>(fd));
+    if (!f) return -EBADF;
+    if (f->kind != OpenFile::Kind::Host || !f->directory) return -ENOTDIR;
+    len = std::min<uint64_t>(len, 1 << 16);
+    if (!user_.span(buf, len)) return -EFAULT;
+    std::vector<uint8_t> tmp(len);
+    const long n = ::syscall(SYS_getdents64, f->host.get(), tmp.data(), len);
+    if (n < 0) return -errno;
+    return user_.write(buf, tmp.data(), static_cast<uint64_t>(n)) ? n : -EFAULT;
+}
+
+int64_t SyscallServer::sys_getcwd(uint64_t buf, uint64_t len) {
+    if (len < 2) return -ERANGE;
+    return user_.write(buf, "/", 2) ? 2 : -EFAULT;
+}
+
+int64_t SyscallServer::sys_fcntl(uint64_t fd, uint64_t cmd, uint64_t arg) {
+    OpenFile* f = fds_.get(static_cast<int64_t>(fd));
+    if (!f) return -EBADF;
+    switch (cmd) {
+    case F_DUPFD:
+    case F_DUPFD_CLOEXEC:
+        if (static_cast<int64_t>(arg) < 0 || arg >= static_cast<uint64_t>(kMaxFds)) return -EINVAL;
+        return fds_.install(fds_.share(static_cast<int64_t>(fd)), static_cast<int>(arg));
+    case F_GETFD:
+    case F_SETFD: return 0; // close-on-exec means nothing without exec
+    case F_GETFL: return static_cast<int64_t>(f->flags);
+    case F_SETFL: return 0; // O_APPEND/O_NONBLOCK changes are not carried to the host file
+    default: return -EINVAL;
+    }
+}
+
+int64_t SyscallServer::sys_dup(uint64_t oldfd, int64_t newfd, uint64_t flags, bool dup3) {
+    auto file = fds_.share(static_cast<int64_t>(oldfd));
+    if (!file) return -EBADF;
+    if (newfd < 0 && !dup3) return fds_.install(std::move(file)); // dup
+    if (dup3 && (flags & ~uint64_t{O_CLOEXEC})) return -EINVAL;
+    if (static_cast<int64_t>(oldfd) == newfd) return dup3 ? -EINVAL : newfd;
+    const int rc = fds_.place(newfd, std::move(file));
+    return rc < 0 ? rc : newfd;
+}
+
+} // namespace kvmgpu::linux_abi

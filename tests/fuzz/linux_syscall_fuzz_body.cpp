@@ -1,0 +1,107 @@
+#include "tests/fuzz/linux_syscall_fuzz_body.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "kvmtool-gpu/vmm/linux/syscall_server.h"
+#include "memmap/backing.h"
+#include "tests/fuzz/fuzz_input.h"
+
+namespace kvmgpu::fuzz {
+
+namespace {
+
+using namespace kvmgpu::linux_abi;
+constexpr uint64_t kMiB = 1ull << 20, kRam = 16 * kMiB;
+
+[[noreturn]] void violation(const char* what, uint64_t nr) {
+    std::fprintf(stderr, "linux_syscall_fuzz: VIOLATION: %s (system call %llu)\n", what, (unsigned long long)nr);
+    __builtin_trap();
+}
+
+// The share: a scratch directory made once per process (removed at its
+// exit), read-only to the server so inputs cannot fill the disk.
+struct ScratchShare {
+    std::string dir;
+    ScratchShare() {
+        char tmpl[] = "/tmp/kvmgpu-syscall-fuzz-XXXXXX";
+        if (!mkdtemp(tmpl)) std::abort();
+        dir = tmpl;
+        std::ofstream(dir + "/input.txt") << "fuzz input file\n";
+        std::filesystem::create_directory(dir + "/sub");
+    }
+    ~ScratchShare() {
+        std::error_code ignored;
+        std::filesystem::remove_all(dir, ignored);
+    }
+};
+
+const std::string& share_dir() {
+    static const ScratchShare share;
+    return share.dir;
+}
+
+constexpr uint64_t kServed[] = {
+    SYS_brk, SYS_mmap, SYS_munmap, SYS_mprotect, SYS_mremap, SYS_madvise, SYS_read, SYS_write, SYS_pread64,
+    SYS_pwrite64, SYS_readv, SYS_writev, SYS_open, SYS_openat, SYS_close, SYS_fstat, SYS_stat, SYS_lstat,
+    SYS_newfstatat, SYS_lseek, SYS_ioctl, SYS_readlink, SYS_readlinkat, SYS_access, SYS_faccessat, SYS_getdents64,
+    SYS_getcwd, SYS_fcntl, SYS_dup, SYS_dup2, SYS_dup3, SYS_arch_prctl, SYS_set_robust_list, SYS_prlimit64,
+    SYS_getrlimit, SYS_uname, SYS_sched_getaffinity, SYS_rt_sigaction, SYS_rt_sigprocmask, SYS_futex,
+    SYS_getrandom, SYS_clock_gettime, SYS_clock_getres, SYS_gettimeofday, SYS_time, SYS_exit_group};
+
+uint64_t pick_arg(Input& in) {
+    const uint8_t kind = in.get<uint8_t>();
+    const uint64_t raw = in.get<uint64_t>();
+    switch (kind % 8) {
+    case 0: return raw;                             // anything
+    case 1: return raw % kRam;                      // inside RAM
+    case 2: return kRam - (raw % 64);               // RAM's last bytes
+    case 3: return raw % 8192;                      // page 0 and just past it
+    case 4: return 2 * kMiB + (raw % (8 * kMiB));   // the managed range
+    case 5: return raw % 300;                       // small numbers: fds, flags, sizes
+    case 6: return ~0ull - (raw % 4096);            // wraps
+    default: return 0x4000000000ull + raw % 0x3000; // the MMIO window
+    }
+}
+
+} // namespace
+
+void run_linux_syscall_input(const uint8_t* data, size_t size) {
+    Input in(data, size);
+    memmap::GuestMemory mem;
+    mem.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, kRam));
+    ProcessLayout layout;
+    layout.managed_lo = 1 * kMiB;
+    layout.managed_hi = 12 * kMiB;
+    layout.brk_start = 2 * kMiB;
+    layout.stack_lo = 14 * kMiB;
+    layout.stack_top = kRam;
+    layout.unmapped = {{0, 4096}, {12 * kMiB, 14 * kMiB}};
+    ServerOptions opts;
+    opts.share = std::make_shared<ShareRoot>(share_dir(), true);
+    opts.console_text = [](std::string_view) {};
+    SyscallServer server(mem, layout, opts);
+    CpuState cpu;
+    for (int i = 0; i < 64 && !in.empty(); ++i) {
+        SyscallCall call;
+        const uint16_t sel = in.get<uint16_t>();
+        call.nr = (sel & 0x8000) ? sel % 512 : kServed[sel % std::size(kServed)];
+        // Sleeping calls are left out: a fuzzer must not wait on the clock.
+        if (call.nr == SYS_nanosleep || call.nr == SYS_clock_nanosleep) continue;
+        for (auto& a : call.arg) a = pick_arg(in);
+        const SyscallOutcome out = server.serve(call, cpu);
+        if (out.ret < 0 && out.ret < -4095) violation("result is neither a value nor an errno", call.nr);
+        if (server.address_space().free_bytes() > layout.managed_hi - layout.managed_lo)
+            violation("allocator frees more than it manages", call.nr);
+        if (server.fds().open_count() > kMaxFds) violation("descriptor table over its limit", call.nr);
+        if (out.exited || !out.stopped.empty()) break;
+    }
+}
+
+} // namespace kvmgpu::fuzz

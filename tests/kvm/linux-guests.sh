@@ -1,0 +1,75 @@
+#!/bin/sh
+# Linux-ABI guests through the CLI (ctest kvm_linux_guests): static and
+# static-pie C++ programs built by the system g++ (tests/kvm/CMakeLists.txt)
+# read and write files in a --share, fail to leave it, pass their arguments
+# and exit code through; a read-only share refuses writes with EROFS; a
+# dynamic executable, a non-x86-64 ELF and a truncated one are refused with
+# one line; the system-call round trip is measured and printed.
+# Usage: linux-guests.sh KVMTOOL_GPU GUEST_DIR
+set -u
+vmm=$1
+dir=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+check() { # description, command...: the command must succeed
+    what=$1; shift
+    if "$@"; then echo "ok: $what"; else echo "FAILED: $what"; failures=$((failures + 1)); fi
+}
+has() { grep -qF -- "$1" "$work/out"; }
+
+for prog in cxx_check cxx_check_pie; do
+    share=$work/$prog
+    mkdir -p "$share/sub"
+    printf 'alpha beta\ngamma\n' > "$share/input.txt"
+    echo outside > "$work/outside.txt"
+    ln -s ../outside.txt "$share/link_out"
+    ln -s "$work/outside.txt" "$share/abs_link"
+    "$vmm" run --guest "$dir/$prog" --mem 128M --vgpu none --share "$share" -- rw 7 > "$work/out" 2>&1
+    rc=$?
+    cat "$work/out"
+    check "$prog: CLI status 1 for a guest exit code other than 0" [ "$rc" -eq 1 ]
+    check "$prog: exit code 7 propagated" has "result: guest-exit, exit code 7"
+    check "$prog: iostream and argv[0]" has "guest: iostream ok, argv[0] $prog"
+    check "$prog: exception caught" has "guest: exception caught: boom"
+    check "$prog: heap (brk, mmap, mremap)" has "guest: heap ok: 12288"
+    check "$prog: read the share's input" has "guest: input: 2 lines: alpha beta;gamma;"
+    for p in ../outside.txt /../outside.txt sub/../../outside.txt link_out abs_link /proc/self/exe; do
+        check "$prog: $p stays inside the share" has "guest: escape $p: ENOENT"
+    done
+    check "$prog: wrote output.txt in the share" grep -qx "processed 2 lines" "$share/output.txt"
+    check "$prog: no failure inside the guest" sh -c "! grep -q FAILED '$work/out'"
+    check "$prog: system calls counted" has "kvmtool-gpu: system calls: "
+
+    rm -f "$share/output.txt"
+    "$vmm" run --guest "$dir/$prog" --mem 128M --vgpu none --share "$share:ro" -- ro 0 > "$work/out" 2>&1
+    rc=$?
+    cat "$work/out"
+    check "$prog: read-only share: EROFS, exit 0" sh -c "[ $rc -eq 0 ] && grep -q 'write in a read-only share: EROFS' '$work/out'"
+    check "$prog: read-only share unchanged" [ ! -e "$share/output.txt" ]
+done
+
+refused() { # description, expected line, CLI arguments...
+    what=$1 line=$2; shift 2
+    "$vmm" run --vgpu none "$@" > "$work/out" 2>&1
+    rc=$?
+    cat "$work/out"
+    check "$what: refused with status 2 and one line" sh -c "[ $rc -eq 2 ] && [ \$(grep -c error '$work/out') -eq 1 ] && grep -qF -- '$line' '$work/out'"
+}
+refused "dynamic executable" "dynamic executable: build with -static" --guest "$dir/dynamic_check"
+cp "$dir/syscall_loop" "$work/not_x86"
+printf '\050\000' | dd of="$work/not_x86" bs=1 seek=18 conv=notrunc 2>/dev/null # e_machine = ARM
+refused "non-x86-64 ELF" "not an x86-64 image" --guest "$work/not_x86"
+head -c 100 "$dir/syscall_loop" > "$work/truncated"
+refused "truncated ELF" "guest image refused" --guest "$work/truncated"
+refused "share that does not exist" "--share $work/none" --guest "$dir/syscall_loop" --share "$work/none"
+
+# The system-call round trip (no threshold: the figure is printed for the log).
+"$vmm" run --guest "$dir/syscall_loop" --mem 64M --vgpu none -- 2000 > "$work/out" 2>&1
+rc=$?
+cat "$work/out"
+check "syscall_loop: ran, measured the round trip" sh -c "[ $rc -eq 0 ] && grep -q 'guest: getpid round trip: ' '$work/out'"
+check "syscall_loop: 2000 getpid counted" has "getpid 2000"
+
+[ "$failures" -eq 0 ] || { echo "$failures check(s) failed"; exit 1; }
+echo "all Linux-ABI guest checks passed"

@@ -1,0 +1,326 @@
+// The system-call server without KVM: each call with good and hostile
+// arguments (pointers outside RAM, wrapping, into unmapped pages or the
+// MMIO window; huge sizes; descriptor floods), what it does to guest RAM,
+// and its counters.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "kvmtool-gpu/vmm/linux/syscall_server.h"
+#include "memmap/backing.h"
+
+namespace kvmgpu::linux_abi {
+namespace {
+
+constexpr uint64_t kMiB = 1ull << 20, kRam = 32 * kMiB;
+constexpr uint64_t kBuf = 20 * kMiB;  // a scratch buffer the tests own (in the managed range, mapped below)
+constexpr uint64_t kGuard = 28 * kMiB;
+
+struct Server : ::testing::Test {
+    memmap::GuestMemory mem;
+    std::unique_ptr<SyscallServer> server;
+    std::string console;
+    CpuState cpu;
+    std::filesystem::path dir;
+
+    void make(bool with_share, bool read_only = false) {
+        if (mem.regions().empty())
+            mem.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, kRam));
+        ProcessLayout l;
+        l.managed_lo = 1 * kMiB;
+        l.managed_hi = kGuard;
+        l.brk_start = 8 * kMiB;
+        l.stack_lo = 30 * kMiB;
+        l.stack_top = kRam;
+        l.unmapped = {{0, 4096}, {kGuard, 30 * kMiB}};
+        ServerOptions o;
+        o.console_text = [this](std::string_view t) { console.append(t); };
+        o.seed = 5;
+        if (with_share) {
+            char tmpl[] = "/tmp/kvmgpu-server-XXXXXX";
+            ASSERT_NE(mkdtemp(tmpl), nullptr);
+            dir = tmpl;
+            std::ofstream(dir / "in.txt") << "0123456789";
+            std::filesystem::create_directory(dir / "sub");
+            std::ofstream(dir / "sub" / "a") << "a";
+            o.share = std::make_shared<ShareRoot>(dir, read_only);
+        }
+        server = std::make_unique<SyscallServer>(mem, l, o);
+        ASSERT_TRUE(server->address_space().map_fixed(kBuf, kMiB, false));
+    }
+    void TearDown() override {
+        if (!dir.empty()) std::filesystem::remove_all(dir);
+    }
+    SyscallOutcome call(uint64_t nr, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0, uint64_t a3 = 0,
+                        uint64_t a4 = 0, uint64_t a5 = 0) {
+        SyscallCall c;
+        c.nr = nr;
+        const uint64_t a[6] = {a0, a1, a2, a3, a4, a5};
+        std::copy(std::begin(a), std::end(a), c.arg);
+        return server->serve(c, cpu);
+    }
+    int64_t ret(uint64_t nr, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0, uint64_t a3 = 0, uint64_t a4 = 0,
+                uint64_t a5 = 0) {
+        return call(nr, a0, a1, a2, a3, a4, a5).ret;
+    }
+    uint8_t* at(uint64_t gpa) { return mem.translate(memmap::GuestPhysAddr{gpa}, 1)->data(); }
+    void put(uint64_t gpa, const std::string& s) { std::memcpy(at(gpa), s.c_str(), s.size() + 1); }
+};
+
+TEST_F(Server, ConsoleWritesAndBadPointers) {
+    make(false);
+    put(kBuf, "hello\n");
+    EXPECT_EQ(ret(SYS_write, 1, kBuf, 6), 6);
+    EXPECT_EQ(ret(SYS_write, 2, kBuf, 3), 3);
+    EXPECT_EQ(console, "hello\nhel");
+    EXPECT_EQ(ret(SYS_write, 1, 0, 6), -EFAULT);                    // page 0
+    EXPECT_EQ(ret(SYS_write, 1, 16, 6), -EFAULT);
+    EXPECT_EQ(ret(SYS_write, 1, kRam - 3, 6), -EFAULT);             // past RAM
+    EXPECT_EQ(ret(SYS_write, 1, ~0ull - 2, 6), -EFAULT);            // wraps
+    EXPECT_EQ(ret(SYS_write, 1, kGuard + 100, 6), -EFAULT);         // the stack guard
+    EXPECT_EQ(ret(SYS_write, 1, 0x4000000000ull, 6), -EFAULT);      // the MMIO window
+    EXPECT_EQ(ret(SYS_write, 7, kBuf, 6), -EBADF);
+    EXPECT_EQ(ret(SYS_write, 0, kBuf, 6), -EBADF);
+    EXPECT_EQ(ret(SYS_read, 0, kBuf, 6), 0); // stdin: end of file
+    EXPECT_EQ(ret(SYS_write, 1, kBuf, 0), 0);
+    // writev: an iovec array outside RAM, a count over UIO_MAXIOV.
+    const uint64_t iov[4] = {kBuf, 2, kBuf + 2, 3};
+    std::memcpy(at(kBuf + 4096), iov, sizeof iov);
+    console.clear();
+    EXPECT_EQ(ret(SYS_writev, 1, kBuf + 4096, 2), 5);
+    EXPECT_EQ(console, "hello");
+    EXPECT_EQ(ret(SYS_writev, 1, kRam - 8, 2), -EFAULT);
+    EXPECT_EQ(ret(SYS_writev, 1, kBuf + 4096, 5000), -EINVAL);
+    EXPECT_EQ(ret(SYS_ioctl, 1, 0x5401 /* TCGETS */, kBuf), -ENOTTY);
+}
+
+TEST_F(Server, MemoryCalls) {
+    make(false);
+    EXPECT_EQ(ret(SYS_brk, 0), 8 * kMiB);
+    EXPECT_EQ(ret(SYS_brk, 8 * kMiB + 12345), 8 * kMiB + 12345);
+    EXPECT_EQ(ret(SYS_brk, 1ull << 40), 8 * kMiB + 12345); // huge: refused, old break
+    const int64_t m = ret(SYS_mmap, 0, 3 * kMiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_GT(m, 0);
+    EXPECT_GE(static_cast<uint64_t>(m), 1 * kMiB);
+    EXPECT_LE(static_cast<uint64_t>(m) + 3 * kMiB, kGuard);
+    EXPECT_EQ(ret(SYS_mmap, 0, 1ull << 40, 3, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), -ENOMEM);
+    EXPECT_EQ(ret(SYS_mmap, 0, ~0ull, 3, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), -ENOMEM);
+    EXPECT_EQ(ret(SYS_mmap, 0, 0, 3, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), -EINVAL);
+    EXPECT_EQ(ret(SYS_mmap, 0, 4096, 3, MAP_ANONYMOUS, -1, 0), -EINVAL); // neither shared nor private
+    EXPECT_EQ(ret(SYS_mmap, 29 * kMiB, 4096, 3, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0), -ENOMEM);
+    EXPECT_EQ(ret(SYS_mmap, 0, 4096, 3, MAP_PRIVATE, 9, 0), -EBADF);
+    EXPECT_EQ(ret(SYS_munmap, m, 3 * kMiB), 0);
+    EXPECT_EQ(ret(SYS_munmap, m + 1, 4096), -EINVAL);
+    EXPECT_EQ(ret(SYS_mprotect, kBuf, 4096, PROT_READ), 0);
+    EXPECT_EQ(ret(SYS_mprotect, kRam, 4096, PROT_READ), -ENOMEM);
+    std::memset(at(kBuf), 0x77, 8192);
+    EXPECT_EQ(ret(SYS_madvise, kBuf, 4096, MADV_WILLNEED), 0);
+    EXPECT_EQ(at(kBuf)[0], 0x77);
+    EXPECT_EQ(ret(SYS_madvise, kBuf, 4096, MADV_DONTNEED), 0);
+    EXPECT_EQ(at(kBuf)[0], 0);       // reads as zero, as Linux gives it
+    EXPECT_EQ(at(kBuf + 4096)[0], 0x77);
+    at(30 * kMiB)[0] = 0x55; // the stack: not what brk and mmap handed out, left alone
+    EXPECT_EQ(ret(SYS_madvise, 30 * kMiB, 4096, MADV_DONTNEED), 0);
+    EXPECT_EQ(at(30 * kMiB)[0], 0x55);
+    EXPECT_EQ(ret(SYS_madvise, 0, ~0ull, MADV_DONTNEED), 0); // wraps: clamped, no crash
+    EXPECT_EQ(at(30 * kMiB)[0], 0x55);
+    EXPECT_EQ(at(kBuf + 4096)[0], 0);
+    const int64_t r = ret(SYS_mremap, kBuf, kMiB, 2 * kMiB, 1 /* MREMAP_MAYMOVE */);
+    EXPECT_GT(r, 0);
+    EXPECT_EQ(ret(SYS_mremap, 0x123000, 4096, 8192, 1), -ENOMEM); // not a mapping
+}
+
+TEST_F(Server, FilesInTheShare) {
+    make(true);
+    put(kBuf, "in.txt");
+    const int64_t fd = ret(SYS_openat, static_cast<uint64_t>(-100), kBuf, O_RDONLY);
+    ASSERT_GE(fd, 3);
+    EXPECT_EQ(ret(SYS_read, fd, kBuf + 100, 4), 4);
+    EXPECT_EQ(std::string(reinterpret_cast<char*>(at(kBuf + 100)), 4), "0123");
+    EXPECT_EQ(ret(SYS_pread64, fd, kBuf + 100, 2, 8), 2);
+    EXPECT_EQ(ret(SYS_lseek, fd, 0, 2 /* SEEK_END */), 10);
+    EXPECT_EQ(ret(SYS_read, fd, kRam - 1, 4), -EFAULT);
+    EXPECT_EQ(ret(SYS_write, fd, kBuf, 1), -EBADF); // opened read-only
+    EXPECT_EQ(ret(SYS_fstat, fd, kBuf + 200), 0);
+    struct stat st;
+    std::memcpy(&st, at(kBuf + 200), sizeof st);
+    EXPECT_EQ(st.st_size, 10);
+    EXPECT_EQ(ret(SYS_fstat, fd, 8), -EFAULT);
+    // A file mapped privately: its bytes, then zeros.
+    const int64_t m = ret(SYS_mmap, 0, 8192, PROT_READ, MAP_PRIVATE, fd, 0);
+    ASSERT_GT(m, 0);
+    EXPECT_EQ(std::memcmp(at(m), "0123456789", 10), 0);
+    EXPECT_EQ(at(m)[10], 0);
+    EXPECT_EQ(ret(SYS_mmap, 0, 8192, PROT_READ, MAP_SHARED, fd, 0), -ENODEV);
+    EXPECT_EQ(ret(SYS_close, fd), 0);
+    EXPECT_EQ(ret(SYS_close, fd), -EBADF);
+
+    put(kBuf, "/sub");
+    const int64_t d = ret(SYS_open, kBuf, O_RDONLY | O_DIRECTORY);
+    ASSERT_GE(d, 3);
+    const int64_t n = ret(SYS_getdents64, d, kBuf + 4096, 4096);
+    EXPECT_GT(n, 0);
+    EXPECT_EQ(ret(SYS_getdents64, d, 0, 4096), -EFAULT);
+    put(kBuf, "a");
+    EXPECT_GE(ret(SYS_openat, d, kBuf, O_RDONLY), 3); // relative to a directory descriptor
+    EXPECT_EQ(ret(SYS_openat, 1, kBuf, O_RDONLY), -ENOTDIR);
+    EXPECT_EQ(ret(SYS_openat, 200, kBuf, O_RDONLY), -EBADF);
+
+    put(kBuf, "../in.txt"); // ".." at the root stays at the root
+    EXPECT_GE(ret(SYS_open, kBuf, O_RDONLY), 3);
+    put(kBuf, "out.txt");
+    const int64_t w = ret(SYS_openat, static_cast<uint64_t>(-100), kBuf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ASSERT_GE(w, 3);
+    put(kBuf + 100, "written");
+    EXPECT_EQ(ret(SYS_write, w, kBuf + 100, 7), 7);
+    EXPECT_EQ(ret(SYS_close, w), 0);
+    std::ifstream back(dir / "out.txt");
+    std::string text;
+    back >> text;
+    EXPECT_EQ(text, "written");
+
+    EXPECT_EQ(ret(SYS_open, 0, O_RDONLY), -EFAULT);
+    std::memset(at(kRam - 2), 'a', 1), std::memset(at(kRam - 1), 'a', 1);
+    EXPECT_EQ(ret(SYS_open, kRam - 2, O_RDONLY), -EFAULT); // the string runs off RAM
+    std::memset(at(kBuf), 'a', 8192);
+    EXPECT_EQ(ret(SYS_open, kBuf, O_RDONLY), -ENAMETOOLONG);
+    put(kBuf, "/proc/self/exe");
+    EXPECT_EQ(ret(SYS_readlink, kBuf, kBuf + 100, 100), -ENOENT);
+    EXPECT_EQ(ret(SYS_getcwd, kBuf, 100), 2);
+    EXPECT_STREQ(reinterpret_cast<char*>(at(kBuf)), "/");
+}
+
+TEST_F(Server, DescriptorFloodEndsInEmfile) {
+    make(true);
+    put(kBuf, "in.txt");
+    int64_t last = 0;
+    int opened = 0;
+    for (int i = 0; i < 400; ++i) {
+        last = ret(SYS_open, kBuf, O_RDONLY);
+        if (last < 0) break;
+        ++opened;
+    }
+    EXPECT_EQ(last, -EMFILE);
+    EXPECT_EQ(opened, kMaxFds - 3);
+    EXPECT_EQ(ret(SYS_dup, 1), -EMFILE);
+    EXPECT_EQ(ret(SYS_close, 100), 0);
+    EXPECT_EQ(ret(SYS_dup, 1), 100);
+    EXPECT_EQ(ret(SYS_dup2, 1, kMaxFds), -EBADF);
+}
+
+TEST_F(Server, NoShareNoFiles) {
+    make(false);
+    put(kBuf, "in.txt");
+    EXPECT_EQ(ret(SYS_open, kBuf, O_RDONLY), -ENOENT);
+    EXPECT_EQ(ret(SYS_newfstatat, static_cast<uint64_t>(-100), kBuf, kBuf + 100, 0), -ENOENT);
+}
+
+TEST_F(Server, ReadOnlyShare) {
+    make(true, true);
+    put(kBuf, "new.txt");
+    EXPECT_EQ(ret(SYS_open, kBuf, O_WRONLY | O_CREAT, 0644), -EROFS);
+    EXPECT_EQ(ret(SYS_access, kBuf, W_OK), -ENOENT);
+    put(kBuf, "in.txt");
+    EXPECT_EQ(ret(SYS_access, kBuf, W_OK), -EROFS);
+    EXPECT_EQ(ret(SYS_access, kBuf, R_OK), 0);
+}
+
+TEST_F(Server, ProcessCalls) {
+    make(false);
+    EXPECT_EQ(ret(SYS_arch_prctl, 0x1002, 0x7000), 0);
+    EXPECT_EQ(cpu.fs_base, 0x7000u);
+    EXPECT_EQ(ret(SYS_arch_prctl, 0x1002, 1ull << 47), -EPERM);
+    EXPECT_EQ(ret(SYS_arch_prctl, 0x1003, kBuf), 0);
+    uint64_t fs;
+    std::memcpy(&fs, at(kBuf), 8);
+    EXPECT_EQ(fs, 0x7000u);
+    EXPECT_EQ(ret(SYS_arch_prctl, 0x1003, 8), -EFAULT);
+    EXPECT_EQ(ret(SYS_arch_prctl, 0x3001, kBuf), -EINVAL);
+    EXPECT_EQ(ret(SYS_uname, kBuf), 0);
+    EXPECT_STREQ(reinterpret_cast<utsname*>(at(kBuf))->sysname, "Linux");
+    EXPECT_STREQ(reinterpret_cast<utsname*>(at(kBuf))->machine, "x86_64");
+    EXPECT_EQ(ret(SYS_prlimit64, 0, 3 /* RLIMIT_STACK */, 0, kBuf), 0);
+    uint64_t lim[2];
+    std::memcpy(lim, at(kBuf), 16);
+    EXPECT_EQ(lim[0], 2 * kMiB);
+    EXPECT_EQ(ret(SYS_prlimit64, 0, 3, kBuf, 0), -EPERM);
+    EXPECT_EQ(ret(SYS_prlimit64, 0, 99, 0, kBuf), -EINVAL);
+    // Signal actions are recorded and read back, never delivered.
+    std::memset(at(kBuf), 0x42, 32);
+    EXPECT_EQ(ret(SYS_rt_sigaction, 2, kBuf, 0, 8), 0);
+    EXPECT_EQ(ret(SYS_rt_sigaction, 2, 0, kBuf + 64, 8), 0);
+    EXPECT_EQ(std::memcmp(at(kBuf), at(kBuf + 64), 32), 0);
+    EXPECT_EQ(ret(SYS_rt_sigaction, 9, kBuf, 0, 8), -EINVAL);
+    EXPECT_EQ(ret(SYS_rt_sigaction, 65, 0, 0, 8), -EINVAL);
+    EXPECT_EQ(ret(SYS_rt_sigprocmask, 2, kBuf, kBuf + 64, 8), 0);
+    EXPECT_EQ(ret(SYS_sched_getaffinity, 0, 128, kBuf), 8);
+    EXPECT_EQ(ret(SYS_sched_getaffinity, 0, 4, kBuf), -EINVAL);
+    EXPECT_EQ(ret(SYS_getpid), 1);
+    EXPECT_EQ(ret(SYS_set_robust_list, kBuf, 24), 0);
+    EXPECT_EQ(ret(SYS_rseq, kBuf, 32, 0, 0), -ENOSYS);
+}
+
+TEST_F(Server, FutexAndExit) {
+    make(false);
+    const uint32_t v = 7;
+    std::memcpy(at(kBuf), &v, 4);
+    EXPECT_EQ(ret(SYS_futex, kBuf, 0 /* WAIT */, 8), -EAGAIN);
+    EXPECT_EQ(ret(SYS_futex, kBuf, 1 /* WAKE */, 1), 0);
+    EXPECT_EQ(ret(SYS_futex, kBuf + 1, 1, 1), -EINVAL);
+    EXPECT_EQ(ret(SYS_futex, 0, 0, 0), -EFAULT);
+    const auto dead = call(SYS_futex, kBuf, 0x80 /* WAIT | PRIVATE */, 7);
+    EXPECT_NE(dead.stopped.find("deadlock"), std::string::npos);
+    const auto exit = call(SYS_exit_group, 0x1ff);
+    EXPECT_TRUE(exit.exited);
+    EXPECT_EQ(exit.exit_code, 0xff);
+}
+
+TEST_F(Server, TimeAndRandom) {
+    make(false);
+    EXPECT_EQ(ret(SYS_clock_gettime, 1, kBuf), 0);
+    EXPECT_EQ(ret(SYS_clock_gettime, 99, kBuf), -EINVAL);
+    EXPECT_EQ(ret(SYS_clock_gettime, 1, 0), -EFAULT);
+    EXPECT_EQ(ret(SYS_gettimeofday, kBuf, 0), 0);
+    EXPECT_GT(ret(SYS_time, 0), 1700000000);
+    const int64_t bad_req[2] = {0, 2000000000};
+    std::memcpy(at(kBuf), bad_req, 16);
+    EXPECT_EQ(ret(SYS_nanosleep, kBuf, 0), -EINVAL);
+    const int64_t tiny[2] = {0, 1000};
+    std::memcpy(at(kBuf), tiny, 16);
+    EXPECT_EQ(ret(SYS_nanosleep, kBuf, 0), 0);
+    EXPECT_EQ(ret(SYS_getrandom, kBuf, 33, 0), 33);
+    std::vector<uint8_t> first(at(kBuf), at(kBuf) + 33);
+    EXPECT_EQ(ret(SYS_getrandom, kBuf, 1ull << 40, 0), -EFAULT);
+    EXPECT_EQ(ret(SYS_getrandom, kBuf, 8, 0x100), -EINVAL);
+    make(false); // same seed: same bytes
+    EXPECT_EQ(ret(SYS_getrandom, kBuf, 33, 0), 33);
+    EXPECT_EQ(std::vector<uint8_t>(at(kBuf), at(kBuf) + 33), first);
+}
+
+TEST_F(Server, UnknownCallsAreEnosysAndCounted) {
+    make(false);
+    EXPECT_EQ(ret(SYS_fork), -ENOSYS);
+    EXPECT_EQ(ret(SYS_fork), -ENOSYS);
+    EXPECT_EQ(ret(100000), -ENOSYS);
+    EXPECT_EQ(ret(SYS_getpid), 1);
+    EXPECT_EQ(server->counters().total, 4u);
+    EXPECT_EQ(server->counters().not_served, 3u);
+    EXPECT_EQ(server->counters().calls[SYS_fork], 2u);
+    const std::string r = server->report();
+    EXPECT_NE(r.find("4 system calls"), std::string::npos) << r;
+    EXPECT_NE(r.find("fork 2"), std::string::npos) << r;
+    EXPECT_NE(r.find("other 1"), std::string::npos) << r;
+    EXPECT_EQ(syscall_name(SYS_getpid), "getpid");
+    EXPECT_EQ(syscall_name(100000), "syscall 100000");
+}
+
+} // namespace
+} // namespace kvmgpu::linux_abi
