@@ -80,8 +80,11 @@ extern "C" CUresult cuCtxCreate(CUcontext* pctx, CUctxCreateParams* params, unsi
         return r;
     if (pctx == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
-    if (params != nullptr)
-        return CUDA_ERROR_NOT_SUPPORTED; // execution affinity, CIG
+    // Empty parameters (as NVIDIA's samples pass them) ask for nothing;
+    // execution affinity and CIG are not offered.
+    if (params != nullptr && (params->numExecAffinityParams != 0 || params->execAffinityParams != nullptr ||
+                              params->cigParams != nullptr))
+        return CUDA_ERROR_NOT_SUPPORTED;
     if (g.depth == kMaxStackDepth)
         return CUDA_ERROR_OUT_OF_MEMORY;
     Call c;

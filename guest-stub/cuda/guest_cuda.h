@@ -78,9 +78,16 @@ typedef struct CUctx_st* CUcontext;
 #define CU_CTX_SCHED_BLOCKING_SYNC 0x4u
 #define CU_CTX_MAP_HOST 0x8u
 #define CU_CTX_LMEM_RESIZE_TO_MAX 0x10u
-// cuCtxCreate's parameters (CUDA 13's cuCtxCreate_v4): execution affinity
-// and CIG are not offered, so only nullptr is accepted.
-typedef struct CUctxCreateParams_st CUctxCreateParams;
+// cuCtxCreate's parameters (CUDA 13's cuCtxCreate_v4), laid out as in
+// cuda.h: execution affinity and CIG are not offered, so only nullptr or
+// parameters that ask for neither are accepted.
+typedef struct CUexecAffinityParam_st CUexecAffinityParam;
+typedef struct CUctxCigParam_st CUctxCigParam;
+typedef struct CUctxCreateParams_st {
+    CUexecAffinityParam* execAffinityParams;
+    int numExecAffinityParams;
+    CUctxCigParam* cigParams;
+} CUctxCreateParams;
 
 // cuLaunchKernelEx, as in cuda.h (the attribute value is a 64-byte union
 // there; the fields offered here sit where cuda.h has them).

@@ -114,8 +114,14 @@ void context_calls(CUcontext* main)
     expect("cuCtxGetDevice", cuCtxGetDevice(&dev), CUDA_SUCCESS);
     expect("cuCtxGetFlags", cuCtxGetFlags(&flags), CUDA_SUCCESS);
     expect_true("device 0, flags as given", dev == 0 && flags == CU_CTX_SCHED_YIELD);
-    // A second context: its objects are its own.
-    expect("cuCtxCreate (second)", cuCtxCreate(&other, nullptr, 0, 0), CUDA_SUCCESS);
+    // A second context, made with empty parameters as NVIDIA's samples pass
+    // them (no execution affinity, no CIG): its objects are its own.
+    CUctxCreateParams empty_params = {};
+    expect("cuCtxCreate (second, empty parameters)", cuCtxCreate(&other, &empty_params, 0, 0), CUDA_SUCCESS);
+    CUctxCreateParams affinity = {};
+    affinity.numExecAffinityParams = 1;
+    CUcontext refused = nullptr;
+    expect("cuCtxCreate (execution affinity)", cuCtxCreate(&refused, &affinity, 0, 0), CUDA_ERROR_NOT_SUPPORTED);
     CUstream s_other = 0;
     expect("cuStreamCreate in the second", cuStreamCreate(&s_other, 0), CUDA_SUCCESS);
     CUdeviceptr in_other = 0, in_main = 0;

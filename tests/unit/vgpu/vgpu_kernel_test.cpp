@@ -305,6 +305,13 @@ TEST_F(VgpuKernels, DeviceQueries) {
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_DEVICE_GET_ATTRIBUTE, .args = {10, 1}}).status, VGPU_ERROR_INVALID_DEVICE);
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_DEVICE_GET_ATTRIBUTE, .args = {1ull << 40, 0}}).status,
               VGPU_ERROR_INVALID_VALUE);
+    // Every attribute CUDA 13 names has an answer (a program that only asks
+    // runs on), COMPUTE_MODE (20) the default mode; numbers past the last refused.
+    for (uint64_t a = 1; a < 148; ++a)
+        EXPECT_EQ(rig.call({.opcode = VGPU_OP_DEVICE_GET_ATTRIBUTE, .args = {a, 0}}).status, VGPU_SUCCESS) << a;
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_DEVICE_GET_ATTRIBUTE, .args = {20, 0}}).r0, 0u);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_DEVICE_GET_ATTRIBUTE, .args = {148, 0}}).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_DEVICE_GET_ATTRIBUTE, .args = {0, 0}}).status, VGPU_ERROR_INVALID_VALUE);
     const Done name = rig.call({.opcode = VGPU_OP_DEVICE_GET_NAME, .args = {0}});
     ASSERT_EQ(name.status, VGPU_SUCCESS);
     const std::string s(reinterpret_cast<const char*>(name.payload.data()));

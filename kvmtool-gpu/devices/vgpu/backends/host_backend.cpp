@@ -18,6 +18,7 @@ constexpr uint64_t kAllocBase = 0x0D00'0000'0000'0000ull;
 constexpr uint64_t kRamBase = 0x0E00'0000'0000'0000ull;
 
 constexpr uint32_t kEventDisableTiming = 0x2; // CU_EVENT_DISABLE_TIMING
+constexpr int kAttributeMax = 148;             // CU_DEVICE_ATTRIBUTE_MAX in CUDA 13.0's cuda.h
 constexpr int kDefaultDynamicShared = 48 << 10; // a launch's dynamic shared memory without opting in, as on a GPU
 constexpr int kMaxDynamicShared = 227 << 10;    // the most a kernel may opt in to (an H100's, nominal here)
 } // namespace
@@ -109,7 +110,13 @@ Status HostBackend::device_attribute(int attribute, int ordinal, int* out) {
     case 41: *out = 1; break;         // UNIFIED_ADDRESSING
     case 95: *out = 1; break;         // COOPERATIVE_LAUNCH (blocks run in turn: any grid fits)
     case 75: case 76: *out = 0; break; // COMPUTE_CAPABILITY_MAJOR, _MINOR
-    default: return VGPU_ERROR_INVALID_VALUE;
+    default:
+        // Every other attribute CUDA 13 names (below CU_DEVICE_ATTRIBUTE_MAX)
+        // is a feature this backend lacks, a count it has none of, or a mode
+        // whose default is 0 (COMPUTE_MODE_DEFAULT): 0, as a program that
+        // only asks expects an answer. Numbers outside that range: refused.
+        if (attribute < 1 || attribute >= kAttributeMax) return VGPU_ERROR_INVALID_VALUE;
+        *out = 0;
     }
     return VGPU_SUCCESS;
 }
