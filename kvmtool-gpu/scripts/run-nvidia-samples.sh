@@ -25,8 +25,10 @@ runs=$out/runs.tsv
 printf 'sample\tside\texit\tseconds\tpass line\ttiming\n' >"$runs"
 # Appends one row for the log of a finished run.
 record() { # sample side rc seconds log
-  pass=$(grep -m1 -iE 'passed|failed|result = |waiv' "$5" | tr '\t' ' ' | cut -c1-120)
-  timing=$(grep -E '[Tt]ime[ =:(]|GB/s|GFlop|Throughput|Performance|[0-9] ?(ms|msec|sec|s)\b' "$5" | head -3 |
+  # The program's own lines only (a guest's carry "guest: "; the VMM's own
+  # "kvmtool-gpu:" lines hold times too).
+  pass=$(grep -v '^kvmtool-gpu:' "$5" | grep -m1 -iE 'passed|failed|result = |waiv' | tr '\t' ' ' | cut -c1-120)
+  timing=$(grep -v '^kvmtool-gpu:' "$5" | grep -E '[Tt]ime[ =:(]|GB/s|GFlop|Throughput|Performance|[0-9] ?(ms|msec|sec|s)\b' | head -3 |
     tr '\t\n' '  ' | cut -c1-200)
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$pass" "$timing" >>"$runs"
   echo "run-nvidia-samples: $1 $2: exit $3, ${4}s: $pass"
