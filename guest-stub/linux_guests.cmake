@@ -1,9 +1,9 @@
 # Linux-ABI CUDA guests: an unmodified CUDA runtime-API program built as an
 # ordinary static x86-64 Linux executable (glibc, libstdc++, libgcc_eh, all
 # linked statically), which the VMM starts in ring 3 and whose system calls it
-# serves. The guest Driver API (cuda/) and cudart (cudart/) are the same
-# sources as the freestanding guests', on the Linux side of the platform seam
-# (platform/linux.cpp); they replace NVIDIA's libcudart_static. Included from
+# serves. The guest Driver API (cuda/) is the same source as the freestanding
+# guests'; it and cudart (cudart/) sit on the Linux side of the platform seam
+# (platform/linux.cpp) and replace NVIDIA's libcudart_static. Included from
 # CMakeLists.txt where nvcc exists (KVMGPU_NVCC_INCLUDE set).
 
 # The seam's Linux side, with the pure runtime pieces it reuses (the option

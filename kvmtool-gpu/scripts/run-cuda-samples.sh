@@ -1,15 +1,16 @@
 #!/bin/sh
-# Boots each CUDA runtime-API sample (guest-stub/samples/, built by
-# kvmgpu_add_cuda_guest) with the vGPU and fails if any does not pass its
-# own check. Exits 77 (a ctest skip) with the reason when none is built
-# (they need nvcc and musl-dev at build time). POSIX sh.
+# Boots each CUDA runtime-API sample (guest-stub/samples/, static Linux
+# executables built by kvmgpu_add_cuda_guest) with the vGPU and fails if any
+# does not pass its own check. Exits 77 (a ctest skip) with the reason when
+# none is built (they need nvcc at build time). POSIX sh.
 # Usage: run-cuda-samples.sh VMM GUEST_DIR [RUN_ARGS...]
 #   e.g. run-cuda-samples.sh build/kvmtool-gpu/kvmtool-gpu build/guests --vgpu host
+# RUN_ARGS go to `kvmtool-gpu run`; a sample's own arguments follow `--`.
 # Environment: SAMPLES (default: the five samples and the checks that run on
 # either backend: runtimeErrors (sticky errors), memory2D (pitched memory,
 # host functions on streams), launchParams (kernel parameters of every
-# shape), libcCheck (the guest C library), peerAccess (waives with one
-# device)),
+# shape), guestEnv (the guest's clocks, errno, stdio, files in a share),
+# peerAccess (waives with one device)),
 # LOG_DIR (each sample's whole output is also saved as LOG_DIR/<name>.log),
 # NO_WAIVE=1 (a waived sample counts as failed).
 # A sample waives as CUDA's samples do: it prints "WAIVED: <why>" and exits
@@ -17,17 +18,18 @@
 # that is counted apart, neither passed nor failed.
 vmm=$1 dir=$2
 shift 2
-samples=${SAMPLES:-vectorAdd matrixMul reduction bandwidthTest streamsEvents runtimeErrors memory2D launchParams libcCheck peerAccess}
+samples=${SAMPLES:-vectorAdd matrixMul reduction bandwidthTest streamsEvents runtimeErrors memory2D launchParams guestEnv peerAccess}
 built=0
 for name in $samples; do [ -f "$dir/$name.elf" ] && built=$((built + 1)); done
 if [ "$built" = 0 ]; then
-  echo "SKIP: no runtime-API sample in $dir (built only where nvcc and musl-dev are installed)"
+  echo "SKIP: no runtime-API sample in $dir (built only where nvcc is installed)"
   exit 77
 fi
 [ -n "${LOG_DIR:-}" ] && mkdir -p "$LOG_DIR"
 passed=0 failed=0 waived=0
 tmp_log=$(mktemp) || exit 2
-trap 'rm -f "$tmp_log"' EXIT
+share=$(mktemp -d) || exit 2
+trap 'rm -rf "$tmp_log" "$share"' EXIT
 for name in $samples; do
   echo "run-cuda-samples: == $name $*"
   if [ ! -f "$dir/$name.elf" ]; then
@@ -39,9 +41,11 @@ for name in $samples; do
   log=${log:-$tmp_log}
   # runtimeErrors judges work after cudaDeviceReset only when told: the vGPU
   # promises it (a new GPU worker), a native driver 580 process cannot.
-  words=
+  # guestEnv works in a share of its own.
+  opts= words=
   [ "$name" = runtimeErrors ] && words=expect-recovery
-  "$vmm" run --guest "$dir/$name.elf" --mem 256M --timeout 240 --cmdline "$words" "$@" >"$log" 2>&1
+  [ "$name" = guestEnv ] && opts="--share $share" words=share
+  "$vmm" run --guest "$dir/$name.elf" --mem 256M --timeout 240 "$@" $opts -- $words >"$log" 2>&1
   rc=$?
   cat "$log"
   if [ "$rc" = 0 ]; then

@@ -189,9 +189,10 @@ kvm_sregs long_mode_sregs(const kvm_sregs& base) {
     s.cs = code;
     s.ds = s.es = s.fs = s.gs = s.ss = data;
     // FS base: the boot info page, which ring 3 can read and nothing changes
-    // after boot. Code built with the stack protector (Debian's musl math
-    // objects for sin/cos/tan, which the runtime-API guests link) reads its
-    // canary at %fs:0x28; with base 0 that is the guest's unmapped page 0.
+    // after boot. Code built with the stack protector reads its canary at
+    // %fs:0x28; with base 0 that is the guest's unmapped page 0. (No project
+    // image links such code since the runtime-API samples became Linux-ABI
+    // guests; the ABI keeps the promise.)
     s.fs.base = KVMGPU_BOOT_INFO_GPA;
     // A busy 64-bit TSS (its I/O bitmap lets ring 3 reach the platform's
     // ports) and an unusable LDT: also what VMX's guest-state checks want.
