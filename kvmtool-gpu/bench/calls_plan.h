@@ -1,5 +1,5 @@
-// The sweep of `kvmtool-gpu bench calls`: one VM per doorbell (trap,
-// ioeventfd, poll), each running the calls guest with batching (deferred
+// The sweep of `kvmtool-gpu bench calls`: one VM per doorbell (adaptive,
+// trap, ioeventfd, poll), each running the calls guest with batching (deferred
 // submission) off and on; the metrics each owes; the native measurements.
 // Pure: no KVM, no GPU.
 #pragma once
@@ -21,8 +21,8 @@ inline const std::vector<std::string>& call_metrics() {
 bool is_async_metric(const std::string& metric);
 
 struct CallsSweep {
-    std::vector<vgpu::DoorbellMode> doorbells = {vgpu::DoorbellMode::Trap, vgpu::DoorbellMode::Ioeventfd,
-                                                 vgpu::DoorbellMode::Poll};
+    std::vector<vgpu::DoorbellMode> doorbells = {vgpu::DoorbellMode::Adaptive, vgpu::DoorbellMode::Trap,
+                                                 vgpu::DoorbellMode::Ioeventfd, vgpu::DoorbellMode::Poll};
     bool batching_off = true, batching_on = true;
     uint64_t n = 1000;       // asynchronous calls per run
     uint64_t iters = 200;    // round trips per run
@@ -33,7 +33,7 @@ CallsSweep quick_calls_sweep(); // n 100, iters 20, reps 1
 
 struct CallsKey {
     std::string source;   // "native" or "guest"
-    std::string doorbell; // "trap", "ioeventfd", "poll"; "-" native
+    std::string doorbell; // "adaptive", "trap", "ioeventfd", "poll"; "-" native
     std::string batching; // "off", "on"; "-" native
     std::string metric;
     bool operator==(const CallsKey&) const = default;

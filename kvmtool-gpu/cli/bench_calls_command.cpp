@@ -31,7 +31,7 @@ const char* bench_calls_help() {
                    "code); CUDA events on the stream give the span the VMM and GPU needed.\n"
                    "\n"
                    "  --quick             n 100, iters 20, one run each (nested CI)\n"
-                   "  --doorbells LIST    trap,ioeventfd,poll (default all; one VM each)\n"
+                   "  --doorbells LIST    adaptive,trap,ioeventfd,poll (default all; one VM each)\n"
                    "  --batching LIST     off,on (default both)\n"
                    "  --n N               asynchronous calls per run (default 1000)\n"
                    "  --iters N           round trips per run (default 200)\n"
@@ -58,10 +58,9 @@ CallsSweep sweep_from_args(const cli::ArgParser& p) {
     if (auto v = p.get("doorbells")) {
         s.doorbells.clear();
         for (const auto& d : split_list(*v)) {
-            if (d == "trap") s.doorbells.push_back(vgpu::DoorbellMode::Trap);
-            else if (d == "ioeventfd") s.doorbells.push_back(vgpu::DoorbellMode::Ioeventfd);
-            else if (d == "poll") s.doorbells.push_back(vgpu::DoorbellMode::Poll);
-            else throw UsageError("--doorbells '" + d + "': expected trap, ioeventfd or poll");
+            vgpu::DoorbellMode m;
+            if (vgpu::parse_doorbell(d, &m)) s.doorbells.push_back(m);
+            else throw UsageError("--doorbells '" + d + "': expected adaptive, trap, ioeventfd or poll");
         }
     }
     if (auto v = p.get("batching")) {
@@ -163,6 +162,8 @@ int bench_calls_command(const std::vector<std::string>& args) {
 
     BenchMeta meta = start_bench("calls", args, "guest TSC around the calls and the synchronize, per call");
     meta.set("poll_spin_us", std::to_string(vgpu_cfg->options.poll_spin_us));
+    meta.set("poll_max_us", std::to_string(vgpu_cfg->options.poll_max_us));
+    meta.set("vgpu_doorbell_default", vgpu::to_string(vgpu::VgpuOptions{}.doorbell));
     meta.set("vgpu_gpu_worker", vgpu::to_string(vgpu_cfg->worker));
 
     KvmSystem kvm = open_kvm();

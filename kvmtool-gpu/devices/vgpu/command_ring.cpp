@@ -15,7 +15,7 @@ uint64_t* word64(uint8_t* base, uint64_t off) { return reinterpret_cast<uint64_t
 } // namespace
 
 std::optional<CommandRing> CommandRing::attach(const memmap::GuestMemory& mem, uint64_t gpa, uint32_t entries,
-                                               uint32_t max_entries, RingError* why) {
+                                               uint32_t max_entries, RingError* why, uint32_t consumer) {
     auto fail = [&](RingError e) {
         *why = e;
         return std::nullopt;
@@ -27,7 +27,7 @@ std::optional<CommandRing> CommandRing::attach(const memmap::GuestMemory& mem, u
     if (!span) return fail(RingError::OutsideRam);
     *why = RingError::None;
     CommandRing ring(span->data(), gpa, entries);
-    ring.publish_consumer();
+    ring.resume_at(consumer); // the next command kicks
     return ring;
 }
 
@@ -42,6 +42,24 @@ void CommandRing::publish_consumer() {
     std::atomic_ref<uint32_t>(*word32(base_, offsetof(vgpu_ring_header, consumer)))
         .store(consumer_, std::memory_order_release);
 }
+
+void CommandRing::publish_event(uint32_t kick_event, uint32_t state) {
+    // SAFETY: as publish_consumer(); both words are the device's, never read back.
+    std::atomic_ref<uint32_t>(*word32(base_, offsetof(vgpu_ring_header, kick_event)))
+        .store(kick_event, std::memory_order_relaxed);
+    std::atomic_ref<uint32_t>(*word32(base_, offsetof(vgpu_ring_header, consumer_state)))
+        .store(state, std::memory_order_relaxed);
+}
+
+void CommandRing::arm_kick() {
+    publish_event(consumer_, VGPU_CONSUMER_SLEEPING);
+    // Pairs with the guest's barrier between its producer store and its
+    // kick_event load: it sees this, or our next producer load sees its command.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+// An index the guest has already published: no kick until the next arm_kick().
+void CommandRing::disarm_kick() { publish_event(consumer_ - 1, VGPU_CONSUMER_POLLING); }
 
 void CommandRing::copy_in(uint32_t slot, GuestCommand* out) const {
     // SAFETY: slot < entries_, so descriptor and payload lie inside the ring
@@ -72,6 +90,7 @@ void CommandRing::complete(const GuestCommand& cmd, const CommandResult& r) {
 void CommandRing::resume_at(uint32_t consumer) {
     consumer_ = consumer;
     publish_consumer();
+    publish_event(consumer_, VGPU_CONSUMER_POLLING);
 }
 
 void CommandRing::fail_in_hand(const CommandResult& r) {
