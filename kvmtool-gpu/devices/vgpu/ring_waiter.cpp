@@ -27,15 +27,15 @@ RingWaiter::RingWaiter(const VgpuOptions& opts, int kick_fd, VgpuCounters& count
 
 void RingWaiter::worked() { last_work_ns_ = now_ns(); }
 
-void RingWaiter::sleep(int other_fd, std::chrono::nanoseconds max) {
+bool RingWaiter::sleep(int other_fd, std::chrono::nanoseconds max) {
     pollfd p[2] = {{kick_fd_, POLLIN, 0}, {other_fd, POLLIN, 0}};
     const auto ns = std::max<int64_t>(max.count(), 0);
     timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
-    if (::ppoll(p, other_fd >= 0 ? 2 : 1, &ts, nullptr) > 0) {
-        if (p[0].revents) KickEventfd::drain(kick_fd_);
-        if (other_fd >= 0 && p[1].revents) KickEventfd::drain(other_fd); // the caller looks at its state next
-    }
     VgpuCounters::add(counters_.wakeups);
+    if (::ppoll(p, other_fd >= 0 ? 2 : 1, &ts, nullptr) <= 0) return false;
+    if (p[0].revents) KickEventfd::drain(kick_fd_);
+    if (other_fd >= 0 && p[1].revents) KickEventfd::drain(other_fd); // the caller looks at its state next
+    return true;
 }
 
 void RingWaiter::idle(CommandRing& ring, int other_fd, std::chrono::nanoseconds max_sleep,
@@ -55,9 +55,12 @@ void RingWaiter::idle(CommandRing& ring, int other_fd, std::chrono::nanoseconds 
         return;
     }
     const uint64_t t0 = now_ns();
-    sleep(other_fd, max_sleep);
+    const bool woken = sleep(other_fd, max_sleep);
     const uint64_t t1 = now_ns();
     ring.disarm_kick();
+    // Commands waiting after a sleep nothing ended: the guest did not kick
+    // when the event index asked it to (or a wake-up was lost).
+    if (!woken && ring.has_work()) VgpuCounters::add(counters_.missed_kicks);
     window_.woke_after(t1 - t0);
     last_work_ns_ = t1; // poll a window before the next sleep
 }

@@ -35,7 +35,8 @@ public:
 
 private:
     // Sleeps on the kick eventfd and other_fd; resets whichever fired.
-    void sleep(int other_fd, std::chrono::nanoseconds max);
+    // False when neither did (the time-out).
+    bool sleep(int other_fd, std::chrono::nanoseconds max);
 
     const DoorbellMode mode_;
     const uint64_t poll_sleep_ns_;

@@ -289,7 +289,6 @@ void WorkerEngine::attach_worker() {
     attached_ = true;
     seen_consumer_ = ring_->consumer();
     progress_ = Clock::now();
-    nudged_ = false;
 }
 
 void WorkerEngine::fail_waiting() {
@@ -328,7 +327,6 @@ CommandEngine::Supervision WorkerEngine::supervise() {
     if (consumer != seen_consumer_ || !ring_->has_work_from(consumer)) {
         seen_consumer_ = consumer;
         progress_ = now; // progress, or nothing to do: the bound restarts
-        nudged_ = false;
         return Supervision::Running;
     }
     // A command waits: is the worker still at it?
@@ -336,12 +334,6 @@ CommandEngine::Supervision WorkerEngine::supervise() {
         lose_worker(end_text_ + " while running the ring", kWorkerDied);
     } else if (now - progress_ >= wopts_.call_timeout) {
         lose_worker("made no progress on a command in time", kWorkerTimedOut);
-    } else if (!nudged_ && now - progress_ >= kNudgeAfter) {
-        // Asleep with work waiting: the guest did not kick when the event
-        // index asked it to. Counted: a correct guest never needs this.
-        nudged_ = true;
-        ++nudges_;
-        kick_.kick();
     }
     return Supervision::Running;
 }

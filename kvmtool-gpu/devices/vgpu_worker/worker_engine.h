@@ -95,11 +95,6 @@ public:
     uint64_t replacements() const { return replacements_; }
     // Messages sent to workers so far (none per command).
     uint64_t messages() const { return messages_; }
-    // Times the supervisor kicked a worker that had a command waiting and
-    // made no progress for kNudgeAfter (a guest that published without the
-    // kick the event index asked for; or a lost wake-up).
-    uint64_t nudges() const { return nudges_; }
-    static constexpr std::chrono::milliseconds kNudgeAfter{1000};
     // Tests, any thread: makes the worker commit `f` (see WorkerFault).
     Status inject_fault(WorkerFault f);
 
@@ -155,8 +150,6 @@ private:
     bool attached_ = false;                                 // the current worker consumes ring_
     uint32_t seen_consumer_ = 0;                            // how far it got, as last seen
     std::chrono::steady_clock::time_point progress_{};      // when that last changed, or the ring was idle
-    std::atomic<uint64_t> nudges_{0};
-    bool nudged_ = false;                                   // since the last progress
 
     std::atomic<bool> cancel_{false}; // cancel_call_in_flight(): end the current wait now
     bool cancelled_ = false;          // the last wait ended by a cancel
