@@ -44,9 +44,11 @@ const char* vgpu_options_help() {
            "  --gpus LIST         the guest's devices, as physical GPU ordinals (default 0);\n"
            "                      one may repeat: 0,0,0,0 is four devices on GPU 0, each\n"
            "                      with its own context (no bus between them)\n"
-           "  --gpu-worker process|inline  where the CUDA backend runs (default process: a\n"
-           "                      worker process per VM, replaced after a sticky GPU fault;\n"
-           "                      inline: in the VMM, where such a fault ends CUDA for good)\n"
+           "  --gpu-worker process|inline|always  where the CUDA backend runs (default\n"
+           "                      process: a worker process per VM that owns the ring,\n"
+           "                      replaced after a sticky GPU fault; inline: in the VMM,\n"
+           "                      where such a fault ends CUDA for good; always: a worker\n"
+           "                      for the host backend too)\n"
            "  --doorbell adaptive|trap|ioeventfd|poll  how the guest's kick reaches the ring's\n"
            "                      consumer (default adaptive: polls while commands come, sleeps\n"
            "                      on an ioeventfd once idle; the guest kicks only then)\n"
@@ -72,7 +74,7 @@ std::optional<VgpuConfig> parse_vgpu_flags(const ArgParser& p) {
         throw UsageError("--vgpu '" + which + "': expected auto, cuda, host or none");
     const std::string worker = p.get_or("gpu-worker", "process");
     if (!vgpu::parse_gpu_worker(worker, &c.worker))
-        throw UsageError("--gpu-worker '" + worker + "': expected process or inline");
+        throw UsageError("--gpu-worker '" + worker + "': expected process, inline or always");
     const std::string bell = p.get_or("doorbell", vgpu::to_string(vgpu::VgpuOptions{}.doorbell));
     if (!vgpu::parse_doorbell(bell, &c.options.doorbell))
         throw UsageError("--doorbell '" + bell + "': expected adaptive, trap, ioeventfd or poll");
