@@ -14,10 +14,12 @@ namespace kvmgpu::bench {
 
 // The guest's metrics, in its order (guest-stub/programs/calls.cpp).
 inline const std::vector<std::string>& call_metrics() {
-    static const std::vector<std::string> m = {"launch", "loop", "sync_launch", "sync_copy_htod", "sync_copy_dtoh"};
+    static const std::vector<std::string> m = {"launch",         "loop",           "sync_launch",
+                                               "sync_copy_htod", "sync_copy_dtoh", "wake_launch"};
     return m;
 }
-// launch and loop are asynchronous calls (n each); the rest round trips (iters).
+// launch and loop are asynchronous calls (n each); the rest round trips
+// (iters; wake_launch: wakes, each after a pause of pause_ms).
 bool is_async_metric(const std::string& metric);
 
 struct CallsSweep {
@@ -28,8 +30,13 @@ struct CallsSweep {
     uint64_t iters = 200;    // round trips per run
     uint64_t copy_bytes = 8;
     uint64_t reps = 3;       // runs per measurement (median reported), after a warm-up run
+    uint64_t wakes = 20;     // wake_launch round trips per run ...
+    uint64_t pause_ms = 10;  // ... each after this pause
+    uint64_t idle_s = 10;    // then the guest idles this long: the VMM's and the worker's CPU is measured
+    // Calls per run of `metric`.
+    uint64_t calls_of(const std::string& metric) const;
 };
-CallsSweep quick_calls_sweep(); // n 100, iters 20, reps 1
+CallsSweep quick_calls_sweep(); // n 100, iters 20, reps 1, wakes 3, idle 1 s
 
 struct CallsKey {
     std::string source;   // "native" or "guest"
