@@ -131,6 +131,19 @@ static inline uint64_t vgpu_payload_offset(uint32_t entries, uint32_t slot)
     return 128u + (uint64_t)entries * 96u + (uint64_t)slot * VGPU_PAYLOAD_BYTES;
 }
 
+/* LAUNCH_KERNEL and LAUNCH_KERNEL_PACKED: a command's arg[] as typed
+ * fields. The same bytes as the packing the opcodes document (x86 is
+ * little-endian: gridX|gridY<<32 in arg2 is grid[0], grid[1]), so either
+ * form may write them. */
+struct vgpu_launch_args {
+    uint64_t function;
+    uint64_t stream;
+    uint32_t grid[3];
+    uint32_t block[3];
+    uint32_t shared_bytes;
+    uint32_t params; /* LAUNCH_KERNEL: nparams; _PACKED: the buffer's bytes */
+};
+
 /* Scatter-gather list entry (array in guest RAM). */
 struct vgpu_sg_entry {
     uint64_t gpa;
@@ -300,6 +313,11 @@ static_assert(__builtin_offsetof(struct vgpu_ring_header, consumer_state) == 72,
 static_assert(sizeof(struct vgpu_command) == 64, "command descriptor");
 static_assert(sizeof(struct vgpu_completion) == 32, "completion record");
 static_assert(sizeof(struct vgpu_sg_entry) == 16, "sg entry");
+static_assert(sizeof(struct vgpu_launch_args) == sizeof(((struct vgpu_command*)0)->arg), "launch args fill arg[]");
+static_assert(__builtin_offsetof(struct vgpu_launch_args, grid) == 2 * 8, "grid x, y in arg2");
+static_assert(__builtin_offsetof(struct vgpu_launch_args, block) == 3 * 8 + 4, "block x in arg3's high half");
+static_assert(__builtin_offsetof(struct vgpu_launch_args, shared_bytes) == 5 * 8, "sharedMem in arg5's low half");
+static_assert(__builtin_offsetof(struct vgpu_launch_args, params) == 5 * 8 + 4, "params in arg5's high half");
 static_assert(sizeof(struct vgpu_param_desc) == 4, "param desc");
 #endif
 

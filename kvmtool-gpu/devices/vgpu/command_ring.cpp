@@ -1,5 +1,6 @@
 #include "kvmtool-gpu/devices/vgpu/command_ring.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 
@@ -63,9 +64,11 @@ void CommandRing::disarm_kick() { publish_event(consumer_ - 1, VGPU_CONSUMER_POL
 
 void CommandRing::copy_in(uint32_t slot, GuestCommand* out) const {
     // SAFETY: slot < entries_, so descriptor and payload lie inside the ring
-    // span checked at attach(). One copy each; only the copies are used after.
+    // span checked at attach(). One copy each; only the copies are used
+    // after. The payload's length comes from the descriptor's copy.
     std::memcpy(&out->desc, base_ + vgpu_command_offset(slot), sizeof out->desc);
-    std::memcpy(out->payload.data(), base_ + vgpu_payload_offset(entries_, slot), VGPU_PAYLOAD_BYTES);
+    const uint32_t used = std::min<uint32_t>(out->desc.payload_len, VGPU_PAYLOAD_BYTES);
+    std::memcpy(out->payload.data(), base_ + vgpu_payload_offset(entries_, slot), used);
     out->slot = slot;
 }
 
@@ -96,7 +99,7 @@ void CommandRing::resume_at(uint32_t consumer) {
 void CommandRing::fail_in_hand(const CommandResult& r) {
     const uint32_t pending = load_producer() - consumer_;
     if (pending == 0 || pending > entries_) return;
-    GuestCommand cmd;
+    GuestCommand cmd{}; // zeroed once: payload bytes past payload_len are never the guest's
     copy_in(consumer_ & (entries_ - 1), &cmd);
     complete(cmd, r);
     ++consumer_;
@@ -111,7 +114,7 @@ CommandRing::Pass CommandRing::run_pass(CommandSink& sink, uint32_t max, const s
     if (pending == 0) return Pass::Idle;
     if (pending > entries_) return Pass::Broken;
     const uint32_t budget = pending < max ? pending : max;
-    GuestCommand cmd;
+    GuestCommand cmd{}; // zeroed once: payload bytes past payload_len are never the guest's
     while (*done < budget && !stop.load(std::memory_order_relaxed)) {
         copy_in(consumer_ & (entries_ - 1), &cmd);
         const CommandResult r = sink.execute(cmd);

@@ -19,7 +19,10 @@
 namespace kvmgpu::vgpu {
 
 // One command, copied out of the ring: the guest can no longer change it.
-// Every field is still guest-chosen and unvalidated.
+// Every field is still guest-chosen and unvalidated. Only the payload's
+// first desc.payload_len bytes (at most VGPU_PAYLOAD_BYTES) are copied: the
+// rest is left from an earlier command, and no handler reads past
+// payload_len (one that answers in the payload fills all of it).
 struct GuestCommand {
     vgpu_command desc;
     uint32_t slot;
