@@ -31,7 +31,6 @@ bool RingWaiter::sleep(int other_fd, std::chrono::nanoseconds max) {
     pollfd p[2] = {{kick_fd_, POLLIN, 0}, {other_fd, POLLIN, 0}};
     const auto ns = std::max<int64_t>(max.count(), 0);
     timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
-    VgpuCounters::add(counters_.wakeups);
     if (::ppoll(p, other_fd >= 0 ? 2 : 1, &ts, nullptr) <= 0) return false;
     if (p[0].revents) KickEventfd::drain(kick_fd_);
     if (other_fd >= 0 && p[1].revents) KickEventfd::drain(other_fd); // the caller looks at its state next
@@ -47,6 +46,7 @@ void RingWaiter::idle(CommandRing& ring, int other_fd, std::chrono::nanoseconds 
     if (mode_ == DoorbellMode::Poll) {
         // No kicks come: look again after a fixed sleep.
         sleep(other_fd, std::min<std::chrono::nanoseconds>(max_sleep, std::chrono::nanoseconds(poll_sleep_ns_)));
+        VgpuCounters::add(counters_.wakeups);
         return;
     }
     ring.arm_kick();
@@ -57,10 +57,13 @@ void RingWaiter::idle(CommandRing& ring, int other_fd, std::chrono::nanoseconds 
     const uint64_t t0 = now_ns();
     const bool woken = sleep(other_fd, max_sleep);
     const uint64_t t1 = now_ns();
+    VgpuCounters::add(counters_.wakeups);
     ring.disarm_kick();
-    // Commands waiting after a sleep nothing ended: the guest did not kick
-    // when the event index asked it to (or a wake-up was lost).
-    if (!woken && ring.has_work()) VgpuCounters::add(counters_.missed_kicks);
+    // Commands waiting after a sleep nothing ended, and no kick arrived
+    // since (one racing the time-out): the guest did not kick when the
+    // event index asked it to, or a wake-up was lost.
+    if (!woken && ring.has_work() && !sleep(-1, std::chrono::nanoseconds(0)))
+        VgpuCounters::add(counters_.missed_kicks);
     window_.woke_after(t1 - t0);
     last_work_ns_ = t1; // poll a window before the next sleep
 }
