@@ -146,7 +146,9 @@ void Worker::consume(pid_t parent) {
             for (;;) pause(); // test fault: the VMM must give up on us and kill us
         const uint64_t recoveries_before = recoveries();
         uint32_t done = 0;
-        switch (ring_->run_pass(*engine_, ring_->entries(), w.stop_pass, &done, &w.consumer)) {
+        // With a hang planned no pass runs: the next command is the one to hang in.
+        switch (hang_next_ ? CommandRing::Pass::Idle
+                           : ring_->run_pass(*engine_, ring_->entries(), w.stop_pass, &done, &w.consumer)) {
         case CommandRing::Pass::Broken: return detach(RingState::Broken);
         case CommandRing::Pass::Progress:
             setup_.counters->count_pass(done);

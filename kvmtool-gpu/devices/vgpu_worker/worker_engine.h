@@ -77,7 +77,7 @@ public:
                                                 const VgpuOptions& opts, WorkerOptions wopts, std::string* why);
     ~WorkerEngine() override; // as stop()
 
-    uint32_t backend_id() const override { return backend_id_; }
+    uint32_t backend_id() const override { return backend_id_.load(std::memory_order_relaxed); }
     EngineStart start() override; // what the current worker's start found
     void reset() override; // the worker lets the ring go and frees every object
     // The VM is going away: the worker quits (its process's end frees what
@@ -139,7 +139,7 @@ private:
     std::vector<pid_t> unreaped_; // killed workers the kernel had not yet let go of
 
     // From the current worker's Start.
-    uint32_t backend_id_ = 0;
+    std::atomic<uint32_t> backend_id_{0}; // read by vCPUs (a register) while a replacement writes it
     EngineStart start_;
 
     KickEventfd kick_; // the ring's doorbell target, inherited by every worker
