@@ -138,6 +138,15 @@ bool registered_device_address(const void* p, uint64_t bytes, CUdeviceptr* out)
     *out = r->dptr + static_cast<uint64_t>(q - r->p);
     return true;
 }
+
+bool page_locked(const void* p, uint64_t bytes)
+{
+    const auto* q = static_cast<const uint8_t*>(p);
+    const Range* r = containing(g.registered, q);
+    if (r != nullptr && bytes <= r->bytes - static_cast<uint64_t>(q - r->p))
+        return true;
+    return guest::is_identity_ram(p, bytes);
+}
 } // namespace guest::cuda
 
 // CU_MEMHOSTALLOC_PORTABLE, _DEVICEMAP and _WRITECOMBINED: every block is

@@ -88,6 +88,13 @@ CUresult copy(Dir dir, CUdeviceptr dptr, const void* host, size_t bytes, CUstrea
     bool proceed;
     if (CUresult r = preflight(host, bytes, &proceed); !proceed)
         return r;
+    // CUDA's API synchronization rules: an asynchronous copy from pageable
+    // memory returns once the source has been read (the caller may rewrite
+    // it at once), one to pageable memory once the data is there. So they
+    // wait (a waited copy completes after its stream's work, source read and
+    // data written); page-locked memory stays asynchronous.
+    if (async && !page_locked(host, bytes))
+        async = false;
     uint64_t gpa;
     CUdeviceptr registered;
     if (registered_device_address(host, bytes, &registered)) // the copy engine, through the buffer's host alias

@@ -13,6 +13,9 @@ inline uint64_t ticks()
 
 inline void relax() { asm volatile("pause" ::: "memory"); }
 inline void barrier() { asm volatile("" ::: "memory"); }
+// Orders the producer store before the kick_event load (x86 lets a load
+// pass an earlier store; this is the one place that matters).
+inline void full_barrier() { asm volatile("mfence" ::: "memory"); }
 
 } // namespace
 
@@ -104,10 +107,18 @@ void RingProducer::flush()
 {
     if (kicked_ == producer_)
         return;
+    const uint32_t old = kicked_;
     kicked_ = producer_;
-    if (doorbell_ != nullptr) {
+    if (doorbell_ == nullptr)
+        return;
+    // The event index (vgpu_abi.h): kick only if the consumer said it
+    // sleeps at an index this flush publishes.
+    full_barrier();
+    if (vgpu_need_kick(header()->kick_event, producer_, old)) {
         *doorbell_ = producer_;
         ++stats_.doorbells;
+    } else {
+        ++stats_.kicks_suppressed;
     }
 }
 

@@ -4,8 +4,9 @@
 // commands until the next synchronization point.
 //
 // submit() and flush() are separate so submission can be deferred: with
-// deferred on, submit() only publishes and flush() writes the doorbell once
-// for everything published since the last kick; wait() and a full ring
+// deferred on, submit() only publishes and flush() decides once for
+// everything published since the last decision; it kicks only when the
+// device's event index asks for it (the consumer sleeps, vgpu_abi.h); wait() and a full ring
 // flush first, so nothing can wait on a command the device was never told
 // about. Pure apart from rdtsc/pause: the unit tests run it against a
 // device thread on the host.
@@ -45,7 +46,8 @@ public:
     // Publishes the reserved slot (store-release of producer), then kicks
     // unless deferred.
     void submit(const Slot& slot);
-    // Kicks the doorbell if anything was published since the last kick.
+    // Kicks the doorbell if anything was published since the last flush
+    // and the device's event index lies in what was published.
     void flush();
     // Flushes, then waits for slot's completion; *out gets a copy of it.
     // Returns 0 or kTimeout. Collects async errors up to this slot.
@@ -69,6 +71,7 @@ public:
 
     struct Stats {
         uint64_t commands, doorbells, waits, ring_full, spin_loops;
+        uint64_t kicks_suppressed; // flushes the event index said need no kick
     };
     const Stats& stats() const { return stats_; }
 
@@ -96,7 +99,7 @@ private:
     volatile uint32_t* doorbell_ = nullptr;
     uint64_t timeout_ticks_ = 0;
     uint32_t producer_ = 0;  // next index to fill
-    uint32_t kicked_ = 0;    // producer value at the last kick
+    uint32_t kicked_ = 0;    // producer value at the last kick decision
     uint32_t harvested_ = 0; // indices below this were checked for async errors
     uint64_t next_seq_ = 1;
     uint32_t async_error_ = 0;

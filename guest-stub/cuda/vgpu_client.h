@@ -122,6 +122,10 @@ uint8_t* param_scratch();
 // pageable buffer that has one (cuda_host_memory.cpp): copies to and from
 // it go to the copy engine through it, as page-locked memory's do.
 bool registered_device_address(const void* p, uint64_t bytes, CUdeviceptr* out);
+// Whether [p, p + bytes) is page-locked as CUDA means it (cuda_host_memory.cpp):
+// a registered buffer, or identity-mapped guest RAM (the pinned allocators,
+// cuMemHostAlloc's blocks), which never moves; the pageable heap is not.
+bool page_locked(const void* p, uint64_t bytes);
 
 // The top of the context stack (nullptr: none), cuda_context.cpp.
 CUcontext current_context();

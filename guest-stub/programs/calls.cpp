@@ -7,6 +7,9 @@
 //   sync_launch     iters x (launch + cuStreamSynchronize): a round trip
 //   sync_copy_htod  iters x cuMemcpyHtoD of copy_bytes (synchronous)
 //   sync_copy_dtoh  iters x cuMemcpyDtoH of copy_bytes (synchronous)
+//   wake_launch     wakes x (a pause of pause_ms, then launch + synchronize):
+//                   the round trip to a consumer that has gone to sleep; the
+//                   pause is not timed (wall and event spans cover the calls)
 // and prints one line per (metric, batching), the median of `reps` runs:
 //   CALLS metric=launch batching=on calls=1000 reps=3 event_ns=... wall_ns=...
 //         doorbells=1 waits=1 status=ok
@@ -15,8 +18,12 @@
 //   to after the synchronize (guest instructions included: emulator time
 //   where KVM emulates guest code). doorbells/waits: the guest producer's
 //   counters for that run (a doorbell is a VM exit with the trap doorbell).
+// Then, with idle_s > 0, it idles (spins on the TSC, no vGPU call) for
+// idle_s seconds between the lines CALLS-IDLE and CALLS-IDLE-DONE, while
+// the VMM measures the CPU its own threads and the GPU worker use.
 //
-// Cmdline: n=1000 iters=200 copy_bytes=8 reps=3 batching=off,on
+// Cmdline: n=1000 iters=200 copy_bytes=8 reps=3 batching=off,on wakes=20
+//          pause_ms=10 idle_s=10
 // Exit: 0 when every measurement ran; 2 when one failed; 64 set-up failed.
 #include "guest-stub/programs/bench_guest.h"
 #include "guest-stub/programs/bench_support.h"
@@ -30,8 +37,9 @@ constexpr uint32_t kExitMeasurementFailed = 2;
 constexpr unsigned kMaxReps = 15;
 const char* const kBatching[] = {"off", "on"};
 
-enum Metric : unsigned { kLaunch, kLoop, kSyncLaunch, kSyncCopyHtoD, kSyncCopyDtoH, kMetricCount };
-const char* const kMetricNames[] = {"launch", "loop", "sync_launch", "sync_copy_htod", "sync_copy_dtoh"};
+enum Metric : unsigned { kLaunch, kLoop, kSyncLaunch, kSyncCopyHtoD, kSyncCopyDtoH, kWakeLaunch, kMetricCount };
+const char* const kMetricNames[] = {"launch",         "loop",           "sync_launch",
+                                    "sync_copy_htod", "sync_copy_dtoh", "wake_launch"};
 
 struct Setup {
     CUfunction empty;
@@ -39,7 +47,7 @@ struct Setup {
     CUevent start, end;
     CUdeviceptr dev;
     void* pinned;
-    uint64_t n, iters, copy_bytes, reps;
+    uint64_t n, iters, copy_bytes, reps, wakes, pause_ms;
 };
 
 struct Run {
@@ -73,10 +81,56 @@ CUresult one_call(const Setup& s, unsigned metric)
     }
 }
 
-uint64_t calls_of(const Setup& s, unsigned metric) { return metric <= kLoop ? s.n : s.iters; }
+uint64_t calls_of(const Setup& s, unsigned metric)
+{
+    return metric <= kLoop ? s.n : metric == kWakeLaunch ? s.wakes : s.iters;
+}
+
+void spin_ms(uint64_t ms)
+{
+    const uint64_t until = tsc_begin() + ms * tsc_khz();
+    while (tsc_begin() < until)
+        asm volatile("pause");
+}
+
+// wake_launch: each round trip after a pause, timed alone (TSC and events).
+Run run_wakes(const Setup& s)
+{
+    Run run;
+    VgpuGuestStats a, b;
+    vgpuGetStats(&a);
+    CUresult r = CUDA_SUCCESS;
+    for (uint64_t i = 0; i < s.wakes && r == CUDA_SUCCESS; ++i) {
+        spin_ms(s.pause_ms);
+        const uint64_t t0 = tsc_begin();
+        r = cuEventRecord(s.start, s.stream);
+        if (r == CUDA_SUCCESS)
+            r = launch_empty(s);
+        if (r == CUDA_SUCCESS)
+            r = cuEventRecord(s.end, s.stream);
+        const CUresult sync = cuStreamSynchronize(s.stream);
+        run.wall_ns += tsc_to_ns(tsc_end() - t0);
+        if (r == CUDA_SUCCESS)
+            r = sync;
+        uint32_t bits = 0;
+        uint64_t ns = 0;
+        if (r == CUDA_SUCCESS)
+            r = cuEventElapsedTime(reinterpret_cast<float*>(&bits), s.start, s.end);
+        if (r == CUDA_SUCCESS && !f32_ms_bits_to_ns(bits, &ns))
+            r = CUDA_ERROR_UNKNOWN;
+        run.event_ns += ns;
+    }
+    vgpuGetStats(&b);
+    run.doorbells = b.doorbells - a.doorbells;
+    run.waits = b.waits - a.waits;
+    run.status = r;
+    return run;
+}
 
 Run run_once(const Setup& s, unsigned metric)
 {
+    if (metric == kWakeLaunch)
+        return run_wakes(s);
     Run run;
     const uint64_t calls = calls_of(s, metric);
     VgpuGuestStats a, b;
@@ -142,10 +196,16 @@ int guest_main(const kvmgpu_boot_info*)
     s.iters = cl.get_u64("iters", 200, &ok);
     s.copy_bytes = cl.get_u64("copy_bytes", 8, &ok);
     s.reps = cl.get_u64("reps", 3, &ok);
+    s.wakes = cl.get_u64("wakes", 20, &ok);
+    s.pause_ms = cl.get_u64("pause_ms", 10, &ok);
+    const uint64_t idle_s = cl.get_u64("idle_s", 10, &ok);
     uint32_t batching = 0;
     if (!ok || s.n == 0 || s.iters == 0 || s.copy_bytes == 0 || s.copy_bytes > 4096 || s.reps == 0 ||
-        s.reps > kMaxReps || !parse_name_mask(cmdline_value_or("batching", "off,on"), kBatching, 2, &batching)) {
-        printf("calls: n, iters >= 1; copy_bytes 1..4096; reps 1..%u; batching a list of off,on\n", kMaxReps);
+        s.reps > kMaxReps || s.wakes == 0 || s.pause_ms > 10000 || idle_s > 3600 ||
+        !parse_name_mask(cmdline_value_or("batching", "off,on"), kBatching, 2, &batching)) {
+        printf("calls: n, iters, wakes >= 1; copy_bytes 1..4096; reps 1..%u; pause_ms <= 10000; idle_s <= 3600; "
+               "batching a list of off,on\n",
+               kMaxReps);
         return kExitBadCmdline;
     }
 
@@ -183,6 +243,12 @@ int guest_main(const kvmgpu_boot_info*)
         }
     }
     vgpuSetDeferredSubmission(0);
+    if (idle_s > 0) {
+        printf("CALLS-IDLE seconds=%lu\n", idle_s);
+        const uint64_t t0 = tsc_begin();
+        spin_ms(idle_s * 1000);
+        printf("CALLS-IDLE-DONE wall_ns=%lu\n", tsc_to_ns(tsc_end() - t0));
+    }
     CU_CHECK(cuModuleUnload(module));
     printf("CALLS-DONE measurements=%lu failures=%u\n", done, failures);
     return failures != 0 ? kExitMeasurementFailed : kExitPass;

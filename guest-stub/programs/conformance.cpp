@@ -257,6 +257,45 @@ void registered_pageable_calls(CUfunction add)
         expect("cuMemsetD8 through it once unregistered", cuMemsetD8(dbuf, 0, 16), CUDA_ERROR_INVALID_VALUE);
 }
 
+// CUDA's API synchronization rules for pageable memory. With deferred
+// submission on, a queued command is not even kicked until something waits,
+// so a copy that returned early would show here.
+void pageable_async_rules()
+{
+    VgpuGuestStats st0, st1;
+    VgpuGuestInfo info;
+    expect("vgpuGetInfo", vgpuGetInfo(&info), CUDA_SUCCESS);
+    const bool was_deferred = info.deferred != 0;
+    vgpuSetDeferredSubmission(1);
+    CUstream st = 0;
+    CUdeviceptr d = 0;
+    expect("cuStreamCreate", cuStreamCreate(&st, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    expect("cuMemAlloc", cuMemAlloc(&d, 4096), CUDA_SUCCESS);
+    auto* src = static_cast<uint8_t*>(pageable_alloc(4096));
+    auto* back = static_cast<uint8_t*>(pageable_alloc(4096));
+    memset(src, 0x11, 4096);
+    memset(back, 0, 4096);
+    expect("cuMemcpyHtoDAsync(pageable)", cuMemcpyHtoDAsync(d, src, 4096, st), CUDA_SUCCESS);
+    memset(src, 0x22, 4096); // allowed at once: the source has been read
+    expect("cuMemcpyDtoHAsync(pageable)", cuMemcpyDtoHAsync(back, d, 4096, st), CUDA_SUCCESS);
+    // No synchronize: the data must be there already, and be the first bytes.
+    expect_true("pageable HtoDAsync read the source, DtoHAsync wrote the data, before returning",
+                back[0] == 0x11 && back[4095] == 0x11);
+    // Page-locked memory stays asynchronous: neither call waits.
+    void* locked = nullptr;
+    expect("cuMemAllocHost", cuMemAllocHost(&locked, 4096), CUDA_SUCCESS);
+    vgpuGetStats(&st0);
+    expect("cuMemcpyHtoDAsync(page-locked)", cuMemcpyHtoDAsync(d, locked, 4096, st), CUDA_SUCCESS);
+    expect("cuMemcpyDtoHAsync(page-locked)", cuMemcpyDtoHAsync(locked, d, 4096, st), CUDA_SUCCESS);
+    vgpuGetStats(&st1);
+    expect_true("page-locked copies do not wait", st1.waits == st0.waits);
+    expect("cuStreamSynchronize", cuStreamSynchronize(st), CUDA_SUCCESS);
+    expect("cuMemFreeHost", cuMemFreeHost(locked), CUDA_SUCCESS);
+    expect("cuMemFree", cuMemFree(d), CUDA_SUCCESS);
+    expect("cuStreamDestroy", cuStreamDestroy(st), CUDA_SUCCESS);
+    vgpuSetDeferredSubmission(was_deferred ? 1 : 0);
+}
+
 void memory_calls()
 {
     size_t free_bytes = 0, total = 0;
@@ -314,6 +353,7 @@ void memory_calls()
     expect("cuMemFree(inside)", cuMemFree(b + 8), CUDA_ERROR_INVALID_VALUE);
     expect("cuMemFree", cuMemFree(b), CUDA_SUCCESS);
     host_memory_calls();
+    pageable_async_rules();
     // Zero copy: the device writes guest RAM in place.
     CUdeviceptr win = 0;
     expect("vgpuGuestRamDevicePtr", vgpuGuestRamDevicePtr(&win, host, 4096), CUDA_SUCCESS);

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define VGPU_MAGIC 0x55504756u /* "VGPU" */
-#define VGPU_ABI_VERSION 3u
+#define VGPU_ABI_VERSION 4u
 
 /* ---- MMIO registers (offsets from KVMGPU_VGPU_GPA) -------------------- */
 #define VGPU_REG_MAGIC 0x00u     /* u32 RO */
@@ -44,7 +44,9 @@
 
 #define VGPU_DOORBELL_TRAP 0u      /* MMIO exit handled on the vCPU thread */
 #define VGPU_DOORBELL_IOEVENTFD 1u /* KVM signals an eventfd; vCPU stays in */
-#define VGPU_DOORBELL_POLL 2u      /* executor polls ring->producer; kick optional */
+#define VGPU_DOORBELL_POLL 2u      /* the consumer polls ring->producer; the guest never kicks */
+#define VGPU_DOORBELL_ADAPTIVE 3u  /* the consumer polls while commands come, then sleeps; the kick
+                                      (an ioeventfd) wakes it (see the event index below) */
 
 /* ---- the ring in guest RAM --------------------------------------------
  * Layout at RING_GPA, N = RING_SIZE entries:
@@ -63,8 +65,28 @@ struct vgpu_ring_header {
     volatile uint32_t producer; /* guest: commands published (free-running) */
     uint32_t reserved0[15];
     volatile uint32_t consumer; /* device: commands finished (free-running) */
-    uint32_t reserved1[15];
+    volatile uint32_t kick_event; /* device: kick when the command at this index is published */
+    volatile uint32_t consumer_state; /* device: VGPU_CONSUMER_* (informational) */
+    uint32_t reserved1[13];
 };
+
+/* Notification suppression with an event index (as virtio's
+ * VIRTIO_RING_F_EVENT_IDX avail_event). The consumer, about to sleep with
+ * every command before index E done, stores kick_event = E and
+ * consumer_state = SLEEPING, makes a full barrier, looks at producer once
+ * more and sleeps only if it is still E. The guest, having published
+ * producer = new (the last kick decision was at producer = old), makes a
+ * full barrier, reads kick_event and rings the doorbell only if
+ * vgpu_need_kick(kick_event, new, old): the published range [old, new)
+ * holds E. Either side's barrier sees the other's store, so no wake-up is
+ * lost. While the consumer polls it leaves kick_event behind the producer,
+ * and the guest does not kick. The device never reads these words back. */
+#define VGPU_CONSUMER_POLLING 0u
+#define VGPU_CONSUMER_SLEEPING 1u
+static inline int vgpu_need_kick(uint32_t event, uint32_t new_idx, uint32_t old_idx)
+{
+    return (uint32_t)(new_idx - event - 1u) < (uint32_t)(new_idx - old_idx); /* free-running: wraps by design */
+}
 
 struct vgpu_command {
     uint16_t opcode;      /* VGPU_OP_* */
@@ -108,6 +130,19 @@ static inline uint64_t vgpu_payload_offset(uint32_t entries, uint32_t slot)
 {
     return 128u + (uint64_t)entries * 96u + (uint64_t)slot * VGPU_PAYLOAD_BYTES;
 }
+
+/* LAUNCH_KERNEL and LAUNCH_KERNEL_PACKED: a command's arg[] as typed
+ * fields. The same bytes as the packing the opcodes document (x86 is
+ * little-endian: gridX|gridY<<32 in arg2 is grid[0], grid[1]), so either
+ * form may write them. */
+struct vgpu_launch_args {
+    uint64_t function;
+    uint64_t stream;
+    uint32_t grid[3];
+    uint32_t block[3];
+    uint32_t shared_bytes;
+    uint32_t params; /* LAUNCH_KERNEL: nparams; _PACKED: the buffer's bytes */
+};
 
 /* Scatter-gather list entry (array in guest RAM). */
 struct vgpu_sg_entry {
@@ -273,9 +308,16 @@ enum vgpu_status {
 #ifdef __cplusplus
 static_assert(sizeof(struct vgpu_ring_header) == 128, "ring header");
 static_assert(__builtin_offsetof(struct vgpu_ring_header, consumer) == 64, "own cache line");
+static_assert(__builtin_offsetof(struct vgpu_ring_header, kick_event) == 68, "event index beside the consumer");
+static_assert(__builtin_offsetof(struct vgpu_ring_header, consumer_state) == 72, "consumer state");
 static_assert(sizeof(struct vgpu_command) == 64, "command descriptor");
 static_assert(sizeof(struct vgpu_completion) == 32, "completion record");
 static_assert(sizeof(struct vgpu_sg_entry) == 16, "sg entry");
+static_assert(sizeof(struct vgpu_launch_args) == sizeof(((struct vgpu_command*)0)->arg), "launch args fill arg[]");
+static_assert(__builtin_offsetof(struct vgpu_launch_args, grid) == 2 * 8, "grid x, y in arg2");
+static_assert(__builtin_offsetof(struct vgpu_launch_args, block) == 3 * 8 + 4, "block x in arg3's high half");
+static_assert(__builtin_offsetof(struct vgpu_launch_args, shared_bytes) == 5 * 8, "sharedMem in arg5's low half");
+static_assert(__builtin_offsetof(struct vgpu_launch_args, params) == 5 * 8 + 4, "params in arg5's high half");
 static_assert(sizeof(struct vgpu_param_desc) == 4, "param desc");
 #endif
 

@@ -9,7 +9,13 @@ CallsSweep quick_calls_sweep() {
     s.n = 100;
     s.iters = 20;
     s.reps = 1;
+    s.wakes = 3;
+    s.idle_s = 1;
     return s;
+}
+
+uint64_t CallsSweep::calls_of(const std::string& metric) const {
+    return is_async_metric(metric) ? n : metric == "wake_launch" ? wakes : iters;
 }
 
 std::string CallsKey::mode() const {
@@ -27,7 +33,8 @@ std::vector<CallsVm> plan_calls_vms(const CallsSweep& s) {
         vm.doorbell = d;
         vm.cmdline = "n=" + std::to_string(s.n) + " iters=" + std::to_string(s.iters) +
                      " copy_bytes=" + std::to_string(s.copy_bytes) + " reps=" + std::to_string(s.reps) + " batching=" +
-                     (batching.size() == 2 ? "off,on" : batching[0]);
+                     (batching.size() == 2 ? "off,on" : batching[0]) + " wakes=" + std::to_string(s.wakes) +
+                     " pause_ms=" + std::to_string(s.pause_ms) + " idle_s=" + std::to_string(s.idle_s);
         for (const auto& b : batching)
             for (const auto& m : call_metrics()) vm.expected.push_back({"guest", vgpu::to_string(d), b, m});
         out.push_back(std::move(vm));

@@ -1,5 +1,5 @@
-// The sweep of `kvmtool-gpu bench calls`: one VM per doorbell (trap,
-// ioeventfd, poll), each running the calls guest with batching (deferred
+// The sweep of `kvmtool-gpu bench calls`: one VM per doorbell (adaptive,
+// trap, ioeventfd, poll), each running the calls guest with batching (deferred
 // submission) off and on; the metrics each owes; the native measurements.
 // Pure: no KVM, no GPU.
 #pragma once
@@ -14,26 +14,33 @@ namespace kvmgpu::bench {
 
 // The guest's metrics, in its order (guest-stub/programs/calls.cpp).
 inline const std::vector<std::string>& call_metrics() {
-    static const std::vector<std::string> m = {"launch", "loop", "sync_launch", "sync_copy_htod", "sync_copy_dtoh"};
+    static const std::vector<std::string> m = {"launch",         "loop",           "sync_launch",
+                                               "sync_copy_htod", "sync_copy_dtoh", "wake_launch"};
     return m;
 }
-// launch and loop are asynchronous calls (n each); the rest round trips (iters).
+// launch and loop are asynchronous calls (n each); the rest round trips
+// (iters; wake_launch: wakes, each after a pause of pause_ms).
 bool is_async_metric(const std::string& metric);
 
 struct CallsSweep {
-    std::vector<vgpu::DoorbellMode> doorbells = {vgpu::DoorbellMode::Trap, vgpu::DoorbellMode::Ioeventfd,
-                                                 vgpu::DoorbellMode::Poll};
+    std::vector<vgpu::DoorbellMode> doorbells = {vgpu::DoorbellMode::Adaptive, vgpu::DoorbellMode::Trap,
+                                                 vgpu::DoorbellMode::Ioeventfd, vgpu::DoorbellMode::Poll};
     bool batching_off = true, batching_on = true;
     uint64_t n = 1000;       // asynchronous calls per run
     uint64_t iters = 200;    // round trips per run
     uint64_t copy_bytes = 8;
     uint64_t reps = 3;       // runs per measurement (median reported), after a warm-up run
+    uint64_t wakes = 20;     // wake_launch round trips per run ...
+    uint64_t pause_ms = 10;  // ... each after this pause
+    uint64_t idle_s = 10;    // then the guest idles this long: the VMM's and the worker's CPU is measured
+    // Calls per run of `metric`.
+    uint64_t calls_of(const std::string& metric) const;
 };
-CallsSweep quick_calls_sweep(); // n 100, iters 20, reps 1
+CallsSweep quick_calls_sweep(); // n 100, iters 20, reps 1, wakes 3, idle 1 s
 
 struct CallsKey {
     std::string source;   // "native" or "guest"
-    std::string doorbell; // "trap", "ioeventfd", "poll"; "-" native
+    std::string doorbell; // "adaptive", "trap", "ioeventfd", "poll"; "-" native
     std::string batching; // "off", "on"; "-" native
     std::string metric;
     bool operator==(const CallsKey&) const = default;

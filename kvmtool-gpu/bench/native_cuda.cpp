@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #ifdef KVMGPU_HAVE_CUDA_BACKEND
 #include "kvmtool-gpu/devices/vgpu/backends/cuda_driver_api.h"
@@ -228,6 +229,19 @@ NativeTiming NativeCuda::sync_copies(uint64_t iters, bool htod, uint64_t bytes) 
     });
 }
 
+NativeTiming NativeCuda::wake_launches(uint64_t wakes, uint64_t pause_ms) {
+    auto& m = *impl_;
+    NativeTiming sum;
+    for (uint64_t i = 0; i < wakes; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+        const NativeTiming t = m.timed([&] { return m.launch_empty(); });
+        if (!t.ok()) return t;
+        sum.wall_ns += t.wall_ns;
+        sum.event_ns += t.event_ns;
+    }
+    return sum;
+}
+
 #else // no cuda.h at build time
 
 struct NativeCuda::Impl {};
@@ -246,6 +260,7 @@ std::vector<NativeTiming> NativeCuda::copy(bool, const std::string&, uint64_t, u
 bool NativeCuda::prepare_calls(std::string*) { return false; }
 NativeTiming NativeCuda::launches(uint64_t, bool, uint64_t) { return {0, 0, "error:no_cuda"}; }
 NativeTiming NativeCuda::sync_launches(uint64_t) { return {0, 0, "error:no_cuda"}; }
+NativeTiming NativeCuda::wake_launches(uint64_t, uint64_t) { return {0, 0, "error:no_cuda"}; }
 NativeTiming NativeCuda::sync_copies(uint64_t, bool, uint64_t) { return {0, 0, "error:no_cuda"}; }
 
 #endif

@@ -59,6 +59,9 @@ public:
     NativeTiming sync_launches(uint64_t iters);
     // iters round trips: copy of `bytes` + stream synchronize.
     NativeTiming sync_copies(uint64_t iters, bool htod, uint64_t bytes);
+    // wakes round trips (event, launch, event, synchronize), each after
+    // sleeping pause_ms; the times of the round trips alone, summed.
+    NativeTiming wake_launches(uint64_t wakes, uint64_t pause_ms);
 
 private:
     struct Impl;

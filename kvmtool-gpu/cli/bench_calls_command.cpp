@@ -1,11 +1,14 @@
 #include "kvmtool-gpu/cli/bench_calls_command.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <set>
 
 #include "kvmtool-gpu/bench/bandwidth_plan.h"
 #include "kvmtool-gpu/bench/calls_report.h"
+#include "kvmtool-gpu/bench/idle_cpu_probe.h"
 #include "kvmtool-gpu/bench/guest_bench_run.h"
 #include "kvmtool-gpu/bench/native_cuda.h"
 #include "kvmtool-gpu/cli/arg_parser.h"
@@ -31,12 +34,16 @@ const char* bench_calls_help() {
                    "code); CUDA events on the stream give the span the VMM and GPU needed.\n"
                    "\n"
                    "  --quick             n 100, iters 20, one run each (nested CI)\n"
-                   "  --doorbells LIST    trap,ioeventfd,poll (default all; one VM each)\n"
+                   "  --doorbells LIST    adaptive,trap,ioeventfd,poll (default all; one VM each)\n"
                    "  --batching LIST     off,on (default both)\n"
                    "  --n N               asynchronous calls per run (default 1000)\n"
                    "  --iters N           round trips per run (default 200)\n"
                    "  --copy-bytes N      size of the small copies (default 8)\n"
                    "  --reps N            runs per measurement, median reported (default 3)\n"
+                   "  --wakes N           wake_launch: round trips after a pause, per run (default 20)\n"
+                   "  --pause-ms N        ... the pause before each (default 10)\n"
+                   "  --idle-s N          then the guest idles N s while the VMM's CPU (but its vCPU's)\n"
+                   "                      and the GPU worker's is measured (default 10; 0: skip)\n"
                    "  --no-native         skip the native baseline\n"
                    "  --out DIR           writes DIR/calls.{csv,json,md,png} (default bench-results)\n"
                    "  --plot-script PATH  plot_bench.py (default: plots/ beside the binary or one folder up)\n"
@@ -58,10 +65,9 @@ CallsSweep sweep_from_args(const cli::ArgParser& p) {
     if (auto v = p.get("doorbells")) {
         s.doorbells.clear();
         for (const auto& d : split_list(*v)) {
-            if (d == "trap") s.doorbells.push_back(vgpu::DoorbellMode::Trap);
-            else if (d == "ioeventfd") s.doorbells.push_back(vgpu::DoorbellMode::Ioeventfd);
-            else if (d == "poll") s.doorbells.push_back(vgpu::DoorbellMode::Poll);
-            else throw UsageError("--doorbells '" + d + "': expected trap, ioeventfd or poll");
+            vgpu::DoorbellMode m;
+            if (vgpu::parse_doorbell(d, &m)) s.doorbells.push_back(m);
+            else throw UsageError("--doorbells '" + d + "': expected adaptive, trap, ioeventfd or poll");
         }
     }
     if (auto v = p.get("batching")) {
@@ -75,8 +81,13 @@ CallsSweep sweep_from_args(const cli::ArgParser& p) {
     if (auto v = p.get("iters")) s.iters = cli::parse_u64(*v, "--iters");
     if (auto v = p.get("copy-bytes")) s.copy_bytes = cli::parse_u64(*v, "--copy-bytes");
     if (auto v = p.get("reps")) s.reps = cli::parse_u64(*v, "--reps");
-    if (s.n == 0 || s.iters == 0 || s.reps == 0 || s.reps > 15 || s.copy_bytes == 0 || s.copy_bytes > 4096)
-        throw UsageError("need --n, --iters >= 1, --reps 1..15, --copy-bytes 1..4096");
+    if (auto v = p.get("wakes")) s.wakes = cli::parse_u64(*v, "--wakes");
+    if (auto v = p.get("pause-ms")) s.pause_ms = cli::parse_u64(*v, "--pause-ms");
+    if (auto v = p.get("idle-s")) s.idle_s = cli::parse_u64(*v, "--idle-s");
+    if (s.n == 0 || s.iters == 0 || s.reps == 0 || s.reps > 15 || s.copy_bytes == 0 || s.copy_bytes > 4096 ||
+        s.wakes == 0 || s.pause_ms > 10000 || s.idle_s > 3600)
+        throw UsageError("need --n, --iters, --wakes >= 1, --reps 1..15, --copy-bytes 1..4096, --pause-ms <= 10000, "
+                         "--idle-s <= 3600");
     if (s.doorbells.empty()) throw UsageError("--doorbells: empty list");
     return s;
 }
@@ -120,8 +131,9 @@ void run_native(const CallsSweep& s, bool host_forced, std::vector<CallsResult>*
         if (!cuda) return;
         std::vector<CallsResult> mine;
         for (const auto& key : plan_native_calls()) {
-            const uint64_t calls = is_async_metric(key.metric) ? s.n : s.iters;
+            const uint64_t calls = s.calls_of(key.metric);
             const NativeTiming t = median_of(s.reps, [&] {
+                if (key.metric == "wake_launch") return cuda->wake_launches(calls, s.pause_ms);
                 if (key.metric == "launch") return cuda->launches(calls, false, s.copy_bytes);
                 if (key.metric == "loop") return cuda->launches(calls, true, s.copy_bytes);
                 if (key.metric == "sync_launch") return cuda->sync_launches(calls);
@@ -141,7 +153,7 @@ void run_native(const CallsSweep& s, bool host_forced, std::vector<CallsResult>*
 } // namespace
 
 int bench_calls_command(const std::vector<std::string>& args) {
-    std::set<std::string> valued = {"doorbells", "batching", "n", "iters", "copy-bytes", "reps", "out",
+    std::set<std::string> valued = {"doorbells", "batching", "n", "iters", "copy-bytes", "reps", "wakes", "pause-ms", "idle-s", "out",
                                     "plot-script", "mem", "pages", "timeout", "guest"};
     valued.insert(cli::vgpu_option_names().begin(), cli::vgpu_option_names().end());
     cli::ArgParser p(valued, {"quick", "no-native", "help"});
@@ -163,6 +175,8 @@ int bench_calls_command(const std::vector<std::string>& args) {
 
     BenchMeta meta = start_bench("calls", args, "guest TSC around the calls and the synchronize, per call");
     meta.set("poll_spin_us", std::to_string(vgpu_cfg->options.poll_spin_us));
+    meta.set("poll_max_us", std::to_string(vgpu_cfg->options.poll_max_us));
+    meta.set("vgpu_doorbell_default", vgpu::to_string(vgpu::VgpuOptions{}.doorbell));
     meta.set("vgpu_gpu_worker", vgpu::to_string(vgpu_cfg->worker));
 
     KvmSystem kvm = open_kvm();
@@ -206,9 +220,26 @@ int bench_calls_command(const std::vector<std::string>& args) {
             std::fflush(stdout);
             save(got);
         };
+        // The guest idles between CALLS-IDLE and CALLS-IDLE-DONE; the console
+        // calls on_line on the vCPU thread, which is this one.
+        IdleCpuProbe idle(gettid());
+        auto on_any = [&](const BenchLine& l) {
+            if (l.tag == "CALLS-IDLE") return idle.begin();
+            if (l.tag == "CALLS-IDLE-DONE") {
+                const double share = idle.end();
+                char text[32];
+                std::snprintf(text, sizeof text, "%.3f", share * 100);
+                meta.set("idle_vmm_worker_cpu_pct." + bell, share < 0 ? "unknown" : text);
+                std::printf("  idle guest, %s s: VMM (but its vCPU) and GPU worker used %s%% of one core\n",
+                            l.get("wall_ns").empty() ? "?" : std::to_string(std::stoull(l.get("wall_ns")) / 1'000'000'000).c_str(),
+                            share < 0 ? "?" : text);
+                return;
+            }
+            on_line(l);
+        };
         GuestBenchOutcome outcome;
-        const std::string failure =
-            run_guest_bench_checked(kvm, o, cfg, {"CALLS", "CALLS-PLAN", "CALLS-DONE"}, on_line, &outcome);
+        const std::string failure = run_guest_bench_checked(
+            kvm, o, cfg, {"CALLS", "CALLS-PLAN", "CALLS-DONE", "CALLS-IDLE", "CALLS-IDLE-DONE"}, on_any, &outcome);
         record_guest_execution(&meta, outcome.result.execution);
         if (meta.get("vgpu_backend").empty() && !outcome.backend.empty()) meta.set("vgpu_backend", outcome.backend);
         all_ok &= append_planned(&results, plan.expected, got, [](const CallsResult& r) { return r.ok(); });

@@ -32,7 +32,7 @@ std::vector<int> parse_gpu_list(const std::string& text) {
 
 const std::set<std::string>& vgpu_option_names() {
     static const std::set<std::string> names = {"vgpu", "gpu-worker", "doorbell", "gpu-mem-quota", "max-handles",
-                                                "max-module", "ring-max", "poll-spin-us", "gpus",
+                                                "max-module", "ring-max", "poll-spin-us", "poll-max-us", "gpus",
                                                 "max-registrations", "max-registered", "max-alias-mappings"};
     return names;
 }
@@ -44,10 +44,14 @@ const char* vgpu_options_help() {
            "  --gpus LIST         the guest's devices, as physical GPU ordinals (default 0);\n"
            "                      one may repeat: 0,0,0,0 is four devices on GPU 0, each\n"
            "                      with its own context (no bus between them)\n"
-           "  --gpu-worker process|inline  where the CUDA backend runs (default process: a\n"
-           "                      worker process per VM, replaced after a sticky GPU fault;\n"
-           "                      inline: in the VMM, where such a fault ends CUDA for good)\n"
-           "  --doorbell trap|ioeventfd|poll  how the guest's kick reaches the executor\n"
+           "  --gpu-worker process|inline|always  where the CUDA backend runs (default\n"
+           "                      process: a worker process per VM that owns the ring,\n"
+           "                      replaced after a sticky GPU fault; inline: in the VMM,\n"
+           "                      where such a fault ends CUDA for good; always: a worker\n"
+           "                      for the host backend too)\n"
+           "  --doorbell adaptive|trap|ioeventfd|poll  how the guest's kick reaches the ring's\n"
+           "                      consumer (default adaptive: polls while commands come, sleeps\n"
+           "                      on an ioeventfd once idle; the guest kicks only then)\n"
            "                      (default ioeventfd)\n"
            "  --gpu-mem-quota SIZE  device memory one VM may hold (default 4G)\n"
            "  --max-handles N     per handle table (default 4096)\n"
@@ -58,7 +62,8 @@ const char* vgpu_options_help() {
            "                      fewer when vm.max_map_count leaves less: VMs in one\n"
            "                      process share it evenly)\n"
            "  --ring-max N        largest command ring, entries, power of two (default 4096)\n"
-           "  --poll-spin-us N    polling doorbell: spin this long before sleeping (default 50)\n";
+           "  --poll-spin-us N    poll doorbell: spin this long before sleeping (default 50)\n"
+           "  --poll-max-us N     adaptive doorbell: the cap of its polling window (default 200)\n";
 }
 
 std::optional<VgpuConfig> parse_vgpu_flags(const ArgParser& p) {
@@ -69,12 +74,10 @@ std::optional<VgpuConfig> parse_vgpu_flags(const ArgParser& p) {
         throw UsageError("--vgpu '" + which + "': expected auto, cuda, host or none");
     const std::string worker = p.get_or("gpu-worker", "process");
     if (!vgpu::parse_gpu_worker(worker, &c.worker))
-        throw UsageError("--gpu-worker '" + worker + "': expected process or inline");
-    const std::string bell = p.get_or("doorbell", "ioeventfd");
-    if (bell == "trap") c.options.doorbell = vgpu::DoorbellMode::Trap;
-    else if (bell == "ioeventfd") c.options.doorbell = vgpu::DoorbellMode::Ioeventfd;
-    else if (bell == "poll") c.options.doorbell = vgpu::DoorbellMode::Poll;
-    else throw UsageError("--doorbell '" + bell + "': expected trap, ioeventfd or poll");
+        throw UsageError("--gpu-worker '" + worker + "': expected process, inline or always");
+    const std::string bell = p.get_or("doorbell", vgpu::to_string(vgpu::VgpuOptions{}.doorbell));
+    if (!vgpu::parse_doorbell(bell, &c.options.doorbell))
+        throw UsageError("--doorbell '" + bell + "': expected adaptive, trap, ioeventfd or poll");
     if (auto v = p.get("gpu-mem-quota")) c.options.device_mem_quota = parse_size(*v, "--gpu-mem-quota");
     if (auto v = p.get("max-handles")) c.options.max_handles = parse_u32(*v, "--max-handles");
     if (auto v = p.get("max-module")) c.options.max_module_bytes = parse_size(*v, "--max-module");
@@ -83,6 +86,7 @@ std::optional<VgpuConfig> parse_vgpu_flags(const ArgParser& p) {
     if (auto v = p.get("max-alias-mappings")) c.options.max_alias_mappings = parse_u64(*v, "--max-alias-mappings");
     if (auto v = p.get("ring-max")) c.options.max_ring = parse_u32(*v, "--ring-max");
     if (auto v = p.get("poll-spin-us")) c.options.poll_spin_us = parse_u32(*v, "--poll-spin-us");
+    if (auto v = p.get("poll-max-us")) c.options.poll_max_us = parse_u32(*v, "--poll-max-us");
     if (auto v = p.get("gpus")) c.gpus = parse_gpu_list(*v);
     try {
         vgpu::validate(c.options);

@@ -7,8 +7,10 @@
 # device tool returns only a few files); without $OUT they stay in
 # ./device-out. Anyone can rerun it there:
 #   bash kvmtool-gpu/scripts/device-check.sh [PART...]
-# PARTs (default: all): tests guests linux runtime boot calls tlb bench bench2 multigpu p2p share; `compare`
-# (not in the default) runs `bench calls` with the polling doorbell five
+# PARTs (default: all): tests guests linux runtime boot calls tlb bench bench2 multigpu p2p share; `adaptive`
+# (not in the default; one device call, about 4 minutes) runs `bench calls` with the default
+# options (GPU worker owning the ring, adaptive doorbell) five times and prints the medians;
+# `compare` (not in the default) runs `bench calls` with the polling doorbell five
 # times, alternating the VMM from another commit (.carry/compare, see
 # pack-carry.sh) with this one, worker process and inline. One device
 # call has 10 minutes, so the whole check is run in parts: `tests guests linux boot
@@ -199,6 +201,28 @@ if want share; then
   for d in share share-fault share-quota share-storm; do
     md=$(ls "$out/$d"/*.md 2>/dev/null | head -1)
     [ -n "$md" ] && { note ""; note "--- $d"; tee -a "$summary" <"$md"; }
+  done
+fi
+# Issue 28: the default options (the GPU worker owns the ring; adaptive
+# doorbell with the event index). Five runs of bench calls, each native
+# first (sync round trips, deferred launch rate, the round trip after a
+# 10 ms pause, the VMM's and worker's CPU while the guest idles 10 s), and
+# their medians; then one run of every doorbell, and one inline.
+if want adaptive; then
+  plot=(--plot-script "$repo/kvmtool-gpu/bench/plot_bench.py")
+  for i in 1 2 3 4 5; do
+    step adaptive-calls-$i timeout 80 "$bin/kvmtool-gpu" bench calls --vgpu cuda --doorbells adaptive "${plot[@]}" \
+      --out "$out/adaptive/run$i"
+  done
+  step adaptive-medians python3 "$repo/kvmtool-gpu/bench/calls_medians.py" "$out"/adaptive/run*
+  note ""; note "--- adaptive: medians of five runs"; tee -a "$summary" <"$out/adaptive-medians.log"
+  step adaptive-calls-every-doorbell timeout 110 "$bin/kvmtool-gpu" bench calls --vgpu cuda --idle-s 3 "${plot[@]}" \
+    --out "$out/adaptive/every-doorbell"
+  step adaptive-calls-inline timeout 60 "$bin/kvmtool-gpu" bench calls --vgpu cuda --doorbells adaptive \
+    --gpu-worker inline "${plot[@]}" --out "$out/adaptive/inline"
+  for d in every-doorbell inline; do
+    md=$(ls "$out/adaptive/$d"/*.md 2>/dev/null | head -1)
+    [ -n "$md" ] && { note ""; note "--- adaptive/$d"; tee -a "$summary" <"$md"; }
   done
 fi
 if want compare; then

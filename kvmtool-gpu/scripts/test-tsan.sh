@@ -16,5 +16,5 @@ cd "$build"
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=0:second_deadlock_stack=1}
 # SeccompGuest is left out: under TSan its runtime makes calls the vCPU
 # filter forbids (a sanitizer artefact, as with ASan's list in vcpu_seccomp.cpp).
-ctest -R '^(Vgpu|Worker|WatchedRing|RawWorker|SharedPieces|Engines|Attack|CrossVm|TinyGuest|Backings|KvmTest|Fuzz|HandleTable|AllocationTable|ParamLayout|LaunchLimits)' \
+ctest -R '^(Vgpu|Worker|Doorbells/WorkerRing|EventIndex|PollWindow|RawWorker|SharedPieces|Engines|Attack|CrossVm|TinyGuest|Backings|KvmTest|Fuzz|HandleTable|AllocationTable|ParamLayout|LaunchLimits)' \
       --output-on-failure -j2 --timeout 900 "$@"

@@ -17,7 +17,7 @@ AttachedVgpu attach_vgpu(VirtualMachine& vm, const VgpuConfig& cfg) {
         out.backend_note += "; several devices share a GPU (each has its own context, but no bus lies between them)";
     out.device = std::make_shared<vgpu::VgpuDevice>(vm.memory(), std::move(engine));
     vm.mmio_bus().claim(KVMGPU_VGPU_GPA, KVMGPU_VGPU_SIZE, out.device);
-    if (cfg.options.doorbell == vgpu::DoorbellMode::Ioeventfd)
+    if (vgpu::uses_ioeventfd(cfg.options.doorbell))
         vm.vm_fd().add_ioeventfd(KVMGPU_VGPU_GPA + VGPU_DOORBELL_OFFSET, 4, out.device->doorbell_eventfd(), true);
     out.device->start();
     return out;

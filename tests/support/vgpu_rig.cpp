@@ -7,6 +7,10 @@
 
 namespace kvmgpu::vgpu::test {
 
+namespace {
+constexpr uint64_t kSlotMemory = 1 << 16; // seqs wait() can still find
+} // namespace
+
 VgpuRig::VgpuRig(VgpuOptions opts, HostBackendOptions host_opts)
     : VgpuRig(opts, std::make_unique<HostBackend>(host_opts)) {}
 
@@ -50,7 +54,7 @@ uint32_t VgpuRig::enable(uint64_t gpa, uint32_t n) {
         put(gpa, zero.data(), zero.size());
         ring_ = host_ptr(gpa);
         entries = n;
-        producer_ = 0;
+        producer_ = flushed_ = 0;
     }
     reg_write64(VGPU_REG_RING_GPA, gpa);
     reg_write32(VGPU_REG_RING_SIZE, n);
@@ -74,6 +78,7 @@ uint64_t VgpuRig::post(const Cmd& c) {
         std::memcpy(ring_ + vgpu_payload_offset(entries, slot), c.payload.data(),
                     std::min<size_t>(c.payload.size(), VGPU_PAYLOAD_BYTES));
     slot_of_[d.seq] = slot;
+    if (d.seq > kSlotMemory) slot_of_.erase(d.seq - kSlotMemory); // long runs (stress tests) stay small
     set_producer(++producer_);
     return d.seq;
 }
@@ -89,6 +94,21 @@ uint32_t VgpuRig::consumer() const {
 }
 
 void VgpuRig::doorbell() { reg_write32(VGPU_DOORBELL_OFFSET, producer_); }
+
+void VgpuRig::flush() {
+    if (flushed_ == producer_) return;
+    const uint32_t old = flushed_;
+    flushed_ = producer_;
+    std::atomic_thread_fence(std::memory_order_seq_cst); // producer store before the kick_event load
+    const uint32_t event = std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(ring_ + offsetof(vgpu_ring_header, kick_event)))
+                               .load(std::memory_order_relaxed);
+    if (vgpu_need_kick(event, producer_, old)) {
+        doorbell();
+        ++kicks_sent;
+    } else {
+        ++kicks_suppressed;
+    }
+}
 
 Done VgpuRig::wait(uint64_t seq) {
     Done d;

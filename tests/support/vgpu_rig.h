@@ -73,6 +73,10 @@ public:
     // Puts a command in the next slot and publishes it (no doorbell).
     uint64_t post(const Cmd& c);
     void doorbell();
+    // Kicks as the guest library does: only when the device's event index
+    // lies in what was published since the last flush (vgpu_abi.h).
+    void flush();
+    uint64_t kicks_sent = 0, kicks_suppressed = 0;
     // Waits (up to 10 s) for the completion of `seq`.
     Done wait(uint64_t seq);
     Done call(const Cmd& c) { const uint64_t s = post(c); doorbell(); return wait(s); }
@@ -98,6 +102,7 @@ public:
 private:
     uint8_t* ring_ = nullptr;
     uint32_t producer_ = 0;
+    uint32_t flushed_ = 0; // producer_ at the last flush()
     uint64_t next_seq_ = 1;
     std::map<uint64_t, uint32_t> slot_of_; // seq -> slot it was posted in
 };

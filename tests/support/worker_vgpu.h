@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
 #include "kvmtool-gpu/devices/vgpu_worker/worker_engine.h"
@@ -41,6 +43,17 @@ struct WorkerVgpu {
               return e;
           }) {}
 };
+
+// Waits (bounded, 10 s) until the engine's worker is not `old`: a worker
+// the supervisor replaces at its next look. True once it is.
+inline bool new_worker_within_bound(const WorkerEngine& e, pid_t old) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (e.worker_pid() == old || e.worker_pid() <= 0) {
+        if (std::chrono::steady_clock::now() > until) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return true;
+}
 
 // A backend that, like CUDA on driver 580 after an illegal address, reports
 // a sticky error (on any memset) and cannot make a new context in its

@@ -182,6 +182,8 @@ private:
         const FunctionEntry* function = nullptr;
         BackendStream stream = 0;
         Dim3 grid, block;
+        uint32_t shared = 0;
+        uint32_t params = 0; // nparams, or the packed buffer's bytes
         uint32_t status = VGPU_SUCCESS;
         const char* why = nullptr;
     };
@@ -226,8 +228,6 @@ private:
     std::vector<uint8_t> module_image_;
     // A packed launch's parameters, copied out of the command or guest RAM.
     alignas(16) std::array<uint8_t, VGPU_MAX_PARAM_BYTES> param_buffer_;
-    std::vector<void*> param_ptrs_;
-    std::vector<uint16_t> param_sizes_;
 };
 
 } // namespace kvmgpu::vgpu

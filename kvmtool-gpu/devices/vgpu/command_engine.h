@@ -1,14 +1,16 @@
 // Where one vGPU's commands run: the half of the device model behind the
-// ring. VgpuDevice copies each command out of guest RAM and hands it to its
-// engine; the engine validates it, runs it against a GPU backend and owns
-// the VM's handle and allocation tables. Two engines exist: InlineEngine
-// (this process) and WorkerEngine (devices/vgpu_worker: the same
-// InlineEngine in a forked worker process, one message per command).
+// ring. Two engines exist: InlineEngine (this process: the device's
+// executor consumes the ring and hands it each command as a CommandSink)
+// and WorkerEngine (devices/vgpu_worker: the same InlineEngine in a forked
+// GPU worker process that consumes the ring in guest RAM itself, as a
+// vhost-user backend owns its vring; the device's executor only
+// supervises it).
 //
-// All methods but cancel_call_in_flight() and counters() run on the
-// device's executor thread.
+// All methods but cancel_call_in_flight(), kick() and counters() run on
+// the device's executor thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -27,7 +29,7 @@ struct EngineStart {
     uint64_t features = VGPU_FEATURE_SCATTER_GATHER;
 };
 
-class CommandEngine : public CommandSink {
+class CommandEngine {
 public:
     virtual uint32_t backend_id() const = 0; // VGPU_BACKEND_*
     const VgpuOptions& options() const { return opts_; }
@@ -47,21 +49,26 @@ public:
     // hung worker). Engines that cannot interrupt the driver ignore it.
     virtual void cancel_call_in_flight() {}
 
-    // Polling doorbell: an engine in another process may watch the ring in
-    // guest RAM itself, so that a command crosses no process boundary at
-    // all. watch() says whether it took the ring; while it has, the device
-    // runs no passes and calls check_watch() each time it looks instead.
-    // Off: the device runs the ring itself again (from the consumer the
-    // engine left in `ring`); Broken: the guest broke the ring.
-    enum class Watch { Off, Running, Broken };
-    virtual bool watch(CommandRing& ring) {
-        (void)ring;
-        return false;
-    }
-    virtual Watch check_watch(CommandRing& ring) {
-        (void)ring;
-        return Watch::Off;
-    }
+    // An engine that runs commands in this process: the device's executor
+    // consumes the ring and hands them to it. nullptr for an engine that
+    // consumes the ring itself (attach_ring()).
+    virtual CommandSink* sink() { return nullptr; }
+    virtual ~CommandEngine() = default;
+
+    // ---- an engine that consumes the ring itself ------------------------
+    // Its kick eventfd (the doorbell's target), or -1 (the device's
+    // executor consumes the ring and owns the eventfd).
+    virtual int kick_fd() const { return -1; }
+    // ENABLE: the engine consumes `ring` from its consumer on, until
+    // reset(), stop() or a Broken supervision. The ring stays the device's
+    // and outlives that; the engine may complete commands in it (a lost
+    // worker's).
+    virtual void attach_ring(CommandRing& ring) { (void)ring; }
+    // The device's executor looks in, about every kSupervisePeriod: Broken
+    // when the guest broke the ring (the engine has let it go).
+    enum class Supervision { Running, Broken };
+    virtual Supervision supervise() { return Supervision::Running; }
+    static constexpr std::chrono::milliseconds kSupervisePeriod{10};
 
 protected:
     // Throws std::invalid_argument for bad options. `counters`: where to

@@ -1,5 +1,6 @@
 #include "kvmtool-gpu/devices/vgpu/command_ring.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 
@@ -15,7 +16,7 @@ uint64_t* word64(uint8_t* base, uint64_t off) { return reinterpret_cast<uint64_t
 } // namespace
 
 std::optional<CommandRing> CommandRing::attach(const memmap::GuestMemory& mem, uint64_t gpa, uint32_t entries,
-                                               uint32_t max_entries, RingError* why) {
+                                               uint32_t max_entries, RingError* why, uint32_t consumer) {
     auto fail = [&](RingError e) {
         *why = e;
         return std::nullopt;
@@ -27,7 +28,7 @@ std::optional<CommandRing> CommandRing::attach(const memmap::GuestMemory& mem, u
     if (!span) return fail(RingError::OutsideRam);
     *why = RingError::None;
     CommandRing ring(span->data(), gpa, entries);
-    ring.publish_consumer();
+    ring.resume_at(consumer); // the next command kicks
     return ring;
 }
 
@@ -43,11 +44,31 @@ void CommandRing::publish_consumer() {
         .store(consumer_, std::memory_order_release);
 }
 
+void CommandRing::publish_event(uint32_t kick_event, uint32_t state) {
+    // SAFETY: as publish_consumer(); both words are the device's, never read back.
+    std::atomic_ref<uint32_t>(*word32(base_, offsetof(vgpu_ring_header, kick_event)))
+        .store(kick_event, std::memory_order_relaxed);
+    std::atomic_ref<uint32_t>(*word32(base_, offsetof(vgpu_ring_header, consumer_state)))
+        .store(state, std::memory_order_relaxed);
+}
+
+void CommandRing::arm_kick() {
+    publish_event(consumer_, VGPU_CONSUMER_SLEEPING);
+    // Pairs with the guest's barrier between its producer store and its
+    // kick_event load: it sees this, or our next producer load sees its command.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+// An index the guest has already published: no kick until the next arm_kick().
+void CommandRing::disarm_kick() { publish_event(consumer_ - 1, VGPU_CONSUMER_POLLING); }
+
 void CommandRing::copy_in(uint32_t slot, GuestCommand* out) const {
     // SAFETY: slot < entries_, so descriptor and payload lie inside the ring
-    // span checked at attach(). One copy each; only the copies are used after.
+    // span checked at attach(). One copy each; only the copies are used
+    // after. The payload's length comes from the descriptor's copy.
     std::memcpy(&out->desc, base_ + vgpu_command_offset(slot), sizeof out->desc);
-    std::memcpy(out->payload.data(), base_ + vgpu_payload_offset(entries_, slot), VGPU_PAYLOAD_BYTES);
+    const uint32_t used = std::min<uint32_t>(out->desc.payload_len, VGPU_PAYLOAD_BYTES);
+    std::memcpy(out->payload.data(), base_ + vgpu_payload_offset(entries_, slot), used);
     out->slot = slot;
 }
 
@@ -72,12 +93,13 @@ void CommandRing::complete(const GuestCommand& cmd, const CommandResult& r) {
 void CommandRing::resume_at(uint32_t consumer) {
     consumer_ = consumer;
     publish_consumer();
+    publish_event(consumer_, VGPU_CONSUMER_POLLING);
 }
 
 void CommandRing::fail_in_hand(const CommandResult& r) {
     const uint32_t pending = load_producer() - consumer_;
     if (pending == 0 || pending > entries_) return;
-    GuestCommand cmd;
+    GuestCommand cmd{}; // zeroed once: payload bytes past payload_len are never the guest's
     copy_in(consumer_ & (entries_ - 1), &cmd);
     complete(cmd, r);
     ++consumer_;
@@ -92,7 +114,7 @@ CommandRing::Pass CommandRing::run_pass(CommandSink& sink, uint32_t max, const s
     if (pending == 0) return Pass::Idle;
     if (pending > entries_) return Pass::Broken;
     const uint32_t budget = pending < max ? pending : max;
-    GuestCommand cmd;
+    GuestCommand cmd{}; // zeroed once: payload bytes past payload_len are never the guest's
     while (*done < budget && !stop.load(std::memory_order_relaxed)) {
         copy_in(consumer_ & (entries_ - 1), &cmd);
         const CommandResult r = sink.execute(cmd);

@@ -19,7 +19,10 @@
 namespace kvmgpu::vgpu {
 
 // One command, copied out of the ring: the guest can no longer change it.
-// Every field is still guest-chosen and unvalidated.
+// Every field is still guest-chosen and unvalidated. Only the payload's
+// first desc.payload_len bytes (at most VGPU_PAYLOAD_BYTES) are copied: the
+// rest is left from an earlier command, and no handler reads past
+// payload_len (one that answers in the payload fills all of it).
 struct GuestCommand {
     vgpu_command desc;
     uint32_t slot;
@@ -47,9 +50,10 @@ class CommandRing {
 public:
     // Checks what ENABLE must: gpa 4 KiB aligned, entries a power of two in
     // [VGPU_MIN_RING, max_entries], the whole ring inside one region of
-    // guest RAM. The device's consumer starts at 0 (and is written there).
+    // guest RAM. The device's consumer starts at `consumer` (ENABLE: 0; a
+    // GPU worker: where the ring was handed to it) and is written there.
     static std::optional<CommandRing> attach(const memmap::GuestMemory& mem, uint64_t gpa, uint32_t entries,
-                                             uint32_t max_entries, RingError* why);
+                                             uint32_t max_entries, RingError* why, uint32_t consumer = 0);
 
     enum class Pass { Idle, Progress, Broken };
     // Runs at most `max` commands (and never more than the ring holds).
@@ -64,9 +68,16 @@ public:
     bool has_work() const { return load_producer() != consumer_; }
     // ... from `consumer` (another process's copy of this ring got that far).
     bool has_work_from(uint32_t consumer) const { return load_producer() != consumer; }
-    // Takes over where another copy of this ring stopped (a GPU worker that
-    // watched it): the consumer is set and published.
+    // Takes over where another copy of this ring stopped (a replaced GPU
+    // worker's): the consumer is set and published, and the next command kicks.
     void resume_at(uint32_t consumer);
+
+    // The event index (vgpu_abi.h). Before sleeping: publishes "sleeping,
+    // kick at the consumer" and makes a full barrier; the caller then looks
+    // at has_work() once more and sleeps only if it is false.
+    void arm_kick();
+    // Awake and polling again: the guest's next commands need no kick.
+    void disarm_kick();
     // Completes the command in hand (at the consumer) with `r` without
     // running it, and moves past it: for a command whose worker was lost.
     // Nothing when the ring holds no command.
@@ -82,6 +93,7 @@ private:
     void copy_in(uint32_t slot, GuestCommand* out) const;
     void complete(const GuestCommand& cmd, const CommandResult& r);
     void publish_consumer();
+    void publish_event(uint32_t kick_event, uint32_t state);
 
     uint8_t* base_; // host view of the whole ring, validated at attach()
     uint64_t gpa_;

@@ -130,27 +130,28 @@ CommandDispatch::LaunchShape CommandDispatch::launch_shape(const GuestCommand& c
         l.status = status, l.why = why;
         return l;
     };
-    l.function = functions_.find(c.desc.arg[0], ctx_);
+    vgpu_launch_args a;
+    std::memcpy(&a, c.desc.arg, sizeof a); // the command's copy: typed fields
+    l.function = functions_.find(a.function, ctx_);
     if (!l.function) return bad(VGPU_ERROR_INVALID_HANDLE, "function handle");
-    if (!stream_of(c.desc.arg[1], &l.stream)) return bad(VGPU_ERROR_INVALID_HANDLE, "stream handle");
-    auto lo = [](uint64_t v) { return static_cast<uint32_t>(v); };
-    auto hi = [](uint64_t v) { return static_cast<uint32_t>(v >> 32); };
-    l.grid = Dim3{lo(c.desc.arg[2]), hi(c.desc.arg[2]), lo(c.desc.arg[3])};
-    l.block = Dim3{hi(c.desc.arg[3]), lo(c.desc.arg[4]), hi(c.desc.arg[4])};
+    if (!stream_of(a.stream, &l.stream)) return bad(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    l.grid = Dim3{a.grid[0], a.grid[1], a.grid[2]};
+    l.block = Dim3{a.block[0], a.block[1], a.block[2]};
+    l.shared = a.shared_bytes;
+    l.params = a.params;
     if (!l.grid.x || !l.grid.y || !l.grid.z || !l.block.x || !l.block.y || !l.block.z)
         return bad(VGPU_ERROR_INVALID_VALUE, "zero grid or block dimension");
     if (!launch_dims_ok(l.grid, l.block)) return bad(VGPU_ERROR_INVALID_VALUE, "grid or block beyond the device's limits");
     return l;
 }
 
-// arg0..4 as LAUNCH_KERNEL, arg5 sharedMem|bytes<<32; the parameter buffer
+// vgpu_launch_args with params = the buffer's bytes; the parameter buffer
 // in the payload or, when larger, at the guest-physical address it holds.
 CommandResult CommandDispatch::op_launch_kernel_packed(GuestCommand& c) {
     const LaunchShape l = launch_shape(c);
     if (l.why) return fail(l.status, l.why);
     const ParamLayout& layout = l.function->params;
-    const uint32_t shared = static_cast<uint32_t>(c.desc.arg[5]);
-    const uint64_t bytes = c.desc.arg[5] >> 32;
+    const uint64_t bytes = l.params;
     // Exactly the kernel's buffer: the driver reads every parameter at its
     // offset, so a shorter one would hand it bytes the guest never gave.
     if (bytes != layout.total_bytes()) return fail(VGPU_ERROR_INVALID_VALUE, "parameter buffer not the kernel's size");
@@ -168,30 +169,23 @@ CommandResult CommandDispatch::op_launch_kernel_packed(GuestCommand& c) {
     // SAFETY: [src, src + bytes) is the payload or was translated above; one
     // copy, so the guest cannot change a parameter after it was checked.
     if (bytes) std::memcpy(param_buffer_.data(), src, bytes);
-    param_ptrs_.clear();
-    param_sizes_.clear();
-    for (uint32_t i = 0; i < layout.count(); ++i) {
-        param_ptrs_.push_back(param_buffer_.data() + layout.offsets[i]);
-        param_sizes_.push_back(static_cast<uint16_t>(layout.sizes[i]));
-    }
-    Status st = backend_result(backend_.launch(l.function->function, l.grid, l.block, shared, l.stream, param_ptrs_,
-                                               param_sizes_, is_cooperative(c)));
+    // The buffer as it is: laid out by the function's own layout.
+    Status st = backend_result(backend_.launch_packed(l.function->function, l.grid, l.block, l.shared, l.stream,
+                                                      {param_buffer_.data(), bytes}, layout, is_cooperative(c)));
     if (st == VGPU_SUCCESS && !is_async(c)) st = backend_result(backend_.stream_synchronize(l.stream));
     return done(st);
 }
 
-// arg0 function, arg1 stream, arg2 gridX|gridY<<32, arg3 gridZ|blockX<<32,
-// arg4 blockY|blockZ<<32, arg5 sharedMem|nparams<<32; payload = nparams
-// vgpu_param_desc, then the bytes they point to.
+// vgpu_launch_args (arg0 function, arg1 stream, arg2 gridX|gridY<<32, arg3
+// gridZ|blockX<<32, arg4 blockY|blockZ<<32, arg5 sharedMem|nparams<<32);
+// payload = nparams vgpu_param_desc, then the bytes they point to.
 CommandResult CommandDispatch::op_launch_kernel(GuestCommand& c) {
     const LaunchShape l = launch_shape(c);
     if (l.why) return fail(l.status, l.why);
     const FunctionEntry* f = l.function;
     const BackendStream s = l.stream;
     const Dim3 grid = l.grid, block = l.block;
-    auto lo = [](uint64_t v) { return static_cast<uint32_t>(v); };
-    auto hi = [](uint64_t v) { return static_cast<uint32_t>(v >> 32); };
-    const uint32_t shared = lo(c.desc.arg[5]), nparams = hi(c.desc.arg[5]);
+    const uint32_t shared = l.shared, nparams = l.params;
     if (nparams > VGPU_MAX_KERNEL_PARAMS) return fail(VGPU_ERROR_INVALID_VALUE, "nparams > VGPU_MAX_KERNEL_PARAMS");
     const uint32_t desc_bytes = nparams * sizeof(vgpu_param_desc);
     if (desc_bytes > c.desc.payload_len) return fail(VGPU_ERROR_INVALID_VALUE, "param descriptors outside payload");

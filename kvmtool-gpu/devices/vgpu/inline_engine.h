@@ -18,7 +18,7 @@ namespace kvmgpu::vgpu {
 // issue different handle numbers.
 uint32_t next_handle_seed();
 
-class InlineEngine final : public CommandEngine {
+class InlineEngine final : public CommandEngine, public CommandSink {
 public:
     // Throws std::invalid_argument for a null backend or bad options. The
     // GuestMemory must outlive the engine.
@@ -28,6 +28,7 @@ public:
     uint32_t backend_id() const override { return backend_->id(); }
     EngineStart start() override;
     CommandResult execute(GuestCommand& cmd) override { return dispatch_.execute(cmd); }
+    CommandSink* sink() override { return this; }
     void reset() override { dispatch_.reset(); }
 
     GpuBackend& backend() { return *backend_; }

@@ -22,9 +22,8 @@ struct VgpuCounterSnapshot {
     uint64_t sg_entries = 0;     // scatter-gather entries received
     uint64_t sg_runs = 0;        // ... host runs after translation/coalescing
     uint64_t kicks = 0;          // doorbell writes seen by the device (Trap mode)
-    uint64_t kicks_dropped = 0;  // kicks the full queue could not take (harmless)
-    uint64_t kick_wait_ns = 0;   // summed doorbell-write -> executor-pickup time
-    uint64_t wakeups = 0;        // executor woke from sleep
+    uint64_t wakeups = 0;        // the ring's consumer woke from sleep
+    uint64_t missed_kicks = 0;   // ... by its time-out, with commands waiting: published without the kick asked for
     uint64_t passes = 0;         // ring passes that found work
     uint64_t max_pass = 0;       // most commands handled in one pass
     uint64_t broken = 0;         // rings declared broken
@@ -36,7 +35,7 @@ struct VgpuCounters {
     std::atomic<uint64_t> commands{0}, errors{0}, bad_opcodes{0};
     std::atomic<uint64_t> bytes_htod{0}, bytes_dtoh{0}, bytes_dtod{0};
     std::atomic<uint64_t> sg_entries{0}, sg_runs{0};
-    std::atomic<uint64_t> kicks{0}, kicks_dropped{0}, kick_wait_ns{0}, wakeups{0}, passes{0}, max_pass{0};
+    std::atomic<uint64_t> kicks{0}, wakeups{0}, missed_kicks{0}, passes{0}, max_pass{0};
     std::atomic<uint64_t> broken{0}, recoveries{0};
     std::array<std::atomic<uint64_t>, VGPU_OP_MAX_> per_opcode{};
 
@@ -54,8 +53,8 @@ struct VgpuCounters {
         s.commands = ld(commands), s.errors = ld(errors), s.bad_opcodes = ld(bad_opcodes);
         s.bytes_htod = ld(bytes_htod), s.bytes_dtoh = ld(bytes_dtoh), s.bytes_dtod = ld(bytes_dtod);
         s.sg_entries = ld(sg_entries), s.sg_runs = ld(sg_runs);
-        s.kicks = ld(kicks), s.kicks_dropped = ld(kicks_dropped), s.kick_wait_ns = ld(kick_wait_ns);
-        s.wakeups = ld(wakeups);
+        s.kicks = ld(kicks);
+        s.wakeups = ld(wakeups), s.missed_kicks = ld(missed_kicks);
         s.passes = ld(passes), s.max_pass = ld(max_pass), s.broken = ld(broken), s.recoveries = ld(recoveries);
         for (size_t i = 0; i < per_opcode.size(); ++i) s.per_opcode[i] = ld(per_opcode[i]);
         return s;

@@ -1,5 +1,7 @@
 #include "kvmtool-gpu/devices/vgpu/vgpu_device.h"
 
+#include <poll.h>
+
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -29,7 +31,11 @@ const char* why_ring(RingError e) {
 
 VgpuDevice::VgpuDevice(const memmap::GuestMemory& mem, std::unique_ptr<CommandEngine> engine)
     : mem_(mem), engine_(std::move(engine)), opts_(require(engine_).options()), counters_(engine_->counters()),
-      log_limit_(opts_.log_per_second), executor_(opts_, counters_) {}
+      log_limit_(opts_.log_per_second), sink_(engine_->sink()) {
+    if (engine_->kick_fd() < 0) own_kick_.emplace();
+    kick_fd_ = own_kick_ ? own_kick_->fd() : engine_->kick_fd();
+    if (sink_) waiter_.emplace(opts_, kick_fd_, counters_);
+}
 
 VgpuDevice::VgpuDevice(const memmap::GuestMemory& mem, std::unique_ptr<GpuBackend> backend, VgpuOptions opts)
     : VgpuDevice(mem, std::make_unique<InlineEngine>(mem, std::move(backend), opts)) {}
@@ -83,8 +89,9 @@ void VgpuDevice::write(uint64_t offset, std::span<const uint8_t> data) {
     const uint64_t len = data.size();
     if (offset >= VGPU_DOORBELL_OFFSET && offset < KVMGPU_VGPU_SIZE) {
         uint32_t v = 0;
-        std::memcpy(&v, data.data(), std::min<uint64_t>(len, sizeof v));
-        executor_.kick(v);
+        std::memcpy(&v, data.data(), std::min<uint64_t>(len, sizeof v)); // what the guest wrote: unused
+        VgpuCounters::add(counters_.kicks);
+        KickEventfd::kick_fd(kick_fd_); // the consumer, wherever it runs
         return;
     }
     // A write must lie wholly inside one writable register.
@@ -166,7 +173,8 @@ void VgpuDevice::on_thread_start() {
     reg_ns_ = st.registration_ns;
     backend_desc_ = st.description;
     features_.store(st.features, std::memory_order_release);
-    log_info("vgpu: %s; doorbell %s; guest RAM registered in %.1f ms", backend_desc_.c_str(), to_string(opts_.doorbell),
+    log_info("vgpu: %s; doorbell %s, ring consumed %s; guest RAM registered in %.1f ms", backend_desc_.c_str(),
+             to_string(opts_.doorbell), sink_ ? "by the VMM's executor" : "by the GPU worker",
              static_cast<double>(reg_ns_) / 1e6);
 }
 
@@ -182,13 +190,12 @@ void VgpuDevice::handle_control() {
     if (c == Control::Reset) engine_->reset();
     std::lock_guard lk(ctrl_mu_);
     if (ctrl_ == Control::Reset) {
-        ring_.reset();
-        watched_ = false;
+        ring_.reset(); // after engine_->reset(): a worker has let it go
         status_.store(0, std::memory_order_release);
         error_.store(VGPU_SUCCESS, std::memory_order_release);
     } else if (ctrl_ == Control::Enable) {
         ring_ = std::move(ctrl_ring_);
-        watched_ = opts_.doorbell == DoorbellMode::Poll && engine_->watch(*ring_);
+        if (!sink_) engine_->attach_ring(*ring_);
         error_.store(VGPU_SUCCESS, std::memory_order_release);
         status_.store(VGPU_STATUS_ENABLED, std::memory_order_release);
     }
@@ -206,41 +213,52 @@ bool VgpuDevice::run_once() {
         return true;
     }
     if (!ring_) return false;
-    if (watched_) {
-        switch (engine_->check_watch(*ring_)) {
-        case CommandEngine::Watch::Running: return false; // nothing for this thread to do
-        case CommandEngine::Watch::Broken: ring_broken(); return true;
-        case CommandEngine::Watch::Off: watched_ = false; break; // run it here again
+    if (!sink_) {
+        // The worker consumes the ring; this thread only looks in on it.
+        if (engine_->supervise() == CommandEngine::Supervision::Broken) {
+            ring_broken();
+            return true;
         }
+        return false;
     }
     uint32_t done = 0;
-    switch (ring_->run_pass(*engine_, ring_->entries(), pass_stop_, &done)) {
+    switch (ring_->run_pass(*sink_, ring_->entries(), pass_stop_, &done)) {
     case CommandRing::Pass::Idle: return false;
-    case CommandRing::Pass::Progress: counters_.count_pass(done); return true;
+    case CommandRing::Pass::Progress:
+        counters_.count_pass(done);
+        waiter_->worked();
+        return true;
     case CommandRing::Pass::Broken: ring_broken(); return true;
     }
     return false;
 }
 
+void VgpuDevice::idle(int wake_fd) {
+    // Inline with a ring: the consumer's wait (poll window, event index, kick).
+    // Otherwise: a control request, stop(), or (a worker's ring) the next look.
+    constexpr std::chrono::seconds kInlineBound{1};
+    if (ring_ && sink_) {
+        waiter_->idle(*ring_, wake_fd, kInlineBound, [&] { return ctrl_pending_.load(std::memory_order_acquire); });
+        return;
+    }
+    pollfd p{wake_fd, POLLIN, 0};
+    const int64_t ns = ring_ ? std::chrono::nanoseconds(CommandEngine::kSupervisePeriod).count()
+                             : std::chrono::nanoseconds(kInlineBound).count();
+    timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+    if (::ppoll(&p, 1, &ts, nullptr) > 0) KickEventfd::drain(wake_fd);
+}
+
 void VgpuDevice::ring_broken() {
     VgpuCounters::add(counters_.broken);
     ring_.reset();
-    watched_ = false;
     error_.store(VGPU_ERROR_INVALID_VALUE, std::memory_order_release);
     status_.store(VGPU_STATUS_BROKEN, std::memory_order_release);
     if (log_limit_.allow()) log_warn("vgpu: producer more than RING_SIZE ahead of consumer: ring broken until RESET");
 }
 
-// A watched ring is the engine's work: this thread then only looks in on it
-// at the polling doorbell's pace.
-bool VgpuDevice::has_work() const {
-    return ctrl_pending_.load(std::memory_order_acquire) || (ring_ && !watched_ && ring_->has_work());
-}
-
 void VgpuDevice::on_thread_stop() {
     engine_->stop(); // backend calls stay on this thread
     ring_.reset();
-    watched_ = false;
     status_.store(0, std::memory_order_release);
     std::lock_guard lk(ctrl_mu_);
     executor_gone_ = true;

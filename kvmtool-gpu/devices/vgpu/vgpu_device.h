@@ -1,14 +1,16 @@
 // The vGPU as a bus device: its register block (MMIO, KVMGPU_VGPU_GPA), the
-// doorbell page, the ring it was enabled with, and the executor thread that
-// copies the ring's commands out and hands them to a command engine (in this
-// process or in a GPU worker process). One instance per VM.
+// doorbell page, the ring it was enabled with, and the executor thread. With
+// an inline engine the executor is the ring's one consumer: it copies each
+// command out and hands it to the engine. With a GPU worker the worker
+// consumes the ring itself and the executor supervises it. Either way the
+// doorbell writes the consumer's kick eventfd. One instance per VM.
 //
 // Use:
 //   auto engine = make_engine(guest_memory, opts, BackendChoice::Auto, GpuWorker::Process, &why);
 //   auto vgpu = std::make_shared<VgpuDevice>(guest_memory, std::move(engine));
 //   vgpu->start();                         // executor up, guest RAM registered
 //   bus.claim(KVMGPU_VGPU_GPA, KVMGPU_VGPU_SIZE, vgpu);
-//   if Ioeventfd: KVM_IOEVENTFD on KVMGPU_VGPU_GPA + VGPU_DOORBELL_OFFSET,
+//   if uses_ioeventfd(mode): KVM_IOEVENTFD on KVMGPU_VGPU_GPA + VGPU_DOORBELL_OFFSET,
 //                 len 4, fd = vgpu->doorbell_eventfd()
 //   ... run the VM ...
 //   vgpu->stop();                          // or let the destructor do it
@@ -28,6 +30,8 @@
 #include "kvmtool-gpu/devices/vgpu/command_engine.h"
 #include "kvmtool-gpu/devices/vgpu/command_ring.h"
 #include "kvmtool-gpu/devices/vgpu/executor.h"
+#include "kvmtool-gpu/devices/vgpu/kick_eventfd.h"
+#include "kvmtool-gpu/devices/vgpu/ring_waiter.h"
 #include "kvmtool-gpu/devices/vgpu/vgpu_counters.h"
 #include "kvmtool-gpu/devices/vgpu/vgpu_options.h"
 #include "kvmtool-gpu/util/log.h"
@@ -51,9 +55,9 @@ public:
     void start();
     void stop();
 
-    // The eventfd the executor waits on; in Ioeventfd mode the VMM hands it
-    // to KVM_IOEVENTFD for the doorbell address. Valid for the device's life.
-    int doorbell_eventfd() const { return executor_.eventfd(); }
+    // The ring consumer's kick eventfd; with uses_ioeventfd() the VMM hands
+    // it to KVM_IOEVENTFD for the doorbell address. Valid for the device's life.
+    int doorbell_eventfd() const { return kick_fd_; }
 
     std::string_view name() const override { return "vgpu"; }
     void read(uint64_t offset, std::span<uint8_t> data) override;
@@ -80,7 +84,7 @@ private:
     // ExecutorWork (executor thread).
     void on_thread_start() override;
     bool run_once() override;
-    bool has_work() const override;
+    void idle(int wake_fd) override;
     void on_thread_stop() override;
     void handle_control();
     void ring_broken();
@@ -121,9 +125,14 @@ private:
     std::atomic<bool> pass_stop_{false};
     std::atomic<bool> stopping_{false};
 
+    // The ring's kick eventfd: the engine's (a worker's), or ours.
+    std::optional<KickEventfd> own_kick_;
+    int kick_fd_;
+    CommandSink* sink_; // inline: the executor consumes the ring into it; null: the engine does
+
     // Executor thread only.
     std::optional<CommandRing> ring_;
-    bool watched_ = false; // the engine watches ring_ itself (polling doorbell, worker process)
+    std::optional<RingWaiter> waiter_; // inline
 
     Executor executor_; // last: stopped and destroyed before what it uses
 };

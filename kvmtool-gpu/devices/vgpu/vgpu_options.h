@@ -4,28 +4,38 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "kvmtool-gpu/abi/vgpu_abi.h"
 
 namespace kvmgpu::vgpu {
 
-// How a guest's "new commands" signal reaches the executor.
+// How a guest's "new commands" signal reaches the ring's consumer (the
+// GPU worker, or the VMM's executor inline). Every mode but Poll sleeps on
+// the kick eventfd once idle, publishing the ring's event index so the
+// guest kicks only then (vgpu_abi.h).
 enum class DoorbellMode : uint32_t {
-    Trap = VGPU_DOORBELL_TRAP,           // MMIO exit; the vCPU thread queues a kick
-    Ioeventfd = VGPU_DOORBELL_IOEVENTFD, // KVM signals doorbell_eventfd(); no exit
-    Poll = VGPU_DOORBELL_POLL,           // the executor watches ring->producer
+    Trap = VGPU_DOORBELL_TRAP,           // MMIO exit; the vCPU thread writes the kick eventfd
+    Ioeventfd = VGPU_DOORBELL_IOEVENTFD, // KVM writes the kick eventfd; no exit to the VMM
+    Poll = VGPU_DOORBELL_POLL,           // the consumer watches ring->producer; no kicks
+    Adaptive = VGPU_DOORBELL_ADAPTIVE,   // ioeventfd, polling for an adaptive window before each sleep
 };
 const char* to_string(DoorbellMode m);
+// "adaptive", "trap", "ioeventfd", "poll"; false for anything else.
+bool parse_doorbell(std::string_view s, DoorbellMode* out);
+// KVM_IOEVENTFD carries the guest's doorbell write to the kick eventfd.
+inline bool uses_ioeventfd(DoorbellMode m) { return m == DoorbellMode::Ioeventfd || m == DoorbellMode::Adaptive; }
 
 // Limits are per VM; every one bounds something a guest can ask for.
 struct VgpuOptions {
-    DoorbellMode doorbell = DoorbellMode::Trap;
+    DoorbellMode doorbell = DoorbellMode::Adaptive;
     uint32_t max_ring = VGPU_DEFAULT_MAX_RING;   // largest RING_SIZE accepted (power of two)
     uint64_t device_mem_quota = 4ull << 30;      // bytes of device memory this VM may hold
     uint32_t max_handles = 4096;                 // per table: modules, functions, streams, events, allocations
     uint64_t max_module_bytes = 64ull << 20;     // largest module image copied out of guest RAM
     uint32_t poll_spin_us = 50;                  // Poll: spin this long after the last command ...
     uint32_t poll_sleep_us = 200;                // ... then sleep this long between looks
+    uint32_t poll_max_us = 200;                  // Adaptive: the cap of its polling window (poll_window.h)
     uint32_t log_per_second = 10;                // rate limit for guest-error log lines
     // Registered guest buffers (cuMemHostRegister): how many at once, their
     // bytes together (0: the VM's guest RAM size), and the host mappings

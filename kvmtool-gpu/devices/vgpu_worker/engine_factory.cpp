@@ -14,10 +14,18 @@ bool parse_gpu_worker(std::string_view s, GpuWorker* out) {
     const std::string v(s);
     if (strcasecmp(v.c_str(), "process") == 0) return *out = GpuWorker::Process, true;
     if (strcasecmp(v.c_str(), "inline") == 0) return *out = GpuWorker::Inline, true;
+    if (strcasecmp(v.c_str(), "always") == 0) return *out = GpuWorker::Always, true;
     return false;
 }
 
-const char* to_string(GpuWorker w) { return w == GpuWorker::Process ? "process" : "inline"; }
+const char* to_string(GpuWorker w) {
+    switch (w) {
+    case GpuWorker::Process: return "process";
+    case GpuWorker::Inline: return "inline";
+    case GpuWorker::Always: return "always";
+    }
+    return "?";
+}
 
 bool libcuda_loaded_here() {
     void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
@@ -29,6 +37,16 @@ std::unique_ptr<CommandEngine> make_engine(const memmap::GuestMemory& mem, const
                                            BackendChoice choice, GpuWorker worker, std::string* why,
                                            std::span<const int> gpus) {
     std::string note;
+    if (worker == GpuWorker::Always) {
+        // The backend is picked in the worker, by make_backend's rules.
+        auto make = [choice, list = std::vector<int>(gpus.begin(), gpus.end())](std::string* w) {
+            return make_backend(choice, w, list);
+        };
+        std::string reason;
+        auto e = WorkerEngine::create(mem, make, opts, WorkerOptions{}, &reason);
+        if (why) *why = e ? e->describe() : reason;
+        return e;
+    }
     if (choice != BackendChoice::Host && worker == GpuWorker::Process) {
         if (!libcuda_loaded_here()) {
             std::string reason;

@@ -16,9 +16,11 @@ namespace kvmgpu::vgpu {
 // sticky GPU fault is recovered by replacing the worker and the VMM process
 // never loads libcuda (the probe for a GPU runs in that worker too).
 // Inline: in the VMM process, where a sticky fault ends CUDA for good. The
-// host backend always runs inline.
-enum class GpuWorker { Process, Inline };
-// "process", "inline" (any case); false for anything else.
+// host backend runs inline, unless Always: a worker process for any
+// backend, the host backend included (tests of the worker's ring on a
+// machine without a GPU).
+enum class GpuWorker { Process, Inline, Always };
+// "process", "inline", "always" (any case); false for anything else.
 bool parse_gpu_worker(std::string_view s, GpuWorker* out);
 const char* to_string(GpuWorker w);
 

@@ -1,5 +1,5 @@
-// The worker's side of the channel: Start, then one Execute per command.
-// What the VMM sends is read with bounds checks against the channel.
+// The worker's side of the channel (Start, Attach, Reset, Quit) and its
+// ring loop. What the VMM sends is read with bounds checks against the channel.
 #include "kvmtool-gpu/devices/vgpu_worker/gpu_worker.h"
 
 #include <sys/prctl.h>
@@ -14,6 +14,7 @@
 
 #include "kvmtool-gpu/devices/vgpu/alias_budget.h"
 #include "kvmtool-gpu/devices/vgpu/inline_engine.h"
+#include "kvmtool-gpu/devices/vgpu/ring_waiter.h"
 #include "kvmtool-gpu/devices/vgpu_worker/shared_pieces.h"
 #include "kvmtool-gpu/util/spin.h"
 
@@ -27,10 +28,9 @@ public:
     // Fills ch_.reply() for the request in hand. False after Quit.
     bool serve(const WorkerRequest& q);
     bool hang_next() const { return hang_next_; }
-    // After a Watch: runs the ring until a request arrives (or the VMM is
-    // gone), spinning poll_spin_us after the last command, then sleeping
-    // poll_sleep_us between looks, as the VMM's executor would.
-    void watch_ring(pid_t parent);
+    // After an Attach: runs the ring until a request arrives (or the VMM
+    // is gone), idling as the doorbell mode says between commands.
+    void consume(pid_t parent);
     void set_backend(std::unique_ptr<GpuBackend> be, std::string why) { backend_ = std::move(be), why_ = std::move(why); }
 
 private:
@@ -41,7 +41,8 @@ private:
     }
     bool same_pages(const WorkerRequest& q, std::string* why) const;
     void start(const WorkerRequest& q);
-    void watch(const WorkerRequest& q);
+    void attach(const WorkerRequest& q);
+    void detach(RingState::State why);
     uint64_t recoveries() const { return setup_.counters->recoveries.load(std::memory_order_relaxed); }
     // After work that made the backend recover: a backend that could not
     // make a new context (CUDA after an illegal address, driver 580) stays
@@ -58,7 +59,8 @@ private:
     std::unique_ptr<GpuBackend> backend_; // until Start hands it to the engine
     std::string why_;                     // why there is no backend
     std::optional<InlineEngine> engine_;
-    std::optional<CommandRing> ring_; // while watching
+    std::optional<CommandRing> ring_; // while attached
+    std::optional<RingWaiter> waiter_;
     bool hang_next_ = false;
 };
 
@@ -116,55 +118,52 @@ void Worker::start(const WorkerRequest& q) {
     put_text(st.description);
 }
 
-void Worker::watch(const WorkerRequest& q) {
+void Worker::attach(const WorkerRequest& q) {
     RingError why;
-    ring_ = CommandRing::attach(*setup_.mem, q.ring_gpa, q.ring_entries, setup_.opts.max_ring, &why);
+    ring_ = CommandRing::attach(*setup_.mem, q.ring_gpa, q.ring_entries, setup_.opts.max_ring, &why, q.ring_consumer);
     if (!ring_) {
         r().status = VGPU_ERROR_INVALID_VALUE; // the VMM attached it: not expected
         return;
     }
-    ring_->resume_at(q.ring_consumer);
-    RingWatch& w = ch_.watch();
+    waiter_.emplace(setup_.opts, setup_.kick_fd, *setup_.counters);
+    RingState& w = ch_.ring_state();
     w.consumer.store(q.ring_consumer, std::memory_order_release);
-    w.stop_pass.store(false, std::memory_order_release);
-    w.state.store(RingWatch::Watching, std::memory_order_release);
+    w.state.store(RingState::Consuming, std::memory_order_release);
 }
 
-void Worker::watch_ring(pid_t parent) {
-    RingWatch& w = ch_.watch();
-    const uint64_t spin_ns = uint64_t{setup_.opts.poll_spin_us} * 1000;
-    const auto sleep = std::chrono::microseconds(setup_.opts.poll_sleep_us);
-    uint64_t last = now_ns();
+void Worker::detach(RingState::State why) {
+    ring_.reset();
+    waiter_.reset();
+    ch_.ring_state().state.store(why, std::memory_order_release);
+}
+
+void Worker::consume(pid_t parent) {
+    constexpr auto kParentCheck = std::chrono::seconds(1);
+    RingState& w = ch_.ring_state();
+    uint64_t parent_checked = now_ns();
     while (ring_ && !ch_.request_pending()) {
+        if (hang_next_ && ring_->has_work())
+            for (;;) pause(); // test fault: the VMM must give up on us and kill us
         const uint64_t recoveries_before = recoveries();
         uint32_t done = 0;
-        switch (ring_->run_pass(*engine_, ring_->entries(), w.stop_pass, &done, &w.consumer)) {
-        case CommandRing::Pass::Broken:
-            w.state.store(RingWatch::Broken, std::memory_order_release);
-            ring_.reset();
-            return;
+        // With a hang planned no pass runs: the next command is the one to hang in.
+        switch (hang_next_ ? CommandRing::Pass::Idle
+                           : ring_->run_pass(*engine_, ring_->entries(), w.stop_pass, &done, &w.consumer)) {
+        case CommandRing::Pass::Broken: return detach(RingState::Broken);
         case CommandRing::Pass::Progress:
             setup_.counters->count_pass(done);
-            if (backend_lost(recoveries_before)) {
-                w.state.store(RingWatch::Unusable, std::memory_order_release); // the VMM replaces us
-                ring_.reset();
-                return;
-            }
-            last = now_ns();
+            if (backend_lost(recoveries_before)) return detach(RingState::Unusable); // the VMM replaces us
+            waiter_->worked();
             continue;
         case CommandRing::Pass::Idle: break;
         }
-        if (now_ns() - last < spin_ns) {
-            cpu_relax();
-            continue;
+        // A request also writes the kick eventfd, so a sleep ends for it too.
+        waiter_->idle(*ring_, -1, kParentCheck, [&] { return ch_.request_pending(); });
+        if (now_ns() - parent_checked >= uint64_t{std::chrono::nanoseconds(kParentCheck).count()}) {
+            if (getppid() != parent) _exit(0);
+            parent_checked = now_ns();
         }
-        if (getppid() != parent) _exit(0);
-        VgpuCounters::add(setup_.counters->wakeups);
-        ch_.sleep_until_request(sleep);
     }
-    // A request ends the watch; the VMM reads the consumer after its reply.
-    ring_.reset();
-    w.state.store(RingWatch::Off, std::memory_order_release);
 }
 
 bool Worker::serve(const WorkerRequest& q) {
@@ -176,16 +175,9 @@ bool Worker::serve(const WorkerRequest& q) {
     }
     switch (op) {
     case WorkerOp::Start: start(q); break;
-    case WorkerOp::Execute: {
-        const uint64_t before = recoveries();
-        GuestCommand cmd = q.cmd;
-        r().result = engine_->execute(cmd);
-        if (r().result.write_payload) r().payload = cmd.payload;
-        check_usable(before);
-        break;
-    }
-    case WorkerOp::Watch: watch(q); break;
+    case WorkerOp::Attach: attach(q); break;
     case WorkerOp::Reset: {
+        detach(RingState::Off);
         const uint64_t before = recoveries();
         engine_->reset();
         check_usable(before);
@@ -208,27 +200,33 @@ bool Worker::serve(const WorkerRequest& q) {
 } // namespace
 
 void run_gpu_worker(WorkerChannel& ch, const WorkerSetup& setup, pid_t parent) {
-    // Nothing of the VMM's (KVM, eventfds, sockets) stays open here.
-    close_range(3, ~0u, 0);
+    // Nothing of the VMM's (KVM, sockets, other eventfds) stays open here
+    // but the kick eventfd, moved to fd 3.
+    constexpr int kKickFd = 3;
+    if (setup.kick_fd != kKickFd && dup2(setup.kick_fd, kKickFd) != kKickFd) _exit(1);
+    close_range(kKickFd + 1, ~0u, 0);
+    WorkerSetup mine = setup;
+    mine.kick_fd = kKickFd;
     prctl(PR_SET_NAME, "vgpu-worker");
     AliasBudget::process().serve_one_vm();
     std::string why;
     std::unique_ptr<GpuBackend> be;
     try {
-        be = setup.make(&why);
+        be = mine.make(&why);
     } catch (const std::exception& e) {
         why = e.what();
     }
     if (!be && why.empty()) why = "the backend factory returned nothing";
-    Worker w(ch, setup);
+    Worker w(ch, mine);
     w.set_backend(std::move(be), why);
     bool running = true;
     while (running && ch.wait_request(parent)) {
         if (w.hang_next())
             for (;;) pause(); // test fault: the VMM must give up on us and kill us
         running = w.serve(ch.request());
+        ch.ring_state().stop_pass.store(false, std::memory_order_release); // the ring goes on after this request
         ch.post_reply();
-        w.watch_ring(parent);
+        if (running) w.consume(parent);
     }
     _exit(0); // no atexit handlers, no static destructors: they belong to the VMM
 }

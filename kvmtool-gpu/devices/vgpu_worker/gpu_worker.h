@@ -2,9 +2,10 @@
 // own GpuBackend (through a factory, so tests can host the host backend)
 // and, on Start, an InlineEngine over it and the VM's guest RAM (mapped
 // MAP_SHARED before the fork, so the worker sees the VMM's pages at the
-// VMM's addresses). It then executes one copied command per Execute
-// message, exactly as the VMM's inline engine would, until told to quit or
-// until the VMM is gone, and _exit()s.
+// VMM's addresses). On Attach it becomes the ring's consumer: it runs the
+// ring's commands in guest RAM and completes them there, polling while they
+// come and sleeping on the kick eventfd it inherited (RingWaiter), until
+// told to quit or until the VMM is gone, and _exit()s.
 #pragma once
 
 #include <sys/types.h>
@@ -28,7 +29,7 @@ using BackendFactory = std::function<std::unique_ptr<GpuBackend>(std::string* wh
 // Test-only faults a worker can be told to commit.
 enum class WorkerFault : uint32_t {
     Crash = 1,        // dies of SIGKILL at once, without replying
-    HangNextCall = 2, // replies, then never answers the next request
+    HangNextCall = 2, // replies, then hangs in the next command or request
 };
 
 // What a worker is forked with (valid in the child: fork copies it).
@@ -38,6 +39,7 @@ struct WorkerSetup {
     VgpuOptions opts;
     VgpuCounters* counters; // in memory shared with the VMM
     uint32_t handle_seed;
+    int kick_fd; // the ring's kick eventfd, kept open across the fork
 };
 
 // Runs in the child after fork(); never returns. `parent` is the VMM's pid.

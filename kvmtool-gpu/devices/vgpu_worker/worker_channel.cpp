@@ -27,7 +27,7 @@ struct WorkerChannel::Shared {
     std::atomic<uint32_t> vmm_sleeps{0};
     alignas(64) WorkerRequest req{};
     alignas(64) WorkerReply rep{};
-    alignas(64) RingWatch watch{};
+    alignas(64) RingState ring{};
 };
 
 
@@ -89,16 +89,10 @@ WorkerChannel::~WorkerChannel() { munmap(shared_, map_bytes_); }
 
 WorkerRequest& WorkerChannel::request() { return shared_->req; }
 WorkerReply& WorkerChannel::reply() { return shared_->rep; }
-RingWatch& WorkerChannel::watch() { return shared_->watch; }
+RingState& WorkerChannel::ring_state() { return shared_->ring; }
 
 bool WorkerChannel::request_pending() const {
     return shared_->request_seq.load(std::memory_order_acquire) != served_;
-}
-
-void WorkerChannel::sleep_until_request(std::chrono::nanoseconds max) {
-    shared_->worker_sleeps.store(1, std::memory_order_seq_cst);
-    if (shared_->request_seq.load(std::memory_order_seq_cst) == served_) futex_wait(shared_->request_seq, served_, max);
-    shared_->worker_sleeps.store(0, std::memory_order_relaxed);
 }
 
 void WorkerChannel::post_request() {

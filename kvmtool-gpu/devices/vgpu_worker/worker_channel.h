@@ -21,20 +21,19 @@
 
 namespace kvmgpu::vgpu {
 
-// The messages. A command crosses as the copy the device took from the ring;
-// everything it points at is guest RAM, which both processes map at the
-// same addresses.
+// The messages: the worker's life and the VM's control requests. Commands
+// never cross: the worker consumes the ring in guest RAM, which both
+// processes map at the same addresses.
 enum class WorkerOp : uint32_t {
     // in: for each guest RAM region in order, its SharedPiece count and
     // pieces (data area). The worker checks it sees the same pages, makes its
     // engine and starts it; out: backend_id, start, description (data area),
     // or (status != SUCCESS) why it could not (data area).
     Start = 1,
-    Execute,     // in: cmd; out: result, payload
-    Reset,       // RESET: the engine frees every object
-    // in: ring_*. The worker attaches its own view of the ring and, after
-    // replying, watches it (RingWatch) until the next request arrives.
-    Watch,
+    // in: ring_*. The worker attaches its own view of the ring ENABLE
+    // accepted and, after replying, consumes it from ring_consumer on.
+    Attach,
+    Reset,       // RESET: the worker lets the ring go; the engine frees every object
     InjectFault, // in: arg, a WorkerFault (tests)
     Quit,        // destroy the engine and exit
 };
@@ -43,16 +42,15 @@ struct WorkerRequest {
     uint32_t op; // WorkerOp
     uint32_t arg;
     uint64_t in_bytes; // input bytes at the start of the data area
-    GuestCommand cmd;
-    uint64_t ring_gpa; // Watch: the ring ENABLE accepted, and where to start
+    uint64_t ring_gpa; // Attach
     uint32_t ring_entries;
     uint32_t ring_consumer;
 };
 
-// While the worker watches the ring: what it tells the VMM without a
+// While the worker consumes the ring: what it tells the VMM without a
 // message, and the VMM's signal to stop between commands.
-struct RingWatch {
-    enum State : uint32_t { Off, Watching, Broken, Unusable };
+struct RingState {
+    enum State : uint32_t { Off, Consuming, Broken, Unusable };
     std::atomic<uint32_t> consumer{0}; // the worker completed every command before this ring index
     std::atomic<uint32_t> state{Off};  // Broken: the guest broke the ring; Unusable: the backend is lost
     std::atomic<bool> stop_pass{false}; // set by the VMM before it posts a request
@@ -64,8 +62,6 @@ inline constexpr uint32_t kWorkerUnusable = 1; // the backend lost its context f
 struct WorkerReply {
     uint32_t status;
     uint32_t flags;
-    CommandResult result;
-    alignas(16) std::array<uint8_t, VGPU_PAYLOAD_BYTES> payload; // the slot's new payload when result.write_payload
     uint32_t backend_id;
     uint32_t registration;
     uint64_t registration_ns;
@@ -84,7 +80,7 @@ public:
 
     WorkerRequest& request();
     WorkerReply& reply();
-    RingWatch& watch();
+    RingState& ring_state();
     uint8_t* data() const { return data_; }
     uint64_t data_bytes() const { return data_bytes_; }
 
@@ -102,10 +98,8 @@ public:
     bool wait_request(pid_t parent);
     // Publishes reply() for the request in hand.
     void post_reply();
-    // A request is waiting (a cheap look, for the watch loop).
+    // A request is waiting (a cheap look, for the ring loop).
     bool request_pending() const;
-    // Sleeps until a request is posted or `max` has passed.
-    void sleep_until_request(std::chrono::nanoseconds max);
 
 private:
     struct Shared;

@@ -1,5 +1,5 @@
-// WorkerEngine: the worker's life (fork, Start, loss, replacement, exit) and
-// the one round trip each command makes.
+// WorkerEngine: the worker's life (fork, Start, loss, replacement, exit),
+// the control requests, and the supervision of the ring the worker consumes.
 #include "kvmtool-gpu/devices/vgpu_worker/worker_engine.h"
 
 #include <sys/mman.h>
@@ -81,8 +81,10 @@ std::unique_ptr<WorkerEngine> WorkerEngine::create(const memmap::GuestMemory& me
 WorkerEngine::WorkerEngine(const memmap::GuestMemory& mem, BackendFactory make, const VgpuOptions& opts,
                            WorkerOptions wopts, std::shared_ptr<CountersMapping> counters)
     : CommandEngine(opts, counters->counters), counters_mapping_(std::move(counters)),
-      setup_{&mem, std::move(make), options(), counters_mapping_->counters, 0}, wopts_(wopts),
-      first_seed_(next_handle_seed()) {}
+      setup_{&mem, std::move(make), options(), counters_mapping_->counters, 0, -1}, wopts_(wopts),
+      first_seed_(next_handle_seed()) {
+    setup_.kick_fd = kick_.fd();
+}
 
 WorkerEngine::~WorkerEngine() {
     stop();
@@ -90,6 +92,8 @@ WorkerEngine::~WorkerEngine() {
 }
 
 void WorkerEngine::stop() {
+    std::lock_guard lk(mu_);
+    ring_ = nullptr, attached_ = false;
     if (pid_ > 0 && !reaped_) {
         // A clean exit lets the worker's backend free what it holds (CUDA
         // context) before the process goes; SIGKILL if it does not answer.
@@ -218,9 +222,8 @@ namespace {
 const char* to_string(WorkerOp op) {
     switch (op) {
     case WorkerOp::Start: return "Start";
-    case WorkerOp::Execute: return "Execute";
+    case WorkerOp::Attach: return "Attach";
     case WorkerOp::Reset: return "Reset";
-    case WorkerOp::Watch: return "Watch";
     case WorkerOp::InjectFault: return "InjectFault";
     case WorkerOp::Quit: return "Quit";
     }
@@ -240,141 +243,125 @@ std::string WorkerEngine::lost_text(WorkerChannel::Wait w, WorkerOp op) const {
 // ---- one round trip ---------------------------------------------------------
 
 WorkerChannel::Wait WorkerEngine::exchange(WorkerOp op, std::chrono::milliseconds timeout) {
-    const bool ends_watch = watching_;
-    if (ends_watch) {
-        watching_ = false; // the worker stops after the command in hand
-        ch_->watch().stop_pass.store(true, std::memory_order_release);
-    }
+    ch_->ring_state().stop_pass.store(true, std::memory_order_release); // the worker clears it when it replies
     ch_->request().op = static_cast<uint32_t>(op);
     ch_->post_request();
+    kick_.kick(); // a worker asleep on its ring wakes for the request
     ++messages_;
     cancelled_ = false;
     // A cancel ends one wait, like a dead worker: the worker is then replaced.
-    const auto w = ch_->wait_reply(Clock::now() + timeout, [this] {
+    return ch_->wait_reply(Clock::now() + timeout, [this] {
         cancelled_ = cancel_.exchange(false, std::memory_order_acq_rel);
         return !cancelled_ && worker_alive();
     });
-    if (ends_watch) handback_ = ch_->watch().consumer.load(std::memory_order_acquire);
-    return w;
-}
-
-CommandResult WorkerEngine::execute(GuestCommand& cmd) {
-    cancel_.store(false, std::memory_order_relaxed); // a cancel is for a call in flight, not a later one
-    CommandResult out;
-    if (!ensure_worker()) {
-        out.status = VGPU_ERROR_NO_DEVICE;
-        return out;
-    }
-    ch_->request().cmd = cmd;
-    const auto w = exchange(WorkerOp::Execute, wopts_.call_timeout);
-    if (w != WorkerChannel::Wait::Done) {
-        out.status = w == WorkerChannel::Wait::TimedOut ? kWorkerTimedOut : kWorkerDied;
-        replace_worker(lost_text(w, WorkerOp::Execute));
-        VgpuCounters::add(counters().commands);
-        VgpuCounters::add(counters().errors);
-        return out;
-    }
-    const WorkerReply& rep = ch_->reply();
-    out = rep.result;
-    if (out.write_payload) cmd.payload = rep.payload;
-    if (rep.flags & kWorkerUnusable) {
-        // The worker's engine counted the recovery and dropped the handles;
-        // its replacement starts with none.
-        replace_worker("cannot recover from " + std::string(status_name(out.status)) + " in place", true);
-    }
-    return out;
 }
 
 void WorkerEngine::reset() {
+    std::lock_guard lk(mu_);
     cancel_.store(false, std::memory_order_relaxed);
-    if (pid_ <= 0) return; // no worker: nothing is held
+    ring_ = nullptr, attached_ = false; // the device drops its ring after this
+    if (pid_ <= 0) return;             // no worker: nothing is held
     const auto w = exchange(WorkerOp::Reset, wopts_.call_timeout);
     if (w != WorkerChannel::Wait::Done) replace_worker(lost_text(w, WorkerOp::Reset));
     else if (ch_->reply().flags & kWorkerUnusable) replace_worker("cannot recover in place during RESET", true);
 }
 
-// ---- the watched ring --------------------------------------------------------
+// ---- the ring the worker consumes ---------------------------------------------
 
-bool WorkerEngine::watch(CommandRing& ring) {
+void WorkerEngine::attach_ring(CommandRing& ring) {
+    std::lock_guard lk(mu_);
     cancel_.store(false, std::memory_order_relaxed);
-    handback_.reset();
-    if (!ensure_worker()) return false;
-    WorkerRequest& q = ch_->request();
-    q.ring_gpa = ring.gpa(), q.ring_entries = ring.entries(), q.ring_consumer = ring.consumer();
-    const auto w = exchange(WorkerOp::Watch, wopts_.call_timeout);
-    if (w != WorkerChannel::Wait::Done) {
-        replace_worker(lost_text(w, WorkerOp::Watch));
-        return false; // the device runs the ring, through the new worker
-    }
-    if (ch_->reply().status != VGPU_SUCCESS) return false;
-    watching_ = true;
-    watch_consumer_ = ring.consumer();
-    watch_progress_ = watch_alive_ = Clock::now();
-    return true;
+    ring_ = &ring;
+    attach_worker();
 }
 
-CommandEngine::Watch WorkerEngine::check_watch(CommandRing& ring) {
-    if (!watching_) {
-        // A request ended the watch: take over where the worker stopped.
-        if (handback_) ring.resume_at(*handback_);
-        handback_.reset();
-        return Watch::Off;
+void WorkerEngine::attach_worker() {
+    attached_ = false;
+    if (!ring_ || !ensure_worker()) return;
+    WorkerRequest& q = ch_->request();
+    q.ring_gpa = ring_->gpa(), q.ring_entries = ring_->entries(), q.ring_consumer = ring_->consumer();
+    const auto w = exchange(WorkerOp::Attach, wopts_.call_timeout);
+    if (w != WorkerChannel::Wait::Done) {
+        replace_worker(lost_text(w, WorkerOp::Attach)); // supervise() attaches the next one
+        return;
     }
-    const RingWatch& w = ch_->watch();
-    const uint32_t state = w.state.load(std::memory_order_acquire);
-    const uint32_t consumer = w.consumer.load(std::memory_order_acquire);
-    const auto now = Clock::now();
-    if (state == RingWatch::Broken) {
-        watching_ = false;
-        return Watch::Broken;
+    if (ch_->reply().status != VGPU_SUCCESS) return;
+    attached_ = true;
+    seen_consumer_ = ring_->consumer();
+    progress_ = Clock::now();
+}
+
+void WorkerEngine::fail_waiting() {
+    CommandResult r;
+    r.status = VGPU_ERROR_NO_DEVICE;
+    for (uint32_t i = 0; i < ring_->entries() && ring_->has_work(); ++i) { // bounded: one ring's worth
+        ring_->fail_in_hand(r);
+        VgpuCounters::add(counters().commands);
+        VgpuCounters::add(counters().errors);
     }
-    if (state == RingWatch::Unusable) {
+}
+
+CommandEngine::Supervision WorkerEngine::supervise() {
+    std::lock_guard lk(mu_);
+    if (!ring_) return Supervision::Running;
+    if (!attached_) {
+        // No worker took the ring (none could be started): try again, at
+        // most once a second; meanwhile no command waits for nothing.
+        attach_worker();
+        if (!attached_ && ring_->has_work()) fail_waiting();
+        return Supervision::Running;
+    }
+    const RingState& st = ch_->ring_state();
+    const uint32_t state = st.state.load(std::memory_order_acquire);
+    const uint32_t consumer = st.consumer.load(std::memory_order_acquire);
+    if (state == RingState::Broken) {
+        ring_ = nullptr, attached_ = false; // the worker let it go; the device reports it
+        return Supervision::Broken;
+    }
+    if (state == RingState::Unusable) {
         // The worker's engine counted the recovery and answered the command.
-        watching_ = false;
-        ring.resume_at(consumer);
-        replace_worker("cannot recover from a sticky error in place", true);
-        return watch(ring) ? Watch::Running : Watch::Off;
+        lose_worker("cannot recover from a sticky error in place", kNoFail, true);
+        return Supervision::Running;
     }
-    if (consumer != watch_consumer_ || !ring.has_work_from(consumer)) {
-        watch_consumer_ = consumer;
-        watch_progress_ = now; // progress, or nothing to do: the bound restarts
-        return Watch::Running;
+    const auto now = Clock::now();
+    if (consumer != seen_consumer_ || !ring_->has_work_from(consumer)) {
+        seen_consumer_ = consumer;
+        progress_ = now; // progress, or nothing to do: the bound restarts
+        return Supervision::Running;
     }
     // A command waits: is the worker still at it?
-    constexpr auto kAliveCheck = std::chrono::milliseconds(10);
-    if (now - watch_alive_ >= kAliveCheck) {
-        if (!worker_alive()) {
-            lose_watch(ring, kWorkerDied, end_text_ + " while watching the ring");
-            return watching_ ? Watch::Running : Watch::Off;
-        }
-        watch_alive_ = now;
+    if (!worker_alive()) {
+        lose_worker(end_text_ + " while running the ring", kWorkerDied);
+    } else if (now - progress_ >= wopts_.call_timeout) {
+        lose_worker("made no progress on a command in time", kWorkerTimedOut);
     }
-    if (now - watch_progress_ >= wopts_.call_timeout) {
-        lose_watch(ring, kWorkerTimedOut, "made no progress on a command in time");
-        return watching_ ? Watch::Running : Watch::Off;
-    }
-    return Watch::Running;
+    return Supervision::Running;
 }
 
-void WorkerEngine::lose_watch(CommandRing& ring, Status status, const std::string& why) {
-    watching_ = false;
-    const uint32_t consumer = ch_->watch().consumer.load(std::memory_order_acquire);
-    replace_worker(why); // kills it first: nothing writes the ring behind us
-    ring.resume_at(consumer);
-    CommandResult r;
-    r.status = status;
-    ring.fail_in_hand(r);
-    VgpuCounters::add(counters().commands);
-    VgpuCounters::add(counters().errors);
-    watch(ring);
+void WorkerEngine::lose_worker(const std::string& why, Status status, bool counted) {
+    const bool had_ring = attached_;
+    const uint32_t consumer = had_ring ? ch_->ring_state().consumer.load(std::memory_order_acquire) : 0;
+    attached_ = false;
+    replace_worker(why, counted); // kills it first: nothing writes the ring behind us
+    if (!ring_) return;
+    if (had_ring) ring_->resume_at(consumer);
+    if (status != kNoFail && ring_->has_work()) {
+        CommandResult r;
+        r.status = status;
+        ring_->fail_in_hand(r);
+        VgpuCounters::add(counters().commands);
+        VgpuCounters::add(counters().errors);
+    }
+    attach_worker();
 }
 
 Status WorkerEngine::inject_fault(WorkerFault f) {
+    std::lock_guard lk(mu_);
     if (!ensure_worker()) return VGPU_ERROR_NO_DEVICE;
     ch_->request().arg = static_cast<uint32_t>(f);
     const auto w = exchange(WorkerOp::InjectFault, wopts_.call_timeout);
     if (w == WorkerChannel::Wait::Done) return static_cast<Status>(ch_->reply().status);
-    replace_worker(lost_text(w, WorkerOp::InjectFault));
+    lose_worker(lost_text(w, WorkerOp::InjectFault), kNoFail);
     return w == WorkerChannel::Wait::TimedOut ? kWorkerTimedOut : kWorkerDied;
 }
 

@@ -1,31 +1,33 @@
 // The command engine in a GPU worker process of its own (gpu_worker.h): the
 // worker runs the same InlineEngine the VMM would, over the CUDA backend, so
 // a GPU fault that poisons a process's CUDA (driver 580: after an illegal
-// address even cuCtxCreate fails) costs one worker, not the VMM. The worker
-// owns the VM's handle and allocation tables; the VMM hands it each copied
-// command and gets its completion back: one round trip per command, over a
-// WorkerChannel (shared memory, spin then futex).
+// address even cuCtxCreate fails) costs one worker, not the VMM.
+//
+// The worker owns the ring, as a vhost-user backend owns its vring: from
+// ENABLE on it reads the commands in guest RAM and completes them there,
+// whatever the doorbell; the kick eventfd (the doorbell's target, KVM's
+// ioeventfd or the trapped write's) is inherited across fork, and the
+// worker sleeps on it. No command crosses the process boundary. Messages
+// carry only the worker's life and the VM's control requests (Start,
+// Attach, Reset, Quit), over a WorkerChannel (shared memory, spin then
+// futex); each also writes the kick eventfd, so a sleeping worker sees it.
 //
 // Guest RAM is MAP_SHARED (memmap::Backing) and mapped before the worker is
 // forked, so the worker translates guest addresses itself; it checks at
 // Start that it sees the VMM's very pages (shared_pieces.h).
 //
-// With the polling doorbell the worker watches the ring itself (watch()):
-// commands then cross no process boundary at all. The VMM's executor only
-// looks in (check_watch(), at the doorbell's pace): a worker that died, or
-// made no progress on a waiting command within the call bound, is replaced,
-// the command in hand completes with kWorkerDied / kWorkerTimedOut, and the
-// new worker watches on from the next one.
-//
-// Failures of the worker never hang or kill the VMM. A command that gets no
-// reply within its bound, or whose worker dies, kills the worker (SIGKILL,
-// bounded reap), forks a new one and completes with kWorkerTimedOut or
-// kWorkerDied. A sticky error (a kernel's illegal address) comes back as
-// the backend's own status; the worker's backend tries to recover in place
-// and, where it cannot (CUDA, driver 580), the worker is replaced after that
-// command. Either way every object the VM held is gone, as it is inline, and
-// the recovery is counted once. An idle worker whose VMM has died notices
-// within a second and exits.
+// The VMM supervises (supervise(), from the device's executor about every
+// kSupervisePeriod): a worker that died, or made no progress on a waiting
+// command within the call bound, is killed (SIGKILL, bounded reap) and
+// replaced; the command in hand completes with kWorkerDied /
+// kWorkerTimedOut, and the new worker consumes on from the next one. A
+// sticky error (a kernel's illegal address) comes back as the backend's own
+// status; the worker's backend tries to recover in place and, where it
+// cannot (CUDA, driver 580), the worker stops after that command and is
+// replaced. Either way every object the VM held is gone, as it is inline,
+// and the recovery is counted once. An idle worker whose VMM has died
+// notices within a second and exits. Failures of the worker never hang or
+// kill the VMM.
 //
 // Workers are forked from the thread that calls create() or that notices the
 // failure; the VMM process must not have initialised CUDA before (a forked
@@ -38,11 +40,13 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "kvmtool-gpu/devices/vgpu/command_engine.h"
+#include "kvmtool-gpu/devices/vgpu/kick_eventfd.h"
 #include "kvmtool-gpu/devices/vgpu_worker/gpu_worker.h"
 #include "kvmtool-gpu/devices/vgpu_worker/worker_channel.h"
 #include "memmap/guest_memory.h"
@@ -73,26 +77,25 @@ public:
                                                 const VgpuOptions& opts, WorkerOptions wopts, std::string* why);
     ~WorkerEngine() override; // as stop()
 
-    uint32_t backend_id() const override { return backend_id_; }
+    uint32_t backend_id() const override { return backend_id_.load(std::memory_order_relaxed); }
     EngineStart start() override; // what the current worker's start found
-    CommandResult execute(GuestCommand& cmd) override;
-    void reset() override;
+    void reset() override; // the worker lets the ring go and frees every object
     // The VM is going away: the worker quits (its process's end frees what
     // it held) or is killed after quit_timeout. A later command forks a new one.
     void stop() override;
     void cancel_call_in_flight() override { cancel_.store(true, std::memory_order_release); }
-    bool watch(CommandRing& ring) override;
-    Watch check_watch(CommandRing& ring) override;
+    int kick_fd() const override { return kick_.fd(); }
+    void attach_ring(CommandRing& ring) override;
+    Supervision supervise() override;
 
     // The backend, where it runs, and how many workers replaced the first.
     std::string describe() const;
     // The worker's pid (-1 while there is none).
     pid_t worker_pid() const { return pid_; }
     uint64_t replacements() const { return replacements_; }
-    // Messages sent to workers so far (one per command unless the ring is watched).
+    // Messages sent to workers so far (none per command).
     uint64_t messages() const { return messages_; }
-    // Tests: makes the worker commit `f` (see WorkerFault). Only while the
-    // device's executor makes no engine call (not with a watched ring).
+    // Tests, any thread: makes the worker commit `f` (see WorkerFault).
     Status inject_fault(WorkerFault f);
 
 private:
@@ -108,11 +111,18 @@ private:
     // engine `counted` it), logs, forks a new one.
     void replace_worker(const std::string& why, bool counted = false);
     std::string lost_text(WorkerChannel::Wait w, WorkerOp op) const;
-    // One request and its reply, bounded by `timeout`; nothing else. A
-    // request ends the worker's watch of the ring.
+    // One request and its reply, bounded by `timeout`; nothing else. The
+    // worker stops its ring between two commands to serve it, then goes on.
     WorkerChannel::Wait exchange(WorkerOp op, std::chrono::milliseconds timeout);
-    // The watched ring's worker was lost: replace it, fail the command in hand, watch on.
-    void lose_watch(CommandRing& ring, Status status, const std::string& why);
+    // Hands ring_ to the current worker (forking one if needed) from ring_'s consumer.
+    void attach_worker();
+    // The worker was lost: replaces it; where it had the ring, the ring
+    // resumes at the worker's consumer, the command in hand fails with
+    // `status` (unless kNoFail) and the new worker consumes on.
+    static constexpr Status kNoFail = VGPU_SUCCESS;
+    void lose_worker(const std::string& why, Status status, bool counted = false);
+    // No worker to run them: the ring's waiting commands fail with NO_DEVICE.
+    void fail_waiting();
 
     std::shared_ptr<CountersMapping> counters_mapping_;
     WorkerSetup setup_;
@@ -129,15 +139,17 @@ private:
     std::vector<pid_t> unreaped_; // killed workers the kernel had not yet let go of
 
     // From the current worker's Start.
-    uint32_t backend_id_ = 0;
+    std::atomic<uint32_t> backend_id_{0}; // read by vCPUs (a register) while a replacement writes it
     EngineStart start_;
 
-    // The ring the current worker watches (polling doorbell).
-    bool watching_ = false;
-    uint32_t watch_consumer_ = 0;                  // how far it got, as last seen
-    std::optional<uint32_t> handback_;             // where a watch a request ended stopped
-    std::chrono::steady_clock::time_point watch_progress_{}; // when that last changed, or the ring was idle
-    std::chrono::steady_clock::time_point watch_alive_{};    // when the worker was last seen alive
+    KickEventfd kick_; // the ring's doorbell target, inherited by every worker
+    std::mutex mu_;    // the executor's calls against inject_fault()'s (tests)
+
+    // The device's ring, from ENABLE to RESET (or a broken ring).
+    CommandRing* ring_ = nullptr;
+    bool attached_ = false;                                 // the current worker consumes ring_
+    uint32_t seen_consumer_ = 0;                            // how far it got, as last seen
+    std::chrono::steady_clock::time_point progress_{};      // when that last changed, or the ring was idle
 
     std::atomic<bool> cancel_{false}; // cancel_call_in_flight(): end the current wait now
     bool cancelled_ = false;          // the last wait ended by a cancel

@@ -7,16 +7,16 @@ using namespace kvmgpu::bench;
 
 TEST(CallsPlan, OneVmPerDoorbellWithBothBatchingSettings) {
     const auto vms = plan_calls_vms(CallsSweep{});
-    ASSERT_EQ(vms.size(), 3u);
-    EXPECT_EQ(vms[0].doorbell, kvmgpu::vgpu::DoorbellMode::Trap);
-    EXPECT_EQ(vms[2].doorbell, kvmgpu::vgpu::DoorbellMode::Poll);
+    ASSERT_EQ(vms.size(), 4u);
+    EXPECT_EQ(vms[0].doorbell, kvmgpu::vgpu::DoorbellMode::Adaptive);
+    EXPECT_EQ(vms[3].doorbell, kvmgpu::vgpu::DoorbellMode::Poll);
     for (const auto& vm : vms) {
         EXPECT_EQ(vm.expected.size(), 2 * call_metrics().size());
         EXPECT_NE(vm.cmdline.find("batching=off,on"), std::string::npos);
         EXPECT_NE(vm.cmdline.find("n=1000 iters=200 copy_bytes=8 reps=3"), std::string::npos);
     }
-    EXPECT_EQ(vms[1].expected[0], (CallsKey{"guest", "ioeventfd", "off", "launch"}));
-    EXPECT_EQ(vms[1].expected.back(), (CallsKey{"guest", "ioeventfd", "on", "sync_copy_dtoh"}));
+    EXPECT_EQ(vms[2].expected[0], (CallsKey{"guest", "ioeventfd", "off", "launch"}));
+    EXPECT_EQ(vms[2].expected.back(), (CallsKey{"guest", "ioeventfd", "on", "wake_launch"}));
     CallsSweep s = quick_calls_sweep();
     s.batching_off = false;
     const auto q = plan_calls_vms(s);

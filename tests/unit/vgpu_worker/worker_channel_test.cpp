@@ -43,13 +43,13 @@ TEST(WorkerChannel, RequestAndReplyCrossAFork) {
     const pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-        // Echo: reply with arg + 1, the command's seq and the input bytes
-        // reversed, twice.
+        // Echo: reply with arg + 1, the ring gpa as registration_ns and the
+        // input bytes reversed, twice.
         for (int i = 0; i < 2 && ch->wait_request(parent); ++i) {
             const WorkerRequest& q = ch->request();
             ch->reply() = WorkerReply{};
             ch->reply().status = q.arg + 1;
-            ch->reply().result.result[0] = q.cmd.desc.seq;
+            ch->reply().registration_ns = q.ring_gpa;
             ch->reply().out_bytes = q.in_bytes;
             std::reverse(ch->data(), ch->data() + q.in_bytes);
             ch->post_reply();
@@ -59,12 +59,12 @@ TEST(WorkerChannel, RequestAndReplyCrossAFork) {
     for (uint64_t round = 0; round < 2; ++round) {
         ch->request().arg = static_cast<uint32_t>(41 + round);
         ch->request().in_bytes = 3;
-        ch->request().cmd.desc.seq = 1000 + round;
+        ch->request().ring_gpa = 1000 + round;
         std::memcpy(ch->data(), "abc", 3);
         ch->post_request();
         ASSERT_EQ(ch->wait_reply(std::chrono::steady_clock::now() + 10s, [] { return true; }), WorkerChannel::Wait::Done);
         EXPECT_EQ(ch->reply().status, 42 + round);
-        EXPECT_EQ(ch->reply().result.result[0], 1000 + round);
+        EXPECT_EQ(ch->reply().registration_ns, 1000 + round);
         EXPECT_EQ(std::string(reinterpret_cast<char*>(ch->data()), 3), "cba");
     }
     int st = 0;

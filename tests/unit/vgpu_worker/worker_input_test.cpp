@@ -1,7 +1,7 @@
 // Requests the VMM would never send, written straight into a worker's
-// channel: the worker refuses them and stays up. The channel carries no
-// pointers any more, only a command copy its own dispatch validates (as it
-// would inline) and Start's piece lists, which are bounds-checked.
+// channel, and random commands in the ring it consumes: the worker refuses
+// them and stays up. The channel carries no pointers and no commands, only
+// Start's piece lists (bounds-checked) and the ring ENABLE accepted.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <atomic>
 #include <random>
+#include <thread>
 
 #include "kvmtool-gpu/devices/vgpu_worker/gpu_worker.h"
 #include "kvmtool-gpu/devices/vgpu_worker/shared_pieces.h"
@@ -24,12 +26,12 @@ using namespace std::chrono_literals;
 class RawWorker : public ::testing::Test {
 protected:
     void SetUp() override {
-        mem_.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, 1 << 20));
+        mem_.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, 4 << 20));
         counters_ = static_cast<VgpuCounters*>(
             mmap(nullptr, sizeof(VgpuCounters), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
         ASSERT_NE(counters_, MAP_FAILED);
         new (counters_) VgpuCounters;
-        setup_ = WorkerSetup{&mem_, host_factory(), VgpuOptions{}, counters_, 1};
+        setup_ = WorkerSetup{&mem_, host_factory(), VgpuOptions{}, counters_, 1, kick_.fd()};
         ch_ = WorkerChannel::create(64 << 10, 10);
         const pid_t parent = getpid();
         pid_ = fork();
@@ -61,6 +63,7 @@ protected:
     }
 
     memmap::GuestMemory mem_;
+    KickEventfd kick_;
     VgpuCounters* counters_ = static_cast<VgpuCounters*>(MAP_FAILED);
     WorkerSetup setup_;
     std::unique_ptr<WorkerChannel> ch_;
@@ -68,7 +71,7 @@ protected:
 };
 
 TEST_F(RawWorker, GarbageStartIsRefused) {
-    EXPECT_EQ(call(WorkerOp::Execute), VGPU_ERROR_NOT_INITIALIZED) << "a command before Start";
+    EXPECT_EQ(call(WorkerOp::Attach), VGPU_ERROR_NOT_INITIALIZED) << "a ring before Start";
     EXPECT_EQ(call(WorkerOp::Start, 0), VGPU_ERROR_NO_DEVICE) << "no piece list";
     uint64_t n = ~0ull;
     std::memcpy(ch_->data(), &n, sizeof n);
@@ -85,18 +88,36 @@ TEST_F(RawWorker, GarbageStartIsRefused) {
     EXPECT_EQ(call(WorkerOp::Start, good_pieces()), VGPU_ERROR_INVALID_VALUE) << "Start twice";
 }
 
+// The ring lies above the 2 MiB the random arguments aim at.
 TEST_F(RawWorker, RandomCommandsGetStatusesNotCrashes) {
+    constexpr uint64_t kRing = 3 << 20;
+    constexpr uint32_t kEntries = 16;
     ASSERT_EQ(call(WorkerOp::Start, good_pieces()), VGPU_SUCCESS);
+    uint8_t* ring = mem_.translate(memmap::GuestPhysAddr{kRing}, vgpu_ring_bytes(kEntries))->data();
+    std::memset(ring, 0, vgpu_ring_bytes(kEntries));
+    ch_->request().ring_gpa = kRing, ch_->request().ring_entries = kEntries, ch_->request().ring_consumer = 0;
+    ASSERT_EQ(call(WorkerOp::Attach), VGPU_SUCCESS);
+    auto word = [&](size_t off) { return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(ring + off)); };
     std::mt19937_64 rng(7);
-    for (int i = 0; i < 3000; ++i) {
-        GuestCommand& c = ch_->request().cmd;
-        c.desc.opcode = static_cast<uint16_t>(rng() % (VGPU_OP_MAX_ + 4));
-        c.desc.flags = static_cast<uint16_t>(rng() % 3 == 0 ? rng() : rng() % 2);
-        c.desc.payload_len = static_cast<uint32_t>(rng() % 600);
-        c.desc.seq = i;
-        for (uint64_t& a : c.desc.arg) a = rng() % 4 == 0 ? rng() : rng() % (2 << 20);
-        for (auto& b : c.payload) b = static_cast<uint8_t>(rng());
-        ASSERT_NE(call(WorkerOp::Execute), ~0u) << "the worker died on command " << i;
+    for (uint32_t i = 0; i < 3000; ++i) {
+        const uint32_t slot = i % kEntries;
+        vgpu_command c{};
+        c.opcode = static_cast<uint16_t>(rng() % (VGPU_OP_MAX_ + 4));
+        c.flags = static_cast<uint16_t>(rng() % 3 == 0 ? rng() : rng() % 2);
+        c.payload_len = static_cast<uint32_t>(rng() % 600);
+        c.seq = i + 1;
+        for (uint64_t& a : c.arg) a = rng() % 4 == 0 ? rng() : rng() % (2 << 20);
+        std::memcpy(ring + vgpu_command_offset(slot), &c, sizeof c);
+        for (uint32_t b = 0; b < VGPU_PAYLOAD_BYTES; ++b)
+            ring[vgpu_payload_offset(kEntries, slot) + b] = static_cast<uint8_t>(rng());
+        word(offsetof(vgpu_ring_header, producer)).store(i + 1, std::memory_order_release);
+        kick_.kick();
+        const auto until = std::chrono::steady_clock::now() + 20s;
+        while (word(offsetof(vgpu_ring_header, consumer)).load(std::memory_order_acquire) != i + 1) {
+            ASSERT_TRUE(alive()) << "the worker died on command " << i;
+            ASSERT_LT(std::chrono::steady_clock::now(), until) << "command " << i << " never completed";
+            std::this_thread::yield();
+        }
     }
     EXPECT_EQ(counters_->commands.load(), 3000u);
 }

@@ -320,6 +320,18 @@ Status CudaBackend::launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t sh
                                          block.z, shared_bytes, stream(s), const_cast<void**>(params.data()), nullptr));
 }
 
+Status CudaBackend::launch_packed(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
+                                  std::span<const uint8_t> buffer, const ParamLayout& layout, bool cooperative) {
+    if (cooperative || buffer.empty())
+        return GpuBackend::launch_packed(f, grid, block, shared_bytes, s, buffer, layout, cooperative);
+    size_t bytes = buffer.size();
+    // The driver copies the buffer during the call.
+    void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<uint8_t*>(buffer.data()), CU_LAUNCH_PARAM_BUFFER_SIZE,
+                     &bytes, CU_LAUNCH_PARAM_END};
+    return to_status(api_.cuLaunchKernel(reinterpret_cast<CUfunction>(f), grid.x, grid.y, grid.z, block.x, block.y,
+                                         block.z, shared_bytes, stream(s), nullptr, extra));
+}
+
 Status CudaBackend::stream_create(uint32_t flags, BackendStream* out) {
     CUstream st = nullptr;
     CU_TRY(api_.cuStreamCreate(&st, flags));

@@ -103,6 +103,10 @@ public:
                             bool async) override;
     Status launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
                   std::span<void* const> params, std::span<const uint16_t> sizes, bool cooperative) override;
+    // The buffer goes to the driver as cuLaunchKernel's `extra`, unread here
+    // (cooperative launches take no `extra`: the default's pointers).
+    Status launch_packed(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
+                         std::span<const uint8_t> buffer, const ParamLayout& layout, bool cooperative) override;
 
     Status stream_create(uint32_t flags, BackendStream* out) override;
     Status stream_synchronize(BackendStream s) override;

@@ -101,6 +101,10 @@ public:
                   std::span<void* const> params, std::span<const uint16_t> sizes, bool cooperative) override {
         return cur().launch(f, grid, block, shared_bytes, s, params, sizes, cooperative);
     }
+    Status launch_packed(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
+                         std::span<const uint8_t> buffer, const ParamLayout& layout, bool cooperative) override {
+        return cur().launch_packed(f, grid, block, shared_bytes, s, buffer, layout, cooperative);
+    }
 
     Status stream_create(uint32_t flags, BackendStream* out) override { return cur().stream_create(flags, out); }
     Status stream_synchronize(BackendStream s) override { return cur().stream_synchronize(s); }

@@ -1,6 +1,21 @@
 #include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
 
+#include <vector>
+
 namespace kvmgpu::vgpu {
+
+Status GpuBackend::launch_packed(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
+                                 std::span<const uint8_t> buffer, const ParamLayout& layout, bool cooperative) {
+    std::vector<void*> params(layout.count());
+    std::vector<uint16_t> sizes(layout.count());
+    for (uint32_t i = 0; i < layout.count(); ++i) {
+        // The layout is the module's and not malformed (checked when the
+        // function was looked up): every parameter lies inside the buffer.
+        params[i] = const_cast<uint8_t*>(buffer.data()) + layout.offsets[i];
+        sizes[i] = static_cast<uint16_t>(layout.sizes[i]);
+    }
+    return launch(f, grid, block, shared_bytes, s, params, sizes, cooperative);
+}
 
 bool launch_dims_ok(Dim3 grid, Dim3 block) {
     return vgpu_launch_dims_ok(grid.x, grid.y, grid.z, block.x, block.y, block.z);

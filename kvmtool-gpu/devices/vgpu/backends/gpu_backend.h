@@ -187,6 +187,13 @@ public:
     // cuLaunchCooperativeKernel (every block resident at once).
     virtual Status launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
                           std::span<void* const> params, std::span<const uint16_t> sizes, bool cooperative) = 0;
+    // The same with the parameter buffer laid out as `layout` says (the
+    // function's own; buffer.size() == layout.total_bytes()), as
+    // cuLaunchKernel's `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER) takes it.
+    // This default points into the buffer and calls launch(); the CUDA
+    // backend hands the buffer to the driver as it is.
+    virtual Status launch_packed(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
+                                 std::span<const uint8_t> buffer, const ParamLayout& layout, bool cooperative);
 
     virtual Status stream_create(uint32_t flags, BackendStream* out) = 0;
     virtual Status stream_synchronize(BackendStream s) = 0;

@@ -1,6 +1,6 @@
-// The polling doorbell with a worker process: the worker watches the ring
-// in guest RAM itself, so commands cross no process boundary; the VMM only
-// looks in. A dead worker, a command that hangs, a backend lost for good
+// The worker owns the ring, whatever the doorbell: it consumes the ring in
+// guest RAM itself, so commands cross no process boundary; the VMM only
+// supervises. A dead worker, a command that hangs, a backend lost for good
 // and a broken ring are each noticed and answered, and the guest carries on.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "tests/support/device_walk_cases.h"
@@ -20,10 +21,13 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr VgpuOptions kPolled{.doorbell = DoorbellMode::Poll, .poll_spin_us = 20, .poll_sleep_us = 100};
+class WorkerRing : public ::testing::TestWithParam<DoorbellMode> {
+protected:
+    VgpuOptions opts() const { return VgpuOptions{.doorbell = GetParam(), .poll_spin_us = 20, .poll_sleep_us = 100}; }
+};
 
-TEST(WatchedRing, CommandsCrossNoProcessBoundary) {
-    WorkerVgpu w(WorkerOptions{}, kPolled);
+TEST_P(WorkerRing, CommandsCrossNoProcessBoundary) {
+    WorkerVgpu w(WorkerOptions{}, opts());
     ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
     const uint64_t sent = w.worker->messages();
     uint64_t fn = 0;
@@ -39,22 +43,23 @@ TEST(WatchedRing, CommandsCrossNoProcessBoundary) {
     EXPECT_EQ(w.worker->messages(), sent);
 }
 
-TEST(WatchedRing, ResetAndEnableAgain) {
-    WorkerVgpu w(WorkerOptions{}, VgpuOptions{.doorbell = DoorbellMode::Poll, .device_mem_quota = 1 << 20});
+TEST_P(WorkerRing, ResetAndEnableAgain) {
+    WorkerVgpu w(WorkerOptions{}, VgpuOptions{.doorbell = GetParam(), .device_mem_quota = 1 << 20});
     ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
     const uint64_t d = w.rig.alloc(1 << 20);
     EXPECT_EQ(w.rig.call({.opcode = VGPU_OP_MEM_ALLOC, .args = {4096}}).status, VGPU_ERROR_OUT_OF_MEMORY);
-    w.rig.reset(); // reaches the watching worker
+    w.rig.reset(); // reaches the consuming worker
     ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
     EXPECT_EQ(w.rig.call({.opcode = VGPU_OP_MEM_FREE, .args = {d}}).status, VGPU_ERROR_INVALID_VALUE);
     EXPECT_NE(w.rig.alloc(1 << 20), 0u) << "the quota came back";
 }
 
-TEST(WatchedRing, BrokenRingIsReported) {
-    WorkerVgpu w(WorkerOptions{}, kPolled);
+TEST_P(WorkerRing, BrokenRingIsReported) {
+    WorkerVgpu w(WorkerOptions{}, opts());
     ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
     ASSERT_EQ(w.rig.call({.opcode = VGPU_OP_NOP}).status, VGPU_SUCCESS);
     w.rig.set_producer(w.rig.consumer() + kRingEntries + 1);
+    w.rig.doorbell();
     const auto until = std::chrono::steady_clock::now() + 10s;
     while (!(w.rig.reg_read32(VGPU_REG_STATUS) & VGPU_STATUS_BROKEN) && std::chrono::steady_clock::now() < until)
         std::this_thread::sleep_for(1ms);
@@ -65,17 +70,17 @@ TEST(WatchedRing, BrokenRingIsReported) {
     EXPECT_EQ(w.rig.call({.opcode = VGPU_OP_NOP}).status, VGPU_SUCCESS);
 }
 
-// After a replacement the ring is watched again and work goes on.
-void expect_watched_and_usable(VgpuRig& rig, WorkerEngine& worker) {
+// After a replacement the new worker consumes the ring and work goes on.
+void expect_consumed_and_usable(VgpuRig& rig, WorkerEngine& worker) {
     const uint64_t sent = worker.messages();
     uint64_t fn = 0;
     rig.module_with("vector_add", &fn);
     expect_vector_add_through_ring(rig, fn, 1000, 1.0f);
-    EXPECT_EQ(worker.messages(), sent) << "the new worker does not watch the ring";
+    EXPECT_EQ(worker.messages(), sent) << "the new worker does not consume the ring";
 }
 
-TEST(WatchedRing, DeadWorkerIsReplacedAndTheCommandInHandFails) {
-    WorkerVgpu w(WorkerOptions{}, kPolled);
+TEST_P(WorkerRing, DeadWorkerIsReplacedAndTheCommandInHandFails) {
+    WorkerVgpu w(WorkerOptions{}, opts());
     ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
     const uint64_t d = w.rig.alloc(4096);
     const pid_t pid = w.worker->worker_pid();
@@ -84,7 +89,7 @@ TEST(WatchedRing, DeadWorkerIsReplacedAndTheCommandInHandFails) {
     EXPECT_EQ(w.rig.dev->counters().recoveries, 1u);
     EXPECT_NE(w.worker->worker_pid(), pid);
     EXPECT_EQ(w.rig.call({.opcode = VGPU_OP_MEM_FREE, .args = {d}}).status, VGPU_ERROR_INVALID_VALUE);
-    expect_watched_and_usable(w.rig, *w.worker);
+    expect_consumed_and_usable(w.rig, *w.worker);
 }
 
 // A memset that never returns.
@@ -95,8 +100,8 @@ public:
     }
 };
 
-TEST(WatchedRing, HungCommandIsKilledAfterTheBound) {
-    WorkerVgpu w(WorkerOptions{.call_timeout = 300ms}, kPolled, factory_of<HangingBackend>());
+TEST_P(WorkerRing, HungCommandIsKilledAfterTheBound) {
+    WorkerVgpu w(WorkerOptions{.call_timeout = 300ms}, opts(), factory_of<HangingBackend>());
     ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
     const uint64_t d = w.rig.alloc(4096);
     const pid_t pid = w.worker->worker_pid();
@@ -105,11 +110,11 @@ TEST(WatchedRing, HungCommandIsKilledAfterTheBound) {
     EXPECT_GE(std::chrono::steady_clock::now() - t0, 300ms); // the bound, not a load-dependent upper limit
     EXPECT_NE(w.worker->worker_pid(), pid);
     EXPECT_EQ(w.rig.dev->counters().recoveries, 1u);
-    expect_watched_and_usable(w.rig, *w.worker);
+    expect_consumed_and_usable(w.rig, *w.worker);
 }
 
-TEST(WatchedRing, StickyErrorReplacesTheWorker) {
-    WorkerVgpu w(WorkerOptions{}, kPolled, factory_of<UnrecoverableBackend>());
+TEST_P(WorkerRing, StickyErrorReplacesTheWorker) {
+    WorkerVgpu w(WorkerOptions{}, opts(), factory_of<UnrecoverableBackend>());
     ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
     const uint64_t d = w.rig.alloc(4096);
     const pid_t pid = w.worker->worker_pid();
@@ -118,8 +123,14 @@ TEST(WatchedRing, StickyErrorReplacesTheWorker) {
     EXPECT_EQ(w.rig.call({.opcode = VGPU_OP_MEM_FREE, .args = {d}}).status, VGPU_ERROR_INVALID_VALUE);
     EXPECT_NE(w.worker->worker_pid(), pid);
     EXPECT_EQ(w.rig.dev->counters().recoveries, 1u);
-    expect_watched_and_usable(w.rig, *w.worker);
+    expect_consumed_and_usable(w.rig, *w.worker);
 }
+
+// Every doorbell: a worker of each consumes the ring and wakes on its kick.
+INSTANTIATE_TEST_SUITE_P(Doorbells, WorkerRing,
+                         ::testing::Values(DoorbellMode::Adaptive, DoorbellMode::Trap, DoorbellMode::Ioeventfd,
+                                           DoorbellMode::Poll),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
 
 } // namespace
 } // namespace kvmgpu::vgpu::test
