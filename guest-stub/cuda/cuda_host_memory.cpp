@@ -142,10 +142,13 @@ bool registered_device_address(const void* p, uint64_t bytes, CUdeviceptr* out)
 bool page_locked(const void* p, uint64_t bytes)
 {
     const auto* q = static_cast<const uint8_t*>(p);
-    const Range* r = containing(g.registered, q);
-    if (r != nullptr && bytes <= r->bytes - static_cast<uint64_t>(q - r->p))
-        return true;
-    return guest::is_identity_ram(p, bytes);
+    const Range* lists[] = {g.registered, g.live};
+    for (const Range* list : lists) {
+        const Range* r = containing(list, q);
+        if (r != nullptr && bytes <= r->bytes - static_cast<uint64_t>(q - r->p))
+            return true;
+    }
+    return guest::platform::platform_page_locked(p, bytes);
 }
 } // namespace guest::cuda
 

@@ -131,6 +131,8 @@ bool is_identity_ram(const void* p, size_t bytes)
     return va >= kLowestRam && va < g_info->ram_size && bytes <= g_info->ram_size - va;
 }
 
+bool platform_page_locked(const void*, size_t) { return false; }
+
 bool phys_contiguous(const void* p, size_t bytes, uint64_t* gpa)
 {
     if (!is_identity_ram(p, bytes))

@@ -39,6 +39,12 @@ void* try_pinned_alloc_permanent(size_t bytes, size_t align = 0);
 bool virt_to_phys(const void* p, uint64_t* gpa);
 // True if [p, p+bytes) is identity-mapped RAM (so GPA == VA, contiguous).
 bool is_identity_ram(const void* p, size_t bytes);
+// True if [p, p+bytes) is page-locked by the platform itself, whatever the
+// CUDA library allocated or registered: freestanding, the identity-mapped
+// RAM (pinned_alloc; the pageable heap is mapped elsewhere); Linux, none
+// (every pointer is identity-mapped there, malloc's included, so only the
+// library's own page-locked blocks and registrations count).
+bool platform_page_locked(const void* p, size_t bytes);
 // True (and *gpa set) if [p, p+bytes) is mapped and physically contiguous.
 bool phys_contiguous(const void* p, size_t bytes, uint64_t* gpa);
 // Scatter-gather list of [p, p+bytes), physically contiguous neighbours merged.
