@@ -151,6 +151,12 @@ void stream_ordered_calls()
     expect("cuMemFreeAsync", cuMemFreeAsync(a, s), CUDA_SUCCESS);
     expect_true("the free came after the stream's work", *word == 7);
     expect("cuMemFreeAsync(freed)", cuMemFreeAsync(a, s), CUDA_ERROR_INVALID_VALUE);
+    // A queued memset the driver refuses returns its own error, at the call.
+    expect("cuMemsetD32Async(misaligned)", cuMemsetD32Async(b + 2, 0, 4, s), CUDA_ERROR_INVALID_VALUE);
+    expect("cuMemsetD16Async(misaligned)", cuMemsetD16Async(b + 1, 0, 4, s), CUDA_ERROR_INVALID_VALUE);
+    expect("cuMemsetD8Async(past the allocation)", cuMemsetD8Async(b, 0, 4097, s), CUDA_ERROR_INVALID_VALUE);
+    expect("cuMemsetD32Async(size wraps)", cuMemsetD32Async(b, 0, ~size_t{0} / 2, s), CUDA_ERROR_INVALID_VALUE);
+    expect("cuStreamSynchronize (nothing held)", cuStreamSynchronize(s), CUDA_SUCCESS);
     expect("cuMemFreeAsync", cuMemFreeAsync(b, 0), CUDA_SUCCESS);
     expect("cuMemAllocAsync(past the quota)", cuMemAllocAsync(&a, size_t{1} << 50, s), CUDA_ERROR_OUT_OF_MEMORY);
     expect("cuMemAllocAsync(0 bytes)", cuMemAllocAsync(&a, 0, s), CUDA_ERROR_INVALID_VALUE);
