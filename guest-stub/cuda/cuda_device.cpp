@@ -53,7 +53,22 @@ extern "C" CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUd
     c.op = VGPU_OP_DEVICE_GET_ATTRIBUTE;
     c.arg[0] = static_cast<uint64_t>(attrib);
     c.arg[1] = device_arg(dev);
-    return call_result(c, pi);
+    const CUresult r = call_result(c, pi);
+    // Managed memory and access to pageable memory are the VMM's host's, not
+    // this guest's (cuMemAllocManaged is not offered: docs/runtime-api.md).
+    switch (attrib) {
+    case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:
+    case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS:
+    case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS:
+    case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES:
+    case CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST:
+        if (r == CUDA_SUCCESS)
+            *pi = 0;
+        break;
+    default:
+        break;
+    }
+    return r;
 }
 
 extern "C" CUresult cuDeviceGetName(char* name, int len, CUdevice dev)

@@ -268,34 +268,52 @@ extern "C" CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdevi
     return copy_peer(dst, dst_ctx, src, src_ctx, bytes, stream, true);
 }
 
+namespace {
+// A memset the driver refuses at the call, refused here too, so that a
+// queued one returns its own error rather than a later synchronization
+// point's: a misaligned start, a size that wraps, or a range that starts in
+// one of this guest's allocations and runs past its end. (Other addresses,
+// a mapped host buffer's or a __device__ variable's, only the vGPU knows.)
+CUresult memset_op(uint16_t op, CUdeviceptr dst, uint64_t value, size_t count, unsigned element, CUstream stream,
+                bool async)
+{
+    uint64_t bytes = 0;
+    if (dst % element != 0 || __builtin_mul_overflow(static_cast<uint64_t>(count), element, &bytes))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (bytes > 0 && allocation_contains(dst, 0) && !allocation_contains(dst, bytes))
+        return CUDA_ERROR_INVALID_VALUE;
+    return stream_op(op, dst, value, count, stream, async);
+}
+} // namespace
+
 extern "C" CUresult cuMemsetD8(CUdeviceptr dst, unsigned char value, size_t count)
 {
-    return stream_op(VGPU_OP_MEMSET_D8, dst, value, count, 0, false);
+    return memset_op(VGPU_OP_MEMSET_D8, dst, value, count, 1, 0, false);
 }
 
 extern "C" CUresult cuMemsetD32(CUdeviceptr dst, unsigned int value, size_t count)
 {
-    return stream_op(VGPU_OP_MEMSET_D32, dst, value, count, 0, false);
+    return memset_op(VGPU_OP_MEMSET_D32, dst, value, count, 4, 0, false);
 }
 
 extern "C" CUresult cuMemsetD16(CUdeviceptr dst, unsigned short value, size_t count)
 {
-    return stream_op(VGPU_OP_MEMSET_D16, dst, value, count, 0, false);
+    return memset_op(VGPU_OP_MEMSET_D16, dst, value, count, 2, 0, false);
 }
 
 extern "C" CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short value, size_t count, CUstream stream)
 {
-    return stream_op(VGPU_OP_MEMSET_D16, dst, value, count, stream, true);
+    return memset_op(VGPU_OP_MEMSET_D16, dst, value, count, 2, stream, true);
 }
 
 extern "C" CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t count, CUstream stream)
 {
-    return stream_op(VGPU_OP_MEMSET_D8, dst, value, count, stream, true);
+    return memset_op(VGPU_OP_MEMSET_D8, dst, value, count, 1, stream, true);
 }
 
 extern "C" CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t count, CUstream stream)
 {
-    return stream_op(VGPU_OP_MEMSET_D32, dst, value, count, stream, true);
+    return memset_op(VGPU_OP_MEMSET_D32, dst, value, count, 4, stream, true);
 }
 
 extern "C" CUresult vgpuMemcpyHtoDScattered(CUdeviceptr dst, const void* src, size_t bytes,

@@ -235,6 +235,17 @@ extern "C" CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute at
     return r;
 }
 
+// A preference the driver may ignore: checked (a known function, a known
+// value) and kept by nobody, as the VMM's GPU decides its own carve-out.
+extern "C" CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
+{
+    if (function_find(hfunc) == nullptr)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (config < CU_FUNC_CACHE_PREFER_NONE || config > CU_FUNC_CACHE_PREFER_EQUAL)
+        return CUDA_ERROR_INVALID_VALUE;
+    return ready();
+}
+
 extern "C" CUresult vgpuFuncGetParamLayout(CUfunction f, unsigned int* count, const uint16_t** offsets,
                                            const uint16_t** sizes, size_t* bytes)
 {
@@ -254,6 +265,24 @@ extern "C" CUresult vgpuFuncGetParamLayout(CUfunction f, unsigned int* count, co
 
 namespace {
 
+// A cooperative grid must be resident at once: at most the occupancy's
+// blocks on every multiprocessor, else the call itself refuses it, as the
+// driver's does (two questions to the VMM: cooperative launches are rare).
+CUresult cooperative_fits(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned threads, unsigned shmem)
+{
+    int per_sm = 0, sms = 0;
+    CUdevice dev = 0;
+    if (CUresult r = cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f, static_cast<int>(threads), shmem))
+        return r;
+    if (CUresult r = cuCtxGetDevice(&dev))
+        return r;
+    if (CUresult r = cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev))
+        return r;
+    const uint64_t blocks = static_cast<uint64_t>(gx) * gy * gz;
+    return blocks > static_cast<uint64_t>(per_sm) * static_cast<uint64_t>(sms) ? CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
+                                                                              : CUDA_SUCCESS;
+}
+
 // cuLaunchKernel and its cooperative and Ex forms; flags: VGPU_CMD_FLAG_COOPERATIVE or 0.
 CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                 unsigned shmem, CUstream stream, void** kernelParams, void** extra, uint16_t flags)
@@ -265,6 +294,10 @@ CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx
         return CUDA_ERROR_INVALID_VALUE;
     if (!launch_shape_ok(gx, gy, gz, bx, by, bz, shmem, l->max_dynamic_shared))
         return CUDA_ERROR_INVALID_VALUE;
+    if (flags & VGPU_CMD_FLAG_COOPERATIVE) {
+        if (CUresult r = cooperative_fits(f, gx, gy, gz, bx * by * bz, shmem))
+            return r;
+    }
     alignas(16) uint8_t inline_buffer[VGPU_PAYLOAD_BYTES];
     uint8_t* buffer = inline_buffer;
     if (l->bytes > VGPU_PAYLOAD_BYTES && (buffer = param_scratch()) == nullptr)

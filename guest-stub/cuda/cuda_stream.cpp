@@ -105,3 +105,55 @@ extern "C" CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned i
     c.arg[2] = flags;
     return call_async(c);
 }
+
+extern "C" CUresult cuEventRecordWithFlags(CUevent event, CUstream stream, unsigned int flags)
+{
+    if (flags == CU_EVENT_RECORD_EXTERNAL)
+        return CUDA_ERROR_NOT_SUPPORTED; // a graph's external event: graphs are not offered
+    if (flags != CU_EVENT_RECORD_DEFAULT)
+        return CUDA_ERROR_INVALID_VALUE;
+    return cuEventRecord(event, stream);
+}
+
+// The priority range is [0, 0] (cuCtxGetStreamPriorityRange): any priority
+// is clamped to 0, as the driver clamps one outside its range.
+extern "C" CUresult cuStreamCreateWithPriority(CUstream* stream, unsigned int flags, int)
+{
+    return cuStreamCreate(stream, flags);
+}
+
+extern "C" CUresult cuStreamGetPriority(CUstream stream, int* priority)
+{
+    if (priority == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    // A query checks the handle; NOT_READY (work pending) is an answer.
+    const CUresult r = one_handle(VGPU_OP_STREAM_QUERY, stream_arg(stream));
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY)
+        return r;
+    *priority = 0;
+    return CUDA_SUCCESS;
+}
+
+extern "C" CUresult cuLaunchHostFunc(CUstream stream, CUhostFn fn, void* userData)
+{
+    if (fn == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = cuStreamSynchronize(stream))
+        return r;
+    fn(userData);
+    return CUDA_SUCCESS;
+}
+
+// The callback gets the stream's status, as the driver gives it (flags
+// must be 0, as cuda.h says).
+extern "C" CUresult cuStreamAddCallback(CUstream stream, CUstreamCallback callback, void* userData,
+                                        unsigned int flags)
+{
+    if (callback == nullptr || flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    const CUresult status = cuStreamSynchronize(stream);
+    if (status == CUDA_ERROR_NOT_INITIALIZED || status == CUDA_ERROR_INVALID_HANDLE)
+        return status; // no stream to call back on
+    callback(stream, status, userData);
+    return status;
+}

@@ -143,6 +143,80 @@ typedef enum CUfunction_attribute_enum {
 #define CU_EVENT_DEFAULT 0x0u
 #define CU_EVENT_DISABLE_TIMING 0x2u
 
+// Occupancy (cuOccupancy*), as in cuda.h.
+typedef size_t (*CUoccupancyB2DSize)(int blockSize);
+#define CU_OCCUPANCY_DEFAULT 0x0u
+#define CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE 0x1u
+
+// Context limits (CUlimit numbers = VGPU_LIMIT_*, vgpu_abi.h says what each costs).
+typedef enum CUlimit_enum {
+    CU_LIMIT_STACK_SIZE = 0x00,
+    CU_LIMIT_PRINTF_FIFO_SIZE = 0x01,
+    CU_LIMIT_MALLOC_HEAP_SIZE = 0x02,
+    CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH = 0x03,
+    CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT = 0x04,
+    CU_LIMIT_MAX_L2_FETCH_GRANULARITY = 0x05,
+    CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06,
+} CUlimit;
+
+typedef enum CUdevice_P2PAttribute_enum {
+    CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK = 0x01,
+    CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED = 0x02,
+    CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED = 0x03,
+    CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED = 0x04,
+    CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED = 0x05,
+} CUdevice_P2PAttribute;
+
+#ifndef CU_UUID_HAS_BEEN_DEFINED // as cuda.h and driver_types.h guard it
+#define CU_UUID_HAS_BEEN_DEFINED
+typedef struct CUuuid_st {
+    char bytes[16];
+} CUuuid;
+#endif
+
+typedef enum CUfunc_cache_enum {
+    CU_FUNC_CACHE_PREFER_NONE = 0x00,
+    CU_FUNC_CACHE_PREFER_SHARED = 0x01,
+    CU_FUNC_CACHE_PREFER_L1 = 0x02,
+    CU_FUNC_CACHE_PREFER_EQUAL = 0x03,
+} CUfunc_cache;
+
+// Stream-ordered allocation: a device's default pool (cuda.h's types).
+typedef struct CUmemPoolHandle_st* CUmemoryPool;
+typedef uint64_t cuuint64_t;
+typedef enum CUmemPool_attribute_enum {
+    CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES = 1,
+    CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC,
+    CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES,
+    CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+    CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
+    CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
+    CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
+    CU_MEMPOOL_ATTR_USED_MEM_HIGH,
+} CUmemPool_attribute;
+typedef enum CUmemLocationType_enum {
+    CU_MEM_LOCATION_TYPE_INVALID = 0x0,
+    CU_MEM_LOCATION_TYPE_DEVICE = 0x1,
+} CUmemLocationType;
+typedef struct CUmemLocation_st {
+    CUmemLocationType type;
+    int id;
+} CUmemLocation;
+typedef enum CUmemAccess_flags_enum {
+    CU_MEM_ACCESS_FLAGS_PROT_NONE = 0x0,
+    CU_MEM_ACCESS_FLAGS_PROT_READ = 0x1,
+    CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 0x3,
+} CUmemAccess_flags;
+typedef struct CUmemAccessDesc_st {
+    CUmemLocation location;
+    CUmemAccess_flags flags;
+} CUmemAccessDesc;
+
+#define CU_EVENT_RECORD_DEFAULT 0x0u
+#define CU_EVENT_RECORD_EXTERNAL 0x1u
+typedef void (*CUhostFn)(void* userData);
+typedef void (*CUstreamCallback)(CUstream hStream, CUresult status, void* userData);
+
 extern "C" {
 
 // ---- initialization, device, context ------------------------------------
@@ -177,6 +251,22 @@ CUresult cuDevicePrimaryCtxReset(CUdevice dev);
 CUresult cuDeviceCanAccessPeer(int* can_access, CUdevice dev, CUdevice peer);
 CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags);
 CUresult cuCtxDisablePeerAccess(CUcontext peer);
+// Compute capability from the device's attributes (the host backend: 0.0).
+CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice dev);
+// "dddd:bb:dd.0" from the PCI attributes the VMM reports (len >= 13).
+CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev);
+// A UUID of this VM's device ordinal, the same every run: not the GPU's
+// (a guest learns nothing of the host's hardware from it).
+CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev);
+// Between two distinct devices (the same one: CUDA_ERROR_INVALID_DEVICE).
+CUresult cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attrib, CUdevice srcDevice, CUdevice dstDevice);
+// Limits of the current context's device (see VGPU_LIMIT_* for what each
+// costs against the VM's quota; persisting L2 is a hint kept by the VMM).
+CUresult cuCtxSetLimit(CUlimit limit, size_t value);
+CUresult cuCtxGetLimit(size_t* value, CUlimit limit);
+// Stream priorities are hints: the range offered is [0, 0], so every
+// stream has priority 0, as the driver clamps priorities into its range.
+CUresult cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority);
 CUresult cuGetErrorName(CUresult error, const char** str);
 CUresult cuGetErrorString(CUresult error, const char** str);
 
@@ -226,6 +316,28 @@ CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t count, CUs
 CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short value, size_t count, CUstream stream);
 CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t count, CUstream stream);
 
+// ---- stream-ordered allocation (cuda_memory_pool.cpp) -------------------
+// Over the vGPU's ordinary allocations, so every byte counts against the
+// VM's quota and RESET frees it: cuMemAllocAsync allocates at once (memory
+// that is valid for work on any stream satisfies stream order);
+// cuMemFreeAsync waits for the stream's earlier work, then frees (the
+// driver returns at once; later work on the stream is never affected).
+// Each device has one pool, its default (cuMemPoolCreate: not offered);
+// the release threshold and reuse policies are kept and reported: memory
+// goes back to the VMM at every free, as with threshold 0.
+CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytes, CUstream stream);
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUstream stream);
+CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream);
+CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool, CUdevice dev);
+CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice dev);
+CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value);
+CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value);
+CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep);
+// Another device's access to the pool's memory is peer access between the
+// devices' primary contexts (cuCtxEnablePeerAccess there).
+CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc* map, size_t count);
+CUresult cuMemPoolGetAccess(CUmemAccess_flags* flags, CUmemoryPool pool, CUmemLocation* location);
+
 // ---- modules and launches -----------------------------------------------
 // image: a fatbin, cubin (ELF) or NUL-terminated PTX; its size is read from
 // its header (fatbin, ELF) or its NUL (PTX), as the driver does.
@@ -249,6 +361,23 @@ CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned
                                    unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
                                    unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream stream,
                                    void** kernelParams);
+// A cache preference, as the driver takes it: a hint, checked and kept.
+CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config);
+// Occupancy: the driver's answer for the kernel as the VMM's GPU runs it.
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfunction func, int blockSize,
+                                                     size_t dynamicSMemSize);
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CUfunction func, int blockSize,
+                                                              size_t dynamicSMemSize, unsigned int flags);
+// The block size with the most resident threads per multiprocessor: asks
+// the occupancy of each candidate (the block limit, then each multiple of
+// the warp size below it; blockSizeToDynamicSMemSize, when given, runs in
+// the guest for each). *minGridSize fills every multiprocessor.
+CUresult cuOccupancyMaxPotentialBlockSize(int* minGridSize, int* blockSize, CUfunction func,
+                                          CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize,
+                                          int blockSizeLimit);
+CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int* blockSize, CUfunction func,
+                                                   CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                                   size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags);
 // Attributes offered: CU_LAUNCH_ATTRIBUTE_IGNORE and _COOPERATIVE; any
 // other is CUDA_ERROR_NOT_SUPPORTED.
 CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra);
@@ -265,6 +394,17 @@ CUresult cuEventSynchronize(CUevent event);
 CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end);
 CUresult cuEventDestroy(CUevent event);
 CUresult cuEventQuery(CUevent event);
+// flags CU_EVENT_RECORD_DEFAULT; _EXTERNAL belongs to graphs (not offered).
+CUresult cuEventRecordWithFlags(CUevent event, CUstream stream, unsigned int flags);
+// Priorities are hints (see cuCtxGetStreamPriorityRange).
+CUresult cuStreamCreateWithPriority(CUstream* stream, unsigned int flags, int priority);
+CUresult cuStreamGetPriority(CUstream stream, int* priority);
+// Host functions on a stream run after its earlier work and before its
+// later work. The guest has one thread: the call waits for the stream and
+// runs the function before it returns (the driver returns at once and runs
+// it on a thread of its own).
+CUresult cuLaunchHostFunc(CUstream stream, CUhostFn fn, void* userData);
+CUresult cuStreamAddCallback(CUstream stream, CUstreamCallback callback, void* userData, unsigned int flags);
 
 // ---- vGPU extras --------------------------------------------------------
 // Copies between device memory and a guest buffer described by a

@@ -40,6 +40,7 @@ struct Client {
     struct Allocation {
         uint64_t dptr, bytes;
         CUcontext ctx;
+        CUmemoryPool pool; // cuMemAllocAsync's, else nullptr
         Allocation* next;
     };
     Allocation* allocations = nullptr;
@@ -323,14 +324,14 @@ void module_forget(CUmodule module)
 }
 
 
-void allocation_add(CUdeviceptr dptr, uint64_t bytes)
+void allocation_add(CUdeviceptr dptr, uint64_t bytes, CUmemoryPool pool)
 {
     Client::Allocation* a = g.spare_allocations;
     if (a != nullptr)
         g.spare_allocations = a->next;
     else if ((a = static_cast<Client::Allocation*>(arena_take(sizeof *a))) == nullptr)
         return; // cuMemcpy will not know this one: it says INVALID_VALUE for it
-    *a = {dptr, bytes, current_context(), g.allocations};
+    *a = {dptr, bytes, current_context(), pool, g.allocations};
     g.allocations = a;
 }
 
@@ -360,6 +361,18 @@ void allocations_forget(CUcontext ctx)
         a->next = g.spare_allocations;
         g.spare_allocations = a;
     }
+}
+
+bool allocation_find(CUdeviceptr dptr, uint64_t* bytes, CUmemoryPool* pool)
+{
+    for (const Client::Allocation* a = g.allocations; a != nullptr; a = a->next) {
+        if (a->dptr == dptr) {
+            *bytes = a->bytes;
+            *pool = a->pool;
+            return true;
+        }
+    }
+    return false;
 }
 
 bool allocation_contains(uint64_t p, uint64_t bytes)

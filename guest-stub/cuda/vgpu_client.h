@@ -108,7 +108,9 @@ void module_forget(CUmodule module);
 // cuMemcpy can tell device from guest addresses (unified addressing). Each
 // is the current context's; allocations_forget drops a context's (the
 // vGPU freed them with it).
-void allocation_add(CUdeviceptr dptr, uint64_t bytes);
+void allocation_add(CUdeviceptr dptr, uint64_t bytes, CUmemoryPool pool = nullptr);
+// The allocation starting at dptr: its size and pool (nullptr: cuMemAlloc's).
+bool allocation_find(CUdeviceptr dptr, uint64_t* bytes, CUmemoryPool* pool);
 void allocation_remove(CUdeviceptr dptr);
 void allocations_forget(CUcontext ctx);
 // [p, p + bytes) lies inside one live allocation.

@@ -55,4 +55,7 @@ cudaError_t symbol_address(const void* symbol, CUdeviceptr* dptr, size_t* bytes)
 // The driver function of a kernel, from the host stub's address.
 cudaError_t function_of(const void* host_fn, CUfunction* f);
 
+// Drops what cudaStreamSetAttribute kept for stream s (stream_attributes.cpp).
+void forget_stream_attributes(cudaStream_t s);
+
 } // namespace guest::cudart

@@ -29,7 +29,10 @@ cudaError_t cudaStreamDestroy(cudaStream_t s)
 {
     if (cudaError_t e = enter())
         return e;
-    return record(cuStreamDestroy(s));
+    const CUresult r = cuStreamDestroy(s);
+    if (r == CUDA_SUCCESS)
+        forget_stream_attributes(s);
+    return record(r);
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t s)
@@ -53,20 +56,15 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t ev, unsigned flags)
     return record(cuStreamWaitEvent(s, ev, flags));
 }
 
-// Host functions on a stream run when the stream's earlier work is done and
-// before its later work starts. The guest has one thread, so the call waits
-// for the stream and runs the function itself before returning (the real
-// runtime returns at once and runs it on a thread of its own).
+// Host functions on a stream: the guest Driver API's cuLaunchHostFunc,
+// which waits for the stream and runs the function before returning.
 cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void* user_data)
 {
     if (fn == nullptr)
         return record(cudaErrorInvalidValue);
     if (cudaError_t e = enter())
         return e;
-    if (CUresult r = cuStreamSynchronize(s))
-        return record(r);
-    fn(user_data);
-    return cudaSuccess;
+    return record(cuLaunchHostFunc(s, fn, user_data));
 }
 
 // The same, given the stream's status (flags must be 0, as CUDA says).

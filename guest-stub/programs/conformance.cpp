@@ -2,13 +2,13 @@
 // paths, with the statuses the CUDA driver gives (docs/driver-api.md). The
 // same checks run on the host backend (CI) and on CUDA (the GPU machine);
 // each failure is printed with what came back and what was wanted.
-#include "guest-stub/programs/program_common.h"
+#include "guest-stub/programs/conformance.h"
 
 using namespace guest;
 
 namespace {
-
 unsigned g_checks = 0, g_failed = 0;
+} // namespace
 
 void expect(const char* what, CUresult got, CUresult want)
 {
@@ -31,11 +31,12 @@ void expect_true(const char* what, bool ok)
     }
 }
 
-// A function handle the vGPU never issued (another generation of add's slot).
 CUfunction bogus(CUfunction f)
 {
     return reinterpret_cast<CUfunction>(reinterpret_cast<uintptr_t>(f) ^ (uintptr_t{1} << 32));
 }
+
+namespace {
 
 void device_calls()
 {
@@ -342,8 +343,11 @@ void memory_calls()
     expect("cuMemcpyDtoDAsync", cuMemcpyDtoDAsync(a, b, 16, st), CUDA_SUCCESS);
     expect("cuMemcpyHtoDAsync", cuMemcpyHtoDAsync(b, host, 16, st), CUDA_SUCCESS);
     expect("cuStreamSynchronize", cuStreamSynchronize(st), CUDA_SUCCESS);
-    // A queued call's error comes at the next synchronization, once.
-    expect("cuMemsetD8Async past the allocation (queued)", cuMemsetD8Async(a + 4000, 0, 200, st), CUDA_SUCCESS);
+    // A queued memset the driver refuses returns its own error at the call;
+    // one only the vGPU can judge (an address in none of this guest's
+    // allocations) comes at the next synchronization, once.
+    expect("cuMemsetD8Async past the allocation", cuMemsetD8Async(a + 4000, 0, 200, st), CUDA_ERROR_INVALID_VALUE);
+    expect("cuMemsetD8Async outside every allocation (queued)", cuMemsetD8Async(0x10000, 0, 200, st), CUDA_SUCCESS);
     expect("... reported by cuStreamSynchronize", cuStreamSynchronize(st), CUDA_ERROR_INVALID_VALUE);
     expect("... once", cuStreamSynchronize(st), CUDA_SUCCESS);
     expect("cuStreamDestroy", cuStreamDestroy(st), CUDA_SUCCESS);
@@ -461,6 +465,8 @@ void module_and_launch_calls()
     expect("cuStreamSynchronize(CU_STREAM_PER_THREAD)", cuStreamSynchronize(CU_STREAM_PER_THREAD), CUDA_SUCCESS);
     expect("cuStreamQuery(CU_STREAM_LEGACY)", cuStreamQuery(CU_STREAM_LEGACY), CUDA_SUCCESS);
     registered_pageable_calls(add);
+    occupancy_and_limit_calls(add, params);
+    stream_ordered_calls();
     // Cooperative launches and cuLaunchKernelEx.
     expect("cuLaunchCooperativeKernel", cuLaunchCooperativeKernel(add, 1, 1, 1, 256, 1, 1, 0, 0, params), CUDA_SUCCESS);
     CUlaunchAttribute attrs[2] = {};

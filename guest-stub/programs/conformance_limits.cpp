@@ -1,3 +1,119 @@
+// conformance, continued: occupancy, context limits, device identity, P2P
+// attributes, stream extras and cooperative launches too large, with the
+// statuses the CUDA driver gives. `add` is vector_add (256-thread blocks
+// fit every device the vGPU offers).
+#include "guest-stub/programs/conformance.h"
+
+using namespace guest;
+
+namespace {
+size_t shared_for(int block) { return static_cast<size_t>(block) * 16; }
+int g_host_fn_calls = 0;
+void count_call(void* p) { ++*static_cast<int*>(p); }
+void stream_callback(CUstream, CUresult status, void* p) { *static_cast<int*>(p) = status == CUDA_SUCCESS ? 1 : -1; }
+} // namespace
+
+void occupancy_and_limit_calls(CUfunction add, void** params)
+{
+    int blocks = -1;
+    expect("cuOccupancyMaxActiveBlocksPerMultiprocessor",
+           cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, add, 256, 0), CUDA_SUCCESS);
+    expect_true("at least one 256-thread block per multiprocessor", blocks >= 1);
+    int flagged = -1;
+    expect("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+           cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&flagged, add, 256, 0,
+                                                                CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE),
+           CUDA_SUCCESS);
+    expect("cuOccupancy...(block 0)", cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, add, 0, 0),
+           CUDA_ERROR_INVALID_VALUE);
+    expect("cuOccupancy...(bogus function)", cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, bogus(add), 256, 0),
+           CUDA_ERROR_INVALID_HANDLE);
+    expect("cuOccupancy...(unknown flags)",
+           cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&blocks, add, 256, 0, 0x80), CUDA_ERROR_INVALID_VALUE);
+    int min_grid = 0, block = 0;
+    expect("cuOccupancyMaxPotentialBlockSize",
+           cuOccupancyMaxPotentialBlockSize(&min_grid, &block, add, nullptr, 0, 0), CUDA_SUCCESS);
+    expect_true("a block size within the kernel's limit, a grid filling the device",
+                block >= 32 && block <= 1024 && min_grid >= 1);
+    expect("cuOccupancyMaxPotentialBlockSize(limit 100, callback)",
+           cuOccupancyMaxPotentialBlockSize(&min_grid, &block, add, shared_for, 0, 100), CUDA_SUCCESS);
+    expect_true("the block limit holds", block >= 1 && block <= 100);
+    expect("cuOccupancyMaxPotentialBlockSizeWithFlags(nullptr)",
+           cuOccupancyMaxPotentialBlockSizeWithFlags(nullptr, &block, add, nullptr, 0, 0, 0), CUDA_ERROR_INVALID_VALUE);
+
+    // A cooperative grid larger than the device holds at once: refused at the call.
+    CUdevice dev = 0;
+    int sms = 0;
+    CU_CHECK(cuCtxGetDevice(&dev));
+    CU_CHECK(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+    CU_CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, add, 256, 0));
+    const unsigned too_many = static_cast<unsigned>(blocks * sms + 1);
+    expect("cuLaunchCooperativeKernel(grid too large)",
+           cuLaunchCooperativeKernel(add, too_many, 1, 1, 256, 1, 1, 0, 0, params),
+           CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+
+    // Limits: a set value reads back; memory past the quota is refused.
+    size_t v = 0;
+    expect("cuCtxGetLimit(heap)", cuCtxGetLimit(&v, CU_LIMIT_MALLOC_HEAP_SIZE), CUDA_SUCCESS);
+    const size_t heap = v;
+    expect("cuCtxSetLimit(heap 16 MiB)", cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 16 << 20), CUDA_SUCCESS);
+    expect("cuCtxGetLimit(heap)", cuCtxGetLimit(&v, CU_LIMIT_MALLOC_HEAP_SIZE), CUDA_SUCCESS);
+    expect_true("the heap limit reads back", v >= (16u << 20));
+    expect("cuCtxSetLimit(heap past the quota)", cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, size_t{1} << 50),
+           CUDA_ERROR_OUT_OF_MEMORY);
+    expect("cuCtxSetLimit(heap back)", cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, heap), CUDA_SUCCESS);
+    expect("cuCtxSetLimit(persisting L2, a hint)", cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0), CUDA_SUCCESS);
+    expect("cuCtxSetLimit(pending launches)", cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, 4096),
+           CUDA_ERROR_UNSUPPORTED_LIMIT);
+    expect("cuCtxGetLimit(unknown)", cuCtxGetLimit(&v, static_cast<CUlimit>(99)), CUDA_ERROR_UNSUPPORTED_LIMIT);
+    expect("cuCtxGetLimit(nullptr)", cuCtxGetLimit(nullptr, CU_LIMIT_STACK_SIZE), CUDA_ERROR_INVALID_VALUE);
+
+    // Device identity and pairs.
+    int major = -1, minor = -1;
+    expect("cuDeviceComputeCapability", cuDeviceComputeCapability(&major, &minor, dev), CUDA_SUCCESS);
+    char bus[16] = {};
+    expect("cuDeviceGetPCIBusId", cuDeviceGetPCIBusId(bus, sizeof bus, dev), CUDA_SUCCESS);
+    expect_true("dddd:bb:dd.0", bus[4] == ':' && bus[7] == ':' && bus[10] == '.' && bus[12] == '\0');
+    expect("cuDeviceGetPCIBusId(short buffer)", cuDeviceGetPCIBusId(bus, 12, dev), CUDA_ERROR_INVALID_VALUE);
+    CUuuid uuid;
+    expect("cuDeviceGetUuid", cuDeviceGetUuid(&uuid, dev), CUDA_SUCCESS);
+    expect("cuDeviceGetUuid(no such device)", cuDeviceGetUuid(&uuid, 99), CUDA_ERROR_INVALID_DEVICE);
+    int p2p = -1, count = 0;
+    CU_CHECK(cuDeviceGetCount(&count));
+    expect("cuDeviceGetP2PAttribute(same device)",
+           cuDeviceGetP2PAttribute(&p2p, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, 0, 0), CUDA_ERROR_INVALID_DEVICE);
+    expect("cuDeviceGetP2PAttribute(no such device)",
+           cuDeviceGetP2PAttribute(&p2p, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, 0, count), CUDA_ERROR_INVALID_DEVICE);
+    if (count > 1)
+        expect("cuDeviceGetP2PAttribute(0, 1)",
+               cuDeviceGetP2PAttribute(&p2p, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, 0, 1), CUDA_SUCCESS);
+
+    // Streams: priorities (range [0, 0]), host functions and callbacks, event record flags.
+    int least = -1, greatest = -1, priority = -1;
+    expect("cuCtxGetStreamPriorityRange", cuCtxGetStreamPriorityRange(&least, &greatest), CUDA_SUCCESS);
+    CUstream s = nullptr;
+    expect("cuStreamCreateWithPriority", cuStreamCreateWithPriority(&s, CU_STREAM_NON_BLOCKING, -5), CUDA_SUCCESS);
+    expect("cuStreamGetPriority", cuStreamGetPriority(s, &priority), CUDA_SUCCESS);
+    expect_true("clamped into the range", priority >= greatest && priority <= least);
+    expect("cuLaunchHostFunc", cuLaunchHostFunc(s, count_call, &g_host_fn_calls), CUDA_SUCCESS);
+    expect_true("the host function ran", g_host_fn_calls == 1);
+    int cb = 0;
+    expect("cuStreamAddCallback", cuStreamAddCallback(s, stream_callback, &cb, 0), CUDA_SUCCESS);
+    expect_true("the callback saw success", cb == 1);
+    expect("cuStreamAddCallback(flags)", cuStreamAddCallback(s, stream_callback, &cb, 1), CUDA_ERROR_INVALID_VALUE);
+    CUevent ev = nullptr;
+    CU_CHECK(cuEventCreate(&ev, 0));
+    expect("cuEventRecordWithFlags", cuEventRecordWithFlags(ev, s, CU_EVENT_RECORD_DEFAULT), CUDA_SUCCESS);
+    expect("cuEventRecordWithFlags(external)", cuEventRecordWithFlags(ev, s, CU_EVENT_RECORD_EXTERNAL),
+           CUDA_ERROR_NOT_SUPPORTED);
+    expect("cuEventSynchronize", cuEventSynchronize(ev), CUDA_SUCCESS);
+    CU_CHECK(cuEventDestroy(ev));
+    CU_CHECK(cuStreamDestroy(s));
+    expect("cuStreamGetPriority(destroyed)", cuStreamGetPriority(s, &priority), CUDA_ERROR_INVALID_HANDLE);
+    expect("cuFuncSetCacheConfig", cuFuncSetCacheConfig(add, CU_FUNC_CACHE_PREFER_L1), CUDA_SUCCESS);
+    expect("cuFuncSetCacheConfig(unknown)", cuFuncSetCacheConfig(add, static_cast<CUfunc_cache>(7)),
+           CUDA_ERROR_INVALID_VALUE);
+}
 
 // Stream-ordered allocation: every byte through the VMM's quota; the pool's
 // figures follow what is in use.
@@ -9,7 +125,7 @@ void stream_ordered_calls()
     expect("cuDeviceGetDefaultMemPool", cuDeviceGetDefaultMemPool(&pool, dev), CUDA_SUCCESS);
     expect("cuDeviceGetMemPool", cuDeviceGetMemPool(&same, dev), CUDA_SUCCESS);
     expect_true("the current pool is the default one", pool == same);
-    expect("cuDeviceGetDefaultMemPool(no such device)", cuDeviceGetDefaultMemPool(&pool, 99),
+    expect("cuDeviceGetDefaultMemPool(no such device)", cuDeviceGetDefaultMemPool(&same, 99),
            CUDA_ERROR_INVALID_DEVICE);
     cuuint64_t threshold = ~0ull;
     expect("cuMemPoolSetAttribute(release threshold)",
@@ -29,11 +145,18 @@ void stream_ordered_calls()
     expect("cuMemPoolGetAttribute(used)", cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &got),
            CUDA_SUCCESS);
     expect_true("used: both allocations", got == (1 << 20) + 4096);
-    unsigned word = 0;
-    expect("cuMemcpyDtoHAsync", cuMemcpyDtoHAsync(&word, a + 4096, sizeof word, s), CUDA_SUCCESS);
+    unsigned* word = static_cast<unsigned*>(pinned_alloc(sizeof(unsigned)));
+    *word = 0;
+    expect("cuMemcpyDtoHAsync", cuMemcpyDtoHAsync(word, a + 4096, sizeof *word, s), CUDA_SUCCESS);
     expect("cuMemFreeAsync", cuMemFreeAsync(a, s), CUDA_SUCCESS);
-    expect_true("the free came after the stream's work", word == 7);
+    expect_true("the free came after the stream's work", *word == 7);
     expect("cuMemFreeAsync(freed)", cuMemFreeAsync(a, s), CUDA_ERROR_INVALID_VALUE);
+    // A queued memset the driver refuses returns its own error, at the call.
+    expect("cuMemsetD32Async(misaligned)", cuMemsetD32Async(b + 2, 0, 4, s), CUDA_ERROR_INVALID_VALUE);
+    expect("cuMemsetD16Async(misaligned)", cuMemsetD16Async(b + 1, 0, 4, s), CUDA_ERROR_INVALID_VALUE);
+    expect("cuMemsetD8Async(past the allocation)", cuMemsetD8Async(b, 0, 4097, s), CUDA_ERROR_INVALID_VALUE);
+    expect("cuMemsetD32Async(size wraps)", cuMemsetD32Async(b, 0, ~size_t{0} / 2, s), CUDA_ERROR_INVALID_VALUE);
+    expect("cuStreamSynchronize (nothing held)", cuStreamSynchronize(s), CUDA_SUCCESS);
     expect("cuMemFreeAsync", cuMemFreeAsync(b, 0), CUDA_SUCCESS);
     expect("cuMemAllocAsync(past the quota)", cuMemAllocAsync(&a, size_t{1} << 50, s), CUDA_ERROR_OUT_OF_MEMORY);
     expect("cuMemAllocAsync(0 bytes)", cuMemAllocAsync(&a, 0, s), CUDA_ERROR_INVALID_VALUE);

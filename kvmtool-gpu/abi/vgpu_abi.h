@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define VGPU_MAGIC 0x55504756u /* "VGPU" */
-#define VGPU_ABI_VERSION 4u
+#define VGPU_ABI_VERSION 5u
 
 /* ---- MMIO registers (offsets from KVMGPU_VGPU_GPA) -------------------- */
 #define VGPU_REG_MAGIC 0x00u     /* u32 RO */
@@ -249,8 +249,34 @@ enum vgpu_opcode {
     VGPU_OP_DEVICE_CAN_ACCESS_PEER = 69, /* arg0 device, arg1 peer device -> result0 1 if it can */
     VGPU_OP_CTX_ENABLE_PEER_ACCESS = 70, /* arg0 peer context, arg1 flags (0): from the current context */
     VGPU_OP_CTX_DISABLE_PEER_ACCESS = 71, /* arg0 peer context */
-    VGPU_OP_MAX_ = 72
+    /* Occupancy, limits and device pairs (ABI 4). */
+    VGPU_OP_FUNC_OCCUPANCY = 72,      /* arg0 function, arg1 block size (threads), arg2 dynamic shared bytes,
+                                         arg3 flags (CU_OCCUPANCY_*) -> result0 blocks of that size one
+                                         multiprocessor holds at once (cuOccupancyMaxActiveBlocksPer-
+                                         MultiprocessorWithFlags) */
+    VGPU_OP_CTX_LIMIT = 73,           /* arg0 CUlimit, arg1 value, arg2 1 to set (else get) -> result0 the
+                                         value in force: the current context's device (see VGPU_LIMIT_*) */
+    VGPU_OP_DEVICE_P2P_ATTRIBUTE = 74, /* arg0 CUdevice_P2PAttribute, arg1 device, arg2 peer device
+                                         -> result0 value (cuDeviceGetP2PAttribute) */
+    VGPU_OP_MAX_ = 75
 };
+
+/* CTX_LIMIT's limits (CUlimit numbers). STACK_SIZE, PRINTF_FIFO_SIZE and
+ * MALLOC_HEAP_SIZE make the driver reserve device memory: the VMM counts it
+ * against the VM's quota (the stack: the value times every thread the
+ * device can hold at once) and refuses a value past it with OUT_OF_MEMORY.
+ * PERSISTING_L2_CACHE_SIZE sets aside L2 of a GPU other VMs share: kept as
+ * a hint (reported back, up to the device's maximum), never forwarded.
+ * Other limits: VGPU_ERROR_UNSUPPORTED_LIMIT. RESET gives every limit its
+ * start value back. */
+#define VGPU_LIMIT_STACK_SIZE 0x00u
+#define VGPU_LIMIT_PRINTF_FIFO_SIZE 0x01u
+#define VGPU_LIMIT_MALLOC_HEAP_SIZE 0x02u
+#define VGPU_LIMIT_DEV_RUNTIME_SYNC_DEPTH 0x03u
+#define VGPU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT 0x04u
+#define VGPU_LIMIT_MAX_L2_FETCH_GRANULARITY 0x05u
+#define VGPU_LIMIT_PERSISTING_L2_CACHE_SIZE 0x06u
+#define VGPU_LIMIT_COUNT_ 0x07u
 
 /* How the VMM moves a scatter-gather transfer (arg4 of the _SG opcodes).
  * arg5 is the sum of the list's lengths as the guest computed it, or 0 for
@@ -288,6 +314,7 @@ enum vgpu_status {
     VGPU_ERROR_INVALID_DEVICE = 101,
     VGPU_ERROR_INVALID_IMAGE = 200,
     VGPU_ERROR_INVALID_CONTEXT = 201,
+    VGPU_ERROR_UNSUPPORTED_LIMIT = 215,
     VGPU_ERROR_PEER_ACCESS_UNSUPPORTED = 217,
     VGPU_ERROR_INVALID_HANDLE = 400,
     VGPU_ERROR_ILLEGAL_STATE = 401, /* guest-detected: the ring is broken (never sent by the device) */

@@ -78,6 +78,14 @@ public:
                   std::span<const uint16_t> sizes, bool cooperative) override {
         return inner_->launch(f, g, b, sh, s, p, sizes, cooperative);
     }
+    Status occupancy(BackendFunction f, uint32_t block, uint64_t dynamic_shared, uint32_t flags, int* out) override {
+        return inner_->occupancy(f, block, dynamic_shared, flags, out);
+    }
+    Status get_limit(int limit, uint64_t* out) override { return inner_->get_limit(limit, out); }
+    Status set_limit(int limit, uint64_t value) override { return inner_->set_limit(limit, value); }
+    Status p2p_attribute(int attribute, int device, int peer_device, int* out) override {
+        return inner_->p2p_attribute(attribute, device, peer_device, out);
+    }
     Status stream_create(uint32_t flags, BackendStream* out) override { return inner_->stream_create(flags, out); }
     Status stream_synchronize(BackendStream s) override { return inner_->stream_synchronize(s); }
     Status stream_destroy(BackendStream s) override { return inner_->stream_destroy(s); }

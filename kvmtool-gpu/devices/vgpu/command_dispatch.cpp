@@ -69,6 +69,9 @@ const std::array<CommandDispatch::Handler, VGPU_OP_MAX_> CommandDispatch::kHandl
     t[VGPU_OP_HOST_UNREGISTER] = &D::op_host_unregister;
     t[VGPU_OP_CTX_ENABLE_PEER_ACCESS] = &D::op_ctx_peer_access;
     t[VGPU_OP_CTX_DISABLE_PEER_ACCESS] = &D::op_ctx_peer_access;
+    t[VGPU_OP_FUNC_OCCUPANCY] = &D::op_func_occupancy;
+    t[VGPU_OP_CTX_LIMIT] = &D::op_ctx_limit;
+    t[VGPU_OP_DEVICE_P2P_ATTRIBUTE] = &D::op_device_p2p_attribute;
     return t;
 }();
 
@@ -174,6 +177,7 @@ uint8_t* CommandDispatch::guest_span(uint64_t gpa, uint64_t bytes) {
 }
 
 void CommandDispatch::drop_handles() {
+    restore_limits();
     unregister_all();
     restart_contexts();
     modules_.clear();

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <memory>
 #include <set>
 #include <utility>
@@ -176,6 +177,21 @@ private:
     CommandResult op_func_set_attribute(GuestCommand&);
     CommandResult op_launch_kernel(GuestCommand&);
     CommandResult op_launch_kernel_packed(GuestCommand&);
+    // dispatch_limits.cpp
+    CommandResult op_func_occupancy(GuestCommand&);
+    CommandResult op_ctx_limit(GuestCommand&);
+    CommandResult op_device_p2p_attribute(GuestCommand&);
+    // A limit the guest set on one device: its start value (restored at
+    // RESET) and the device memory charged for it; PERSISTING_L2's hint.
+    struct LimitState {
+        uint64_t start = 0, charged = 0, hint = 0;
+        bool known = false; // start read from the backend
+    };
+    // Device memory the driver reserves for `value` (over `start`) of
+    // `limit` on the selected device; UINT64_MAX when it cannot tell.
+    uint64_t limit_cost(uint32_t limit, uint64_t value, uint64_t start);
+    bool recharge(LimitState& st, uint64_t cost);
+    void restore_limits();
     // The function, stream and launch shape of a LAUNCH_KERNEL(_PACKED); an
     // empty `why` when they are valid.
     struct LaunchShape {
@@ -218,6 +234,7 @@ private:
     uint64_t registered_bytes_ = 0, registered_bytes_limit_ = 0;
     uint64_t alias_mappings_ = 0, alias_allowance_ = 0; // the allowance: from AliasBudget::process()
     void forget_registration(const Registration& r);
+    std::map<std::pair<int, uint32_t>, LimitState> limits_; // by (device, CUlimit), those the guest set
     HandleTable<BackendStream> streams_;
     HandleTable<BackendEvent> events_;
     AllocationTable allocs_;

@@ -31,6 +31,7 @@ bool CommandDispatch::needs_context(uint16_t op) {
     case VGPU_OP_PRIMARY_CTX_SET_FLAGS:
     case VGPU_OP_PRIMARY_CTX_RESET:
     case VGPU_OP_DEVICE_CAN_ACCESS_PEER:
+    case VGPU_OP_DEVICE_P2P_ATTRIBUTE:
         return false;
     default:
         return true;

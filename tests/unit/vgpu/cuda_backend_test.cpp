@@ -267,6 +267,37 @@ TEST(CudaVgpu, VectorAddThroughTheRing) {
 
 }
 
+// Occupancy and limits reach the driver: its occupancy for vector_add, the
+// stack limit read back as the driver rounded it and charged to the quota
+// (every resident thread's growth), RESET giving the start value back.
+TEST(CudaVgpu, OccupancyAndLimitsThroughTheRing) {
+    std::string why;
+    auto be = make_cuda(&why);
+    if (!be) GTEST_SKIP() << "no CUDA backend: " << why;
+    VgpuRig rig(VgpuOptions{}, std::move(be));
+    ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
+    uint64_t fn = 0;
+    rig.module_with("vector_add", &fn, test_fatbin());
+    const Done occ = rig.call({.opcode = VGPU_OP_FUNC_OCCUPANCY, .args = {fn, 256, 0, 0}});
+    ASSERT_EQ(occ.status, VGPU_SUCCESS);
+    EXPECT_GE(occ.r0, 1u);
+    EXPECT_LE(occ.r0 * 256, 2048u); // no GPU holds more than 2048 threads per multiprocessor
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_FUNC_OCCUPANCY, .args = {fn, 1025, 0, 0}}).r0, 0u);
+    const Done start = rig.call({.opcode = VGPU_OP_CTX_LIMIT, .args = {VGPU_LIMIT_STACK_SIZE, 0, 0}});
+    ASSERT_EQ(start.status, VGPU_SUCCESS);
+    const Done info0 = rig.call({.opcode = VGPU_OP_MEM_GET_INFO});
+    const Done set = rig.call({.opcode = VGPU_OP_CTX_LIMIT, .args = {VGPU_LIMIT_STACK_SIZE, start.r0 + 1024, 1}});
+    ASSERT_EQ(set.status, VGPU_SUCCESS);
+    EXPECT_GE(set.r0, start.r0 + 1024);
+    const Done info1 = rig.call({.opcode = VGPU_OP_MEM_GET_INFO});
+    EXPECT_LT(info1.r0, info0.r0); // the reservation counts against the quota
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_CTX_LIMIT, .args = {VGPU_LIMIT_STACK_SIZE, 1ull << 40, 1}}).status,
+              VGPU_ERROR_OUT_OF_MEMORY);
+    rig.reset();
+    ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_CTX_LIMIT, .args = {VGPU_LIMIT_STACK_SIZE, 0, 0}}).r0, start.r0);
+}
+
 // The layout comes from the module, and launches must match it exactly.
 TEST(CudaBackend, ReportsTheModulesParameterLayout) {
     REQUIRE_CUDA(be);

@@ -94,6 +94,12 @@ public:
     Status function_attribute(BackendFunction f, int attribute, int* out) override;
     Status set_function_attribute(BackendFunction f, int attribute, int value) override;
     Status module_get_global(BackendModule m, std::string_view name, uint64_t* dptr, uint64_t* bytes) override;
+    // cuda_backend_limits.cpp: the driver's occupancy calculator and
+    // context limits, and P2P attributes between two CUDA backends.
+    Status occupancy(BackendFunction f, uint32_t block, uint64_t dynamic_shared, uint32_t flags, int* out) override;
+    Status get_limit(int limit, uint64_t* out) override;
+    Status set_limit(int limit, uint64_t value) override;
+    Status peer_attribute(GpuBackend& peer, int attribute, int* out) override;
     // Between two CUDA backends (contexts), as the driver does them:
     // cuMemcpyPeerAsync goes over the bus where peer access allows, and
     // the driver stages it itself where not.

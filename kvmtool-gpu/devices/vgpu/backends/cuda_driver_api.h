@@ -36,7 +36,8 @@ namespace kvmgpu::vgpu {
     X(cuLaunchKernel, 4000) X(cuLaunchCooperativeKernel, 9000) X(cuStreamCreate, 2000) X(cuStreamSynchronize, 2000) X(cuStreamDestroy, 4000)        \
     X(cuStreamWaitEvent, 3020) X(cuStreamCreateWithPriority, 5050) X(cuCtxGetStreamPriorityRange, 5050)         \
     X(cuEventCreate, 2000) X(cuEventRecord, 2000) X(cuEventSynchronize, 2000) X(cuEventElapsedTime, 12080)       \
-    X(cuEventDestroy, 4000) X(cuStreamQuery, 2000) X(cuEventQuery, 2000)
+    X(cuEventDestroy, 4000) X(cuStreamQuery, 2000) X(cuEventQuery, 2000)                                        \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 7000) X(cuCtxSetLimit, 3010) X(cuCtxGetLimit, 3010)
 
 // Absent from older drivers; nullptr then.
 #define KVMGPU_CUDA_OPTIONAL(X) X(cuMemcpyBatchAsync, 13000)

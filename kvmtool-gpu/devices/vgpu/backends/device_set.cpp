@@ -108,6 +108,12 @@ Status DeviceSet::can_access_peer(int device, int peer_device, int* out) {
     return s == VGPU_ERROR_NOT_SUPPORTED ? VGPU_SUCCESS : s;
 }
 
+Status DeviceSet::p2p_attribute(int attribute, int device, int peer_device, int* out) {
+    if (!valid(device) || !valid(peer_device) || device == peer_device) return VGPU_ERROR_INVALID_DEVICE;
+    const Status s = devices_[device]->peer_attribute(*devices_[peer_device], attribute, out);
+    return s == VGPU_ERROR_NOT_SUPPORTED ? GpuBackend::p2p_attribute(attribute, device, peer_device, out) : s;
+}
+
 Status DeviceSet::set_peer_access(int device, int peer_device, bool enable) {
     if (!valid(device) || !valid(peer_device)) return VGPU_ERROR_INVALID_DEVICE;
     if (device == peer_device) return VGPU_ERROR_PEER_ACCESS_UNSUPPORTED;

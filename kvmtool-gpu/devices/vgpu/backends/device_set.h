@@ -78,6 +78,9 @@ public:
     Status memcpy_peer(int dst_device, uint64_t dst, int src_device, uint64_t src, uint64_t bytes, BackendStream s,
                        bool async) override;
     Status can_access_peer(int device, int peer_device, int* out) override;
+    // The pair's backends answer where they can (CUDA: two GPUs), else the
+    // default answer from can_access_peer.
+    Status p2p_attribute(int attribute, int device, int peer_device, int* out) override;
     Status set_peer_access(int device, int peer_device, bool enable) override;
 
     Status module_load(std::span<const uint8_t> image, BackendModule* out) override {
@@ -105,6 +108,11 @@ public:
                          std::span<const uint8_t> buffer, const ParamLayout& layout, bool cooperative) override {
         return cur().launch_packed(f, grid, block, shared_bytes, s, buffer, layout, cooperative);
     }
+    Status occupancy(BackendFunction f, uint32_t block, uint64_t dynamic_shared, uint32_t flags, int* out) override {
+        return cur().occupancy(f, block, dynamic_shared, flags, out);
+    }
+    Status get_limit(int limit, uint64_t* out) override { return cur().get_limit(limit, out); }
+    Status set_limit(int limit, uint64_t value) override { return cur().set_limit(limit, value); }
 
     Status stream_create(uint32_t flags, BackendStream* out) override { return cur().stream_create(flags, out); }
     Status stream_synchronize(BackendStream s) override { return cur().stream_synchronize(s); }

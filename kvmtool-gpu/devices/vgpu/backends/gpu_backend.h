@@ -138,6 +138,16 @@ public:
         (void)peer, (void)to_peer, (void)dst, (void)src, (void)bytes, (void)s, (void)async;
         return VGPU_ERROR_NOT_SUPPORTED;
     }
+    // cuDeviceGetP2PAttribute between two of the backend's devices (not the
+    // same one: INVALID_DEVICE). The default answers from can_access_peer:
+    // ACCESS_SUPPORTED is it, every other attribute 0.
+    virtual Status p2p_attribute(int attribute, int device, int peer_device, int* out);
+    // The hook a DeviceSet asks first, as peer_can_access; NOT_SUPPORTED:
+    // the answer above.
+    virtual Status peer_attribute(GpuBackend& peer, int attribute, int* out) {
+        (void)peer, (void)attribute, (void)out;
+        return VGPU_ERROR_NOT_SUPPORTED;
+    }
     virtual Status device_attribute(int attribute, int ordinal, int* out) = 0;
     virtual Status device_name(int ordinal, char* buf, size_t len) = 0;
     virtual Status device_total_mem(int ordinal, uint64_t* out) = 0;
@@ -179,6 +189,25 @@ public:
     // cuFuncGetAttribute / cuFuncSetAttribute (CUfunction_attribute numbers).
     virtual Status function_attribute(BackendFunction f, int attribute, int* out) = 0;
     virtual Status set_function_attribute(BackendFunction f, int attribute, int value) = 0;
+    // cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: how many blocks
+    // of `block` threads with `dynamic_shared` bytes one multiprocessor of
+    // the selected device holds at once (block 1..1024, flags 0 or 1,
+    // checked by the device model).
+    virtual Status occupancy(BackendFunction f, uint32_t block, uint64_t dynamic_shared, uint32_t flags, int* out) {
+        (void)f, (void)block, (void)dynamic_shared, (void)flags, (void)out;
+        return VGPU_ERROR_NOT_SUPPORTED;
+    }
+    // cuCtxGetLimit / cuCtxSetLimit on the selected device's context
+    // (CUlimit numbers below VGPU_LIMIT_COUNT_; the device model decides
+    // which may be set and counts what they cost).
+    virtual Status get_limit(int limit, uint64_t* out) {
+        (void)limit, (void)out;
+        return VGPU_ERROR_NOT_SUPPORTED;
+    }
+    virtual Status set_limit(int limit, uint64_t value) {
+        (void)limit, (void)value;
+        return VGPU_ERROR_NOT_SUPPORTED;
+    }
     // cuModuleGetGlobal: the device address and size of a __device__
     // variable; VGPU_ERROR_NOT_FOUND when the module has none of that name.
     virtual Status module_get_global(BackendModule m, std::string_view name, uint64_t* dptr, uint64_t* bytes) = 0;

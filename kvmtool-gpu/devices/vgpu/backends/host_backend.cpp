@@ -19,8 +19,6 @@ constexpr uint64_t kRamBase = 0x0E00'0000'0000'0000ull;
 
 constexpr uint32_t kEventDisableTiming = 0x2; // CU_EVENT_DISABLE_TIMING
 constexpr int kAttributeMax = 148;             // CU_DEVICE_ATTRIBUTE_MAX in CUDA 13.0's cuda.h
-constexpr int kDefaultDynamicShared = 48 << 10; // a launch's dynamic shared memory without opting in, as on a GPU
-constexpr int kMaxDynamicShared = 227 << 10;    // the most a kernel may opt in to (an H100's, nominal here)
 } // namespace
 
 HostBackend::HostBackend(HostBackendOptions opts)
@@ -335,6 +333,7 @@ bool HostBackend::recover_from(Status s) {
 }
 
 void HostBackend::drop_all() {
+    limits_ = start_limits(); // a recovered context starts afresh, as a new CUDA context does
     for (auto& [dev, a] : allocs_) {
         std::free(a.host);
         alloc_addresses_.release(dev);

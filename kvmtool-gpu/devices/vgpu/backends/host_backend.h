@@ -15,6 +15,7 @@
 // registered.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -37,6 +38,13 @@ class HostBackend final : public GpuBackend, public DeviceAddressSpace {
 public:
     explicit HostBackend(HostBackendOptions opts = {});
     ~HostBackend() override;
+
+    // Nominal figures of the "device" (an H100's where a GPU's are needed).
+    static constexpr int kDefaultDynamicShared = 48 << 10; // a launch's dynamic shared memory without opting in
+    static constexpr int kMaxDynamicShared = 227 << 10;    // the most a kernel may opt in to
+    static constexpr int kThreadsPerMultiprocessor = 2048;
+    static constexpr int kBlocksPerMultiprocessor = 32;
+    static constexpr int kSharedPerMultiprocessor = 228 << 10;
 
     uint32_t id() const override { return VGPU_BACKEND_HOST; }
     std::string describe() const override;
@@ -78,6 +86,12 @@ public:
     Status function_attribute(BackendFunction f, int attribute, int* out) override;
     Status set_function_attribute(BackendFunction f, int attribute, int value) override;
     Status module_get_global(BackendModule m, std::string_view name, uint64_t* dptr, uint64_t* bytes) override;
+    // host_backend_limits.cpp: occupancy by the nominal figures above (the
+    // reference kernels use no registers or static shared memory); limits
+    // kept as numbers, starting at a GPU's defaults.
+    Status occupancy(BackendFunction f, uint32_t block, uint64_t dynamic_shared, uint32_t flags, int* out) override;
+    Status get_limit(int limit, uint64_t* out) override;
+    Status set_limit(int limit, uint64_t value) override;
     Status launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
                   std::span<void* const> params, std::span<const uint16_t> sizes, bool cooperative) override;
 
@@ -139,6 +153,12 @@ private:
     // Per reference kernel: the dynamic shared memory a launch may ask for
     // (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES; default 48 KiB).
     std::map<BackendFunction, int> max_dynamic_shared_;
+    int max_dynamic_shared(BackendFunction f) const {
+        const auto it = max_dynamic_shared_.find(f);
+        return it == max_dynamic_shared_.end() ? kDefaultDynamicShared : it->second;
+    }
+    std::array<uint64_t, VGPU_LIMIT_COUNT_> limits_ = start_limits();
+    static std::array<uint64_t, VGPU_LIMIT_COUNT_> start_limits();
     uint64_t next_object_ = 0x1000; // module/stream/event ids: small numbers, not pointers
     std::vector<uint8_t> bounce_;
     std::set<const HostBackend*> peers_; // peer access enabled to these

@@ -1,0 +1,122 @@
+// Device identity (compute capability, PCI bus id, UUID), P2P attributes,
+// context limits and the stream priority range.
+#include "guest-stub/cuda/guest_cuda.h"
+#include "guest-stub/cuda/vgpu_client.h"
+
+using namespace guest::cuda;
+
+namespace {
+
+// Writes `v` as `digits` lower-case hex digits at p.
+void put_hex(char* p, unsigned v, int digits)
+{
+    for (int i = digits - 1; i >= 0; --i, v >>= 4)
+        p[i] = "0123456789abcdef"[v & 0xf];
+}
+
+} // namespace
+
+extern "C" CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice dev)
+{
+    if (major == nullptr || minor == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = cuDeviceGetAttribute(major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev))
+        return r;
+    return cuDeviceGetAttribute(minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+}
+
+// "dddd:bb:dd.0": domain, bus and device as the VMM reports them.
+extern "C" CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev)
+{
+    constexpr int kChars = 12; // "0000:00:00.0"
+    if (pciBusId == nullptr || len <= kChars)
+        return CUDA_ERROR_INVALID_VALUE;
+    int domain = 0, bus = 0, device = 0;
+    if (CUresult r = cuDeviceGetAttribute(&domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, dev))
+        return r;
+    if (CUresult r = cuDeviceGetAttribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev))
+        return r;
+    if (CUresult r = cuDeviceGetAttribute(&device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, dev))
+        return r;
+    put_hex(pciBusId, static_cast<unsigned>(domain), 4);
+    pciBusId[4] = ':';
+    put_hex(pciBusId + 5, static_cast<unsigned>(bus), 2);
+    pciBusId[7] = ':';
+    put_hex(pciBusId + 8, static_cast<unsigned>(device), 2);
+    pciBusId[10] = '.';
+    pciBusId[11] = '0';
+    pciBusId[12] = '\0';
+    return CUDA_SUCCESS;
+}
+
+// "kvmtool-gpu vGPU" with the ordinal in the last byte, in the layout of a
+// version-4 (random) UUID.
+extern "C" CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev)
+{
+    if (uuid == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    int count = 0;
+    if (CUresult r = cuDeviceGetCount(&count))
+        return r;
+    if (dev < 0 || dev >= count)
+        return CUDA_ERROR_INVALID_DEVICE;
+    const char base[16] = {'k', 'v', 'm', 't', 'o', 'o', 'l', '-', 'g', 'p', 'u', ' ', 'v', 'G', 'P', 0};
+    for (int i = 0; i < 16; ++i)
+        uuid->bytes[i] = base[i];
+    uuid->bytes[6] = static_cast<char>(0x40 | (uuid->bytes[6] & 0x0f)); // version 4
+    uuid->bytes[8] = static_cast<char>(0x80 | (uuid->bytes[8] & 0x3f)); // variant 1
+    uuid->bytes[15] = static_cast<char>(dev);
+    return CUDA_SUCCESS;
+}
+
+extern "C" CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) { return cuDeviceGetUuid(uuid, dev); }
+
+extern "C" CUresult cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attrib, CUdevice srcDevice,
+                                            CUdevice dstDevice)
+{
+    if (value == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = ready())
+        return r;
+    Call c;
+    c.op = VGPU_OP_DEVICE_P2P_ATTRIBUTE;
+    c.arg[0] = static_cast<uint64_t>(attrib);
+    c.arg[1] = device_arg(srcDevice);
+    c.arg[2] = device_arg(dstDevice);
+    uint64_t res[2];
+    CUresult r = call_sync(c, res);
+    if (r == CUDA_SUCCESS)
+        *value = static_cast<int>(static_cast<int64_t>(res[0]));
+    return r;
+}
+
+extern "C" CUresult cuCtxSetLimit(CUlimit limit, size_t value)
+{
+    Call c;
+    c.op = VGPU_OP_CTX_LIMIT;
+    c.arg[0] = static_cast<uint64_t>(limit);
+    c.arg[1] = value;
+    c.arg[2] = 1;
+    return call_sync(c);
+}
+
+extern "C" CUresult cuCtxGetLimit(size_t* value, CUlimit limit)
+{
+    if (value == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    Call c;
+    c.op = VGPU_OP_CTX_LIMIT;
+    c.arg[0] = static_cast<uint64_t>(limit);
+    return call_result(c, value);
+}
+
+extern "C" CUresult cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority)
+{
+    if (CUresult r = ready())
+        return r;
+    if (leastPriority != nullptr) // either may be left out, as with the driver
+        *leastPriority = 0;
+    if (greatestPriority != nullptr)
+        *greatestPriority = 0;
+    return CUDA_SUCCESS;
+}

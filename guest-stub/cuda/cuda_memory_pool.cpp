@@ -1,0 +1,227 @@
+// Stream-ordered allocation over the vGPU's ordinary allocations (see
+// guest_cuda.h): MEM_ALLOC and MEM_FREE, so the VMM counts every byte
+// against the VM's quota and frees it at RESET. Pools live here, one per
+// device, holding what the driver reports about a pool.
+#include "guest-stub/cuda/guest_cuda.h"
+#include "guest-stub/cuda/vgpu_client.h"
+
+using namespace guest::cuda;
+
+struct CUmemPoolHandle_st {
+    CUdevice device;
+    bool reuse[3]; // FOLLOW_EVENT_DEPENDENCIES, ALLOW_OPPORTUNISTIC, ALLOW_INTERNAL_DEPENDENCIES
+    cuuint64_t release_threshold;
+    cuuint64_t used, used_high;
+    uint32_t peers; // devices given read-write access (bit per ordinal)
+};
+
+namespace {
+
+constexpr int kMaxPoolDevices = 32;
+CUmemPoolHandle_st g_pools[kMaxPoolDevices];
+bool g_pool_ready[kMaxPoolDevices];
+
+CUresult pool_of_device(CUdevice dev, CUmemoryPool* out)
+{
+    int count = 0;
+    if (CUresult r = cuDeviceGetCount(&count))
+        return r;
+    if (dev < 0 || dev >= count || dev >= kMaxPoolDevices)
+        return CUDA_ERROR_INVALID_DEVICE;
+    if (!g_pool_ready[dev]) {
+        g_pools[dev] = CUmemPoolHandle_st{dev, {true, true, true}, 0, 0, 0, 0};
+        g_pool_ready[dev] = true;
+    }
+    *out = &g_pools[dev];
+    return CUDA_SUCCESS;
+}
+
+bool known(CUmemoryPool pool)
+{
+    const uintptr_t p = reinterpret_cast<uintptr_t>(pool), first = reinterpret_cast<uintptr_t>(&g_pools[0]);
+    if (p < first || (p - first) % sizeof g_pools[0] != 0 || (p - first) / sizeof g_pools[0] >= kMaxPoolDevices)
+        return false;
+    return g_pool_ready[(p - first) / sizeof g_pools[0]];
+}
+
+// The stream is one of the current context's (a query checks the handle).
+CUresult check_stream(CUstream stream)
+{
+    Call c;
+    c.op = VGPU_OP_STREAM_QUERY;
+    c.arg[0] = stream_arg(stream);
+    const CUresult r = call_sync(c);
+    return r == CUDA_ERROR_NOT_READY ? CUDA_SUCCESS : r;
+}
+
+// Device `dev`'s primary context reaches (or no longer reaches) the pool
+// device's memory.
+CUresult set_peer_access(CUdevice dev, CUdevice pool_dev, bool enable)
+{
+    CUcontext mine = nullptr, theirs = nullptr;
+    if (CUresult r = cuDevicePrimaryCtxRetain(&mine, dev)) // kept retained while access is given
+        return r;
+    if (CUresult r = cuDevicePrimaryCtxRetain(&theirs, pool_dev))
+        return r;
+    if (CUresult r = cuCtxPushCurrent(mine))
+        return r;
+    CUresult r = enable ? cuCtxEnablePeerAccess(theirs, 0) : cuCtxDisablePeerAccess(theirs);
+    if (r == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED || r == CUDA_ERROR_PEER_ACCESS_NOT_ENABLED)
+        r = CUDA_SUCCESS;
+    CUcontext popped = nullptr;
+    cuCtxPopCurrent(&popped);
+    return r;
+}
+
+} // namespace
+
+extern "C" CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool, CUdevice dev)
+{
+    if (pool == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    return pool_of_device(dev, pool);
+}
+
+extern "C" CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice dev) { return cuDeviceGetDefaultMemPool(pool, dev); }
+
+extern "C" CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUstream stream)
+{
+    if (dptr == nullptr || bytes == 0 || !known(pool))
+        return CUDA_ERROR_INVALID_VALUE;
+    CUdevice dev = 0;
+    if (CUresult r = cuCtxGetDevice(&dev))
+        return r;
+    if (dev != pool->device)
+        return CUDA_ERROR_NOT_SUPPORTED; // a pool of another device: allocate with its context current
+    if (CUresult r = check_stream(stream))
+        return r;
+    Call c;
+    c.op = VGPU_OP_MEM_ALLOC;
+    c.arg[0] = bytes;
+    if (CUresult r = call_result(c, dptr))
+        return r;
+    allocation_add(*dptr, bytes, pool);
+    pool->used += bytes;
+    if (pool->used > pool->used_high)
+        pool->used_high = pool->used;
+    return CUDA_SUCCESS;
+}
+
+extern "C" CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytes, CUstream stream)
+{
+    if (dptr == nullptr || bytes == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUdevice dev = 0;
+    CUmemoryPool pool = nullptr;
+    if (CUresult r = cuCtxGetDevice(&dev))
+        return r;
+    if (CUresult r = pool_of_device(dev, &pool))
+        return r;
+    return cuMemAllocFromPoolAsync(dptr, bytes, pool, stream);
+}
+
+// Any allocation may be freed so (also cuMemAlloc's, as with the driver).
+extern "C" CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
+{
+    uint64_t bytes = 0;
+    CUmemoryPool pool = nullptr;
+    if (!allocation_find(dptr, &bytes, &pool))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = cuStreamSynchronize(stream))
+        return r;
+    if (CUresult r = cuMemFree(dptr))
+        return r;
+    if (pool != nullptr)
+        pool->used -= bytes < pool->used ? bytes : pool->used;
+    return CUDA_SUCCESS;
+}
+
+extern "C" CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value)
+{
+    if (!known(pool) || value == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    switch (attr) {
+    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+        pool->reuse[attr - 1] = *static_cast<const int*>(value) != 0;
+        return CUDA_SUCCESS;
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+        pool->release_threshold = *static_cast<const cuuint64_t*>(value);
+        return CUDA_SUCCESS;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+    case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+        // Only a reset to 0 is allowed, which brings the mark down to now.
+        if (*static_cast<const cuuint64_t*>(value) != 0)
+            return CUDA_ERROR_INVALID_VALUE;
+        pool->used_high = pool->used;
+        return CUDA_SUCCESS;
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
+// Reserved memory is what is in use: nothing is kept past a free.
+extern "C" CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value)
+{
+    if (!known(pool) || value == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    switch (attr) {
+    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+        *static_cast<int*>(value) = pool->reuse[attr - 1] ? 1 : 0;
+        return CUDA_SUCCESS;
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: *static_cast<cuuint64_t*>(value) = pool->release_threshold; break;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
+    case CU_MEMPOOL_ATTR_USED_MEM_CURRENT: *static_cast<cuuint64_t*>(value) = pool->used; break;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+    case CU_MEMPOOL_ATTR_USED_MEM_HIGH: *static_cast<cuuint64_t*>(value) = pool->used_high; break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
+}
+
+// Nothing is held past what is in use: there is nothing to trim.
+extern "C" CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t)
+{
+    return known(pool) ? ready() : CUDA_ERROR_INVALID_VALUE;
+}
+
+extern "C" CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc* map, size_t count)
+{
+    if (!known(pool) || (map == nullptr && count > 0))
+        return CUDA_ERROR_INVALID_VALUE;
+    int devices = 0;
+    if (CUresult r = cuDeviceGetCount(&devices))
+        return r;
+    for (size_t i = 0; i < count; ++i) {
+        const CUmemAccessDesc& d = map[i];
+        if (d.location.type != CU_MEM_LOCATION_TYPE_DEVICE || d.location.id < 0 || d.location.id >= devices ||
+            d.location.id >= kMaxPoolDevices)
+            return CUDA_ERROR_INVALID_VALUE;
+        const bool rw = d.flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        if (!rw && d.flags != CU_MEM_ACCESS_FLAGS_PROT_NONE)
+            return CUDA_ERROR_NOT_SUPPORTED; // read-only peer mappings are not offered
+        if (d.location.id == pool->device) {
+            if (!rw)
+                return CUDA_ERROR_INVALID_DEVICE; // the owner always has access
+            continue;
+        }
+        if (CUresult r = set_peer_access(d.location.id, pool->device, rw))
+            return r;
+        const uint32_t bit = 1u << d.location.id;
+        pool->peers = rw ? pool->peers | bit : pool->peers & ~bit;
+    }
+    return CUDA_SUCCESS;
+}
+
+extern "C" CUresult cuMemPoolGetAccess(CUmemAccess_flags* flags, CUmemoryPool pool, CUmemLocation* location)
+{
+    if (flags == nullptr || location == nullptr || !known(pool) || location->type != CU_MEM_LOCATION_TYPE_DEVICE ||
+        location->id < 0 || location->id >= kMaxPoolDevices)
+        return CUDA_ERROR_INVALID_VALUE;
+    const bool rw = location->id == pool->device || (pool->peers & (1u << location->id)) != 0;
+    *flags = rw ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE : CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    return CUDA_SUCCESS;
+}

@@ -1,0 +1,97 @@
+// Occupancy: how many blocks of a kernel one multiprocessor holds at once.
+// The VMM asks its driver for each (kernel, block size, shared memory)
+// (VGPU_OP_FUNC_OCCUPANCY); the block-size search and its shared-memory
+// callback run here, in the guest.
+#include "guest-stub/cuda/guest_cuda.h"
+#include "guest-stub/cuda/vgpu_client.h"
+
+using namespace guest::cuda;
+
+namespace {
+
+// An attribute of the current context's device.
+CUresult current_device_attribute(CUdevice_attribute a, int* out)
+{
+    CUdevice dev = 0;
+    if (CUresult r = cuCtxGetDevice(&dev))
+        return r;
+    return cuDeviceGetAttribute(out, a, dev);
+}
+
+} // namespace
+
+extern "C" CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CUfunction func,
+                                                                         int blockSize, size_t dynamicSMemSize,
+                                                                         unsigned int flags)
+{
+    if (numBlocks == nullptr || blockSize <= 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    Call c;
+    c.op = VGPU_OP_FUNC_OCCUPANCY;
+    c.arg[0] = handle_bits(func);
+    c.arg[1] = static_cast<uint64_t>(blockSize);
+    c.arg[2] = dynamicSMemSize;
+    c.arg[3] = flags;
+    return call_result(c, numBlocks);
+}
+
+extern "C" CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfunction func, int blockSize,
+                                                                size_t dynamicSMemSize)
+{
+    return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, func, blockSize, dynamicSMemSize,
+                                                                CU_OCCUPANCY_DEFAULT);
+}
+
+// Candidates from the largest block allowed down, the largest first among
+// equals: the limit itself, then every multiple of the warp size below it.
+// Stops early once a candidate fills a multiprocessor's threads.
+extern "C" CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int* blockSize, CUfunction func,
+                                                              CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                                              size_t dynamicSMemSize, int blockSizeLimit,
+                                                              unsigned int flags)
+{
+    if (minGridSize == nullptr || blockSize == nullptr || blockSizeLimit < 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    int func_max = 0, dev_max = 0, warp = 0, sms = 0, per_sm = 0;
+    if (CUresult r = cuFuncGetAttribute(&func_max, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, func))
+        return r;
+    if (CUresult r = current_device_attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &dev_max))
+        return r;
+    if (CUresult r = current_device_attribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE, &warp))
+        return r;
+    if (CUresult r = current_device_attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &sms))
+        return r;
+    if (CUresult r = current_device_attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, &per_sm))
+        return r;
+    int limit = func_max < dev_max ? func_max : dev_max;
+    if (blockSizeLimit > 0 && blockSizeLimit < limit)
+        limit = blockSizeLimit;
+    if (warp <= 0)
+        warp = 32;
+    int best_block = 0, best_blocks = 0;
+    long best_threads = 0;
+    for (int b = limit; b > 0; b = (b % warp != 0) ? b - b % warp : b - warp) {
+        const size_t shared = blockSizeToDynamicSMemSize != nullptr ? blockSizeToDynamicSMemSize(b) : dynamicSMemSize;
+        int n = 0;
+        if (CUresult r = cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&n, func, b, shared, flags))
+            return r;
+        if (static_cast<long>(n) * b > best_threads) {
+            best_threads = static_cast<long>(n) * b;
+            best_block = b;
+            best_blocks = n;
+        }
+        if (per_sm > 0 && best_threads >= per_sm)
+            break;
+    }
+    *blockSize = best_block;
+    *minGridSize = best_blocks * sms;
+    return CUDA_SUCCESS;
+}
+
+extern "C" CUresult cuOccupancyMaxPotentialBlockSize(int* minGridSize, int* blockSize, CUfunction func,
+                                                     CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                                     size_t dynamicSMemSize, int blockSizeLimit)
+{
+    return cuOccupancyMaxPotentialBlockSizeWithFlags(minGridSize, blockSize, func, blockSizeToDynamicSMemSize,
+                                                     dynamicSMemSize, blockSizeLimit, CU_OCCUPANCY_DEFAULT);
+}

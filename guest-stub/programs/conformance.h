@@ -1,0 +1,12 @@
+// What the conformance guest's files share: the checks and their counts.
+#pragma once
+
+#include "guest-stub/programs/program_common.h"
+
+void expect(const char* what, CUresult got, CUresult want);
+void expect_true(const char* what, bool ok);
+// A function handle the vGPU never issued (another generation of f's slot).
+CUfunction bogus(CUfunction f);
+// conformance_limits.cpp
+void occupancy_and_limit_calls(CUfunction add, void** params);
+void stream_ordered_calls();

@@ -1,0 +1,32 @@
+// CudaBackend: the driver's occupancy calculator, the context's limits and
+// P2P attributes, each one driver call on this backend's context.
+#include "kvmtool-gpu/devices/vgpu/backends/cuda_backend.h"
+#include "kvmtool-gpu/devices/vgpu/backends/cuda_status.h"
+
+namespace kvmgpu::vgpu {
+
+Status CudaBackend::occupancy(BackendFunction f, uint32_t block, uint64_t dynamic_shared, uint32_t flags, int* out) {
+    return to_status(api_.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+        out, reinterpret_cast<CUfunction>(f), static_cast<int>(block), dynamic_shared, flags));
+}
+
+Status CudaBackend::get_limit(int limit, uint64_t* out) {
+    size_t v = 0;
+    CU_TRY(api_.cuCtxGetLimit(&v, static_cast<CUlimit>(limit)));
+    *out = v;
+    return VGPU_SUCCESS;
+}
+
+Status CudaBackend::set_limit(int limit, uint64_t value) {
+    return to_status(api_.cuCtxSetLimit(static_cast<CUlimit>(limit), value));
+}
+
+// The driver answers for two distinct GPUs; two backends on one GPU
+// (--gpus 0,0) are left to the default answer (GpuBackend::p2p_attribute).
+Status CudaBackend::peer_attribute(GpuBackend& peer, int attribute, int* out) {
+    auto* other = dynamic_cast<CudaBackend*>(&peer);
+    if (!other || other->dev_ == dev_) return VGPU_ERROR_NOT_SUPPORTED;
+    return to_status(api_.cuDeviceGetP2PAttribute(out, static_cast<CUdevice_P2PAttribute>(attribute), dev_, other->dev_));
+}
+
+} // namespace kvmgpu::vgpu

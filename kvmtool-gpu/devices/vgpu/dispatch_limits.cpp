@@ -1,0 +1,137 @@
+// Handlers for occupancy, context limits and P2P attributes: questions the
+// guest cannot answer itself (a kernel's registers are the driver's), and
+// limits whose device memory counts against the VM's quota.
+#include <algorithm>
+#include <climits>
+
+#include "kvmtool-gpu/devices/vgpu/command_dispatch.h"
+
+namespace kvmgpu::vgpu {
+
+namespace {
+constexpr int kAttrMultiprocessors = 16;          // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+constexpr int kAttrThreadsPerMultiprocessor = 39; // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR
+constexpr int kAttrMaxPersistingL2 = 108;         // CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE
+constexpr uint64_t kOccupancyFlags = 0x1;         // CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE
+
+bool costs_memory(uint32_t limit) {
+    return limit == VGPU_LIMIT_STACK_SIZE || limit == VGPU_LIMIT_PRINTF_FIFO_SIZE ||
+           limit == VGPU_LIMIT_MALLOC_HEAP_SIZE;
+}
+} // namespace
+
+// arg0 function, arg1 block size, arg2 dynamic shared bytes, arg3 flags.
+// A block no GPU runs (over 1024 threads, over 4 GiB of shared memory)
+// fits 0 times, as the driver answers for one over the kernel's limits.
+CommandResult CommandDispatch::op_func_occupancy(GuestCommand& c) {
+    const FunctionEntry* f = functions_.find(c.desc.arg[0], ctx_);
+    if (!f) return fail(VGPU_ERROR_INVALID_HANDLE, "function handle");
+    const uint64_t block = c.desc.arg[1], shared = c.desc.arg[2], flags = c.desc.arg[3];
+    if (block == 0 || block > INT_MAX) return fail(VGPU_ERROR_INVALID_VALUE, "occupancy block size 0 or past INT_MAX");
+    if (flags & ~kOccupancyFlags) return fail(VGPU_ERROR_INVALID_VALUE, "unknown occupancy flags");
+    if (block > 1024 || shared > UINT32_MAX) return done(VGPU_SUCCESS, 0);
+    int n = 0;
+    const Status s = backend_result(backend_.occupancy(f->function, static_cast<uint32_t>(block), shared,
+                                                       static_cast<uint32_t>(flags), &n));
+    return done(s, static_cast<uint64_t>(std::max(n, 0)));
+}
+
+uint64_t CommandDispatch::limit_cost(uint32_t limit, uint64_t value, uint64_t start) {
+    if (!costs_memory(limit) || value <= start) return 0;
+    uint64_t per = value - start, threads = 1;
+    if (limit == VGPU_LIMIT_STACK_SIZE) {
+        // Every thread the device can hold gets the stack: the driver reserves it up front.
+        int sms = 0, per_sm = 0;
+        if (backend_.device_attribute(kAttrMultiprocessors, selected_device_, &sms) != VGPU_SUCCESS ||
+            backend_.device_attribute(kAttrThreadsPerMultiprocessor, selected_device_, &per_sm) != VGPU_SUCCESS)
+            return UINT64_MAX;
+        threads = static_cast<uint64_t>(std::max(sms, 1)) * static_cast<uint64_t>(std::max(per_sm, 1));
+    }
+    uint64_t bytes = 0;
+    return __builtin_mul_overflow(per, threads, &bytes) ? UINT64_MAX : bytes;
+}
+
+// Charges (or gives back) the difference between a limit's cost now and
+// `cost`; false, changing nothing, past the quota.
+bool CommandDispatch::recharge(LimitState& st, uint64_t cost) {
+    if (cost > st.charged && !allocs_.charge(cost - st.charged)) return false;
+    if (cost < st.charged) allocs_.uncharge(st.charged - cost);
+    st.charged = cost;
+    return true;
+}
+
+// arg0 CUlimit, arg1 value, arg2 1 = set, 0 = get (vgpu_abi.h, VGPU_LIMIT_*).
+CommandResult CommandDispatch::op_ctx_limit(GuestCommand& c) {
+    const uint64_t limit = c.desc.arg[0], value = c.desc.arg[1], set = c.desc.arg[2];
+    if (set > 1) return fail(VGPU_ERROR_INVALID_VALUE, "CTX_LIMIT arg2 is neither get (0) nor set (1)");
+    if (limit >= VGPU_LIMIT_COUNT_) return fail(VGPU_ERROR_UNSUPPORTED_LIMIT, "limit not offered");
+    const auto lim = static_cast<uint32_t>(limit);
+    const std::pair<int, uint32_t> key{selected_device_, lim};
+    if (lim == VGPU_LIMIT_PERSISTING_L2_CACHE_SIZE) {
+        // L2 set aside on a GPU other VMs share: a hint, kept here.
+        if (!set) {
+            const auto it = limits_.find(key);
+            return done(VGPU_SUCCESS, it == limits_.end() ? 0 : it->second.hint);
+        }
+        int max = 0;
+        if (backend_.device_attribute(kAttrMaxPersistingL2, selected_device_, &max) != VGPU_SUCCESS) max = 0;
+        limits_[key].hint = std::min<uint64_t>(value, static_cast<uint64_t>(std::max(max, 0)));
+        return done(VGPU_SUCCESS, limits_[key].hint);
+    }
+    uint64_t now = 0;
+    if (!set) {
+        const Status s = backend_result(backend_.get_limit(static_cast<int>(lim), &now));
+        return done(s, now);
+    }
+    if (lim == VGPU_LIMIT_DEV_RUNTIME_SYNC_DEPTH || lim == VGPU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT)
+        return fail(VGPU_ERROR_UNSUPPORTED_LIMIT, "device-runtime limits cannot be set (no dynamic parallelism)");
+    LimitState& st = limits_[key];
+    if (!st.known) {
+        const Status s = backend_result(backend_.get_limit(static_cast<int>(lim), &st.start));
+        if (s != VGPU_SUCCESS) {
+            limits_.erase(key);
+            return done(s);
+        }
+        st.known = true;
+    }
+    const uint64_t before = st.charged;
+    if (!recharge(st, limit_cost(lim, value, st.start)))
+        return fail(VGPU_ERROR_OUT_OF_MEMORY, "the limit's device memory is past the VM's quota");
+    Status s = backend_result(backend_.set_limit(static_cast<int>(lim), value));
+    if (s == VGPU_SUCCESS) s = backend_result(backend_.get_limit(static_cast<int>(lim), &now));
+    if (s != VGPU_SUCCESS) {
+        if (limits_.count(key)) recharge(st, before); // gives back: cannot fail (a recovery forgot it all)
+        return done(s);
+    }
+    // The driver may round up: charge what it holds.
+    if (!recharge(st, limit_cost(lim, now, st.start))) {
+        backend_.set_limit(static_cast<int>(lim), st.start);
+        recharge(st, 0);
+        return fail(VGPU_ERROR_OUT_OF_MEMORY, "the limit's device memory (as the driver rounded it) is past the quota");
+    }
+    return done(VGPU_SUCCESS, now);
+}
+
+// Every limit the guest set goes back to its start value on its device.
+void CommandDispatch::restore_limits() {
+    for (const auto& [key, st] : limits_) {
+        if (!st.known || backend_.select_device(key.first) != VGPU_SUCCESS) continue;
+        backend_.set_limit(static_cast<int>(key.second), st.start);
+    }
+    backend_.select_device(selected_device_);
+    limits_.clear(); // the charges go with the allocation table's
+}
+
+// arg0 CUdevice_P2PAttribute (1..5), arg1 device, arg2 peer device.
+CommandResult CommandDispatch::op_device_p2p_attribute(GuestCommand& c) {
+    const uint64_t attr = c.desc.arg[0];
+    if (attr < 1 || attr > 5) return fail(VGPU_ERROR_INVALID_VALUE, "unknown P2P attribute");
+    if (!device_exists(c.desc.arg[1]) || !device_exists(c.desc.arg[2]))
+        return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
+    int v = 0;
+    const Status s = backend_result(backend_.p2p_attribute(static_cast<int>(attr), static_cast<int>(c.desc.arg[1]),
+                                                           static_cast<int>(c.desc.arg[2]), &v));
+    return done(s, static_cast<uint64_t>(static_cast<int64_t>(v)));
+}
+
+} // namespace kvmgpu::vgpu
