@@ -79,12 +79,22 @@ void expect_consumed_and_usable(VgpuRig& rig, WorkerEngine& worker) {
     EXPECT_EQ(worker.messages(), sent) << "the new worker does not consume the ring";
 }
 
+// A worker that dies in the middle of a memset (the command in hand). A kill
+// from outside could land before the command is posted, and the supervisor
+// would then replace the worker with no command in hand.
+class DyingBackend final : public ForwardingBackend {
+public:
+    Status memset(uint64_t, uint32_t, uint32_t, uint64_t, BackendStream, bool) override {
+        raise(SIGKILL);
+        return VGPU_ERROR_UNKNOWN;
+    }
+};
+
 TEST_P(WorkerRing, DeadWorkerIsReplacedAndTheCommandInHandFails) {
-    WorkerVgpu w(WorkerOptions{}, opts());
+    WorkerVgpu w(WorkerOptions{}, opts(), factory_of<DyingBackend>());
     ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
     const uint64_t d = w.rig.alloc(4096);
     const pid_t pid = w.worker->worker_pid();
-    ASSERT_EQ(kill(pid, SIGKILL), 0);
     EXPECT_EQ(w.rig.call({.opcode = VGPU_OP_MEMSET_D8, .args = {d, 1, 16, 0}}).status, kWorkerDied);
     EXPECT_EQ(w.rig.dev->counters().recoveries, 1u);
     EXPECT_NE(w.worker->worker_pid(), pid);
