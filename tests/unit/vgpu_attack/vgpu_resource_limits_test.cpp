@@ -5,8 +5,11 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "kvmtool-gpu/bus/bus.h"
 #include "kvmtool-gpu/devices/debug_console.h"
@@ -24,10 +27,30 @@ constexpr uint64_t kListGpa = kDataGpa;                // SG lists
 constexpr uint64_t kFramesGpa = kDataGpa + 256 * kPage; // buffers' frames
 constexpr uint64_t kOutGpa = kDataGpa + 1024 * kPage;   // copies land here
 
-uint64_t mappings_of(pid_t pid) {
-    std::ifstream f(pid == 0 ? std::string("/proc/self/maps") : "/proc/" + std::to_string(pid) + "/maps");
+// Mappings of guest RAM's pages in process pid (0: this one): the lines of
+// its maps with the device and inode of the mapping that holds `ram`. An
+// alias maps the same pages, so it counts; the allocator's own mappings
+// (a sanitizer's included) do not.
+uint64_t ram_mappings(pid_t pid, const void* ram) {
+    const std::string path = pid == 0 ? std::string("/proc/self/maps") : "/proc/" + std::to_string(pid) + "/maps";
+    const auto at = reinterpret_cast<uintptr_t>(ram);
+    std::string file; // "dev inode" of the mapping holding ram
+    std::vector<std::string> lines;
+    std::ifstream f(path);
+    for (std::string line; std::getline(f, line);) lines.push_back(line);
+    auto file_of = [](const std::string& line) {
+        std::istringstream in(line);
+        std::string range, perms, offset, dev, inode;
+        in >> range >> perms >> offset >> dev >> inode;
+        return inode == "0" ? std::string() : dev + " " + inode;
+    };
+    for (const std::string& line : lines) {
+        uintptr_t lo = 0, hi = 0;
+        if (std::sscanf(line.c_str(), "%lx-%lx", &lo, &hi) == 2 && at >= lo && at < hi) file = file_of(line);
+    }
     uint64_t n = 0;
-    for (std::string line; std::getline(f, line);) ++n;
+    for (const std::string& line : lines)
+        if (!file.empty() && file_of(line) == file) ++n;
     return n;
 }
 
@@ -72,16 +95,17 @@ TEST(VgpuResourceLimits, AliasesAreUnmappedOnUnregisterAndOnReset) {
     VgpuRig rig;
     ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
     const auto list = every_other_frame(rig, 8);
-    const uint64_t before = mappings_of(0);
+    const void* ram = rig.host_ptr(0);
+    const uint64_t before = ram_mappings(0, ram);
     const Done r = register_list(rig, list);
     ASSERT_EQ(r.status, VGPU_SUCCESS);
-    EXPECT_GE(mappings_of(0), before + 8) << "one mapping per scattered frame";
+    EXPECT_GE(ram_mappings(0, ram), before + 8) << "one mapping per scattered frame";
     ASSERT_EQ(unregister(rig, r.r0), VGPU_SUCCESS);
-    EXPECT_EQ(mappings_of(0), before) << "unregister leaves the alias mapped";
+    EXPECT_EQ(ram_mappings(0, ram), before) << "unregister leaves the alias mapped";
     for (int i = 0; i < 16; ++i) ASSERT_EQ(register_list(rig, list).status, VGPU_SUCCESS) << i;
-    EXPECT_GE(mappings_of(0), before + 16 * 8);
+    EXPECT_GE(ram_mappings(0, ram), before + 16 * 8);
     rig.reset();
-    EXPECT_EQ(mappings_of(0), before) << "RESET leaves aliases mapped";
+    EXPECT_EQ(ram_mappings(0, ram), before) << "RESET leaves aliases mapped";
 }
 
 // "Contiguous guest frames need one mapping": one run needs none at all
@@ -95,10 +119,11 @@ TEST(VgpuResourceLimits, AliasesTakeOneMappingPerRunAndContiguousBuffersNone) {
         rig.put(kFramesGpa + i * kPage, page.data(), page.size());
         contiguous.push_back({kFramesGpa + i * kPage, kPage});
     }
-    const uint64_t before = mappings_of(0);
+    const void* ram = rig.host_ptr(0);
+    const uint64_t before = ram_mappings(0, ram);
     const Done one = register_list(rig, contiguous);
     ASSERT_EQ(one.status, VGPU_SUCCESS);
-    EXPECT_EQ(mappings_of(0), before);
+    EXPECT_EQ(ram_mappings(0, ram), before);
     ASSERT_NE(one.r1, 0u);
     EXPECT_EQ(one.r1, rig.host->guest_ram_device_address(rig.host_ptr(kFramesGpa))) << "the RAM window's address";
     EXPECT_TRUE(reads_back(rig, one.r1, 4));
@@ -106,7 +131,7 @@ TEST(VgpuResourceLimits, AliasesTakeOneMappingPerRunAndContiguousBuffersNone) {
     const std::vector<vgpu_sg_entry> two_runs = {contiguous[2], contiguous[3], contiguous[0], contiguous[1]};
     const Done two = register_list(rig, two_runs);
     ASSERT_EQ(two.status, VGPU_SUCCESS);
-    EXPECT_EQ(mappings_of(0), before + 2);
+    EXPECT_EQ(ram_mappings(0, ram), before + 2);
     ASSERT_EQ(rig.call({.opcode = VGPU_OP_MEMCPY_DTOH, .args = {kOutGpa, two.r1, 4 * kPage, 0}}).status, VGPU_SUCCESS);
     uint8_t first = 0, last = 0;
     rig.get(kOutGpa, &first, 1);
@@ -115,7 +140,7 @@ TEST(VgpuResourceLimits, AliasesTakeOneMappingPerRunAndContiguousBuffersNone) {
     EXPECT_EQ(last, 2);
     EXPECT_EQ(unregister(rig, two.r0), VGPU_SUCCESS);
     EXPECT_EQ(unregister(rig, one.r0), VGPU_SUCCESS);
-    EXPECT_EQ(mappings_of(0), before);
+    EXPECT_EQ(ram_mappings(0, ram), before);
 }
 
 // Findings 1 and 3: registrations, their bytes, their mappings and the
@@ -214,14 +239,15 @@ TEST(VgpuResourceLimits, AWorkersAliasesAreInTheWorkerNotTheVmm) {
     const pid_t worker = w.worker->worker_pid();
     ASSERT_GT(worker, 0);
     const auto list = every_other_frame(w.rig, 32);
-    const uint64_t vmm_before = mappings_of(0), worker_before = mappings_of(worker);
+    const void* ram = w.rig.host_ptr(0);
+    const uint64_t vmm_before = ram_mappings(0, ram), worker_before = ram_mappings(worker, ram);
     const Done r = register_list(w.rig, list);
     ASSERT_EQ(r.status, VGPU_SUCCESS);
-    EXPECT_EQ(mappings_of(0), vmm_before);
-    EXPECT_GE(mappings_of(worker), worker_before + 32);
+    EXPECT_EQ(ram_mappings(0, ram), vmm_before);
+    EXPECT_GE(ram_mappings(worker, ram), worker_before + 32);
     EXPECT_TRUE(reads_back(w.rig, r.r1, 32));
     ASSERT_EQ(unregister(w.rig, r.r0), VGPU_SUCCESS);
-    EXPECT_EQ(mappings_of(worker), worker_before);
+    EXPECT_EQ(ram_mappings(worker, ram), worker_before);
 }
 
 // Finding 4: a sticky fault on one device frees every device's memory.
