@@ -72,6 +72,10 @@ TEST_P(WorkerRing, BrokenRingIsReported) {
 
 // After a replacement the new worker consumes the ring and work goes on.
 void expect_consumed_and_usable(VgpuRig& rig, WorkerEngine& worker) {
+    // A NOP completes only once the new worker consumes the ring: the
+    // messages that set it up (sent while the failed command completed)
+    // are all sent by then.
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_NOP}).status, VGPU_SUCCESS);
     const uint64_t sent = worker.messages();
     uint64_t fn = 0;
     rig.module_with("vector_add", &fn);
