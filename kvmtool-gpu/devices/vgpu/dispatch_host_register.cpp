@@ -53,9 +53,9 @@ CommandResult CommandDispatch::op_host_register(GuestCommand& c) {
     if (!reg.dptr && small_pages) {
         if (runs->size() > alias_allowance_ - alias_mappings_)
             return fail(VGPU_ERROR_OUT_OF_MEMORY, "the alias would pass the VM's host mappings (max_alias_mappings)");
-        if (!allocs_.charge(driver_charge(total)))
-            return fail(VGPU_ERROR_OUT_OF_MEMORY, "the driver's mapping cost would pass the device-memory quota");
         reg.charge = driver_charge(total);
+        if (!allocs_.charge(reg.charge))
+            return fail(VGPU_ERROR_OUT_OF_MEMORY, "the driver's mapping cost would pass the device-memory quota");
         std::string why;
         auto alias = HostAlias::make(*runs, &why);
         if (!alias) {
