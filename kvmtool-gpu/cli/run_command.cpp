@@ -50,6 +50,8 @@ const char* run_help() {
            "  --share DIR[:ro]    DIR is its root directory for files (:ro refuses writes)\n"
            "  --no-sync-regs      return from its system calls with KVM_GET/SET ioctls instead\n"
            "                      of KVM_CAP_SYNC_REGS (to compare their cost)\n"
+           "  --no-vdso           no vDSO: every clock read (clock_gettime, gettimeofday,\n"
+           "                      time) is a system call, as before the vDSO (to compare)\n"
            "\n"
            "  --vms N             boot N guests of the image at once (1..16, default 1), each\n"
            "                      a VM with its own vGPU: GPU worker, context, quotas and\n"
@@ -106,7 +108,7 @@ int run_command(const std::vector<std::string>& all_args) {
     }
     std::set<std::string> valued = {"guest", "mem", "pages", "timeout", "cmdline", "seed", "vms", "share"};
     valued.insert(vgpu_option_names().begin(), vgpu_option_names().end());
-    ArgParser p(valued, {"prefault", "quiet", "no-seccomp", "no-sync-regs", "help"});
+    ArgParser p(valued, {"prefault", "quiet", "no-seccomp", "no-sync-regs", "no-vdso", "help"});
     p.parse(args);
     if (p.has("help")) {
         std::fputs(run_help(), stdout);
@@ -130,6 +132,7 @@ int run_command(const std::vector<std::string>& all_args) {
     o.linux.args = guest_args;
     o.linux.env = env;
     o.linux.sync_regs = !p.has("no-sync-regs");
+    o.linux.vdso = !p.has("no-vdso");
     if (auto share = p.get("share")) {
         std::string dir = *share;
         if (dir.size() > 3 && dir.ends_with(":ro")) {
