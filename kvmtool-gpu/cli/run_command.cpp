@@ -70,6 +70,18 @@ const char* run_help() {
 
 namespace {
 
+// The backend, once up. `in_background`: it started while the guest ran, so
+// the factory's note only said so and the description names it.
+void print_vgpu_start(const AttachedVgpu& v, const VgpuConfig& cfg, bool in_background) {
+    const std::string& backend =
+        v.backend_note.empty() || in_background ? v.device->backend_description() : v.backend_note;
+    std::printf("kvmtool-gpu: vGPU backend: %s; doorbell %s; guest RAM registration %s (%.1f ms); up %.1f ms after "
+                "the device started\n",
+                backend.c_str(), vgpu::to_string(cfg.options.doorbell),
+                v.device->registration_status() == VGPU_SUCCESS ? "ok" : "FAILED (no zero-copy)",
+                v.device->registration_ns() * 1e-6, v.device->ready_after_ns() * 1e-6);
+}
+
 void print_result(const RunResult& r, const VirtualMachine& vm) {
     const double ms = 1e-6;
     std::printf("kvmtool-gpu: result: %s, exit code %u (%s)\n", to_string(r.outcome), r.exit_code,
@@ -160,16 +172,20 @@ int run_command(const std::vector<std::string>& all_args) {
     VirtualMachine vm(kvm, o);
     StopOnInterrupt stop_on_ctrl_c([&vm](int) { vm.request_stop(); });
     std::optional<AttachedVgpu> vgpu;
+    bool printed_start = false;
     if (vgpu_cfg) {
         vgpu = attach_vgpu(vm, *vgpu_cfg);
         // The factory's note names the backend and, on a fallback, why; it
         // replaces the bare description rather than repeating it.
-        const std::string& backend = vgpu->backend_note.empty() ? vgpu->device->backend_description()
-                                                                : vgpu->backend_note;
-        std::printf("kvmtool-gpu: vGPU backend: %s; doorbell %s; guest RAM registration %s (%.1f ms)\n",
-                    backend.c_str(), vgpu::to_string(vgpu_cfg->options.doorbell),
-                    vgpu->device->registration_status() == VGPU_SUCCESS ? "ok" : "FAILED (no zero-copy)",
-                    vgpu->device->registration_ns() * 1e-6);
+        // A GPU worker starts CUDA while the guest runs: then the backend and
+        // its registration are reported after the run (print_vgpu_start).
+        if (vgpu->device->ready()) {
+            print_vgpu_start(*vgpu, *vgpu_cfg, false);
+            printed_start = true;
+        } else {
+            std::printf("kvmtool-gpu: vGPU backend: %s; doorbell %s\n", vgpu->backend_note.c_str(),
+                        vgpu::to_string(vgpu_cfg->options.doorbell));
+        }
         // Several devices: where each pair lives (probed in a child process).
         if (vgpu_cfg->gpus.size() > 1)
             kvmgpu::bench::print_device_pairs("kvmtool-gpu: vGPU",
@@ -193,6 +209,7 @@ int run_command(const std::vector<std::string>& all_args) {
     vcpu.join();
     if (failed) std::rethrow_exception(failed);
     print_result(r, vm);
+    if (vgpu && !printed_start) print_vgpu_start(*vgpu, *vgpu_cfg, true);
     if (vgpu) {
         const auto c = vgpu->device->counters();
         std::printf("kvmtool-gpu: vGPU: %llu commands, %llu errors\n", (unsigned long long)c.commands,
