@@ -355,10 +355,22 @@ extern "C" CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f,
     uint16_t flags = 0;
     for (unsigned i = 0; i < config->numAttrs; ++i) {
         const CUlaunchAttribute& a = config->attrs[i];
-        if (a.id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE)
+        switch (a.id) {
+        case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
             flags = a.value.cooperative != 0 ? VGPU_CMD_FLAG_COOPERATIVE : 0;
-        else if (a.id != CU_LAUNCH_ATTRIBUTE_IGNORE)
+            break;
+        case CU_LAUNCH_ATTRIBUTE_IGNORE:
+        case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+        case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+        case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+            break; // hints (guest_cuda.h)
+        case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+            if (a.value.clusterDim.x != 1 || a.value.clusterDim.y != 1 || a.value.clusterDim.z != 1)
+                return CUDA_ERROR_NOT_SUPPORTED;
+            break;
+        default:
             return CUDA_ERROR_NOT_SUPPORTED;
+        }
     }
     return launch(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX, config->blockDimY,
                   config->blockDimZ, config->sharedMemBytes, config->hStream, kernelParams, extra, flags);

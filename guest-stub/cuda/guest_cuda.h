@@ -94,10 +94,20 @@ typedef struct CUctxCreateParams_st {
 typedef enum CUlaunchAttributeID_enum {
     CU_LAUNCH_ATTRIBUTE_IGNORE = 0,
     CU_LAUNCH_ATTRIBUTE_COOPERATIVE = 2,
+    CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4,
+    CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6,
+    CU_LAUNCH_ATTRIBUTE_PRIORITY = 8,
+    CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 14,
 } CUlaunchAttributeID;
 typedef union CUlaunchAttributeValue_union {
     char pad[64];
     int cooperative;
+    struct {
+        unsigned int x, y, z;
+    } clusterDim;
+    int programmaticStreamSerializationAllowed;
+    int priority;
+    unsigned int sharedMemCarveout;
 } CUlaunchAttributeValue;
 typedef struct CUlaunchAttribute_st {
     CUlaunchAttributeID id;
@@ -378,8 +388,12 @@ CUresult cuOccupancyMaxPotentialBlockSize(int* minGridSize, int* blockSize, CUfu
 CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int* blockSize, CUfunction func,
                                                    CUoccupancyB2DSize blockSizeToDynamicSMemSize,
                                                    size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags);
-// Attributes offered: CU_LAUNCH_ATTRIBUTE_IGNORE and _COOPERATIVE; any
-// other is CUDA_ERROR_NOT_SUPPORTED.
+// Attributes offered: IGNORE and COOPERATIVE; the hints
+// PROGRAMMATIC_STREAM_SERIALIZATION (the launch may overlap the previous
+// kernel: it never does here, which is always correct), PRIORITY and
+// PREFERRED_SHARED_MEMORY_CARVEOUT are accepted and not acted on;
+// CLUSTER_DIMENSION only as 1 x 1 x 1 (no clusters). Any other:
+// CUDA_ERROR_NOT_SUPPORTED.
 CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra);
 
 // ---- streams and events -------------------------------------------------
