@@ -11,41 +11,6 @@ namespace {
 
 CUarray cu(cudaArray_const_t a) { return reinterpret_cast<CUarray>(const_cast<cudaArray_t>(a)); }
 
-// The memory type of a pointer side of a copy of `kind` (the source when
-// `source`); false for a kind that is not one.
-bool pointer_type(cudaMemcpyKind kind, bool source, CUmemorytype* out)
-{
-    switch (kind) {
-    case cudaMemcpyHostToHost: *out = CU_MEMORYTYPE_HOST; return true;
-    case cudaMemcpyHostToDevice: *out = source ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE; return true;
-    case cudaMemcpyDeviceToHost: *out = source ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST; return true;
-    case cudaMemcpyDeviceToDevice: *out = CU_MEMORYTYPE_DEVICE; return true;
-    case cudaMemcpyDefault: *out = CU_MEMORYTYPE_UNIFIED; return true;
-    }
-    return false;
-}
-
-// A pointer side of CUDA_MEMCPY2D/3D: the host field, or the device field
-// (where UNIFIED keeps its address too).
-template <class Copy>
-void set_source(Copy* c, CUmemorytype type, const void* p)
-{
-    c->srcMemoryType = type;
-    if (type == CU_MEMORYTYPE_HOST)
-        c->srcHost = p;
-    else
-        c->srcDevice = reinterpret_cast<CUdeviceptr>(p);
-}
-template <class Copy>
-void set_destination(Copy* c, CUmemorytype type, void* p)
-{
-    c->dstMemoryType = type;
-    if (type == CU_MEMORYTYPE_HOST)
-        c->dstHost = p;
-    else
-        c->dstDevice = reinterpret_cast<CUdeviceptr>(p);
-}
-
 cudaError_t run_2d(const CUDA_MEMCPY2D& c, cudaStream_t stream, bool async)
 {
     return record(async ? cuMemcpy2DAsync(&c, stream) : cuMemcpy2D(&c));
@@ -57,7 +22,7 @@ cudaError_t to_array(cudaArray_t dst, size_t x_bytes, size_t y, const void* src,
 {
     CUDA_MEMCPY2D c{};
     CUmemorytype type;
-    if (!pointer_type(kind, true, &type))
+    if (!memory_type_of(kind, true, &type))
         return record(cudaErrorInvalidMemcpyDirection);
     set_source(&c, type, src);
     c.srcPitch = spitch;
@@ -75,7 +40,7 @@ cudaError_t from_array(void* dst, size_t dpitch, cudaArray_const_t src, size_t x
 {
     CUDA_MEMCPY2D c{};
     CUmemorytype type;
-    if (!pointer_type(kind, false, &type))
+    if (!memory_type_of(kind, false, &type))
         return record(cudaErrorInvalidMemcpyDirection);
     set_destination(&c, type, dst);
     c.dstPitch = dpitch;
@@ -128,6 +93,40 @@ cudaError_t linear_span(cudaArray_const_t a, size_t x, size_t y, size_t count, P
 }
 
 } // namespace
+
+namespace guest::cudart {
+
+bool memory_type_of(cudaMemcpyKind kind, bool source, CUmemorytype* out)
+{
+    switch (kind) {
+    case cudaMemcpyHostToHost: *out = CU_MEMORYTYPE_HOST; return true;
+    case cudaMemcpyHostToDevice: *out = source ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE; return true;
+    case cudaMemcpyDeviceToHost: *out = source ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST; return true;
+    case cudaMemcpyDeviceToDevice: *out = CU_MEMORYTYPE_DEVICE; return true;
+    case cudaMemcpyDefault: *out = CU_MEMORYTYPE_UNIFIED; return true;
+    }
+    return false;
+}
+
+void set_source(CUDA_MEMCPY2D* c, CUmemorytype type, const void* p)
+{
+    c->srcMemoryType = type;
+    if (type == CU_MEMORYTYPE_HOST)
+        c->srcHost = p;
+    else
+        c->srcDevice = reinterpret_cast<CUdeviceptr>(p);
+}
+
+void set_destination(CUDA_MEMCPY2D* c, CUmemorytype type, void* p)
+{
+    c->dstMemoryType = type;
+    if (type == CU_MEMORYTYPE_HOST)
+        c->dstHost = p;
+    else
+        c->dstDevice = reinterpret_cast<CUdeviceptr>(p);
+}
+
+} // namespace guest::cudart
 
 extern "C" {
 
