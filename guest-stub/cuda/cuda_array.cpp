@@ -22,8 +22,11 @@ CUresult create(CUarray* out, const vgpu_array_desc& d)
     return call_result(c, out);
 }
 
-CUresult describe(CUarray a, vgpu_array_desc* d)
+// The array's descriptor; INVALID_VALUE when the caller gave nowhere to put it (`out`).
+CUresult describe(CUarray a, const void* out, vgpu_array_desc* d)
 {
+    if (out == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
     Call c;
     c.op = VGPU_OP_ARRAY_GET_DESCRIPTOR;
     c.arg[0] = handle_bits(a);
@@ -158,10 +161,8 @@ extern "C" CUresult cuArrayDestroy(CUarray hArray)
 
 extern "C" CUresult cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR* out, CUarray hArray)
 {
-    if (out == nullptr)
-        return CUDA_ERROR_INVALID_VALUE;
     vgpu_array_desc d;
-    if (CUresult r = describe(hArray, &d))
+    if (CUresult r = describe(hArray, out, &d))
         return r;
     *out = CUDA_ARRAY_DESCRIPTOR{d.width, d.height, static_cast<CUarray_format>(d.format), d.channels};
     return CUDA_SUCCESS;
@@ -169,10 +170,8 @@ extern "C" CUresult cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR* out, CUarray hAr
 
 extern "C" CUresult cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR* out, CUarray hArray)
 {
-    if (out == nullptr)
-        return CUDA_ERROR_INVALID_VALUE;
     vgpu_array_desc d;
-    if (CUresult r = describe(hArray, &d))
+    if (CUresult r = describe(hArray, out, &d))
         return r;
     *out = CUDA_ARRAY3D_DESCRIPTOR{d.width, d.height, d.depth, static_cast<CUarray_format>(d.format), d.channels, d.flags};
     return CUDA_SUCCESS;
@@ -185,16 +184,23 @@ extern "C" CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D* p, CUstream s) { return
 extern "C" CUresult cuMemcpy3D(const CUDA_MEMCPY3D* p) { return copy_3d(p, 0, false); }
 extern "C" CUresult cuMemcpy3DAsync(const CUDA_MEMCPY3D* p, CUstream s) { return copy_3d(p, s, true); }
 
+namespace {
+// cuMemcpyHtoA/AtoH: `bytes` between a host buffer and an array from byte
+// `offset` of its first row.
+CUresult linear(CUarray array, size_t offset, const void* host, size_t bytes, bool to_array)
+{
+    const Side h{CU_MEMORYTYPE_HOST, host, 0, nullptr, 0, 0, 0, bytes, 0};
+    const Side a{CU_MEMORYTYPE_ARRAY, nullptr, 0, array, offset, 0, 0, 0, 0};
+    return to_array ? copy(h, a, bytes, 1, 1, 0, false) : copy(a, h, bytes, 1, 1, 0, false);
+}
+} // namespace
+
 extern "C" CUresult cuMemcpyHtoA(CUarray dstArray, size_t dstOffset, const void* srcHost, size_t ByteCount)
 {
-    const Side src{CU_MEMORYTYPE_HOST, srcHost, 0, nullptr, 0, 0, 0, ByteCount, 0};
-    const Side dst{CU_MEMORYTYPE_ARRAY, nullptr, 0, dstArray, dstOffset, 0, 0, 0, 0};
-    return copy(src, dst, ByteCount, 1, 1, 0, false);
+    return linear(dstArray, dstOffset, srcHost, ByteCount, true);
 }
 
 extern "C" CUresult cuMemcpyAtoH(void* dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount)
 {
-    const Side src{CU_MEMORYTYPE_ARRAY, nullptr, 0, srcArray, srcOffset, 0, 0, 0, 0};
-    const Side dst{CU_MEMORYTYPE_HOST, dstHost, 0, nullptr, 0, 0, 0, ByteCount, 0};
-    return copy(src, dst, ByteCount, 1, 1, 0, false);
+    return linear(srcArray, srcOffset, dstHost, ByteCount, false);
 }

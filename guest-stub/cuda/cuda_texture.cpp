@@ -72,6 +72,16 @@ CUresult resource_desc(CUDA_RESOURCE_DESC* out, uint64_t object, bool surface)
     return CUDA_SUCCESS;
 }
 
+// TEX_OBJECT_CREATE or SURF_OBJECT_CREATE with its descriptor: *out the driver's object.
+CUresult create(uint16_t op, const void* desc, uint32_t bytes, unsigned long long* out)
+{
+    Call c;
+    c.op = op;
+    c.payload = desc;
+    c.payload_len = bytes;
+    return call_result(c, out);
+}
+
 CUresult destroy(uint16_t op, uint64_t object)
 {
     Call c;
@@ -103,11 +113,7 @@ extern "C" CUresult cuTexObjectCreate(CUtexObject* pTexObject, const CUDA_RESOUR
     t.min_mipmap_level_clamp = pTexDesc->minMipmapLevelClamp;
     t.max_mipmap_level_clamp = pTexDesc->maxMipmapLevelClamp;
     memcpy(t.border_color, pTexDesc->borderColor, sizeof t.border_color);
-    Call c;
-    c.op = VGPU_OP_TEX_OBJECT_CREATE;
-    c.payload = &o;
-    c.payload_len = sizeof o;
-    return call_result(c, pTexObject);
+    return create(VGPU_OP_TEX_OBJECT_CREATE, &o, sizeof o, pTexObject);
 }
 
 extern "C" CUresult cuTexObjectDestroy(CUtexObject texObject) { return destroy(VGPU_OP_TEX_OBJECT_DESTROY, texObject); }
@@ -124,11 +130,7 @@ extern "C" CUresult cuSurfObjectCreate(CUsurfObject* pSurfObject, const CUDA_RES
     vgpu_tex_resource r;
     if (CUresult e = resource_of(pResDesc, &r))
         return e;
-    Call c;
-    c.op = VGPU_OP_SURF_OBJECT_CREATE;
-    c.payload = &r;
-    c.payload_len = sizeof r;
-    return call_result(c, pSurfObject);
+    return create(VGPU_OP_SURF_OBJECT_CREATE, &r, sizeof r, pSurfObject);
 }
 
 extern "C" CUresult cuSurfObjectDestroy(CUsurfObject surfObject) { return destroy(VGPU_OP_SURF_OBJECT_DESTROY, surfObject); }

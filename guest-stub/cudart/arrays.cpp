@@ -16,40 +16,38 @@ cudaError_t run_2d(const CUDA_MEMCPY2D& c, cudaStream_t stream, bool async)
     return record(async ? cuMemcpy2DAsync(&c, stream) : cuMemcpy2D(&c));
 }
 
-// A 2-D copy from a pointer into an array at (x_bytes, y).
-cudaError_t to_array(cudaArray_t dst, size_t x_bytes, size_t y, const void* src, size_t spitch, size_t width,
-                     size_t height, cudaMemcpyKind kind, cudaStream_t stream, bool async)
-{
-    CUDA_MEMCPY2D c{};
-    CUmemorytype type;
-    if (!memory_type_of(kind, true, &type))
-        return record(cudaErrorInvalidMemcpyDirection);
-    set_source(&c, type, src);
-    c.srcPitch = spitch;
-    c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
-    c.dstArray = cu(dst);
-    c.dstXInBytes = x_bytes;
-    c.dstY = y;
-    c.WidthInBytes = width;
-    c.Height = height;
-    return run_2d(c, stream, async);
-}
+// A 2-D copy between pitched memory at `ptr` and an array at (x_bytes, y):
+// into the array when `into`, else out of it.
+struct ArrayCopy {
+    cudaArray_const_t array;
+    size_t x_bytes, y;
+    const void* ptr;
+    size_t pitch, width, height;
+};
 
-cudaError_t from_array(void* dst, size_t dpitch, cudaArray_const_t src, size_t x_bytes, size_t y, size_t width,
-                       size_t height, cudaMemcpyKind kind, cudaStream_t stream, bool async)
+cudaError_t array_copy(const ArrayCopy& a, bool into, cudaMemcpyKind kind, cudaStream_t stream, bool async)
 {
     CUDA_MEMCPY2D c{};
     CUmemorytype type;
-    if (!memory_type_of(kind, false, &type))
+    if (!memory_type_of(kind, into, &type))
         return record(cudaErrorInvalidMemcpyDirection);
-    set_destination(&c, type, dst);
-    c.dstPitch = dpitch;
-    c.srcMemoryType = CU_MEMORYTYPE_ARRAY;
-    c.srcArray = cu(src);
-    c.srcXInBytes = x_bytes;
-    c.srcY = y;
-    c.WidthInBytes = width;
-    c.Height = height;
+    size_t *x = &c.srcXInBytes, *y = &c.srcY;
+    if (into) {
+        set_source(&c, type, a.ptr);
+        c.srcPitch = a.pitch;
+        c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+        c.dstArray = cu(a.array);
+        x = &c.dstXInBytes, y = &c.dstY;
+    } else {
+        set_destination(&c, type, const_cast<void*>(a.ptr));
+        c.dstPitch = a.pitch;
+        c.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+        c.srcArray = cu(a.array);
+    }
+    *x = a.x_bytes;
+    *y = a.y;
+    c.WidthInBytes = a.width;
+    c.Height = a.height;
     return run_2d(c, stream, async);
 }
 
@@ -200,7 +198,7 @@ cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset,
 {
     if (cudaError_t e = enter())
         return e;
-    return to_array(dst, wOffset, hOffset, src, spitch, width, height, kind, nullptr, false);
+    return array_copy({dst, wOffset, hOffset, src, spitch, width, height}, true, kind, nullptr, false);
 }
 
 cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch,
@@ -208,7 +206,7 @@ cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOf
 {
     if (cudaError_t e = enter())
         return e;
-    return to_array(dst, wOffset, hOffset, src, spitch, width, height, kind, stream, true);
+    return array_copy({dst, wOffset, hOffset, src, spitch, width, height}, true, kind, stream, true);
 }
 
 cudaError_t cudaMemcpy2DFromArray(void* dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset,
@@ -216,7 +214,7 @@ cudaError_t cudaMemcpy2DFromArray(void* dst, size_t dpitch, cudaArray_const_t sr
 {
     if (cudaError_t e = enter())
         return e;
-    return from_array(dst, dpitch, src, wOffset, hOffset, width, height, kind, nullptr, false);
+    return array_copy({src, wOffset, hOffset, dst, dpitch, width, height}, false, kind, nullptr, false);
 }
 
 cudaError_t cudaMemcpy2DFromArrayAsync(void* dst, size_t dpitch, cudaArray_const_t src, size_t wOffset,
@@ -225,7 +223,7 @@ cudaError_t cudaMemcpy2DFromArrayAsync(void* dst, size_t dpitch, cudaArray_const
 {
     if (cudaError_t e = enter())
         return e;
-    return from_array(dst, dpitch, src, wOffset, hOffset, width, height, kind, stream, true);
+    return array_copy({src, wOffset, hOffset, dst, dpitch, width, height}, false, kind, stream, true);
 }
 
 cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src,
@@ -255,7 +253,8 @@ cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, c
     if (cudaError_t e = enter())
         return e;
     return linear_span(dst, wOffset, hOffset, count, [&](size_t at, size_t x, size_t y, size_t width, size_t rows) {
-        return to_array(dst, x, y, static_cast<const char*>(src) + at, width, width, rows, kind, nullptr, false);
+        return array_copy({dst, x, y, static_cast<const char*>(src) + at, width, width, rows}, true, kind, nullptr,
+                          false);
     });
 }
 
@@ -265,7 +264,8 @@ cudaError_t cudaMemcpyFromArray(void* dst, cudaArray_const_t src, size_t wOffset
     if (cudaError_t e = enter())
         return e;
     return linear_span(src, wOffset, hOffset, count, [&](size_t at, size_t x, size_t y, size_t width, size_t rows) {
-        return from_array(static_cast<char*>(dst) + at, width, src, x, y, width, rows, kind, nullptr, false);
+        return array_copy({src, x, y, static_cast<char*>(dst) + at, width, width, rows}, false, kind, nullptr,
+                          false);
     });
 }
 
