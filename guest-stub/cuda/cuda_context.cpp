@@ -58,7 +58,11 @@ CUresult send_current(CUcontext ctx)
 }
 
 // After the vGPU freed what `ctx` made: forget this guest's records of it.
-void forget_objects_of(CUcontext ctx) { allocations_forget(ctx); }
+void forget_objects_of(CUcontext ctx)
+{
+    allocations_forget(ctx);
+    events_forget(ctx);
+}
 
 // ... for device dev's primary context (its last release, its reset).
 void forget_primary_objects(CUdevice dev)
