@@ -59,3 +59,19 @@ CUresult cuMemsetD16_v2(CUdeviceptr dst, unsigned short value, size_t count) { r
 CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned int value, size_t count) { return cuMemsetD32(dst, value, count); }
 
 } // extern "C"
+
+extern "C" {
+
+CUresult cuArrayCreate_v2(CUarray* pHandle, const CUDA_ARRAY_DESCRIPTOR* d) { return cuArrayCreate(pHandle, d); }
+CUresult cuArray3DCreate_v2(CUarray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR* d) { return cuArray3DCreate(pHandle, d); }
+CUresult cuArrayGetDescriptor_v2(CUDA_ARRAY_DESCRIPTOR* d, CUarray a) { return cuArrayGetDescriptor(d, a); }
+CUresult cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR* d, CUarray a) { return cuArray3DGetDescriptor(d, a); }
+CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D* p) { return cuMemcpy2D(p); }
+CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D* p) { return cuMemcpy2DUnaligned(p); }
+CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D* p, CUstream s) { return cuMemcpy2DAsync(p, s); }
+CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D* p) { return cuMemcpy3D(p); }
+CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D* p, CUstream s) { return cuMemcpy3DAsync(p, s); }
+CUresult cuMemcpyHtoA_v2(CUarray a, size_t offset, const void* src, size_t bytes) { return cuMemcpyHtoA(a, offset, src, bytes); }
+CUresult cuMemcpyAtoH_v2(void* dst, CUarray a, size_t offset, size_t bytes) { return cuMemcpyAtoH(dst, a, offset, bytes); }
+
+} // extern "C"

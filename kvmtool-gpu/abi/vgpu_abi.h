@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define VGPU_MAGIC 0x55504756u /* "VGPU" */
-#define VGPU_ABI_VERSION 5u
+#define VGPU_ABI_VERSION 6u
 
 /* ---- MMIO registers (offsets from KVMGPU_VGPU_GPA) -------------------- */
 #define VGPU_REG_MAGIC 0x00u     /* u32 RO */
@@ -258,7 +258,20 @@ enum vgpu_opcode {
                                          value in force: the current context's device (see VGPU_LIMIT_*) */
     VGPU_OP_DEVICE_P2P_ATTRIBUTE = 74, /* arg0 CUdevice_P2PAttribute, arg1 device, arg2 peer device
                                          -> result0 value (cuDeviceGetP2PAttribute) */
-    VGPU_OP_MAX_ = 75
+    /* Arrays, textures and surfaces (ABI 6; vgpu_array_abi.h has the payloads). An array
+       is a handle of the current context; a texture or surface object is the driver's own
+       value (a kernel reads it as a parameter), known to the VMM per device. */
+    VGPU_OP_ARRAY_CREATE = 130,       /* payload vgpu_array_desc -> result0 array */
+    VGPU_OP_ARRAY_DESTROY = 131,      /* arg0 array */
+    VGPU_OP_ARRAY_GET_DESCRIPTOR = 132, /* arg0 array -> payload vgpu_array_desc */
+    VGPU_OP_MEMCPY_3D = 133,          /* arg0 stream; payload vgpu_copy3d */
+    VGPU_OP_TEX_OBJECT_CREATE = 134,  /* payload vgpu_tex_object -> result0 CUtexObject */
+    VGPU_OP_TEX_OBJECT_DESTROY = 135, /* arg0 CUtexObject */
+    VGPU_OP_SURF_OBJECT_CREATE = 136, /* payload vgpu_tex_resource (an array) -> result0 CUsurfObject */
+    VGPU_OP_SURF_OBJECT_DESTROY = 137, /* arg0 CUsurfObject */
+    VGPU_OP_SAMPLED_OBJECT_RESOURCE = 138, /* arg0 object, arg1 1 for a surface (else a texture)
+                                         -> payload vgpu_tex_resource as created */
+    VGPU_OP_MAX_ = 139
 };
 
 /* CTX_LIMIT's limits (CUlimit numbers). STACK_SIZE, PRINTF_FIFO_SIZE and
@@ -331,6 +344,8 @@ enum vgpu_status {
     VGPU_ERROR_TIMEOUT = 909, /* guest-detected: no completion in time (never sent by the device) */
     VGPU_ERROR_UNKNOWN = 999
 };
+
+#include "kvmtool-gpu/abi/vgpu_array_abi.h"
 
 #ifdef __cplusplus
 static_assert(sizeof(struct vgpu_ring_header) == 128, "ring header");
