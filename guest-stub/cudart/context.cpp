@@ -1,6 +1,11 @@
 // The runtime's implicit context: the current device (cudaSetDevice, 0 by
 // default) and its primary context, retained and made current on the first
-// call that needs the device, as the real runtime does.
+// call that needs the device, as the real runtime does. Modules load at
+// their first use (CUDA's default, lazy loading), or all of them with the
+// context where the guest's environment has CUDA_MODULE_LOADING=EAGER.
+#include <stdlib.h>
+#include <string.h>
+
 #include "guest-stub/cudart/cudart_internal.h"
 
 namespace {
@@ -13,6 +18,12 @@ constinit CUcontext g_current = nullptr;
 } // namespace
 
 namespace guest::cudart {
+
+bool eager_module_loading()
+{
+    const char* v = getenv("CUDA_MODULE_LOADING");
+    return v != nullptr && strcmp(v, "EAGER") == 0;
+}
 
 int current_device() { return g_device; }
 void set_current_device(int dev) { g_device = dev; }
@@ -29,7 +40,8 @@ cudaError_t enter()
     if (g_device < 0 || g_device >= kMaxDevices)
         return record(cudaErrorInvalidDevice);
     CUcontext& primary = g_primary[g_device];
-    if (primary == nullptr) {
+    const bool first = primary == nullptr;
+    if (first) {
         if (CUresult r = cuDevicePrimaryCtxRetain(&primary, g_device))
             return record(r);
     }
@@ -38,6 +50,9 @@ cudaError_t enter()
             return record(r);
         g_current = primary;
     }
+    if (first && eager_module_loading())
+        if (cudaError_t e = load_every_module(g_device))
+            return record(e);
     return cudaSuccess;
 }
 

@@ -44,6 +44,11 @@ cudaError_t primary_context(int dev, CUcontext* out);
 int current_device();
 void set_current_device(int dev);
 
+// Loads every registered fat binary's module for the device now, as
+// CUDA_MODULE_LOADING=EAGER asks (by default each loads at its first use).
+cudaError_t load_every_module(int dev);
+bool eager_module_loading(); // CUDA_MODULE_LOADING=EAGER in the environment
+
 // Forgets what the device's primary context held (modules, functions,
 // cached attributes): cudaDeviceReset.
 void forget_device_modules(int dev);

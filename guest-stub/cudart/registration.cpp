@@ -194,6 +194,16 @@ cudaError_t launch(Kernel* k, dim3 grid, dim3 block, void** args, size_t shared,
 
 namespace guest::cudart {
 
+cudaError_t load_every_module(int dev)
+{
+    for (int i = 0; i < g_fatbin_count; ++i) {
+        CUmodule m;
+        if (cudaError_t e = module_for(i, dev, &m))
+            return e;
+    }
+    return cudaSuccess;
+}
+
 void forget_device_modules(int dev)
 {
     if (dev < 0 || dev >= kMaxDevices)

@@ -1,5 +1,6 @@
 #include "kvmtool-gpu/cli/run_command.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <optional>
@@ -17,6 +18,7 @@
 #include "kvmtool-gpu/kvm/kvm_flavor.h"
 #include "kvmtool-gpu/kvm/kvm_system.h"
 #include "kvmtool-gpu/vmm/virtual_machine.h"
+#include "memmap/huge_page_pool.h"
 
 namespace kvmgpu::cli {
 
@@ -34,7 +36,8 @@ const char* run_help() {
            "\n"
            "  --guest IMAGE|NAME  ELF image, or the name of a built guest (hello, vecadd, ...)\n"
            "  --mem SIZE          guest RAM, e.g. 512M, 2G (default 512M; multiple of 2M)\n"
-           "  --pages 4K|2M|1G    host pages backing guest RAM (default 4K; 2M/1G need\n"
+           "  --pages auto|4K|2M|1G  host pages backing guest RAM (default auto: 2M where the\n"
+           "                      huge-page pool has room for all of it, else 4K; 2M/1G need\n"
            "                      reserved huge pages: echo N > /proc/sys/vm/nr_hugepages)\n"
            "  --prefault          fault in all guest RAM before boot (timed separately)\n"
            "  --timeout S         stop a guest that runs longer than S seconds (default 60; 0 = never)\n"
@@ -69,6 +72,15 @@ const char* run_help() {
 }
 
 namespace {
+
+// --pages auto: 2 MiB pages where the pool can back all guest RAM of the run
+// (registering guest RAM with CUDA, and the TLB, cost far less on them),
+// else 4 KiB.
+memmap::PageSize pages_for(uint64_t ram_bytes) {
+    const auto pool = memmap::read_huge_page_pool(memmap::PageSize::k2M);
+    const uint64_t needed = (ram_bytes + (2ull << 20) - 1) >> 21;
+    return pool && pool->available() >= needed ? memmap::PageSize::k2M : memmap::PageSize::k4K;
+}
 
 // The backend, once up. `in_background`: it started while the guest ran, so
 // the factory's note only said so and the description names it.
@@ -131,9 +143,10 @@ int run_command(const std::vector<std::string>& all_args) {
 
     VmOptions o;
     o.ram_bytes = parse_size(p.get_or("mem", "512M"), "--mem");
-    const std::string pages = p.get_or("pages", "4K");
-    if (!memmap::parse_page_size(pages, &o.host_pages))
-        throw UsageError("--pages '" + pages + "': expected 4K, 2M or 1G");
+    const std::string pages = p.get_or("pages", "auto");
+    if (pages == "auto") o.host_pages = pages_for(o.ram_bytes * std::max<uint64_t>(1, parse_u64(p.get_or("vms", "1"), "--vms")));
+    else if (!memmap::parse_page_size(pages, &o.host_pages))
+        throw UsageError("--pages '" + pages + "': expected auto, 4K, 2M or 1G");
     o.prefault = p.has("prefault");
     o.timeout_s = parse_seconds(p.get_or("timeout", "60"), "--timeout");
     o.cmdline = p.get_or("cmdline", "");
@@ -162,9 +175,10 @@ int run_command(const std::vector<std::string>& all_args) {
     if (vms == 0 || vms > kMaxVms) throw UsageError("--vms: 1.." + std::to_string(kMaxVms));
 
     KvmSystem kvm = open_kvm();
-    std::printf("kvmtool-gpu: vCPU backend: %s; guest %s; RAM %lluM on %s host pages\n",
+    std::printf("kvmtool-gpu: vCPU backend: %s; guest %s; RAM %lluM on %s host pages%s\n",
                 detect_kvm_flavor().describe().c_str(), o.guest_path.c_str(),
-                static_cast<unsigned long long>(o.ram_bytes >> 20), std::string(memmap::to_string(o.host_pages)).c_str());
+                static_cast<unsigned long long>(o.ram_bytes >> 20), std::string(memmap::to_string(o.host_pages)).c_str(),
+                pages == "auto" ? " (--pages auto)" : "");
     std::fflush(stdout);
     // VMs whose device models share this process share its mappings evenly.
     vgpu::AliasBudget::process().set_vms_sharing(vms);

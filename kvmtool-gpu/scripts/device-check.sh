@@ -7,7 +7,9 @@
 # device tool returns only a few files); without $OUT they stay in
 # ./device-out. Anyone can rerun it there:
 #   bash kvmtool-gpu/scripts/device-check.sh [PART...]
-# PARTs (default: all): tests guests linux runtime boot calls tlb bench bench2 multigpu p2p share; `adaptive`
+# PARTs (default: all): tests guests linux runtime boot calls tlb bench bench2 multigpu p2p share; `startup`
+# and `samples28` (not in the default: issue 28's start-up and short-kernel samples, from
+# .carry/cuda-samples); `adaptive`
 # (not in the default; one device call, about 4 minutes) runs `bench calls` with the default
 # options (GPU worker owning the ring, adaptive doorbell) five times and prints the medians;
 # `compare` (not in the default) runs `bench calls` with the polling doorbell five
@@ -225,6 +227,51 @@ if want adaptive; then
     md=$(ls "$out/adaptive/$d"/*.md 2>/dev/null | head -1)
     [ -n "$md" ] && { note ""; note "--- adaptive/$d"; tee -a "$summary" <"$md"; }
   done
+fi
+# Issue 28, item 7: the guest does not wait for CUDA to start. The first
+# guest instruction after VM creation (boot_exit: no runtime, no vGPU call)
+# with the CUDA vGPU against none, five runs each; then whole programs
+# (NVIDIA samples, default options) timed around the process, native and
+# guest alternating, three passes; `run`'s own account of one guest.
+# Needs .carry/cuda-samples (the pack, unpacked).
+if want startup; then
+  for v in none cuda; do
+    for i in 1 2 3 4 5; do
+      "$bin/kvmtool-gpu" run --guest boot_exit --vgpu "$v" --mem 2G --pages 2M >>"$out/startup-boot-$v.log" 2>&1
+    done
+    note "startup: boot_exit --vgpu $v --mem 2G --pages 2M, first instruction (ms): $(sed -n 's/.*first instruction \([0-9.]*\) ms.*/\1/p' "$out/startup-boot-$v.log" | tr '\n' ' ')"
+  done
+  pack=$repo/.carry/cuda-samples
+  if [ -d "$pack/guest" ]; then
+    wall=${KVMGPU_WALL_SAMPLES:-"matrixMul vectorAdd simpleStreams asyncAPI mergeSort convolutionSeparable"}
+    for pass in 1 2 3; do
+      SAMPLES="$wall" TIMEOUT=60 step startup-wall-$pass sh "$repo/kvmtool-gpu/scripts/run-nvidia-samples.sh" \
+        "$bin/kvmtool-gpu" "$pack" "$out/startup/wall$pass" --vgpu cuda
+    done
+    step startup-wall-table python3 "$repo/kvmtool-gpu/scripts/samples_compare.py" "$out"/startup/wall*/runs.tsv
+    note ""; note "--- whole programs, wall time (three passes, medians)"; tee -a "$summary" <"$out/startup-wall-table.log"
+    grep -h '^kvmtool-gpu: \(timing\|vGPU backend\)' "$out"/startup/wall1/logs/guest-matrixMul.log | tee -a "$summary"
+  fi
+fi
+# Issue 28: the short-kernel samples on their own timing, guest (default
+# options) against native, both with eager module loading (CUDA_MODULE_LOADING=EAGER,
+# which the guest's cudart honours too: no module load in a timed region),
+# two passes; then both lazy (CUDA's default) and the guest with --no-vdso, one pass each.
+if want samples28; then
+  pack=$repo/.carry/cuda-samples
+  short=${KVMGPU_SHORT_SAMPLES:-"transpose reduction scalarProd shfl_scan sortingNetworks threadFenceReduction fastWalshTransform histogram mergeSort matrixMul MC_EstimatePiInlineP MC_SingleAsianOptionP"}
+  samples28() { # name passes RUN_ARGS...
+    local name=$1 passes=$2; shift 2
+    for pass in $(seq "$passes"); do
+      SAMPLES="$short" TIMEOUT=60 step samples28-$name-$pass sh "$repo/kvmtool-gpu/scripts/run-nvidia-samples.sh" \
+        "$bin/kvmtool-gpu" "$pack" "$out/samples28/$name$pass" --vgpu cuda "$@"
+    done
+    step samples28-$name-table python3 "$repo/kvmtool-gpu/scripts/samples_compare.py" "$out"/samples28/$name*/runs.tsv
+    note ""; note "--- short-kernel samples: $name ($passes passes, medians)"; tee -a "$summary" <"$out/samples28-$name-table.log"
+  }
+  CUDA_MODULE_LOADING=EAGER samples28 eager 2 --env CUDA_MODULE_LOADING=EAGER
+  samples28 lazy 1
+  CUDA_MODULE_LOADING=EAGER samples28 eager-novdso 1 --env CUDA_MODULE_LOADING=EAGER --no-vdso
 fi
 if want compare; then
   old=$repo/.carry/compare/kvmtool-gpu
