@@ -51,8 +51,7 @@ cudaError_t enter()
         g_current = primary;
     }
     if (first && eager_module_loading())
-        if (cudaError_t e = load_every_module(g_device))
-            return record(e);
+        load_every_module(g_device);
     return cudaSuccess;
 }
 

@@ -44,9 +44,10 @@ cudaError_t primary_context(int dev, CUcontext* out);
 int current_device();
 void set_current_device(int dev);
 
-// Loads every registered fat binary's module for the device now, as
+// Loads every registered fat binary's module for the device (the current
+// one) now, with each kernel's function and the launch limits, as
 // CUDA_MODULE_LOADING=EAGER asks (by default each loads at its first use).
-cudaError_t load_every_module(int dev);
+void load_every_module(int dev);
 bool eager_module_loading(); // CUDA_MODULE_LOADING=EAGER in the environment
 
 // Forgets what the device's primary context held (modules, functions,

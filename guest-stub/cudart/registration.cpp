@@ -142,7 +142,8 @@ struct Limits {
 };
 constinit Limits g_limits[kMaxDevices] = {};
 
-cudaError_t check_config(dim3 grid, dim3 block)
+// The current device's launch limits, asked once.
+cudaError_t launch_limits(Limits** out)
 {
     Limits& l = g_limits[guest::cudart::current_device()];
     if (!l.known) {
@@ -158,6 +159,16 @@ cudaError_t check_config(dim3 grid, dim3 block)
                 return guest::cudart::from_driver(r);
         l = Limits{true, v[0], {v[1], v[2], v[3]}, {v[4], v[5], v[6]}};
     }
+    *out = &l;
+    return cudaSuccess;
+}
+
+cudaError_t check_config(dim3 grid, dim3 block)
+{
+    Limits* lp;
+    if (cudaError_t e = launch_limits(&lp))
+        return e;
+    const Limits& l = *lp;
     const unsigned b[3] = {block.x, block.y, block.z}, g[3] = {grid.x, grid.y, grid.z};
     uint64_t threads = 1;
     for (int i = 0; i < 3; ++i) {
@@ -194,14 +205,24 @@ cudaError_t launch(Kernel* k, dim3 grid, dim3 block, void** args, size_t shared,
 
 namespace guest::cudart {
 
-cudaError_t load_every_module(int dev)
+void load_every_module(int dev)
 {
+    // Best effort, quietly: what fails here fails again, and says so, at
+    // the first use, as with lazy loading. Each kernel's function (and its
+    // parameter layout) and the launch limits are what a first launch would
+    // ask for.
     for (int i = 0; i < g_fatbin_count; ++i) {
         CUmodule m;
-        if (cudaError_t e = module_for(i, dev, &m))
-            return e;
+        (void)module_for(i, dev, &m);
     }
-    return cudaSuccess;
+    for (int i = 0; i < g_kernel_count; ++i) {
+        Kernel& k = g_kernels[i];
+        CUmodule m = g_fatbins[k.fatbin].module[dev];
+        if (m != nullptr && k.function[dev] == nullptr && cuModuleGetFunction(&k.function[dev], m, k.device_name) != CUDA_SUCCESS)
+            k.function[dev] = nullptr;
+    }
+    Limits* l;
+    (void)launch_limits(&l);
 }
 
 void forget_device_modules(int dev)
