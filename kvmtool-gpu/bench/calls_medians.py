@@ -43,8 +43,13 @@ def main(runs):
                 cells.setdefault(key, []).append(float(r["excess_ns_vs_native"]) / 1000)
                 kinds[key] = "us above native"
         for k, v in meta.items():
-            if k.startswith("idle_vmm_worker_cpu_pct.") and v not in ("", "unknown"):
-                idle.setdefault(k.split(".", 1)[1], []).append(float(v))
+            if v in ("", "unknown"):
+                continue
+            if k.startswith("idle_vmm_worker_cpu_pct."):
+                idle.setdefault(k.split(".", 1)[1] + " idle", []).append(float(v))
+            elif k.startswith("vmm_worker_cpu_pct."):  # .<bell>.<metric>.<batching>: CPU while that row ran
+                bell, metric, batching = k.split(".", 1)[1].split(".")
+                idle.setdefault(f"{bell} batching {batching} during {metric}", []).append(float(v))
     print(f"Medians of {len(runs)} runs (each against its own native baseline, same run)\n")
     print("| mode | metric | median | unit | runs |")
     print("| --- | --- | ---: | --- | --- |")
@@ -53,7 +58,7 @@ def main(runs):
         print(f"| {mode} | {metric} | **{statistics.median(vals):.2f}** | {kinds[(mode, metric)]} | {runs_text} |")
     for bell, vals in sorted(idle.items()):
         runs_text = ", ".join(f"{v:.3f}" for v in vals)
-        print(f"| guest {bell} idle | VMM (but vCPU) + worker CPU | **{statistics.median(vals):.3f}** | % of one core | {runs_text} |")
+        print(f"| guest {bell} | VMM (but vCPU) + worker CPU | **{statistics.median(vals):.3f}** | % of one core | {runs_text} |")
 
 
 if __name__ == "__main__":

@@ -221,8 +221,8 @@ if want adaptive; then
   note ""; note "--- adaptive: medians of five runs"; tee -a "$summary" <"$out/adaptive-medians.log"
   step adaptive-calls-every-doorbell timeout 110 "$bin/kvmtool-gpu" bench calls --vgpu cuda --idle-s 3 "${plot[@]}" \
     --out "$out/adaptive/every-doorbell"
-  step adaptive-calls-inline timeout 60 "$bin/kvmtool-gpu" bench calls --vgpu cuda --doorbells adaptive \
-    --gpu-worker inline "${plot[@]}" --out "$out/adaptive/inline"
+  [ "${KVMGPU_ADAPTIVE_INLINE:-1}" = 1 ] && step adaptive-calls-inline timeout 60 "$bin/kvmtool-gpu" bench calls \
+    --vgpu cuda --doorbells adaptive --gpu-worker inline "${plot[@]}" --out "$out/adaptive/inline"
   for d in every-doorbell inline; do
     md=$(ls "$out/adaptive/$d"/*.md 2>/dev/null | head -1)
     [ -n "$md" ] && { note ""; note "--- adaptive/$d"; tee -a "$summary" <"$md"; }
@@ -249,7 +249,14 @@ if want startup; then
         "$bin/kvmtool-gpu" "$pack" "$out/startup/wall$pass" --vgpu cuda
     done
     step startup-wall-table python3 "$repo/kvmtool-gpu/scripts/samples_compare.py" "$out"/startup/wall*/runs.tsv
-    note ""; note "--- whole programs, wall time (three passes, medians)"; tee -a "$summary" <"$out/startup-wall-table.log"
+    note ""; note "--- whole programs, wall time, --mem 4G (three passes, medians)"; tee -a "$summary" <"$out/startup-wall-table.log"
+    # Registering guest RAM (pinning and first-touch zeroing of every page)
+    # grows with --mem: the same with 1 GiB.
+    MEM=1G SAMPLES="$wall" TIMEOUT=60 step startup-wall-1g sh "$repo/kvmtool-gpu/scripts/run-nvidia-samples.sh" \
+      "$bin/kvmtool-gpu" "$pack" "$out/startup/mem1g" --vgpu cuda
+    step startup-wall-1g-table python3 "$repo/kvmtool-gpu/scripts/samples_compare.py" "$out"/startup/mem1g/runs.tsv
+    note ""; note "--- whole programs, wall time, --mem 1G (one pass)"; tee -a "$summary" <"$out/startup-wall-1g-table.log"
+    grep -h '^kvmtool-gpu: \(timing\|vGPU backend\)' "$out"/startup/mem1g/logs/guest-matrixMul.log | tee -a "$summary"
     grep -h '^kvmtool-gpu: \(timing\|vGPU backend\)' "$out"/startup/wall1/logs/guest-matrixMul.log | tee -a "$summary"
   fi
 fi
@@ -269,9 +276,11 @@ if want samples28; then
     step samples28-$name-table python3 "$repo/kvmtool-gpu/scripts/samples_compare.py" "$out"/samples28/$name*/runs.tsv
     note ""; note "--- short-kernel samples: $name ($passes passes, medians)"; tee -a "$summary" <"$out/samples28-$name-table.log"
   }
-  CUDA_MODULE_LOADING=EAGER samples28 eager 2 --env CUDA_MODULE_LOADING=EAGER
-  samples28 lazy 1
-  CUDA_MODULE_LOADING=EAGER samples28 eager-novdso 1 --env CUDA_MODULE_LOADING=EAGER --no-vdso
+  modes=${KVMGPU_SAMPLES28_MODES:-"eager lazy eager-novdso"}
+  case " $modes " in *" eager "*) CUDA_MODULE_LOADING=EAGER samples28 eager 2 --env CUDA_MODULE_LOADING=EAGER ;; esac
+  case " $modes " in *" lazy "*) samples28 lazy 1 ;; esac
+  case " $modes " in *" eager-novdso "*)
+    CUDA_MODULE_LOADING=EAGER samples28 eager-novdso 1 --env CUDA_MODULE_LOADING=EAGER --no-vdso ;; esac
 fi
 if want compare; then
   old=$repo/.carry/compare/kvmtool-gpu
