@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define VGPU_MAGIC 0x55504756u /* "VGPU" */
-#define VGPU_ABI_VERSION 5u
+#define VGPU_ABI_VERSION 6u
 
 /* ---- MMIO registers (offsets from KVMGPU_VGPU_GPA) -------------------- */
 #define VGPU_REG_MAGIC 0x00u     /* u32 RO */
@@ -258,7 +258,24 @@ enum vgpu_opcode {
                                          value in force: the current context's device (see VGPU_LIMIT_*) */
     VGPU_OP_DEVICE_P2P_ATTRIBUTE = 74, /* arg0 CUdevice_P2PAttribute, arg1 device, arg2 peer device
                                          -> result0 value (cuDeviceGetP2PAttribute) */
-    VGPU_OP_MAX_ = 75
+    /* CUDA libraries forwarded as calls (ABI 6): cuBLAS 200..299, cuRAND
+       300..319, cuFFT 320..349; 100..159 are kept for other Driver API
+       calls. A handle is a VM handle of the current context, freed with it.
+       The compute calls' arguments are a typed struct in the payload
+       (vgpu_blas_abi.h); every pointer, dimension and count is checked by
+       the VMM before the library sees it. */
+    VGPU_OP_BLAS_CREATE = 200,        /* -> result0 handle (cublasCreate); the library's default workspace
+                                         counts against the VM's quota */
+    VGPU_OP_BLAS_DESTROY = 201,       /* arg0 handle */
+    VGPU_OP_BLAS_SET_STREAM = 202,    /* arg0 handle, arg1 stream */
+    VGPU_OP_BLAS_SET_MATH_MODE = 203, /* arg0 handle, arg1 cublasMath_t */
+    VGPU_OP_BLAS_SET_WORKSPACE = 204, /* arg0 handle, arg1 dptr (0: the default), arg2 bytes */
+    VGPU_OP_BLAS_GET_VERSION = 205,   /* -> result0 the host library's version (CUBLAS_VERSION form) */
+    VGPU_OP_BLAS_LEVEL1 = 210,        /* payload vgpu_blas_level1 -> host-mode result in result0..1 */
+    VGPU_OP_BLAS_LEVEL2 = 211,        /* payload vgpu_blas_level2 */
+    VGPU_OP_BLAS_GEMM = 220,          /* payload vgpu_blas_gemm (one, strided batched, pointer arrays) */
+    VGPU_OP_BLAS_LEVEL3 = 221,        /* payload vgpu_blas_level3 (trsm, syrk, geam) */
+    VGPU_OP_MAX_ = 350 /* the table is indexed by opcode: the unused numbers are NOT_SUPPORTED */
 };
 
 /* CTX_LIMIT's limits (CUlimit numbers). STACK_SIZE, PRINTF_FIFO_SIZE and

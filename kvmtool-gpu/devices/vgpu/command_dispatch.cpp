@@ -72,6 +72,16 @@ const std::array<CommandDispatch::Handler, VGPU_OP_MAX_> CommandDispatch::kHandl
     t[VGPU_OP_FUNC_OCCUPANCY] = &D::op_func_occupancy;
     t[VGPU_OP_CTX_LIMIT] = &D::op_ctx_limit;
     t[VGPU_OP_DEVICE_P2P_ATTRIBUTE] = &D::op_device_p2p_attribute;
+    t[VGPU_OP_BLAS_CREATE] = &D::op_blas_create;
+    t[VGPU_OP_BLAS_DESTROY] = &D::op_blas_destroy;
+    t[VGPU_OP_BLAS_SET_STREAM] = &D::op_blas_set;
+    t[VGPU_OP_BLAS_SET_MATH_MODE] = &D::op_blas_set;
+    t[VGPU_OP_BLAS_SET_WORKSPACE] = &D::op_blas_set;
+    t[VGPU_OP_BLAS_GET_VERSION] = &D::op_blas_get_version;
+    t[VGPU_OP_BLAS_LEVEL1] = &D::op_blas_level1;
+    t[VGPU_OP_BLAS_LEVEL2] = &D::op_blas_level2;
+    t[VGPU_OP_BLAS_GEMM] = &D::op_blas_gemm;
+    t[VGPU_OP_BLAS_LEVEL3] = &D::op_blas_level3;
     return t;
 }();
 
@@ -82,6 +92,7 @@ CommandDispatch::CommandDispatch(const memmap::GuestMemory& mem, GpuBackend& bac
       modules_(HandleKind::Module, opts.max_handles, handle_seed),
       functions_(HandleKind::Function, opts.max_handles, handle_seed),
       registrations_(HandleKind::Registration, opts.max_handles, handle_seed),
+      blas_(HandleKind::Blas, opts.max_handles, handle_seed),
       streams_(HandleKind::Stream, opts.max_handles, handle_seed),
       events_(HandleKind::Event, opts.max_handles, handle_seed),
       allocs_(opts.device_mem_quota, opts.max_handles),
@@ -182,6 +193,7 @@ void CommandDispatch::drop_handles() {
     restart_contexts();
     modules_.clear();
     functions_.clear();
+    blas_.clear(); // a recovery lost the library's handles with the context; RESET destroyed them
     streams_.clear();
     events_.clear();
     allocs_.clear();

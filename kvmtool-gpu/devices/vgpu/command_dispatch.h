@@ -19,6 +19,8 @@
 
 #include "kvmtool-gpu/devices/vgpu/allocation_table.h"
 #include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
+#include "kvmtool-gpu/devices/vgpu/blas/blas_checks.h"
+#include "kvmtool-gpu/devices/vgpu/blas/blas_library.h"
 #include "kvmtool-gpu/devices/vgpu/command_ring.h"
 #include "kvmtool-gpu/devices/vgpu/handle_table.h"
 #include "kvmtool-gpu/devices/vgpu/host_alias.h"
@@ -181,6 +183,28 @@ private:
     CommandResult op_func_occupancy(GuestCommand&);
     CommandResult op_ctx_limit(GuestCommand&);
     CommandResult op_device_p2p_attribute(GuestCommand&);
+    // dispatch_blas.cpp
+    CommandResult op_blas_create(GuestCommand&);
+    CommandResult op_blas_destroy(GuestCommand&);
+    CommandResult op_blas_set(GuestCommand&); // SET_STREAM, SET_MATH_MODE, SET_WORKSPACE
+    CommandResult op_blas_get_version(GuestCommand&);
+    CommandResult op_blas_level1(GuestCommand&);
+    CommandResult op_blas_level2(GuestCommand&);
+    CommandResult op_blas_gemm(GuestCommand&);
+    CommandResult op_blas_level3(GuestCommand&);
+    struct BlasEntry {
+        BackendBlas library;
+        BackendStream stream; // the handle's, for reading GEMM_POINTERS' arrays in order
+    };
+    // The selected device's library, nullptr (logged once) when the backend has none.
+    BlasLibrary* blas_library();
+    template <class Call>
+    const char* blas_call(const GuestCommand& c, Call* call, BlasEntry** entry);
+    const char* blas_operands_ok(const BlasPlan& plan); // nullptr, or why not
+    void destroy_blas_of(uint64_t ctx);
+    // What a cuBLAS handle's default workspace costs the VM's quota (cuBLAS
+    // takes 32 MiB on Hopper, and more for its own state).
+    static constexpr uint64_t kBlasHandleCharge = 40ull << 20;
     // A limit the guest set on one device: its start value (restored at
     // RESET) and the device memory charged for it; PERSISTING_L2's hint.
     struct LimitState {
@@ -235,6 +259,10 @@ private:
     uint64_t alias_mappings_ = 0, alias_allowance_ = 0; // the allowance: from AliasBudget::process()
     void forget_registration(const Registration& r);
     std::map<std::pair<int, uint32_t>, LimitState> limits_; // by (device, CUlimit), those the guest set
+    HandleTable<BlasEntry> blas_;
+    std::vector<uint64_t> blas_pointers_; // GEMM_POINTERS' checked A, B, C arrays
+    char blas_why_[200] = {};
+    bool blas_missing_logged_ = false;
     HandleTable<BackendStream> streams_;
     HandleTable<BackendEvent> events_;
     AllocationTable allocs_;

@@ -22,6 +22,7 @@ enum class HandleKind : uint8_t {
     Stream = 0x53,
     Event = 0x45,
     Registration = 0x52,
+    Blas = 0x42,
 };
 
 // Bounded table of T. Handle layout: bits 63..56 kind, 55..32 generation,

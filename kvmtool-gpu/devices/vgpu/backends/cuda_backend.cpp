@@ -57,6 +57,7 @@ std::unique_ptr<CudaBackend> CudaBackend::create(const CudaBackendOptions& opts,
 CudaBackend::~CudaBackend() {
     if (!ctx_) return;
     api_.cuCtxSetCurrent(ctx_);
+    blas_.reset(); // its handles go while the context is there
     free_context();
 }
 
@@ -91,10 +92,16 @@ CUresult CudaBackend::make_context(std::string* why) {
     return CUDA_SUCCESS;
 }
 
+BlasLibrary* CudaBackend::blas() {
+    if (!blas_) blas_ = std::make_unique<CudaBlas>(api_);
+    return blas_.get();
+}
+
 void CudaBackend::free_context() {
     // Destroying the context frees its memory, modules, streams and events;
     // registrations are undone first so the pages can be registered again.
     for (const auto& r : ram_.ranges()) api_.cuMemHostUnregister(r.host);
+    if (blas_) blas_->forget_all(); // the context takes the handles' memory with it
     api_.cuCtxDestroy(ctx_);
     ctx_ = nullptr;
     internal_ = nullptr;

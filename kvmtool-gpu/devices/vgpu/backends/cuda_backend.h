@@ -31,6 +31,7 @@
 #include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
 #include "kvmtool-gpu/devices/vgpu/backends/guest_ram_map.h"
 #include "kvmtool-gpu/devices/vgpu/backends/sg_copy_run.h"
+#include "kvmtool-gpu/devices/vgpu/blas/cuda_blas.h"
 
 namespace kvmgpu::vgpu {
 
@@ -142,6 +143,9 @@ public:
     // Loads a module from the VMM's embedded fatbin (tests use its kernels).
     Status load_builtin_module(BackendModule* out);
 
+    // The host's libcublas (cuda_blas.h), loaded at the first cuBLAS call.
+    BlasLibrary* blas() override;
+
 private:
     CudaBackend(const CudaDriverApi& api, const CudaBackendOptions& opts) : api_(api), opts_(opts) {}
     CUresult make_context(std::string* why); // leaves it current on this thread
@@ -195,6 +199,8 @@ private:
     volatile uint32_t* rejections_host_ = nullptr; // mapped: the GPU counts refused lists here
     CUdeviceptr rejections_dev_ = 0;
     uint32_t rejections_seen_ = 0;
+
+    std::unique_ptr<CudaBlas> blas_;
 
     // Scratch for Batch, reused.
     std::vector<CUdeviceptr> batch_dst_, batch_src_;

@@ -26,6 +26,7 @@
 #include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
 #include "kvmtool-gpu/devices/vgpu/backends/guest_ram_map.h"
 #include "kvmtool-gpu/devices/vgpu/backends/host_kernels.h"
+#include "kvmtool-gpu/devices/vgpu/blas/host_blas.h"
 
 namespace kvmgpu::vgpu {
 
@@ -124,6 +125,9 @@ public:
     uint8_t* translate(uint64_t dptr, uint64_t bytes) const override;
 
     uint64_t live_allocations() const { return allocs_.size(); }
+    // The CPU reference BLAS (host_blas.h), over this device's memory.
+    BlasLibrary* blas() override { return &blas_; }
+    const HostBlas& host_blas() const { return blas_; }
 
 private:
     struct Allocation {
@@ -162,6 +166,7 @@ private:
     uint64_t next_object_ = 0x1000; // module/stream/event ids: small numbers, not pointers
     std::vector<uint8_t> bounce_;
     std::set<const HostBackend*> peers_; // peer access enabled to these
+    HostBlas blas_{*this};
 };
 
 } // namespace kvmgpu::vgpu
