@@ -202,9 +202,6 @@ private:
     const char* blas_call(const GuestCommand& c, Call* call, BlasEntry** entry);
     const char* blas_operands_ok(const BlasPlan& plan); // nullptr, or why not
     void destroy_blas_of(uint64_t ctx);
-    // What a cuBLAS handle's default workspace costs the VM's quota (cuBLAS
-    // takes 32 MiB on Hopper, and more for its own state).
-    static constexpr uint64_t kBlasHandleCharge = 40ull << 20;
     // A limit the guest set on one device: its start value (restored at
     // RESET) and the device memory charged for it; PERSISTING_L2's hint.
     struct LimitState {

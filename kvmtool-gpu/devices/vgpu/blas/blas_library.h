@@ -18,6 +18,11 @@ namespace kvmgpu::vgpu {
 
 using BackendBlas = uintptr_t; // a cublasHandle_t, or the reference's id
 
+// What each cuBLAS handle costs the VM's device-memory quota: the library's
+// default workspace (32 MiB on Hopper, cuBLAS's documentation) and room for
+// its own state.
+constexpr uint64_t kBlasHandleCharge = 40ull << 20;
+
 // A level-1 result in host pointer mode: the value's bytes (result[0..1]).
 struct BlasResult {
     uint64_t bits[2] = {0, 0};
