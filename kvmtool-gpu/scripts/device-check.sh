@@ -10,6 +10,7 @@
 # PARTs (default: all): tests guests linux runtime boot calls tlb bench bench2 multigpu p2p share; `adaptive`
 # (not in the default; one device call, about 4 minutes) runs `bench calls` with the default
 # options (GPU worker owning the ring, adaptive doorbell) five times and prints the medians;
+# `libraries` (not in the default; one device call) runs the cuBLAS checks and `bench libraries`;
 # `compare` (not in the default) runs `bench calls` with the polling doorbell five
 # times, alternating the VMM from another commit (.carry/compare, see
 # pack-carry.sh) with this one, worker process and inline. One device
@@ -224,6 +225,18 @@ if want adaptive; then
     md=$(ls "$out/adaptive/$d"/*.md 2>/dev/null | head -1)
     [ -n "$md" ] && { note ""; note "--- adaptive/$d"; tee -a "$summary" <"$md"; }
   done
+fi
+# Issue 31: cuBLAS forwarded as calls. cublasCheck (every call against the
+# CPU, the vGPU's refusals) and cublasChain as guests on CUDA, NVIDIA's
+# three cuBLAS samples where build-cuda-samples.sh packed them, then bench
+# libraries (native first, then the guest; about 4 minutes).
+if want libraries; then
+  SAMPLES="cublasCheck cublasChain" LOG_DIR=$out/libraries/checks \
+    step libraries-checks-cuda sh "$repo/kvmtool-gpu/scripts/run-cuda-samples.sh" "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" --vgpu cuda
+  grep -hE '^(run-cuda-samples|guest: cublas)|cuBLAS: ' "$out/libraries-checks-cuda.log" | sed 's/^/    /' | tee -a "$summary"
+  step libraries-bench timeout 540 "$bin/kvmtool-gpu" bench libraries --vgpu cuda --out "$out/libraries/bench"
+  md=$(ls "$out/libraries/bench"/libraries.md 2>/dev/null | head -1)
+  [ -n "$md" ] && { note ""; note "--- bench libraries"; tee -a "$summary" <"$md"; }
 fi
 if want compare; then
   old=$repo/.carry/compare/kvmtool-gpu
