@@ -1,7 +1,9 @@
-// Kernels and cuBLAS on one stream, nothing synchronized between them:
-// A = X + Y (a kernel), C = A B (cublasSgemm on the stream), C = 2 X + C
-// (a kernel), then one copy back, checked against the CPU. Shows that the
-// library's work is ordered with the program's own on the stream it set.
+// cuRAND, kernels and cuBLAS on one stream, nothing synchronized between
+// them: X uniform and Y normal (cuRAND on the stream), A = X + Y (a
+// kernel), C = A B (cublasSgemm on the stream), C = 2 X + C (a kernel),
+// then copies back, checked against the CPU (from the X and Y generated).
+// Shows that the libraries' work is ordered with the program's own on the
+// stream each was given.
 // The kernels are the project's samples' (vectorAdd, saxpy), which the
 // host backend also runs.
 #include <cmath>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include <cublas_v2.h>
+#include <curand.h>
 
 #include "guest-stub/samples/check_cuda.h"
 
@@ -31,7 +34,7 @@ int main()
     const int n = 48, elems = n * n, threads = 256, blocks = (elems + threads - 1) / threads;
     std::vector<float> X(elems), Y(elems), B(elems);
     for (int i = 0; i < elems; ++i)
-        X[i] = float(i % 7) - 3.f, Y[i] = float(i % 5) * 0.5f, B[i] = float((i * 3) % 11) - 5.f;
+        B[i] = float((i * 3) % 11) - 5.f;
     float *dX, *dY, *dA, *dB, *dC;
     for (float** p : {&dX, &dY, &dA, &dB, &dC})
         CHECK(cudaMalloc(p, elems * sizeof(float)));
@@ -42,8 +45,14 @@ int main()
         fprintf(stderr, "cublasChain: cublasCreate/SetStream failed\n");
         return EXIT_FAILURE;
     }
-    CHECK(cudaMemcpyAsync(dX, X.data(), elems * sizeof(float), cudaMemcpyHostToDevice, s));
-    CHECK(cudaMemcpyAsync(dY, Y.data(), elems * sizeof(float), cudaMemcpyHostToDevice, s));
+    curandGenerator_t gen;
+    if (curandCreateGenerator(&gen, CURAND_RNG_PSEUDO_DEFAULT) != CURAND_STATUS_SUCCESS ||
+        curandSetStream(gen, s) != CURAND_STATUS_SUCCESS || curandSetPseudoRandomGeneratorSeed(gen, 2026) != CURAND_STATUS_SUCCESS ||
+        curandGenerateUniform(gen, dX, elems) != CURAND_STATUS_SUCCESS ||
+        curandGenerateNormal(gen, dY, elems, 1.f, 0.5f) != CURAND_STATUS_SUCCESS) {
+        fprintf(stderr, "cublasChain: cuRAND failed\n");
+        return EXIT_FAILURE;
+    }
     CHECK(cudaMemcpyAsync(dB, B.data(), elems * sizeof(float), cudaMemcpyHostToDevice, s));
     vectorAdd<<<blocks, threads, 0, s>>>(dX, dY, dA, elems);
     CHECK(cudaGetLastError());
@@ -56,7 +65,19 @@ int main()
     CHECK(cudaGetLastError());
     std::vector<float> C(elems);
     CHECK(cudaMemcpyAsync(C.data(), dC, elems * sizeof(float), cudaMemcpyDeviceToHost, s));
+    CHECK(cudaMemcpyAsync(X.data(), dX, elems * sizeof(float), cudaMemcpyDeviceToHost, s));
+    CHECK(cudaMemcpyAsync(Y.data(), dY, elems * sizeof(float), cudaMemcpyDeviceToHost, s));
     CHECK(cudaStreamSynchronize(s));
+
+    double xsum = 0, ysum = 0;
+    bool in_range = true;
+    for (int i = 0; i < elems; ++i)
+        xsum += X[i], ysum += Y[i], in_range = in_range && X[i] > 0.f && X[i] <= 1.f;
+    if (!in_range || std::fabs(xsum / elems - 0.5) > 0.05 || std::fabs(ysum / elems - 1.0) > 0.1) {
+        fprintf(stderr, "cublasChain: FAILED: cuRAND's numbers are off (uniform mean %.3f, normal mean %.3f)\n",
+                xsum / elems, ysum / elems);
+        return EXIT_FAILURE;
+    }
 
     int wrong = 0;
     for (int j = 0; j < n; ++j)
@@ -69,6 +90,7 @@ int main()
                 ++wrong;
         }
     cublasDestroy(h);
+    curandDestroyGenerator(gen);
     CHECK(cudaStreamDestroy(s));
     for (float* p : {dX, dY, dA, dB, dC})
         CHECK(cudaFree(p));
@@ -76,6 +98,6 @@ int main()
         fprintf(stderr, "cublasChain: FAILED: %d of %d elements wrong\n", wrong, elems);
         return EXIT_FAILURE;
     }
-    printf("cublasChain: kernel -> cublasSgemm -> kernel on one stream: %d x %d correct\n", n, n);
+    printf("cublasChain: cuRAND -> kernel -> cublasSgemm -> kernel on one stream: %d x %d correct\n", n, n);
     return EXIT_SUCCESS;
 }

@@ -275,6 +275,13 @@ enum vgpu_opcode {
     VGPU_OP_BLAS_LEVEL2 = 211,        /* payload vgpu_blas_level2 */
     VGPU_OP_BLAS_GEMM = 220,          /* payload vgpu_blas_gemm (one, strided batched, pointer arrays) */
     VGPU_OP_BLAS_LEVEL3 = 221,        /* payload vgpu_blas_level3 (trsm, syrk, geam) */
+    /* cuRAND's host API: a generator is a VM handle of the current context. */
+    VGPU_OP_RAND_CREATE = 300,        /* arg0 curandRngType_t (a pseudo-random one) -> result0 generator */
+    VGPU_OP_RAND_DESTROY = 301,       /* arg0 generator */
+    VGPU_OP_RAND_SET_STREAM = 302,    /* arg0 generator, arg1 stream */
+    VGPU_OP_RAND_SET_SEED = 303,      /* arg0 generator, arg1 seed */
+    VGPU_OP_RAND_GENERATE = 304,      /* arg0 generator, arg1 dptr, arg2 count, arg3 VGPU_RAND_*, arg4 mean and
+                                         arg5 standard deviation (normal ones: double bits) */
     VGPU_OP_MAX_ = 350 /* the table is indexed by opcode: the unused numbers are NOT_SUPPORTED */
 };
 
@@ -294,6 +301,16 @@ enum vgpu_opcode {
 #define VGPU_LIMIT_MAX_L2_FETCH_GRANULARITY 0x05u
 #define VGPU_LIMIT_PERSISTING_L2_CACHE_SIZE 0x06u
 #define VGPU_LIMIT_COUNT_ 0x07u
+
+/* RAND_GENERATE's kinds: curandGenerate (32-bit words),
+ * curandGenerateUniform/Normal and their Double forms. A normal kind needs
+ * an even count (cuRAND's rule for pseudo-random generators). */
+#define VGPU_RAND_BITS 0u
+#define VGPU_RAND_UNIFORM 1u
+#define VGPU_RAND_NORMAL 2u
+#define VGPU_RAND_UNIFORM_DOUBLE 3u
+#define VGPU_RAND_NORMAL_DOUBLE 4u
+#define VGPU_RAND_KIND_COUNT_ 5u
 
 /* How the VMM moves a scatter-gather transfer (arg4 of the _SG opcodes).
  * arg5 is the sum of the list's lengths as the guest computed it, or 0 for

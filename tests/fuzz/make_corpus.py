@@ -189,6 +189,9 @@ SGEMM_STRIDED = (blas_head(30) + struct.pack("<IIiiiiIIIIIi", 0, 1, 4, 4, 4, 2, 
                  scalar_f32(1) + scalar_f32(0) + mat(MAGIC, 4, 16) + mat(MAGIC | 2, 4, 16) + mat(MAGIC | 4, 4, 16))
 SDOT = blas_head(3) + struct.pack("<Ii", 0, 16) + vec(MAGIC, 1) + vec(MAGIC | 1, 1) + bytes(16) + struct.pack("<Q", 0)
 COMMAND = {
+    "rand_session": u8(0x15) + ring_image([(303, [MAGIC | 7 << 8, 42]), (304, [MAGIC | 7 << 8, MAGIC, 64, 1]),
+                                           (304, [MAGIC | 7 << 8, MAGIC | 1, 64, 4, 0, 0x3FF0000000000000]),
+                                           (302, [MAGIC | 7 << 8, MAGIC | 1 << 8]), (301, [MAGIC | 7 << 8])]),
     "blas_session": u8(0x15) + ring_image([(210, [], SDOT), (220, [], SGEMM), (220, [], SGEMM_STRIDED),
                                            (203, [BLAS, 3]), (205, []), (201, [BLAS]), (200, [])]),
     "nops": u8(0x01) + ring_image([(0, [])] * 3),

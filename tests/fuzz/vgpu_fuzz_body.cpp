@@ -29,7 +29,7 @@ memmap::GuestMemory& guest_ram() {
     }();
     return *mem;
 }
-constexpr uint64_t kKinds = 7;
+constexpr uint64_t kKinds = 8;
 struct Known {
     uint64_t value[kKinds] = {};
 };
@@ -55,6 +55,7 @@ Known make_known(CommandDispatch& d, uint8_t* ram) {
     k.value[4] = exec(d, VGPU_OP_EVENT_CREATE, {0});
     k.value[5] = exec(d, VGPU_OP_GUEST_RAM_DEVICE_PTR, {kDataGpa, 64 << 10});
     k.value[6] = exec(d, VGPU_OP_BLAS_CREATE, {});
+    k.value[7] = exec(d, VGPU_OP_RAND_CREATE, {100});
     return k;
 }
 
@@ -79,8 +80,8 @@ void run_one(const uint8_t* data, size_t size, VgpuCounterSnapshot* seen) {
     HostBackend backend(HostBackendOptions{.total_bytes = 8ull << 20, .bounce_bytes = 4096});
     backend.register_guest_ram(ram, kRam);
     VgpuCounters counters;
-    // The quota holds a cuBLAS handle's workspace charge and 1 MiB more.
-    const VgpuOptions opts{.device_mem_quota = kBlasHandleCharge + (1ull << 20), .max_handles = 16, .max_module_bytes = 64 << 10,
+    // The quota holds a cuBLAS handle's and a cuRAND generator's charges and 1 MiB more.
+    const VgpuOptions opts{.device_mem_quota = kBlasHandleCharge + kRandGeneratorCharge + (1ull << 20), .max_handles = 16, .max_module_bytes = 64 << 10,
                            .log_per_second = 0};
     CommandDispatch dispatch(mem, backend, opts, counters, 1);
     dispatch.refresh_ram_windows();

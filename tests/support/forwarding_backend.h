@@ -101,6 +101,7 @@ public:
     Status event_destroy(BackendEvent e) override { return inner_->event_destroy(e); }
     bool recover_from(Status s) override { return inner_->recover_from(s); }
     BlasLibrary* blas() override { return inner_->blas(); }
+    RandLibrary* rand() override { return inner_->rand(); }
 
 private:
     std::unique_ptr<GpuBackend> inner_;

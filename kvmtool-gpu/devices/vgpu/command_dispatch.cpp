@@ -82,6 +82,11 @@ const std::array<CommandDispatch::Handler, VGPU_OP_MAX_> CommandDispatch::kHandl
     t[VGPU_OP_BLAS_LEVEL2] = &D::op_blas_level2;
     t[VGPU_OP_BLAS_GEMM] = &D::op_blas_gemm;
     t[VGPU_OP_BLAS_LEVEL3] = &D::op_blas_level3;
+    t[VGPU_OP_RAND_CREATE] = &D::op_rand_create;
+    t[VGPU_OP_RAND_DESTROY] = &D::op_rand_destroy;
+    t[VGPU_OP_RAND_SET_STREAM] = &D::op_rand_set;
+    t[VGPU_OP_RAND_SET_SEED] = &D::op_rand_set;
+    t[VGPU_OP_RAND_GENERATE] = &D::op_rand_generate;
     return t;
 }();
 
@@ -93,6 +98,7 @@ CommandDispatch::CommandDispatch(const memmap::GuestMemory& mem, GpuBackend& bac
       functions_(HandleKind::Function, opts.max_handles, handle_seed),
       registrations_(HandleKind::Registration, opts.max_handles, handle_seed),
       blas_(HandleKind::Blas, opts.max_handles, handle_seed),
+      rand_(HandleKind::Rand, opts.max_handles, handle_seed),
       streams_(HandleKind::Stream, opts.max_handles, handle_seed),
       events_(HandleKind::Event, opts.max_handles, handle_seed),
       allocs_(opts.device_mem_quota, opts.max_handles),
@@ -193,7 +199,8 @@ void CommandDispatch::drop_handles() {
     restart_contexts();
     modules_.clear();
     functions_.clear();
-    blas_.clear(); // a recovery lost the library's handles with the context; RESET destroyed them
+    blas_.clear(); // a recovery lost the libraries' handles with the context; RESET destroyed them
+    rand_.clear();
     streams_.clear();
     events_.clear();
     allocs_.clear();

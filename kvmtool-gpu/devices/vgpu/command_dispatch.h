@@ -21,6 +21,7 @@
 #include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
 #include "kvmtool-gpu/devices/vgpu/blas/blas_checks.h"
 #include "kvmtool-gpu/devices/vgpu/blas/blas_library.h"
+#include "kvmtool-gpu/devices/vgpu/rand/rand_library.h"
 #include "kvmtool-gpu/devices/vgpu/command_ring.h"
 #include "kvmtool-gpu/devices/vgpu/handle_table.h"
 #include "kvmtool-gpu/devices/vgpu/host_alias.h"
@@ -202,6 +203,12 @@ private:
     const char* blas_call(const GuestCommand& c, Call* call, BlasEntry** entry);
     const char* blas_operands_ok(const BlasPlan& plan); // nullptr, or why not
     void destroy_blas_of(uint64_t ctx);
+    // dispatch_rand.cpp
+    CommandResult op_rand_create(GuestCommand&);
+    CommandResult op_rand_destroy(GuestCommand&);
+    CommandResult op_rand_set(GuestCommand&); // SET_STREAM, SET_SEED
+    CommandResult op_rand_generate(GuestCommand&);
+    void destroy_rand_of(uint64_t ctx);
     // A limit the guest set on one device: its start value (restored at
     // RESET) and the device memory charged for it; PERSISTING_L2's hint.
     struct LimitState {
@@ -257,6 +264,7 @@ private:
     void forget_registration(const Registration& r);
     std::map<std::pair<int, uint32_t>, LimitState> limits_; // by (device, CUlimit), those the guest set
     HandleTable<BlasEntry> blas_;
+    HandleTable<BackendRand> rand_;
     std::vector<uint64_t> blas_pointers_; // GEMM_POINTERS' checked A, B, C arrays
     char blas_why_[200] = {};
     bool blas_missing_logged_ = false;

@@ -23,6 +23,7 @@ enum class HandleKind : uint8_t {
     Event = 0x45,
     Registration = 0x52,
     Blas = 0x42,
+    Rand = 0x47,
 };
 
 // Bounded table of T. Handle layout: bits 63..56 kind, 55..32 generation,

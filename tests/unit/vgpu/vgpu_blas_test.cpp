@@ -1,8 +1,10 @@
-// cuBLAS forwarded as calls (dispatch_blas.cpp) on the host backend's CPU
-// reference: the extent arithmetic and per-call rules (blas_checks.h), and
+// cuBLAS and cuRAND forwarded as calls (dispatch_blas.cpp, dispatch_rand.cpp)
+// on the host backend's CPU references; for cuBLAS: the extent arithmetic and per-call rules (blas_checks.h), and
 // through the ring: real numbers, operands outside the VM's memory,
 // GemmBatched's device pointer arrays, handles scoped by context, freed by
 // context destroy and RESET, and charged to the quota.
+#include <bit>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -233,6 +235,75 @@ TEST(VgpuBlasQuota, AHandlePastTheQuotaIsRefused) {
     ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_BLAS_CREATE}).status, VGPU_ERROR_OUT_OF_MEMORY);
     EXPECT_EQ(rig.host->host_blas().live_handles(), 0u);
+}
+
+} // namespace
+} // namespace kvmgpu::vgpu::test
+
+namespace kvmgpu::vgpu::test {
+namespace {
+
+// cuRAND's host API (dispatch_rand.cpp) on the host backend's generator.
+struct VgpuRand : ::testing::Test {
+    VgpuRig rig{VgpuOptions{.device_mem_quota = 64ull << 20, .max_handles = 8}};
+    uint64_t gen = 0;
+    void SetUp() override {
+        ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
+        const Done d = rig.call({.opcode = VGPU_OP_RAND_CREATE, .args = {101}}); // XORWOW
+        ASSERT_EQ(d.status, VGPU_SUCCESS);
+        gen = d.r0;
+    }
+    Done generate(uint64_t dptr, uint64_t count, uint64_t kind, double mean = 0, double sd = 0) {
+        return rig.call({.opcode = VGPU_OP_RAND_GENERATE,
+                         .args = {gen, dptr, count, kind, std::bit_cast<uint64_t>(mean), std::bit_cast<uint64_t>(sd)}});
+    }
+    template <class T>
+    std::vector<T> download(uint64_t d, size_t n) {
+        std::vector<T> v(n);
+        EXPECT_EQ(rig.call({.opcode = VGPU_OP_MEMCPY_DTOH, .args = {kDataGpa, d, n * sizeof(T), 0}}).status, VGPU_SUCCESS);
+        rig.get(kDataGpa, v.data(), n * sizeof(T));
+        return v;
+    }
+};
+
+TEST_F(VgpuRand, UniformAndNormalNumbersLandInTheVmsMemory) {
+    const uint64_t d = rig.alloc(4096 * 8);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_RAND_SET_SEED, .args = {gen, 1234}}).status, VGPU_SUCCESS);
+    ASSERT_EQ(generate(d, 4096, VGPU_RAND_UNIFORM).status, VGPU_SUCCESS);
+    double sum = 0;
+    for (float v : download<float>(d, 4096)) {
+        ASSERT_TRUE(v > 0.f && v <= 1.f);
+        sum += v;
+    }
+    EXPECT_NEAR(sum / 4096, 0.5, 0.03);
+    ASSERT_EQ(generate(d, 4096, VGPU_RAND_NORMAL_DOUBLE, 3.0, 2.0).status, VGPU_SUCCESS);
+    double mean = 0, sq = 0;
+    for (double v : download<double>(d, 4096)) mean += v, sq += v * v;
+    mean /= 4096;
+    EXPECT_NEAR(mean, 3.0, 0.15);
+    EXPECT_NEAR(std::sqrt(sq / 4096 - mean * mean), 2.0, 0.15);
+    // The same seed, the same numbers.
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_RAND_SET_SEED, .args = {gen, 99}}).status, VGPU_SUCCESS);
+    ASSERT_EQ(generate(d, 8, VGPU_RAND_BITS).status, VGPU_SUCCESS);
+    const auto first = download<uint32_t>(d, 8);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_RAND_SET_SEED, .args = {gen, 99}}).status, VGPU_SUCCESS);
+    ASSERT_EQ(generate(d, 8, VGPU_RAND_BITS).status, VGPU_SUCCESS);
+    EXPECT_EQ(download<uint32_t>(d, 8), first);
+}
+
+TEST_F(VgpuRand, RefusesWhatCuRandRefusesAndEverythingOutsideTheVm) {
+    const uint64_t d = rig.alloc(4096);
+    EXPECT_EQ(generate(d, 3, VGPU_RAND_NORMAL).status, VGPU_ERROR_INVALID_VALUE);   // odd normal count
+    EXPECT_EQ(generate(d, 1025, VGPU_RAND_UNIFORM).status, VGPU_ERROR_INVALID_VALUE); // one past the allocation
+    EXPECT_EQ(generate(d + 2, 4, VGPU_RAND_UNIFORM).status, VGPU_ERROR_INVALID_VALUE); // misaligned
+    EXPECT_EQ(generate(d, 1ull << 62, VGPU_RAND_UNIFORM_DOUBLE).status, VGPU_ERROR_INVALID_VALUE); // overflows
+    EXPECT_EQ(generate(d, 4, 9).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_RAND_CREATE, .args = {201}}).status, VGPU_ERROR_INVALID_VALUE); // quasi
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_RAND_SET_SEED, .args = {gen + 1, 1}}).status, VGPU_ERROR_INVALID_HANDLE);
+    // Freed at RESET.
+    EXPECT_EQ(rig.host->host_rand().live_generators(), 1u);
+    rig.reset();
+    EXPECT_EQ(rig.host->host_rand().live_generators(), 0u);
 }
 
 } // namespace

@@ -45,6 +45,11 @@ const char* arg_shape(uint16_t op) {
     case VGPU_OP_BLAS_SET_STREAM: return "BS";
     case VGPU_OP_BLAS_SET_MATH_MODE: return "BV";
     case VGPU_OP_BLAS_SET_WORKSPACE: return "BDN";
+    case VGPU_OP_RAND_CREATE: return "T";
+    case VGPU_OP_RAND_DESTROY: return "R";
+    case VGPU_OP_RAND_SET_STREAM: return "RS";
+    case VGPU_OP_RAND_SET_SEED: return "RV";
+    case VGPU_OP_RAND_GENERATE: return "RDNk";
     }
     return "";
 }
@@ -124,6 +129,9 @@ std::vector<uint8_t> hostile_input(std::mt19937_64& rng) {
         case 'p': return uint64_t{4} << 32;                                    // nparams
         case 'V': return rng() % 256;
         case 'B': return fuzz::kMagic | 6 << 8; // the harness's cuBLAS handle
+        case 'R': return fuzz::kMagic | 7 << 8; // its cuRAND generator
+        case 'T': return rng() % 2 ? 100 + rng() % 62 : rng() % 300; // a curandRngType_t, or not
+        case 'k': return rng() % (VGPU_RAND_KIND_COUNT_ + 1);
         }
         return 0;
     };
@@ -135,7 +143,9 @@ std::vector<uint8_t> hostile_input(std::mt19937_64& rng) {
         vgpu_command c{};
         const uint16_t blas_ops[] = {VGPU_OP_BLAS_CREATE, VGPU_OP_BLAS_DESTROY, VGPU_OP_BLAS_SET_STREAM,
                                      VGPU_OP_BLAS_SET_MATH_MODE, VGPU_OP_BLAS_SET_WORKSPACE, VGPU_OP_BLAS_GET_VERSION,
-                                     VGPU_OP_BLAS_LEVEL1, VGPU_OP_BLAS_LEVEL2, VGPU_OP_BLAS_GEMM, VGPU_OP_BLAS_LEVEL3};
+                                     VGPU_OP_BLAS_LEVEL1, VGPU_OP_BLAS_LEVEL2, VGPU_OP_BLAS_GEMM, VGPU_OP_BLAS_LEVEL3,
+                                     VGPU_OP_RAND_CREATE, VGPU_OP_RAND_DESTROY, VGPU_OP_RAND_SET_STREAM,
+                                     VGPU_OP_RAND_SET_SEED, VGPU_OP_RAND_GENERATE};
         // Opcodes 0..VGPU_OP_MAX_ are mostly unused numbers: the library calls are picked on purpose.
         c.opcode = static_cast<uint16_t>(rng() % 3 == 0 ? blas_ops[rng() % std::size(blas_ops)]
                                          : rng() % 8 ? rng() % 80 : rng() % 8 ? rng() % VGPU_OP_MAX_ : rng());

@@ -58,6 +58,7 @@ CudaBackend::~CudaBackend() {
     if (!ctx_) return;
     api_.cuCtxSetCurrent(ctx_);
     blas_.reset(); // its handles go while the context is there
+    rand_.reset();
     free_context();
 }
 
@@ -97,11 +98,17 @@ BlasLibrary* CudaBackend::blas() {
     return blas_.get();
 }
 
+RandLibrary* CudaBackend::rand() {
+    if (!rand_) rand_ = std::make_unique<CudaRand>();
+    return rand_.get();
+}
+
 void CudaBackend::free_context() {
     // Destroying the context frees its memory, modules, streams and events;
     // registrations are undone first so the pages can be registered again.
     for (const auto& r : ram_.ranges()) api_.cuMemHostUnregister(r.host);
     if (blas_) blas_->forget_all(); // the context takes the handles' memory with it
+    if (rand_) rand_->forget_all();
     api_.cuCtxDestroy(ctx_);
     ctx_ = nullptr;
     internal_ = nullptr;

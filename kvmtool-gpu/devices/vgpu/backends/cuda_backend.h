@@ -32,6 +32,7 @@
 #include "kvmtool-gpu/devices/vgpu/backends/guest_ram_map.h"
 #include "kvmtool-gpu/devices/vgpu/backends/sg_copy_run.h"
 #include "kvmtool-gpu/devices/vgpu/blas/cuda_blas.h"
+#include "kvmtool-gpu/devices/vgpu/rand/cuda_rand.h"
 
 namespace kvmgpu::vgpu {
 
@@ -145,6 +146,8 @@ public:
 
     // The host's libcublas (cuda_blas.h), loaded at the first cuBLAS call.
     BlasLibrary* blas() override;
+    // The host's libcurand (cuda_rand.h), loaded at the first generator.
+    RandLibrary* rand() override;
 
 private:
     CudaBackend(const CudaDriverApi& api, const CudaBackendOptions& opts) : api_(api), opts_(opts) {}
@@ -201,6 +204,7 @@ private:
     uint32_t rejections_seen_ = 0;
 
     std::unique_ptr<CudaBlas> blas_;
+    std::unique_ptr<CudaRand> rand_;
 
     // Scratch for Batch, reused.
     std::vector<CUdeviceptr> batch_dst_, batch_src_;

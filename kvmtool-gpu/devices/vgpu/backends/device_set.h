@@ -42,6 +42,7 @@ public:
     Status device_count(int* out) override;
     Status select_device(int ordinal) override;
     BlasLibrary* blas() override { return cur().blas(); }
+    RandLibrary* rand() override { return cur().rand(); }
     Status device_attribute(int attribute, int ordinal, int* out) override;
     Status device_name(int ordinal, char* buf, size_t len) override;
     Status device_total_mem(int ordinal, uint64_t* out) override;

@@ -27,6 +27,7 @@
 #include "kvmtool-gpu/devices/vgpu/backends/guest_ram_map.h"
 #include "kvmtool-gpu/devices/vgpu/backends/host_kernels.h"
 #include "kvmtool-gpu/devices/vgpu/blas/host_blas.h"
+#include "kvmtool-gpu/devices/vgpu/rand/host_rand.h"
 
 namespace kvmgpu::vgpu {
 
@@ -128,6 +129,9 @@ public:
     // The CPU reference BLAS (host_blas.h), over this device's memory.
     BlasLibrary* blas() override { return &blas_; }
     const HostBlas& host_blas() const { return blas_; }
+    // A CPU generator with cuRAND's ranges (host_rand.h).
+    RandLibrary* rand() override { return &rand_; }
+    const HostRand& host_rand() const { return rand_; }
 
 private:
     struct Allocation {
@@ -167,6 +171,7 @@ private:
     std::vector<uint8_t> bounce_;
     std::set<const HostBackend*> peers_; // peer access enabled to these
     HostBlas blas_{*this};
+    HostRand rand_{*this};
 };
 
 } // namespace kvmgpu::vgpu

@@ -2,11 +2,8 @@
 
 #include <cublas_v2.h>
 #include <dlfcn.h>
-#include <link.h>
 
-#include <cstdlib>
-#include <vector>
-
+#include "kvmtool-gpu/devices/vgpu/backends/host_library.h"
 #include "kvmtool-gpu/util/log.h"
 
 namespace kvmgpu::vgpu {
@@ -96,31 +93,11 @@ Status from_cublas(cublasStatus_t s) {
     }
 }
 
-// Where libcublas may be, in order (the override alone when given).
-std::vector<std::string> candidates() {
-    if (!cublas_override().empty()) return {cublas_override()};
-    std::vector<std::string> out{"libcublas.so.13"};
-    for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
-        if (const char* root = std::getenv(env); root && *root) out.push_back(std::string(root) + "/lib64/libcublas.so.13");
-    for (const char* root : {"/usr/local/cuda", "/usr/local/cuda-13", "/usr/local/cuda-13.0", "/usr/local/cuda-13.1"})
-        out.push_back(std::string(root) + "/lib64/libcublas.so.13");
-    return out;
-}
-
 const CublasApi* load_cublas() {
-    std::string tried;
-    void* lib = nullptr;
-    for (const std::string& c : candidates()) {
-        lib = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (lib) break;
-        tried += (tried.empty() ? "" : ", ") + c;
-    }
-    if (!lib) {
-        log_error("cuBLAS: no libcublas.so.13 (tried %s; --cublas PATH names one): cuBLAS calls fail with "
-                  "CUBLAS_STATUS_NOT_INITIALIZED",
-                  tried.c_str());
-        return nullptr;
-    }
+    const HostLibrary found = open_host_library("cuBLAS", "libcublas.so.13", cublas_override(), "--cublas",
+                                                "cuBLAS calls fail with CUBLAS_STATUS_NOT_INITIALIZED");
+    void* lib = found.handle;
+    if (!lib) return nullptr;
     auto* api = new CublasApi; // one per process, never unloaded (as the driver API)
     bool complete = true;
 #define KVMGPU_CUBLAS_RESOLVE(name)                                                       \
@@ -138,8 +115,7 @@ const CublasApi* load_cublas() {
         delete api;
         return nullptr;
     }
-    link_map* map = nullptr;
-    api->path = dlinfo(lib, RTLD_DI_LINKMAP, &map) == 0 && map ? map->l_name : "?";
+    api->path = found.path;
     int major = 0, minor = 0, patch = 0;
     api->cublasGetProperty(MAJOR_VERSION, &major);
     api->cublasGetProperty(MINOR_VERSION, &minor);
