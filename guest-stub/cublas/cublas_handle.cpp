@@ -110,8 +110,8 @@ cublasStatus_t cublasDestroy(cublasHandle_t handle)
 {
     if (!handle)
         return CUBLAS_STATUS_NOT_INITIALIZED;
-    // The handle's queued work runs first (cuBLAS synchronizes here too).
-    cudaDeviceSynchronize();
+    // The VMM destroys it after the calls queued before (the ring is in
+    // order), and cublasDestroy waits for the handle's work on the host.
     const cublasStatus_t s = handle_call(VGPU_OP_BLAS_DESTROY, handle);
     delete handle;
     return s;
