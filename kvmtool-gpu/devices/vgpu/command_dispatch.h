@@ -201,6 +201,9 @@ private:
     BlasLibrary* blas_library();
     template <class Call>
     const char* blas_call(const GuestCommand& c, Call* call, BlasEntry** entry);
+    // [dptr, dptr + bytes) is the VM's (one allocation, variable or RAM
+    // window) and not memory another device holds: a library may touch it.
+    bool library_range_ok(uint64_t dptr, uint64_t bytes);
     const char* blas_operands_ok(const BlasPlan& plan); // nullptr, or why not
     void destroy_blas_of(uint64_t ctx);
     // dispatch_rand.cpp

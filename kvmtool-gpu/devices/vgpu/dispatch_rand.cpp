@@ -57,7 +57,8 @@ CommandResult CommandDispatch::op_rand_generate(GuestCommand& c) {
     if (__builtin_mul_overflow(count, element, &bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "count * element overflows");
     if (count == 0) return done(VGPU_SUCCESS);
     if (dptr % element) return fail(VGPU_ERROR_INVALID_VALUE, "cuRAND output not aligned to its element");
-    if (!allocs_.contains(dptr, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "cuRAND output not inside this VM's device memory");
+    if (!library_range_ok(dptr, bytes))
+        return fail(VGPU_ERROR_INVALID_VALUE, "cuRAND output not inside this VM's memory on this device");
     const double mean = std::bit_cast<double>(c.desc.arg[4]), stddev = std::bit_cast<double>(c.desc.arg[5]);
     return done(backend_result(backend_.rand()->generate(*g, static_cast<uint32_t>(kind), dptr, count, mean, stddev)));
 }
