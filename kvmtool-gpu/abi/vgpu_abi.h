@@ -282,6 +282,13 @@ enum vgpu_opcode {
     VGPU_OP_RAND_SET_SEED = 303,      /* arg0 generator, arg1 seed */
     VGPU_OP_RAND_GENERATE = 304,      /* arg0 generator, arg1 dptr, arg2 count, arg3 VGPU_RAND_*, arg4 mean and
                                          arg5 standard deviation (normal ones: double bits) */
+    /* cuFFT's basic plans: a plan is a VM handle of the current context. */
+    VGPU_OP_FFT_PLAN = 320,           /* arg0 rank (1..3), arg1 nx, arg2 ny, arg3 nz, arg4 cufftType, arg5 batch
+                                         -> result0 plan, result1 its work area's bytes */
+    VGPU_OP_FFT_DESTROY = 321,        /* arg0 plan */
+    VGPU_OP_FFT_SET_STREAM = 322,     /* arg0 plan, arg1 stream */
+    VGPU_OP_FFT_EXEC = 323,           /* arg0 plan, arg1 input dptr, arg2 output dptr, arg3 the exec's cufftType
+                                         (the plan's), arg4 direction (C2C, Z2Z: -1 forward, +1 inverse) */
     VGPU_OP_MAX_ = 350 /* the table is indexed by opcode: the unused numbers are NOT_SUPPORTED */
 };
 

@@ -226,14 +226,14 @@ if want adaptive; then
     [ -n "$md" ] && { note ""; note "--- adaptive/$d"; tee -a "$summary" <"$md"; }
   done
 fi
-# Issue 31: cuBLAS forwarded as calls. cublasCheck (every call against the
-# CPU, the vGPU's refusals) and cublasChain as guests on CUDA, NVIDIA's
-# three cuBLAS samples where build-cuda-samples.sh packed them, then bench
-# libraries (native first, then the guest; about 4 minutes).
+# Issue 31: CUDA libraries forwarded as calls. cublasCheck and cufftCheck
+# (against the CPU, the vGPU's refusals) and cublasChain (cuRAND, kernels,
+# cuBLAS on one stream) as guests on CUDA, then bench libraries (native
+# first, then the guest; about 4 minutes).
 if want libraries; then
-  SAMPLES="cublasCheck cublasChain" LOG_DIR=$out/libraries/checks \
+  SAMPLES="cublasCheck cublasChain cufftCheck" LOG_DIR=$out/libraries/checks \
     step libraries-checks-cuda sh "$repo/kvmtool-gpu/scripts/run-cuda-samples.sh" "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" --vgpu cuda
-  grep -hE '^(run-cuda-samples|guest: cublas)|cuBLAS: ' "$out/libraries-checks-cuda.log" | sed 's/^/    /' | tee -a "$summary"
+  grep -hE '^(run-cuda-samples|guest: cu(blas|fft))|cu(BLAS|RAND|FFT): ' "$out/libraries-checks-cuda.log" | sed 's/^/    /' | tee -a "$summary"
   step libraries-bench timeout 540 "$bin/kvmtool-gpu" bench libraries --vgpu cuda --out "$out/libraries/bench"
   md=$(ls "$out/libraries/bench"/libraries.md 2>/dev/null | head -1)
   [ -n "$md" ] && { note ""; note "--- bench libraries"; tee -a "$summary" <"$md"; }

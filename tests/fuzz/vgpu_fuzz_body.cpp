@@ -29,7 +29,7 @@ memmap::GuestMemory& guest_ram() {
     }();
     return *mem;
 }
-constexpr uint64_t kKinds = 8;
+constexpr uint64_t kKinds = 9;
 struct Known {
     uint64_t value[kKinds] = {};
 };
@@ -56,6 +56,7 @@ Known make_known(CommandDispatch& d, uint8_t* ram) {
     k.value[5] = exec(d, VGPU_OP_GUEST_RAM_DEVICE_PTR, {kDataGpa, 64 << 10});
     k.value[6] = exec(d, VGPU_OP_BLAS_CREATE, {});
     k.value[7] = exec(d, VGPU_OP_RAND_CREATE, {100});
+    k.value[8] = exec(d, VGPU_OP_FFT_PLAN, {1, 64, 1, 1, 0x29, 1});
     return k;
 }
 

@@ -87,6 +87,10 @@ const std::array<CommandDispatch::Handler, VGPU_OP_MAX_> CommandDispatch::kHandl
     t[VGPU_OP_RAND_SET_STREAM] = &D::op_rand_set;
     t[VGPU_OP_RAND_SET_SEED] = &D::op_rand_set;
     t[VGPU_OP_RAND_GENERATE] = &D::op_rand_generate;
+    t[VGPU_OP_FFT_PLAN] = &D::op_fft_plan;
+    t[VGPU_OP_FFT_DESTROY] = &D::op_fft_destroy;
+    t[VGPU_OP_FFT_SET_STREAM] = &D::op_fft_set_stream;
+    t[VGPU_OP_FFT_EXEC] = &D::op_fft_exec;
     return t;
 }();
 
@@ -99,6 +103,7 @@ CommandDispatch::CommandDispatch(const memmap::GuestMemory& mem, GpuBackend& bac
       registrations_(HandleKind::Registration, opts.max_handles, handle_seed),
       blas_(HandleKind::Blas, opts.max_handles, handle_seed),
       rand_(HandleKind::Rand, opts.max_handles, handle_seed),
+      fft_(HandleKind::Fft, opts.max_handles, handle_seed),
       streams_(HandleKind::Stream, opts.max_handles, handle_seed),
       events_(HandleKind::Event, opts.max_handles, handle_seed),
       allocs_(opts.device_mem_quota, opts.max_handles),
@@ -201,6 +206,7 @@ void CommandDispatch::drop_handles() {
     functions_.clear();
     blas_.clear(); // a recovery lost the libraries' handles with the context; RESET destroyed them
     rand_.clear();
+    fft_.clear();
     streams_.clear();
     events_.clear();
     allocs_.clear();

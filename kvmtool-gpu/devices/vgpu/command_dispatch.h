@@ -21,6 +21,7 @@
 #include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
 #include "kvmtool-gpu/devices/vgpu/blas/blas_checks.h"
 #include "kvmtool-gpu/devices/vgpu/blas/blas_library.h"
+#include "kvmtool-gpu/devices/vgpu/fft/fft_library.h"
 #include "kvmtool-gpu/devices/vgpu/rand/rand_library.h"
 #include "kvmtool-gpu/devices/vgpu/command_ring.h"
 #include "kvmtool-gpu/devices/vgpu/handle_table.h"
@@ -212,6 +213,17 @@ private:
     CommandResult op_rand_set(GuestCommand&); // SET_STREAM, SET_SEED
     CommandResult op_rand_generate(GuestCommand&);
     void destroy_rand_of(uint64_t ctx);
+    // dispatch_fft.cpp
+    CommandResult op_fft_plan(GuestCommand&);
+    CommandResult op_fft_destroy(GuestCommand&);
+    CommandResult op_fft_set_stream(GuestCommand&);
+    CommandResult op_fft_exec(GuestCommand&);
+    struct FftEntry {
+        BackendFft plan;
+        FftShape shape;
+        uint64_t work; // charged to the quota
+    };
+    void destroy_fft_of(uint64_t ctx);
     // A limit the guest set on one device: its start value (restored at
     // RESET) and the device memory charged for it; PERSISTING_L2's hint.
     struct LimitState {
@@ -268,6 +280,7 @@ private:
     std::map<std::pair<int, uint32_t>, LimitState> limits_; // by (device, CUlimit), those the guest set
     HandleTable<BlasEntry> blas_;
     HandleTable<BackendRand> rand_;
+    HandleTable<FftEntry> fft_;
     std::vector<uint64_t> blas_pointers_; // GEMM_POINTERS' checked A, B, C arrays
     char blas_why_[200] = {};
     bool blas_missing_logged_ = false;

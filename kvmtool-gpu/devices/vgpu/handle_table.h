@@ -24,6 +24,7 @@ enum class HandleKind : uint8_t {
     Registration = 0x52,
     Blas = 0x42,
     Rand = 0x47,
+    Fft = 0x54,
 };
 
 // Bounded table of T. Handle layout: bits 63..56 kind, 55..32 generation,

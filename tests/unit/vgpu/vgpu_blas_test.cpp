@@ -12,6 +12,7 @@
 #include "kvmtool-gpu/devices/vgpu/blas/blas_checks.h"
 #include "kvmtool-gpu/devices/vgpu/blas/blas_extent.h"
 #include "kvmtool-gpu/devices/vgpu/blas/blas_library.h"
+#include "kvmtool-gpu/devices/vgpu/fft/fft_library.h"
 #include "tests/support/vgpu_rig.h"
 
 namespace kvmgpu::vgpu::test {
@@ -304,6 +305,63 @@ TEST_F(VgpuRand, RefusesWhatCuRandRefusesAndEverythingOutsideTheVm) {
     EXPECT_EQ(rig.host->host_rand().live_generators(), 1u);
     rig.reset();
     EXPECT_EQ(rig.host->host_rand().live_generators(), 0u);
+}
+
+} // namespace
+} // namespace kvmgpu::vgpu::test
+
+namespace kvmgpu::vgpu::test {
+namespace {
+
+// cuFFT's basic plans (dispatch_fft.cpp) on the host backend's naive DFT.
+TEST(FftShape, SizesAndRefusals) {
+    const uint64_t n1[3] = {16, 1, 1}, n2[3] = {8, 6, 1}, bad[3] = {0, 1, 1}, huge[3] = {1 << 20, 1 << 12, 1};
+    auto c2c = FftShape::from(1, n1, 0x29, 3);
+    ASSERT_TRUE(c2c);
+    EXPECT_EQ(c2c->input_bytes(), 16 * 3 * 8u);
+    auto r2c = FftShape::from(2, n2, 0x2a, 1);
+    ASSERT_TRUE(r2c);
+    EXPECT_EQ(r2c->input_bytes(), 48 * 4u);
+    EXPECT_EQ(r2c->output_bytes(), 8 * 4 * 8u); // 8 x (6/2 + 1) complex
+    auto z2d = FftShape::from(2, n2, 0x6c, 1);
+    EXPECT_EQ(z2d->input_bytes(), 8 * 4 * 16u);
+    EXPECT_EQ(z2d->output_bytes(), 48 * 8u);
+    EXPECT_FALSE(FftShape::from(0, n1, 0x29, 1));
+    EXPECT_FALSE(FftShape::from(4, n1, 0x29, 1));
+    EXPECT_FALSE(FftShape::from(1, bad, 0x29, 1));
+    EXPECT_FALSE(FftShape::from(1, n1, 0x30, 1));
+    EXPECT_FALSE(FftShape::from(2, huge, 0x29, 1)); // 2^32 elements
+    EXPECT_FALSE(FftShape::from(1, n1, 0x29, 0));
+}
+
+TEST(VgpuFft, PlansExecsAndRefusals) {
+    VgpuRig rig{VgpuOptions{.device_mem_quota = 64ull << 20, .max_handles = 8}};
+    ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
+    const Done p = rig.call({.opcode = VGPU_OP_FFT_PLAN, .args = {1, 4, 1, 1, 0x29, 1}}); // 4-point C2C
+    ASSERT_EQ(p.status, VGPU_SUCCESS);
+    const float x[8] = {1, 0, 2, 0, 3, 0, 4, 0};
+    const uint64_t d = rig.alloc(sizeof x);
+    rig.put(kDataGpa, x, sizeof x);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_MEMCPY_HTOD, .args = {d, kDataGpa, sizeof x, 0}}).status, VGPU_SUCCESS);
+    auto exec = [&](uint64_t in, uint64_t out, uint64_t type, int64_t dir) {
+        return rig.call({.opcode = VGPU_OP_FFT_EXEC, .args = {p.r0, in, out, type, uint64_t(dir)}}).status;
+    };
+    ASSERT_EQ(exec(d, d, 0x29, -1), VGPU_SUCCESS);
+    float y[8];
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_MEMCPY_DTOH, .args = {kDataGpa, d, sizeof y, 0}}).status, VGPU_SUCCESS);
+    rig.get(kDataGpa, y, sizeof y);
+    const float want[8] = {10, 0, -2, 2, -2, 0, -2, -2}; // DFT of 1, 2, 3, 4
+    for (int i = 0; i < 8; ++i) EXPECT_NEAR(y[i], want[i], 1e-5) << i;
+    EXPECT_EQ(exec(d, d + 8, 0x29, -1), VGPU_ERROR_INVALID_VALUE); // the output runs past the allocation
+    EXPECT_EQ(exec(d, d, 0x2a, 0), VGPU_ERROR_INVALID_VALUE);      // not the plan's type
+    EXPECT_EQ(exec(d, d, 0x29, 2), VGPU_ERROR_INVALID_VALUE);      // direction
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_FFT_PLAN, .args = {2, 4, 4, 1, 0x29, 2}}).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.host->host_fft().live_plans(), 1u);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_FFT_DESTROY, .args = {p.r0}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(exec(d, d, 0x29, -1), VGPU_ERROR_INVALID_HANDLE);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_FFT_PLAN, .args = {3, 4, 4, 4, 0x6a, 1}}).status, VGPU_SUCCESS);
+    rig.reset();
+    EXPECT_EQ(rig.host->host_fft().live_plans(), 0u);
 }
 
 } // namespace

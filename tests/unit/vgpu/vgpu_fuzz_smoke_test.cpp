@@ -50,6 +50,10 @@ const char* arg_shape(uint16_t op) {
     case VGPU_OP_RAND_SET_STREAM: return "RS";
     case VGPU_OP_RAND_SET_SEED: return "RV";
     case VGPU_OP_RAND_GENERATE: return "RDNk";
+    case VGPU_OP_FFT_PLAN: return "rnnnfn";
+    case VGPU_OP_FFT_DESTROY: return "P";
+    case VGPU_OP_FFT_SET_STREAM: return "PS";
+    case VGPU_OP_FFT_EXEC: return "PDDfi";
     }
     return "";
 }
@@ -132,6 +136,11 @@ std::vector<uint8_t> hostile_input(std::mt19937_64& rng) {
         case 'R': return fuzz::kMagic | 7 << 8; // its cuRAND generator
         case 'T': return rng() % 2 ? 100 + rng() % 62 : rng() % 300; // a curandRngType_t, or not
         case 'k': return rng() % (VGPU_RAND_KIND_COUNT_ + 1);
+        case 'P': return fuzz::kMagic | 8 << 8; // its cuFFT plan (C2C, 64 points)
+        case 'r': return rng() % 5;             // an FFT rank, or not
+        case 'n': return rng() % 4 ? 1 + rng() % 64 : rng();
+        case 'f': { const uint64_t t[] = {0x29, 0x2a, 0x2c, 0x69, 0x6a, 0x6c, 0x30}; return t[rng() % 7]; }
+        case 'i': return rng() % 3 ? (rng() % 2 ? ~0ull : 1) : rng() % 4;
         }
         return 0;
     };
@@ -145,7 +154,8 @@ std::vector<uint8_t> hostile_input(std::mt19937_64& rng) {
                                      VGPU_OP_BLAS_SET_MATH_MODE, VGPU_OP_BLAS_SET_WORKSPACE, VGPU_OP_BLAS_GET_VERSION,
                                      VGPU_OP_BLAS_LEVEL1, VGPU_OP_BLAS_LEVEL2, VGPU_OP_BLAS_GEMM, VGPU_OP_BLAS_LEVEL3,
                                      VGPU_OP_RAND_CREATE, VGPU_OP_RAND_DESTROY, VGPU_OP_RAND_SET_STREAM,
-                                     VGPU_OP_RAND_SET_SEED, VGPU_OP_RAND_GENERATE};
+                                     VGPU_OP_RAND_SET_SEED, VGPU_OP_RAND_GENERATE, VGPU_OP_FFT_PLAN,
+                                     VGPU_OP_FFT_DESTROY, VGPU_OP_FFT_SET_STREAM, VGPU_OP_FFT_EXEC};
         // Opcodes 0..VGPU_OP_MAX_ are mostly unused numbers: the library calls are picked on purpose.
         c.opcode = static_cast<uint16_t>(rng() % 3 == 0 ? blas_ops[rng() % std::size(blas_ops)]
                                          : rng() % 8 ? rng() % 80 : rng() % 8 ? rng() % VGPU_OP_MAX_ : rng());

@@ -32,6 +32,7 @@
 #include "kvmtool-gpu/devices/vgpu/backends/guest_ram_map.h"
 #include "kvmtool-gpu/devices/vgpu/backends/sg_copy_run.h"
 #include "kvmtool-gpu/devices/vgpu/blas/cuda_blas.h"
+#include "kvmtool-gpu/devices/vgpu/fft/cuda_fft.h"
 #include "kvmtool-gpu/devices/vgpu/rand/cuda_rand.h"
 
 namespace kvmgpu::vgpu {
@@ -148,6 +149,8 @@ public:
     BlasLibrary* blas() override;
     // The host's libcurand (cuda_rand.h), loaded at the first generator.
     RandLibrary* rand() override;
+    // The host's libcufft (cuda_fft.h), loaded at the first plan.
+    FftLibrary* fft() override;
 
 private:
     CudaBackend(const CudaDriverApi& api, const CudaBackendOptions& opts) : api_(api), opts_(opts) {}
@@ -205,6 +208,7 @@ private:
 
     std::unique_ptr<CudaBlas> blas_;
     std::unique_ptr<CudaRand> rand_;
+    std::unique_ptr<CudaFft> fft_;
 
     // Scratch for Batch, reused.
     std::vector<CUdeviceptr> batch_dst_, batch_src_;

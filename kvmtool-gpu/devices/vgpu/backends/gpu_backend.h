@@ -23,6 +23,7 @@ namespace kvmgpu::vgpu {
 using Status = vgpu_status;
 class BlasLibrary; // blas/blas_library.h
 class RandLibrary; // rand/rand_library.h
+class FftLibrary;  // fft/fft_library.h
 
 // Opaque backend objects (CUmodule, CUfunction, CUstream, CUevent as
 // integers). 0 is the default stream.
@@ -244,6 +245,8 @@ public:
     virtual BlasLibrary* blas() { return nullptr; }
     // ... and its cuRAND host API, nullptr when it has none.
     virtual RandLibrary* rand() { return nullptr; }
+    // ... and its cuFFT basic plans, nullptr when it has none.
+    virtual FftLibrary* fft() { return nullptr; }
 
     // Thread-safe, from any thread: ends the call the executor is blocked in
     // now as if its time-out had passed (a worker backend then replaces its

@@ -27,6 +27,7 @@
 #include "kvmtool-gpu/devices/vgpu/backends/guest_ram_map.h"
 #include "kvmtool-gpu/devices/vgpu/backends/host_kernels.h"
 #include "kvmtool-gpu/devices/vgpu/blas/host_blas.h"
+#include "kvmtool-gpu/devices/vgpu/fft/host_fft.h"
 #include "kvmtool-gpu/devices/vgpu/rand/host_rand.h"
 
 namespace kvmgpu::vgpu {
@@ -132,6 +133,9 @@ public:
     // A CPU generator with cuRAND's ranges (host_rand.h).
     RandLibrary* rand() override { return &rand_; }
     const HostRand& host_rand() const { return rand_; }
+    // A naive DFT with cuFFT's conventions (host_fft.h).
+    FftLibrary* fft() override { return &fft_; }
+    const HostFft& host_fft() const { return fft_; }
 
 private:
     struct Allocation {
@@ -172,6 +176,7 @@ private:
     std::set<const HostBackend*> peers_; // peer access enabled to these
     HostBlas blas_{*this};
     HostRand rand_{*this};
+    HostFft fft_{*this};
 };
 
 } // namespace kvmgpu::vgpu
