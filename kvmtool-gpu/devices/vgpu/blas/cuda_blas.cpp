@@ -3,6 +3,8 @@
 #include <cublas_v2.h>
 #include <dlfcn.h>
 
+#include <type_traits>
+
 #include "kvmtool-gpu/devices/vgpu/backends/host_library.h"
 #include "kvmtool-gpu/util/log.h"
 
@@ -58,7 +60,7 @@ struct CublasApi {
     KVMGPU_CUBLAS_ENTRIES(KVMGPU_CUBLAS_MEMBER)
 #undef KVMGPU_CUBLAS_MEMBER
 #define KVMGPU_CUBLAS_TYPED(name, type)                                           \
-    static_assert(static_cast<type>(&::name) != nullptr, "cublas_v2.h declares it"); \
+    static_assert(std::is_same_v<decltype(static_cast<type>(&::name)), type>, "cublas_v2.h declares it"); \
     type name = nullptr;
     KVMGPU_CUBLAS_OVERLOADED(KVMGPU_CUBLAS_TYPED)
 #undef KVMGPU_CUBLAS_TYPED
