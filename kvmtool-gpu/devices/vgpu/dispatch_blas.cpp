@@ -108,13 +108,20 @@ bool CommandDispatch::library_range_ok(uint64_t dptr, uint64_t bytes) {
 }
 
 const char* CommandDispatch::blas_operands_ok(const BlasPlan& plan) {
-    for (uint32_t i = 0; i < plan.count; ++i)
+    for (uint32_t i = 0; i < plan.count; ++i) {
+        if (plan.operands[i].dptr % plan.operands[i].align) {
+            snprintf(blas_why_, sizeof blas_why_, "cuBLAS operand %s at 0x%llx is not aligned to its %llu-byte element",
+                     plan.operands[i].name, static_cast<unsigned long long>(plan.operands[i].dptr),
+                     static_cast<unsigned long long>(plan.operands[i].align));
+            return blas_why_;
+        }
         if (!library_range_ok(plan.operands[i].dptr, plan.operands[i].bytes)) {
             snprintf(blas_why_, sizeof blas_why_, "cuBLAS operand %s [0x%llx, +%llu) is not inside this VM's memory on this device",
                      plan.operands[i].name, static_cast<unsigned long long>(plan.operands[i].dptr),
                      static_cast<unsigned long long>(plan.operands[i].bytes));
             return blas_why_;
         }
+    }
     return nullptr;
 }
 
@@ -158,8 +165,8 @@ CommandResult CommandDispatch::op_blas_gemm(GuestCommand& c) {
             const Status s = backend_result(backend_.memcpy_dtoh(out, arrays[i]->ptr, n * sizeof(uint64_t), e->stream, false));
             if (s != VGPU_SUCCESS) return done(s);
             for (uint64_t j = 0; j < n; ++j)
-                if (!library_range_ok(out[j], plan.matrix_bytes[i])) {
-                    snprintf(blas_why_, sizeof blas_why_, "gemm batched: %c[%llu] = 0x%llx is not inside this VM's memory on this device",
+                if (out[j] % plan.matrix_align[i] || !library_range_ok(out[j], plan.matrix_bytes[i])) {
+                    snprintf(blas_why_, sizeof blas_why_, "gemm batched: %c[%llu] = 0x%llx is misaligned or not inside this VM's memory on this device",
                              "ABC"[i], static_cast<unsigned long long>(j), static_cast<unsigned long long>(out[j]));
                     return fail(VGPU_ERROR_INVALID_VALUE, blas_why_);
                 }

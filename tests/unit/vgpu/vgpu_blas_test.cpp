@@ -146,6 +146,9 @@ TEST_F(VgpuBlas, SgemmGivesTheProductAndRefusesOperandsOutsideTheVm) {
     EXPECT_EQ(gemm(g).status, VGPU_ERROR_INVALID_VALUE);
     g.c.ptr = c, g.b.ptr = 0x1234;
     EXPECT_EQ(gemm(g).status, VGPU_ERROR_INVALID_VALUE);
+    g.b.ptr = b, g.a.ptr = a + 1; // inside A's allocation, but not on a float
+    EXPECT_EQ(gemm(g).status, VGPU_ERROR_INVALID_VALUE);
+    g.a.ptr = a;
     EXPECT_EQ(download(c, 4), (std::vector<float>{58, 139, 64, 154}));
     // A payload that is not the call's struct, and a handle that is not one.
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_BLAS_GEMM, .payload = bytes(g), .payload_len = 40}).status,

@@ -33,7 +33,7 @@ bool add_vector(BlasPlan& p, const vgpu_blas_vector& v, int64_t n, uint64_t elem
                 bool zero_inc_ok) {
     const auto bytes = blas_vector_span(n, v.inc, element, zero_inc_ok);
     if (!bytes) return false;
-    p.add(v.ptr, *bytes, name);
+    p.add(v.ptr, *bytes, name, element);
     return true;
 }
 
@@ -45,12 +45,12 @@ bool add_matrix(BlasPlan& p, const vgpu_blas_matrix& m, int64_t rows, int64_t co
     if (rows == 0 || cols == 0) return true;
     const auto bytes = blas_matrix_span(rows, cols, m.ld, element);
     if (!bytes) return false;
-    p.add(m.ptr, *bytes, name);
+    p.add(m.ptr, *bytes, name, element);
     return true;
 }
 
 void add_scalar(BlasPlan& p, const vgpu_blas_head& h, const vgpu_blas_scalar& s, uint64_t bytes, const char* name) {
-    if (device_scalars(h)) p.add(s.dptr, bytes, name);
+    if (device_scalars(h)) p.add(s.dptr, bytes, name, bytes);
 }
 
 bool all_zero(const vgpu_blas_scalar& s) {
@@ -81,7 +81,7 @@ BlasPlan check_level1(const vgpu_blas_level1& c) {
     default: return p.refuse(VGPU_ERROR_INVALID_VALUE, "not a level-1 routine");
     }
     if (alpha) add_scalar(p, c.head, c.alpha, e, "alpha");
-    if (result && device_scalars(c.head)) p.add(c.result, result, "result");
+    if (result && device_scalars(c.head)) p.add(c.result, result, "result", result);
     if (c.n <= 0) return p; // cuBLAS does nothing (a result is 0)
     if (x && !add_vector(p, c.x, c.n, e, "x", true)) return p.refuse(VGPU_ERROR_INVALID_VALUE, "vector x's span");
     if (y && !add_vector(p, c.y, c.n, e, "y", true)) return p.refuse(VGPU_ERROR_INVALID_VALUE, "vector y's span");
@@ -160,14 +160,15 @@ bool add_gemm_operand(BlasPlan& p, const vgpu_blas_gemm& c, const vgpu_blas_matr
     const auto one = blas_matrix_span(rows, cols, mat.ld, e);
     if (!one) return false;
     if (c.form == VGPU_BLAS_GEMM_ONE) {
-        p.add(mat.ptr, *one, name);
+        p.add(mat.ptr, *one, name, e);
     } else if (c.form == VGPU_BLAS_GEMM_STRIDED) {
         const auto all = blas_strided_span(*one, mat.stride, c.batch, e);
         if (!all) return false;
-        p.add(mat.ptr, *all, name);
+        p.add(mat.ptr, *all, name, e);
     } else {
-        p.add(mat.ptr, static_cast<uint64_t>(c.batch) * sizeof(uint64_t), name);
+        p.add(mat.ptr, static_cast<uint64_t>(c.batch) * sizeof(uint64_t), name, sizeof(uint64_t));
         p.matrix_bytes[index] = *one;
+        p.matrix_align[index] = e > 16 ? 16 : e;
     }
     return true;
 }

@@ -19,10 +19,12 @@ constexpr int64_t kBlasMaxPointerBatch = 1 << 20;
 // ... and a strided call (nothing read; a bound on the library's work).
 constexpr int64_t kBlasMaxStridedBatch = 1 << 24;
 
-// One device range a call reads or writes.
+// One device range a call reads or writes, and the alignment its element
+// needs (cuBLAS's: a misaligned operand faults on the GPU).
 struct BlasOperand {
     uint64_t dptr = 0, bytes = 0;
     const char* name = "";
+    uint64_t align = 1;
 };
 
 // What a checked call touches; `why` set: refused with `status`.
@@ -31,10 +33,14 @@ struct BlasPlan {
     const char* why = nullptr;
     std::array<BlasOperand, 8> operands{};
     uint32_t count = 0;
-    // GEMM_POINTERS: each listed A, B, C matrix's bytes (0: not read).
+    // GEMM_POINTERS: each listed A, B, C matrix's bytes (0: not read) and alignment.
     uint64_t matrix_bytes[3] = {0, 0, 0};
+    uint64_t matrix_align[3] = {1, 1, 1};
 
-    void add(uint64_t dptr, uint64_t bytes, const char* name) { operands[count++] = {dptr, bytes, name}; }
+    // `element`: the bytes of one element (its alignment, up to 16).
+    void add(uint64_t dptr, uint64_t bytes, const char* name, uint64_t element) {
+        operands[count++] = {dptr, bytes, name, element > 16 ? 16 : element};
+    }
     BlasPlan& refuse(uint32_t s, const char* reason) {
         status = s, why = reason;
         return *this;
