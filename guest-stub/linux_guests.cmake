@@ -26,6 +26,36 @@ target_include_directories(kvmgpu_linux_cudart SYSTEM PRIVATE ${KVMGPU_NVCC_INCL
 target_link_libraries(kvmgpu_linux_cudart PUBLIC kvmgpu_linux_cuda)
 target_compile_options(kvmgpu_linux_cudart PRIVATE -Wall -Wextra)
 
+# The guest cuBLAS (cublas/): cuBLAS's API over the vGPU, built against
+# NVIDIA's cublas_v2.h; it checks each call with the VMM's own rules
+# (blas_checks.cpp) before sending it.
+add_library(kvmgpu_linux_cublas STATIC
+  cublas/cublas_data.cpp
+  cublas/cublas_gemm.cpp
+  cublas/cublas_handle.cpp
+  cublas/cublas_level1.cpp
+  cublas/cublas_level2.cpp
+  cublas/cublas_level3.cpp
+  ${PROJECT_SOURCE_DIR}/kvmtool-gpu/devices/vgpu/blas/blas_checks.cpp
+  ${PROJECT_SOURCE_DIR}/kvmtool-gpu/devices/vgpu/blas/blas_extent.cpp
+)
+target_include_directories(kvmgpu_linux_cublas SYSTEM PRIVATE ${KVMGPU_NVCC_INCLUDE})
+target_link_libraries(kvmgpu_linux_cublas PUBLIC kvmgpu_linux_cudart)
+target_compile_options(kvmgpu_linux_cublas PRIVATE -Wall -Wextra)
+
+# The guest cuRAND (curand/): cuRAND's host API over the vGPU, built against
+# NVIDIA's curand.h.
+add_library(kvmgpu_linux_curand STATIC curand/curand_host.cpp)
+target_include_directories(kvmgpu_linux_curand SYSTEM PRIVATE ${KVMGPU_NVCC_INCLUDE})
+target_link_libraries(kvmgpu_linux_curand PUBLIC kvmgpu_linux_cudart)
+target_compile_options(kvmgpu_linux_curand PRIVATE -Wall -Wextra)
+
+# The guest cuFFT (cufft/): cuFFT's basic plans over the vGPU, against cufft.h.
+add_library(kvmgpu_linux_cufft STATIC cufft/cufft_basic.cpp)
+target_include_directories(kvmgpu_linux_cufft SYSTEM PRIVATE ${KVMGPU_NVCC_INCLUDE})
+target_link_libraries(kvmgpu_linux_cufft PUBLIC kvmgpu_linux_cudart)
+target_compile_options(kvmgpu_linux_cufft PRIVATE -Wall -Wextra)
+
 # Flags of a CUDA guest's host code, given to nvcc (-Xcompiler) and to the
 # program's other sources alike; the toolchain's defaults otherwise
 # (exceptions, RTTI, PIE). Cache entries, so the function sees them when it
@@ -35,7 +65,7 @@ set(KVMGPU_CUDA_GUEST_GENCODE -gencode arch=compute_90,code=sm_90 -gencode arch=
     CACHE INTERNAL "nvcc targets of CUDA guests")
 
 # kvmgpu_add_cuda_guest(<name> SOURCES <x.cu|x.cpp|x.c...> [INCLUDES <dirs...>]
-#                       [NVCC_FLAGS <flags...>] [OUTPUT_DIR <dir>] [NATIVE])
+#                       [NVCC_FLAGS <flags...>] [OUTPUT_DIR <dir>] [NATIVE] [CUBLAS] [CURAND] [CUFFT])
 # builds ${KVMGPU_GUEST_DIR}/<name>.elf (target guest_<name>): nvcc compiles
 # each .cu (device code as a fatbin in the object; host code by the host
 # g++), CMake compiles the .cpp and .c files (as C++ and C) with the same
@@ -46,8 +76,9 @@ set(KVMGPU_CUDA_GUEST_GENCODE -gencode arch=compute_90,code=sm_90 -gencode arch=
 # `guests`. NATIVE: the same objects are also linked with NVIDIA's cudart
 # (libcudart_static, and the driver's stub libcuda) into <dir>/native/<name>
 # (target native_<name>), to run natively beside the guest.
+# CUBLAS, CURAND, CUFFT: the guest links the guest library; a native twin NVIDIA's.
 function(kvmgpu_add_cuda_guest name)
-  cmake_parse_arguments(ARG "NATIVE" "OUTPUT_DIR" "SOURCES;INCLUDES;NVCC_FLAGS" ${ARGN})
+  cmake_parse_arguments(ARG "NATIVE;CUBLAS;CURAND;CUFFT" "OUTPUT_DIR" "SOURCES;INCLUDES;NVCC_FLAGS" ${ARGN})
   if(NOT ARG_SOURCES)
     message(FATAL_ERROR "kvmgpu_add_cuda_guest(${name}): SOURCES is required")
   endif()
@@ -94,6 +125,15 @@ function(kvmgpu_add_cuda_guest name)
   endif()
   add_executable(${target} ${program_objects})
   set_target_properties(${target} PROPERTIES LINKER_LANGUAGE CXX)
+  if(ARG_CUBLAS)
+    target_link_libraries(${target} PRIVATE kvmgpu_linux_cublas)
+  endif()
+  if(ARG_CURAND)
+    target_link_libraries(${target} PRIVATE kvmgpu_linux_curand)
+  endif()
+  if(ARG_CUFFT)
+    target_link_libraries(${target} PRIVATE kvmgpu_linux_cufft)
+  endif()
   target_link_libraries(${target} PRIVATE kvmgpu_linux_cudart)
   target_link_options(${target} PRIVATE -static)
   if(NOT ARG_OUTPUT_DIR)
@@ -108,6 +148,18 @@ function(kvmgpu_add_cuda_guest name)
     endif()
     get_filename_component(cuda_root ${KVMGPU_NVCC_INCLUDE}/.. ABSOLUTE)
     add_executable(native_${name} ${program_objects})
+    if(ARG_CUBLAS) # the toolkit's shared library, found where the toolkit is on the GPU machine too
+      target_link_libraries(native_${name} PRIVATE ${cuda_root}/lib64/libcublas.so)
+      target_link_options(native_${name} PRIVATE -Wl,-rpath,${cuda_root}/lib64)
+    endif()
+    if(ARG_CURAND)
+      target_link_libraries(native_${name} PRIVATE ${cuda_root}/lib64/libcurand.so)
+      target_link_options(native_${name} PRIVATE -Wl,-rpath,${cuda_root}/lib64)
+    endif()
+    if(ARG_CUFFT)
+      target_link_libraries(native_${name} PRIVATE ${cuda_root}/lib64/libcufft.so)
+      target_link_options(native_${name} PRIVATE -Wl,-rpath,${cuda_root}/lib64)
+    endif()
     target_link_libraries(native_${name} PRIVATE ${cuda_root}/lib64/libcudart_static.a
                           ${cuda_root}/lib64/stubs/libcuda.so dl pthread rt)
     # As the VMM's own binaries: only glibc (and the driver) needed where it runs.

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define VGPU_MAGIC 0x55504756u /* "VGPU" */
-#define VGPU_ABI_VERSION 6u
+#define VGPU_ABI_VERSION 7u
 
 /* ---- MMIO registers (offsets from KVMGPU_VGPU_GPA) -------------------- */
 #define VGPU_REG_MAGIC 0x00u     /* u32 RO */
@@ -271,7 +271,38 @@ enum vgpu_opcode {
     VGPU_OP_SURF_OBJECT_DESTROY = 137, /* arg0 CUsurfObject */
     VGPU_OP_SAMPLED_OBJECT_RESOURCE = 138, /* arg0 object, arg1 1 for a surface (else a texture)
                                          -> payload vgpu_tex_resource as created */
-    VGPU_OP_MAX_ = 139
+    /* CUDA libraries forwarded as calls (ABI 7): cuBLAS 200..299, cuRAND
+       300..319, cuFFT 320..349; 100..159 are kept for other Driver API
+       calls. A handle is a VM handle of the current context, freed with it.
+       The compute calls' arguments are a typed struct in the payload
+       (vgpu_blas_abi.h); every pointer, dimension and count is checked by
+       the VMM before the library sees it. */
+    VGPU_OP_BLAS_CREATE = 200,        /* -> result0 handle (cublasCreate); the library's default workspace
+                                         counts against the VM's quota */
+    VGPU_OP_BLAS_DESTROY = 201,       /* arg0 handle */
+    VGPU_OP_BLAS_SET_STREAM = 202,    /* arg0 handle, arg1 stream */
+    VGPU_OP_BLAS_SET_MATH_MODE = 203, /* arg0 handle, arg1 cublasMath_t */
+    VGPU_OP_BLAS_SET_WORKSPACE = 204, /* arg0 handle, arg1 dptr (0: the default), arg2 bytes */
+    VGPU_OP_BLAS_GET_VERSION = 205,   /* -> result0 the host library's version (CUBLAS_VERSION form) */
+    VGPU_OP_BLAS_LEVEL1 = 210,        /* payload vgpu_blas_level1 -> host-mode result in result0..1 */
+    VGPU_OP_BLAS_LEVEL2 = 211,        /* payload vgpu_blas_level2 */
+    VGPU_OP_BLAS_GEMM = 220,          /* payload vgpu_blas_gemm (one, strided batched, pointer arrays) */
+    VGPU_OP_BLAS_LEVEL3 = 221,        /* payload vgpu_blas_level3 (trsm, syrk, geam) */
+    /* cuRAND's host API: a generator is a VM handle of the current context. */
+    VGPU_OP_RAND_CREATE = 300,        /* arg0 curandRngType_t (a pseudo-random one) -> result0 generator */
+    VGPU_OP_RAND_DESTROY = 301,       /* arg0 generator */
+    VGPU_OP_RAND_SET_STREAM = 302,    /* arg0 generator, arg1 stream */
+    VGPU_OP_RAND_SET_SEED = 303,      /* arg0 generator, arg1 seed */
+    VGPU_OP_RAND_GENERATE = 304,      /* arg0 generator, arg1 dptr, arg2 count, arg3 VGPU_RAND_*, arg4 mean and
+                                         arg5 standard deviation (normal ones: double bits) */
+    /* cuFFT's basic plans: a plan is a VM handle of the current context. */
+    VGPU_OP_FFT_PLAN = 320,           /* arg0 rank (1..3), arg1 nx, arg2 ny, arg3 nz, arg4 cufftType, arg5 batch
+                                         -> result0 plan, result1 its work area's bytes */
+    VGPU_OP_FFT_DESTROY = 321,        /* arg0 plan */
+    VGPU_OP_FFT_SET_STREAM = 322,     /* arg0 plan, arg1 stream */
+    VGPU_OP_FFT_EXEC = 323,           /* arg0 plan, arg1 input dptr, arg2 output dptr, arg3 the exec's cufftType
+                                         (the plan's), arg4 direction (C2C, Z2Z: -1 forward, +1 inverse) */
+    VGPU_OP_MAX_ = 350 /* the table is indexed by opcode: the unused numbers are NOT_SUPPORTED */
 };
 
 /* CTX_LIMIT's limits (CUlimit numbers). STACK_SIZE, PRINTF_FIFO_SIZE and
@@ -290,6 +321,16 @@ enum vgpu_opcode {
 #define VGPU_LIMIT_MAX_L2_FETCH_GRANULARITY 0x05u
 #define VGPU_LIMIT_PERSISTING_L2_CACHE_SIZE 0x06u
 #define VGPU_LIMIT_COUNT_ 0x07u
+
+/* RAND_GENERATE's kinds: curandGenerate (32-bit words),
+ * curandGenerateUniform/Normal and their Double forms. A normal kind needs
+ * an even count (cuRAND's rule for pseudo-random generators). */
+#define VGPU_RAND_BITS 0u
+#define VGPU_RAND_UNIFORM 1u
+#define VGPU_RAND_NORMAL 2u
+#define VGPU_RAND_UNIFORM_DOUBLE 3u
+#define VGPU_RAND_NORMAL_DOUBLE 4u
+#define VGPU_RAND_KIND_COUNT_ 5u
 
 /* How the VMM moves a scatter-gather transfer (arg4 of the _SG opcodes).
  * arg5 is the sum of the list's lengths as the guest computed it, or 0 for

@@ -10,6 +10,7 @@
 #include "kvmtool-gpu/abi/vgpu_abi.h"
 #include "kvmtool-gpu/cli/bench_bandwidth_command.h"
 #include "kvmtool-gpu/cli/bench_calls_command.h"
+#include "kvmtool-gpu/cli/bench_libraries_command.h"
 #include "kvmtool-gpu/cli/bench_multigpu_command.h"
 #include "kvmtool-gpu/cli/bench_p2p_command.h"
 #include "kvmtool-gpu/cli/bench_share_command.h"
@@ -31,6 +32,8 @@ const char* kUsage =
     "  bench boot  time VM creation to the guest's first instruction and exit\n"
     "  bench bandwidth  host<->device copy bandwidth in guests against native, one run\n"
     "  bench calls  cost of a virtual CUDA call per doorbell, batching off/on, against native\n"
+    "  bench libraries  cuBLAS through the vGPU: sgemm and fp16/bf16 GemmEx TFLOP/s, small\n"
+    "               batched gemms per second, against native (also: bench cublas)\n"
     "  bench multigpu  A*B+C*D on four devices: peer copies vs staging through the host, against native\n"
     "  bench p2p   copies between a VM's devices (p2pBandwidthLatencyTest's matrix), against native\n"
     "  bench share  N VMs on one GPU at once: throughput, fairness, latency, against N native processes\n"
@@ -53,12 +56,13 @@ int main(int argc, char** argv) {
         if (cmd == "run") return kvmgpu::cli::run_command(args);
         if (cmd == "bench") {
             if (args.empty() || args[0] == "--help")
-                throw kvmgpu::cli::UsageError("bench needs a benchmark name: boot, bandwidth, calls, multigpu, p2p, share or tlb (see kvmtool-gpu --help)");
+                throw kvmgpu::cli::UsageError("bench needs a benchmark name: boot, bandwidth, calls, libraries, multigpu, p2p, share or tlb (see kvmtool-gpu --help)");
             const std::string which = args[0];
             args.erase(args.begin());
             if (which == "boot") return kvmgpu::cli::bench_boot_command(args);
             if (which == "bandwidth") return kvmgpu::bench::bench_bandwidth_command(args);
             if (which == "calls") return kvmgpu::bench::bench_calls_command(args);
+            if (which == "libraries" || which == "cublas") return kvmgpu::bench::bench_libraries_command(args);
             if (which == "multigpu") return kvmgpu::bench::bench_multigpu_command(args);
             if (which == "p2p") return kvmgpu::bench::bench_p2p_command(args);
             if (which == "share") return kvmgpu::bench::bench_share_command(args);

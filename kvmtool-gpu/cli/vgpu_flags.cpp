@@ -1,5 +1,9 @@
 #include "kvmtool-gpu/cli/vgpu_flags.h"
 
+#ifdef KVMGPU_HAVE_CUDA_BACKEND
+#include "kvmtool-gpu/devices/vgpu/blas/cuda_blas.h"
+#endif
+
 namespace kvmgpu::cli {
 
 namespace {
@@ -33,7 +37,7 @@ std::vector<int> parse_gpu_list(const std::string& text) {
 const std::set<std::string>& vgpu_option_names() {
     static const std::set<std::string> names = {"vgpu", "gpu-worker", "doorbell", "gpu-mem-quota", "max-handles",
                                                 "max-module", "ring-max", "poll-spin-us", "poll-max-us", "gpus",
-                                                "max-registrations", "max-registered", "max-alias-mappings"};
+                                                "max-registrations", "max-registered", "max-alias-mappings", "cublas"};
     return names;
 }
 
@@ -63,7 +67,10 @@ const char* vgpu_options_help() {
            "                      process share it evenly)\n"
            "  --ring-max N        largest command ring, entries, power of two (default 4096)\n"
            "  --poll-spin-us N    poll doorbell: spin this long before sleeping (default 50)\n"
-           "  --poll-max-us N     adaptive doorbell: the cap of its polling window (default 20000)\n";
+           "  --poll-max-us N     adaptive doorbell: the cap of its polling window (default 20000)\n"
+           "  --cublas PATH       the host's libcublas for the guests' cuBLAS calls (default:\n"
+           "                      libcublas.so.13 on the loader's path, then the CUDA\n"
+           "                      toolkit's lib64); the run's log says which was loaded\n";
 }
 
 std::optional<VgpuConfig> parse_vgpu_flags(const ArgParser& p) {
@@ -88,6 +95,13 @@ std::optional<VgpuConfig> parse_vgpu_flags(const ArgParser& p) {
     if (auto v = p.get("poll-spin-us")) c.options.poll_spin_us = parse_u32(*v, "--poll-spin-us");
     if (auto v = p.get("poll-max-us")) c.options.poll_max_us = parse_u32(*v, "--poll-max-us");
     if (auto v = p.get("gpus")) c.gpus = parse_gpu_list(*v);
+    if (auto v = p.get("cublas")) {
+#ifdef KVMGPU_HAVE_CUDA_BACKEND
+        vgpu::set_cublas_path(*v); // before any GPU worker is forked: each inherits it
+#else
+        throw UsageError("--cublas: this build has no CUDA backend (no cuda.h at build time)");
+#endif
+    }
     try {
         vgpu::validate(c.options);
     } catch (const std::invalid_argument& e) {

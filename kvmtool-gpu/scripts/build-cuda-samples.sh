@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Builds NVIDIA's cuda-samples (0_Introduction, 1_Utilities,
-# 2_Concepts_and_Techniques, 6_Performance), unmodified, as Linux-ABI guests
+# 2_Concepts_and_Techniques, 4_CUDA_Libraries, 6_Performance; of the
+# libraries, cuBLAS, cuRAND's host API and cuFFT's basic plans are
+# forwarded, the others skipped),
+# unmodified, as Linux-ABI guests
 # and natively from the same objects (tests/cuda_samples/CMakeLists.txt),
 # records per sample whether each side links and why not, and packs the
 # stripped binaries for the GPU machine.

@@ -12,6 +12,7 @@
 # .carry/cuda-samples); `adaptive`
 # (not in the default; one device call, about 4 minutes) runs `bench calls` with the default
 # options (GPU worker owning the ring, adaptive doorbell) five times and prints the medians;
+# `libraries` (not in the default; one device call) runs the cuBLAS checks and `bench libraries`;
 # `compare` (not in the default) runs `bench calls` with the polling doorbell five
 # times, alternating the VMM from another commit (.carry/compare, see
 # pack-carry.sh) with this one, worker process and inline. One device
@@ -281,6 +282,18 @@ if want samples28; then
   case " $modes " in *" lazy "*) samples28 lazy 1 ;; esac
   case " $modes " in *" eager-novdso "*)
     CUDA_MODULE_LOADING=EAGER samples28 eager-novdso 1 --env CUDA_MODULE_LOADING=EAGER --no-vdso ;; esac
+fi
+# Issue 31: CUDA libraries forwarded as calls. cublasCheck and cufftCheck
+# (against the CPU, the vGPU's refusals) and cublasChain (cuRAND, kernels,
+# cuBLAS on one stream) as guests on CUDA, then bench libraries (native
+# first, then the guest; about 4 minutes).
+if want libraries; then
+  SAMPLES="cublasCheck cublasChain cufftCheck" LOG_DIR=$out/libraries/checks \
+    step libraries-checks-cuda sh "$repo/kvmtool-gpu/scripts/run-cuda-samples.sh" "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" --vgpu cuda
+  grep -hE '^(run-cuda-samples|guest: cu(blas|fft))|cu(BLAS|RAND|FFT): ' "$out/libraries-checks-cuda.log" | sed 's/^/    /' | tee -a "$summary"
+  step libraries-bench timeout 540 "$bin/kvmtool-gpu" bench libraries --vgpu cuda --out "$out/libraries/bench"
+  md=$(ls "$out/libraries/bench"/libraries.md 2>/dev/null | head -1)
+  [ -n "$md" ] && { note ""; note "--- bench libraries"; tee -a "$summary" <"$md"; }
 fi
 if want compare; then
   old=$repo/.carry/compare/kvmtool-gpu

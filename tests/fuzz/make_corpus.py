@@ -161,14 +161,42 @@ RING8 = 128 + 8 * (64 + 32 + 448)
 
 def ring_image(cmds):
     img = bytearray(RING8)
-    for slot, (op, args) in enumerate(cmds):
+    for slot, cmd_ in enumerate(cmds):
+        op, args = cmd_[0], cmd_[1]
+        payload = cmd_[2] if len(cmd_) > 2 else b""
         a = list(args) + [0] * (6 - len(args))
-        img[128 + 64 * slot:128 + 64 * slot + 64] = struct.pack("<HHIQ6Q", op, 0, 0, slot + 1, *a)
+        img[128 + 64 * slot:128 + 64 * slot + 64] = struct.pack("<HHIQ6Q", op, 0, len(payload), slot + 1, *a)
+        at = 128 + 8 * 96 + 448 * slot
+        img[at:at + len(payload)] = payload
     return bytes(img)
 
 
 MAGIC = 0xD0D0_0000_0000_0000
+BLAS = MAGIC | 6 << 8  # the harness's cuBLAS handle
+
+
+def blas_head(routine, flags=0): return struct.pack("<QII", BLAS, routine, flags)
+def mat(ptr, ld, stride=0): return struct.pack("<Qqq", ptr, ld, stride)
+def vec(ptr, inc): return struct.pack("<Qq", ptr, inc)
+def scalar_f32(v): return struct.pack("<f", v) + bytes(12)
+
+
+# vgpu_blas_abi.h's structs: an sgemm of 4 x 4 matrices in the harness's
+# allocation, its strided batch of 2, and a level-1 sdot.
+SGEMM = (blas_head(30) + struct.pack("<IIiiiiIIIIIi", 0, 0, 4, 4, 4, 1, 0, 0, 0, 0, 0, -1) + scalar_f32(1) +
+         scalar_f32(0) + mat(MAGIC, 4) + mat(MAGIC | 1, 4) + mat(MAGIC | 2, 4))
+SGEMM_STRIDED = (blas_head(30) + struct.pack("<IIiiiiIIIIIi", 0, 1, 4, 4, 4, 2, 1, 0, 0, 0, 0, -1) +
+                 scalar_f32(1) + scalar_f32(0) + mat(MAGIC, 4, 16) + mat(MAGIC | 2, 4, 16) + mat(MAGIC | 4, 4, 16))
+SDOT = blas_head(3) + struct.pack("<Ii", 0, 16) + vec(MAGIC, 1) + vec(MAGIC | 1, 1) + bytes(16) + struct.pack("<Q", 0)
 COMMAND = {
+    "rand_session": u8(0x15) + ring_image([(303, [MAGIC | 7 << 8, 42]), (304, [MAGIC | 7 << 8, MAGIC, 64, 1]),
+                                           (304, [MAGIC | 7 << 8, MAGIC | 1, 64, 4, 0, 0x3FF0000000000000]),
+                                           (302, [MAGIC | 7 << 8, MAGIC | 1 << 8]), (301, [MAGIC | 7 << 8])]),
+    "fft_session": u8(0x15) + ring_image([(322, [MAGIC | 8 << 8, MAGIC | 1 << 8]),
+                                          (323, [MAGIC | 8 << 8, MAGIC, MAGIC | 16, 0x29, (1 << 64) - 1]),
+                                          (320, [2, 8, 8, 1, 0x2a, 1]), (321, [MAGIC | 8 << 8])]),
+    "blas_session": u8(0x15) + ring_image([(210, [], SDOT), (220, [], SGEMM), (220, [], SGEMM_STRIDED),
+                                           (203, [BLAS, 3]), (205, []), (201, [BLAS]), (200, [])]),
     "nops": u8(0x01) + ring_image([(0, [])] * 3),
     "alloc_copy": u8(0x15) + ring_image([(10, [4096]), (13, [MAGIC, 64 << 10, 256, 0]), (14, [(64 << 10) + 512, MAGIC, 256, 0]),
                                          (11, [MAGIC])]) + bytes(range(256)),

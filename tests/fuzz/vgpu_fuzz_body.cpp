@@ -29,8 +29,9 @@ memmap::GuestMemory& guest_ram() {
     }();
     return *mem;
 }
+constexpr uint64_t kKinds = 9;
 struct Known {
-    uint64_t value[6] = {};
+    uint64_t value[kKinds] = {};
 };
 
 // Runs one harness-made command (not fuzz input) and returns result0.
@@ -53,6 +54,9 @@ Known make_known(CommandDispatch& d, uint8_t* ram) {
     k.value[3] = exec(d, VGPU_OP_MODULE_GET_FUNCTION, {k.value[2]}, "vector_add");
     k.value[4] = exec(d, VGPU_OP_EVENT_CREATE, {0});
     k.value[5] = exec(d, VGPU_OP_GUEST_RAM_DEVICE_PTR, {kDataGpa, 64 << 10});
+    k.value[6] = exec(d, VGPU_OP_BLAS_CREATE, {});
+    k.value[7] = exec(d, VGPU_OP_RAND_CREATE, {100});
+    k.value[8] = exec(d, VGPU_OP_FFT_PLAN, {1, 64, 1, 1, 0x29, 1});
     return k;
 }
 
@@ -61,7 +65,7 @@ void substitute(uint8_t* word, const Known& k) {
     std::memcpy(&v, word, 8);
     if ((v & ~0xFFFFull) != kMagic) return;
     const uint64_t kind = (v >> 8) & 0xFF, n = v & 0xFF;
-    if (kind >= 6) return;
+    if (kind >= kKinds) return;
     v = k.value[kind] + (kind == 0 || kind == 5 ? 64 * n : 0);
     std::memcpy(word, &v, 8);
 }
@@ -77,7 +81,8 @@ void run_one(const uint8_t* data, size_t size, VgpuCounterSnapshot* seen) {
     HostBackend backend(HostBackendOptions{.total_bytes = 8ull << 20, .bounce_bytes = 4096});
     backend.register_guest_ram(ram, kRam);
     VgpuCounters counters;
-    const VgpuOptions opts{.device_mem_quota = 1ull << 20, .max_handles = 16, .max_module_bytes = 64 << 10,
+    // The quota holds a cuBLAS handle's and a cuRAND generator's charges and 1 MiB more.
+    const VgpuOptions opts{.device_mem_quota = kBlasHandleCharge + kRandGeneratorCharge + (1ull << 20), .max_handles = 16, .max_module_bytes = 64 << 10,
                            .log_per_second = 0};
     CommandDispatch dispatch(mem, backend, opts, counters, 1);
     dispatch.refresh_ram_windows();

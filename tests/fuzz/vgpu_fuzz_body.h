@@ -17,7 +17,8 @@ namespace kvmgpu::vgpu::fuzz {
 // may use, in descriptor args and in payload words:
 //   kMagic | kind << 8 | k  with kind 0: an allocation's dptr + 64 k,
 //   1 a stream, 2 a module, 3 a function (vector_add), 4 an event,
-//   5 the zero-copy device address of guest data + 64 k.
+//   5 the zero-copy device address of guest data + 64 k, 6 a cuBLAS handle,
+//   7 a cuRAND generator, 8 a cuFFT plan (1-D C2C of 64 points).
 inline constexpr uint64_t kMagic = 0xD0D0'0000'0000'0000ull;
 
 // `seen`, if given, receives what the dispatch counted for this input (for

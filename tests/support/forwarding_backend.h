@@ -109,6 +109,9 @@ public:
     }
     Status event_destroy(BackendEvent e) override { return inner_->event_destroy(e); }
     bool recover_from(Status s) override { return inner_->recover_from(s); }
+    BlasLibrary* blas() override { return inner_->blas(); }
+    RandLibrary* rand() override { return inner_->rand(); }
+    FftLibrary* fft() override { return inner_->fft(); }
 
 private:
     std::unique_ptr<GpuBackend> inner_;

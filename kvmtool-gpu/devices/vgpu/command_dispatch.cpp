@@ -81,6 +81,25 @@ const std::array<CommandDispatch::Handler, VGPU_OP_MAX_> CommandDispatch::kHandl
     t[VGPU_OP_SURF_OBJECT_CREATE] = &D::op_sampled_object_create;
     t[VGPU_OP_SURF_OBJECT_DESTROY] = &D::op_sampled_object_destroy;
     t[VGPU_OP_SAMPLED_OBJECT_RESOURCE] = &D::op_sampled_object_resource;
+    t[VGPU_OP_BLAS_CREATE] = &D::op_blas_create;
+    t[VGPU_OP_BLAS_DESTROY] = &D::op_blas_destroy;
+    t[VGPU_OP_BLAS_SET_STREAM] = &D::op_blas_set;
+    t[VGPU_OP_BLAS_SET_MATH_MODE] = &D::op_blas_set;
+    t[VGPU_OP_BLAS_SET_WORKSPACE] = &D::op_blas_set;
+    t[VGPU_OP_BLAS_GET_VERSION] = &D::op_blas_get_version;
+    t[VGPU_OP_BLAS_LEVEL1] = &D::op_blas_level1;
+    t[VGPU_OP_BLAS_LEVEL2] = &D::op_blas_level2;
+    t[VGPU_OP_BLAS_GEMM] = &D::op_blas_gemm;
+    t[VGPU_OP_BLAS_LEVEL3] = &D::op_blas_level3;
+    t[VGPU_OP_RAND_CREATE] = &D::op_rand_create;
+    t[VGPU_OP_RAND_DESTROY] = &D::op_rand_destroy;
+    t[VGPU_OP_RAND_SET_STREAM] = &D::op_rand_set;
+    t[VGPU_OP_RAND_SET_SEED] = &D::op_rand_set;
+    t[VGPU_OP_RAND_GENERATE] = &D::op_rand_generate;
+    t[VGPU_OP_FFT_PLAN] = &D::op_fft_plan;
+    t[VGPU_OP_FFT_DESTROY] = &D::op_fft_destroy;
+    t[VGPU_OP_FFT_SET_STREAM] = &D::op_fft_set_stream;
+    t[VGPU_OP_FFT_EXEC] = &D::op_fft_exec;
     return t;
 }();
 
@@ -92,6 +111,9 @@ CommandDispatch::CommandDispatch(const memmap::GuestMemory& mem, GpuBackend& bac
       functions_(HandleKind::Function, opts.max_handles, handle_seed),
       registrations_(HandleKind::Registration, opts.max_handles, handle_seed),
       arrays_(HandleKind::Array, opts.max_handles, handle_seed),
+      blas_(HandleKind::Blas, opts.max_handles, handle_seed),
+      rand_(HandleKind::Rand, opts.max_handles, handle_seed),
+      fft_(HandleKind::Fft, opts.max_handles, handle_seed),
       streams_(HandleKind::Stream, opts.max_handles, handle_seed),
       events_(HandleKind::Event, opts.max_handles, handle_seed),
       allocs_(opts.device_mem_quota, opts.max_handles),
@@ -194,6 +216,9 @@ void CommandDispatch::drop_handles() {
     functions_.clear();
     sampled_.clear();
     arrays_.clear();
+    blas_.clear(); // a recovery lost the libraries' handles with the context; RESET destroyed them
+    rand_.clear();
+    fft_.clear();
     streams_.clear();
     events_.clear();
     allocs_.clear();

@@ -19,6 +19,10 @@
 
 #include "kvmtool-gpu/devices/vgpu/allocation_table.h"
 #include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
+#include "kvmtool-gpu/devices/vgpu/blas/blas_checks.h"
+#include "kvmtool-gpu/devices/vgpu/blas/blas_library.h"
+#include "kvmtool-gpu/devices/vgpu/fft/fft_library.h"
+#include "kvmtool-gpu/devices/vgpu/rand/rand_library.h"
 #include "kvmtool-gpu/devices/vgpu/command_ring.h"
 #include "kvmtool-gpu/devices/vgpu/handle_table.h"
 #include "kvmtool-gpu/devices/vgpu/host_alias.h"
@@ -198,6 +202,45 @@ private:
     uint32_t check_resource(vgpu_tex_resource* r, bool surface, const char** why);
     // Destroys, through the backend, the texture and surface objects ctx made.
     void free_sampled_objects_of(uint64_t ctx);
+    // dispatch_blas.cpp
+    CommandResult op_blas_create(GuestCommand&);
+    CommandResult op_blas_destroy(GuestCommand&);
+    CommandResult op_blas_set(GuestCommand&); // SET_STREAM, SET_MATH_MODE, SET_WORKSPACE
+    CommandResult op_blas_get_version(GuestCommand&);
+    CommandResult op_blas_level1(GuestCommand&);
+    CommandResult op_blas_level2(GuestCommand&);
+    CommandResult op_blas_gemm(GuestCommand&);
+    CommandResult op_blas_level3(GuestCommand&);
+    struct BlasEntry {
+        BackendBlas library;
+        BackendStream stream; // the handle's, for reading GEMM_POINTERS' arrays in order
+    };
+    // The selected device's library, nullptr (logged once) when the backend has none.
+    BlasLibrary* blas_library();
+    template <class Call>
+    const char* blas_call(const GuestCommand& c, Call* call, BlasEntry** entry);
+    // [dptr, dptr + bytes) is the VM's (one allocation, variable or RAM
+    // window) and not memory another device holds: a library may touch it.
+    bool library_range_ok(uint64_t dptr, uint64_t bytes);
+    const char* blas_operands_ok(const BlasPlan& plan); // nullptr, or why not
+    void destroy_blas_of(uint64_t ctx);
+    // dispatch_rand.cpp
+    CommandResult op_rand_create(GuestCommand&);
+    CommandResult op_rand_destroy(GuestCommand&);
+    CommandResult op_rand_set(GuestCommand&); // SET_STREAM, SET_SEED
+    CommandResult op_rand_generate(GuestCommand&);
+    void destroy_rand_of(uint64_t ctx);
+    // dispatch_fft.cpp
+    CommandResult op_fft_plan(GuestCommand&);
+    CommandResult op_fft_destroy(GuestCommand&);
+    CommandResult op_fft_set_stream(GuestCommand&);
+    CommandResult op_fft_exec(GuestCommand&);
+    struct FftEntry {
+        BackendFft plan;
+        FftShape shape;
+        uint64_t work; // charged to the quota
+    };
+    void destroy_fft_of(uint64_t ctx);
     // A limit the guest set on one device: its start value (restored at
     // RESET) and the device memory charged for it; PERSISTING_L2's hint.
     struct LimitState {
@@ -268,6 +311,12 @@ private:
         vgpu_tex_resource resource; // as the guest gave it (its array handle, not the backend's)
     };
     std::map<std::pair<int, uint64_t>, SampledObject> sampled_;
+    HandleTable<BlasEntry> blas_;
+    HandleTable<BackendRand> rand_;
+    HandleTable<FftEntry> fft_;
+    std::vector<uint64_t> blas_pointers_; // GEMM_POINTERS' checked A, B, C arrays
+    char blas_why_[200] = {};
+    bool blas_missing_logged_ = false;
     HandleTable<BackendStream> streams_;
     HandleTable<BackendEvent> events_;
     AllocationTable allocs_;

@@ -23,6 +23,9 @@ enum class HandleKind : uint8_t {
     Event = 0x45,
     Registration = 0x52,
     Array = 0x41,
+    Blas = 0x42,
+    Rand = 0x47,
+    Fft = 0x54,
 };
 
 // Bounded table of T. Handle layout: bits 63..56 kind, 55..32 generation,

@@ -5,6 +5,7 @@
 // kernel on one device reading another's memory.
 #include <cstring>
 
+#include "kvmtool-gpu/abi/vgpu_blas_abi.h"
 #include "kvmtool-gpu/devices/vgpu/backends/device_set.h"
 #include "tests/support/forwarding_backend.h"
 #include "tests/support/vgpu_rig.h"
@@ -218,6 +219,40 @@ TEST(DeviceSet, RefusesEmptyNullAndMixedLists) {
     std::vector<std::unique_ptr<GpuBackend>> with_null;
     with_null.push_back(nullptr);
     EXPECT_THROW(DeviceSet(std::move(with_null)), std::invalid_argument);
+}
+
+} // namespace
+} // namespace kvmgpu::vgpu::test
+
+namespace kvmgpu::vgpu::test {
+namespace {
+
+// A library works on the current context's device: an operand another
+// device holds is refused (it would fault there), one of its own is not.
+TEST(VgpuDevicesBlas, LibraryOperandsMustBeOnTheCurrentDevice) {
+    std::vector<HostBackend*> host;
+    VgpuRig rig{VgpuOptions{.max_handles = 16}, three_host_devices(&host)};
+    ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
+    const uint64_t on_device0 = rig.alloc(64);
+    const Done ctx = rig.call({.opcode = VGPU_OP_CTX_CREATE, .args = {0, 1}});
+    ASSERT_EQ(ctx.status, VGPU_SUCCESS);
+    const uint64_t on_device1 = rig.alloc(64);
+    const Done h = rig.call({.opcode = VGPU_OP_BLAS_CREATE});
+    ASSERT_EQ(h.status, VGPU_SUCCESS);
+    vgpu_blas_level1 c{};
+    c.head = {h.r0, VGPU_BLAS_SCAL, 0};
+    c.type = VGPU_BLAS_R_32F, c.n = 4, c.x = {on_device1, 1};
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_BLAS_LEVEL1, .payload = bytes(c)}).status, VGPU_SUCCESS);
+    c.x.ptr = on_device0;
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_BLAS_LEVEL1, .payload = bytes(c)}).status, VGPU_ERROR_INVALID_VALUE);
+    const Done g = rig.call({.opcode = VGPU_OP_RAND_CREATE, .args = {100}});
+    ASSERT_EQ(g.status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_RAND_GENERATE, .args = {g.r0, on_device0, 4, VGPU_RAND_UNIFORM}}).status,
+              VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_RAND_GENERATE, .args = {g.r0, on_device1, 4, VGPU_RAND_UNIFORM}}).status,
+              VGPU_SUCCESS);
+    EXPECT_EQ(host[1]->host_blas().live_handles(), 1u);
+    EXPECT_EQ(host[0]->host_blas().live_handles(), 0u);
 }
 
 } // namespace

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kvmtool-gpu/abi/vgpu_abi.h"
+#include "kvmtool-gpu/abi/vgpu_blas_abi.h"
 #include "tests/fuzz/vgpu_fuzz_body.h"
 
 namespace kvmgpu::vgpu {
@@ -40,8 +41,68 @@ const char* arg_shape(uint16_t op) {
     case VGPU_OP_EVENT_SYNCHRONIZE:
     case VGPU_OP_EVENT_DESTROY: return "E";
     case VGPU_OP_EVENT_ELAPSED_TIME: return "EE";
+    case VGPU_OP_BLAS_DESTROY: return "B";
+    case VGPU_OP_BLAS_SET_STREAM: return "BS";
+    case VGPU_OP_BLAS_SET_MATH_MODE: return "BV";
+    case VGPU_OP_BLAS_SET_WORKSPACE: return "BDN";
+    case VGPU_OP_RAND_CREATE: return "T";
+    case VGPU_OP_RAND_DESTROY: return "R";
+    case VGPU_OP_RAND_SET_STREAM: return "RS";
+    case VGPU_OP_RAND_SET_SEED: return "RV";
+    case VGPU_OP_RAND_GENERATE: return "RDNk";
+    case VGPU_OP_FFT_PLAN: return "rnnnfn";
+    case VGPU_OP_FFT_DESTROY: return "P";
+    case VGPU_OP_FFT_SET_STREAM: return "PS";
+    case VGPU_OP_FFT_EXEC: return "PDDfi";
     }
     return "";
+}
+
+bool blas_call(uint16_t op) {
+    return op == VGPU_OP_BLAS_LEVEL1 || op == VGPU_OP_BLAS_LEVEL2 || op == VGPU_OP_BLAS_GEMM || op == VGPU_OP_BLAS_LEVEL3;
+}
+
+// A plausible cuBLAS call for `op` (vgpu_blas_abi.h): the harness's handle,
+// a routine of the opcode (mostly), small dimensions and leading
+// dimensions, operands in its allocation (sometimes past it, or anywhere).
+template <class Pick>
+uint32_t blas_payload(uint16_t op, std::mt19937_64& rng, uint8_t* payload, Pick pick) {
+    auto small = [&] { return static_cast<int32_t>(rng() % 8 ? rng() % 24 : rng()); };
+    auto dptr = [&] { return rng() % 4 ? fuzz::kMagic | rng() % 64 : pick(); };
+    auto matrix = [&] { return vgpu_blas_matrix{dptr(), rng() % 8 ? int64_t(rng() % 24) : int64_t(pick()), int64_t(rng() % 600)}; };
+    auto vector = [&] { return vgpu_blas_vector{dptr(), rng() % 8 ? int64_t(rng() % 5) - 2 : int64_t(pick())}; };
+    const uint32_t types[] = {VGPU_BLAS_R_32F, VGPU_BLAS_R_64F, VGPU_BLAS_C_32F, VGPU_BLAS_C_64F, VGPU_BLAS_R_16F, 77};
+    const uint32_t type = types[rng() % std::size(types)];
+    vgpu_blas_head head{fuzz::kMagic | 6 << 8, 0, static_cast<uint32_t>(rng() % 4 ? 0 : rng() % 3)};
+    vgpu_blas_scalar alpha{}, beta{};
+    alpha.dptr = head.flags ? dptr() : 0x3ff0000000000000ull; // 1.0 as a double (its low half 0.0f)
+    beta.dptr = head.flags ? dptr() : 0;
+    auto put = [&](const auto& c) {
+        std::memcpy(payload, &c, sizeof c);
+        return static_cast<uint32_t>(rng() % 8 ? sizeof c : rng() % (VGPU_PAYLOAD_BYTES + 1));
+    };
+    if (op == VGPU_OP_BLAS_LEVEL1) {
+        head.routine = static_cast<uint32_t>(rng() % 8 ? 1 + rng() % 10 : rng());
+        return put(vgpu_blas_level1{head, type, small(), vector(), vector(), alpha, dptr()});
+    }
+    if (op == VGPU_OP_BLAS_LEVEL2) {
+        head.routine = static_cast<uint32_t>(rng() % 8 ? 20 + rng() % 4 : rng());
+        return put(vgpu_blas_level2{head, type, uint32_t(rng() % 4), uint32_t(rng() % 3), uint32_t(rng() % 3), small(),
+                                    small(), alpha, beta, matrix(), vector(), vector()});
+    }
+    if (op == VGPU_OP_BLAS_LEVEL3) {
+        head.routine = static_cast<uint32_t>(rng() % 8 ? 40 + rng() % 3 : rng());
+        return put(vgpu_blas_level3{head, type, uint32_t(rng() % 3), uint32_t(rng() % 3), uint32_t(rng() % 3),
+                                    uint32_t(rng() % 4), uint32_t(rng() % 4), small(), small(), small(), alpha, beta,
+                                    matrix(), matrix(), matrix()});
+    }
+    head.routine = static_cast<uint32_t>(rng() % 8 ? 30 + rng() % 2 : rng());
+    const uint32_t computes[] = {0, VGPU_BLAS_COMPUTE_32F, VGPU_BLAS_COMPUTE_64F, VGPU_BLAS_COMPUTE_16F, 99};
+    return put(vgpu_blas_gemm{head, uint32_t(rng() % 4), uint32_t(rng() % 4), small(), small(), small(),
+                              static_cast<int32_t>(rng() % 4), uint32_t(rng() % 4), type, type,
+                              rng() % 8 ? type : types[rng() % std::size(types)], computes[rng() % std::size(computes)],
+                              rng() % 4 ? -1 : static_cast<int32_t>(rng() % 120), alpha, beta, matrix(), matrix(),
+                              matrix()});
 }
 
 std::vector<uint8_t> hostile_input(std::mt19937_64& rng) {
@@ -71,6 +132,15 @@ std::vector<uint8_t> hostile_input(std::mt19937_64& rng) {
         case 'd': return (1 + rng() % 4) | (1 + rng() % 4) << 32;            // grid/block dims
         case 'p': return uint64_t{4} << 32;                                    // nparams
         case 'V': return rng() % 256;
+        case 'B': return fuzz::kMagic | 6 << 8; // the harness's cuBLAS handle
+        case 'R': return fuzz::kMagic | 7 << 8; // its cuRAND generator
+        case 'T': return rng() % 2 ? 100 + rng() % 62 : rng() % 300; // a curandRngType_t, or not
+        case 'k': return rng() % (VGPU_RAND_KIND_COUNT_ + 1);
+        case 'P': return fuzz::kMagic | 8 << 8; // its cuFFT plan (C2C, 64 points)
+        case 'r': return rng() % 5;             // an FFT rank, or not
+        case 'n': return rng() % 4 ? 1 + rng() % 64 : rng();
+        case 'f': { const uint64_t t[] = {0x29, 0x2a, 0x2c, 0x69, 0x6a, 0x6c, 0x30}; return t[rng() % 7]; }
+        case 'i': return rng() % 3 ? (rng() % 2 ? ~0ull : 1) : rng() % 4;
         }
         return 0;
     };
@@ -80,7 +150,15 @@ std::vector<uint8_t> hostile_input(std::mt19937_64& rng) {
     uint8_t* ring = in.data() + 1;
     for (uint32_t slot = 0; slot < kEntries; ++slot) {
         vgpu_command c{};
-        c.opcode = static_cast<uint16_t>(rng() % 8 ? rng() % VGPU_OP_MAX_ : rng());
+        const uint16_t blas_ops[] = {VGPU_OP_BLAS_CREATE, VGPU_OP_BLAS_DESTROY, VGPU_OP_BLAS_SET_STREAM,
+                                     VGPU_OP_BLAS_SET_MATH_MODE, VGPU_OP_BLAS_SET_WORKSPACE, VGPU_OP_BLAS_GET_VERSION,
+                                     VGPU_OP_BLAS_LEVEL1, VGPU_OP_BLAS_LEVEL2, VGPU_OP_BLAS_GEMM, VGPU_OP_BLAS_LEVEL3,
+                                     VGPU_OP_RAND_CREATE, VGPU_OP_RAND_DESTROY, VGPU_OP_RAND_SET_STREAM,
+                                     VGPU_OP_RAND_SET_SEED, VGPU_OP_RAND_GENERATE, VGPU_OP_FFT_PLAN,
+                                     VGPU_OP_FFT_DESTROY, VGPU_OP_FFT_SET_STREAM, VGPU_OP_FFT_EXEC};
+        // Opcodes 0..VGPU_OP_MAX_ are mostly unused numbers: the library calls are picked on purpose.
+        c.opcode = static_cast<uint16_t>(rng() % 3 == 0 ? blas_ops[rng() % std::size(blas_ops)]
+                                         : rng() % 8 ? rng() % 80 : rng() % 8 ? rng() % VGPU_OP_MAX_ : rng());
         c.flags = rng() % 8 ? rng() % 2 : static_cast<uint16_t>(rng());
         c.payload_len = static_cast<uint32_t>(rng() % 8 ? rng() % (VGPU_PAYLOAD_BYTES + 1) : rng());
         c.seq = rng();
@@ -90,7 +168,10 @@ std::vector<uint8_t> hostile_input(std::mt19937_64& rng) {
         for (size_t a = 0; a < 6; ++a) c.arg[a] = rng() % 4 && a < shape.size() ? typed(shape[a]) : pick();
         std::memcpy(ring + vgpu_command_offset(slot), &c, sizeof c);
         uint8_t* payload = ring + vgpu_payload_offset(kEntries, slot);
-        if (rng() % 2) {
+        if (blas_call(c.opcode) && rng() % 4) {
+            c.payload_len = blas_payload(c.opcode, rng, payload, pick);
+            std::memcpy(ring + vgpu_command_offset(slot), &c, sizeof c);
+        } else if (rng() % 2) {
             // A plausible launch: 4 descriptors, then a, b, c pointers and n.
             const vgpu_param_desc d[4] = {{16, 8}, {24, 8}, {32, 8}, {40, static_cast<uint16_t>(rng() % 2 ? 4 : rng() % 9)}};
             std::memcpy(payload, d, sizeof d);
@@ -119,19 +200,23 @@ std::vector<uint8_t> hostile_input(std::mt19937_64& rng) {
 
 TEST(VgpuFuzzSmoke, HostileRingsNeverCrashTheDevice) {
     std::mt19937_64 rng(20261122);
-    uint64_t commands = 0, errors = 0, allocs = 0, copied = 0;
+    uint64_t commands = 0, errors = 0, allocs = 0, copied = 0, blas_calls = 0;
     for (int i = 0; i < 10000; ++i) {
         const auto in = hostile_input(rng);
         VgpuCounterSnapshot c;
         fuzz::run_one(in.data(), in.size(), &c);
         commands += c.commands, errors += c.errors, allocs += c.per_opcode[VGPU_OP_MEM_ALLOC];
         copied += c.bytes_htod + c.bytes_dtoh + c.bytes_dtod;
+        for (uint16_t op : {VGPU_OP_BLAS_LEVEL1, VGPU_OP_BLAS_LEVEL2, VGPU_OP_BLAS_GEMM, VGPU_OP_BLAS_LEVEL3})
+            blas_calls += c.per_opcode[op];
     }
     // The generator must get past validation sometimes, or it tests little.
     std::printf("%llu commands, %llu errors, %llu allocs, %llu bytes copied\n", (unsigned long long)commands,
                 (unsigned long long)errors, (unsigned long long)allocs, (unsigned long long)copied);
     EXPECT_GT(commands, errors);
     EXPECT_GT(copied, 0u);
+    std::printf("%llu cuBLAS compute calls\n", (unsigned long long)blas_calls);
+    EXPECT_GT(blas_calls, 1000u);
     // Raw bytes too, including short inputs.
     for (int i = 0; i < 500; ++i) {
         std::vector<uint8_t> in(rng() % 6000);

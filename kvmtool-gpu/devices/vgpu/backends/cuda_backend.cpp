@@ -57,6 +57,9 @@ std::unique_ptr<CudaBackend> CudaBackend::create(const CudaBackendOptions& opts,
 CudaBackend::~CudaBackend() {
     if (!ctx_) return;
     api_.cuCtxSetCurrent(ctx_);
+    blas_.reset(); // its handles go while the context is there
+    rand_.reset();
+    fft_.reset();
     free_context();
 }
 
@@ -91,10 +94,28 @@ CUresult CudaBackend::make_context(std::string* why) {
     return CUDA_SUCCESS;
 }
 
+BlasLibrary* CudaBackend::blas() {
+    if (!blas_) blas_ = std::make_unique<CudaBlas>(api_);
+    return blas_.get();
+}
+
+RandLibrary* CudaBackend::rand() {
+    if (!rand_) rand_ = std::make_unique<CudaRand>();
+    return rand_.get();
+}
+
+FftLibrary* CudaBackend::fft() {
+    if (!fft_) fft_ = std::make_unique<CudaFft>();
+    return fft_.get();
+}
+
 void CudaBackend::free_context() {
     // Destroying the context frees its memory, modules, streams and events;
     // registrations are undone first so the pages can be registered again.
     for (const auto& r : ram_.ranges()) api_.cuMemHostUnregister(r.host);
+    if (blas_) blas_->forget_all(); // the context takes the handles' memory with it
+    if (rand_) rand_->forget_all();
+    if (fft_) fft_->forget_all();
     api_.cuCtxDestroy(ctx_);
     ctx_ = nullptr;
     internal_ = nullptr;

@@ -31,6 +31,9 @@
 #include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
 #include "kvmtool-gpu/devices/vgpu/backends/guest_ram_map.h"
 #include "kvmtool-gpu/devices/vgpu/backends/sg_copy_run.h"
+#include "kvmtool-gpu/devices/vgpu/blas/cuda_blas.h"
+#include "kvmtool-gpu/devices/vgpu/fft/cuda_fft.h"
+#include "kvmtool-gpu/devices/vgpu/rand/cuda_rand.h"
 
 namespace kvmgpu::vgpu {
 
@@ -150,6 +153,13 @@ public:
     // Loads a module from the VMM's embedded fatbin (tests use its kernels).
     Status load_builtin_module(BackendModule* out);
 
+    // The host's libcublas (cuda_blas.h), loaded at the first cuBLAS call.
+    BlasLibrary* blas() override;
+    // The host's libcurand (cuda_rand.h), loaded at the first generator.
+    RandLibrary* rand() override;
+    // The host's libcufft (cuda_fft.h), loaded at the first plan.
+    FftLibrary* fft() override;
+
 private:
     CudaBackend(const CudaDriverApi& api, const CudaBackendOptions& opts) : api_(api), opts_(opts) {}
     CUresult make_context(std::string* why); // leaves it current on this thread
@@ -203,6 +213,10 @@ private:
     volatile uint32_t* rejections_host_ = nullptr; // mapped: the GPU counts refused lists here
     CUdeviceptr rejections_dev_ = 0;
     uint32_t rejections_seen_ = 0;
+
+    std::unique_ptr<CudaBlas> blas_;
+    std::unique_ptr<CudaRand> rand_;
+    std::unique_ptr<CudaFft> fft_;
 
     // Scratch for Batch, reused.
     std::vector<CUdeviceptr> batch_dst_, batch_src_;

@@ -41,6 +41,9 @@ public:
 
     Status device_count(int* out) override;
     Status select_device(int ordinal) override;
+    BlasLibrary* blas() override { return cur().blas(); }
+    RandLibrary* rand() override { return cur().rand(); }
+    FftLibrary* fft() override { return cur().fft(); }
     Status device_attribute(int attribute, int ordinal, int* out) override;
     Status device_name(int ordinal, char* buf, size_t len) override;
     Status device_total_mem(int ordinal, uint64_t* out) override;

@@ -22,6 +22,9 @@
 namespace kvmgpu::vgpu {
 
 using Status = vgpu_status;
+class BlasLibrary; // blas/blas_library.h
+class RandLibrary; // rand/rand_library.h
+class FftLibrary;  // fft/fft_library.h
 
 // Opaque backend objects (CUmodule, CUfunction, CUstream, CUevent as
 // integers). 0 is the default stream.
@@ -290,6 +293,14 @@ public:
     virtual Status event_elapsed_ms(BackendEvent start, BackendEvent end, float* ms) = 0;
     virtual Status event_destroy(BackendEvent e) = 0;
     virtual Status event_query(BackendEvent e) = 0;
+
+    // The BLAS library of the selected device (cuBLAS forwarded as calls),
+    // nullptr when the backend has none. The backend owns it.
+    virtual BlasLibrary* blas() { return nullptr; }
+    // ... and its cuRAND host API, nullptr when it has none.
+    virtual RandLibrary* rand() { return nullptr; }
+    // ... and its cuFFT basic plans, nullptr when it has none.
+    virtual FftLibrary* fft() { return nullptr; }
 
     // Thread-safe, from any thread: ends the call the executor is blocked in
     // now as if its time-out had passed (a worker backend then replaces its

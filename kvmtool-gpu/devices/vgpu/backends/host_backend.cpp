@@ -333,6 +333,9 @@ bool HostBackend::recover_from(Status s) {
 }
 
 void HostBackend::drop_all() {
+    blas_.forget_all();
+    rand_.forget_all();
+    fft_.forget_all();
     limits_ = start_limits(); // a recovered context starts afresh, as a new CUDA context does
     for (auto& [dev, a] : allocs_) {
         std::free(a.host);

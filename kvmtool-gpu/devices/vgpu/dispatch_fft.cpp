@@ -1,0 +1,72 @@
+// Handlers for cuFFT's basic plans forwarded as calls (VGPU_OP_FFT_*):
+// plans are VM handles owned by the current context, each charged its work
+// area against the VM's quota; an exec's input and output, by the plan's
+// shape, must lie in the VM's memory on this device before the library
+// touches them.
+#include "kvmtool-gpu/devices/vgpu/command_dispatch.h"
+
+namespace kvmgpu::vgpu {
+
+CommandResult CommandDispatch::op_fft_plan(GuestCommand& c) {
+    FftLibrary* lib = backend_.fft();
+    if (!lib) return fail(VGPU_ERROR_NOT_INITIALIZED, "this backend has no cuFFT");
+    const uint64_t n[3] = {c.desc.arg[1], c.desc.arg[2], c.desc.arg[3]};
+    const auto shape = FftShape::from(c.desc.arg[0], n, c.desc.arg[4], c.desc.arg[5]);
+    if (!shape) return fail(VGPU_ERROR_INVALID_VALUE, "cuFFT plan: rank, a size, the type or the batch");
+    if (shape->rank > 1 && shape->batch != 1) return fail(VGPU_ERROR_INVALID_VALUE, "cuFFT plan: a 2-D or 3-D plan of a batch");
+    BackendFft p = 0;
+    uint64_t work = 0;
+    const Status s = backend_result(lib->plan(*shape, &p, &work));
+    if (s != VGPU_SUCCESS) return done(s);
+    if (!allocs_.charge(work)) {
+        lib->destroy(p);
+        return fail(VGPU_ERROR_OUT_OF_MEMORY, "a cuFFT plan's work area is past the VM's device-memory quota");
+    }
+    const auto vm = fft_.insert(FftEntry{p, *shape, work}, ctx_);
+    if (!vm) {
+        lib->destroy(p);
+        allocs_.uncharge(work);
+        return fail(VGPU_ERROR_OUT_OF_MEMORY, "cuFFT plan table full");
+    }
+    return done(VGPU_SUCCESS, *vm, work);
+}
+
+CommandResult CommandDispatch::op_fft_destroy(GuestCommand& c) {
+    const auto e = fft_.erase(c.desc.arg[0], ctx_);
+    if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuFFT plan");
+    allocs_.uncharge(e->work);
+    return done(backend_result(backend_.fft()->destroy(e->plan)));
+}
+
+CommandResult CommandDispatch::op_fft_set_stream(GuestCommand& c) {
+    const FftEntry* e = fft_.find(c.desc.arg[0], ctx_);
+    if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuFFT plan");
+    BackendStream s;
+    if (!stream_of(c.desc.arg[1], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    return done(backend_result(backend_.fft()->set_stream(e->plan, s)));
+}
+
+// arg1 input, arg2 output, arg3 the exec's type, arg4 direction.
+CommandResult CommandDispatch::op_fft_exec(GuestCommand& c) {
+    const FftEntry* e = fft_.find(c.desc.arg[0], ctx_);
+    if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuFFT plan");
+    const uint64_t in = c.desc.arg[1], out = c.desc.arg[2];
+    if (c.desc.arg[3] != static_cast<uint64_t>(e->shape.type))
+        return fail(VGPU_ERROR_INVALID_VALUE, "cuFFT exec of another type than its plan's");
+    const auto direction = static_cast<int64_t>(c.desc.arg[4]);
+    const bool complex_both = e->shape.type == FftType::C2C || e->shape.type == FftType::Z2Z;
+    if (complex_both && direction != -1 && direction != 1)
+        return fail(VGPU_ERROR_INVALID_VALUE, "cuFFT direction is neither forward (-1) nor inverse (+1)");
+    if (!library_range_ok(in, e->shape.input_bytes()) || !library_range_ok(out, e->shape.output_bytes()))
+        return fail(VGPU_ERROR_INVALID_VALUE, "cuFFT input or output not inside this VM's memory on this device");
+    return done(backend_result(backend_.fft()->exec(e->plan, e->shape, in, out, static_cast<int>(direction))));
+}
+
+void CommandDispatch::destroy_fft_of(uint64_t ctx) {
+    fft_.erase_owned_by(ctx, [&](const FftEntry& e) {
+        allocs_.uncharge(e.work);
+        if (FftLibrary* lib = backend_.fft()) lib->destroy(e.plan);
+    });
+}
+
+} // namespace kvmgpu::vgpu

@@ -1,0 +1,47 @@
+// What the device model needs from cuRAND's host API on one device: a
+// backend offers it through GpuBackend::rand(): the CUDA backend the
+// host's libcurand (cuda_rand.h), the host backend a CPU generator
+// (host_rand.h). Every argument has been checked by the device model: the
+// generator type is a pseudo-random one, the kind known, [dptr, dptr +
+// count * element) inside one of the VM's allocations, a normal count even.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
+
+namespace kvmgpu::vgpu {
+
+using BackendRand = uintptr_t; // a curandGenerator_t, or the reference's id
+
+// What each generator costs the VM's device-memory quota: its state on the
+// device (an estimate: cuRAND does not say; XORWOW and Philox keep a few MiB).
+constexpr uint64_t kRandGeneratorCharge = 4ull << 20;
+
+// Bytes of one element of a VGPU_RAND_* kind; 0 for an unknown kind.
+inline uint64_t rand_element_bytes(uint64_t kind) {
+    switch (kind) {
+    case VGPU_RAND_BITS:
+    case VGPU_RAND_UNIFORM:
+    case VGPU_RAND_NORMAL: return 4;
+    case VGPU_RAND_UNIFORM_DOUBLE:
+    case VGPU_RAND_NORMAL_DOUBLE: return 8;
+    default: return 0;
+    }
+}
+inline bool rand_is_normal(uint64_t kind) { return kind == VGPU_RAND_NORMAL || kind == VGPU_RAND_NORMAL_DOUBLE; }
+// CURAND_RNG_PSEUDO_DEFAULT, XORWOW, MRG32K3A, MTGP32, MT19937, PHILOX4_32_10.
+inline bool rand_type_ok(uint64_t t) { return t == 100 || t == 101 || t == 121 || t == 141 || t == 142 || t == 161; }
+
+class RandLibrary {
+public:
+    virtual ~RandLibrary() = default;
+    virtual Status create(uint32_t rng_type, BackendRand* out) = 0;
+    virtual Status destroy(BackendRand g) = 0;
+    virtual Status set_stream(BackendRand g, BackendStream s) = 0;
+    virtual Status set_seed(BackendRand g, uint64_t seed) = 0;
+    virtual Status generate(BackendRand g, uint32_t kind, uint64_t dptr, uint64_t count, double mean, double stddev) = 0;
+};
+
+} // namespace kvmgpu::vgpu
