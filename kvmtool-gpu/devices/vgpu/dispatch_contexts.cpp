@@ -75,6 +75,7 @@ void CommandDispatch::free_objects_of(uint64_t ctx, bool drain) {
     if (device != back) backend_.select_device(device);
     // Its queued work may still use what is freed: let the device finish.
     if (drain) backend_result(backend_.ctx_synchronize());
+    destroy_graphs_of(ctx);
     events_.erase_owned_by(ctx, [&](BackendEvent e) { backend_.event_destroy(e); });
     streams_.erase_owned_by(ctx, [&](BackendStream s) { backend_.stream_destroy(s); });
     functions_.erase_owned_by(ctx, [](const FunctionEntry&) {});

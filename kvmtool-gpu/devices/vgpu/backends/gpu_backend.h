@@ -62,6 +62,8 @@ const char* to_string(SgStrategy s);
 // "VGPU_ERROR_INVALID_VALUE" etc.; "VGPU_STATUS_<n>" for other CUresults.
 const char* status_name(uint32_t s);
 
+class GraphBackend;
+
 class GpuBackend {
 public:
     virtual ~GpuBackend() = default;
@@ -236,6 +238,10 @@ public:
     virtual Status event_elapsed_ms(BackendEvent start, BackendEvent end, float* ms) = 0;
     virtual Status event_destroy(BackendEvent e) = 0;
     virtual Status event_query(BackendEvent e) = 0;
+
+    // CUDA graphs and stream capture (graph_backend.h); nullptr where the
+    // backend has none (the device model refuses them, NOT_SUPPORTED).
+    virtual GraphBackend* graphs() { return nullptr; }
 
     // Thread-safe, from any thread: ends the call the executor is blocked in
     // now as if its time-out had passed (a worker backend then replaces its

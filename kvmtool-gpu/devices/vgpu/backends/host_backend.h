@@ -25,6 +25,7 @@
 #include "kvmtool-gpu/devices/vgpu/backends/fake_address_space.h"
 #include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
 #include "kvmtool-gpu/devices/vgpu/backends/guest_ram_map.h"
+#include "kvmtool-gpu/devices/vgpu/backends/host_graphs.h"
 #include "kvmtool-gpu/devices/vgpu/backends/host_kernels.h"
 
 namespace kvmgpu::vgpu {
@@ -118,6 +119,8 @@ public:
     // A CPU kernel's illegal address is treated as sticky, like a GPU's:
     // every allocation, module, stream and event is dropped.
     bool recover_from(Status s) override;
+    // Graphs recorded and replayed with this backend's own operations (host_graphs.h).
+    GraphBackend* graphs() override { return &graphs_; }
 
     // DeviceAddressSpace, for the CPU kernels (and the copies): this
     // device's memory, then that of the peers it has access to.
@@ -162,6 +165,7 @@ private:
     uint64_t next_object_ = 0x1000; // module/stream/event ids: small numbers, not pointers
     std::vector<uint8_t> bounce_;
     std::set<const HostBackend*> peers_; // peer access enabled to these
+    HostGraphs graphs_{*this};
 };
 
 } // namespace kvmgpu::vgpu
