@@ -1,6 +1,7 @@
 // Streams and events.
 #include <string.h>
 
+#include "guest-stub/cuda/graph_host_steps.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
 
@@ -57,6 +58,7 @@ extern "C" CUresult cuEventRecord(CUevent event, CUstream stream)
     c.op = VGPU_OP_EVENT_RECORD;
     c.arg[0] = handle_bits(event);
     c.arg[1] = stream_arg(stream);
+    capture_event_recorded(event, stream);
     return call_async(c);
 }
 
@@ -103,6 +105,8 @@ extern "C" CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned i
     c.arg[0] = stream_arg(stream);
     c.arg[1] = handle_bits(event);
     c.arg[2] = flags;
+    capture_stream_waits(stream, event);
+    capture_note_work(stream);
     return call_async(c);
 }
 
@@ -138,6 +142,10 @@ extern "C" CUresult cuLaunchHostFunc(CUstream stream, CUhostFn fn, void* userDat
 {
     if (fn == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
+    // Captured: the graph's host step, run after its device work (guest_cuda_graphs.h).
+    if (const uint64_t id = capture_of(stream)) {
+        return host_step_add(capture_owner(id), 0, fn, userData) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    }
     if (CUresult r = cuStreamSynchronize(stream))
         return r;
     fn(userData);

@@ -452,3 +452,5 @@ void vgpuGetStats(VgpuGuestStats* stats);
 const char* vgpuBackendName(uint32_t backend);
 
 } // extern "C"
+
+#include "guest-stub/cuda/guest_cuda_graphs.h"

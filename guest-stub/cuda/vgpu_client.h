@@ -103,6 +103,12 @@ struct FunctionLayout {
 // A record with room for `count` parameters, linked in; nullptr when out of memory.
 FunctionLayout* function_add(CUfunction f, CUmodule module, uint32_t count, uint32_t bytes);
 FunctionLayout* function_find(CUfunction f);
+// Lays out a launch's kernelParams (void**) or `extra` buffer by l into
+// buffer (l.bytes), as cuLaunchKernel takes them (cuda_module.cpp).
+CUresult pack_kernel_params(const FunctionLayout& l, void** kernelParams, void** extra, uint8_t* buffer);
+// The launch shape is one the device runs (dimensions, dynamic shared memory).
+bool kernel_shape_ok(const FunctionLayout& l, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                     unsigned bz, unsigned shmem);
 void module_forget(CUmodule module);
 // This guest's live device allocations (cuMemAlloc/cuMemFree), so that
 // cuMemcpy can tell device from guest addresses (unified addressing). Each
