@@ -10,3 +10,5 @@ CUfunction bogus(CUfunction f);
 // conformance_limits.cpp
 void occupancy_and_limit_calls(CUfunction add, void** params);
 void stream_ordered_calls();
+// conformance_graphs.cpp
+void graph_calls(CUfunction add);
