@@ -159,7 +159,6 @@ void captured_graph(CUfunction add, float* ha, float* hc, CUdeviceptr da, CUdevi
     expect("cuLaunchHostFunc(captured)", cuLaunchHostFunc(s, host_step, nullptr), CUDA_SUCCESS);
     expect_true("nothing ran while capturing", hc[0] == -1.0f && g_host_calls == 0);
     CUgraph g = nullptr;
-    expect("cuStreamEndCapture(a joined stream)", cuStreamEndCapture(side, &g), CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
     expect("cuStreamEndCapture", cuStreamEndCapture(s, &g), CUDA_SUCCESS);
     expect("cuStreamIsCapturing(after)", cuStreamIsCapturing(s, &status), CUDA_SUCCESS);
     expect_true("NONE", status == CU_STREAM_CAPTURE_STATUS_NONE);
@@ -185,6 +184,14 @@ void captured_graph(CUfunction add, float* ha, float* hc, CUdeviceptr da, CUdevi
     CUgraph refused = nullptr;
     expect("cuStreamEndCapture(device work after a host function)", cuStreamEndCapture(s, &refused),
            CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    // Only where the capture began can it end (what the driver makes of the
+    // capture after that answer is not checked here).
+    CU_CHECK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CU_CHECK(cuEventRecord(fork, s));
+    CU_CHECK(cuStreamWaitEvent(side, fork, 0));
+    expect("cuStreamEndCapture(a joined stream)", cuStreamEndCapture(side, &refused), CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
+    if (cuStreamEndCapture(s, &refused) == CUDA_SUCCESS && refused != nullptr)
+        CU_CHECK(cuGraphDestroy(refused));
     // Synchronizing a capturing stream invalidates the capture, as the driver does.
     CU_CHECK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
     expect("cuStreamSynchronize(capturing)", cuStreamSynchronize(s), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
