@@ -11,12 +11,13 @@ using namespace guest::cuda;
 
 namespace {
 
-CUresult one_handle(uint16_t op, uint64_t handle)
+// A destroy call; on success `forget` drops what this library kept for the handle.
+CUresult destroy(uint16_t op, uint64_t handle, void (*forget)(uint64_t))
 {
-    Call c;
-    c.op = op;
-    c.arg[0] = handle;
-    return call_sync(c);
+    const CUresult r = call_on(op, handle);
+    if (r == CUDA_SUCCESS)
+        forget(handle);
+    return r;
 }
 
 // Edges from[i] -> to[i] (to == nullptr: every one to `to_all`), sent in
@@ -53,7 +54,7 @@ CUresult edges(uint64_t graph, const CUgraphNode* from, const CUgraphNode* to, u
 CUresult with_dependencies(CUgraphNode* out, CUgraph graph, uint64_t node, const CUgraphNode* deps, size_t n)
 {
     if (CUresult r = edges(handle_bits(graph), deps, nullptr, node, n, false)) {
-        one_handle(VGPU_OP_GRAPH_DESTROY_NODE, node);
+        call_on(VGPU_OP_GRAPH_DESTROY_NODE, node);
         return r;
     }
     *out = handle_of<CUgraphNode>(node);
@@ -145,10 +146,7 @@ extern "C" CUresult cuGraphCreate(CUgraph* phGraph, unsigned int flags)
 
 extern "C" CUresult cuGraphDestroy(CUgraph hGraph)
 {
-    const CUresult r = one_handle(VGPU_OP_GRAPH_DESTROY, handle_bits(hGraph));
-    if (r == CUDA_SUCCESS)
-        host_steps_drop(handle_bits(hGraph));
-    return r;
+    return destroy(VGPU_OP_GRAPH_DESTROY, handle_bits(hGraph), host_steps_drop);
 }
 
 extern "C" CUresult cuGraphAddEmptyNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
@@ -304,10 +302,7 @@ extern "C" CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* 
 
 extern "C" CUresult cuGraphDestroyNode(CUgraphNode hNode)
 {
-    const CUresult r = one_handle(VGPU_OP_GRAPH_DESTROY_NODE, handle_bits(hNode));
-    if (r == CUDA_SUCCESS)
-        host_step_drop_node(handle_bits(hNode));
-    return r;
+    return destroy(VGPU_OP_GRAPH_DESTROY_NODE, handle_bits(hNode), host_step_drop_node);
 }
 
 extern "C" CUresult cuGraphInstantiate(CUgraphExec* phGraphExec, CUgraph hGraph, unsigned long long flags)
@@ -327,7 +322,7 @@ extern "C" CUresult cuGraphInstantiate(CUgraphExec* phGraphExec, CUgraph hGraph,
         return r;
     if (!host_steps_give(handle_bits(hGraph), res[0], true)) {
         host_steps_drop(res[0]);
-        one_handle(VGPU_OP_GRAPH_EXEC_DESTROY, res[0]);
+        call_on(VGPU_OP_GRAPH_EXEC_DESTROY, res[0]);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     *phGraphExec = handle_of<CUgraphExec>(res[0]);
@@ -391,8 +386,5 @@ extern "C" CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CU
 
 extern "C" CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
 {
-    const CUresult r = one_handle(VGPU_OP_GRAPH_EXEC_DESTROY, handle_bits(hGraphExec));
-    if (r == CUDA_SUCCESS)
-        host_steps_drop(handle_bits(hGraphExec));
-    return r;
+    return destroy(VGPU_OP_GRAPH_EXEC_DESTROY, handle_bits(hGraphExec), host_steps_drop);
 }

@@ -20,14 +20,6 @@ CUresult create(uint16_t op, uint64_t flags, H* handle)
     return call_result(c, handle);
 }
 
-CUresult one_handle(uint16_t op, uint64_t handle)
-{
-    Call c;
-    c.op = op;
-    c.arg[0] = handle;
-    return call_sync(c);
-}
-
 } // namespace
 
 extern "C" CUresult cuStreamCreate(CUstream* stream, unsigned int flags)
@@ -37,14 +29,14 @@ extern "C" CUresult cuStreamCreate(CUstream* stream, unsigned int flags)
 
 extern "C" CUresult cuStreamSynchronize(CUstream stream)
 {
-    return sync_point(one_handle(VGPU_OP_STREAM_SYNCHRONIZE, stream_arg(stream)));
+    return sync_point(call_on(VGPU_OP_STREAM_SYNCHRONIZE, stream_arg(stream)));
 }
 
 extern "C" CUresult cuStreamDestroy(CUstream stream)
 {
     if (stream_arg(stream) == 0)
         return CUDA_ERROR_INVALID_HANDLE; // the default streams are not destroyed
-    return one_handle(VGPU_OP_STREAM_DESTROY, handle_bits(stream));
+    return call_on(VGPU_OP_STREAM_DESTROY, handle_bits(stream));
 }
 
 extern "C" CUresult cuEventCreate(CUevent* event, unsigned int flags)
@@ -64,7 +56,7 @@ extern "C" CUresult cuEventRecord(CUevent event, CUstream stream)
 
 extern "C" CUresult cuEventSynchronize(CUevent event)
 {
-    return sync_point(one_handle(VGPU_OP_EVENT_SYNCHRONIZE, handle_bits(event)));
+    return sync_point(call_on(VGPU_OP_EVENT_SYNCHRONIZE, handle_bits(event)));
 }
 
 extern "C" CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end)
@@ -84,18 +76,18 @@ extern "C" CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end)
     return r;
 }
 
-extern "C" CUresult cuEventDestroy(CUevent event) { return one_handle(VGPU_OP_EVENT_DESTROY, handle_bits(event)); }
+extern "C" CUresult cuEventDestroy(CUevent event) { return call_on(VGPU_OP_EVENT_DESTROY, handle_bits(event)); }
 
 // Queries answer CUDA_ERROR_NOT_READY while work is pending and, as the
 // driver's, may report an earlier queued call's error.
 extern "C" CUresult cuStreamQuery(CUstream stream)
 {
-    return sync_point(one_handle(VGPU_OP_STREAM_QUERY, stream_arg(stream)));
+    return sync_point(call_on(VGPU_OP_STREAM_QUERY, stream_arg(stream)));
 }
 
 extern "C" CUresult cuEventQuery(CUevent event)
 {
-    return sync_point(one_handle(VGPU_OP_EVENT_QUERY, handle_bits(event)));
+    return sync_point(call_on(VGPU_OP_EVENT_QUERY, handle_bits(event)));
 }
 
 extern "C" CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags)
@@ -131,7 +123,7 @@ extern "C" CUresult cuStreamGetPriority(CUstream stream, int* priority)
     if (priority == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     // A query checks the handle; NOT_READY (work pending) is an answer.
-    const CUresult r = one_handle(VGPU_OP_STREAM_QUERY, stream_arg(stream));
+    const CUresult r = call_on(VGPU_OP_STREAM_QUERY, stream_arg(stream));
     if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY)
         return r;
     *priority = 0;

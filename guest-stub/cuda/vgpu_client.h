@@ -72,6 +72,8 @@ CUresult call_result(const Call& call, T** out)
         *out = handle_of<T*>(res[0]);
     return r;
 }
+// call_sync of `op` with arg0 = handle, the shape of most calls on one object.
+CUresult call_on(uint16_t op, uint64_t handle);
 // Submits with VGPU_CMD_FLAG_ASYNC and returns; errors come at a sync point.
 CUresult call_async(const Call& call);
 // Submits with VGPU_CMD_FLAG_ASYNC and waits until the device has taken the

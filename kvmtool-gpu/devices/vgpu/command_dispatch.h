@@ -229,6 +229,9 @@ private:
     KernelNode kernel_node(const GuestCommand& c);
     void forget_graph(const GraphEntry& g);
     void destroy_graphs_of(uint64_t ctx);
+    // Ends the captures open on ctx's streams (their graphs dropped): before
+    // its objects are freed, which the driver refuses during a global capture.
+    void end_captures_of(uint64_t ctx);
     // Whether a stream-ordered op counts against an open capture's node quota.
     bool capture_quota_exceeded(uint16_t op);
     // dispatch_limits.cpp

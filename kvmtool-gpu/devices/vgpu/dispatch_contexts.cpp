@@ -73,6 +73,7 @@ void CommandDispatch::free_objects_of(uint64_t ctx, bool drain) {
     // On the context's device; the current context's device afterwards.
     const int device = device_of(ctx), back = selected_device_;
     if (device != back) backend_.select_device(device);
+    end_captures_of(ctx);
     // Its queued work may still use what is freed: let the device finish.
     if (drain) backend_result(backend_.ctx_synchronize());
     destroy_graphs_of(ctx);

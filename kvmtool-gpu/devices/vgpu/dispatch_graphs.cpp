@@ -336,6 +336,21 @@ CommandResult CommandDispatch::op_graph_exec_update(GuestCommand& c) {
     return r;
 }
 
+void CommandDispatch::end_captures_of(uint64_t ctx) {
+    GraphBackend* gb = graph_backend();
+    if (!gb || open_captures_ == 0) return;
+    streams_.for_each([&](uint64_t h, BackendStream s) {
+        uint32_t status = kCaptureNone;
+        uint64_t id = 0;
+        if (!streams_.find(h, ctx) || gb->capture_status(s, &status, &id) != VGPU_SUCCESS || status == kCaptureNone)
+            return;
+        BackendGraph g = 0;
+        if (gb->end_capture(s, &g) == VGPU_SUCCESS && g) gb->graph_destroy(g); // a joined stream's end is refused
+        if (gb->capture_status(s, &status, &id) == VGPU_SUCCESS && status == kCaptureNone && open_captures_ > 0)
+            --open_captures_;
+    });
+}
+
 void CommandDispatch::destroy_graphs_of(uint64_t ctx) {
     GraphBackend* gb = graph_backend();
     graph_execs_.erase_owned_by(ctx, [&](const GraphExecEntry& e) {

@@ -142,6 +142,23 @@ TEST_F(VgpuGraph, NodesAreBoundedInGraphsExecsAndCaptures) {
     for (int i = 0; i < 20; ++i) ok({.opcode = VGPU_OP_MEMSET_D8, .args = {a, 1, 16, s}, .flags = VGPU_CMD_FLAG_ASYNC});
 }
 
+TEST_F(VgpuGraph, AContextGoesWithItsOpenCapture) {
+    const uint64_t ctx = ok({.opcode = VGPU_OP_CTX_CREATE, .args = {0, 0}});
+    const uint64_t d = rig.alloc(4096);
+    const uint64_t s = ok({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}});
+    ok({.opcode = VGPU_OP_STREAM_BEGIN_CAPTURE, .args = {s, 0}});
+    ok({.opcode = VGPU_OP_MEMSET_D8, .args = {d, 1, 16, s}, .flags = VGPU_CMD_FLAG_ASYNC});
+    ok({.opcode = VGPU_OP_CTX_DESTROY, .args = {ctx}});
+    // The VM carries on: a new capture begins and ends in the primary context.
+    const uint64_t primary = ok({.opcode = VGPU_OP_PRIMARY_CTX_RETAIN, .args = {0}});
+    ok({.opcode = VGPU_OP_CTX_SET_CURRENT, .args = {primary}});
+    const uint64_t s2 = ok({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}});
+    ok({.opcode = VGPU_OP_STREAM_BEGIN_CAPTURE, .args = {s2, 0}});
+    ok({.opcode = VGPU_OP_MEMSET_D8, .args = {a, 1, 16, s2}, .flags = VGPU_CMD_FLAG_ASYNC});
+    const uint64_t g = ok({.opcode = VGPU_OP_STREAM_END_CAPTURE, .args = {s2}});
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_GET_NODES, .args = {g, 0}}).r0, 1u);
+}
+
 TEST_F(VgpuGraph, GraphsGoWithTheirContextAndWithReset) {
     const uint64_t ctx = ok({.opcode = VGPU_OP_CTX_CREATE, .args = {0, 0}});
     const uint64_t g = graph();
