@@ -136,12 +136,7 @@ bool copy_end(CUmemorytype type, const void* host, CUdeviceptr device, size_t of
 
 extern "C" CUresult cuGraphCreate(CUgraph* phGraph, unsigned int flags)
 {
-    if (phGraph == nullptr)
-        return CUDA_ERROR_INVALID_VALUE;
-    Call c;
-    c.op = VGPU_OP_GRAPH_CREATE;
-    c.arg[0] = flags;
-    return call_result(c, phGraph);
+    return call_create(VGPU_OP_GRAPH_CREATE, flags, phGraph);
 }
 
 extern "C" CUresult cuGraphDestroy(CUgraph hGraph)

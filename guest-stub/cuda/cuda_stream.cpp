@@ -7,24 +7,9 @@
 
 using namespace guest::cuda;
 
-namespace {
-
-template <class H>
-CUresult create(uint16_t op, uint64_t flags, H* handle)
-{
-    if (handle == nullptr)
-        return CUDA_ERROR_INVALID_VALUE;
-    Call c;
-    c.op = op;
-    c.arg[0] = flags;
-    return call_result(c, handle);
-}
-
-} // namespace
-
 extern "C" CUresult cuStreamCreate(CUstream* stream, unsigned int flags)
 {
-    return create(VGPU_OP_STREAM_CREATE, flags, stream);
+    return call_create(VGPU_OP_STREAM_CREATE, flags, stream);
 }
 
 extern "C" CUresult cuStreamSynchronize(CUstream stream)
@@ -41,7 +26,7 @@ extern "C" CUresult cuStreamDestroy(CUstream stream)
 
 extern "C" CUresult cuEventCreate(CUevent* event, unsigned int flags)
 {
-    return create(VGPU_OP_EVENT_CREATE, flags, event);
+    return call_create(VGPU_OP_EVENT_CREATE, flags, event);
 }
 
 extern "C" CUresult cuEventRecord(CUevent event, CUstream stream)

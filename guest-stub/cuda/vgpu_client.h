@@ -74,6 +74,17 @@ CUresult call_result(const Call& call, T** out)
 }
 // call_sync of `op` with arg0 = handle, the shape of most calls on one object.
 CUresult call_on(uint16_t op, uint64_t handle);
+// A call that makes an object from arg0 = flags: *handle = result[0].
+template <class H>
+CUresult call_create(uint16_t op, uint64_t flags, H* handle)
+{
+    if (handle == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    Call c;
+    c.op = op;
+    c.arg[0] = flags;
+    return call_result(c, handle);
+}
 // Submits with VGPU_CMD_FLAG_ASYNC and returns; errors come at a sync point.
 CUresult call_async(const Call& call);
 // Submits with VGPU_CMD_FLAG_ASYNC and waits until the device has taken the
