@@ -21,7 +21,10 @@ extern "C" CUresult cuStreamDestroy(CUstream stream)
 {
     if (stream_arg(stream) == 0)
         return CUDA_ERROR_INVALID_HANDLE; // the default streams are not destroyed
-    return call_on(VGPU_OP_STREAM_DESTROY, handle_bits(stream));
+    const CUresult r = call_on(VGPU_OP_STREAM_DESTROY, handle_bits(stream));
+    if (r == CUDA_SUCCESS)
+        capture_stream_destroyed(stream);
+    return r;
 }
 
 extern "C" CUresult cuEventCreate(CUevent* event, unsigned int flags)

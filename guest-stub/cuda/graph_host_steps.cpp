@@ -159,6 +159,13 @@ void capture_stream_waits(CUstream s, CUevent e)
         }
 }
 
+void capture_stream_destroyed(CUstream s)
+{
+    for (StreamCapture& c : g_streams)
+        if (c.id != 0 && c.stream == s)
+            c.id = 0;
+}
+
 void capture_note_work(CUstream s)
 {
     const uint64_t id = capture_of(s);

@@ -43,6 +43,7 @@ void capture_began(CUstream s, uint64_t id);
 void capture_ended(uint64_t id);
 void capture_event_recorded(CUevent e, CUstream s);
 void capture_stream_waits(CUstream s, CUevent e);
+void capture_stream_destroyed(CUstream s);
 // Work queued on s: a captured host function before it now has device work after it.
 void capture_note_work(CUstream s);
 // Says once on the console why a host function cannot keep its order.
