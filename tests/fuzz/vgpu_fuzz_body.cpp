@@ -30,7 +30,7 @@ memmap::GuestMemory& guest_ram() {
     return *mem;
 }
 struct Known {
-    uint64_t value[6] = {};
+    uint64_t value[9] = {};
 };
 
 // Runs one harness-made command (not fuzz input) and returns result0.
@@ -53,6 +53,9 @@ Known make_known(CommandDispatch& d, uint8_t* ram) {
     k.value[3] = exec(d, VGPU_OP_MODULE_GET_FUNCTION, {k.value[2]}, "vector_add");
     k.value[4] = exec(d, VGPU_OP_EVENT_CREATE, {0});
     k.value[5] = exec(d, VGPU_OP_GUEST_RAM_DEVICE_PTR, {kDataGpa, 64 << 10});
+    k.value[6] = exec(d, VGPU_OP_GRAPH_CREATE, {0});
+    k.value[7] = exec(d, VGPU_OP_GRAPH_ADD_EMPTY_NODE, {k.value[6]});
+    k.value[8] = exec(d, VGPU_OP_GRAPH_INSTANTIATE, {k.value[6], 0});
     return k;
 }
 
@@ -61,7 +64,7 @@ void substitute(uint8_t* word, const Known& k) {
     std::memcpy(&v, word, 8);
     if ((v & ~0xFFFFull) != kMagic) return;
     const uint64_t kind = (v >> 8) & 0xFF, n = v & 0xFF;
-    if (kind >= 6) return;
+    if (kind >= std::size(k.value)) return;
     v = k.value[kind] + (kind == 0 || kind == 5 ? 64 * n : 0);
     std::memcpy(word, &v, 8);
 }

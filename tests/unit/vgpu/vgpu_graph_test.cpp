@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "tests/support/graph_cases.h"
+#include "tests/support/worker_vgpu.h"
 
 namespace kvmgpu::vgpu::test {
 namespace {
@@ -180,6 +181,18 @@ TEST_F(VgpuGraph, GraphsGoWithTheirContextAndWithReset) {
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g2}}).status, VGPU_ERROR_INVALID_HANDLE);
     const uint64_t g3 = graph();
     for (int i = 0; i < 16; ++i) ok({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g3}});
+}
+
+// The same cases with the host backend in a GPU worker process (the worker
+// runs the same dispatch; the graphs live in its backend).
+TEST(VgpuGraphInWorker, TheSharedCases) {
+    for (auto graph_case : {graph_runs_in_dependency_order, kernel_node_params_in_graph_and_exec,
+                            capture_records_and_replays, synchronizing_a_capture_invalidates_it}) {
+        WorkerVgpu w;
+        ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
+        GraphVm vm(w.rig);
+        graph_case(vm);
+    }
 }
 
 } // namespace
