@@ -9,6 +9,9 @@ namespace {
 constexpr int kMaxSteps = 256, kMaxStreams = 64, kMaxEvents = 256;
 HostStep g_steps[kMaxSteps];
 uint64_t g_seq;
+// Live entries of each table: the common case (no graph host steps, no
+// capture) costs every launch and copy one compare, not a scan.
+unsigned g_live_steps, g_live_captures;
 struct StreamCapture {
     CUstream stream;
     uint64_t id; // 0: free slot
@@ -26,6 +29,7 @@ HostStep* host_step_add(uint64_t owner, uint64_t node, CUhostFn fn, void* data)
     for (HostStep& s : g_steps)
         if (s.owner == 0) {
             s = HostStep{owner, node, fn, data, false, ++g_seq};
+            ++g_live_steps;
             return &s;
         }
     return nullptr;
@@ -33,7 +37,7 @@ HostStep* host_step_add(uint64_t owner, uint64_t node, CUhostFn fn, void* data)
 
 HostStep* host_step_of_node(uint64_t node)
 {
-    if (node == 0)
+    if (node == 0 || g_live_steps == 0)
         return nullptr;
     for (HostStep& s : g_steps)
         if (s.owner != 0 && s.node == node)
@@ -43,6 +47,8 @@ HostStep* host_step_of_node(uint64_t node)
 
 bool host_steps_any(uint64_t owner)
 {
+    if (g_live_steps == 0)
+        return false;
     for (const HostStep& s : g_steps)
         if (s.owner == owner)
             return true;
@@ -60,14 +66,14 @@ bool host_steps_blocked(uint64_t owner)
 void host_steps_drop(uint64_t owner)
 {
     for (HostStep& s : g_steps)
-        if (s.owner == owner)
-            s.owner = 0;
+        if (s.owner == owner && owner != 0)
+            s.owner = 0, --g_live_steps;
 }
 
 void host_step_drop_node(uint64_t node)
 {
     if (HostStep* s = host_step_of_node(node))
-        s->owner = 0;
+        s->owner = 0, --g_live_steps;
 }
 
 bool host_steps_give(uint64_t from, uint64_t to, bool copy)
@@ -104,7 +110,7 @@ void host_steps_run(uint64_t owner)
 
 uint64_t capture_of(CUstream s)
 {
-    if (s == nullptr)
+    if (s == nullptr || g_live_captures == 0)
         return 0;
     for (const StreamCapture& c : g_streams)
         if (c.id != 0 && c.stream == s)
@@ -117,6 +123,7 @@ void capture_began(CUstream s, uint64_t id)
     for (StreamCapture& c : g_streams)
         if (c.id == 0) {
             c = StreamCapture{s, id};
+            ++g_live_captures;
             return;
         }
 }
@@ -124,8 +131,8 @@ void capture_began(CUstream s, uint64_t id)
 void capture_ended(uint64_t id)
 {
     for (StreamCapture& c : g_streams)
-        if (c.id == id)
-            c.id = 0;
+        if (c.id == id && id != 0)
+            c.id = 0, --g_live_captures;
     for (EventCapture& e : g_events)
         if (e.id == id)
             e.id = 0;
@@ -134,6 +141,8 @@ void capture_ended(uint64_t id)
 
 void capture_event_recorded(CUevent e, CUstream s)
 {
+    if (g_live_captures == 0)
+        return; // marks only matter while a capture is open (capture_ended clears its own)
     const uint64_t id = capture_of(s);
     EventCapture* free_slot = nullptr;
     for (EventCapture& ec : g_events) {
@@ -150,7 +159,7 @@ void capture_event_recorded(CUevent e, CUstream s)
 
 void capture_stream_waits(CUstream s, CUevent e)
 {
-    if (s == nullptr || capture_of(s) != 0)
+    if (s == nullptr || g_live_captures == 0 || capture_of(s) != 0)
         return;
     for (const EventCapture& ec : g_events)
         if (ec.id != 0 && ec.event == e) {
@@ -163,7 +172,7 @@ void capture_stream_destroyed(CUstream s)
 {
     for (StreamCapture& c : g_streams)
         if (c.id != 0 && c.stream == s)
-            c.id = 0;
+            c.id = 0, --g_live_captures;
 }
 
 void capture_note_work(CUstream s)
