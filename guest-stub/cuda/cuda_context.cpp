@@ -58,7 +58,11 @@ CUresult send_current(CUcontext ctx)
 }
 
 // After the vGPU freed what `ctx` made: forget this guest's records of it.
-void forget_objects_of(CUcontext ctx) { allocations_forget(ctx); }
+void forget_objects_of(CUcontext ctx)
+{
+    allocations_forget(ctx);
+    events_forget(ctx);
+}
 
 // ... for device dev's primary context (its last release, its reset).
 void forget_primary_objects(CUdevice dev)
@@ -321,4 +325,32 @@ extern "C" CUresult cuCtxDisablePeerAccess(CUcontext peer)
     c.op = VGPU_OP_CTX_DISABLE_PEER_ACCESS;
     c.arg[0] = handle_bits(peer);
     return call_sync(c);
+}
+
+namespace {
+// op with ctx current (nullptr: the current context), the stack as it was after.
+template <class Op>
+CUresult in_context(CUcontext ctx, Op op)
+{
+    if (ctx == nullptr || ctx == current_context())
+        return op();
+    if (CUresult r = cuCtxPushCurrent(ctx))
+        return r;
+    const CUresult r = op();
+    CUcontext popped;
+    cuCtxPopCurrent(&popped);
+    return r;
+}
+} // namespace
+
+// CUDA 13's forms that name the context (cuGetProcAddress hands them out
+// for versions 13000 and later).
+extern "C" CUresult cuCtxSynchronize_v2(CUcontext ctx)
+{
+    return in_context(ctx, [] { return cuCtxSynchronize(); });
+}
+
+extern "C" CUresult cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx)
+{
+    return in_context(ctx, [device] { return cuCtxGetDevice(device); });
 }

@@ -300,7 +300,7 @@ extern "C" CUresult cuGraphDestroyNode(CUgraphNode hNode)
     return destroy(VGPU_OP_GRAPH_DESTROY_NODE, handle_bits(hNode), host_step_drop_node);
 }
 
-extern "C" CUresult cuGraphInstantiate(CUgraphExec* phGraphExec, CUgraph hGraph, unsigned long long flags)
+extern "C" CUresult cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec, CUgraph hGraph, unsigned long long flags)
 {
     if (phGraphExec == nullptr)
         return CUDA_ERROR_INVALID_VALUE;

@@ -128,6 +128,51 @@ extern "C" CUresult cuModuleLoadData(CUmodule* module, const void* image)
     return vgpuModuleLoadDataSized(module, image, bytes);
 }
 
+extern "C" CUresult cuModuleLoad(CUmodule* module, const char* fname)
+{
+    if (module == nullptr || fname == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = ready())
+        return r;
+    void* image = nullptr;
+    size_t bytes = 0;
+    switch (guest::platform::read_file(fname, &image, &bytes)) {
+    case guest::platform::FileResult::kOk: break;
+    case guest::platform::FileResult::kNotFound: return CUDA_ERROR_FILE_NOT_FOUND;
+    case guest::platform::FileResult::kNoFiles: return CUDA_ERROR_NOT_SUPPORTED;
+    case guest::platform::FileResult::kNoMemory: return CUDA_ERROR_OUT_OF_MEMORY;
+    case guest::platform::FileResult::kReadError: return CUDA_ERROR_INVALID_VALUE;
+    }
+    // The file's own bytes: a fatbin or ELF is sized by its header, PTX by its NUL, as in cuModuleLoadData.
+    const CUresult r = bytes == 0 ? CUDA_ERROR_INVALID_IMAGE : cuModuleLoadData(module, image);
+    guest::platform::release_file(image);
+    return r;
+}
+
+// JIT options are hints to a compiler the vGPU's driver runs with its own:
+// none is acted on; the ones the driver writes back (the logs' sizes, the
+// wall time) read as 0, an empty log.
+extern "C" CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int numOptions,
+                                       CUjit_option* options, void** optionValues)
+{
+    if (numOptions > 0 && (options == nullptr || optionValues == nullptr))
+        return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; i < numOptions; ++i) {
+        switch (options[i]) {
+        case CU_JIT_WALL_TIME:
+            *reinterpret_cast<float*>(&optionValues[i]) = 0.0f;
+            break;
+        case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES:
+        case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES:
+            optionValues[i] = nullptr; // 0 bytes written
+            break;
+        default:
+            break;
+        }
+    }
+    return cuModuleLoadData(module, image);
+}
+
 extern "C" CUresult cuModuleUnload(CUmodule module)
 {
     Call c;
@@ -374,10 +419,22 @@ extern "C" CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f,
     uint16_t flags = 0;
     for (unsigned i = 0; i < config->numAttrs; ++i) {
         const CUlaunchAttribute& a = config->attrs[i];
-        if (a.id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE)
+        switch (a.id) {
+        case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
             flags = a.value.cooperative != 0 ? VGPU_CMD_FLAG_COOPERATIVE : 0;
-        else if (a.id != CU_LAUNCH_ATTRIBUTE_IGNORE)
+            break;
+        case CU_LAUNCH_ATTRIBUTE_IGNORE:
+        case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+        case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+        case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+            break; // hints (guest_cuda.h)
+        case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+            if (a.value.clusterDim.x != 1 || a.value.clusterDim.y != 1 || a.value.clusterDim.z != 1)
+                return CUDA_ERROR_NOT_SUPPORTED;
+            break;
+        default:
             return CUDA_ERROR_NOT_SUPPORTED;
+        }
     }
     return launch(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX, config->blockDimY,
                   config->blockDimZ, config->sharedMemBytes, config->hStream, kernelParams, extra, flags);

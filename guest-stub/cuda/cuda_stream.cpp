@@ -7,6 +7,38 @@
 
 using namespace guest::cuda;
 
+namespace {
+
+// The context each live event was made in, so that a stream can wait for
+// an event of another context (another device). Bounded: an event past
+// kTrackedEvents is not tracked, and waiting for it from another context
+// is then refused by the vGPU (CUDA_ERROR_INVALID_HANDLE), as before.
+constexpr unsigned kTrackedEvents = 1024;
+struct EventOwner {
+    CUevent event;
+    CUcontext ctx;
+};
+EventOwner g_event_owners[kTrackedEvents];
+
+EventOwner* owner_slot(CUevent e)
+{
+    for (EventOwner& o : g_event_owners)
+        if (o.event == e)
+            return &o;
+    return nullptr;
+}
+
+} // namespace
+
+namespace guest::cuda {
+void events_forget(CUcontext ctx)
+{
+    for (EventOwner& o : g_event_owners)
+        if (o.event != nullptr && o.ctx == ctx)
+            o = EventOwner{};
+}
+} // namespace guest::cuda
+
 extern "C" CUresult cuStreamCreate(CUstream* stream, unsigned int flags)
 {
     return call_create(VGPU_OP_STREAM_CREATE, flags, stream);
@@ -29,7 +61,11 @@ extern "C" CUresult cuStreamDestroy(CUstream stream)
 
 extern "C" CUresult cuEventCreate(CUevent* event, unsigned int flags)
 {
-    return call_create(VGPU_OP_EVENT_CREATE, flags, event);
+    const CUresult r = call_create(VGPU_OP_EVENT_CREATE, flags, event);
+    if (r == CUDA_SUCCESS)
+        if (EventOwner* o = owner_slot(nullptr))
+            *o = EventOwner{*event, current_context()};
+    return r;
 }
 
 extern "C" CUresult cuEventRecord(CUevent event, CUstream stream)
@@ -64,7 +100,14 @@ extern "C" CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end)
     return r;
 }
 
-extern "C" CUresult cuEventDestroy(CUevent event) { return call_on(VGPU_OP_EVENT_DESTROY, handle_bits(event)); }
+extern "C" CUresult cuEventDestroy(CUevent event)
+{
+    const CUresult r = call_on(VGPU_OP_EVENT_DESTROY, handle_bits(event));
+    if (r == CUDA_SUCCESS && event != nullptr)
+        if (EventOwner* o = owner_slot(event))
+            *o = EventOwner{};
+    return r;
+}
 
 // Queries answer CUDA_ERROR_NOT_READY while work is pending and, as the
 // driver's, may report an earlier queued call's error.
@@ -80,6 +123,19 @@ extern "C" CUresult cuEventQuery(CUevent event)
 
 extern "C" CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags)
 {
+    const EventOwner* o = event != nullptr ? owner_slot(event) : nullptr;
+    if (o != nullptr && o->ctx != current_context() && flags == 0) {
+        // An event of another context: the driver orders the stream after
+        // it on the GPU; here the guest waits for it, in its context, before
+        // anything later is queued (stricter ordering, never wrong).
+        const CUcontext owner = o->ctx;
+        if (CUresult r = cuCtxPushCurrent(owner))
+            return r;
+        const CUresult r = cuEventSynchronize(event);
+        CUcontext popped;
+        cuCtxPopCurrent(&popped);
+        return r;
+    }
     Call c;
     c.op = VGPU_OP_STREAM_WAIT_EVENT;
     c.arg[0] = stream_arg(stream);

@@ -35,10 +35,6 @@ CUresult cuStreamGetCaptureInfo_v3(CUstream stream, CUstreamCaptureStatus* statu
 {
     return cuStreamGetCaptureInfo(stream, status, id, graph, deps, edge_data, num_deps);
 }
-CUresult cuGraphInstantiateWithFlags(CUgraphExec* exec, CUgraph graph, unsigned long long flags)
-{
-    return cuGraphInstantiate(exec, graph, flags);
-}
 CUresult cuGraphExecUpdate_v2(CUgraphExec exec, CUgraph graph, CUgraphExecUpdateResultInfo* info)
 {
     return cuGraphExecUpdate(exec, graph, info);
@@ -95,5 +91,21 @@ CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CU
 CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, size_t count) { return cuMemsetD8(dst, value, count); }
 CUresult cuMemsetD16_v2(CUdeviceptr dst, unsigned short value, size_t count) { return cuMemsetD16(dst, value, count); }
 CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned int value, size_t count) { return cuMemsetD32(dst, value, count); }
+
+} // extern "C"
+
+extern "C" {
+
+CUresult cuArrayCreate_v2(CUarray* pHandle, const CUDA_ARRAY_DESCRIPTOR* d) { return cuArrayCreate(pHandle, d); }
+CUresult cuArray3DCreate_v2(CUarray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR* d) { return cuArray3DCreate(pHandle, d); }
+CUresult cuArrayGetDescriptor_v2(CUDA_ARRAY_DESCRIPTOR* d, CUarray a) { return cuArrayGetDescriptor(d, a); }
+CUresult cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR* d, CUarray a) { return cuArray3DGetDescriptor(d, a); }
+CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D* p) { return cuMemcpy2D(p); }
+CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D* p) { return cuMemcpy2DUnaligned(p); }
+CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D* p, CUstream s) { return cuMemcpy2DAsync(p, s); }
+CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D* p) { return cuMemcpy3D(p); }
+CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D* p, CUstream s) { return cuMemcpy3DAsync(p, s); }
+CUresult cuMemcpyHtoA_v2(CUarray a, size_t offset, const void* src, size_t bytes) { return cuMemcpyHtoA(a, offset, src, bytes); }
+CUresult cuMemcpyAtoH_v2(void* dst, CUarray a, size_t offset, size_t bytes) { return cuMemcpyAtoH(dst, a, offset, bytes); }
 
 } // extern "C"

@@ -94,10 +94,20 @@ typedef struct CUctxCreateParams_st {
 typedef enum CUlaunchAttributeID_enum {
     CU_LAUNCH_ATTRIBUTE_IGNORE = 0,
     CU_LAUNCH_ATTRIBUTE_COOPERATIVE = 2,
+    CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4,
+    CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6,
+    CU_LAUNCH_ATTRIBUTE_PRIORITY = 8,
+    CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 14,
 } CUlaunchAttributeID;
 typedef union CUlaunchAttributeValue_union {
     char pad[64];
     int cooperative;
+    struct {
+        unsigned int x, y, z;
+    } clusterDim;
+    int programmaticStreamSerializationAllowed;
+    int priority;
+    unsigned int sharedMemCarveout;
 } CUlaunchAttributeValue;
 typedef struct CUlaunchAttribute_st {
     CUlaunchAttributeID id;
@@ -240,6 +250,9 @@ CUresult cuCtxSetCurrent(CUcontext ctx);
 CUresult cuCtxGetCurrent(CUcontext* pctx);
 CUresult cuCtxGetDevice(CUdevice* device);
 CUresult cuCtxGetFlags(unsigned int* flags);
+// CUDA 13's forms naming the context (nullptr: the current one).
+CUresult cuCtxSynchronize_v2(CUcontext ctx);
+CUresult cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx);
 CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev);
 CUresult cuDevicePrimaryCtxRelease(CUdevice dev);
 CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active);
@@ -268,6 +281,23 @@ CUresult cuCtxGetLimit(size_t* value, CUlimit limit);
 // stream has priority 0, as the driver clamps priorities into its range.
 CUresult cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority);
 CUresult cuGetErrorName(CUresult error, const char** str);
+// The guest library's own entry points by base name (cuda_entry_points.h):
+// the newest signature not newer than cudaVersion. A name the library does
+// not have, or only in a newer signature: CUDA_ERROR_NOT_FOUND, *pfn
+// nullptr, *symbolStatus SYMBOL_NOT_FOUND or VERSION_NOT_SUFFICIENT (older
+// ABI variants, such as cuMemAlloc's 32-bit one, are not offered).
+// cudaVersion past the driver's (13000): CUDA_ERROR_INVALID_VALUE. The
+// legacy and per-thread stream flags give the same functions (one thread).
+typedef enum CUdriverProcAddressQueryResult_enum {
+    CU_GET_PROC_ADDRESS_SUCCESS = 0,
+    CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1,
+    CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2
+} CUdriverProcAddressQueryResult;
+#define CU_GET_PROC_ADDRESS_DEFAULT 0
+#define CU_GET_PROC_ADDRESS_LEGACY_STREAM (1 << 0)
+#define CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM (1 << 1)
+CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
+                          CUdriverProcAddressQueryResult* symbolStatus);
 CUresult cuGetErrorString(CUresult error, const char** str);
 
 // ---- memory -------------------------------------------------------------
@@ -342,6 +372,26 @@ CUresult cuMemPoolGetAccess(CUmemAccess_flags* flags, CUmemoryPool pool, CUmemLo
 // image: a fatbin, cubin (ELF) or NUL-terminated PTX; its size is read from
 // its header (fatbin, ELF) or its NUL (PTX), as the driver does.
 CUresult cuModuleLoadData(CUmodule* module, const void* image);
+// A file the guest reads itself (a Linux-ABI guest: through the VMM's file
+// calls, e.g. from its --share), then loaded as cuModuleLoadData; no such
+// file: CUDA_ERROR_FILE_NOT_FOUND; a freestanding guest has no files:
+// CUDA_ERROR_NOT_SUPPORTED.
+CUresult cuModuleLoad(CUmodule* module, const char* fname);
+// JIT options (cuda.h's numbers): hints, not acted on; WALL_TIME and the
+// logs' sizes, which the driver writes back, read as 0.
+typedef enum CUjit_option_enum {
+    CU_JIT_MAX_REGISTERS = 0,
+    CU_JIT_THREADS_PER_BLOCK = 1,
+    CU_JIT_WALL_TIME = 2,
+    CU_JIT_INFO_LOG_BUFFER = 3,
+    CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
+    CU_JIT_ERROR_LOG_BUFFER = 5,
+    CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+    CU_JIT_OPTIMIZATION_LEVEL = 7,
+    CU_JIT_NUM_OPTIONS_MAX_ = 0x7fffffff
+} CUjit_option;
+CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int numOptions, CUjit_option* options,
+                            void** optionValues);
 CUresult cuModuleUnload(CUmodule module);
 CUresult cuModuleGetFunction(CUfunction* f, CUmodule module, const char* name);
 // A __device__ variable: its address is device memory (copies, memsets,
@@ -378,8 +428,12 @@ CUresult cuOccupancyMaxPotentialBlockSize(int* minGridSize, int* blockSize, CUfu
 CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int* blockSize, CUfunction func,
                                                    CUoccupancyB2DSize blockSizeToDynamicSMemSize,
                                                    size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags);
-// Attributes offered: CU_LAUNCH_ATTRIBUTE_IGNORE and _COOPERATIVE; any
-// other is CUDA_ERROR_NOT_SUPPORTED.
+// Attributes offered: IGNORE and COOPERATIVE; the hints
+// PROGRAMMATIC_STREAM_SERIALIZATION (the launch may overlap the previous
+// kernel: it never does here, which is always correct), PRIORITY and
+// PREFERRED_SHARED_MEMORY_CARVEOUT are accepted and not acted on;
+// CLUSTER_DIMENSION only as 1 x 1 x 1 (no clusters). Any other:
+// CUDA_ERROR_NOT_SUPPORTED.
 CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra);
 
 // ---- streams and events -------------------------------------------------
@@ -453,4 +507,5 @@ const char* vgpuBackendName(uint32_t backend);
 
 } // extern "C"
 
+#include "guest-stub/cuda/guest_cuda_arrays.h"
 #include "guest-stub/cuda/guest_cuda_graphs.h"

@@ -25,11 +25,12 @@
 //     flags are not offered: INVALID_VALUE).
 #pragma once
 
+#include "guest-stub/cuda/guest_cuda_arrays.h" // CUmemorytype, CUDA_MEMCPY3D
+
 typedef struct CUgraph_st* CUgraph;
 typedef struct CUgraphNode_st* CUgraphNode;
 typedef struct CUgraphExec_st* CUgraphExec;
 typedef struct CUkern_st* CUkernel;
-typedef struct CUarray_st* CUarray;
 
 typedef enum CUstreamCaptureMode_enum {
     CU_STREAM_CAPTURE_MODE_GLOBAL = 0,
@@ -88,31 +89,6 @@ typedef struct CUDA_KERNEL_NODE_PARAMS_v2_st {
     CUcontext ctx;
 } CUDA_KERNEL_NODE_PARAMS;
 
-typedef enum CUmemorytype_enum {
-    CU_MEMORYTYPE_HOST = 0x01,
-    CU_MEMORYTYPE_DEVICE = 0x02,
-    CU_MEMORYTYPE_ARRAY = 0x03,
-    CU_MEMORYTYPE_UNIFIED = 0x04
-} CUmemorytype;
-
-typedef struct CUDA_MEMCPY3D_st {
-    size_t srcXInBytes, srcY, srcZ, srcLOD;
-    CUmemorytype srcMemoryType;
-    const void* srcHost;
-    CUdeviceptr srcDevice;
-    CUarray srcArray;
-    void* reserved0;
-    size_t srcPitch, srcHeight;
-    size_t dstXInBytes, dstY, dstZ, dstLOD;
-    CUmemorytype dstMemoryType;
-    void* dstHost;
-    CUdeviceptr dstDevice;
-    CUarray dstArray;
-    void* reserved1;
-    size_t dstPitch, dstHeight;
-    size_t WidthInBytes, Height, Depth;
-} CUDA_MEMCPY3D;
-
 typedef struct CUDA_MEMSET_NODE_PARAMS_st {
     CUdeviceptr dst;
     size_t pitch;
@@ -163,7 +139,9 @@ CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numNodes);
 CUresult cuGraphDestroyNode(CUgraphNode hNode);
 
 // ---- executable graphs ----------------------------------------------------
-CUresult cuGraphInstantiate(CUgraphExec* phGraphExec, CUgraph hGraph, unsigned long long flags);
+// cuda.h's name for it, as cuda.h spells it.
+#define cuGraphInstantiate cuGraphInstantiateWithFlags
+CUresult cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec, CUgraph hGraph, unsigned long long flags);
 CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream);
 CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream);
 CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo* resultInfo);

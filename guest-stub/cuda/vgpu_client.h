@@ -134,6 +134,9 @@ void allocation_remove(CUdeviceptr dptr);
 void allocations_forget(CUcontext ctx);
 // [p, p + bytes) lies inside one live allocation.
 bool allocation_contains(uint64_t p, uint64_t bytes);
+// Forgets which context made the events of ctx (the vGPU freed them with
+// it; cuda_stream.cpp keeps the events' contexts for cross-context waits).
+void events_forget(CUcontext ctx);
 
 // A pinned buffer of VGPU_MAX_PARAM_BYTES for parameters that do not fit a
 // ring slot (made once); nullptr when out of memory.

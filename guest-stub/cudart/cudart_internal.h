@@ -55,6 +55,14 @@ cudaError_t symbol_address(const void* symbol, CUdeviceptr* dptr, size_t* bytes)
 // The driver function of a kernel, from the host stub's address.
 cudaError_t function_of(const void* host_fn, CUfunction* f);
 
+// The Driver API's memory type of a pointer side of a copy of `kind` (the
+// source when `source`; cudaMemcpyDefault: UNIFIED); false for no kind
+// (arrays.cpp). set_source/set_destination put the pointer where
+// CUDA_MEMCPY2D wants a side of that type (UNIFIED: the device field).
+bool memory_type_of(cudaMemcpyKind kind, bool source, CUmemorytype* out);
+void set_source(CUDA_MEMCPY2D* c, CUmemorytype type, const void* p);
+void set_destination(CUDA_MEMCPY2D* c, CUmemorytype type, void* p);
+
 // Drops what cudaStreamSetAttribute kept for stream s (stream_attributes.cpp).
 void forget_stream_attributes(cudaStream_t s);
 

@@ -138,6 +138,11 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int dev)
     p->cooperativeLaunch = attribute(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, dev);
     p->sharedMemPerBlockOptin = attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev);
     p->maxBlocksPerMultiProcessor = attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR, dev);
+    // The device's own figures: a persisting-L2 limit and access policy
+    // windows are accepted as the hints CUDA documents them to be (the VMM
+    // keeps them and sets no L2 aside on a GPU other VMs share).
+    p->persistingL2CacheMaxSize = attribute(CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE, dev);
+    p->accessPolicyMaxWindowSize = attribute(CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE, dev);
     p->hostRegisterSupported = 1; // cudaHostRegister works on any mapped guest buffer
     return cudaSuccess;
 }

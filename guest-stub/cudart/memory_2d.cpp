@@ -1,6 +1,6 @@
-// Pitched (2-D) memory: cudaMallocPitch, and 2-D copies and memsets as one
-// operation per row where the rows are not contiguous (the guest Driver API
-// has no 2-D copy; each row is one command on the ring).
+// Pitched (2-D) memory: cudaMallocPitch, 2-D copies (one cuMemcpy2D, one
+// command on the ring) and memsets (one operation per row where the rows
+// are not contiguous).
 #include "guest-stub/cudart/cudart_internal.h"
 
 using namespace guest::cudart;
@@ -24,16 +24,18 @@ cudaError_t copy_rows(void* dst, size_t dpitch, const void* src, size_t spitch, 
             return record(cudaErrorInvalidValue);
         return async ? cudaMemcpyAsync(dst, src, bytes, kind, stream) : cudaMemcpy(dst, src, bytes, kind);
     }
-    size_t last_dst, last_src; // the last row's offsets must not wrap
-    if (__builtin_mul_overflow(dpitch, height - 1, &last_dst) || __builtin_mul_overflow(spitch, height - 1, &last_src))
-        return record(cudaErrorInvalidValue);
-    for (size_t row = 0; row < height; ++row) {
-        void* d = static_cast<char*>(dst) + row * dpitch;
-        const void* s = static_cast<const char*>(src) + row * spitch;
-        if (cudaError_t e = async ? cudaMemcpyAsync(d, s, width, kind, stream) : cudaMemcpy(d, s, width, kind))
-            return e;
-    }
-    return cudaSuccess;
+    // Rows apart: one 2-D copy (the vGPU checks both spans).
+    CUDA_MEMCPY2D c{};
+    CUmemorytype src_type, dst_type;
+    if (!memory_type_of(kind, true, &src_type) || !memory_type_of(kind, false, &dst_type))
+        return record(cudaErrorInvalidMemcpyDirection);
+    set_source(&c, src_type, src);
+    set_destination(&c, dst_type, dst);
+    c.srcPitch = spitch;
+    c.dstPitch = dpitch;
+    c.WidthInBytes = width;
+    c.Height = height;
+    return record(async ? cuMemcpy2DAsync(&c, stream) : cuMemcpy2D(&c));
 }
 
 cudaError_t set_rows(void* p, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream, bool async)

@@ -43,4 +43,7 @@ SgResult build_sg(const void* p, size_t bytes, vgpu_sg_entry* out, uint64_t max_
     return guest::build_sg(p, bytes, out, max_entries, count);
 }
 
+FileResult read_file(const char*, void**, size_t*) { return FileResult::kNoFiles; }
+void release_file(void*) {}
+
 } // namespace guest::platform

@@ -8,11 +8,13 @@
 #include "guest-stub/platform/platform.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "guest-stub/runtime/tsc.h"
@@ -146,5 +148,43 @@ SgResult build_sg(const void* p, size_t bytes, vgpu_sg_entry* out, uint64_t max_
     return build_sg_list(reinterpret_cast<uintptr_t>(p), bytes, identity_piece, nullptr, out, max_entries,
                          count);
 }
+
+FileResult read_file(const char* path, void** data, size_t* bytes)
+{
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT || errno == ENOTDIR ? FileResult::kNotFound : FileResult::kReadError;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0) {
+        close(fd);
+        return FileResult::kReadError;
+    }
+    const size_t size = static_cast<size_t>(st.st_size);
+    auto* buf = static_cast<char*>(malloc(size + 1));
+    if (buf == nullptr) {
+        close(fd);
+        return FileResult::kNoMemory;
+    }
+    size_t got = 0;
+    while (got < size) {
+        const ssize_t n = read(fd, buf + got, size - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += static_cast<size_t>(n);
+    }
+    close(fd);
+    if (got != size) {
+        free(buf);
+        return FileResult::kReadError;
+    }
+    buf[size] = '\0';
+    *data = buf;
+    *bytes = size;
+    return FileResult::kOk;
+}
+
+void release_file(void* data) { free(data); }
 
 } // namespace guest::platform

@@ -51,4 +51,11 @@ bool phys_contiguous(const void* p, size_t bytes, uint64_t* gpa);
 SgResult build_sg(const void* p, size_t bytes, vgpu_sg_entry* out, uint64_t max_entries,
                   uint64_t* count);
 
+// A whole file in memory (cuModuleLoad): Linux, read through the system
+// calls the VMM serves (the guest's share); freestanding, there are no
+// files. *data (give it back with release_file) holds *bytes bytes and a NUL.
+enum class FileResult { kOk, kNotFound, kNoFiles, kNoMemory, kReadError };
+FileResult read_file(const char* path, void** data, size_t* bytes);
+void release_file(void* data);
+
 } // namespace guest::platform

@@ -255,7 +255,13 @@ int guest_main(const kvmgpu_boot_info*)
             continue;
         vgpuSetDeferredSubmission((int)b);
         for (unsigned m = 0; m < kMetricCount; ++m) {
+            // The wake-ups' price: the VMM measures its and the worker's CPU
+            // between these lines (a consumer that polls through the pauses).
+            if (m == kWakeLaunch)
+                printf("CALLS-CPU-BEGIN\n");
             const Run r = measure(s, m);
+            if (m == kWakeLaunch)
+                printf("CALLS-CPU-END metric=%s batching=%s\n", kMetricNames[m], kBatching[b]);
             char buf[64];
             printf("CALLS metric=%s batching=%s calls=%lu reps=%lu event_ns=%lu wall_ns=%lu doorbells=%lu "
                    "waits=%lu n=%lu/%lu status=%s\n",

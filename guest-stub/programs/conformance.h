@@ -10,5 +10,10 @@ CUfunction bogus(CUfunction f);
 // conformance_limits.cpp
 void occupancy_and_limit_calls(CUfunction add, void** params);
 void stream_ordered_calls();
+void cross_context_event_wait();
+// conformance_arrays.cpp
+void array_and_texture_calls();
+// conformance_entry_points.cpp
+void entry_point_calls();
 // conformance_graphs.cpp
 void graph_calls(CUfunction add);

@@ -176,3 +176,27 @@ void stream_ordered_calls()
                                  &threshold),
            CUDA_ERROR_INVALID_VALUE);
 }
+
+// A stream waits for an event of another context (the driver allows it
+// across contexts and devices): the guest waits for the event there.
+void cross_context_event_wait()
+{
+    CUcontext home = nullptr, other = nullptr;
+    CU_CHECK(cuCtxGetCurrent(&home));
+    CUdevice dev = 0;
+    CU_CHECK(cuCtxGetDevice(&dev));
+    CU_CHECK(cuCtxCreate(&other, nullptr, 0, dev));
+    CUevent e = nullptr;
+    CU_CHECK(cuEventCreate(&e, 0));
+    CU_CHECK(cuEventRecord(e, 0));
+    CU_CHECK(cuCtxSetCurrent(home));
+    expect("cuStreamWaitEvent(an event of another context)", cuStreamWaitEvent(0, e, 0), CUDA_SUCCESS);
+    expect("cuStreamSynchronize after it", cuStreamSynchronize(0), CUDA_SUCCESS);
+    CUcontext now = nullptr;
+    CU_CHECK(cuCtxGetCurrent(&now));
+    expect_true("the current context is unchanged", now == home);
+    CU_CHECK(cuCtxSetCurrent(other));
+    CU_CHECK(cuEventDestroy(e));
+    CU_CHECK(cuCtxDestroy(other));
+    CU_CHECK(cuCtxSetCurrent(home));
+}

@@ -21,6 +21,13 @@
  *   holds is its own guest-physical address, and a contiguous virtual range
  *   is contiguous guest-physical memory.
  *
+ * - The VMM's vDSO (kvmtool-gpu/vmm/linux/vdso/) is loaded at
+ *   KVMGPU_LINUX_VDSO_GPA and named by AT_SYSINFO_EHDR, as Linux names its
+ *   own, so glibc reads the clocks (clock_gettime, gettimeofday, time)
+ *   without a system call: from the TSC, which ring-3 guest code reads
+ *   natively, and the VMM's clock parameters in struct kvmgpu_vvar at
+ *   KVMGPU_LINUX_VVAR_GPA.
+ *
  * Entry: ring 3 at the ELF entry (static-pie: loaded at
  * KVMGPU_LINUX_PIE_BASE), RSP at the Linux start-up stack (argc, argv, envp,
  * auxv), every other general register 0. A `syscall` enters the VMM's
@@ -42,6 +49,27 @@
 #define KVMGPU_LINUX_SYSCALL_STUB_GPA 0xF1000ull
 #define KVMGPU_LINUX_SYSCALL_PORT 0x82u
 
+/* The clock page and the vDSO image after it, both below the image base. */
+#define KVMGPU_LINUX_VVAR_GPA 0xF2000ull
+#define KVMGPU_LINUX_VDSO_GPA 0xF3000ull
+#define KVMGPU_LINUX_VDSO_MAX (KVMGPU_IMAGE_BASE - KVMGPU_LINUX_VDSO_GPA)
+
+/* The guest's clocks as lines over its TSC, written by the VMM:
+ *   CLOCK_MONOTONIC = mono_base_ns + (((tsc - tsc_base) * mult) >> 32)
+ *   CLOCK_REALTIME  = that + realtime_offset_ns (CLOCK_BOOTTIME, _RAW: theirs)
+ * `seq` is odd while the VMM rewrites the page (a seqlock); `valid` is 0
+ * when the VMM has no usable TSC, and the vDSO then makes the system call. */
+struct kvmgpu_vvar {
+    uint32_t seq;
+    uint32_t valid;
+    uint64_t tsc_base;
+    uint64_t mult;               /* ns per TSC tick, times 2^32 */
+    int64_t mono_base_ns;
+    int64_t realtime_offset_ns;
+    int64_t boottime_offset_ns;
+    int64_t raw_offset_ns;
+};
+
 /* Guard (unmapped, 2 MiB) and stack at the top of RAM. */
 #define KVMGPU_LINUX_GUARD_BYTES 0x200000ull
 
@@ -50,6 +78,10 @@ static_assert(KVMGPU_LINUX_SYSCALL_STUB_GPA >= KVMGPU_CMDLINE_GPA + KVMGPU_CMDLI
                   KVMGPU_LINUX_SYSCALL_STUB_GPA + 0x1000 <= KVMGPU_IMAGE_BASE,
               "stub page between the command line and the image base");
 static_assert(KVMGPU_LINUX_SYSCALL_PORT < KVMGPU_EXIT_PORT, "a port of its own");
+static_assert(KVMGPU_LINUX_VVAR_GPA >= KVMGPU_LINUX_SYSCALL_STUB_GPA + 0x1000 &&
+                  KVMGPU_LINUX_VDSO_GPA >= KVMGPU_LINUX_VVAR_GPA + 0x1000 && KVMGPU_LINUX_VDSO_GPA < KVMGPU_IMAGE_BASE,
+              "clock page and vDSO between the stub and the image base");
+static_assert(sizeof(struct kvmgpu_vvar) == 56, "vvar layout");
 #endif
 
 #endif

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define VGPU_MAGIC 0x55504756u /* "VGPU" */
-#define VGPU_ABI_VERSION 6u
+#define VGPU_ABI_VERSION 7u
 
 /* ---- MMIO registers (offsets from KVMGPU_VGPU_GPA) -------------------- */
 #define VGPU_REG_MAGIC 0x00u     /* u32 RO */
@@ -258,7 +258,7 @@ enum vgpu_opcode {
                                          value in force: the current context's device (see VGPU_LIMIT_*) */
     VGPU_OP_DEVICE_P2P_ATTRIBUTE = 74, /* arg0 CUdevice_P2PAttribute, arg1 device, arg2 peer device
                                          -> result0 value (cuDeviceGetP2PAttribute) */
-    /* CUDA graphs and stream capture (ABI 6; see "graphs" below). */
+    /* CUDA graphs and stream capture (ABI 7; see "graphs" below). */
     VGPU_OP_STREAM_BEGIN_CAPTURE = 100, /* arg0 stream (not the default), arg1 CUstreamCaptureMode (0..2) */
     VGPU_OP_STREAM_END_CAPTURE = 101, /* arg0 stream (where the capture began) -> result0 graph */
     VGPU_OP_STREAM_CAPTURE_INFO = 102, /* arg0 stream -> result0 CUstreamCaptureStatus, result1 capture id */
@@ -284,7 +284,20 @@ enum vgpu_opcode {
     VGPU_OP_GRAPH_EXEC_UPDATE = 117,  /* arg0 graph exec, arg1 graph -> result0 CUgraphExecUpdateResult */
     VGPU_OP_GRAPH_EXEC_KERNEL_NODE_SET_PARAMS = 118, /* as KERNEL_NODE_SET_PARAMS; the payload's `exec` names
                                          the graph exec */
-    VGPU_OP_MAX_ = 119
+    /* Arrays, textures and surfaces (ABI 6; vgpu_array_abi.h has the payloads). An array
+       is a handle of the current context; a texture or surface object is the driver's own
+       value (a kernel reads it as a parameter), known to the VMM per device. */
+    VGPU_OP_ARRAY_CREATE = 130,       /* payload vgpu_array_desc -> result0 array */
+    VGPU_OP_ARRAY_DESTROY = 131,      /* arg0 array */
+    VGPU_OP_ARRAY_GET_DESCRIPTOR = 132, /* arg0 array -> payload vgpu_array_desc */
+    VGPU_OP_MEMCPY_3D = 133,          /* arg0 stream; payload vgpu_copy3d */
+    VGPU_OP_TEX_OBJECT_CREATE = 134,  /* payload vgpu_tex_object -> result0 CUtexObject */
+    VGPU_OP_TEX_OBJECT_DESTROY = 135, /* arg0 CUtexObject */
+    VGPU_OP_SURF_OBJECT_CREATE = 136, /* payload vgpu_tex_resource (an array) -> result0 CUsurfObject */
+    VGPU_OP_SURF_OBJECT_DESTROY = 137, /* arg0 CUsurfObject */
+    VGPU_OP_SAMPLED_OBJECT_RESOURCE = 138, /* arg0 object, arg1 1 for a surface (else a texture)
+                                         -> payload vgpu_tex_resource as created */
+    VGPU_OP_MAX_ = 139
 };
 
 /* Graphs: a graph, a graph exec and a node are VM handles owned by the
@@ -385,6 +398,8 @@ enum vgpu_status {
     VGPU_ERROR_TIMEOUT = 909, /* guest-detected: no completion in time (never sent by the device) */
     VGPU_ERROR_UNKNOWN = 999
 };
+
+#include "kvmtool-gpu/abi/vgpu_array_abi.h"
 
 #ifdef __cplusplus
 static_assert(sizeof(struct vgpu_ring_header) == 128, "ring header");

@@ -25,11 +25,12 @@ GuestBenchOutcome run_guest_bench(const KvmSystem& kvm, VmOptions vm, const Vgpu
     };
     VirtualMachine machine(kvm, std::move(vm));
     AttachedVgpu attached = attach_vgpu(machine, vgpu);
-    out.backend = attached.device->backend_description();
     out.backend_note = attached.backend_note;
+    out.result = machine.run();
+    // After the run: a GPU worker starts its backend while the guest runs.
+    out.backend = attached.device->backend_description();
     out.zero_copy = attached.device->registration_status() == VGPU_SUCCESS;
     out.registration_ms = static_cast<double>(attached.device->registration_ns()) * 1e-6;
-    out.result = machine.run();
     out.counters = attached.device->counters();
     attached.device->stop();
     return out;

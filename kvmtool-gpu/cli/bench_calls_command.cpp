@@ -225,7 +225,17 @@ int bench_calls_command(const std::vector<std::string>& args) {
         // calls on_line on the vCPU thread, which is this one.
         IdleCpuProbe idle(gettid());
         auto on_any = [&](const BenchLine& l) {
-            if (l.tag == "CALLS-IDLE") return idle.begin();
+            if (l.tag == "CALLS-IDLE" || l.tag == "CALLS-CPU-BEGIN") return idle.begin();
+            if (l.tag == "CALLS-CPU-END") {
+                const double share = idle.end();
+                char text[32];
+                std::snprintf(text, sizeof text, "%.1f", share * 100);
+                meta.set("vmm_worker_cpu_pct." + bell + "." + l.get("metric") + "." + l.get("batching"),
+                         share < 0 ? "unknown" : text);
+                std::printf("  during %s (batching %s): VMM (but its vCPU) and GPU worker used %s%% of one core\n",
+                            l.get("metric").c_str(), l.get("batching").c_str(), share < 0 ? "?" : text);
+                return;
+            }
             if (l.tag == "CALLS-IDLE-DONE") {
                 const double share = idle.end();
                 char text[32];
@@ -240,7 +250,7 @@ int bench_calls_command(const std::vector<std::string>& args) {
         };
         GuestBenchOutcome outcome;
         const std::string failure = run_guest_bench_checked(
-            kvm, o, cfg, {"CALLS", "CALLS-PLAN", "CALLS-DONE", "CALLS-IDLE", "CALLS-IDLE-DONE"}, on_any, &outcome);
+            kvm, o, cfg, {"CALLS", "CALLS-PLAN", "CALLS-DONE", "CALLS-IDLE", "CALLS-IDLE-DONE", "CALLS-CPU-BEGIN", "CALLS-CPU-END"}, on_any, &outcome);
         record_guest_execution(&meta, outcome.result.execution);
         if (meta.get("vgpu_backend").empty() && !outcome.backend.empty()) meta.set("vgpu_backend", outcome.backend);
         all_ok &= append_planned(&results, plan.expected, got, [](const CallsResult& r) { return r.ok(); });

@@ -50,6 +50,8 @@ const char* run_help() {
            "  --share DIR[:ro]    DIR is its root directory for files (:ro refuses writes)\n"
            "  --no-sync-regs      return from its system calls with KVM_GET/SET ioctls instead\n"
            "                      of KVM_CAP_SYNC_REGS (to compare their cost)\n"
+           "  --no-vdso           no vDSO: every clock read (clock_gettime, gettimeofday,\n"
+           "                      time) is a system call, as before the vDSO (to compare)\n"
            "\n"
            "  --vms N             boot N guests of the image at once (1..16, default 1), each\n"
            "                      a VM with its own vGPU: GPU worker, context, quotas and\n"
@@ -67,6 +69,18 @@ const char* run_help() {
 }
 
 namespace {
+
+// The backend, once up. `in_background`: it started while the guest ran, so
+// the factory's note only said so and the description names it.
+void print_vgpu_start(const AttachedVgpu& v, const VgpuConfig& cfg, bool in_background) {
+    const std::string& backend =
+        v.backend_note.empty() || in_background ? v.device->backend_description() : v.backend_note;
+    std::printf("kvmtool-gpu: vGPU backend: %s; doorbell %s; guest RAM registration %s (%.1f ms); up %.1f ms after "
+                "the device started\n",
+                backend.c_str(), vgpu::to_string(cfg.options.doorbell),
+                v.device->registration_status() == VGPU_SUCCESS ? "ok" : "FAILED (no zero-copy)",
+                v.device->registration_ns() * 1e-6, v.device->ready_after_ns() * 1e-6);
+}
 
 void print_result(const RunResult& r, const VirtualMachine& vm) {
     const double ms = 1e-6;
@@ -106,7 +120,7 @@ int run_command(const std::vector<std::string>& all_args) {
     }
     std::set<std::string> valued = {"guest", "mem", "pages", "timeout", "cmdline", "seed", "vms", "share"};
     valued.insert(vgpu_option_names().begin(), vgpu_option_names().end());
-    ArgParser p(valued, {"prefault", "quiet", "no-seccomp", "no-sync-regs", "help"});
+    ArgParser p(valued, {"prefault", "quiet", "no-seccomp", "no-sync-regs", "no-vdso", "help"});
     p.parse(args);
     if (p.has("help")) {
         std::fputs(run_help(), stdout);
@@ -130,6 +144,7 @@ int run_command(const std::vector<std::string>& all_args) {
     o.linux.args = guest_args;
     o.linux.env = env;
     o.linux.sync_regs = !p.has("no-sync-regs");
+    o.linux.vdso = !p.has("no-vdso");
     if (auto share = p.get("share")) {
         std::string dir = *share;
         if (dir.size() > 3 && dir.ends_with(":ro")) {
@@ -157,16 +172,20 @@ int run_command(const std::vector<std::string>& all_args) {
     VirtualMachine vm(kvm, o);
     StopOnInterrupt stop_on_ctrl_c([&vm](int) { vm.request_stop(); });
     std::optional<AttachedVgpu> vgpu;
+    bool printed_start = false;
     if (vgpu_cfg) {
         vgpu = attach_vgpu(vm, *vgpu_cfg);
         // The factory's note names the backend and, on a fallback, why; it
         // replaces the bare description rather than repeating it.
-        const std::string& backend = vgpu->backend_note.empty() ? vgpu->device->backend_description()
-                                                                : vgpu->backend_note;
-        std::printf("kvmtool-gpu: vGPU backend: %s; doorbell %s; guest RAM registration %s (%.1f ms)\n",
-                    backend.c_str(), vgpu::to_string(vgpu_cfg->options.doorbell),
-                    vgpu->device->registration_status() == VGPU_SUCCESS ? "ok" : "FAILED (no zero-copy)",
-                    vgpu->device->registration_ns() * 1e-6);
+        // A GPU worker starts CUDA while the guest runs: then the backend and
+        // its registration are reported after the run (print_vgpu_start).
+        if (vgpu->device->ready()) {
+            print_vgpu_start(*vgpu, *vgpu_cfg, false);
+            printed_start = true;
+        } else {
+            std::printf("kvmtool-gpu: vGPU backend: %s; doorbell %s\n", vgpu->backend_note.c_str(),
+                        vgpu::to_string(vgpu_cfg->options.doorbell));
+        }
         // Several devices: where each pair lives (probed in a child process).
         if (vgpu_cfg->gpus.size() > 1)
             kvmgpu::bench::print_device_pairs("kvmtool-gpu: vGPU",
@@ -190,6 +209,7 @@ int run_command(const std::vector<std::string>& all_args) {
     vcpu.join();
     if (failed) std::rethrow_exception(failed);
     print_result(r, vm);
+    if (vgpu && !printed_start) print_vgpu_start(*vgpu, *vgpu_cfg, true);
     if (vgpu) {
         const auto c = vgpu->device->counters();
         std::printf("kvmtool-gpu: vGPU: %llu commands, %llu errors\n", (unsigned long long)c.commands,

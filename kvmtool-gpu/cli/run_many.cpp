@@ -18,6 +18,7 @@ struct Guest {
     std::optional<AttachedVgpu> vgpu;
     RunResult result;
     std::exception_ptr failed;
+    bool backend_named = false; // its vGPU backend was up at attach and named then
 };
 } // namespace
 
@@ -52,6 +53,8 @@ int run_many(const KvmSystem& kvm, const VmOptions& o, const std::optional<VgpuC
         if (vgpu) {
             guests[i].vgpu = attach_vgpu(*guests[i].vm, *vgpu);
             const auto& v = *guests[i].vgpu;
+            // A worker still starting CUDA: its backend is named after the run.
+            guests[i].backend_named = v.device->ready();
             std::printf("kvmtool-gpu: [vm %u] vGPU backend: %s\n", i,
                         (v.backend_note.empty() ? v.device->backend_description() : v.backend_note).c_str());
         }
@@ -88,6 +91,9 @@ int run_many(const KvmSystem& kvm, const VmOptions& o, const std::optional<VgpuC
             std::printf("kvmtool-gpu: [vm %u] system calls: %s\n", i, g.result.syscalls.c_str());
         if (g.vgpu) {
             const auto c = g.vgpu->device->counters();
+            if (!g.backend_named)
+                std::printf("kvmtool-gpu: [vm %u] vGPU backend: %s (up %.1f ms after the device started)\n", i,
+                            g.vgpu->device->backend_description().c_str(), g.vgpu->device->ready_after_ns() * 1e-6);
             std::printf("kvmtool-gpu: [vm %u] vGPU: %llu commands, %llu errors\n", i,
                         static_cast<unsigned long long>(c.commands), static_cast<unsigned long long>(c.errors));
         }

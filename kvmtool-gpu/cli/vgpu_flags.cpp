@@ -63,7 +63,7 @@ const char* vgpu_options_help() {
            "                      process share it evenly)\n"
            "  --ring-max N        largest command ring, entries, power of two (default 4096)\n"
            "  --poll-spin-us N    poll doorbell: spin this long before sleeping (default 50)\n"
-           "  --poll-max-us N     adaptive doorbell: the cap of its polling window (default 200)\n";
+           "  --poll-max-us N     adaptive doorbell: the cap of its polling window (default 20000)\n";
 }
 
 std::optional<VgpuConfig> parse_vgpu_flags(const ArgParser& p) {

@@ -36,23 +36,40 @@ void VcpuFd::set_sregs(const kvm_sregs& s) { check_ioctl(::ioctl(fd_.get(), KVM_
 
 void VcpuFd::set_fpu(const kvm_fpu& f) { check_ioctl(::ioctl(fd_.get(), KVM_SET_FPU, &f), "KVM_SET_FPU"); }
 
-void VcpuFd::set_msrs(const std::vector<kvm_msr_entry>& entries) {
-    // struct kvm_msrs as the kernel lays it out (an 8-byte header, then the
-    // entries): its C++ declaration has the flexible-array problem that
-    // cpuid_ioctls.h describes, which would also change the ioctl number.
-    struct Header {
-        uint32_t nmsrs, pad;
-    };
-    static_assert(sizeof(Header) == 8);
-    constexpr unsigned long kSetMsrs = _IOW(KVMIO, 0x89, Header);
-    std::vector<uint8_t> buf(sizeof(Header) + entries.size() * sizeof(kvm_msr_entry));
-    const Header h{static_cast<uint32_t>(entries.size()), 0};
+namespace {
+// struct kvm_msrs as the kernel lays it out (an 8-byte header, then the
+// entries): its C++ declaration has the flexible-array problem that
+// cpuid_ioctls.h describes, which would also change the ioctl number.
+struct MsrsHeader {
+    uint32_t nmsrs, pad;
+};
+static_assert(sizeof(MsrsHeader) == 8);
+
+std::vector<uint8_t> msrs_buffer(const std::vector<kvm_msr_entry>& entries) {
+    std::vector<uint8_t> buf(sizeof(MsrsHeader) + entries.size() * sizeof(kvm_msr_entry));
+    const MsrsHeader h{static_cast<uint32_t>(entries.size()), 0};
     std::memcpy(buf.data(), &h, sizeof h);
     std::memcpy(buf.data() + sizeof h, entries.data(), entries.size() * sizeof(kvm_msr_entry));
+    return buf;
+}
+} // namespace
+
+void VcpuFd::set_msrs(const std::vector<kvm_msr_entry>& entries) {
+    constexpr unsigned long kSetMsrs = _IOW(KVMIO, 0x89, MsrsHeader);
+    std::vector<uint8_t> buf = msrs_buffer(entries);
     const int set = check_ioctl(::ioctl(fd_.get(), kSetMsrs, buf.data()), "KVM_SET_MSRS");
     if (static_cast<size_t>(set) != entries.size())
         throw KvmError("KVM_SET_MSRS (took " + std::to_string(set) + " of " + std::to_string(entries.size()) + ")",
                        EINVAL);
+}
+
+std::optional<uint64_t> VcpuFd::msr(uint32_t index) const {
+    constexpr unsigned long kGetMsrs = _IOWR(KVMIO, 0x88, MsrsHeader);
+    std::vector<uint8_t> buf = msrs_buffer({kvm_msr_entry{index, 0, 0}});
+    if (::ioctl(fd_.get(), kGetMsrs, buf.data()) != 1) return std::nullopt;
+    kvm_msr_entry e;
+    std::memcpy(&e, buf.data() + sizeof(MsrsHeader), sizeof e);
+    return e.data;
 }
 
 void VcpuFd::set_cpuid(const std::vector<kvm_cpuid_entry2>& entries) {

@@ -4,6 +4,7 @@
 
 #include <linux/kvm.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,8 @@ public:
     void set_fpu(const kvm_fpu& f);
     // KVM_SET_MSRS; throws KvmError unless KVM took every entry.
     void set_msrs(const std::vector<kvm_msr_entry>& entries);
+    // KVM_GET_MSRS of one MSR; nullopt where KVM does not read it.
+    std::optional<uint64_t> msr(uint32_t index) const;
     void set_cpuid(const std::vector<kvm_cpuid_entry2>& entries);
     // KVM_GET_TSC_KHZ, 0 when unknown.
     uint64_t tsc_khz() const;

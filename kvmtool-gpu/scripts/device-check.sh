@@ -112,8 +112,9 @@ if want runtime; then
   # The other checks, in their own step so the five above report apart:
   # deviceSymbols (__constant__/__device__ variables: the CUDA backend only),
   # runtimeErrors (a kernel fault, then cudaDeviceReset: the VMM replaces
-  # the poisoned GPU worker), memory2D, launchParams and guestEnv.
-  SAMPLES="deviceSymbols runtimeErrors memory2D launchParams guestEnv" LOG_DIR=$out/runtime-api/checks \
+  # the poisoned GPU worker), memory2D, launchParams, guestEnv and arrays
+  # (arrays, textures and surfaces sampled by kernels, entry points, cuModuleLoad).
+  SAMPLES="deviceSymbols runtimeErrors memory2D launchParams guestEnv arrays" LOG_DIR=$out/runtime-api/checks \
     step runtime-api-checks-cuda sh "$repo/kvmtool-gpu/scripts/run-cuda-samples.sh" \
     "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" --vgpu cuda
   grep -hE '^(run-cuda-samples|guest: )|result:' "$out/runtime-api-checks-cuda.log" | sed 's/^/    /' | tee -a "$summary"

@@ -10,7 +10,8 @@
 # either backend: runtimeErrors (sticky errors), memory2D (pitched memory,
 # host functions on streams), launchParams (kernel parameters of every
 # shape), guestEnv (the guest's clocks, errno, stdio, files in a share),
-# peerAccess (waives with one device), cudaGraphs (capture and explicit graphs)),
+# peerAccess (waives with one device), arrays (arrays, textures, surfaces,
+# entry points, cuModuleLoad from the share), cudaGraphs (capture and explicit graphs)),
 # LOG_DIR (each sample's whole output is also saved as LOG_DIR/<name>.log),
 # NO_WAIVE=1 (a waived sample counts as failed).
 # A sample waives as CUDA's samples do: it prints "WAIVED: <why>" and exits
@@ -18,7 +19,7 @@
 # that is counted apart, neither passed nor failed.
 vmm=$1 dir=$2
 shift 2
-samples=${SAMPLES:-vectorAdd matrixMul reduction bandwidthTest streamsEvents runtimeErrors memory2D launchParams guestEnv peerAccess cudaGraphs}
+samples=${SAMPLES:-vectorAdd matrixMul reduction bandwidthTest streamsEvents runtimeErrors memory2D launchParams guestEnv peerAccess arrays cudaGraphs}
 built=0
 for name in $samples; do [ -f "$dir/$name.elf" ] && built=$((built + 1)); done
 if [ "$built" = 0 ]; then
@@ -45,6 +46,7 @@ for name in $samples; do
   opts= words=
   [ "$name" = runtimeErrors ] && words=expect-recovery
   [ "$name" = guestEnv ] && opts="--share $share" words=share
+  [ "$name" = arrays ] && opts="--share $share" # it writes a PTX file and loads it (cuModuleLoad)
   "$vmm" run --guest "$dir/$name.elf" --mem 256M --timeout 240 "$@" $opts -- $words >"$log" 2>&1
   rc=$?
   cat "$log"

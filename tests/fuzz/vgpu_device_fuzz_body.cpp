@@ -256,13 +256,20 @@ constexpr uint16_t kOpcodes[] = {
     VGPU_OP_PRIMARY_CTX_STATE, VGPU_OP_PRIMARY_CTX_SET_FLAGS, VGPU_OP_PRIMARY_CTX_RESET, VGPU_OP_MEMCPY_PEER,
     VGPU_OP_DEVICE_CAN_ACCESS_PEER, VGPU_OP_CTX_ENABLE_PEER_ACCESS, VGPU_OP_CTX_DISABLE_PEER_ACCESS,
     VGPU_OP_HOST_REGISTER, VGPU_OP_HOST_UNREGISTER, VGPU_OP_FUNC_OCCUPANCY, VGPU_OP_CTX_LIMIT,
-    VGPU_OP_DEVICE_P2P_ATTRIBUTE, VGPU_OP_STREAM_BEGIN_CAPTURE, VGPU_OP_STREAM_END_CAPTURE, VGPU_OP_STREAM_CAPTURE_INFO,
+    VGPU_OP_DEVICE_P2P_ATTRIBUTE, VGPU_OP_ARRAY_CREATE, VGPU_OP_ARRAY_DESTROY, VGPU_OP_ARRAY_GET_DESCRIPTOR,
+    VGPU_OP_MEMCPY_3D,     VGPU_OP_TEX_OBJECT_CREATE, VGPU_OP_TEX_OBJECT_DESTROY, VGPU_OP_SURF_OBJECT_CREATE,
+    VGPU_OP_SURF_OBJECT_DESTROY, VGPU_OP_SAMPLED_OBJECT_RESOURCE,
+    VGPU_OP_STREAM_BEGIN_CAPTURE, VGPU_OP_STREAM_END_CAPTURE, VGPU_OP_STREAM_CAPTURE_INFO,
     VGPU_OP_GRAPH_CREATE,  VGPU_OP_GRAPH_DESTROY,   VGPU_OP_GRAPH_ADD_EMPTY_NODE, VGPU_OP_GRAPH_ADD_KERNEL_NODE,
     VGPU_OP_GRAPH_ADD_MEMCPY_NODE, VGPU_OP_GRAPH_ADD_MEMSET_NODE, VGPU_OP_GRAPH_DEPENDENCIES, VGPU_OP_GRAPH_GET_NODES,
     VGPU_OP_GRAPH_DESTROY_NODE, VGPU_OP_GRAPH_KERNEL_NODE_SET_PARAMS, VGPU_OP_GRAPH_INSTANTIATE,
     VGPU_OP_GRAPH_EXEC_DESTROY, VGPU_OP_GRAPH_LAUNCH, VGPU_OP_GRAPH_UPLOAD, VGPU_OP_GRAPH_EXEC_UPDATE,
     VGPU_OP_GRAPH_EXEC_KERNEL_NODE_SET_PARAMS,
 };
+// The sizes of the structured payloads (vgpu_array_abi.h): a descriptor of
+// the right size filled with interesting values gets past the size check.
+constexpr uint32_t kStructSizes[] = {sizeof(vgpu_array_desc), sizeof(vgpu_copy3d), sizeof(vgpu_tex_resource),
+                                     sizeof(vgpu_tex_object)};
 constexpr std::string_view kNames[] = {"vector_add", "matmul", "empty_kernel", "_Z10vector_addPKfS0_Pfj", "nope"};
 
 struct Session {
@@ -309,8 +316,16 @@ struct Session {
         for (auto& arg : c.arg) arg = value();
         uint8_t payload[VGPU_PAYLOAD_BYTES] = {};
         uint32_t len = 0;
-        switch (in.get<uint8_t>() % 4) {
+        switch (in.get<uint8_t>() % 5) {
         case 0: break;
+        case 4: { // an array, copy or texture descriptor, word by word
+            len = kStructSizes[in.get<uint8_t>() % std::size(kStructSizes)];
+            for (uint32_t at = 0; at + 8 <= len; at += 8) {
+                const uint64_t v = value();
+                std::memcpy(payload + at, &v, 8);
+            }
+            break;
+        }
         case 1: { // raw bytes
             auto b = in.bytes(in.get<uint16_t>() % (VGPU_PAYLOAD_BYTES + 1));
             std::memcpy(payload, b.data(), b.size());

@@ -49,6 +49,19 @@ for prog in cxx_check cxx_check_pie; do
     check "$prog: read-only share unchanged" [ ! -e "$share/output.txt" ]
 done
 
+# The vDSO: clock reads make no system call; with --no-vdso each is one.
+"$vmm" run --guest "$dir/clock_check" --mem 128M --vgpu none -- 20000 > "$work/out" 2>&1
+rc=$?
+cat "$work/out"
+check "clock_check: vDSO clocks agree with the system calls" [ "$rc" -eq 0 ]
+clock_calls() { sed -n 's/.*[(,] *clock_gettime \([0-9]*\).*/\1/p' "$work/out"; }
+check "clock_check: 20000 clock reads, fewer than 100 system calls" [ "$(clock_calls)" -lt 100 ]
+"$vmm" run --guest "$dir/clock_check" --mem 128M --vgpu none --no-vdso -- 20000 no-vdso > "$work/out" 2>&1
+rc=$?
+tail -3 "$work/out"
+check "clock_check --no-vdso: clocks still agree" [ "$rc" -eq 0 ]
+check "clock_check --no-vdso: every clock read is a system call" [ "$(clock_calls)" -gt 20000 ]
+
 refused() { # description, expected line, CLI arguments...
     what=$1 line=$2; shift 2
     "$vmm" run --vgpu none "$@" > "$work/out" 2>&1

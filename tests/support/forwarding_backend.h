@@ -82,6 +82,15 @@ public:
         return inner_->occupancy(f, block, dynamic_shared, flags, out);
     }
     Status get_limit(int limit, uint64_t* out) override { return inner_->get_limit(limit, out); }
+    Status array_create(const ArrayShape& shape, BackendArray* out) override { return inner_->array_create(shape, out); }
+    Status array_destroy(BackendArray a) override { return inner_->array_destroy(a); }
+    Status memcpy_3d(const Copy3D& c, BackendStream s, bool a) override { return inner_->memcpy_3d(c, s, a); }
+    Status sampled_object_create(const TextureSpec& spec, bool surface, uint64_t* out) override {
+        return inner_->sampled_object_create(spec, surface, out);
+    }
+    Status sampled_object_destroy(uint64_t object, bool surface) override {
+        return inner_->sampled_object_destroy(object, surface);
+    }
     Status set_limit(int limit, uint64_t value) override { return inner_->set_limit(limit, value); }
     Status p2p_attribute(int attribute, int device, int peer_device, int* out) override {
         return inner_->p2p_attribute(attribute, device, peer_device, out);

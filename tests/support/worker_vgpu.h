@@ -41,7 +41,9 @@ struct WorkerVgpu {
               EXPECT_TRUE(e) << why;
               worker = e.get();
               return e;
-          }) {}
+          }) {
+        rig.dev->ready_after_ns(); // the worker starts its backend in the background: wait for it
+    }
 };
 
 // Waits (bounded, 10 s) until the engine's worker is not `old`: a worker

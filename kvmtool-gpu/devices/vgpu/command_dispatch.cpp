@@ -72,6 +72,15 @@ const std::array<CommandDispatch::Handler, VGPU_OP_MAX_> CommandDispatch::kHandl
     t[VGPU_OP_FUNC_OCCUPANCY] = &D::op_func_occupancy;
     t[VGPU_OP_CTX_LIMIT] = &D::op_ctx_limit;
     t[VGPU_OP_DEVICE_P2P_ATTRIBUTE] = &D::op_device_p2p_attribute;
+    t[VGPU_OP_ARRAY_CREATE] = &D::op_array_create;
+    t[VGPU_OP_ARRAY_DESTROY] = &D::op_array_destroy;
+    t[VGPU_OP_ARRAY_GET_DESCRIPTOR] = &D::op_array_get_descriptor;
+    t[VGPU_OP_MEMCPY_3D] = &D::op_memcpy_3d;
+    t[VGPU_OP_TEX_OBJECT_CREATE] = &D::op_sampled_object_create;
+    t[VGPU_OP_TEX_OBJECT_DESTROY] = &D::op_sampled_object_destroy;
+    t[VGPU_OP_SURF_OBJECT_CREATE] = &D::op_sampled_object_create;
+    t[VGPU_OP_SURF_OBJECT_DESTROY] = &D::op_sampled_object_destroy;
+    t[VGPU_OP_SAMPLED_OBJECT_RESOURCE] = &D::op_sampled_object_resource;
     t[VGPU_OP_STREAM_BEGIN_CAPTURE] = &D::op_stream_begin_capture;
     t[VGPU_OP_STREAM_END_CAPTURE] = &D::op_stream_end_capture;
     t[VGPU_OP_STREAM_CAPTURE_INFO] = &D::op_stream_capture_info;
@@ -101,6 +110,7 @@ CommandDispatch::CommandDispatch(const memmap::GuestMemory& mem, GpuBackend& bac
       modules_(HandleKind::Module, opts.max_handles, handle_seed),
       functions_(HandleKind::Function, opts.max_handles, handle_seed),
       registrations_(HandleKind::Registration, opts.max_handles, handle_seed),
+      arrays_(HandleKind::Array, opts.max_handles, handle_seed),
       streams_(HandleKind::Stream, opts.max_handles, handle_seed),
       events_(HandleKind::Event, opts.max_handles, handle_seed),
       graphs_(HandleKind::Graph, opts.max_handles, handle_seed),
@@ -206,6 +216,8 @@ void CommandDispatch::drop_handles() {
     restart_contexts();
     modules_.clear();
     functions_.clear();
+    sampled_.clear();
+    arrays_.clear();
     graph_execs_.clear();
     graph_nodes_.clear();
     graphs_.clear();

@@ -238,6 +238,23 @@ private:
     CommandResult op_func_occupancy(GuestCommand&);
     CommandResult op_ctx_limit(GuestCommand&);
     CommandResult op_device_p2p_attribute(GuestCommand&);
+    // dispatch_arrays.cpp
+    CommandResult op_array_create(GuestCommand&);
+    CommandResult op_array_destroy(GuestCommand&);
+    CommandResult op_array_get_descriptor(GuestCommand&);
+    CommandResult op_memcpy_3d(GuestCommand&);
+    // One side of a MEMCPY_3D checked (its kind, its extent or span, its
+    // memory this VM's on the selected device) and translated; VGPU_SUCCESS
+    // and *out filled, else the status with *why.
+    uint32_t copy_side(const vgpu_copy_side& in, const vgpu_copy3d& c, CopySide* out, const char** why);
+    // dispatch_textures.cpp
+    CommandResult op_sampled_object_create(GuestCommand&);
+    CommandResult op_sampled_object_destroy(GuestCommand&);
+    CommandResult op_sampled_object_resource(GuestCommand&);
+    // A texture's or surface's resource checked and its handle translated.
+    uint32_t check_resource(vgpu_tex_resource* r, bool surface, const char** why);
+    // Destroys, through the backend, the texture and surface objects ctx made.
+    void free_sampled_objects_of(uint64_t ctx);
     // A limit the guest set on one device: its start value (restored at
     // RESET) and the device memory charged for it; PERSISTING_L2's hint.
     struct LimitState {
@@ -297,6 +314,22 @@ private:
     uint64_t alias_mappings_ = 0, alias_allowance_ = 0; // the allowance: from AliasBudget::process()
     void forget_registration(const Registration& r);
     std::map<std::pair<int, uint32_t>, LimitState> limits_; // by (device, CUlimit), those the guest set
+    // An array: the backend's, its shape, and what it costs the VM's quota.
+    struct ArrayEntry {
+        BackendArray array = 0;
+        ArrayShape shape;
+        uint64_t charged = 0;
+    };
+    HandleTable<ArrayEntry> arrays_;
+    // Texture and surface objects are the driver's values (a kernel reads
+    // them as parameters, which the VMM never looks into), so they are
+    // known by (device, value) rather than given handles of the VMM's.
+    struct SampledObject {
+        uint64_t owner; // the context that made it
+        bool surface;
+        vgpu_tex_resource resource; // as the guest gave it (its array handle, not the backend's)
+    };
+    std::map<std::pair<int, uint64_t>, SampledObject> sampled_;
     HandleTable<BackendStream> streams_;
     HandleTable<BackendEvent> events_;
     HandleTable<GraphEntry> graphs_;

@@ -80,6 +80,11 @@ void CommandDispatch::free_objects_of(uint64_t ctx, bool drain) {
     events_.erase_owned_by(ctx, [&](BackendEvent e) { backend_.event_destroy(e); });
     streams_.erase_owned_by(ctx, [&](BackendStream s) { backend_.stream_destroy(s); });
     functions_.erase_owned_by(ctx, [](const FunctionEntry&) {});
+    free_sampled_objects_of(ctx); // before the arrays they sample
+    arrays_.erase_owned_by(ctx, [&](const ArrayEntry& a) {
+        backend_.array_destroy(a.array);
+        allocs_.uncharge(a.charged);
+    });
     modules_.erase_owned_by(ctx, [&](const ModuleEntry& m) {
         allocs_.drop_globals_of(m.module);
         backend_.module_unload(m.module);

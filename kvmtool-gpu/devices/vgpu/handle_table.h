@@ -1,5 +1,5 @@
 // Per-VM table that turns backend objects (contexts, modules, functions,
-// streams, events, graphs) into the VM-local numbers a guest sees. Each entry has an
+// streams, events, arrays, graphs) into the VM-local numbers a guest sees. Each entry has an
 // owner (the context it was made in; 0 for none), so a handle used while
 // another context is current can be refused. A handle never contains a
 // host pointer: it packs a table tag, a slot generation and a slot index, so
@@ -22,6 +22,7 @@ enum class HandleKind : uint8_t {
     Stream = 0x53,
     Event = 0x45,
     Registration = 0x52,
+    Array = 0x41,
     Graph = 0x47,
     GraphExec = 0x58,
     GraphNode = 0x4e,

@@ -1,13 +1,17 @@
 // How long a ring consumer keeps polling after its last command before it
 // sleeps on the kick eventfd: fixed, or adapted to the guest's gaps between
 // commands as KVM's halt_poll_ns adapts a vCPU's: a wake-up that came soon
-// after the sleep began doubles the window (up to the cap), since polling
-// longer would have caught it or come close; a long idle halves it. "Soon"
-// is within the cap or kSoonNs, whichever is longer: a sleep's length
-// includes the wake-up's own latency, which on a loaded or nested host can
-// exceed the cap by itself, and would otherwise keep the window shut for
-// a guest whose calls come back to back. Pure arithmetic on durations the
-// caller measured, so tests need no clock.
+// after the sleep began grows the window (up to the cap), since polling
+// longer would have caught it; a long idle halves it. Where KVM doubles,
+// this grows at once to a quarter more than the gap it saw (the window
+// polled plus the sleep), at least doubling: a guest that pauses 10 ms
+// between calls (a frame loop, a host-side step) is caught from its second
+// pause on, not its tenth. "Soon" is within the cap or kSoonNs, whichever
+// is longer: a sleep's length includes the wake-up's own latency, which on
+// a loaded or nested host can exceed a small cap by itself. The price is a
+// polling thread while the guest's gaps stay under the cap; an idle guest
+// pays one window. Pure arithmetic on durations the caller measured, so
+// tests need no clock.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
 #include "kvmtool-gpu/devices/vgpu/ring_waiter.h"
 
 #include <poll.h>
+#include <sched.h>
 
 #include <algorithm>
 
@@ -10,6 +11,11 @@
 namespace kvmgpu::vgpu {
 
 namespace {
+// Past KVM's default halt-polling window, a polling consumer yields its CPU
+// at each look, so on a host with more runnable threads than cores (CI's two
+// cores, many VMs) it gives way to the vCPUs it waits for.
+constexpr uint64_t kYieldAfterNs = 200'000;
+
 PollWindow window_for(const VgpuOptions& o) {
     switch (o.doorbell) {
     case DoorbellMode::Adaptive: return PollWindow::adaptive(uint64_t{o.poll_max_us} * 1000);
@@ -39,8 +45,10 @@ bool RingWaiter::sleep(int other_fd, std::chrono::nanoseconds max) {
 
 void RingWaiter::idle(CommandRing& ring, int other_fd, std::chrono::nanoseconds max_sleep,
                       const std::function<bool()>& awake) {
-    if (now_ns() - last_work_ns_ < window_.ns()) {
-        cpu_relax(); // bounded: the window ends window_.ns() after the last command
+    const uint64_t polled = now_ns() - last_work_ns_;
+    if (polled < window_.ns()) { // bounded: the window ends window_.ns() after the last command
+        if (polled < kYieldAfterNs) cpu_relax();
+        else sched_yield();
         return;
     }
     if (mode_ == DoorbellMode::Poll) {

@@ -8,6 +8,7 @@
 
 #include "kvmtool-gpu/abi/platform_abi.h"
 #include "kvmtool-gpu/devices/vgpu/inline_engine.h"
+#include "kvmtool-gpu/util/clock.h"
 
 namespace kvmgpu::vgpu {
 
@@ -48,7 +49,15 @@ void VgpuDevice::start() {
         std::lock_guard lk(ctrl_mu_);
         executor_gone_ = false;
     }
+    started_at_ns_ = now_ns();
+    ready_.store(false, std::memory_order_release);
     executor_.start(*this);
+}
+
+void VgpuDevice::wait_ready() const {
+    if (ready_.load(std::memory_order_acquire)) return;
+    std::unique_lock lk(ctrl_mu_);
+    ctrl_cv_.wait(lk, [&] { return ready_.load(std::memory_order_acquire) || executor_gone_; });
 }
 
 void VgpuDevice::stop() {
@@ -56,12 +65,15 @@ void VgpuDevice::stop() {
     // ring is not run (a full ring of slow commands would hold teardown).
     stopping_.store(true, std::memory_order_release);
     pass_stop_.store(true, std::memory_order_release);
+    // An engine still starting (a GPU worker initialising CUDA) stops waiting.
+    if (!ready_.load(std::memory_order_acquire)) engine_->cancel_call_in_flight();
     executor_.stop();
 }
 
 // ---- register block (vCPU threads) ---------------------------------------
 
 void VgpuDevice::read(uint64_t offset, std::span<uint8_t> data) {
+    wait_ready(); // the guest's first touch of the vGPU waits for its engine
     uint8_t regs[kRegBytes] = {};
     auto put32 = [&](uint64_t off, uint32_t v) { std::memcpy(regs + off, &v, 4); };
     auto put64 = [&](uint64_t off, uint64_t v) { std::memcpy(regs + off, &v, 8); };
@@ -86,6 +98,7 @@ void VgpuDevice::read(uint64_t offset, std::span<uint8_t> data) {
 }
 
 void VgpuDevice::write(uint64_t offset, std::span<const uint8_t> data) {
+    wait_ready();
     const uint64_t len = data.size();
     if (offset >= VGPU_DOORBELL_OFFSET && offset < KVMGPU_VGPU_SIZE) {
         uint32_t v = 0;
@@ -167,15 +180,28 @@ bool VgpuDevice::request(Control c, std::optional<CommandRing> ring) {
 
 // ---- executor thread -----------------------------------------------------
 
-void VgpuDevice::on_thread_start() {
+void VgpuDevice::on_thread_start() {}
+
+void VgpuDevice::start_engine() {
     const EngineStart st = engine_->start();
     reg_status_ = st.registration;
     reg_ns_ = st.registration_ns;
     backend_desc_ = st.description;
     features_.store(st.features, std::memory_order_release);
-    log_info("vgpu: %s; doorbell %s, ring consumed %s; guest RAM registered in %.1f ms", backend_desc_.c_str(),
-             to_string(opts_.doorbell), sink_ ? "by the VMM's executor" : "by the GPU worker",
-             static_cast<double>(reg_ns_) / 1e6);
+    ready_after_ns_ = now_ns() - started_at_ns_;
+    if (stopping_.load(std::memory_order_acquire)) {
+        // The VM ended before the engine was up: nothing to report.
+    } else if (engine_->backend_id() == 0) {
+        log_error("vgpu: no backend: %s", backend_desc_.c_str());
+    } else {
+        log_info("vgpu: %s; doorbell %s, ring consumed %s; guest RAM registered in %.1f ms; ready %.1f ms after the "
+                 "device started",
+                 backend_desc_.c_str(), to_string(opts_.doorbell), sink_ ? "by the VMM's executor" : "by the GPU worker",
+                 static_cast<double>(reg_ns_) / 1e6, static_cast<double>(ready_after_ns_) / 1e6);
+    }
+    std::lock_guard lk(ctrl_mu_);
+    ready_.store(true, std::memory_order_release);
+    ctrl_cv_.notify_all();
 }
 
 void VgpuDevice::handle_control() {
@@ -208,6 +234,10 @@ void VgpuDevice::handle_control() {
 }
 
 bool VgpuDevice::run_once() {
+    if (!ready_.load(std::memory_order_relaxed)) { // the first step: the engine (in the background of the guest)
+        start_engine();
+        return true;
+    }
     if (ctrl_pending_.load(std::memory_order_acquire)) {
         handle_control();
         return true;

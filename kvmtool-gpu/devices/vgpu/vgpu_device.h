@@ -8,7 +8,7 @@
 // Use:
 //   auto engine = make_engine(guest_memory, opts, BackendChoice::Auto, GpuWorker::Process, &why);
 //   auto vgpu = std::make_shared<VgpuDevice>(guest_memory, std::move(engine));
-//   vgpu->start();                         // executor up, guest RAM registered
+//   vgpu->start();                         // executor up; it starts the engine (guest RAM registered)
 //   bus.claim(KVMGPU_VGPU_GPA, KVMGPU_VGPU_SIZE, vgpu);
 //   if uses_ioeventfd(mode): KVM_IOEVENTFD on KVMGPU_VGPU_GPA + VGPU_DOORBELL_OFFSET,
 //                 len 4, fd = vgpu->doorbell_eventfd()
@@ -48,10 +48,12 @@ public:
     VgpuDevice(const memmap::GuestMemory& mem, std::unique_ptr<GpuBackend> backend, VgpuOptions opts = {});
     ~VgpuDevice() override;
 
-    // Starts the executor thread, which starts the engine: the backend is
-    // bound to it and all of guest RAM registered (pinned, device-mapped). A
-    // registration failure is not fatal: the vGPU runs without zero-copy
-    // (see registration_status).
+    // Starts the executor thread, which then starts the engine: the backend
+    // is bound to it and all of guest RAM registered (pinned, device-mapped).
+    // Returns at once: the guest runs meanwhile, and its first access to the
+    // registers waits until the engine is up (a GPU worker's CUDA start is
+    // hundreds of ms). A registration failure is not fatal: the vGPU runs
+    // without zero-copy (see registration_status).
     void start();
     void stop();
 
@@ -66,10 +68,14 @@ public:
     VgpuCounterSnapshot counters() const { return counters_.snapshot(); }
     const VgpuOptions& options() const { return opts_; }
     CommandEngine& engine() { return *engine_; }
-    // Set at start(): backend description, the RAM registration result and cost.
-    const std::string& backend_description() const { return backend_desc_; }
-    Status registration_status() const { return reg_status_; }
-    uint64_t registration_ns() const { return reg_ns_; }
+    // Once the engine is up (these wait for it): backend description, the
+    // RAM registration result and cost, and how long after start() it was up.
+    const std::string& backend_description() const { return wait_ready(), backend_desc_; }
+    Status registration_status() const { return wait_ready(), reg_status_; }
+    uint64_t registration_ns() const { return wait_ready(), reg_ns_; }
+    uint64_t ready_after_ns() const { return wait_ready(), ready_after_ns_; }
+    // Whether the engine is up (never waits).
+    bool ready() const { return ready_.load(std::memory_order_acquire); }
     uint32_t status() const { return status_.load(std::memory_order_acquire); }
 
 private:
@@ -81,8 +87,12 @@ private:
     void set_error(uint32_t status, const char* why);
     bool request(Control c, std::optional<CommandRing> ring);
 
+    // Until the engine is up (or the executor gone).
+    void wait_ready() const;
+
     // ExecutorWork (executor thread).
     void on_thread_start() override;
+    void start_engine();
     bool run_once() override;
     void idle(int wake_fd) override;
     void on_thread_stop() override;
@@ -107,14 +117,18 @@ private:
     std::atomic<uint32_t> status_{0};
     std::atomic<uint32_t> error_{VGPU_SUCCESS};
     std::atomic<uint64_t> features_{VGPU_FEATURE_SCATTER_GATHER};
+    // Written by the executor before ready_ is set; read after wait_ready().
     Status reg_status_ = VGPU_SUCCESS;
     uint64_t reg_ns_ = 0;
+    uint64_t started_at_ns_ = 0;
+    uint64_t ready_after_ns_ = 0;
+    std::atomic<bool> ready_{false};
 
     // Control requests: posted by a vCPU, carried out by the executor, which
     // then wakes the vCPU. One at a time (ctrl_serial_).
     std::mutex ctrl_serial_;
-    std::mutex ctrl_mu_;
-    std::condition_variable ctrl_cv_;
+    mutable std::mutex ctrl_mu_;                // also guards the wait for ready_
+    mutable std::condition_variable ctrl_cv_;
     Control ctrl_ = Control::None;
     std::optional<CommandRing> ctrl_ring_;
     bool ctrl_done_ = false;

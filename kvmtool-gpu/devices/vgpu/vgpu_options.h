@@ -36,7 +36,7 @@ struct VgpuOptions {
     uint64_t max_module_bytes = 64ull << 20;     // largest module image copied out of guest RAM
     uint32_t poll_spin_us = 50;                  // Poll: spin this long after the last command ...
     uint32_t poll_sleep_us = 200;                // ... then sleep this long between looks
-    uint32_t poll_max_us = 200;                  // Adaptive: the cap of its polling window (poll_window.h)
+    uint32_t poll_max_us = 20'000;               // Adaptive: the cap of its polling window (poll_window.h)
     uint32_t log_per_second = 10;                // rate limit for guest-error log lines
     // Registered guest buffers (cuMemHostRegister): how many at once, their
     // bytes together (0: the VM's guest RAM size), and the host mappings

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <vector>
 
@@ -9,6 +10,10 @@
 #include "kvmtool-gpu/devices/vgpu_worker/worker_engine.h"
 
 namespace kvmgpu::vgpu {
+
+namespace {
+constexpr const char* kNvidiaControlNode = "/dev/nvidiactl";
+}
 
 bool parse_gpu_worker(std::string_view s, GpuWorker* out) {
     const std::string v(s);
@@ -44,25 +49,32 @@ std::unique_ptr<CommandEngine> make_engine(const memmap::GuestMemory& mem, const
         };
         std::string reason;
         auto e = WorkerEngine::create(mem, make, opts, WorkerOptions{}, &reason);
-        if (why) *why = e ? e->describe() : reason;
+        if (why) *why = e ? "starting in GPU worker process " + std::to_string(e->worker_pid()) + " while the guest runs"
+                          : reason;
         return e;
     }
     if (choice != BackendChoice::Host && worker == GpuWorker::Process) {
         if (!libcuda_loaded_here()) {
-            std::string reason;
-            auto cuda = [list = std::vector<int>(gpus.begin(), gpus.end())](std::string* w) {
-                return make_cuda_backend(list, w);
+            // Without the driver's device node no worker is forked; with it,
+            // the worker starts CUDA while the guest runs (auto: it falls
+            // back to the host backend in the worker if CUDA will not start).
+            if (::access(kNvidiaControlNode, F_OK) != 0) {
+                const std::string reason = std::string("no NVIDIA driver device (") + kNvidiaControlNode + " is missing)";
+                if (choice == BackendChoice::Cuda) {
+                    if (why) *why = "CUDA backend unavailable: " + reason;
+                    return nullptr;
+                }
+                return std::make_unique<InlineEngine>(mem, host_instead_of_cuda(reason, why, gpus), opts);
+            }
+            auto make = [choice, list = std::vector<int>(gpus.begin(), gpus.end())](std::string* w) {
+                return make_backend(choice, w, list);
             };
-            auto e = WorkerEngine::create(mem, cuda, opts, WorkerOptions{}, &reason);
-            if (e) {
-                if (why) *why = e->describe();
-                return e;
-            }
-            if (choice == BackendChoice::Cuda) {
-                if (why) *why = "CUDA backend unavailable: " + reason;
-                return nullptr;
-            }
-            return std::make_unique<InlineEngine>(mem, host_instead_of_cuda(reason, why, gpus), opts);
+            std::string reason;
+            auto e = WorkerEngine::create(mem, make, opts, WorkerOptions{}, &reason);
+            if (why) *why = e ? "CUDA, starting in GPU worker process " + std::to_string(e->worker_pid()) +
+                                    " while the guest runs"
+                              : "CUDA backend unavailable: " + reason;
+            return e;
         }
         note = " (in this process: libcuda was already loaded here, so a forked GPU worker could not use it)";
     }

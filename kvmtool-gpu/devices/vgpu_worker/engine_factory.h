@@ -29,9 +29,13 @@ const char* to_string(GpuWorker w);
 bool libcuda_loaded_here();
 
 // nullptr with *why when `choice` is Cuda and no CUDA backend can be made
-// (Auto falls back to the host backend and says why). Throws
-// std::invalid_argument for bad options. `mem` must be complete (a worker
-// is forked with it mapped) and outlive the engine.
+// (Auto falls back to the host backend and says why). A GPU worker starts
+// its backend in the background (WorkerEngine), so *why then says it is
+// starting; a CUDA start that fails there (Cuda: after the check for the
+// driver's device node passed) shows in the engine's start() and fails the
+// guest's commands, and Auto falls back to the host backend in the worker.
+// Throws std::invalid_argument for bad options. `mem` must be complete (a
+// worker is forked with it mapped) and outlive the engine.
 std::unique_ptr<CommandEngine> make_engine(const memmap::GuestMemory& mem, const VgpuOptions& opts,
                                            BackendChoice choice, GpuWorker worker, std::string* why,
                                            std::span<const int> gpus = kDefaultGpus);

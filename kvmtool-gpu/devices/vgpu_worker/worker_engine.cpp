@@ -71,7 +71,7 @@ std::unique_ptr<WorkerEngine> WorkerEngine::create(const memmap::GuestMemory& me
     std::unique_ptr<WorkerEngine> e(
         new WorkerEngine(mem, std::move(make), opts, wopts, std::make_shared<CountersMapping>()));
     std::string reason;
-    if (!e->spawn(&reason)) {
+    if (!e->begin_spawn(&reason) || (!wopts.start_in_background && !e->finish_spawn(&reason))) {
         if (why) *why = reason;
         return nullptr;
     }
@@ -94,12 +94,14 @@ WorkerEngine::~WorkerEngine() {
 void WorkerEngine::stop() {
     std::lock_guard lk(mu_);
     ring_ = nullptr, attached_ = false;
-    if (pid_ > 0 && !reaped_) {
+    cancel_.store(false, std::memory_order_relaxed); // one meant for a start that finished
+    if (pid_ > 0 && !reaped_ && !starting_) { // one still starting is killed: its process's end frees it all
         // A clean exit lets the worker's backend free what it holds (CUDA
         // context) before the process goes; SIGKILL if it does not answer.
         if (exchange(WorkerOp::Quit, wopts_.quit_timeout) == WorkerChannel::Wait::Done && reap(pid_, wopts_.quit_timeout))
             reaped_ = true;
     }
+    starting_ = false;
     retire_worker();
 }
 
@@ -110,7 +112,21 @@ std::string WorkerEngine::describe() const {
     return d;
 }
 
+void WorkerEngine::settle_start() {
+    if (!starting_) return;
+    std::string why;
+    if (finish_spawn(&why)) return;
+    // The first worker could not start its backend: no later one will (no
+    // device, no driver); the guest's commands fail. The device logs it.
+    start_failed_ = true;
+    start_.description = why;
+}
+
 EngineStart WorkerEngine::start() {
+    {
+        std::lock_guard lk(mu_);
+        settle_start();
+    }
     EngineStart s = start_;
     s.description = describe();
     return s;
@@ -118,7 +134,9 @@ EngineStart WorkerEngine::start() {
 
 // ---- the worker's life ------------------------------------------------------
 
-bool WorkerEngine::spawn(std::string* why) {
+bool WorkerEngine::spawn(std::string* why) { return begin_spawn(why) && finish_spawn(why); }
+
+bool WorkerEngine::begin_spawn(std::string* why) {
     // What the worker must find at the same addresses: every region's pieces.
     std::vector<uint8_t> pieces;
     for (const memmap::Region& r : setup_.mem->regions()) {
@@ -153,7 +171,14 @@ bool WorkerEngine::spawn(std::string* why) {
 
     std::memcpy(ch_->data(), pieces.data(), pieces.size());
     ch_->request().in_bytes = pieces.size();
-    const auto w = exchange(WorkerOp::Start, wopts_.start_timeout);
+    post(WorkerOp::Start);
+    starting_ = true;
+    return true;
+}
+
+bool WorkerEngine::finish_spawn(std::string* why) {
+    starting_ = false;
+    const auto w = await_reply(wopts_.start_timeout);
     const WorkerReply& rep = ch_->reply();
     const std::string text(reinterpret_cast<const char*>(ch_->data()), std::min(rep.out_bytes, ch_->data_bytes()));
     if (w != WorkerChannel::Wait::Done || rep.status != VGPU_SUCCESS) {
@@ -171,6 +196,7 @@ bool WorkerEngine::spawn(std::string* why) {
 
 bool WorkerEngine::ensure_worker() {
     if (pid_ > 0) return true;
+    if (start_failed_) return false;
     if (Clock::now() < next_spawn_) return false;
     std::string why;
     if (spawn(&why)) return true;
@@ -242,12 +268,15 @@ std::string WorkerEngine::lost_text(WorkerChannel::Wait w, WorkerOp op) const {
 
 // ---- one round trip ---------------------------------------------------------
 
-WorkerChannel::Wait WorkerEngine::exchange(WorkerOp op, std::chrono::milliseconds timeout) {
+void WorkerEngine::post(WorkerOp op) {
     ch_->ring_state().stop_pass.store(true, std::memory_order_release); // the worker clears it when it replies
     ch_->request().op = static_cast<uint32_t>(op);
     ch_->post_request();
     kick_.kick(); // a worker asleep on its ring wakes for the request
     ++messages_;
+}
+
+WorkerChannel::Wait WorkerEngine::await_reply(std::chrono::milliseconds timeout) {
     cancelled_ = false;
     // A cancel ends one wait, like a dead worker: the worker is then replaced.
     return ch_->wait_reply(Clock::now() + timeout, [this] {
@@ -256,8 +285,14 @@ WorkerChannel::Wait WorkerEngine::exchange(WorkerOp op, std::chrono::millisecond
     });
 }
 
+WorkerChannel::Wait WorkerEngine::exchange(WorkerOp op, std::chrono::milliseconds timeout) {
+    post(op);
+    return await_reply(timeout);
+}
+
 void WorkerEngine::reset() {
     std::lock_guard lk(mu_);
+    settle_start();
     cancel_.store(false, std::memory_order_relaxed);
     ring_ = nullptr, attached_ = false; // the device drops its ring after this
     if (pid_ <= 0) return;             // no worker: nothing is held
@@ -270,6 +305,7 @@ void WorkerEngine::reset() {
 
 void WorkerEngine::attach_ring(CommandRing& ring) {
     std::lock_guard lk(mu_);
+    settle_start();
     cancel_.store(false, std::memory_order_relaxed);
     ring_ = &ring;
     attach_worker();
@@ -357,6 +393,7 @@ void WorkerEngine::lose_worker(const std::string& why, Status status, bool count
 
 Status WorkerEngine::inject_fault(WorkerFault f) {
     std::lock_guard lk(mu_);
+    settle_start();
     if (!ensure_worker()) return VGPU_ERROR_NO_DEVICE;
     ch_->request().arg = static_cast<uint32_t>(f);
     const auto w = exchange(WorkerOp::InjectFault, wopts_.call_timeout);

@@ -60,6 +60,11 @@ struct WorkerOptions {
     // Fork until the backend is made and all of guest RAM registered (CUDA
     // init, a context, pinning the RAM).
     std::chrono::milliseconds start_timeout{180'000};
+    // create() returns once the worker is forked and told to start; the
+    // backend and the registration of guest RAM (CUDA: hundreds of ms) go on
+    // while the guest runs, and start() waits for them. false: create()
+    // waits, and fails with the worker's reason.
+    bool start_in_background = true;
     std::chrono::milliseconds quit_timeout{2'000}; // a clean exit at destruction, then SIGKILL
     uint32_t spin_us = 50;                          // either side spins this long before sleeping
 };
@@ -71,14 +76,19 @@ inline constexpr Status kWorkerDied = VGPU_ERROR_LAUNCH_FAILED;      // 719, uns
 class WorkerEngine final : public CommandEngine {
 public:
     // Forks the first worker, which makes its backend with `make` and
-    // registers `mem`; nullptr with *why (the worker's own reason, e.g. no
-    // CUDA device) if it cannot. Throws std::invalid_argument for bad options.
+    // registers `mem` (in the background: WorkerOptions::start_in_background);
+    // nullptr with *why (the worker's own reason, e.g. no CUDA device) if it
+    // cannot, or cannot even be forked. Throws std::invalid_argument for bad
+    // options.
     static std::unique_ptr<WorkerEngine> create(const memmap::GuestMemory& mem, BackendFactory make,
                                                 const VgpuOptions& opts, WorkerOptions wopts, std::string* why);
     ~WorkerEngine() override; // as stop()
 
     uint32_t backend_id() const override { return backend_id_.load(std::memory_order_relaxed); }
-    EngineStart start() override; // what the current worker's start found
+    // What the current worker's start found; waits for a start in the
+    // background. If the first worker's backend could not start, says why
+    // (backend id 0), and no worker is forked again: commands fail NO_DEVICE.
+    EngineStart start() override;
     void reset() override; // the worker lets the ring go and frees every object
     // The VM is going away: the worker quits (its process's end frees what
     // it held) or is killed after quit_timeout. A later command forks a new one.
@@ -103,7 +113,10 @@ private:
     WorkerEngine(const memmap::GuestMemory& mem, BackendFactory make, const VgpuOptions& opts, WorkerOptions wopts,
                  std::shared_ptr<CountersMapping> counters);
 
-    bool spawn(std::string* why);    // fork and Start; false leaves no worker
+    bool spawn(std::string* why);       // begin_spawn + finish_spawn; false leaves no worker
+    bool begin_spawn(std::string* why);  // fork and post Start
+    bool finish_spawn(std::string* why); // its reply; false leaves no worker
+    void settle_start();                 // the first worker's start, if still in the background
     bool ensure_worker();            // a worker, forking one if there is none (at most once a second)
     bool worker_alive();             // reaps it if it has ended
     void retire_worker();            // SIGKILL, bounded reap; no worker afterwards
@@ -114,6 +127,8 @@ private:
     // One request and its reply, bounded by `timeout`; nothing else. The
     // worker stops its ring between two commands to serve it, then goes on.
     WorkerChannel::Wait exchange(WorkerOp op, std::chrono::milliseconds timeout);
+    void post(WorkerOp op);
+    WorkerChannel::Wait await_reply(std::chrono::milliseconds timeout);
     // Hands ring_ to the current worker (forking one if needed) from ring_'s consumer.
     void attach_worker();
     // The worker was lost: replaces it; where it had the ring, the ring
@@ -130,6 +145,8 @@ private:
     std::unique_ptr<WorkerChannel> ch_;
     // Read from any thread (tests, descriptions), written by the executor's.
     std::atomic<pid_t> pid_{-1};
+    bool starting_ = false;     // Start posted, its reply not yet taken
+    bool start_failed_ = false; // the first worker's backend could not start: none will
     bool reaped_ = false;  // pid_ has been waited for: never signal it again
     std::string end_text_; // how it ended, for the log
     std::atomic<uint64_t> replacements_{0};

@@ -3,16 +3,43 @@
 #include <elf.h>
 #include <sys/utsname.h>
 
+#include <x86intrin.h>
+
 #include <stdexcept>
 
 #include "kvmtool-gpu/abi/linux_abi.h"
 #include "kvmtool-gpu/vmm/linux/linux_stack.h"
+
+extern "C" const uint8_t kvmgpu_vdso_image[];
+extern "C" const uint64_t kvmgpu_vdso_image_size;
 
 namespace kvmgpu::linux_abi {
 
 namespace {
 constexpr uint64_t k2M = 2ull << 20;
 constexpr uint64_t kRflagsRf = 1ull << 16, kRflagsVm = 1ull << 17, kRflagsReserved = 1ull << 1;
+
+constexpr uint32_t kMsrTsc = 0x10;
+
+// Guest TSC minus host TSC: 0 when the vCPU's TSC, read between two of the
+// host's, falls between them (the same counter, as on kvm-pvm); else from
+// the narrowest of a few brackets.
+std::optional<int64_t> tsc_offset(const VcpuFd& vcpu) {
+    std::optional<int64_t> best;
+    uint64_t best_width = UINT64_MAX;
+    for (int i = 0; i < 3; ++i) {
+        const uint64_t before = __rdtsc();
+        const std::optional<uint64_t> guest = vcpu.msr(kMsrTsc);
+        const uint64_t after = __rdtsc();
+        if (!guest) return std::nullopt;
+        if (*guest >= before && *guest <= after) return 0;
+        if (after - before < best_width) {
+            best_width = after - before;
+            best = static_cast<int64_t>(*guest - (before + (after - before) / 2));
+        }
+    }
+    return best;
+}
 
 std::string base_name(const std::string& path) {
     const auto slash = path.find_last_of('/');
@@ -32,7 +59,8 @@ RamPlan plan_ram(uint64_t ram) {
 
 LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& mem, const std::string& exe_path,
                            const LinuxGuestOptions& opts, BootParams boot, uint64_t hwcap,
-                           std::function<void(std::string_view)> console_text) {
+                           std::function<void(std::string_view)> console_text)
+    : mem_(mem), vdso_(opts.vdso) {
     const uint64_t ram = mem.total_bytes();
     const RamPlan plan = plan_ram(ram);
     image_ = load_linux_elf(file, mem, plan.image_limit);
@@ -76,6 +104,17 @@ LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& m
                  {AT_GID, 0},              {AT_EGID, 0},                   {AT_SECURE, 0},
                  {AT_CLKTCK, 100},         {AT_HWCAP, hwcap},              {AT_HWCAP2, 0},
                  {AT_KVMGPU_BOOT_INFO, KVMGPU_BOOT_INFO_GPA}};
+    if (vdso_) {
+        // The clock page stays invalid (the vDSO makes system calls) until
+        // prepare_vcpu has read the vCPU's TSC.
+        static_assert(sizeof(kvmgpu_vvar) <= KVMGPU_LINUX_VDSO_GPA - KVMGPU_LINUX_VVAR_GPA);
+        const kvmgpu_vvar invalid{};
+        if (kvmgpu_vdso_image_size > KVMGPU_LINUX_VDSO_MAX ||
+            !mem.write(memmap::GuestPhysAddr{KVMGPU_LINUX_VDSO_GPA}, kvmgpu_vdso_image, kvmgpu_vdso_image_size) ||
+            !mem.write(memmap::GuestPhysAddr{KVMGPU_LINUX_VVAR_GPA}, &invalid, sizeof invalid))
+            throw std::runtime_error("the vDSO does not fit its place in guest RAM");
+        info.auxv.push_back({AT_SYSINFO_EHDR, KVMGPU_LINUX_VDSO_GPA});
+    }
     const StartupStack stack = build_startup_stack(plan.stack_top, info);
     if (stack.sp < plan.stack_lo || !mem.write(memmap::GuestPhysAddr{stack.sp}, stack.bytes.data(), stack.bytes.size()))
         throw std::invalid_argument("guest arguments do not fit the start-up stack");
@@ -96,6 +135,25 @@ void LinuxProcess::prepare_vcpu(VcpuFd& vcpu, bool sync_regs) {
     vcpu.set_regs(r);
     vcpu.set_fpu(initial_fpu());
     if (sync_regs_) vcpu.enable_sync_regs();
+    const uint64_t khz = vcpu.tsc_khz();
+    const std::optional<int64_t> offset = vdso_ && khz ? tsc_offset(vcpu) : std::nullopt;
+    if (offset) {
+        clock_.emplace(khz, *offset, read_host_clocks());
+        write_vvar();
+    }
+}
+
+void LinuxProcess::write_vvar() {
+    // A seqlock, though the vCPU is stopped while the VMM writes (one vCPU,
+    // written at its exits): odd, the page, even.
+    kvmgpu_vvar page = clock_->page();
+    const uint32_t odd = vvar_seq_ + 1;
+    vvar_seq_ += 2;
+    const auto at = memmap::GuestPhysAddr{KVMGPU_LINUX_VVAR_GPA};
+    mem_.write(at, &odd, sizeof odd);
+    page.seq = odd;
+    mem_.write(at, &page, sizeof page);
+    mem_.write(at, &vvar_seq_, sizeof vvar_seq_);
 }
 
 std::optional<SyscallOutcome> LinuxProcess::on_port_write(VcpuFd& vcpu) {
@@ -115,6 +173,10 @@ std::optional<SyscallOutcome> LinuxProcess::on_port_write(VcpuFd& vcpu) {
     std::copy(std::begin(args), std::end(args), call.arg);
     CpuState cpu{s.fs.base, s.gs.base};
     SyscallOutcome out = server_->serve(call, cpu);
+    if (clock_ && clock_->due(__rdtsc())) {
+        clock_->follow(read_host_clocks());
+        write_vvar();
+    }
     // Back to ring 3 after the `syscall`, as sysret would: RIP from RCX,
     // RFLAGS from R11 (without RF and VM), the user segments.
     r.rax = static_cast<uint64_t>(out.ret);

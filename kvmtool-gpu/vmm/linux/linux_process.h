@@ -14,6 +14,7 @@
 
 #include "kvmtool-gpu/kvm/vcpu_fd.h"
 #include "kvmtool-gpu/vmm/boot_state.h"
+#include "kvmtool-gpu/vmm/linux/guest_clock.h"
 #include "kvmtool-gpu/vmm/linux/linux_elf.h"
 #include "kvmtool-gpu/vmm/linux/syscall_server.h"
 
@@ -25,6 +26,7 @@ struct LinuxGuestOptions {
     std::string share_dir;          // empty: no files
     bool share_read_only = false;
     bool sync_regs = true;          // exchange registers through kvm_run where KVM can (--no-sync-regs: ioctls)
+    bool vdso = true;               // clocks without a system call (--no-vdso: every clock read is one)
 };
 
 // Where things go in a guest of `ram` bytes: stack at the top (8 MiB, 2 MiB
@@ -46,6 +48,7 @@ public:
 
     // Registers and MSRs for the first KVM_RUN; `sync_regs`: KVM offers
     // KVM_CAP_SYNC_REGS, so system calls exchange registers without ioctls.
+    // Starts the vDSO's clock from the vCPU's TSC.
     void prepare_vcpu(VcpuFd& vcpu, bool sync_regs);
 
     // A write to KVMGPU_LINUX_SYSCALL_PORT: serves the call if it came from
@@ -58,7 +61,16 @@ public:
     SyscallServer& server() { return *server_; }
     uint64_t entry_sp() const { return sp_; }
 
+    // The vDSO's clock (nullopt: no vDSO, or no usable TSC).
+    const std::optional<GuestClock>& clock() const { return clock_; }
+
 private:
+    void write_vvar();
+
+    const memmap::GuestMemory& mem_;
+    bool vdso_ = false;
+    std::optional<GuestClock> clock_;
+    uint32_t vvar_seq_ = 0;
     LinuxImage image_;
     uint64_t sp_ = 0;
     bool sync_regs_ = false;

@@ -24,3 +24,17 @@ extern "C" __global__ void spin_kernel(unsigned long long cycles) {
     while (static_cast<unsigned long long>(clock64() - start) < cycles) {
     }
 }
+
+// Samples a 2-D float texture object at every texel centre (point
+// filtering): the array's values, if the object the guest holds is the
+// driver's (the VMM passes kernel parameters through unread).
+extern "C" __global__ void tex_fetch_2d(unsigned long long tex, float* out, unsigned w, unsigned h) {
+    const unsigned x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
+    if (x < w && y < h) out[y * w + x] = tex2D<float>(static_cast<cudaTextureObject_t>(tex), x + 0.5f, y + 0.5f);
+}
+
+// Writes 2 * (y * 1000 + x) into a 2-D float surface object.
+extern "C" __global__ void surf_write_2d(unsigned long long surf, unsigned w, unsigned h) {
+    const unsigned x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
+    if (x < w && y < h) surf2Dwrite(2.0f * (y * 1000 + x), static_cast<cudaSurfaceObject_t>(surf), x * 4, y);
+}

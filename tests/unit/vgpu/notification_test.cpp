@@ -55,14 +55,27 @@ TEST(PollWindow, GrowsOnEarlyWakeUpsUpToTheCap) {
     EXPECT_EQ(w.ns(), 0u);
     const uint64_t expect[] = {10'000, 20'000, 40'000, 80'000, 160'000, 200'000, 200'000};
     for (uint64_t e : expect) {
-        w.woke_after(50'000); // a command came 50 us after the sleep began
+        w.woke_after(1'000); // a command came 1 us after the sleep began
         EXPECT_EQ(w.ns(), e);
     }
 }
 
+// One pause of the guest's is enough to size the window for the next.
+TEST(PollWindow, GrowsAtOnceToCoverTheGapItSaw) {
+    PollWindow w = PollWindow::adaptive(20'000'000);
+    w.woke_after(10'000'000); // the guest paused 10 ms
+    EXPECT_EQ(w.ns(), 12'500'000u);
+    w.woke_after(2'000'000); // the window polled 12.5 ms, the command came 2 ms later
+    EXPECT_EQ(w.ns(), 20'000'000u) << "capped";
+    w.woke_after(30'000'000); // past the cap: shrink
+    EXPECT_EQ(w.ns(), 10'000'000u);
+}
+
 TEST(PollWindow, ShrinksOnLongIdlesToZero) {
     PollWindow w = PollWindow::adaptive(200'000);
-    for (int i = 0; i < 6; ++i) w.woke_after(1'000);
+    w.woke_after(150'000);
+    ASSERT_EQ(w.ns(), 187'500u);
+    w.woke_after(1'000);
     ASSERT_EQ(w.ns(), 200'000u);
     const uint64_t expect[] = {100'000, 50'000, 25'000, 12'500, 0, 0};
     for (uint64_t e : expect) {
@@ -70,7 +83,7 @@ TEST(PollWindow, ShrinksOnLongIdlesToZero) {
         EXPECT_EQ(w.ns(), e);
     }
     w.woke_after(PollWindow::kSoonNs); // the wake-up's latency may exceed the cap: still soon
-    EXPECT_EQ(w.ns(), PollWindow::kGrowStartNs);
+    EXPECT_EQ(w.ns(), 200'000u);
 }
 
 TEST(PollWindow, FixedAndZeroCapStayPut) {

@@ -21,8 +21,8 @@ namespace {
 using namespace std::chrono_literals;
 
 // A pause between bursts: often none, sometimes a spin of a few us (inside
-// any polling window), a sleep around the adaptive cap, or a long idle
-// (past it: the consumer sleeps).
+// any polling window), a sleep around the adaptive cap (kStressCapUs), or a
+// long idle (past it: the consumer sleeps).
 void random_pause(std::mt19937_64& rng) {
     const uint32_t r = rng() % 100;
     if (r < 55) return;
@@ -39,6 +39,10 @@ void random_pause(std::mt19937_64& rng) {
 // Posts `total` NOPs in bursts of 1..ring entries, flushing (the kick
 // decision) at random points and after each burst, and waits for each
 // burst. Returns the commands completed.
+// A cap below the long pauses, so the consumer keeps going to sleep and
+// being woken all through the run (the default cap would outlast them).
+constexpr uint32_t kStressCapUs = 200;
+
 uint64_t run_stress(VgpuRig& rig, uint64_t total, uint64_t seed) {
     std::mt19937_64 rng(seed);
     uint64_t sent = 0;
@@ -82,12 +86,12 @@ void expect_none_lost_none_late(VgpuRig& rig, uint64_t total, bool expect_suppre
 constexpr uint64_t kMillion = 1'000'000;
 
 TEST(KickStress, InlineAdaptiveMillion) {
-    VgpuRig rig(VgpuOptions{.doorbell = DoorbellMode::Adaptive});
+    VgpuRig rig(VgpuOptions{.doorbell = DoorbellMode::Adaptive, .poll_max_us = kStressCapUs});
     expect_none_lost_none_late(rig, kMillion, true);
 }
 
 TEST(KickStress, WorkerAdaptiveMillion) {
-    WorkerVgpu w(WorkerOptions{}, VgpuOptions{.doorbell = DoorbellMode::Adaptive});
+    WorkerVgpu w(WorkerOptions{}, VgpuOptions{.doorbell = DoorbellMode::Adaptive, .poll_max_us = kStressCapUs});
     ASSERT_TRUE(w.worker);
     expect_none_lost_none_late(w.rig, kMillion, true);
 }

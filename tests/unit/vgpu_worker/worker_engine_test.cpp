@@ -4,11 +4,17 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "kvmtool-gpu/devices/vgpu/inline_engine.h"
+#include "kvmtool-gpu/devices/vgpu/vgpu_device.h"
 #include "kvmtool-gpu/devices/vgpu_worker/engine_factory.h"
 #include "tests/support/device_walk_cases.h"
 #include "tests/support/ring_vector_add.h"
@@ -119,6 +125,7 @@ TEST(WorkerEngine, ResetFreesWhatTheWorkerHolds) {
 TEST(WorkerEngine, FactoryFailureComesBackAsTheReason) {
     memmap::GuestMemory mem;
     mem.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, 1 << 20));
+    const WorkerOptions waits{.start_in_background = false};
     std::string why;
     auto none = WorkerEngine::create(
         mem,
@@ -126,16 +133,88 @@ TEST(WorkerEngine, FactoryFailureComesBackAsTheReason) {
             *w = "no such device here";
             return nullptr;
         },
-        VgpuOptions{}, WorkerOptions{}, &why);
+        VgpuOptions{}, waits, &why);
     EXPECT_FALSE(none);
     EXPECT_EQ(why, "no such device here");
     auto throws = WorkerEngine::create(
         mem, [](std::string*) -> std::unique_ptr<GpuBackend> { throw std::runtime_error("factory threw"); },
-        VgpuOptions{}, WorkerOptions{}, &why);
+        VgpuOptions{}, waits, &why);
     EXPECT_FALSE(throws);
     EXPECT_EQ(why, "factory threw");
     EXPECT_THROW(WorkerEngine::create(mem, host_factory(), VgpuOptions{.max_ring = 3}, WorkerOptions{}, &why),
                  std::invalid_argument);
+}
+
+// Started in the background (the default), a backend that cannot be made
+// shows at start(): its reason, backend id 0, and the guest's commands fail
+// with NO_DEVICE; no worker is forked again for them.
+TEST(WorkerEngine, BackgroundStartFailureShowsAtStartAndFailsCommands) {
+    int made = 0;
+    WorkerVgpu w(WorkerOptions{}, VgpuOptions{}, [&made](std::string* why) -> std::unique_ptr<GpuBackend> {
+        ++made; // in the child: the parent's count stays 0
+        *why = "no such device here";
+        return nullptr;
+    });
+    ASSERT_TRUE(w.worker);
+    EXPECT_EQ(w.rig.dev->backend_description().rfind("no such device here", 0), 0u) << w.rig.dev->backend_description();
+    EXPECT_EQ(w.rig.reg_read32(VGPU_REG_BACKEND), 0u);
+    ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
+    EXPECT_EQ(w.rig.call({.opcode = VGPU_OP_INIT}).status, VGPU_ERROR_NO_DEVICE);
+    EXPECT_EQ(w.worker->worker_pid(), -1);
+    EXPECT_EQ(w.worker->replacements(), 0u);
+    EXPECT_EQ(made, 0);
+}
+
+// The guest's first register access waits for the worker's start; the
+// device's start() does not.
+TEST(WorkerEngine, DeviceStartReturnsBeforeTheBackendIsUp) {
+    memmap::GuestMemory mem;
+    mem.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, 1 << 20));
+    // The worker's factory waits for a file the test creates: a slow CUDA start.
+    char gate[] = "/tmp/kvmgpu-start-gate-XXXXXX";
+    ASSERT_TRUE(mkdtemp(gate));
+    const std::string open_file = std::string(gate) + "/open";
+    std::string why;
+    auto e = WorkerEngine::create(
+        mem,
+        [open_file](std::string* w) -> std::unique_ptr<GpuBackend> {
+            while (access(open_file.c_str(), F_OK) != 0) usleep(1000);
+            return host_factory()(w);
+        },
+        VgpuOptions{}, WorkerOptions{}, &why);
+    ASSERT_TRUE(e) << why;
+    VgpuDevice dev(mem, std::move(e));
+    dev.start();
+    EXPECT_FALSE(dev.ready()) << "start() waited for the worker's backend";
+    FILE* f = fopen(open_file.c_str(), "w");
+    ASSERT_TRUE(f);
+    fclose(f);
+    uint32_t backend = 0;
+    dev.read(VGPU_REG_BACKEND, std::span<uint8_t>(reinterpret_cast<uint8_t*>(&backend), 4));
+    EXPECT_TRUE(dev.ready());
+    EXPECT_EQ(backend, VGPU_BACKEND_HOST);
+    dev.stop();
+    unlink(open_file.c_str());
+    rmdir(gate);
+}
+
+// A VM that ends before its worker's backend is up stops at once.
+TEST(WorkerEngine, StopDuringABackgroundStartEndsIt) {
+    memmap::GuestMemory mem;
+    mem.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, 1 << 20));
+    std::string why;
+    auto e = WorkerEngine::create(
+        mem, [](std::string*) -> std::unique_ptr<GpuBackend> { for (;;) pause(); }, VgpuOptions{}, WorkerOptions{},
+        &why);
+    ASSERT_TRUE(e) << why;
+    WorkerEngine* worker = e.get();
+    VgpuDevice dev(mem, std::move(e));
+    dev.start();
+    const pid_t pid = worker->worker_pid();
+    EXPECT_GT(pid, 0);
+    dev.stop(); // returns: the start's wait is cancelled, the worker killed
+    EXPECT_EQ(worker->worker_pid(), -1);
+    EXPECT_NE(kill(pid, 0), 0) << "the starting worker is gone";
 }
 
 TEST(WorkerEngine, FactoryProbesCudaInAChildOnly) {
@@ -144,6 +223,7 @@ TEST(WorkerEngine, FactoryProbesCudaInAChildOnly) {
     std::string why;
     auto e = make_engine(mem, VgpuOptions{}, BackendChoice::Auto, GpuWorker::Process, &why);
     ASSERT_TRUE(e);
+    why = e->start().description + " [" + why + "]"; // a worker's start ends here
     std::printf("make_engine(Auto): %s\n", why.c_str());
     EXPECT_FALSE(libcuda_loaded_here());
     if (e->backend_id() == VGPU_BACKEND_CUDA) EXPECT_NE(dynamic_cast<WorkerEngine*>(e.get()), nullptr);

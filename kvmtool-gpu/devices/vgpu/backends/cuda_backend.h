@@ -101,6 +101,14 @@ public:
     Status get_limit(int limit, uint64_t* out) override;
     Status set_limit(int limit, uint64_t value) override;
     Status peer_attribute(GpuBackend& peer, int attribute, int* out) override;
+    // cuda_backend_arrays.cpp: cuArray3DCreate, cuMemcpy3DAsync (guest RAM is
+    // registered, so a host side stays asynchronous), cuTexObjectCreate,
+    // cuSurfObjectCreate; each one driver call on this backend's context.
+    Status array_create(const ArrayShape& shape, BackendArray* out) override;
+    Status array_destroy(BackendArray a) override;
+    Status memcpy_3d(const Copy3D& copy, BackendStream s, bool async) override;
+    Status sampled_object_create(const TextureSpec& spec, bool surface, uint64_t* out) override;
+    Status sampled_object_destroy(uint64_t object, bool surface) override;
     // Between two CUDA backends (contexts), as the driver does them:
     // cuMemcpyPeerAsync goes over the bus where peer access allows, and
     // the driver stages it itself where not.

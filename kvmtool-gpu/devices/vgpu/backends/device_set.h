@@ -112,6 +112,15 @@ public:
         return cur().occupancy(f, block, dynamic_shared, flags, out);
     }
     Status get_limit(int limit, uint64_t* out) override { return cur().get_limit(limit, out); }
+    Status array_create(const ArrayShape& shape, BackendArray* out) override { return cur().array_create(shape, out); }
+    Status array_destroy(BackendArray a) override { return cur().array_destroy(a); }
+    Status memcpy_3d(const Copy3D& copy, BackendStream s, bool async) override { return cur().memcpy_3d(copy, s, async); }
+    Status sampled_object_create(const TextureSpec& spec, bool surface, uint64_t* out) override {
+        return cur().sampled_object_create(spec, surface, out);
+    }
+    Status sampled_object_destroy(uint64_t object, bool surface) override {
+        return cur().sampled_object_destroy(object, surface);
+    }
     Status set_limit(int limit, uint64_t value) override { return cur().set_limit(limit, value); }
 
     Status stream_create(uint32_t flags, BackendStream* out) override { return cur().stream_create(flags, out); }

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "kvmtool-gpu/abi/vgpu_abi.h"
+#include "kvmtool-gpu/devices/vgpu/backends/array_shape.h"
 #include "kvmtool-gpu/devices/vgpu/backends/param_layout.h"
 #include "memmap/scatter_gather.h"
 
@@ -28,6 +29,33 @@ using BackendModule = uintptr_t;
 using BackendFunction = uintptr_t;
 using BackendStream = uintptr_t;
 using BackendEvent = uintptr_t;
+using BackendArray = uintptr_t; // CUarray
+
+// One side of a 3-D copy, checked and translated by the device model: a
+// host or device side starts at the copy's first byte (its x, y, z folded
+// in) and spans what vgpu_copy_span says; an array side names where in the
+// array the copy starts (inside its extent).
+struct CopySide {
+    uint32_t kind = 0;     // VGPU_COPY_*
+    uint8_t* host = nullptr; // HOST: guest RAM, in the VMM
+    uint64_t dptr = 0;     // DEVICE
+    BackendArray array = 0; // ARRAY
+    ArrayShape shape;      // ARRAY
+    uint64_t x_bytes = 0, y = 0, z = 0; // ARRAY
+    uint64_t pitch = 0, height = 0;     // HOST, DEVICE: bytes per row, rows per slice
+};
+struct Copy3D {
+    CopySide src, dst;
+    uint64_t width_bytes = 0, height = 0, depth = 0; // each >= 1
+};
+
+// A texture or surface object's resource and sampling, checked by the
+// device model: resource.handle is the BackendArray for an ARRAY resource,
+// the device address (inside one of the VM's allocations) otherwise.
+struct TextureSpec {
+    vgpu_tex_resource resource{};
+    vgpu_tex_desc texture{};
+};
 
 struct Dim3 {
     uint32_t x = 1, y = 1, z = 1;
@@ -225,6 +253,32 @@ public:
     // backend hands the buffer to the driver as it is.
     virtual Status launch_packed(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
                                  std::span<const uint8_t> buffer, const ParamLayout& layout, bool cooperative);
+
+    // Arrays, 3-D copies, texture and surface objects (the device model
+    // checked every shape, range and extent). A texture or surface object
+    // is the driver's value, which kernels read as a parameter. The
+    // defaults: not offered.
+    virtual Status array_create(const ArrayShape& shape, BackendArray* out) {
+        (void)shape, (void)out;
+        return VGPU_ERROR_NOT_SUPPORTED;
+    }
+    virtual Status array_destroy(BackendArray a) {
+        (void)a;
+        return VGPU_ERROR_NOT_SUPPORTED;
+    }
+    virtual Status memcpy_3d(const Copy3D& copy, BackendStream s, bool async) {
+        (void)copy, (void)s, (void)async;
+        return VGPU_ERROR_NOT_SUPPORTED;
+    }
+    // surface: cuSurfObjectCreate (an ARRAY resource; `spec.texture` unused).
+    virtual Status sampled_object_create(const TextureSpec& spec, bool surface, uint64_t* out) {
+        (void)spec, (void)surface, (void)out;
+        return VGPU_ERROR_NOT_SUPPORTED;
+    }
+    virtual Status sampled_object_destroy(uint64_t object, bool surface) {
+        (void)object, (void)surface;
+        return VGPU_ERROR_NOT_SUPPORTED;
+    }
 
     virtual Status stream_create(uint32_t flags, BackendStream* out) = 0;
     virtual Status stream_synchronize(BackendStream s) = 0;

@@ -373,6 +373,8 @@ void HostBackend::drop_all() {
         alloc_addresses_.release(dev);
     }
     allocs_.clear();
+    arrays_.clear();
+    sampled_objects_.clear();
     used_ = 0;
     modules_.clear();
     streams_.clear();

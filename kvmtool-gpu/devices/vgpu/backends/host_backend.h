@@ -17,7 +17,9 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <vector>
@@ -95,6 +97,16 @@ public:
     Status set_limit(int limit, uint64_t value) override;
     Status launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
                   std::span<void* const> params, std::span<const uint16_t> sizes, bool cooperative) override;
+    // host_backend_arrays.cpp: arrays in host memory, rows packed (pitch =
+    // a row's bytes); copies between any two sides, row by row. Texture and
+    // surface objects are numbers kept with nothing behind them: no CPU
+    // kernel samples a texture (a program's own kernels stop at launch).
+    Status array_create(const ArrayShape& shape, BackendArray* out) override;
+    Status array_destroy(BackendArray a) override;
+    Status memcpy_3d(const Copy3D& copy, BackendStream s, bool async) override;
+    Status sampled_object_create(const TextureSpec& spec, bool surface, uint64_t* out) override;
+    Status sampled_object_destroy(uint64_t object, bool surface) override;
+    uint64_t live_arrays() const { return arrays_.size(); }
 
     Status stream_create(uint32_t flags, BackendStream* out) override;
     Status stream_synchronize(BackendStream s) override;
@@ -141,6 +153,16 @@ private:
     bool stream_ok(BackendStream s) const { return s == 0 || streams_.count(s); }
     Status sg_copy(uint64_t dptr, std::span<const memmap::HostRun> runs, SgStrategy how, BackendStream s, bool htod);
     void drop_all();
+    struct FreeBytes {
+        void operator()(uint8_t* p) const { std::free(p); }
+    };
+    struct HostArray {
+        ArrayShape shape;
+        std::unique_ptr<uint8_t, FreeBytes> bytes; // calloc'ed
+    };
+    // Where a copy side's box starts in host memory, with its row and slice
+    // pitch; nullptr for memory this backend does not have.
+    uint8_t* copy_view(const CopySide& side, const Copy3D& copy, uint64_t* pitch, uint64_t* slice);
     uint64_t next_object() { return next_object_++; }
 
     HostBackendOptions opts_;
@@ -153,6 +175,8 @@ private:
     std::set<BackendModule> modules_;
     std::set<BackendStream> streams_;
     std::map<BackendEvent, Event> events_;
+    std::map<BackendArray, HostArray> arrays_;
+    std::map<uint64_t, bool> sampled_objects_; // texture or surface object -> is a surface
     // Per reference kernel: the dynamic shared memory a launch may ask for
     // (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES; default 48 KiB).
     std::map<BackendFunction, int> max_dynamic_shared_;

@@ -1,0 +1,52 @@
+// cuGetProcAddress: the guest library's own entry points by name, from the
+// table of cuda_entry_points.h (sorted by name, then version).
+#include <string.h>
+
+#include "guest-stub/cuda/cuda_entry_points.h"
+#include "guest-stub/cuda/guest_cuda.h"
+
+namespace {
+
+struct EntryPoint {
+    const char* name;
+    int version;
+    void* fn;
+};
+
+#define KVMGPU_ENTRY(name, version, symbol) {#name, version, reinterpret_cast<void*>(&symbol)},
+const EntryPoint kEntryPoints[] = {KVMGPU_GUEST_DRIVER_ENTRY_POINTS(KVMGPU_ENTRY)};
+#undef KVMGPU_ENTRY
+
+constexpr int kDriverVersion = 13000; // cuDriverGetVersion's
+constexpr cuuint64_t kKnownFlags = CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+
+} // namespace
+
+extern "C" CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
+                                     CUdriverProcAddressQueryResult* symbolStatus)
+{
+    if (symbol == nullptr || pfn == nullptr || (flags & ~kKnownFlags) != 0 || cudaVersion > kDriverVersion)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pfn = nullptr;
+    bool named = false;
+    for (const EntryPoint& e : kEntryPoints) { // a hundred-odd names: looked up rarely
+        if (strcmp(e.name, symbol) != 0)
+            continue;
+        named = true;
+        if (e.version <= cudaVersion)
+            *pfn = e.fn; // the table is in version order: the newest that fits wins
+    }
+    CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SUCCESS;
+    if (*pfn == nullptr)
+        status = named ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    if (symbolStatus != nullptr)
+        *symbolStatus = status;
+    return status == CU_GET_PROC_ADDRESS_SUCCESS ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+// cuda.h's name for it (CUDA 12's signature, the one above).
+extern "C" CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
+                                        CUdriverProcAddressQueryResult* symbolStatus)
+{
+    return cuGetProcAddress(symbol, pfn, cudaVersion, flags, symbolStatus);
+}

@@ -1,0 +1,5 @@
+#include <cuda.h>
+
+#include "tests/unit/guest/cuda_layout_fields.h"
+
+std::vector<std::pair<std::string, size_t>> kvmgpu::guest_layout::cuda_layout() { KVMGPU_CUDA_LAYOUT_BODY }

@@ -1,0 +1,28 @@
+// Each entry of the guest's cuGetProcAddress table (cuda_entry_points.h)
+// names the version whose PFN type (cudaTypedefs.h) is the signature
+// cuda.h declares for the symbol: a program that casts the pointer to that
+// type calls the function it meant. Compile-time checks; the test below
+// only says they were compiled.
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <gtest/gtest.h>
+
+#include <type_traits>
+
+#include "guest-stub/cuda/cuda_entry_points.h"
+
+#define KVMGPU_CHECK_ENTRY(name, version, symbol)                            \
+    static_assert(std::is_same_v<PFN_##name##_v##version, decltype(&::symbol)>, \
+                  #name " at " #version " is not the signature cuda.h declares for " #symbol);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations" // cuDeviceComputeCapability is, and still offered
+KVMGPU_GUEST_DRIVER_ENTRY_POINTS(KVMGPU_CHECK_ENTRY)
+#pragma GCC diagnostic pop
+#undef KVMGPU_CHECK_ENTRY
+
+TEST(GuestEntryPoints, EveryVersionIsTheSignatureCudaHDeclares) {
+#define KVMGPU_COUNT_ENTRY(name, version, symbol) +1
+    constexpr int entries = 0 KVMGPU_GUEST_DRIVER_ENTRY_POINTS(KVMGPU_COUNT_ENTRY);
+#undef KVMGPU_COUNT_ENTRY
+    EXPECT_GT(entries, 100);
+}
