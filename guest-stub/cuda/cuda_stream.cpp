@@ -149,7 +149,7 @@ extern "C" CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned i
 extern "C" CUresult cuEventRecordWithFlags(CUevent event, CUstream stream, unsigned int flags)
 {
     if (flags == CU_EVENT_RECORD_EXTERNAL)
-        return CUDA_ERROR_NOT_SUPPORTED; // a graph's external event: graphs are not offered
+        return CUDA_ERROR_NOT_SUPPORTED; // a graph's event node: not offered
     if (flags != CU_EVENT_RECORD_DEFAULT)
         return CUDA_ERROR_INVALID_VALUE;
     return cuEventRecord(event, stream);

@@ -208,23 +208,39 @@ void captured_graph(CUfunction add, float* ha, float* hc, CUdeviceptr da, CUdevi
     CU_CHECK(cuStreamDestroy(s));
 }
 
-// The VMM bounds the nodes a VM holds (max_graph_nodes, 65,536 by default).
-void node_quota()
+// The VMM bounds the nodes a VM holds (max_graph_nodes, 65,536 by default),
+// executable graphs' included: a graph of 4,096 captured memsets (queued
+// calls, cheap even under emulation) instantiated until the quota refuses.
+void node_quota(CUdeviceptr scratch)
 {
-    CUgraph g = nullptr;
-    CU_CHECK(cuGraphCreate(&g, 0));
+    constexpr unsigned kNodes = 4096, kMaxExecs = 32;
+    CUstream s = nullptr;
+    CU_CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CU_CHECK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
     CUresult r = CUDA_SUCCESS;
+    for (unsigned i = 0; i < kNodes && r == CUDA_SUCCESS; ++i)
+        r = cuMemsetD8Async(scratch, static_cast<unsigned char>(i), 16, s);
+    expect("cuMemsetD8Async x 4096 (captured)", r, CUDA_SUCCESS);
+    CUgraph g = nullptr;
+    expect("cuStreamEndCapture(4096 nodes)", cuStreamEndCapture(s, &g), CUDA_SUCCESS);
+    CUgraphExec execs[kMaxExecs] = {};
     unsigned made = 0;
-    for (; made < 70000 && r == CUDA_SUCCESS; ++made) {
-        CUgraphNode node;
-        r = cuGraphAddEmptyNode(&node, g, nullptr, 0);
-    }
-    expect("cuGraphAddEmptyNode(past the VMM's node quota)", r, CUDA_ERROR_OUT_OF_MEMORY);
-    expect_true("the quota is in the thousands", made > 1000);
-    expect("cuGraphDestroy(gives the quota back)", cuGraphDestroy(g), CUDA_SUCCESS);
+    while (made < kMaxExecs && (r = cuGraphInstantiate(&execs[made], g, 0)) == CUDA_SUCCESS)
+        ++made;
+    expect("cuGraphInstantiate(past the VMM's node quota)", r, CUDA_ERROR_OUT_OF_MEMORY);
+    expect_true("a few execs of 4096 nodes fit first", made >= 4 && made < kMaxExecs);
+    for (unsigned i = 0; i < made; ++i)
+        CU_CHECK(cuGraphExecDestroy(execs[i]));
+    expect("cuGraphInstantiate(the quota given back)", cuGraphInstantiate(&execs[0], g, 0), CUDA_SUCCESS);
+    expect("cuGraphLaunch(4096 memsets)", cuGraphLaunch(execs[0], s), CUDA_SUCCESS);
+    expect("cuStreamSynchronize", cuStreamSynchronize(s), CUDA_SUCCESS);
+    CU_CHECK(cuGraphExecDestroy(execs[0]));
+    CU_CHECK(cuGraphDestroy(g));
+    CU_CHECK(cuStreamDestroy(s));
+
     CU_CHECK(cuGraphCreate(&g, 0));
     CUgraphNode node;
-    expect("cuGraphAddEmptyNode(after)", cuGraphAddEmptyNode(&node, g, nullptr, 0), CUDA_SUCCESS);
+    expect("cuGraphAddEmptyNode", cuGraphAddEmptyNode(&node, g, nullptr, 0), CUDA_SUCCESS);
     CUgraphNode dangling = reinterpret_cast<CUgraphNode>(uintptr_t{0x4e00000000000001ull});
     expect("cuGraphAddEmptyNode(a dependency never issued)", cuGraphAddEmptyNode(&node, g, &dangling, 1),
            CUDA_ERROR_INVALID_VALUE);
@@ -248,7 +264,7 @@ void graph_calls(CUfunction add)
     CU_CHECK(cuMemAlloc(&dc, kN * 4));
     explicit_graph(add, ha, hc, da, db, dc);
     captured_graph(add, ha, hc, da, db, dc);
-    node_quota();
+    node_quota(db);
     CU_CHECK(cuMemFree(da));
     CU_CHECK(cuMemFree(db));
     CU_CHECK(cuMemFree(dc));
