@@ -291,6 +291,8 @@ extern "C" CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* 
         for (size_t i = 0; i < VGPU_GRAPH_NODES_PER_CALL && got < total && got < room; ++i)
             nodes[got++] = handle_of<CUgraphNode>(handles[i]);
     } while (got < total && got < room);
+    for (size_t i = got; i < room; ++i)
+        nodes[i] = nullptr; // as the driver leaves the room past the last node
     *numNodes = nodes == nullptr ? total : got;
     return CUDA_SUCCESS;
 }
