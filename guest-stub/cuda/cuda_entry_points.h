@@ -62,6 +62,26 @@
     X(cuGetErrorName, 6000, cuGetErrorName) \
     X(cuGetErrorString, 6000, cuGetErrorString) \
     X(cuGetProcAddress, 12000, cuGetProcAddress) \
+    X(cuGraphAddDependencies, 12030, cuGraphAddDependencies) \
+    X(cuGraphAddEmptyNode, 10000, cuGraphAddEmptyNode) \
+    X(cuGraphAddHostNode, 10000, cuGraphAddHostNode) \
+    X(cuGraphAddKernelNode, 12000, cuGraphAddKernelNode) \
+    X(cuGraphAddMemcpyNode, 10000, cuGraphAddMemcpyNode) \
+    X(cuGraphAddMemsetNode, 10000, cuGraphAddMemsetNode) \
+    X(cuGraphCreate, 10000, cuGraphCreate) \
+    X(cuGraphDestroy, 10000, cuGraphDestroy) \
+    X(cuGraphDestroyNode, 10000, cuGraphDestroyNode) \
+    X(cuGraphExecDestroy, 10000, cuGraphExecDestroy) \
+    X(cuGraphExecKernelNodeSetParams, 12000, cuGraphExecKernelNodeSetParams) \
+    X(cuGraphExecUpdate, 12000, cuGraphExecUpdate) \
+    X(cuGraphGetNodes, 10000, cuGraphGetNodes) \
+    X(cuGraphHostNodeGetParams, 10000, cuGraphHostNodeGetParams) \
+    X(cuGraphHostNodeSetParams, 10000, cuGraphHostNodeSetParams) \
+    X(cuGraphInstantiateWithFlags, 11040, cuGraphInstantiateWithFlags) \
+    X(cuGraphKernelNodeSetParams, 12000, cuGraphKernelNodeSetParams) \
+    X(cuGraphLaunch, 10000, cuGraphLaunch) \
+    X(cuGraphRemoveDependencies, 12030, cuGraphRemoveDependencies) \
+    X(cuGraphUpload, 11010, cuGraphUpload) \
     X(cuInit, 2000, cuInit) \
     X(cuLaunchCooperativeKernel, 9000, cuLaunchCooperativeKernel) \
     X(cuLaunchHostFunc, 10000, cuLaunchHostFunc) \
@@ -118,10 +138,14 @@
     X(cuOccupancyMaxPotentialBlockSize, 6050, cuOccupancyMaxPotentialBlockSize) \
     X(cuOccupancyMaxPotentialBlockSizeWithFlags, 7000, cuOccupancyMaxPotentialBlockSizeWithFlags) \
     X(cuStreamAddCallback, 5000, cuStreamAddCallback) \
+    X(cuStreamBeginCapture, 10010, cuStreamBeginCapture) \
     X(cuStreamCreate, 2000, cuStreamCreate) \
     X(cuStreamCreateWithPriority, 5050, cuStreamCreateWithPriority) \
     X(cuStreamDestroy, 4000, cuStreamDestroy) \
+    X(cuStreamEndCapture, 10000, cuStreamEndCapture) \
+    X(cuStreamGetCaptureInfo, 12030, cuStreamGetCaptureInfo) \
     X(cuStreamGetPriority, 5050, cuStreamGetPriority) \
+    X(cuStreamIsCapturing, 10000, cuStreamIsCapturing) \
     X(cuStreamQuery, 2000, cuStreamQuery) \
     X(cuStreamSynchronize, 2000, cuStreamSynchronize) \
     X(cuStreamWaitEvent, 3020, cuStreamWaitEvent) \

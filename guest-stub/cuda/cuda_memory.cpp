@@ -4,6 +4,7 @@
 // heap) as scatter-gather lists built from the page tables.
 #include <string.h>
 
+#include "guest-stub/cuda/graph_host_steps.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/platform/platform.h"
@@ -21,6 +22,8 @@ CUresult copy_scattered(Dir dir, CUdeviceptr dptr, const void* host, size_t byte
 {
     if (strategy >= VGPU_SG_STRATEGY_COUNT_)
         return CUDA_ERROR_INVALID_VALUE;
+    if (capture_of(stream) != 0)
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; // a list's staging would not outlive the call
     const uint8_t* p = static_cast<const uint8_t*>(host);
     size_t done = 0;
     while (done < bytes) {
@@ -65,6 +68,7 @@ CUresult stream_op(uint16_t op, uint64_t a0, uint64_t a1, uint64_t a2, CUstream 
     c.arg[1] = a1;
     c.arg[2] = a2;
     c.arg[3] = stream_arg(stream);
+    capture_note_work(stream);
     return async ? call_async(c) : sync_point(call_sync(c));
 }
 
@@ -93,7 +97,9 @@ CUresult copy(Dir dir, CUdeviceptr dptr, const void* host, size_t bytes, CUstrea
     // it at once), one to pageable memory once the data is there. So they
     // wait (a waited copy completes after its stream's work, source read and
     // data written); page-locked memory stays asynchronous.
-    if (async && !page_locked(host, bytes))
+    // Captured, the copy is a node of the graph that reads or writes the
+    // memory when the graph runs, whatever the memory.
+    if (async && !page_locked(host, bytes) && capture_of(stream) == 0)
         async = false;
     uint64_t gpa;
     CUdeviceptr registered;

@@ -4,6 +4,7 @@
 // pinned scratch buffer the call waits for the device to take.
 #include <string.h>
 
+#include "guest-stub/cuda/graph_host_steps.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/platform/platform.h"
@@ -69,6 +70,7 @@ CUresult launch_packed(const FunctionLayout& l, unsigned gx, unsigned gy, unsign
                        uint16_t flags)
 {
     Call c;
+    capture_note_work(stream);
     c.op = VGPU_OP_LAUNCH_KERNEL_PACKED;
     c.flags = flags;
     c.arg[0] = handle_bits(l.handle);
@@ -347,6 +349,17 @@ CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx
     uint8_t* buffer = inline_buffer;
     if (l->bytes > VGPU_PAYLOAD_BYTES && (buffer = param_scratch()) == nullptr)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    if (CUresult r = pack_kernel_params(*l, kernelParams, extra, buffer))
+        return r;
+    return launch_packed(*l, gx, gy, gz, bx, by, bz, shmem, stream, buffer, flags);
+}
+
+} // namespace
+
+namespace guest::cuda {
+
+CUresult pack_kernel_params(const FunctionLayout& l, void** kernelParams, void** extra, uint8_t* buffer)
+{
     if (extra != nullptr) {
         // {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, END}, in any
         // order: the buffer is already laid out by the kernel's layout, and exactly its size.
@@ -360,23 +373,29 @@ CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx
             else
                 return CUDA_ERROR_INVALID_VALUE;
         }
-        if ((l->bytes > 0 && buf == nullptr) || buf_size == nullptr || *buf_size != l->bytes)
+        if ((l.bytes > 0 && buf == nullptr) || buf_size == nullptr || *buf_size != l.bytes)
             return CUDA_ERROR_INVALID_VALUE;
-        memcpy(buffer, buf, l->bytes);
+        memcpy(buffer, buf, l.bytes);
     } else {
-        if (l->count > 0 && kernelParams == nullptr)
+        if (l.count > 0 && kernelParams == nullptr)
             return CUDA_ERROR_INVALID_VALUE;
-        memset(buffer, 0, l->bytes); // padding between parameters
-        for (uint32_t i = 0; i < l->count; ++i) {
+        memset(buffer, 0, l.bytes); // padding between parameters
+        for (uint32_t i = 0; i < l.count; ++i) {
             if (kernelParams[i] == nullptr)
                 return CUDA_ERROR_INVALID_VALUE;
-            memcpy(buffer + l->offsets[i], kernelParams[i], l->sizes[i]);
+            memcpy(buffer + l.offsets[i], kernelParams[i], l.sizes[i]);
         }
     }
-    return launch_packed(*l, gx, gy, gz, bx, by, bz, shmem, stream, buffer, flags);
+    return CUDA_SUCCESS;
 }
 
-} // namespace
+bool kernel_shape_ok(const FunctionLayout& l, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                     unsigned bz, unsigned shmem)
+{
+    return launch_shape_ok(gx, gy, gz, bx, by, bz, shmem, l.max_dynamic_shared);
+}
+
+} // namespace guest::cuda
 
 extern "C" CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
                                    unsigned int bx, unsigned int by, unsigned int bz,

@@ -1,31 +1,13 @@
 // Streams and events.
 #include <string.h>
 
+#include "guest-stub/cuda/graph_host_steps.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
 
 using namespace guest::cuda;
 
 namespace {
-
-template <class H>
-CUresult create(uint16_t op, uint64_t flags, H* handle)
-{
-    if (handle == nullptr)
-        return CUDA_ERROR_INVALID_VALUE;
-    Call c;
-    c.op = op;
-    c.arg[0] = flags;
-    return call_result(c, handle);
-}
-
-CUresult one_handle(uint16_t op, uint64_t handle)
-{
-    Call c;
-    c.op = op;
-    c.arg[0] = handle;
-    return call_sync(c);
-}
 
 // The context each live event was made in, so that a stream can wait for
 // an event of another context (another device). Bounded: an event past
@@ -59,24 +41,27 @@ void events_forget(CUcontext ctx)
 
 extern "C" CUresult cuStreamCreate(CUstream* stream, unsigned int flags)
 {
-    return create(VGPU_OP_STREAM_CREATE, flags, stream);
+    return call_create(VGPU_OP_STREAM_CREATE, flags, stream);
 }
 
 extern "C" CUresult cuStreamSynchronize(CUstream stream)
 {
-    return sync_point(one_handle(VGPU_OP_STREAM_SYNCHRONIZE, stream_arg(stream)));
+    return sync_point(call_on(VGPU_OP_STREAM_SYNCHRONIZE, stream_arg(stream)));
 }
 
 extern "C" CUresult cuStreamDestroy(CUstream stream)
 {
     if (stream_arg(stream) == 0)
         return CUDA_ERROR_INVALID_HANDLE; // the default streams are not destroyed
-    return one_handle(VGPU_OP_STREAM_DESTROY, handle_bits(stream));
+    const CUresult r = call_on(VGPU_OP_STREAM_DESTROY, handle_bits(stream));
+    if (r == CUDA_SUCCESS)
+        capture_stream_destroyed(stream);
+    return r;
 }
 
 extern "C" CUresult cuEventCreate(CUevent* event, unsigned int flags)
 {
-    const CUresult r = create(VGPU_OP_EVENT_CREATE, flags, event);
+    const CUresult r = call_create(VGPU_OP_EVENT_CREATE, flags, event);
     if (r == CUDA_SUCCESS)
         if (EventOwner* o = owner_slot(nullptr))
             *o = EventOwner{*event, current_context()};
@@ -89,12 +74,13 @@ extern "C" CUresult cuEventRecord(CUevent event, CUstream stream)
     c.op = VGPU_OP_EVENT_RECORD;
     c.arg[0] = handle_bits(event);
     c.arg[1] = stream_arg(stream);
+    capture_event_recorded(event, stream);
     return call_async(c);
 }
 
 extern "C" CUresult cuEventSynchronize(CUevent event)
 {
-    return sync_point(one_handle(VGPU_OP_EVENT_SYNCHRONIZE, handle_bits(event)));
+    return sync_point(call_on(VGPU_OP_EVENT_SYNCHRONIZE, handle_bits(event)));
 }
 
 extern "C" CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end)
@@ -116,7 +102,7 @@ extern "C" CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end)
 
 extern "C" CUresult cuEventDestroy(CUevent event)
 {
-    const CUresult r = one_handle(VGPU_OP_EVENT_DESTROY, handle_bits(event));
+    const CUresult r = call_on(VGPU_OP_EVENT_DESTROY, handle_bits(event));
     if (r == CUDA_SUCCESS && event != nullptr)
         if (EventOwner* o = owner_slot(event))
             *o = EventOwner{};
@@ -127,12 +113,12 @@ extern "C" CUresult cuEventDestroy(CUevent event)
 // driver's, may report an earlier queued call's error.
 extern "C" CUresult cuStreamQuery(CUstream stream)
 {
-    return sync_point(one_handle(VGPU_OP_STREAM_QUERY, stream_arg(stream)));
+    return sync_point(call_on(VGPU_OP_STREAM_QUERY, stream_arg(stream)));
 }
 
 extern "C" CUresult cuEventQuery(CUevent event)
 {
-    return sync_point(one_handle(VGPU_OP_EVENT_QUERY, handle_bits(event)));
+    return sync_point(call_on(VGPU_OP_EVENT_QUERY, handle_bits(event)));
 }
 
 extern "C" CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags)
@@ -155,13 +141,15 @@ extern "C" CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned i
     c.arg[0] = stream_arg(stream);
     c.arg[1] = handle_bits(event);
     c.arg[2] = flags;
+    capture_stream_waits(stream, event);
+    capture_note_work(stream);
     return call_async(c);
 }
 
 extern "C" CUresult cuEventRecordWithFlags(CUevent event, CUstream stream, unsigned int flags)
 {
     if (flags == CU_EVENT_RECORD_EXTERNAL)
-        return CUDA_ERROR_NOT_SUPPORTED; // a graph's external event: graphs are not offered
+        return CUDA_ERROR_NOT_SUPPORTED; // a graph's event node: not offered
     if (flags != CU_EVENT_RECORD_DEFAULT)
         return CUDA_ERROR_INVALID_VALUE;
     return cuEventRecord(event, stream);
@@ -179,7 +167,7 @@ extern "C" CUresult cuStreamGetPriority(CUstream stream, int* priority)
     if (priority == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     // A query checks the handle; NOT_READY (work pending) is an answer.
-    const CUresult r = one_handle(VGPU_OP_STREAM_QUERY, stream_arg(stream));
+    const CUresult r = call_on(VGPU_OP_STREAM_QUERY, stream_arg(stream));
     if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY)
         return r;
     *priority = 0;
@@ -190,6 +178,10 @@ extern "C" CUresult cuLaunchHostFunc(CUstream stream, CUhostFn fn, void* userDat
 {
     if (fn == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
+    // Captured: the graph's host step, run after its device work (guest_cuda_graphs.h).
+    if (const uint64_t id = capture_of(stream)) {
+        return host_step_add(capture_owner(id), 0, fn, userData) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    }
     if (CUresult r = cuStreamSynchronize(stream))
         return r;
     fn(userData);

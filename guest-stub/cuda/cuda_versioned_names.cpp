@@ -29,6 +29,40 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule module,
     return cuModuleGetGlobal(dptr, bytes, module, name);
 }
 
+CUresult cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mode) { return cuStreamBeginCapture(stream, mode); }
+CUresult cuStreamGetCaptureInfo_v3(CUstream stream, CUstreamCaptureStatus* status, cuuint64_t* id, CUgraph* graph,
+                                   const CUgraphNode** deps, const CUgraphEdgeData** edge_data, size_t* num_deps)
+{
+    return cuStreamGetCaptureInfo(stream, status, id, graph, deps, edge_data, num_deps);
+}
+CUresult cuGraphExecUpdate_v2(CUgraphExec exec, CUgraph graph, CUgraphExecUpdateResultInfo* info)
+{
+    return cuGraphExecUpdate(exec, graph, info);
+}
+CUresult cuGraphAddKernelNode_v2(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, size_t n,
+                                 const CUDA_KERNEL_NODE_PARAMS* params)
+{
+    return cuGraphAddKernelNode(node, graph, deps, n, params);
+}
+CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS* params)
+{
+    return cuGraphKernelNodeSetParams(node, params);
+}
+CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec exec, CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS* params)
+{
+    return cuGraphExecKernelNodeSetParams(exec, node, params);
+}
+CUresult cuGraphAddDependencies_v2(CUgraph graph, const CUgraphNode* from, const CUgraphNode* to,
+                                   const CUgraphEdgeData* edge_data, size_t n)
+{
+    return cuGraphAddDependencies(graph, from, to, edge_data, n);
+}
+CUresult cuGraphRemoveDependencies_v2(CUgraph graph, const CUgraphNode* from, const CUgraphNode* to,
+                                      const CUgraphEdgeData* edge_data, size_t n)
+{
+    return cuGraphRemoveDependencies(graph, from, to, edge_data, n);
+}
+
 CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytes) { return cuMemAlloc(dptr, bytes); }
 CUresult cuMemFree_v2(CUdeviceptr dptr) { return cuMemFree(dptr); }
 CUresult cuMemGetInfo_v2(size_t* free, size_t* total) { return cuMemGetInfo(free, total); }

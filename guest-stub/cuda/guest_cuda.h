@@ -448,7 +448,7 @@ CUresult cuEventSynchronize(CUevent event);
 CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end);
 CUresult cuEventDestroy(CUevent event);
 CUresult cuEventQuery(CUevent event);
-// flags CU_EVENT_RECORD_DEFAULT; _EXTERNAL belongs to graphs (not offered).
+// flags CU_EVENT_RECORD_DEFAULT; _EXTERNAL belongs to graph event nodes (not offered).
 CUresult cuEventRecordWithFlags(CUevent event, CUstream stream, unsigned int flags);
 // Priorities are hints (see cuCtxGetStreamPriorityRange).
 CUresult cuStreamCreateWithPriority(CUstream* stream, unsigned int flags, int priority);
@@ -508,3 +508,4 @@ const char* vgpuBackendName(uint32_t backend);
 } // extern "C"
 
 #include "guest-stub/cuda/guest_cuda_arrays.h"
+#include "guest-stub/cuda/guest_cuda_graphs.h"

@@ -197,6 +197,14 @@ CUresult call_sync(const Call& c, uint64_t* result, void* payload_out, uint32_t 
     return static_cast<CUresult>(done.status);
 }
 
+CUresult call_on(uint16_t op, uint64_t handle)
+{
+    Call c;
+    c.op = op;
+    c.arg[0] = handle;
+    return call_sync(c);
+}
+
 CUresult call_async(const Call& c)
 {
     if (CUresult r = ready())

@@ -72,6 +72,19 @@ CUresult call_result(const Call& call, T** out)
         *out = handle_of<T*>(res[0]);
     return r;
 }
+// call_sync of `op` with arg0 = handle, the shape of most calls on one object.
+CUresult call_on(uint16_t op, uint64_t handle);
+// A call that makes an object from arg0 = flags: *handle = result[0].
+template <class H>
+CUresult call_create(uint16_t op, uint64_t flags, H* handle)
+{
+    if (handle == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    Call c;
+    c.op = op;
+    c.arg[0] = flags;
+    return call_result(c, handle);
+}
 // Submits with VGPU_CMD_FLAG_ASYNC and returns; errors come at a sync point.
 CUresult call_async(const Call& call);
 // Submits with VGPU_CMD_FLAG_ASYNC and waits until the device has taken the
@@ -103,6 +116,12 @@ struct FunctionLayout {
 // A record with room for `count` parameters, linked in; nullptr when out of memory.
 FunctionLayout* function_add(CUfunction f, CUmodule module, uint32_t count, uint32_t bytes);
 FunctionLayout* function_find(CUfunction f);
+// Lays out a launch's kernelParams (void**) or `extra` buffer by l into
+// buffer (l.bytes), as cuLaunchKernel takes them (cuda_module.cpp).
+CUresult pack_kernel_params(const FunctionLayout& l, void** kernelParams, void** extra, uint8_t* buffer);
+// The launch shape is one the device runs (dimensions, dynamic shared memory).
+bool kernel_shape_ok(const FunctionLayout& l, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                     unsigned bz, unsigned shmem);
 void module_forget(CUmodule module);
 // This guest's live device allocations (cuMemAlloc/cuMemFree), so that
 // cuMemcpy can tell device from guest addresses (unified addressing). Each

@@ -10,6 +10,9 @@
 //   wake_launch     wakes x (a pause of pause_ms, then launch + synchronize):
 //                   the round trip to a consumer that has gone to sleep; the
 //                   pause is not timed (wall and event spans cover the calls)
+//   graph_launch    n asynchronous launches of one graph (a chain of
+//                   graph_chain empty kernels captured from the stream once),
+//                   then one synchronize
 // and prints one line per (metric, batching), the median of `reps` runs:
 //   CALLS metric=launch batching=on calls=1000 reps=3 event_ns=... wall_ns=...
 //         doorbells=1 waits=1 status=ok
@@ -37,9 +40,19 @@ constexpr uint32_t kExitMeasurementFailed = 2;
 constexpr unsigned kMaxReps = 15;
 const char* const kBatching[] = {"off", "on"};
 
-enum Metric : unsigned { kLaunch, kLoop, kSyncLaunch, kSyncCopyHtoD, kSyncCopyDtoH, kWakeLaunch, kMetricCount };
-const char* const kMetricNames[] = {"launch",         "loop",           "sync_launch",
-                                    "sync_copy_htod", "sync_copy_dtoh", "wake_launch"};
+enum Metric : unsigned {
+    kLaunch,
+    kLoop,
+    kSyncLaunch,
+    kSyncCopyHtoD,
+    kSyncCopyDtoH,
+    kWakeLaunch,
+    kGraphLaunch,
+    kMetricCount
+};
+const char* const kMetricNames[] = {"launch",         "loop",           "sync_launch", "sync_copy_htod",
+                                    "sync_copy_dtoh", "wake_launch", "graph_launch"};
+constexpr unsigned kGraphChain = 8; // as kvmtool-gpu/bench/calls_plan.h
 
 struct Setup {
     CUfunction empty;
@@ -47,6 +60,7 @@ struct Setup {
     CUevent start, end;
     CUdeviceptr dev;
     void* pinned;
+    CUgraphExec chain; // kGraphChain empty kernels
     uint64_t n, iters, copy_bytes, reps, wakes, pause_ms;
 };
 
@@ -76,6 +90,8 @@ CUresult one_call(const Setup& s, unsigned metric)
     }
     case kSyncCopyHtoD:
         return cuMemcpyHtoD(s.dev, s.pinned, s.copy_bytes);
+    case kGraphLaunch:
+        return cuGraphLaunch(s.chain, s.stream);
     default:
         return cuMemcpyDtoH(s.pinned, s.dev, s.copy_bytes);
     }
@@ -83,7 +99,7 @@ CUresult one_call(const Setup& s, unsigned metric)
 
 uint64_t calls_of(const Setup& s, unsigned metric)
 {
-    return metric <= kLoop ? s.n : metric == kWakeLaunch ? s.wakes : s.iters;
+    return metric <= kLoop || metric == kGraphLaunch ? s.n : metric == kWakeLaunch ? s.wakes : s.iters;
 }
 
 void spin_ms(uint64_t ms)
@@ -218,6 +234,13 @@ int guest_main(const kvmgpu_boot_info*)
     CU_CHECK(cuMemAlloc(&s.dev, 4096));
     CU_CHECK(cuMemAllocHost(&s.pinned, 4096));
     memset(s.pinned, 0x5A, 4096);
+    CUgraph chain;
+    CU_CHECK(cuStreamBeginCapture(s.stream, CU_STREAM_CAPTURE_MODE_RELAXED));
+    for (unsigned i = 0; i < kGraphChain; ++i)
+        CU_CHECK(launch_empty(s));
+    CU_CHECK(cuStreamEndCapture(s.stream, &chain));
+    CU_CHECK(cuGraphInstantiate(&s.chain, chain, 0));
+    CU_CHECK(cuGraphDestroy(chain));
     VgpuGuestInfo vi;
     CU_CHECK(vgpuGetInfo(&vi));
     const uint64_t planned = (uint64_t)kMetricCount * ((batching & 1u) + ((batching >> 1) & 1u));

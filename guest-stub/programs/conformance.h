@@ -15,3 +15,5 @@ void cross_context_event_wait();
 void array_and_texture_calls();
 // conformance_entry_points.cpp
 void entry_point_calls();
+// conformance_graphs.cpp
+void graph_calls(CUfunction add);

@@ -258,6 +258,32 @@ enum vgpu_opcode {
                                          value in force: the current context's device (see VGPU_LIMIT_*) */
     VGPU_OP_DEVICE_P2P_ATTRIBUTE = 74, /* arg0 CUdevice_P2PAttribute, arg1 device, arg2 peer device
                                          -> result0 value (cuDeviceGetP2PAttribute) */
+    /* CUDA graphs and stream capture (ABI 7; see "graphs" below). */
+    VGPU_OP_STREAM_BEGIN_CAPTURE = 100, /* arg0 stream (not the default), arg1 CUstreamCaptureMode (0..2) */
+    VGPU_OP_STREAM_END_CAPTURE = 101, /* arg0 stream (where the capture began) -> result0 graph */
+    VGPU_OP_STREAM_CAPTURE_INFO = 102, /* arg0 stream -> result0 CUstreamCaptureStatus, result1 capture id */
+    VGPU_OP_GRAPH_CREATE = 103,       /* arg0 flags (0) -> result0 graph */
+    VGPU_OP_GRAPH_DESTROY = 104,      /* arg0 graph: its nodes' handles go with it */
+    VGPU_OP_GRAPH_ADD_EMPTY_NODE = 105, /* arg0 graph -> result0 node */
+    VGPU_OP_GRAPH_ADD_KERNEL_NODE = 106, /* vgpu_launch_args with `stream` = the graph, params = the buffer's
+                                         bytes; payload = vgpu_graph_kernel_payload -> result0 node */
+    VGPU_OP_GRAPH_ADD_MEMCPY_NODE = 107, /* arg0 graph, arg1 VGPU_OP_MEMCPY_HTOD/DTOH/DTOD (the direction),
+                                         arg2 dst (dptr or gpa), arg3 src (dptr or gpa), arg4 bytes -> result0 node */
+    VGPU_OP_GRAPH_ADD_MEMSET_NODE = 108, /* arg0 graph, arg1 dptr, arg2 value, arg3 element bytes (1, 2, 4),
+                                         arg4 count (elements) -> result0 node */
+    VGPU_OP_GRAPH_DEPENDENCIES = 109, /* arg0 graph, arg1 pairs (1..VGPU_GRAPH_EDGES_PER_CALL), arg2 1 to remove
+                                         (else add); payload = pairs x {from node, to node} (uint64 each) */
+    VGPU_OP_GRAPH_GET_NODES = 110,    /* arg0 graph, arg1 first -> result0 node count; payload <- node handles
+                                         first, first+1, ... (as many as the payload holds, uint64 each) */
+    VGPU_OP_GRAPH_DESTROY_NODE = 111, /* arg0 node */
+    VGPU_OP_GRAPH_KERNEL_NODE_SET_PARAMS = 112, /* as ADD_KERNEL_NODE with `stream` = the node */
+    VGPU_OP_GRAPH_INSTANTIATE = 113,  /* arg0 graph, arg1 flags (0) -> result0 graph exec */
+    VGPU_OP_GRAPH_EXEC_DESTROY = 114, /* arg0 graph exec */
+    VGPU_OP_GRAPH_LAUNCH = 115,       /* arg0 graph exec, arg1 stream */
+    VGPU_OP_GRAPH_UPLOAD = 116,       /* arg0 graph exec, arg1 stream */
+    VGPU_OP_GRAPH_EXEC_UPDATE = 117,  /* arg0 graph exec, arg1 graph -> result0 CUgraphExecUpdateResult */
+    VGPU_OP_GRAPH_EXEC_KERNEL_NODE_SET_PARAMS = 118, /* as KERNEL_NODE_SET_PARAMS; the payload's `exec` names
+                                         the graph exec */
     /* Arrays, textures and surfaces (ABI 6; vgpu_array_abi.h has the payloads). An array
        is a handle of the current context; a texture or surface object is the driver's own
        value (a kernel reads it as a parameter), known to the VMM per device. */
@@ -303,6 +329,28 @@ enum vgpu_opcode {
     VGPU_OP_FFT_EXEC = 323,           /* arg0 plan, arg1 input dptr, arg2 output dptr, arg3 the exec's cufftType
                                          (the plan's), arg4 direction (C2C, Z2Z: -1 forward, +1 inverse) */
     VGPU_OP_MAX_ = 350 /* the table is indexed by opcode: the unused numbers are NOT_SUPPORTED */
+};
+
+/* Graphs: a graph, a graph exec and a node are VM handles owned by the
+ * context they were made in, as streams are; a node's handle goes with its
+ * graph. Nodes are added without dependencies (GRAPH_DEPENDENCIES adds the
+ * edges). Kernel nodes are checked as LAUNCH_KERNEL_PACKED is (the
+ * function's layout, the dimensions). Copy nodes name guest RAM by
+ * guest-physical address (registered with the device for the VM's life, so
+ * the node stays valid) or device ranges of this VM. Stream capture records
+ * the capturing stream's launches, copies and memsets as the backend does
+ * (on CUDA, the driver's capture); scatter-gather copies are refused on a
+ * capturing stream (their staging would not outlive the call). A guest host
+ * function has no node in the device's graph: the guest runs it itself.
+ * Nodes a VM holds (in graphs, captures and execs) are bounded
+ * (OUT_OF_MEMORY past VgpuOptions::max_graph_nodes). */
+#define VGPU_GRAPH_EDGES_PER_CALL (VGPU_PAYLOAD_BYTES / 16u)
+#define VGPU_GRAPH_NODES_PER_CALL (VGPU_PAYLOAD_BYTES / 8u)
+/* The payload of the kernel-node opcodes: the parameter buffer inline when
+ * it fits, else its guest-physical address (in guest RAM). */
+struct vgpu_graph_kernel_payload {
+    uint64_t exec; /* EXEC_KERNEL_NODE_SET_PARAMS: the graph exec; else 0 */
+    uint8_t params[VGPU_PAYLOAD_BYTES - 8]; /* the buffer, or its gpa (uint64) when larger */
 };
 
 /* CTX_LIMIT's limits (CUlimit numbers). STACK_SIZE, PRINTF_FIFO_SIZE and
@@ -371,7 +419,9 @@ enum vgpu_status {
     VGPU_ERROR_UNSUPPORTED_LIMIT = 215,
     VGPU_ERROR_PEER_ACCESS_UNSUPPORTED = 217,
     VGPU_ERROR_INVALID_HANDLE = 400,
-    VGPU_ERROR_ILLEGAL_STATE = 401, /* guest-detected: the ring is broken (never sent by the device) */
+    VGPU_ERROR_ILLEGAL_STATE = 401, /* guest-detected: the ring is broken; from the device only as the driver's
+                                       answer to a capture call in the wrong state (e.g. END on a stream that
+                                       does not capture) */
     VGPU_ERROR_NOT_FOUND = 500,
     VGPU_ERROR_NOT_READY = 600,
     VGPU_ERROR_ILLEGAL_ADDRESS = 700,
@@ -382,6 +432,10 @@ enum vgpu_status {
     VGPU_ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
     VGPU_ERROR_LAUNCH_FAILED = 719,
     VGPU_ERROR_NOT_SUPPORTED = 801,
+    VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
+    VGPU_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
+    VGPU_ERROR_STREAM_CAPTURE_UNMATCHED = 903,
+    VGPU_ERROR_GRAPH_EXEC_UPDATE_FAILURE = 910,
     VGPU_ERROR_TIMEOUT = 909, /* guest-detected: no completion in time (never sent by the device) */
     VGPU_ERROR_UNKNOWN = 999
 };
@@ -402,6 +456,7 @@ static_assert(__builtin_offsetof(struct vgpu_launch_args, block) == 3 * 8 + 4, "
 static_assert(__builtin_offsetof(struct vgpu_launch_args, shared_bytes) == 5 * 8, "sharedMem in arg5's low half");
 static_assert(__builtin_offsetof(struct vgpu_launch_args, params) == 5 * 8 + 4, "params in arg5's high half");
 static_assert(sizeof(struct vgpu_param_desc) == 4, "param desc");
+static_assert(sizeof(struct vgpu_graph_kernel_payload) == VGPU_PAYLOAD_BYTES, "kernel node payload fills a slot");
 #endif
 
 #endif

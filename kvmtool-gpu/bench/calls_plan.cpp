@@ -2,7 +2,9 @@
 
 namespace kvmgpu::bench {
 
-bool is_async_metric(const std::string& metric) { return metric == "launch" || metric == "loop"; }
+bool is_async_metric(const std::string& metric) {
+    return metric == "launch" || metric == "loop" || metric == "graph_launch";
+}
 
 CallsSweep quick_calls_sweep() {
     CallsSweep s;

@@ -15,11 +15,14 @@ namespace kvmgpu::bench {
 // The guest's metrics, in its order (guest-stub/programs/calls.cpp).
 inline const std::vector<std::string>& call_metrics() {
     static const std::vector<std::string> m = {"launch",         "loop",           "sync_launch",
-                                               "sync_copy_htod", "sync_copy_dtoh", "wake_launch"};
+                                               "sync_copy_htod", "sync_copy_dtoh", "wake_launch",
+                                               "graph_launch"};
     return m;
 }
-// launch and loop are asynchronous calls (n each); the rest round trips
+// launch, loop and graph_launch are asynchronous calls (n each; a graph
+// launch runs kGraphChain empty kernels captured once); the rest round trips
 // (iters; wake_launch: wakes, each after a pause of pause_ms).
+inline constexpr unsigned kGraphChain = 8;
 bool is_async_metric(const std::string& metric);
 
 struct CallsSweep {

@@ -59,6 +59,7 @@ struct NativeCuda::Impl {
     }
     CUmodule module = nullptr;
     CUfunction empty = nullptr;
+    CUgraphExec graph_exec = nullptr; // graph_launches' chain, freed with the context
 
     explicit Impl(const vgpu::CudaDriverApi& a) : api(a) {}
     ~Impl() {
@@ -242,6 +243,26 @@ NativeTiming NativeCuda::wake_launches(uint64_t wakes, uint64_t pause_ms) {
     return sum;
 }
 
+NativeTiming NativeCuda::graph_launches(uint64_t n, unsigned chain) {
+    auto& m = *impl_;
+    const auto& api = m.api;
+    if (!api.cuStreamBeginCapture || !api.cuStreamEndCapture || !api.cuGraphInstantiateWithFlags ||
+        !api.cuGraphLaunch || !api.cuGraphDestroy)
+        return {0, 0, "error:no_graphs_in_driver"};
+    api.cuCtxSetCurrent(m.ctx);
+    if (!m.graph_exec) {
+        CUgraph g = nullptr;
+        CUresult r = api.cuStreamBeginCapture(m.stream, CU_STREAM_CAPTURE_MODE_RELAXED);
+        for (unsigned i = 0; i < chain && r == CUDA_SUCCESS; ++i) r = m.launch_empty();
+        const CUresult end = api.cuStreamEndCapture(m.stream, &g);
+        if (r == CUDA_SUCCESS) r = end;
+        if (r == CUDA_SUCCESS) r = api.cuGraphInstantiateWithFlags(&m.graph_exec, g, 0);
+        if (g) api.cuGraphDestroy(g);
+        if (r != CUDA_SUCCESS) return {0, 0, m.status(r)};
+    }
+    return m.timed_loop(n, [&] { return api.cuGraphLaunch(m.graph_exec, m.stream); });
+}
+
 #else // no cuda.h at build time
 
 struct NativeCuda::Impl {};
@@ -261,6 +282,7 @@ bool NativeCuda::prepare_calls(std::string*) { return false; }
 NativeTiming NativeCuda::launches(uint64_t, bool, uint64_t) { return {0, 0, "error:no_cuda"}; }
 NativeTiming NativeCuda::sync_launches(uint64_t) { return {0, 0, "error:no_cuda"}; }
 NativeTiming NativeCuda::wake_launches(uint64_t, uint64_t) { return {0, 0, "error:no_cuda"}; }
+NativeTiming NativeCuda::graph_launches(uint64_t, unsigned) { return {0, 0, "error:no_cuda"}; }
 NativeTiming NativeCuda::sync_copies(uint64_t, bool, uint64_t) { return {0, 0, "error:no_cuda"}; }
 
 #endif

@@ -62,6 +62,9 @@ public:
     // wakes round trips (event, launch, event, synchronize), each after
     // sleeping pause_ms; the times of the round trips alone, summed.
     NativeTiming wake_launches(uint64_t wakes, uint64_t pause_ms);
+    // n launches of one graph: `chain` empty kernels captured from the
+    // stream once (the first call), then one synchronize.
+    NativeTiming graph_launches(uint64_t n, unsigned chain);
 
 private:
     struct Impl;

@@ -37,7 +37,8 @@ std::vector<int> parse_gpu_list(const std::string& text) {
 const std::set<std::string>& vgpu_option_names() {
     static const std::set<std::string> names = {"vgpu", "gpu-worker", "doorbell", "gpu-mem-quota", "max-handles",
                                                 "max-module", "ring-max", "poll-spin-us", "poll-max-us", "gpus",
-                                                "max-registrations", "max-registered", "max-alias-mappings", "cublas"};
+                                                "max-registrations", "max-registered", "max-alias-mappings", "cublas",
+                                                "max-graph-nodes"};
     return names;
 }
 
@@ -59,6 +60,8 @@ const char* vgpu_options_help() {
            "                      (default ioeventfd)\n"
            "  --gpu-mem-quota SIZE  device memory one VM may hold (default 4G)\n"
            "  --max-handles N     per handle table (default 4096)\n"
+           "  --max-graph-nodes N  CUDA graph nodes one VM may hold in graphs, executable\n"
+           "                      graphs and open captures (default 65536)\n"
            "  --max-module SIZE   largest module image (default 64M)\n"
            "  --max-registrations N  registered guest buffers one VM may hold (default 1024)\n"
            "  --max-registered SIZE  their bytes together (default: the VM's RAM size)\n"
@@ -87,6 +90,7 @@ std::optional<VgpuConfig> parse_vgpu_flags(const ArgParser& p) {
         throw UsageError("--doorbell '" + bell + "': expected adaptive, trap, ioeventfd or poll");
     if (auto v = p.get("gpu-mem-quota")) c.options.device_mem_quota = parse_size(*v, "--gpu-mem-quota");
     if (auto v = p.get("max-handles")) c.options.max_handles = parse_u32(*v, "--max-handles");
+    if (auto v = p.get("max-graph-nodes")) c.options.max_graph_nodes = parse_u32(*v, "--max-graph-nodes");
     if (auto v = p.get("max-module")) c.options.max_module_bytes = parse_size(*v, "--max-module");
     if (auto v = p.get("max-registrations")) c.options.max_registrations = parse_u32(*v, "--max-registrations");
     if (auto v = p.get("max-registered")) c.options.max_registered_bytes = parse_size(*v, "--max-registered");

@@ -29,7 +29,7 @@ memmap::GuestMemory& guest_ram() {
     }();
     return *mem;
 }
-constexpr uint64_t kKinds = 9;
+constexpr uint64_t kKinds = 12;
 struct Known {
     uint64_t value[kKinds] = {};
 };
@@ -57,6 +57,9 @@ Known make_known(CommandDispatch& d, uint8_t* ram) {
     k.value[6] = exec(d, VGPU_OP_BLAS_CREATE, {});
     k.value[7] = exec(d, VGPU_OP_RAND_CREATE, {100});
     k.value[8] = exec(d, VGPU_OP_FFT_PLAN, {1, 64, 1, 1, 0x29, 1});
+    k.value[9] = exec(d, VGPU_OP_GRAPH_CREATE, {0});
+    k.value[10] = exec(d, VGPU_OP_GRAPH_ADD_EMPTY_NODE, {k.value[9]});
+    k.value[11] = exec(d, VGPU_OP_GRAPH_INSTANTIATE, {k.value[9], 0});
     return k;
 }
 

@@ -100,6 +100,25 @@ const std::array<CommandDispatch::Handler, VGPU_OP_MAX_> CommandDispatch::kHandl
     t[VGPU_OP_FFT_DESTROY] = &D::op_fft_destroy;
     t[VGPU_OP_FFT_SET_STREAM] = &D::op_fft_set_stream;
     t[VGPU_OP_FFT_EXEC] = &D::op_fft_exec;
+    t[VGPU_OP_STREAM_BEGIN_CAPTURE] = &D::op_stream_begin_capture;
+    t[VGPU_OP_STREAM_END_CAPTURE] = &D::op_stream_end_capture;
+    t[VGPU_OP_STREAM_CAPTURE_INFO] = &D::op_stream_capture_info;
+    t[VGPU_OP_GRAPH_CREATE] = &D::op_graph_create;
+    t[VGPU_OP_GRAPH_DESTROY] = &D::op_graph_destroy;
+    t[VGPU_OP_GRAPH_ADD_EMPTY_NODE] = &D::op_graph_add_empty_node;
+    t[VGPU_OP_GRAPH_ADD_KERNEL_NODE] = &D::op_graph_add_kernel_node;
+    t[VGPU_OP_GRAPH_ADD_MEMCPY_NODE] = &D::op_graph_add_memcpy_node;
+    t[VGPU_OP_GRAPH_ADD_MEMSET_NODE] = &D::op_graph_add_memset_node;
+    t[VGPU_OP_GRAPH_DEPENDENCIES] = &D::op_graph_dependencies;
+    t[VGPU_OP_GRAPH_GET_NODES] = &D::op_graph_get_nodes;
+    t[VGPU_OP_GRAPH_DESTROY_NODE] = &D::op_graph_destroy_node;
+    t[VGPU_OP_GRAPH_KERNEL_NODE_SET_PARAMS] = &D::op_graph_kernel_node_set_params;
+    t[VGPU_OP_GRAPH_EXEC_KERNEL_NODE_SET_PARAMS] = &D::op_graph_kernel_node_set_params;
+    t[VGPU_OP_GRAPH_INSTANTIATE] = &D::op_graph_instantiate;
+    t[VGPU_OP_GRAPH_EXEC_DESTROY] = &D::op_graph_exec_destroy;
+    t[VGPU_OP_GRAPH_LAUNCH] = &D::op_graph_launch;
+    t[VGPU_OP_GRAPH_UPLOAD] = &D::op_graph_launch;
+    t[VGPU_OP_GRAPH_EXEC_UPDATE] = &D::op_graph_exec_update;
     return t;
 }();
 
@@ -116,6 +135,9 @@ CommandDispatch::CommandDispatch(const memmap::GuestMemory& mem, GpuBackend& bac
       fft_(HandleKind::Fft, opts.max_handles, handle_seed),
       streams_(HandleKind::Stream, opts.max_handles, handle_seed),
       events_(HandleKind::Event, opts.max_handles, handle_seed),
+      graphs_(HandleKind::Graph, opts.max_handles, handle_seed),
+      graph_nodes_(HandleKind::GraphNode, opts.max_graph_nodes, handle_seed),
+      graph_execs_(HandleKind::GraphExec, opts.max_handles, handle_seed),
       allocs_(opts.device_mem_quota, opts.max_handles),
       alias_allowance_(AliasBudget::process().reserve(opts.max_alias_mappings)) {
     registered_bytes_limit_ = opts.max_registered_bytes;
@@ -151,6 +173,8 @@ CommandResult CommandDispatch::execute(GuestCommand& cmd) {
         r = fail(VGPU_ERROR_INVALID_VALUE, "payload_len > VGPU_PAYLOAD_BYTES");
     } else if (ctx_ == 0 && needs_context(op)) {
         r = fail(VGPU_ERROR_INVALID_CONTEXT, "no current context");
+    } else if (capture_quota_exceeded(op)) {
+        r = fail(VGPU_ERROR_OUT_OF_MEMORY, "work captured while a capture is open past max_graph_nodes");
     } else {
         VgpuCounters::add(counters_.per_opcode[op]);
         r = (this->*kHandlers[op])(cmd);
@@ -219,6 +243,11 @@ void CommandDispatch::drop_handles() {
     blas_.clear(); // a recovery lost the libraries' handles with the context; RESET destroyed them
     rand_.clear();
     fft_.clear();
+    graph_execs_.clear();
+    graph_nodes_.clear();
+    graphs_.clear();
+    graph_node_count_ = captured_ops_ = 0;
+    open_captures_ = 0;
     streams_.clear();
     events_.clear();
     allocs_.clear();

@@ -11,6 +11,7 @@
 #include <array>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <utility>
 #include <cstdint>
@@ -23,6 +24,7 @@
 #include "kvmtool-gpu/devices/vgpu/blas/blas_library.h"
 #include "kvmtool-gpu/devices/vgpu/fft/fft_library.h"
 #include "kvmtool-gpu/devices/vgpu/rand/rand_library.h"
+#include "kvmtool-gpu/devices/vgpu/backends/graph_backend.h"
 #include "kvmtool-gpu/devices/vgpu/command_ring.h"
 #include "kvmtool-gpu/devices/vgpu/handle_table.h"
 #include "kvmtool-gpu/devices/vgpu/host_alias.h"
@@ -181,6 +183,61 @@ private:
     CommandResult op_func_set_attribute(GuestCommand&);
     CommandResult op_launch_kernel(GuestCommand&);
     CommandResult op_launch_kernel_packed(GuestCommand&);
+    // dispatch_graphs.cpp
+    CommandResult op_stream_begin_capture(GuestCommand&);
+    CommandResult op_stream_end_capture(GuestCommand&);
+    CommandResult op_stream_capture_info(GuestCommand&);
+    CommandResult op_graph_create(GuestCommand&);
+    CommandResult op_graph_destroy(GuestCommand&);
+    CommandResult op_graph_add_empty_node(GuestCommand&);
+    CommandResult op_graph_add_kernel_node(GuestCommand&);
+    CommandResult op_graph_add_memcpy_node(GuestCommand&);
+    CommandResult op_graph_add_memset_node(GuestCommand&);
+    CommandResult op_graph_dependencies(GuestCommand&);
+    CommandResult op_graph_get_nodes(GuestCommand&);
+    CommandResult op_graph_destroy_node(GuestCommand&);
+    CommandResult op_graph_kernel_node_set_params(GuestCommand&);
+    CommandResult op_graph_instantiate(GuestCommand&);
+    CommandResult op_graph_exec_destroy(GuestCommand&);
+    CommandResult op_graph_launch(GuestCommand&);
+    CommandResult op_graph_exec_update(GuestCommand&);
+    // A graph the VM holds: its nodes' VM handles by backend node, and how
+    // many nodes it has (against max_graph_nodes).
+    struct GraphEntry {
+        BackendGraph graph = 0;
+        uint64_t nodes = 0;
+        std::map<BackendGraphNode, uint64_t> handles;
+    };
+    struct GraphNodeEntry {
+        uint64_t graph; // VM handle of its graph
+        BackendGraphNode node;
+    };
+    struct GraphExecEntry {
+        BackendGraphExec exec = 0;
+        uint64_t nodes = 0;
+    };
+    // The backend's graphs, or nullptr after the refusal was logged.
+    GraphBackend* graph_backend();
+    // The guest's graph node handle for backend node n of graph g (issued on first sight).
+    std::optional<uint64_t> node_handle(uint64_t graph, GraphEntry& g, BackendGraphNode n);
+    // A new node of `spec` in the graph named by `graph`, counted against the quota.
+    CommandResult add_graph_node(uint64_t graph, const GraphNodeSpec& spec);
+    // The kernel node of a kernel-node command (vgpu_graph_kernel_payload); an empty `why` when valid.
+    struct KernelNode {
+        GraphNodeSpec spec;
+        uint64_t target = 0; // the command's graph or node (vgpu_launch_args::stream)
+        uint64_t exec = 0;   // the payload's exec field
+        uint32_t status = VGPU_SUCCESS;
+        const char* why = nullptr;
+    };
+    KernelNode kernel_node(const GuestCommand& c);
+    void forget_graph(const GraphEntry& g);
+    void destroy_graphs_of(uint64_t ctx);
+    // Ends the captures open on ctx's streams (their graphs dropped): before
+    // its objects are freed, which the driver refuses during a global capture.
+    void end_captures_of(uint64_t ctx);
+    // Whether a stream-ordered op counts against an open capture's node quota.
+    bool capture_quota_exceeded(uint16_t op);
     // dispatch_limits.cpp
     CommandResult op_func_occupancy(GuestCommand&);
     CommandResult op_ctx_limit(GuestCommand&);
@@ -263,7 +320,12 @@ private:
         uint32_t status = VGPU_SUCCESS;
         const char* why = nullptr;
     };
-    LaunchShape launch_shape(const GuestCommand& c);
+    LaunchShape launch_shape(const GuestCommand& c, bool with_stream = true);
+    // Copies a packed parameter buffer of `bytes` (at most param_buffer_'s
+    // size) into param_buffer_: from the payload's `len` bytes at `p` when
+    // it fits the payload's `room`, else from the guest-physical address
+    // that the payload holds there. nullptr, or why not.
+    const char* take_param_buffer(const uint8_t* p, uint32_t len, uint32_t room, uint64_t bytes);
 
     const memmap::GuestMemory& mem_;
     GpuBackend& backend_;
@@ -319,6 +381,12 @@ private:
     bool blas_missing_logged_ = false;
     HandleTable<BackendStream> streams_;
     HandleTable<BackendEvent> events_;
+    HandleTable<GraphEntry> graphs_;
+    HandleTable<GraphNodeEntry> graph_nodes_;
+    HandleTable<GraphExecEntry> graph_execs_;
+    uint64_t graph_node_count_ = 0; // in graphs and execs, against max_graph_nodes
+    uint32_t open_captures_ = 0;    // begun and not yet ended (the driver may have ended them)
+    uint64_t captured_ops_ = 0;     // stream-ordered commands while a capture is open
     AllocationTable allocs_;
 
     // Reused between commands so large transfers do not allocate each time.

@@ -73,11 +73,13 @@ void CommandDispatch::free_objects_of(uint64_t ctx, bool drain) {
     // On the context's device; the current context's device afterwards.
     const int device = device_of(ctx), back = selected_device_;
     if (device != back) backend_.select_device(device);
+    end_captures_of(ctx);
     // Its queued work may still use what is freed: let the device finish.
     if (drain) backend_result(backend_.ctx_synchronize());
     destroy_blas_of(ctx); // before the streams they work on
     destroy_rand_of(ctx);
     destroy_fft_of(ctx);
+    destroy_graphs_of(ctx);
     events_.erase_owned_by(ctx, [&](BackendEvent e) { backend_.event_destroy(e); });
     streams_.erase_owned_by(ctx, [&](BackendStream s) { backend_.stream_destroy(s); });
     functions_.erase_owned_by(ctx, [](const FunctionEntry&) {});

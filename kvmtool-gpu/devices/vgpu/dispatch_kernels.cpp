@@ -124,7 +124,7 @@ CommandResult CommandDispatch::op_func_set_attribute(GuestCommand& c) {
         backend_.set_function_attribute(f->function, static_cast<int>(c.desc.arg[1]), static_cast<int>(value))));
 }
 
-CommandDispatch::LaunchShape CommandDispatch::launch_shape(const GuestCommand& c) {
+CommandDispatch::LaunchShape CommandDispatch::launch_shape(const GuestCommand& c, bool with_stream) {
     LaunchShape l;
     auto bad = [&](uint32_t status, const char* why) {
         l.status = status, l.why = why;
@@ -134,7 +134,7 @@ CommandDispatch::LaunchShape CommandDispatch::launch_shape(const GuestCommand& c
     std::memcpy(&a, c.desc.arg, sizeof a); // the command's copy: typed fields
     l.function = functions_.find(a.function, ctx_);
     if (!l.function) return bad(VGPU_ERROR_INVALID_HANDLE, "function handle");
-    if (!stream_of(a.stream, &l.stream)) return bad(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    if (with_stream && !stream_of(a.stream, &l.stream)) return bad(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     l.grid = Dim3{a.grid[0], a.grid[1], a.grid[2]};
     l.block = Dim3{a.block[0], a.block[1], a.block[2]};
     l.shared = a.shared_bytes;
@@ -143,6 +143,24 @@ CommandDispatch::LaunchShape CommandDispatch::launch_shape(const GuestCommand& c
         return bad(VGPU_ERROR_INVALID_VALUE, "zero grid or block dimension");
     if (!launch_dims_ok(l.grid, l.block)) return bad(VGPU_ERROR_INVALID_VALUE, "grid or block beyond the device's limits");
     return l;
+}
+
+const char* CommandDispatch::take_param_buffer(const uint8_t* p, uint32_t len, uint32_t room, uint64_t bytes) {
+    if (bytes > param_buffer_.size()) return "parameter buffer too large";
+    const uint8_t* src = p;
+    if (bytes > room) {
+        uint64_t gpa;
+        if (len < sizeof gpa) return "no parameter buffer address";
+        std::memcpy(&gpa, p, sizeof gpa);
+        src = guest_span(gpa, bytes);
+        if (!src) return "parameter buffer outside RAM";
+    } else if (len < bytes) {
+        return "parameter buffer longer than the payload";
+    }
+    // SAFETY: [src, src + bytes) is the payload or was translated above; one
+    // copy, so the guest cannot change a parameter after it was checked.
+    if (bytes) std::memcpy(param_buffer_.data(), src, bytes);
+    return nullptr;
 }
 
 // vgpu_launch_args with params = the buffer's bytes; the parameter buffer
@@ -155,20 +173,8 @@ CommandResult CommandDispatch::op_launch_kernel_packed(GuestCommand& c) {
     // Exactly the kernel's buffer: the driver reads every parameter at its
     // offset, so a shorter one would hand it bytes the guest never gave.
     if (bytes != layout.total_bytes()) return fail(VGPU_ERROR_INVALID_VALUE, "parameter buffer not the kernel's size");
-    if (bytes > param_buffer_.size()) return fail(VGPU_ERROR_INVALID_VALUE, "parameter buffer too large");
-    const uint8_t* src = c.payload.data();
-    if (bytes > VGPU_PAYLOAD_BYTES) {
-        uint64_t gpa;
-        if (c.desc.payload_len < sizeof gpa) return fail(VGPU_ERROR_INVALID_VALUE, "no parameter buffer address");
-        std::memcpy(&gpa, c.payload.data(), sizeof gpa);
-        src = guest_span(gpa, bytes);
-        if (!src) return fail(VGPU_ERROR_INVALID_VALUE, "parameter buffer outside RAM");
-    } else if (c.desc.payload_len < bytes) {
-        return fail(VGPU_ERROR_INVALID_VALUE, "parameter buffer longer than the payload");
-    }
-    // SAFETY: [src, src + bytes) is the payload or was translated above; one
-    // copy, so the guest cannot change a parameter after it was checked.
-    if (bytes) std::memcpy(param_buffer_.data(), src, bytes);
+    if (const char* why = take_param_buffer(c.payload.data(), c.desc.payload_len, VGPU_PAYLOAD_BYTES, bytes))
+        return fail(VGPU_ERROR_INVALID_VALUE, why);
     // The buffer as it is: laid out by the function's own layout.
     Status st = backend_result(backend_.launch_packed(l.function->function, l.grid, l.block, l.shared, l.stream,
                                                       {param_buffer_.data(), bytes}, layout, is_cooperative(c)));

@@ -118,6 +118,13 @@ CommandResult CommandDispatch::op_memcpy_sg(GuestCommand& c) {
     BackendStream s;
     if (!stream_of(c.desc.arg[3], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     if (c.desc.arg[4] >= VGPU_SG_STRATEGY_COUNT_) return fail(VGPU_ERROR_INVALID_VALUE, "unknown sg strategy");
+    // A captured node must name memory that outlives the call: the
+    // strategies' staging buffers and walk scratch do not.
+    uint32_t capture = kCaptureNone;
+    uint64_t capture_id = 0;
+    if (open_captures_ > 0 && graph_backend() && graph_backend()->capture_status(s, &capture, &capture_id) == VGPU_SUCCESS &&
+        capture != kCaptureNone)
+        return fail(VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED, "scatter-gather copy on a capturing stream");
     if (count > VGPU_MAX_SG_ENTRIES) return fail(VGPU_ERROR_INVALID_VALUE, "sg count > VGPU_MAX_SG_ENTRIES");
     if (count == 0) return done(VGPU_SUCCESS);
     const bool auto_pick = c.desc.arg[4] == VGPU_SG_AUTO;

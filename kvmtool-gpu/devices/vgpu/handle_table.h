@@ -1,5 +1,5 @@
 // Per-VM table that turns backend objects (contexts, modules, functions,
-// streams, events, arrays) into the VM-local numbers a guest sees. Each entry has an
+// streams, events, arrays, graphs) into the VM-local numbers a guest sees. Each entry has an
 // owner (the context it was made in; 0 for none), so a handle used while
 // another context is current can be refused. A handle never contains a
 // host pointer: it packs a table tag, a slot generation and a slot index, so
@@ -26,6 +26,9 @@ enum class HandleKind : uint8_t {
     Blas = 0x42,
     Rand = 0x47,
     Fft = 0x54,
+    Graph = 0x48,
+    GraphExec = 0x58,
+    GraphNode = 0x4e,
 };
 
 // Bounded table of T. Handle layout: bits 63..56 kind, 55..32 generation,

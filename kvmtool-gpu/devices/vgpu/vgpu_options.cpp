@@ -34,6 +34,7 @@ void validate(const VgpuOptions& o) {
     if (o.max_ring < VGPU_MIN_RING || o.max_ring > kMaxRingLimit || (o.max_ring & (o.max_ring - 1)) != 0)
         bad("max_ring must be a power of two in [VGPU_MIN_RING, 65536]");
     if (o.max_handles == 0 || o.max_handles > (1u << 24)) bad("max_handles must be in [1, 2^24]");
+    if (o.max_graph_nodes == 0 || o.max_graph_nodes > (1u << 24)) bad("max_graph_nodes must be in [1, 2^24]");
     if (o.max_module_bytes == 0) bad("max_module_bytes must be > 0");
     if (o.max_registrations == 0) bad("max_registrations must be > 0");
 }

@@ -1,5 +1,5 @@
 // The cuda.h structures the guest Driver API declares itself
-// (guest-stub/cuda/guest_cuda_arrays.h, guest_cuda.h): every field whose
+// (guest-stub/cuda/guest_cuda_arrays.h, guest_cuda_graphs.h, guest_cuda.h): every field whose
 // offset must be NVIDIA's, and every size. Expanded once against the
 // guest's header and once against cuda.h (two translation units).
 #pragma once
@@ -26,12 +26,20 @@
     X(CUDA_TEXTURE_DESC, maxMipmapLevelClamp) X(CUDA_TEXTURE_DESC, borderColor)                                  \
     X(CUDA_RESOURCE_VIEW_DESC, width) X(CUDA_RESOURCE_VIEW_DESC, lastLayer) X(CUlaunchConfig, hStream)           \
     X(CUlaunchConfig, attrs) X(CUlaunchConfig, numAttrs) X(CUlaunchAttribute, value)                             \
-    X(CUlaunchAttribute, value.clusterDim.z) X(CUlaunchAttribute, value.priority)
+    X(CUlaunchAttribute, value.clusterDim.z) X(CUlaunchAttribute, value.priority)                                \
+    X(CUDA_KERNEL_NODE_PARAMS, gridDimZ) X(CUDA_KERNEL_NODE_PARAMS, sharedMemBytes)                              \
+    X(CUDA_KERNEL_NODE_PARAMS, kernelParams) X(CUDA_KERNEL_NODE_PARAMS, extra) X(CUDA_KERNEL_NODE_PARAMS, kern) \
+    X(CUDA_KERNEL_NODE_PARAMS, ctx) X(CUDA_MEMSET_NODE_PARAMS, pitch) X(CUDA_MEMSET_NODE_PARAMS, value)          \
+    X(CUDA_MEMSET_NODE_PARAMS, elementSize) X(CUDA_MEMSET_NODE_PARAMS, width) X(CUDA_MEMSET_NODE_PARAMS, height) \
+    X(CUDA_HOST_NODE_PARAMS, userData) X(CUgraphEdgeData, to_port) X(CUgraphEdgeData, type)                      \
+    X(CUgraphExecUpdateResultInfo, errorNode) X(CUgraphExecUpdateResultInfo, errorFromNode)
 
 #define KVMGPU_CUDA_LAYOUT_SIZES(X)                                                                                \
     X(CUDA_ARRAY_DESCRIPTOR) X(CUDA_ARRAY3D_DESCRIPTOR) X(CUDA_MEMCPY2D) X(CUDA_MEMCPY3D) X(CUDA_RESOURCE_DESC)  \
     X(CUDA_TEXTURE_DESC) X(CUDA_RESOURCE_VIEW_DESC) X(CUlaunchConfig) X(CUlaunchAttribute) X(CUtexObject)       \
-    X(CUarray_format) X(CUmemorytype)
+    X(CUarray_format) X(CUmemorytype) X(CUDA_KERNEL_NODE_PARAMS) X(CUDA_MEMSET_NODE_PARAMS)                   \
+    X(CUDA_HOST_NODE_PARAMS) X(CUgraphEdgeData) X(CUgraphExecUpdateResultInfo) X(CUstreamCaptureStatus)         \
+    X(CUstreamCaptureMode)
 
 #define KVMGPU_CUDA_LAYOUT_BODY                                                                               \
     std::vector<std::pair<std::string, size_t>> out;                                                          \

@@ -13,6 +13,7 @@
 #include "kvmtool-gpu/devices/vgpu/backends/cuda_backend.h"
 #include "kvmtool-gpu/devices/vgpu_worker/engine_factory.h"
 #include "tests/support/device_walk_cases.h"
+#include "tests/support/graph_cases.h"
 #include "tests/support/param_layout_cases.h"
 #include "memmap/backing.h"
 #include "tests/support/gpu_test_kernels.h"
@@ -214,6 +215,21 @@ void on_cuda_vm(void (*walk_case)(VgpuRig&)) {
 TEST(CudaVgpu, DeviceWalkMovesTheRightBytes) { on_cuda_vm(walk_moves_the_right_bytes); }
 TEST(CudaVgpu, DeviceWalkManyInFlight) { on_cuda_vm(walk_many_in_flight); }
 TEST(CudaVgpu, DeviceWalkRefusesBadLists) { on_cuda_vm(walk_refuses_bad_lists); }
+
+// One of the shared graph cases on a CUDA VM of its own (the driver's graphs and capture).
+void graph_case_on_cuda(void (*graph_case)(GraphVm&)) {
+    REQUIRE_CUDA(be);
+    if (!be->graphs()) GTEST_SKIP() << "the driver lacks a graph entry point";
+    VgpuRig rig(VgpuOptions{}, std::move(be));
+    ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
+    GraphVm vm(rig, test_fatbin());
+    graph_case(vm);
+}
+
+TEST(CudaVgpu, GraphRunsInDependencyOrder) { graph_case_on_cuda(graph_runs_in_dependency_order); }
+TEST(CudaVgpu, GraphKernelNodeParams) { graph_case_on_cuda(kernel_node_params_in_graph_and_exec); }
+TEST(CudaVgpu, CaptureRecordsAndReplays) { graph_case_on_cuda(capture_records_and_replays); }
+TEST(CudaVgpu, SynchronizingACaptureInvalidatesIt) { graph_case_on_cuda(synchronizing_a_capture_invalidates_it); }
 
 TEST(CudaBackend, EmbeddedFatbinKernelRuns) {
     REQUIRE_CUDA(be);

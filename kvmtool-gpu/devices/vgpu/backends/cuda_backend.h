@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "kvmtool-gpu/devices/vgpu/backends/cuda_driver_api.h"
+#include "kvmtool-gpu/devices/vgpu/backends/cuda_graphs.h"
 #include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
 #include "kvmtool-gpu/devices/vgpu/backends/guest_ram_map.h"
 #include "kvmtool-gpu/devices/vgpu/backends/sg_copy_run.h"
@@ -146,6 +147,8 @@ public:
     // VMM process per VM.
     bool recover_from(Status s) override;
     bool context_lost() const { return lost_; }
+    // The driver's own graphs and capture (cuda_graphs.h), where it has every call.
+    GraphBackend* graphs() override { return graphs_.available() ? &graphs_ : nullptr; }
 
     bool has_gather_kernel() const { return gather_fn_ != nullptr; }
     bool has_device_walk() const { return walk_copy_fn_ != nullptr && rejections_host_ != nullptr; }
@@ -217,6 +220,7 @@ private:
     std::unique_ptr<CudaBlas> blas_;
     std::unique_ptr<CudaRand> rand_;
     std::unique_ptr<CudaFft> fft_;
+    CudaGraphs graphs_{api_, ctx_};
 
     // Scratch for Batch, reused.
     std::vector<CUdeviceptr> batch_dst_, batch_src_;

@@ -42,7 +42,16 @@ namespace kvmgpu::vgpu {
     X(cuTexObjectDestroy, 5000) X(cuSurfObjectCreate, 5000) X(cuSurfObjectDestroy, 5000)
 
 // Absent from older drivers; nullptr then.
-#define KVMGPU_CUDA_OPTIONAL(X) X(cuMemcpyBatchAsync, 13000)
+// Graphs and stream capture (cuda_graphs.h): the backend offers them only
+// when every one resolved.
+#define KVMGPU_CUDA_OPTIONAL(X)                                                                                  \
+    X(cuMemcpyBatchAsync, 13000) X(cuStreamBeginCapture, 10010) X(cuStreamEndCapture, 10000)                     \
+    X(cuStreamGetCaptureInfo, 12030) X(cuGraphCreate, 10000) X(cuGraphDestroy, 10000)                            \
+    X(cuGraphAddKernelNode, 12000) X(cuGraphKernelNodeSetParams, 12000) X(cuGraphExecKernelNodeSetParams, 12000) \
+    X(cuGraphAddMemcpyNode, 10000) X(cuGraphAddMemsetNode, 10000) X(cuGraphAddEmptyNode, 10000)                  \
+    X(cuGraphAddDependencies, 12030) X(cuGraphRemoveDependencies, 12030) X(cuGraphGetNodes, 10000)               \
+    X(cuGraphDestroyNode, 10000) X(cuGraphInstantiateWithFlags, 11040) X(cuGraphLaunch, 10000)                   \
+    X(cuGraphUpload, 11010) X(cuGraphExecUpdate, 12000) X(cuGraphExecDestroy, 10000)
 
 // Resolved entry points; one per process, never unloaded.
 struct CudaDriverApi {

@@ -140,6 +140,7 @@ public:
     Status event_destroy(BackendEvent e) override { return cur().event_destroy(e); }
     Status event_query(BackendEvent e) override { return cur().event_query(e); }
 
+    GraphBackend* graphs() override { return cur().graphs(); }
     void cancel_call_in_flight() override;
     bool recover_from(Status s) override { return cur().recover_from(s); }
 

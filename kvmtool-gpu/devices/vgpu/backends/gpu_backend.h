@@ -93,6 +93,8 @@ const char* to_string(SgStrategy s);
 // "VGPU_ERROR_INVALID_VALUE" etc.; "VGPU_STATUS_<n>" for other CUresults.
 const char* status_name(uint32_t s);
 
+class GraphBackend;
+
 class GpuBackend {
 public:
     virtual ~GpuBackend() = default;
@@ -301,6 +303,9 @@ public:
     virtual RandLibrary* rand() { return nullptr; }
     // ... and its cuFFT basic plans, nullptr when it has none.
     virtual FftLibrary* fft() { return nullptr; }
+    // CUDA graphs and stream capture (graph_backend.h); nullptr where the
+    // backend has none (the device model refuses them, NOT_SUPPORTED).
+    virtual GraphBackend* graphs() { return nullptr; }
 
     // Thread-safe, from any thread: ends the call the executor is blocked in
     // now as if its time-out had passed (a worker backend then replaces its

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <thread>
 
 #include "kvmtool-gpu/devices/vgpu/range.h"
@@ -168,6 +169,8 @@ Status HostBackend::mem_get_info(uint64_t* free_bytes, uint64_t* total_bytes) {
 // Copies finish before returning, so `async` changes nothing here.
 Status HostBackend::memcpy_htod(uint64_t dst, const void* src, uint64_t bytes, BackendStream s, bool) {
     if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
+    if (graphs_.capturing(s))
+        return graphs_.record(s, [this, dst, src, bytes] { return memcpy_htod(dst, src, bytes, 0, false); });
     uint8_t* d = translate(dst, bytes);
     if (!d) return VGPU_ERROR_INVALID_VALUE;
     std::memmove(d, src, bytes); // src may be guest RAM that is also a window
@@ -176,6 +179,8 @@ Status HostBackend::memcpy_htod(uint64_t dst, const void* src, uint64_t bytes, B
 
 Status HostBackend::memcpy_dtoh(void* dst, uint64_t src, uint64_t bytes, BackendStream s, bool) {
     if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
+    if (graphs_.capturing(s))
+        return graphs_.record(s, [this, dst, src, bytes] { return memcpy_dtoh(dst, src, bytes, 0, false); });
     const uint8_t* p = translate(src, bytes);
     if (!p) return VGPU_ERROR_INVALID_VALUE;
     std::memmove(dst, p, bytes);
@@ -184,6 +189,8 @@ Status HostBackend::memcpy_dtoh(void* dst, uint64_t src, uint64_t bytes, Backend
 
 Status HostBackend::memcpy_dtod(uint64_t dst, uint64_t src, uint64_t bytes, BackendStream s, bool) {
     if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
+    if (graphs_.capturing(s))
+        return graphs_.record(s, [this, dst, src, bytes] { return memcpy_dtod(dst, src, bytes, 0, false); });
     uint8_t* d = translate(dst, bytes);
     const uint8_t* p = translate(src, bytes);
     if (!d || !p) return VGPU_ERROR_INVALID_VALUE;
@@ -194,6 +201,8 @@ Status HostBackend::memcpy_dtod(uint64_t dst, uint64_t src, uint64_t bytes, Back
 Status HostBackend::memset(uint64_t dptr, uint32_t value, uint32_t element_bytes, uint64_t count, BackendStream s,
                            bool) {
     if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
+    if (graphs_.capturing(s))
+        return graphs_.record(s, [=, this] { return memset(dptr, value, element_bytes, count, 0, false); });
     if (element_bytes != 1 && element_bytes != 2 && element_bytes != 4) return VGPU_ERROR_INVALID_VALUE;
     uint64_t bytes;
     if (dptr % element_bytes || __builtin_mul_overflow(count, element_bytes, &bytes)) return VGPU_ERROR_INVALID_VALUE;
@@ -276,6 +285,20 @@ Status HostBackend::launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t sh
     const auto opted = max_dynamic_shared_.find(f);
     const uint64_t shared_limit = opted == max_dynamic_shared_.end() ? kDefaultDynamicShared : opted->second;
     if (shared_bytes > shared_limit) return VGPU_ERROR_INVALID_VALUE; // as CUDA does
+    if (graphs_.capturing(s)) {
+        // The parameters, copied: the caller's pointers do not outlive the call.
+        auto kept = std::make_shared<std::vector<std::vector<uint8_t>>>();
+        for (size_t i = 0; i < params.size(); ++i) {
+            const auto* p = static_cast<const uint8_t*>(params[i]);
+            kept->emplace_back(p, p + sizes[i]);
+        }
+        std::vector<uint16_t> kept_sizes(sizes.begin(), sizes.end());
+        return graphs_.record(s, [=, this] {
+            std::vector<void*> ptrs;
+            for (auto& v : *kept) ptrs.push_back(v.data());
+            return launch(f, grid, block, shared_bytes, 0, ptrs, kept_sizes, false);
+        });
+    }
     return k.fn(*this, grid, block, params);
 }
 
@@ -285,9 +308,14 @@ Status HostBackend::stream_create(uint32_t, BackendStream* out) {
     return VGPU_SUCCESS;
 }
 
-Status HostBackend::stream_synchronize(BackendStream s) { return stream_ok(s) ? VGPU_SUCCESS : VGPU_ERROR_INVALID_HANDLE; }
+Status HostBackend::stream_synchronize(BackendStream s) {
+    return stream_ok(s) ? graphs_.refuse_sync(s) : VGPU_ERROR_INVALID_HANDLE;
+}
 
-Status HostBackend::stream_destroy(BackendStream s) { return streams_.erase(s) ? VGPU_SUCCESS : VGPU_ERROR_INVALID_HANDLE; }
+Status HostBackend::stream_destroy(BackendStream s) {
+    graphs_.forget_stream(s);
+    return streams_.erase(s) ? VGPU_SUCCESS : VGPU_ERROR_INVALID_HANDLE;
+}
 
 Status HostBackend::event_create(uint32_t flags, BackendEvent* out) {
     *out = next_object();
@@ -298,6 +326,8 @@ Status HostBackend::event_create(uint32_t flags, BackendEvent* out) {
 Status HostBackend::event_record(BackendEvent e, BackendStream s) {
     auto it = events_.find(e);
     if (it == events_.end() || !stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
+    graphs_.event_recorded(e, s);
+    if (graphs_.capturing(s)) return VGPU_SUCCESS; // an ordering point in the capture, no time
     it->second.ns = now_ns(); // all work before it is already done
     return VGPU_SUCCESS;
 }
@@ -306,10 +336,14 @@ Status HostBackend::event_synchronize(BackendEvent e) { return events_.count(e) 
 
 // The host backend finishes all work in the call that queued it: a stream
 // or an event is always done, and a wait has nothing to wait for.
-Status HostBackend::stream_query(BackendStream s) { return stream_ok(s) ? VGPU_SUCCESS : VGPU_ERROR_INVALID_HANDLE; }
+Status HostBackend::stream_query(BackendStream s) {
+    return stream_ok(s) ? graphs_.refuse_sync(s) : VGPU_ERROR_INVALID_HANDLE;
+}
 
 Status HostBackend::stream_wait_event(BackendStream s, BackendEvent e) {
-    return stream_ok(s) && events_.count(e) ? VGPU_SUCCESS : VGPU_ERROR_INVALID_HANDLE;
+    if (!stream_ok(s) || !events_.count(e)) return VGPU_ERROR_INVALID_HANDLE;
+    graphs_.stream_waits(s, e);
+    return VGPU_SUCCESS;
 }
 
 Status HostBackend::event_query(BackendEvent e) { return events_.count(e) ? VGPU_SUCCESS : VGPU_ERROR_INVALID_HANDLE; }
@@ -349,6 +383,7 @@ void HostBackend::drop_all() {
     streams_.clear();
     events_.clear();
     peers_.clear();
+    graphs_.clear();
 }
 
 } // namespace kvmgpu::vgpu

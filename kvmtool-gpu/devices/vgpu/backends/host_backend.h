@@ -27,6 +27,7 @@
 #include "kvmtool-gpu/devices/vgpu/backends/fake_address_space.h"
 #include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
 #include "kvmtool-gpu/devices/vgpu/backends/guest_ram_map.h"
+#include "kvmtool-gpu/devices/vgpu/backends/host_graphs.h"
 #include "kvmtool-gpu/devices/vgpu/backends/host_kernels.h"
 #include "kvmtool-gpu/devices/vgpu/blas/host_blas.h"
 #include "kvmtool-gpu/devices/vgpu/fft/host_fft.h"
@@ -133,6 +134,8 @@ public:
     // A CPU kernel's illegal address is treated as sticky, like a GPU's:
     // every allocation, module, stream and event is dropped.
     bool recover_from(Status s) override;
+    // Graphs recorded and replayed with this backend's own operations (host_graphs.h).
+    GraphBackend* graphs() override { return &graphs_; }
 
     // DeviceAddressSpace, for the CPU kernels (and the copies): this
     // device's memory, then that of the peers it has access to.
@@ -201,6 +204,7 @@ private:
     HostBlas blas_{*this};
     HostRand rand_{*this};
     HostFft fft_{*this};
+    HostGraphs graphs_{*this};
 };
 
 } // namespace kvmgpu::vgpu

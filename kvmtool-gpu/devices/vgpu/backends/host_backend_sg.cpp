@@ -21,6 +21,7 @@ Status HostBackend::memcpy_dtoh_sg(uint64_t src, std::span<const memmap::HostRun
 
 Status HostBackend::sg_copy(uint64_t dptr, std::span<const memmap::HostRun> runs, SgStrategy how, BackendStream s,
                             bool htod) {
+    if (graphs_.capturing(s)) return VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED; // staging would not outlive the call
     if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
     const uint64_t total = total_bytes(runs);
     if (total == 0) return VGPU_SUCCESS;

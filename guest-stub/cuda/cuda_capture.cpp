@@ -1,0 +1,111 @@
+// Stream capture: the VMM's backend captures the stream's work (on CUDA,
+// the driver's own capture); this library keeps which streams capture, for
+// its copies and host functions (graph_host_steps.h).
+#include "guest-stub/cuda/graph_host_steps.h"
+#include "guest-stub/cuda/guest_cuda.h"
+#include "guest-stub/cuda/vgpu_client.h"
+
+using namespace guest::cuda;
+
+namespace {
+
+// STREAM_CAPTURE_INFO: the device's word on the stream.
+CUresult capture_info(CUstream stream, CUstreamCaptureStatus* status, uint64_t* id)
+{
+    Call c;
+    c.op = VGPU_OP_STREAM_CAPTURE_INFO;
+    c.arg[0] = stream_arg(stream);
+    uint64_t res[2];
+    const CUresult r = call_sync(c, res);
+    if (r == CUDA_SUCCESS) {
+        *status = static_cast<CUstreamCaptureStatus>(res[0]);
+        *id = res[1];
+    }
+    return r;
+}
+
+} // namespace
+
+extern "C" CUresult cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode mode)
+{
+    Call c;
+    c.op = VGPU_OP_STREAM_BEGIN_CAPTURE;
+    c.arg[0] = stream_arg(hStream);
+    c.arg[1] = static_cast<uint64_t>(mode);
+    if (CUresult r = call_sync(c))
+        return r;
+    CUstreamCaptureStatus status;
+    uint64_t id = 0;
+    if (CUresult r = capture_info(hStream, &status, &id))
+        return r;
+    capture_began(hStream, id);
+    return CUDA_SUCCESS;
+}
+
+extern "C" CUresult cuStreamEndCapture(CUstream hStream, CUgraph* phGraph)
+{
+    if (phGraph == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    const uint64_t id = capture_of(hStream);
+    const bool blocked = id != 0 && host_steps_blocked(capture_owner(id));
+    Call c;
+    c.op = VGPU_OP_STREAM_END_CAPTURE;
+    c.arg[0] = stream_arg(hStream);
+    uint64_t res[2];
+    const CUresult r = call_sync(c, res);
+    if (r == CUDA_ERROR_STREAM_CAPTURE_UNMATCHED)
+        return r; // not where it began: the capture goes on
+    if (r == CUDA_SUCCESS && blocked) {
+        host_step_order_refused("cuStreamEndCapture");
+        Call d;
+        d.op = VGPU_OP_GRAPH_DESTROY;
+        d.arg[0] = res[0];
+        call_sync(d);
+        capture_ended(id);
+        *phGraph = nullptr;
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    if (r == CUDA_SUCCESS && id != 0)
+        host_steps_give(capture_owner(id), res[0], false);
+    if (id != 0)
+        capture_ended(id);
+    if (r != CUDA_SUCCESS)
+        return r;
+    *phGraph = handle_of<CUgraph>(res[0]);
+    return CUDA_SUCCESS;
+}
+
+extern "C" CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* captureStatus)
+{
+    if (captureStatus == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t id;
+    return capture_info(hStream, captureStatus, &id);
+}
+
+extern "C" CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus* captureStatus_out,
+                                           cuuint64_t* id_out, CUgraph* graph_out,
+                                           const CUgraphNode** dependencies_out,
+                                           const CUgraphEdgeData** edgeData_out, size_t* numDependencies_out)
+{
+    if (captureStatus_out == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t id = 0;
+    if (CUresult r = capture_info(hStream, captureStatus_out, &id))
+        return r;
+    if (id_out != nullptr)
+        *id_out = id;
+    const bool more = graph_out != nullptr || dependencies_out != nullptr || edgeData_out != nullptr ||
+                      numDependencies_out != nullptr;
+    if (more && *captureStatus_out == CU_STREAM_CAPTURE_STATUS_ACTIVE)
+        return CUDA_ERROR_NOT_SUPPORTED; // the graph under capture stays the VMM's (guest_cuda_graphs.h)
+    if (graph_out != nullptr)
+        *graph_out = nullptr;
+    if (dependencies_out != nullptr)
+        *dependencies_out = nullptr;
+    if (edgeData_out != nullptr)
+        *edgeData_out = nullptr;
+    if (numDependencies_out != nullptr)
+        *numDependencies_out = 0;
+    return CUDA_SUCCESS;
+}

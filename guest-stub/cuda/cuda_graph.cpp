@@ -1,0 +1,387 @@
+// CUDA graphs: each call is the vGPU's graph opcode of the same meaning
+// (vgpu_abi.h, "graphs"); host nodes are this library's (graph_host_steps.h).
+#include <string.h>
+
+#include "guest-stub/cuda/graph_host_steps.h"
+#include "guest-stub/cuda/guest_cuda.h"
+#include "guest-stub/cuda/vgpu_client.h"
+#include "guest-stub/platform/platform.h"
+
+using namespace guest::cuda;
+
+namespace {
+
+// A destroy call; on success `forget` drops what this library kept for the handle.
+CUresult destroy(uint16_t op, uint64_t handle, void (*forget)(uint64_t))
+{
+    const CUresult r = call_on(op, handle);
+    if (r == CUDA_SUCCESS)
+        forget(handle);
+    return r;
+}
+
+// Edges from[i] -> to[i] (to == nullptr: every one to `to_all`), sent in
+// slot-sized batches. A host node with a device node after it is marked.
+CUresult edges(uint64_t graph, const CUgraphNode* from, const CUgraphNode* to, uint64_t to_all, size_t n, bool remove)
+{
+    uint64_t pairs[VGPU_GRAPH_EDGES_PER_CALL * 2];
+    for (size_t done = 0; done < n;) {
+        const size_t batch = n - done < VGPU_GRAPH_EDGES_PER_CALL ? n - done : VGPU_GRAPH_EDGES_PER_CALL;
+        for (size_t i = 0; i < batch; ++i) {
+            pairs[2 * i] = handle_bits(from[done + i]);
+            pairs[2 * i + 1] = to ? handle_bits(to[done + i]) : to_all;
+        }
+        Call c;
+        c.op = VGPU_OP_GRAPH_DEPENDENCIES;
+        c.arg[0] = graph;
+        c.arg[1] = batch;
+        c.arg[2] = remove ? 1 : 0;
+        c.payload = pairs;
+        c.payload_len = static_cast<uint32_t>(batch * 16);
+        if (CUresult r = call_sync(c))
+            return r;
+        for (size_t i = 0; i < batch && !remove; ++i) {
+            HostStep* f = host_step_of_node(pairs[2 * i]);
+            if (f != nullptr && host_step_of_node(pairs[2 * i + 1]) == nullptr)
+                f->device_after = true;
+        }
+        done += batch;
+    }
+    return CUDA_SUCCESS;
+}
+
+// A node the vGPU just made (res[0]) gets its dependencies; undone if they fail.
+CUresult with_dependencies(CUgraphNode* out, CUgraph graph, uint64_t node, const CUgraphNode* deps, size_t n)
+{
+    if (CUresult r = edges(handle_bits(graph), deps, nullptr, node, n, false)) {
+        call_on(VGPU_OP_GRAPH_DESTROY_NODE, node);
+        return r;
+    }
+    *out = handle_of<CUgraphNode>(node);
+    return CUDA_SUCCESS;
+}
+
+CUresult add_node(Call& c, CUgraphNode* out, CUgraph graph, const CUgraphNode* deps, size_t n)
+{
+    if (out == nullptr || (n > 0 && deps == nullptr))
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t res[2];
+    if (CUresult r = call_sync(c, res))
+        return r;
+    return with_dependencies(out, graph, res[0], deps, n);
+}
+
+// The kernel-node opcodes: the launch shape, the parameter buffer laid out
+// by the function's layout (as cuLaunchKernel's) in the slot or in the
+// pinned scratch, and the exec (EXEC_KERNEL_NODE_SET_PARAMS).
+CUresult kernel_call(uint16_t op, uint64_t target, uint64_t exec, const CUDA_KERNEL_NODE_PARAMS* p, uint64_t* res)
+{
+    if (p == nullptr || (p->kernelParams != nullptr && p->extra != nullptr))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (p->func == nullptr)
+        return CUDA_ERROR_NOT_SUPPORTED; // a CUkernel (library kernels) is not offered
+    const FunctionLayout* l = function_find(p->func);
+    if (l == nullptr)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!kernel_shape_ok(*l, p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY, p->blockDimZ,
+                         p->sharedMemBytes))
+        return CUDA_ERROR_INVALID_VALUE;
+    alignas(16) vgpu_graph_kernel_payload payload;
+    payload.exec = exec;
+    const bool inline_params = l->bytes <= sizeof payload.params;
+    uint8_t* buffer = inline_params ? payload.params : param_scratch();
+    if (buffer == nullptr)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (CUresult r = pack_kernel_params(*l, p->kernelParams, p->extra, buffer))
+        return r;
+    uint32_t len = 8 + l->bytes;
+    if (!inline_params) {
+        const uint64_t gpa = reinterpret_cast<uintptr_t>(buffer); // the scratch: identity-mapped
+        memcpy(payload.params, &gpa, sizeof gpa);
+        len = 16;
+    }
+    const vgpu_launch_args a{handle_bits(p->func), target, {p->gridDimX, p->gridDimY, p->gridDimZ},
+                             {p->blockDimX, p->blockDimY, p->blockDimZ}, p->sharedMemBytes, l->bytes};
+    Call c;
+    c.op = op;
+    memcpy(c.arg, &a, sizeof a);
+    c.payload = &payload;
+    c.payload_len = len;
+    return call_sync(c, res); // waited for: the vGPU has copied the scratch
+}
+
+// One side of a 1D copy: a device address, or guest RAM by its physical
+// address. false: a kind of memory the vGPU's nodes do not take.
+bool copy_end(CUmemorytype type, const void* host, CUdeviceptr device, size_t offset, size_t bytes, bool* on_device,
+              uint64_t* address)
+{
+    if (type == CU_MEMORYTYPE_UNIFIED) { // one address: this guest's allocation, or its RAM
+        if (allocation_contains(device, 0)) {
+            type = CU_MEMORYTYPE_DEVICE;
+        } else {
+            type = CU_MEMORYTYPE_HOST;
+            host = reinterpret_cast<const void*>(static_cast<uintptr_t>(device));
+        }
+    }
+    *on_device = type == CU_MEMORYTYPE_DEVICE;
+    if (*on_device) {
+        *address = device + offset;
+        return true;
+    }
+    return type == CU_MEMORYTYPE_HOST && host != nullptr &&
+           guest::platform::phys_contiguous(static_cast<const uint8_t*>(host) + offset, bytes, address);
+}
+
+} // namespace
+
+extern "C" CUresult cuGraphCreate(CUgraph* phGraph, unsigned int flags)
+{
+    return call_create(VGPU_OP_GRAPH_CREATE, flags, phGraph);
+}
+
+extern "C" CUresult cuGraphDestroy(CUgraph hGraph)
+{
+    return destroy(VGPU_OP_GRAPH_DESTROY, handle_bits(hGraph), host_steps_drop);
+}
+
+extern "C" CUresult cuGraphAddEmptyNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                                        size_t numDependencies)
+{
+    Call c;
+    c.op = VGPU_OP_GRAPH_ADD_EMPTY_NODE;
+    c.arg[0] = handle_bits(hGraph);
+    return add_node(c, phGraphNode, hGraph, dependencies, numDependencies);
+}
+
+extern "C" CUresult cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                                         size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS* nodeParams)
+{
+    if (phGraphNode == nullptr || (numDependencies > 0 && dependencies == nullptr))
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t res[2];
+    if (CUresult r = kernel_call(VGPU_OP_GRAPH_ADD_KERNEL_NODE, handle_bits(hGraph), 0, nodeParams, res))
+        return r;
+    return with_dependencies(phGraphNode, hGraph, res[0], dependencies, numDependencies);
+}
+
+extern "C" CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams)
+{
+    return kernel_call(VGPU_OP_GRAPH_KERNEL_NODE_SET_PARAMS, handle_bits(hNode), 0, nodeParams, nullptr);
+}
+
+extern "C" CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                   const CUDA_KERNEL_NODE_PARAMS* nodeParams)
+{
+    if (hGraphExec == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    return kernel_call(VGPU_OP_GRAPH_EXEC_KERNEL_NODE_SET_PARAMS, handle_bits(hNode), handle_bits(hGraphExec),
+                       nodeParams, nullptr);
+}
+
+extern "C" CUresult cuGraphAddMemcpyNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                                         size_t numDependencies, const CUDA_MEMCPY3D* p, CUcontext)
+{
+    if (p == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    const size_t bytes = p->WidthInBytes;
+    if (p->Height > 1 || p->Depth > 1 || p->srcY || p->srcZ || p->dstY || p->dstZ || p->srcLOD || p->dstLOD)
+        return CUDA_ERROR_NOT_SUPPORTED; // 2D and 3D copies: not offered
+    bool src_device, dst_device;
+    uint64_t src, dst;
+    if (!copy_end(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, bytes, &src_device, &src) ||
+        !copy_end(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, bytes, &dst_device, &dst) ||
+        (!src_device && !dst_device))
+        return CUDA_ERROR_NOT_SUPPORTED; // arrays, host to host, or pageable memory without one range
+    Call c;
+    c.op = VGPU_OP_GRAPH_ADD_MEMCPY_NODE;
+    c.arg[0] = handle_bits(hGraph);
+    c.arg[1] = !src_device ? VGPU_OP_MEMCPY_HTOD : !dst_device ? VGPU_OP_MEMCPY_DTOH : VGPU_OP_MEMCPY_DTOD;
+    c.arg[2] = dst;
+    c.arg[3] = src;
+    c.arg[4] = bytes;
+    return add_node(c, phGraphNode, hGraph, dependencies, numDependencies);
+}
+
+extern "C" CUresult cuGraphAddMemsetNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                                         size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS* p, CUcontext)
+{
+    if (p == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (p->height > 1)
+        return CUDA_ERROR_NOT_SUPPORTED; // 2D memsets: not offered
+    Call c;
+    c.op = VGPU_OP_GRAPH_ADD_MEMSET_NODE;
+    c.arg[0] = handle_bits(hGraph);
+    c.arg[1] = p->dst;
+    c.arg[2] = p->value;
+    c.arg[3] = p->elementSize;
+    c.arg[4] = p->width;
+    return add_node(c, phGraphNode, hGraph, dependencies, numDependencies);
+}
+
+extern "C" CUresult cuGraphAddHostNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                                       size_t numDependencies, const CUDA_HOST_NODE_PARAMS* p)
+{
+    if (p == nullptr || p->fn == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUgraphNode node;
+    if (CUresult r = cuGraphAddEmptyNode(&node, hGraph, dependencies, numDependencies))
+        return r;
+    if (host_step_add(handle_bits(hGraph), handle_bits(node), p->fn, p->userData) == nullptr) {
+        cuGraphDestroyNode(node);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *phGraphNode = node;
+    return CUDA_SUCCESS;
+}
+
+extern "C" CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS* p)
+{
+    const HostStep* s = host_step_of_node(handle_bits(hNode));
+    if (s == nullptr || p == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    *p = CUDA_HOST_NODE_PARAMS{s->fn, s->data};
+    return CUDA_SUCCESS;
+}
+
+// The graph's node only: an exec instantiated before keeps its copy.
+extern "C" CUresult cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* p)
+{
+    HostStep* s = host_step_of_node(handle_bits(hNode));
+    if (s == nullptr || p == nullptr || p->fn == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    s->fn = p->fn, s->data = p->userData;
+    return CUDA_SUCCESS;
+}
+
+extern "C" CUresult cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to,
+                                           const CUgraphEdgeData* edgeData, size_t numDependencies)
+{
+    if (numDependencies > 0 && (from == nullptr || to == nullptr))
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; edgeData != nullptr && i < numDependencies; ++i)
+        if (edgeData[i].from_port || edgeData[i].to_port || edgeData[i].type)
+            return CUDA_ERROR_NOT_SUPPORTED; // programmatic edges: not offered
+    return edges(handle_bits(hGraph), from, to, 0, numDependencies, false);
+}
+
+extern "C" CUresult cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to,
+                                              const CUgraphEdgeData*, size_t numDependencies)
+{
+    if (numDependencies > 0 && (from == nullptr || to == nullptr))
+        return CUDA_ERROR_INVALID_VALUE;
+    return edges(handle_bits(hGraph), from, to, 0, numDependencies, true);
+}
+
+extern "C" CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numNodes)
+{
+    if (numNodes == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    const size_t room = nodes == nullptr ? 0 : *numNodes;
+    size_t total = 0, got = 0;
+    do {
+        Call c;
+        c.op = VGPU_OP_GRAPH_GET_NODES;
+        c.arg[0] = handle_bits(hGraph);
+        c.arg[1] = got;
+        uint64_t res[2], handles[VGPU_GRAPH_NODES_PER_CALL];
+        if (CUresult r = call_sync(c, res, handles, sizeof handles))
+            return r;
+        total = res[0];
+        for (size_t i = 0; i < VGPU_GRAPH_NODES_PER_CALL && got < total && got < room; ++i)
+            nodes[got++] = handle_of<CUgraphNode>(handles[i]);
+    } while (got < total && got < room);
+    for (size_t i = got; i < room; ++i)
+        nodes[i] = nullptr; // as the driver leaves the room past the last node
+    *numNodes = nodes == nullptr ? total : got;
+    return CUDA_SUCCESS;
+}
+
+extern "C" CUresult cuGraphDestroyNode(CUgraphNode hNode)
+{
+    return destroy(VGPU_OP_GRAPH_DESTROY_NODE, handle_bits(hNode), host_step_drop_node);
+}
+
+extern "C" CUresult cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec, CUgraph hGraph, unsigned long long flags)
+{
+    if (phGraphExec == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (host_steps_blocked(handle_bits(hGraph))) {
+        host_step_order_refused("cuGraphInstantiate");
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    Call c;
+    c.op = VGPU_OP_GRAPH_INSTANTIATE;
+    c.arg[0] = handle_bits(hGraph);
+    c.arg[1] = flags;
+    uint64_t res[2];
+    if (CUresult r = call_sync(c, res))
+        return r;
+    if (!host_steps_give(handle_bits(hGraph), res[0], true)) {
+        host_steps_drop(res[0]);
+        call_on(VGPU_OP_GRAPH_EXEC_DESTROY, res[0]);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *phGraphExec = handle_of<CUgraphExec>(res[0]);
+    return CUDA_SUCCESS;
+}
+
+// Queued as any launch; a graph with host nodes then waits for the stream
+// and runs them (guest_cuda_graphs.h).
+extern "C" CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
+{
+    const uint64_t exec = handle_bits(hGraphExec);
+    const bool host = host_steps_any(exec);
+    if (host && capture_of(hStream) != 0)
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; // its host functions could not run in order
+    capture_note_work(hStream);
+    Call c;
+    c.op = VGPU_OP_GRAPH_LAUNCH;
+    c.arg[0] = exec;
+    c.arg[1] = stream_arg(hStream);
+    if (!host)
+        return call_async(c);
+    if (CUresult r = call_async(c))
+        return r;
+    if (CUresult r = cuStreamSynchronize(hStream))
+        return r;
+    host_steps_run(exec);
+    return CUDA_SUCCESS;
+}
+
+extern "C" CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream)
+{
+    Call c;
+    c.op = VGPU_OP_GRAPH_UPLOAD;
+    c.arg[0] = handle_bits(hGraphExec);
+    c.arg[1] = stream_arg(hStream);
+    return call_async(c);
+}
+
+extern "C" CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo* info)
+{
+    if (info == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    *info = CUgraphExecUpdateResultInfo{CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED, nullptr, nullptr};
+    if (host_steps_blocked(handle_bits(hGraph)))
+        return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    Call c;
+    c.op = VGPU_OP_GRAPH_EXEC_UPDATE;
+    c.arg[0] = handle_bits(hGraphExec);
+    c.arg[1] = handle_bits(hGraph);
+    uint64_t res[2] = {};
+    const CUresult r = call_sync(c, res);
+    if (r == CUDA_SUCCESS || r == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)
+        info->result = static_cast<CUgraphExecUpdateResult>(res[0]);
+    if (r == CUDA_SUCCESS) {
+        host_steps_drop(handle_bits(hGraphExec));
+        if (!host_steps_give(handle_bits(hGraph), handle_bits(hGraphExec), true))
+            return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    return r;
+}
+
+extern "C" CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
+{
+    return destroy(VGPU_OP_GRAPH_EXEC_DESTROY, handle_bits(hGraphExec), host_steps_drop);
+}

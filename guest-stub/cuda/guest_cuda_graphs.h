@@ -1,0 +1,152 @@
+// The guest Driver API's CUDA graphs and stream capture: cuda.h's names,
+// types and signatures (CUDA 13), carried to the vGPU as the calls they are
+// (vgpu_abi.h, "graphs"): the VMM's backend builds, captures and launches
+// the graph (on CUDA, the driver's own graph). Differences from the driver:
+//   * Host nodes (cuGraphAddHostNode, cuLaunchHostFunc while capturing):
+//     the device's graph holds an empty node (or, captured, nothing) and
+//     the guest runs the function itself: cuGraphLaunch of a graph with
+//     host nodes waits for the stream and then calls them in the order they
+//     were added, as cuLaunchHostFunc does. So a host node may have only
+//     host nodes after it: instantiating a graph where device work depends
+//     on a host node returns CUDA_ERROR_NOT_SUPPORTED (a capture where work
+//     follows a host function: cuStreamEndCapture returns
+//     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED), with a line on the console.
+//   * Copies while capturing go as one range of guest RAM (every buffer of
+//     a Linux-ABI guest), which the device's graph names directly; a copy
+//     that would need a scatter-gather list is refused
+//     (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED).
+//   * Memcpy nodes: 1D (Height = Depth = 1) between device memory and
+//     host memory or device memory, by address (CU_MEMORYTYPE_HOST /
+//     _DEVICE / _UNIFIED); memset nodes: one row (height 1). Others:
+//     CUDA_ERROR_NOT_SUPPORTED.
+//   * cuStreamGetCaptureInfo gives status and id; asking for the graph
+//     under capture or its dependencies while capturing: NOT_SUPPORTED.
+//   * Instantiate flags: 0 only (the upload, auto-free and device-launch
+//     flags are not offered: INVALID_VALUE).
+#pragma once
+
+#include "guest-stub/cuda/guest_cuda_arrays.h" // CUmemorytype, CUDA_MEMCPY3D
+
+typedef struct CUgraph_st* CUgraph;
+typedef struct CUgraphNode_st* CUgraphNode;
+typedef struct CUgraphExec_st* CUgraphExec;
+typedef struct CUkern_st* CUkernel;
+
+typedef enum CUstreamCaptureMode_enum {
+    CU_STREAM_CAPTURE_MODE_GLOBAL = 0,
+    CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
+    CU_STREAM_CAPTURE_MODE_RELAXED = 2
+} CUstreamCaptureMode;
+
+typedef enum CUstreamCaptureStatus_enum {
+    CU_STREAM_CAPTURE_STATUS_NONE = 0,
+    CU_STREAM_CAPTURE_STATUS_ACTIVE = 1,
+    CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2
+} CUstreamCaptureStatus;
+
+typedef enum CUgraphNodeType_enum {
+    CU_GRAPH_NODE_TYPE_KERNEL = 0,
+    CU_GRAPH_NODE_TYPE_MEMCPY = 1,
+    CU_GRAPH_NODE_TYPE_MEMSET = 2,
+    CU_GRAPH_NODE_TYPE_HOST = 3,
+    CU_GRAPH_NODE_TYPE_GRAPH = 4,
+    CU_GRAPH_NODE_TYPE_EMPTY = 5
+} CUgraphNodeType;
+
+typedef enum CUgraphExecUpdateResult_enum {
+    CU_GRAPH_EXEC_UPDATE_SUCCESS = 0x0,
+    CU_GRAPH_EXEC_UPDATE_ERROR = 0x1,
+    CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED = 0x2,
+    CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED = 0x3,
+    CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED = 0x4,
+    CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED = 0x5,
+    CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED = 0x6,
+    CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE = 0x7,
+    CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED = 0x8
+} CUgraphExecUpdateResult;
+
+typedef struct CUgraphExecUpdateResultInfo_st {
+    CUgraphExecUpdateResult result;
+    CUgraphNode errorNode;
+    CUgraphNode errorFromNode;
+} CUgraphExecUpdateResultInfo;
+
+typedef struct CUgraphEdgeData_st {
+    unsigned char from_port;
+    unsigned char to_port;
+    unsigned char type;
+    unsigned char reserved[5];
+} CUgraphEdgeData;
+
+typedef struct CUDA_KERNEL_NODE_PARAMS_v2_st {
+    CUfunction func;
+    unsigned int gridDimX, gridDimY, gridDimZ;
+    unsigned int blockDimX, blockDimY, blockDimZ;
+    unsigned int sharedMemBytes;
+    void** kernelParams;
+    void** extra;
+    CUkernel kern; // not offered: func must be set
+    CUcontext ctx;
+} CUDA_KERNEL_NODE_PARAMS;
+
+typedef struct CUDA_MEMSET_NODE_PARAMS_st {
+    CUdeviceptr dst;
+    size_t pitch;
+    unsigned int value;
+    unsigned int elementSize;
+    size_t width;
+    size_t height;
+} CUDA_MEMSET_NODE_PARAMS;
+
+typedef struct CUDA_HOST_NODE_PARAMS_st {
+    CUhostFn fn;
+    void* userData;
+} CUDA_HOST_NODE_PARAMS;
+
+extern "C" {
+
+// ---- stream capture -----------------------------------------------------
+CUresult cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode mode);
+CUresult cuStreamEndCapture(CUstream hStream, CUgraph* phGraph);
+CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* captureStatus);
+CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out,
+                                CUgraph* graph_out, const CUgraphNode** dependencies_out,
+                                const CUgraphEdgeData** edgeData_out, size_t* numDependencies_out);
+
+// ---- graphs ---------------------------------------------------------------
+CUresult cuGraphCreate(CUgraph* phGraph, unsigned int flags);
+CUresult cuGraphDestroy(CUgraph hGraph);
+CUresult cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                              size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS* nodeParams);
+CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams);
+CUresult cuGraphAddMemcpyNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                              size_t numDependencies, const CUDA_MEMCPY3D* copyParams, CUcontext ctx);
+CUresult cuGraphAddMemsetNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                              size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx);
+CUresult cuGraphAddHostNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                            size_t numDependencies, const CUDA_HOST_NODE_PARAMS* nodeParams);
+CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS* nodeParams);
+CUresult cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams);
+CUresult cuGraphAddEmptyNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                             size_t numDependencies);
+CUresult cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to,
+                                const CUgraphEdgeData* edgeData, size_t numDependencies);
+CUresult cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to,
+                                   const CUgraphEdgeData* edgeData, size_t numDependencies);
+// nodes nullptr: *numNodes = the count; else up to *numNodes handles, and
+// *numNodes = how many were written.
+CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numNodes);
+CUresult cuGraphDestroyNode(CUgraphNode hNode);
+
+// ---- executable graphs ----------------------------------------------------
+// cuda.h's name for it, as cuda.h spells it.
+#define cuGraphInstantiate cuGraphInstantiateWithFlags
+CUresult cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec, CUgraph hGraph, unsigned long long flags);
+CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream);
+CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream);
+CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo* resultInfo);
+CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                        const CUDA_KERNEL_NODE_PARAMS* nodeParams);
+CUresult cuGraphExecDestroy(CUgraphExec hGraphExec);
+
+} // extern "C"

@@ -1,0 +1,41 @@
+// CUDA graphs and stream capture on the real driver, for CudaBackend:
+// every call is the Driver API's own (cuGraph*, cuStreamBeginCapture...), in
+// the backend's context. Copy nodes name guest RAM, registered with the
+// driver for the VM's life, so a node stays valid however late it runs.
+#pragma once
+
+#include <cuda.h>
+
+#include "kvmtool-gpu/devices/vgpu/backends/cuda_driver_api.h"
+#include "kvmtool-gpu/devices/vgpu/backends/graph_backend.h"
+
+namespace kvmgpu::vgpu {
+
+class CudaGraphs final : public GraphBackend {
+public:
+    // `ctx` is the backend's context, read at each call (a recovery makes a new one).
+    CudaGraphs(const CudaDriverApi& api, CUcontext const& ctx) : api_(api), ctx_(ctx) {}
+    // Whether the driver gave every entry point graphs need.
+    bool available() const;
+
+    Status begin_capture(BackendStream s, uint32_t mode) override;
+    Status end_capture(BackendStream s, BackendGraph* out) override;
+    Status capture_status(BackendStream s, uint32_t* status, uint64_t* id) override;
+    Status graph_create(BackendGraph* out) override;
+    Status graph_destroy(BackendGraph g) override;
+    Status add_node(BackendGraph g, const GraphNodeSpec& spec, BackendGraphNode* out) override;
+    Status set_kernel_params(BackendGraphExec exec, BackendGraphNode node, const GraphNodeSpec& spec) override;
+    Status dependency(BackendGraph g, BackendGraphNode from, BackendGraphNode to, bool remove) override;
+    Status nodes(BackendGraph g, std::vector<BackendGraphNode>* out) override;
+    Status destroy_node(BackendGraphNode node) override;
+    Status instantiate(BackendGraph g, BackendGraphExec* out) override;
+    Status exec_destroy(BackendGraphExec e) override;
+    Status exec_update(BackendGraphExec e, BackendGraph g, uint32_t* result) override;
+    Status launch(BackendGraphExec e, BackendStream s, bool upload_only) override;
+
+private:
+    const CudaDriverApi& api_;
+    CUcontext const& ctx_;
+};
+
+} // namespace kvmgpu::vgpu

@@ -1,0 +1,76 @@
+// CUDA graphs and stream capture as the device model asks a backend for
+// them (GpuBackend::graphs()): graphs, their nodes, executable graphs and
+// the capture of a stream's work. Every value is already validated and
+// translated by the device model (handles resolved, device ranges the VM's,
+// host pointers inside guest RAM, kernel parameters the function's layout).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
+
+namespace kvmgpu::vgpu {
+
+// Opaque backend objects (CUgraph, CUgraphExec, CUgraphNode as integers).
+using BackendGraph = uintptr_t;
+using BackendGraphExec = uintptr_t;
+using BackendGraphNode = uintptr_t;
+
+// One node's work. Kernel: `params` is laid out by `*layout` (the
+// function's own, params.size() == layout->total_bytes()); the backend
+// keeps its own copy. Memcpy: `direction` is VGPU_OP_MEMCPY_HTOD (host ->
+// dst), _DTOH (src -> host) or _DTOD (src -> dst); host points into guest
+// RAM, which stays registered for the VM's life. Memset: count elements of
+// element_bytes (1, 2, 4) from dst.
+struct GraphNodeSpec {
+    enum class Kind { Empty, Kernel, Memcpy, Memset };
+    Kind kind = Kind::Empty;
+    BackendFunction function = 0;
+    Dim3 grid, block;
+    uint32_t shared_bytes = 0;
+    std::span<const uint8_t> params;
+    const ParamLayout* layout = nullptr;
+    uint16_t direction = 0;
+    uint64_t dst = 0, src = 0, bytes = 0;
+    void* host = nullptr;
+    uint32_t value = 0, element_bytes = 0;
+    uint64_t count = 0;
+};
+
+// CUstreamCaptureStatus.
+enum CaptureStatus : uint32_t { kCaptureNone = 0, kCaptureActive = 1, kCaptureInvalidated = 2 };
+
+class GraphBackend {
+public:
+    virtual ~GraphBackend() = default;
+
+    // cuStreamBeginCapture (mode: CUstreamCaptureMode) on a created stream;
+    // cuStreamEndCapture on the stream it began on: the captured graph, now
+    // the caller's. capture_status: cuStreamGetCaptureInfo's status and id.
+    virtual Status begin_capture(BackendStream s, uint32_t mode) = 0;
+    virtual Status end_capture(BackendStream s, BackendGraph* out) = 0;
+    virtual Status capture_status(BackendStream s, uint32_t* status, uint64_t* id) = 0;
+
+    virtual Status graph_create(BackendGraph* out) = 0;
+    virtual Status graph_destroy(BackendGraph g) = 0;
+    // A node without dependencies.
+    virtual Status add_node(BackendGraph g, const GraphNodeSpec& spec, BackendGraphNode* out) = 0;
+    // A kernel node's new parameters, in the graph (exec 0) or only in exec.
+    virtual Status set_kernel_params(BackendGraphExec exec, BackendGraphNode node, const GraphNodeSpec& spec) = 0;
+    // Adds (or removes) the edge from -> to; both are g's.
+    virtual Status dependency(BackendGraph g, BackendGraphNode from, BackendGraphNode to, bool remove) = 0;
+    virtual Status nodes(BackendGraph g, std::vector<BackendGraphNode>* out) = 0;
+    virtual Status destroy_node(BackendGraphNode node) = 0;
+
+    virtual Status instantiate(BackendGraph g, BackendGraphExec* out) = 0;
+    virtual Status exec_destroy(BackendGraphExec e) = 0;
+    // *result: CUgraphExecUpdateResult (0 success); the status is
+    // GRAPH_EXEC_UPDATE_FAILURE's when the update was refused.
+    virtual Status exec_update(BackendGraphExec e, BackendGraph g, uint32_t* result) = 0;
+    // cuGraphLaunch, or cuGraphUpload when upload_only.
+    virtual Status launch(BackendGraphExec e, BackendStream s, bool upload_only) = 0;
+};
+
+} // namespace kvmgpu::vgpu

@@ -1,0 +1,255 @@
+#include "kvmtool-gpu/devices/vgpu/backends/host_graphs.h"
+
+#include <algorithm>
+#include <memory>
+
+namespace kvmgpu::vgpu {
+
+namespace {
+constexpr uint32_t kUpdateTopologyChanged = 2; // CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED
+constexpr uint32_t kUpdateNodeTypeChanged = 3; // CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED
+} // namespace
+
+std::function<Status()> HostGraphs::runner(const GraphNodeSpec& spec) {
+    GpuBackend& d = device_;
+    switch (spec.kind) {
+    case GraphNodeSpec::Kind::Empty: return [] { return VGPU_SUCCESS; };
+    case GraphNodeSpec::Kind::Kernel: {
+        auto params = std::make_shared<std::vector<uint8_t>>(spec.params.begin(), spec.params.end());
+        auto layout = std::make_shared<ParamLayout>(*spec.layout);
+        return [&d, spec, params, layout] {
+            return d.launch_packed(spec.function, spec.grid, spec.block, spec.shared_bytes, 0, *params, *layout, false);
+        };
+    }
+    case GraphNodeSpec::Kind::Memcpy:
+        if (spec.direction == VGPU_OP_MEMCPY_HTOD) return [&d, spec] { return d.memcpy_htod(spec.dst, spec.host, spec.bytes, 0, false); };
+        if (spec.direction == VGPU_OP_MEMCPY_DTOH) return [&d, spec] { return d.memcpy_dtoh(spec.host, spec.src, spec.bytes, 0, false); };
+        return [&d, spec] { return d.memcpy_dtod(spec.dst, spec.src, spec.bytes, 0, false); };
+    case GraphNodeSpec::Kind::Memset:
+        return [&d, spec] { return d.memset(spec.dst, spec.value, spec.element_bytes, spec.count, 0, false); };
+    }
+    return [] { return VGPU_ERROR_INVALID_VALUE; };
+}
+
+Status HostGraphs::record(BackendStream s, std::function<Status()> run) {
+    Capture& c = captures_.at(stream_capture_.at(s));
+    if (c.invalidated) return VGPU_ERROR_STREAM_CAPTURE_INVALIDATED;
+    // Nodes replay in the order added, which is the order the streams of
+    // the capture asked for them: a valid order for every dependency.
+    graphs_[c.graph].nodes.push_back(Node{next_id_++, GraphNodeSpec::Kind::Empty, std::move(run)});
+    return VGPU_SUCCESS;
+}
+
+Status HostGraphs::refuse_sync(BackendStream s) {
+    if (!capturing(s)) return VGPU_SUCCESS;
+    captures_.at(stream_capture_.at(s)).invalidated = true;
+    return VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+}
+
+void HostGraphs::event_recorded(BackendEvent e, BackendStream s) {
+    if (capturing(s))
+        event_capture_[e] = stream_capture_.at(s);
+    else
+        event_capture_.erase(e);
+}
+
+void HostGraphs::stream_waits(BackendStream s, BackendEvent e) {
+    const auto it = event_capture_.find(e);
+    if (s == 0 || capturing(s) || it == event_capture_.end() || !captures_.count(it->second)) return;
+    stream_capture_[s] = it->second;
+}
+
+void HostGraphs::forget_stream(BackendStream s) {
+    if (!capturing(s)) return;
+    captures_.at(stream_capture_.at(s)).invalidated = true;
+    stream_capture_.erase(s);
+}
+
+void HostGraphs::clear() {
+    graphs_.clear();
+    execs_.clear();
+    captures_.clear();
+    stream_capture_.clear();
+    event_capture_.clear();
+}
+
+Status HostGraphs::begin_capture(BackendStream s, uint32_t) {
+    if (s == 0) return VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if (capturing(s)) return VGPU_ERROR_ILLEGAL_STATE;
+    const uint64_t id = next_id_++;
+    BackendGraph g = next_id_++;
+    graphs_[g];
+    captures_[id] = Capture{g, s};
+    stream_capture_[s] = id;
+    return VGPU_SUCCESS;
+}
+
+Status HostGraphs::end_capture(BackendStream s, BackendGraph* out) {
+    if (!capturing(s)) return VGPU_ERROR_ILLEGAL_STATE;
+    const uint64_t id = stream_capture_.at(s);
+    const Capture c = captures_.at(id);
+    if (c.origin != s) return VGPU_ERROR_STREAM_CAPTURE_UNMATCHED;
+    std::erase_if(stream_capture_, [id](const auto& p) { return p.second == id; });
+    std::erase_if(event_capture_, [id](const auto& p) { return p.second == id; });
+    captures_.erase(id);
+    if (c.invalidated) {
+        graphs_.erase(c.graph);
+        return VGPU_ERROR_STREAM_CAPTURE_INVALIDATED;
+    }
+    *out = c.graph;
+    return VGPU_SUCCESS;
+}
+
+Status HostGraphs::capture_status(BackendStream s, uint32_t* status, uint64_t* id) {
+    *status = kCaptureNone;
+    *id = 0;
+    if (!capturing(s)) return VGPU_SUCCESS;
+    *id = stream_capture_.at(s);
+    *status = captures_.at(*id).invalidated ? kCaptureInvalidated : kCaptureActive;
+    return VGPU_SUCCESS;
+}
+
+Status HostGraphs::graph_create(BackendGraph* out) {
+    *out = next_id_++;
+    graphs_[*out];
+    return VGPU_SUCCESS;
+}
+
+Status HostGraphs::graph_destroy(BackendGraph g) { return graphs_.erase(g) ? VGPU_SUCCESS : VGPU_ERROR_INVALID_HANDLE; }
+
+Status HostGraphs::add_node(BackendGraph g, const GraphNodeSpec& spec, BackendGraphNode* out) {
+    const auto it = graphs_.find(g);
+    if (it == graphs_.end()) return VGPU_ERROR_INVALID_HANDLE;
+    *out = next_id_++;
+    it->second.nodes.push_back(Node{*out, spec.kind, runner(spec)});
+    return VGPU_SUCCESS;
+}
+
+HostGraphs::Node* HostGraphs::node_of(BackendGraphNode id, Graph** graph) {
+    for (auto& [handle, g] : graphs_)
+        for (Node& n : g.nodes)
+            if (n.id == id) {
+                if (graph) *graph = &g;
+                return &n;
+            }
+    return nullptr;
+}
+
+Status HostGraphs::set_kernel_params(BackendGraphExec exec, BackendGraphNode node, const GraphNodeSpec& spec) {
+    Node* n = nullptr;
+    if (exec == 0) {
+        n = node_of(node);
+    } else if (const auto e = execs_.find(exec); e != execs_.end()) {
+        const auto at = e->second.at.find(node);
+        if (at != e->second.at.end()) n = &e->second.order[at->second];
+    }
+    if (!n) return VGPU_ERROR_INVALID_VALUE;
+    if (n->kind != GraphNodeSpec::Kind::Kernel) return VGPU_ERROR_INVALID_VALUE;
+    n->run = runner(spec);
+    return VGPU_SUCCESS;
+}
+
+Status HostGraphs::dependency(BackendGraph g, BackendGraphNode from, BackendGraphNode to, bool remove) {
+    Graph* owner = nullptr;
+    if (!node_of(from, &owner) || owner != &graphs_[g] || !node_of(to, &owner) || owner != &graphs_[g])
+        return VGPU_ERROR_INVALID_VALUE;
+    if (remove) return graphs_[g].edges.erase({from, to}) ? VGPU_SUCCESS : VGPU_ERROR_INVALID_VALUE;
+    graphs_[g].edges.insert({from, to});
+    return VGPU_SUCCESS;
+}
+
+Status HostGraphs::nodes(BackendGraph g, std::vector<BackendGraphNode>* out) {
+    const auto it = graphs_.find(g);
+    if (it == graphs_.end()) return VGPU_ERROR_INVALID_HANDLE;
+    out->clear();
+    for (const Node& n : it->second.nodes) out->push_back(n.id);
+    return VGPU_SUCCESS;
+}
+
+Status HostGraphs::destroy_node(BackendGraphNode node) {
+    Graph* g = nullptr;
+    Node* n = node_of(node, &g);
+    if (!n) return VGPU_ERROR_INVALID_VALUE;
+    std::erase_if(g->edges, [node](const auto& e) { return e.first == node || e.second == node; });
+    g->nodes.erase(g->nodes.begin() + (n - g->nodes.data()));
+    return VGPU_SUCCESS;
+}
+
+bool HostGraphs::topological(const Graph& g, std::vector<size_t>* order) {
+    std::map<BackendGraphNode, size_t> index;
+    for (size_t i = 0; i < g.nodes.size(); ++i) index[g.nodes[i].id] = i;
+    std::vector<size_t> waiting(g.nodes.size(), 0);
+    std::vector<std::vector<size_t>> after(g.nodes.size());
+    for (const auto& [from, to] : g.edges) {
+        after[index.at(from)].push_back(index.at(to));
+        ++waiting[index.at(to)];
+    }
+    std::set<size_t> ready; // smallest index first: the order added breaks ties
+    for (size_t i = 0; i < waiting.size(); ++i)
+        if (waiting[i] == 0) ready.insert(i);
+    order->clear();
+    while (!ready.empty()) {
+        const size_t i = *ready.begin();
+        ready.erase(ready.begin());
+        order->push_back(i);
+        for (size_t j : after[i])
+            if (--waiting[j] == 0) ready.insert(j);
+    }
+    return order->size() == g.nodes.size();
+}
+
+HostGraphs::Exec HostGraphs::build(const Graph& g, const std::vector<size_t>& order) {
+    Exec e;
+    std::map<BackendGraphNode, size_t> place;
+    for (size_t i = 0; i < order.size(); ++i) {
+        e.order.push_back(g.nodes[order[i]]);
+        e.at[g.nodes[order[i]].id] = i;
+    }
+    for (const auto& [from, to] : g.edges) e.edges.emplace_back(e.at.at(from), e.at.at(to));
+    std::sort(e.edges.begin(), e.edges.end());
+    return e;
+}
+
+Status HostGraphs::instantiate(BackendGraph g, BackendGraphExec* out) {
+    const auto it = graphs_.find(g);
+    if (it == graphs_.end()) return VGPU_ERROR_INVALID_HANDLE;
+    std::vector<size_t> order;
+    if (!topological(it->second, &order)) return VGPU_ERROR_INVALID_VALUE; // a cycle
+    *out = next_id_++;
+    execs_[*out] = build(it->second, order);
+    return VGPU_SUCCESS;
+}
+
+Status HostGraphs::exec_destroy(BackendGraphExec e) { return execs_.erase(e) ? VGPU_SUCCESS : VGPU_ERROR_INVALID_HANDLE; }
+
+Status HostGraphs::exec_update(BackendGraphExec e, BackendGraph g, uint32_t* result) {
+    const auto ei = execs_.find(e);
+    const auto gi = graphs_.find(g);
+    if (ei == execs_.end() || gi == graphs_.end()) return VGPU_ERROR_INVALID_HANDLE;
+    std::vector<size_t> order;
+    *result = kUpdateTopologyChanged;
+    if (!topological(gi->second, &order) || order.size() != ei->second.order.size())
+        return VGPU_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    Exec fresh = build(gi->second, order);
+    if (fresh.edges != ei->second.edges) return VGPU_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    for (size_t i = 0; i < order.size(); ++i)
+        if (fresh.order[i].kind != ei->second.order[i].kind) {
+            *result = kUpdateNodeTypeChanged;
+            return VGPU_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+        }
+    ei->second = std::move(fresh);
+    *result = 0;
+    return VGPU_SUCCESS;
+}
+
+Status HostGraphs::launch(BackendGraphExec e, BackendStream s, bool upload_only) {
+    const auto it = execs_.find(e);
+    if (it == execs_.end()) return VGPU_ERROR_INVALID_HANDLE;
+    if (capturing(s)) return VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED; // no child graphs here
+    if (upload_only) return VGPU_SUCCESS;
+    for (const Node& n : it->second.order)
+        if (const Status st = n.run(); st != VGPU_SUCCESS) return st;
+    return VGPU_SUCCESS;
+}
+
+} // namespace kvmgpu::vgpu

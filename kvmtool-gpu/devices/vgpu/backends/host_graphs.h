@@ -1,0 +1,93 @@
+// CUDA graphs for the host backend: a graph records its nodes as calls of
+// the backend's own operations (copies, memsets, the CPU reference
+// kernels) and a launch replays them, synchronously, in a topological
+// order (ties in the order the nodes were added). Stream capture records
+// what the backend is asked to do on a capturing stream instead of doing
+// it; a stream that waits on an event recorded in a capture joins it, as
+// the driver's capture does. Synchronizing or querying a capturing stream
+// is refused and invalidates the capture, as the driver does; unlike the
+// driver, other streams' and the context's synchronization are not policed
+// (CU_STREAM_CAPTURE_MODE_GLOBAL's rule), and a graph cannot be launched
+// into a capture (no child graphs).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "kvmtool-gpu/devices/vgpu/backends/graph_backend.h"
+
+namespace kvmgpu::vgpu {
+
+class HostGraphs final : public GraphBackend {
+public:
+    // `device` runs the nodes (its operations on the default stream).
+    explicit HostGraphs(GpuBackend& device) : device_(device) {}
+
+    // For the backend's stream operations: whether s is capturing; then
+    // record() keeps `run` as the capture's next node instead of running it.
+    bool capturing(BackendStream s) const { return s != 0 && stream_capture_.count(s); }
+    Status record(BackendStream s, std::function<Status()> run);
+    // A capturing stream's synchronize or query: refused, and the capture
+    // is invalidated. VGPU_SUCCESS when s is not capturing.
+    Status refuse_sync(BackendStream s);
+    // Event e was recorded on s / stream s waits for e: joins s to e's capture.
+    void event_recorded(BackendEvent e, BackendStream s);
+    void stream_waits(BackendStream s, BackendEvent e);
+    void forget_stream(BackendStream s);
+    void clear(); // every graph, exec and capture (the backend dropped its objects)
+
+    Status begin_capture(BackendStream s, uint32_t mode) override;
+    Status end_capture(BackendStream s, BackendGraph* out) override;
+    Status capture_status(BackendStream s, uint32_t* status, uint64_t* id) override;
+    Status graph_create(BackendGraph* out) override;
+    Status graph_destroy(BackendGraph g) override;
+    Status add_node(BackendGraph g, const GraphNodeSpec& spec, BackendGraphNode* out) override;
+    Status set_kernel_params(BackendGraphExec exec, BackendGraphNode node, const GraphNodeSpec& spec) override;
+    Status dependency(BackendGraph g, BackendGraphNode from, BackendGraphNode to, bool remove) override;
+    Status nodes(BackendGraph g, std::vector<BackendGraphNode>* out) override;
+    Status destroy_node(BackendGraphNode node) override;
+    Status instantiate(BackendGraph g, BackendGraphExec* out) override;
+    Status exec_destroy(BackendGraphExec e) override;
+    Status exec_update(BackendGraphExec e, BackendGraph g, uint32_t* result) override;
+    Status launch(BackendGraphExec e, BackendStream s, bool upload_only) override;
+
+private:
+    struct Node {
+        BackendGraphNode id;
+        GraphNodeSpec::Kind kind;
+        std::function<Status()> run;
+    };
+    struct Graph {
+        std::vector<Node> nodes;                                    // in the order added
+        std::set<std::pair<BackendGraphNode, BackendGraphNode>> edges; // (from, to)
+    };
+    struct Exec {
+        std::vector<Node> order;                 // topological
+        std::map<BackendGraphNode, size_t> at;   // the graph's node -> its place in order
+        std::vector<std::pair<size_t, size_t>> edges; // by place, sorted (for updates)
+    };
+    struct Capture {
+        BackendGraph graph;
+        BackendStream origin;
+        bool invalidated = false;
+    };
+    std::function<Status()> runner(const GraphNodeSpec& spec);
+    // g's nodes in a topological order (indices into g.nodes); false on a cycle.
+    static bool topological(const Graph& g, std::vector<size_t>* order);
+    static Exec build(const Graph& g, const std::vector<size_t>& order);
+    Node* node_of(BackendGraphNode id, Graph** graph = nullptr);
+
+    GpuBackend& device_;
+    uint64_t next_id_ = 0x10000;
+    std::map<BackendGraph, Graph> graphs_;
+    std::map<BackendGraphExec, Exec> execs_;
+    std::map<uint64_t, Capture> captures_;             // by capture id
+    std::map<BackendStream, uint64_t> stream_capture_; // capturing streams (origin and joined)
+    std::map<BackendEvent, uint64_t> event_capture_;   // events recorded in a capture
+};
+
+} // namespace kvmgpu::vgpu

@@ -1,0 +1,367 @@
+// Handlers for CUDA graphs and stream capture (vgpu_abi.h, "graphs"):
+// graphs, graph execs and nodes are VM handles owned by their context;
+// nodes are checked as the commands they stand for are; the nodes a VM
+// holds are bounded by max_graph_nodes.
+#include <cstring>
+
+#include "kvmtool-gpu/devices/vgpu/command_dispatch.h"
+
+namespace kvmgpu::vgpu {
+
+namespace {
+constexpr uint32_t kKernelPayloadRoom = sizeof(vgpu_graph_kernel_payload::params);
+constexpr uint32_t kCaptureModes = 3; // CU_STREAM_CAPTURE_MODE_GLOBAL, _THREAD_LOCAL, _RELAXED
+
+bool stream_ordered(uint16_t op) {
+    switch (op) {
+    case VGPU_OP_MEMCPY_HTOD: case VGPU_OP_MEMCPY_DTOH: case VGPU_OP_MEMCPY_DTOD: case VGPU_OP_MEMCPY_HTOD_SG:
+    case VGPU_OP_MEMCPY_DTOH_SG: case VGPU_OP_MEMSET_D8: case VGPU_OP_MEMSET_D16: case VGPU_OP_MEMSET_D32:
+    case VGPU_OP_LAUNCH_KERNEL: case VGPU_OP_LAUNCH_KERNEL_PACKED: case VGPU_OP_EVENT_RECORD:
+    case VGPU_OP_STREAM_WAIT_EVENT: case VGPU_OP_GRAPH_LAUNCH: return true;
+    default: return false;
+    }
+}
+} // namespace
+
+GraphBackend* CommandDispatch::graph_backend() { return backend_.graphs(); }
+
+bool CommandDispatch::capture_quota_exceeded(uint16_t op) {
+    if (open_captures_ == 0 || !stream_ordered(op)) return false;
+    // Counted while any capture is open, whatever the stream: the capture
+    // may have been joined by any of them. Cheap, and bounds what a capture
+    // can make the driver hold before END_CAPTURE counts it.
+    if (++captured_ops_ + graph_node_count_ <= opts_.max_graph_nodes) return false;
+    // Past the bound: is a capture really still open? (One that failed or
+    // whose stream went would otherwise keep counting.)
+    uint32_t open = 0;
+    streams_.for_each([&](uint64_t, BackendStream s) {
+        uint32_t status = kCaptureNone;
+        uint64_t id = 0;
+        if (graph_backend()->capture_status(s, &status, &id) == VGPU_SUCCESS && status != kCaptureNone) ++open;
+    });
+    open_captures_ = open;
+    if (open == 0) captured_ops_ = 0;
+    return open != 0;
+}
+
+std::optional<uint64_t> CommandDispatch::node_handle(uint64_t graph, GraphEntry& g, BackendGraphNode n) {
+    if (auto it = g.handles.find(n); it != g.handles.end()) return it->second;
+    auto h = graph_nodes_.insert(GraphNodeEntry{graph, n}, ctx_);
+    if (h) g.handles.emplace(n, *h);
+    return h;
+}
+
+void CommandDispatch::forget_graph(const GraphEntry& g) {
+    for (const auto& [node, handle] : g.handles) graph_nodes_.erase(handle, ctx_); // the graph's owner is current
+    graph_node_count_ -= std::min(graph_node_count_, g.nodes);
+}
+
+// arg0 stream (one the guest created), arg1 CUstreamCaptureMode.
+CommandResult CommandDispatch::op_stream_begin_capture(GuestCommand& c) {
+    GraphBackend* gb = graph_backend();
+    if (!gb) return fail(VGPU_ERROR_NOT_SUPPORTED, "this backend has no CUDA graphs");
+    BackendStream s;
+    if (c.desc.arg[0] == 0) return fail(VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED, "the default stream cannot capture");
+    if (!stream_of(c.desc.arg[0], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    if (c.desc.arg[1] >= kCaptureModes) return fail(VGPU_ERROR_INVALID_VALUE, "capture mode");
+    const Status st = backend_result(gb->begin_capture(s, static_cast<uint32_t>(c.desc.arg[1])));
+    if (st == VGPU_SUCCESS && open_captures_++ == 0) captured_ops_ = 0;
+    return done(st);
+}
+
+// arg0 stream -> result0 the captured graph.
+CommandResult CommandDispatch::op_stream_end_capture(GuestCommand& c) {
+    GraphBackend* gb = graph_backend();
+    if (!gb) return fail(VGPU_ERROR_NOT_SUPPORTED, "this backend has no CUDA graphs");
+    BackendStream s;
+    if (c.desc.arg[0] == 0 || !stream_of(c.desc.arg[0], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    if (graphs_.size() >= graphs_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "graph table full");
+    BackendGraph g = 0;
+    const Status st = backend_result(gb->end_capture(s, &g));
+    uint32_t still = kCaptureNone;
+    uint64_t id = 0;
+    if (open_captures_ > 0 && (gb->capture_status(s, &still, &id) != VGPU_SUCCESS || still == kCaptureNone))
+        --open_captures_;
+    if (st != VGPU_SUCCESS) return done(st);
+    std::vector<BackendGraphNode> nodes;
+    if (gb->nodes(g, &nodes) != VGPU_SUCCESS || graph_node_count_ + nodes.size() > opts_.max_graph_nodes) {
+        gb->graph_destroy(g);
+        return fail(VGPU_ERROR_OUT_OF_MEMORY, "captured graph past max_graph_nodes");
+    }
+    graph_node_count_ += nodes.size();
+    return done(VGPU_SUCCESS, *graphs_.insert(GraphEntry{g, nodes.size(), {}}, ctx_));
+}
+
+// arg0 stream -> result0 CUstreamCaptureStatus, result1 the capture's id.
+CommandResult CommandDispatch::op_stream_capture_info(GuestCommand& c) {
+    GraphBackend* gb = graph_backend();
+    BackendStream s;
+    if (!stream_of(c.desc.arg[0], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    if (!gb) return done(VGPU_SUCCESS, kCaptureNone, 0); // nothing captures here
+    uint32_t status = kCaptureNone;
+    uint64_t id = 0;
+    const Status st = backend_result(gb->capture_status(s, &status, &id));
+    return done(st, status, id);
+}
+
+CommandResult CommandDispatch::op_graph_create(GuestCommand& c) {
+    GraphBackend* gb = graph_backend();
+    if (!gb) return fail(VGPU_ERROR_NOT_SUPPORTED, "this backend has no CUDA graphs");
+    if (c.desc.arg[0] != 0) return fail(VGPU_ERROR_INVALID_VALUE, "graph flags");
+    if (graphs_.size() >= graphs_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "graph table full");
+    BackendGraph g = 0;
+    const Status st = backend_result(gb->graph_create(&g));
+    if (st != VGPU_SUCCESS) return done(st);
+    return done(VGPU_SUCCESS, *graphs_.insert(GraphEntry{g, 0, {}}, ctx_));
+}
+
+CommandResult CommandDispatch::op_graph_destroy(GuestCommand& c) {
+    auto g = graphs_.erase(c.desc.arg[0], ctx_);
+    if (!g) return fail(VGPU_ERROR_INVALID_HANDLE, "graph handle");
+    forget_graph(*g);
+    return done(backend_result(graph_backend()->graph_destroy(g->graph)));
+}
+
+CommandResult CommandDispatch::add_graph_node(uint64_t graph, const GraphNodeSpec& spec) {
+    GraphEntry* g = graphs_.find(graph, ctx_);
+    if (!g) return fail(VGPU_ERROR_INVALID_HANDLE, "graph handle");
+    if (graph_node_count_ >= opts_.max_graph_nodes) return fail(VGPU_ERROR_OUT_OF_MEMORY, "graph nodes past max_graph_nodes");
+    if (graph_nodes_.size() >= graph_nodes_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "graph node table full");
+    BackendGraphNode n = 0;
+    const Status st = backend_result(graph_backend()->add_node(g->graph, spec, &n));
+    if (st != VGPU_SUCCESS) return done(st);
+    ++g->nodes;
+    ++graph_node_count_;
+    return done(VGPU_SUCCESS, *node_handle(graph, *g, n));
+}
+
+CommandResult CommandDispatch::op_graph_add_empty_node(GuestCommand& c) {
+    return add_graph_node(c.desc.arg[0], GraphNodeSpec{});
+}
+
+CommandDispatch::KernelNode CommandDispatch::kernel_node(const GuestCommand& c) {
+    KernelNode k;
+    const LaunchShape l = launch_shape(c, /*with_stream=*/false);
+    if (l.why) {
+        k.status = l.status, k.why = l.why;
+        return k;
+    }
+    std::memcpy(&k.target, &c.desc.arg[1], sizeof k.target);
+    if (c.desc.payload_len < 8) {
+        k.status = VGPU_ERROR_INVALID_VALUE, k.why = "kernel node payload without its exec field";
+        return k;
+    }
+    std::memcpy(&k.exec, c.payload.data(), sizeof k.exec);
+    const ParamLayout& layout = l.function->params;
+    if (l.params != layout.total_bytes()) {
+        k.status = VGPU_ERROR_INVALID_VALUE, k.why = "parameter buffer not the kernel's size";
+        return k;
+    }
+    const uint32_t len = c.desc.payload_len > 8 ? c.desc.payload_len - 8 : 0;
+    if (const char* why = take_param_buffer(c.payload.data() + 8, len, kKernelPayloadRoom, l.params)) {
+        k.status = VGPU_ERROR_INVALID_VALUE, k.why = why;
+        return k;
+    }
+    k.spec.kind = GraphNodeSpec::Kind::Kernel;
+    k.spec.function = l.function->function;
+    k.spec.grid = l.grid, k.spec.block = l.block, k.spec.shared_bytes = l.shared;
+    k.spec.params = {param_buffer_.data(), l.params};
+    k.spec.layout = &layout;
+    return k;
+}
+
+CommandResult CommandDispatch::op_graph_add_kernel_node(GuestCommand& c) {
+    const KernelNode k = kernel_node(c);
+    if (k.why) return fail(k.status, k.why);
+    if (k.exec != 0) return fail(VGPU_ERROR_INVALID_VALUE, "exec field set on a graph's node");
+    return add_graph_node(k.target, k.spec);
+}
+
+// KERNEL_NODE_SET_PARAMS and EXEC_KERNEL_NODE_SET_PARAMS.
+CommandResult CommandDispatch::op_graph_kernel_node_set_params(GuestCommand& c) {
+    const KernelNode k = kernel_node(c);
+    if (k.why) return fail(k.status, k.why);
+    const bool in_exec = c.desc.opcode == VGPU_OP_GRAPH_EXEC_KERNEL_NODE_SET_PARAMS;
+    const GraphExecEntry* exec = in_exec ? graph_execs_.find(k.exec, ctx_) : nullptr;
+    if (in_exec ? !exec : k.exec != 0) return fail(VGPU_ERROR_INVALID_HANDLE, "graph exec handle");
+    const GraphNodeEntry* node = graph_nodes_.find(k.target, ctx_);
+    if (!node) return fail(VGPU_ERROR_INVALID_HANDLE, "graph node handle");
+    return done(backend_result(graph_backend()->set_kernel_params(exec ? exec->exec : 0, node->node, k.spec)));
+}
+
+// arg0 graph, arg1 direction (a MEMCPY opcode), arg2 dst, arg3 src, arg4 bytes.
+CommandResult CommandDispatch::op_graph_add_memcpy_node(GuestCommand& c) {
+    GraphNodeSpec spec;
+    spec.kind = GraphNodeSpec::Kind::Memcpy;
+    spec.dst = c.desc.arg[2], spec.src = c.desc.arg[3], spec.bytes = c.desc.arg[4];
+    const uint64_t dir = c.desc.arg[1];
+    if (dir != VGPU_OP_MEMCPY_HTOD && dir != VGPU_OP_MEMCPY_DTOH && dir != VGPU_OP_MEMCPY_DTOD)
+        return fail(VGPU_ERROR_INVALID_VALUE, "memcpy node direction");
+    spec.direction = static_cast<uint16_t>(dir);
+    if (spec.bytes == 0) return fail(VGPU_ERROR_INVALID_VALUE, "empty memcpy node");
+    const uint64_t device_dst = dir == VGPU_OP_MEMCPY_DTOH ? 0 : spec.dst, device_src = dir == VGPU_OP_MEMCPY_HTOD ? 0 : spec.src;
+    if (device_dst && !allocs_.contains(device_dst, spec.bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "dst device range not this VM's");
+    if (device_src && !allocs_.contains(device_src, spec.bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "src device range not this VM's");
+    if (dir != VGPU_OP_MEMCPY_DTOD) {
+        // Guest RAM stays registered with the device while the VM lives: the
+        // node may be launched at any later time.
+        spec.host = guest_span(dir == VGPU_OP_MEMCPY_HTOD ? spec.src : spec.dst, spec.bytes);
+        if (!spec.host) return fail(VGPU_ERROR_INVALID_VALUE, "guest range outside RAM");
+    }
+    return add_graph_node(c.desc.arg[0], spec);
+}
+
+// arg0 graph, arg1 dptr, arg2 value, arg3 element bytes, arg4 count.
+CommandResult CommandDispatch::op_graph_add_memset_node(GuestCommand& c) {
+    GraphNodeSpec spec;
+    spec.kind = GraphNodeSpec::Kind::Memset;
+    spec.dst = c.desc.arg[1], spec.count = c.desc.arg[4];
+    const uint64_t value = c.desc.arg[2], element = c.desc.arg[3];
+    if (element != 1 && element != 2 && element != 4) return fail(VGPU_ERROR_INVALID_VALUE, "memset element size");
+    if (value >> (8 * element)) return fail(VGPU_ERROR_INVALID_VALUE, "memset value too wide");
+    if (spec.dst % element) return fail(VGPU_ERROR_INVALID_VALUE, "memset dptr not aligned to its element");
+    uint64_t bytes;
+    if (spec.count == 0 || __builtin_mul_overflow(spec.count, element, &bytes))
+        return fail(VGPU_ERROR_INVALID_VALUE, "memset count empty or wraps");
+    if (!allocs_.contains(spec.dst, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "device range not this VM's");
+    spec.value = static_cast<uint32_t>(value), spec.element_bytes = static_cast<uint32_t>(element);
+    return add_graph_node(c.desc.arg[0], spec);
+}
+
+// arg0 graph, arg1 pairs, arg2 1 to remove; payload = {from, to} pairs.
+CommandResult CommandDispatch::op_graph_dependencies(GuestCommand& c) {
+    const uint64_t graph = c.desc.arg[0], pairs = c.desc.arg[1];
+    const GraphEntry* g = graphs_.find(graph, ctx_);
+    if (!g) return fail(VGPU_ERROR_INVALID_HANDLE, "graph handle");
+    if (pairs == 0 || pairs > VGPU_GRAPH_EDGES_PER_CALL || pairs * 16 > c.desc.payload_len || c.desc.arg[2] > 1)
+        return fail(VGPU_ERROR_INVALID_VALUE, "edge count or flag");
+    for (uint64_t i = 0; i < pairs; ++i) {
+        uint64_t ends[2];
+        std::memcpy(ends, c.payload.data() + i * 16, sizeof ends);
+        const GraphNodeEntry* from = graph_nodes_.find(ends[0], ctx_);
+        const GraphNodeEntry* to = graph_nodes_.find(ends[1], ctx_);
+        if (!from || !to || from->graph != graph || to->graph != graph)
+            return fail(VGPU_ERROR_INVALID_VALUE, "edge node not this graph's");
+        if (from == to) return fail(VGPU_ERROR_INVALID_VALUE, "edge from a node to itself");
+        const Status st = backend_result(graph_backend()->dependency(g->graph, from->node, to->node, c.desc.arg[2] == 1));
+        if (st != VGPU_SUCCESS) return done(st);
+    }
+    return done(VGPU_SUCCESS);
+}
+
+// arg0 graph, arg1 first -> result0 count; payload <- handles from first on.
+CommandResult CommandDispatch::op_graph_get_nodes(GuestCommand& c) {
+    const uint64_t graph = c.desc.arg[0], first = c.desc.arg[1];
+    GraphEntry* g = graphs_.find(graph, ctx_);
+    if (!g) return fail(VGPU_ERROR_INVALID_HANDLE, "graph handle");
+    std::vector<BackendGraphNode> nodes;
+    const Status st = backend_result(graph_backend()->nodes(g->graph, &nodes));
+    if (st != VGPU_SUCCESS) return done(st);
+    if (first > nodes.size()) return fail(VGPU_ERROR_INVALID_VALUE, "first node past the last");
+    const uint64_t n = std::min<uint64_t>(nodes.size() - first, VGPU_GRAPH_NODES_PER_CALL);
+    c.payload.fill(0);
+    for (uint64_t i = 0; i < n; ++i) {
+        const auto h = node_handle(graph, *g, nodes[first + i]);
+        if (!h) return fail(VGPU_ERROR_OUT_OF_MEMORY, "graph node table full");
+        std::memcpy(c.payload.data() + i * 8, &*h, 8);
+    }
+    CommandResult r = done(VGPU_SUCCESS, nodes.size());
+    r.write_payload = true;
+    return r;
+}
+
+CommandResult CommandDispatch::op_graph_destroy_node(GuestCommand& c) {
+    const uint64_t handle = c.desc.arg[0];
+    const GraphNodeEntry* node = graph_nodes_.find(handle, ctx_);
+    if (!node) return fail(VGPU_ERROR_INVALID_HANDLE, "graph node handle");
+    GraphEntry* g = graphs_.find(node->graph, ctx_);
+    const BackendGraphNode n = node->node;
+    const Status st = backend_result(graph_backend()->destroy_node(n));
+    if (st != VGPU_SUCCESS) return done(st);
+    graph_nodes_.erase(handle, ctx_);
+    if (g) {
+        g->handles.erase(n);
+        if (g->nodes) --g->nodes, --graph_node_count_;
+    }
+    return done(VGPU_SUCCESS);
+}
+
+// arg0 graph, arg1 flags (0) -> result0 graph exec.
+CommandResult CommandDispatch::op_graph_instantiate(GuestCommand& c) {
+    const GraphEntry* g = graphs_.find(c.desc.arg[0], ctx_);
+    if (!g) return fail(VGPU_ERROR_INVALID_HANDLE, "graph handle");
+    if (c.desc.arg[1] != 0) return fail(VGPU_ERROR_INVALID_VALUE, "instantiate flags (none offered)");
+    if (graph_execs_.size() >= graph_execs_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "graph exec table full");
+    if (graph_node_count_ + g->nodes > opts_.max_graph_nodes)
+        return fail(VGPU_ERROR_OUT_OF_MEMORY, "graph exec nodes past max_graph_nodes");
+    BackendGraphExec e = 0;
+    const Status st = backend_result(graph_backend()->instantiate(g->graph, &e));
+    if (st != VGPU_SUCCESS) return done(st);
+    graph_node_count_ += g->nodes;
+    return done(VGPU_SUCCESS, *graph_execs_.insert(GraphExecEntry{e, g->nodes}, ctx_));
+}
+
+CommandResult CommandDispatch::op_graph_exec_destroy(GuestCommand& c) {
+    auto e = graph_execs_.erase(c.desc.arg[0], ctx_);
+    if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "graph exec handle");
+    graph_node_count_ -= std::min(graph_node_count_, e->nodes);
+    return done(backend_result(graph_backend()->exec_destroy(e->exec)));
+}
+
+// GRAPH_LAUNCH and GRAPH_UPLOAD: arg0 graph exec, arg1 stream.
+CommandResult CommandDispatch::op_graph_launch(GuestCommand& c) {
+    const GraphExecEntry* e = graph_execs_.find(c.desc.arg[0], ctx_);
+    if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "graph exec handle");
+    BackendStream s;
+    if (!stream_of(c.desc.arg[1], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    const bool upload = c.desc.opcode == VGPU_OP_GRAPH_UPLOAD;
+    Status st = backend_result(graph_backend()->launch(e->exec, s, upload));
+    if (st == VGPU_SUCCESS && !is_async(c)) st = backend_result(backend_.stream_synchronize(s));
+    return done(st);
+}
+
+// arg0 graph exec, arg1 graph -> result0 CUgraphExecUpdateResult.
+CommandResult CommandDispatch::op_graph_exec_update(GuestCommand& c) {
+    GraphExecEntry* e = graph_execs_.find(c.desc.arg[0], ctx_);
+    if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "graph exec handle");
+    const GraphEntry* g = graphs_.find(c.desc.arg[1], ctx_);
+    if (!g) return fail(VGPU_ERROR_INVALID_HANDLE, "graph handle");
+    uint32_t result = 0;
+    const Status st = backend_result(graph_backend()->exec_update(e->exec, g->graph, &result));
+    // A refused update is an answer: the result says why, as cuGraphExecUpdate's does.
+    CommandResult r;
+    r.status = st;
+    r.result[0] = result;
+    if (st != VGPU_SUCCESS && st != VGPU_ERROR_GRAPH_EXEC_UPDATE_FAILURE) return fail(st, "backend refused");
+    return r;
+}
+
+void CommandDispatch::end_captures_of(uint64_t ctx) {
+    GraphBackend* gb = graph_backend();
+    if (!gb || open_captures_ == 0) return;
+    streams_.for_each([&](uint64_t h, BackendStream s) {
+        uint32_t status = kCaptureNone;
+        uint64_t id = 0;
+        if (!streams_.find(h, ctx) || gb->capture_status(s, &status, &id) != VGPU_SUCCESS || status == kCaptureNone)
+            return;
+        BackendGraph g = 0;
+        if (gb->end_capture(s, &g) == VGPU_SUCCESS && g) gb->graph_destroy(g); // a joined stream's end is refused
+        if (gb->capture_status(s, &status, &id) == VGPU_SUCCESS && status == kCaptureNone && open_captures_ > 0)
+            --open_captures_;
+    });
+}
+
+void CommandDispatch::destroy_graphs_of(uint64_t ctx) {
+    GraphBackend* gb = graph_backend();
+    graph_execs_.erase_owned_by(ctx, [&](const GraphExecEntry& e) {
+        if (gb) gb->exec_destroy(e.exec);
+        graph_node_count_ -= std::min(graph_node_count_, e.nodes);
+    });
+    graph_nodes_.erase_owned_by(ctx, [](const GraphNodeEntry&) {});
+    graphs_.erase_owned_by(ctx, [&](const GraphEntry& g) {
+        if (gb) gb->graph_destroy(g.graph);
+        graph_node_count_ -= std::min(graph_node_count_, g.nodes);
+    });
+}
+
+} // namespace kvmgpu::vgpu

@@ -1,0 +1,177 @@
+#include "tests/support/graph_cases.h"
+
+#include <cstring>
+
+namespace kvmgpu::vgpu::test {
+
+GraphVm::GraphVm(VgpuRig& r, std::span<const uint8_t> image) : rig(r) {
+    rig.module_with("vector_add", &add, image);
+    a = rig.alloc(4096), b = rig.alloc(4096), c = rig.alloc(4096);
+}
+
+uint64_t GraphVm::ok(const Cmd& cmd) {
+    const Done d = rig.call(cmd);
+    EXPECT_EQ(d.status, VGPU_SUCCESS) << "opcode " << cmd.opcode;
+    return d.r0;
+}
+uint64_t GraphVm::graph() { return ok({.opcode = VGPU_OP_GRAPH_CREATE, .args = {0}}); }
+Done GraphVm::memcpy_node(uint64_t g, uint64_t dir, uint64_t dst, uint64_t src, uint64_t n) {
+    return rig.call({.opcode = VGPU_OP_GRAPH_ADD_MEMCPY_NODE, .args = {g, dir, dst, src, n}});
+}
+Done GraphVm::memset_node(uint64_t g, uint64_t dptr, uint64_t value, uint64_t element, uint64_t count) {
+    return rig.call({.opcode = VGPU_OP_GRAPH_ADD_MEMSET_NODE, .args = {g, dptr, value, element, count}});
+}
+Cmd GraphVm::kernel_cmd(uint16_t op, uint64_t target, uint64_t x, uint64_t y, uint64_t out, uint32_t n, uint64_t exec,
+                  uint32_t bytes) {
+    vgpu_launch_args l{add, target, {1, 1, 1}, {n, 1, 1}, 0, bytes};
+    Cmd cmd{.opcode = op, .args = std::vector<uint64_t>(6)};
+    std::memcpy(cmd.args.data(), &l, sizeof l);
+    cmd.payload.resize(8 + 28);
+    std::memcpy(cmd.payload.data(), &exec, 8);
+    std::memcpy(cmd.payload.data() + 8, &x, 8);
+    std::memcpy(cmd.payload.data() + 16, &y, 8);
+    std::memcpy(cmd.payload.data() + 24, &out, 8);
+    std::memcpy(cmd.payload.data() + 32, &n, 4);
+    return cmd;
+}
+Done GraphVm::edge(uint64_t g, uint64_t from, uint64_t to, uint64_t remove) {
+    std::vector<uint8_t> p(16);
+    std::memcpy(p.data(), &from, 8);
+    std::memcpy(p.data() + 8, &to, 8);
+    return rig.call({.opcode = VGPU_OP_GRAPH_DEPENDENCIES, .args = {g, 1, remove}, .payload = p});
+}
+std::vector<float> GraphVm::floats(uint64_t gpa, size_t n) {
+    std::vector<float> v(n);
+    rig.get(gpa, v.data(), n * sizeof(float));
+    return v;
+}
+void GraphVm::put_floats(uint64_t gpa, float first, size_t n) {
+    std::vector<float> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = first + static_cast<float>(i);
+    rig.put(gpa, v.data(), n * sizeof(float));
+}
+
+void graph_runs_in_dependency_order(GraphVm& v) {
+    VgpuRig& rig = v.rig;
+    const uint64_t a = v.a, b = v.b, c = v.c;
+    const uint64_t g = v.graph();
+    // Added last-first: the edges, not the order added, decide.
+    const uint64_t out = v.memcpy_node(g, VGPU_OP_MEMCPY_DTOH, kGraphOut, c, 64 * 4).r0;
+    const uint64_t sum = v.ok(v.kernel_cmd(VGPU_OP_GRAPH_ADD_KERNEL_NODE, g, a, b, c, 64));
+    const uint64_t in_a = v.memcpy_node(g, VGPU_OP_MEMCPY_HTOD, a, kGraphIn, 64 * 4).r0;
+    const uint64_t set_b = v.memset_node(g, b, 0x3f800000 /* 1.0f */, 4, 64).r0;
+    ASSERT_EQ(v.edge(g, in_a, sum).status, VGPU_SUCCESS);
+    ASSERT_EQ(v.edge(g, set_b, sum).status, VGPU_SUCCESS);
+    ASSERT_EQ(v.edge(g, sum, out).status, VGPU_SUCCESS);
+    const Done nodes = rig.call({.opcode = VGPU_OP_GRAPH_GET_NODES, .args = {g, 0}});
+    ASSERT_EQ(nodes.r0, 4u);
+    uint64_t first;
+    std::memcpy(&first, nodes.payload.data(), 8);
+    EXPECT_EQ(first, out); // the handles the adds gave
+
+    const uint64_t exec = v.ok({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {g, 0}});
+    v.put_floats(kGraphIn, 10.0f, 64);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_LAUNCH, .args = {exec, 0}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(v.floats(kGraphOut, 64)[5], 16.0f);
+    // A launch reads the guest RAM the node names at that time.
+    v.put_floats(kGraphIn, 100.0f, 64);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_LAUNCH, .args = {exec, 0}, .flags = VGPU_CMD_FLAG_ASYNC}).status,
+              VGPU_SUCCESS);
+    v.ok({.opcode = VGPU_OP_STREAM_SYNCHRONIZE, .args = {0}});
+    EXPECT_EQ(v.floats(kGraphOut, 64)[63], 164.0f);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_UPLOAD, .args = {exec, 0}}).status, VGPU_SUCCESS);
+}
+
+void kernel_node_params_in_graph_and_exec(GraphVm& v) {
+    VgpuRig& rig = v.rig;
+    const uint64_t a = v.a, b = v.b, c = v.c;
+    const uint64_t g = v.graph();
+    const uint64_t k = v.ok(v.kernel_cmd(VGPU_OP_GRAPH_ADD_KERNEL_NODE, g, a, b, c, 8));
+    const uint64_t exec = v.ok({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {g, 0}});
+    v.put_floats(kGraphIn, 1.0f, 16);
+    v.ok({.opcode = VGPU_OP_MEMCPY_HTOD, .args = {a, kGraphIn, 64, 0}});
+    v.ok({.opcode = VGPU_OP_MEMCPY_HTOD, .args = {b, kGraphIn, 64, 0}});
+    // The exec's node writes a now (a + b into a), the graph's still c.
+    v.ok(v.kernel_cmd(VGPU_OP_GRAPH_EXEC_KERNEL_NODE_SET_PARAMS, k, a, b, a, 8, exec));
+    v.ok({.opcode = VGPU_OP_GRAPH_LAUNCH, .args = {exec, 0}});
+    v.ok({.opcode = VGPU_OP_MEMCPY_DTOH, .args = {kGraphOut, a, 32, 0}});
+    EXPECT_EQ(v.floats(kGraphOut, 8)[2], 6.0f);
+    // An update from the graph brings its node back (c = a + b).
+    const Done up = rig.call({.opcode = VGPU_OP_GRAPH_EXEC_UPDATE, .args = {exec, g}});
+    ASSERT_EQ(up.status, VGPU_SUCCESS);
+    EXPECT_EQ(up.r0, 0u);
+    v.ok({.opcode = VGPU_OP_GRAPH_LAUNCH, .args = {exec, 0}});
+    v.ok({.opcode = VGPU_OP_MEMCPY_DTOH, .args = {kGraphOut, c, 32, 0}});
+    EXPECT_EQ(v.floats(kGraphOut, 8)[2], 9.0f); // a[2] = 6 now, b[2] = 3
+    // Another shape: refused, with the result saying why.
+    v.ok({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g}});
+    const Done changed = rig.call({.opcode = VGPU_OP_GRAPH_EXEC_UPDATE, .args = {exec, g}});
+    EXPECT_EQ(changed.status, VGPU_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+    EXPECT_EQ(changed.r0, 2u); // CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED
+    // The graph's own node, then a new instance.
+    v.ok(v.kernel_cmd(VGPU_OP_GRAPH_KERNEL_NODE_SET_PARAMS, k, b, b, c, 8));
+    const uint64_t exec2 = v.ok({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {g, 0}});
+    v.ok({.opcode = VGPU_OP_GRAPH_LAUNCH, .args = {exec2, 0}});
+    v.ok({.opcode = VGPU_OP_MEMCPY_DTOH, .args = {kGraphOut, c, 32, 0}});
+    EXPECT_EQ(v.floats(kGraphOut, 8)[2], 6.0f);
+}
+
+void capture_records_and_replays(GraphVm& v) {
+    VgpuRig& rig = v.rig;
+    const uint64_t a = v.a, b = v.b, c = v.c;
+    const uint64_t s = v.ok({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}});
+    const uint64_t s2 = v.ok({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}});
+    const uint64_t ev = v.ok({.opcode = VGPU_OP_EVENT_CREATE, .args = {0}});
+    v.put_floats(kGraphIn, 2.0f, 32);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_STREAM_BEGIN_CAPTURE, .args = {s, 0}}).status, VGPU_SUCCESS);
+    const Done info = rig.call({.opcode = VGPU_OP_STREAM_CAPTURE_INFO, .args = {s}});
+    EXPECT_EQ(info.r0, 1u); // ACTIVE
+    EXPECT_NE(info.r1, 0u);
+    const uint16_t async = VGPU_CMD_FLAG_ASYNC;
+    v.ok({.opcode = VGPU_OP_MEMCPY_HTOD, .args = {a, kGraphIn, 128, s}, .flags = async});
+    // s2 joins through an event recorded in the capture.
+    v.ok({.opcode = VGPU_OP_EVENT_RECORD, .args = {ev, s}, .flags = async});
+    v.ok({.opcode = VGPU_OP_STREAM_WAIT_EVENT, .args = {s2, ev, 0}, .flags = async});
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_CAPTURE_INFO, .args = {s2}}).r1, info.r1);
+    v.ok({.opcode = VGPU_OP_MEMSET_D32, .args = {b, 0x40000000 /* 2.0f */, 32, s2}, .flags = async});
+    v.ok({.opcode = VGPU_OP_EVENT_RECORD, .args = {ev, s2}, .flags = async});
+    v.ok({.opcode = VGPU_OP_STREAM_WAIT_EVENT, .args = {s, ev, 0}, .flags = async});
+    Cmd launch = v.kernel_cmd(VGPU_OP_LAUNCH_KERNEL_PACKED, s, a, b, c, 32);
+    launch.payload.erase(launch.payload.begin(), launch.payload.begin() + 8);
+    launch.flags = async;
+    v.ok(launch);
+    v.ok({.opcode = VGPU_OP_MEMCPY_DTOH, .args = {kGraphOut, c, 128, s}, .flags = async});
+    EXPECT_EQ(v.floats(kGraphOut, 32)[0], 0.0f); // recorded, not run
+    // Scatter-gather copies stage through memory that would not outlive the call.
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_MEMCPY_HTOD_SG, .args = {a, kGraphIn, 1, s, VGPU_SG_COALESCE, 0}}).status,
+              VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    const uint64_t g = v.ok({.opcode = VGPU_OP_STREAM_END_CAPTURE, .args = {s}});
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_CAPTURE_INFO, .args = {s2}}).r0, 0u);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_GET_NODES, .args = {g, 0}}).r0, 4u); // copy, memset, kernel, copy
+    const uint64_t exec = v.ok({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {g, 0}});
+    v.ok({.opcode = VGPU_OP_GRAPH_LAUNCH, .args = {exec, s}});
+    EXPECT_EQ(v.floats(kGraphOut, 32)[3], 7.0f); // (2 + 3) + 2
+}
+
+void synchronizing_a_capture_invalidates_it(GraphVm& v) {
+    VgpuRig& rig = v.rig;
+    const uint64_t a = v.a, b = v.b, c = v.c;
+    const uint64_t s = v.ok({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}});
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_BEGIN_CAPTURE, .args = {0, 0}}).status,
+              VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_BEGIN_CAPTURE, .args = {s, 3}}).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_END_CAPTURE, .args = {s}}).status, VGPU_ERROR_ILLEGAL_STATE);
+    v.ok({.opcode = VGPU_OP_STREAM_BEGIN_CAPTURE, .args = {s, 0}});
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_BEGIN_CAPTURE, .args = {s, 0}}).status, VGPU_ERROR_ILLEGAL_STATE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_SYNCHRONIZE, .args = {s}}).status,
+              VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_CAPTURE_INFO, .args = {s}}).r0, 2u); // INVALIDATED
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_MEMSET_D8, .args = {a, 1, 16, s}, .flags = VGPU_CMD_FLAG_ASYNC}).status,
+              VGPU_ERROR_STREAM_CAPTURE_INVALIDATED);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_END_CAPTURE, .args = {s}}).status,
+              VGPU_ERROR_STREAM_CAPTURE_INVALIDATED);
+    // The stream works as before.
+    v.ok({.opcode = VGPU_OP_MEMSET_D8, .args = {a, 1, 16, s}});
+}
+
+} // namespace kvmgpu::vgpu::test

@@ -1,0 +1,43 @@
+// CUDA graphs and stream capture through the ring, written once and run on
+// every backend that has them: the host backend (unit), the CUDA backend
+// (gpu). A VM with vector_add(a, b, c, n) and three 4 KiB buffers.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "tests/support/vgpu_rig.h"
+
+namespace kvmgpu::vgpu::test {
+
+inline constexpr uint64_t kGraphIn = kDataGpa, kGraphOut = kDataGpa + 0x10000;
+
+struct GraphVm {
+    VgpuRig& rig;
+    uint64_t add = 0, a = 0, b = 0, c = 0;
+    // Loads vector_add from `image` (default: the host backend's dummy) and allocates a, b, c.
+    explicit GraphVm(VgpuRig& r, std::span<const uint8_t> image = {});
+    // The command's result0; a failed expectation when it did not succeed.
+    uint64_t ok(const Cmd& cmd);
+    uint64_t graph();
+    Done memcpy_node(uint64_t g, uint64_t dir, uint64_t dst, uint64_t src, uint64_t n);
+    Done memset_node(uint64_t g, uint64_t dptr, uint64_t value, uint64_t element, uint64_t count);
+    // vector_add(x, y, out, n) as a kernel-node command on `target`.
+    Cmd kernel_cmd(uint16_t op, uint64_t target, uint64_t x, uint64_t y, uint64_t out, uint32_t n, uint64_t exec = 0,
+                   uint32_t bytes = 28);
+    Done edge(uint64_t g, uint64_t from, uint64_t to, uint64_t remove = 0);
+    std::vector<float> floats(uint64_t gpa, size_t n);
+    void put_floats(uint64_t gpa, float first, size_t n);
+};
+
+// Nodes added last-first run in their edges' order; a launch reads guest RAM then.
+void graph_runs_in_dependency_order(GraphVm& v);
+// A kernel node's parameters set in an exec, then in the graph; updates.
+void kernel_node_params_in_graph_and_exec(GraphVm& v);
+// Work captured over two streams (joined by events) is recorded, not run,
+// then replayed by a launch; scatter-gather copies are refused meanwhile.
+void capture_records_and_replays(GraphVm& v);
+// A capturing stream's synchronize is refused and invalidates the capture.
+void synchronizing_a_capture_invalidates_it(GraphVm& v);
+
+} // namespace kvmgpu::vgpu::test

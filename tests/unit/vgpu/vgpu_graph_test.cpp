@@ -1,0 +1,199 @@
+// CUDA graphs and stream capture through the ring, on the host backend
+// (graphs recorded and replayed with its reference kernels): explicit
+// graphs run in dependency order, captures record instead of running,
+// kernel nodes are checked as launches are, every hostile field is
+// refused, and graphs go with their context, RESET and the node quota.
+#include <cstring>
+
+#include <memory>
+
+#include "tests/support/graph_cases.h"
+#include "tests/support/worker_vgpu.h"
+
+namespace kvmgpu::vgpu::test {
+namespace {
+
+struct VgpuGraph : ::testing::Test {
+    VgpuRig rig{VgpuOptions{.max_handles = 64, .max_graph_nodes = 16}};
+    std::unique_ptr<GraphVm> vm;
+    uint64_t a = 0, b = 0, c = 0;
+    void SetUp() override {
+        ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
+        vm = std::make_unique<GraphVm>(rig);
+        a = vm->a, b = vm->b, c = vm->c;
+    }
+    uint64_t ok(const Cmd& cmd) { return vm->ok(cmd); }
+    uint64_t graph() { return vm->graph(); }
+    Done memcpy_node(uint64_t g, uint64_t dir, uint64_t dst, uint64_t src, uint64_t n) {
+        return vm->memcpy_node(g, dir, dst, src, n);
+    }
+    Done memset_node(uint64_t g, uint64_t dptr, uint64_t value, uint64_t element, uint64_t count) {
+        return vm->memset_node(g, dptr, value, element, count);
+    }
+    Cmd kernel_cmd(uint16_t op, uint64_t target, uint32_t n, uint64_t exec = 0, uint32_t bytes = 28) {
+        return vm->kernel_cmd(op, target, a, b, c, n, exec, bytes);
+    }
+    Done edge(uint64_t g, uint64_t from, uint64_t to, uint64_t remove = 0) { return vm->edge(g, from, to, remove); }
+};
+
+TEST_F(VgpuGraph, ExplicitGraphRunsInDependencyOrderEachLaunch) { graph_runs_in_dependency_order(*vm); }
+
+TEST_F(VgpuGraph, KernelNodeParamsInTheGraphAndInTheExec) { kernel_node_params_in_graph_and_exec(*vm); }
+
+TEST_F(VgpuGraph, CaptureRecordsTheStreamsWorkAndReplaysIt) { capture_records_and_replays(*vm); }
+
+TEST_F(VgpuGraph, SynchronizingACaptureInvalidatesIt) { synchronizing_a_capture_invalidates_it(*vm); }
+
+// (Here only: what the driver does to the capture after this answer is not checked.)
+TEST_F(VgpuGraph, OnlyTheOriginStreamEndsACapture) {
+    const uint64_t s = ok({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}});
+    const uint64_t s2 = ok({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}});
+    const uint64_t ev = ok({.opcode = VGPU_OP_EVENT_CREATE, .args = {0}});
+    ok({.opcode = VGPU_OP_STREAM_BEGIN_CAPTURE, .args = {s, 1}});
+    ok({.opcode = VGPU_OP_EVENT_RECORD, .args = {ev, s}, .flags = VGPU_CMD_FLAG_ASYNC});
+    ok({.opcode = VGPU_OP_STREAM_WAIT_EVENT, .args = {s2, ev, 0}, .flags = VGPU_CMD_FLAG_ASYNC});
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_END_CAPTURE, .args = {s2}}).status, VGPU_ERROR_STREAM_CAPTURE_UNMATCHED);
+    EXPECT_NE(ok({.opcode = VGPU_OP_STREAM_END_CAPTURE, .args = {s}}), 0u);
+}
+
+TEST_F(VgpuGraph, HostileFieldsAreRefused) {
+    const uint64_t g = graph(), g2 = graph();
+    const uint64_t s = ok({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}});
+    const uint64_t n = ok({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g}});
+    const uint64_t m = ok({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g}});
+    const uint64_t other = ok({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g2}});
+    for (uint64_t bad : std::vector<uint64_t>{0, g + 100, g ^ (1ull << 40), s, n, ~0ull}) {
+        EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {bad}}).status, VGPU_ERROR_INVALID_HANDLE);
+        EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {bad, 0}}).status, VGPU_ERROR_INVALID_HANDLE);
+        EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_LAUNCH, .args = {bad, 0}}).status, VGPU_ERROR_INVALID_HANDLE);
+        EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_DESTROY_NODE, .args = {bad == n ? g : bad}}).status,
+                  VGPU_ERROR_INVALID_HANDLE);
+    }
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_CREATE, .args = {1}}).status, VGPU_ERROR_INVALID_VALUE);
+    // Edges: between this graph's nodes only, never to itself, a bounded count.
+    EXPECT_EQ(edge(g, n, other).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(edge(g, n, n).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(edge(g, n, m, 1).status, VGPU_ERROR_INVALID_VALUE); // no such edge to remove
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_DEPENDENCIES, .args = {g, 0, 0}}).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_DEPENDENCIES, .args = {g, VGPU_GRAPH_EDGES_PER_CALL + 1, 0}}).status,
+              VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_DEPENDENCIES, .args = {g, 2, 0}, .payload = std::vector<uint8_t>(16)}).status,
+              VGPU_ERROR_INVALID_VALUE); // two pairs, one pair's bytes
+    // A cycle cannot be instantiated.
+    ASSERT_EQ(edge(g, n, m).status, VGPU_SUCCESS);
+    ASSERT_EQ(edge(g, m, n).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {g, 0}}).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {g2, 1}}).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_GET_NODES, .args = {g, 3}}).status, VGPU_ERROR_INVALID_VALUE);
+    // Copy and memset nodes: as the commands they stand for.
+    EXPECT_EQ(memcpy_node(g2, VGPU_OP_MEMSET_D8, a, b, 16).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(memcpy_node(g2, VGPU_OP_MEMCPY_DTOD, a, b, 0).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(memcpy_node(g2, VGPU_OP_MEMCPY_DTOD, a, b, 4097).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(memcpy_node(g2, VGPU_OP_MEMCPY_DTOD, a, ~0ull - 8, 16).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(memcpy_node(g2, VGPU_OP_MEMCPY_HTOD, a, kRamBytes - 8, 16).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(memcpy_node(g2, VGPU_OP_MEMCPY_DTOH, ~0ull, a, 16).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(memset_node(g2, a, 1, 3, 4).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(memset_node(g2, a, 0x100, 1, 4).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(memset_node(g2, a + 1, 1, 4, 4).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(memset_node(g2, a, 1, 4, 1ull << 62).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(memset_node(g2, a, 1, 4, 1025).status, VGPU_ERROR_INVALID_VALUE);
+    // Kernel nodes: as a packed launch.
+    EXPECT_EQ(rig.call(kernel_cmd(VGPU_OP_GRAPH_ADD_KERNEL_NODE, g2, 8, 0, 24)).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.call(kernel_cmd(VGPU_OP_GRAPH_ADD_KERNEL_NODE, g2, 2048)).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.call(kernel_cmd(VGPU_OP_GRAPH_ADD_KERNEL_NODE, g2, 8, n)).status, VGPU_ERROR_INVALID_VALUE);
+    Cmd short_payload = kernel_cmd(VGPU_OP_GRAPH_ADD_KERNEL_NODE, g2, 8);
+    short_payload.payload_len = 4;
+    EXPECT_EQ(rig.call(short_payload).status, VGPU_ERROR_INVALID_VALUE);
+    short_payload.payload_len = 20; // the exec field and part of the buffer
+    EXPECT_EQ(rig.call(short_payload).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.call(kernel_cmd(VGPU_OP_GRAPH_KERNEL_NODE_SET_PARAMS, n, 8)).status,
+              VGPU_ERROR_INVALID_VALUE); // an empty node has no kernel
+    EXPECT_EQ(rig.call(kernel_cmd(VGPU_OP_GRAPH_EXEC_KERNEL_NODE_SET_PARAMS, n, 8, g)).status,
+              VGPU_ERROR_INVALID_HANDLE); // a graph is not an exec
+    // A destroyed node's handle is stale; its edges went with it.
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_DESTROY_NODE, .args = {m}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_DESTROY_NODE, .args = {m}}).status, VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_NE(rig.call({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {g, 0}}).r0, 0u);
+    // A destroyed graph takes its nodes' handles.
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_DESTROY, .args = {g}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_DESTROY_NODE, .args = {n}}).status, VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_DESTROY, .args = {g}}).status, VGPU_ERROR_INVALID_HANDLE);
+}
+
+TEST_F(VgpuGraph, NodesAreBoundedInGraphsExecsAndCaptures) {
+    const uint64_t g = graph();
+    for (int i = 0; i < 8; ++i) ok({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g}});
+    const uint64_t exec = ok({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {g, 0}}); // 16 held now
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g}}).status, VGPU_ERROR_OUT_OF_MEMORY);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {g, 0}}).status, VGPU_ERROR_OUT_OF_MEMORY);
+    ok({.opcode = VGPU_OP_GRAPH_EXEC_DESTROY, .args = {exec}});
+    ok({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g}});
+    ok({.opcode = VGPU_OP_GRAPH_DESTROY, .args = {g}});
+    // A capture may not record more than the quota either.
+    const uint64_t s = ok({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}});
+    ok({.opcode = VGPU_OP_STREAM_BEGIN_CAPTURE, .args = {s, 2}});
+    uint32_t refused = 0;
+    for (int i = 0; i < 20; ++i)
+        refused += rig.call({.opcode = VGPU_OP_MEMSET_D8, .args = {a, 1, 16, s}, .flags = VGPU_CMD_FLAG_ASYNC}).status ==
+                   VGPU_ERROR_OUT_OF_MEMORY;
+    EXPECT_EQ(refused, 4u);
+    const uint64_t captured = ok({.opcode = VGPU_OP_STREAM_END_CAPTURE, .args = {s}});
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_GET_NODES, .args = {captured, 0}}).r0, 16u);
+    // After the capture, work is not counted.
+    for (int i = 0; i < 20; ++i) ok({.opcode = VGPU_OP_MEMSET_D8, .args = {a, 1, 16, s}, .flags = VGPU_CMD_FLAG_ASYNC});
+}
+
+TEST_F(VgpuGraph, AContextGoesWithItsOpenCapture) {
+    const uint64_t ctx = ok({.opcode = VGPU_OP_CTX_CREATE, .args = {0, 0}});
+    const uint64_t d = rig.alloc(4096);
+    const uint64_t s = ok({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}});
+    ok({.opcode = VGPU_OP_STREAM_BEGIN_CAPTURE, .args = {s, 0}});
+    ok({.opcode = VGPU_OP_MEMSET_D8, .args = {d, 1, 16, s}, .flags = VGPU_CMD_FLAG_ASYNC});
+    ok({.opcode = VGPU_OP_CTX_DESTROY, .args = {ctx}});
+    // The VM carries on: a new capture begins and ends in the primary context.
+    const uint64_t primary = ok({.opcode = VGPU_OP_PRIMARY_CTX_RETAIN, .args = {0}});
+    ok({.opcode = VGPU_OP_CTX_SET_CURRENT, .args = {primary}});
+    const uint64_t s2 = ok({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}});
+    ok({.opcode = VGPU_OP_STREAM_BEGIN_CAPTURE, .args = {s2, 0}});
+    ok({.opcode = VGPU_OP_MEMSET_D8, .args = {a, 1, 16, s2}, .flags = VGPU_CMD_FLAG_ASYNC});
+    const uint64_t g = ok({.opcode = VGPU_OP_STREAM_END_CAPTURE, .args = {s2}});
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_GET_NODES, .args = {g, 0}}).r0, 1u);
+}
+
+TEST_F(VgpuGraph, GraphsGoWithTheirContextAndWithReset) {
+    const uint64_t ctx = ok({.opcode = VGPU_OP_CTX_CREATE, .args = {0, 0}});
+    const uint64_t g = graph();
+    const uint64_t n = ok({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g}});
+    const uint64_t exec = ok({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {g, 0}});
+    // Another context does not see them.
+    const uint64_t primary = ok({.opcode = VGPU_OP_PRIMARY_CTX_RETAIN, .args = {0}});
+    ok({.opcode = VGPU_OP_CTX_SET_CURRENT, .args = {primary}});
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_LAUNCH, .args = {exec, 0}}).status, VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g}}).status, VGPU_ERROR_INVALID_HANDLE);
+    ok({.opcode = VGPU_OP_CTX_DESTROY, .args = {ctx}});
+    ok({.opcode = VGPU_OP_CTX_SET_CURRENT, .args = {primary}});
+    const uint64_t g2 = graph();
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_DESTROY_NODE, .args = {n}}).status, VGPU_ERROR_INVALID_HANDLE);
+    // The quota came back: 16 more nodes fit.
+    for (int i = 0; i < 16; ++i) ok({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g2}});
+    rig.reset();
+    ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g2}}).status, VGPU_ERROR_INVALID_HANDLE);
+    const uint64_t g3 = graph();
+    for (int i = 0; i < 16; ++i) ok({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g3}});
+}
+
+// The same cases with the host backend in a GPU worker process (the worker
+// runs the same dispatch; the graphs live in its backend).
+TEST(VgpuGraphInWorker, TheSharedCases) {
+    for (auto graph_case : {graph_runs_in_dependency_order, kernel_node_params_in_graph_and_exec,
+                            capture_records_and_replays, synchronizing_a_capture_invalidates_it}) {
+        WorkerVgpu w;
+        ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
+        GraphVm vm(w.rig);
+        graph_case(vm);
+    }
+}
+
+} // namespace
+} // namespace kvmgpu::vgpu::test
