@@ -46,11 +46,14 @@ cublasStatus_t copy_vector(int n, int size, const void* src, int sinc, void* dst
                            : cudaMemcpy2D(dst, dpitch, src, spitch, es, count, kind));
 }
 
-// rows x cols elements, column-major, leading dimensions lda (src) and ldb (dst).
+// rows x cols elements, column-major, leading dimensions lda (src) and ldb
+// (dst). As cuBLAS: the parameters refused are those below; a leading
+// dimension below rows reaches the 2-D copy, which refuses its pitch
+// (MAPPING_ERROR).
 cublasStatus_t copy_matrix(int rows, int cols, int size, const void* src, int lda, void* dst, int ldb,
                            cudaMemcpyKind kind, cudaStream_t stream, bool async)
 {
-    if (rows < 0 || cols < 0 || size <= 0 || lda <= 0 || ldb <= 0 || lda < rows || ldb < rows)
+    if (rows < 0 || cols < 0 || size <= 0 || lda <= 0 || ldb <= 0)
         return CUBLAS_STATUS_INVALID_VALUE;
     if (rows == 0 || cols == 0)
         return CUBLAS_STATUS_SUCCESS;

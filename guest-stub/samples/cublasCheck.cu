@@ -147,8 +147,12 @@ void copies()
     for (int i = 0; i < 10; ++i)
         same = same && out[3 * i] == hv[2 * i];
     expect(same, "Set/GetVector with increments 2 and 3");
-    expect(cublasSetMatrix(5, 4, sizeof(float), host.data(), 4, d, 6) == CUBLAS_STATUS_INVALID_VALUE,
-           "SetMatrix with lda < rows is refused");
+    // Not a parameter cuBLAS checks (it refuses only lda, ldb <= 0): the
+    // copy under it refuses a pitch below the width (H100, NVIDIA's libcublas 13.1).
+    const cublasStatus_t narrow = cublasSetMatrix(5, 4, sizeof(float), host.data(), 4, d, 6);
+    expect(narrow == CUBLAS_STATUS_MAPPING_ERROR, "SetMatrix with lda < rows fails in its copy (MAPPING_ERROR)");
+    expect(cublasSetMatrix(5, 4, sizeof(float), host.data(), 0, d, 6) == CUBLAS_STATUS_INVALID_VALUE,
+           "SetMatrix with lda 0 is refused");
     CHECK(cudaFree(d));
     CHECK(cudaFree(dv));
 }
