@@ -179,6 +179,10 @@ CommandResult CommandDispatch::execute(GuestCommand& cmd) {
         VgpuCounters::add(counters_.per_opcode[op]);
         r = (this->*kHandlers[op])(cmd);
     }
+    // Any command may have written device memory (a copy, a kernel, a
+    // library call), except one that says it did not touch what is cached.
+    if (!keeps_device_memory_) ++device_write_epoch_;
+    keeps_device_memory_ = false;
     VgpuCounters::add(counters_.commands);
     if (r.status != VGPU_SUCCESS && r.status != VGPU_ERROR_NOT_READY) VgpuCounters::add(counters_.errors);
     current_ = nullptr;
@@ -241,6 +245,7 @@ void CommandDispatch::drop_handles() {
     sampled_.clear();
     arrays_.clear();
     blas_.clear(); // a recovery lost the libraries' handles with the context; RESET destroyed them
+    gemm_pointers_cache_ = {};
     rand_.clear();
     fft_.clear();
     graph_execs_.clear();

@@ -377,6 +377,20 @@ private:
     HandleTable<BackendRand> rand_;
     HandleTable<FftEntry> fft_;
     std::vector<uint64_t> blas_pointers_; // GEMM_POINTERS' checked A, B, C arrays
+    // The last GEMM_POINTERS call's arrays, read and checked at
+    // device_write_epoch_: the next call with the same arrays, and no
+    // command between that may have written device memory, uses what
+    // blas_pointers_ holds instead of reading the arrays back (a synchronous
+    // copy that would wait for every earlier gemm).
+    struct GemmPointersKey {
+        uint64_t epoch = 0, ctx = 0, handle = 0;
+        uint64_t arrays[3] = {}, batch = 0, bytes[3] = {}, align[3] = {};
+        bool valid = false;
+        bool operator==(const GemmPointersKey&) const = default;
+    };
+    GemmPointersKey gemm_pointers_cache_;
+    uint64_t device_write_epoch_ = 0;
+    bool keeps_device_memory_ = false; // set by a handler: this command wrote nothing cached
     char blas_why_[200] = {};
     bool blas_missing_logged_ = false;
     HandleTable<BackendStream> streams_;

@@ -151,14 +151,30 @@ CommandResult CommandDispatch::op_blas_level3(GuestCommand& c) {
     return done(backend_result(backend_.blas()->level3(e->library, call)));
 }
 
+namespace {
+// No C[j] range overlaps any of the three pointer arrays.
+bool outputs_miss_arrays(std::span<const uint64_t> c, uint64_t c_bytes, const vgpu_blas_matrix* const arrays[3], uint64_t n) {
+    for (uint64_t p : c)
+        for (int i = 0; i < 3; ++i) {
+            const uint64_t lo = arrays[i]->ptr, hi = lo + n * sizeof(uint64_t);
+            if (p < hi && lo < p + c_bytes) return false;
+        }
+    return true;
+}
+} // namespace
+
 CommandResult CommandDispatch::op_blas_gemm(GuestCommand& c) {
     KVMGPU_BLAS_PREAMBLE(vgpu_blas_gemm, check_gemm)
     BlasPointers pointers;
     if (call.form == VGPU_BLAS_GEMM_POINTERS && call.batch > 0) {
         const uint64_t n = static_cast<uint64_t>(call.batch);
-        blas_pointers_.resize(3 * n);
         const vgpu_blas_matrix* arrays[3] = {&call.a, &call.b, &call.c};
-        for (int i = 0; i < 3; ++i) {
+        GemmPointersKey key{.epoch = device_write_epoch_, .ctx = ctx_, .handle = call.head.handle, .arrays = {call.a.ptr, call.b.ptr, call.c.ptr},
+                            .batch = n, .bytes = {plan.matrix_bytes[0], plan.matrix_bytes[1], plan.matrix_bytes[2]},
+                            .align = {plan.matrix_align[0], plan.matrix_align[1], plan.matrix_align[2]}, .valid = true};
+        const bool cached = key == gemm_pointers_cache_;
+        if (!cached) blas_pointers_.resize(3 * n);
+        for (int i = 0; i < 3 && !cached; ++i) {
             if (plan.matrix_bytes[i] == 0) continue; // not read (an empty product)
             uint64_t* out = blas_pointers_.data() + i * n;
             // After the stream's earlier work, which may have written the array.
@@ -172,6 +188,10 @@ CommandResult CommandDispatch::op_blas_gemm(GuestCommand& c) {
                 }
         }
         pointers = {{blas_pointers_.data(), n}, {blas_pointers_.data() + n, n}, {blas_pointers_.data() + 2 * n, n}};
+        // Cacheable when the products' outputs miss the three arrays: then
+        // this call writes nothing the next one would read back.
+        gemm_pointers_cache_ = outputs_miss_arrays(pointers.c, plan.matrix_bytes[2], arrays, n) ? key : GemmPointersKey{};
+        keeps_device_memory_ = gemm_pointers_cache_.valid;
     }
     return done(backend_result(backend_.blas()->gemm(e->library, call, pointers)));
 }

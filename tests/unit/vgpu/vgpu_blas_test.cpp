@@ -197,6 +197,41 @@ TEST_F(VgpuBlas, BatchedGemmReadsAndChecksEveryDevicePointer) {
     EXPECT_EQ(gemm(g).status, VGPU_ERROR_INVALID_VALUE);
 }
 
+// Back-to-back batched gemms on the same arrays read them once: the arrays
+// are rewritten here behind the device model (straight into the host
+// backend's memory, as no guest command can), and the next call still uses
+// the pointers checked before; any command in between (here a NOP) makes the
+// next call read and check them again. A call whose outputs overlap its
+// arrays is never cached.
+TEST_F(VgpuBlas, BatchedGemmReadsItsArraysAgainOnlyAfterACommand) {
+    const uint64_t a = upload({2}), b = upload({3}), c0 = upload({0}), c1 = upload({0});
+    std::vector<uint64_t> arrays = {a, b, c0};
+    const uint64_t lists = rig.alloc(arrays.size() * 8);
+    rig.put(kDataGpa, arrays.data(), arrays.size() * 8);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_MEMCPY_HTOD, .args = {lists, kDataGpa, arrays.size() * 8, 0}}).status,
+              VGPU_SUCCESS);
+    vgpu_blas_gemm g = sgemm(1, 1, 1, 1, 1, 1);
+    g.form = VGPU_BLAS_GEMM_POINTERS, g.batch = 1;
+    g.a.ptr = lists, g.b.ptr = lists + 8, g.c.ptr = lists + 16;
+    ASSERT_EQ(gemm(g).status, VGPU_SUCCESS);
+    uint64_t* c_entry = reinterpret_cast<uint64_t*>(rig.host->translate(lists + 16, 8));
+    ASSERT_NE(c_entry, nullptr);
+    *c_entry = c1; // behind the device model's back
+    ASSERT_EQ(gemm(g).status, VGPU_SUCCESS);
+    EXPECT_EQ(download(c1, 1)[0], 0.f) << "the second call read the arrays again";
+    rig.call({.opcode = VGPU_OP_NOP}); // the next call may not trust what it read
+    ASSERT_EQ(gemm(g).status, VGPU_SUCCESS);
+    EXPECT_EQ(download(c1, 1)[0], 6.f);
+    // C's pointer names the arrays themselves: the call writes them, so the
+    // next one reads them again (and refuses what the product left there).
+    *c_entry = lists;
+    rig.call({.opcode = VGPU_OP_NOP});
+    g.c.ld = 1;
+    EXPECT_EQ(gemm(g).status, VGPU_SUCCESS);
+    *c_entry = 0x7000'0000; // as the product might have: outside the VM
+    EXPECT_EQ(gemm(g).status, VGPU_ERROR_INVALID_VALUE) << "a call that wrote its own arrays was cached";
+}
+
 TEST_F(VgpuBlas, HandlesBelongToTheirContextAndGoWithItAndWithReset) {
     const uint64_t charged = used();
     EXPECT_GE(charged, kBlasHandleCharge);
