@@ -187,7 +187,7 @@ CommandResult CommandDispatch::op_blas_gemm(GuestCommand& c) {
                     return fail(VGPU_ERROR_INVALID_VALUE, blas_why_);
                 }
         }
-        pointers = {{blas_pointers_.data(), n}, {blas_pointers_.data() + n, n}, {blas_pointers_.data() + 2 * n, n}};
+        pointers = {{blas_pointers_.data(), n}, {blas_pointers_.data() + n, n}, {blas_pointers_.data() + 2 * n, n}, cached};
         // Cacheable when the products' outputs miss the three arrays: then
         // this call writes nothing the next one would read back.
         gemm_pointers_cache_ = outputs_miss_arrays(pointers.c, plan.matrix_bytes[2], arrays, n) ? key : GemmPointersKey{};

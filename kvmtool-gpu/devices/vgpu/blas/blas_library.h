@@ -32,6 +32,10 @@ struct BlasResult {
 // device arrays and each checked; the library uses these, never the guest's.
 struct BlasPointers {
     std::span<const uint64_t> a, b, c;
+    // The same lists as this handle's previous GEMM_POINTERS call, with no
+    // command between (the device model's cache): a copy the library kept
+    // on the device may be used as it is.
+    bool same_as_last = false;
 };
 
 class BlasLibrary {

@@ -74,6 +74,7 @@ struct CudaBlas::Handle {
     CUstream stream = nullptr;
     CUdeviceptr arrays = 0; // GEMM_POINTERS' checked lists
     uint64_t arrays_bytes = 0;
+    uint64_t uploaded_bytes = 0; // what the last upload put there (0: nothing trusted)
 };
 
 namespace {
@@ -314,6 +315,8 @@ Status CudaBlas::level2(BackendBlas id, const vgpu_blas_level2& c) {
 
 Status CudaBlas::upload_pointers(Handle& h, const BlasPointers& p, CUdeviceptr* out) {
     const uint64_t bytes = 3 * p.c.size() * sizeof(uint64_t);
+    // An upload from pageable memory may wait for the stream's earlier work.
+    if (p.same_as_last && h.arrays && h.uploaded_bytes == bytes) return *out = h.arrays, VGPU_SUCCESS;
     if (bytes > h.arrays_bytes) {
         if (h.arrays) driver_.cuStreamSynchronize(h.stream), driver_.cuMemFree(h.arrays), h.arrays = 0;
         h.arrays_bytes = 0;
@@ -322,7 +325,9 @@ Status CudaBlas::upload_pointers(Handle& h, const BlasPointers& p, CUdeviceptr* 
     }
     // From pageable memory the driver copies the source before returning;
     // the lists follow one another in the dispatch's buffer (A, B, C).
+    h.uploaded_bytes = 0;
     if (driver_.cuMemcpyHtoDAsync(h.arrays, p.a.data(), bytes, h.stream) != CUDA_SUCCESS) return VGPU_ERROR_UNKNOWN;
+    h.uploaded_bytes = bytes;
     *out = h.arrays;
     return VGPU_SUCCESS;
 }
