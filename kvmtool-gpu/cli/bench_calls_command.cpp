@@ -226,24 +226,27 @@ int bench_calls_command(const std::vector<std::string>& args) {
         IdleCpuProbe idle(gettid());
         auto on_any = [&](const BenchLine& l) {
             if (l.tag == "CALLS-IDLE" || l.tag == "CALLS-CPU-BEGIN") return idle.begin();
-            if (l.tag == "CALLS-CPU-END") {
+            // The probe's window ends: its share of one core, as percent text
+            // ("" when /proc could not be read), recorded under `key`.
+            auto cpu_percent = [&](const std::string& key, const char* format) {
                 const double share = idle.end();
-                char text[32];
-                std::snprintf(text, sizeof text, "%.1f", share * 100);
-                meta.set("vmm_worker_cpu_pct." + bell + "." + l.get("metric") + "." + l.get("batching"),
-                         share < 0 ? "unknown" : text);
+                char text[32] = "";
+                if (share >= 0) std::snprintf(text, sizeof text, format, share * 100);
+                meta.set(key, share < 0 ? "unknown" : text);
+                return std::string(share < 0 ? "?" : text);
+            };
+            if (l.tag == "CALLS-CPU-END") {
+                const std::string pct = cpu_percent(
+                    "vmm_worker_cpu_pct." + bell + "." + l.get("metric") + "." + l.get("batching"), "%.1f");
                 std::printf("  during %s (batching %s): VMM (but its vCPU) and GPU worker used %s%% of one core\n",
-                            l.get("metric").c_str(), l.get("batching").c_str(), share < 0 ? "?" : text);
+                            l.get("metric").c_str(), l.get("batching").c_str(), pct.c_str());
                 return;
             }
             if (l.tag == "CALLS-IDLE-DONE") {
-                const double share = idle.end();
-                char text[32];
-                std::snprintf(text, sizeof text, "%.3f", share * 100);
-                meta.set("idle_vmm_worker_cpu_pct." + bell, share < 0 ? "unknown" : text);
+                const std::string pct = cpu_percent("idle_vmm_worker_cpu_pct." + bell, "%.3f");
                 std::printf("  idle guest, %s s: VMM (but its vCPU) and GPU worker used %s%% of one core\n",
                             l.get("wall_ns").empty() ? "?" : std::to_string(std::stoull(l.get("wall_ns")) / 1'000'000'000).c_str(),
-                            share < 0 ? "?" : text);
+                            pct.c_str());
                 return;
             }
             on_line(l);

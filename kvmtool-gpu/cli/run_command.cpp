@@ -1,6 +1,5 @@
 #include "kvmtool-gpu/cli/run_command.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <optional>
@@ -143,8 +142,10 @@ int run_command(const std::vector<std::string>& all_args) {
 
     VmOptions o;
     o.ram_bytes = parse_size(p.get_or("mem", "512M"), "--mem");
+    const uint64_t vms = parse_u64(p.get_or("vms", "1"), "--vms");
+    if (vms == 0 || vms > kMaxVms) throw UsageError("--vms: 1.." + std::to_string(kMaxVms));
     const std::string pages = p.get_or("pages", "auto");
-    if (pages == "auto") o.host_pages = pages_for(o.ram_bytes * std::max<uint64_t>(1, parse_u64(p.get_or("vms", "1"), "--vms")));
+    if (pages == "auto") o.host_pages = pages_for(o.ram_bytes * vms);
     else if (!memmap::parse_page_size(pages, &o.host_pages))
         throw UsageError("--pages '" + pages + "': expected auto, 4K, 2M or 1G");
     o.prefault = p.has("prefault");
@@ -171,8 +172,6 @@ int run_command(const std::vector<std::string>& all_args) {
     }
     validate_options(o);
     const auto vgpu_cfg = parse_vgpu_flags(p);
-    const uint64_t vms = parse_u64(p.get_or("vms", "1"), "--vms");
-    if (vms == 0 || vms > kMaxVms) throw UsageError("--vms: 1.." + std::to_string(kMaxVms));
 
     KvmSystem kvm = open_kvm();
     std::printf("kvmtool-gpu: vCPU backend: %s; guest %s; RAM %lluM on %s host pages%s\n",
