@@ -1,7 +1,7 @@
 // Handlers for registering guest buffers (cuMemHostRegister on memory the
 // guest already has). A buffer of one contiguous run of guest RAM needs
-// nothing new: guest RAM is registered whole, and its window gives the
-// device address. A scattered one gets a host-virtual alias (HostAlias) of
+// no alias: its part of guest RAM is registered (if lazily, now), and the
+// RAM's window gives the device address. A scattered one gets a host-virtual alias (HostAlias) of
 // its pages, one mapping per run, which the backend registers, so kernels
 // reach the pages through one device address. Guest RAM on huge host pages
 // cannot be aliased page by page: such a scattered buffer has no device
