@@ -36,7 +36,9 @@ static_assert(sizeof(kvmgpu_copy_run) == 24);
 
 std::unique_ptr<CudaBackend> CudaBackend::create(const CudaBackendOptions& opts, std::string* why) {
     std::string reason;
+    const uint64_t t0 = now_ns();
     const CudaDriverApi* api = CudaDriverApi::get(&reason);
+    const uint64_t t_driver = now_ns();
     auto fail = [&](std::string r) {
         if (why) *why = std::move(r);
         return nullptr;
@@ -52,6 +54,7 @@ std::unique_ptr<CudaBackend> CudaBackend::create(const CudaBackendOptions& opts,
     api->cuDeviceGetAttribute(&same_address, CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM, b->dev_);
     b->host_pointer_is_device_pointer_ = same_address != 0;
     if (b->make_context(&reason) != CUDA_SUCCESS) return fail(reason);
+    b->start_ns_ = {t_driver - t0, now_ns() - t_driver - b->builtin_ns_, b->builtin_ns_};
     CUcontext popped;
     api->cuCtxPopCurrent(&popped); // the executor makes it current on its own thread
     return b;
@@ -83,6 +86,7 @@ CUresult CudaBackend::make_context(std::string* why) {
     }
     if ((r = api_.cuEventCreate(&table_free_, CU_EVENT_DISABLE_TIMING)) != CUDA_SUCCESS) return fail("cuEventCreate", r);
 #ifdef KVMGPU_HAVE_SG_FATBIN
+    const uint64_t t_builtin = now_ns();
     // Not fatal: without it only the GatherKernel strategy is missing.
     if ((r = api_.cuModuleLoadData(&builtin_, kvmgpu_sg_fatbin)) != CUDA_SUCCESS) {
         log_warn("cuda backend: cannot load the embedded sg_kernels fatbin: %s", api_.describe(r).c_str());
@@ -93,6 +97,7 @@ CUresult CudaBackend::make_context(std::string* why) {
     }
     if (builtin_ && (r = load_walk()) != CUDA_SUCCESS)
         log_warn("cuda backend: no device walk: %s", api_.describe(r).c_str());
+    builtin_ns_ = now_ns() - t_builtin;
 #endif
     return CUDA_SUCCESS;
 }
@@ -146,10 +151,12 @@ std::string CudaBackend::describe() const {
     char buf[512];
     std::snprintf(buf, sizeof buf,
                   "CUDA backend: %s (ordinal %d), driver CUDA %d.%d, own context per VM; gather kernel %s; "
-                  "device walk %s; cuMemcpyBatchAsync %s%s",
+                  "device walk %s; cuMemcpyBatchAsync %s; up in %.1f ms (driver and cuInit %.1f, context %.1f, "
+                  "built-in kernels %.1f)%s",
                   device_name_.c_str(), opts_.ordinal, api_.driver_version / 1000, api_.driver_version % 1000 / 10,
                   gather_fn_ ? "loaded" : "unavailable", has_device_walk() ? "loaded" : "unavailable",
-                  has_batch() ? "present" : "absent",
+                  has_batch() ? "present" : "absent", (start_ns_[0] + start_ns_[1] + start_ns_[2]) * 1e-6,
+                  start_ns_[0] * 1e-6, start_ns_[1] * 1e-6, start_ns_[2] * 1e-6,
                   lost_ ? "; CONTEXT LOST after a sticky error" : "");
     return buf;
 }
@@ -176,7 +183,12 @@ Status CudaBackend::register_guest_ram(void* host, uint64_t bytes) {
 
 Status CudaBackend::register_range(void* host, uint64_t bytes, CUdeviceptr* dev) {
     const uint64_t t0 = now_ns();
+    // A lazy registration may come inside a guest's stream capture, where
+    // the default (global) mode forbids it and would invalidate the capture.
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    if (api_.cuThreadExchangeStreamCaptureMode) api_.cuThreadExchangeStreamCaptureMode(&mode);
     CUresult r = api_.cuMemHostRegister(host, bytes, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
+    if (api_.cuThreadExchangeStreamCaptureMode) api_.cuThreadExchangeStreamCaptureMode(&mode);
     // Already registered: a context lost to a sticky error could not undo it.
     if (r != CUDA_SUCCESS && r != CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) return to_status(r);
     CU_TRY(api_.cuMemHostGetDevicePointer(dev, host, 0));

@@ -24,6 +24,7 @@
 
 #include <cuda.h>
 
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -203,6 +204,8 @@ private:
     LazyRegistration lazy_;
     bool host_pointer_is_device_pointer_ = false; // registered memory keeps its address on the device
     uint64_t register_ns_ = 0, eager_bytes_ = 0;
+    uint64_t builtin_ns_ = 0;                // loading the built-in kernels (make_context)
+    std::array<uint64_t, 3> start_ns_{};     // create(): driver and cuInit, context, built-in kernels
     std::vector<memmap::HostRun> split_runs_; // SG runs cut where lazy registrations meet
     bool lost_ = false; // a sticky error and no new context could be made
 
