@@ -6,6 +6,7 @@
 
 #include "guest-stub/platform/platform.h"
 #include "guest-stub/runtime/mmio.h"
+#include "guest-stub/platform/api_lock.h"
 #include "kvmtool-gpu/abi/platform_abi.h"
 
 namespace guest::cuda {
@@ -70,6 +71,10 @@ CUresult submit(const Call& c, uint16_t flags, RingProducer::Slot* slot)
 {
     if (c.payload_len > VGPU_PAYLOAD_BYTES)
         return CUDA_ERROR_INVALID_VALUE;
+    // Another thread's calls may have left the vGPU in its context.
+    if (c.op != VGPU_OP_CTX_SET_CURRENT && c.op != VGPU_OP_CTX_CREATE)
+        if (CUresult r = match_current())
+            return r;
     if (g.ring.reserve(slot) != 0)
         return ring_failure_status();
     slot->cmd->opcode = c.op;
@@ -407,6 +412,7 @@ using namespace guest::cuda;
 
 extern "C" CUresult cuInit(unsigned int flags)
 {
+    GUEST_API_LOCK();
     if (flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
     if (g.initialized)
