@@ -60,9 +60,11 @@ bool SyscallServer::blocking(uint64_t nr) {
 
 int64_t SyscallServer::dispatch_blocking(const SyscallCall& c, SyscallOutcome& out) {
     const uint64_t* a = c.arg;
-    if (stopping()) return -EINTR;
+    if (stopping() && c.nr != SYS_futex) return -EINTR; // a futex's arguments are checked first, then it returns EINTR
     switch (c.nr) {
     case SYS_futex: return sys_futex(a, out);
+    case SYS_nanosleep: return sys_nanosleep(1 /* CLOCK_MONOTONIC */, 0, a[0], a[1]);
+    case SYS_clock_nanosleep: return sys_nanosleep(a[0], a[1], a[2], a[3]);
     case SYS_sched_yield: std::this_thread::yield(); return 0;
     case SYS_pause: // no signal is ever delivered: it returns when the VM ends
         while (!stopping()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
