@@ -104,6 +104,13 @@ check "thread_check limit: --max-threads 4 gives EAGAIN at the fourth, one log l
     sh -c "[ $rc -eq 0 ] && grep -q 'guest: limit: 3 threads started, then EAGAIN' '$work/out' && [ \$(grep -c 'thread limit reached' '$work/out') -eq 1 ]"
 thread_run parallel
 check "thread_check parallel: timed (printed for the log)" has "guest: parallel: one spinning thread"
+# The time-out ends a run whose first thread waits in pthread_join while another spins (about 60 s of work).
+start=$(date +%s)
+timeout 120 "$vmm" run --guest "$dir/thread_check" --mem 128M --vgpu none --timeout 1 -- parallel 100000000000 > "$work/out" 2>&1
+took=$(( $(date +%s) - start ))
+cat "$work/out"
+check "thread_check: --timeout 1 stops a threaded guest within 10 s (took ${took} s)" \
+    sh -c "grep -q 'result: timeout' '$work/out' && [ $took -le 10 ]"
 
 # The system-call round trip (no threshold: the figure is printed for the log).
 "$vmm" run --guest "$dir/syscall_loop" --mem 64M --vgpu none -- 2000 > "$work/out" 2>&1

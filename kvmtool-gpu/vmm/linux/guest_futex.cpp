@@ -44,8 +44,10 @@ int64_t futex_wait(uint32_t* word, uint32_t expected, uint32_t bitset, const std
         switch (errno) {
         // A changed value after the first slice: a wake-up this thread slept through; report it as one.
         case EAGAIN: return first ? -EAGAIN : 0;
-        case ETIMEDOUT:
-        case EINTR: continue; // the slice's end or the VMM's kick: look at `stopping`, the deadline, again
+        case ETIMEDOUT: continue; // the slice's end: look at `stopping` and the deadline again
+        // The VMM's kick (a time-out, Ctrl-C, another thread's exit_group):
+        // back to the run loop, which decides; glibc waits again on EINTR.
+        case EINTR: return -EINTR;
         default: return -errno;
         }
     }

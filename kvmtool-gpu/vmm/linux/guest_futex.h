@@ -25,7 +25,8 @@ struct FutexDeadline {
 // FUTEX_WAIT_BITSET on `word` while it holds `expected`: 0 when woken (or
 // spuriously, which the futex contract allows), -EAGAIN when the value
 // differed at the start, -ETIMEDOUT at the deadline, -EINTR when
-// `stopping` became true. `word` must be 4-byte aligned host memory.
+// `stopping` became true or the VMM kicked this thread (a signal: the run
+// loop must look at why). `word` must be 4-byte aligned host memory.
 int64_t futex_wait(uint32_t* word, uint32_t expected, uint32_t bitset, const std::optional<FutexDeadline>& deadline,
                    const std::atomic<bool>& stopping);
 

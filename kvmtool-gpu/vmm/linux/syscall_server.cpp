@@ -1,6 +1,7 @@
 #include "kvmtool-gpu/vmm/linux/syscall_server.h"
 
 #include <sys/syscall.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -66,9 +67,12 @@ int64_t SyscallServer::dispatch_blocking(const SyscallCall& c, SyscallOutcome& o
     case SYS_nanosleep: return sys_nanosleep(1 /* CLOCK_MONOTONIC */, 0, a[0], a[1]);
     case SYS_clock_nanosleep: return sys_nanosleep(a[0], a[1], a[2], a[3]);
     case SYS_sched_yield: std::this_thread::yield(); return 0;
-    case SYS_pause: // no signal is ever delivered: it returns when the VM ends
-        while (!stopping()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    case SYS_pause: { // no guest signal is ever delivered: it returns at the VMM's kick (the VM ending)
+        const timespec slice{0, 50'000'000};
+        while (!stopping())
+            if (::clock_nanosleep(CLOCK_MONOTONIC, 0, &slice, nullptr) == EINTR) break;
         return -EINTR;
+    }
     default: return -ENOSYS;
     }
 }
