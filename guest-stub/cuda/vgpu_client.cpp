@@ -183,6 +183,7 @@ CUresult ready()
 
 CUresult call_sync(const Call& c, uint64_t* result, void* payload_out, uint32_t payload_out_len)
 {
+    GUEST_API_LOCK(); // also for libraries that submit without taking it (cuRAND, cuFFT)
     if (CUresult r = ready())
         return r;
     RingProducer::Slot slot;
@@ -212,6 +213,7 @@ CUresult call_on(uint16_t op, uint64_t handle)
 
 CUresult call_async(const Call& c)
 {
+    GUEST_API_LOCK(); // also for libraries that submit without taking it (cuRAND, cuFFT)
     if (CUresult r = ready())
         return r;
     RingProducer::Slot slot;
@@ -220,6 +222,7 @@ CUresult call_async(const Call& c)
 
 CUresult call_async_taken(const Call& c)
 {
+    GUEST_API_LOCK(); // also for libraries that submit without taking it (cuRAND, cuFFT)
     if (CUresult r = ready())
         return r;
     RingProducer::Slot slot;

@@ -78,7 +78,7 @@ void GuestThreads::supervise() {
 }
 
 int64_t GuestThreads::create(const Request& r) {
-    uint32_t live = 1; // the first thread counts while it runs: its exit ends the group
+    uint32_t live = 1; // the first thread, which counts even after its exit (its vCPU is not reused)
     Slot* free_slot = nullptr;
     for (auto& s : slots_) {
         if (s->live) ++live;
