@@ -46,7 +46,7 @@ SyscallOutcome SyscallServer::serve(const SyscallCall& call, CpuState& cpu) {
         std::lock_guard lock(mu_);
         out.ret = dispatch(call, cpu, out);
     }
-    std::lock_guard lock(mu_);
+    std::lock_guard lock(counters_mu_);
     ++counters_.calls[std::min<uint64_t>(call.nr, counters_.calls.size() - 1)];
     ++counters_.total;
     if (out.ret == -ENOSYS) ++counters_.not_served;

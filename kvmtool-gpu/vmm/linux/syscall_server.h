@@ -88,7 +88,7 @@ public:
 
     SyscallOutcome serve(const SyscallCall& call, CpuState& cpu);
 
-    // Counters are written under the server's lock: read them when no
+    // Counters are written under their own lock: read them when no
     // vCPU runs (the end of the run), or from the vCPU thread in tests.
     const SyscallCounters& counters() const { return counters_; }
     // "N system calls (getpid 10000, write 3, ...), X ms serving them".
@@ -158,7 +158,8 @@ private:
     int64_t sys_time(uint64_t t);
     int64_t sys_nanosleep(uint64_t clock, uint64_t flags, uint64_t req, uint64_t rem);
 
-    std::mutex mu_; // every call but the blocking ones; counters_
+    std::mutex mu_;          // every call but the blocking ones
+    std::mutex counters_mu_; // counters_ (apart from mu_: a woken thread counts its call without waiting for others)
     std::atomic<bool> stopping_{false};
     std::atomic<uint32_t> next_tid_{2};
     std::atomic<uint32_t> live_threads_{1}; // an untimed wait with no other thread is a deadlock

@@ -73,15 +73,20 @@ int64_t SyscallServer::sys_set_tid_address(uint32_t tid, uint64_t addr) {
 }
 
 void SyscallServer::thread_exit(uint32_t tid) {
-    std::lock_guard lock(mu_);
-    live_threads_.fetch_sub(1, std::memory_order_acq_rel);
-    const auto it = clear_tid_.find(tid);
-    if (it == clear_tid_.end()) return;
-    if (uint32_t* word = futex_word(it->second)) {
+    uint32_t* word = nullptr;
+    {
+        std::lock_guard lock(mu_);
+        live_threads_.fetch_sub(1, std::memory_order_acq_rel);
+        const auto it = clear_tid_.find(tid);
+        if (it == clear_tid_.end()) return;
+        word = futex_word(it->second);
+        clear_tid_.erase(it);
+    }
+    // Outside the lock: the woken thread's next call must not wait for this one.
+    if (word) {
         __atomic_store_n(word, 0, __ATOMIC_RELEASE);
         futex_wake(word, 1, FUTEX_BITSET_MATCH_ANY);
     }
-    clear_tid_.erase(it);
 }
 
 int64_t SyscallServer::sys_futex(const uint64_t* a, SyscallOutcome& out) {

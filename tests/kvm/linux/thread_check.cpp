@@ -220,6 +220,15 @@ int main(int argc, char** argv) {
         const double one = time_spinners(1, n), two = time_spinners(2, n), four = time_spinners(4, n);
         printf("parallel: one spinning thread %.1f ms, two %.1f ms, four %.1f ms (%.2fx, %.2fx of one)\n", one, two,
                four, two / one, four / one);
+        // The cost of a thread: pthread_create + pthread_join of one that returns at once.
+        const auto t0 = std::chrono::steady_clock::now();
+        long tid = 0;
+        for (int i = 0; i < 100; ++i) {
+            pthread_create(&h, nullptr, tid_worker, &tid);
+            pthread_join(h, nullptr);
+        }
+        const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / 100;
+        printf("parallel: pthread_create + pthread_join %.0f us each (100 threads)\n", us);
         return 0;
     }
 
