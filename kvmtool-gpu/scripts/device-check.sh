@@ -86,7 +86,7 @@ want guests && RUN_ARGS="--vgpu cuda --gpu-worker inline" GUESTS="vecadd matmul 
 # system-call round trip.
 if want linux && [ -d "$repo/.carry/linux-guests" ]; then
   step linux-guests sh "$repo/tests/kvm/linux-guests.sh" "$bin/kvmtool-gpu" "$repo/.carry/linux-guests"
-  grep -E '^(FAILED|all Linux-ABI|guest: getpid round trip)' "$out/linux-guests.log" | sed 's/^/    /' | tee -a "$summary"
+  grep -E '^(FAILED|all Linux-ABI|guest: getpid round trip|guest: parallel)' "$out/linux-guests.log" | sed 's/^/    /' | tee -a "$summary"
 fi
 if want runtime; then
   for p in 4K 2M; do
@@ -289,6 +289,11 @@ fi
 # streams and callbacks that start threads, 4 pushing contexts of their own),
 # then the two NVIDIA samples that start threads, each native and guest.
 if want threads; then
+  if [ -x "$repo/.carry/linux-guests/thread_check" ]; then # vCPUs in parallel, and a thread's cost, on this machine
+    for i in 1 2 3; do "$bin/kvmtool-gpu" run --guest "$repo/.carry/linux-guests/thread_check" --mem 128M --vgpu none -- parallel; done \
+      >"$out/threads-parallel.log" 2>&1
+    grep -h '^guest: parallel' "$out/threads-parallel.log" | sed 's/^/    /' | tee -a "$summary"
+  fi
   SAMPLES=guestThreads LOG_DIR=$out/threads/checks \
     step threads-guest-cuda sh "$repo/kvmtool-gpu/scripts/run-cuda-samples.sh" "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" --vgpu cuda
   grep -hE '^(run-cuda-samples|guest: )|result:|system calls:' "$out/threads-guest-cuda.log" | sed 's/^/    /' | tee -a "$summary"
