@@ -20,11 +20,14 @@ target_compile_options(kvmgpu_linux_platform PRIVATE -Wall -Wextra)
 add_library(kvmgpu_linux_cuda STATIC ${KVMGPU_GUEST_CUDA_SOURCES})
 target_link_libraries(kvmgpu_linux_cuda PUBLIC kvmgpu_linux_platform)
 target_compile_options(kvmgpu_linux_cuda PRIVATE -Wall -Wextra)
+# Linux guests have threads: per-thread state is thread_local (api_lock.h).
+target_compile_definitions(kvmgpu_linux_cuda PRIVATE GUEST_THREADS=1)
 
 add_library(kvmgpu_linux_cudart STATIC ${KVMGPU_GUEST_CUDART_SOURCES})
 target_include_directories(kvmgpu_linux_cudart SYSTEM PRIVATE ${KVMGPU_NVCC_INCLUDE})
 target_link_libraries(kvmgpu_linux_cudart PUBLIC kvmgpu_linux_cuda)
 target_compile_options(kvmgpu_linux_cudart PRIVATE -Wall -Wextra)
+target_compile_definitions(kvmgpu_linux_cudart PRIVATE GUEST_THREADS=1)
 
 # The guest cuBLAS (cublas/): cuBLAS's API over the vGPU, built against
 # NVIDIA's cublas_v2.h; it checks each call with the VMM's own rules

@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include "guest-stub/cublas/cublas_internal.h"
+#include "guest-stub/platform/api_lock.h"
 
 namespace {
 
@@ -68,44 +69,52 @@ cublasStatus_t copy_matrix(int rows, int cols, int size, const void* src, int ld
 
 cublasStatus_t cublasSetVector(int n, int elemSize, const void* x, int incx, void* devicePtr, int incy)
 {
+    GUEST_API_LOCK();
     return copy_vector(n, elemSize, x, incx, devicePtr, incy, cudaMemcpyHostToDevice, nullptr, false);
 }
 
 cublasStatus_t cublasGetVector(int n, int elemSize, const void* x, int incx, void* y, int incy)
 {
+    GUEST_API_LOCK();
     return copy_vector(n, elemSize, x, incx, y, incy, cudaMemcpyDeviceToHost, nullptr, false);
 }
 
 cublasStatus_t cublasSetVectorAsync(int n, int elemSize, const void* hostPtr, int incx, void* devicePtr, int incy,
                                     cudaStream_t stream)
 {
+    GUEST_API_LOCK();
     return copy_vector(n, elemSize, hostPtr, incx, devicePtr, incy, cudaMemcpyHostToDevice, stream, true);
 }
 
 cublasStatus_t cublasGetVectorAsync(int n, int elemSize, const void* devicePtr, int incx, void* hostPtr, int incy,
                                     cudaStream_t stream)
 {
+    GUEST_API_LOCK();
     return copy_vector(n, elemSize, devicePtr, incx, hostPtr, incy, cudaMemcpyDeviceToHost, stream, true);
 }
 
 cublasStatus_t cublasSetMatrix(int rows, int cols, int elemSize, const void* A, int lda, void* B, int ldb)
 {
+    GUEST_API_LOCK();
     return copy_matrix(rows, cols, elemSize, A, lda, B, ldb, cudaMemcpyHostToDevice, nullptr, false);
 }
 
 cublasStatus_t cublasGetMatrix(int rows, int cols, int elemSize, const void* A, int lda, void* B, int ldb)
 {
+    GUEST_API_LOCK();
     return copy_matrix(rows, cols, elemSize, A, lda, B, ldb, cudaMemcpyDeviceToHost, nullptr, false);
 }
 
 cublasStatus_t cublasSetMatrixAsync(int rows, int cols, int elemSize, const void* A, int lda, void* B, int ldb,
                                     cudaStream_t stream)
 {
+    GUEST_API_LOCK();
     return copy_matrix(rows, cols, elemSize, A, lda, B, ldb, cudaMemcpyHostToDevice, stream, true);
 }
 
 cublasStatus_t cublasGetMatrixAsync(int rows, int cols, int elemSize, const void* A, int lda, void* B, int ldb,
                                     cudaStream_t stream)
 {
+    GUEST_API_LOCK();
     return copy_matrix(rows, cols, elemSize, A, lda, B, ldb, cudaMemcpyDeviceToHost, stream, true);
 }

@@ -3,6 +3,7 @@
 // VGPU_OP_BLAS_GEMM command each, queued. A batched call's pointer arrays
 // stay in device memory: the VMM reads and checks them.
 #include "guest-stub/cublas/cublas_internal.h"
+#include "guest-stub/platform/api_lock.h"
 
 using namespace guest::cublas;
 using namespace kvmgpu::vgpu;
@@ -78,6 +79,7 @@ cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperat
                             cudaDataType Btype, int ldb, const void* beta, void* C, cudaDataType Ctype, int ldc,
                             cublasComputeType_t compute, cublasGemmAlgo_t algo)
 {
+    GUEST_API_LOCK();
     return gemm(h, VGPU_BLAS_GEMM_EX, VGPU_BLAS_GEMM_ONE, ta, tb, m, n, k, alpha, beta, {A, B, C, lda, ldb, ldc}, 1,
                 Atype, Btype, Ctype, compute, algo);
 }
@@ -88,6 +90,7 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta
                                           const void* beta, void* C, cudaDataType Ctype, int ldc, long long sc,
                                           int batch, cublasComputeType_t compute, cublasGemmAlgo_t algo)
 {
+    GUEST_API_LOCK();
     return gemm(h, VGPU_BLAS_GEMM_EX, VGPU_BLAS_GEMM_STRIDED, ta, tb, m, n, k, alpha, beta,
                 {A, B, C, lda, ldb, ldc, sa, sb, sc}, batch, Atype, Btype, Ctype, compute, algo);
 }
@@ -98,6 +101,7 @@ cublasStatus_t cublasGemmBatchedEx(cublasHandle_t h, cublasOperation_t ta, cubla
                                    void* const C[], cudaDataType Ctype, int ldc, int batch,
                                    cublasComputeType_t compute, cublasGemmAlgo_t algo)
 {
+    GUEST_API_LOCK();
     return gemm(h, VGPU_BLAS_GEMM_EX, VGPU_BLAS_GEMM_POINTERS, ta, tb, m, n, k, alpha, beta,
                 {A, B, C, lda, ldb, ldc}, batch, Atype, Btype, Ctype, compute, algo);
 }

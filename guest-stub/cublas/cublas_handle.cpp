@@ -8,6 +8,7 @@
 #include "guest-stub/cublas/cublas_internal.h"
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/cudart/cudart_internal.h"
+#include "guest-stub/platform/api_lock.h"
 
 namespace guest::cublas {
 
@@ -48,6 +49,7 @@ vgpu_blas_scalar scalar_of(cublasHandle_t h, const void* value, size_t bytes)
 cublasStatus_t submit(uint16_t opcode, const void* call, uint32_t bytes, const BlasPlan& plan, void* result,
                       uint32_t result_bytes)
 {
+    GUEST_API_LOCK(); // the routines (level 1-3, gemm) submit here
     if (plan.why)
         return status_of(plan.status);
     cuda::Call c;
@@ -84,6 +86,7 @@ cublasStatus_t handle_call(uint16_t op, cublasHandle_t h, uint64_t a1 = 0, uint6
 
 cublasStatus_t cublasCreate(cublasHandle_t* handle)
 {
+    GUEST_API_LOCK();
     if (!handle)
         return CUBLAS_STATUS_INVALID_VALUE;
     if (cudart::enter() != cudaSuccess)
@@ -108,6 +111,7 @@ cublasStatus_t cublasCreate(cublasHandle_t* handle)
 
 cublasStatus_t cublasDestroy(cublasHandle_t handle)
 {
+    GUEST_API_LOCK();
     if (!handle)
         return CUBLAS_STATUS_NOT_INITIALIZED;
     // The VMM destroys it after the calls queued before (the ring is in
@@ -119,6 +123,7 @@ cublasStatus_t cublasDestroy(cublasHandle_t handle)
 
 cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream)
 {
+    GUEST_API_LOCK();
     const cublasStatus_t s = handle_call(VGPU_OP_BLAS_SET_STREAM, handle, cuda::stream_arg(stream));
     if (s == CUBLAS_STATUS_SUCCESS)
         handle->stream = stream;
@@ -127,6 +132,7 @@ cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream)
 
 cublasStatus_t cublasGetStream(cublasHandle_t handle, cudaStream_t* stream)
 {
+    GUEST_API_LOCK();
     if (!handle)
         return CUBLAS_STATUS_NOT_INITIALIZED;
     if (!stream)
@@ -138,6 +144,7 @@ cublasStatus_t cublasGetStream(cublasHandle_t handle, cudaStream_t* stream)
 // Pointer mode travels with each call (VGPU_BLAS_DEVICE_SCALARS).
 cublasStatus_t cublasSetPointerMode(cublasHandle_t handle, cublasPointerMode_t mode)
 {
+    GUEST_API_LOCK();
     if (!handle)
         return CUBLAS_STATUS_NOT_INITIALIZED;
     if (mode != CUBLAS_POINTER_MODE_HOST && mode != CUBLAS_POINTER_MODE_DEVICE)
@@ -148,6 +155,7 @@ cublasStatus_t cublasSetPointerMode(cublasHandle_t handle, cublasPointerMode_t m
 
 cublasStatus_t cublasGetPointerMode(cublasHandle_t handle, cublasPointerMode_t* mode)
 {
+    GUEST_API_LOCK();
     if (!handle)
         return CUBLAS_STATUS_NOT_INITIALIZED;
     if (!mode)
@@ -158,6 +166,7 @@ cublasStatus_t cublasGetPointerMode(cublasHandle_t handle, cublasPointerMode_t* 
 
 cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode)
 {
+    GUEST_API_LOCK();
     const cublasStatus_t s = handle_call(VGPU_OP_BLAS_SET_MATH_MODE, handle, static_cast<uint64_t>(mode));
     if (s == CUBLAS_STATUS_SUCCESS)
         handle->math_mode = mode;
@@ -166,6 +175,7 @@ cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode)
 
 cublasStatus_t cublasGetMathMode(cublasHandle_t handle, cublasMath_t* mode)
 {
+    GUEST_API_LOCK();
     if (!handle)
         return CUBLAS_STATUS_NOT_INITIALIZED;
     if (!mode)
@@ -176,12 +186,14 @@ cublasStatus_t cublasGetMathMode(cublasHandle_t handle, cublasMath_t* mode)
 
 cublasStatus_t cublasSetWorkspace(cublasHandle_t handle, void* workspace, size_t bytes)
 {
+    GUEST_API_LOCK();
     return handle_call(VGPU_OP_BLAS_SET_WORKSPACE, handle, cublas::dev(workspace), bytes);
 }
 
 // The host library's version, as cuBLAS reports its own.
 cublasStatus_t cublasGetVersion(cublasHandle_t handle, int* version)
 {
+    GUEST_API_LOCK();
     if (!handle)
         return CUBLAS_STATUS_NOT_INITIALIZED;
     if (!version)
@@ -198,6 +210,7 @@ cublasStatus_t cublasGetVersion(cublasHandle_t handle, int* version)
 // The API this library implements: the headers it was built with.
 cublasStatus_t cublasGetProperty(libraryPropertyType type, int* value)
 {
+    GUEST_API_LOCK();
     if (!value)
         return CUBLAS_STATUS_INVALID_VALUE;
     switch (type) {
@@ -210,6 +223,7 @@ cublasStatus_t cublasGetProperty(libraryPropertyType type, int* value)
 
 const char* cublasGetStatusName(cublasStatus_t status)
 {
+    GUEST_API_LOCK();
     switch (status) {
     case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
     case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
@@ -227,6 +241,7 @@ const char* cublasGetStatusName(cublasStatus_t status)
 
 const char* cublasGetStatusString(cublasStatus_t status)
 {
+    GUEST_API_LOCK();
     switch (status) {
     case CUBLAS_STATUS_SUCCESS: return "success";
     case CUBLAS_STATUS_NOT_INITIALIZED: return "the library was not initialized";

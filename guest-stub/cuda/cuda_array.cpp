@@ -6,6 +6,7 @@
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/platform/platform.h"
+#include "guest-stub/platform/api_lock.h"
 
 using namespace guest::cuda;
 
@@ -138,6 +139,7 @@ CUresult copy_3d(const CUDA_MEMCPY3D* p, CUstream stream, bool async)
 
 extern "C" CUresult cuArrayCreate(CUarray* pHandle, const CUDA_ARRAY_DESCRIPTOR* d)
 {
+    GUEST_API_LOCK();
     if (d == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     return create(pHandle, vgpu_array_desc{d->Width, d->Height, 0, static_cast<uint32_t>(d->Format), d->NumChannels, 0, 0});
@@ -145,6 +147,7 @@ extern "C" CUresult cuArrayCreate(CUarray* pHandle, const CUDA_ARRAY_DESCRIPTOR*
 
 extern "C" CUresult cuArray3DCreate(CUarray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR* d)
 {
+    GUEST_API_LOCK();
     if (d == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     return create(pHandle, vgpu_array_desc{d->Width, d->Height, d->Depth, static_cast<uint32_t>(d->Format),
@@ -153,6 +156,7 @@ extern "C" CUresult cuArray3DCreate(CUarray* pHandle, const CUDA_ARRAY3D_DESCRIP
 
 extern "C" CUresult cuArrayDestroy(CUarray hArray)
 {
+    GUEST_API_LOCK();
     Call c;
     c.op = VGPU_OP_ARRAY_DESTROY;
     c.arg[0] = handle_bits(hArray);
@@ -161,6 +165,7 @@ extern "C" CUresult cuArrayDestroy(CUarray hArray)
 
 extern "C" CUresult cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR* out, CUarray hArray)
 {
+    GUEST_API_LOCK();
     vgpu_array_desc d;
     if (CUresult r = describe(hArray, out, &d))
         return r;
@@ -170,6 +175,7 @@ extern "C" CUresult cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR* out, CUarray hAr
 
 extern "C" CUresult cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR* out, CUarray hArray)
 {
+    GUEST_API_LOCK();
     vgpu_array_desc d;
     if (CUresult r = describe(hArray, out, &d))
         return r;
@@ -177,12 +183,32 @@ extern "C" CUresult cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR* out, CUarray
     return CUDA_SUCCESS;
 }
 
-extern "C" CUresult cuMemcpy2D(const CUDA_MEMCPY2D* p) { return copy_2d(p, 0, false); }
+extern "C" CUresult cuMemcpy2D(const CUDA_MEMCPY2D* p)
+{
+    GUEST_API_LOCK();
+    return copy_2d(p, 0, false);
+}
 // The vGPU has no alignment rule of its own for 2-D copies: the same copy.
-extern "C" CUresult cuMemcpy2DUnaligned(const CUDA_MEMCPY2D* p) { return copy_2d(p, 0, false); }
-extern "C" CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D* p, CUstream s) { return copy_2d(p, s, true); }
-extern "C" CUresult cuMemcpy3D(const CUDA_MEMCPY3D* p) { return copy_3d(p, 0, false); }
-extern "C" CUresult cuMemcpy3DAsync(const CUDA_MEMCPY3D* p, CUstream s) { return copy_3d(p, s, true); }
+extern "C" CUresult cuMemcpy2DUnaligned(const CUDA_MEMCPY2D* p)
+{
+    GUEST_API_LOCK();
+    return copy_2d(p, 0, false);
+}
+extern "C" CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D* p, CUstream s)
+{
+    GUEST_API_LOCK();
+    return copy_2d(p, s, true);
+}
+extern "C" CUresult cuMemcpy3D(const CUDA_MEMCPY3D* p)
+{
+    GUEST_API_LOCK();
+    return copy_3d(p, 0, false);
+}
+extern "C" CUresult cuMemcpy3DAsync(const CUDA_MEMCPY3D* p, CUstream s)
+{
+    GUEST_API_LOCK();
+    return copy_3d(p, s, true);
+}
 
 namespace {
 // cuMemcpyHtoA/AtoH: `bytes` between a host buffer and an array from byte
@@ -197,10 +223,12 @@ CUresult linear(CUarray array, size_t offset, const void* host, size_t bytes, bo
 
 extern "C" CUresult cuMemcpyHtoA(CUarray dstArray, size_t dstOffset, const void* srcHost, size_t ByteCount)
 {
+    GUEST_API_LOCK();
     return linear(dstArray, dstOffset, srcHost, ByteCount, true);
 }
 
 extern "C" CUresult cuMemcpyAtoH(void* dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount)
 {
+    GUEST_API_LOCK();
     return linear(srcArray, srcOffset, dstHost, ByteCount, false);
 }

@@ -4,6 +4,7 @@
 #include "guest-stub/cuda/graph_host_steps.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
+#include "guest-stub/platform/api_lock.h"
 
 using namespace guest::cuda;
 
@@ -28,6 +29,7 @@ CUresult capture_info(CUstream stream, CUstreamCaptureStatus* status, uint64_t* 
 
 extern "C" CUresult cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode mode)
 {
+    GUEST_API_LOCK();
     Call c;
     c.op = VGPU_OP_STREAM_BEGIN_CAPTURE;
     c.arg[0] = stream_arg(hStream);
@@ -44,6 +46,7 @@ extern "C" CUresult cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode m
 
 extern "C" CUresult cuStreamEndCapture(CUstream hStream, CUgraph* phGraph)
 {
+    GUEST_API_LOCK();
     if (phGraph == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     const uint64_t id = capture_of(hStream);
@@ -77,6 +80,7 @@ extern "C" CUresult cuStreamEndCapture(CUstream hStream, CUgraph* phGraph)
 
 extern "C" CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* captureStatus)
 {
+    GUEST_API_LOCK();
     if (captureStatus == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t id;
@@ -88,6 +92,7 @@ extern "C" CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStat
                                            const CUgraphNode** dependencies_out,
                                            const CUgraphEdgeData** edgeData_out, size_t* numDependencies_out)
 {
+    GUEST_API_LOCK();
     if (captureStatus_out == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t id = 0;

@@ -1,9 +1,13 @@
-// Contexts: the thread's context stack (the guest runs one thread), the
-// contexts this guest made or retained, and each device's primary context.
-// The vGPU keeps one current context per VM; every change of the stack's
-// top is sent to it (VGPU_OP_CTX_SET_CURRENT) before the call returns.
+// Contexts: each thread's context stack, the contexts this guest made or
+// retained, and each device's primary context. The vGPU keeps one current
+// context per VM: a change of the calling thread's top is sent to it
+// (VGPU_OP_CTX_SET_CURRENT) before the call returns, and a call from a
+// thread whose top is not what the vGPU has sends it first
+// (match_current, from every submission), so each thread's calls run in
+// its own context, as the driver's per-thread current context does.
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
+#include "guest-stub/platform/api_lock.h"
 
 using namespace guest::cuda;
 
@@ -19,17 +23,21 @@ struct ContextRecord {
     bool primary;
 };
 
-struct Contexts {
+struct ContextStack {
     CUcontext stack[kMaxStackDepth];
     int depth = 0;
+};
+struct Contexts {
     ContextRecord records[kMaxContexts];
 };
 
-Contexts g;
+Contexts g_contexts;
+GUEST_PER_THREAD ContextStack t_stack;
+CUcontext g_sent = nullptr; // the vGPU's current context, as last set (under the API lock)
 
 ContextRecord* record_of(CUcontext ctx)
 {
-    for (ContextRecord& r : g.records)
+    for (ContextRecord& r : g_contexts.records)
         if (r.ctx == ctx && ctx != nullptr)
             return &r;
     return nullptr;
@@ -39,7 +47,7 @@ ContextRecord* add_record(CUcontext ctx, CUdevice device, unsigned flags, bool p
 {
     if (ContextRecord* r = record_of(ctx))
         return r;
-    for (ContextRecord& r : g.records)
+    for (ContextRecord& r : g_contexts.records)
         if (r.ctx == nullptr) {
             r = ContextRecord{ctx, device, flags, primary};
             return &r;
@@ -47,14 +55,17 @@ ContextRecord* add_record(CUcontext ctx, CUdevice device, unsigned flags, bool p
     return nullptr;
 }
 
-CUcontext top() { return g.depth > 0 ? g.stack[g.depth - 1] : nullptr; }
+CUcontext top() { return t_stack.depth > 0 ? t_stack.stack[t_stack.depth - 1] : nullptr; }
 
 CUresult send_current(CUcontext ctx)
 {
     Call c;
     c.op = VGPU_OP_CTX_SET_CURRENT;
     c.arg[0] = handle_bits(ctx);
-    return call_sync(c);
+    const CUresult r = call_sync(c);
+    if (r == CUDA_SUCCESS)
+        g_sent = ctx;
+    return r;
 }
 
 // After the vGPU freed what `ctx` made: forget this guest's records of it.
@@ -67,7 +78,7 @@ void forget_objects_of(CUcontext ctx)
 // ... for device dev's primary context (its last release, its reset).
 void forget_primary_objects(CUdevice dev)
 {
-    for (const ContextRecord& r : g.records)
+    for (const ContextRecord& r : g_contexts.records)
         if (r.ctx != nullptr && r.primary && r.device == dev)
             forget_objects_of(r.ctx);
 }
@@ -76,10 +87,15 @@ void forget_primary_objects(CUdevice dev)
 
 namespace guest::cuda {
 CUcontext current_context() { return top(); }
+CUresult match_current()
+{
+    return top() == g_sent ? CUDA_SUCCESS : send_current(top());
+}
 } // namespace guest::cuda
 
 extern "C" CUresult cuCtxCreate(CUcontext* pctx, CUctxCreateParams* params, unsigned int flags, CUdevice dev)
 {
+    GUEST_API_LOCK();
     if (CUresult r = ready())
         return r;
     if (pctx == nullptr)
@@ -89,7 +105,7 @@ extern "C" CUresult cuCtxCreate(CUcontext* pctx, CUctxCreateParams* params, unsi
     if (params != nullptr && (params->numExecAffinityParams != 0 || params->execAffinityParams != nullptr ||
                               params->cigParams != nullptr))
         return CUDA_ERROR_NOT_SUPPORTED;
-    if (g.depth == kMaxStackDepth)
+    if (t_stack.depth == kMaxStackDepth)
         return CUDA_ERROR_OUT_OF_MEMORY;
     Call c;
     c.op = VGPU_OP_CTX_CREATE;
@@ -106,7 +122,8 @@ extern "C" CUresult cuCtxCreate(CUcontext* pctx, CUctxCreateParams* params, unsi
         send_current(top()); // the vGPU made the new one current
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
-    g.stack[g.depth++] = ctx; // the vGPU made it current
+    t_stack.stack[t_stack.depth++] = ctx; // the vGPU made it current
+    g_sent = ctx;
     *pctx = ctx;
     return CUDA_SUCCESS;
 }
@@ -115,6 +132,7 @@ extern "C" CUresult cuCtxCreate(CUcontext* pctx, CUctxCreateParams* params, unsi
 // stack wherever it is, and the new top becomes current.
 extern "C" CUresult cuCtxDestroy(CUcontext ctx)
 {
+    GUEST_API_LOCK();
     if (CUresult r = ready())
         return r;
     if (ctx == nullptr)
@@ -125,11 +143,13 @@ extern "C" CUresult cuCtxDestroy(CUcontext ctx)
     c.arg[0] = handle_bits(ctx);
     if (CUresult r = call_sync(c))
         return r;
+    if (g_sent == ctx)
+        g_sent = nullptr; // the vGPU has no current context now
     int kept = 0;
-    for (int i = 0; i < g.depth; ++i)
-        if (g.stack[i] != ctx)
-            g.stack[kept++] = g.stack[i];
-    g.depth = kept;
+    for (int i = 0; i < t_stack.depth; ++i)
+        if (t_stack.stack[i] != ctx)
+            t_stack.stack[kept++] = t_stack.stack[i];
+    t_stack.depth = kept;
     if (ContextRecord* r = record_of(ctx))
         r->ctx = nullptr;
     forget_objects_of(ctx);
@@ -140,28 +160,30 @@ extern "C" CUresult cuCtxDestroy(CUcontext ctx)
 
 extern "C" CUresult cuCtxPushCurrent(CUcontext ctx)
 {
+    GUEST_API_LOCK();
     if (CUresult r = ready())
         return r;
     if (ctx == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
-    if (g.depth == kMaxStackDepth)
+    if (t_stack.depth == kMaxStackDepth)
         return CUDA_ERROR_OUT_OF_MEMORY;
     if (CUresult r = send_current(ctx))
         return r;
-    g.stack[g.depth++] = ctx;
+    t_stack.stack[t_stack.depth++] = ctx;
     return CUDA_SUCCESS;
 }
 
 extern "C" CUresult cuCtxPopCurrent(CUcontext* pctx)
 {
+    GUEST_API_LOCK();
     if (CUresult r = ready())
         return r;
-    if (g.depth == 0)
+    if (t_stack.depth == 0)
         return CUDA_ERROR_INVALID_CONTEXT;
-    const CUcontext popped = g.stack[g.depth - 1];
-    if (CUresult r = send_current(g.depth > 1 ? g.stack[g.depth - 2] : nullptr))
+    const CUcontext popped = t_stack.stack[t_stack.depth - 1];
+    if (CUresult r = send_current(t_stack.depth > 1 ? t_stack.stack[t_stack.depth - 2] : nullptr))
         return r;
-    --g.depth;
+    --t_stack.depth;
     if (pctx != nullptr)
         *pctx = popped;
     return CUDA_SUCCESS;
@@ -170,20 +192,22 @@ extern "C" CUresult cuCtxPopCurrent(CUcontext* pctx)
 // Replaces the top of the stack; nullptr pops it (nothing on an empty stack).
 extern "C" CUresult cuCtxSetCurrent(CUcontext ctx)
 {
+    GUEST_API_LOCK();
     if (CUresult r = ready())
         return r;
     if (ctx == nullptr)
-        return g.depth == 0 ? CUDA_SUCCESS : cuCtxPopCurrent(nullptr);
+        return t_stack.depth == 0 ? CUDA_SUCCESS : cuCtxPopCurrent(nullptr);
     if (CUresult r = send_current(ctx))
         return r;
-    if (g.depth == 0)
-        g.depth = 1;
-    g.stack[g.depth - 1] = ctx;
+    if (t_stack.depth == 0)
+        t_stack.depth = 1;
+    t_stack.stack[t_stack.depth - 1] = ctx;
     return CUDA_SUCCESS;
 }
 
 extern "C" CUresult cuCtxGetCurrent(CUcontext* pctx)
 {
+    GUEST_API_LOCK();
     if (CUresult r = ready())
         return r;
     if (pctx == nullptr)
@@ -194,6 +218,7 @@ extern "C" CUresult cuCtxGetCurrent(CUcontext* pctx)
 
 extern "C" CUresult cuCtxGetDevice(CUdevice* device)
 {
+    GUEST_API_LOCK();
     if (CUresult r = ready())
         return r;
     if (device == nullptr)
@@ -207,6 +232,7 @@ extern "C" CUresult cuCtxGetDevice(CUdevice* device)
 
 extern "C" CUresult cuCtxGetFlags(unsigned int* flags)
 {
+    GUEST_API_LOCK();
     if (CUresult r = ready())
         return r;
     if (flags == nullptr)
@@ -224,6 +250,7 @@ extern "C" CUresult cuCtxGetFlags(unsigned int* flags)
 
 extern "C" CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev)
 {
+    GUEST_API_LOCK();
     if (CUresult r = ready())
         return r;
     if (pctx == nullptr)
@@ -245,6 +272,7 @@ extern "C" CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev)
 // The last release frees what was made in the primary context.
 extern "C" CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
 {
+    GUEST_API_LOCK();
     if (CUresult r = ready())
         return r;
     Call c;
@@ -260,6 +288,7 @@ extern "C" CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
 
 extern "C" CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active)
 {
+    GUEST_API_LOCK();
     if (CUresult r = ready())
         return r;
     if (flags == nullptr || active == nullptr)
@@ -277,6 +306,7 @@ extern "C" CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags
 
 extern "C" CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags)
 {
+    GUEST_API_LOCK();
     if (CUresult r = ready())
         return r;
     Call c;
@@ -288,6 +318,7 @@ extern "C" CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags)
 
 extern "C" CUresult cuDevicePrimaryCtxReset(CUdevice dev)
 {
+    GUEST_API_LOCK();
     if (CUresult r = ready())
         return r;
     Call c;
@@ -301,6 +332,7 @@ extern "C" CUresult cuDevicePrimaryCtxReset(CUdevice dev)
 
 extern "C" CUresult cuDeviceCanAccessPeer(int* can_access, CUdevice dev, CUdevice peer)
 {
+    GUEST_API_LOCK();
     if (can_access == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     Call c;
@@ -312,6 +344,7 @@ extern "C" CUresult cuDeviceCanAccessPeer(int* can_access, CUdevice dev, CUdevic
 
 extern "C" CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
 {
+    GUEST_API_LOCK();
     Call c;
     c.op = VGPU_OP_CTX_ENABLE_PEER_ACCESS;
     c.arg[0] = handle_bits(peer);
@@ -321,6 +354,7 @@ extern "C" CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
 
 extern "C" CUresult cuCtxDisablePeerAccess(CUcontext peer)
 {
+    GUEST_API_LOCK();
     Call c;
     c.op = VGPU_OP_CTX_DISABLE_PEER_ACCESS;
     c.arg[0] = handle_bits(peer);
@@ -347,10 +381,12 @@ CUresult in_context(CUcontext ctx, Op op)
 // for versions 13000 and later).
 extern "C" CUresult cuCtxSynchronize_v2(CUcontext ctx)
 {
+    GUEST_API_LOCK();
     return in_context(ctx, [] { return cuCtxSynchronize(); });
 }
 
 extern "C" CUresult cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx)
 {
+    GUEST_API_LOCK();
     return in_context(ctx, [device] { return cuCtxGetDevice(device); });
 }

@@ -3,6 +3,7 @@
 
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
+#include "guest-stub/platform/api_lock.h"
 
 using namespace guest::cuda;
 
@@ -20,6 +21,7 @@ CUresult check_device(CUdevice dev)
 
 extern "C" CUresult cuDriverGetVersion(int* version)
 {
+    GUEST_API_LOCK();
     if (version == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     *version = 13000;
@@ -28,6 +30,7 @@ extern "C" CUresult cuDriverGetVersion(int* version)
 
 extern "C" CUresult cuDeviceGetCount(int* count)
 {
+    GUEST_API_LOCK();
     if (count == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     Call c;
@@ -37,6 +40,7 @@ extern "C" CUresult cuDeviceGetCount(int* count)
 
 extern "C" CUresult cuDeviceGet(CUdevice* device, int ordinal)
 {
+    GUEST_API_LOCK();
     if (device == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     if (CUresult r = check_device(ordinal))
@@ -47,6 +51,7 @@ extern "C" CUresult cuDeviceGet(CUdevice* device, int ordinal)
 
 extern "C" CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev)
 {
+    GUEST_API_LOCK();
     if (pi == nullptr || dev < 0)
         return CUDA_ERROR_INVALID_VALUE;
     Call c;
@@ -73,6 +78,7 @@ extern "C" CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUd
 
 extern "C" CUresult cuDeviceGetName(char* name, int len, CUdevice dev)
 {
+    GUEST_API_LOCK();
     if (name == nullptr || len <= 0 || dev < 0)
         return CUDA_ERROR_INVALID_VALUE;
     Call c;
@@ -93,6 +99,7 @@ extern "C" CUresult cuDeviceGetName(char* name, int len, CUdevice dev)
 
 extern "C" CUresult cuDeviceTotalMem(size_t* bytes, CUdevice dev)
 {
+    GUEST_API_LOCK();
     if (bytes == nullptr || dev < 0)
         return CUDA_ERROR_INVALID_VALUE;
     Call c;
@@ -103,6 +110,7 @@ extern "C" CUresult cuDeviceTotalMem(size_t* bytes, CUdevice dev)
 
 extern "C" CUresult cuCtxSynchronize(void)
 {
+    GUEST_API_LOCK();
     Call c;
     c.op = VGPU_OP_CTX_SYNCHRONIZE;
     return sync_point(call_sync(c));
@@ -170,6 +178,7 @@ const char* error_text(const ErrorText& e)
 
 extern "C" CUresult cuGetErrorName(CUresult error, const char** str)
 {
+    GUEST_API_LOCK();
     if (str == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     const ErrorText* e = find_error(error);
@@ -179,6 +188,7 @@ extern "C" CUresult cuGetErrorName(CUresult error, const char** str)
 
 extern "C" CUresult cuGetErrorString(CUresult error, const char** str)
 {
+    GUEST_API_LOCK();
     if (str == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     const ErrorText* e = find_error(error);

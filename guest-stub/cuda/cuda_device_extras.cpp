@@ -2,6 +2,7 @@
 // context limits and the stream priority range.
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
+#include "guest-stub/platform/api_lock.h"
 
 using namespace guest::cuda;
 
@@ -18,6 +19,7 @@ void put_hex(char* p, unsigned v, int digits)
 
 extern "C" CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice dev)
 {
+    GUEST_API_LOCK();
     if (major == nullptr || minor == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     if (CUresult r = cuDeviceGetAttribute(major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev))
@@ -28,6 +30,7 @@ extern "C" CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice d
 // "dddd:bb:dd.0": domain, bus and device as the VMM reports them.
 extern "C" CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev)
 {
+    GUEST_API_LOCK();
     constexpr int kChars = 12; // "0000:00:00.0"
     if (pciBusId == nullptr || len <= kChars)
         return CUDA_ERROR_INVALID_VALUE;
@@ -53,6 +56,7 @@ extern "C" CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev)
 // version-4 (random) UUID.
 extern "C" CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev)
 {
+    GUEST_API_LOCK();
     if (uuid == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     int count = 0;
@@ -69,11 +73,16 @@ extern "C" CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev)
     return CUDA_SUCCESS;
 }
 
-extern "C" CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) { return cuDeviceGetUuid(uuid, dev); }
+extern "C" CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev)
+{
+    GUEST_API_LOCK();
+    return cuDeviceGetUuid(uuid, dev);
+}
 
 extern "C" CUresult cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attrib, CUdevice srcDevice,
                                             CUdevice dstDevice)
 {
+    GUEST_API_LOCK();
     if (value == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     if (CUresult r = ready())
@@ -92,6 +101,7 @@ extern "C" CUresult cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute at
 
 extern "C" CUresult cuCtxSetLimit(CUlimit limit, size_t value)
 {
+    GUEST_API_LOCK();
     Call c;
     c.op = VGPU_OP_CTX_LIMIT;
     c.arg[0] = static_cast<uint64_t>(limit);
@@ -102,6 +112,7 @@ extern "C" CUresult cuCtxSetLimit(CUlimit limit, size_t value)
 
 extern "C" CUresult cuCtxGetLimit(size_t* value, CUlimit limit)
 {
+    GUEST_API_LOCK();
     if (value == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     Call c;
@@ -112,6 +123,7 @@ extern "C" CUresult cuCtxGetLimit(size_t* value, CUlimit limit)
 
 extern "C" CUresult cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority)
 {
+    GUEST_API_LOCK();
     if (CUresult r = ready())
         return r;
     if (leastPriority != nullptr) // either may be left out, as with the driver

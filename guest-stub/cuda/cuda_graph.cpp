@@ -6,6 +6,7 @@
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/platform/platform.h"
+#include "guest-stub/platform/api_lock.h"
 
 using namespace guest::cuda;
 
@@ -136,17 +137,20 @@ bool copy_end(CUmemorytype type, const void* host, CUdeviceptr device, size_t of
 
 extern "C" CUresult cuGraphCreate(CUgraph* phGraph, unsigned int flags)
 {
+    GUEST_API_LOCK();
     return call_create(VGPU_OP_GRAPH_CREATE, flags, phGraph);
 }
 
 extern "C" CUresult cuGraphDestroy(CUgraph hGraph)
 {
+    GUEST_API_LOCK();
     return destroy(VGPU_OP_GRAPH_DESTROY, handle_bits(hGraph), host_steps_drop);
 }
 
 extern "C" CUresult cuGraphAddEmptyNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
                                         size_t numDependencies)
 {
+    GUEST_API_LOCK();
     Call c;
     c.op = VGPU_OP_GRAPH_ADD_EMPTY_NODE;
     c.arg[0] = handle_bits(hGraph);
@@ -156,6 +160,7 @@ extern "C" CUresult cuGraphAddEmptyNode(CUgraphNode* phGraphNode, CUgraph hGraph
 extern "C" CUresult cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
                                          size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS* nodeParams)
 {
+    GUEST_API_LOCK();
     if (phGraphNode == nullptr || (numDependencies > 0 && dependencies == nullptr))
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t res[2];
@@ -166,12 +171,14 @@ extern "C" CUresult cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGrap
 
 extern "C" CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams)
 {
+    GUEST_API_LOCK();
     return kernel_call(VGPU_OP_GRAPH_KERNEL_NODE_SET_PARAMS, handle_bits(hNode), 0, nodeParams, nullptr);
 }
 
 extern "C" CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
                                                    const CUDA_KERNEL_NODE_PARAMS* nodeParams)
 {
+    GUEST_API_LOCK();
     if (hGraphExec == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     return kernel_call(VGPU_OP_GRAPH_EXEC_KERNEL_NODE_SET_PARAMS, handle_bits(hNode), handle_bits(hGraphExec),
@@ -181,6 +188,7 @@ extern "C" CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgra
 extern "C" CUresult cuGraphAddMemcpyNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
                                          size_t numDependencies, const CUDA_MEMCPY3D* p, CUcontext)
 {
+    GUEST_API_LOCK();
     if (p == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     const size_t bytes = p->WidthInBytes;
@@ -205,6 +213,7 @@ extern "C" CUresult cuGraphAddMemcpyNode(CUgraphNode* phGraphNode, CUgraph hGrap
 extern "C" CUresult cuGraphAddMemsetNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
                                          size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS* p, CUcontext)
 {
+    GUEST_API_LOCK();
     if (p == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     if (p->height > 1)
@@ -222,6 +231,7 @@ extern "C" CUresult cuGraphAddMemsetNode(CUgraphNode* phGraphNode, CUgraph hGrap
 extern "C" CUresult cuGraphAddHostNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
                                        size_t numDependencies, const CUDA_HOST_NODE_PARAMS* p)
 {
+    GUEST_API_LOCK();
     if (p == nullptr || p->fn == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     CUgraphNode node;
@@ -237,6 +247,7 @@ extern "C" CUresult cuGraphAddHostNode(CUgraphNode* phGraphNode, CUgraph hGraph,
 
 extern "C" CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS* p)
 {
+    GUEST_API_LOCK();
     const HostStep* s = host_step_of_node(handle_bits(hNode));
     if (s == nullptr || p == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
@@ -247,6 +258,7 @@ extern "C" CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_P
 // The graph's node only: an exec instantiated before keeps its copy.
 extern "C" CUresult cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* p)
 {
+    GUEST_API_LOCK();
     HostStep* s = host_step_of_node(handle_bits(hNode));
     if (s == nullptr || p == nullptr || p->fn == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
@@ -257,6 +269,7 @@ extern "C" CUresult cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_
 extern "C" CUresult cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to,
                                            const CUgraphEdgeData* edgeData, size_t numDependencies)
 {
+    GUEST_API_LOCK();
     if (numDependencies > 0 && (from == nullptr || to == nullptr))
         return CUDA_ERROR_INVALID_VALUE;
     for (size_t i = 0; edgeData != nullptr && i < numDependencies; ++i)
@@ -268,6 +281,7 @@ extern "C" CUresult cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* fr
 extern "C" CUresult cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to,
                                               const CUgraphEdgeData*, size_t numDependencies)
 {
+    GUEST_API_LOCK();
     if (numDependencies > 0 && (from == nullptr || to == nullptr))
         return CUDA_ERROR_INVALID_VALUE;
     return edges(handle_bits(hGraph), from, to, 0, numDependencies, true);
@@ -275,6 +289,7 @@ extern "C" CUresult cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode*
 
 extern "C" CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numNodes)
 {
+    GUEST_API_LOCK();
     if (numNodes == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     const size_t room = nodes == nullptr ? 0 : *numNodes;
@@ -299,11 +314,13 @@ extern "C" CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* 
 
 extern "C" CUresult cuGraphDestroyNode(CUgraphNode hNode)
 {
+    GUEST_API_LOCK();
     return destroy(VGPU_OP_GRAPH_DESTROY_NODE, handle_bits(hNode), host_step_drop_node);
 }
 
 extern "C" CUresult cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec, CUgraph hGraph, unsigned long long flags)
 {
+    GUEST_API_LOCK();
     if (phGraphExec == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     if (host_steps_blocked(handle_bits(hGraph))) {
@@ -330,6 +347,7 @@ extern "C" CUresult cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec, CUgrap
 // and runs them (guest_cuda_graphs.h).
 extern "C" CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 {
+    GUEST_API_LOCK();
     const uint64_t exec = handle_bits(hGraphExec);
     const bool host = host_steps_any(exec);
     if (host && capture_of(hStream) != 0)
@@ -351,6 +369,7 @@ extern "C" CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 
 extern "C" CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream)
 {
+    GUEST_API_LOCK();
     Call c;
     c.op = VGPU_OP_GRAPH_UPLOAD;
     c.arg[0] = handle_bits(hGraphExec);
@@ -360,6 +379,7 @@ extern "C" CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream)
 
 extern "C" CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo* info)
 {
+    GUEST_API_LOCK();
     if (info == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     *info = CUgraphExecUpdateResultInfo{CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED, nullptr, nullptr};
@@ -383,5 +403,6 @@ extern "C" CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CU
 
 extern "C" CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
 {
+    GUEST_API_LOCK();
     return destroy(VGPU_OP_GRAPH_EXEC_DESTROY, handle_bits(hGraphExec), host_steps_drop);
 }

@@ -8,6 +8,7 @@
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/platform/platform.h"
+#include "guest-stub/platform/api_lock.h"
 
 using namespace guest::cuda;
 
@@ -156,6 +157,7 @@ bool page_locked(const void* p, uint64_t bytes)
 // all three here (guest RAM is mapped into the device's address space).
 extern "C" CUresult cuMemHostAlloc(void** pp, size_t bytes, unsigned int flags)
 {
+    GUEST_API_LOCK();
     if (pp == nullptr || bytes == 0 || (flags & ~0x7u) != 0)
         return CUDA_ERROR_INVALID_VALUE;
     const uint64_t need = (bytes + kBlockAlign - 1) & ~(kBlockAlign - 1);
@@ -185,10 +187,15 @@ extern "C" CUresult cuMemHostAlloc(void** pp, size_t bytes, unsigned int flags)
     return CUDA_SUCCESS;
 }
 
-extern "C" CUresult cuMemAllocHost(void** pp, size_t bytes) { return cuMemHostAlloc(pp, bytes, 0); }
+extern "C" CUresult cuMemAllocHost(void** pp, size_t bytes)
+{
+    GUEST_API_LOCK();
+    return cuMemHostAlloc(pp, bytes, 0);
+}
 
 extern "C" CUresult cuMemFreeHost(void* p)
 {
+    GUEST_API_LOCK();
     Range* block = unlink_at(&g.live, p);
     if (block == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
@@ -232,6 +239,7 @@ CUresult register_pages(const uint8_t* p, uint64_t bytes, unsigned flags, uint64
 // from the vGPU (none where guest RAM is on huge host pages).
 extern "C" CUresult cuMemHostRegister(void* p, size_t bytes, unsigned int flags)
 {
+    GUEST_API_LOCK();
     if (CUresult r = ready())
         return r;
     if (p == nullptr || bytes == 0 || (flags & ~0xBu) != 0)
@@ -261,6 +269,7 @@ extern "C" CUresult cuMemHostRegister(void* p, size_t bytes, unsigned int flags)
 
 extern "C" CUresult cuMemHostUnregister(void* p)
 {
+    GUEST_API_LOCK();
     if (CUresult r = ready())
         return r;
     Range* r = unlink_at(&g.registered, p);
@@ -283,6 +292,7 @@ extern "C" CUresult cuMemHostUnregister(void* p)
 // none (CUDA_ERROR_NOT_SUPPORTED) where guest RAM is on huge host pages.
 extern "C" CUresult cuMemHostGetDevicePointer(CUdeviceptr* dptr, void* p, unsigned int flags)
 {
+    GUEST_API_LOCK();
     if (CUresult r = ready())
         return r;
     if (dptr == nullptr || p == nullptr || flags != 0)

@@ -8,6 +8,7 @@
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/platform/platform.h"
+#include "guest-stub/platform/api_lock.h"
 
 using namespace guest::cuda;
 
@@ -136,6 +137,7 @@ CUresult copy_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stre
 
 extern "C" CUresult cuMemAlloc(CUdeviceptr* dptr, size_t bytes)
 {
+    GUEST_API_LOCK();
     if (dptr == nullptr || bytes == 0)
         return CUDA_ERROR_INVALID_VALUE;
     Call c;
@@ -149,6 +151,7 @@ extern "C" CUresult cuMemAlloc(CUdeviceptr* dptr, size_t bytes)
 
 extern "C" CUresult cuMemFree(CUdeviceptr dptr)
 {
+    GUEST_API_LOCK();
     Call c;
     c.op = VGPU_OP_MEM_FREE;
     c.arg[0] = dptr;
@@ -189,16 +192,19 @@ CUresult copy_any(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream strea
 
 extern "C" CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t bytes)
 {
+    GUEST_API_LOCK();
     return copy_any(dst, src, bytes, 0, false);
 }
 
 extern "C" CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream)
 {
+    GUEST_API_LOCK();
     return copy_any(dst, src, bytes, stream, true);
 }
 
 extern "C" CUresult cuMemGetInfo(size_t* free, size_t* total)
 {
+    GUEST_API_LOCK();
     if (free == nullptr || total == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     Call c;
@@ -214,31 +220,37 @@ extern "C" CUresult cuMemGetInfo(size_t* free, size_t* total)
 
 extern "C" CUresult cuMemcpyHtoD(CUdeviceptr dst, const void* src, size_t bytes)
 {
+    GUEST_API_LOCK();
     return copy(Dir::kHtoD, dst, src, bytes, 0, false);
 }
 
 extern "C" CUresult cuMemcpyDtoH(void* dst, CUdeviceptr src, size_t bytes)
 {
+    GUEST_API_LOCK();
     return copy(Dir::kDtoH, src, dst, bytes, 0, false);
 }
 
 extern "C" CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, size_t bytes, CUstream stream)
 {
+    GUEST_API_LOCK();
     return copy(Dir::kHtoD, dst, src, bytes, stream, true);
 }
 
 extern "C" CUresult cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, size_t bytes, CUstream stream)
 {
+    GUEST_API_LOCK();
     return copy(Dir::kDtoH, src, dst, bytes, stream, true);
 }
 
 extern "C" CUresult cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t bytes)
 {
+    GUEST_API_LOCK();
     return copy_dtod(dst, src, bytes, 0, false);
 }
 
 extern "C" CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream)
 {
+    GUEST_API_LOCK();
     return copy_dtod(dst, src, bytes, stream, true);
 }
 
@@ -265,12 +277,14 @@ CUresult copy_peer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontex
 
 extern "C" CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, size_t bytes)
 {
+    GUEST_API_LOCK();
     return copy_peer(dst, dst_ctx, src, src_ctx, bytes, 0, false);
 }
 
 extern "C" CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
                                       size_t bytes, CUstream stream)
 {
+    GUEST_API_LOCK();
     return copy_peer(dst, dst_ctx, src, src_ctx, bytes, stream, true);
 }
 
@@ -294,31 +308,37 @@ CUresult memset_op(uint16_t op, CUdeviceptr dst, uint64_t value, size_t count, u
 
 extern "C" CUresult cuMemsetD8(CUdeviceptr dst, unsigned char value, size_t count)
 {
+    GUEST_API_LOCK();
     return memset_op(VGPU_OP_MEMSET_D8, dst, value, count, 1, 0, false);
 }
 
 extern "C" CUresult cuMemsetD32(CUdeviceptr dst, unsigned int value, size_t count)
 {
+    GUEST_API_LOCK();
     return memset_op(VGPU_OP_MEMSET_D32, dst, value, count, 4, 0, false);
 }
 
 extern "C" CUresult cuMemsetD16(CUdeviceptr dst, unsigned short value, size_t count)
 {
+    GUEST_API_LOCK();
     return memset_op(VGPU_OP_MEMSET_D16, dst, value, count, 2, 0, false);
 }
 
 extern "C" CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short value, size_t count, CUstream stream)
 {
+    GUEST_API_LOCK();
     return memset_op(VGPU_OP_MEMSET_D16, dst, value, count, 2, stream, true);
 }
 
 extern "C" CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t count, CUstream stream)
 {
+    GUEST_API_LOCK();
     return memset_op(VGPU_OP_MEMSET_D8, dst, value, count, 1, stream, true);
 }
 
 extern "C" CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t count, CUstream stream)
 {
+    GUEST_API_LOCK();
     return memset_op(VGPU_OP_MEMSET_D32, dst, value, count, 4, stream, true);
 }
 

@@ -4,6 +4,7 @@
 // device, holding what the driver reports about a pool.
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
+#include "guest-stub/platform/api_lock.h"
 
 using namespace guest::cuda;
 
@@ -77,15 +78,21 @@ CUresult set_peer_access(CUdevice dev, CUdevice pool_dev, bool enable)
 
 extern "C" CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool, CUdevice dev)
 {
+    GUEST_API_LOCK();
     if (pool == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     return pool_of_device(dev, pool);
 }
 
-extern "C" CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice dev) { return cuDeviceGetDefaultMemPool(pool, dev); }
+extern "C" CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice dev)
+{
+    GUEST_API_LOCK();
+    return cuDeviceGetDefaultMemPool(pool, dev);
+}
 
 extern "C" CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUstream stream)
 {
+    GUEST_API_LOCK();
     if (dptr == nullptr || bytes == 0 || !known(pool))
         return CUDA_ERROR_INVALID_VALUE;
     CUdevice dev = 0;
@@ -109,6 +116,7 @@ extern "C" CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytes, CUm
 
 extern "C" CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytes, CUstream stream)
 {
+    GUEST_API_LOCK();
     if (dptr == nullptr || bytes == 0)
         return CUDA_ERROR_INVALID_VALUE;
     CUdevice dev = 0;
@@ -123,6 +131,7 @@ extern "C" CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytes, CUstream st
 // Any allocation may be freed so (also cuMemAlloc's, as with the driver).
 extern "C" CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
 {
+    GUEST_API_LOCK();
     uint64_t bytes = 0;
     CUmemoryPool pool = nullptr;
     if (!allocation_find(dptr, &bytes, &pool))
@@ -138,6 +147,7 @@ extern "C" CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
 
 extern "C" CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value)
 {
+    GUEST_API_LOCK();
     if (!known(pool) || value == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     switch (attr) {
@@ -164,6 +174,7 @@ extern "C" CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute
 // Reserved memory is what is in use: nothing is kept past a free.
 extern "C" CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value)
 {
+    GUEST_API_LOCK();
     if (!known(pool) || value == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     switch (attr) {
@@ -185,11 +196,13 @@ extern "C" CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute
 // Nothing is held past what is in use: there is nothing to trim.
 extern "C" CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t)
 {
+    GUEST_API_LOCK();
     return known(pool) ? ready() : CUDA_ERROR_INVALID_VALUE;
 }
 
 extern "C" CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc* map, size_t count)
 {
+    GUEST_API_LOCK();
     if (!known(pool) || (map == nullptr && count > 0))
         return CUDA_ERROR_INVALID_VALUE;
     int devices = 0;
@@ -218,6 +231,7 @@ extern "C" CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc*
 
 extern "C" CUresult cuMemPoolGetAccess(CUmemAccess_flags* flags, CUmemoryPool pool, CUmemLocation* location)
 {
+    GUEST_API_LOCK();
     if (flags == nullptr || location == nullptr || !known(pool) || location->type != CU_MEM_LOCATION_TYPE_DEVICE ||
         location->id < 0 || location->id >= kMaxPoolDevices)
         return CUDA_ERROR_INVALID_VALUE;

@@ -8,6 +8,7 @@
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/platform/platform.h"
+#include "guest-stub/platform/api_lock.h"
 
 using namespace guest::cuda;
 
@@ -120,6 +121,7 @@ extern "C" CUresult vgpuModuleLoadDataSized(CUmodule* module, const void* image,
 
 extern "C" CUresult cuModuleLoadData(CUmodule* module, const void* image)
 {
+    GUEST_API_LOCK();
     if (module == nullptr || image == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t bytes = image_size(image);
@@ -130,6 +132,7 @@ extern "C" CUresult cuModuleLoadData(CUmodule* module, const void* image)
 
 extern "C" CUresult cuModuleLoad(CUmodule* module, const char* fname)
 {
+    GUEST_API_LOCK();
     if (module == nullptr || fname == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     if (CUresult r = ready())
@@ -155,6 +158,7 @@ extern "C" CUresult cuModuleLoad(CUmodule* module, const char* fname)
 extern "C" CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int numOptions,
                                        CUjit_option* options, void** optionValues)
 {
+    GUEST_API_LOCK();
     if (numOptions > 0 && (options == nullptr || optionValues == nullptr))
         return CUDA_ERROR_INVALID_VALUE;
     for (unsigned i = 0; i < numOptions; ++i) {
@@ -175,6 +179,7 @@ extern "C" CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsi
 
 extern "C" CUresult cuModuleUnload(CUmodule module)
 {
+    GUEST_API_LOCK();
     Call c;
     c.op = VGPU_OP_MODULE_UNLOAD;
     c.arg[0] = handle_bits(module);
@@ -202,6 +207,7 @@ bool name_lookup(uint16_t op, CUmodule module, const char* name, Call* c)
 
 extern "C" CUresult cuModuleGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUmodule module, const char* name)
 {
+    GUEST_API_LOCK();
     Call c;
     if (!name_lookup(VGPU_OP_MODULE_GET_GLOBAL, module, name, &c))
         return CUDA_ERROR_INVALID_VALUE;
@@ -217,6 +223,7 @@ extern "C" CUresult cuModuleGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUmodule
 
 extern "C" CUresult cuModuleGetFunction(CUfunction* f, CUmodule module, const char* name)
 {
+    GUEST_API_LOCK();
     Call c;
     if (f == nullptr || !name_lookup(VGPU_OP_MODULE_GET_FUNCTION, module, name, &c))
         return CUDA_ERROR_INVALID_VALUE;
@@ -254,6 +261,7 @@ extern "C" CUresult cuModuleGetFunction(CUfunction* f, CUmodule module, const ch
 
 extern "C" CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfunc)
 {
+    GUEST_API_LOCK();
     if (pi == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     Call c;
@@ -269,6 +277,7 @@ extern "C" CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUf
 
 extern "C" CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
 {
+    GUEST_API_LOCK();
     Call c;
     c.op = VGPU_OP_FUNC_SET_ATTRIBUTE;
     c.arg[0] = handle_bits(hfunc);
@@ -286,6 +295,7 @@ extern "C" CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute at
 // value) and kept by nobody, as the VMM's GPU decides its own carve-out.
 extern "C" CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
 {
+    GUEST_API_LOCK();
     if (function_find(hfunc) == nullptr)
         return CUDA_ERROR_INVALID_HANDLE;
     if (config < CU_FUNC_CACHE_PREFER_NONE || config > CU_FUNC_CACHE_PREFER_EQUAL)
@@ -402,6 +412,7 @@ extern "C" CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int g
                                    unsigned int shmem, CUstream stream, void** kernelParams,
                                    void** extra)
 {
+    GUEST_API_LOCK();
     return launch(f, gx, gy, gz, bx, by, bz, shmem, stream, kernelParams, extra, 0);
 }
 
@@ -409,11 +420,13 @@ extern "C" CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, uns
                                               unsigned int bx, unsigned int by, unsigned int bz,
                                               unsigned int shmem, CUstream stream, void** kernelParams)
 {
+    GUEST_API_LOCK();
     return launch(f, gx, gy, gz, bx, by, bz, shmem, stream, kernelParams, nullptr, VGPU_CMD_FLAG_COOPERATIVE);
 }
 
 extern "C" CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra)
 {
+    GUEST_API_LOCK();
     if (config == nullptr || (config->numAttrs > 0 && config->attrs == nullptr))
         return CUDA_ERROR_INVALID_VALUE;
     uint16_t flags = 0;

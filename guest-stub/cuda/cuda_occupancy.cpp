@@ -4,6 +4,7 @@
 // callback run here, in the guest.
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
+#include "guest-stub/platform/api_lock.h"
 
 using namespace guest::cuda;
 
@@ -24,6 +25,7 @@ extern "C" CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* nu
                                                                          int blockSize, size_t dynamicSMemSize,
                                                                          unsigned int flags)
 {
+    GUEST_API_LOCK();
     if (numBlocks == nullptr || blockSize <= 0)
         return CUDA_ERROR_INVALID_VALUE;
     Call c;
@@ -38,6 +40,7 @@ extern "C" CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* nu
 extern "C" CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfunction func, int blockSize,
                                                                 size_t dynamicSMemSize)
 {
+    GUEST_API_LOCK();
     return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, func, blockSize, dynamicSMemSize,
                                                                 CU_OCCUPANCY_DEFAULT);
 }
@@ -50,6 +53,7 @@ extern "C" CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, 
                                                               size_t dynamicSMemSize, int blockSizeLimit,
                                                               unsigned int flags)
 {
+    GUEST_API_LOCK();
     if (minGridSize == nullptr || blockSize == nullptr || blockSizeLimit < 0)
         return CUDA_ERROR_INVALID_VALUE;
     int func_max = 0, dev_max = 0, warp = 0, sms = 0, per_sm = 0;
@@ -92,6 +96,7 @@ extern "C" CUresult cuOccupancyMaxPotentialBlockSize(int* minGridSize, int* bloc
                                                      CUoccupancyB2DSize blockSizeToDynamicSMemSize,
                                                      size_t dynamicSMemSize, int blockSizeLimit)
 {
+    GUEST_API_LOCK();
     return cuOccupancyMaxPotentialBlockSizeWithFlags(minGridSize, blockSize, func, blockSizeToDynamicSMemSize,
                                                      dynamicSMemSize, blockSizeLimit, CU_OCCUPANCY_DEFAULT);
 }

@@ -4,6 +4,7 @@
 
 #include "guest-stub/cuda/cuda_entry_points.h"
 #include "guest-stub/cuda/guest_cuda.h"
+#include "guest-stub/platform/api_lock.h"
 
 namespace {
 
@@ -25,6 +26,7 @@ constexpr cuuint64_t kKnownFlags = CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PR
 extern "C" CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
                                      CUdriverProcAddressQueryResult* symbolStatus)
 {
+    GUEST_API_LOCK();
     if (symbol == nullptr || pfn == nullptr || (flags & ~kKnownFlags) != 0 || cudaVersion > kDriverVersion)
         return CUDA_ERROR_INVALID_VALUE;
     *pfn = nullptr;
@@ -48,5 +50,6 @@ extern "C" CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVer
 extern "C" CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
                                         CUdriverProcAddressQueryResult* symbolStatus)
 {
+    GUEST_API_LOCK();
     return cuGetProcAddress(symbol, pfn, cudaVersion, flags, symbolStatus);
 }

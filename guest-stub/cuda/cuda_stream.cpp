@@ -4,6 +4,7 @@
 #include "guest-stub/cuda/graph_host_steps.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
+#include "guest-stub/platform/api_lock.h"
 
 using namespace guest::cuda;
 
@@ -41,16 +42,19 @@ void events_forget(CUcontext ctx)
 
 extern "C" CUresult cuStreamCreate(CUstream* stream, unsigned int flags)
 {
+    GUEST_API_LOCK();
     return call_create(VGPU_OP_STREAM_CREATE, flags, stream);
 }
 
 extern "C" CUresult cuStreamSynchronize(CUstream stream)
 {
+    GUEST_API_LOCK();
     return sync_point(call_on(VGPU_OP_STREAM_SYNCHRONIZE, stream_arg(stream)));
 }
 
 extern "C" CUresult cuStreamDestroy(CUstream stream)
 {
+    GUEST_API_LOCK();
     if (stream_arg(stream) == 0)
         return CUDA_ERROR_INVALID_HANDLE; // the default streams are not destroyed
     const CUresult r = call_on(VGPU_OP_STREAM_DESTROY, handle_bits(stream));
@@ -61,6 +65,7 @@ extern "C" CUresult cuStreamDestroy(CUstream stream)
 
 extern "C" CUresult cuEventCreate(CUevent* event, unsigned int flags)
 {
+    GUEST_API_LOCK();
     const CUresult r = call_create(VGPU_OP_EVENT_CREATE, flags, event);
     if (r == CUDA_SUCCESS)
         if (EventOwner* o = owner_slot(nullptr))
@@ -70,6 +75,7 @@ extern "C" CUresult cuEventCreate(CUevent* event, unsigned int flags)
 
 extern "C" CUresult cuEventRecord(CUevent event, CUstream stream)
 {
+    GUEST_API_LOCK();
     Call c;
     c.op = VGPU_OP_EVENT_RECORD;
     c.arg[0] = handle_bits(event);
@@ -80,11 +86,13 @@ extern "C" CUresult cuEventRecord(CUevent event, CUstream stream)
 
 extern "C" CUresult cuEventSynchronize(CUevent event)
 {
+    GUEST_API_LOCK();
     return sync_point(call_on(VGPU_OP_EVENT_SYNCHRONIZE, handle_bits(event)));
 }
 
 extern "C" CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end)
 {
+    GUEST_API_LOCK();
     if (ms == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     Call c;
@@ -102,6 +110,7 @@ extern "C" CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end)
 
 extern "C" CUresult cuEventDestroy(CUevent event)
 {
+    GUEST_API_LOCK();
     const CUresult r = call_on(VGPU_OP_EVENT_DESTROY, handle_bits(event));
     if (r == CUDA_SUCCESS && event != nullptr)
         if (EventOwner* o = owner_slot(event))
@@ -113,16 +122,19 @@ extern "C" CUresult cuEventDestroy(CUevent event)
 // driver's, may report an earlier queued call's error.
 extern "C" CUresult cuStreamQuery(CUstream stream)
 {
+    GUEST_API_LOCK();
     return sync_point(call_on(VGPU_OP_STREAM_QUERY, stream_arg(stream)));
 }
 
 extern "C" CUresult cuEventQuery(CUevent event)
 {
+    GUEST_API_LOCK();
     return sync_point(call_on(VGPU_OP_EVENT_QUERY, handle_bits(event)));
 }
 
 extern "C" CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags)
 {
+    GUEST_API_LOCK();
     const EventOwner* o = event != nullptr ? owner_slot(event) : nullptr;
     if (o != nullptr && o->ctx != current_context() && flags == 0) {
         // An event of another context: the driver orders the stream after
@@ -148,6 +160,7 @@ extern "C" CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned i
 
 extern "C" CUresult cuEventRecordWithFlags(CUevent event, CUstream stream, unsigned int flags)
 {
+    GUEST_API_LOCK();
     if (flags == CU_EVENT_RECORD_EXTERNAL)
         return CUDA_ERROR_NOT_SUPPORTED; // a graph's event node: not offered
     if (flags != CU_EVENT_RECORD_DEFAULT)
@@ -159,11 +172,13 @@ extern "C" CUresult cuEventRecordWithFlags(CUevent event, CUstream stream, unsig
 // is clamped to 0, as the driver clamps one outside its range.
 extern "C" CUresult cuStreamCreateWithPriority(CUstream* stream, unsigned int flags, int)
 {
+    GUEST_API_LOCK();
     return cuStreamCreate(stream, flags);
 }
 
 extern "C" CUresult cuStreamGetPriority(CUstream stream, int* priority)
 {
+    GUEST_API_LOCK();
     if (priority == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     // A query checks the handle; NOT_READY (work pending) is an answer.
@@ -176,6 +191,7 @@ extern "C" CUresult cuStreamGetPriority(CUstream stream, int* priority)
 
 extern "C" CUresult cuLaunchHostFunc(CUstream stream, CUhostFn fn, void* userData)
 {
+    GUEST_API_LOCK();
     if (fn == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     // Captured: the graph's host step, run after its device work (guest_cuda_graphs.h).
@@ -184,6 +200,7 @@ extern "C" CUresult cuLaunchHostFunc(CUstream stream, CUhostFn fn, void* userDat
     }
     if (CUresult r = cuStreamSynchronize(stream))
         return r;
+    const guest::platform::ApiUnlocked unlocked; // the function may wait for threads that call CUDA
     fn(userData);
     return CUDA_SUCCESS;
 }
@@ -193,11 +210,13 @@ extern "C" CUresult cuLaunchHostFunc(CUstream stream, CUhostFn fn, void* userDat
 extern "C" CUresult cuStreamAddCallback(CUstream stream, CUstreamCallback callback, void* userData,
                                         unsigned int flags)
 {
+    GUEST_API_LOCK();
     if (callback == nullptr || flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
     const CUresult status = cuStreamSynchronize(stream);
     if (status == CUDA_ERROR_NOT_INITIALIZED || status == CUDA_ERROR_INVALID_HANDLE)
         return status; // no stream to call back on
+    const guest::platform::ApiUnlocked unlocked; // the callback may wait for threads that call CUDA
     callback(stream, status, userData);
     return status;
 }

@@ -5,6 +5,7 @@
 
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
+#include "guest-stub/platform/api_lock.h"
 
 using namespace guest::cuda;
 
@@ -95,6 +96,7 @@ CUresult destroy(uint16_t op, uint64_t object)
 extern "C" CUresult cuTexObjectCreate(CUtexObject* pTexObject, const CUDA_RESOURCE_DESC* pResDesc,
                                       const CUDA_TEXTURE_DESC* pTexDesc, const CUDA_RESOURCE_VIEW_DESC* pResViewDesc)
 {
+    GUEST_API_LOCK();
     if (pTexObject == nullptr || pResDesc == nullptr || pTexDesc == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     if (pResViewDesc != nullptr)
@@ -116,15 +118,21 @@ extern "C" CUresult cuTexObjectCreate(CUtexObject* pTexObject, const CUDA_RESOUR
     return create(VGPU_OP_TEX_OBJECT_CREATE, &o, sizeof o, pTexObject);
 }
 
-extern "C" CUresult cuTexObjectDestroy(CUtexObject texObject) { return destroy(VGPU_OP_TEX_OBJECT_DESTROY, texObject); }
+extern "C" CUresult cuTexObjectDestroy(CUtexObject texObject)
+{
+    GUEST_API_LOCK();
+    return destroy(VGPU_OP_TEX_OBJECT_DESTROY, texObject);
+}
 
 extern "C" CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC* pResDesc, CUtexObject texObject)
 {
+    GUEST_API_LOCK();
     return resource_desc(pResDesc, texObject, false);
 }
 
 extern "C" CUresult cuSurfObjectCreate(CUsurfObject* pSurfObject, const CUDA_RESOURCE_DESC* pResDesc)
 {
+    GUEST_API_LOCK();
     if (pSurfObject == nullptr || pResDesc == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     vgpu_tex_resource r;
@@ -133,9 +141,14 @@ extern "C" CUresult cuSurfObjectCreate(CUsurfObject* pSurfObject, const CUDA_RES
     return create(VGPU_OP_SURF_OBJECT_CREATE, &r, sizeof r, pSurfObject);
 }
 
-extern "C" CUresult cuSurfObjectDestroy(CUsurfObject surfObject) { return destroy(VGPU_OP_SURF_OBJECT_DESTROY, surfObject); }
+extern "C" CUresult cuSurfObjectDestroy(CUsurfObject surfObject)
+{
+    GUEST_API_LOCK();
+    return destroy(VGPU_OP_SURF_OBJECT_DESTROY, surfObject);
+}
 
 extern "C" CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC* pResDesc, CUsurfObject surfObject)
 {
+    GUEST_API_LOCK();
     return resource_desc(pResDesc, surfObject, true);
 }

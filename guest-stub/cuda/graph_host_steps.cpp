@@ -1,6 +1,7 @@
 // Fixed tables (the guest library allocates nothing of its own here).
 #include "guest-stub/cuda/graph_host_steps.h"
 
+#include "guest-stub/platform/api_lock.h"
 #include "guest-stub/platform/platform.h"
 
 namespace guest::cuda {
@@ -104,7 +105,10 @@ void host_steps_run(uint64_t owner)
         if (next == nullptr)
             return;
         last = next->seq;
-        next->fn(next->data);
+        const CUhostFn fn = next->fn;
+        void* const data = next->data;
+        const guest::platform::ApiUnlocked unlocked; // as a stream's host function (cuda_stream.cpp)
+        fn(data);
     }
 }
 

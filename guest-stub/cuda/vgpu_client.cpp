@@ -6,6 +6,7 @@
 
 #include "guest-stub/platform/platform.h"
 #include "guest-stub/runtime/mmio.h"
+#include "guest-stub/platform/api_lock.h"
 #include "kvmtool-gpu/abi/platform_abi.h"
 
 namespace guest::cuda {
@@ -70,6 +71,10 @@ CUresult submit(const Call& c, uint16_t flags, RingProducer::Slot* slot)
 {
     if (c.payload_len > VGPU_PAYLOAD_BYTES)
         return CUDA_ERROR_INVALID_VALUE;
+    // Another thread's calls may have left the vGPU in its context.
+    if (c.op != VGPU_OP_CTX_SET_CURRENT && c.op != VGPU_OP_CTX_CREATE)
+        if (CUresult r = match_current())
+            return r;
     if (g.ring.reserve(slot) != 0)
         return ring_failure_status();
     slot->cmd->opcode = c.op;
@@ -178,6 +183,7 @@ CUresult ready()
 
 CUresult call_sync(const Call& c, uint64_t* result, void* payload_out, uint32_t payload_out_len)
 {
+    GUEST_API_LOCK(); // also for libraries that submit without taking it (cuRAND, cuFFT)
     if (CUresult r = ready())
         return r;
     RingProducer::Slot slot;
@@ -207,6 +213,7 @@ CUresult call_on(uint16_t op, uint64_t handle)
 
 CUresult call_async(const Call& c)
 {
+    GUEST_API_LOCK(); // also for libraries that submit without taking it (cuRAND, cuFFT)
     if (CUresult r = ready())
         return r;
     RingProducer::Slot slot;
@@ -215,6 +222,7 @@ CUresult call_async(const Call& c)
 
 CUresult call_async_taken(const Call& c)
 {
+    GUEST_API_LOCK(); // also for libraries that submit without taking it (cuRAND, cuFFT)
     if (CUresult r = ready())
         return r;
     RingProducer::Slot slot;
@@ -407,6 +415,7 @@ using namespace guest::cuda;
 
 extern "C" CUresult cuInit(unsigned int flags)
 {
+    GUEST_API_LOCK();
     if (flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
     if (g.initialized)

@@ -151,8 +151,10 @@ bool registered_device_address(const void* p, uint64_t bytes, CUdeviceptr* out);
 // cuMemHostAlloc's blocks), which never moves; the pageable heap is not.
 bool page_locked(const void* p, uint64_t bytes);
 
-// The top of the context stack (nullptr: none), cuda_context.cpp.
+// The top of the calling thread's context stack (nullptr: none), cuda_context.cpp.
 CUcontext current_context();
+// Makes the vGPU's current context the calling thread's (a no-op when it is).
+CUresult match_current();
 
 RingProducer& ring();
 const VgpuGuestInfo& info();

@@ -4,6 +4,7 @@
 // guest Driver API's cuArray3DCreate and cuMemcpy2D/3D (cuda_array.cpp).
 #include "guest-stub/cudart/array_formats.h"
 #include "guest-stub/cudart/cudart_internal.h"
+#include "guest-stub/platform/api_lock.h"
 
 using namespace guest::cudart;
 
@@ -136,12 +137,14 @@ struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, e
 cudaError_t cudaMallocArray(cudaArray_t* array, const struct cudaChannelFormatDesc* desc, size_t width, size_t height,
                             unsigned int flags)
 {
+    GUEST_API_LOCK();
     return cudaMalloc3DArray(array, desc, cudaExtent{width, height, 0}, flags);
 }
 
 cudaError_t cudaMalloc3DArray(cudaArray_t* array, const struct cudaChannelFormatDesc* desc, struct cudaExtent extent,
                               unsigned int flags)
 {
+    GUEST_API_LOCK();
     if (array == nullptr || desc == nullptr)
         return record(cudaErrorInvalidValue);
     CUDA_ARRAY3D_DESCRIPTOR d{};
@@ -162,6 +165,7 @@ cudaError_t cudaMalloc3DArray(cudaArray_t* array, const struct cudaChannelFormat
 
 cudaError_t cudaFreeArray(cudaArray_t array)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     if (array == nullptr)
@@ -172,6 +176,7 @@ cudaError_t cudaFreeArray(cudaArray_t array)
 cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc* desc, struct cudaExtent* extent, unsigned int* flags,
                              cudaArray_t array)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     CUDA_ARRAY3D_DESCRIPTOR d;
@@ -188,6 +193,7 @@ cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc* desc, struct cudaExte
 
 cudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc* desc, cudaArray_const_t array)
 {
+    GUEST_API_LOCK();
     if (desc == nullptr)
         return record(cudaErrorInvalidValue);
     return cudaArrayGetInfo(desc, nullptr, nullptr, const_cast<cudaArray_t>(array));
@@ -196,6 +202,7 @@ cudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc* desc, cudaArray_con
 cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch,
                                 size_t width, size_t height, enum cudaMemcpyKind kind)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return array_copy({dst, wOffset, hOffset, src, spitch, width, height}, true, kind, nullptr, false);
@@ -204,6 +211,7 @@ cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset,
 cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch,
                                      size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return array_copy({dst, wOffset, hOffset, src, spitch, width, height}, true, kind, stream, true);
@@ -212,6 +220,7 @@ cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOf
 cudaError_t cudaMemcpy2DFromArray(void* dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset,
                                   size_t width, size_t height, enum cudaMemcpyKind kind)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return array_copy({src, wOffset, hOffset, dst, dpitch, width, height}, false, kind, nullptr, false);
@@ -221,6 +230,7 @@ cudaError_t cudaMemcpy2DFromArrayAsync(void* dst, size_t dpitch, cudaArray_const
                                        size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind,
                                        cudaStream_t stream)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return array_copy({src, wOffset, hOffset, dst, dpitch, width, height}, false, kind, stream, true);
@@ -230,6 +240,7 @@ cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t 
                                      size_t wOffsetSrc, size_t hOffsetSrc, size_t width, size_t height,
                                      enum cudaMemcpyKind kind)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     if (kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
@@ -250,6 +261,7 @@ cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t 
 cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t count,
                               enum cudaMemcpyKind kind)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return linear_span(dst, wOffset, hOffset, count, [&](size_t at, size_t x, size_t y, size_t width, size_t rows) {
@@ -261,6 +273,7 @@ cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, c
 cudaError_t cudaMemcpyFromArray(void* dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count,
                                 enum cudaMemcpyKind kind)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return linear_span(src, wOffset, hOffset, count, [&](size_t at, size_t x, size_t y, size_t width, size_t rows) {

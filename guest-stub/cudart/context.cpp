@@ -7,13 +7,16 @@
 #include <string.h>
 
 #include "guest-stub/cudart/cudart_internal.h"
+#include "guest-stub/platform/api_lock.h"
 
 namespace {
 
 constinit bool g_initialized = false;
-constinit int g_device = 0;
+// Per thread, as in CUDA: the device cudaSetDevice chose, and the context
+// this thread last made current (a new thread starts on device 0 with none).
+GUEST_PER_THREAD constinit int g_device = 0;
 constinit CUcontext g_primary[guest::cudart::kMaxDevices] = {};
-constinit CUcontext g_current = nullptr;
+GUEST_PER_THREAD constinit CUcontext g_current = nullptr;
 
 } // namespace
 

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "guest-stub/cudart/cudart_internal.h"
+#include "guest-stub/platform/api_lock.h"
 
 using namespace guest::cudart;
 
@@ -35,6 +36,7 @@ extern "C" {
 
 cudaError_t cudaGetDeviceCount(int* count)
 {
+    GUEST_API_LOCK();
     if (count == nullptr)
         return record(cudaErrorInvalidValue);
     if (cudaError_t e = device_count(count))
@@ -46,6 +48,7 @@ cudaError_t cudaGetDeviceCount(int* count)
 // current at once.
 cudaError_t cudaSetDevice(int dev)
 {
+    GUEST_API_LOCK();
     int count = 0;
     if (cudaError_t e = device_count(&count))
         return e;
@@ -57,6 +60,7 @@ cudaError_t cudaSetDevice(int dev)
 
 cudaError_t cudaGetDevice(int* dev)
 {
+    GUEST_API_LOCK();
     if (dev == nullptr)
         return record(cudaErrorInvalidValue);
     *dev = current_device();
@@ -65,6 +69,7 @@ cudaError_t cudaGetDevice(int* dev)
 
 cudaError_t cudaSetDeviceFlags(unsigned flags)
 {
+    GUEST_API_LOCK();
     // cudaDeviceScheduleMask | cudaDeviceMapHost | cudaDeviceLmemResizeToMax
     if ((flags & ~0x1fu) != 0)
         return record(cudaErrorInvalidValue);
@@ -74,6 +79,7 @@ cudaError_t cudaSetDeviceFlags(unsigned flags)
 
 cudaError_t cudaGetDeviceFlags(unsigned* flags)
 {
+    GUEST_API_LOCK();
     if (flags == nullptr)
         return record(cudaErrorInvalidValue);
     *flags = g_device_flags | cudaDeviceMapHost; // host memory is always mapped
@@ -82,6 +88,7 @@ cudaError_t cudaGetDeviceFlags(unsigned* flags)
 
 cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int dev)
 {
+    GUEST_API_LOCK();
     if (value == nullptr)
         return record(cudaErrorInvalidValue);
     if (cudaError_t e = sticky_error())
@@ -94,6 +101,7 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int dev)
 
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int dev)
 {
+    GUEST_API_LOCK();
     if (p == nullptr)
         return record(cudaErrorInvalidValue);
     int count = 0;
@@ -149,6 +157,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int dev)
 
 cudaError_t cudaDeviceSynchronize(void)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuCtxSynchronize());
@@ -159,6 +168,7 @@ cudaError_t cudaDeviceSynchronize(void)
 // a fresh one.
 cudaError_t cudaDeviceReset(void)
 {
+    GUEST_API_LOCK();
     const int dev = current_device();
     if (CUresult r = cuInit(0))
         return record(r);
@@ -173,6 +183,7 @@ cudaError_t cudaDeviceReset(void)
 
 cudaError_t cudaMemGetInfo(size_t* free, size_t* total)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuMemGetInfo(free, total));
@@ -182,27 +193,42 @@ cudaError_t cudaMemGetInfo(size_t* free, size_t* total)
 // version of the CUDA headers this runtime was built with.
 cudaError_t cudaRuntimeGetVersion(int* v)
 {
+    GUEST_API_LOCK();
     if (v == nullptr)
         return record(cudaErrorInvalidValue);
     *v = CUDART_VERSION;
     return cudaSuccess;
 }
 
-cudaError_t cudaDriverGetVersion(int* v) { return cudaRuntimeGetVersion(v); }
+cudaError_t cudaDriverGetVersion(int* v)
+{
+    GUEST_API_LOCK();
+    return cudaRuntimeGetVersion(v);
+}
 
 // Cache preferences are hints in CUDA too; the VMM's driver picks.
-cudaError_t cudaDeviceSetCacheConfig(cudaFuncCache) { return sticky_error(); }
+cudaError_t cudaDeviceSetCacheConfig(cudaFuncCache)
+{
+    GUEST_API_LOCK();
+    return sticky_error();
+}
 cudaError_t cudaDeviceGetCacheConfig(cudaFuncCache* c)
 {
+    GUEST_API_LOCK();
     if (c == nullptr)
         return record(cudaErrorInvalidValue);
     *c = cudaFuncCachePreferNone;
     return sticky_error();
 }
-cudaError_t cudaFuncSetCacheConfig(const void*, cudaFuncCache) { return sticky_error(); }
+cudaError_t cudaFuncSetCacheConfig(const void*, cudaFuncCache)
+{
+    GUEST_API_LOCK();
+    return sticky_error();
+}
 
 cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int value)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     CUfunction f;
@@ -217,6 +243,7 @@ cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int v
 
 cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* a, const void* func)
 {
+    GUEST_API_LOCK();
     if (a == nullptr)
         return record(cudaErrorInvalidValue);
     if (cudaError_t e = enter())

@@ -2,6 +2,7 @@
 // through its cuGetProcAddress (the runtime's flags and statuses are the
 // driver's numbers).
 #include "guest-stub/cudart/cudart_internal.h"
+#include "guest-stub/platform/api_lock.h"
 
 using namespace guest::cudart;
 
@@ -24,6 +25,7 @@ extern "C" {
 cudaError_t cudaGetDriverEntryPoint(const char* symbol, void** funcPtr, unsigned long long flags,
                                     enum cudaDriverEntryPointQueryResult* driverStatus)
 {
+    GUEST_API_LOCK();
     return entry_point(symbol, funcPtr, CUDART_VERSION, flags, driverStatus);
 }
 
@@ -31,6 +33,7 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void** funcPtr,
                                              unsigned long long flags,
                                              enum cudaDriverEntryPointQueryResult* driverStatus)
 {
+    GUEST_API_LOCK();
     return entry_point(symbol, funcPtr, cudaVersion, flags, driverStatus);
 }
 

@@ -2,6 +2,7 @@
 // cudaPeekAtLastError), sticky errors, cudaGetErrorName/String, and the
 // driver -> runtime status mapping.
 #include "guest-stub/cudart/cudart_internal.h"
+#include "guest-stub/platform/api_lock.h"
 
 namespace {
 
@@ -61,7 +62,7 @@ bool is_sticky(cudaError_t e)
     }
 }
 
-constinit cudaError_t g_last = cudaSuccess;
+GUEST_PER_THREAD constinit cudaError_t g_last = cudaSuccess; // cudaGetLastError is per thread
 constinit cudaError_t g_sticky = cudaSuccess;
 
 struct ErrorText {
@@ -188,17 +189,27 @@ void clear_errors()
 
 extern "C" {
 
-cudaError_t cudaGetLastError(void) { return guest::cudart::take_last_error(); }
-cudaError_t cudaPeekAtLastError(void) { return guest::cudart::peek_last_error(); }
+cudaError_t cudaGetLastError(void)
+{
+    GUEST_API_LOCK();
+    return guest::cudart::take_last_error();
+}
+cudaError_t cudaPeekAtLastError(void)
+{
+    GUEST_API_LOCK();
+    return guest::cudart::peek_last_error();
+}
 
 const char* cudaGetErrorName(cudaError_t e)
 {
+    GUEST_API_LOCK();
     const ErrorText* t = find(e);
     return t != nullptr ? t->name : "cudaErrorUnknown";
 }
 
 const char* cudaGetErrorString(cudaError_t e)
 {
+    GUEST_API_LOCK();
     const ErrorText* t = find(e);
     return t != nullptr ? t->text : "unrecognized error code";
 }

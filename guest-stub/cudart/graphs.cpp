@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "guest-stub/cudart/cudart_internal.h"
+#include "guest-stub/platform/api_lock.h"
 
 using namespace guest::cudart;
 
@@ -56,6 +57,7 @@ extern "C" {
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuStreamBeginCapture(stream, static_cast<CUstreamCaptureMode>(mode)));
@@ -63,6 +65,7 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mo
 
 cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* pGraph)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuStreamEndCapture(stream, pGraph));
@@ -70,6 +73,7 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* pGraph)
 
 cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* pCaptureStatus)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuStreamIsCapturing(stream, reinterpret_cast<CUstreamCaptureStatus*>(pCaptureStatus)));
@@ -80,6 +84,7 @@ cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, cudaStreamCaptureStatu
                                      const cudaGraphNode_t** dependencies_out,
                                      const cudaGraphEdgeData** edgeData_out, size_t* numDependencies_out)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     cuuint64_t id = 0;
@@ -94,16 +99,22 @@ cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, cudaStreamCaptureStatu
 
 cudaError_t cudaGraphCreate(cudaGraph_t* pGraph, unsigned int flags)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuGraphCreate(pGraph, flags));
 }
 
-cudaError_t cudaGraphDestroy(cudaGraph_t graph) { return record(cuGraphDestroy(graph)); }
+cudaError_t cudaGraphDestroy(cudaGraph_t graph)
+{
+    GUEST_API_LOCK();
+    return record(cuGraphDestroy(graph));
+}
 
 cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
                                    size_t numDependencies, const cudaKernelNodeParams* pNodeParams)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     CUDA_KERNEL_NODE_PARAMS p;
@@ -114,6 +125,7 @@ cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* pGraphNode, cudaGraph_t grap
 
 cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const cudaKernelNodeParams* pNodeParams)
 {
+    GUEST_API_LOCK();
     CUDA_KERNEL_NODE_PARAMS p;
     if (cudaError_t e = kernel_params(pNodeParams, &p))
         return record(e);
@@ -123,6 +135,7 @@ cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const cudaKernelN
 cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
                                              const cudaKernelNodeParams* pNodeParams)
 {
+    GUEST_API_LOCK();
     CUDA_KERNEL_NODE_PARAMS p;
     if (cudaError_t e = kernel_params(pNodeParams, &p))
         return record(e);
@@ -133,6 +146,7 @@ cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGra
 cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
                                    size_t numDependencies, const cudaMemcpy3DParms* p)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     if (p == nullptr)
@@ -149,6 +163,7 @@ cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t* pGraphNode, cudaGraph_t gr
                                      const cudaGraphNode_t* pDependencies, size_t numDependencies, void* dst,
                                      const void* src, size_t count, cudaMemcpyKind kind)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     const CUDA_MEMCPY3D c = copy_1d(dst, src, count, kind);
@@ -158,6 +173,7 @@ cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t* pGraphNode, cudaGraph_t gr
 cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
                                    size_t numDependencies, const cudaMemsetParams* p)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     if (p == nullptr)
@@ -170,6 +186,7 @@ cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t* pGraphNode, cudaGraph_t grap
 cudaError_t cudaGraphAddHostNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
                                  size_t numDependencies, const cudaHostNodeParams* p)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     if (p == nullptr)
@@ -180,6 +197,7 @@ cudaError_t cudaGraphAddHostNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
 
 cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, cudaHostNodeParams* p)
 {
+    GUEST_API_LOCK();
     CUDA_HOST_NODE_PARAMS h;
     if (p == nullptr)
         return record(cudaErrorInvalidValue);
@@ -191,6 +209,7 @@ cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, cudaHostNodeParams*
 
 cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const cudaHostNodeParams* p)
 {
+    GUEST_API_LOCK();
     if (p == nullptr)
         return record(cudaErrorInvalidValue);
     const CUDA_HOST_NODE_PARAMS h{p->fn, p->userData};
@@ -200,6 +219,7 @@ cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const cudaHostNodeP
 cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
                                   size_t numDependencies)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuGraphAddEmptyNode(pGraphNode, graph, pDependencies, numDependencies));
@@ -208,6 +228,7 @@ cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph
 cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t* from, const cudaGraphNode_t* to,
                                      const cudaGraphEdgeData* edgeData, size_t numDependencies)
 {
+    GUEST_API_LOCK();
     return record(cuGraphAddDependencies(graph, from, to, reinterpret_cast<const CUgraphEdgeData*>(edgeData),
                                          numDependencies));
 }
@@ -215,19 +236,26 @@ cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t* f
 cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const cudaGraphNode_t* from, const cudaGraphNode_t* to,
                                         const cudaGraphEdgeData* edgeData, size_t numDependencies)
 {
+    GUEST_API_LOCK();
     return record(cuGraphRemoveDependencies(graph, from, to, reinterpret_cast<const CUgraphEdgeData*>(edgeData),
                                             numDependencies));
 }
 
 cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* nodes, size_t* numNodes)
 {
+    GUEST_API_LOCK();
     return record(cuGraphGetNodes(graph, nodes, numNodes));
 }
 
-cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node) { return record(cuGraphDestroyNode(node)); }
+cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node)
+{
+    GUEST_API_LOCK();
+    return record(cuGraphDestroyNode(node));
+}
 
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t* pGraphExec, cudaGraph_t graph, unsigned long long flags)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuGraphInstantiate(pGraphExec, graph, flags));
@@ -235,11 +263,13 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t* pGraphExec, cudaGraph_t graph,
 
 cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* pGraphExec, cudaGraph_t graph, unsigned long long flags)
 {
+    GUEST_API_LOCK();
     return cudaGraphInstantiate(pGraphExec, graph, flags);
 }
 
 cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuGraphLaunch(graphExec, stream));
@@ -247,6 +277,7 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
 
 cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuGraphUpload(graphExec, stream));
@@ -254,9 +285,14 @@ cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream)
 
 cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph, cudaGraphExecUpdateResultInfo* info)
 {
+    GUEST_API_LOCK();
     return record(cuGraphExecUpdate(hGraphExec, hGraph, reinterpret_cast<CUgraphExecUpdateResultInfo*>(info)));
 }
 
-cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec) { return record(cuGraphExecDestroy(graphExec)); }
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
+{
+    GUEST_API_LOCK();
+    return record(cuGraphExecDestroy(graphExec));
+}
 
 } // extern "C"

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "guest-stub/cudart/cudart_internal.h"
+#include "guest-stub/platform/api_lock.h"
 
 using namespace guest::cudart;
 
@@ -14,6 +15,7 @@ static_assert(sizeof(cudaLaunchAttribute) == sizeof(CUlaunchAttribute), "the run
 
 extern "C" cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* func, void** args)
 {
+    GUEST_API_LOCK();
     if (config == nullptr || (config->numAttrs > 0 && config->attrs == nullptr))
         return record(cudaErrorInvalidValue);
     if (config->numAttrs > kMaxAttributes || config->dynamicSmemBytes > 0xffffffffu)

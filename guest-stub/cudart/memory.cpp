@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "guest-stub/cudart/cudart_internal.h"
+#include "guest-stub/platform/api_lock.h"
 
 using namespace guest::cudart;
 
@@ -43,6 +44,7 @@ extern "C" {
 
 cudaError_t cudaMalloc(void** p, size_t bytes)
 {
+    GUEST_API_LOCK();
     if (p == nullptr)
         return record(cudaErrorInvalidValue);
     if (cudaError_t e = enter())
@@ -60,6 +62,7 @@ cudaError_t cudaMalloc(void** p, size_t bytes)
 
 cudaError_t cudaFree(void* p)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     if (p == nullptr)
@@ -69,6 +72,7 @@ cudaError_t cudaFree(void* p)
 
 cudaError_t cudaHostAlloc(void** p, size_t bytes, unsigned flags)
 {
+    GUEST_API_LOCK();
     constexpr unsigned kKnown = cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined;
     if (p == nullptr || (flags & ~kKnown) != 0)
         return record(cudaErrorInvalidValue);
@@ -78,10 +82,15 @@ cudaError_t cudaHostAlloc(void** p, size_t bytes, unsigned flags)
     return record(cuMemHostAlloc(p, bytes, flags));
 }
 
-cudaError_t cudaMallocHost(void** p, size_t bytes) { return cudaHostAlloc(p, bytes, cudaHostAllocDefault); }
+cudaError_t cudaMallocHost(void** p, size_t bytes)
+{
+    GUEST_API_LOCK();
+    return cudaHostAlloc(p, bytes, cudaHostAllocDefault);
+}
 
 cudaError_t cudaFreeHost(void* p)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     if (p == nullptr)
@@ -91,6 +100,7 @@ cudaError_t cudaFreeHost(void* p)
 
 cudaError_t cudaHostRegister(void* p, size_t bytes, unsigned flags)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     if ((flags & cudaHostRegisterIoMemory) != 0)
@@ -103,6 +113,7 @@ cudaError_t cudaHostRegister(void* p, size_t bytes, unsigned flags)
 
 cudaError_t cudaHostUnregister(void* p)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuMemHostUnregister(p));
@@ -110,6 +121,7 @@ cudaError_t cudaHostUnregister(void* p)
 
 cudaError_t cudaHostGetDevicePointer(void** d, void* p, unsigned flags)
 {
+    GUEST_API_LOCK();
     if (d == nullptr)
         return record(cudaErrorInvalidValue);
     if (cudaError_t e = enter())
@@ -123,6 +135,7 @@ cudaError_t cudaHostGetDevicePointer(void** d, void* p, unsigned flags)
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return copy(dst, src, bytes, kind, nullptr, false);
@@ -130,6 +143,7 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind 
 
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, cudaStream_t stream)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return copy(dst, src, bytes, kind, stream, true);
@@ -137,6 +151,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpy
 
 cudaError_t cudaMemset(void* p, int value, size_t bytes)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuMemsetD8(dptr(p), static_cast<unsigned char>(value), bytes));
@@ -144,6 +159,7 @@ cudaError_t cudaMemset(void* p, int value, size_t bytes)
 
 cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t stream)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuMemsetD8Async(dptr(p), static_cast<unsigned char>(value), bytes, stream));
@@ -151,6 +167,7 @@ cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t strea
 
 cudaError_t cudaGetSymbolAddress(void** d, const void* symbol)
 {
+    GUEST_API_LOCK();
     if (d == nullptr)
         return record(cudaErrorInvalidValue);
     if (cudaError_t e = enter())
@@ -165,6 +182,7 @@ cudaError_t cudaGetSymbolAddress(void** d, const void* symbol)
 
 cudaError_t cudaGetSymbolSize(size_t* size, const void* symbol)
 {
+    GUEST_API_LOCK();
     if (size == nullptr)
         return record(cudaErrorInvalidValue);
     if (cudaError_t e = enter())
@@ -188,6 +206,7 @@ static cudaError_t symbol_range(const void* symbol, size_t bytes, size_t offset,
 
 cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t bytes, size_t offset, cudaMemcpyKind kind)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
@@ -200,6 +219,7 @@ cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t bytes
 
 cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t bytes, size_t offset, cudaMemcpyKind kind)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
@@ -213,6 +233,7 @@ cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t bytes, si
 // Managed (unified) memory needs page migration the vGPU does not offer.
 cudaError_t cudaMallocManaged(void** p, size_t, unsigned)
 {
+    GUEST_API_LOCK();
     if (p != nullptr)
         *p = nullptr;
     return record(cudaErrorNotSupported);

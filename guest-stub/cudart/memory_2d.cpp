@@ -2,6 +2,7 @@
 // command on the ring) and memsets (one operation per row where the rows
 // are not contiguous).
 #include "guest-stub/cudart/cudart_internal.h"
+#include "guest-stub/platform/api_lock.h"
 
 using namespace guest::cudart;
 
@@ -64,6 +65,7 @@ extern "C" {
 
 cudaError_t cudaMallocPitch(void** p, size_t* pitch, size_t width, size_t height)
 {
+    GUEST_API_LOCK();
     if (p == nullptr || pitch == nullptr)
         return record(cudaErrorInvalidValue);
     size_t row, bytes;
@@ -81,6 +83,7 @@ cudaError_t cudaMallocPitch(void** p, size_t* pitch, size_t width, size_t height
 cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
                          cudaMemcpyKind kind)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return copy_rows(dst, dpitch, src, spitch, width, height, kind, nullptr, false);
@@ -89,6 +92,7 @@ cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitc
 cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
                               cudaMemcpyKind kind, cudaStream_t stream)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return copy_rows(dst, dpitch, src, spitch, width, height, kind, stream, true);
@@ -96,6 +100,7 @@ cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t 
 
 cudaError_t cudaMemset2D(void* p, size_t pitch, int value, size_t width, size_t height)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return set_rows(p, pitch, value, width, height, nullptr, false);
@@ -103,6 +108,7 @@ cudaError_t cudaMemset2D(void* p, size_t pitch, int value, size_t width, size_t 
 
 cudaError_t cudaMemset2DAsync(void* p, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return set_rows(p, pitch, value, width, height, stream, true);

@@ -3,6 +3,7 @@
 // Driver API's CUDA_MEMCPY3D (bytes), over the guest's cuMemcpy3D.
 #include "guest-stub/cudart/array_formats.h"
 #include "guest-stub/cudart/cudart_internal.h"
+#include "guest-stub/platform/api_lock.h"
 
 using namespace guest::cudart;
 
@@ -74,6 +75,7 @@ extern "C" {
 
 cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms* p)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return copy_3d(p, nullptr, false);
@@ -81,6 +83,7 @@ cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms* p)
 
 cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms* p, cudaStream_t stream)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return copy_3d(p, stream, true);

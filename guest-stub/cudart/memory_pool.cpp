@@ -3,6 +3,7 @@
 // CUmemoryPool, and the attribute, location and access numbers are the
 // driver's.
 #include "guest-stub/cudart/cudart_internal.h"
+#include "guest-stub/platform/api_lock.h"
 
 using namespace guest::cudart;
 
@@ -14,6 +15,7 @@ extern "C" {
 
 cudaError_t cudaMallocAsync(void** p, size_t bytes, cudaStream_t s)
 {
+    GUEST_API_LOCK();
     if (p == nullptr)
         return record(cudaErrorInvalidValue);
     if (cudaError_t e = enter())
@@ -26,6 +28,7 @@ cudaError_t cudaMallocAsync(void** p, size_t bytes, cudaStream_t s)
 
 cudaError_t cudaMallocFromPoolAsync(void** p, size_t bytes, cudaMemPool_t pool, cudaStream_t s)
 {
+    GUEST_API_LOCK();
     if (p == nullptr)
         return record(cudaErrorInvalidValue);
     if (cudaError_t e = enter())
@@ -38,6 +41,7 @@ cudaError_t cudaMallocFromPoolAsync(void** p, size_t bytes, cudaMemPool_t pool, 
 
 cudaError_t cudaFreeAsync(void* p, cudaStream_t s)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuMemFreeAsync(reinterpret_cast<uintptr_t>(p), s));
@@ -45,6 +49,7 @@ cudaError_t cudaFreeAsync(void* p, cudaStream_t s)
 
 cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int dev)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuDeviceGetDefaultMemPool(pool, dev));
@@ -52,6 +57,7 @@ cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int dev)
 
 cudaError_t cudaDeviceGetMemPool(cudaMemPool_t* pool, int dev)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuDeviceGetMemPool(pool, dev));
@@ -59,6 +65,7 @@ cudaError_t cudaDeviceGetMemPool(cudaMemPool_t* pool, int dev)
 
 cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr attr, void* value)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuMemPoolSetAttribute(pool, static_cast<CUmemPool_attribute>(attr), value));
@@ -66,6 +73,7 @@ cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr att
 
 cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr attr, void* value)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuMemPoolGetAttribute(pool, static_cast<CUmemPool_attribute>(attr), value));
@@ -73,6 +81,7 @@ cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr att
 
 cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t keep)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuMemPoolTrimTo(pool, keep));
@@ -80,6 +89,7 @@ cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t keep)
 
 cudaError_t cudaMemPoolSetAccess(cudaMemPool_t pool, const struct cudaMemAccessDesc* descs, size_t count)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     const CUresult r = cuMemPoolSetAccess(pool, reinterpret_cast<const CUmemAccessDesc*>(descs), count);
@@ -92,6 +102,7 @@ cudaError_t cudaMemPoolSetAccess(cudaMemPool_t pool, const struct cudaMemAccessD
 
 cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags* flags, cudaMemPool_t pool, struct cudaMemLocation* location)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuMemPoolGetAccess(reinterpret_cast<CUmemAccess_flags*>(flags), pool,

@@ -1,6 +1,7 @@
 // Peer access and peer copies between the devices the VMM gives the VM
 // (--gpus), through each device's primary context, as the runtime does.
 #include "guest-stub/cudart/cudart_internal.h"
+#include "guest-stub/platform/api_lock.h"
 
 using namespace guest::cudart;
 
@@ -14,6 +15,7 @@ extern "C" {
 
 cudaError_t cudaDeviceCanAccessPeer(int* can_access, int dev, int peer)
 {
+    GUEST_API_LOCK();
     if (can_access == nullptr)
         return record(cudaErrorInvalidValue);
     if (cudaError_t e = sticky_error())
@@ -26,6 +28,7 @@ cudaError_t cudaDeviceCanAccessPeer(int* can_access, int dev, int peer)
 // Maps peer's memory for the current device's context.
 cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned flags)
 {
+    GUEST_API_LOCK();
     CUcontext ctx;
     if (cudaError_t e = primary_context(peer, &ctx))
         return record(e);
@@ -34,6 +37,7 @@ cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned flags)
 
 cudaError_t cudaDeviceDisablePeerAccess(int peer)
 {
+    GUEST_API_LOCK();
     CUcontext ctx;
     if (cudaError_t e = primary_context(peer, &ctx))
         return record(e);
@@ -43,6 +47,7 @@ cudaError_t cudaDeviceDisablePeerAccess(int peer)
 cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_dev, const void* src, int src_dev, size_t bytes,
                                 cudaStream_t stream)
 {
+    GUEST_API_LOCK();
     CUcontext dst_ctx, src_ctx;
     if (cudaError_t e = primary_context(dst_dev, &dst_ctx))
         return record(e);
@@ -53,6 +58,7 @@ cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_dev, const void* src, int src
 
 cudaError_t cudaMemcpyPeer(void* dst, int dst_dev, const void* src, int src_dev, size_t bytes)
 {
+    GUEST_API_LOCK();
     CUcontext dst_ctx, src_ctx;
     if (cudaError_t e = primary_context(dst_dev, &dst_ctx))
         return record(e);

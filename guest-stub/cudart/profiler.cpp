@@ -4,7 +4,16 @@
 #include <cuda_profiler_api.h>
 
 #include "guest-stub/cudart/cudart_internal.h"
+#include "guest-stub/platform/api_lock.h"
 
-cudaError_t cudaProfilerStart(void) { return guest::cudart::sticky_error(); }
+cudaError_t cudaProfilerStart(void)
+{
+    GUEST_API_LOCK();
+    return guest::cudart::sticky_error();
+}
 
-cudaError_t cudaProfilerStop(void) { return guest::cudart::sticky_error(); }
+cudaError_t cudaProfilerStop(void)
+{
+    GUEST_API_LOCK();
+    return guest::cudart::sticky_error();
+}

@@ -8,6 +8,7 @@
 
 #include "guest-stub/cudart/cudart_internal.h"
 #include "guest-stub/platform/platform.h"
+#include "guest-stub/platform/api_lock.h"
 
 namespace {
 
@@ -362,6 +363,7 @@ cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void*
 cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, size_t shared,
                              cudaStream_t stream)
 {
+    GUEST_API_LOCK();
     return launch(kernel_of_host_fn(func), grid, block, args, shared, stream);
 }
 
@@ -369,6 +371,7 @@ cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** arg
 cudaError_t cudaLaunchCooperativeKernel(const void* func, dim3 grid, dim3 block, void** args, size_t shared,
                                         cudaStream_t stream)
 {
+    GUEST_API_LOCK();
     return launch(kernel_of_host_fn(func), grid, block, args, shared, stream, true);
 }
 

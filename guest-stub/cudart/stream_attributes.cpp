@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "guest-stub/cudart/cudart_internal.h"
+#include "guest-stub/platform/api_lock.h"
 
 using namespace guest::cudart;
 
@@ -64,6 +65,7 @@ extern "C" {
 
 cudaError_t cudaStreamSetAttribute(cudaStream_t s, cudaStreamAttrID attr, const cudaStreamAttrValue* value)
 {
+    GUEST_API_LOCK();
     if (value == nullptr)
         return record(cudaErrorInvalidValue);
     if (cudaError_t e = enter())
@@ -99,6 +101,7 @@ cudaError_t cudaStreamSetAttribute(cudaStream_t s, cudaStreamAttrID attr, const 
 
 cudaError_t cudaStreamGetAttribute(cudaStream_t s, cudaStreamAttrID attr, cudaStreamAttrValue* value)
 {
+    GUEST_API_LOCK();
     if (value == nullptr)
         return record(cudaErrorInvalidValue);
     if (cudaError_t e = enter())

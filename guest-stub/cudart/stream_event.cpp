@@ -3,6 +3,7 @@
 // both CUevent_st*), so these map one to one. A query that finds work still
 // running answers cudaErrorNotReady without making it the last error.
 #include "guest-stub/cudart/cudart_internal.h"
+#include "guest-stub/platform/api_lock.h"
 
 using namespace guest::cudart;
 
@@ -10,6 +11,7 @@ extern "C" {
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned flags)
 {
+    GUEST_API_LOCK();
     if (s == nullptr || (flags & ~(unsigned)cudaStreamNonBlocking) != 0)
         return record(cudaErrorInvalidValue);
     if (cudaError_t e = enter())
@@ -17,16 +19,22 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned flags)
     return record(cuStreamCreate(s, flags)); // cudaStreamNonBlocking == CU_STREAM_NON_BLOCKING
 }
 
-cudaError_t cudaStreamCreate(cudaStream_t* s) { return cudaStreamCreateWithFlags(s, cudaStreamDefault); }
+cudaError_t cudaStreamCreate(cudaStream_t* s)
+{
+    GUEST_API_LOCK();
+    return cudaStreamCreateWithFlags(s, cudaStreamDefault);
+}
 
 // Priorities are hints; the vGPU's streams all have the default one.
 cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned flags, int)
 {
+    GUEST_API_LOCK();
     return cudaStreamCreateWithFlags(s, flags);
 }
 
 cudaError_t cudaStreamDestroy(cudaStream_t s)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     const CUresult r = cuStreamDestroy(s);
@@ -37,6 +45,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t s)
 
 cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuStreamSynchronize(s));
@@ -44,6 +53,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t s)
 
 cudaError_t cudaStreamQuery(cudaStream_t s)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuStreamQuery(s));
@@ -51,6 +61,7 @@ cudaError_t cudaStreamQuery(cudaStream_t s)
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t ev, unsigned flags)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuStreamWaitEvent(s, ev, flags));
@@ -60,6 +71,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t ev, unsigned flags)
 // which waits for the stream and runs the function before returning.
 cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void* user_data)
 {
+    GUEST_API_LOCK();
     if (fn == nullptr)
         return record(cudaErrorInvalidValue);
     if (cudaError_t e = enter())
@@ -70,6 +82,7 @@ cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void* user_data)
 // The same, given the stream's status (flags must be 0, as CUDA says).
 cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb, void* user_data, unsigned flags)
 {
+    GUEST_API_LOCK();
     if (cb == nullptr || flags != 0)
         return record(cudaErrorInvalidValue);
     if (cudaError_t e = enter())
@@ -81,6 +94,7 @@ cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb, void*
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* ev, unsigned flags)
 {
+    GUEST_API_LOCK();
     if (ev == nullptr)
         return record(cudaErrorInvalidValue);
     if ((flags & cudaEventInterprocess) != 0)
@@ -93,10 +107,15 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t* ev, unsigned flags)
     return record(cuEventCreate(ev, flags & cudaEventDisableTiming)); // == CU_EVENT_DISABLE_TIMING
 }
 
-cudaError_t cudaEventCreate(cudaEvent_t* ev) { return cudaEventCreateWithFlags(ev, cudaEventDefault); }
+cudaError_t cudaEventCreate(cudaEvent_t* ev)
+{
+    GUEST_API_LOCK();
+    return cudaEventCreateWithFlags(ev, cudaEventDefault);
+}
 
 cudaError_t cudaEventRecord(cudaEvent_t ev, cudaStream_t s)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuEventRecord(ev, s));
@@ -104,6 +123,7 @@ cudaError_t cudaEventRecord(cudaEvent_t ev, cudaStream_t s)
 
 cudaError_t cudaEventSynchronize(cudaEvent_t ev)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuEventSynchronize(ev));
@@ -111,6 +131,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t ev)
 
 cudaError_t cudaEventQuery(cudaEvent_t ev)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuEventQuery(ev));
@@ -118,6 +139,7 @@ cudaError_t cudaEventQuery(cudaEvent_t ev)
 
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuEventElapsedTime(ms, start, end));
@@ -125,6 +147,7 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end)
 
 cudaError_t cudaEventDestroy(cudaEvent_t ev)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     return record(cuEventDestroy(ev));

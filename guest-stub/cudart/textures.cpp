@@ -3,6 +3,7 @@
 // descriptors turned into the driver's, as NVIDIA's runtime documents them.
 #include "guest-stub/cudart/array_formats.h"
 #include "guest-stub/cudart/cudart_internal.h"
+#include "guest-stub/platform/api_lock.h"
 
 using namespace guest::cudart;
 
@@ -74,6 +75,7 @@ cudaError_t cudaCreateTextureObject(cudaTextureObject_t* pTexObject, const struc
                                     const struct cudaTextureDesc* pTexDesc,
                                     const struct cudaResourceViewDesc* pResViewDesc)
 {
+    GUEST_API_LOCK();
     if (pTexObject == nullptr || pResDesc == nullptr || pTexDesc == nullptr)
         return record(cudaErrorInvalidValue);
     if (pResViewDesc != nullptr)
@@ -93,6 +95,7 @@ cudaError_t cudaCreateTextureObject(cudaTextureObject_t* pTexObject, const struc
 
 cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     if (texObject == 0)
@@ -102,6 +105,7 @@ cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject)
 
 cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t* pSurfObject, const struct cudaResourceDesc* pResDesc)
 {
+    GUEST_API_LOCK();
     if (pSurfObject == nullptr || pResDesc == nullptr)
         return record(cudaErrorInvalidValue);
     if (cudaError_t e = enter())
@@ -118,6 +122,7 @@ cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t* pSurfObject, const stru
 
 cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject)
 {
+    GUEST_API_LOCK();
     if (cudaError_t e = enter())
         return e;
     if (surfObject == 0)

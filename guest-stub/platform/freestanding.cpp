@@ -47,3 +47,11 @@ FileResult read_file(const char*, void**, size_t*) { return FileResult::kNoFiles
 void release_file(void*) {}
 
 } // namespace guest::platform
+
+// One thread: nothing to exclude (api_lock.h).
+namespace guest::platform {
+void api_lock() {}
+void api_unlock() {}
+unsigned api_release_all() { return 0; }
+void api_reacquire(unsigned) {}
+} // namespace guest::platform

@@ -8,6 +8,7 @@
 #include "guest-stub/platform/platform.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -187,4 +188,43 @@ FileResult read_file(const char* path, void** data, size_t* bytes)
 
 void release_file(void* data) { free(data); }
 
+} // namespace guest::platform
+
+// The API lock (api_lock.h): a mutex and this thread's depth in it, so
+// that a thread can hand back all its levels around a host function.
+namespace guest::platform {
+namespace {
+pthread_mutex_t g_api_mu = PTHREAD_MUTEX_INITIALIZER;
+thread_local unsigned t_api_depth = 0;
+} // namespace
+
+void api_lock()
+{
+    if (t_api_depth++ == 0)
+        pthread_mutex_lock(&g_api_mu);
+}
+
+void api_unlock()
+{
+    if (--t_api_depth == 0)
+        pthread_mutex_unlock(&g_api_mu);
+}
+
+unsigned api_release_all()
+{
+    const unsigned depth = t_api_depth;
+    if (depth != 0) {
+        t_api_depth = 0;
+        pthread_mutex_unlock(&g_api_mu);
+    }
+    return depth;
+}
+
+void api_reacquire(unsigned depth)
+{
+    if (depth == 0)
+        return;
+    pthread_mutex_lock(&g_api_mu);
+    t_api_depth = depth;
+}
 } // namespace guest::platform

@@ -166,8 +166,9 @@ struct vgpu_param_desc {
  * handles (context, module, function, stream, event) are VM-local numbers
  * issued by the device, never host pointers; stream 0 is the default stream.
  *
- * Contexts: a VM has one current context, as the guest's one thread has in
- * the driver. A VM starts with device 0's primary context current (not
+ * Contexts: a VM has one current context, as one thread has in the driver
+ * (a guest with threads keeps a stack per thread and sends its own before
+ * a thread's call when another thread's is current). A VM starts with device 0's primary context current (not
  * retained), so a guest that never names a context works in it;
  * CTX_SET_CURRENT 0 leaves none current, and then every command that needs
  * a context (memory, modules, launches, streams, events, synchronize)

@@ -54,6 +54,8 @@ const char* run_help() {
            "                      of KVM_CAP_SYNC_REGS (to compare their cost)\n"
            "  --no-vdso           no vDSO: every clock read (clock_gettime, gettimeofday,\n"
            "                      time) is a system call, as before the vDSO (to compare)\n"
+           "  --max-threads N     threads alive at once, the first included (default 64; each\n"
+           "                      is a vCPU; past it pthread_create gets EAGAIN)\n"
            "\n"
            "  --vms N             boot N guests of the image at once (1..16, default 1), each\n"
            "                      a VM with its own vGPU: GPU worker, context, quotas and\n"
@@ -129,7 +131,7 @@ int run_command(const std::vector<std::string>& all_args) {
             env.push_back(kv);
         } else args.push_back(a);
     }
-    std::set<std::string> valued = {"guest", "mem", "pages", "timeout", "cmdline", "seed", "vms", "share"};
+    std::set<std::string> valued = {"guest", "mem", "pages", "timeout", "cmdline", "seed", "vms", "share", "max-threads"};
     valued.insert(vgpu_option_names().begin(), vgpu_option_names().end());
     ArgParser p(valued, {"prefault", "quiet", "no-seccomp", "no-sync-regs", "no-vdso", "help"});
     p.parse(args);
@@ -159,6 +161,9 @@ int run_command(const std::vector<std::string>& all_args) {
     o.linux.env = env;
     o.linux.sync_regs = !p.has("no-sync-regs");
     o.linux.vdso = !p.has("no-vdso");
+    const uint64_t max_threads = parse_u64(p.get_or("max-threads", "64"), "--max-threads");
+    if (max_threads == 0 || max_threads > 1024) throw UsageError("--max-threads: 1..1024");
+    o.linux.max_threads = static_cast<uint32_t>(max_threads);
     if (auto share = p.get("share")) {
         std::string dir = *share;
         if (dir.size() > 3 && dir.ends_with(":ro")) {

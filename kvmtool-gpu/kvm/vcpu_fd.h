@@ -54,6 +54,8 @@ public:
     bool sync_regs_enabled() const { return run_->kvm_valid_regs != 0; }
     kvm_sync_regs& synced() { return run_->s.regs; }
     void mark_synced_dirty(uint64_t bits) { run_->kvm_dirty_regs |= bits; }
+    // Drops what was marked: state set by ioctl afterwards stays as set.
+    void clear_synced_dirty() { run_->kvm_dirty_regs = 0; }
 
     // Registers and segment state, several lines, for unexpected exits.
     std::string dump_state() const;

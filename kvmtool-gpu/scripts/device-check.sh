@@ -9,7 +9,9 @@
 #   bash kvmtool-gpu/scripts/device-check.sh [PART...]
 # PARTs (default: all): tests guests linux runtime boot calls tlb bench bench2 multigpu p2p share; `startup`
 # and `samples28` (not in the default: issue 28's start-up and short-kernel samples, from
-# .carry/cuda-samples); `adaptive`
+# .carry/cuda-samples); `threads` (not in the default: guestThreads on CUDA, then
+# NVIDIA's simpleCallback and threadMigration natively and as guests, from
+# .carry/cuda-samples or .carry/cuda-samples.tar.xz); `adaptive`
 # (not in the default; one device call, about 4 minutes) runs `bench calls` with the default
 # options (GPU worker owning the ring, adaptive doorbell) five times and prints the medians;
 # `libraries` (not in the default; one device call) runs the cuBLAS checks and `bench libraries`;
@@ -84,7 +86,7 @@ want guests && RUN_ARGS="--vgpu cuda --gpu-worker inline" GUESTS="vecadd matmul 
 # system-call round trip.
 if want linux && [ -d "$repo/.carry/linux-guests" ]; then
   step linux-guests sh "$repo/tests/kvm/linux-guests.sh" "$bin/kvmtool-gpu" "$repo/.carry/linux-guests"
-  grep -E '^(FAILED|all Linux-ABI|guest: getpid round trip)' "$out/linux-guests.log" | sed 's/^/    /' | tee -a "$summary"
+  grep -E '^(FAILED|all Linux-ABI|guest: getpid round trip|guest: parallel)' "$out/linux-guests.log" | sed 's/^/    /' | tee -a "$summary"
 fi
 if want runtime; then
   for p in 4K 2M; do
@@ -288,6 +290,31 @@ if want samples28; then
   case " $modes " in *" lazy "*) samples28 lazy 1 ;; esac
   case " $modes " in *" eager-novdso "*)
     CUDA_MODULE_LOADING=EAGER samples28 eager-novdso 1 --env CUDA_MODULE_LOADING=EAGER --no-vdso ;; esac
+fi
+# Threads in Linux-ABI guests: the project's guestThreads (8 threads with
+# streams and callbacks that start threads, 4 pushing contexts of their own),
+# then the two NVIDIA samples that start threads, each native and guest.
+if want threads; then
+  if [ -x "$repo/.carry/linux-guests/thread_check" ]; then # vCPUs in parallel, and a thread's cost, on this machine
+    for i in 1 2 3; do "$bin/kvmtool-gpu" run --guest "$repo/.carry/linux-guests/thread_check" --mem 128M --vgpu none -- parallel; done \
+      >"$out/threads-parallel.log" 2>&1
+    grep -h '^guest: parallel' "$out/threads-parallel.log" | sed 's/^/    /' | tee -a "$summary"
+  fi
+  SAMPLES=guestThreads LOG_DIR=$out/threads/checks \
+    step threads-guest-cuda sh "$repo/kvmtool-gpu/scripts/run-cuda-samples.sh" "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" --vgpu cuda
+  grep -hE '^(run-cuda-samples|guest: )|result:|system calls:' "$out/threads-guest-cuda.log" | sed 's/^/    /' | tee -a "$summary"
+  pack=$repo/.carry/cuda-samples
+  if [ ! -d "$pack/guest" ] && [ -f "$repo/.carry/cuda-samples.tar.xz" ]; then
+    pack=$out/cuda-samples-pack && mkdir -p "$pack" && tar -C "$pack" -xJf "$repo/.carry/cuda-samples.tar.xz"
+  fi
+  if [ -d "$pack/guest" ]; then
+    SAMPLES="simpleCallback threadMigration" TIMEOUT=120 step threads-nvidia sh "$repo/kvmtool-gpu/scripts/run-nvidia-samples.sh" \
+      "$bin/kvmtool-gpu" "$pack" "$out/threads/nvidia" --vgpu cuda
+    grep -h '^run-nvidia-samples' "$out/threads-nvidia.log" | sed 's/^/    /' | tee -a "$summary"
+    grep -h 'system calls:' "$out"/threads/nvidia/logs/guest-*.log | sed 's/^/    /' | tee -a "$summary"
+  else
+    note "threads: no .carry/cuda-samples(.tar.xz): NVIDIA's samples not run"
+  fi
 fi
 # Issue 31: CUDA libraries forwarded as calls. cublasCheck and cufftCheck
 # (against the CPU, the vGPU's refusals) and cublasChain (cuRAND, kernels,

@@ -21,7 +21,7 @@
 # that is counted apart, neither passed nor failed.
 vmm=$1 dir=$2
 shift 2
-samples=${SAMPLES:-vectorAdd matrixMul reduction bandwidthTest streamsEvents runtimeErrors memory2D launchParams guestEnv peerAccess arrays cudaGraphs cublasCheck cublasChain cufftCheck}
+samples=${SAMPLES:-vectorAdd matrixMul reduction bandwidthTest streamsEvents runtimeErrors memory2D launchParams guestEnv peerAccess arrays cudaGraphs guestThreads cublasCheck cublasChain cufftCheck}
 built=0
 for name in $samples; do [ -f "$dir/$name.elf" ] && built=$((built + 1)); done
 if [ "$built" = 0 ]; then

@@ -132,6 +132,16 @@ VirtualMachine::VirtualMachine(const KvmSystem& kvm, VmOptions opts) : opts_(std
         const int sync = kvm.check_extension(KVM_CAP_SYNC_REGS);
         constexpr int kNeeded = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS;
         linux_->prepare_vcpu(*vcpu_, opts_.linux.sync_regs && sync > 0 && (sync & kNeeded) == kNeeded);
+        const int max_vcpus = kvm.check_extension(KVM_CAP_MAX_VCPUS);
+        if (opts_.linux.max_threads < 1 || (max_vcpus > 0 && opts_.linux.max_threads > static_cast<uint32_t>(max_vcpus)))
+            throw std::invalid_argument("--max-threads " + std::to_string(opts_.linux.max_threads) +
+                                        " must be 1 to " + std::to_string(max_vcpus) + " (KVM's vCPUs per VM)");
+        threads_ = std::make_unique<GuestThreads>(GuestThreads::Env{
+            *vm_, kvm.supported_cpuid(), *linux_, memory_, mmio_, pio_, opts_.seccomp, opts_.linux.max_threads,
+            [this](VcpuFd& v) { return port_devices_end(v); }});
+        linux_->set_spawn([this](const linux_abi::ThreadStart& t, const kvm_regs& r, const kvm_sregs& s) {
+            return threads_->spawn(t, r, s);
+        });
     } else {
         write_boot_structures(memory_, params);
         vcpu_->set_sregs(long_mode_sregs(vcpu_->sregs()));
@@ -141,14 +151,34 @@ VirtualMachine::VirtualMachine(const KvmSystem& kvm, VmOptions opts) : opts_(std
     setup_ns_ = ns_since(t0_) - prefault_ns_;
 }
 
-VirtualMachine::~VirtualMachine() = default;
+VirtualMachine::~VirtualMachine() {
+    if (threads_) threads_->stop_and_join();
+}
+
+std::optional<GroupEnd> VirtualMachine::port_devices_end(VcpuFd& vcpu) {
+    if (fault_->requested()) {
+        GroupEnd e{RunOutcome::GuestFault, 0, "guest fault, vector " + std::to_string(fault_->code()), ""};
+        try {
+            e.detail = describe_exception(memory_, fault_->code(), vcpu.regs(), vcpu.sregs());
+            e.register_dump = vcpu.dump_state();
+        } catch (const KvmError&) {
+        }
+        return e;
+    }
+    if (exit_->requested())
+        return GroupEnd{RunOutcome::GuestExit, exit_->code(), "guest exited with code " + std::to_string(exit_->code()), ""};
+    return std::nullopt;
+}
 
 RunResult VirtualMachine::finish(RunOutcome outcome, std::string detail, bool dump) {
     console_->flush();
     RunResult r;
     r.outcome = outcome;
     r.exit_code = linux_exit_code_.value_or(exit_->code());
-    if (linux_) r.syscalls = linux_->server().report();
+    if (linux_) {
+        r.syscalls = linux_->server().report();
+        if (const uint32_t n = threads_ ? threads_->threads_started() : 0) r.syscalls += "; " + std::to_string(n) + " more threads started";
+    }
     r.detail = std::move(detail);
     try {
         r.final_regs = vcpu_->regs();
@@ -221,12 +251,29 @@ RunResult VirtualMachine::run() {
             vm->running_watchdog_ = nullptr;
         }
     } unregister{this};
+    // The other threads' supervisor starts unconfined, like the watchdog; at
+    // the end every thread is stopped before the result is read.
+    if (threads_) threads_->start(*vcpu_);
+    struct StopThreads {
+        GuestThreads* threads;
+        ~StopThreads() {
+            if (threads) threads->stop_and_join();
+        }
+    } stop_threads{threads_.get()};
     // After the watchdog's thread exists (it stays unconfined), before any guest code runs.
     if (opts_.seccomp) confine_vcpu_thread(vcpu_->fd(), linux_ != nullptr);
     const auto start = std::chrono::steady_clock::now();
     auto done = [&](RunOutcome o, std::string detail, bool dump) {
+        if (threads_) threads_->stop_and_join();
         auto r = finish(o, std::move(detail), dump);
         r.timings.run_ns = ns_since(start);
+        return r;
+    };
+    // Another thread ended the run (exit_group, a fault).
+    auto group_done = [&](GroupEnd e) {
+        if (e.outcome == RunOutcome::GuestExit) linux_exit_code_ = e.exit_code;
+        auto r = done(e.outcome, std::move(e.detail), false);
+        if (!e.register_dump.empty()) r.register_dump = std::move(e.register_dump);
         return r;
     };
     // The watchdog ended the run: on request (Ctrl-C), or at the time-out.
@@ -262,6 +309,31 @@ RunResult VirtualMachine::run() {
                                        linux_exit_code_ = static_cast<uint32_t>(call->exit_code);
                                        result = done(RunOutcome::GuestExit,
                                                      "guest exited with code " + std::to_string(call->exit_code), false);
+                                   } else if (call->thread_exited) {
+                                       // exit of the first thread: the process lives while another does.
+                                       linux_->server().thread_exit(1);
+                                       threads_->first_exited(static_cast<uint32_t>(call->exit_code));
+                                       for (;;) {
+                                           if (auto e = threads_->group_end()) {
+                                               result = group_done(std::move(*e));
+                                           } else if (watchdog.ended()) {
+                                               result = watchdog_ended();
+                                           } else if (threads_->others_gone(std::chrono::milliseconds(20))) {
+                                               if (auto e2 = threads_->group_end()) {
+                                                   result = group_done(std::move(*e2));
+                                                   return;
+                                               }
+                                               const uint32_t code = threads_->last_exit_code();
+                                               linux_exit_code_ = code;
+                                               result = done(RunOutcome::GuestExit,
+                                                             "guest exited with code " + std::to_string(code) +
+                                                                 " (its last thread's exit)",
+                                                             false);
+                                           } else {
+                                               continue;
+                                           }
+                                           return;
+                                       }
                                    } else if (!call->stopped.empty()) {
                                        result = done(RunOutcome::GuestFault, call->stopped, true);
                                    }
@@ -283,6 +355,8 @@ RunResult VirtualMachine::run() {
                            } else if (exit_->requested())
                                result = done(RunOutcome::GuestExit,
                                              "guest exited with code " + std::to_string(exit_->code()), false);
+                           else if (threads_)
+                               if (auto e = threads_->group_end()) result = group_done(std::move(*e));
                        },
                        [&](exit::Mmio& m) {
                            ++exits_.mmio;
@@ -318,6 +392,11 @@ RunResult VirtualMachine::run() {
                        },
                        [&](exit::Interrupted&) {
                            ++exits_.interrupted;
+                           if (threads_)
+                               if (auto e = threads_->group_end()) {
+                                   result = group_done(std::move(*e));
+                                   return;
+                               }
                            if (watchdog.ended()) result = watchdog_ended();
                        },
                        [&](exit::SystemEvent& s) {

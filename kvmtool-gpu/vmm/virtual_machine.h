@@ -1,6 +1,7 @@
-// One guest: its RAM, buses, platform devices and single vCPU, assembled
+// One guest: its RAM, buses, platform devices and first vCPU, assembled
 // from VmOptions, and the run loop that dispatches exits until the guest
-// reports, faults or times out. Several may live in one process.
+// reports, faults or times out. A Linux-ABI guest's further threads run on
+// vCPUs of their own (guest_threads.h). Several VMs may live in one process.
 #pragma once
 
 #include <chrono>
@@ -20,6 +21,7 @@
 #include "kvmtool-gpu/kvm/vm_fd.h"
 #include "kvmtool-gpu/vmm/elf_loader.h"
 #include "kvmtool-gpu/vmm/execution_mode.h"
+#include "kvmtool-gpu/vmm/guest_threads.h"
 #include "kvmtool-gpu/vmm/linux/linux_process.h"
 #include "kvmtool-gpu/vmm/run_result.h"
 #include "kvmtool-gpu/vmm/vcpu_watchdog.h"
@@ -81,6 +83,9 @@ public:
 
 private:
     RunResult finish(RunOutcome outcome, std::string detail, bool dump);
+    // After a port write that is not a system call: the run's end if the
+    // exit device or the fault port says so, on `vcpu` (any thread's).
+    std::optional<GroupEnd> port_devices_end(VcpuFd& vcpu);
     // Carries out a CPU control request; "" or why it was refused.
     std::string serve(const CpuRequest& request);
     std::string load_cr3(uint64_t root);
@@ -100,6 +105,7 @@ private:
     std::unique_ptr<VcpuFd> vcpu_;
     LoadedImage image_;
     std::unique_ptr<linux_abi::LinuxProcess> linux_;
+    std::unique_ptr<GuestThreads> threads_; // Linux-ABI guests only
     std::optional<uint32_t> linux_exit_code_;
     uint64_t setup_ns_ = 0;
     uint64_t prefault_ns_ = 0;

@@ -53,7 +53,7 @@ constexpr uint64_t kServed[] = {
     SYS_newfstatat, SYS_lseek, SYS_ioctl, SYS_readlink, SYS_readlinkat, SYS_access, SYS_faccessat, SYS_getdents64,
     SYS_getcwd, SYS_fcntl, SYS_dup, SYS_dup2, SYS_dup3, SYS_arch_prctl, SYS_set_robust_list, SYS_prlimit64,
     SYS_getrlimit, SYS_uname, SYS_sched_getaffinity, SYS_rt_sigaction, SYS_rt_sigprocmask, SYS_futex,
-    SYS_getrandom, SYS_clock_gettime, SYS_clock_getres, SYS_gettimeofday, SYS_time, SYS_exit_group};
+    SYS_getrandom, SYS_clone, SYS_set_tid_address, SYS_gettid, SYS_clock_gettime, SYS_clock_getres, SYS_gettimeofday, SYS_time, SYS_exit_group};
 
 uint64_t pick_arg(Input& in) {
     const uint8_t kind = in.get<uint8_t>();
@@ -87,6 +87,8 @@ void run_linux_syscall_input(const uint8_t* data, size_t size) {
     opts.share = std::make_shared<ShareRoot>(share_dir(), true);
     opts.console_text = [](std::string_view) {};
     SyscallServer server(mem, layout, opts);
+    // As at a VM's end: futex waits check their arguments and return EINTR instead of waiting.
+    server.request_stop();
     CpuState cpu;
     for (int i = 0; i < 64 && !in.empty(); ++i) {
         SyscallCall call;
@@ -96,6 +98,7 @@ void run_linux_syscall_input(const uint8_t* data, size_t size) {
         if (call.nr == SYS_nanosleep || call.nr == SYS_clock_nanosleep) continue;
         for (auto& a : call.arg) a = pick_arg(in);
         const SyscallOutcome out = server.serve(call, cpu);
+        if (out.clone) server.clone_failed(out.clone->tid); // no VMM here to start the thread
         if (out.ret < 0 && out.ret < -4095) violation("result is neither a value nor an errno", call.nr);
         if (server.address_space().free_bytes() > layout.managed_hi - layout.managed_lo)
             violation("allocator frees more than it manages", call.nr);

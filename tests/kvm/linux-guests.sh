@@ -4,7 +4,10 @@
 # read and write files in a --share, fail to leave it, pass their arguments
 # and exit code through; a read-only share refuses writes with EROFS; a
 # dynamic executable, a non-x86-64 ELF and a truncated one are refused with
-# one line; the system-call round trip is measured and printed.
+# one line; threads (thread_check: pthreads, futexes, exit_group from a
+# thread, the main thread exiting first, a faulting thread, the thread
+# limit, hostile clone/futex values); the system-call round trip is
+# measured and printed.
 # Usage: linux-guests.sh KVMTOOL_GPU GUEST_DIR
 set -u
 vmm=$1
@@ -76,6 +79,38 @@ refused "non-x86-64 ELF" "not an x86-64 image" --guest "$work/not_x86"
 head -c 100 "$dir/syscall_loop" > "$work/truncated"
 refused "truncated ELF" "guest image refused" --guest "$work/truncated"
 refused "share that does not exist" "--share $work/none" --guest "$dir/syscall_loop" --share "$work/none"
+
+# Threads: each a vCPU; the checks inside the guest, then the ways a thread ends the process.
+thread_run() { # mode, extra CLI arguments...
+    mode=$1; shift
+    timeout 120 "$vmm" run --guest "$dir/thread_check" --mem 128M --vgpu none "$@" -- "$mode" > "$work/out" 2>&1
+    rc=$?
+    cat "$work/out"
+}
+thread_run all
+check "thread_check: TLS, tids, mutex, condvar, 200 threads, early exit, hostile values" \
+    sh -c "[ $rc -eq 0 ] && grep -q 'guest: thread_check passed' '$work/out'"
+check "thread_check: clone3 answered ENOSYS, clone served" sh -c "grep -q 'clone3 ' '$work/out' && grep -q ' clone ' '$work/out'"
+thread_run exit-group
+check "thread_check exit-group: exit(5) in a thread ends the process with 5" has "result: guest-exit, exit code 5"
+thread_run main-exit
+check "thread_check main-exit: the process lives on after main's pthread_exit" \
+    sh -c "[ $rc -eq 0 ] && grep -q 'guest: worker after main' '$work/out'"
+thread_run fault
+check "thread_check fault: a thread's page fault ends the VM, named" \
+    sh -c "[ $rc -eq 1 ] && grep -q 'accessing 0x8.*(thread 2)' '$work/out' && grep -q 'result: guest-fault' '$work/out'"
+thread_run limit --max-threads 4
+check "thread_check limit: --max-threads 4 gives EAGAIN at the fourth, one log line" \
+    sh -c "[ $rc -eq 0 ] && grep -q 'guest: limit: 3 threads started, then EAGAIN' '$work/out' && [ \$(grep -c 'thread limit reached' '$work/out') -eq 1 ]"
+thread_run parallel
+check "thread_check parallel: timed (printed for the log)" has "guest: parallel: one spinning thread"
+# The time-out ends a run whose first thread waits in pthread_join while another spins (about 60 s of work).
+start=$(date +%s)
+timeout 120 "$vmm" run --guest "$dir/thread_check" --mem 128M --vgpu none --timeout 1 -- parallel 100000000000 > "$work/out" 2>&1
+took=$(( $(date +%s) - start ))
+cat "$work/out"
+check "thread_check: --timeout 1 stops a threaded guest within 10 s (took ${took} s)" \
+    sh -c "grep -q 'result: timeout' '$work/out' && [ $took -le 10 ]"
 
 # The system-call round trip (no threshold: the figure is printed for the log).
 "$vmm" run --guest "$dir/syscall_loop" --mem 64M --vgpu none -- 2000 > "$work/out" 2>&1

@@ -5,6 +5,7 @@
 
 #include <x86intrin.h>
 
+#include <cerrno>
 #include <stdexcept>
 
 #include "kvmtool-gpu/abi/linux_abi.h"
@@ -143,9 +144,25 @@ void LinuxProcess::prepare_vcpu(VcpuFd& vcpu, bool sync_regs) {
     }
 }
 
+void LinuxProcess::prepare_thread_vcpu(VcpuFd& vcpu, const kvm_regs& regs, const kvm_sregs& sregs) {
+    vcpu.set_sregs(sregs);
+    vcpu.set_msrs(linux_syscall_msrs());
+    vcpu.set_regs(regs);
+    vcpu.set_fpu(initial_fpu());
+    if (sync_regs_) vcpu.enable_sync_regs();
+    vcpu.clear_synced_dirty(); // a reused vCPU's last system call must not overwrite this state
+}
+
+void LinuxProcess::follow_clock() {
+    // Whichever vCPU thread gets here first moves the clock; the others go on.
+    std::unique_lock lock(clock_mu_, std::try_to_lock);
+    if (!lock || !clock_->due(__rdtsc())) return;
+    clock_->follow(read_host_clocks());
+    write_vvar();
+}
+
 void LinuxProcess::write_vvar() {
-    // A seqlock, though the vCPU is stopped while the VMM writes (one vCPU,
-    // written at its exits): odd, the page, even.
+    // A seqlock (odd, the page, even): other vCPUs may read it while it is written.
     kvmgpu_vvar page = clock_->page();
     const uint32_t odd = vvar_seq_ + 1;
     vvar_seq_ += 2;
@@ -156,7 +173,7 @@ void LinuxProcess::write_vvar() {
     mem_.write(at, &vvar_seq_, sizeof vvar_seq_);
 }
 
-std::optional<SyscallOutcome> LinuxProcess::on_port_write(VcpuFd& vcpu) {
+std::optional<SyscallOutcome> LinuxProcess::on_port_write(VcpuFd& vcpu, uint32_t tid) {
     // With sync regs (prepare_vcpu) the state is in the kvm_run page: no ioctl.
     const bool synced = vcpu.sync_regs_enabled();
     kvm_regs r = synced ? vcpu.synced().regs : vcpu.regs();
@@ -169,17 +186,14 @@ std::optional<SyscallOutcome> LinuxProcess::on_port_write(VcpuFd& vcpu) {
     if (r.rip != KVMGPU_LINUX_SYSCALL_STUB_GPA && r.rip != KVMGPU_LINUX_SYSCALL_STUB_GPA + 2) return std::nullopt;
     SyscallCall call;
     call.nr = r.rax;
+    call.tid = tid;
     const uint64_t args[6] = {r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9};
     std::copy(std::begin(args), std::end(args), call.arg);
     CpuState cpu{s.fs.base, s.gs.base};
     SyscallOutcome out = server_->serve(call, cpu);
-    if (clock_ && clock_->due(__rdtsc())) {
-        clock_->follow(read_host_clocks());
-        write_vvar();
-    }
+    if (clock_) follow_clock();
     // Back to ring 3 after the `syscall`, as sysret would: RIP from RCX,
     // RFLAGS from R11 (without RF and VM), the user segments.
-    r.rax = static_cast<uint64_t>(out.ret);
     r.rip = r.rcx;
     r.rflags = (r.r11 & ~(kRflagsRf | kRflagsVm)) | kRflagsReserved;
     const kvm_sregs user = linux_sregs(s);
@@ -191,6 +205,20 @@ std::optional<SyscallOutcome> LinuxProcess::on_port_write(VcpuFd& vcpu) {
     s.ss = user.ss;
     s.fs.base = cpu.fs_base;
     s.gs.base = cpu.gs_base;
+    if (out.clone) {
+        kvm_regs child = r;
+        child.rax = 0;
+        child.rsp = out.clone->stack;
+        kvm_sregs child_s = s;
+        child_s.fs.base = out.clone->fs_base;
+        const int64_t rc = spawn_ ? spawn_(*out.clone, child, child_s) : -EAGAIN;
+        if (rc < 0) {
+            server_->clone_failed(out.clone->tid);
+            out.ret = rc;
+            out.clone.reset();
+        }
+    }
+    r.rax = static_cast<uint64_t>(out.ret);
     if (synced) {
         vcpu.synced().regs = r;
         uint64_t dirty = KVM_SYNC_X86_REGS;

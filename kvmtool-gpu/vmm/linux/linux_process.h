@@ -7,7 +7,9 @@
 #include <linux/kvm.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +29,7 @@ struct LinuxGuestOptions {
     bool share_read_only = false;
     bool sync_regs = true;          // exchange registers through kvm_run where KVM can (--no-sync-regs: ioctls)
     bool vdso = true;               // clocks without a system call (--no-vdso: every clock read is one)
+    uint32_t max_threads = 64;      // guest threads alive at once, the first included (--max-threads)
 };
 
 // Where things go in a guest of `ram` bytes: stack at the top (8 MiB, 2 MiB
@@ -51,10 +54,21 @@ public:
     // Starts the vDSO's clock from the vCPU's TSC.
     void prepare_vcpu(VcpuFd& vcpu, bool sync_regs);
 
-    // A write to KVMGPU_LINUX_SYSCALL_PORT: serves the call if it came from
-    // the stub (nullopt otherwise: a stray port write from ring 3) and puts
-    // the vCPU back in ring 3 after the `syscall`.
-    std::optional<SyscallOutcome> on_port_write(VcpuFd& vcpu);
+    // A new thread's vCPU: the state `regs`/`sregs` (clone's child: the
+    // parent's at the return, RAX 0, its stack and FS base) and the MSRs,
+    // FPU and register exchange of the first vCPU.
+    void prepare_thread_vcpu(VcpuFd& vcpu, const kvm_regs& regs, const kvm_sregs& sregs);
+
+    // Starts a thread clone() asked for, on any vCPU thread: its tid, or
+    // -EAGAIN (-errno) when it cannot. Without one, clone gets EAGAIN.
+    using Spawn = std::function<int64_t(const ThreadStart&, const kvm_regs&, const kvm_sregs&)>;
+    void set_spawn(Spawn spawn) { spawn_ = std::move(spawn); }
+
+    // A write to KVMGPU_LINUX_SYSCALL_PORT by thread `tid`'s vCPU: serves
+    // the call if it came from the stub (nullopt otherwise: a stray port
+    // write from ring 3) and puts the vCPU back in ring 3 after the
+    // `syscall`. Safe from several vCPU threads at once.
+    std::optional<SyscallOutcome> on_port_write(VcpuFd& vcpu, uint32_t tid = 1);
 
     const LinuxImage& image() const { return image_; }
     const SyscallServer& server() const { return *server_; }
@@ -66,11 +80,14 @@ public:
 
 private:
     void write_vvar();
+    void follow_clock();
 
     const memmap::GuestMemory& mem_;
     bool vdso_ = false;
     std::optional<GuestClock> clock_;
     uint32_t vvar_seq_ = 0;
+    std::mutex clock_mu_; // one vCPU thread at a time moves the vDSO's clock
+    Spawn spawn_;
     LinuxImage image_;
     uint64_t sp_ = 0;
     bool sync_regs_ = false;

@@ -1,10 +1,12 @@
 #include "kvmtool-gpu/vmm/linux/syscall_server.h"
 
 #include <sys/syscall.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <thread>
 #include <cstdio>
 #include <vector>
 
@@ -38,12 +40,41 @@ SyscallServer::SyscallServer(const memmap::GuestMemory& mem, ProcessLayout layou
 SyscallOutcome SyscallServer::serve(const SyscallCall& call, CpuState& cpu) {
     const auto t0 = std::chrono::steady_clock::now();
     SyscallOutcome out;
-    out.ret = dispatch(call, cpu, out);
+    if (blocking(call.nr)) {
+        out.ret = dispatch_blocking(call, out);
+    } else {
+        std::lock_guard lock(mu_);
+        out.ret = dispatch(call, cpu, out);
+    }
+    std::lock_guard lock(counters_mu_);
     ++counters_.calls[std::min<uint64_t>(call.nr, counters_.calls.size() - 1)];
     ++counters_.total;
     if (out.ret == -ENOSYS) ++counters_.not_served;
     counters_.ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
     return out;
+}
+
+bool SyscallServer::blocking(uint64_t nr) {
+    return nr == SYS_futex || nr == SYS_nanosleep || nr == SYS_clock_nanosleep || nr == SYS_sched_yield ||
+           nr == SYS_pause;
+}
+
+int64_t SyscallServer::dispatch_blocking(const SyscallCall& c, SyscallOutcome& out) {
+    const uint64_t* a = c.arg;
+    if (stopping() && c.nr != SYS_futex) return -EINTR; // a futex's arguments are checked first, then it returns EINTR
+    switch (c.nr) {
+    case SYS_futex: return sys_futex(a, out);
+    case SYS_nanosleep: return sys_nanosleep(1 /* CLOCK_MONOTONIC */, 0, a[0], a[1]);
+    case SYS_clock_nanosleep: return sys_nanosleep(a[0], a[1], a[2], a[3]);
+    case SYS_sched_yield: std::this_thread::yield(); return 0;
+    case SYS_pause: { // no guest signal is ever delivered: it returns at the VMM's kick (the VM ending)
+        const timespec slice{0, 50'000'000};
+        while (!stopping())
+            if (::clock_nanosleep(CLOCK_MONOTONIC, 0, &slice, nullptr) == EINTR) break;
+        return -EINTR;
+    }
+    default: return -ENOSYS;
+    }
 }
 
 int64_t SyscallServer::dispatch(const SyscallCall& c, CpuState& cpu, SyscallOutcome& out) {
@@ -89,36 +120,34 @@ int64_t SyscallServer::dispatch(const SyscallCall& c, CpuState& cpu, SyscallOutc
     // process
     case SYS_exit:
     case SYS_exit_group:
-        out.exited = true;
+        (c.nr == SYS_exit ? out.thread_exited : out.exited) = true;
         out.exit_code = static_cast<int>(a[0] & 0xff);
         return 0;
+    case SYS_clone: return sys_clone(a, cpu, out);
+    case SYS_clone3: return -ENOSYS; // glibc falls back to clone
+    case SYS_set_tid_address: return sys_set_tid_address(c.tid, a[0]);
     case SYS_arch_prctl: return sys_arch_prctl(a[0], a[1], cpu);
-    case SYS_set_tid_address: return 1;
     case SYS_set_robust_list: return a[1] == 24 ? 0 : -EINVAL;
     case SYS_rseq: return -ENOSYS; // glibc goes on without it
     case SYS_prlimit64: return sys_prlimit(a[0], a[1], a[2], a[3]);
     case SYS_getrlimit: return sys_prlimit(0, a[0], 0, a[1]);
     case SYS_uname: return sys_uname(a[0]);
-    case SYS_getpid:
-    case SYS_gettid: return 1;
+    case SYS_getpid: return 1;
+    case SYS_gettid: return c.tid;
     case SYS_getppid: return 0;
     case SYS_getuid:
     case SYS_geteuid:
     case SYS_getgid:
     case SYS_getegid: return 0;
     case SYS_sched_getaffinity: return sys_sched_getaffinity(a[0], a[1], a[2]);
-    case SYS_sched_yield: return 0;
     case SYS_rt_sigaction: return sys_rt_sigaction(a[0], a[1], a[2], a[3]);
     case SYS_rt_sigprocmask: return sys_rt_sigprocmask(a[0], a[1], a[2], a[3]);
-    case SYS_futex: return sys_futex(a, out);
     case SYS_getrandom: return sys_getrandom(a[0], a[1], a[2]);
     // time
     case SYS_clock_gettime: return sys_clock_gettime(a[0], a[1]);
     case SYS_clock_getres: return sys_clock_getres(a[0], a[1]);
     case SYS_gettimeofday: return sys_gettimeofday(a[0]);
     case SYS_time: return sys_time(a[0]);
-    case SYS_nanosleep: return sys_nanosleep(1 /* CLOCK_MONOTONIC */, 0, a[0], a[1]);
-    case SYS_clock_nanosleep: return sys_nanosleep(a[0], a[1], a[2], a[3]);
     default: break;
     }
     if (c.nr < warned_.size() ? !warned_[c.nr] : !warned_.back()) {

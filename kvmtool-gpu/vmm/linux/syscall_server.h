@@ -5,14 +5,22 @@
 // argument is guest-controlled: pointers go through UserMemory, lengths are
 // bounded, nothing throws. Calls not served get ENOSYS, logged once per
 // number by name. The handlers live in files by topic: syscalls_memory,
-// syscalls_files, syscalls_process, syscalls_time. No KVM here: unit tests
-// and the fuzz target drive serve() directly.
+// syscalls_files, syscalls_process, syscalls_threads, syscalls_time. No KVM
+// here: unit tests and the fuzz target drive serve() directly.
+// Threads: serve() may be called from every vCPU thread at once. The
+// calls that block (futex waits, sleeps) run unlocked; every other call
+// runs under one lock, so the allocator, the fd table, the share and the
+// console see one call at a time.
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -26,6 +34,16 @@ namespace kvmgpu::linux_abi {
 struct SyscallCall {
     uint64_t nr = 0;
     uint64_t arg[6] = {};
+    uint32_t tid = 1; // the calling thread (1: the first, whose id is also the pid)
+};
+
+// A thread that clone() asked for: the VMM gives it a vCPU that starts as
+// a copy of the caller's at the return of the `syscall`, with RAX 0, this
+// stack and this FS base.
+struct ThreadStart {
+    uint32_t tid = 0;
+    uint64_t stack = 0;
+    uint64_t fs_base = 0;
 };
 
 // What a system call may change in the vCPU besides RAX.
@@ -35,8 +53,10 @@ struct CpuState {
 
 struct SyscallOutcome {
     int64_t ret = 0;
-    bool exited = false;    // exit / exit_group: the run ends with exit_code
+    bool exited = false;        // exit_group (or exit of the last thread): the run ends with exit_code
+    bool thread_exited = false; // exit: the calling thread ends (exit_code is its code)
     int exit_code = 0;
+    std::optional<ThreadStart> clone; // clone: the VMM starts it, or calls clone_failed()
     std::string stopped;    // not empty: the run ends here, for this reason (one line)
 };
 
@@ -68,14 +88,30 @@ public:
 
     SyscallOutcome serve(const SyscallCall& call, CpuState& cpu);
 
+    // Counters are written under their own lock: read them when no
+    // vCPU runs (the end of the run), or from the vCPU thread in tests.
     const SyscallCounters& counters() const { return counters_; }
     // "N system calls (getpid 10000, write 3, ...), X ms serving them".
     std::string report() const;
     GuestAddressSpace& address_space() { return space_; }
     FdTable& fds() { return fds_; }
 
+    // Threads (syscalls_threads.cpp). A thread ended by exit: clears its
+    // CLONE_CHILD_CLEARTID / set_tid_address word and wakes one waiter, as
+    // Linux does (pthread_join waits on it).
+    void thread_exit(uint32_t tid);
+    // The VMM could not start the thread clone() described: forget it.
+    void clone_failed(uint32_t tid);
+    // The VM is ending: blocked calls (futex waits, sleeps) return -EINTR
+    // within one slice (guest_futex.h) and new ones return at once.
+    void request_stop() { stopping_.store(true, std::memory_order_release); }
+    bool stopping() const { return stopping_.load(std::memory_order_acquire); }
+
 private:
     int64_t dispatch(const SyscallCall& c, CpuState& cpu, SyscallOutcome& out);
+    // The calls that may block, served without the lock.
+    static bool blocking(uint64_t nr);
+    int64_t dispatch_blocking(const SyscallCall& c, SyscallOutcome& out);
     // syscalls_memory.cpp
     int64_t sys_brk(uint64_t want);
     int64_t sys_mmap(const uint64_t* a);
@@ -108,7 +144,12 @@ private:
     int64_t sys_rt_sigaction(uint64_t sig, uint64_t act, uint64_t oldact, uint64_t size);
     int64_t sys_rt_sigprocmask(uint64_t how, uint64_t set, uint64_t oldset, uint64_t size);
     int64_t sys_sched_getaffinity(uint64_t pid, uint64_t len, uint64_t mask);
+    // syscalls_threads.cpp
     int64_t sys_futex(const uint64_t* a, SyscallOutcome& out);
+    int64_t sys_clone(const uint64_t* a, const CpuState& cpu, SyscallOutcome& out);
+    int64_t sys_set_tid_address(uint32_t tid, uint64_t addr);
+    // The host address of an aligned guest futex word, or nullptr (EFAULT / EINVAL decided by the caller).
+    uint32_t* futex_word(uint64_t uaddr) const;
     int64_t sys_getrandom(uint64_t buf, uint64_t len, uint64_t flags);
     // syscalls_time.cpp
     int64_t sys_clock_gettime(uint64_t clock, uint64_t ts);
@@ -117,6 +158,12 @@ private:
     int64_t sys_time(uint64_t t);
     int64_t sys_nanosleep(uint64_t clock, uint64_t flags, uint64_t req, uint64_t rem);
 
+    std::mutex mu_;          // every call but the blocking ones
+    std::mutex counters_mu_; // counters_ (apart from mu_: a woken thread counts its call without waiting for others)
+    std::atomic<bool> stopping_{false};
+    std::atomic<uint32_t> next_tid_{2};
+    std::atomic<uint32_t> live_threads_{1}; // an untimed wait with no other thread is a deadlock
+    std::map<uint32_t, uint64_t> clear_tid_; // tid -> CLONE_CHILD_CLEARTID word (guest address); under mu_
     UserMemory user_;
     ProcessLayout layout_;
     ServerOptions opts_;

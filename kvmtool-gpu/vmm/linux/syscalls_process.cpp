@@ -1,6 +1,6 @@
-// The process as glibc's start-up, malloc and exit see it: one thread, pid
-// 1, root, one CPU; signal handlers recorded and never delivered; futexes
-// with no second thread to wait for.
+// The process as glibc's start-up, malloc and exit see it: pid 1, root,
+// one CPU reported; signal handlers recorded and never delivered. Threads
+// and futexes: syscalls_threads.cpp.
 #include <sys/resource.h>
 #include <sys/utsname.h>
 
@@ -102,31 +102,6 @@ int64_t SyscallServer::sys_sched_getaffinity(uint64_t pid, uint64_t len, uint64_
     if (len < 8 || len % 8) return -EINVAL;
     const uint64_t one_cpu = 1;
     return user_.write_obj(mask, one_cpu) ? 8 : -EFAULT;
-}
-
-int64_t SyscallServer::sys_futex(const uint64_t* a, SyscallOutcome& out) {
-    const uint64_t uaddr = a[0], op = a[1] & 0x7f; // without FUTEX_PRIVATE_FLAG, FUTEX_CLOCK_REALTIME
-    constexpr uint64_t kWait = 0, kWake = 1, kRequeue = 3, kCmpRequeue = 4, kWakeOp = 5, kWaitBitset = 9,
-                       kWakeBitset = 10;
-    if (uaddr % 4) return -EINVAL;
-    switch (op) {
-    case kWait:
-    case kWaitBitset: {
-        const auto value = user_.read_obj<uint32_t>(uaddr);
-        if (!value) return -EFAULT;
-        if (*value != static_cast<uint32_t>(a[2])) return -EAGAIN;
-        if (a[3]) return -ETIMEDOUT; // a timed wait: nobody can wake it before the time-out
-        // One thread waiting for a value only another thread could change.
-        out.stopped = "guest waits on a futex with no other thread to wake it (deadlock)";
-        return -EINTR;
-    }
-    case kWake:
-    case kWakeBitset:
-    case kRequeue:
-    case kCmpRequeue:
-    case kWakeOp: return user_.read_obj<uint32_t>(uaddr) ? 0 : -EFAULT; // no waiters
-    default: return -ENOSYS;
-    }
 }
 
 int64_t SyscallServer::sys_getrandom(uint64_t buf, uint64_t len, uint64_t flags) {

@@ -3,6 +3,9 @@
 // MMIO window; huge sizes; descriptor floods), what it does to guest RAM,
 // and its counters.
 #include <fcntl.h>
+#include <linux/futex.h>
+#include <linux/sched.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -10,9 +13,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "kvmtool-gpu/vmm/linux/syscall_server.h"
 #include "memmap/backing.h"
@@ -281,6 +286,96 @@ TEST_F(Server, FutexAndExit) {
     const auto exit = call(SYS_exit_group, 0x1ff);
     EXPECT_TRUE(exit.exited);
     EXPECT_EQ(exit.exit_code, 0xff);
+}
+
+TEST_F(Server, CloneChecksFlagsAndWritesTids) {
+    make(false);
+    constexpr uint64_t kThread = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD;
+    constexpr uint64_t kGlibc = kThread | CLONE_SYSVSEM | CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID;
+    const uint64_t stack = kBuf + 65536, ptid = kBuf + 16, ctid = kBuf + 32;
+    EXPECT_EQ(ret(SYS_clone, SIGCHLD, 0, 0, 0, 0), -ENOSYS);                  // fork
+    EXPECT_EQ(ret(SYS_clone, CLONE_VM | CLONE_VFORK | SIGCHLD, 0), -EINVAL);  // vfork
+    EXPECT_EQ(ret(SYS_clone, kThread | CLONE_NEWNS, stack), -EINVAL);
+    EXPECT_EQ(ret(SYS_clone, kThread, 0), -EINVAL);                           // no stack
+    EXPECT_EQ(ret(SYS_clone, kThread, kGuard + 4096), -EINVAL);               // the guard
+    EXPECT_EQ(ret(SYS_clone, kThread, 1ull << 40), -EINVAL);                  // past RAM
+    EXPECT_EQ(ret(SYS_clone, kGlibc, stack, 8, ctid, kBuf), -EFAULT);         // parent_tid on page 0
+    EXPECT_EQ(ret(SYS_clone, kGlibc, stack, ptid, ctid, 1ull << 47), -EPERM); // TLS past user space
+    EXPECT_EQ(ret(SYS_clone3, kBuf, 88), -ENOSYS);
+    cpu.fs_base = 0x1234;
+    const auto ok = call(SYS_clone, kGlibc, stack, ptid, ctid, kBuf + 4096);
+    ASSERT_TRUE(ok.clone.has_value());
+    EXPECT_EQ(ok.ret, 2);
+    EXPECT_EQ(ok.clone->tid, 2u);
+    EXPECT_EQ(ok.clone->stack, stack);
+    EXPECT_EQ(ok.clone->fs_base, kBuf + 4096);
+    uint32_t written = 0;
+    std::memcpy(&written, at(ptid), 4);
+    EXPECT_EQ(written, 2u);
+    // Without CLONE_SETTLS the child keeps the caller's FS base; a failed start is forgotten.
+    const auto plain = call(SYS_clone, kThread, stack);
+    ASSERT_TRUE(plain.clone.has_value());
+    EXPECT_EQ(plain.clone->fs_base, 0x1234u);
+    server->clone_failed(plain.clone->tid);
+    // gettid is the caller's; the exit of thread 2 clears its word.
+    SyscallCall g;
+    g.nr = SYS_gettid;
+    g.tid = 2;
+    EXPECT_EQ(server->serve(g, cpu).ret, 2);
+    const uint32_t live = 2;
+    std::memcpy(at(ctid), &live, 4);
+    server->thread_exit(2);
+    std::memcpy(&written, at(ctid), 4);
+    EXPECT_EQ(written, 0u);
+    const auto ex = call(SYS_exit, 3);
+    EXPECT_TRUE(ex.thread_exited);
+    EXPECT_FALSE(ex.exited);
+}
+
+TEST_F(Server, FutexWakesAWaiterOnAnotherThread) {
+    make(false);
+    constexpr uint64_t kThread = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD;
+    ASSERT_TRUE(call(SYS_clone, kThread, kBuf + 65536).clone); // two threads: an untimed wait is no deadlock
+    const uint32_t v = 1;
+    std::memcpy(at(kBuf), &v, 4);
+    int64_t waited = 1;
+    std::thread waiter([&] {
+        SyscallCall c;
+        c.nr = SYS_futex;
+        c.arg[0] = kBuf;
+        c.arg[1] = FUTEX_WAIT_PRIVATE;
+        c.arg[2] = 1;
+        CpuState own;
+        waited = server->serve(c, own).ret;
+    });
+    // Wake until the waiter was there to be woken (it may not have started waiting yet).
+    int64_t woken = 0;
+    for (int i = 0; i < 200 && woken == 0; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        woken = ret(SYS_futex, kBuf, FUTEX_WAKE_PRIVATE, 1);
+    }
+    waiter.join();
+    EXPECT_EQ(woken, 1);
+    EXPECT_EQ(waited, 0);
+    // Timed: 20 ms relative; an absolute deadline in the past; bitset 0.
+    const timespec rel{0, 20'000'000};
+    std::memcpy(at(kBuf + 64), &rel, sizeof rel);
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(ret(SYS_futex, kBuf, FUTEX_WAIT, 1, kBuf + 64), -ETIMEDOUT);
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(19));
+    EXPECT_EQ(ret(SYS_futex, kBuf, FUTEX_WAIT_BITSET | FUTEX_CLOCK_REALTIME, 1, kBuf + 64, 0, ~0u), -ETIMEDOUT);
+    EXPECT_EQ(ret(SYS_futex, kBuf, FUTEX_WAIT_BITSET, 1, 0, 0, 0), -EINVAL);
+    EXPECT_EQ(ret(SYS_futex, kBuf, FUTEX_WAIT, 1, kBuf + 64 + kRam), -EFAULT);
+    EXPECT_EQ(ret(SYS_futex, kBuf, FUTEX_WAKE_OP, 1), -ENOSYS);
+    EXPECT_EQ(ret(SYS_futex, kBuf, FUTEX_CMP_REQUEUE, 1, 1, kBuf + 2, 1), -EINVAL);
+    EXPECT_EQ(ret(SYS_futex, kBuf, FUTEX_CMP_REQUEUE, 1, 1, kBuf + 8, 9), -EAGAIN);
+    // The VM ending releases a waiter within a slice.
+    std::thread stopper([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        server->request_stop();
+    });
+    EXPECT_EQ(ret(SYS_futex, kBuf, FUTEX_WAIT, 1), -EINTR);
+    stopper.join();
 }
 
 TEST_F(Server, TimeAndRandom) {
