@@ -125,12 +125,12 @@ Status HostRand::generate_quasi(Generator& g, uint32_t kind, uint8_t* out, uint6
             case VGPU_RAND_UNIFORM_DOUBLE: put(out, at, sobol.uniform_double(x)); break;
             case VGPU_RAND_NORMAL:
             case VGPU_RAND_LOG_NORMAL: {
-                float v = float(mean) + float(stddev) * float(normal_quantile(sobol.uniform(x)));
+                float v = float(mean) + float(stddev) * float(normal_quantile(sobol.normal_uniform(x)));
                 put(out, at, kind == VGPU_RAND_LOG_NORMAL ? std::exp(v) : v);
                 break;
             }
             default: {
-                const double v = mean + stddev * normal_quantile(sobol.uniform_double(x));
+                const double v = mean + stddev * normal_quantile(sobol.normal_uniform(x));
                 put(out, at, kind == VGPU_RAND_LOG_NORMAL_DOUBLE ? std::exp(v) : v);
             }
             }

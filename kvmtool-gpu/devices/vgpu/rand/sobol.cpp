@@ -41,7 +41,11 @@ float Sobol::uniform(uint64_t x) const {
 }
 
 double Sobol::uniform_double(uint64_t x) const {
-    return wide_ ? static_cast<double>(x) * 0x1p-64 + 0x1p-65 : static_cast<double>(x) * 0x1p-32 + 0x1p-33;
+    return wide_ ? static_cast<double>(x >> 11) * 0x1p-53 + 0x1p-54 : static_cast<double>(x) * 0x1p-32 + 0x1p-32;
+}
+
+double Sobol::normal_uniform(uint64_t x) const {
+    return wide_ ? static_cast<double>(x >> 11) * 0x1p-53 + 0x1p-54 : static_cast<double>(x) * 0x1p-32 + 0x1p-33;
 }
 
 double normal_quantile(double p) {

@@ -3,9 +3,9 @@
 // of a dimension is the XOR of the direction vectors picked by the bits of
 // i's Gray code (i ^ i >> 1), starting from the dimension's scramble
 // constant (0 unscrambled); uniform floats are x * 2^-32 + 2^-33 (64-bit
-// generators: of x's high 32 bits), uniform doubles x * 2^-32 + 2^-33 or
-// x * 2^-64 + 2^-65; normals are mean + stddev * the normal quantile of the
-// uniform, log-normals their exp. The host backend's quasi-random
+// generators: of x's high 32 bits), uniform doubles x * 2^-32 + 2^-32 or
+// (x >> 11) * 2^-53 + 2^-54 (curand_uniform.h's conversions); normals are
+// mean + stddev * the normal quantile of normal_uniform(x), log-normals their exp. The host backend's quasi-random
 // generators run on it.
 #pragma once
 
@@ -25,6 +25,9 @@ public:
     uint64_t value(uint32_t dim, uint64_t index) const;
     float uniform(uint64_t x) const;
     double uniform_double(uint64_t x) const;
+    // The uniform a normal is the quantile of: x * 2^-32 + 2^-33, or
+    // (x >> 11) * 2^-53 + 2^-54 (curand_normal.h's inverse-CDF method).
+    double normal_uniform(uint64_t x) const;
 
 private:
     bool wide_ = false;
