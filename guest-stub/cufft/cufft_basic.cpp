@@ -41,6 +41,15 @@ cufftResult result_of(CUresult r)
     }
 }
 
+cufftResult send_stream(const PlanSlot& s)
+{
+    cuda::Call c;
+    c.op = VGPU_OP_FFT_SET_STREAM;
+    c.arg[0] = s.vgpu;
+    c.arg[1] = cuda::stream_arg(s.stream);
+    return result_of(cuda::call_sync(c));
+}
+
 } // namespace guest::cufft
 
 using namespace guest::cufft;
@@ -130,16 +139,17 @@ cufftResult cufftDestroy(cufftHandle h)
     return result_of(cuda::call_sync(c));
 }
 
+// On a created plan not made yet the stream is kept and set once it is made.
 cufftResult cufftSetStream(cufftHandle h, cudaStream_t stream)
 {
-    const uint64_t p = vgpu_plan(h);
-    if (!p)
+    PlanSlot* s = slot_of(h);
+    if (!s)
         return CUFFT_INVALID_PLAN;
-    cuda::Call c;
-    c.op = VGPU_OP_FFT_SET_STREAM;
-    c.arg[0] = p;
-    c.arg[1] = cuda::stream_arg(stream);
-    return result_of(cuda::call_sync(c));
+    s->stream = stream;
+    s->stream_set = true;
+    if (!s->vgpu)
+        return CUFFT_SUCCESS;
+    return send_stream(*s);
 }
 
 // The library this implements: the headers it was built with.

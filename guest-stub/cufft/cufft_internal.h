@@ -16,6 +16,8 @@ struct PlanSlot {
     uint64_t vgpu = 0;            // the VM plan once made (0: created, not planned)
     bool auto_allocation = true;  // cufftSetAutoAllocation
     size_t work = 0;              // the plan's work area, as the VMM reported it
+    cudaStream_t stream = nullptr; // cufftSetStream's, kept for a plan made later
+    bool stream_set = false;
 };
 extern PlanSlot g_plans[kMaxPlans];
 
@@ -23,6 +25,8 @@ inline PlanSlot* slot_of(cufftHandle h) { return h >= 0 && h < kMaxPlans && g_pl
 // A free slot taken, or -1 when all are.
 int take_slot();
 cufftResult result_of(CUresult r);
+// VGPU_OP_FFT_SET_STREAM of a made plan's slot.
+cufftResult send_stream(const PlanSlot& s);
 // Makes the VM plan of a created slot (VGPU_OP_FFT_PLAN_MANY); n, embeds
 // as cufftMakePlanMany64's (embeds both null: the basic layout).
 cufftResult make_plan(cufftHandle h, int rank, const long long* n, const long long* inembed, long long istride,

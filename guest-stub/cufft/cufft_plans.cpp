@@ -56,7 +56,7 @@ cufftResult make_plan(cufftHandle h, int rank, const long long* n, const long lo
     s->work = result[1];
     if (work)
         *work = s->work;
-    return CUFFT_SUCCESS;
+    return s->stream_set ? send_stream(*s) : CUFFT_SUCCESS;
 }
 
 } // namespace guest::cufft
