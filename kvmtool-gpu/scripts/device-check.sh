@@ -298,6 +298,14 @@ if want libraries || want libsamples; then
   for c in curandCheck cufftCheck cublasCheck; do
     [ -x "$repo/.carry/native-samples/$c" ] && step libraries-native-$c "$repo/.carry/native-samples/$c"
   done
+  # What the Monte Carlo samples time: the first cudaSetDevice (the primary
+  # context's creation natively), natively and as a guest.
+  for i in 1 2 3; do
+    [ -x "$repo/.carry/native-samples/firstSetDevice" ] &&
+      step libraries-first-set-device-native-$i "$repo/.carry/native-samples/firstSetDevice"
+    step libraries-first-set-device-guest-$i "$bin/kvmtool-gpu" run --guest "$KVMGPU_GUEST_DIR/firstSetDevice.elf" --vgpu cuda --mem 1G
+  done
+  grep -h 'firstSetDevice:' "$out"/libraries-first-set-device-*.log | sed 's/^/    /' | tee -a "$summary"
   pack=$repo/.carry/cuda-samples
   if [ -d "$pack/guest" ]; then
     libs=${KVMGPU_LIBRARY_SAMPLES:-"simpleCUBLAS matrixMulCUBLAS batchCUBLAS MersenneTwisterGP11213 simpleCUFFT simpleCUFFT_MGPU simpleCUFFT_2d_MGPU simpleCUFFT_callback convolutionFFT2D MC_EstimatePiP MC_EstimatePiQ MC_EstimatePiInlineP MC_EstimatePiInlineQ MC_SingleAsianOptionP MonteCarloMultiGPU"}
