@@ -30,7 +30,9 @@ bool is_double(uint32_t kind) { return rand_element_bytes(kind) == 8; }
 
 Status HostRand::create(uint32_t type, BackendRand* out) {
     if (rand_is_quasi(type) && !Sobol(type).valid()) {
-        log_error("host backend: no cuRAND tables on this host: quasi-random generator refused");
+        static bool told = false; // curand_tables.cpp said why, once; this says what it costs, once
+        if (!told) log_error("host backend: no cuRAND tables on this host: quasi-random generators are refused");
+        told = true;
         return VGPU_ERROR_NOT_SUPPORTED;
     }
     *out = next_++;
