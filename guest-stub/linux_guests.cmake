@@ -48,13 +48,13 @@ target_compile_options(kvmgpu_linux_cublas PRIVATE -Wall -Wextra)
 
 # The guest cuRAND (curand/): cuRAND's host API over the vGPU, built against
 # NVIDIA's curand.h.
-add_library(kvmgpu_linux_curand STATIC curand/curand_host.cpp)
+add_library(kvmgpu_linux_curand STATIC curand/curand_host.cpp curand/curand_tables.cpp)
 target_include_directories(kvmgpu_linux_curand SYSTEM PRIVATE ${KVMGPU_NVCC_INCLUDE})
 target_link_libraries(kvmgpu_linux_curand PUBLIC kvmgpu_linux_cudart)
 target_compile_options(kvmgpu_linux_curand PRIVATE -Wall -Wextra)
 
 # The guest cuFFT (cufft/): cuFFT's basic plans over the vGPU, against cufft.h.
-add_library(kvmgpu_linux_cufft STATIC cufft/cufft_basic.cpp)
+add_library(kvmgpu_linux_cufft STATIC cufft/cufft_basic.cpp cufft/cufft_plans.cpp cufft/cufft_refused.cpp)
 target_include_directories(kvmgpu_linux_cufft SYSTEM PRIVATE ${KVMGPU_NVCC_INCLUDE})
 target_link_libraries(kvmgpu_linux_cufft PUBLIC kvmgpu_linux_cudart)
 target_compile_options(kvmgpu_linux_cufft PRIVATE -Wall -Wextra)

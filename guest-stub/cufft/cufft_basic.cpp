@@ -1,21 +1,31 @@
 // cuFFT's basic plans for guests: each entry point is cuFFT's function of
 // the same name, declared by NVIDIA's cufft.h (so its signature is checked
 // against NVIDIA's), sent as one vGPU command (VGPU_OP_FFT_*). A
-// cufftHandle is an int: this file keeps which VM handle each one names.
+// cufftHandle is an int: cufft_internal.h keeps which VM plan each names.
 // Execs are queued on the plan's stream (their errors come at the next
 // synchronization, as a kernel's do); plans wait for their answer.
 #include <cufft.h>
 
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/cudart/cudart_internal.h"
+#include "guest-stub/cufft/cufft_internal.h"
 
 using namespace guest;
 
-namespace {
+namespace guest::cufft {
 
-// The VM handles behind cufftHandle 0, 1, ... (0: a free slot).
-constexpr int kMaxPlans = 1024;
-uint64_t g_plans[kMaxPlans];
+PlanSlot g_plans[kMaxPlans];
+
+int take_slot()
+{
+    for (int i = 0; i < kMaxPlans; ++i)
+        if (!g_plans[i].taken) {
+            g_plans[i] = PlanSlot{};
+            g_plans[i].taken = true;
+            return i;
+        }
+    return -1;
+}
 
 cufftResult result_of(CUresult r)
 {
@@ -31,7 +41,26 @@ cufftResult result_of(CUresult r)
     }
 }
 
-uint64_t vgpu_plan(cufftHandle h) { return h >= 0 && h < kMaxPlans ? g_plans[h] : 0; }
+cufftResult send_stream(const PlanSlot& s)
+{
+    cuda::Call c;
+    c.op = VGPU_OP_FFT_SET_STREAM;
+    c.arg[0] = s.vgpu;
+    c.arg[1] = cuda::stream_arg(s.stream);
+    return result_of(cuda::call_sync(c));
+}
+
+} // namespace guest::cufft
+
+using namespace guest::cufft;
+
+namespace {
+
+uint64_t vgpu_plan(cufftHandle h)
+{
+    const PlanSlot* s = slot_of(h);
+    return s ? s->vgpu : 0;
+}
 
 cufftResult plan(cufftHandle* out, int rank, int nx, int ny, int nz, cufftType type, int batch)
 {
@@ -39,13 +68,11 @@ cufftResult plan(cufftHandle* out, int rank, int nx, int ny, int nz, cufftType t
         return CUFFT_INVALID_VALUE;
     if (nx < 1 || ny < 1 || nz < 1 || batch < 1)
         return CUFFT_INVALID_SIZE;
-    int slot = 0;
-    while (slot < kMaxPlans && g_plans[slot])
-        ++slot;
-    if (slot == kMaxPlans)
-        return CUFFT_ALLOC_FAILED;
     if (cudart::enter() != cudaSuccess)
         return CUFFT_SETUP_FAILED;
+    const int slot = take_slot();
+    if (slot < 0)
+        return CUFFT_ALLOC_FAILED;
     cuda::Call c;
     c.op = VGPU_OP_FFT_PLAN;
     c.arg[0] = static_cast<uint64_t>(rank);
@@ -54,11 +81,14 @@ cufftResult plan(cufftHandle* out, int rank, int nx, int ny, int nz, cufftType t
     c.arg[3] = static_cast<uint64_t>(nz);
     c.arg[4] = static_cast<uint64_t>(type);
     c.arg[5] = static_cast<uint64_t>(batch);
-    uint64_t vgpu = 0;
-    const CUresult r = cuda::call_result(c, &vgpu);
-    if (r != CUDA_SUCCESS)
+    uint64_t result[2] = {};
+    const CUresult r = cuda::call_sync(c, result);
+    if (r != CUDA_SUCCESS) {
+        g_plans[slot].taken = false;
         return result_of(r);
-    g_plans[slot] = vgpu;
+    }
+    g_plans[slot].vgpu = result[0];
+    g_plans[slot].work = result[1];
     *out = slot;
     return CUFFT_SUCCESS;
 }
@@ -93,28 +123,33 @@ cufftResult cufftPlan3d(cufftHandle* plan_out, int nx, int ny, int nz, cufftType
     return plan(plan_out, 3, nx, ny, nz, type, 1);
 }
 
+// A created slot with no plan yet is the guest's alone.
 cufftResult cufftDestroy(cufftHandle h)
 {
-    const uint64_t p = vgpu_plan(h);
-    if (!p)
+    PlanSlot* s = slot_of(h);
+    if (!s)
         return CUFFT_INVALID_PLAN;
+    const uint64_t p = s->vgpu;
+    s->taken = false;
+    if (!p)
+        return CUFFT_SUCCESS;
     cuda::Call c;
     c.op = VGPU_OP_FFT_DESTROY;
     c.arg[0] = p;
-    g_plans[h] = 0;
     return result_of(cuda::call_sync(c));
 }
 
+// On a created plan not made yet the stream is kept and set once it is made.
 cufftResult cufftSetStream(cufftHandle h, cudaStream_t stream)
 {
-    const uint64_t p = vgpu_plan(h);
-    if (!p)
+    PlanSlot* s = slot_of(h);
+    if (!s)
         return CUFFT_INVALID_PLAN;
-    cuda::Call c;
-    c.op = VGPU_OP_FFT_SET_STREAM;
-    c.arg[0] = p;
-    c.arg[1] = cuda::stream_arg(stream);
-    return result_of(cuda::call_sync(c));
+    s->stream = stream;
+    s->stream_set = true;
+    if (!s->vgpu)
+        return CUFFT_SUCCESS;
+    return send_stream(*s);
 }
 
 // The library this implements: the headers it was built with.

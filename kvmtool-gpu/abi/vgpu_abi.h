@@ -322,6 +322,12 @@ enum vgpu_opcode {
     VGPU_OP_RAND_SET_SEED = 303,      /* arg0 generator, arg1 seed */
     VGPU_OP_RAND_GENERATE = 304,      /* arg0 generator, arg1 dptr, arg2 count, arg3 VGPU_RAND_*, arg4 mean and
                                          arg5 standard deviation (normal ones: double bits) */
+    VGPU_OP_RAND_SET_OFFSET = 305,    /* arg0 generator, arg1 offset (results skipped; per dimension when quasi) */
+    VGPU_OP_RAND_SET_ORDERING = 306,  /* arg0 generator, arg1 curandOrdering_t */
+    VGPU_OP_RAND_SET_DIMENSIONS = 307, /* arg0 generator (quasi-random), arg1 dimensions 1..VGPU_RAND_MAX_DIMENSIONS */
+    VGPU_OP_RAND_GET_TABLE = 308,     /* arg0 VGPU_RAND_TABLE_* (no generator), arg1 dptr, arg2 the table's exact bytes:
+                                         the host library's Sobol direction vectors or scramble constants,
+                                         copied into device memory of this VM */
     /* cuFFT's basic plans: a plan is a VM handle of the current context. */
     VGPU_OP_FFT_PLAN = 320,           /* arg0 rank (1..3), arg1 nx, arg2 ny, arg3 nz, arg4 cufftType, arg5 batch
                                          -> result0 plan, result1 its work area's bytes */
@@ -329,6 +335,10 @@ enum vgpu_opcode {
     VGPU_OP_FFT_SET_STREAM = 322,     /* arg0 plan, arg1 stream */
     VGPU_OP_FFT_EXEC = 323,           /* arg0 plan, arg1 input dptr, arg2 output dptr, arg3 the exec's cufftType
                                          (the plan's), arg4 direction (C2C, Z2Z: -1 forward, +1 inverse) */
+    VGPU_OP_FFT_PLAN_MANY = 324,      /* payload vgpu_fft_plan_many (cufftMakePlanMany64's arguments)
+                                         -> result0 plan, result1 its work area's bytes */
+    VGPU_OP_FFT_SET_WORK_AREA = 325,  /* arg0 plan, arg1 dptr: the plan's work area (its work bytes from there,
+                                         inside one of the VM's allocations; checked again at each exec) */
     VGPU_OP_MAX_ = 350 /* the table is indexed by opcode: the unused numbers are NOT_SUPPORTED */
 };
 
@@ -379,7 +389,37 @@ struct vgpu_graph_kernel_payload {
 #define VGPU_RAND_NORMAL 2u
 #define VGPU_RAND_UNIFORM_DOUBLE 3u
 #define VGPU_RAND_NORMAL_DOUBLE 4u
-#define VGPU_RAND_KIND_COUNT_ 5u
+#define VGPU_RAND_LONG_LONG 5u /* curandGenerateLongLong: 64-bit Sobol generators only */
+#define VGPU_RAND_LOG_NORMAL 6u
+#define VGPU_RAND_LOG_NORMAL_DOUBLE 7u
+#define VGPU_RAND_KIND_COUNT_ 8u
+/* Quasi-random generators (curandRngType_t 200..204): dimensions 1..20000
+ * (cuRAND's tables); a generation's count is a multiple of them. */
+#define VGPU_RAND_MAX_DIMENSIONS 20000u
+/* RAND_GET_TABLE's tables: the four curandDirectionVectorSet_t values
+ * (101..104: 32-bit, scrambled 32-bit, 64-bit, scrambled 64-bit direction
+ * vectors, 20000 x 32 or 64 words) and the scramble constants (20000 words). */
+#define VGPU_RAND_TABLE_SCRAMBLE_32 1u
+#define VGPU_RAND_TABLE_SCRAMBLE_64 2u
+
+/* FFT_PLAN_MANY's payload: cufftMakePlanMany64's arguments. With
+ * VGPU_FFT_ADVANCED the layout is inembed/stride/dist (cuFFT's advanced
+ * data layout; inembed[0] and onembed[0] are not used), else the basic one
+ * (strides and distances ignored, as cuFFT ignores them). */
+#define VGPU_FFT_ADVANCED 1u
+#define VGPU_FFT_NO_AUTO_ALLOCATION 2u /* cufftSetAutoAllocation(plan, 0): the program gives the work area */
+struct vgpu_fft_plan_many {
+    uint32_t rank; /* 1..3 */
+    uint32_t type; /* cufftType */
+    int64_t n[3];
+    int64_t inembed[3];
+    int64_t istride, idist;
+    int64_t onembed[3];
+    int64_t ostride, odist;
+    int64_t batch;
+    uint32_t flags; /* VGPU_FFT_* */
+    uint32_t reserved; /* 0 */
+};
 
 /* How the VMM moves a scatter-gather transfer (arg4 of the _SG opcodes).
  * arg5 is the sum of the list's lengths as the guest computed it, or 0 for

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Builds NVIDIA's cuda-samples (0_Introduction, 1_Utilities,
-# 2_Concepts_and_Techniques, 4_CUDA_Libraries, 6_Performance; of the
-# libraries, cuBLAS, cuRAND's host API and cuFFT's basic plans are
-# forwarded, the others skipped),
+# Builds NVIDIA's cuda-samples (those of 0_Introduction, 1_Utilities,
+# 2_Concepts_and_Techniques, 4_CUDA_Libraries, 5_Domain_Specific and
+# 6_Performance in the checkout; of the libraries, cuBLAS, cuRAND's host
+# API and cuFFT are forwarded, the others skipped),
 # unmodified, as Linux-ABI guests
 # and natively from the same objects (tests/cuda_samples/CMakeLists.txt),
 # records per sample whether each side links and why not, and packs the
 # stripped binaries for the GPU machine.
 # Usage: build-cuda-samples.sh SAMPLES_DIR   (a checkout of NVIDIA/cuda-samples;
-#        never commit its sources here)
+#        never commit its sources here). ONLY="a b ..." builds, records and
+#        packs those samples alone (e.g. the library samples).
 # Writes, under ${KVMGPU_BUILD_DIR:-build}/cuda-samples/:
 #   results.tsv     sample, category, guest (links|fails|skipped), native, reason
 #   results.md      the same as a Markdown table (docs/results/cuda-samples.md)
@@ -31,6 +32,9 @@ cmake --build "$build" --target kvmgpu_linux_cudart >/dev/null || { echo "the gu
 
 # Every target at once (ninja's parallelism, past failures), then each alone,
 # a no-op where it built, for its own log.
+if [ -n "${ONLY:-}" ]; then
+  awk -F'\t' -v only=" $ONLY " 'index(only, " " $1 " ")' "$manifest" >"$out/manifest.only" && manifest=$out/manifest.only
+fi
 targets=$(awk -F'\t' '$3 != "-" { print "guest_cs_" $1; print "native_cs_" $1 }' "$manifest")
 ninja -C "$build" -k 0 $targets >"$out/build.log" 2>&1
 mkdir -p "$out/logs"
@@ -72,7 +76,7 @@ while IFS=$'\t' read -r sample category guest native reason; do
     done
   fi
 done < <(tail -n +2 "$results")
-cp "$manifest" "$results" "$pack/"
+cp "$manifest" "$pack/manifest.tsv" && cp "$results" "$pack/"
 tar -C "$pack" -cJf "$out/cuda-samples.tar.xz" .
 total=$(tail -n +2 "$results" | wc -l)
 skipped=$(awk -F'\t' '$3 == "skipped"' "$results" | wc -l)

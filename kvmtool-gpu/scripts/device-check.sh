@@ -14,7 +14,8 @@
 # .carry/cuda-samples or .carry/cuda-samples.tar.xz); `adaptive`
 # (not in the default; one device call, about 4 minutes) runs `bench calls` with the default
 # options (GPU worker owning the ring, adaptive doorbell) five times and prints the medians;
-# `libraries` (not in the default; one device call) runs the cuBLAS checks and `bench libraries`;
+# `libraries` (not in the default; one device call) runs the library checks, NVIDIA's library
+# samples (from .carry/cuda-samples) and `bench libraries`; `libsamples` the checks and samples alone;
 # `compare` (not in the default) runs `bench calls` with the polling doorbell five
 # times, alternating the VMM from another commit (.carry/compare, see
 # pack-carry.sh) with this one, worker process and inline. One device
@@ -316,14 +317,40 @@ if want threads; then
     note "threads: no .carry/cuda-samples(.tar.xz): NVIDIA's samples not run"
   fi
 fi
-# Issue 31: CUDA libraries forwarded as calls. cublasCheck and cufftCheck
-# (against the CPU, the vGPU's refusals) and cublasChain (cuRAND, kernels,
-# cuBLAS on one stream) as guests on CUDA, then bench libraries (native
-# first, then the guest; about 4 minutes).
-if want libraries; then
-  SAMPLES="cublasCheck cublasChain cufftCheck" LOG_DIR=$out/libraries/checks \
+# Issue 31: CUDA libraries forwarded as calls. cublasCheck, cufftCheck and
+# curandCheck (against the CPU, the vGPU's refusals) and cublasChain
+# (cuRAND, kernels, cuBLAS on one stream) as guests on CUDA, natively too;
+# NVIDIA's cuBLAS, cuRAND and cuFFT samples from .carry/cuda-samples
+# (build-cuda-samples.sh's pack) natively and as guests; then bench
+# libraries (native first, then the guest; about 4 minutes).
+# `libsamples` runs only the checks and the NVIDIA samples (about 2 minutes).
+if want libraries || want libsamples; then
+  SAMPLES="cublasCheck cublasChain cufftCheck curandCheck" LOG_DIR=$out/libraries/checks \
     step libraries-checks-cuda sh "$repo/kvmtool-gpu/scripts/run-cuda-samples.sh" "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" --vgpu cuda
-  grep -hE '^(run-cuda-samples|guest: cu(blas|fft))|cu(BLAS|RAND|FFT): ' "$out/libraries-checks-cuda.log" | sed 's/^/    /' | tee -a "$summary"
+  grep -hE '^(run-cuda-samples|guest: cu(blas|fft|rand))|cu(BLAS|RAND|FFT): ' "$out/libraries-checks-cuda.log" | sed 's/^/    /' | tee -a "$summary"
+  for c in curandCheck cufftCheck cublasCheck; do
+    [ -x "$repo/.carry/native-samples/$c" ] && step libraries-native-$c "$repo/.carry/native-samples/$c"
+  done
+  # What the Monte Carlo samples time: the first cudaSetDevice (the primary
+  # context's creation natively), natively and as a guest.
+  for i in 1 2 3; do
+    [ -x "$repo/.carry/native-samples/firstSetDevice" ] &&
+      step libraries-first-set-device-native-$i "$repo/.carry/native-samples/firstSetDevice"
+    step libraries-first-set-device-guest-$i "$bin/kvmtool-gpu" run --guest "$KVMGPU_GUEST_DIR/firstSetDevice.elf" --vgpu cuda --mem 1G
+  done
+  grep -h 'firstSetDevice:' "$out"/libraries-first-set-device-*.log | sed 's/^/    /' | tee -a "$summary"
+  pack=$repo/.carry/cuda-samples
+  if [ -d "$pack/guest" ]; then
+    libs=${KVMGPU_LIBRARY_SAMPLES:-"simpleCUBLAS matrixMulCUBLAS batchCUBLAS MersenneTwisterGP11213 simpleCUFFT simpleCUFFT_MGPU simpleCUFFT_2d_MGPU simpleCUFFT_callback convolutionFFT2D MC_EstimatePiP MC_EstimatePiQ MC_EstimatePiInlineP MC_EstimatePiInlineQ MC_SingleAsianOptionP MonteCarloMultiGPU"}
+    SAMPLES="$libs" TIMEOUT=60 step libraries-samples sh "$repo/kvmtool-gpu/scripts/run-nvidia-samples.sh" \
+      "$bin/kvmtool-gpu" "$pack" "$out/libraries/samples" --vgpu cuda
+    step libraries-samples-table python3 "$repo/kvmtool-gpu/scripts/samples_compare.py" "$out"/libraries/samples/runs.tsv
+    note ""; note "--- NVIDIA's library samples, native and guest"; tee -a "$summary" <"$out/libraries-samples-table.log"
+  else
+    note "libraries: no .carry/cuda-samples (build-cuda-samples.sh's pack, unpacked): NVIDIA's samples not run"
+  fi
+fi
+if want libraries; then
   step libraries-bench timeout 540 "$bin/kvmtool-gpu" bench libraries --vgpu cuda --out "$out/libraries/bench"
   md=$(ls "$out/libraries/bench"/libraries.md 2>/dev/null | head -1)
   [ -n "$md" ] && { note ""; note "--- bench libraries"; tee -a "$summary" <"$md"; }

@@ -188,7 +188,17 @@ SGEMM = (blas_head(30) + struct.pack("<IIiiiiIIIIIi", 0, 0, 4, 4, 4, 1, 0, 0, 0,
 SGEMM_STRIDED = (blas_head(30) + struct.pack("<IIiiiiIIIIIi", 0, 1, 4, 4, 4, 2, 1, 0, 0, 0, 0, -1) +
                  scalar_f32(1) + scalar_f32(0) + mat(MAGIC, 4, 16) + mat(MAGIC | 2, 4, 16) + mat(MAGIC | 4, 4, 16))
 SDOT = blas_head(3) + struct.pack("<Ii", 0, 16) + vec(MAGIC, 1) + vec(MAGIC | 1, 1) + bytes(16) + struct.pack("<Q", 0)
+# vgpu_abi.h's vgpu_fft_plan_many: a 1-D C2C of 8 points, batch 2, read
+# with stride 2 and distance 16 (advanced layout), written densely.
+FFT_MANY = struct.pack("<II3q3qqq3qqqqII", 1, 0x29, 8, 1, 1, 8, 1, 1, 2, 16, 8, 1, 1, 1, 8, 2, 1, 0)
+QUASI = MAGIC | 12 << 8  # the harness's Sobol32 generator
 COMMAND = {
+    "quasi_session": u8(0x15) + ring_image([(307, [QUASI, 3]), (305, [QUASI, 5]), (306, [QUASI, 201]),
+                                            (304, [QUASI, MAGIC, 6, 2, 0, 0x3FF0000000000000]),
+                                            (304, [QUASI, MAGIC, 6, 1]), (308, [101, MAGIC, 2560000]),
+                                            (307, [MAGIC | 7 << 8, 2])]),
+    "fft_many_session": u8(0x15) + ring_image([(324, [], FFT_MANY), (325, [MAGIC | 8 << 8, MAGIC]),
+                                               (323, [MAGIC | 8 << 8, MAGIC, MAGIC | 16, 0x29, 1])]),
     "rand_session": u8(0x15) + ring_image([(303, [MAGIC | 7 << 8, 42]), (304, [MAGIC | 7 << 8, MAGIC, 64, 1]),
                                            (304, [MAGIC | 7 << 8, MAGIC | 1, 64, 4, 0, 0x3FF0000000000000]),
                                            (302, [MAGIC | 7 << 8, MAGIC | 1 << 8]), (301, [MAGIC | 7 << 8])]),

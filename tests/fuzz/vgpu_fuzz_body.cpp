@@ -29,7 +29,7 @@ memmap::GuestMemory& guest_ram() {
     }();
     return *mem;
 }
-constexpr uint64_t kKinds = 12;
+constexpr uint64_t kKinds = 13;
 struct Known {
     uint64_t value[kKinds] = {};
 };
@@ -60,6 +60,9 @@ Known make_known(CommandDispatch& d, uint8_t* ram) {
     k.value[9] = exec(d, VGPU_OP_GRAPH_CREATE, {0});
     k.value[10] = exec(d, VGPU_OP_GRAPH_ADD_EMPTY_NODE, {k.value[9]});
     k.value[11] = exec(d, VGPU_OP_GRAPH_INSTANTIATE, {k.value[9], 0});
+    // A 2-dimensional Sobol32 generator (0 where the host has no cuRAND tables).
+    k.value[12] = exec(d, VGPU_OP_RAND_CREATE, {201});
+    exec(d, VGPU_OP_RAND_SET_DIMENSIONS, {k.value[12], 2});
     return k;
 }
 
@@ -84,8 +87,8 @@ void run_one(const uint8_t* data, size_t size, VgpuCounterSnapshot* seen) {
     HostBackend backend(HostBackendOptions{.total_bytes = 8ull << 20, .bounce_bytes = 4096});
     backend.register_guest_ram(ram, kRam);
     VgpuCounters counters;
-    // The quota holds a cuBLAS handle's and a cuRAND generator's charges and 1 MiB more.
-    const VgpuOptions opts{.device_mem_quota = kBlasHandleCharge + kRandGeneratorCharge + (1ull << 20), .max_handles = 16, .max_module_bytes = 64 << 10,
+    // The quota holds a cuBLAS handle's and two cuRAND generators' charges and 1 MiB more.
+    const VgpuOptions opts{.device_mem_quota = kBlasHandleCharge + 2 * kRandGeneratorCharge + (1ull << 20), .max_handles = 16, .max_module_bytes = 64 << 10,
                            .log_per_second = 0};
     CommandDispatch dispatch(mem, backend, opts, counters, 1);
     dispatch.refresh_ram_windows();

@@ -96,10 +96,16 @@ const std::array<CommandDispatch::Handler, VGPU_OP_MAX_> CommandDispatch::kHandl
     t[VGPU_OP_RAND_SET_STREAM] = &D::op_rand_set;
     t[VGPU_OP_RAND_SET_SEED] = &D::op_rand_set;
     t[VGPU_OP_RAND_GENERATE] = &D::op_rand_generate;
+    t[VGPU_OP_RAND_SET_OFFSET] = &D::op_rand_set;
+    t[VGPU_OP_RAND_SET_ORDERING] = &D::op_rand_set;
+    t[VGPU_OP_RAND_SET_DIMENSIONS] = &D::op_rand_set;
+    t[VGPU_OP_RAND_GET_TABLE] = &D::op_rand_get_table;
     t[VGPU_OP_FFT_PLAN] = &D::op_fft_plan;
     t[VGPU_OP_FFT_DESTROY] = &D::op_fft_destroy;
     t[VGPU_OP_FFT_SET_STREAM] = &D::op_fft_set_stream;
     t[VGPU_OP_FFT_EXEC] = &D::op_fft_exec;
+    t[VGPU_OP_FFT_PLAN_MANY] = &D::op_fft_plan_many;
+    t[VGPU_OP_FFT_SET_WORK_AREA] = &D::op_fft_set_work_area;
     t[VGPU_OP_STREAM_BEGIN_CAPTURE] = &D::op_stream_begin_capture;
     t[VGPU_OP_STREAM_END_CAPTURE] = &D::op_stream_end_capture;
     t[VGPU_OP_STREAM_CAPTURE_INFO] = &D::op_stream_capture_info;

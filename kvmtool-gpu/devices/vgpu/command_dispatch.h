@@ -284,18 +284,28 @@ private:
     // dispatch_rand.cpp
     CommandResult op_rand_create(GuestCommand&);
     CommandResult op_rand_destroy(GuestCommand&);
-    CommandResult op_rand_set(GuestCommand&); // SET_STREAM, SET_SEED
+    CommandResult op_rand_set(GuestCommand&); // SET_STREAM, SET_SEED, SET_OFFSET, SET_ORDERING, SET_DIMENSIONS
     CommandResult op_rand_generate(GuestCommand&);
+    CommandResult op_rand_get_table(GuestCommand&);
+    struct RandEntry {
+        BackendRand gen;
+        uint32_t type; // curandRngType_t: its family decides what each call may do
+    };
     void destroy_rand_of(uint64_t ctx);
     // dispatch_fft.cpp
     CommandResult op_fft_plan(GuestCommand&);
     CommandResult op_fft_destroy(GuestCommand&);
     CommandResult op_fft_set_stream(GuestCommand&);
     CommandResult op_fft_exec(GuestCommand&);
+    CommandResult op_fft_plan_many(GuestCommand&);
+    CommandResult op_fft_set_work_area(GuestCommand&);
+    CommandResult fft_add_plan(const FftShape& shape, bool auto_allocation);
     struct FftEntry {
         BackendFft plan;
         FftShape shape;
-        uint64_t work; // charged to the quota
+        uint64_t work;        // the plan's work area; charged to the quota when the library allocates it
+        bool auto_allocation; // else the program's area (work_area) is the work area
+        uint64_t work_area;   // cufftSetWorkArea's (0: none), checked again at each exec
     };
     void destroy_fft_of(uint64_t ctx);
     // A limit the guest set on one device: its start value (restored at
@@ -374,7 +384,7 @@ private:
     };
     std::map<std::pair<int, uint64_t>, SampledObject> sampled_;
     HandleTable<BlasEntry> blas_;
-    HandleTable<BackendRand> rand_;
+    HandleTable<RandEntry> rand_;
     HandleTable<FftEntry> fft_;
     std::vector<uint64_t> blas_pointers_; // GEMM_POINTERS' checked A, B, C arrays
     // The last GEMM_POINTERS call's arrays, read and checked at

@@ -2,25 +2,30 @@
 // generators are VM handles owned by the current context, each charged
 // its device state against the VM's quota; a generation's output range
 // must lie inside one of the VM's allocations before the library writes it.
+// Each generator's type is kept here: what a call may do depends on its
+// family (pseudo- or quasi-random), as cuRAND's rules say.
 #include "kvmtool-gpu/devices/vgpu/command_dispatch.h"
 
 #include <bit>
+
+#include "kvmtool-gpu/devices/vgpu/rand/curand_tables.h"
 
 namespace kvmgpu::vgpu {
 
 CommandResult CommandDispatch::op_rand_create(GuestCommand& c) {
     RandLibrary* lib = backend_.rand();
     if (!lib) return fail(VGPU_ERROR_NOT_INITIALIZED, "this backend has no cuRAND");
-    if (!rand_type_ok(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_VALUE, "not a pseudo-random curandRngType_t");
+    if (!rand_type_ok(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_VALUE, "not a curandRngType_t cuRAND generates with");
+    const auto type = static_cast<uint32_t>(c.desc.arg[0]);
     if (!allocs_.charge(kRandGeneratorCharge))
         return fail(VGPU_ERROR_OUT_OF_MEMORY, "a cuRAND generator's state is past the VM's device-memory quota");
     BackendRand g = 0;
-    const Status s = backend_result(lib->create(static_cast<uint32_t>(c.desc.arg[0]), &g));
+    const Status s = backend_result(lib->create(type, &g));
     if (s != VGPU_SUCCESS) {
         allocs_.uncharge(kRandGeneratorCharge);
         return done(s);
     }
-    const auto vm = rand_.insert(g, ctx_);
+    const auto vm = rand_.insert(RandEntry{g, type}, ctx_);
     if (!vm) {
         lib->destroy(g);
         allocs_.uncharge(kRandGeneratorCharge);
@@ -30,29 +35,51 @@ CommandResult CommandDispatch::op_rand_create(GuestCommand& c) {
 }
 
 CommandResult CommandDispatch::op_rand_destroy(GuestCommand& c) {
-    const auto g = rand_.erase(c.desc.arg[0], ctx_);
-    if (!g) return fail(VGPU_ERROR_INVALID_HANDLE, "cuRAND generator");
+    const auto e = rand_.erase(c.desc.arg[0], ctx_);
+    if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuRAND generator");
     allocs_.uncharge(kRandGeneratorCharge);
-    return done(backend_result(backend_.rand()->destroy(*g)));
+    return done(backend_result(backend_.rand()->destroy(e->gen)));
 }
 
+// SET_SEED (pseudo-random only), SET_STREAM, SET_OFFSET (any value: a
+// position in the sequence), SET_ORDERING (one of the generator's family),
+// SET_DIMENSIONS (quasi-random only, 1..20000).
 CommandResult CommandDispatch::op_rand_set(GuestCommand& c) {
-    const BackendRand* g = rand_.find(c.desc.arg[0], ctx_);
-    if (!g) return fail(VGPU_ERROR_INVALID_HANDLE, "cuRAND generator");
-    if (c.desc.opcode == VGPU_OP_RAND_SET_SEED) return done(backend_result(backend_.rand()->set_seed(*g, c.desc.arg[1])));
+    const RandEntry* e = rand_.find(c.desc.arg[0], ctx_);
+    if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuRAND generator");
+    RandLibrary& lib = *backend_.rand();
+    const uint64_t v = c.desc.arg[1];
+    switch (c.desc.opcode) {
+    case VGPU_OP_RAND_SET_SEED:
+        if (rand_is_quasi(e->type)) return fail(VGPU_ERROR_INVALID_VALUE, "a seed for a quasi-random generator");
+        return done(backend_result(lib.set_seed(e->gen, v)));
+    case VGPU_OP_RAND_SET_OFFSET: return done(backend_result(lib.set_offset(e->gen, v)));
+    case VGPU_OP_RAND_SET_ORDERING:
+        if (!rand_ordering_ok(e->type, v)) return fail(VGPU_ERROR_INVALID_VALUE, "a curandOrdering_t not of the generator's family");
+        return done(backend_result(lib.set_ordering(e->gen, static_cast<uint32_t>(v))));
+    case VGPU_OP_RAND_SET_DIMENSIONS:
+        if (!rand_is_quasi(e->type)) return fail(VGPU_ERROR_INVALID_VALUE, "dimensions for a pseudo-random generator");
+        if (v < 1 || v > VGPU_RAND_MAX_DIMENSIONS) return fail(VGPU_ERROR_INVALID_VALUE, "quasi-random dimensions not in 1..20000");
+        return done(backend_result(lib.set_dimensions(e->gen, static_cast<uint32_t>(v))));
+    }
     BackendStream s;
-    if (!stream_of(c.desc.arg[1], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
-    return done(backend_result(backend_.rand()->set_stream(*g, s)));
+    if (!stream_of(v, &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    return done(backend_result(lib.set_stream(e->gen, s)));
 }
 
 // arg1 dptr, arg2 count, arg3 kind, arg4 mean, arg5 stddev (double bits).
 CommandResult CommandDispatch::op_rand_generate(GuestCommand& c) {
-    const BackendRand* g = rand_.find(c.desc.arg[0], ctx_);
-    if (!g) return fail(VGPU_ERROR_INVALID_HANDLE, "cuRAND generator");
+    const RandEntry* e = rand_.find(c.desc.arg[0], ctx_);
+    if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuRAND generator");
     const uint64_t dptr = c.desc.arg[1], count = c.desc.arg[2], kind = c.desc.arg[3];
     const uint64_t element = rand_element_bytes(kind);
     if (element == 0) return fail(VGPU_ERROR_INVALID_VALUE, "unknown cuRAND generation kind");
-    if (rand_is_normal(kind) && count % 2) return fail(VGPU_ERROR_INVALID_VALUE, "a normal generation of an odd count");
+    if (rand_is_pseudo(e->type) && rand_is_normal(kind) && count % 2)
+        return fail(VGPU_ERROR_INVALID_VALUE, "a pseudo-random normal generation of an odd count");
+    if (kind == VGPU_RAND_LONG_LONG && e->type != 203 && e->type != 204)
+        return fail(VGPU_ERROR_INVALID_VALUE, "64-bit words from a generator other than a 64-bit Sobol one");
+    if (kind == VGPU_RAND_BITS && (e->type == 203 || e->type == 204))
+        return fail(VGPU_ERROR_INVALID_VALUE, "32-bit words from a 64-bit Sobol generator");
     uint64_t bytes = 0;
     if (__builtin_mul_overflow(count, element, &bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "count * element overflows");
     if (count == 0) return done(VGPU_SUCCESS);
@@ -60,13 +87,27 @@ CommandResult CommandDispatch::op_rand_generate(GuestCommand& c) {
     if (!library_range_ok(dptr, bytes))
         return fail(VGPU_ERROR_INVALID_VALUE, "cuRAND output not inside this VM's memory on this device");
     const double mean = std::bit_cast<double>(c.desc.arg[4]), stddev = std::bit_cast<double>(c.desc.arg[5]);
-    return done(backend_result(backend_.rand()->generate(*g, static_cast<uint32_t>(kind), dptr, count, mean, stddev)));
+    return done(backend_result(backend_.rand()->generate(e->gen, static_cast<uint32_t>(kind), dptr, count, mean, stddev)));
+}
+
+// arg0 the table, arg1 dptr, arg2 bytes (exactly the table's): a
+// synchronous copy from the host library's memory into the VM's.
+CommandResult CommandDispatch::op_rand_get_table(GuestCommand& c) {
+    const uint64_t id = c.desc.arg[0], dptr = c.desc.arg[1], bytes = c.desc.arg[2];
+    const uint64_t want = curand_table_bytes(id);
+    if (want == 0) return fail(VGPU_ERROR_INVALID_VALUE, "not a cuRAND direction-vector set or scramble-constant table");
+    if (bytes != want) return fail(VGPU_ERROR_INVALID_VALUE, "cuRAND table: not the table's size");
+    if (dptr % 8 || !library_range_ok(dptr, bytes))
+        return fail(VGPU_ERROR_INVALID_VALUE, "cuRAND table's destination not inside this VM's memory on this device");
+    const std::span<const uint8_t> table = curand_table(id);
+    if (table.empty()) return fail(VGPU_ERROR_NOT_SUPPORTED, "no cuRAND tables on this host (libcurand.so.10 not found)");
+    return done(backend_result(backend_.memcpy_htod(dptr, table.data(), bytes, 0, false)));
 }
 
 void CommandDispatch::destroy_rand_of(uint64_t ctx) {
-    rand_.erase_owned_by(ctx, [&](BackendRand g) {
+    rand_.erase_owned_by(ctx, [&](const RandEntry& e) {
         allocs_.uncharge(kRandGeneratorCharge);
-        if (RandLibrary* lib = backend_.rand()) lib->destroy(g);
+        if (RandLibrary* lib = backend_.rand()) lib->destroy(e.gen);
     });
 }
 

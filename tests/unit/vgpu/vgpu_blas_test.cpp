@@ -337,7 +337,7 @@ TEST_F(VgpuRand, RefusesWhatCuRandRefusesAndEverythingOutsideTheVm) {
     EXPECT_EQ(generate(d + 2, 4, VGPU_RAND_UNIFORM).status, VGPU_ERROR_INVALID_VALUE); // misaligned
     EXPECT_EQ(generate(d, 1ull << 62, VGPU_RAND_UNIFORM_DOUBLE).status, VGPU_ERROR_INVALID_VALUE); // overflows
     EXPECT_EQ(generate(d, 4, 9).status, VGPU_ERROR_INVALID_VALUE);
-    EXPECT_EQ(rig.call({.opcode = VGPU_OP_RAND_CREATE, .args = {201}}).status, VGPU_ERROR_INVALID_VALUE); // quasi
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_RAND_CREATE, .args = {205}}).status, VGPU_ERROR_INVALID_VALUE); // no such type
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_RAND_SET_SEED, .args = {gen + 1, 1}}).status, VGPU_ERROR_INVALID_HANDLE);
     // Freed at RESET.
     EXPECT_EQ(rig.host->host_rand().live_generators(), 1u);

@@ -54,6 +54,11 @@ const char* arg_shape(uint16_t op) {
     case VGPU_OP_FFT_DESTROY: return "P";
     case VGPU_OP_FFT_SET_STREAM: return "PS";
     case VGPU_OP_FFT_EXEC: return "PDDfi";
+    case VGPU_OP_RAND_SET_OFFSET: return "QV";
+    case VGPU_OP_RAND_SET_ORDERING: return "Qo";
+    case VGPU_OP_RAND_SET_DIMENSIONS: return "Qm";
+    case VGPU_OP_RAND_GET_TABLE: return "tDN";
+    case VGPU_OP_FFT_SET_WORK_AREA: return "PD";
     }
     return "";
 }
@@ -105,6 +110,24 @@ uint32_t blas_payload(uint16_t op, std::mt19937_64& rng, uint8_t* payload, Pick 
                               matrix()});
 }
 
+// A plausible cufftMakePlanMany64 (vgpu_fft_plan_many): small sizes, an
+// advanced layout half the time, strides, distances and embeds mostly
+// small (sometimes negative or huge), flags mostly known.
+template <class Pick>
+uint32_t fft_plan_payload(std::mt19937_64& rng, uint8_t* payload, Pick pick) {
+    auto small = [&] { return rng() % 8 ? int64_t(rng() % 20) - 1 : int64_t(pick()); };
+    const uint32_t types[] = {0x29, 0x2a, 0x2c, 0x69, 0x6a, 0x6c, 0x30};
+    vgpu_fft_plan_many m{};
+    m.rank = static_cast<uint32_t>(rng() % 8 ? 1 + rng() % 3 : rng() % 6);
+    m.type = types[rng() % std::size(types)];
+    for (int d = 0; d < 3; ++d) m.n[d] = 1 + rng() % 12, m.inembed[d] = small(), m.onembed[d] = small();
+    m.istride = small(), m.idist = small(), m.ostride = small(), m.odist = small();
+    m.batch = rng() % 8 ? 1 + rng() % 4 : int64_t(pick());
+    m.flags = static_cast<uint32_t>(rng() % 8 ? rng() % 4 : rng());
+    std::memcpy(payload, &m, sizeof m);
+    return static_cast<uint32_t>(rng() % 8 ? sizeof m : rng() % (VGPU_PAYLOAD_BYTES + 1));
+}
+
 std::vector<uint8_t> hostile_input(std::mt19937_64& rng) {
     constexpr uint32_t kEntries = 8; // as vgpu_fuzz_body.cpp
     const uint64_t pool[] = {0,           1,          16,          4096,          1ull << 20,         (2ull << 20) - 8,
@@ -133,9 +156,13 @@ std::vector<uint8_t> hostile_input(std::mt19937_64& rng) {
         case 'p': return uint64_t{4} << 32;                                    // nparams
         case 'V': return rng() % 256;
         case 'B': return fuzz::kMagic | 6 << 8; // the harness's cuBLAS handle
-        case 'R': return fuzz::kMagic | 7 << 8; // its cuRAND generator
-        case 'T': return rng() % 2 ? 100 + rng() % 62 : rng() % 300; // a curandRngType_t, or not
+        case 'T': return rng() % 2 ? 100 + rng() % 106 : rng() % 300; // a curandRngType_t, or not
+        case 'Q': return fuzz::kMagic | (rng() % 2 ? 12 : 7) << 8; // its Sobol32 or its pseudo-random generator
+        case 'o': return rng() % 4 ? 100 + rng() % 6 : rng() % 2 ? 201 : rng();     // a curandOrdering_t, or not
+        case 'm': return rng() % 4 ? rng() % 5 : rng() % 2 ? 20000 + rng() % 3 : rng(); // dimensions
+        case 't': { const uint64_t t[] = {1, 2, 3, 101, 102, 103, 104}; return t[rng() % 7]; } // a table, or not
         case 'k': return rng() % (VGPU_RAND_KIND_COUNT_ + 1);
+        case 'R': return fuzz::kMagic | (rng() % 2 ? 12 : 7) << 8; // one of its cuRAND generators
         case 'P': return fuzz::kMagic | 8 << 8; // its cuFFT plan (C2C, 64 points)
         case 'r': return rng() % 5;             // an FFT rank, or not
         case 'n': return rng() % 4 ? 1 + rng() % 64 : rng();
@@ -155,7 +182,9 @@ std::vector<uint8_t> hostile_input(std::mt19937_64& rng) {
                                      VGPU_OP_BLAS_LEVEL1, VGPU_OP_BLAS_LEVEL2, VGPU_OP_BLAS_GEMM, VGPU_OP_BLAS_LEVEL3,
                                      VGPU_OP_RAND_CREATE, VGPU_OP_RAND_DESTROY, VGPU_OP_RAND_SET_STREAM,
                                      VGPU_OP_RAND_SET_SEED, VGPU_OP_RAND_GENERATE, VGPU_OP_FFT_PLAN,
-                                     VGPU_OP_FFT_DESTROY, VGPU_OP_FFT_SET_STREAM, VGPU_OP_FFT_EXEC};
+                                     VGPU_OP_FFT_DESTROY, VGPU_OP_FFT_SET_STREAM, VGPU_OP_FFT_EXEC,
+                                     VGPU_OP_RAND_SET_OFFSET, VGPU_OP_RAND_SET_ORDERING, VGPU_OP_RAND_SET_DIMENSIONS,
+                                     VGPU_OP_RAND_GET_TABLE, VGPU_OP_FFT_PLAN_MANY, VGPU_OP_FFT_SET_WORK_AREA};
         // Opcodes 0..VGPU_OP_MAX_ are mostly unused numbers: the library calls are picked on purpose.
         c.opcode = static_cast<uint16_t>(rng() % 3 == 0 ? blas_ops[rng() % std::size(blas_ops)]
                                          : rng() % 8 ? rng() % 80 : rng() % 8 ? rng() % VGPU_OP_MAX_ : rng());
@@ -170,6 +199,9 @@ std::vector<uint8_t> hostile_input(std::mt19937_64& rng) {
         uint8_t* payload = ring + vgpu_payload_offset(kEntries, slot);
         if (blas_call(c.opcode) && rng() % 4) {
             c.payload_len = blas_payload(c.opcode, rng, payload, pick);
+            std::memcpy(ring + vgpu_command_offset(slot), &c, sizeof c);
+        } else if (c.opcode == VGPU_OP_FFT_PLAN_MANY && rng() % 4) {
+            c.payload_len = fft_plan_payload(rng, payload, pick);
             std::memcpy(ring + vgpu_command_offset(slot), &c, sizeof c);
         } else if (rng() % 2) {
             // A plausible launch: 4 descriptors, then a, b, c pointers and n.

@@ -13,7 +13,8 @@ static_assert(uint32_t(FftType::R2C) == CUFFT_R2C && uint32_t(FftType::C2R) == C
               uint32_t(FftType::Z2D) == CUFFT_Z2D && uint32_t(FftType::Z2Z) == CUFFT_Z2Z);
 
 #define KVMGPU_CUFFT_ENTRIES(X)                                                                                  \
-    X(cufftPlan1d) X(cufftPlan2d) X(cufftPlan3d) X(cufftDestroy) X(cufftSetStream) X(cufftGetSize) X(cufftExecC2C) \
+    X(cufftCreate) X(cufftSetAutoAllocation) X(cufftMakePlanMany64) X(cufftSetWorkArea) X(cufftDestroy)           \
+    X(cufftSetStream) X(cufftGetSize) X(cufftExecC2C)                                                          \
     X(cufftExecR2C) X(cufftExecC2R) X(cufftExecZ2Z) X(cufftExecD2Z) X(cufftExecZ2D) X(cufftGetVersion)
 
 struct CufftApi {
@@ -73,22 +74,34 @@ const CufftApi* CudaFft::api() {
     return api_;
 }
 
-Status CudaFft::plan(const FftShape& s, BackendFft* out, uint64_t* work) {
+// Every plan through cufftMakePlanMany64 (cufftPlan1d/2d/3d are its basic
+// cases): one path for the basic and the advanced layouts.
+Status CudaFft::plan(const FftShape& s, bool auto_allocation, BackendFft* out, uint64_t* work) {
     const CufftApi* a = api();
     if (!a) return VGPU_ERROR_NOT_INITIALIZED;
     cufftHandle h = 0;
-    const auto type = static_cast<cufftType>(s.type);
-    const int nx = int(s.n[0]), ny = int(s.n[1]), nz = int(s.n[2]);
-    const cufftResult r = s.rank == 1 ? a->cufftPlan1d(&h, nx, type, int(s.batch))
-                          : s.rank == 2 ? a->cufftPlan2d(&h, nx, ny, type)
-                                        : a->cufftPlan3d(&h, nx, ny, nz, type);
-    if (Status st = from_cufft(r); st != VGPU_SUCCESS) return st;
+    if (Status st = from_cufft(a->cufftCreate(&h)); st != VGPU_SUCCESS) return st;
+    long long n[3], inembed[3], onembed[3];
+    for (uint32_t d = 0; d < 3; ++d) n[d] = (long long)s.n[d], inembed[d] = (long long)s.in.embed[d], onembed[d] = (long long)s.out.embed[d];
     size_t bytes = 0;
-    a->cufftGetSize(h, &bytes);
+    cufftResult r = a->cufftSetAutoAllocation(h, auto_allocation ? 1 : 0);
+    if (r == CUFFT_SUCCESS)
+        r = a->cufftMakePlanMany64(h, int(s.rank), n, s.advanced ? inembed : nullptr, (long long)s.in.stride,
+                                   (long long)s.in.dist, s.advanced ? onembed : nullptr, (long long)s.out.stride,
+                                   (long long)s.out.dist, static_cast<cufftType>(s.type), (long long)s.batch, &bytes);
+    if (Status st = from_cufft(r); st != VGPU_SUCCESS) {
+        a->cufftDestroy(h);
+        return st;
+    }
     *work = bytes;
     *out = static_cast<BackendFft>(h) + 1;
     live_.insert(*out);
     return VGPU_SUCCESS;
+}
+
+Status CudaFft::set_work_area(BackendFft p, uint64_t dptr) {
+    if (!live_.count(p)) return VGPU_ERROR_INVALID_HANDLE;
+    return from_cufft(api_->cufftSetWorkArea(plan_of(p), dev<void>(dptr)));
 }
 
 Status CudaFft::destroy(BackendFft p) {

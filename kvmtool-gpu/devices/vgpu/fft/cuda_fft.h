@@ -16,7 +16,8 @@ struct CufftApi; // cuda_fft.cpp
 class CudaFft final : public FftLibrary {
 public:
     ~CudaFft() override; // destroys its plans (the context is still there)
-    Status plan(const FftShape& shape, BackendFft* out, uint64_t* work) override;
+    Status plan(const FftShape& shape, bool auto_allocation, BackendFft* out, uint64_t* work) override;
+    Status set_work_area(BackendFft p, uint64_t dptr) override;
     Status destroy(BackendFft p) override;
     Status set_stream(BackendFft p, BackendStream s) override;
     Status exec(BackendFft p, const FftShape& shape, uint64_t in, uint64_t out, int direction) override;

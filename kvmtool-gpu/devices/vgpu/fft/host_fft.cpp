@@ -82,9 +82,30 @@ void run(const FftShape& s, const uint8_t* in, uint8_t* out, int direction) {
     for (size_t d = 1; d < full.size(); ++d) dft_along(a, full, d, direction);
     store<T>(out, a, true);
 }
+// Copies one side between its advanced layout at `strided` and a dense
+// array (row-major, members back to back), element by element.
+void relayout(const FftShape& s, bool input, uint8_t* strided, uint8_t* dense, bool to_dense) {
+    const FftShape::Layout& l = input ? s.in : s.out;
+    const uint64_t bytes = s.side_element_bytes(input);
+    uint64_t size[3] = {1, 1, 1}, members = 1;
+    for (uint32_t d = 0; d < s.rank; ++d) size[d] = s.side_size(input, d), members *= size[d];
+    uint64_t i = 0;
+    for (uint64_t b = 0; b < s.batch; ++b)
+        for (uint64_t x = 0; x < members; ++x, ++i) {
+            uint64_t rest = x, at = 0, scale = 1;
+            for (uint32_t d = s.rank; d-- > 0;) { // the last dimension varies fastest
+                at += (rest % size[d]) * scale;
+                rest /= size[d];
+                scale *= l.embed[d];
+            }
+            uint8_t* e = strided + (b * l.dist + at * l.stride) * bytes;
+            if (to_dense) std::memcpy(dense + i * bytes, e, bytes);
+            else std::memcpy(e, dense + i * bytes, bytes);
+        }
+}
 } // namespace
 
-Status HostFft::plan(const FftShape& shape, BackendFft* out, uint64_t* work) {
+Status HostFft::plan(const FftShape& shape, bool, BackendFft* out, uint64_t* work) {
     uint64_t dims = 0;
     for (uint32_t i = 0; i < shape.rank; ++i) dims += shape.n[i];
     if (shape.batch * shape.elements() * dims > kMaxSteps) return VGPU_ERROR_NOT_SUPPORTED; // too slow here
@@ -99,8 +120,18 @@ Status HostFft::exec(BackendFft p, const FftShape& shape, uint64_t in, uint64_t 
     const uint8_t* src = mem_.translate(in, shape.input_bytes());
     uint8_t* dst = mem_.translate(out, shape.output_bytes());
     if (!src || !dst) return VGPU_ERROR_INVALID_VALUE; // the device model checked them: a bug if so
-    if (shape.double_precision()) run<double>(shape, src, dst, direction);
-    else run<float>(shape, src, dst, direction);
+    if (!shape.advanced) {
+        if (shape.double_precision()) run<double>(shape, src, dst, direction);
+        else run<float>(shape, src, dst, direction);
+        return VGPU_SUCCESS;
+    }
+    FftShape dense = shape;
+    dense.advanced = false;
+    std::vector<uint8_t> a(dense.input_bytes()), b(dense.output_bytes());
+    relayout(shape, true, const_cast<uint8_t*>(src), a.data(), true);
+    if (shape.double_precision()) run<double>(dense, a.data(), b.data(), direction);
+    else run<float>(dense, a.data(), b.data(), direction);
+    relayout(shape, false, dst, b.data(), false);
     return VGPU_SUCCESS;
 }
 

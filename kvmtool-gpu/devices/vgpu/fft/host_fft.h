@@ -3,7 +3,8 @@
 // inverse e^+2πi, neither normalized; R2C keeps n/2 + 1 of the last
 // dimension, C2R reads them), so CI checks the forwarding with real
 // numbers. O(N · Σn) per exec: transforms past 2^30 such steps are
-// NOT_SUPPORTED here.
+// NOT_SUPPORTED here. An advanced layout is gathered into a dense copy and
+// scattered back. Needs no work area (reports 0 bytes).
 #pragma once
 
 #include <set>
@@ -17,7 +18,10 @@ class HostFft final : public FftLibrary {
 public:
     explicit HostFft(const DeviceAddressSpace& memory) : mem_(memory) {}
 
-    Status plan(const FftShape& shape, BackendFft* out, uint64_t* work) override;
+    Status plan(const FftShape& shape, bool auto_allocation, BackendFft* out, uint64_t* work) override;
+    Status set_work_area(BackendFft p, uint64_t) override {
+        return live_.count(p) ? VGPU_SUCCESS : VGPU_ERROR_INVALID_HANDLE;
+    }
     Status destroy(BackendFft p) override { return live_.erase(p) ? VGPU_SUCCESS : VGPU_ERROR_INVALID_HANDLE; }
     Status set_stream(BackendFft p, BackendStream) override {
         return live_.count(p) ? VGPU_SUCCESS : VGPU_ERROR_INVALID_HANDLE;

@@ -11,7 +11,9 @@ namespace kvmgpu::vgpu {
 #define KVMGPU_CURAND_ENTRIES(X)                                                                          \
     X(curandCreateGenerator) X(curandDestroyGenerator) X(curandSetStream) X(curandSetPseudoRandomGeneratorSeed) \
     X(curandGenerate) X(curandGenerateUniform) X(curandGenerateUniformDouble) X(curandGenerateNormal)     \
-    X(curandGenerateNormalDouble) X(curandGetVersion)
+    X(curandGenerateNormalDouble) X(curandGetVersion) X(curandSetGeneratorOffset) X(curandSetGeneratorOrdering) \
+    X(curandSetQuasiRandomGeneratorDimensions) X(curandGenerateLongLong) X(curandGenerateLogNormal)           \
+    X(curandGenerateLogNormalDouble)
 
 struct CurandApi {
 #define KVMGPU_CURAND_MEMBER(name) decltype(&::name) name = nullptr;
@@ -108,8 +110,30 @@ Status CudaRand::generate(BackendRand g, uint32_t kind, uint64_t dptr, uint64_t 
         return from_curand(api_->curandGenerateNormal(gen(g), static_cast<float*>(out), count, float(mean), float(stddev)));
     case VGPU_RAND_NORMAL_DOUBLE:
         return from_curand(api_->curandGenerateNormalDouble(gen(g), static_cast<double*>(out), count, mean, stddev));
+    case VGPU_RAND_LONG_LONG:
+        return from_curand(api_->curandGenerateLongLong(gen(g), static_cast<unsigned long long*>(out), count));
+    case VGPU_RAND_LOG_NORMAL:
+        return from_curand(
+            api_->curandGenerateLogNormal(gen(g), static_cast<float*>(out), count, float(mean), float(stddev)));
+    case VGPU_RAND_LOG_NORMAL_DOUBLE:
+        return from_curand(api_->curandGenerateLogNormalDouble(gen(g), static_cast<double*>(out), count, mean, stddev));
     default: return VGPU_ERROR_INVALID_VALUE;
     }
+}
+
+Status CudaRand::set_offset(BackendRand g, uint64_t offset) {
+    if (!live_.count(g)) return VGPU_ERROR_INVALID_HANDLE;
+    return from_curand(api_->curandSetGeneratorOffset(gen(g), offset));
+}
+
+Status CudaRand::set_ordering(BackendRand g, uint32_t ordering) {
+    if (!live_.count(g)) return VGPU_ERROR_INVALID_HANDLE;
+    return from_curand(api_->curandSetGeneratorOrdering(gen(g), static_cast<curandOrdering_t>(ordering)));
+}
+
+Status CudaRand::set_dimensions(BackendRand g, uint32_t dimensions) {
+    if (!live_.count(g)) return VGPU_ERROR_INVALID_HANDLE;
+    return from_curand(api_->curandSetQuasiRandomGeneratorDimensions(gen(g), dimensions));
 }
 
 } // namespace kvmgpu::vgpu

@@ -22,6 +22,9 @@ public:
     Status set_stream(BackendRand g, BackendStream s) override;
     Status set_seed(BackendRand g, uint64_t seed) override;
     Status generate(BackendRand g, uint32_t kind, uint64_t dptr, uint64_t count, double mean, double stddev) override;
+    Status set_offset(BackendRand g, uint64_t offset) override;
+    Status set_ordering(BackendRand g, uint32_t ordering) override;
+    Status set_dimensions(BackendRand g, uint32_t dimensions) override;
     // The context is gone (a sticky error): its generators with it.
     void forget_all() { live_.clear(); }
 

@@ -1,7 +1,10 @@
-// The host backend's cuRAND: a CPU generator with cuRAND's host API's
-// ranges (uniform in (0, 1], normal by Box-Muller, 32-bit words), seeded
-// as set, so CI checks the forwarding with real numbers. Not cuRAND's
-// sequences: every type is the same SplitMix64 stream here.
+// The host backend's cuRAND: pseudo-random generators are a CPU generator
+// with cuRAND's host API's ranges (uniform in (0, 1], normal by
+// Box-Muller, 32-bit words), seeded and offset as set, so CI checks the
+// forwarding with real numbers; not cuRAND's sequences (every pseudo type
+// is the same SplitMix64 stream here). Quasi-random generators are
+// cuRAND's Sobol sequences (sobol.h), where the host has cuRAND's tables;
+// else creating one is refused (NOT_SUPPORTED, one log line).
 #pragma once
 
 #include <map>
@@ -20,13 +23,23 @@ public:
     Status set_stream(BackendRand g, BackendStream s) override;
     Status set_seed(BackendRand g, uint64_t seed) override;
     Status generate(BackendRand g, uint32_t kind, uint64_t dptr, uint64_t count, double mean, double stddev) override;
+    Status set_offset(BackendRand g, uint64_t offset) override;
+    Status set_ordering(BackendRand g, uint32_t ordering) override;
+    Status set_dimensions(BackendRand g, uint32_t dimensions) override;
 
     size_t live_generators() const { return state_.size(); }
     void forget_all() { state_.clear(); } // the backend dropped its context
 
 private:
+    struct Generator {
+        uint32_t type = 0;
+        uint64_t seed = 0, offset = 0;
+        uint32_t dimensions = 1;
+        uint64_t next = 0; // pseudo: the SplitMix64 state; quasi: the next point's index
+    };
+    Status generate_quasi(Generator& g, uint32_t kind, uint8_t* out, uint64_t count, double mean, double stddev);
     const DeviceAddressSpace& mem_;
-    std::map<BackendRand, uint64_t> state_; // id -> SplitMix64 state
+    std::map<BackendRand, Generator> state_;
     BackendRand next_ = 0x100;
 };
 
