@@ -113,6 +113,7 @@ void CudaBackend::free_context() {
     // Destroying the context frees its memory, modules, streams and events;
     // registrations are undone first so the pages can be registered again.
     for (const auto& r : ram_.ranges()) api_.cuMemHostUnregister(r.host);
+    drop_vmm();
     if (blas_) blas_->forget_all(); // the context takes the handles' memory with it
     if (rand_) rand_->forget_all();
     if (fft_) fft_->forget_all();
