@@ -6,6 +6,7 @@
 // cuMemCreate until its last mapping goes after cuMemRelease; a range with
 // access set is the VM's device memory (AllocationTable::add_mapped) for
 // every other command. What a context made goes with it and at RESET.
+#include <algorithm>
 #include <bit>
 
 #include "kvmtool-gpu/devices/vgpu/command_dispatch.h"
@@ -33,7 +34,7 @@ CommandResult CommandDispatch::op_vmm_reserve(GuestCommand& c) {
         return fail(VGPU_ERROR_INVALID_VALUE, "address asked for not granule-aligned, or the range wraps");
     if (vmm_reserved_.size() >= opts_.max_handles) return fail(VGPU_ERROR_OUT_OF_MEMORY, "reservation table full");
     uint64_t va = 0;
-    const Status s = backend_result(backend_.vmm_reserve(bytes, align, fixed, &va));
+    const Status s = backend_result(backend_.vmm_reserve(bytes, std::max(align, g), fixed, &va)); // 0: a granule
     if (s != VGPU_SUCCESS) return done(s);
     // A backend range overlapping what the VM holds is a bug; do not expose it.
     auto next = vmm_reserved_.lower_bound(va);

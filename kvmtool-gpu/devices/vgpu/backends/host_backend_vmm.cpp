@@ -96,8 +96,10 @@ Status HostBackend::vmm_unmap(uint64_t va, uint64_t bytes) {
 }
 
 Status HostBackend::vmm_set_access(uint64_t va, uint64_t bytes, uint32_t flags) {
-    (void)flags; // the device model keeps which ranges are accessible
-    return translate_vmm(va, bytes) || bytes == 0 ? VGPU_SUCCESS : VGPU_ERROR_INVALID_VALUE;
+    // The device model checked that whole mappings tile the range and keeps
+    // which are accessible; here every mapping is reachable by translate().
+    (void)va, (void)bytes, (void)flags;
+    return VGPU_SUCCESS;
 }
 
 uint8_t* HostBackend::translate_vmm(uint64_t dptr, uint64_t bytes) const {
