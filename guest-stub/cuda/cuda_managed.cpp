@@ -194,27 +194,45 @@ extern "C" CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytes, unsigned 
     m.bytes = (bytes + granule - 1) / granule * granule;
     m.ctx = current_context();
     m.attach = flags;
-    // Guest bytes at a granule-aligned address: the device range goes there too.
-    if (cuMemAllocHost(&m.block, m.bytes + granule) != CUDA_SUCCESS)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    const uint64_t raw = reinterpret_cast<uintptr_t>(m.block);
-    m.start = (raw + granule - 1) / granule * granule;
-    uint64_t gpa, va = 0;
-    if (!guest::platform::virt_to_phys(reinterpret_cast<void*>(m.start), &gpa) || gpa != m.start) {
-        teardown(m, false, false);
-        return CUDA_ERROR_NOT_SUPPORTED; // page-locked memory is identity-mapped on both platforms
+    // Guest bytes at a granule-aligned address G, and device addresses
+    // reserved at G. The device may have G in use already (the worker's own
+    // allocations): then another block of guest RAM, a few times; the blocks
+    // tried meanwhile are held so that each try gets a new address.
+    constexpr int kTries = 4;
+    void* tried[kTries] = {};
+    CUresult placed = CUDA_ERROR_NOT_SUPPORTED;
+    for (int t = 0; t < kTries && placed == CUDA_ERROR_NOT_SUPPORTED; ++t) {
+        if (cuMemAllocHost(&m.block, m.bytes + granule) != CUDA_SUCCESS) {
+            placed = CUDA_ERROR_OUT_OF_MEMORY;
+            break;
+        }
+        const uint64_t raw = reinterpret_cast<uintptr_t>(m.block);
+        m.start = (raw + granule - 1) / granule * granule;
+        uint64_t gpa, va = 0;
+        if (!guest::platform::virt_to_phys(reinterpret_cast<void*>(m.start), &gpa) || gpa != m.start) {
+            placed = CUDA_ERROR_INVALID_VALUE; // page-locked memory is identity-mapped on both platforms
+            break;
+        }
+        if ((placed = vmm_call(VGPU_OP_VMM_RESERVE, m.bytes, granule, m.start, 0, &va)) != CUDA_SUCCESS)
+            break;
+        if (va != m.start) {
+            vmm_call(VGPU_OP_VMM_FREE_RESERVATION, va, m.bytes);
+            tried[t] = m.block;
+            m.block = nullptr;
+            placed = CUDA_ERROR_NOT_SUPPORTED;
+        }
     }
-    if (CUresult r = vmm_call(VGPU_OP_VMM_RESERVE, m.bytes, granule, m.start, 0, &va)) {
-        teardown(m, false, false);
-        return r;
-    }
-    if (va != m.start) {
-        vmm_call(VGPU_OP_VMM_FREE_RESERVATION, va, m.bytes);
-        teardown(m, false, false);
-        guest::platform::printf("cuMemAllocManaged: the device cannot place memory at the guest's address 0x%llx: "
-                                "managed memory is not available here\n",
-                                static_cast<unsigned long long>(m.start));
-        return CUDA_ERROR_NOT_SUPPORTED;
+    for (void* b : tried)
+        if (b != nullptr)
+            cuMemFreeHost(b);
+    if (placed != CUDA_SUCCESS) {
+        if (m.block != nullptr)
+            cuMemFreeHost(m.block);
+        if (placed == CUDA_ERROR_NOT_SUPPORTED)
+            guest::platform::printf("cuMemAllocManaged: the device cannot place memory at the guest's addresses "
+                                    "(%d tried): managed memory is not available here\n",
+                                    kTries);
+        return placed;
     }
     CUresult r = vmm_call(VGPU_OP_VMM_CREATE, m.bytes, 0, 0, 0, &m.physical);
     if (r != CUDA_SUCCESS) {
