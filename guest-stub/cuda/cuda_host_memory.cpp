@@ -172,6 +172,16 @@ extern "C" CUresult cuMemHostAlloc(void** pp, size_t bytes, unsigned int flags)
     *n = Range{p, need, g.live};
     g.live = n;
     *pp = p;
+    // As the driver pins at allocation: the vGPU registers the block now, not
+    // at its first copy (a timed one, often). Best effort: a copy would too.
+    uint64_t gpa, window;
+    if (ready() == CUDA_SUCCESS && current_context() != nullptr && guest::platform::phys_contiguous(p, need, &gpa)) {
+        Call c;
+        c.op = VGPU_OP_GUEST_RAM_DEVICE_PTR;
+        c.arg[0] = gpa;
+        c.arg[1] = need;
+        (void)call_result(c, &window);
+    }
     return CUDA_SUCCESS;
 }
 

@@ -225,8 +225,11 @@ int run_command(const std::vector<std::string>& all_args) {
     if (vgpu && !printed_start) print_vgpu_start(*vgpu, *vgpu_cfg, true);
     if (vgpu) {
         const auto c = vgpu->device->counters();
-        std::printf("kvmtool-gpu: vGPU: %llu commands, %llu errors\n", (unsigned long long)c.commands,
-                    (unsigned long long)c.errors);
+        std::printf("kvmtool-gpu: vGPU: %llu commands, %llu errors; guest RAM registered with the GPU: %.1f MiB "
+                    "in %.1f ms (%s)\n",
+                    (unsigned long long)c.commands, (unsigned long long)c.errors,
+                    static_cast<double>(c.ram_registered_bytes) / (1 << 20), c.ram_register_ns * 1e-6,
+                    vgpu_cfg->options.lazy_ram_registration ? "lazily, as copies reached it" : "all, at start");
     }
     return r.passed() ? 0 : 1;
 }

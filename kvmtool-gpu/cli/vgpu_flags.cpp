@@ -38,7 +38,7 @@ const std::set<std::string>& vgpu_option_names() {
     static const std::set<std::string> names = {"vgpu", "gpu-worker", "doorbell", "gpu-mem-quota", "max-handles",
                                                 "max-module", "ring-max", "poll-spin-us", "poll-max-us", "gpus",
                                                 "max-registrations", "max-registered", "max-alias-mappings", "cublas",
-                                                "max-graph-nodes"};
+                                                "max-graph-nodes", "ram-registration"};
     return names;
 }
 
@@ -57,7 +57,9 @@ const char* vgpu_options_help() {
            "  --doorbell adaptive|trap|ioeventfd|poll  how the guest's kick reaches the ring's\n"
            "                      consumer (default adaptive: polls while commands come, sleeps\n"
            "                      on an ioeventfd once idle; the guest kicks only then)\n"
-           "                      (default ioeventfd)\n"
+           "  --ram-registration lazy|eager  register guest RAM with the GPU as copies first\n"
+           "                      reach each part of it (default lazy), or all of it when\n"
+           "                      the vGPU starts (eager: pins and zeroes every page)\n"
            "  --gpu-mem-quota SIZE  device memory one VM may hold (default 4G)\n"
            "  --max-handles N     per handle table (default 4096)\n"
            "  --max-graph-nodes N  CUDA graph nodes one VM may hold in graphs, executable\n"
@@ -88,6 +90,9 @@ std::optional<VgpuConfig> parse_vgpu_flags(const ArgParser& p) {
     const std::string bell = p.get_or("doorbell", vgpu::to_string(vgpu::VgpuOptions{}.doorbell));
     if (!vgpu::parse_doorbell(bell, &c.options.doorbell))
         throw UsageError("--doorbell '" + bell + "': expected adaptive, trap, ioeventfd or poll");
+    const std::string reg = p.get_or("ram-registration", "lazy");
+    if (reg != "lazy" && reg != "eager") throw UsageError("--ram-registration '" + reg + "': expected lazy or eager");
+    c.options.lazy_ram_registration = reg == "lazy";
     if (auto v = p.get("gpu-mem-quota")) c.options.device_mem_quota = parse_size(*v, "--gpu-mem-quota");
     if (auto v = p.get("max-handles")) c.options.max_handles = parse_u32(*v, "--max-handles");
     if (auto v = p.get("max-graph-nodes")) c.options.max_graph_nodes = parse_u32(*v, "--max-graph-nodes");

@@ -194,6 +194,8 @@ CommandResult CommandDispatch::execute(GuestCommand& cmd) {
     keeps_device_memory_ = false;
     VgpuCounters::add(counters_.commands);
     if (r.status != VGPU_SUCCESS && r.status != VGPU_ERROR_NOT_READY) VgpuCounters::add(counters_.errors);
+    counters_.ram_registered_bytes.store(backend_.registered_bytes(), std::memory_order_relaxed);
+    counters_.ram_register_ns.store(backend_.register_ns(), std::memory_order_relaxed);
     current_ = nullptr;
     return r;
 }

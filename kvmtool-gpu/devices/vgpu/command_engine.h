@@ -37,8 +37,8 @@ public:
     // the executor and the doorbell. In shared memory for a worker engine.
     VgpuCounters& counters() { return *counters_; }
 
-    // First, on the executor thread: binds the backend to it and registers
-    // all of guest RAM (pinned, device-mapped).
+    // First, on the executor thread: binds the backend to it and adds guest
+    // RAM (registered lazily or all at once: VgpuOptions).
     virtual EngineStart start() = 0;
     // RESET: frees every object the VM holds through the backend and
     // forgets its handles.

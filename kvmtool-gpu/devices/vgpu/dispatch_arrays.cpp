@@ -110,7 +110,8 @@ uint32_t CommandDispatch::copy_side(const vgpu_copy_side& in, const vgpu_copy3d&
             *why = "copy side: guest range outside RAM";
             return VGPU_ERROR_INVALID_VALUE;
         }
-        return VGPU_SUCCESS;
+        *why = "copy side: registering its guest RAM failed";
+        return backend_result(backend_.prepare_guest_ram(out->host, bytes));
     }
     if (!allocs_.contains(at, bytes)) {
         *why = "copy side: device range not this VM's";

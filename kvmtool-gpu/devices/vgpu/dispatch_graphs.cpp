@@ -203,10 +203,12 @@ CommandResult CommandDispatch::op_graph_add_memcpy_node(GuestCommand& c) {
     if (device_dst && !allocs_.contains(device_dst, spec.bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "dst device range not this VM's");
     if (device_src && !allocs_.contains(device_src, spec.bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "src device range not this VM's");
     if (dir != VGPU_OP_MEMCPY_DTOD) {
-        // Guest RAM stays registered with the device while the VM lives: the
-        // node may be launched at any later time.
+        // Registered now, and guest RAM stays registered while the VM lives:
+        // the node may be launched at any later time.
         spec.host = guest_span(dir == VGPU_OP_MEMCPY_HTOD ? spec.src : spec.dst, spec.bytes);
         if (!spec.host) return fail(VGPU_ERROR_INVALID_VALUE, "guest range outside RAM");
+        if (const Status s = backend_result(backend_.prepare_guest_ram(spec.host, spec.bytes)); s != VGPU_SUCCESS)
+            return done(s);
     }
     return add_graph_node(c.desc.arg[0], spec);
 }

@@ -1,7 +1,7 @@
 // Handlers for registering guest buffers (cuMemHostRegister on memory the
 // guest already has). A buffer of one contiguous run of guest RAM needs
-// nothing new: guest RAM is registered whole, and its window gives the
-// device address. A scattered one gets a host-virtual alias (HostAlias) of
+// no alias: its part of guest RAM is registered (if lazily, now), and the
+// RAM's window gives the device address. A scattered one gets a host-virtual alias (HostAlias) of
 // its pages, one mapping per run, which the backend registers, so kernels
 // reach the pages through one device address. Guest RAM on huge host pages
 // cannot be aliased page by page: such a scattered buffer has no device
@@ -42,8 +42,12 @@ CommandResult CommandDispatch::op_host_register(GuestCommand& c) {
         return fail(VGPU_ERROR_OUT_OF_MEMORY, "registered bytes would pass the VM's limit (max_registered_bytes)");
     Registration reg;
     reg.bytes = total;
-    // One run of guest RAM, which is registered whole: its window is the address.
-    if (runs->size() == 1) reg.dptr = backend_.guest_ram_device_address(runs->front().host);
+    // One run of guest RAM: its window is the address, once its pages are registered.
+    if (runs->size() == 1 && backend_.guest_ram_device_address(runs->front().host) != 0) {
+        if (const Status s = backend_result(backend_.prepare_guest_ram(runs->front().host, total)); s != VGPU_SUCCESS)
+            return done(s);
+        reg.dptr = backend_.guest_ram_device_address(runs->front().host);
+    }
     // Else an alias, if every piece is on 4 KiB host pages.
     bool small_pages = true;
     for (const auto& r : *runs)

@@ -208,6 +208,9 @@ CommandResult CommandDispatch::op_guest_ram_device_ptr(GuestCommand& c) {
     if (!host) return fail(VGPU_ERROR_INVALID_VALUE, "guest range outside RAM (or empty)");
     const uint64_t dev = backend_.guest_ram_device_address(host);
     if (dev == 0) return fail(VGPU_ERROR_NOT_SUPPORTED, "guest RAM is not device-mapped");
+    // Kernels will reach these bytes through the address: registered now.
+    if (const Status s = backend_result(backend_.prepare_guest_ram(host, c.desc.arg[1])); s != VGPU_SUCCESS)
+        return done(s);
     return done(VGPU_SUCCESS, dev);
 }
 

@@ -28,7 +28,8 @@ EngineStart InlineEngine::start() {
     backend_->bind_thread();
     EngineStart out;
     for (const memmap::Region& r : mem_.regions()) {
-        const Status s = backend_->register_guest_ram(r.backing->data(), r.size());
+        const Status s = options().lazy_ram_registration ? backend_->add_guest_ram(r.backing->data(), r.size())
+                                                         : backend_->register_guest_ram(r.backing->data(), r.size());
         if (out.registration == VGPU_SUCCESS) out.registration = s;
     }
     out.registration_ns = backend_->register_ns();

@@ -28,6 +28,8 @@ struct VgpuCounterSnapshot {
     uint64_t max_pass = 0;       // most commands handled in one pass
     uint64_t broken = 0;         // rings declared broken
     uint64_t recoveries = 0;     // sticky-error recoveries (context re-created)
+    uint64_t ram_registered_bytes = 0; // guest RAM registered with the GPU so far (lazily: as reached)
+    uint64_t ram_register_ns = 0;      // ... and the time registering took
     std::array<uint64_t, VGPU_OP_MAX_> per_opcode{};
 };
 
@@ -37,6 +39,7 @@ struct VgpuCounters {
     std::atomic<uint64_t> sg_entries{0}, sg_runs{0};
     std::atomic<uint64_t> kicks{0}, wakeups{0}, missed_kicks{0}, passes{0}, max_pass{0};
     std::atomic<uint64_t> broken{0}, recoveries{0};
+    std::atomic<uint64_t> ram_registered_bytes{0}, ram_register_ns{0}; // gauges, stored after each command
     std::array<std::atomic<uint64_t>, VGPU_OP_MAX_> per_opcode{};
 
     static void add(std::atomic<uint64_t>& c, uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
@@ -56,6 +59,7 @@ struct VgpuCounters {
         s.kicks = ld(kicks);
         s.wakeups = ld(wakeups), s.missed_kicks = ld(missed_kicks);
         s.passes = ld(passes), s.max_pass = ld(max_pass), s.broken = ld(broken), s.recoveries = ld(recoveries);
+        s.ram_registered_bytes = ld(ram_registered_bytes), s.ram_register_ns = ld(ram_register_ns);
         for (size_t i = 0; i < per_opcode.size(); ++i) s.per_opcode[i] = ld(per_opcode[i]);
         return s;
     }

@@ -49,7 +49,8 @@ public:
     ~VgpuDevice() override;
 
     // Starts the executor thread, which then starts the engine: the backend
-    // is bound to it and all of guest RAM registered (pinned, device-mapped).
+    // is bound to it and guest RAM added (registered as reached, or all of it
+    // with VgpuOptions::lazy_ram_registration false).
     // Returns at once: the guest runs meanwhile, and its first access to the
     // registers waits until the engine is up (a GPU worker's CUDA start is
     // hundreds of ms). A registration failure is not fatal: the vGPU runs

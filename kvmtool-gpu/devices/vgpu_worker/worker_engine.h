@@ -57,8 +57,8 @@ struct WorkerOptions {
     // Any command, synchronisation included. Below the guest's own 30 s wait,
     // so the guest gets the error status rather than a timeout of its own.
     std::chrono::milliseconds call_timeout{20'000};
-    // Fork until the backend is made and all of guest RAM registered (CUDA
-    // init, a context, pinning the RAM).
+    // Fork until the backend is made and guest RAM added to it (CUDA init,
+    // a context; pinning all of the RAM with --ram-registration eager).
     std::chrono::milliseconds start_timeout{180'000};
     // create() returns once the worker is forked and told to start; the
     // backend and the registration of guest RAM (CUDA: hundreds of ms) go on

@@ -32,11 +32,11 @@ std::unique_ptr<CudaBackend> make_cuda(std::string* why) { return CudaBackend::c
     if (!var) GTEST_SKIP() << "no CUDA backend: " << why_;    \
     var->bind_thread()
 
-// Guest RAM stand-in, registered with the backend.
+// Guest RAM stand-in, registered with the backend (lazy: as reached).
 struct Ram {
     std::unique_ptr<memmap::Backing> b;
-    Ram(GpuBackend& be, uint64_t bytes) : b(memmap::Backing::create(memmap::PageSize::k4K, bytes)) {
-        EXPECT_EQ(be.register_guest_ram(b->data(), bytes), VGPU_SUCCESS);
+    Ram(GpuBackend& be, uint64_t bytes, bool lazy = false) : b(memmap::Backing::create(memmap::PageSize::k4K, bytes)) {
+        EXPECT_EQ(lazy ? be.add_guest_ram(b->data(), bytes) : be.register_guest_ram(b->data(), bytes), VGPU_SUCCESS);
     }
     uint8_t* at(uint64_t off) { return b->data() + off; }
 };
@@ -87,9 +87,8 @@ TEST(CudaBackend, DescribesItselfAndCopies) {
     EXPECT_EQ(be->mem_free(d), VGPU_SUCCESS);
 }
 
-TEST(CudaBackend, EveryScatterGatherStrategyMovesTheRightBytes) {
-    REQUIRE_CUDA(be);
-    Ram ram(*be, 64 << 20);
+void every_strategy_moves_the_right_bytes(CudaBackend* be, bool lazy) {
+    Ram ram(*be, 64 << 20, lazy);
     for (bool odd : {false, true}) {
         const auto src = scattered(ram, 0, 1024, odd, 1);
         const auto dst = scattered(ram, 2048, 1024, odd, 2);
@@ -118,6 +117,44 @@ TEST(CudaBackend, EveryScatterGatherStrategyMovesTheRightBytes) {
         }
         be->mem_free(d);
     }
+}
+
+TEST(CudaBackend, EveryScatterGatherStrategyMovesTheRightBytes) {
+    REQUIRE_CUDA(be);
+    every_strategy_moves_the_right_bytes(be.get(), false);
+}
+
+// Runs registered as they are reached, some of them cut where two
+// registrations meet.
+TEST(CudaBackend, EveryScatterGatherStrategyMovesTheRightBytesFromLazyRam) {
+    REQUIRE_CUDA(be);
+    every_strategy_moves_the_right_bytes(be.get(), true);
+}
+
+TEST(CudaBackend, LazyRamRegistersWhatCopiesReachAndCopiesAcrossRegistrations) {
+    REQUIRE_CUDA(be);
+    constexpr uint64_t M = 1 << 20;
+    Ram ram(*be, 64 * M, true);
+    EXPECT_EQ(be->registered_bytes(), 0u);
+    EXPECT_NE(be->guest_ram_device_address(ram.at(4096)), 0u) << "the zero-copy window exists before registration";
+    uint64_t d;
+    ASSERT_EQ(be->mem_alloc(16 * M, &d), VGPU_SUCCESS);
+    ASSERT_EQ(be->memcpy_htod(d, ram.at(2 * M), 1, 0, false), VGPU_SUCCESS);
+    ASSERT_EQ(be->memcpy_htod(d, ram.at(6 * M + 5), 1, 0, false), VGPU_SUCCESS);
+    EXPECT_EQ(be->registered_bytes(), 4 * M) << "one 2 MiB granule each";
+    for (uint64_t i = 0; i < 8 * M; ++i) ram.at(M)[i] = static_cast<uint8_t>(i * 7 + (i >> 12));
+    // [1M, 9M) spans the two registrations and three new ones.
+    ASSERT_EQ(be->memcpy_htod(d, ram.at(M), 8 * M, 0, false), VGPU_SUCCESS);
+    EXPECT_EQ(be->registered_bytes(), 10 * M);
+    ASSERT_EQ(be->memcpy_dtoh(ram.at(20 * M + 3), d, 8 * M, 0, false), VGPU_SUCCESS);
+    EXPECT_EQ(0, std::memcmp(ram.at(20 * M + 3), ram.at(M), 8 * M));
+    EXPECT_EQ(be->registered_bytes(), 20 * M) << "[20M, 29M) rounded out to granules";
+    // Asked for (zero-copy), a range is registered and readable by the device.
+    ASSERT_EQ(be->prepare_guest_ram(ram.at(40 * M), M), VGPU_SUCCESS);
+    EXPECT_EQ(be->registered_bytes(), 22 * M);
+    ASSERT_EQ(be->prepare_guest_ram(nullptr, 0), VGPU_SUCCESS);
+    EXPECT_EQ(be->registered_bytes(), 64 * M);
+    EXPECT_EQ(be->mem_free(d), VGPU_SUCCESS);
 }
 
 // Prints what each strategy reaches for 65,536 scattered 4 KiB pages

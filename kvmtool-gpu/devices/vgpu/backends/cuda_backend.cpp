@@ -36,7 +36,9 @@ static_assert(sizeof(kvmgpu_copy_run) == 24);
 
 std::unique_ptr<CudaBackend> CudaBackend::create(const CudaBackendOptions& opts, std::string* why) {
     std::string reason;
+    const uint64_t t0 = now_ns();
     const CudaDriverApi* api = CudaDriverApi::get(&reason);
+    const uint64_t t_driver = now_ns();
     auto fail = [&](std::string r) {
         if (why) *why = std::move(r);
         return nullptr;
@@ -48,7 +50,11 @@ std::unique_ptr<CudaBackend> CudaBackend::create(const CudaBackendOptions& opts,
     char name[256] = {};
     api->cuDeviceGetName(name, sizeof name - 1, b->dev_);
     b->device_name_ = name;
+    int same_address = 0;
+    api->cuDeviceGetAttribute(&same_address, CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM, b->dev_);
+    b->host_pointer_is_device_pointer_ = same_address != 0;
     if (b->make_context(&reason) != CUDA_SUCCESS) return fail(reason);
+    b->start_ns_ = {t_driver - t0, now_ns() - t_driver - b->builtin_ns_, b->builtin_ns_};
     CUcontext popped;
     api->cuCtxPopCurrent(&popped); // the executor makes it current on its own thread
     return b;
@@ -80,6 +86,7 @@ CUresult CudaBackend::make_context(std::string* why) {
     }
     if ((r = api_.cuEventCreate(&table_free_, CU_EVENT_DISABLE_TIMING)) != CUDA_SUCCESS) return fail("cuEventCreate", r);
 #ifdef KVMGPU_HAVE_SG_FATBIN
+    const uint64_t t_builtin = now_ns();
     // Not fatal: without it only the GatherKernel strategy is missing.
     if ((r = api_.cuModuleLoadData(&builtin_, kvmgpu_sg_fatbin)) != CUDA_SUCCESS) {
         log_warn("cuda backend: cannot load the embedded sg_kernels fatbin: %s", api_.describe(r).c_str());
@@ -90,6 +97,7 @@ CUresult CudaBackend::make_context(std::string* why) {
     }
     if (builtin_ && (r = load_walk()) != CUDA_SUCCESS)
         log_warn("cuda backend: no device walk: %s", api_.describe(r).c_str());
+    builtin_ns_ = now_ns() - t_builtin;
 #endif
     return CUDA_SUCCESS;
 }
@@ -112,7 +120,9 @@ FftLibrary* CudaBackend::fft() {
 void CudaBackend::free_context() {
     // Destroying the context frees its memory, modules, streams and events;
     // registrations are undone first so the pages can be registered again.
-    for (const auto& r : ram_.ranges()) api_.cuMemHostUnregister(r.host);
+    for (const auto& r : ram_.ranges())
+        if (!lazy_.is_region(r.host)) api_.cuMemHostUnregister(r.host);
+    for (const auto& piece : lazy_.registrations()) api_.cuMemHostUnregister(piece.host);
     drop_vmm();
     if (blas_) blas_->forget_all(); // the context takes the handles' memory with it
     if (rand_) rand_->forget_all();
@@ -142,10 +152,12 @@ std::string CudaBackend::describe() const {
     char buf[512];
     std::snprintf(buf, sizeof buf,
                   "CUDA backend: %s (ordinal %d), driver CUDA %d.%d, own context per VM; gather kernel %s; "
-                  "device walk %s; cuMemcpyBatchAsync %s%s",
+                  "device walk %s; cuMemcpyBatchAsync %s; up in %.1f ms (driver and cuInit %.1f, context %.1f, "
+                  "built-in kernels %.1f)%s",
                   device_name_.c_str(), opts_.ordinal, api_.driver_version / 1000, api_.driver_version % 1000 / 10,
                   gather_fn_ ? "loaded" : "unavailable", has_device_walk() ? "loaded" : "unavailable",
-                  has_batch() ? "present" : "absent",
+                  has_batch() ? "present" : "absent", (start_ns_[0] + start_ns_[1] + start_ns_[2]) * 1e-6,
+                  start_ns_[0] * 1e-6, start_ns_[1] * 1e-6, start_ns_[2] * 1e-6,
                   lost_ ? "; CONTEXT LOST after a sticky error" : "");
     return buf;
 }
@@ -163,15 +175,49 @@ SgStrategy CudaBackend::auto_sg_strategy(uint64_t entries, uint64_t total_bytes)
 void CudaBackend::bind_thread() { api_.cuCtxSetCurrent(ctx_); }
 
 Status CudaBackend::register_guest_ram(void* host, uint64_t bytes) {
+    CUdeviceptr dev = 0;
+    if (const Status s = register_range(host, bytes, &dev); s != VGPU_SUCCESS) return s;
+    ram_.add(static_cast<uint8_t*>(host), bytes, dev);
+    eager_bytes_ += bytes;
+    return VGPU_SUCCESS;
+}
+
+Status CudaBackend::register_range(void* host, uint64_t bytes, CUdeviceptr* dev) {
     const uint64_t t0 = now_ns();
+    // A lazy registration may come inside a guest's stream capture, where
+    // the default (global) mode forbids it and would invalidate the capture.
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    if (api_.cuThreadExchangeStreamCaptureMode) api_.cuThreadExchangeStreamCaptureMode(&mode);
     CUresult r = api_.cuMemHostRegister(host, bytes, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
+    if (api_.cuThreadExchangeStreamCaptureMode) api_.cuThreadExchangeStreamCaptureMode(&mode);
     // Already registered: a context lost to a sticky error could not undo it.
     if (r != CUDA_SUCCESS && r != CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) return to_status(r);
-    CUdeviceptr dev = 0;
-    CU_TRY(api_.cuMemHostGetDevicePointer(&dev, host, 0));
-    ram_.add(static_cast<uint8_t*>(host), bytes, dev);
+    CU_TRY(api_.cuMemHostGetDevicePointer(dev, host, 0));
     register_ns_ += now_ns() - t0;
     return VGPU_SUCCESS;
+}
+
+// Lazily only where registered memory keeps its host address on the device
+// (unified addressing): the window is then known before any registration.
+Status CudaBackend::add_guest_ram(void* host, uint64_t bytes) {
+    if (!host_pointer_is_device_pointer_) return register_guest_ram(host, bytes);
+    lazy_.add_region(static_cast<uint8_t*>(host), bytes);
+    ram_.add(static_cast<uint8_t*>(host), bytes, reinterpret_cast<uint64_t>(host));
+    return VGPU_SUCCESS;
+}
+
+Status CudaBackend::prepare_guest_ram(const void* host, uint64_t bytes) {
+    auto register_piece = [this](uint8_t* p, uint64_t n) {
+        CUdeviceptr dev = 0;
+        const Status s = register_range(p, n, &dev);
+        if (s == VGPU_SUCCESS && dev != reinterpret_cast<uint64_t>(p)) {
+            log_error("cuda backend: registered guest RAM at %p got device address %#llx: no lazy registration here",
+                      static_cast<void*>(p), static_cast<unsigned long long>(dev));
+            return VGPU_ERROR_NOT_SUPPORTED;
+        }
+        return s;
+    };
+    return host ? lazy_.prepare(host, bytes, register_piece) : lazy_.prepare_all(register_piece);
 }
 
 Status CudaBackend::unregister_guest_ram(void* host) {
@@ -229,12 +275,24 @@ Status CudaBackend::finish(CUresult r, CUstream s, bool async) {
     return to_status(api_.cuStreamSynchronize(s));
 }
 
+// One copy per registration the host range lies in: a copy spanning two
+// would be staged by the driver as pageable memory.
 Status CudaBackend::memcpy_htod(uint64_t dst, const void* src, uint64_t bytes, BackendStream s, bool async) {
-    return finish(api_.cuMemcpyHtoDAsync(dst, src, bytes, stream(s)), stream(s), async);
+    if (const Status st = prepare_guest_ram(src, bytes); st != VGPU_SUCCESS) return st;
+    CUresult r = CUDA_SUCCESS;
+    lazy_.for_each_piece(src, bytes, [&](uint64_t off, uint64_t len) {
+        if (r == CUDA_SUCCESS) r = api_.cuMemcpyHtoDAsync(dst + off, static_cast<const uint8_t*>(src) + off, len, stream(s));
+    });
+    return finish(r, stream(s), async);
 }
 
 Status CudaBackend::memcpy_dtoh(void* dst, uint64_t src, uint64_t bytes, BackendStream s, bool async) {
-    return finish(api_.cuMemcpyDtoHAsync(dst, src, bytes, stream(s)), stream(s), async);
+    if (const Status st = prepare_guest_ram(dst, bytes); st != VGPU_SUCCESS) return st;
+    CUresult r = CUDA_SUCCESS;
+    lazy_.for_each_piece(dst, bytes, [&](uint64_t off, uint64_t len) {
+        if (r == CUDA_SUCCESS) r = api_.cuMemcpyDtoHAsync(static_cast<uint8_t*>(dst) + off, src + off, len, stream(s));
+    });
+    return finish(r, stream(s), async);
 }
 
 Status CudaBackend::memcpy_dtod(uint64_t dst, uint64_t src, uint64_t bytes, BackendStream s, bool async) {
@@ -404,8 +462,11 @@ bool CudaBackend::recover_from(Status s) {
     if (api_.cuCtxSynchronize() == CUDA_SUCCESS) return false;
     log_warn("cuda backend: context lost after %s (%u): re-creating it", status_name(s), s);
     const std::vector<GuestRamMap::Range> ranges = ram_.ranges();
+    const std::vector<LazyRegistration::Piece> lazy_pieces = lazy_.registrations();
     free_context();
     ram_.clear();
+    lazy_.forget_registrations();
+    eager_bytes_ = 0;
     std::string why;
     if (make_context(&why) != CUDA_SUCCESS) {
         // Seen with driver 580 after an illegal address: cuda.h documents
@@ -417,9 +478,16 @@ bool CudaBackend::recover_from(Status s) {
                   why.c_str());
         return true; // every handle is gone either way
     }
-    for (const auto& r : ranges)
-        if (register_guest_ram(r.host, r.bytes) != VGPU_SUCCESS)
+    for (const auto& r : ranges) {
+        if (lazy_.is_region(r.host)) {
+            ram_.add(r.host, r.bytes, r.dev); // the window stays; its registered pieces come back below
+        } else if (register_guest_ram(r.host, r.bytes) != VGPU_SUCCESS) {
             log_warn("cuda backend: re-registering %llu bytes of guest RAM failed", static_cast<unsigned long long>(r.bytes));
+        }
+    }
+    for (const auto& piece : lazy_pieces)
+        if (prepare_guest_ram(piece.host, piece.bytes) != VGPU_SUCCESS)
+            log_warn("cuda backend: re-registering %llu bytes of guest RAM failed", static_cast<unsigned long long>(piece.bytes));
     return true;
 }
 

@@ -1,8 +1,9 @@
 // The GpuBackend of a real GPU: the CUDA Driver API (loaded at run time,
 // see cuda_driver_api.h), one CUDA context per instance (cuCtxCreate, not
 // the shared primary context, so VMs never share an address space or a
-// sticky error). Guest RAM is registered once (PORTABLE | DEVICEMAP) so
-// copies are DMA straight from guest RAM and kernels can read it.
+// sticky error). Guest RAM is registered (PORTABLE | DEVICEMAP) so copies
+// are DMA straight from guest RAM and kernels can read it: by default as
+// commands first reach each part of it (lazy_registration.h).
 //
 // Scatter-gather strategies:
 //   PerChunk / Coalesce - one cuMemcpy*Async per run (the device model
@@ -23,6 +24,7 @@
 
 #include <cuda.h>
 
+#include <array>
 #include <map>
 #include <memory>
 #include <set>
@@ -33,6 +35,7 @@
 #include "kvmtool-gpu/devices/vgpu/backends/cuda_graphs.h"
 #include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
 #include "kvmtool-gpu/devices/vgpu/backends/guest_ram_map.h"
+#include "kvmtool-gpu/devices/vgpu/backends/lazy_registration.h"
 #include "kvmtool-gpu/devices/vgpu/backends/sg_copy_run.h"
 #include "kvmtool-gpu/devices/vgpu/blas/cuda_blas.h"
 #include "kvmtool-gpu/devices/vgpu/fft/cuda_fft.h"
@@ -68,6 +71,9 @@ public:
     void bind_thread() override;
 
     Status register_guest_ram(void* host, uint64_t bytes) override;
+    Status add_guest_ram(void* host, uint64_t bytes) override;
+    Status prepare_guest_ram(const void* host, uint64_t bytes) override;
+    uint64_t registered_bytes() const override { return eager_bytes_ + lazy_.registered_bytes(); }
     Status unregister_guest_ram(void* host) override;
     uint64_t register_ns() const override { return register_ns_; }
     uint64_t guest_ram_device_address(const void* host) const override { return ram_.device_address(host); }
@@ -180,6 +186,10 @@ private:
     void free_context();
     static CUstream stream(BackendStream s) { return reinterpret_cast<CUstream>(s); }
     Status finish(CUresult r, CUstream s, bool async);
+    // cuMemHostRegister (PORTABLE | DEVICEMAP) and the range's device address.
+    Status register_range(void* host, uint64_t bytes, CUdeviceptr* dev);
+    // The runs, prepared, cut where lazy registrations meet (split_runs_ or runs itself).
+    Status prepare_runs(std::span<const memmap::HostRun> runs, std::span<const memmap::HostRun>* out);
 
     // cuda_backend_sg.cpp
     Status sg_each(CUdeviceptr dptr, std::span<const memmap::HostRun> runs, CUstream s, bool htod, bool async);
@@ -201,8 +211,13 @@ private:
     CUdevice dev_ = 0;
     CUcontext ctx_ = nullptr;
     std::string device_name_;
-    GuestRamMap ram_; // registered guest RAM
-    uint64_t register_ns_ = 0;
+    GuestRamMap ram_; // guest RAM's zero-copy windows (lazy ones included)
+    LazyRegistration lazy_;
+    bool host_pointer_is_device_pointer_ = false; // registered memory keeps its address on the device
+    uint64_t register_ns_ = 0, eager_bytes_ = 0;
+    uint64_t builtin_ns_ = 0;                // loading the built-in kernels (make_context)
+    std::array<uint64_t, 3> start_ns_{};     // create(): driver and cuInit, context, built-in kernels
+    std::vector<memmap::HostRun> split_runs_; // SG runs cut where lazy registrations meet
     bool lost_ = false; // a sticky error and no new context could be made
 
     // Per-context helpers, re-made with the context.

@@ -9,8 +9,11 @@
 
 namespace kvmgpu::vgpu {
 
-Status CudaBackend::memcpy_htod_sg(uint64_t dst, std::span<const memmap::HostRun> runs, SgStrategy how,
+Status CudaBackend::memcpy_htod_sg(uint64_t dst, std::span<const memmap::HostRun> given, SgStrategy how,
                                    BackendStream s, bool async) {
+    std::span<const memmap::HostRun> runs = given;
+    if (how != SgStrategy::Bounce) // the copy engine or a kernel reaches guest RAM
+        if (const Status st = prepare_runs(given, &runs); st != VGPU_SUCCESS) return st;
     switch (how) {
     case SgStrategy::PerChunk:
     case SgStrategy::Coalesce: return sg_each(dst, runs, stream(s), true, async);
@@ -22,8 +25,11 @@ Status CudaBackend::memcpy_htod_sg(uint64_t dst, std::span<const memmap::HostRun
     return VGPU_ERROR_INVALID_VALUE;
 }
 
-Status CudaBackend::memcpy_dtoh_sg(uint64_t src, std::span<const memmap::HostRun> runs, SgStrategy how,
+Status CudaBackend::memcpy_dtoh_sg(uint64_t src, std::span<const memmap::HostRun> given, SgStrategy how,
                                    BackendStream s, bool async) {
+    std::span<const memmap::HostRun> runs = given;
+    if (how != SgStrategy::Bounce) // the copy engine or a kernel reaches guest RAM
+        if (const Status st = prepare_runs(given, &runs); st != VGPU_SUCCESS) return st;
     switch (how) {
     case SgStrategy::PerChunk:
     case SgStrategy::Coalesce: return sg_each(src, runs, stream(s), false, async);
@@ -33,6 +39,23 @@ Status CudaBackend::memcpy_dtoh_sg(uint64_t src, std::span<const memmap::HostRun
     case SgStrategy::DeviceWalk: break;
     }
     return VGPU_ERROR_INVALID_VALUE;
+}
+
+Status CudaBackend::prepare_runs(std::span<const memmap::HostRun> runs, std::span<const memmap::HostRun>* out) {
+    bool cut = false;
+    for (const auto& r : runs) {
+        if (const Status s = prepare_guest_ram(r.host, r.len); s != VGPU_SUCCESS) return s;
+            lazy_.for_each_piece(r.host, r.len, [&](uint64_t off, uint64_t) { cut |= off != 0; });
+    }
+    *out = runs;
+    if (!cut) return VGPU_SUCCESS;
+    split_runs_.clear();
+    for (const auto& r : runs)
+        lazy_.for_each_piece(r.host, r.len, [&](uint64_t off, uint64_t len) {
+            split_runs_.push_back(memmap::HostRun{r.host + off, memmap::GuestPhysAddr{r.gpa.value + off}, len});
+        });
+    *out = split_runs_;
+    return VGPU_SUCCESS;
 }
 
 // One async copy per run, straight from/to (registered) guest RAM.

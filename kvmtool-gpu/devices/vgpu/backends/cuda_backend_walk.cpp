@@ -91,6 +91,8 @@ Status CudaBackend::memcpy_sg_walk(bool htod, uint64_t dptr, const SgWalk& w, Ba
     if (!has_device_walk()) return VGPU_ERROR_NOT_SUPPORTED;
     if (w.count == 0 || w.count > VGPU_MAX_SG_ENTRIES || w.total == 0 || w.ram.size() > KVMGPU_WALK_MAX_WINDOWS)
         return VGPU_ERROR_INVALID_VALUE;
+    // The GPU reads the list and whichever frames it names: all of guest RAM.
+    if (const Status s = prepare_guest_ram(nullptr, 0); s != VGPU_SUCCESS) return s;
     kvmgpu_walk_params p{};
     p.list = ram_.device_address(w.list);
     if (p.list == 0) return VGPU_ERROR_NOT_SUPPORTED; // not device-mapped guest RAM

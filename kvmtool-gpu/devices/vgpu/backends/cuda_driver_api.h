@@ -51,7 +51,8 @@ namespace kvmgpu::vgpu {
     X(cuGraphAddMemcpyNode, 10000) X(cuGraphAddMemsetNode, 10000) X(cuGraphAddEmptyNode, 10000)                  \
     X(cuGraphAddDependencies, 12030) X(cuGraphRemoveDependencies, 12030) X(cuGraphGetNodes, 10000)               \
     X(cuGraphDestroyNode, 10000) X(cuGraphInstantiateWithFlags, 11040) X(cuGraphLaunch, 10000)                   \
-    X(cuGraphUpload, 11010) X(cuGraphExecUpdate, 12000) X(cuGraphExecDestroy, 10000)                           \
+    X(cuGraphUpload, 11010) X(cuGraphExecUpdate, 12000) X(cuGraphExecDestroy, 10000)                            \
+    X(cuThreadExchangeStreamCaptureMode, 10010)                                                                  \
     X(cuMemGetAllocationGranularity, 10020) X(cuMemAddressReserve, 10020) X(cuMemAddressFree, 10020)             \
     X(cuMemCreate, 10020) X(cuMemRelease, 10020) X(cuMemMap, 10020) X(cuMemUnmap, 10020) X(cuMemSetAccess, 10020) \
     X(cuMemAllocAsync, 11020) X(cuMemFreeAsync, 11020) X(cuMemAllocManaged, 6000)

@@ -117,10 +117,23 @@ public:
     // thread-safe.
     virtual void bind_thread() {}
 
-    // Guest RAM, registered (pinned, device-mapped) once when the VM starts.
-    // register_ns() reports what that cost.
+    // Guest RAM, registered (pinned, device-mapped) at once. register_ns()
+    // reports what registering has cost so far.
     virtual Status register_guest_ram(void* host, uint64_t bytes) = 0;
     virtual uint64_t register_ns() const = 0;
+    // Guest RAM the backend may register lazily (lazy_registration.h): its
+    // zero-copy window exists at once, its pages are registered as
+    // prepare_guest_ram() and the copies reach them. The default registers
+    // it at once.
+    virtual Status add_guest_ram(void* host, uint64_t bytes) { return register_guest_ram(host, bytes); }
+    // Makes [host, host + bytes) of added guest RAM usable by the device
+    // (zero-copy, copy nodes, kernels); host nullptr: all of it.
+    virtual Status prepare_guest_ram(const void* host, uint64_t bytes) {
+        (void)host, (void)bytes;
+        return VGPU_SUCCESS;
+    }
+    // Bytes of guest RAM registered so far (added RAM counts as it is).
+    virtual uint64_t registered_bytes() const { return 0; }
     // Undoes register_guest_ram for the range starting at host (an alias of
     // guest pages the guest registered, cuMemHostUnregister).
     virtual Status unregister_guest_ram(void* host) = 0;

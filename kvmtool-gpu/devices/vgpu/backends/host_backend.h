@@ -60,6 +60,11 @@ public:
     Status register_guest_ram(void* host, uint64_t bytes) override;
     Status unregister_guest_ram(void* host) override;
     uint64_t register_ns() const override { return register_ns_; }
+    uint64_t registered_bytes() const override {
+        uint64_t n = 0;
+        for (const auto& r : ram_.ranges()) n += r.bytes;
+        return n;
+    }
     uint64_t guest_ram_device_address(const void* host) const override { return ram_.device_address(host); }
 
     Status device_count(int* out) override;
