@@ -325,9 +325,13 @@ if want managed; then
   RUN_ARGS="--vgpu cuda" GUESTS="conformance" step managed-conformance \
     sh "$repo/kvmtool-gpu/scripts/run-guests.sh" "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" 4K
   grep -E 'FAIL|checks|cuMemAllocManaged' "$out/managed-conformance.log" | head -20 | sed 's/^/    /' | tee -a "$summary"
+  # The samples pack: .carry/cuda-samples, or .carry/cuda-samples.tar.xz unpacked here.
+  pack=$repo/.carry/cuda-samples
+  if [ ! -d "$pack" ] && [ -f "$repo/.carry/cuda-samples.tar.xz" ]; then
+    pack=/tmp/kvmgpu-managed-pack && rm -rf "$pack" && mkdir -p "$pack" && tar -C "$pack" -xJf "$repo/.carry/cuda-samples.tar.xz"
+  fi
   SAMPLES="systemWideAtomics vectorAddMMAP UnifiedMemoryPerf" TIMEOUT=240 step managed-samples \
-    sh "$repo/kvmtool-gpu/scripts/run-nvidia-samples.sh" "$bin/kvmtool-gpu" "$repo/.carry/cuda-samples" \
-    "$out/managed/samples" --vgpu cuda
+    sh "$repo/kvmtool-gpu/scripts/run-nvidia-samples.sh" "$bin/kvmtool-gpu" "$pack" "$out/managed/samples" --vgpu cuda
   tail -n 20 "$out/managed-samples.log" | sed 's/^/    /' | tee -a "$summary"
   step managed-calls timeout 300 "$bin/kvmtool-gpu" bench calls --vgpu cuda --doorbells adaptive --batching off \
     --idle-s 0 --out "$out/managed/calls"
