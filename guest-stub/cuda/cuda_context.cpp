@@ -72,6 +72,7 @@ CUresult send_current(CUcontext ctx)
 void forget_objects_of(CUcontext ctx)
 {
     allocations_forget(ctx);
+    managed_forget(ctx);
     events_forget(ctx);
 }
 

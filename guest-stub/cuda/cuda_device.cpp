@@ -59,17 +59,22 @@ extern "C" CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUd
     c.arg[0] = static_cast<uint64_t>(attrib);
     c.arg[1] = device_arg(dev);
     const CUresult r = call_result(c, pi);
-    // Managed memory and access to pageable memory are the VMM's host's, not
-    // this guest's (cuMemAllocManaged is not offered: docs/runtime-api.md).
+    // Managed memory is the guest library's emulation (docs/managed-memory.md):
+    // offered, never accessed concurrently by CPU and GPU; access to pageable
+    // memory is the VMM's host's, not this guest's. The library answers these
+    // for any device the vGPU knows, whatever its backend says of them.
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_INVALID_VALUE)
+        return r;
     switch (attrib) {
     case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:
+        *pi = 1;
+        return CUDA_SUCCESS;
     case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS:
     case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS:
     case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES:
     case CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST:
-        if (r == CUDA_SUCCESS)
-            *pi = 0;
-        break;
+        *pi = 0;
+        return CUDA_SUCCESS;
     default:
         break;
     }

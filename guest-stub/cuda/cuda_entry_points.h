@@ -87,23 +87,34 @@
     X(cuLaunchHostFunc, 10000, cuLaunchHostFunc) \
     X(cuLaunchKernel, 4000, cuLaunchKernel) \
     X(cuLaunchKernelEx, 11060, cuLaunchKernelEx) \
+    X(cuMemAddressFree, 10020, cuMemAddressFree) \
+    X(cuMemAddressReserve, 10020, cuMemAddressReserve) \
+    X(cuMemAdvise, 12020, cuMemAdvise_v2) \
     X(cuMemAlloc, 3020, cuMemAlloc) \
     X(cuMemAllocAsync, 11020, cuMemAllocAsync) \
     X(cuMemAllocFromPoolAsync, 11020, cuMemAllocFromPoolAsync) \
     X(cuMemAllocHost, 3020, cuMemAllocHost) \
+    X(cuMemAllocManaged, 6000, cuMemAllocManaged) \
+    X(cuMemCreate, 10020, cuMemCreate) \
     X(cuMemFree, 3020, cuMemFree) \
     X(cuMemFreeAsync, 11020, cuMemFreeAsync) \
     X(cuMemFreeHost, 2000, cuMemFreeHost) \
+    X(cuMemGetAllocationGranularity, 10020, cuMemGetAllocationGranularity) \
     X(cuMemGetInfo, 3020, cuMemGetInfo) \
     X(cuMemHostAlloc, 2020, cuMemHostAlloc) \
     X(cuMemHostGetDevicePointer, 3020, cuMemHostGetDevicePointer) \
     X(cuMemHostRegister, 6050, cuMemHostRegister) \
     X(cuMemHostUnregister, 4000, cuMemHostUnregister) \
+    X(cuMemMap, 10020, cuMemMap) \
     X(cuMemPoolGetAccess, 11020, cuMemPoolGetAccess) \
     X(cuMemPoolGetAttribute, 11020, cuMemPoolGetAttribute) \
     X(cuMemPoolSetAccess, 11020, cuMemPoolSetAccess) \
     X(cuMemPoolSetAttribute, 11020, cuMemPoolSetAttribute) \
     X(cuMemPoolTrimTo, 11020, cuMemPoolTrimTo) \
+    X(cuMemPrefetchAsync, 12020, cuMemPrefetchAsync_v2) \
+    X(cuMemRelease, 10020, cuMemRelease) \
+    X(cuMemSetAccess, 10020, cuMemSetAccess) \
+    X(cuMemUnmap, 10020, cuMemUnmap) \
     X(cuMemcpy, 4000, cuMemcpy) \
     X(cuMemcpy2D, 3020, cuMemcpy2D) \
     X(cuMemcpy2DAsync, 3020, cuMemcpy2DAsync) \
@@ -137,7 +148,10 @@
     X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 7000, cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) \
     X(cuOccupancyMaxPotentialBlockSize, 6050, cuOccupancyMaxPotentialBlockSize) \
     X(cuOccupancyMaxPotentialBlockSizeWithFlags, 7000, cuOccupancyMaxPotentialBlockSizeWithFlags) \
+    X(cuPointerGetAttribute, 4000, cuPointerGetAttribute) \
+    X(cuPointerGetAttributes, 7000, cuPointerGetAttributes) \
     X(cuStreamAddCallback, 5000, cuStreamAddCallback) \
+    X(cuStreamAttachMemAsync, 6000, cuStreamAttachMemAsync) \
     X(cuStreamBeginCapture, 10010, cuStreamBeginCapture) \
     X(cuStreamCreate, 2000, cuStreamCreate) \
     X(cuStreamCreateWithPriority, 5050, cuStreamCreateWithPriority) \

@@ -358,8 +358,8 @@ extern "C" CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
     c.arg[0] = exec;
     c.arg[1] = stream_arg(hStream);
     if (!host)
-        return call_async(c);
-    if (CUresult r = call_async(c))
+        return managed_launch(c, hStream, false);
+    if (CUresult r = managed_launch(c, hStream, false))
         return r;
     if (CUresult r = cuStreamSynchronize(hStream))
         return r;

@@ -88,11 +88,25 @@ CUresult preflight(const void* host, size_t bytes, bool* proceed)
     return CUDA_SUCCESS;
 }
 
+// A copy or memset naming managed memory works on the guest's bytes, which
+// are the truth between calls (cuda_managed.cpp), after the stream's
+// earlier work, as a synchronous copy would be ordered.
+CUresult managed_move(void* dst, const void* src, size_t bytes, CUstream stream)
+{
+    if (CUresult r = cuStreamSynchronize(stream))
+        return r;
+    memmove(dst, src, bytes);
+    return CUDA_SUCCESS;
+}
+
 CUresult copy(Dir dir, CUdeviceptr dptr, const void* host, size_t bytes, CUstream stream, bool async)
 {
     bool proceed;
     if (CUresult r = preflight(host, bytes, &proceed); !proceed)
         return r;
+    if (void* m = managed_host_view(dptr, bytes); m && capture_of(stream) == 0)
+        return dir == Dir::kHtoD ? managed_move(m, host, bytes, stream)
+                                 : managed_move(const_cast<void*>(host), m, bytes, stream);
     // CUDA's API synchronization rules: an asynchronous copy from pageable
     // memory returns once the source has been read (the caller may rewrite
     // it at once), one to pageable memory once the data is there. So they
@@ -130,6 +144,14 @@ CUresult copy_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stre
 {
     if (bytes == 0)
         return ready();
+    void* dst_m = managed_host_view(dst, bytes);
+    void* src_m = managed_host_view(src, bytes);
+    if ((dst_m || src_m) && capture_of(stream) == 0) {
+        if (dst_m && src_m)
+            return managed_move(dst_m, src_m, bytes, stream);
+        return dst_m ? copy(Dir::kDtoH, src, dst_m, bytes, stream, async)
+                     : copy(Dir::kHtoD, dst, src_m, bytes, stream, async);
+    }
     return stream_op(VGPU_OP_MEMCPY_DTOD, dst, src, bytes, stream, async);
 }
 
@@ -152,6 +174,8 @@ extern "C" CUresult cuMemAlloc(CUdeviceptr* dptr, size_t bytes)
 extern "C" CUresult cuMemFree(CUdeviceptr dptr)
 {
     GUEST_API_LOCK();
+    if (CUresult r = managed_free(dptr); r != CUDA_ERROR_NOT_FOUND)
+        return r;
     Call c;
     c.op = VGPU_OP_MEM_FREE;
     c.arg[0] = dptr;
@@ -302,6 +326,13 @@ CUresult memset_op(uint16_t op, CUdeviceptr dst, uint64_t value, size_t count, u
         return CUDA_ERROR_INVALID_VALUE;
     if (bytes > 0 && allocation_contains(dst, 0) && !allocation_contains(dst, bytes))
         return CUDA_ERROR_INVALID_VALUE;
+    if (void* m = managed_host_view(dst, bytes); m && bytes > 0 && capture_of(stream) == 0) {
+        if (CUresult r = cuStreamSynchronize(stream))
+            return r;
+        for (uint64_t i = 0; i < count; ++i) // element by element: the value's width is the element's
+            memcpy(static_cast<uint8_t*>(m) + i * element, &value, element); // little-endian: the low bytes
+        return CUDA_SUCCESS;
+    }
     return stream_op(op, dst, value, count, stream, async);
 }
 } // namespace

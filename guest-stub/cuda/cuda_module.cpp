@@ -83,12 +83,12 @@ CUresult launch_packed(const FunctionLayout& l, unsigned gx, unsigned gy, unsign
     if (l.bytes <= VGPU_PAYLOAD_BYTES) {
         c.payload = params;
         c.payload_len = l.bytes;
-        return call_async(c);
+        return managed_launch(c, stream, false);
     }
     uint64_t gpa = reinterpret_cast<uintptr_t>(params); // the scratch: identity-mapped
     c.payload = &gpa;
     c.payload_len = sizeof gpa;
-    return call_async_taken(c); // the scratch is reused by the next launch
+    return managed_launch(c, stream, true); // taken: the scratch is reused by the next launch
 }
 
 } // namespace

@@ -207,6 +207,9 @@ typedef enum CUmemPool_attribute_enum {
 typedef enum CUmemLocationType_enum {
     CU_MEM_LOCATION_TYPE_INVALID = 0x0,
     CU_MEM_LOCATION_TYPE_DEVICE = 0x1,
+    CU_MEM_LOCATION_TYPE_HOST = 0x2,
+    CU_MEM_LOCATION_TYPE_HOST_NUMA = 0x3,
+    CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT = 0x4,
 } CUmemLocationType;
 typedef struct CUmemLocation_st {
     CUmemLocationType type;
@@ -509,3 +512,4 @@ const char* vgpuBackendName(uint32_t backend);
 
 #include "guest-stub/cuda/guest_cuda_arrays.h"
 #include "guest-stub/cuda/guest_cuda_graphs.h"
+#include "guest-stub/cuda/guest_cuda_vmm.h"

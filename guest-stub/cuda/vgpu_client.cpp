@@ -399,6 +399,32 @@ bool allocation_contains(uint64_t p, uint64_t bytes)
     return false;
 }
 
+bool allocation_containing(uint64_t p, uint64_t* start, uint64_t* bytes)
+{
+    for (const Client::Allocation* a = g.allocations; a != nullptr; a = a->next)
+        if (p >= a->dptr && p - a->dptr < a->bytes) {
+            *start = a->dptr;
+            *bytes = a->bytes;
+            return true;
+        }
+    return false;
+}
+
+void allocations_remove_within(uint64_t start, uint64_t bytes)
+{
+    Client::Allocation** link = &g.allocations;
+    while (*link != nullptr) {
+        Client::Allocation* a = *link;
+        if (a->dptr < start || a->dptr - start >= bytes) {
+            link = &a->next;
+            continue;
+        }
+        *link = a->next;
+        a->next = g.spare_allocations;
+        g.spare_allocations = a;
+    }
+}
+
 uint8_t* param_scratch()
 {
     if (g.param_scratch == nullptr)

@@ -134,6 +134,10 @@ void allocation_remove(CUdeviceptr dptr);
 void allocations_forget(CUcontext ctx);
 // [p, p + bytes) lies inside one live allocation.
 bool allocation_contains(uint64_t p, uint64_t bytes);
+// The allocation holding p: its start and size; false if none.
+bool allocation_containing(uint64_t p, uint64_t* start, uint64_t* bytes);
+// Forgets every allocation starting in [start, start + bytes) (cuMemUnmap).
+void allocations_remove_within(uint64_t start, uint64_t bytes);
 // Forgets which context made the events of ctx (the vGPU freed them with
 // it; cuda_stream.cpp keeps the events' contexts for cross-context waits).
 void events_forget(CUcontext ctx);
@@ -150,6 +154,21 @@ bool registered_device_address(const void* p, uint64_t bytes, CUdeviceptr* out);
 // a registered buffer, or identity-mapped guest RAM (the pinned allocators,
 // cuMemHostAlloc's blocks), which never moves; the pageable heap is not.
 bool page_locked(const void* p, uint64_t bytes);
+
+// Managed memory (cuda_managed.cpp). Submits `c`, a command that runs
+// device code on `stream` (a launch, a graph): while the current context
+// holds managed memory, the guest's bytes go to the device first, and the
+// call waits for the device and brings them back before it returns (its
+// error, the launch's included, is the call's). Otherwise, and on a
+// capturing stream, it is queued as usual (taken: call_async_taken).
+CUresult managed_launch(const Call& c, CUstream stream, bool taken);
+// [p, p + bytes) inside one managed allocation: its guest bytes, else nullptr.
+void* managed_host_view(uint64_t p, uint64_t bytes);
+// The managed allocation holding p: its start and size; false if none.
+bool managed_find(uint64_t p, uint64_t* start, uint64_t* bytes);
+// cuMemFree of a managed allocation; CUDA_ERROR_NOT_FOUND when dptr is not one.
+CUresult managed_free(CUdeviceptr dptr);
+void managed_forget(CUcontext ctx); // its context was destroyed: the vGPU freed the device side
 
 // The top of the calling thread's context stack (nullptr: none), cuda_context.cpp.
 CUcontext current_context();

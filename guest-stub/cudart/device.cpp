@@ -152,6 +152,13 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int dev)
     p->persistingL2CacheMaxSize = attribute(CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE, dev);
     p->accessPolicyMaxWindowSize = attribute(CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE, dev);
     p->hostRegisterSupported = 1; // cudaHostRegister works on any mapped guest buffer
+    // Managed memory as the guest Driver API emulates it (docs/managed-memory.md).
+    p->managedMemory = attribute(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, dev);
+    p->concurrentManagedAccess = attribute(CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, dev);
+    p->pageableMemoryAccess = attribute(CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, dev);
+    p->pageableMemoryAccessUsesHostPageTables =
+        attribute(CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES, dev);
+    p->directManagedMemAccessFromHost = attribute(CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST, dev);
     return cudaSuccess;
 }
 

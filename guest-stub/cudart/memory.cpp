@@ -230,13 +230,4 @@ cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t bytes, si
     return copy(dst, reinterpret_cast<const void*>(s), bytes, kind, nullptr, false);
 }
 
-// Managed (unified) memory needs page migration the vGPU does not offer.
-cudaError_t cudaMallocManaged(void** p, size_t, unsigned)
-{
-    GUEST_API_LOCK();
-    if (p != nullptr)
-        *p = nullptr;
-    return record(cudaErrorNotSupported);
-}
-
 } // extern "C"

@@ -6,6 +6,7 @@
 // synchronization, as a kernel's do); plans wait for their answer.
 #include <cufft.h>
 
+#include "guest-stub/platform/api_lock.h"
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/cudart/cudart_internal.h"
 #include "guest-stub/cufft/cufft_internal.h"
@@ -112,20 +113,24 @@ cufftResult exec(cufftHandle h, cufftType type, const void* in, const void* out,
 
 cufftResult cufftPlan1d(cufftHandle* plan_out, int nx, cufftType type, int batch)
 {
+    GUEST_API_LOCK();
     return plan(plan_out, 1, nx, 1, 1, type, batch);
 }
 cufftResult cufftPlan2d(cufftHandle* plan_out, int nx, int ny, cufftType type)
 {
+    GUEST_API_LOCK();
     return plan(plan_out, 2, nx, ny, 1, type, 1);
 }
 cufftResult cufftPlan3d(cufftHandle* plan_out, int nx, int ny, int nz, cufftType type)
 {
+    GUEST_API_LOCK();
     return plan(plan_out, 3, nx, ny, nz, type, 1);
 }
 
 // A created slot with no plan yet is the guest's alone.
 cufftResult cufftDestroy(cufftHandle h)
 {
+    GUEST_API_LOCK();
     PlanSlot* s = slot_of(h);
     if (!s)
         return CUFFT_INVALID_PLAN;
@@ -142,6 +147,7 @@ cufftResult cufftDestroy(cufftHandle h)
 // On a created plan not made yet the stream is kept and set once it is made.
 cufftResult cufftSetStream(cufftHandle h, cudaStream_t stream)
 {
+    GUEST_API_LOCK();
     PlanSlot* s = slot_of(h);
     if (!s)
         return CUFFT_INVALID_PLAN;
@@ -155,6 +161,7 @@ cufftResult cufftSetStream(cufftHandle h, cudaStream_t stream)
 // The library this implements: the headers it was built with.
 cufftResult cufftGetVersion(int* version)
 {
+    GUEST_API_LOCK();
     if (!version)
         return CUFFT_INVALID_VALUE;
     *version = CUFFT_VERSION;
@@ -163,19 +170,23 @@ cufftResult cufftGetVersion(int* version)
 
 cufftResult cufftExecC2C(cufftHandle h, cufftComplex* in, cufftComplex* out, int direction)
 {
+    GUEST_API_LOCK();
     return exec(h, CUFFT_C2C, in, out, direction);
 }
 cufftResult cufftExecZ2Z(cufftHandle h, cufftDoubleComplex* in, cufftDoubleComplex* out, int direction)
 {
+    GUEST_API_LOCK();
     return exec(h, CUFFT_Z2Z, in, out, direction);
 }
 cufftResult cufftExecR2C(cufftHandle h, cufftReal* in, cufftComplex* out) { return exec(h, CUFFT_R2C, in, out, 0); }
 cufftResult cufftExecC2R(cufftHandle h, cufftComplex* in, cufftReal* out) { return exec(h, CUFFT_C2R, in, out, 0); }
 cufftResult cufftExecD2Z(cufftHandle h, cufftDoubleReal* in, cufftDoubleComplex* out)
 {
+    GUEST_API_LOCK();
     return exec(h, CUFFT_D2Z, in, out, 0);
 }
 cufftResult cufftExecZ2D(cufftHandle h, cufftDoubleComplex* in, cufftDoubleReal* out)
 {
+    GUEST_API_LOCK();
     return exec(h, CUFFT_Z2D, in, out, 0);
 }

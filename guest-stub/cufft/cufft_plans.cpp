@@ -8,6 +8,7 @@
 
 #include <cstring>
 
+#include "guest-stub/platform/api_lock.h"
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/cudart/cudart_internal.h"
 #include "guest-stub/cufft/cufft_internal.h"
@@ -94,6 +95,7 @@ int xt_type(cudaDataType in, cudaDataType out, cudaDataType exec)
 
 cufftResult cufftCreate(cufftHandle* handle)
 {
+    GUEST_API_LOCK();
     if (!handle)
         return CUFFT_INVALID_VALUE;
     const int slot = take_slot();
@@ -105,17 +107,20 @@ cufftResult cufftCreate(cufftHandle* handle)
 
 cufftResult cufftMakePlan1d(cufftHandle plan, int nx, cufftType type, int batch, size_t* workSize)
 {
+    GUEST_API_LOCK();
     return make_int(plan, 1, &nx, nullptr, 1, 1, nullptr, 1, 1, type, batch, workSize);
 }
 
 cufftResult cufftMakePlan2d(cufftHandle plan, int nx, int ny, cufftType type, size_t* workSize)
 {
+    GUEST_API_LOCK();
     const int n[2] = {nx, ny};
     return make_int(plan, 2, n, nullptr, 1, 1, nullptr, 1, 1, type, 1, workSize);
 }
 
 cufftResult cufftMakePlan3d(cufftHandle plan, int nx, int ny, int nz, cufftType type, size_t* workSize)
 {
+    GUEST_API_LOCK();
     const int n[3] = {nx, ny, nz};
     return make_int(plan, 3, n, nullptr, 1, 1, nullptr, 1, 1, type, 1, workSize);
 }
@@ -123,6 +128,7 @@ cufftResult cufftMakePlan3d(cufftHandle plan, int nx, int ny, int nz, cufftType 
 cufftResult cufftMakePlanMany(cufftHandle plan, int rank, int* n, int* inembed, int istride, int idist, int* onembed,
                               int ostride, int odist, cufftType type, int batch, size_t* workSize)
 {
+    GUEST_API_LOCK();
     return make_int(plan, rank, n, inembed, istride, idist, onembed, ostride, odist, type, batch, workSize);
 }
 
@@ -131,12 +137,14 @@ cufftResult cufftMakePlanMany64(cufftHandle plan, int rank, long long int* n, lo
                                 long long int ostride, long long int odist, cufftType type, long long int batch,
                                 size_t* workSize)
 {
+    GUEST_API_LOCK();
     return make_plan(plan, rank, n, inembed, istride, idist, onembed, ostride, odist, type, batch, workSize);
 }
 
 cufftResult cufftPlanMany(cufftHandle* plan, int rank, int* n, int* inembed, int istride, int idist, int* onembed,
                           int ostride, int odist, cufftType type, int batch)
 {
+    GUEST_API_LOCK();
     if (!plan)
         return CUFFT_INVALID_VALUE;
     cufftHandle h;
@@ -158,6 +166,7 @@ cufftResult cufftXtMakePlanMany(cufftHandle plan, int rank, long long int* n, lo
                                 cudaDataType outputtype, long long int batch, size_t* workSize,
                                 cudaDataType executiontype)
 {
+    GUEST_API_LOCK();
     const int type = xt_type(inputtype, outputtype, executiontype);
     if (!type)
         return CUFFT_NOT_SUPPORTED; // half and bfloat16 transforms are not forwarded
@@ -167,6 +176,7 @@ cufftResult cufftXtMakePlanMany(cufftHandle plan, int rank, long long int* n, lo
 
 cufftResult cufftGetSize(cufftHandle handle, size_t* workSize)
 {
+    GUEST_API_LOCK();
     const PlanSlot* s = slot_of(handle);
     if (!s)
         return CUFFT_INVALID_PLAN;
@@ -179,6 +189,7 @@ cufftResult cufftGetSize(cufftHandle handle, size_t* workSize)
 // Before the plan is made, as cuFFT requires.
 cufftResult cufftSetAutoAllocation(cufftHandle plan, int autoAllocate)
 {
+    GUEST_API_LOCK();
     PlanSlot* s = slot_of(plan);
     if (!s)
         return CUFFT_INVALID_PLAN;
@@ -190,6 +201,7 @@ cufftResult cufftSetAutoAllocation(cufftHandle plan, int autoAllocate)
 
 cufftResult cufftSetWorkArea(cufftHandle plan, void* workArea)
 {
+    GUEST_API_LOCK();
     const PlanSlot* s = slot_of(plan);
     if (!s || !s->vgpu)
         return CUFFT_INVALID_PLAN;

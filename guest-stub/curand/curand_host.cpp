@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <new>
 
+#include "guest-stub/platform/api_lock.h"
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/cudart/cudart_internal.h"
 #include "guest-stub/curand/curand_internal.h"
@@ -142,16 +143,19 @@ curandStatus_t create(curandGenerator_t* generator, curandRngType_t rng_type, bo
 
 curandStatus_t curandCreateGenerator(curandGenerator_t* generator, curandRngType_t rng_type)
 {
+    GUEST_API_LOCK();
     return create(generator, rng_type, false);
 }
 
 curandStatus_t curandCreateGeneratorHost(curandGenerator_t* generator, curandRngType_t rng_type)
 {
+    GUEST_API_LOCK();
     return create(generator, rng_type, true);
 }
 
 curandStatus_t curandDestroyGenerator(curandGenerator_t generator)
 {
+    GUEST_API_LOCK();
     const curandStatus_t s = send(VGPU_OP_RAND_DESTROY, generator);
     delete generator;
     return s;
@@ -159,6 +163,7 @@ curandStatus_t curandDestroyGenerator(curandGenerator_t generator)
 
 curandStatus_t curandSetStream(curandGenerator_t generator, cudaStream_t stream)
 {
+    GUEST_API_LOCK();
     const curandStatus_t s = send(VGPU_OP_RAND_SET_STREAM, generator, cuda::stream_arg(stream));
     if (s == CURAND_STATUS_SUCCESS)
         generator->stream = stream;
@@ -167,6 +172,7 @@ curandStatus_t curandSetStream(curandGenerator_t generator, cudaStream_t stream)
 
 curandStatus_t curandSetPseudoRandomGeneratorSeed(curandGenerator_t generator, unsigned long long seed)
 {
+    GUEST_API_LOCK();
     if (generator && is_quasi(generator->type))
         return CURAND_STATUS_TYPE_ERROR;
     return send(VGPU_OP_RAND_SET_SEED, generator, seed);
@@ -174,11 +180,13 @@ curandStatus_t curandSetPseudoRandomGeneratorSeed(curandGenerator_t generator, u
 
 curandStatus_t curandSetGeneratorOffset(curandGenerator_t generator, unsigned long long offset)
 {
+    GUEST_API_LOCK();
     return send(VGPU_OP_RAND_SET_OFFSET, generator, offset);
 }
 
 curandStatus_t curandSetGeneratorOrdering(curandGenerator_t generator, curandOrdering_t order)
 {
+    GUEST_API_LOCK();
     if (generator && (is_quasi(generator->type) ? order != CURAND_ORDERING_QUASI_DEFAULT
                                                 : order < CURAND_ORDERING_PSEUDO_BEST || order > CURAND_ORDERING_PSEUDO_DYNAMIC))
         return CURAND_STATUS_OUT_OF_RANGE;
@@ -187,6 +195,7 @@ curandStatus_t curandSetGeneratorOrdering(curandGenerator_t generator, curandOrd
 
 curandStatus_t curandSetQuasiRandomGeneratorDimensions(curandGenerator_t generator, unsigned int num_dimensions)
 {
+    GUEST_API_LOCK();
     if (!generator)
         return CURAND_STATUS_NOT_INITIALIZED;
     if (!is_quasi(generator->type))
@@ -202,6 +211,7 @@ curandStatus_t curandSetQuasiRandomGeneratorDimensions(curandGenerator_t generat
 // The library this implements: the headers it was built with.
 curandStatus_t curandGetVersion(int* version)
 {
+    GUEST_API_LOCK();
     if (!version)
         return CURAND_STATUS_OUT_OF_RANGE;
     *version = CURAND_VERSION;
@@ -210,33 +220,41 @@ curandStatus_t curandGetVersion(int* version)
 
 curandStatus_t curandGenerate(curandGenerator_t g, unsigned int* out, size_t n)
 {
+    GUEST_API_LOCK();
     return generate(g, VGPU_RAND_BITS, out, n);
 }
 curandStatus_t curandGenerateLongLong(curandGenerator_t g, unsigned long long* out, size_t n)
 {
+    GUEST_API_LOCK();
     return generate(g, VGPU_RAND_LONG_LONG, out, n);
 }
 curandStatus_t curandGenerateUniform(curandGenerator_t g, float* out, size_t n)
 {
+    GUEST_API_LOCK();
     return generate(g, VGPU_RAND_UNIFORM, out, n);
 }
 curandStatus_t curandGenerateUniformDouble(curandGenerator_t g, double* out, size_t n)
 {
+    GUEST_API_LOCK();
     return generate(g, VGPU_RAND_UNIFORM_DOUBLE, out, n);
 }
 curandStatus_t curandGenerateNormal(curandGenerator_t g, float* out, size_t n, float mean, float stddev)
 {
+    GUEST_API_LOCK();
     return generate(g, VGPU_RAND_NORMAL, out, n, mean, stddev);
 }
 curandStatus_t curandGenerateNormalDouble(curandGenerator_t g, double* out, size_t n, double mean, double stddev)
 {
+    GUEST_API_LOCK();
     return generate(g, VGPU_RAND_NORMAL_DOUBLE, out, n, mean, stddev);
 }
 curandStatus_t curandGenerateLogNormal(curandGenerator_t g, float* out, size_t n, float mean, float stddev)
 {
+    GUEST_API_LOCK();
     return generate(g, VGPU_RAND_LOG_NORMAL, out, n, mean, stddev);
 }
 curandStatus_t curandGenerateLogNormalDouble(curandGenerator_t g, double* out, size_t n, double mean, double stddev)
 {
+    GUEST_API_LOCK();
     return generate(g, VGPU_RAND_LOG_NORMAL_DOUBLE, out, n, mean, stddev);
 }

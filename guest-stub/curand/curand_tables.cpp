@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 
+#include "guest-stub/platform/api_lock.h"
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/cudart/cudart_internal.h"
 #include "guest-stub/curand/curand_internal.h"
@@ -67,6 +68,7 @@ curandStatus_t fetch(uint64_t id, void** out)
 
 curandStatus_t curandGetDirectionVectors32(curandDirectionVectors32_t* vectors[], curandDirectionVectorSet_t set)
 {
+    GUEST_API_LOCK();
     if (!vectors)
         return CURAND_STATUS_OUT_OF_RANGE;
     if (set != CURAND_DIRECTION_VECTORS_32_JOEKUO6 && set != CURAND_SCRAMBLED_DIRECTION_VECTORS_32_JOEKUO6)
@@ -76,6 +78,7 @@ curandStatus_t curandGetDirectionVectors32(curandDirectionVectors32_t* vectors[]
 
 curandStatus_t curandGetDirectionVectors64(curandDirectionVectors64_t* vectors[], curandDirectionVectorSet_t set)
 {
+    GUEST_API_LOCK();
     if (!vectors)
         return CURAND_STATUS_OUT_OF_RANGE;
     if (set != CURAND_DIRECTION_VECTORS_64_JOEKUO6 && set != CURAND_SCRAMBLED_DIRECTION_VECTORS_64_JOEKUO6)
@@ -85,6 +88,7 @@ curandStatus_t curandGetDirectionVectors64(curandDirectionVectors64_t* vectors[]
 
 curandStatus_t curandGetScrambleConstants32(unsigned int** constants)
 {
+    GUEST_API_LOCK();
     if (!constants)
         return CURAND_STATUS_OUT_OF_RANGE;
     return fetch(kScramble32, reinterpret_cast<void**>(constants));
@@ -92,6 +96,7 @@ curandStatus_t curandGetScrambleConstants32(unsigned int** constants)
 
 curandStatus_t curandGetScrambleConstants64(unsigned long long** constants)
 {
+    GUEST_API_LOCK();
     if (!constants)
         return CURAND_STATUS_OUT_OF_RANGE;
     return fetch(kScramble64, reinterpret_cast<void**>(constants));

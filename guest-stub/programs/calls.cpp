@@ -13,6 +13,12 @@
 //   graph_launch    n asynchronous launches of one graph (a chain of
 //                   graph_chain empty kernels captured from the stream once),
 //                   then one synchronize
+//   alloc_async     iters x (cuMemAllocAsync of 1 MiB + cuMemFreeAsync +
+//                   cuStreamSynchronize): the stream-ordered allocator's
+//                   round trip
+//   managed_launch  iters x (launch + cuStreamSynchronize) while the context
+//                   holds 16 MiB of managed memory: under the guest's
+//                   emulation each launch moves it to the device and back
 // and prints one line per (metric, batching), the median of `reps` runs:
 //   CALLS metric=launch batching=on calls=1000 reps=3 event_ns=... wall_ns=...
 //         doorbells=1 waits=1 status=ok
@@ -28,6 +34,8 @@
 // Cmdline: n=1000 iters=200 copy_bytes=8 reps=3 batching=off,on wakes=20
 //          pause_ms=10 idle_s=10
 // Exit: 0 when every measurement ran; 2 when one failed; 64 set-up failed.
+#include <string.h>
+
 #include "guest-stub/programs/bench_guest.h"
 #include "guest-stub/programs/bench_support.h"
 #include "guest-stub/programs/program_common.h"
@@ -48,11 +56,16 @@ enum Metric : unsigned {
     kSyncCopyDtoH,
     kWakeLaunch,
     kGraphLaunch,
+    kAllocAsync,
+    kManagedLaunch,
     kMetricCount
 };
 const char* const kMetricNames[] = {"launch",         "loop",           "sync_launch", "sync_copy_htod",
-                                    "sync_copy_dtoh", "wake_launch", "graph_launch"};
-constexpr unsigned kGraphChain = 8; // as kvmtool-gpu/bench/calls_plan.h
+                                    "sync_copy_dtoh", "wake_launch", "graph_launch", "alloc_async",
+                                    "managed_launch"};
+constexpr unsigned kGraphChain = 8;             // as kvmtool-gpu/bench/calls_plan.h
+constexpr uint64_t kAllocAsyncBytes = 1 << 20; // as kvmtool-gpu/bench/calls_plan.h
+constexpr uint64_t kManagedBytes = 16 << 20;    // as kvmtool-gpu/bench/calls_plan.h
 
 struct Setup {
     CUfunction empty;
@@ -84,7 +97,8 @@ CUresult one_call(const Setup& s, unsigned metric)
         CUresult r = cuMemcpyHtoDAsync(s.dev, s.pinned, s.copy_bytes, s.stream);
         return r != CUDA_SUCCESS ? r : launch_empty(s);
     }
-    case kSyncLaunch: {
+    case kSyncLaunch:
+    case kManagedLaunch: {
         CUresult r = launch_empty(s);
         return r != CUDA_SUCCESS ? r : cuStreamSynchronize(s.stream);
     }
@@ -92,6 +106,13 @@ CUresult one_call(const Setup& s, unsigned metric)
         return cuMemcpyHtoD(s.dev, s.pinned, s.copy_bytes);
     case kGraphLaunch:
         return cuGraphLaunch(s.chain, s.stream);
+    case kAllocAsync: {
+        CUdeviceptr p = 0;
+        CUresult r = cuMemAllocAsync(&p, kAllocAsyncBytes, s.stream);
+        if (r == CUDA_SUCCESS)
+            r = cuMemFreeAsync(p, s.stream);
+        return r != CUDA_SUCCESS ? r : cuStreamSynchronize(s.stream);
+    }
     default:
         return cuMemcpyDtoH(s.pinned, s.dev, s.copy_bytes);
     }
@@ -143,10 +164,29 @@ Run run_wakes(const Setup& s)
     return run;
 }
 
+Run run_timed(const Setup& s, unsigned metric);
+
 Run run_once(const Setup& s, unsigned metric)
 {
     if (metric == kWakeLaunch)
         return run_wakes(s);
+    if (metric != kManagedLaunch)
+        return run_timed(s, metric);
+    // Managed memory only for this metric: it changes every launch.
+    CUdeviceptr m = 0;
+    Run run;
+    if ((run.status = cuMemAllocManaged(&m, kManagedBytes, CU_MEM_ATTACH_GLOBAL)) != CUDA_SUCCESS)
+        return run;
+    memset(reinterpret_cast<void*>(m), 1, kManagedBytes); // the CPU's, as a program's would be
+    run = run_timed(s, metric);
+    const CUresult freed = cuMemFree(m);
+    if (run.status == CUDA_SUCCESS)
+        run.status = freed;
+    return run;
+}
+
+Run run_timed(const Setup& s, unsigned metric)
+{
     Run run;
     const uint64_t calls = calls_of(s, metric);
     VgpuGuestStats a, b;

@@ -471,6 +471,7 @@ void module_and_launch_calls()
     array_and_texture_calls();
     entry_point_calls();
     graph_calls(add);
+    vmm_and_managed_calls(add);
     // Cooperative launches and cuLaunchKernelEx.
     expect("cuLaunchCooperativeKernel", cuLaunchCooperativeKernel(add, 1, 1, 1, 256, 1, 1, 0, 0, params), CUDA_SUCCESS);
     CUlaunchAttribute attrs[2] = {};

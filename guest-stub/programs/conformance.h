@@ -17,3 +17,5 @@ void array_and_texture_calls();
 void entry_point_calls();
 // conformance_graphs.cpp
 void graph_calls(CUfunction add);
+// conformance_managed.cpp
+void vmm_and_managed_calls(CUfunction add);

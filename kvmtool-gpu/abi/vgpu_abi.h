@@ -259,6 +259,20 @@ enum vgpu_opcode {
                                          value in force: the current context's device (see VGPU_LIMIT_*) */
     VGPU_OP_DEVICE_P2P_ATTRIBUTE = 74, /* arg0 CUdevice_P2PAttribute, arg1 device, arg2 peer device
                                          -> result0 value (cuDeviceGetP2PAttribute) */
+    /* Virtual memory management (cuMemAddressReserve, cuMemCreate, cuMemMap...), on the current context's
+       device; sizes, addresses and offsets in whole granules (VMM_GRANULARITY). The managed memory the
+       guest library emulates is made of these (docs/managed-memory.md). */
+    VGPU_OP_VMM_GRANULARITY = 75,     /* -> result0 the granule in bytes (minimum = recommended) */
+    VGPU_OP_VMM_RESERVE = 76,         /* arg0 bytes, arg1 alignment (0 or a power of two), arg2 address asked
+                                         for (0: any; a hint, as the driver's) -> result0 address */
+    VGPU_OP_VMM_FREE_RESERVATION = 77, /* arg0 address, arg1 bytes: exactly one reservation, nothing mapped */
+    VGPU_OP_VMM_CREATE = 78,          /* arg0 bytes -> result0 handle of physical memory (quota-counted) */
+    VGPU_OP_VMM_RELEASE = 79,         /* arg0 handle: its memory goes when its last mapping does */
+    VGPU_OP_VMM_MAP = 80,             /* arg0 address, arg1 bytes, arg2 offset (0), arg3 handle: inside one
+                                         reservation, over nothing mapped, bytes <= the handle's size */
+    VGPU_OP_VMM_UNMAP = 81,           /* arg0 address, arg1 bytes: whole mappings, nothing unmapped between */
+    VGPU_OP_VMM_SET_ACCESS = 82,      /* arg0 address, arg1 bytes (whole mappings), arg2 device, arg3
+                                         VGPU_VMM_ACCESS_*: the range is the VM's device memory unless NONE */
     /* CUDA graphs and stream capture (ABI 7; see "graphs" below). */
     VGPU_OP_STREAM_BEGIN_CAPTURE = 100, /* arg0 stream (not the default), arg1 CUstreamCaptureMode (0..2) */
     VGPU_OP_STREAM_END_CAPTURE = 101, /* arg0 stream (where the capture began) -> result0 graph */
@@ -436,6 +450,13 @@ struct vgpu_fft_plan_many {
  * asynchronous copy, the guest keeps a walked list unchanged until the
  * copy has run (a stream or context synchronize): the device may read it
  * any time before then, also after the command's completion is written. */
+/* VGPU_OP_VMM_SET_ACCESS flags: CUmemAccess_flags' values. */
+enum vgpu_vmm_access {
+    VGPU_VMM_ACCESS_NONE = 0,
+    VGPU_VMM_ACCESS_READ = 1,
+    VGPU_VMM_ACCESS_READWRITE = 3,
+};
+
 enum vgpu_sg_strategy {
     VGPU_SG_AUTO = 0,          /* the VMM picks (device walk where it can, above) */
     VGPU_SG_PER_CHUNK = 1,     /* one async copy per entry */

@@ -16,13 +16,19 @@ namespace kvmgpu::bench {
 inline const std::vector<std::string>& call_metrics() {
     static const std::vector<std::string> m = {"launch",         "loop",           "sync_launch",
                                                "sync_copy_htod", "sync_copy_dtoh", "wake_launch",
-                                               "graph_launch"};
+                                               "graph_launch",   "alloc_async",    "managed_launch"};
     return m;
 }
 // launch, loop and graph_launch are asynchronous calls (n each; a graph
 // launch runs kGraphChain empty kernels captured once); the rest round trips
 // (iters; wake_launch: wakes, each after a pause of pause_ms).
 inline constexpr unsigned kGraphChain = 8;
+// alloc_async: iters x (cuMemAllocAsync of this many bytes, cuMemFreeAsync,
+// cuStreamSynchronize), a round trip of the stream-ordered allocator.
+inline constexpr uint64_t kAllocAsyncBytes = 1 << 20;
+// managed_launch: iters x (launch + synchronize) while the context holds
+// this much managed memory (written by the CPU first).
+inline constexpr uint64_t kManagedLaunchBytes = 16 << 20;
 bool is_async_metric(const std::string& metric);
 
 struct CallsSweep {

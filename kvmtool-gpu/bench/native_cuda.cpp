@@ -263,6 +263,36 @@ NativeTiming NativeCuda::graph_launches(uint64_t n, unsigned chain) {
     return m.timed_loop(n, [&] { return api.cuGraphLaunch(m.graph_exec, m.stream); });
 }
 
+NativeTiming NativeCuda::alloc_async_round_trips(uint64_t iters, uint64_t bytes) {
+    auto& m = *impl_;
+    const auto& api = m.api;
+    if (!api.cuMemAllocAsync || !api.cuMemFreeAsync) return {0, 0, "error:no_stream_ordered_allocator_in_driver"};
+    api.cuCtxSetCurrent(m.ctx);
+    return m.timed_loop(iters, [&] {
+        CUdeviceptr p = 0;
+        CUresult r = api.cuMemAllocAsync(&p, bytes, m.stream);
+        if (r == CUDA_SUCCESS) r = api.cuMemFreeAsync(p, m.stream);
+        return r == CUDA_SUCCESS ? api.cuStreamSynchronize(m.stream) : r;
+    });
+}
+
+NativeTiming NativeCuda::managed_launches(uint64_t iters, uint64_t bytes) {
+    auto& m = *impl_;
+    const auto& api = m.api;
+    if (!api.cuMemAllocManaged) return {0, 0, "error:no_managed_memory_in_driver"};
+    api.cuCtxSetCurrent(m.ctx);
+    CUdeviceptr p = 0;
+    if (const CUresult r = api.cuMemAllocManaged(&p, bytes, CU_MEM_ATTACH_GLOBAL); r != CUDA_SUCCESS)
+        return {0, 0, m.status(r)};
+    std::memset(reinterpret_cast<void*>(p), 1, bytes);
+    const NativeTiming t = m.timed_loop(iters, [&] {
+        const CUresult r = m.launch_empty();
+        return r == CUDA_SUCCESS ? api.cuStreamSynchronize(m.stream) : r;
+    });
+    api.cuMemFree(p);
+    return t;
+}
+
 #else // no cuda.h at build time
 
 struct NativeCuda::Impl {};
@@ -283,6 +313,8 @@ NativeTiming NativeCuda::launches(uint64_t, bool, uint64_t) { return {0, 0, "err
 NativeTiming NativeCuda::sync_launches(uint64_t) { return {0, 0, "error:no_cuda"}; }
 NativeTiming NativeCuda::wake_launches(uint64_t, uint64_t) { return {0, 0, "error:no_cuda"}; }
 NativeTiming NativeCuda::graph_launches(uint64_t, unsigned) { return {0, 0, "error:no_cuda"}; }
+NativeTiming NativeCuda::alloc_async_round_trips(uint64_t, uint64_t) { return {0, 0, "error:no_cuda"}; }
+NativeTiming NativeCuda::managed_launches(uint64_t, uint64_t) { return {0, 0, "error:no_cuda"}; }
 NativeTiming NativeCuda::sync_copies(uint64_t, bool, uint64_t) { return {0, 0, "error:no_cuda"}; }
 
 #endif

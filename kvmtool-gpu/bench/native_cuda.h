@@ -65,6 +65,11 @@ public:
     // n launches of one graph: `chain` empty kernels captured from the
     // stream once (the first call), then one synchronize.
     NativeTiming graph_launches(uint64_t n, unsigned chain);
+    // iters x (cuMemAllocAsync of `bytes`, cuMemFreeAsync, cuStreamSynchronize).
+    NativeTiming alloc_async_round_trips(uint64_t iters, uint64_t bytes);
+    // iters x (launch + synchronize) while the context holds `bytes` of
+    // managed memory, written by the CPU first.
+    NativeTiming managed_launches(uint64_t iters, uint64_t bytes);
 
 private:
     struct Impl;

@@ -135,6 +135,8 @@ void run_native(const CallsSweep& s, bool host_forced, std::vector<CallsResult>*
             const NativeTiming t = median_of(s.reps, [&] {
                 if (key.metric == "wake_launch") return cuda->wake_launches(calls, s.pause_ms);
                 if (key.metric == "graph_launch") return cuda->graph_launches(calls, kGraphChain);
+                if (key.metric == "alloc_async") return cuda->alloc_async_round_trips(calls, kAllocAsyncBytes);
+                if (key.metric == "managed_launch") return cuda->managed_launches(calls, kManagedLaunchBytes);
                 if (key.metric == "launch") return cuda->launches(calls, false, s.copy_bytes);
                 if (key.metric == "loop") return cuda->launches(calls, true, s.copy_bytes);
                 if (key.metric == "sync_launch") return cuda->sync_launches(calls);

@@ -16,6 +16,7 @@
 # options (GPU worker owning the ring, adaptive doorbell) five times and prints the medians;
 # `libraries` (not in the default; one device call) runs the library checks, NVIDIA's library
 # samples (from .carry/cuda-samples) and `bench libraries`; `libsamples` the checks and samples alone;
+# `managed` (not in the default; one device call) checks issue 29's managed memory and VMM calls;
 # `compare` (not in the default) runs `bench calls` with the polling doorbell five
 # times, alternating the VMM from another commit (.carry/compare, see
 # pack-carry.sh) with this one, worker process and inline. One device
@@ -368,6 +369,27 @@ if want compare; then
     echo "--- $(basename "$f" .log)" >>"$summary"
     grep -E '^\| (native|guest poll)' "$f" >>"$summary"
   done
+fi
+# Issue 29, managed memory and the VMM API (not in the default; one device
+# call, about 5 minutes): the conformance guest on CUDA (its VMM and managed
+# checks among the rest), the three samples that need them as guests from
+# .carry/cuda-samples, and bench calls' alloc_async and managed_launch rows
+# beside native (adaptive doorbell, batching off).
+if want managed; then
+  RUN_ARGS="--vgpu cuda" GUESTS="conformance" step managed-conformance \
+    sh "$repo/kvmtool-gpu/scripts/run-guests.sh" "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" 4K
+  grep -E 'FAIL|checks|cuMemAllocManaged' "$out/managed-conformance.log" | head -20 | sed 's/^/    /' | tee -a "$summary"
+  # The samples pack: .carry/cuda-samples, or .carry/cuda-samples.tar.xz unpacked here.
+  pack=$repo/.carry/cuda-samples
+  if [ ! -d "$pack" ] && [ -f "$repo/.carry/cuda-samples.tar.xz" ]; then
+    pack=/tmp/kvmgpu-managed-pack && rm -rf "$pack" && mkdir -p "$pack" && tar -C "$pack" -xJf "$repo/.carry/cuda-samples.tar.xz"
+  fi
+  SAMPLES="systemWideAtomics vectorAddMMAP UnifiedMemoryPerf" TIMEOUT=240 step managed-samples \
+    sh "$repo/kvmtool-gpu/scripts/run-nvidia-samples.sh" "$bin/kvmtool-gpu" "$pack" "$out/managed/samples" --vgpu cuda
+  tail -n 20 "$out/managed-samples.log" | sed 's/^/    /' | tee -a "$summary"
+  step managed-calls timeout 300 "$bin/kvmtool-gpu" bench calls --vgpu cuda --doorbells adaptive --batching off \
+    --idle-s 0 --out "$out/managed/calls"
+  grep -E '^\| (mode|native|guest)' "$out/managed-calls.log" | sed 's/^/    /' | tee -a "$summary"
 fi
 # Later checks (bandwidth, calls) append themselves here.
 { want bench || want bench2; } && [ -f "$repo/kvmtool-gpu/scripts/device-check.d.sh" ] && source "$repo/kvmtool-gpu/scripts/device-check.d.sh"

@@ -52,6 +52,9 @@ void AllocationTable::drop_globals_of(uintptr_t module) {
 
 bool AllocationTable::contains(uint64_t dptr, uint64_t bytes) const {
     if (in_allocation(dptr, bytes)) return true;
+    if (auto it = mapped_.upper_bound(dptr); it != mapped_.begin() && range_inside(dptr, bytes, std::prev(it)->first,
+                                                                                     std::prev(it)->second))
+        return true;
     for (const Global& g : globals_)
         if (range_inside(dptr, bytes, g.dptr, g.bytes)) return true;
     for (const auto& [base, size] : windows_)

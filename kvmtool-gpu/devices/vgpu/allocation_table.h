@@ -51,7 +51,7 @@ public:
     }
     void uncharge(uint64_t bytes) { used_ -= std::min(bytes, used_); }
     // Forgets every allocation and charge (after the backend freed or lost them).
-    void clear() { allocs_.clear(), globals_.clear(), used_ = 0; }
+    void clear() { allocs_.clear(), globals_.clear(), mapped_.clear(), used_ = 0; }
     // Visits, then forgets, every allocation `owner` made: fn(dptr, bytes).
     template <typename Fn>
     void erase_owned_by(uint64_t owner, Fn&& fn) {
@@ -69,6 +69,12 @@ public:
     // Zero-copy windows: device addresses of guest RAM (not quota-counted).
     void set_windows(std::vector<std::pair<uint64_t, uint64_t>> base_and_bytes) { windows_ = std::move(base_and_bytes); }
 
+    // A mapped range of the VM's reserved addresses with access set
+    // (cuMemMap + cuMemSetAccess): the VM's device memory, its physical
+    // memory counted through charge() when it was created.
+    void add_mapped(uint64_t dptr, uint64_t bytes) { mapped_[dptr] = bytes; }
+    void remove_mapped(uint64_t dptr) { mapped_.erase(dptr); }
+
     // A module's __device__ variable (cuModuleGetGlobal): the VM's while the
     // module is loaded, not quota-counted (the module's image holds it).
     // Asking again for the same variable records nothing new.
@@ -76,7 +82,7 @@ public:
     void drop_globals_of(uintptr_t module);
 
     // True when [dptr, dptr + bytes) lies wholly inside ONE allocation, ONE
-    // global or ONE bytes == 0 asks about dptr alone. Overflow-safe.
+    // mapped range, ONE global or ONE window; bytes == 0 asks about dptr alone. Overflow-safe.
     bool contains(uint64_t dptr, uint64_t bytes) const;
     bool in_allocation(uint64_t dptr, uint64_t bytes) const;
 
@@ -99,6 +105,7 @@ private:
     };
     std::map<uint64_t, Allocation> allocs_; // by base
     std::vector<std::pair<uint64_t, uint64_t>> windows_;
+    std::map<uint64_t, uint64_t> mapped_; // start -> bytes
     struct Global {
         uint64_t dptr, bytes;
         uintptr_t module;

@@ -72,6 +72,14 @@ const std::array<CommandDispatch::Handler, VGPU_OP_MAX_> CommandDispatch::kHandl
     t[VGPU_OP_FUNC_OCCUPANCY] = &D::op_func_occupancy;
     t[VGPU_OP_CTX_LIMIT] = &D::op_ctx_limit;
     t[VGPU_OP_DEVICE_P2P_ATTRIBUTE] = &D::op_device_p2p_attribute;
+    t[VGPU_OP_VMM_GRANULARITY] = &D::op_vmm_granularity;
+    t[VGPU_OP_VMM_RESERVE] = &D::op_vmm_reserve;
+    t[VGPU_OP_VMM_FREE_RESERVATION] = &D::op_vmm_free_reservation;
+    t[VGPU_OP_VMM_CREATE] = &D::op_vmm_create;
+    t[VGPU_OP_VMM_RELEASE] = &D::op_vmm_release;
+    t[VGPU_OP_VMM_MAP] = &D::op_vmm_map;
+    t[VGPU_OP_VMM_UNMAP] = &D::op_vmm_unmap;
+    t[VGPU_OP_VMM_SET_ACCESS] = &D::op_vmm_set_access;
     t[VGPU_OP_ARRAY_CREATE] = &D::op_array_create;
     t[VGPU_OP_ARRAY_DESTROY] = &D::op_array_destroy;
     t[VGPU_OP_ARRAY_GET_DESCRIPTOR] = &D::op_array_get_descriptor;
@@ -145,7 +153,8 @@ CommandDispatch::CommandDispatch(const memmap::GuestMemory& mem, GpuBackend& bac
       graph_nodes_(HandleKind::GraphNode, opts.max_graph_nodes, handle_seed),
       graph_execs_(HandleKind::GraphExec, opts.max_handles, handle_seed),
       allocs_(opts.device_mem_quota, opts.max_handles),
-      alias_allowance_(AliasBudget::process().reserve(opts.max_alias_mappings)) {
+      alias_allowance_(AliasBudget::process().reserve(opts.max_alias_mappings)),
+      vmm_physical_(HandleKind::Physical, opts.max_handles, handle_seed) {
     registered_bytes_limit_ = opts.max_registered_bytes;
     if (registered_bytes_limit_ == 0)
         for (const memmap::Region& r : mem_.regions()) registered_bytes_limit_ += r.size();
@@ -263,6 +272,9 @@ void CommandDispatch::drop_handles() {
     open_captures_ = 0;
     streams_.clear();
     events_.clear();
+    vmm_physical_.clear();
+    vmm_reserved_.clear();
+    vmm_maps_.clear();
     allocs_.clear();
 }
 

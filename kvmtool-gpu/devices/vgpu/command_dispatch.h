@@ -242,6 +242,21 @@ private:
     CommandResult op_func_occupancy(GuestCommand&);
     CommandResult op_ctx_limit(GuestCommand&);
     CommandResult op_device_p2p_attribute(GuestCommand&);
+    // dispatch_vmm.cpp: cuMemAddressReserve, cuMemCreate, cuMemMap...
+    CommandResult op_vmm_granularity(GuestCommand&);
+    CommandResult op_vmm_reserve(GuestCommand&);
+    CommandResult op_vmm_free_reservation(GuestCommand&);
+    CommandResult op_vmm_create(GuestCommand&);
+    CommandResult op_vmm_release(GuestCommand&);
+    CommandResult op_vmm_map(GuestCommand&);
+    CommandResult op_vmm_unmap(GuestCommand&);
+    CommandResult op_vmm_set_access(GuestCommand&);
+    bool vmm_granule(uint64_t* out);
+    // The mappings that exactly tile [va, va + bytes), in order; empty when
+    // the range has a hole or cuts a mapping.
+    std::vector<uint64_t> vmm_tiling(uint64_t va, uint64_t bytes) const;
+    void vmm_unmap_one(uint64_t va);
+    void vmm_free_owned_by(uint64_t ctx); // with its context
     // dispatch_arrays.cpp
     CommandResult op_array_create(GuestCommand&);
     CommandResult op_array_destroy(GuestCommand&);
@@ -412,6 +427,24 @@ private:
     uint32_t open_captures_ = 0;    // begun and not yet ended (the driver may have ended them)
     uint64_t captured_ops_ = 0;     // stream-ordered commands while a capture is open
     AllocationTable allocs_;
+    // Virtual memory management: physical memory by VM handle (owner: its
+    // context), reservations and mappings by start address.
+    struct PhysicalEntry {
+        uint64_t backend = 0;
+        uint64_t bytes = 0;
+        uint32_t mappings = 0;
+        bool released = false; // cuMemRelease'd: gone with its last mapping
+    };
+    HandleTable<PhysicalEntry> vmm_physical_;
+    struct VmmReservation {
+        uint64_t bytes, owner;
+    };
+    std::map<uint64_t, VmmReservation> vmm_reserved_;
+    struct VmmMapping {
+        uint64_t bytes, physical, physical_owner; // the VM handle and its context
+        uint32_t access;                          // VGPU_VMM_ACCESS_*
+    };
+    std::map<uint64_t, VmmMapping> vmm_maps_;
 
     // Reused between commands so large transfers do not allocate each time.
     std::vector<memmap::GuestRange> sg_list_;

@@ -92,6 +92,7 @@ void CommandDispatch::free_objects_of(uint64_t ctx, bool drain) {
         allocs_.drop_globals_of(m.module);
         backend_.module_unload(m.module);
     });
+    vmm_free_owned_by(ctx);
     uint64_t unfreed = 0;
     allocs_.erase_owned_by(ctx, [&](uint64_t dptr, uint64_t bytes) {
         if (backend_.mem_free(dptr) != VGPU_SUCCESS) unfreed += bytes;

@@ -29,6 +29,7 @@ enum class HandleKind : uint8_t {
     Graph = 0x48,
     GraphExec = 0x58,
     GraphNode = 0x4e,
+    Physical = 0x50, // cuMemCreate's memory
 };
 
 // Bounded table of T. Handle layout: bits 63..56 kind, 55..32 generation,

@@ -16,7 +16,7 @@ TEST(CallsPlan, OneVmPerDoorbellWithBothBatchingSettings) {
         EXPECT_NE(vm.cmdline.find("n=1000 iters=200 copy_bytes=8 reps=3"), std::string::npos);
     }
     EXPECT_EQ(vms[2].expected[0], (CallsKey{"guest", "ioeventfd", "off", "launch"}));
-    EXPECT_EQ(vms[2].expected.back(), (CallsKey{"guest", "ioeventfd", "on", "graph_launch"}));
+    EXPECT_EQ(vms[2].expected.back(), (CallsKey{"guest", "ioeventfd", "on", "managed_launch"}));
     CallsSweep s = quick_calls_sweep();
     s.batching_off = false;
     const auto q = plan_calls_vms(s);
@@ -28,6 +28,7 @@ TEST(CallsPlan, OneVmPerDoorbellWithBothBatchingSettings) {
     EXPECT_TRUE(is_async_metric("loop"));
     EXPECT_FALSE(is_async_metric("sync_launch"));
     EXPECT_TRUE(is_async_metric("graph_launch")); // n launches, one synchronize
+    EXPECT_FALSE(is_async_metric("alloc_async"));  // a round trip each
 }
 
 namespace {

@@ -648,3 +648,41 @@ TEST(CudaBackend, AutoPicksByAverageRun) {
 
 } // namespace
 } // namespace kvmgpu::vgpu::test
+
+namespace kvmgpu::vgpu::test {
+namespace {
+
+// The driver's VMM calls through the backend: a mapping reachable by
+// copies, and an address asked for in the range where a Linux-ABI guest's
+// page-locked memory lies (what managed memory needs: docs/managed-memory.md).
+TEST(CudaBackendVmm, ReserveCreateMapAccessCopyAndTheAddressAskedFor) {
+    REQUIRE_CUDA(be);
+    uint64_t g = 0;
+    ASSERT_EQ(be->vmm_granularity(&g), VGPU_SUCCESS);
+    ASSERT_TRUE(g >= 4096 && (g & (g - 1)) == 0) << g;
+    uint64_t va = 0, h = 0;
+    ASSERT_EQ(be->vmm_reserve(2 * g, g, 0, &va), VGPU_SUCCESS);
+    ASSERT_EQ(be->vmm_create(g, &h), VGPU_SUCCESS);
+    ASSERT_EQ(be->vmm_map(va + g, g, h), VGPU_SUCCESS);
+    ASSERT_EQ(be->vmm_release(h), VGPU_SUCCESS); // the mapping keeps the memory
+    ASSERT_EQ(be->vmm_set_access(va + g, g, VGPU_VMM_ACCESS_READWRITE), VGPU_SUCCESS);
+    std::vector<uint8_t> in(4096, 0x5a), out(4096, 0);
+    ASSERT_EQ(be->memcpy_htod(va + g + 12288, in.data(), in.size(), 0, false), VGPU_SUCCESS);
+    ASSERT_EQ(be->memcpy_dtoh(out.data(), va + g + 12288, out.size(), 0, false), VGPU_SUCCESS);
+    EXPECT_EQ(in, out);
+    ASSERT_EQ(be->vmm_unmap(va + g, g), VGPU_SUCCESS);
+    ASSERT_EQ(be->vmm_free_reservation(va, 2 * g), VGPU_SUCCESS);
+    // Guest RAM addresses (1 GiB .. 16 GiB): how many the driver gives as asked.
+    unsigned given = 0, asked = 0;
+    for (uint64_t want = 1ull << 30; want < (16ull << 30); want += 1ull << 30, ++asked) {
+        uint64_t got = 0;
+        if (be->vmm_reserve(g, g, want, &got) != VGPU_SUCCESS) continue;
+        given += got == want;
+        be->vmm_free_reservation(got, g);
+    }
+    std::printf("[ vmm ] the driver gave %u of %u guest-RAM-range addresses as asked\n", given, asked);
+    EXPECT_GT(given, 0u) << "managed memory needs device addresses equal to guest RAM addresses";
+}
+
+} // namespace
+} // namespace kvmgpu::vgpu::test

@@ -123,6 +123,7 @@ void CudaBackend::free_context() {
     for (const auto& r : ram_.ranges())
         if (!lazy_.is_region(r.host)) api_.cuMemHostUnregister(r.host);
     for (const auto& piece : lazy_.registrations()) api_.cuMemHostUnregister(piece.host);
+    drop_vmm();
     if (blas_) blas_->forget_all(); // the context takes the handles' memory with it
     if (rand_) rand_->forget_all();
     if (fft_) fft_->forget_all();

@@ -25,7 +25,9 @@
 #include <cuda.h>
 
 #include <array>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -107,6 +109,15 @@ public:
     // cuda_backend_limits.cpp: the driver's occupancy calculator and
     // context limits, and P2P attributes between two CUDA backends.
     Status occupancy(BackendFunction f, uint32_t block, uint64_t dynamic_shared, uint32_t flags, int* out) override;
+    // cuda_backend_vmm.cpp: the driver's cuMem* virtual memory calls.
+    Status vmm_granularity(uint64_t* out) override;
+    Status vmm_reserve(uint64_t bytes, uint64_t align, uint64_t fixed, uint64_t* va) override;
+    Status vmm_free_reservation(uint64_t va, uint64_t bytes) override;
+    Status vmm_create(uint64_t bytes, uint64_t* handle) override;
+    Status vmm_release(uint64_t handle) override;
+    Status vmm_map(uint64_t va, uint64_t bytes, uint64_t handle) override;
+    Status vmm_unmap(uint64_t va, uint64_t bytes) override;
+    Status vmm_set_access(uint64_t va, uint64_t bytes, uint32_t flags) override;
     Status get_limit(int limit, uint64_t* out) override;
     Status set_limit(int limit, uint64_t value) override;
     Status peer_attribute(GpuBackend& peer, int attribute, int* out) override;
@@ -231,6 +242,13 @@ private:
     volatile uint32_t* rejections_host_ = nullptr; // mapped: the GPU counts refused lists here
     CUdeviceptr rejections_dev_ = 0;
     uint32_t rejections_seen_ = 0;
+
+    // What the VM holds through the cuMem* calls, given back with the
+    // context (they are the process's, not the context's, in the driver).
+    bool vmm_ready() const;
+    void drop_vmm();
+    std::map<uint64_t, uint64_t> vmm_reserved_, vmm_maps_; // start -> bytes
+    std::set<uint64_t> vmm_handles_;
 
     std::unique_ptr<CudaBlas> blas_;
     std::unique_ptr<CudaRand> rand_;

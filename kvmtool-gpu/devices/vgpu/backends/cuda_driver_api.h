@@ -43,7 +43,7 @@ namespace kvmgpu::vgpu {
 
 // Absent from older drivers; nullptr then.
 // Graphs and stream capture (cuda_graphs.h): the backend offers them only
-// when every one resolved.
+// when every one resolved; the same for the cuMem* virtual memory calls.
 #define KVMGPU_CUDA_OPTIONAL(X)                                                                                  \
     X(cuMemcpyBatchAsync, 13000) X(cuStreamBeginCapture, 10010) X(cuStreamEndCapture, 10000)                     \
     X(cuStreamGetCaptureInfo, 12030) X(cuGraphCreate, 10000) X(cuGraphDestroy, 10000)                            \
@@ -52,7 +52,10 @@ namespace kvmgpu::vgpu {
     X(cuGraphAddDependencies, 12030) X(cuGraphRemoveDependencies, 12030) X(cuGraphGetNodes, 10000)               \
     X(cuGraphDestroyNode, 10000) X(cuGraphInstantiateWithFlags, 11040) X(cuGraphLaunch, 10000)                   \
     X(cuGraphUpload, 11010) X(cuGraphExecUpdate, 12000) X(cuGraphExecDestroy, 10000)                            \
-    X(cuThreadExchangeStreamCaptureMode, 10010)
+    X(cuThreadExchangeStreamCaptureMode, 10010)                                                                  \
+    X(cuMemGetAllocationGranularity, 10020) X(cuMemAddressReserve, 10020) X(cuMemAddressFree, 10020)             \
+    X(cuMemCreate, 10020) X(cuMemRelease, 10020) X(cuMemMap, 10020) X(cuMemUnmap, 10020) X(cuMemSetAccess, 10020) \
+    X(cuMemAllocAsync, 11020) X(cuMemFreeAsync, 11020) X(cuMemAllocManaged, 6000)
 
 // Resolved entry points; one per process, never unloaded.
 struct CudaDriverApi {

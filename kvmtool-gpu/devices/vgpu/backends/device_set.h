@@ -51,6 +51,18 @@ public:
 
     Status mem_alloc(uint64_t bytes, uint64_t* dptr) override { return cur().mem_alloc(bytes, dptr); }
     Status mem_free(uint64_t dptr) override { return cur().mem_free(dptr); }
+    Status vmm_granularity(uint64_t* out) override { return cur().vmm_granularity(out); }
+    Status vmm_reserve(uint64_t bytes, uint64_t align, uint64_t fixed, uint64_t* va) override {
+        return cur().vmm_reserve(bytes, align, fixed, va);
+    }
+    Status vmm_free_reservation(uint64_t va, uint64_t bytes) override { return cur().vmm_free_reservation(va, bytes); }
+    Status vmm_create(uint64_t bytes, uint64_t* handle) override { return cur().vmm_create(bytes, handle); }
+    Status vmm_release(uint64_t handle) override { return cur().vmm_release(handle); }
+    Status vmm_map(uint64_t va, uint64_t bytes, uint64_t handle) override { return cur().vmm_map(va, bytes, handle); }
+    Status vmm_unmap(uint64_t va, uint64_t bytes) override { return cur().vmm_unmap(va, bytes); }
+    Status vmm_set_access(uint64_t va, uint64_t bytes, uint32_t flags) override {
+        return cur().vmm_set_access(va, bytes, flags);
+    }
     Status mem_get_info(uint64_t* free_bytes, uint64_t* total_bytes) override {
         return cur().mem_get_info(free_bytes, total_bytes);
     }

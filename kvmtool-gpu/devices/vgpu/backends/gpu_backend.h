@@ -296,6 +296,47 @@ public:
         return VGPU_ERROR_NOT_SUPPORTED;
     }
 
+    // Virtual memory management on the selected device (cuMemAddressReserve,
+    // cuMemCreate, cuMemMap, cuMemSetAccess...). The device model checked
+    // every size, alignment and range against the VM's reservations,
+    // handles and mappings; `fixed` is an address asked for (0: any), which
+    // the backend may not give (the driver treats it as a hint too). A
+    // physical handle is the backend's; its memory stays while mapped after
+    // vmm_release. The defaults: not offered.
+    virtual Status vmm_granularity(uint64_t* out) {
+        (void)out;
+        return VGPU_ERROR_NOT_SUPPORTED;
+    }
+    virtual Status vmm_reserve(uint64_t bytes, uint64_t align, uint64_t fixed, uint64_t* va) {
+        (void)bytes, (void)align, (void)fixed, (void)va;
+        return VGPU_ERROR_NOT_SUPPORTED;
+    }
+    virtual Status vmm_free_reservation(uint64_t va, uint64_t bytes) {
+        (void)va, (void)bytes;
+        return VGPU_ERROR_NOT_SUPPORTED;
+    }
+    virtual Status vmm_create(uint64_t bytes, uint64_t* handle) {
+        (void)bytes, (void)handle;
+        return VGPU_ERROR_NOT_SUPPORTED;
+    }
+    virtual Status vmm_release(uint64_t handle) {
+        (void)handle;
+        return VGPU_ERROR_NOT_SUPPORTED;
+    }
+    virtual Status vmm_map(uint64_t va, uint64_t bytes, uint64_t handle) {
+        (void)va, (void)bytes, (void)handle;
+        return VGPU_ERROR_NOT_SUPPORTED;
+    }
+    virtual Status vmm_unmap(uint64_t va, uint64_t bytes) {
+        (void)va, (void)bytes;
+        return VGPU_ERROR_NOT_SUPPORTED;
+    }
+    // flags: VGPU_VMM_ACCESS_* for the selected device.
+    virtual Status vmm_set_access(uint64_t va, uint64_t bytes, uint32_t flags) {
+        (void)va, (void)bytes, (void)flags;
+        return VGPU_ERROR_NOT_SUPPORTED;
+    }
+
     virtual Status stream_create(uint32_t flags, BackendStream* out) = 0;
     virtual Status stream_synchronize(BackendStream s) = 0;
     virtual Status stream_destroy(BackendStream s) = 0;

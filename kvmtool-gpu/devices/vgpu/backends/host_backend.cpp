@@ -63,6 +63,7 @@ uint8_t* HostBackend::translate_own(uint64_t dptr, uint64_t bytes) const {
         --it;
         if (range_inside(dptr, bytes, it->first, it->second.bytes)) return it->second.host + (dptr - it->first);
     }
+    if (uint8_t* p = translate_vmm(dptr, bytes)) return p;
     return ram_.host_of(dptr, bytes);
 }
 
@@ -108,6 +109,7 @@ Status HostBackend::device_attribute(int attribute, int ordinal, int* out) {
     case 19: *out = 1; break;         // CAN_MAP_HOST_MEMORY
     case 41: *out = 1; break;         // UNIFIED_ADDRESSING
     case 95: *out = 1; break;         // COOPERATIVE_LAUNCH (blocks run in turn: any grid fits)
+    case 102: *out = 1; break;        // VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED (host_backend_vmm.cpp)
     case 75: case 76: *out = 0; break; // COMPUTE_CAPABILITY_MAJOR, _MINOR
     default:
         // Every other attribute CUDA 13 names (below CU_DEVICE_ATTRIBUTE_MAX)
@@ -376,6 +378,7 @@ void HostBackend::drop_all() {
         alloc_addresses_.release(dev);
     }
     allocs_.clear();
+    drop_vmm();
     arrays_.clear();
     sampled_objects_.clear();
     used_ = 0;

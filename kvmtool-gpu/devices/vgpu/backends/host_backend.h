@@ -142,6 +142,19 @@ public:
     // Graphs recorded and replayed with this backend's own operations (host_graphs.h).
     GraphBackend* graphs() override { return &graphs_; }
 
+    // Virtual memory management over host memory (host_backend_vmm.cpp):
+    // reservations are fake addresses, or the address asked for where it
+    // overlaps none of this backend's; granule 2 MiB, as an H100's.
+    static constexpr uint64_t kVmmGranule = 2ull << 20;
+    Status vmm_granularity(uint64_t* out) override;
+    Status vmm_reserve(uint64_t bytes, uint64_t align, uint64_t fixed, uint64_t* va) override;
+    Status vmm_free_reservation(uint64_t va, uint64_t bytes) override;
+    Status vmm_create(uint64_t bytes, uint64_t* handle) override;
+    Status vmm_release(uint64_t handle) override;
+    Status vmm_map(uint64_t va, uint64_t bytes, uint64_t handle) override;
+    Status vmm_unmap(uint64_t va, uint64_t bytes) override;
+    Status vmm_set_access(uint64_t va, uint64_t bytes, uint32_t flags) override;
+
     // DeviceAddressSpace, for the CPU kernels (and the copies): this
     // device's memory, then that of the peers it has access to.
     uint8_t* translate(uint64_t dptr, uint64_t bytes) const override;
@@ -205,6 +218,24 @@ private:
     static std::array<uint64_t, VGPU_LIMIT_COUNT_> start_limits();
     uint64_t next_object_ = 0x1000; // module/stream/event ids: small numbers, not pointers
     std::vector<uint8_t> bounce_;
+    // VMM: reservations (start -> {bytes, its fake range's start or 0}),
+    // physical blocks by handle, mappings (start -> block) that keep a
+    // released block alive.
+    struct VmmReservation {
+        uint64_t bytes;
+        uint64_t fake_base; // what alloc_addresses_ gave (0: the address asked for)
+    };
+    std::map<uint64_t, VmmReservation> vmm_reserved_;
+    struct VmmMapping {
+        std::shared_ptr<uint8_t[]> block;
+        uint64_t bytes;
+    };
+    std::map<uint64_t, std::pair<std::shared_ptr<uint8_t[]>, uint64_t>> vmm_blocks_; // handle -> (memory, bytes)
+    std::map<uint64_t, VmmMapping> vmm_maps_;
+    bool vmm_overlaps(uint64_t va, uint64_t bytes) const;
+    uint8_t* translate_vmm(uint64_t dptr, uint64_t bytes) const; // inside one mapping, else nullptr
+    void drop_vmm();
+
     std::set<const HostBackend*> peers_; // peer access enabled to these
     HostBlas blas_{*this};
     HostRand rand_{*this};

@@ -99,12 +99,14 @@ constexpr std::array<uint16_t, 3> kPtrPtrU32{8, 8, 4};
 constexpr std::array<uint16_t, 4> kI32F32PtrPtr{4, 4, 8, 8};
 constexpr std::array<uint16_t, 3> kPtrI32I32{8, 4, 4};
 
-const std::array<CpuKernel, 9> kKernels{{
+const std::array<CpuKernel, 10> kKernels{{
     {"vector_add", "_Z10vector_addPKfS0_Pfj", kPtrPtrPtrU32, vector_add},
     {"matmul", "_Z6matmulPKfS0_Pfj", kPtrPtrPtrU32, matmul},
     {"empty_kernel", "_Z12empty_kernelv", {}, empty_kernel},
     {"param_echo", "", kEchoSizes, param_echo, kEchoOffsets},
     {"vectorAdd", "_Z9vectorAddPKfS0_Pfi", kPtrPtrPtrU32, sample_kernels::vector_add_int},
+    // vectorAddMMAP's (extern "C"), the same sum: its VMM mappings run on this backend too.
+    {"VecAdd_kernel", "VecAdd_kernel", kPtrPtrPtrU32, sample_kernels::vector_add_int},
     {"matrixMulTiled<32>", "_Z14matrixMulTiledILi32EEvPfPKfS2_ii", kPtrPtrPtrI32I32, sample_kernels::matrix_mul_tiled},
     {"reduceSum", "_Z9reduceSumPKiPij", kPtrPtrU32, sample_kernels::reduce_sum},
     {"saxpy", "_Z5saxpyifPKfPf", kI32F32PtrPtr, sample_kernels::saxpy},
