@@ -151,17 +151,16 @@ static inline uint64_t vgpu_payload_offset(uint32_t entries, uint32_t slot)
     return 128u + (uint64_t)entries * 96u + (uint64_t)slot * VGPU_PAYLOAD_BYTES;
 }
 
-/* LAUNCH_KERNEL and LAUNCH_KERNEL_PACKED: a command's arg[] as typed
- * fields. The same bytes as the packing the opcodes document (x86 is
- * little-endian: gridX|gridY<<32 in arg2 is grid[0], grid[1]), so either
- * form may write them. */
+/* LAUNCH_KERNEL_PACKED: a command's arg[] as typed fields. The same bytes
+ * as the packing the opcode documents (x86 is little-endian: gridX|gridY<<32
+ * in arg2 is grid[0], grid[1]), so either form may write them. */
 struct vgpu_launch_args {
     uint64_t function;
     uint64_t stream;
     uint32_t grid[3];
     uint32_t block[3];
     uint32_t shared_bytes;
-    uint32_t params; /* LAUNCH_KERNEL: nparams; _PACKED: the buffer's bytes */
+    uint32_t params; /* the parameter buffer's bytes */
 };
 
 /* Scatter-gather list entry (array in guest RAM). */
@@ -171,13 +170,11 @@ struct vgpu_sg_entry {
 };
 #define VGPU_MAX_SG_ENTRIES (1u << 20)
 
-/* Launch payload: nparams descriptors, then the parameter bytes they point
- * to (offsets are from the start of the payload). */
+/* One kernel parameter's place in its parameter buffer (FUNC_GET_PARAM_INFO). */
 struct vgpu_param_desc {
     uint16_t offset;
     uint16_t size;
 };
-#define VGPU_MAX_KERNEL_PARAMS 32u /* LAUNCH_KERNEL's descriptor form only */
 /* The driver's limit on a kernel's parameter buffer (CUDA 12.1 and later). */
 #define VGPU_MAX_PARAM_BYTES 32764u
 
@@ -226,14 +223,14 @@ enum vgpu_opcode {
     VGPU_OP_MODULE_LOAD_DATA = 30,    /* arg0 image gpa, arg1 image bytes -> result0 module */
     VGPU_OP_MODULE_UNLOAD = 31,       /* arg0 module */
     VGPU_OP_MODULE_GET_FUNCTION = 32, /* arg0 module; payload = name (payload_len bytes, no NUL) -> result0 function */
-    VGPU_OP_LAUNCH_KERNEL = 33,       /* arg0 function, arg1 stream, arg2 gridX|gridY<<32,
-                                         arg3 gridZ|blockX<<32, arg4 blockY|blockZ<<32,
-                                         arg5 sharedMem|nparams<<32; payload = params */
+    /* 33: retired (a launch with per-parameter descriptors, which no guest library sent) */
     VGPU_OP_FUNC_GET_PARAM_INFO = 34, /* arg0 function, arg1 first parameter -> result0 parameter count,
                                          result1 parameter buffer bytes; payload <- vgpu_param_desc of
                                          parameters first, first+1, ... (as many as the payload holds):
                                          the layout the module gives the kernel */
-    VGPU_OP_LAUNCH_KERNEL_PACKED = 35, /* args as LAUNCH_KERNEL but arg5 sharedMem|bytes<<32: the
+    VGPU_OP_LAUNCH_KERNEL_PACKED = 35, /* arg0 function, arg1 stream, arg2 gridX|gridY<<32,
+                                         arg3 gridZ|blockX<<32, arg4 blockY|blockZ<<32,
+                                         arg5 sharedMem|bytes<<32 (vgpu_launch_args): the
                                          parameter buffer laid out by the kernel's layout (cuLaunchKernel's
                                          `extra` buffer), bytes exactly the layout's; payload = the buffer
                                          when bytes <= VGPU_PAYLOAD_BYTES, else its guest-physical
