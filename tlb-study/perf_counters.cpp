@@ -90,14 +90,6 @@ bool encode(const std::string& name, bool kernel, perf_event_attr* attr, std::st
 
 } // namespace
 
-bool have_libpfm() {
-#ifdef KVMGPU_HAVE_LIBPFM
-    return true;
-#else
-    return false;
-#endif
-}
-
 const std::vector<CounterSpec>& default_counter_specs() {
     static const std::vector<CounterSpec> specs = {
         {"dtlb_load_misses",

@@ -87,8 +87,4 @@ private:
 // Looks up one metric's value in a read(); nullopt when absent.
 std::optional<uint64_t> find_value(const std::vector<CounterValue>& values, const std::string& metric);
 
-// Whether this binary resolves names through libpfm4 (else only the
-// kernel's generic perf:: hardware events are known).
-bool have_libpfm();
-
 } // namespace tlbstudy

@@ -57,7 +57,6 @@ public:
 
     // First error of an ASYNC command seen since the last take (0 if none); clears it.
     uint32_t take_async_error();
-    uint32_t peek_async_error() const { return async_error_; }
 
     void set_deferred(bool on) { deferred_ = on; }
     bool deferred() const { return deferred_; }

@@ -231,7 +231,7 @@ void commands(uint8_t* data)
     // Handles never issued, forged, freed, or of the wrong kind.
     CALL_EXPECT(H, "stream never issued", VGPU_OP_STREAM_SYNCHRONIZE, 0x5300001200000001ull);
     CALL_EXPECT(H, "event never issued", VGPU_OP_EVENT_RECORD, 0x4500000000000001ull, 0);
-    CALL_EXPECT(H, "function never issued", VGPU_OP_LAUNCH_KERNEL, 0x4600000000000001ull, 0, 1 | 1ull << 32,
+    CALL_EXPECT(H, "function never issued", VGPU_OP_LAUNCH_KERNEL_PACKED, 0x4600000000000001ull, 0, 1 | 1ull << 32,
                 1 | 1ull << 32, 1 | 1ull << 32, 0);
     CALL_EXPECT(H, "module never issued", VGPU_OP_MODULE_UNLOAD, 0x4d00000000000001ull);
     uint64_t s = 0;
@@ -278,18 +278,17 @@ void faulting_kernel(uint8_t* data)
     CALL_EXPECT(VGPU_ERROR_INVALID_VALUE, "function name with a NUL", VGPU_OP_MODULE_GET_FUNCTION, m, 0, 0, 0, 0, 0,
                 name, sizeof name);
     expect("alloc", g_ring.call(VGPU_OP_MEM_ALLOC, 256, 0, 0, 0, 0, 0, nullptr, 0, 0, &d), VGPU_SUCCESS);
-    // Parameters: a, b, c (device pointers), n. c is 16: no device memory
-    // there on any backend, so the kernel faults on its first store.
-    uint8_t p[4 * 4 + 3 * 8 + 4];
-    const vgpu_param_desc desc[4] = {{16, 8}, {24, 8}, {32, 8}, {40, 4}};
-    memcpy(p, desc, sizeof desc);
+    // The parameter buffer, laid out as the kernel's: a, b, c (device
+    // pointers) at 0, 8, 16, n at 24. c is 16: no device memory there on
+    // any backend, so the kernel faults on its first store.
+    uint8_t p[3 * 8 + 4];
     const uint64_t near_null = 16;
     const uint32_t n = 64;
-    memcpy(p + 16, &d, 8), memcpy(p + 24, &d, 8), memcpy(p + 32, &near_null, 8), memcpy(p + 40, &n, 4);
-    CALL_EXPECT(VGPU_ERROR_INVALID_VALUE, "33 kernel parameters", VGPU_OP_LAUNCH_KERNEL, f, 0, 1 | 1ull << 32,
-                1 | 1ull << 32, 1 | 1ull << 32, 33ull << 32, p, sizeof p);
-    CALL_EXPECT(VGPU_ERROR_ILLEGAL_ADDRESS, "kernel storing to a bad device pointer", VGPU_OP_LAUNCH_KERNEL, f, 0,
-                1 | 1ull << 32, 1 | 64ull << 32, 1 | 1ull << 32, 4ull << 32, p, sizeof p);
+    memcpy(p, &d, 8), memcpy(p + 8, &d, 8), memcpy(p + 16, &near_null, 8), memcpy(p + 24, &n, 4);
+    CALL_EXPECT(VGPU_ERROR_INVALID_VALUE, "parameter buffer a byte short of the kernel's", VGPU_OP_LAUNCH_KERNEL_PACKED,
+                f, 0, 1 | 1ull << 32, 1 | 1ull << 32, 1 | 1ull << 32, uint64_t{sizeof p - 1} << 32, p, sizeof p - 1);
+    CALL_EXPECT(VGPU_ERROR_ILLEGAL_ADDRESS, "kernel storing to a bad device pointer", VGPU_OP_LAUNCH_KERNEL_PACKED, f,
+                0, 1 | 1ull << 32, 1 | 64ull << 32, 1 | 1ull << 32, uint64_t{sizeof p} << 32, p, sizeof p);
 }
 
 // RESET, a fresh ring, and a real round trip: the device carried on.

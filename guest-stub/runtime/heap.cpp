@@ -178,7 +178,6 @@ void heap_release(HeapMark mark)
 }
 
 uint64_t guest_page_size() { return g_page_size; }
-bool heap_ready() { return g_ready; }
 
 bool virt_to_phys(const void* p, uint64_t* gpa)
 {

@@ -58,7 +58,6 @@ HeapMark heap_mark();
 void heap_release(HeapMark mark);
 
 uint64_t guest_page_size(); // 4 KiB or 2 MiB: the pageable heap's page size
-bool heap_ready();
 
 // Guest-physical address of p (page-table walk); false if unmapped.
 bool virt_to_phys(const void* p, uint64_t* gpa);

@@ -32,11 +32,6 @@ inline void mmio_write64(uint64_t addr, uint64_t v)
     asm volatile("movq %0, (%1)" : : "r"(v), "r"(addr) : "memory");
 }
 
-inline void port_write32(uint16_t port, uint32_t v)
-{
-    asm volatile("outl %0, %1" : : "a"(v), "Nd"(port) : "memory");
-}
-
 // Orders compiler-visible memory accesses; on x86 (TSO) that plus program
 // order is all a store-release or load-acquire needs.
 inline void compiler_barrier() { asm volatile("" : : : "memory"); }

@@ -6,7 +6,6 @@
 namespace guest {
 namespace {
 uint64_t g_khz = 1000000;
-bool g_known = false;
 const char* g_source = "assumed";
 
 void cpuid(uint32_t leaf, uint32_t* a, uint32_t* b, uint32_t* c, uint32_t* d)
@@ -19,7 +18,6 @@ void tsc_init(uint64_t boot_tsc_khz)
 {
     if (boot_tsc_khz != 0) {
         g_khz = boot_tsc_khz;
-        g_known = true;
         g_source = "boot_info";
         return;
     }
@@ -31,8 +29,7 @@ void tsc_init(uint64_t boot_tsc_khz)
         // >= 1 kHz: the conversions divide by g_khz.
         if (a != 0 && b != 0 && c != 0 && (uint64_t)c * b / a >= 1000) {
             g_khz = (uint64_t)c * b / a / 1000;
-            g_known = true;
-            g_source = "cpuid.15h";
+                g_source = "cpuid.15h";
             return;
         }
     }
@@ -40,18 +37,15 @@ void tsc_init(uint64_t boot_tsc_khz)
         cpuid(0x16, &a, &b, &c, &d);
         if ((a & 0xFFFF) != 0) {
             g_khz = (uint64_t)(a & 0xFFFF) * 1000;
-            g_known = true;
-            g_source = "cpuid.16h";
+                g_source = "cpuid.16h";
         }
     }
 }
 
 uint64_t tsc_khz() { return g_khz; }
-bool tsc_khz_known() { return g_known; }
 const char* tsc_source() { return g_source; }
 
 uint64_t tsc_to_ns(uint64_t ticks) { return mul_div_u64(ticks, 1000000, g_khz); }
-uint64_t tsc_to_us(uint64_t ticks) { return mul_div_u64(ticks, 1000, g_khz); }
 uint64_t seconds_to_tsc(uint64_t seconds) { return mul_div_u64(mul_div_u64(seconds, g_khz, 1), 1000, 1); }
 
 } // namespace guest

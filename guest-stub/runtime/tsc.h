@@ -1,6 +1,6 @@
 // Time from the TSC. The frequency comes from boot_info.tsc_khz; if the VMM
 // left 0 there, from CPUID leaf 0x15/0x16; failing both an assumed 1 GHz
-// (tsc_khz_known() says which).
+// (tsc_source() says which).
 #pragma once
 
 #include <stdint.h>
@@ -32,14 +32,12 @@ inline uint64_t tsc_end() { return tsc_begin(); }
 
 void tsc_init(uint64_t boot_tsc_khz); // called by the runtime start-up
 uint64_t tsc_khz();
-bool tsc_khz_known();
 // Where the frequency came from: "boot_info", "cpuid.15h", "cpuid.16h", "assumed".
 const char* tsc_source();
 
 // Integer conversions (no floating point in guest code), truncating, with a
 // 128-bit intermediate; results that do not fit saturate at UINT64_MAX.
 uint64_t tsc_to_ns(uint64_t ticks);
-uint64_t tsc_to_us(uint64_t ticks);
 uint64_t seconds_to_tsc(uint64_t seconds);
 
 } // namespace guest

@@ -80,13 +80,6 @@ bool close(const std::vector<T>& a, const std::vector<T>& b, double tol)
     return true;
 }
 
-// op(M)(i, j) of a column-major matrix with leading dimension ld.
-template <class T>
-T op_at(const std::vector<T>& m, int ld, bool trans, int i, int j)
-{
-    return trans ? m[j + size_t(i) * ld] : m[i + size_t(j) * ld];
-}
-
 // C = alpha op(A) op(B) + beta C, m x n, the CPU reference.
 template <class T>
 void ref_gemm(bool ta, bool tb, int m, int n, int k, T alpha, const std::vector<T>& A, int lda,

@@ -4,14 +4,37 @@
  *
  * Freestanding-safe. Status codes are CUresult values, one to one; the host
  * side static_asserts that against cuda.h. Bump VGPU_ABI_VERSION on any
- * change to a layout or meaning below. */
+ * change to a layout or meaning below, once, at the merge into main that
+ * brings it: branches that each bumped on their own have shared a number.
+ *
+ * The guest library refuses a device whose VERSION is not its own, so both
+ * sides must come from one tree. Versions, and changes made without a bump
+ * (so before 7 a number alone does not pin the meaning):
+ *   1 registers, ring, first opcodes (b4a6b24)
+ *   2 VGPU_SG_DEVICE_WALK (fe512e0)
+ *   3 FUNC_GET_PARAM_INFO, LAUNCH_KERNEL_PACKED (061570f); then, unbumped:
+ *     STREAM_QUERY, STREAM_WAIT_EVENT, EVENT_QUERY (23a58ee), MEMSET_D16
+ *     (0ee456e), FUNC_GET/SET_ATTRIBUTE (1999c93), contexts 60-68,
+ *     MODULE_GET_GLOBAL and VGPU_CMD_FLAG_COOPERATIVE (ff64529), peer access
+ *     69-71 (2f64af1), AUTO choosing BATCH (463c422), HOST_REGISTER and
+ *     HOST_UNREGISTER (d9a068f)
+ *   4 on two branches: the event index and ADAPTIVE doorbell (374482f);
+ *     FUNC_OCCUPANCY, CTX_LIMIT, DEVICE_P2P_ATTRIBUTE (37814ea)
+ *   5 the two 4s merged (a885d34)
+ *   6 on three branches: cuBLAS 200-221 (8461202), then cuRAND 300-304 and
+ *     cuFFT 320-323 unbumped; arrays and textures 130-138 (4b9030a);
+ *     graphs 100-118 (23c221e)
+ *   7 the 6s merged (72c77bc, fb508d8, 2c7bb8c)
+ *   8 the ninth session's branches merged: LAUNCH_KERNEL (33) retired;
+ *     virtual memory management 75-82; cuRAND 305-308, cuFFT 324-325;
+ *     the one current context shared by a VM's guest threads */
 #ifndef KVMGPU_ABI_VGPU_ABI_H
 #define KVMGPU_ABI_VGPU_ABI_H
 
 #include <stdint.h>
 
 #define VGPU_MAGIC 0x55504756u /* "VGPU" */
-#define VGPU_ABI_VERSION 7u
+#define VGPU_ABI_VERSION 8u
 
 /* ---- MMIO registers (offsets from KVMGPU_VGPU_GPA) -------------------- */
 #define VGPU_REG_MAGIC 0x00u     /* u32 RO */
@@ -131,17 +154,16 @@ static inline uint64_t vgpu_payload_offset(uint32_t entries, uint32_t slot)
     return 128u + (uint64_t)entries * 96u + (uint64_t)slot * VGPU_PAYLOAD_BYTES;
 }
 
-/* LAUNCH_KERNEL and LAUNCH_KERNEL_PACKED: a command's arg[] as typed
- * fields. The same bytes as the packing the opcodes document (x86 is
- * little-endian: gridX|gridY<<32 in arg2 is grid[0], grid[1]), so either
- * form may write them. */
+/* LAUNCH_KERNEL_PACKED: a command's arg[] as typed fields. The same bytes
+ * as the packing the opcode documents (x86 is little-endian: gridX|gridY<<32
+ * in arg2 is grid[0], grid[1]), so either form may write them. */
 struct vgpu_launch_args {
     uint64_t function;
     uint64_t stream;
     uint32_t grid[3];
     uint32_t block[3];
     uint32_t shared_bytes;
-    uint32_t params; /* LAUNCH_KERNEL: nparams; _PACKED: the buffer's bytes */
+    uint32_t params; /* the parameter buffer's bytes */
 };
 
 /* Scatter-gather list entry (array in guest RAM). */
@@ -151,13 +173,11 @@ struct vgpu_sg_entry {
 };
 #define VGPU_MAX_SG_ENTRIES (1u << 20)
 
-/* Launch payload: nparams descriptors, then the parameter bytes they point
- * to (offsets are from the start of the payload). */
+/* One kernel parameter's place in its parameter buffer (FUNC_GET_PARAM_INFO). */
 struct vgpu_param_desc {
     uint16_t offset;
     uint16_t size;
 };
-#define VGPU_MAX_KERNEL_PARAMS 32u /* LAUNCH_KERNEL's descriptor form only */
 /* The driver's limit on a kernel's parameter buffer (CUDA 12.1 and later). */
 #define VGPU_MAX_PARAM_BYTES 32764u
 
@@ -207,14 +227,14 @@ enum vgpu_opcode {
     VGPU_OP_MODULE_LOAD_DATA = 30,    /* arg0 image gpa, arg1 image bytes -> result0 module */
     VGPU_OP_MODULE_UNLOAD = 31,       /* arg0 module */
     VGPU_OP_MODULE_GET_FUNCTION = 32, /* arg0 module; payload = name (payload_len bytes, no NUL) -> result0 function */
-    VGPU_OP_LAUNCH_KERNEL = 33,       /* arg0 function, arg1 stream, arg2 gridX|gridY<<32,
-                                         arg3 gridZ|blockX<<32, arg4 blockY|blockZ<<32,
-                                         arg5 sharedMem|nparams<<32; payload = params */
+    /* 33: retired (a launch with per-parameter descriptors, which no guest library sent) */
     VGPU_OP_FUNC_GET_PARAM_INFO = 34, /* arg0 function, arg1 first parameter -> result0 parameter count,
                                          result1 parameter buffer bytes; payload <- vgpu_param_desc of
                                          parameters first, first+1, ... (as many as the payload holds):
                                          the layout the module gives the kernel */
-    VGPU_OP_LAUNCH_KERNEL_PACKED = 35, /* args as LAUNCH_KERNEL but arg5 sharedMem|bytes<<32: the
+    VGPU_OP_LAUNCH_KERNEL_PACKED = 35, /* arg0 function, arg1 stream, arg2 gridX|gridY<<32,
+                                         arg3 gridZ|blockX<<32, arg4 blockY|blockZ<<32,
+                                         arg5 sharedMem|bytes<<32 (vgpu_launch_args): the
                                          parameter buffer laid out by the kernel's layout (cuLaunchKernel's
                                          `extra` buffer), bytes exactly the layout's; payload = the buffer
                                          when bytes <= VGPU_PAYLOAD_BYTES, else its guest-physical

@@ -33,7 +33,7 @@ struct Member {
 };
 
 uint64_t launches(const vgpu::VgpuCounterSnapshot& c) {
-    return c.per_opcode[VGPU_OP_LAUNCH_KERNEL] + c.per_opcode[VGPU_OP_LAUNCH_KERNEL_PACKED];
+    return c.per_opcode[VGPU_OP_LAUNCH_KERNEL_PACKED];
 }
 uint64_t bytes(const vgpu::VgpuCounterSnapshot& c) { return c.bytes_htod + c.bytes_dtoh; }
 

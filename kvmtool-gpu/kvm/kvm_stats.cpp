@@ -128,7 +128,6 @@ bool KvmStatsReader::parse() {
     const int64_t n = pread_full(fd_.get(), &h, sizeof h, 0);
     if (n < 0) return fail("reading the header: " + errno_text(errno));
     if (n != sizeof h) return fail("header truncated (" + std::to_string(n) + " of 24 bytes)");
-    flags_ = h.flags;
     if (h.name_size == 0 || h.name_size > limits_.max_name_size)
         return fail("name_size " + std::to_string(h.name_size) + " outside [1, " +
                     std::to_string(limits_.max_name_size) + "]");

@@ -88,7 +88,6 @@ public:
     const std::string& error() const { return error_; }
     const std::string& id() const { return id_; }
     const std::vector<KvmStatDesc>& descriptors() const { return descs_; }
-    uint32_t header_flags() const { return flags_; }
 
     // Reads every value; nullopt (and error() set) when unavailable or the
     // data block cannot be read in full.
@@ -105,7 +104,6 @@ private:
     bool ok_ = false;     // ... and the data block was readable
     std::string error_;
     std::string id_;
-    uint32_t flags_ = 0;
     uint64_t data_offset_ = 0;
     uint64_t data_bytes_ = 0; // extent of the data block the descriptors cover
     std::vector<KvmStatDesc> descs_;

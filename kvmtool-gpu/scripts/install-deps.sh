@@ -7,7 +7,7 @@
 set -euo pipefail
 
 packages=(g++ cmake ninja-build ccache libgtest-dev libboost-dev libhugetlbfs-dev libpfm4-dev nlohmann-json3-dev
-          qemu-system-x86 busybox-static cpio python3)
+          qemu-system-x86 busybox-static cpio python3 universal-ctags)
 # Optional extras: installed when the archive has them (checked with apt-cache).
 optional=(python3-matplotlib)
 

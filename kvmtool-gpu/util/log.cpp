@@ -18,7 +18,6 @@ const char* tag(LogLevel l) {
 } // namespace
 
 void set_log_level(LogLevel level) { g_level.store(static_cast<int>(level)); }
-LogLevel log_level() { return static_cast<LogLevel>(g_level.load()); }
 
 void log_line(LogLevel level, const char* fmt, ...) {
     if (static_cast<int>(level) < g_level.load(std::memory_order_relaxed)) return;

@@ -11,7 +11,6 @@ namespace kvmgpu {
 
 enum class LogLevel { Debug = 0, Info = 1, Warn = 2, Error = 3 };
 void set_log_level(LogLevel level);
-LogLevel log_level();
 void log_line(LogLevel level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define log_debug(...) ::kvmgpu::log_line(::kvmgpu::LogLevel::Debug, __VA_ARGS__)

@@ -62,7 +62,6 @@ public:
 
     // Extra devices (the vGPU) are claimed before run().
     Bus& mmio_bus() { return mmio_; }
-    Bus& pio_bus() { return pio_; }
     VmFd& vm_fd() { return *vm_; }
     VcpuFd& vcpu() { return *vcpu_; } // e.g. for its KVM statistics fd
     const memmap::GuestMemory& memory() const { return memory_; }
@@ -70,7 +69,6 @@ public:
     // The Linux-ABI process, or nullptr for a project image.
     const linux_abi::LinuxProcess* linux_process() const { return linux_.get(); }
     const VmOptions& options() const { return opts_; }
-    std::chrono::steady_clock::time_point created_at() const { return t0_; }
 
     // Runs the vCPU on the calling thread until the guest exits, faults or
     // times out. Never throws for anything the guest does; with

@@ -52,7 +52,7 @@ def name(i): return u8(2) + u8(i)           # payload: kernel name kNames[i]
 def raw_payload(b): return u8(1) + u16(len(b)) + b
 
 
-def params(*vals):                          # payload: launch parameters
+def params(*vals):                          # payload: a packed launch's buffer (8-byte values; the last 4)
     return u8(3) + u8(len(vals)) + b"".join(u8(1) + v for v in vals)
 
 
@@ -91,14 +91,14 @@ DEVICE = {
     "sg_into_ring": sg_list(0x9000, [(V.ram(0x1000), 64), (V.ram(0x1080), 64)])
     + cmd("DTOH_SG", [V.known(D0), V.ram(0x9000), V.small(2), ZERO, V.small(0)]) + publish(),
     "vector_add": cmd("LAUNCH", [V.known(FN_VADD), ZERO, V.raw(4 | 1 << 32), V.raw(1 | 64 << 32), V.raw(1 | 1 << 32),
-                                 V.raw(4 << 32)],
+                                 V.raw(28 << 32)],
                       payload=params(V.known(D0), V.known(D0), V.known(D1), V.small(256))) + publish(),
     "vector_add_window": cmd("LAUNCH", [V.known(FN_VADD), V.known(STREAM), V.raw(1 | 1 << 32), V.raw(1 | 32 << 32),
-                                        V.raw(1 | 1 << 32), V.raw(4 << 32)],
+                                        V.raw(1 | 1 << 32), V.raw(28 << 32)],
                              payload=params(V.known(WIN_LO), V.known(WIN_LO), V.known(WIN_HI), V.small(32)))
     + publish(),
     "matmul_fault": cmd("LAUNCH", [V.known(FN_MATMUL), ZERO, V.raw(1 | 1 << 32), V.raw(1 | 16 << 32),
-                                   V.raw(16 | 1 << 32), V.raw(4 << 32)],
+                                   V.raw(16 | 1 << 32), V.raw(28 << 32)],
                         payload=params(V.known(D0), V.known(D0), V.known(D0), V.small(64))) + publish()
     + cmd("NOP") + publish(),
     "module_function": poke(0x9000, b"any image") + cmd("MODLOAD", [V.ram(0x9000), V.small(9)]) + publish()
@@ -114,7 +114,7 @@ DEVICE = {
     "other_vm": cmd("HTOD", [V.victim(V_BUF), V.ram(0x10000), V.small(16)]) + cmd("SSYNC", [V.victim(V_STREAM)], slot=1)
     + cmd("DTOD", [V.known(D0), V.victim(V_WIN), V.small(16)], slot=2) + cmd("LAUNCH", [V.victim(V_FN)], slot=3)
     + cmd("UNLOAD", [V.victim(V_MODULE)], slot=4) + cmd("FREE", [V.victim(V_BUF)], slot=5) + publish(6)
-    + cmd("LAUNCH", [V.known(FN_VADD), ZERO, V.raw(1 | 1 << 32), V.raw(1 | 4 << 32), V.raw(1 | 1 << 32), V.raw(4 << 32)],
+    + cmd("LAUNCH", [V.known(FN_VADD), ZERO, V.raw(1 | 1 << 32), V.raw(1 | 4 << 32), V.raw(1 | 1 << 32), V.raw(28 << 32)],
           payload=params(V.known(D0), V.known(D0), V.victim(V_HOST), V.small(4))) + publish(),
     "outside_ram": cmd("HTOD", [V.known(D0), V.edge(4), V.small(16)]) + cmd("HTOD", [V.known(D0), V.end(8), V.small(16)], slot=1)
     + cmd("DTOH", [V.edge(10), V.known(D0), V.small(4)], slot=2) + cmd("MODLOAD", [V.edge(8), V.small(64)], slot=3)

@@ -247,7 +247,8 @@ constexpr uint16_t kOpcodes[] = {
     VGPU_OP_MEM_FREE,      VGPU_OP_MEM_GET_INFO,    VGPU_OP_MEMCPY_HTOD,      VGPU_OP_MEMCPY_DTOH,
     VGPU_OP_MEMCPY_DTOD,   VGPU_OP_MEMCPY_HTOD_SG,  VGPU_OP_MEMCPY_DTOH_SG,   VGPU_OP_MEMSET_D8,
     VGPU_OP_MEMSET_D32,    VGPU_OP_GUEST_RAM_DEVICE_PTR, VGPU_OP_MODULE_LOAD_DATA, VGPU_OP_MODULE_UNLOAD,
-    VGPU_OP_MODULE_GET_FUNCTION, VGPU_OP_LAUNCH_KERNEL, VGPU_OP_STREAM_CREATE, VGPU_OP_STREAM_SYNCHRONIZE,
+    VGPU_OP_MODULE_GET_FUNCTION, VGPU_OP_LAUNCH_KERNEL_PACKED /* again below: launches twice as often */,
+    VGPU_OP_STREAM_CREATE, VGPU_OP_STREAM_SYNCHRONIZE,
     VGPU_OP_STREAM_DESTROY, VGPU_OP_EVENT_CREATE,   VGPU_OP_EVENT_RECORD,     VGPU_OP_EVENT_SYNCHRONIZE,
     VGPU_OP_EVENT_ELAPSED_TIME, VGPU_OP_EVENT_DESTROY,  VGPU_OP_MEMSET_D16,       VGPU_OP_FUNC_GET_PARAM_INFO,
     VGPU_OP_LAUNCH_KERNEL_PACKED, VGPU_OP_STREAM_QUERY, VGPU_OP_STREAM_WAIT_EVENT, VGPU_OP_EVENT_QUERY,
@@ -341,26 +342,26 @@ struct Session {
             len = static_cast<uint32_t>(n.size());
             break;
         }
-        default: { // launch parameters: descriptors, then values
-            // Layouts: mostly the reference kernels' own (8, 8, 8, 4), else
-            // sizes a real kernel might take (1 .. 64 bytes, structs) in any
-            // number, so every way of missing the kernel's layout is tried
-            // against the device model's check.
+        default: { // a packed launch's parameter buffer: values at their offsets
+            // Layouts: mostly the reference kernels' own (8, 8, 8, 4 bytes
+            // at 0, 8, 16, 24), else sizes a real kernel might take (1 .. 64
+            // bytes, structs) in any number at their natural alignment, so
+            // buffers of many lengths meet the device model's check against
+            // the kernel's layout (arg5's length, fuzzed too, is what it checks).
             constexpr uint16_t kSizes[] = {8, 4, 1, 2, 12, 16, 24, 64};
             const uint8_t shape = in.get<uint8_t>();
             const uint32_t n = shape < 128 ? shape % 6 : shape % 12;
-            uint32_t off = n * 4;
-            for (uint32_t i = 0; i < n; ++i) {
+            uint32_t off = 0;
+            for (uint32_t i = 0; i < n && off < VGPU_PAYLOAD_BYTES; ++i) {
                 const uint8_t pick = in.get<uint8_t>();
                 const uint16_t size = shape < 128 ? (i == 3 ? 4 : 8) : kSizes[pick % std::size(kSizes)];
-                vgpu_param_desc d{static_cast<uint16_t>(off), size};
-                if (pick >= 224) d = {in.get<uint16_t>(), in.get<uint16_t>()}; // raw descriptor
-                std::memcpy(payload + i * 4, &d, 4);
-                for (uint32_t b = 0; b < size && off + b + 8 <= VGPU_PAYLOAD_BYTES; b += 8) {
+                const uint32_t align = std::min<uint32_t>(size & -size, 8); // lowest set bit: 12 -> 4, 24 -> 8
+                off = std::min<uint32_t>((off + align - 1) & ~(align - 1), VGPU_PAYLOAD_BYTES);
+                for (uint32_t b = 0; b < size && off + b < VGPU_PAYLOAD_BYTES; b += 8) {
                     const uint64_t v = value();
-                    std::memcpy(payload + off + b, &v, 8);
+                    std::memcpy(payload + off + b, &v, std::min<uint32_t>({8u, size - b, VGPU_PAYLOAD_BYTES - off - b}));
                 }
-                off += (size + 7u) & ~7u;
+                off += size;
             }
             len = std::min<uint32_t>(off, VGPU_PAYLOAD_BYTES);
             break;

@@ -19,8 +19,9 @@ void launch_must_match_layout(VgpuRig& rig, std::span<const uint8_t> fatbin) {
     };
     ASSERT_EQ(rig.call({.opcode = VGPU_OP_MEMSET_D8, .args = {out, 0, 64, 0}}).status, VGPU_SUCCESS);
 
-    // The 64-byte struct declared as 8 bytes: before the fix the driver read
-    // 56 bytes of VMM or worker memory past the guest's 8 into the kernel.
+    // Buffers that are not the kernel's 72 bytes. The 64-byte struct given
+    // as 8 bytes: before the fix the driver read 56 bytes of VMM or worker
+    // memory past the guest's 8 into the kernel.
     const std::vector<std::vector<uint8_t>> short_struct{bytes(uint64_t{0x1111}), bytes(out)};
     EXPECT_EQ(rig.launch(fn, short_struct, 1, 1, 8, 1).status, VGPU_ERROR_INVALID_VALUE);
     // One parameter where the kernel has two: this crashed the worker.

@@ -68,14 +68,6 @@ inline std::vector<uint8_t> sse_then_exit() {
     c.insert(c.end(), e.begin(), e.end());
     return c;
 }
-// mov ecx, n; 1: dec ecx; jnz 1b; then exit 0: ~n cycles natively, far
-// longer if KVM is emulating the guest.
-inline std::vector<uint8_t> count_down_then_exit(uint32_t n) {
-    std::vector<uint8_t> c = {0xB9, uint8_t(n), uint8_t(n >> 8), uint8_t(n >> 16), uint8_t(n >> 24), 0xFF, 0xC9, 0x75, 0xFC};
-    auto e = exit_with(0);
-    c.insert(c.end(), e.begin(), e.end());
-    return c;
-}
 inline const std::vector<uint8_t> ud2 = {0x0F, 0x0B};        // #UD with no IDT: triple fault
 
 // movabs rax, addr; mov rcx, value (sign-extended imm32); mov [rax], rcx

@@ -151,22 +151,31 @@ uint64_t VgpuRig::module_with(std::string_view fn_name, uint64_t* function, std:
     return m.r0;
 }
 
-std::vector<uint8_t> launch_payload(std::span<const std::vector<uint8_t>> params) {
-    std::vector<uint8_t> p(params.size() * sizeof(vgpu_param_desc));
-    for (size_t i = 0; i < params.size(); ++i) {
-        const vgpu_param_desc d{static_cast<uint16_t>(p.size()), static_cast<uint16_t>(params[i].size())};
-        std::memcpy(p.data() + i * sizeof d, &d, sizeof d);
-        p.insert(p.end(), params[i].begin(), params[i].end());
+Cmd VgpuRig::launch_cmd(uint64_t fn, std::span<const std::vector<uint8_t>> params, Dim3 grid, Dim3 block,
+                       uint64_t stream) {
+    std::vector<uint8_t> buffer;
+    const Done info = call({.opcode = VGPU_OP_FUNC_GET_PARAM_INFO, .args = {fn, 0}});
+    bool fits = info.status == VGPU_SUCCESS && info.r0 == params.size() &&
+                info.r0 * sizeof(vgpu_param_desc) <= info.payload.size();
+    if (fits) {
+        buffer.assign(info.r1, 0);
+        for (size_t i = 0; i < params.size() && fits; ++i) {
+            vgpu_param_desc d;
+            std::memcpy(&d, info.payload.data() + i * sizeof d, sizeof d);
+            fits = d.size == params[i].size() && uint64_t{d.offset} + d.size <= buffer.size();
+            if (fits) std::memcpy(buffer.data() + d.offset, params[i].data(), d.size);
+        }
     }
-    return p;
-}
-
-Done VgpuRig::launch(uint64_t fn, std::span<const std::vector<uint8_t>> params, uint32_t gx, uint32_t gy, uint32_t bx,
-                     uint32_t by, uint64_t stream) {
-    const uint64_t n = params.size();
-    return call({.opcode = VGPU_OP_LAUNCH_KERNEL,
-                 .args = {fn, stream, gx | uint64_t{gy} << 32, 1 | uint64_t{bx} << 32, by | uint64_t{1} << 32, n << 32},
-                 .payload = launch_payload(params)});
+    if (!fits) {
+        buffer.clear();
+        for (const auto& p : params) buffer.insert(buffer.end(), p.begin(), p.end());
+    }
+    EXPECT_LE(buffer.size(), VGPU_PAYLOAD_BYTES) << "launch_cmd puts the parameter buffer in the payload only";
+    const vgpu_launch_args a{fn, stream, {grid.x, grid.y, grid.z}, {block.x, block.y, block.z}, 0,
+                             static_cast<uint32_t>(buffer.size())};
+    Cmd c{.opcode = VGPU_OP_LAUNCH_KERNEL_PACKED, .args = std::vector<uint64_t>(6), .payload = std::move(buffer)};
+    std::memcpy(c.args.data(), &a, sizeof a);
+    return c;
 }
 
 } // namespace kvmgpu::vgpu::test

@@ -94,8 +94,17 @@ public:
     // MODULE_LOAD_DATA of `image` (default: a dummy, enough for the host
     // backend) placed in guest RAM, then MODULE_GET_FUNCTION; expects success.
     uint64_t module_with(std::string_view fn_name, uint64_t* function, std::span<const uint8_t> image = {});
+    // LAUNCH_KERNEL_PACKED of `fn` with `params` (one value each) laid out
+    // as the guest library lays them out: at the offsets FUNC_GET_PARAM_INFO
+    // gives. Values that do not fit the kernel's layout (their count or a
+    // size) go back to back, a buffer the device model refuses unless its
+    // length happens to be the kernel's.
+    Cmd launch_cmd(uint64_t fn, std::span<const std::vector<uint8_t>> params, Dim3 grid, Dim3 block,
+                   uint64_t stream = 0);
     Done launch(uint64_t fn, std::span<const std::vector<uint8_t>> params, uint32_t gx, uint32_t gy, uint32_t bx,
-                uint32_t by, uint64_t stream = 0);
+                uint32_t by, uint64_t stream = 0) {
+        return call(launch_cmd(fn, params, {gx, gy, 1}, {bx, by, 1}, stream));
+    }
 
     uint32_t entries = kRingEntries;
 
@@ -113,8 +122,5 @@ std::vector<uint8_t> bytes(const T& v) {
     std::memcpy(out.data(), &v, sizeof v);
     return out;
 }
-
-// Launch payload: descriptors, then parameters packed in order.
-std::vector<uint8_t> launch_payload(std::span<const std::vector<uint8_t>> params);
 
 } // namespace kvmgpu::vgpu::test

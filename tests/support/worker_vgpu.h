@@ -3,9 +3,15 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <memory>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -72,5 +78,57 @@ public:
 private:
     bool lost_ = false;
 };
+
+// A fault a test arms for whichever worker next synchronizes: in
+// MAP_SHARED memory made before any worker is forked, so the worker (a
+// child process) sees what the test process arms. Taken once: the worker
+// that replaces a faulty one runs clean. This is the tests' seam for
+// worker death and hangs; the production worker has no such message.
+class WorkerFaults {
+public:
+    enum Fault : uint32_t {
+        None,
+        Crash, // SIGKILL at once, without completing the command or answering the request
+        Hang,  // never returns: the VMM must give up on the worker and kill it
+    };
+    WorkerFaults() {
+        void* p = mmap(nullptr, sizeof(std::atomic<uint32_t>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) throw std::runtime_error("mmap of the shared fault word failed");
+        next_ = new (p) std::atomic<uint32_t>(None);
+    }
+    ~WorkerFaults() { munmap(next_, sizeof *next_); }
+    WorkerFaults(const WorkerFaults&) = delete;
+    WorkerFaults& operator=(const WorkerFaults&) = delete;
+
+    void arm(Fault f) { next_->store(f, std::memory_order_release); }
+    Fault take() { return static_cast<Fault>(next_->exchange(None, std::memory_order_acq_rel)); }
+
+private:
+    std::atomic<uint32_t>* next_;
+};
+
+// The host backend, but a synchronize (CTX_SYNCHRONIZE, or the one RESET
+// makes before it frees a context's objects) commits the armed fault.
+class FaultyBackend final : public ForwardingBackend {
+public:
+    explicit FaultyBackend(WorkerFaults& faults)
+        : ForwardingBackend(std::make_unique<HostBackend>(HostBackendOptions{.bounce_bytes = 8192})), faults_(faults) {}
+    Status ctx_synchronize() override {
+        switch (faults_.take()) {
+        case WorkerFaults::Crash: raise(SIGKILL); break;
+        case WorkerFaults::Hang:
+            for (;;) pause();
+        case WorkerFaults::None: break;
+        }
+        return inner().ctx_synchronize();
+    }
+
+private:
+    WorkerFaults& faults_; // the forked worker's copy of the test's object: the same shared word
+};
+
+inline BackendFactory faulty_factory(WorkerFaults& faults) {
+    return [&faults](std::string*) -> std::unique_ptr<GpuBackend> { return std::make_unique<FaultyBackend>(faults); };
+}
 
 } // namespace kvmgpu::vgpu::test

@@ -38,7 +38,6 @@ const std::array<CommandDispatch::Handler, VGPU_OP_MAX_> CommandDispatch::kHandl
     t[VGPU_OP_MODULE_LOAD_DATA] = &D::op_module_load;
     t[VGPU_OP_MODULE_UNLOAD] = &D::op_module_unload;
     t[VGPU_OP_MODULE_GET_FUNCTION] = &D::op_module_get_function;
-    t[VGPU_OP_LAUNCH_KERNEL] = &D::op_launch_kernel;
     t[VGPU_OP_FUNC_GET_PARAM_INFO] = &D::op_func_get_param_info;
     t[VGPU_OP_FUNC_GET_ATTRIBUTE] = &D::op_func_get_attribute;
     t[VGPU_OP_FUNC_SET_ATTRIBUTE] = &D::op_func_set_attribute;
@@ -181,8 +180,7 @@ CommandResult CommandDispatch::execute(GuestCommand& cmd) {
         r = fail(VGPU_ERROR_NOT_SUPPORTED, "unknown opcode");
     } else if (cmd.desc.flags & ~uint32_t{VGPU_CMD_FLAG_ASYNC | VGPU_CMD_FLAG_COOPERATIVE}) {
         r = fail(VGPU_ERROR_INVALID_VALUE, "unknown flag bits");
-    } else if ((cmd.desc.flags & VGPU_CMD_FLAG_COOPERATIVE) && op != VGPU_OP_LAUNCH_KERNEL &&
-               op != VGPU_OP_LAUNCH_KERNEL_PACKED) {
+    } else if ((cmd.desc.flags & VGPU_CMD_FLAG_COOPERATIVE) && op != VGPU_OP_LAUNCH_KERNEL_PACKED) {
         r = fail(VGPU_ERROR_INVALID_VALUE, "cooperative flag on a command that is not a launch");
     } else if (cmd.desc.payload_len > VGPU_PAYLOAD_BYTES) {
         r = fail(VGPU_ERROR_INVALID_VALUE, "payload_len > VGPU_PAYLOAD_BYTES");

@@ -181,7 +181,6 @@ private:
     CommandResult op_func_get_param_info(GuestCommand&);
     CommandResult op_func_get_attribute(GuestCommand&);
     CommandResult op_func_set_attribute(GuestCommand&);
-    CommandResult op_launch_kernel(GuestCommand&);
     CommandResult op_launch_kernel_packed(GuestCommand&);
     // dispatch_graphs.cpp
     CommandResult op_stream_begin_capture(GuestCommand&);
@@ -334,14 +333,14 @@ private:
     uint64_t limit_cost(uint32_t limit, uint64_t value, uint64_t start);
     bool recharge(LimitState& st, uint64_t cost);
     void restore_limits();
-    // The function, stream and launch shape of a LAUNCH_KERNEL(_PACKED); an
+    // The function, stream and launch shape of a LAUNCH_KERNEL_PACKED; an
     // empty `why` when they are valid.
     struct LaunchShape {
         const FunctionEntry* function = nullptr;
         BackendStream stream = 0;
         Dim3 grid, block;
         uint32_t shared = 0;
-        uint32_t params = 0; // nparams, or the packed buffer's bytes
+        uint32_t params = 0; // the parameter buffer's bytes
         uint32_t status = VGPU_SUCCESS;
         const char* why = nullptr;
     };

@@ -16,7 +16,7 @@ bool stream_ordered(uint16_t op) {
     switch (op) {
     case VGPU_OP_MEMCPY_HTOD: case VGPU_OP_MEMCPY_DTOH: case VGPU_OP_MEMCPY_DTOD: case VGPU_OP_MEMCPY_HTOD_SG:
     case VGPU_OP_MEMCPY_DTOH_SG: case VGPU_OP_MEMSET_D8: case VGPU_OP_MEMSET_D16: case VGPU_OP_MEMSET_D32:
-    case VGPU_OP_LAUNCH_KERNEL: case VGPU_OP_LAUNCH_KERNEL_PACKED: case VGPU_OP_EVENT_RECORD:
+    case VGPU_OP_LAUNCH_KERNEL_PACKED: case VGPU_OP_EVENT_RECORD:
     case VGPU_OP_STREAM_WAIT_EVENT: case VGPU_OP_GRAPH_LAUNCH: return true;
     default: return false;
     }

@@ -182,49 +182,4 @@ CommandResult CommandDispatch::op_launch_kernel_packed(GuestCommand& c) {
     return done(st);
 }
 
-// vgpu_launch_args (arg0 function, arg1 stream, arg2 gridX|gridY<<32, arg3
-// gridZ|blockX<<32, arg4 blockY|blockZ<<32, arg5 sharedMem|nparams<<32);
-// payload = nparams vgpu_param_desc, then the bytes they point to.
-CommandResult CommandDispatch::op_launch_kernel(GuestCommand& c) {
-    const LaunchShape l = launch_shape(c);
-    if (l.why) return fail(l.status, l.why);
-    const FunctionEntry* f = l.function;
-    const BackendStream s = l.stream;
-    const Dim3 grid = l.grid, block = l.block;
-    const uint32_t shared = l.shared, nparams = l.params;
-    if (nparams > VGPU_MAX_KERNEL_PARAMS) return fail(VGPU_ERROR_INVALID_VALUE, "nparams > VGPU_MAX_KERNEL_PARAMS");
-    const uint32_t desc_bytes = nparams * sizeof(vgpu_param_desc);
-    if (desc_bytes > c.desc.payload_len) return fail(VGPU_ERROR_INVALID_VALUE, "param descriptors outside payload");
-
-    // Each parameter is copied to a 16-byte-aligned home of its own: the
-    // payload offsets are guest-chosen and may be misaligned.
-    alignas(16) uint8_t storage[VGPU_PAYLOAD_BYTES + VGPU_MAX_KERNEL_PARAMS * 16];
-    void* params[VGPU_MAX_KERNEL_PARAMS];
-    uint16_t sizes[VGPU_MAX_KERNEL_PARAMS];
-    uint32_t used = 0;
-    for (uint32_t i = 0; i < nparams; ++i) {
-        vgpu_param_desc d;
-        std::memcpy(&d, c.payload.data() + i * sizeof d, sizeof d);
-        if (d.size == 0) return fail(VGPU_ERROR_INVALID_VALUE, "zero-size parameter");
-        // 16-bit fields: the sum cannot wrap in 32 bits.
-        if (d.offset < desc_bytes || uint32_t{d.offset} + d.size > c.desc.payload_len)
-            return fail(VGPU_ERROR_INVALID_VALUE, "parameter bytes outside payload");
-        // Descriptors may overlap, so the sum of sizes is bounded only here.
-        if (used + d.size > sizeof storage) return fail(VGPU_ERROR_INVALID_VALUE, "parameters larger than the payload");
-        std::memcpy(storage + used, c.payload.data() + d.offset, d.size);
-        params[i] = storage + used;
-        sizes[i] = d.size;
-        used += (d.size + 15u) & ~15u;
-    }
-    // The driver takes each parameter's size from the module, not from us:
-    // a launch must supply exactly the kernel's layout, or the driver would
-    // read past what the guest gave (host memory) or miss a parameter.
-    const std::string mismatch = f->params.mismatch({sizes, nparams});
-    if (!mismatch.empty()) return fail(VGPU_ERROR_INVALID_VALUE, mismatch.c_str());
-    Status st = backend_result(
-        backend_.launch(f->function, grid, block, shared, s, {params, nparams}, {sizes, nparams}, is_cooperative(c)));
-    if (st == VGPU_SUCCESS && !is_async(c)) st = backend_result(backend_.stream_synchronize(s));
-    return done(st);
-}
-
 } // namespace kvmgpu::vgpu

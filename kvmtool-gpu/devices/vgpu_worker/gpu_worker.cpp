@@ -5,7 +5,6 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -27,7 +26,6 @@ public:
     Worker(WorkerChannel& ch, const WorkerSetup& setup) : ch_(ch), setup_(setup) {}
     // Fills ch_.reply() for the request in hand. False after Quit.
     bool serve(const WorkerRequest& q);
-    bool hang_next() const { return hang_next_; }
     // After an Attach: runs the ring until a request arrives (or the VMM
     // is gone), idling as the doorbell mode says between commands.
     void consume(pid_t parent);
@@ -61,7 +59,6 @@ private:
     std::optional<InlineEngine> engine_;
     std::optional<CommandRing> ring_; // while attached
     std::optional<RingWaiter> waiter_;
-    bool hang_next_ = false;
 };
 
 // The VMM's SharedPiece lists, one per region, against this process's view.
@@ -142,13 +139,9 @@ void Worker::consume(pid_t parent) {
     RingState& w = ch_.ring_state();
     uint64_t parent_checked = now_ns();
     while (ring_ && !ch_.request_pending()) {
-        if (hang_next_ && ring_->has_work())
-            for (;;) pause(); // test fault: the VMM must give up on us and kill us
         const uint64_t recoveries_before = recoveries();
         uint32_t done = 0;
-        // With a hang planned no pass runs: the next command is the one to hang in.
-        switch (hang_next_ ? CommandRing::Pass::Idle
-                           : ring_->run_pass(*engine_, ring_->entries(), w.stop_pass, &done, &w.consumer)) {
+        switch (ring_->run_pass(*engine_, ring_->entries(), w.stop_pass, &done, &w.consumer)) {
         case CommandRing::Pass::Broken: return detach(RingState::Broken);
         case CommandRing::Pass::Progress:
             setup_.counters->count_pass(done);
@@ -169,7 +162,7 @@ void Worker::consume(pid_t parent) {
 bool Worker::serve(const WorkerRequest& q) {
     r() = WorkerReply{};
     const auto op = static_cast<WorkerOp>(q.op);
-    if (op != WorkerOp::Start && op != WorkerOp::Quit && op != WorkerOp::InjectFault && !engine_) {
+    if (op != WorkerOp::Start && op != WorkerOp::Quit && !engine_) {
         r().status = VGPU_ERROR_NOT_INITIALIZED;
         return true;
     }
@@ -183,10 +176,6 @@ bool Worker::serve(const WorkerRequest& q) {
         check_usable(before);
         break;
     }
-    case WorkerOp::InjectFault:
-        if (q.arg == static_cast<uint32_t>(WorkerFault::Crash)) raise(SIGKILL);
-        hang_next_ = q.arg == static_cast<uint32_t>(WorkerFault::HangNextCall);
-        break;
     case WorkerOp::Quit:
         // Nothing is freed one by one: the process's end frees its CUDA
         // context and everything in it at once, as a native program's does
@@ -221,8 +210,6 @@ void run_gpu_worker(WorkerChannel& ch, const WorkerSetup& setup, pid_t parent) {
     w.set_backend(std::move(be), why);
     bool running = true;
     while (running && ch.wait_request(parent)) {
-        if (w.hang_next())
-            for (;;) pause(); // test fault: the VMM must give up on us and kill us
         running = w.serve(ch.request());
         ch.ring_state().stop_pass.store(false, std::memory_order_release); // the ring goes on after this request
         ch.post_reply();

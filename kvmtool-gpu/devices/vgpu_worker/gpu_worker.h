@@ -26,12 +26,6 @@ namespace kvmgpu::vgpu {
 // Makes the worker's backend, in the worker; nullptr with a one-line *why.
 using BackendFactory = std::function<std::unique_ptr<GpuBackend>(std::string* why)>;
 
-// Test-only faults a worker can be told to commit.
-enum class WorkerFault : uint32_t {
-    Crash = 1,        // dies of SIGKILL at once, without replying
-    HangNextCall = 2, // replies, then hangs in the next command or request
-};
-
 // What a worker is forked with (valid in the child: fork copies it).
 struct WorkerSetup {
     const memmap::GuestMemory* mem;

@@ -33,14 +33,12 @@ enum class WorkerOp : uint32_t {
     // in: ring_*. The worker attaches its own view of the ring ENABLE
     // accepted and, after replying, consumes it from ring_consumer on.
     Attach,
-    Reset,       // RESET: the worker lets the ring go; the engine frees every object
-    InjectFault, // in: arg, a WorkerFault (tests)
-    Quit,        // destroy the engine and exit
+    Reset, // RESET: the worker lets the ring go; the engine frees every object
+    Quit,  // destroy the engine and exit
 };
 
 struct WorkerRequest {
     uint32_t op; // WorkerOp
-    uint32_t arg;
     uint64_t in_bytes; // input bytes at the start of the data area
     uint64_t ring_gpa; // Attach
     uint32_t ring_entries;

@@ -250,7 +250,6 @@ const char* to_string(WorkerOp op) {
     case WorkerOp::Start: return "Start";
     case WorkerOp::Attach: return "Attach";
     case WorkerOp::Reset: return "Reset";
-    case WorkerOp::InjectFault: return "InjectFault";
     case WorkerOp::Quit: return "Quit";
     }
     return "?";
@@ -389,17 +388,6 @@ void WorkerEngine::lose_worker(const std::string& why, Status status, bool count
         VgpuCounters::add(counters().errors);
     }
     attach_worker();
-}
-
-Status WorkerEngine::inject_fault(WorkerFault f) {
-    std::lock_guard lk(mu_);
-    settle_start();
-    if (!ensure_worker()) return VGPU_ERROR_NO_DEVICE;
-    ch_->request().arg = static_cast<uint32_t>(f);
-    const auto w = exchange(WorkerOp::InjectFault, wopts_.call_timeout);
-    if (w == WorkerChannel::Wait::Done) return static_cast<Status>(ch_->reply().status);
-    lose_worker(lost_text(w, WorkerOp::InjectFault), kNoFail);
-    return w == WorkerChannel::Wait::TimedOut ? kWorkerTimedOut : kWorkerDied;
 }
 
 } // namespace kvmgpu::vgpu

@@ -105,8 +105,6 @@ public:
     uint64_t replacements() const { return replacements_; }
     // Messages sent to workers so far (none per command).
     uint64_t messages() const { return messages_; }
-    // Tests, any thread: makes the worker commit `f` (see WorkerFault).
-    Status inject_fault(WorkerFault f);
 
 private:
     struct CountersMapping; // VgpuCounters in MAP_SHARED memory, inherited by every worker
@@ -160,7 +158,7 @@ private:
     EngineStart start_;
 
     KickEventfd kick_; // the ring's doorbell target, inherited by every worker
-    std::mutex mu_;    // the executor's calls against inject_fault()'s (tests)
+    std::mutex mu_;    // the engine's calls are the executor's (command_engine.h): this keeps any other caller out of a round trip
 
     // The device's ring, from ENABLE to RESET (or a broken ring).
     CommandRing* ring_ = nullptr;

@@ -49,7 +49,6 @@ public:
 
     // Linux brk(2): returns the new break, or the old one when refused.
     uint64_t brk(uint64_t want);
-    uint64_t current_brk() const { return brk_; }
 
     // Anonymous mapping of len bytes (rounded up to pages): its address, or
     // nullopt when no free range is big enough (ENOMEM).

@@ -73,7 +73,6 @@ public:
     const LinuxImage& image() const { return image_; }
     const SyscallServer& server() const { return *server_; }
     SyscallServer& server() { return *server_; }
-    uint64_t entry_sp() const { return sp_; }
 
     // The vDSO's clock (nullopt: no vDSO, or no usable TSC).
     const std::optional<GuestClock>& clock() const { return clock_; }

@@ -17,8 +17,6 @@ constexpr uint64_t kAllowed = O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC 
                               O_SYNC | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | 0100000 /* O_LARGEFILE */;
 } // namespace
 
-uint64_t allowed_open_flags() { return kAllowed; }
-
 ShareRoot::ShareRoot(const std::string& dir, bool read_only) : path_(dir), read_only_(read_only) {
     root_ = UniqueFd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!root_) throw std::runtime_error("--share " + dir + ": " + std::strerror(errno));

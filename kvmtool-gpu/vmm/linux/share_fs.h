@@ -45,7 +45,4 @@ private:
     UniqueFd root_;
 };
 
-// Open flags (Linux x86-64 values) a guest may pass; others get EINVAL.
-uint64_t allowed_open_flags();
-
 } // namespace kvmgpu::linux_abi

@@ -4,6 +4,7 @@
 // hands out is the driver's; RESET frees the arrays and objects.
 #include <gtest/gtest.h>
 
+#include <string_view>
 #include <vector>
 
 #include "kvmtool-gpu/devices/vgpu/backends/cuda_backend.h"
@@ -23,8 +24,9 @@ TEST(CudaVgpu, ArraysTexturesAndSurfacesThroughTheRing) {
     ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
     uint64_t fetch = 0, write = 0;
     const uint64_t module = rig.module_with("tex_fetch_2d", &fetch, test_fatbin());
+    const std::string_view write_name = "surf_write_2d";
     const Done w = rig.call({.opcode = VGPU_OP_MODULE_GET_FUNCTION, .args = {module},
-                             .payload = {'s', 'u', 'r', 'f', '_', 'w', 'r', 'i', 't', 'e', '_', '2', 'd'}});
+                             .payload = std::vector<uint8_t>(write_name.begin(), write_name.end())});
     ASSERT_EQ(w.status, VGPU_SUCCESS);
     write = w.r0;
 

@@ -602,12 +602,9 @@ TEST(CudaVgpu, QueriesAndCrossStreamWaits) {
     // About half a second of one thread at ~2 GHz: long enough to look at.
     const std::vector<std::vector<uint8_t>> cycles{bytes(uint64_t{1} << 30)};
     // Queued (ASYNC): a launch without the flag would wait for the kernel.
-    ASSERT_EQ(rig.call({.opcode = VGPU_OP_LAUNCH_KERNEL,
-                        .args = {spin, s1, 1 | (1ull << 32), 1 | (1ull << 32), 1 | (1ull << 32), 1ull << 32},
-                        .payload = launch_payload(cycles),
-                        .flags = VGPU_CMD_FLAG_ASYNC})
-                  .status,
-              VGPU_SUCCESS);
+    Cmd spin_launch = rig.launch_cmd(spin, cycles, {1, 1, 1}, {1, 1, 1}, s1);
+    spin_launch.flags = VGPU_CMD_FLAG_ASYNC;
+    ASSERT_EQ(rig.call(spin_launch).status, VGPU_SUCCESS);
     ASSERT_EQ(rig.call({.opcode = VGPU_OP_EVENT_RECORD, .args = {ev, s1}, .flags = VGPU_CMD_FLAG_ASYNC}).status,
               VGPU_SUCCESS);
     ASSERT_EQ(rig.call({.opcode = VGPU_OP_STREAM_WAIT_EVENT, .args = {s2, ev, 0}}).status, VGPU_SUCCESS);

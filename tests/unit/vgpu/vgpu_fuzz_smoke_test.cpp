@@ -1,7 +1,7 @@
 // The fuzz target's body (tests/fuzz) on generated hostile rings: opcodes
 // in and out of range, arguments from a pool of edge values (0, ~0, the
-// end of RAM, fake device addresses, wrap-arounds), payloads with random
-// parameter descriptors and names. Runs in every build; the libFuzzer
+// end of RAM, fake device addresses, wrap-arounds), payloads with launch
+// parameter buffers, random parameter descriptors and names. Runs in every build; the libFuzzer
 // binary explores further where clang is available.
 #include <gtest/gtest.h>
 
@@ -34,7 +34,7 @@ const char* arg_shape(uint16_t op) {
     case VGPU_OP_MODULE_LOAD_DATA: return "GN";
     case VGPU_OP_MODULE_UNLOAD:
     case VGPU_OP_MODULE_GET_FUNCTION: return "M";
-    case VGPU_OP_LAUNCH_KERNEL: return "FSddd" "p";
+    case VGPU_OP_LAUNCH_KERNEL_PACKED: return "FSddd" "p";
     case VGPU_OP_STREAM_SYNCHRONIZE:
     case VGPU_OP_STREAM_DESTROY: return "S";
     case VGPU_OP_EVENT_RECORD: return "ES";
@@ -153,7 +153,7 @@ std::vector<uint8_t> hostile_input(std::mt19937_64& rng) {
         case 'M': return fuzz::kMagic | 2 << 8;
         case 'F': return fuzz::kMagic | 3 << 8;
         case 'd': return (1 + rng() % 4) | (1 + rng() % 4) << 32;            // grid/block dims
-        case 'p': return uint64_t{4} << 32;                                    // nparams
+        case 'p': return uint64_t{28} << 32;                                   // the reference kernels' buffer bytes
         case 'V': return rng() % 256;
         case 'B': return fuzz::kMagic | 6 << 8; // the harness's cuBLAS handle
         case 'T': return rng() % 2 ? 100 + rng() % 106 : rng() % 300; // a curandRngType_t, or not
@@ -204,15 +204,13 @@ std::vector<uint8_t> hostile_input(std::mt19937_64& rng) {
             c.payload_len = fft_plan_payload(rng, payload, pick);
             std::memcpy(ring + vgpu_command_offset(slot), &c, sizeof c);
         } else if (rng() % 2) {
-            // A plausible launch: 4 descriptors, then a, b, c pointers and n.
-            const vgpu_param_desc d[4] = {{16, 8}, {24, 8}, {32, 8}, {40, static_cast<uint16_t>(rng() % 2 ? 4 : rng() % 9)}};
-            std::memcpy(payload, d, sizeof d);
+            // A plausible launch's buffer: a, b, c pointers at 0, 8, 16 and n at 24.
             for (int p = 0; p < 3; ++p) {
                 const uint64_t v = rng() % 4 ? fuzz::kMagic | rng() % 16 : pick();
-                std::memcpy(payload + 16 + 8 * p, &v, 8);
+                std::memcpy(payload + 8 * p, &v, 8);
             }
             const uint32_t n = static_cast<uint32_t>(rng() % 4 ? rng() % 5000 : rng());
-            std::memcpy(payload + 40, &n, 4);
+            std::memcpy(payload + 24, &n, 4);
         } else {
             for (uint32_t i = 0; i < VGPU_PAYLOAD_BYTES; i += 4) { // descriptors, names, bytes
                 const vgpu_param_desc d{static_cast<uint16_t>(rng() % 460), static_cast<uint16_t>(rng() % 20)};

@@ -80,11 +80,9 @@ TEST_F(VgpuKernels, EmptyKernelMangledNamesAndAsyncLaunch) {
     EXPECT_EQ(again.r0, f.r0);
     const Done s = rig.call({.opcode = VGPU_OP_STREAM_CREATE, .args = {1}});
     ASSERT_EQ(s.status, VGPU_SUCCESS);
-    EXPECT_EQ(rig.call({.opcode = VGPU_OP_LAUNCH_KERNEL,
-                        .args = {fn, s.r0, 1 | 1ull << 32, 1 | 1ull << 32, 1 | 1ull << 32, 0},
-                        .flags = VGPU_CMD_FLAG_ASYNC})
-                  .status,
-              VGPU_SUCCESS);
+    Cmd async = rig.launch_cmd(fn, {}, {1, 1, 1}, {1, 1, 1}, s.r0);
+    async.flags = VGPU_CMD_FLAG_ASYNC;
+    EXPECT_EQ(rig.call(async).status, VGPU_SUCCESS);
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_SYNCHRONIZE, .args = {s.r0}}).status, VGPU_SUCCESS);
 }
 
@@ -112,42 +110,21 @@ TEST_F(VgpuKernels, ModuleAndFunctionErrors) {
     EXPECT_EQ(get(m, "vector_add"), VGPU_ERROR_INVALID_HANDLE);
 }
 
-TEST_F(VgpuKernels, LaunchPayloadErrors) {
+TEST_F(VgpuKernels, LaunchShapeErrors) {
     uint64_t fn;
     rig.module_with("vector_add", &fn);
     const uint64_t d = rig.alloc(64);
-    const auto good = launch_payload(abcn(d, d, d, 16));
-    auto launch = [&](std::vector<uint8_t> payload, uint64_t nparams, uint64_t dims = 1 | 1ull << 32,
-                      int64_t len = -1) {
-        return rig.call({.opcode = VGPU_OP_LAUNCH_KERNEL,
-                         .args = {fn, 0, dims, dims, dims, nparams << 32},
-                         .payload = std::move(payload),
-                         .payload_len = len})
-            .status;
-    };
-    EXPECT_EQ(launch(good, 4), VGPU_SUCCESS);
-    EXPECT_EQ(launch(good, 33), VGPU_ERROR_INVALID_VALUE);       // nparams > VGPU_MAX_KERNEL_PARAMS
-    EXPECT_EQ(launch(good, 3), VGPU_ERROR_INVALID_VALUE);        // sizes do not match the kernel
-    EXPECT_EQ(launch(good, 4, 0), VGPU_ERROR_INVALID_VALUE);     // zero grid/block dimension
-    EXPECT_EQ(launch(good, 4, 1, 449), VGPU_ERROR_INVALID_VALUE); // payload_len > VGPU_PAYLOAD_BYTES
-    EXPECT_EQ(launch(good, 4, 1 | 1ull << 32, 12), VGPU_ERROR_INVALID_VALUE); // descriptors past payload_len
-    auto bad = good;
-    const vgpu_param_desc outside{440, 16}; // parameter bytes past the payload
-    std::memcpy(bad.data(), &outside, sizeof outside);
-    EXPECT_EQ(launch(bad, 4), VGPU_ERROR_INVALID_VALUE);
-    const vgpu_param_desc inside_descs{0, 8}; // parameter overlapping the descriptors
-    std::memcpy(bad.data(), &inside_descs, sizeof inside_descs);
-    EXPECT_EQ(launch(bad, 4), VGPU_ERROR_INVALID_VALUE);
-    const vgpu_param_desc empty{16, 0};
-    std::memcpy(bad.data(), &empty, sizeof empty);
-    EXPECT_EQ(launch(bad, 4), VGPU_ERROR_INVALID_VALUE);
-    // 32 descriptors all naming the same 300 bytes: more than fits anywhere.
-    std::vector<uint8_t> many(448, 0);
-    for (int i = 0; i < 32; ++i) {
-        const vgpu_param_desc big{128, 300};
-        std::memcpy(many.data() + i * 4, &big, 4);
-    }
-    EXPECT_EQ(launch(many, 32), VGPU_ERROR_INVALID_VALUE);
+    const Cmd good = rig.launch_cmd(fn, abcn(d, d, d, 16), {1, 1, 1}, {1, 1, 1});
+    EXPECT_EQ(rig.call(good).status, VGPU_SUCCESS);
+    Cmd zero_dim = good;
+    zero_dim.args[2] = 0; // grid x and y
+    EXPECT_EQ(rig.call(zero_dim).status, VGPU_ERROR_INVALID_VALUE);
+    Cmd long_payload = good;
+    long_payload.payload_len = VGPU_PAYLOAD_BYTES + 1;
+    EXPECT_EQ(rig.call(long_payload).status, VGPU_ERROR_INVALID_VALUE);
+    Cmd unknown_stream = good;
+    unknown_stream.args[1] = 12345;
+    EXPECT_EQ(rig.call(unknown_stream).status, VGPU_ERROR_INVALID_HANDLE);
     // Too many threads per block, as a GPU would refuse.
     EXPECT_EQ(rig.launch(fn, abcn(d, d, d, 16), 1, 1, 2048, 1).status, VGPU_ERROR_INVALID_VALUE);
 }
@@ -158,14 +135,7 @@ TEST_F(VgpuKernels, LaunchDimensionsCannotWrap) {
     uint64_t fn;
     rig.module_with("vector_add", &fn);
     const uint64_t d = rig.alloc(64);
-    const auto payload = launch_payload(abcn(d, d, d, 16));
-    auto launch = [&](Dim3 g, Dim3 b) {
-        return rig.call({.opcode = VGPU_OP_LAUNCH_KERNEL,
-                         .args = {fn, 0, g.x | uint64_t{g.y} << 32, g.z | uint64_t{b.x} << 32, b.y | uint64_t{b.z} << 32,
-                                  4ull << 32},
-                         .payload = payload})
-            .status;
-    };
+    auto launch = [&](Dim3 g, Dim3 b) { return rig.call(rig.launch_cmd(fn, abcn(d, d, d, 16), g, b)).status; };
     EXPECT_EQ(launch({1, 1, 1}, {1u << 22, 1u << 22, 1u << 20}), VGPU_ERROR_INVALID_VALUE);
     EXPECT_EQ(launch({1, 1, 1}, {1u << 10, 1u << 27, 1u << 27}), VGPU_ERROR_INVALID_VALUE);
     EXPECT_EQ(launch({1, 1, 1}, {1, 1, 65}), VGPU_ERROR_INVALID_VALUE);      // z > 64

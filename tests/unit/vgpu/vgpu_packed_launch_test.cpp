@@ -122,7 +122,7 @@ TEST_P(PackedLaunch, MalformedLaunchesAreRefused) {
           .payload = add_buf,
           .payload_len = 20};
     EXPECT_EQ(rig.call(c).status, VGPU_ERROR_INVALID_VALUE);
-    // Bad handles and shapes, as for LAUNCH_KERNEL.
+    // Bad handles and shapes.
     EXPECT_EQ(launch(echo ^ (1ull << 32), echo_buf, gpa).status, VGPU_ERROR_INVALID_HANDLE);
     Cmd zero{.opcode = VGPU_OP_LAUNCH_KERNEL_PACKED,
              .args = {echo, 0, 0, 1 | (1ull << 32), 1 | (1ull << 32), uint64_t{kEchoBufferBytes} << 32},

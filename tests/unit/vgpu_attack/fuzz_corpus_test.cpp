@@ -48,7 +48,7 @@ TEST(FuzzCorpus, VgpuDeviceSeedsRunCleanAndReachTheDevice) {
     EXPECT_GT(sum.bytes_dtod, 0u);
     EXPECT_GE(sum.broken, 2u);     // broken_ring, producer_behind
     EXPECT_GE(sum.recoveries, 1u); // matmul_fault, other_vm
-    for (uint16_t op : {VGPU_OP_LAUNCH_KERNEL, VGPU_OP_MEMCPY_HTOD_SG, VGPU_OP_MEMCPY_DTOH_SG, VGPU_OP_MODULE_LOAD_DATA,
+    for (uint16_t op : {VGPU_OP_LAUNCH_KERNEL_PACKED, VGPU_OP_MEMCPY_HTOD_SG, VGPU_OP_MEMCPY_DTOH_SG, VGPU_OP_MODULE_LOAD_DATA,
                         VGPU_OP_EVENT_ELAPSED_TIME, VGPU_OP_MEMSET_D32})
         EXPECT_GT(sum.per_opcode[op], 0u) << "opcode " << op;
 }

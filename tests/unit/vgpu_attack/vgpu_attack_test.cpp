@@ -531,12 +531,10 @@ TEST(AttackTeardown, StopDoesNotRunTheRestOfAFullRing) {
     rig.module_with("matmul", &fn);
     const uint32_t n = 384;
     const uint64_t d = rig.alloc(uint64_t{n} * n * 4);
-    const auto p = launch_payload(std::vector<std::vector<uint8_t>>{bytes(d), bytes(d), bytes(d), bytes(n)});
-    for (uint32_t i = 0; i < kRingEntries; ++i)
-        rig.post({.opcode = VGPU_OP_LAUNCH_KERNEL,
-                  .args = {fn, 0, 24 | uint64_t{24} << 32, 1 | uint64_t{16} << 32, 16 | uint64_t{1} << 32, uint64_t{4} << 32},
-                  .payload = p,
-                  .flags = VGPU_CMD_FLAG_ASYNC});
+    Cmd launch = rig.launch_cmd(fn, std::vector<std::vector<uint8_t>>{bytes(d), bytes(d), bytes(d), bytes(n)}, {24, 24, 1},
+                                {16, 16, 1});
+    launch.flags = VGPU_CMD_FLAG_ASYNC;
+    for (uint32_t i = 0; i < kRingEntries; ++i) rig.post(launch);
     const uint32_t before = rig.consumer();
     rig.doorbell();
     while (rig.consumer() == before) std::this_thread::yield(); // the first one is done

@@ -43,12 +43,12 @@ TEST(WorkerChannel, RequestAndReplyCrossAFork) {
     const pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-        // Echo: reply with arg + 1, the ring gpa as registration_ns and the
+        // Echo: reply with ring_entries + 1, the ring gpa as registration_ns and the
         // input bytes reversed, twice.
         for (int i = 0; i < 2 && ch->wait_request(parent); ++i) {
             const WorkerRequest& q = ch->request();
             ch->reply() = WorkerReply{};
-            ch->reply().status = q.arg + 1;
+            ch->reply().status = q.ring_entries + 1;
             ch->reply().registration_ns = q.ring_gpa;
             ch->reply().out_bytes = q.in_bytes;
             std::reverse(ch->data(), ch->data() + q.in_bytes);
@@ -57,7 +57,7 @@ TEST(WorkerChannel, RequestAndReplyCrossAFork) {
         _exit(0);
     }
     for (uint64_t round = 0; round < 2; ++round) {
-        ch->request().arg = static_cast<uint32_t>(41 + round);
+        ch->request().ring_entries = static_cast<uint32_t>(41 + round);
         ch->request().in_bytes = 3;
         ch->request().ring_gpa = 1000 + round;
         std::memcpy(ch->data(), "abc", 3);

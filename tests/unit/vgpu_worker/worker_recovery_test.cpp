@@ -60,21 +60,46 @@ TEST(WorkerRecovery, WorkerKilledFromOutsideIsReplaced) {
     EXPECT_EQ(rig.dev->counters().recoveries, 1u);
 }
 
-TEST(WorkerRecovery, InjectedCrashIsReplaced) {
-    WorkerVgpu w;
+// The worker dies in a command (a crash in the driver, say): the command
+// fails kWorkerDied and a new worker takes the ring.
+TEST(WorkerRecovery, CrashInACommandIsReplaced) {
+    WorkerFaults faults;
+    WorkerVgpu w(WorkerOptions{}, VgpuOptions{}, faulty_factory(faults));
     ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
     const pid_t pid = w.worker->worker_pid();
-    EXPECT_EQ(w.worker->inject_fault(WorkerFault::Crash), kWorkerDied);
+    faults.arm(WorkerFaults::Crash);
+    EXPECT_EQ(w.rig.call({.opcode = VGPU_OP_CTX_SYNCHRONIZE}).status, kWorkerDied);
     EXPECT_NE(w.worker->worker_pid(), pid);
+    EXPECT_TRUE(process_gone(pid));
+    EXPECT_EQ(w.rig.dev->counters().recoveries, 1u);
     expect_usable(w.rig);
     EXPECT_NE(w.worker->describe().find("1 replaced"), std::string::npos) << w.worker->describe();
 }
 
+// The worker dies while it serves a request (RESET frees the context's
+// objects after a synchronize): the VMM, waiting for the reply, sees it gone
+// and replaces it rather than wait out the bound.
+TEST(WorkerRecovery, CrashInARequestIsReplaced) {
+    WorkerFaults faults;
+    WorkerVgpu w(WorkerOptions{.call_timeout = 3600s}, VgpuOptions{}, faulty_factory(faults));
+    ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
+    ASSERT_NE(w.rig.alloc(4096), 0u); // something for RESET to free
+    const pid_t pid = w.worker->worker_pid();
+    faults.arm(WorkerFaults::Crash);
+    w.rig.reset();
+    EXPECT_NE(w.worker->worker_pid(), pid);
+    EXPECT_TRUE(process_gone(pid));
+    EXPECT_EQ(w.worker->replacements(), 1u);
+    ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
+    expect_usable(w.rig);
+}
+
 TEST(WorkerRecovery, HungWorkerIsKilledAfterTheBound) {
-    WorkerVgpu w(WorkerOptions{.call_timeout = 300ms});
+    WorkerFaults faults;
+    WorkerVgpu w(WorkerOptions{.call_timeout = 300ms}, VgpuOptions{}, faulty_factory(faults));
     ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
     const pid_t pid = w.worker->worker_pid();
-    ASSERT_EQ(w.worker->inject_fault(WorkerFault::HangNextCall), VGPU_SUCCESS);
+    faults.arm(WorkerFaults::Hang);
     const auto t0 = std::chrono::steady_clock::now();
     EXPECT_EQ(w.rig.call({.opcode = VGPU_OP_CTX_SYNCHRONIZE}).status, kWorkerTimedOut);
     EXPECT_GE(std::chrono::steady_clock::now() - t0, 300ms); // the bound, not a load-dependent upper limit
@@ -92,10 +117,14 @@ TEST(WorkerRecovery, DestructorEndsTheWorker) {
         ASSERT_GT(pid, 0);
     }
     EXPECT_TRUE(process_gone(pid));
+    WorkerFaults faults;
     {
-        WorkerVgpu w(WorkerOptions{.quit_timeout = 200ms});
+        WorkerVgpu w(WorkerOptions{.quit_timeout = 200ms}, VgpuOptions{}, faulty_factory(faults));
+        ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
         pid = w.worker->worker_pid();
-        ASSERT_EQ(w.worker->inject_fault(WorkerFault::HangNextCall), VGPU_SUCCESS); // will not answer Quit
+        faults.arm(WorkerFaults::Hang); // hung in a command: it will not answer Quit
+        w.rig.post({.opcode = VGPU_OP_CTX_SYNCHRONIZE});
+        w.rig.doorbell();
     }
     EXPECT_TRUE(process_gone(pid));
 }
@@ -105,13 +134,13 @@ TEST(WorkerRecovery, DestructorEndsTheWorker) {
 // without the cancel this test would hang until ctest's time-out; no
 // wall-clock assertion is needed.
 TEST(WorkerRecovery, ResetDoesNotWaitOutAHungWorker) {
-    WorkerVgpu w(WorkerOptions{.call_timeout = 3600s});
+    WorkerFaults faults;
+    WorkerVgpu w(WorkerOptions{.call_timeout = 3600s}, VgpuOptions{}, faulty_factory(faults));
     VgpuRig& rig = w.rig;
     ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
     const pid_t before = w.worker->worker_pid();
     ASSERT_EQ(rig.call({.opcode = VGPU_OP_NOP}).status, VGPU_SUCCESS);
-    // The executor is idle between commands: the next one hangs in the worker.
-    ASSERT_EQ(w.worker->inject_fault(WorkerFault::HangNextCall), VGPU_SUCCESS);
+    faults.arm(WorkerFaults::Hang); // the synchronize below hangs in the worker
     rig.post({.opcode = VGPU_OP_CTX_SYNCHRONIZE});
     rig.doorbell();
     rig.reset(); // returns: the hung command is cancelled, the worker replaced

@@ -160,8 +160,10 @@ public:
     // With driver 580 an illegal address poisons the whole process (cuda.h:
     // "the process must be terminated and relaunched"): the new context
     // cannot be made, context_lost() turns true and every later call fails
-    // with an error status. Fault isolation between VMs therefore needs one
-    // VMM process per VM.
+    // with an error status. So by default each VM's CUDA backend runs in a
+    // GPU worker process of its own (WorkerEngine), which the VMM replaces
+    // when this happens; inline (--gpu-worker inline) CUDA stays lost for
+    // the VMM process.
     bool recover_from(Status s) override;
     bool context_lost() const { return lost_; }
     // The driver's own graphs and capture (cuda_graphs.h), where it has every call.

@@ -181,8 +181,4 @@ Status DeviceSet::memcpy_peer(int dst_device, uint64_t dst, int src_device, uint
     return st;
 }
 
-void DeviceSet::cancel_call_in_flight() {
-    for (auto& d : devices_) d->cancel_call_in_flight();
-}
-
 } // namespace kvmgpu::vgpu

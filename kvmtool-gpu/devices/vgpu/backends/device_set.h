@@ -3,8 +3,8 @@
 // device model picking one with select_device(). Made for `--gpus LIST`.
 //
 // Every call goes to the selected device, except the device queries (by
-// ordinal), guest RAM registration (every device gets guest RAM, so each
-// can DMA from it) and cancel_call_in_flight (all). A copy between two
+// ordinal) and guest RAM registration (every device gets guest RAM, so each
+// can DMA from it). A copy between two
 // devices goes as the devices allow: the backend's own peer copy when both
 // are one backend's kind and it has one (CUDA: cuMemcpyPeerAsync, over the
 // bus where peer access allows, staged by the driver where not), else staged
@@ -153,7 +153,6 @@ public:
     Status event_query(BackendEvent e) override { return cur().event_query(e); }
 
     GraphBackend* graphs() override { return cur().graphs(); }
-    void cancel_call_in_flight() override;
     bool recover_from(Status s) override { return cur().recover_from(s); }
 
     size_t size() const { return devices_.size(); }

@@ -361,13 +361,6 @@ public:
     // backend has none (the device model refuses them, NOT_SUPPORTED).
     virtual GraphBackend* graphs() { return nullptr; }
 
-    // Thread-safe, from any thread: ends the call the executor is blocked in
-    // now as if its time-out had passed (a worker backend then replaces its
-    // worker, and every object is gone). For RESET, which drops every
-    // object anyway, so it need not wait out a hung call. In-process
-    // backends cannot interrupt the driver and ignore it.
-    virtual void cancel_call_in_flight() {}
-
     // After a sticky error (e.g. a kernel's illegal address) the context is
     // unusable: re-create it and re-register guest RAM. Returns true when it
     // did so; every module/function/stream/event/allocation is then gone.

@@ -24,17 +24,6 @@ std::string ParamLayout::malformed() const {
     return "";
 }
 
-std::string ParamLayout::mismatch(std::span<const uint16_t> supplied) const {
-    if (supplied.size() != sizes.size())
-        return "launch supplies " + std::to_string(supplied.size()) + " parameters, the kernel takes " +
-               std::to_string(sizes.size());
-    for (size_t i = 0; i < sizes.size(); ++i)
-        if (supplied[i] != sizes[i])
-            return "parameter " + std::to_string(i) + " is " + std::to_string(sizes[i]) + " bytes in the kernel, " +
-                   std::to_string(supplied[i]) + " in the launch";
-    return "";
-}
-
 ParamLayout ParamLayout::natural(std::span<const uint16_t> sizes) {
     ParamLayout l;
     uint64_t at = 0;

@@ -25,9 +25,6 @@ struct ParamLayout {
     // "" when offsets and sizes pair up and no two parameters overlap; else
     // why not, one line. A backend refuses a function whose layout is not.
     std::string malformed() const;
-    // "" when `supplied` (bytes per parameter, as a launch declares them)
-    // matches count and every size; else why not, one line.
-    std::string mismatch(std::span<const uint16_t> supplied) const;
     // Offsets at each size's natural alignment (power of two, at most 8),
     // as the C ABI lays out scalars and pointers: for kernels whose layout
     // is known by other means (the host backend's reference kernels).

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Fails on a function that nothing calls, tests included.
+
+Universal Ctags lists every function definition and declaration in the
+repository's C, C++ and CUDA sources; a name is dead when every place it
+occurs as an identifier (comments aside) is one of those definitions or
+declarations. Name-based, so it errs toward silence: a dead overload or a
+dead method sharing its name with a live one is not caught; whatever it
+reports is uncalled. Runs in about a second.
+
+dead-functions.allow lists the names foreign code calls (the CUDA-named
+entry points guest-stub/ exports, the fuzzer's entry): one name or an
+fnmatch pattern a line, each with its reason.
+
+Usage: dead-functions.py [--root DIR] [--self-test]
+"""
+import argparse
+import fnmatch
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+
+SOURCE_DIRS = ["kvmtool-gpu", "guest-stub", "memmap", "tlb-study", "tests"]
+CODE = (".c", ".cc", ".cpp", ".h", ".hpp", ".cu", ".cuh")
+# Where a function may also be named: assembly, linker scripts, templates.
+REFERENCES = CODE + (".S", ".s", ".ld", ".in")
+IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Comments go; string literals stay (a name in a string may be a dlsym()).
+COMMENT_OR_STRING = re.compile(
+    r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+ALWAYS_LIVE = {"main"}
+
+
+def strip_comments(text):
+    return COMMENT_OR_STRING.sub(lambda m: " " if m.group(0)[0] == "/" else m.group(0), text)
+
+
+def source_files(root):
+    out = []
+    for top in SOURCE_DIRS:
+        for d, _, files in os.walk(os.path.join(root, top)):
+            out += [os.path.join(d, f) for f in files if f.endswith(REFERENCES)]
+    return sorted(out)
+
+
+def declared_functions(root, files):
+    """name -> [(file, line)] of every definition and declaration."""
+    code = [f for f in files if f.endswith(CODE)]
+    cmd = ["ctags", "--output-format=json", "--languages=C,C++", "--langmap=C++:+.cu.cuh",
+           "--kinds-C=fp", "--kinds-C++=fp", "--fields=+nK", "-f", "-", "-L", "-"]
+    run = subprocess.run(cmd, input="\n".join(code), capture_output=True, text=True, cwd=root, check=True)
+    decls = {}
+    for line in run.stdout.splitlines():
+        tag = json.loads(line)
+        if tag.get("_type") != "tag":
+            continue
+        name = tag["name"]
+        # Lambdas (ctags names them __anon...), operators, destructors; and
+        # a static_assert(f(), ...), which ctags misreads as a declaration.
+        if name.startswith(("operator", "~", "__anon")) or not IDENT.fullmatch(name):
+            continue
+        if "static_assert" in tag.get("pattern", ""):
+            continue
+        decls.setdefault(name, []).append((os.path.relpath(tag["path"], root), tag.get("line", 0)))
+    return decls
+
+
+def load_allow(path):
+    """[(name glob, path glob)]: a line is NAME [PATH] # why; PATH defaults to any."""
+    pats = []
+    with open(path) as f:
+        for line in f:
+            words = line.split("#", 1)[0].split()
+            if words:
+                pats.append((words[0], words[1] if len(words) > 1 else "*"))
+    return pats
+
+
+def allowed(name, places, allow):
+    return any(fnmatch.fnmatchcase(name, n) and all(fnmatch.fnmatchcase(p, where) for p, _ in places)
+               for n, where in allow)
+
+
+def dead_functions(root, allow):
+    files = source_files(root)
+    decls = declared_functions(root, files)
+    uses = Counter()
+    for path in files:
+        with open(path, errors="replace") as f:
+            uses.update(IDENT.findall(strip_comments(f.read())))
+    dead = []
+    for name, places in decls.items():
+        if name in ALWAYS_LIVE or allowed(name, places, allow):
+            continue
+        # ctags may list one place twice (a K&R-style or macro-split line):
+        # count distinct places, and what it saw as declarations at most once each.
+        if uses[name] <= len(set(places)):
+            dead.append((name, sorted(set(places))))
+    return sorted(dead)
+
+
+def report(dead):
+    for name, places in dead:
+        where = ", ".join(f"{p}:{n}" for p, n in places)
+        print(f"dead-functions: {name} is never called ({where})")
+
+
+def self_test(root, allow):
+    """Plants an uncalled function in a copy of the sources: it must be caught."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in source_files(root): # only what the check reads
+            dst = os.path.join(tmp, os.path.relpath(path, root))
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            shutil.copyfile(path, dst)
+        before = {n for n, _ in dead_functions(tmp, allow)}
+        with open(os.path.join(tmp, "kvmtool-gpu", "util", "planted_dead.cpp"), "w") as f:
+            f.write("namespace kvmgpu {\nint planted_never_called(int x) { return x + 1; }\n}\n")
+        # A method declared in a header and defined elsewhere, never called.
+        with open(os.path.join(tmp, "memmap", "planted_dead.h"), "w") as f:
+            f.write("struct PlantedThing {\n    int planted_method_nobody_calls() const;\n};\n")
+        with open(os.path.join(tmp, "memmap", "planted_dead.cpp"), "w") as f:
+            f.write('#include "memmap/planted_dead.h"\n'
+                    "// planted_method_nobody_calls() in a comment is not a call\n"
+                    "int PlantedThing::planted_method_nobody_calls() const { return 1; }\n")
+        after = {n for n, _ in dead_functions(tmp, allow)}
+        want = {"planted_never_called", "planted_method_nobody_calls"}
+        if after - before != want:
+            print(f"dead-functions self-test FAILED: planted {sorted(want)}, caught {sorted(after - before)}")
+            return 1
+    print(f"dead-functions self-test: both planted functions caught ({', '.join(sorted(want))})")
+    return 0
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--root", default=os.path.normpath(os.path.join(here, "..", "..")))
+    ap.add_argument("--self-test", action="store_true", help="plant a dead function in a copy; expect it caught")
+    args = ap.parse_args()
+    if not shutil.which("ctags"):
+        print("dead-functions: ctags (universal-ctags) is not installed: run kvmtool-gpu/scripts/install-deps.sh")
+        return 2
+    allow = load_allow(os.path.join(here, "dead-functions.allow"))
+    if args.self_test:
+        return self_test(args.root, allow)
+    dead = dead_functions(args.root, allow)
+    report(dead)
+    if dead:
+        print(f"dead-functions: {len(dead)} uncalled; delete them, or (only for what foreign code calls) "
+              "list them in kvmtool-gpu/scripts/dead-functions.allow")
+        return 1
+    print("dead-functions: every function is called")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
