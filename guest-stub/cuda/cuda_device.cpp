@@ -60,15 +60,13 @@ extern "C" CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUd
     c.arg[1] = device_arg(dev);
     const CUresult r = call_result(c, pi);
     // Managed memory is the guest library's emulation (docs/managed-memory.md):
-    // offered, never accessed concurrently by CPU and GPU; access to pageable
-    // memory is the VMM's host's, not this guest's. The library answers these
-    // for any device the vGPU knows, whatever its backend says of them.
+    // where the VMM says it is offered (MANAGED_MEMORY), never accessed
+    // concurrently by CPU and GPU; access to pageable memory is the VMM's
+    // host's, not this guest's. The library answers these for any device the
+    // vGPU knows, whatever its backend says of them.
     if (r != CUDA_SUCCESS && r != CUDA_ERROR_INVALID_VALUE)
         return r;
     switch (attrib) {
-    case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:
-        *pi = 1;
-        return CUDA_SUCCESS;
     case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS:
     case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS:
     case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES:

@@ -91,7 +91,13 @@ void managed_calls(CUfunction add)
     CU_CHECK(cuCtxGetDevice(&dev));
     int v = -1;
     CU_CHECK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, dev));
-    expect_true("managed memory offered", v == 1);
+    if (v != 1) { // the backend cannot place device memory at guest addresses: refused, as a device without it
+        CUdeviceptr none = 0;
+        expect("cuMemAllocManaged(not offered)", cuMemAllocManaged(&none, 64, CU_MEM_ATTACH_GLOBAL),
+               CUDA_ERROR_NOT_SUPPORTED);
+        printf("conformance: managed memory not offered by this vGPU (MANAGED_MEMORY 0): its other checks skipped\n");
+        return;
+    }
     CU_CHECK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, dev));
     expect_true("no concurrent managed access", v == 0);
     CU_CHECK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, dev));

@@ -89,6 +89,9 @@ private:
     Status backend_result(Status s);
     bool stream_of(uint64_t handle, BackendStream* out);
     static bool needs_context(uint16_t opcode);
+    // Whether the backend places device memory at guest RAM addresses (managed memory's need).
+    bool managed_memory_placeable();
+    int managed_placeable_ = -1; // -1: not asked yet
     bool device_exists(uint64_t ordinal);
     // Device `device`'s primary context (made on first use; 0 if the table is full).
     uint64_t primary_context(uint32_t device);

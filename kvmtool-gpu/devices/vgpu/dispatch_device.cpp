@@ -27,10 +27,30 @@ CommandResult CommandDispatch::op_device_get_count(GuestCommand&) {
 CommandResult CommandDispatch::op_device_get_attribute(GuestCommand& c) {
     if (c.desc.arg[0] > INT_MAX) return fail(VGPU_ERROR_INVALID_VALUE, "attribute out of range");
     if (!device_exists(c.desc.arg[1])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
+    // Managed memory is the guest library's emulation, which needs device
+    // memory at guest RAM addresses (docs/managed-memory.md): offered where
+    // the backend can place it there.
+    constexpr uint64_t kManagedMemory = 83; // CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY
+    if (c.desc.arg[0] == kManagedMemory) return done(VGPU_SUCCESS, managed_memory_placeable());
     int v = 0;
     const Status s = backend_result(
         backend_.device_attribute(static_cast<int>(c.desc.arg[0]), static_cast<int>(c.desc.arg[1]), &v));
     return done(s, static_cast<uint64_t>(static_cast<int64_t>(v)));
+}
+
+// Asked once: a granule reserved at an address inside guest RAM, given as
+// asked or not. The H100 with driver 580 gives none (2026-11-26).
+bool CommandDispatch::managed_memory_placeable() {
+    if (managed_placeable_ >= 0) return managed_placeable_ == 1;
+    managed_placeable_ = 0;
+    uint64_t granule = 0, got = 0;
+    if (mem_.regions().empty() || backend_.vmm_granularity(&granule) != VGPU_SUCCESS || granule == 0) return false;
+    const memmap::Region& r = mem_.regions().back();
+    const uint64_t want = (r.base.value + r.size() / 2) / granule * granule;
+    if (want < r.base.value || backend_.vmm_reserve(granule, granule, want, &got) != VGPU_SUCCESS) return false;
+    backend_.vmm_free_reservation(got, granule);
+    managed_placeable_ = got == want ? 1 : 0;
+    return managed_placeable_ == 1;
 }
 
 CommandResult CommandDispatch::op_device_get_name(GuestCommand& c) {
