@@ -155,7 +155,7 @@ void capture_records_and_replays(GraphVm& v) {
 
 void synchronizing_a_capture_invalidates_it(GraphVm& v) {
     VgpuRig& rig = v.rig;
-    const uint64_t a = v.a, b = v.b, c = v.c;
+    const uint64_t a = v.a;
     const uint64_t s = v.ok({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}});
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_BEGIN_CAPTURE, .args = {0, 0}}).status,
               VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED);

@@ -142,6 +142,7 @@ CommandDispatch::CommandDispatch(const memmap::GuestMemory& mem, GpuBackend& bac
       modules_(HandleKind::Module, opts.max_handles, handle_seed),
       functions_(HandleKind::Function, opts.max_handles, handle_seed),
       registrations_(HandleKind::Registration, opts.max_handles, handle_seed),
+      alias_allowance_(AliasBudget::process().reserve(opts.max_alias_mappings)),
       arrays_(HandleKind::Array, opts.max_handles, handle_seed),
       blas_(HandleKind::Blas, opts.max_handles, handle_seed),
       rand_(HandleKind::Rand, opts.max_handles, handle_seed),
@@ -152,7 +153,6 @@ CommandDispatch::CommandDispatch(const memmap::GuestMemory& mem, GpuBackend& bac
       graph_nodes_(HandleKind::GraphNode, opts.max_graph_nodes, handle_seed),
       graph_execs_(HandleKind::GraphExec, opts.max_handles, handle_seed),
       allocs_(opts.device_mem_quota, opts.max_handles),
-      alias_allowance_(AliasBudget::process().reserve(opts.max_alias_mappings)),
       vmm_physical_(HandleKind::Physical, opts.max_handles, handle_seed) {
     registered_bytes_limit_ = opts.max_registered_bytes;
     if (registered_bytes_limit_ == 0)
