@@ -110,8 +110,11 @@ uint32_t CommandDispatch::copy_side(const vgpu_copy_side& in, const vgpu_copy3d&
             *why = "copy side: guest range outside RAM";
             return VGPU_ERROR_INVALID_VALUE;
         }
-        *why = "copy side: registering its guest RAM failed";
-        return backend_result(backend_.prepare_guest_ram(out->host, bytes));
+        if (const uint32_t s = backend_result(backend_.prepare_guest_ram(out->host, bytes)); s != VGPU_SUCCESS) {
+            *why = "copy side: registering its guest RAM failed";
+            return s;
+        }
+        return VGPU_SUCCESS;
     }
     if (!allocs_.contains(at, bytes)) {
         *why = "copy side: device range not this VM's";
