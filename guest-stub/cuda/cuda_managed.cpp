@@ -1,7 +1,10 @@
 // Managed memory, emulated (docs/managed-memory.md). An allocation is
-// page-locked guest RAM at address G and device memory the vGPU maps at the
-// same address G (VMM calls with G asked for), so one pointer works on the
-// CPU and in kernels. The guest's bytes are the truth between calls:
+// page-locked guest RAM and device memory at one address D, which works on
+// the CPU and in kernels: either the device places its memory at the guest
+// RAM's own address (the host backend does), or the VMM gives the guest RAM
+// a second name at the device's address (an alias: Linux-ABI guests; the
+// CUDA driver keeps device addresses in its own range). The guest's bytes
+// are the truth between calls:
 //   - a launch (kernel or graph) pushes every managed allocation of the
 //     context that is not attached to the host to the device, runs, waits
 //     for the device and pulls them back: the CPU may touch them whenever
@@ -11,7 +14,11 @@
 //     (cuda_memory.cpp), after the stream's earlier work;
 //   - prefetches and advice are checked hints; cuStreamAttachMemAsync with
 //     CU_MEM_ATTACH_HOST takes an allocation out of what moves.
-// The device side counts against the VM's quota (cuMemCreate's).
+// The device side counts against the VM's quota (cuMemCreate's). Aliases
+// are for good (the VMM never changes one): a freed allocation's alias and
+// its guest RAM wait in a slot for the next allocation the device places
+// at that address.
+#include <errno.h>
 #include <string.h>
 
 #include "guest-stub/platform/api_lock.h"
@@ -26,16 +33,29 @@ namespace {
 
 constexpr int kMaxManaged = 512;
 
+constexpr int kMaxSlots = 256; // the platform's alias limit
+
 struct Managed {
-    uint64_t start = 0, bytes = 0; // the pointer, and the size rounded to granules
+    uint64_t start = 0, bytes = 0; // the pointer (device address), and the size rounded to granules
     uint64_t asked = 0;            // the size asked for (range size)
-    void* block = nullptr;         // cuMemAllocHost's block holding [start, start + bytes)
+    uint64_t guest = 0;            // the same bytes' guest-physical address (== start unless aliased)
+    void* block = nullptr;         // cuMemAllocHost's block holding them, when not a slot's
+    int slot = -1;                 // the alias slot holding them, or -1
     uint64_t physical = 0;         // the vGPU's handle
     CUcontext ctx = nullptr;
     unsigned attach = CU_MEM_ATTACH_GLOBAL;
 };
 Managed g_managed[kMaxManaged];
 int g_count = 0; // live entries are [0, g_count)
+
+// An alias made for good: guest virtual [va, va + bytes) is the page-locked
+// guest RAM at guest-physical `guest`.
+struct Slot {
+    uint64_t va = 0, guest = 0, bytes = 0;
+    bool in_use = false;
+};
+Slot g_slots[kMaxSlots];
+int g_slot_count = 0;
 
 Managed* find_containing(uint64_t p, uint64_t bytes)
 {
@@ -69,13 +89,21 @@ CUresult move_all(bool to_device)
             continue;
         Call c;
         c.op = to_device ? VGPU_OP_MEMCPY_HTOD : VGPU_OP_MEMCPY_DTOH;
-        c.arg[0] = m.start; // the device address and the guest-physical one are the same number
-        c.arg[1] = m.start;
+        c.arg[0] = to_device ? m.start : m.guest;
+        c.arg[1] = to_device ? m.guest : m.start;
         c.arg[2] = m.asked;
         if (CUresult r = call_sync(c))
             return r;
     }
     return CUDA_SUCCESS;
+}
+
+void release_guest_bytes(const Managed& m)
+{
+    if (m.slot >= 0)
+        g_slots[m.slot].in_use = false;
+    else if (m.block)
+        cuMemFreeHost(m.block);
 }
 
 bool any_in(CUcontext ctx)
@@ -86,7 +114,8 @@ bool any_in(CUcontext ctx)
     return false;
 }
 
-// Undoes what cuMemAllocManaged made, as far as it got.
+// Undoes what cuMemAllocManaged made, as far as it got; the guest bytes of
+// a slot stay with it for the next allocation there.
 void teardown(const Managed& m, bool mapped, bool reserved)
 {
     if (mapped)
@@ -95,8 +124,7 @@ void teardown(const Managed& m, bool mapped, bool reserved)
         vmm_call(VGPU_OP_VMM_RELEASE, m.physical);
     if (reserved)
         vmm_call(VGPU_OP_VMM_FREE_RESERVATION, m.start, m.bytes);
-    if (m.block)
-        cuMemFreeHost(m.block);
+    release_guest_bytes(m);
 }
 
 bool location_ok(const CUmemLocation& l)
@@ -133,7 +161,8 @@ CUresult managed_launch(const Call& c, CUstream stream, bool taken)
 
 void* managed_host_view(uint64_t p, uint64_t bytes)
 {
-    return find_containing(p, bytes) ? reinterpret_cast<void*>(static_cast<uintptr_t>(p)) : nullptr;
+    const Managed* m = find_containing(p, bytes);
+    return m ? reinterpret_cast<void*>(static_cast<uintptr_t>(m->guest + (p - m->start))) : nullptr;
 }
 
 bool managed_find(uint64_t p, uint64_t* start, uint64_t* bytes)
@@ -168,12 +197,113 @@ void managed_forget(CUcontext ctx)
             ++i;
             continue;
         }
-        cuMemFreeHost(g_managed[i].block); // the vGPU freed the device side with the context
+        release_guest_bytes(g_managed[i]); // the vGPU freed the device side with the context
         g_managed[i] = g_managed[--g_count];
     }
 }
 
 } // namespace guest::cuda
+
+namespace {
+// Where new guest memory at g asks the device for its addresses: g itself,
+// or, with the guest option vgpu_managed_base=ADDR, ADDR upward (a test
+// seam: the host backend then gives addresses apart from guest RAM, as the
+// CUDA driver does, and the aliases are exercised without a GPU).
+uint64_t asked_address(uint64_t g, uint64_t bytes)
+{
+    static uint64_t next = guest::platform::options().get_u64("vgpu_managed_base", 0);
+    if (next == 0)
+        return g;
+    const uint64_t at = next;
+    next += bytes;
+    return at;
+}
+
+// A free slot of at least `bytes` not yet tried in this placement, or -1.
+int free_slot(uint64_t bytes, const bool* tried)
+{
+    for (int i = 0; i < g_slot_count; ++i)
+        if (!g_slots[i].in_use && !tried[i] && g_slots[i].bytes >= bytes)
+            return i;
+    return -1;
+}
+
+// Device addresses for m->bytes and guest bytes that one address reaches:
+// a free slot's address, when the device gives it again; else new
+// page-locked guest RAM at G, reserved at G where the device can, or at the
+// address it gives, aliased to G. Reservations that did not fit are held
+// while trying so that each try gets a new address.
+CUresult place(Managed* m, uint64_t granule)
+{
+    constexpr int kTries = 4;
+    uint64_t held[kTries] = {};
+    bool slot_tried[kMaxSlots] = {};
+    void* block = nullptr;
+    uint64_t g = 0;
+    CUresult r = CUDA_ERROR_NOT_SUPPORTED;
+    for (int t = 0; t < kTries; ++t) {
+        const int slot = free_slot(m->bytes, slot_tried);
+        if (slot < 0 && block == nullptr) {
+            if (cuMemAllocHost(&block, m->bytes + granule) != CUDA_SUCCESS) {
+                r = CUDA_ERROR_OUT_OF_MEMORY;
+                break;
+            }
+            g = (reinterpret_cast<uintptr_t>(block) + granule - 1) / granule * granule;
+            uint64_t gpa;
+            if (!guest::platform::virt_to_phys(reinterpret_cast<void*>(g), &gpa) || gpa != g) {
+                r = CUDA_ERROR_INVALID_VALUE; // page-locked memory is identity-mapped on both platforms
+                break;
+            }
+        }
+        const uint64_t want = slot >= 0 ? g_slots[slot].va : asked_address(g, m->bytes);
+        uint64_t va = 0;
+        if ((r = vmm_call(VGPU_OP_VMM_RESERVE, m->bytes, granule, want, 0, &va)) != CUDA_SUCCESS)
+            break;
+        m->start = va;
+        if (slot >= 0) {
+            slot_tried[slot] = true;
+            if (va == want) {
+                m->guest = g_slots[slot].guest;
+                m->slot = slot;
+                break;
+            }
+        } else if (va == g) {
+            m->guest = g;
+            m->block = block;
+            block = nullptr;
+            break;
+        } else {
+            const int e = g_slot_count < kMaxSlots
+                              ? guest::platform::map_alias(va, reinterpret_cast<void*>(g), m->bytes)
+                              : ENOMEM;
+            if (e == 0) {
+                g_slots[g_slot_count] = Slot{va, g, m->bytes, false};
+                m->guest = g;
+                m->slot = g_slot_count++;
+                block = nullptr; // the slot's for good
+                break;
+            }
+            if (e != EEXIST) { // no aliases here, or none left: another address will not help
+                vmm_call(VGPU_OP_VMM_FREE_RESERVATION, va, m->bytes);
+                r = CUDA_ERROR_NOT_SUPPORTED;
+                break;
+            }
+        }
+        held[t] = va; // taken, or the device's address is already another name for guest memory
+        r = CUDA_ERROR_NOT_SUPPORTED;
+    }
+    for (uint64_t va : held)
+        if (va != 0)
+            vmm_call(VGPU_OP_VMM_FREE_RESERVATION, va, m->bytes);
+    if (block != nullptr)
+        cuMemFreeHost(block);
+    if (r == CUDA_ERROR_NOT_SUPPORTED)
+        guest::platform::printf("cuMemAllocManaged: the device's addresses cannot reach guest memory "
+                                "(%d tried): managed memory is not available here\n",
+                                kTries);
+    return r;
+}
+} // namespace
 
 extern "C" CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytes, unsigned int flags)
 {
@@ -196,46 +326,8 @@ extern "C" CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytes, unsigned 
     m.bytes = (bytes + granule - 1) / granule * granule;
     m.ctx = current_context();
     m.attach = flags;
-    // Guest bytes at a granule-aligned address G, and device addresses
-    // reserved at G. The device may have G in use already (the worker's own
-    // allocations): then another block of guest RAM, a few times; the blocks
-    // tried meanwhile are held so that each try gets a new address.
-    constexpr int kTries = 4;
-    void* tried[kTries] = {};
-    CUresult placed = CUDA_ERROR_NOT_SUPPORTED;
-    for (int t = 0; t < kTries && placed == CUDA_ERROR_NOT_SUPPORTED; ++t) {
-        if (cuMemAllocHost(&m.block, m.bytes + granule) != CUDA_SUCCESS) {
-            placed = CUDA_ERROR_OUT_OF_MEMORY;
-            break;
-        }
-        const uint64_t raw = reinterpret_cast<uintptr_t>(m.block);
-        m.start = (raw + granule - 1) / granule * granule;
-        uint64_t gpa, va = 0;
-        if (!guest::platform::virt_to_phys(reinterpret_cast<void*>(m.start), &gpa) || gpa != m.start) {
-            placed = CUDA_ERROR_INVALID_VALUE; // page-locked memory is identity-mapped on both platforms
-            break;
-        }
-        if ((placed = vmm_call(VGPU_OP_VMM_RESERVE, m.bytes, granule, m.start, 0, &va)) != CUDA_SUCCESS)
-            break;
-        if (va != m.start) {
-            vmm_call(VGPU_OP_VMM_FREE_RESERVATION, va, m.bytes);
-            tried[t] = m.block;
-            m.block = nullptr;
-            placed = CUDA_ERROR_NOT_SUPPORTED;
-        }
-    }
-    for (void* b : tried)
-        if (b != nullptr)
-            cuMemFreeHost(b);
-    if (placed != CUDA_SUCCESS) {
-        if (m.block != nullptr)
-            cuMemFreeHost(m.block);
-        if (placed == CUDA_ERROR_NOT_SUPPORTED)
-            guest::platform::printf("cuMemAllocManaged: the device cannot place memory at the guest's addresses "
-                                    "(%d tried): managed memory is not available here\n",
-                                    kTries);
-        return placed;
-    }
+    if (CUresult r = place(&m, granule))
+        return r;
     CUresult r = vmm_call(VGPU_OP_VMM_CREATE, m.bytes, 0, 0, 0, &m.physical);
     if (r != CUDA_SUCCESS) {
         teardown(m, false, true);
@@ -255,6 +347,8 @@ extern "C" CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytes, unsigned 
     // cuMemAllocManaged has none to give back.
     vmm_call(VGPU_OP_VMM_RELEASE, m.physical);
     m.physical = 0;
+    if (m.slot >= 0)
+        g_slots[m.slot].in_use = true;
     g_managed[g_count++] = m;
     *dptr = m.start;
     return CUDA_SUCCESS;
