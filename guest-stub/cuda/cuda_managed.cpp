@@ -240,6 +240,8 @@ CUresult place(Managed* m, uint64_t granule)
     bool slot_tried[kMaxSlots] = {};
     void* block = nullptr;
     uint64_t g = 0;
+    int fresh_tries = 0, last_errno = 0;
+    uint64_t last_va = 0;
     CUresult r = CUDA_ERROR_NOT_SUPPORTED;
     for (int t = 0; t < kTries; ++t) {
         const int slot = free_slot(m->bytes, slot_tried);
@@ -255,7 +257,11 @@ CUresult place(Managed* m, uint64_t granule)
                 break;
             }
         }
-        const uint64_t want = slot >= 0 ? g_slots[slot].va : asked_address(g, m->bytes);
+        // New memory asks for its own address first (the host backend gives
+        // it), then lets the device choose (the CUDA driver may give an
+        // address near the one asked, inside guest RAM, which no alias can
+        // take).
+        const uint64_t want = slot >= 0 ? g_slots[slot].va : fresh_tries++ == 0 ? asked_address(g, m->bytes) : 0;
         uint64_t va = 0;
         if ((r = vmm_call(VGPU_OP_VMM_RESERVE, m->bytes, granule, want, 0, &va)) != CUDA_SUCCESS)
             break;
@@ -276,6 +282,8 @@ CUresult place(Managed* m, uint64_t granule)
             const int e = g_slot_count < kMaxSlots
                               ? guest::platform::map_alias(va, reinterpret_cast<void*>(g), m->bytes)
                               : ENOMEM;
+            last_errno = e;
+            last_va = va;
             if (e == 0) {
                 g_slots[g_slot_count] = Slot{va, g, m->bytes, false};
                 m->guest = g;
@@ -298,9 +306,11 @@ CUresult place(Managed* m, uint64_t granule)
     if (block != nullptr)
         cuMemFreeHost(block);
     if (r == CUDA_ERROR_NOT_SUPPORTED)
-        guest::platform::printf("cuMemAllocManaged: the device's addresses cannot reach guest memory "
-                                "(%d tried): managed memory is not available here\n",
-                                kTries);
+        guest::platform::printf("cuMemAllocManaged: the device's addresses cannot reach guest memory (last: "
+                                "0x%llx for 0x%llx bytes at guest 0x%llx, alias errno %d): managed memory is "
+                                "not available here\n",
+                                static_cast<unsigned long long>(last_va), static_cast<unsigned long long>(m->bytes),
+                                static_cast<unsigned long long>(g), last_errno);
     return r;
 }
 } // namespace
