@@ -1,15 +1,25 @@
-// Managed memory, emulated (docs/managed-memory.md). An allocation is
+// Managed memory (docs/managed-memory.md), in one of two ways.
+//
+// Zero copy, where page-locked memory has unified addressing
+// (unified_offset(), cuda_host_memory.cpp: the CUDA backend under a
+// Linux-ABI guest): a managed allocation is a page-locked block, which the
+// CPU and kernels reach at one address, coherent as host memory is: no
+// copies, launches stay asynchronous, CPU and GPU may even touch it at once.
+// Kernels read it across the bus, at host-memory speed.
+//
+// Copies otherwise (the host backend, or the guest option vgpu_managed=copy):
 // page-locked guest RAM and device memory at one address D, which works on
 // the CPU and in kernels: either the device places its memory at the guest
 // RAM's own address (the host backend does), or the VMM gives the guest RAM
-// a second name at the device's address (an alias: Linux-ABI guests; the
-// CUDA driver keeps device addresses in its own range). The guest's bytes
-// are the truth between calls:
+// a second name at the device's address (an alias: Linux-ABI guests). The
+// guest's bytes are the truth between calls:
 //   - a launch (kernel or graph) pushes every managed allocation of the
 //     context that is not attached to the host to the device, runs, waits
 //     for the device and pulls them back: the CPU may touch them whenever
 //     it likes, before and after, as on a device with
 //     concurrentManagedAccess = 0 whose kernels end before the call returns;
+//     a launch while nothing moves (none, or all attached to the host) is
+//     queued as any other;
 //   - copies and memsets that name managed memory work on the guest's bytes
 //     (cuda_memory.cpp), after the stream's earlier work;
 //   - prefetches and advice are checked hints; cuStreamAttachMemAsync with
@@ -41,6 +51,7 @@ struct Managed {
     uint64_t guest = 0;            // the same bytes' guest-physical address (== start unless aliased)
     void* block = nullptr;         // cuMemAllocHost's block holding them, when not a slot's
     int slot = -1;                 // the alias slot holding them, or -1
+    bool zero_copy = false;        // a page-locked block (block) at its unified address: nothing moves
     uint64_t physical = 0;         // the vGPU's handle
     CUcontext ctx = nullptr;
     unsigned attach = CU_MEM_ATTACH_GLOBAL;
@@ -85,7 +96,7 @@ CUresult move_all(bool to_device)
     const CUcontext ctx = current_context();
     for (int i = 0; i < g_count; ++i) {
         const Managed& m = g_managed[i];
-        if (m.ctx != ctx || m.attach == CU_MEM_ATTACH_HOST)
+        if (m.ctx != ctx || m.attach == CU_MEM_ATTACH_HOST || m.zero_copy)
             continue;
         Call c;
         c.op = to_device ? VGPU_OP_MEMCPY_HTOD : VGPU_OP_MEMCPY_DTOH;
@@ -106,10 +117,11 @@ void release_guest_bytes(const Managed& m)
         cuMemFreeHost(m.block);
 }
 
-bool any_in(CUcontext ctx)
+// Whether a launch in ctx moves anything.
+bool any_moving(CUcontext ctx)
 {
     for (int i = 0; i < g_count; ++i)
-        if (g_managed[i].ctx == ctx)
+        if (g_managed[i].ctx == ctx && !g_managed[i].zero_copy && g_managed[i].attach != CU_MEM_ATTACH_HOST)
             return true;
     return false;
 }
@@ -118,6 +130,10 @@ bool any_in(CUcontext ctx)
 // a slot stay with it for the next allocation there.
 void teardown(const Managed& m, bool mapped, bool reserved)
 {
+    if (m.zero_copy) {
+        cuMemFreeHost(m.block);
+        return;
+    }
     if (mapped)
         vmm_call(VGPU_OP_VMM_UNMAP, m.start, m.bytes);
     if (m.physical)
@@ -148,7 +164,7 @@ namespace guest::cuda {
 
 CUresult managed_launch(const Call& c, CUstream stream, bool taken)
 {
-    if (g_count == 0 || capture_of(stream) != 0 || !any_in(current_context()))
+    if (g_count == 0 || capture_of(stream) != 0 || !any_moving(current_context()))
         return taken ? call_async_taken(c) : call_async(c);
     if (CUresult r = move_all(true))
         return r;
@@ -205,6 +221,15 @@ void managed_forget(CUcontext ctx)
 } // namespace guest::cuda
 
 namespace {
+// Zero copy where page-locked memory has unified addressing, unless the
+// guest option vgpu_managed=copy asks for the copying emulation.
+bool zero_copy_wanted()
+{
+    char buf[16];
+    const char* mode = guest::platform::options().get_str("vgpu_managed", buf, sizeof buf, "auto");
+    return strcmp(mode, "copy") != 0 && unified_offset() != 0;
+}
+
 // Where new guest memory at g asks the device for its addresses: g itself,
 // or, with the guest option vgpu_managed_base=ADDR, ADDR upward (a test
 // seam: the host backend then gives addresses apart from guest RAM, as the
@@ -250,12 +275,14 @@ CUresult place(Managed* m, uint64_t granule)
                 r = CUDA_ERROR_OUT_OF_MEMORY;
                 break;
             }
-            g = (reinterpret_cast<uintptr_t>(block) + granule - 1) / granule * granule;
-            uint64_t gpa;
-            if (!guest::platform::virt_to_phys(reinterpret_cast<void*>(g), &gpa) || gpa != g) {
-                r = CUDA_ERROR_INVALID_VALUE; // page-locked memory is identity-mapped on both platforms
+            // Its guest-physical address, which is also its identity-mapped
+            // one (the block may be handed out at its unified address).
+            uint64_t raw;
+            if (!guest::platform::virt_to_phys(block, &raw)) {
+                r = CUDA_ERROR_INVALID_VALUE;
                 break;
             }
+            g = (raw + granule - 1) / granule * granule;
         }
         // New memory asks for its own address first (the host backend gives
         // it), then lets the device choose (the CUDA driver may give an
@@ -336,6 +363,16 @@ extern "C" CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytes, unsigned 
     m.bytes = (bytes + granule - 1) / granule * granule;
     m.ctx = current_context();
     m.attach = flags;
+    if (zero_copy_wanted()) {
+        if (cuMemHostAlloc(&m.block, bytes, 0) != CUDA_SUCCESS)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        m.zero_copy = true;
+        m.start = m.guest = reinterpret_cast<uintptr_t>(m.block);
+        m.bytes = m.asked;
+        g_managed[g_count++] = m;
+        *dptr = m.start;
+        return CUDA_SUCCESS;
+    }
     if (CUresult r = place(&m, granule))
         return r;
     CUresult r = vmm_call(VGPU_OP_VMM_CREATE, m.bytes, 0, 0, 0, &m.physical);

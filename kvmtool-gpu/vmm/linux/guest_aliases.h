@@ -35,8 +35,7 @@ public:
     // 0, or the errno: EINVAL (not 2 MiB aligned, empty, wrapping, not in the
     // lower canonical half), EEXIST (below the end of RAM, or any of it
     // already mapped: the identity map, the MMIO window, another alias), EFAULT (gpa range not guest RAM),
-    // ENOMEM (no table pages or alias slots left). The caller checks that
-    // the guest owns [gpa, gpa + len).
+    // ENOMEM (no table pages or alias slots left).
     int map(uint64_t va, uint64_t gpa, uint64_t len);
 
     // The guest-physical address of [va, va + len) when it lies inside one alias.
