@@ -4,8 +4,9 @@
 // (unified_offset(), cuda_host_memory.cpp: the CUDA backend under a
 // Linux-ABI guest): a managed allocation is a page-locked block, which the
 // CPU and kernels reach at one address, coherent as host memory is: no
-// copies, launches stay asynchronous, CPU and GPU may even touch it at once.
-// Kernels read it across the bus, at host-memory speed.
+// copies, launches stay asynchronous, CPU and GPU may even touch it at once
+// (but for system-scope atomics where the link has no native host atomics:
+// managed_launch). Kernels read it across the bus, at host-memory speed.
 //
 // Copies otherwise (the host backend, or the guest option vgpu_managed=copy):
 // page-locked guest RAM and device memory at one address D, which works on
@@ -117,6 +118,24 @@ void release_guest_bytes(const Managed& m)
         cuMemFreeHost(m.block);
 }
 
+// Whether ctx holds managed memory a kernel may touch (not attached to the host).
+bool any_reachable(CUcontext ctx)
+{
+    for (int i = 0; i < g_count; ++i)
+        if (g_managed[i].ctx == ctx && g_managed[i].attach != CU_MEM_ATTACH_HOST)
+            return true;
+    return false;
+}
+
+// CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED of the current context's device.
+bool link_has_host_atomics()
+{
+    CUdevice dev = 0;
+    int v = 0;
+    return cuCtxGetDevice(&dev) == CUDA_SUCCESS &&
+           cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED, dev) == CUDA_SUCCESS && v != 0;
+}
+
 // Whether a launch in ctx moves anything.
 bool any_moving(CUcontext ctx)
 {
@@ -164,8 +183,21 @@ namespace guest::cuda {
 
 CUresult managed_launch(const Call& c, CUstream stream, bool taken)
 {
-    if (g_count == 0 || capture_of(stream) != 0 || !any_moving(current_context()))
+    const CUcontext ctx = current_context();
+    if (g_count == 0 || capture_of(stream) != 0 || !any_reachable(ctx))
         return taken ? call_async_taken(c) : call_async(c);
+    if (!any_moving(ctx)) { // zero copy
+        // Where the link has no native host atomics, a kernel's system-scope
+        // atomics on host memory are not atomic against the CPU's: a launch
+        // on a stream with nothing queued waits for its kernel, so that the
+        // CPU's accesses follow it (systemWideAtomics). Behind queued work it
+        // does not: that work may wait for the CPU (a kernel spinning on a
+        // host flag, UnifiedMemoryPerf), and waiting would never end.
+        const bool wait = !link_has_host_atomics() && cuStreamQuery(stream) == CUDA_SUCCESS;
+        if (CUresult r = taken ? call_async_taken(c) : call_async(c))
+            return r;
+        return wait ? cuStreamSynchronize(stream) : CUDA_SUCCESS;
+    }
     if (CUresult r = move_all(true))
         return r;
     if (CUresult r = taken ? call_async_taken(c) : call_async(c))

@@ -56,6 +56,10 @@ int main()
         printf("WAIVED: managedMemory: the device has no managed memory\n");
         return 2;
     }
+    int host_atomics = 0, concurrent = 0;
+    CHECK(cudaDeviceGetAttribute(&host_atomics, cudaDevAttrHostNativeAtomicSupported, 0));
+    CHECK(cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, 0));
+    printf("managedMemory: hostNativeAtomicSupported %d, concurrentManagedAccess %d\n", host_atomics, concurrent);
     const int n = 1 << 20; // 4 MiB per array
     const size_t bytes = n * sizeof(float);
     float *a, *b, *c;
