@@ -16,15 +16,7 @@
 
 #include "kvmtool-gpu/abi/linux_abi.h"
 
-static int failures = 0;
-#define CHECK(cond, ...)                                                                                              \
-    do {                                                                                                              \
-        if (!(cond)) {                                                                                                \
-            printf("FAILED: " __VA_ARGS__);                                                                           \
-            printf("\n");                                                                                             \
-            ++failures;                                                                                               \
-        }                                                                                                             \
-    } while (0)
+#include "guest_check.h"
 
 constexpr uint64_t k2M = 2ull << 20;
 
