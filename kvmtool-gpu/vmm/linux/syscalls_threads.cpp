@@ -76,17 +76,19 @@ void SyscallServer::thread_exit(uint32_t tid) {
     uint32_t* word = nullptr;
     {
         std::lock_guard lock(mu_);
-        live_threads_.fetch_sub(1, std::memory_order_acq_rel);
-        const auto it = clear_tid_.find(tid);
-        if (it == clear_tid_.end()) return;
-        word = futex_word(it->second);
-        clear_tid_.erase(it);
+        if (const auto it = clear_tid_.find(tid); it != clear_tid_.end()) {
+            word = futex_word(it->second);
+            clear_tid_.erase(it);
+        }
     }
     // Outside the lock: the woken thread's next call must not wait for this one.
     if (word) {
         __atomic_store_n(word, 0, __ATOMIC_RELEASE);
         futex_wake(word, 1, FUTEX_BITSET_MATCH_ANY);
     }
+    // Counted out last: a joiner that sees one thread left must also see the
+    // word cleared, or it would take its wait for a deadlock (it did, under load).
+    live_threads_.fetch_sub(1, std::memory_order_acq_rel);
 }
 
 int64_t SyscallServer::sys_futex(const uint64_t* a, SyscallOutcome& out) {
