@@ -14,25 +14,6 @@
 
 namespace kvmgpu::linux_abi {
 
-namespace {
-
-struct NamedCall {
-    uint64_t nr;
-    const char* name;
-};
-// Generated at configure time from the build host's <asm/unistd_64.h>.
-constexpr NamedCall kNames[] = {
-#include "kvmgpu_syscall_names.inc"
-};
-
-} // namespace
-
-std::string syscall_name(uint64_t nr) {
-    for (const auto& n : kNames)
-        if (n.nr == nr) return n.name;
-    return "syscall " + std::to_string(nr);
-}
-
 SyscallServer::SyscallServer(const memmap::GuestMemory& mem, ProcessLayout layout, ServerOptions opts)
     : user_(mem, layout.unmapped), layout_(std::move(layout)), opts_(std::move(opts)),
       space_(mem, layout_.managed_lo, layout_.managed_hi, layout_.brk_start), rng_(opts_.seed) {}
