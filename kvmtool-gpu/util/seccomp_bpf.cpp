@@ -11,6 +11,23 @@
 
 namespace kvmgpu::seccomp {
 
+namespace {
+#if defined(__SANITIZE_ADDRESS__)
+#define KVMGPU_SECCOMP_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KVMGPU_SECCOMP_SANITIZER 1
+#endif
+#endif
+#ifdef KVMGPU_SECCOMP_SANITIZER
+constexpr int kSanitizerRuntime[] = {SYS_pipe2, SYS_close, SYS_gettid, SYS_getpid, SYS_sched_getaffinity};
+#else
+constexpr int kSanitizerRuntime[] = {SYS_exit}; // nothing extra (every filter here allows exit)
+#endif
+} // namespace
+
+std::span<const int> sanitizer_runtime_calls() { return kSanitizerRuntime; }
+
 Program::Program() {
     p_.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, kArch));
     p_.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0));

@@ -52,6 +52,13 @@ private:
     std::vector<sock_filter> p_;
 };
 
+// Sanitizer builds (KVMGPU_SANITIZE) only: the ASan/LSan runtime probes
+// whether memory is readable by writing it into a pipe (pipe2, write,
+// close) and asks for its thread's id and CPUs, on any thread (seen at
+// thread exit with detect_stack_use_after_return). Every filter allows
+// these there; release builds get a list that adds nothing.
+std::span<const int> sanitizer_runtime_calls();
+
 // The filter's bytes are the kernel's to copy: `program` can go afterwards.
 // PR_SET_NO_NEW_PRIVS, then seccomp(SECCOMP_SET_MODE_FILTER, flags, program).
 // Returns seccomp()'s result (the listener fd with

@@ -29,24 +29,6 @@ constexpr int kPlain[] = {
     SYS_fstat,         SYS_pread64, /* the vCPU's KVM statistics fd (execution-mode calibration) */
 };
 
-// Sanitizer builds (KVMGPU_SANITIZE) only: the ASan/LSan runtime probes
-// whether memory is readable by writing it into a pipe (pipe2, write,
-// close) and asks for its thread's id and CPUs, also on a confined thread
-// (seen at thread exit with detect_stack_use_after_return). Release builds
-// do not allow these.
-#if defined(__SANITIZE_ADDRESS__)
-#define KVMGPU_SECCOMP_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KVMGPU_SECCOMP_SANITIZER 1
-#endif
-#endif
-#ifdef KVMGPU_SECCOMP_SANITIZER
-constexpr int kSanitizerOnly[] = {SYS_pipe2, SYS_close, SYS_gettid, SYS_getpid, SYS_sched_getaffinity};
-#else
-constexpr int kSanitizerOnly[] = {SYS_exit}; // nothing extra (exit is allowed anyway)
-#endif
-
 // Linux-ABI guests only: the share's files (vcpu_seccomp.h says why).
 constexpr int kLinuxGuest[] = {SYS_openat2, SYS_close, SYS_lseek, SYS_getdents64, SYS_pwrite64, SYS_readlinkat};
 
@@ -55,7 +37,7 @@ constexpr int kLinuxGuest[] = {SYS_openat2, SYS_close, SYS_lseek, SYS_getdents64
 std::vector<sock_filter> vcpu_seccomp_program(int vcpu_fd, bool linux_guest) {
     seccomp::Program p;
     p.allow(kPlain);
-    p.allow(kSanitizerOnly);
+    p.allow(seccomp::sanitizer_runtime_calls());
     if (linux_guest) p.allow(kLinuxGuest);
 
     // ioctl: the vCPU fd only, and only what the run loop and its result use.

@@ -74,10 +74,9 @@ std::string enter_worker_namespaces() {
     return "network and mount namespaces";
 }
 
-bool worker_has_own_mounts() { return own_mounts; }
-
 std::vector<sock_filter> worker_seccomp_program(pid_t self) {
     Program p;
+    p.allow(sanitizer_runtime_calls());
     for (const WorkerSyscall& s : worker_syscalls()) {
         if (s.rule == SyscallRule::Allow) p.on(s.nr, kAllow);
         else if (s.rule == SyscallRule::Enosys) p.on(s.nr, errno_action(ENOSYS));

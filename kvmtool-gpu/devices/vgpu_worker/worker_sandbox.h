@@ -24,8 +24,6 @@ namespace kvmgpu::vgpu {
 
 // Step 1. Says what it did ("network and mount namespaces", or why none).
 std::string enter_worker_namespaces();
-// Whether step 1 gave this process a mount namespace of its own.
-bool worker_has_own_mounts();
 
 // The filter for a worker whose pid is `self` (for tests and docs).
 std::vector<sock_filter> worker_seccomp_program(pid_t self);
