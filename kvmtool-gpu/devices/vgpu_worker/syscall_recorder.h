@@ -12,9 +12,9 @@
 // Paths opened after the start are kept too (up to 64). The file is
 // rewritten when a new kind of call appears, at most a second apart
 // otherwise, and at the worker's exit_group (a worker killed by SIGKILL keeps
-// the last one). Recording replaces the sandbox's filter (the namespaces and
-// read-only mounts stay, so the calls are those of a sandboxed worker); each
-// call then costs a round trip to the recorder thread (microseconds).
+// the last one). Recording replaces the sandbox's second step (the
+// namespaces stay; the mounts stay writable, for the file); each call then
+// costs a round trip to the recorder thread (microseconds).
 #pragma once
 
 #include <string>

@@ -30,6 +30,12 @@ constexpr WorkerSyscall kTable[] = {
     {SYS_ioctl, NotTerminal}, {SYS_close, Allow}, {SYS_fstat, Allow}, {SYS_newfstatat, Allow},
     {SYS_lseek, Allow}, {SYS_fcntl, Allow}, {SYS_openat, ReadOnlyOpen}, {SYS_readlink, Allow},
     {SYS_getpid, Allow}, {SYS_gettid, Allow}, {SYS_sched_getaffinity, Allow}, {SYS_getrandom, Allow},
+    // the driver's helper threads (they outlive cuInit): waiting on the
+    // descriptors they hold, naming themselves, looking the system up
+    {SYS_epoll_wait, Allow}, {SYS_epoll_pwait, Allow}, {SYS_epoll_ctl, Allow}, {SYS_pselect6, Allow},
+    {SYS_eventfd2, Allow}, {SYS_pipe2, Allow}, {SYS_prctl, Allow}, {SYS_uname, Allow}, {SYS_sysinfo, Allow},
+    {SYS_getdents64, Allow}, {SYS_access, Allow}, {SYS_faccessat, Allow}, {SYS_faccessat2, Allow},
+    {SYS_statfs, Allow}, {SYS_fstatfs, Allow}, {SYS_getrusage, Allow},
     // threads (the driver's, glibc's start and end of one) and signals
     {SYS_clone, ThreadsOnly}, {SYS_clone3, Enosys}, {SYS_set_robust_list, Allow}, {SYS_rseq, Allow},
     {SYS_rt_sigprocmask, Allow}, {SYS_rt_sigaction, Allow}, {SYS_rt_sigreturn, Allow},
