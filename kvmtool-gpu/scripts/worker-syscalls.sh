@@ -35,5 +35,7 @@ cat "$@" | awk '
     close(cmd)
     print ""
     print "\nPaths opened after the start (openat):"
-    for (p in paths) print "    " p
+    cmd = "sort"
+    for (p in paths) print "    " p | cmd
+    close(cmd)
   }'

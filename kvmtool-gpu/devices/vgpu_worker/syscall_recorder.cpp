@@ -24,7 +24,7 @@ namespace kvmgpu::vgpu {
 namespace {
 constexpr int kNumbers = 512;  // x86-64 numbers reach ~460; anything above is counted as the last
 constexpr int kVerdicts = 3;   // Verdict's values
-constexpr int kPaths = 64;
+constexpr int kPaths = 256;
 constexpr size_t kPathBytes = 256;
 constexpr size_t kFileBytes = 256 << 10;
 const char* const kPhase[2] = {"before", "after"};

@@ -9,7 +9,7 @@
 // phase (before: from the fork until the backend has started; after: from
 // then on) and by what the sandbox's table would do with it
 // (worker_syscalls.h), and lets it run unchanged (SECCOMP_USER_NOTIF_FLAG_CONTINUE).
-// Paths opened after the start are kept too (up to 64). The file is
+// Paths opened after the start are kept too (up to 256). The file is
 // rewritten when a new kind of call appears, at most a second apart
 // otherwise, and at the worker's exit_group (a worker killed by SIGKILL keeps
 // the last one). Recording replaces the sandbox's second step (the
