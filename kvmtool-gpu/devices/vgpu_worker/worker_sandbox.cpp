@@ -9,6 +9,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <system_error>
 
 #include "kvmtool-gpu/devices/vgpu_worker/worker_syscalls.h"
@@ -44,22 +47,48 @@ std::vector<sock_filter> block_for(SyscallRule rule, pid_t self) {
     return {ret(kKill)};
 }
 
-void check(bool ok, const char* call) {
-    if (!ok) throw std::system_error(errno, std::generic_category(), std::string("GPU worker sandbox: ") + call);
+// Mount points from /proc/self/mountinfo (the fifth field, with the
+// kernel's octal escapes for space, tab, newline and backslash undone).
+std::vector<std::string> mount_points() {
+    std::vector<std::string> out;
+    std::ifstream in("/proc/self/mountinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream f(line);
+        std::string id, parent, dev, root, point;
+        if (!(f >> id >> parent >> dev >> root >> point)) continue;
+        std::string plain;
+        for (size_t i = 0; i < point.size(); ++i) {
+            if (point[i] == '\\' && i + 3 < point.size()) {
+                plain += static_cast<char>(std::stoi(point.substr(i + 1, 3), nullptr, 8));
+                i += 3;
+            } else {
+                plain += point[i];
+            }
+        }
+        out.push_back(plain);
+    }
+    return out;
 }
 
-// In the worker's own mount namespace: every mount read-only, then /dev
-// writable again (the driver's nodes, /dev/shm). Device nodes open for
-// writing on a read-only mount anyway; files do not.
-void read_only_tree() {
+// In the worker's own mount namespace: each mount read-only but /dev and
+// those below it (the driver's nodes, /dev/shm; device nodes open for
+// writing on a read-only mount anyway, files do not). One at a time, not
+// AT_RECURSIVE: the kernel refuses a mount that has a file open for writing
+// (EBUSY), and that one stays writable rather than failing every other.
+// Says how many it made read-only and which it could not.
+std::string read_only_mounts() {
     mount_attr ro{};
     ro.attr_set = MOUNT_ATTR_RDONLY;
-    check(syscall(SYS_mount_setattr, AT_FDCWD, "/", AT_RECURSIVE, &ro, sizeof ro) == 0,
-          "mount_setattr(/, read-only)");
-    mount_attr rw{};
-    rw.attr_clr = MOUNT_ATTR_RDONLY;
-    if (syscall(SYS_mount_setattr, AT_FDCWD, "/dev", AT_RECURSIVE, &rw, sizeof rw) != 0 && errno != ENOENT)
-        check(false, "mount_setattr(/dev, writable)");
+    int done = 0;
+    std::string kept;
+    std::set<std::string> seen; // a point mounted over twice: its top mount is the one paths reach
+    for (const std::string& m : mount_points()) {
+        if (m == "/dev" || m.starts_with("/dev/") || !seen.insert(m).second) continue;
+        if (syscall(SYS_mount_setattr, AT_FDCWD, m.c_str(), AT_SYMLINK_NOFOLLOW, &ro, sizeof ro) == 0) ++done;
+        else kept += (kept.empty() ? "" : ", ") + m + " (" + std::strerror(errno) + ")";
+    }
+    return std::to_string(done) + " mounts read-only, /dev not" + (kept.empty() ? "" : "; writable still: " + kept);
 }
 
 } // namespace
@@ -88,7 +117,7 @@ std::vector<sock_filter> worker_seccomp_program(pid_t self) {
 std::string confine_worker() {
     std::string done;
     // Only in a mount namespace of its own: in the VMM's it would make the host's mounts read-only.
-    if (own_mounts) read_only_tree(), done = "read-only mounts but /dev, ";
+    if (own_mounts) done = read_only_mounts() + ", ";
     const auto program = worker_seccomp_program(getpid());
     const int r = install(program, SECCOMP_FILTER_FLAG_TSYNC, "GPU worker sandbox",
                           " (run with --worker-sandbox off to go without)");

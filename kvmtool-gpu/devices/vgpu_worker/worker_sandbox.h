@@ -4,7 +4,7 @@
 //     (no interfaces, no sockets to the outside) and mount namespace, where
 //     the kernel permits (root, or CAP_SYS_ADMIN);
 //  2. once the backend has started (CUDA initialised, guest RAM registered
-//     where eager): the mount tree read-only but /dev (in its own mount
+//     where eager): each mount but /dev's read-only (in its own mount
 //     namespace only), PR_SET_NO_NEW_PRIVS, and a seccomp filter on every
 //     thread (SECCOMP_FILTER_FLAG_TSYNC) made from worker_syscalls.cpp's table:
 //     a call outside it kills the worker alone (SECCOMP_RET_KILL_PROCESS,
