@@ -17,8 +17,8 @@
 # `libraries` (not in the default; one device call) runs the library checks, NVIDIA's library
 # samples (from .carry/cuda-samples) and `bench libraries`; `libsamples` the checks and samples alone;
 # `managed` (not in the default; one device call) checks issue 29's managed memory and VMM calls;
-# `sandbox` (not in the default; one device call) records the GPU worker's system calls and
-# runs the GPU tests, guests and samples with the worker sandboxed (issue 30 item 5);
+# `sandbox` and `sandbox2` (not in the default; one device call each) record the GPU worker's
+# system calls, then run the GPU tests, guests and samples with the worker sandboxed (issue 30 item 5);
 # `compare` (not in the default) runs `bench calls` with the polling doorbell five
 # times, alternating the VMM from another commit (.carry/compare, see
 # pack-carry.sh) with this one, worker process and inline. One device
@@ -393,25 +393,25 @@ if want managed; then
     --idle-s 0 --out "$out/managed/calls"
   grep -E '^\| (mode|native|guest)' "$out/managed-calls.log" | sed 's/^/    /' | tee -a "$summary"
 fi
-# Issue 30 item 5, the GPU worker's sandbox (not in the default; one device
-# call, about 6 minutes). (1) Records every worker's system calls
-# (KVMGPU_WORKER_SYSCALL_LOG: syscall_recorder.h; namespaces and read-only
-# mounts on, the filter replaced by the recorder) through guests, the
+# Issue 30 item 5, the GPU worker's sandbox (not in the default; two parts,
+# one device call each, a few minutes). `sandbox` records every worker's system calls
+# (KVMGPU_WORKER_SYSCALL_LOG: syscall_recorder.h; the namespaces on, the
+# recorder in place of the filter and the read-only mounts) through guests, the
 # runtime-API and library checks, NVIDIA's samples from .carry/cuda-samples
 # and bench calls/bandwidth --quick, and prints the merged table and the rows
-# worker_syscalls.cpp lacks. (2) With the sandbox on: the GPU worker tests
-# (one process each), guests and samples; any SIGSYS is listed.
+# worker_syscalls.cpp lacks. `sandbox2`, with the sandbox on: the GPU worker
+# tests (one process each), guests and samples; any SIGSYS is listed.
+sb=(--vgpu cuda --worker-sandbox on)
+nv="vectorAdd matrixMul simpleCUBLAS simpleCUFFT MersenneTwisterGP11213 simpleCallback"
+pack=$repo/.carry/cuda-samples
 if want sandbox; then
   rec=$out/sandbox/syscalls && mkdir -p "$rec"
-  sb=(--vgpu cuda --worker-sandbox on)
   export KVMGPU_WORKER_SYSCALL_LOG=$rec
   RUN_ARGS="${sb[*]}" GUESTS="vecadd matmul params conformance attack" step sandbox-record-guests \
     sh "$repo/kvmtool-gpu/scripts/run-guests.sh" "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" 2M
   SAMPLES="vectorAdd matrixMul reduction streamsEvents deviceSymbols runtimeErrors arrays cublasCheck cufftCheck curandCheck" \
     LOG_DIR=$out/sandbox/record-runtime step sandbox-record-runtime sh "$repo/kvmtool-gpu/scripts/run-cuda-samples.sh" \
     "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" "${sb[@]}"
-  pack=$repo/.carry/cuda-samples
-  nv="vectorAdd matrixMul simpleCUBLAS simpleCUFFT MersenneTwisterGP11213 simpleCallback"
   if [ -d "$pack/guest" ]; then
     SAMPLES="$nv" TIMEOUT=60 step sandbox-record-nvidia sh "$repo/kvmtool-gpu/scripts/run-nvidia-samples.sh" \
       "$bin/kvmtool-gpu" "$pack" "$out/sandbox/record-nvidia" "${sb[@]}"
@@ -423,7 +423,8 @@ if want sandbox; then
   unset KVMGPU_WORKER_SYSCALL_LOG
   step sandbox-syscalls sh "$repo/kvmtool-gpu/scripts/worker-syscalls.sh" "$rec"
   note ""; note "--- GPU worker system calls (recorded)"; tee -a "$summary" <"$out/sandbox-syscalls.log"
-  # (2) Sandboxed for real.
+fi
+if want sandbox2; then
   pass=0 fail=0
   for t in $("$bin/vgpu_gpu_tests" --gtest_list_tests | awk '/^[^ ]/{s=$1} /^  /{print s $1}' | grep -E '^WorkerCuda\.'); do
     if KVMGPU_TEST_WORKER_SANDBOX=on "$bin/vgpu_gpu_tests" --gtest_filter="$t" >>"$out/sandbox-gpu-tests.log" 2>&1; then pass=$((pass + 1))
