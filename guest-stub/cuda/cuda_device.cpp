@@ -4,6 +4,7 @@
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/platform/api_lock.h"
+#include "guest-stub/platform/platform.h"
 
 using namespace guest::cuda;
 
@@ -60,13 +61,19 @@ extern "C" CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUd
     c.arg[1] = device_arg(dev);
     const CUresult r = call_result(c, pi);
     // Managed memory is the guest library's emulation (docs/managed-memory.md):
-    // where the VMM says it is offered (MANAGED_MEMORY), never accessed
+    // where the VMM says it is offered or aliases exist (MANAGED_MEMORY), never accessed
     // concurrently by CPU and GPU; access to pageable memory is the VMM's
     // host's, not this guest's. The library answers these for any device the
     // vGPU knows, whatever its backend says of them.
     if (r != CUDA_SUCCESS && r != CUDA_ERROR_INVALID_VALUE)
         return r;
     switch (attrib) {
+    case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:
+        // Where the device cannot place memory at guest addresses, the VMM
+        // can give guest memory the device's (cuda_managed.cpp).
+        if (r == CUDA_SUCCESS && *pi == 0 && guest::platform::map_alias(0, nullptr, 0) == 0)
+            *pi = 1;
+        return r;
     case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS:
     case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS:
     case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES:

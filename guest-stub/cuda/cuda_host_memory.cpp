@@ -5,6 +5,13 @@
 // Blocks come from pinned memory that heap_release never takes back, so a
 // freed block can safely go to a later allocation. Freed blocks are kept
 // by address, merged with free neighbours, and handed out first fit.
+//
+// Unified addressing: where the device reaches guest RAM at its own
+// addresses (gpa + an offset: the CUDA backend, whose registered host
+// memory keeps its host address) and the platform has aliases (Linux-ABI
+// guests), the VMM gives all of guest RAM that second name too, and blocks
+// are handed out at their device address: one pointer on the CPU and in
+// kernels, as natively (a kernel may spin on a flag the CPU writes).
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/platform/platform.h"
@@ -127,9 +134,35 @@ bool overlaps(const Range* list, const uint8_t* p, uint64_t bytes)
     return false;
 }
 
+constexpr uint64_t k2M = 2ull << 20;
+
 } // namespace
 
 namespace guest::cuda {
+uint64_t unified_offset()
+{
+    static bool tried = false;
+    static uint64_t offset = 0;
+    if (tried || current_context() == nullptr) // the vGPU is asked once a context exists
+        return offset;
+    tried = true;
+    if (!guest::platform::options().get_bool("vgpu_unified", true) || guest::platform::map_alias(0, nullptr, 0) != 0)
+        return 0;
+    const uint64_t ram = guest::platform::boot_info().ram_size & ~(k2M - 1);
+    uint64_t dev = 0;
+    Call c;
+    c.op = VGPU_OP_GUEST_RAM_DEVICE_PTR;
+    c.arg[0] = k2M;
+    c.arg[1] = 4096;
+    if (ram <= k2M || call_result(c, &dev) != CUDA_SUCCESS || dev < k2M || (dev - k2M) % k2M != 0)
+        return 0;
+    // [0, 2 MiB) holds the boot structures, never a block: left out.
+    if (guest::platform::map_alias(dev, reinterpret_cast<void*>(k2M), ram - k2M) != 0)
+        return 0;
+    offset = dev - k2M;
+    return offset;
+}
+
 bool registered_device_address(const void* p, uint64_t bytes, CUdeviceptr* out)
 {
     const auto* q = static_cast<const uint8_t*>(p);
@@ -165,8 +198,11 @@ extern "C" CUresult cuMemHostAlloc(void** pp, size_t bytes, unsigned int flags)
     if (n == nullptr)
         return CUDA_ERROR_OUT_OF_MEMORY;
     uint8_t* p = reuse_free_block(need);
-    if (p == nullptr)
+    if (p == nullptr) {
         p = static_cast<uint8_t*>(guest::platform::try_pinned_alloc_permanent(need, 0));
+        if (p != nullptr && unified_offset() != 0)
+            p += unified_offset();
+    }
     if (p == nullptr) {
         give_node(n);
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -213,12 +249,13 @@ CUresult register_pages(const uint8_t* p, uint64_t bytes, unsigned flags, uint64
     void* list = nullptr;
     if (CUresult r = cuMemAllocHost(&list, max_entries * sizeof(vgpu_sg_entry)))
         return r;
-    uint64_t count = 0;
+    uint64_t count = 0, list_gpa = 0;
     CUresult r = CUDA_ERROR_INVALID_VALUE;
-    if (guest::platform::build_sg(p, bytes, static_cast<vgpu_sg_entry*>(list), max_entries, &count) == guest::SgResult::kOk) {
+    if (guest::platform::build_sg(p, bytes, static_cast<vgpu_sg_entry*>(list), max_entries, &count) == guest::SgResult::kOk &&
+        guest::platform::phys_contiguous(list, max_entries * sizeof(vgpu_sg_entry), &list_gpa)) {
         Call c;
         c.op = VGPU_OP_HOST_REGISTER;
-        c.arg[0] = reinterpret_cast<uintptr_t>(list); // page-locked: GPA == VA
+        c.arg[0] = list_gpa;
         c.arg[1] = count;
         c.arg[2] = bytes;
         c.arg[3] = flags;
@@ -304,8 +341,9 @@ extern "C" CUresult cuMemHostGetDevicePointer(CUdeviceptr* dptr, void* p, unsign
     if (owner == nullptr)
         return CUDA_ERROR_INVALID_VALUE; // not page-locked
     const uint64_t offset = static_cast<uint64_t>(q - owner->p), rest = owner->bytes - offset;
-    if (guest::platform::is_identity_ram(q, rest))
-        return vgpuGuestRamDevicePtr(dptr, q, rest);
+    uint64_t gpa;
+    if (owner->registration == 0 && guest::platform::phys_contiguous(q, rest, &gpa))
+        return vgpuGuestRamDevicePtr(dptr, q, rest); // a unified block's is its own address
     if (owner->dptr == 0)
         return CUDA_ERROR_NOT_SUPPORTED;
     *dptr = owner->dptr + offset;

@@ -107,7 +107,10 @@ extern "C" CUresult vgpuModuleLoadDataSized(CUmodule* module, const void* image,
         if (CUresult r = cuMemAllocHost(&bounce, bytes))
             return r;
         memcpy(bounce, image, bytes);
-        gpa = reinterpret_cast<uintptr_t>(bounce);
+        if (!guest::platform::phys_contiguous(bounce, bytes, &gpa)) {
+            cuMemFreeHost(bounce);
+            return CUDA_ERROR_INVALID_VALUE;
+        }
     }
     Call c;
     c.op = VGPU_OP_MODULE_LOAD_DATA;

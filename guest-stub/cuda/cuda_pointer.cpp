@@ -45,8 +45,9 @@ CUresult answer(const Pointer& ptr, CUpointer_attribute attribute, CUdeviceptr p
         *static_cast<unsigned*>(data) = ptr.kind == Kind::kHost ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
         return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
-        if (ptr.kind == Kind::kHost)
-            return CUDA_ERROR_INVALID_VALUE; // a mapped host buffer has its own: cuMemHostGetDevicePointer
+        if (ptr.kind == Kind::kHost) // page-locked memory's zero-copy address (a unified block's own)
+            return cuMemHostGetDevicePointer(static_cast<CUdeviceptr*>(data),
+                                             reinterpret_cast<void*>(static_cast<uintptr_t>(p)), 0);
         *static_cast<CUdeviceptr*>(data) = p;
         return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_HOST_POINTER:

@@ -154,6 +154,10 @@ bool registered_device_address(const void* p, uint64_t bytes, CUdeviceptr* out);
 // a registered buffer, or identity-mapped guest RAM (the pinned allocators,
 // cuMemHostAlloc's blocks), which never moves; the pageable heap is not.
 bool page_locked(const void* p, uint64_t bytes);
+// Unified addressing for page-locked memory (cuda_host_memory.cpp): the
+// offset from a guest-physical address to its device address, which the
+// guest then also reaches; 0 where there is none (or no context yet).
+uint64_t unified_offset();
 
 // Managed memory (cuda_managed.cpp). Submits `c`, a command that runs
 // device code on `stream` (a launch, a graph): while the current context

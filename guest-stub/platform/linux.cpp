@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "guest-stub/runtime/tsc.h"
+#include "kvmtool-gpu/abi/linux_abi.h"
 
 // The auxiliary-vector tag whose value is the boot info's address.
 #ifndef AT_KVMGPU_BOOT_INFO
@@ -70,8 +71,27 @@ __attribute__((constructor(101))) void platform_init()
         g_options = Cmdline(opts, static_cast<size_t>(-1));
 }
 
+// The aliases this program made (map_alias): added under the guest API
+// lock, never removed, as the VMM keeps them.
+struct Alias {
+    uint64_t va, gpa, bytes;
+};
+constexpr int kMaxAliases = 256;
+Alias g_aliases[kMaxAliases];
+int g_alias_count = 0;
+
+const Alias* alias_of(uint64_t va)
+{
+    for (int i = 0; i < g_alias_count; ++i)
+        if (va >= g_aliases[i].va && va - g_aliases[i].va < g_aliases[i].bytes)
+            return &g_aliases[i];
+    return nullptr;
+}
+
 uint64_t identity_piece(void*, uint64_t va, uint64_t bytes, SgWriter* sg)
 {
+    if (const Alias* a = alias_of(va))
+        return sg_add_piece(sg, a->gpa + (va - a->va), a->bytes - (va - a->va), bytes);
     if (va < kLowestRam || va >= g_info->ram_size)
         return 0;
     return sg_add_piece(sg, va, g_info->ram_size - va, bytes);
@@ -122,10 +142,23 @@ void* try_pinned_alloc_permanent(size_t bytes, size_t align)
 
 bool virt_to_phys(const void* p, uint64_t* gpa)
 {
-    if (!is_identity_ram(p, 1))
-        return false;
-    *gpa = reinterpret_cast<uintptr_t>(p);
-    return true;
+    return phys_contiguous(p, 1, gpa);
+}
+
+int map_alias(uint64_t va, const void* ram, uint64_t bytes)
+{
+    if (bytes == 0)
+        return 0;
+    if (g_alias_count == kMaxAliases)
+        return ENOMEM;
+    const uint64_t gpa = reinterpret_cast<uintptr_t>(ram);
+    if (!is_identity_ram(ram, bytes))
+        return EFAULT;
+    const long r = syscall(static_cast<long>(KVMGPU_LINUX_SYS_ALIAS), va, gpa, bytes);
+    if (r != 0)
+        return errno;
+    g_aliases[g_alias_count++] = Alias{va, gpa, bytes};
+    return 0;
 }
 
 bool is_identity_ram(const void* p, size_t bytes)
@@ -138,6 +171,11 @@ bool platform_page_locked(const void*, size_t) { return false; }
 
 bool phys_contiguous(const void* p, size_t bytes, uint64_t* gpa)
 {
+    const uint64_t va = reinterpret_cast<uintptr_t>(p);
+    if (const Alias* a = alias_of(va); a != nullptr && bytes <= a->bytes - (va - a->va)) {
+        *gpa = a->gpa + (va - a->va);
+        return true;
+    }
     if (!is_identity_ram(p, bytes))
         return false;
     *gpa = reinterpret_cast<uintptr_t>(p);

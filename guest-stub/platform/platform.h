@@ -51,6 +51,15 @@ bool phys_contiguous(const void* p, size_t bytes, uint64_t* gpa);
 SgResult build_sg(const void* p, size_t bytes, vgpu_sg_entry* out, uint64_t max_entries,
                   uint64_t* count);
 
+// A second name, for good, for page-locked memory [ram, ram + bytes): the
+// virtual range [va, va + bytes) then reaches the same bytes, and
+// virt_to_phys, phys_contiguous and build_sg translate it. All 2 MiB
+// aligned; va outside RAM over nothing mapped. Linux: the VMM's
+// KVMGPU_LINUX_SYS_ALIAS (abi/linux_abi.h), 0 or the errno; freestanding:
+// ENOSYS (its page tables are its own and it has no managed memory).
+// bytes 0 only asks: 0 where aliases exist, ENOSYS where not.
+int map_alias(uint64_t va, const void* ram, uint64_t bytes);
+
 // A whole file in memory (cuModuleLoad): Linux, read through the system
 // calls the VMM serves (the guest's share); freestanding, there are no
 // files. *data (give it back with release_file) holds *bytes bytes and a NUL.

@@ -70,6 +70,18 @@ struct kvmgpu_vvar {
     int64_t raw_offset_ns;
 };
 
+/* kvmtool-gpu's own system call (far above Linux's numbers):
+ *   syscall(KVMGPU_LINUX_SYS_ALIAS, va, gpa, len)
+ * maps guest virtual [va, va + len) onto guest RAM [gpa, gpa + len), which
+ * the identity map already gives the guest, on 2 MiB pages: all three 2 MiB
+ * aligned, va in the lower canonical half above RAM and over nothing mapped.
+ * An alias is for good (never changed or removed, so no TLB flush is ever
+ * owed), and the VMM's own system calls take pointers into it as into RAM.
+ * 0, or -EINVAL, -EEXIST (va taken), -EFAULT (gpa not RAM), -ENOMEM.
+ * The guest library gives page-locked and managed memory the device's
+ * addresses with it (docs/managed-memory.md). */
+#define KVMGPU_LINUX_SYS_ALIAS 0x4B470001ull
+
 /* Guard (unmapped, 2 MiB) and stack at the top of RAM. */
 #define KVMGPU_LINUX_GUARD_BYTES 0x200000ull
 

@@ -374,7 +374,7 @@ if want compare; then
 fi
 # Issue 29, managed memory and the VMM API (not in the default; one device
 # call, about 5 minutes): the conformance guest on CUDA (its VMM and managed
-# checks among the rest), the three samples that need them as guests from
+# checks among the rest), managedMemory as a guest and natively, the three samples that need them as guests from
 # .carry/cuda-samples, and bench calls' alloc_async and managed_launch rows
 # beside native (adaptive doorbell, batching off).
 if want managed; then
@@ -389,6 +389,12 @@ if want managed; then
   SAMPLES="systemWideAtomics vectorAddMMAP UnifiedMemoryPerf" TIMEOUT=240 step managed-samples \
     sh "$repo/kvmtool-gpu/scripts/run-nvidia-samples.sh" "$bin/kvmtool-gpu" "$pack" "$out/managed/samples" --vgpu cuda
   tail -n 20 "$out/managed-samples.log" | sed 's/^/    /' | tee -a "$summary"
+  # managedMemory (guest-stub/samples/): managed memory through aliases in a Linux-ABI guest, beside its native twin.
+  SAMPLES=managedMemory NO_WAIVE=1 LOG_DIR=$out/managed/checks step managed-sample \
+    sh "$repo/kvmtool-gpu/scripts/run-cuda-samples.sh" "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" --vgpu cuda
+  [ -x "$repo/.carry/native-samples/managedMemory" ] &&
+    step managed-sample-native "$repo/.carry/native-samples/managedMemory"
+  grep -h 'managedMemory:' "$out"/managed-sample*.log | sed 's/^/    /' | tee -a "$summary"
   step managed-calls timeout 300 "$bin/kvmtool-gpu" bench calls --vgpu cuda --doorbells adaptive --batching off \
     --idle-s 0 --out "$out/managed/calls"
   grep -E '^\| (mode|native|guest)' "$out/managed-calls.log" | sed 's/^/    /' | tee -a "$summary"

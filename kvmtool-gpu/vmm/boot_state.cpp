@@ -90,6 +90,11 @@ uint64_t max_boot_ram_bytes() {
     return tables * k1G;
 }
 
+uint64_t boot_tables_end(uint64_t ram, bool linux_abi) {
+    // The PDs of RAM, the MMIO window's, and a Linux-ABI guest's low 4 KiB table.
+    return kFirstPdGpa + (pd_pages_for(ram) + 1 + (linux_abi ? 1 : 0)) * 0x1000;
+}
+
 void write_boot_structures(const memmap::GuestMemory& mem, const BootParams& p) {
     const uint64_t ram = mem.total_bytes();
     if (ram > max_boot_ram_bytes() || ram > KVMGPU_MAX_RAM)

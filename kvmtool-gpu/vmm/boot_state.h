@@ -34,6 +34,11 @@ struct BootParams {
 // between KVMGPU_BOOT_PML4_GPA and KVMGPU_BOOT_TABLES_END).
 uint64_t max_boot_ram_bytes();
 
+// The first byte after the page tables write_boot_structures writes for this
+// RAM; [that, KVMGPU_BOOT_TABLES_END) is free for tables added later (a
+// Linux-ABI guest's aliases, vmm/linux/guest_aliases.h).
+uint64_t boot_tables_end(uint64_t ram, bool linux_abi);
+
 // Writes GDT, page tables, boot info and command line into `mem`. Throws
 // std::invalid_argument when RAM or the command line does not fit.
 void write_boot_structures(const memmap::GuestMemory& mem, const BootParams& p);

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <memory>
 
+#include "kvmtool-gpu/abi/linux_abi.h"
 #include "kvmtool-gpu/vmm/linux/syscall_server.h"
 #include "memmap/backing.h"
 #include "tests/fuzz/fuzz_input.h"
@@ -53,7 +54,8 @@ constexpr uint64_t kServed[] = {
     SYS_newfstatat, SYS_lseek, SYS_ioctl, SYS_readlink, SYS_readlinkat, SYS_access, SYS_faccessat, SYS_getdents64,
     SYS_getcwd, SYS_fcntl, SYS_dup, SYS_dup2, SYS_dup3, SYS_arch_prctl, SYS_set_robust_list, SYS_prlimit64,
     SYS_getrlimit, SYS_uname, SYS_sched_getaffinity, SYS_rt_sigaction, SYS_rt_sigprocmask, SYS_futex,
-    SYS_getrandom, SYS_clone, SYS_set_tid_address, SYS_gettid, SYS_clock_gettime, SYS_clock_getres, SYS_gettimeofday, SYS_time, SYS_exit_group};
+    SYS_getrandom, SYS_clone, SYS_set_tid_address, SYS_gettid, SYS_clock_gettime, SYS_clock_getres, SYS_gettimeofday, SYS_time, SYS_exit_group,
+    KVMGPU_LINUX_SYS_ALIAS};
 
 uint64_t pick_arg(Input& in) {
     const uint8_t kind = in.get<uint8_t>();
@@ -83,6 +85,8 @@ void run_linux_syscall_input(const uint8_t* data, size_t size) {
     layout.stack_lo = 14 * kMiB;
     layout.stack_top = kRam;
     layout.unmapped = {{0, 4096}, {12 * kMiB, 14 * kMiB}};
+    layout.alias_tables_lo = 0xB000; // as a small guest's boot tables leave free
+    layout.alias_tables_hi = KVMGPU_BOOT_TABLES_END;
     ServerOptions opts;
     opts.share = std::make_shared<ShareRoot>(share_dir(), true);
     opts.console_text = [](std::string_view) {};

@@ -6,7 +6,7 @@
 # dynamic executable, a non-x86-64 ELF and a truncated one are refused with
 # one line; threads (thread_check: pthreads, futexes, exit_group from a
 # thread, the main thread exiting first, a faulting thread, the thread
-# limit, hostile clone/futex values); the system-call round trip is
+# limit, hostile clone/futex values); aliases (alias_check); the system-call round trip is
 # measured and printed.
 # Usage: linux-guests.sh KVMTOOL_GPU GUEST_DIR
 set -u
@@ -111,6 +111,13 @@ took=$(( $(date +%s) - start ))
 cat "$work/out"
 check "thread_check: --timeout 1 stops a threaded guest within 10 s (took ${took} s)" \
     sh -c "grep -q 'result: timeout' '$work/out' && [ $took -le 10 ]"
+
+# Aliases (KVMGPU_LINUX_SYS_ALIAS): second names for the guest's RAM, as managed memory uses them.
+timeout 120 "$vmm" run --guest "$dir/alias_check" --mem 128M --vgpu none > "$work/out" 2>&1
+rc=$?
+cat "$work/out"
+check "alias_check: both names, a running thread, write(2) through an alias, hostile values" \
+    sh -c "[ $rc -eq 0 ] && grep -q 'guest: alias_check passed' '$work/out' && grep -q 'guest: written from an alias' '$work/out'"
 
 # The system-call round trip (no threshold: the figure is printed for the log).
 "$vmm" run --guest "$dir/syscall_loop" --mem 64M --vgpu none -- 2000 > "$work/out" 2>&1

@@ -71,6 +71,22 @@ uint32_t CommandDispatch::check_resource(vgpu_tex_resource* r, bool surface, con
             return VGPU_ERROR_INVALID_VALUE;
         }
     }
+    // A linear resource declared past the end of the memory it starts in is
+    // cut there, to whole elements: the driver takes it as declared (reads
+    // past the allocation's end are whatever lies there), the VMM keeps
+    // every fetch inside the VM's memory, and one past the cut reads zero,
+    // as past a texture's end. convolutionFFT2D declares more than it
+    // allocated and reads only what it wrote.
+    const uint64_t element = uint64_t{channel} * r->channels;
+    if (r->type == kResourceLinear && bytes >= element && allocs_.contains(r->handle, element) &&
+        !allocs_.contains(r->handle, bytes)) {
+        uint64_t inside = element, outside = bytes; // contains(inside) holds, contains(outside) does not
+        while (outside - inside > 1) {
+            const uint64_t mid = inside + (outside - inside) / 2;
+            (allocs_.contains(r->handle, mid) ? inside : outside) = mid;
+        }
+        bytes = r->bytes = inside / element * element;
+    }
     if (bytes == 0 || !allocs_.contains(r->handle, bytes) ||
         device_of(allocs_.owner_containing(r->handle)) != selected_device_) {
         *why = "resource memory not this VM's on this device";

@@ -89,6 +89,8 @@ LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& m
     layout.stack_lo = plan.stack_lo;
     layout.stack_top = plan.stack_top;
     layout.unmapped = {{0, kPage}, {plan.guard_lo, plan.guard_lo + KVMGPU_LINUX_GUARD_BYTES}};
+    layout.alias_tables_lo = boot_tables_end(ram, true);
+    layout.alias_tables_hi = KVMGPU_BOOT_TABLES_END;
 
     // Start-up stack: argv[0] is the program's file name, as a shell gives it.
     StartupInfo info;

@@ -10,13 +10,19 @@
 #include <cstdio>
 #include <vector>
 
+#include "kvmtool-gpu/abi/linux_abi.h"
 #include "kvmtool-gpu/util/log.h"
 
 namespace kvmgpu::linux_abi {
 
+std::string syscall_name(uint64_t nr) {
+    if (nr == KVMGPU_LINUX_SYS_ALIAS) return "kvmgpu_alias";
+    return kvmgpu::syscall_name(nr); // util/syscall_names.h: the build host's names
+}
+
 SyscallServer::SyscallServer(const memmap::GuestMemory& mem, ProcessLayout layout, ServerOptions opts)
-    : user_(mem, layout.unmapped), layout_(std::move(layout)), opts_(std::move(opts)),
-      space_(mem, layout_.managed_lo, layout_.managed_hi, layout_.brk_start), rng_(opts_.seed) {}
+    : aliases_(mem, layout.alias_tables_lo, layout.alias_tables_hi), user_(mem, layout.unmapped, &aliases_),
+      layout_(std::move(layout)), opts_(std::move(opts)), space_(mem, layout_.managed_lo, layout_.managed_hi, layout_.brk_start), rng_(opts_.seed) {}
 
 SyscallOutcome SyscallServer::serve(const SyscallCall& call, CpuState& cpu) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -69,6 +75,7 @@ int64_t SyscallServer::dispatch(const SyscallCall& c, CpuState& cpu, SyscallOutc
     case SYS_mprotect: return sys_mprotect(a[0], a[1], a[2]);
     case SYS_mremap: return sys_mremap(a);
     case SYS_madvise: return sys_madvise(a[0], a[1], a[2]);
+    case KVMGPU_LINUX_SYS_ALIAS: return sys_alias(a[0], a[1], a[2]);
     // files
     case SYS_read: return sys_read(a[0], a[1], a[2], -1);
     case SYS_write: return sys_write(a[0], a[1], a[2], -1);

@@ -67,6 +67,7 @@ struct ProcessLayout {
     uint64_t brk_start = 0;
     uint64_t stack_lo = 0, stack_top = 0;
     std::vector<std::pair<uint64_t, uint64_t>> unmapped; // page 0, the guard
+    uint64_t alias_tables_lo = 0, alias_tables_hi = 0;   // free pages for aliases' page tables
 };
 
 struct ServerOptions {
@@ -120,6 +121,7 @@ private:
     int64_t sys_mprotect(uint64_t addr, uint64_t len, uint64_t prot);
     int64_t sys_mremap(const uint64_t* a);
     int64_t sys_madvise(uint64_t addr, uint64_t len, uint64_t advice);
+    int64_t sys_alias(uint64_t va, uint64_t gpa, uint64_t len);
     // syscalls_files.cpp
     int64_t sys_read(uint64_t fd, uint64_t buf, uint64_t len, int64_t offset);
     int64_t sys_write(uint64_t fd, uint64_t buf, uint64_t len, int64_t offset);
@@ -165,6 +167,7 @@ private:
     std::atomic<uint32_t> next_tid_{2};
     std::atomic<uint32_t> live_threads_{1}; // an untimed wait with no other thread is a deadlock
     std::map<uint32_t, uint64_t> clear_tid_; // tid -> CLONE_CHILD_CLEARTID word (guest address); under mu_
+    GuestAliases aliases_; // before user_, which reads it
     UserMemory user_;
     ProcessLayout layout_;
     ServerOptions opts_;
@@ -177,6 +180,8 @@ private:
     uint64_t rng_;
 };
 
-using kvmgpu::syscall_name; // util/syscall_names.h
+// "getpid", "kvmgpu_alias", or "syscall 999" for a number the build's
+// headers do not name.
+std::string syscall_name(uint64_t nr);
 
 } // namespace kvmgpu::linux_abi

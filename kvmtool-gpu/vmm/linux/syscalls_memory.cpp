@@ -103,4 +103,8 @@ int64_t SyscallServer::sys_madvise(uint64_t addr, uint64_t len, uint64_t advice)
     return 0;
 }
 
+// Any guest RAM: the identity map already gives the guest all of it
+// (U=1), so a second name gives it nothing new.
+int64_t SyscallServer::sys_alias(uint64_t va, uint64_t gpa, uint64_t len) { return -aliases_.map(va, gpa, len); }
+
 } // namespace kvmgpu::linux_abi

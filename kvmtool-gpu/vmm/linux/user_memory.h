@@ -2,7 +2,8 @@
 // virtual == guest physical, so a pointer is valid when its whole span is
 // guest RAM (GuestMemory's checked translation: no wrap, no MMIO, nothing
 // past RAM) and misses what the guest's page tables leave unmapped (page 0,
-// the stack guard). Everything else is EFAULT, as on Linux.
+// the stack guard), or when it lies inside one alias (guest_aliases.h).
+// Everything else is EFAULT, as on Linux.
 #pragma once
 
 #include <cerrno>
@@ -14,20 +15,24 @@
 #include <utility>
 #include <vector>
 
+#include "kvmtool-gpu/vmm/linux/guest_aliases.h"
 #include "memmap/guest_memory.h"
 
 namespace kvmgpu::linux_abi {
 
 class UserMemory {
 public:
-    UserMemory(const memmap::GuestMemory& mem, std::vector<std::pair<uint64_t, uint64_t>> unmapped)
-        : mem_(mem), unmapped_(std::move(unmapped)) {}
+    UserMemory(const memmap::GuestMemory& mem, std::vector<std::pair<uint64_t, uint64_t>> unmapped,
+               const GuestAliases* aliases = nullptr)
+        : mem_(mem), unmapped_(std::move(unmapped)), aliases_(aliases) {}
 
     // Host view of [addr, addr + len); nullopt for EFAULT. len 0 gives an empty span.
     std::optional<std::span<uint8_t>> span(uint64_t addr, uint64_t len) const {
         if (len == 0) return std::span<uint8_t>();
         uint64_t end;
         if (__builtin_add_overflow(addr, len, &end)) return std::nullopt;
+        if (aliases_)
+            if (auto gpa = aliases_->physical(addr, len)) return mem_.translate(memmap::GuestPhysAddr{*gpa}, len);
         for (const auto& [s, e] : unmapped_)
             if (addr < e && end > s) return std::nullopt;
         return mem_.translate(memmap::GuestPhysAddr{addr}, len);
@@ -71,6 +76,7 @@ public:
 private:
     const memmap::GuestMemory& mem_;
     std::vector<std::pair<uint64_t, uint64_t>> unmapped_;
+    const GuestAliases* aliases_;
 };
 
 } // namespace kvmgpu::linux_abi

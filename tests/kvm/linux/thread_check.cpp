@@ -22,15 +22,7 @@
 #include <chrono>
 #include <vector>
 
-static int failures = 0;
-#define CHECK(cond, ...)                                                                                              \
-    do {                                                                                                              \
-        if (!(cond)) {                                                                                                \
-            printf("FAILED: " __VA_ARGS__);                                                                           \
-            printf("\n");                                                                                             \
-            ++failures;                                                                                               \
-        }                                                                                                             \
-    } while (0)
+#include "guest_check.h"
 
 static thread_local long t_value = -1;
 

@@ -1,6 +1,7 @@
 // Texture and surface objects through the ring on the host backend: made on
 // arrays, linear and pitched memory; their resources read back; destroy
 // checked (kind, owner, twice); hostile resources and descriptors refused;
+// a linear resource declared past its allocation cut there;
 // a context's objects go with it.
 #include "tests/support/vgpu_rig.h"
 
@@ -79,8 +80,8 @@ TEST_F(VgpuTextures, HostileResourcesAndDescriptorsAreRefused) {
     vgpu_tex_resource flagged = on_array(plain);
     flagged.flags = 1;
     EXPECT_EQ(texture(flagged).status, VGPU_ERROR_INVALID_VALUE);
-    // Linear: past the allocation, wrapping, empty, a format or channel count not offered.
-    EXPECT_EQ(texture(vgpu_tex_resource{2, kFloat, 1, 0, mem, 64 * 1024 + 4, 0, 0, 0}).status, VGPU_ERROR_INVALID_VALUE);
+    // Linear: starting outside, wrapping, empty, a format or channel count not offered.
+    EXPECT_EQ(texture(vgpu_tex_resource{2, kFloat, 1, 0, mem - 4, 64, 0, 0, 0}).status, VGPU_ERROR_INVALID_VALUE);
     EXPECT_EQ(texture(vgpu_tex_resource{2, kFloat, 1, 0, UINT64_MAX - 8, 64, 0, 0, 0}).status, VGPU_ERROR_INVALID_VALUE);
     EXPECT_EQ(texture(vgpu_tex_resource{2, kFloat, 1, 0, mem, 0, 0, 0, 0}).status, VGPU_ERROR_INVALID_VALUE);
     EXPECT_EQ(texture(vgpu_tex_resource{2, 0xb0, 1, 0, mem, 64, 0, 0, 0}).status, VGPU_ERROR_NOT_SUPPORTED);
@@ -105,6 +106,21 @@ TEST_F(VgpuTextures, HostileResourcesAndDescriptorsAreRefused) {
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_TEX_OBJECT_CREATE, .payload = bytes(on_array(plain))}).status,
               VGPU_ERROR_INVALID_VALUE); // a surface's payload size
     EXPECT_EQ(texture(on_array(plain)).status, VGPU_SUCCESS); // the good one still works
+}
+
+TEST_F(VgpuTextures, ALinearResourcePastItsAllocationIsCutToWholeElements) {
+    const Done t = texture(vgpu_tex_resource{2, kFloat, 4, 0, mem + 1000, 64 * 1024, 0, 0, 0});
+    ASSERT_EQ(t.status, VGPU_SUCCESS);
+    const Done back = resource(t.r0, false);
+    ASSERT_EQ(back.status, VGPU_SUCCESS);
+    vgpu_tex_resource r;
+    std::memcpy(&r, back.payload.data(), sizeof r);
+    EXPECT_EQ(r.bytes, 64u * 1024) << "read back as declared, as the driver does";
+    // Not one whole element inside: refused.
+    EXPECT_EQ(texture(vgpu_tex_resource{2, kFloat, 1, 0, mem + 64 * 1024 - 2, 64, 0, 0, 0}).status,
+              VGPU_ERROR_INVALID_VALUE);
+    // Pitched resources are not cut: their rows are their shape.
+    EXPECT_EQ(texture(vgpu_tex_resource{3, kFloat, 1, 0, mem, 0, 100, 200, 512}).status, VGPU_ERROR_INVALID_VALUE);
 }
 
 TEST_F(VgpuTextures, AContextsObjectsGoWithItAndTheTableIsBounded) {
