@@ -38,7 +38,8 @@ const std::set<std::string>& vgpu_option_names() {
     static const std::set<std::string> names = {"vgpu", "gpu-worker", "doorbell", "gpu-mem-quota", "max-handles",
                                                 "max-module", "ring-max", "poll-spin-us", "poll-max-us", "gpus",
                                                 "max-registrations", "max-registered", "max-alias-mappings", "cublas",
-                                                "max-graph-nodes", "ram-registration"};
+                                                "max-graph-nodes", "ram-registration",
+                                                "worker-sandbox"};
     return names;
 }
 
@@ -54,6 +55,10 @@ const char* vgpu_options_help() {
            "                      replaced after a sticky GPU fault; inline: in the VMM,\n"
            "                      where such a fault ends CUDA for good; always: a worker\n"
            "                      for the host backend too)\n"
+           "  --worker-sandbox on|off  a GPU worker process confines itself once its backend\n"
+           "                      has started: seccomp allowlist, no new privileges, its own\n"
+           "                      network and mount namespaces (default off until measured\n"
+           "                      on the GPU machine; docs/security.md)\n"
            "  --doorbell adaptive|trap|ioeventfd|poll  how the guest's kick reaches the ring's\n"
            "                      consumer (default adaptive: polls while commands come, sleeps\n"
            "                      on an ioeventfd once idle; the guest kicks only then)\n"
@@ -87,6 +92,9 @@ std::optional<VgpuConfig> parse_vgpu_flags(const ArgParser& p) {
     const std::string worker = p.get_or("gpu-worker", "process");
     if (!vgpu::parse_gpu_worker(worker, &c.worker))
         throw UsageError("--gpu-worker '" + worker + "': expected process, inline or always");
+    const std::string sandbox = p.get_or("worker-sandbox", c.options.worker_sandbox ? "on" : "off");
+    if (sandbox != "on" && sandbox != "off") throw UsageError("--worker-sandbox '" + sandbox + "': expected on or off");
+    c.options.worker_sandbox = sandbox == "on";
     const std::string bell = p.get_or("doorbell", vgpu::to_string(vgpu::VgpuOptions{}.doorbell));
     if (!vgpu::parse_doorbell(bell, &c.options.doorbell))
         throw UsageError("--doorbell '" + bell + "': expected adaptive, trap, ioeventfd or poll");

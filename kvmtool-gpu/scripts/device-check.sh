@@ -17,6 +17,8 @@
 # `libraries` (not in the default; one device call) runs the library checks, NVIDIA's library
 # samples (from .carry/cuda-samples) and `bench libraries`; `libsamples` the checks and samples alone;
 # `managed` (not in the default; one device call) checks issue 29's managed memory and VMM calls;
+# `sandbox` and `sandbox2` (not in the default; one device call each) record the GPU worker's
+# system calls, then run the GPU tests, guests and samples with the worker sandboxed (issue 30 item 5);
 # `compare` (not in the default) runs `bench calls` with the polling doorbell five
 # times, alternating the VMM from another commit (.carry/compare, see
 # pack-carry.sh) with this one, worker process and inline. One device
@@ -396,6 +398,58 @@ if want managed; then
   step managed-calls timeout 300 "$bin/kvmtool-gpu" bench calls --vgpu cuda --doorbells adaptive --batching off \
     --idle-s 0 --out "$out/managed/calls"
   grep -E '^\| (mode|native|guest)' "$out/managed-calls.log" | sed 's/^/    /' | tee -a "$summary"
+fi
+# Issue 30 item 5, the GPU worker's sandbox (not in the default; two parts,
+# one device call each, a few minutes). `sandbox` records every worker's system calls
+# (KVMGPU_WORKER_SYSCALL_LOG: syscall_recorder.h; the namespaces on, the
+# recorder in place of the filter and the read-only mounts) through guests, the
+# runtime-API and library checks, NVIDIA's samples from .carry/cuda-samples
+# and bench calls/bandwidth --quick, and prints the merged table and the rows
+# worker_syscalls.cpp lacks. `sandbox2`, with the sandbox on: the GPU worker
+# tests (one process each), guests and samples; any SIGSYS is listed.
+sb=(--vgpu cuda --worker-sandbox on)
+nv="vectorAdd matrixMul simpleCUBLAS simpleCUFFT MersenneTwisterGP11213 simpleCallback"
+pack=$repo/.carry/cuda-samples
+if want sandbox; then
+  rec=$out/sandbox/syscalls && mkdir -p "$rec"
+  export KVMGPU_WORKER_SYSCALL_LOG=$rec
+  RUN_ARGS="${sb[*]}" GUESTS="vecadd matmul params conformance attack" step sandbox-record-guests \
+    sh "$repo/kvmtool-gpu/scripts/run-guests.sh" "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" 2M
+  SAMPLES="vectorAdd matrixMul reduction streamsEvents deviceSymbols runtimeErrors arrays cublasCheck cufftCheck curandCheck" \
+    LOG_DIR=$out/sandbox/record-runtime step sandbox-record-runtime sh "$repo/kvmtool-gpu/scripts/run-cuda-samples.sh" \
+    "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" "${sb[@]}"
+  if [ -d "$pack/guest" ]; then
+    SAMPLES="$nv" TIMEOUT=60 step sandbox-record-nvidia sh "$repo/kvmtool-gpu/scripts/run-nvidia-samples.sh" \
+      "$bin/kvmtool-gpu" "$pack" "$out/sandbox/record-nvidia" "${sb[@]}"
+  else
+    note "sandbox: no .carry/cuda-samples: NVIDIA's samples not recorded"
+  fi
+  step sandbox-record-calls timeout 150 "$bin/kvmtool-gpu" bench calls --quick "${sb[@]}" --out "$out/sandbox/calls"
+  step sandbox-record-bandwidth timeout 150 "$bin/kvmtool-gpu" bench bandwidth --quick "${sb[@]}" --out "$out/sandbox/bandwidth"
+  unset KVMGPU_WORKER_SYSCALL_LOG
+  step sandbox-syscalls sh "$repo/kvmtool-gpu/scripts/worker-syscalls.sh" "$rec"
+  note ""; note "--- GPU worker system calls (recorded)"; tee -a "$summary" <"$out/sandbox-syscalls.log"
+fi
+if want sandbox2; then
+  pass=0 fail=0
+  for t in $("$bin/vgpu_gpu_tests" --gtest_list_tests | awk '/^[^ ]/{s=$1} /^  /{print s $1}' | grep -E '^WorkerCuda\.'); do
+    if KVMGPU_TEST_WORKER_SANDBOX=on "$bin/vgpu_gpu_tests" --gtest_filter="$t" >>"$out/sandbox-gpu-tests.log" 2>&1; then pass=$((pass + 1))
+    else fail=$((fail + 1)); note "    FAILED (sandbox on): $t"; fi
+  done
+  note "$(printf '%-28s %s passed, %s failed (sandbox on, one process each)' sandbox-gpu-tests $pass $fail)"
+  [ -x "$bin/vgpu_attack_gpu_tests" ] && KVMGPU_TEST_WORKER_SANDBOX=on step sandbox-cross-vm \
+    "$bin/vgpu_attack_gpu_tests" --gtest_filter='CrossVmGpu.Worker*'
+  RUN_ARGS="${sb[*]}" GUESTS="vecadd matmul params conformance attack multigpu" step sandbox-guests \
+    sh "$repo/kvmtool-gpu/scripts/run-guests.sh" "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" 4K 2M
+  SAMPLES="vectorAdd matrixMul reduction bandwidthTest streamsEvents runtimeErrors cublasCheck cufftCheck curandCheck" \
+    LOG_DIR=$out/sandbox/runtime step sandbox-runtime sh "$repo/kvmtool-gpu/scripts/run-cuda-samples.sh" \
+    "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" "${sb[@]}"
+  [ -d "$pack/guest" ] && SAMPLES="$nv" TIMEOUT=60 step sandbox-nvidia sh "$repo/kvmtool-gpu/scripts/run-nvidia-samples.sh" \
+    "$bin/kvmtool-gpu" "$pack" "$out/sandbox/nvidia" "${sb[@]}"
+  grep -hE '^(run-guests|run-cuda-samples|run-nvidia-samples)' "$out"/sandbox-{guests,runtime,nvidia}.log 2>/dev/null | sed 's/^/    /' | tee -a "$summary"
+  grep -rh 'sandboxed:' "$out"/sandbox-guests.log | head -1 | sed 's/^/    /' | tee -a "$summary"
+  note "    SIGSYS lines: $(grep -rh 'killed by SIGSYS' "$out"/sandbox-*.log "$out/sandbox" 2>/dev/null | wc -l)"
+  grep -rh 'killed by SIGSYS' "$out"/sandbox-*.log "$out/sandbox" 2>/dev/null | sort | uniq -c | head -5 | sed 's/^/    /' | tee -a "$summary"
 fi
 # Later checks (bandwidth, calls) append themselves here.
 { want bench || want bench2; } && [ -f "$repo/kvmtool-gpu/scripts/device-check.d.sh" ] && source "$repo/kvmtool-gpu/scripts/device-check.d.sh"

@@ -2,7 +2,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <thread>
 
 namespace kvmgpu::vgpu::test {
@@ -25,6 +27,10 @@ VgpuRig::VgpuRig(VgpuOptions opts, std::unique_ptr<GpuBackend> backend) {
 VgpuRig::VgpuRig(VgpuOptions opts, const EngineMaker& make) {
     mem.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, kRamBytes));
     ring_ = host_ptr(kRingGpa);
+    // KVMGPU_TEST_WORKER_SANDBOX=on: every worker of these rigs is sandboxed
+    // (device-check.sh sandbox runs the GPU worker tests so).
+    if (const char* s = std::getenv("KVMGPU_TEST_WORKER_SANDBOX"); s && std::string_view(s) == "on")
+        opts.worker_sandbox = true;
     auto engine = make(mem, opts);
     if (!engine) return;
     dev = std::make_shared<VgpuDevice>(mem, std::move(engine));

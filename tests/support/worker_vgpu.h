@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -90,6 +92,7 @@ public:
         None,
         Crash, // SIGKILL at once, without completing the command or answering the request
         Hang,  // never returns: the VMM must give up on the worker and kill it
+        DeniedCall, // socket(): a system call the sandbox's table leaves out (worker_syscalls.cpp)
     };
     WorkerFaults() {
         void* p = mmap(nullptr, sizeof(std::atomic<uint32_t>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -118,6 +121,9 @@ public:
         case WorkerFaults::Crash: raise(SIGKILL); break;
         case WorkerFaults::Hang:
             for (;;) pause();
+        case WorkerFaults::DeniedCall:
+            if (const long fd = syscall(SYS_socket, AF_INET, SOCK_STREAM, 0); fd >= 0) close(static_cast<int>(fd));
+            break;
         case WorkerFaults::None: break;
         }
         return inner().ctx_synchronize();

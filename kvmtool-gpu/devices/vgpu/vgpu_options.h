@@ -48,6 +48,10 @@ struct VgpuOptions {
     uint32_t max_registrations = 1024;
     uint64_t max_registered_bytes = 0;
     uint64_t max_alias_mappings = 262144;
+    // A GPU worker process confines itself once its backend has started
+    // (devices/vgpu_worker/worker_sandbox.h); --worker-sandbox on|off. Off
+    // until its allowlist is measured on the H100 (docs/security.md).
+    bool worker_sandbox = false;
 };
 
 // Largest max_ring the device accepts (the ring is then ~35 MiB of guest RAM).

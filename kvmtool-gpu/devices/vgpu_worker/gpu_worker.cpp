@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <optional>
@@ -15,6 +16,8 @@
 #include "kvmtool-gpu/devices/vgpu/inline_engine.h"
 #include "kvmtool-gpu/devices/vgpu/ring_waiter.h"
 #include "kvmtool-gpu/devices/vgpu_worker/shared_pieces.h"
+#include "kvmtool-gpu/devices/vgpu_worker/syscall_recorder.h"
+#include "kvmtool-gpu/devices/vgpu_worker/worker_sandbox.h"
 #include "kvmtool-gpu/util/spin.h"
 
 namespace kvmgpu::vgpu {
@@ -23,7 +26,8 @@ namespace {
 
 class Worker {
 public:
-    Worker(WorkerChannel& ch, const WorkerSetup& setup) : ch_(ch), setup_(setup) {}
+    Worker(WorkerChannel& ch, const WorkerSetup& setup, SyscallRecorder* recorder, std::string namespaces)
+        : ch_(ch), setup_(setup), recorder_(recorder), namespaces_(std::move(namespaces)) {}
     // Fills ch_.reply() for the request in hand. False after Quit.
     bool serve(const WorkerRequest& q);
     // After an Attach: runs the ring until a request arrives (or the VMM
@@ -39,6 +43,9 @@ private:
     }
     bool same_pages(const WorkerRequest& q, std::string* why) const;
     void start(const WorkerRequest& q);
+    // After a successful start: the sandbox's second step, or the recorder's
+    // "after" phase. What it did, for the VMM's log; false if it failed.
+    bool confine(std::string* done);
     void attach(const WorkerRequest& q);
     void detach(RingState::State why);
     uint64_t recoveries() const { return setup_.counters->recoveries.load(std::memory_order_relaxed); }
@@ -59,6 +66,8 @@ private:
     std::optional<InlineEngine> engine_;
     std::optional<CommandRing> ring_; // while attached
     std::optional<RingWaiter> waiter_;
+    SyscallRecorder* recorder_; // nullptr unless recording
+    std::string namespaces_;    // the sandbox's first step, as it went
 };
 
 // The VMM's SharedPiece lists, one per region, against this process's view.
@@ -108,11 +117,33 @@ void Worker::start(const WorkerRequest& q) {
         return put_text(why);
     }
     const EngineStart st = engine_->start();
+    std::string sandbox;
+    if (!confine(&sandbox)) {
+        r().status = VGPU_ERROR_NO_DEVICE; // asked for, and not to be had: no commands run unconfined
+        return put_text(sandbox);
+    }
     r().backend_id = engine_->backend_id();
     r().registration = st.registration;
     r().registration_ns = st.registration_ns;
     r().features = st.features;
-    put_text(st.description);
+    put_text(st.description + sandbox);
+}
+
+bool Worker::confine(std::string* done) {
+    if (recorder_) {
+        recorder_->backend_started();
+        *done = "; recording its system calls (" + std::string(kWorkerSyscallLogEnv) + "), unconfined" +
+                (setup_.opts.worker_sandbox ? ", in " + namespaces_ : "");
+        return true;
+    }
+    if (!setup_.opts.worker_sandbox) return true;
+    try {
+        *done = "; sandboxed: " + namespaces_ + ", " + confine_worker();
+        return true;
+    } catch (const std::exception& e) {
+        *done = e.what();
+        return false;
+    }
 }
 
 void Worker::attach(const WorkerRequest& q) {
@@ -198,7 +229,17 @@ void run_gpu_worker(WorkerChannel& ch, const WorkerSetup& setup, pid_t parent) {
     mine.kick_fd = kKickFd;
     prctl(PR_SET_NAME, "vgpu-worker");
     AliasBudget::process().serve_one_vm();
+    // Both before the backend, while this process is one thread: every
+    // thread the driver starts shares the namespaces and the recorder's filter.
+    std::string namespaces;
+    if (setup.opts.worker_sandbox) namespaces = enter_worker_namespaces();
+    SyscallRecorder* recorder = nullptr;
     std::string why;
+    if (const char* dir = getenv(kWorkerSyscallLogEnv); dir && *dir) {
+        recorder = SyscallRecorder::start(dir, &why);
+        if (!recorder) std::fprintf(stderr, "vgpu-worker: %s\n", why.c_str());
+        why.clear();
+    }
     std::unique_ptr<GpuBackend> be;
     try {
         be = mine.make(&why);
@@ -206,7 +247,7 @@ void run_gpu_worker(WorkerChannel& ch, const WorkerSetup& setup, pid_t parent) {
         why = e.what();
     }
     if (!be && why.empty()) why = "the backend factory returned nothing";
-    Worker w(ch, mine);
+    Worker w(ch, mine, recorder, namespaces);
     w.set_backend(std::move(be), why);
     bool running = true;
     while (running && ch.wait_request(parent)) {

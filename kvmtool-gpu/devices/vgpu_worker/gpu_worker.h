@@ -2,10 +2,14 @@
 // own GpuBackend (through a factory, so tests can host the host backend)
 // and, on Start, an InlineEngine over it and the VM's guest RAM (mapped
 // MAP_SHARED before the fork, so the worker sees the VMM's pages at the
-// VMM's addresses). On Attach it becomes the ring's consumer: it runs the
-// ring's commands in guest RAM and completes them there, polling while they
-// come and sleeping on the kick eventfd it inherited (RingWaiter), until
-// told to quit or until the VMM is gone, and _exit()s.
+// VMM's addresses). With VgpuOptions::worker_sandbox it enters its own
+// namespaces right after the fork and confines itself once Start has made
+// its engine (worker_sandbox.h); KVMGPU_WORKER_SYSCALL_LOG records its
+// system calls instead (syscall_recorder.h). On Attach it becomes the ring's
+// consumer: it runs the ring's commands in guest RAM and completes them
+// there, polling while they come and sleeping on the kick eventfd it
+// inherited (RingWaiter), until told to quit or until the VMM is gone, and
+// _exit()s.
 #pragma once
 
 #include <sys/types.h>

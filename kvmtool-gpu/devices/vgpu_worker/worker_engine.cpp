@@ -42,8 +42,13 @@ bool reap(pid_t pid, Clock::duration bound) {
 }
 
 std::string exit_text(int st) {
-    char buf[64];
-    if (WIFSIGNALED(st)) std::snprintf(buf, sizeof buf, "killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+    char buf[192];
+    // SECCOMP_RET_KILL_PROCESS ends the process with SIGSYS (worker_sandbox.h).
+    if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS)
+        std::snprintf(buf, sizeof buf,
+                      "killed by SIGSYS: it made a system call its sandbox denies (worker_syscalls.cpp's table; "
+                      "--worker-sandbox off goes without)");
+    else if (WIFSIGNALED(st)) std::snprintf(buf, sizeof buf, "killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
     else if (WIFEXITED(st)) std::snprintf(buf, sizeof buf, "exited with status %d", WEXITSTATUS(st));
     else std::snprintf(buf, sizeof buf, "ended (wait status 0x%x)", st);
     return buf;

@@ -15,24 +15,9 @@
 
 namespace kvmgpu::linux_abi {
 
-namespace {
-
-struct NamedCall {
-    uint64_t nr;
-    const char* name;
-};
-// Generated at configure time from the build host's <asm/unistd_64.h>.
-constexpr NamedCall kNames[] = {
-#include "kvmgpu_syscall_names.inc"
-};
-
-} // namespace
-
 std::string syscall_name(uint64_t nr) {
-    for (const auto& n : kNames)
-        if (n.nr == nr) return n.name;
     if (nr == KVMGPU_LINUX_SYS_ALIAS) return "kvmgpu_alias";
-    return "syscall " + std::to_string(nr);
+    return kvmgpu::syscall_name(nr); // util/syscall_names.h: the build host's names
 }
 
 SyscallServer::SyscallServer(const memmap::GuestMemory& mem, ProcessLayout layout, ServerOptions opts)

@@ -24,6 +24,7 @@
 #include <string>
 #include <string_view>
 
+#include "kvmtool-gpu/util/syscall_names.h"
 #include "kvmtool-gpu/vmm/linux/fd_table.h"
 #include "kvmtool-gpu/vmm/linux/guest_mmap.h"
 #include "kvmtool-gpu/vmm/linux/share_fs.h"
@@ -179,7 +180,8 @@ private:
     uint64_t rng_;
 };
 
-// "getpid", or "syscall 999" for a number the build's headers do not name.
+// "getpid", "kvmgpu_alias", or "syscall 999" for a number the build's
+// headers do not name.
 std::string syscall_name(uint64_t nr);
 
 } // namespace kvmgpu::linux_abi

@@ -1,0 +1,130 @@
+#include "kvmtool-gpu/devices/vgpu_worker/worker_sandbox.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <system_error>
+
+#include "kvmtool-gpu/devices/vgpu_worker/worker_syscalls.h"
+#include "kvmtool-gpu/util/seccomp_bpf.h"
+
+namespace kvmgpu::vgpu {
+
+namespace {
+
+using namespace seccomp;
+
+bool own_mounts = false;
+
+// The block for a rule that looks at an argument (seccomp::Program::guarded).
+std::vector<sock_filter> block_for(SyscallRule rule, pid_t self) {
+    switch (rule) {
+    case SyscallRule::ThreadsOnly:
+        return {stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(0)), jump(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 1, 0),
+                ret(kKill), ret(kAllow)};
+    case SyscallRule::OwnProcess:
+        return {stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(0)),
+                jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(self), 1, 0), ret(kKill), ret(kAllow)};
+    case SyscallRule::NotTerminal:
+        return {stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(1)), jump(BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 1, 0),
+                jump(BPF_JMP | BPF_JEQ | BPF_K, TIOCLINUX, 0, 1), ret(kKill), ret(kAllow)};
+    case SyscallRule::ReadOnlyOpen:
+        return {stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(2)),
+                jump(BPF_JMP | BPF_JSET | BPF_K, O_ACCMODE | O_CREAT | O_TRUNC, 0, 1), ret(errno_action(EROFS)),
+                ret(kAllow)};
+    case SyscallRule::Allow:
+    case SyscallRule::Enosys: break; // no argument to look at
+    }
+    return {ret(kKill)};
+}
+
+// Mount points from /proc/self/mountinfo (the fifth field, with the
+// kernel's octal escapes for space, tab, newline and backslash undone).
+std::vector<std::string> mount_points() {
+    std::vector<std::string> out;
+    std::ifstream in("/proc/self/mountinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream f(line);
+        std::string id, parent, dev, root, point;
+        if (!(f >> id >> parent >> dev >> root >> point)) continue;
+        std::string plain;
+        for (size_t i = 0; i < point.size(); ++i) {
+            if (point[i] == '\\' && i + 3 < point.size()) {
+                plain += static_cast<char>(std::stoi(point.substr(i + 1, 3), nullptr, 8));
+                i += 3;
+            } else {
+                plain += point[i];
+            }
+        }
+        out.push_back(plain);
+    }
+    return out;
+}
+
+// In the worker's own mount namespace: each mount read-only but /dev and
+// those below it (the driver's nodes, /dev/shm; device nodes open for
+// writing on a read-only mount anyway, files do not). One at a time, not
+// AT_RECURSIVE: the kernel refuses a mount that has a file open for writing
+// (EBUSY), and that one stays writable rather than failing every other.
+// Says how many it made read-only and which it could not.
+std::string read_only_mounts() {
+    mount_attr ro{};
+    ro.attr_set = MOUNT_ATTR_RDONLY;
+    int done = 0;
+    std::string kept;
+    std::set<std::string> seen; // a point mounted over twice: its top mount is the one paths reach
+    for (const std::string& m : mount_points()) {
+        if (m == "/dev" || m.starts_with("/dev/") || !seen.insert(m).second) continue;
+        if (syscall(SYS_mount_setattr, AT_FDCWD, m.c_str(), AT_SYMLINK_NOFOLLOW, &ro, sizeof ro) == 0) ++done;
+        else kept += (kept.empty() ? "" : ", ") + m + " (" + std::strerror(errno) + ")";
+    }
+    return std::to_string(done) + " mounts read-only, /dev not" + (kept.empty() ? "" : "; writable still: " + kept);
+}
+
+} // namespace
+
+std::string enter_worker_namespaces() {
+    if (unshare(CLONE_NEWNET | CLONE_NEWNS) != 0)
+        return std::string("no namespaces of its own (unshare: ") + std::strerror(errno) + ")";
+    // Nothing mounted here reaches the VMM's namespace, or the reverse.
+    if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+        return std::string("network namespace; mount namespace not private (") + std::strerror(errno) + ")";
+    own_mounts = true;
+    return "network and mount namespaces";
+}
+
+std::vector<sock_filter> worker_seccomp_program(pid_t self) {
+    Program p;
+    p.allow(sanitizer_runtime_calls());
+    for (const WorkerSyscall& s : worker_syscalls()) {
+        if (s.rule == SyscallRule::Allow) p.on(s.nr, kAllow);
+        else if (s.rule == SyscallRule::Enosys) p.on(s.nr, errno_action(ENOSYS));
+        else p.guarded(s.nr, block_for(s.rule, self));
+    }
+    return p.finish(kKill);
+}
+
+std::string confine_worker() {
+    std::string done;
+    // Only in a mount namespace of its own: in the VMM's it would make the host's mounts read-only.
+    if (own_mounts) done = read_only_mounts() + ", ";
+    const auto program = worker_seccomp_program(getpid());
+    const int r = install(program, SECCOMP_FILTER_FLAG_TSYNC, "GPU worker sandbox",
+                          " (run with --worker-sandbox off to go without)");
+    if (r != 0) // TSYNC: the id of a thread that could not take the filter
+        throw std::runtime_error("GPU worker sandbox: thread " + std::to_string(r) + " could not take the seccomp filter");
+    return done + "seccomp (" + std::to_string(worker_syscalls().size()) + " calls, " +
+           std::to_string(program.size()) + " BPF instructions) on every thread";
+}
+
+} // namespace kvmgpu::vgpu

@@ -1,0 +1,34 @@
+// The GPU worker's sandbox (--worker-sandbox on), in two steps:
+//  1. right after the fork, while the worker is still one thread (so every
+//     thread the driver starts later shares them): its own network namespace
+//     (no interfaces, no sockets to the outside) and mount namespace, where
+//     the kernel permits (root, or CAP_SYS_ADMIN);
+//  2. once the backend has started (CUDA initialised, guest RAM registered
+//     where eager): each mount but /dev's read-only (in its own mount
+//     namespace only), PR_SET_NO_NEW_PRIVS, and a seccomp filter on every
+//     thread (SECCOMP_FILTER_FLAG_TSYNC) made from worker_syscalls.cpp's table:
+//     a call outside it kills the worker alone (SECCOMP_RET_KILL_PROCESS,
+//     SIGSYS), which the VMM sees and replaces (worker_engine.h).
+// No PID namespace: the worker is forked by the VMM, and unshare(CLONE_NEWPID)
+// moves only later children, of which it has none (clone of a process is
+// denied); kill and tgkill are allowed at its own pid only.
+#pragma once
+
+#include <linux/filter.h>
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace kvmgpu::vgpu {
+
+// Step 1. Says what it did ("network and mount namespaces", or why none).
+std::string enter_worker_namespaces();
+
+// The filter for a worker whose pid is `self` (for tests and docs).
+std::vector<sock_filter> worker_seccomp_program(pid_t self);
+
+// Step 2. Throws std::system_error naming the failing call. Says what it did.
+std::string confine_worker();
+
+} // namespace kvmgpu::vgpu
