@@ -28,10 +28,9 @@ public:
     uint64_t register_ns() const override { return inner_->register_ns(); }
     Status unregister_guest_ram(void* host) override { return inner_->unregister_guest_ram(host); }
     uint64_t guest_ram_device_address(const void* host) const override { return inner_->guest_ram_device_address(host); }
-    Status device_count(int* out) override { return inner_->device_count(out); }
-    Status device_attribute(int a, int o, int* out) override { return inner_->device_attribute(a, o, out); }
-    Status device_name(int o, char* buf, size_t len) override { return inner_->device_name(o, buf, len); }
-    Status device_total_mem(int o, uint64_t* out) override { return inner_->device_total_mem(o, out); }
+    Status device_attribute(int a, int* out) override { return inner_->device_attribute(a, out); }
+    Status device_name(char* buf, size_t len) override { return inner_->device_name(buf, len); }
+    Status device_total_mem(uint64_t* out) override { return inner_->device_total_mem(out); }
     Status ctx_synchronize() override { return inner_->ctx_synchronize(); }
     Status mem_alloc(uint64_t bytes, uint64_t* dptr) override { return inner_->mem_alloc(bytes, dptr); }
     Status mem_free(uint64_t dptr) override { return inner_->mem_free(dptr); }
@@ -92,9 +91,6 @@ public:
         return inner_->sampled_object_destroy(object, surface);
     }
     Status set_limit(int limit, uint64_t value) override { return inner_->set_limit(limit, value); }
-    Status p2p_attribute(int attribute, int device, int peer_device, int* out) override {
-        return inner_->p2p_attribute(attribute, device, peer_device, out);
-    }
     Status stream_create(uint32_t flags, BackendStream* out) override { return inner_->stream_create(flags, out); }
     Status stream_synchronize(BackendStream s) override { return inner_->stream_synchronize(s); }
     Status stream_destroy(BackendStream s) override { return inner_->stream_destroy(s); }

@@ -16,10 +16,10 @@ constexpr uint64_t kSlotMemory = 1 << 16; // seqs wait() can still find
 VgpuRig::VgpuRig(VgpuOptions opts, HostBackendOptions host_opts)
     : VgpuRig(opts, std::make_unique<HostBackend>(host_opts)) {}
 
-VgpuRig::VgpuRig(VgpuOptions opts, std::unique_ptr<GpuBackend> backend) {
+VgpuRig::VgpuRig(VgpuOptions opts, DeviceBackends backends) {
     mem.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, kRamBytes));
-    host = dynamic_cast<HostBackend*>(backend.get());
-    dev = std::make_shared<VgpuDevice>(mem, std::move(backend), opts);
+    host = backends.count() == 1 ? dynamic_cast<HostBackend*>(&backends.at(0)) : nullptr;
+    dev = std::make_shared<VgpuDevice>(mem, std::move(backends), opts);
     dev->start();
     ring_ = host_ptr(kRingGpa);
 }

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "kvmtool-gpu/abi/vgpu_abi.h"
-#include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
+#include "kvmtool-gpu/devices/vgpu/backends/device_backends.h"
 #include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
 #include "kvmtool-gpu/devices/vgpu/command_engine.h"
 #include "kvmtool-gpu/devices/vgpu/vgpu_device.h"
@@ -51,15 +51,15 @@ using EngineMaker = std::function<std::unique_ptr<CommandEngine>(const memmap::G
 class VgpuRig {
 public:
     explicit VgpuRig(VgpuOptions opts = {}, HostBackendOptions host = {.bounce_bytes = 8192});
-    // Any backend, inline (the GPU tests pass a CudaBackend).
-    VgpuRig(VgpuOptions opts, std::unique_ptr<GpuBackend> backend);
+    // Any backend, or one per device, inline (the GPU tests pass a CudaBackend).
+    VgpuRig(VgpuOptions opts, DeviceBackends backends);
     // Any engine; dev stays null if `make` gives none (the test says why).
     VgpuRig(VgpuOptions opts, const EngineMaker& make);
     ~VgpuRig();
 
     memmap::GuestMemory mem;
     std::shared_ptr<VgpuDevice> dev;
-    HostBackend* host = nullptr; // owned by dev; null for other backends
+    HostBackend* host = nullptr; // owned by dev; null for other backends and several devices
 
     // Registers, as the guest writes and reads them.
     void reg_write32(uint64_t off, uint32_t v);

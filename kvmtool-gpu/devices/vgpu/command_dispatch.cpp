@@ -135,9 +135,9 @@ const std::array<CommandDispatch::Handler, VGPU_OP_MAX_> CommandDispatch::kHandl
     return t;
 }();
 
-CommandDispatch::CommandDispatch(const memmap::GuestMemory& mem, GpuBackend& backend, const VgpuOptions& opts,
+CommandDispatch::CommandDispatch(const memmap::GuestMemory& mem, DeviceBackends& devices, const VgpuOptions& opts,
                                  VgpuCounters& counters, uint32_t handle_seed)
-    : mem_(mem), backend_(backend), opts_(opts), counters_(counters), log_limit_(opts.log_per_second),
+    : mem_(mem), devices_(devices), opts_(opts), counters_(counters), log_limit_(opts.log_per_second),
       contexts_(HandleKind::Context, opts.max_handles, handle_seed),
       modules_(HandleKind::Module, opts.max_handles, handle_seed),
       functions_(HandleKind::Function, opts.max_handles, handle_seed),
@@ -198,8 +198,8 @@ CommandResult CommandDispatch::execute(GuestCommand& cmd) {
     keeps_device_memory_ = false;
     VgpuCounters::add(counters_.commands);
     if (r.status != VGPU_SUCCESS && r.status != VGPU_ERROR_NOT_READY) VgpuCounters::add(counters_.errors);
-    counters_.ram_registered_bytes.store(backend_.registered_bytes(), std::memory_order_relaxed);
-    counters_.ram_register_ns.store(backend_.register_ns(), std::memory_order_relaxed);
+    counters_.ram_registered_bytes.store(devices_.registered_bytes(), std::memory_order_relaxed);
+    counters_.ram_register_ns.store(devices_.register_ns(), std::memory_order_relaxed);
     current_ = nullptr;
     return r;
 }
@@ -224,7 +224,7 @@ CommandResult CommandDispatch::done(Status s, uint64_t r0, uint64_t r1) {
 }
 
 Status CommandDispatch::backend_result(Status s) {
-    if (s == VGPU_SUCCESS || !backend_.recover_from(s)) return s;
+    if (s == VGPU_SUCCESS || !backend().recover_from(s)) return s;
     // The backend re-created its context: every object the VM held there is
     // gone; the other devices' are freed before the handles go.
     VgpuCounters::add(counters_.recoveries);
@@ -287,37 +287,36 @@ void CommandDispatch::reset() {
 }
 
 void CommandDispatch::release_other_devices(int lost) {
-    int devices = 1;
-    if (backend_.device_count(&devices) != VGPU_SUCCESS || devices < 2) return;
+    const int devices = devices_.count();
+    if (devices < 2) return;
     std::vector<uint64_t> contexts;
     contexts_.for_each([&](uint64_t h, const ContextEntry& e) {
         if (static_cast<int>(e.device) != lost) contexts.push_back(h);
     });
     for (int d = 0; d < devices; ++d) {
-        if (d == lost || backend_.select_device(d) != VGPU_SUCCESS) continue;
+        if (d == lost || devices_.select(d) != VGPU_SUCCESS) continue;
         // In one process a sticky error can reach every context: such a
         // device recovers (losing its objects) rather than free them.
-        const Status st = backend_.ctx_synchronize();
-        if (st != VGPU_SUCCESS && backend_.recover_from(st)) continue;
+        const Status st = backend().ctx_synchronize();
+        if (st != VGPU_SUCCESS && backend().recover_from(st)) continue;
         for (uint64_t h : contexts)
             if (device_of(h) == d) free_objects_of(h, /*drain=*/false);
     }
-    backend_.select_device(selected_device_);
+    devices_.select(selected_device_);
 }
 
 void CommandDispatch::refresh_ram_windows() {
     // Every device's window onto guest RAM is the VM's.
-    int devices = 1;
-    if (backend_.device_count(&devices) != VGPU_SUCCESS) devices = 1;
+    const int devices = devices_.count();
     std::vector<std::pair<uint64_t, uint64_t>> windows;
     for (int d = 0; d < devices; ++d) {
-        if (backend_.select_device(d) != VGPU_SUCCESS) continue;
+        if (devices_.select(d) != VGPU_SUCCESS) continue;
         for (const memmap::Region& r : mem_.regions()) {
-            const uint64_t dev = backend_.guest_ram_device_address(r.backing->data());
+            const uint64_t dev = backend().guest_ram_device_address(r.backing->data());
             if (dev != 0) windows.emplace_back(dev, r.size());
         }
     }
-    backend_.select_device(selected_device_);
+    devices_.select(selected_device_);
     allocs_.set_windows(std::move(windows));
 }
 

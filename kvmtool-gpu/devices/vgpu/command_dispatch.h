@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "kvmtool-gpu/devices/vgpu/allocation_table.h"
-#include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
+#include "kvmtool-gpu/devices/vgpu/backends/device_backends.h"
 #include "kvmtool-gpu/devices/vgpu/blas/blas_checks.h"
 #include "kvmtool-gpu/devices/vgpu/blas/blas_library.h"
 #include "kvmtool-gpu/devices/vgpu/fft/fft_library.h"
@@ -40,7 +40,7 @@ class CommandDispatch final : public CommandSink {
 public:
     // `handle_seed` (next_handle_seed()) makes this VM's handle numbers
     // differ from other VMs'.
-    CommandDispatch(const memmap::GuestMemory& mem, GpuBackend& backend, const VgpuOptions& opts,
+    CommandDispatch(const memmap::GuestMemory& mem, DeviceBackends& devices, const VgpuOptions& opts,
                     VgpuCounters& counters, uint32_t handle_seed);
     ~CommandDispatch() override; // says how many guest-error lines the rate limit held back
 
@@ -115,11 +115,11 @@ private:
     Status on_device_of(uint64_t dptr, BackendStream s, bool async, Op op) {
         const int device = device_of(allocs_.owner_containing(dptr));
         if (device == selected_device_) return op(s, async);
-        Status st = backend_.stream_synchronize(s);
+        Status st = backend().stream_synchronize(s);
         if (st != VGPU_SUCCESS) return st;
-        backend_.select_device(device);
+        devices_.select(device);
         st = op(BackendStream{0}, false);
-        backend_.select_device(selected_device_);
+        devices_.select(selected_device_);
         return st;
     }
     uint8_t* guest_span(uint64_t gpa, uint64_t bytes);
@@ -355,7 +355,10 @@ private:
     const char* take_param_buffer(const uint8_t* p, uint32_t len, uint32_t room, uint64_t bytes);
 
     const memmap::GuestMemory& mem_;
-    GpuBackend& backend_;
+    DeviceBackends& devices_; // one backend per guest device
+    // The backend of the device the dispatch works on now (selected_device_,
+    // or another one for a moment in on_device_of and the like).
+    GpuBackend& backend() const { return devices_.current(); }
     const VgpuOptions opts_;
     VgpuCounters& counters_;
     RateLimiter log_limit_;
@@ -366,7 +369,7 @@ private:
     std::vector<PrimaryContext> primaries_; // by device ordinal
     std::set<std::pair<uint64_t, uint64_t>> peer_access_; // (context, peer context) enabled
     uint64_t ctx_ = 0;                      // the current context; 0: none
-    int selected_device_ = 0;               // the backend's selected device
+    int selected_device_ = 0;               // the current context's device (devices_ selected)
     HandleTable<ModuleEntry> modules_;
     HandleTable<FunctionEntry> functions_;
     // A registered guest buffer: its device address (the guest RAM window's

@@ -33,14 +33,14 @@ CommandResult CommandDispatch::op_array_create(GuestCommand& c) {
     if (arrays_.size() >= arrays_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "array table full");
     if (!allocs_.charge(charge)) return fail(VGPU_ERROR_OUT_OF_MEMORY, "array refused by the VM's device-memory quota");
     BackendArray a = 0;
-    const Status s = backend_result(backend_.array_create(shape, &a));
+    const Status s = backend_result(backend().array_create(shape, &a));
     if (s != VGPU_SUCCESS) {
         allocs_.uncharge(charge);
         return done(s);
     }
     const auto h = arrays_.insert(ArrayEntry{a, shape, charge}, ctx_);
     if (!h) { // capacity was checked above; kept for safety
-        backend_.array_destroy(a);
+        backend().array_destroy(a);
         allocs_.uncharge(charge);
         return fail(VGPU_ERROR_OUT_OF_MEMORY, "array table full");
     }
@@ -53,7 +53,7 @@ CommandResult CommandDispatch::op_array_destroy(GuestCommand& c) {
     // Texture and surface objects on it stay, as in CUDA: a kernel that
     // samples one then reads what the driver freed in this VM's context.
     allocs_.uncharge(entry->charged);
-    return done(backend_result(backend_.array_destroy(entry->array)));
+    return done(backend_result(backend().array_destroy(entry->array)));
 }
 
 CommandResult CommandDispatch::op_array_get_descriptor(GuestCommand& c) {
@@ -110,7 +110,7 @@ uint32_t CommandDispatch::copy_side(const vgpu_copy_side& in, const vgpu_copy3d&
             *why = "copy side: guest range outside RAM";
             return VGPU_ERROR_INVALID_VALUE;
         }
-        if (const uint32_t s = backend_result(backend_.prepare_guest_ram(out->host, bytes)); s != VGPU_SUCCESS) {
+        if (const uint32_t s = backend_result(devices_.prepare_guest_ram(out->host, bytes)); s != VGPU_SUCCESS) {
             *why = "copy side: registering its guest RAM failed";
             return s;
         }
@@ -143,7 +143,7 @@ CommandResult CommandDispatch::op_memcpy_3d(GuestCommand& c) {
     const char* why = nullptr;
     if (const uint32_t st = copy_side(in.src, in, &copy.src, &why)) return fail(st, why);
     if (const uint32_t st = copy_side(in.dst, in, &copy.dst, &why)) return fail(st, why);
-    return done(backend_result(backend_.memcpy_3d(copy, s, is_async(c))));
+    return done(backend_result(backend().memcpy_3d(copy, s, is_async(c))));
 }
 
 } // namespace kvmgpu::vgpu

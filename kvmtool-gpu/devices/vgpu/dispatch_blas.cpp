@@ -21,9 +21,9 @@ bool math_mode_ok(uint64_t mode) { return (mode & ~uint64_t{16}) <= 3; }
 } // namespace
 
 BlasLibrary* CommandDispatch::blas_library() {
-    BlasLibrary* lib = backend_.blas();
+    BlasLibrary* lib = backend().blas();
     if (!lib && !blas_missing_logged_) {
-        log_warn("vgpu: cuBLAS calls refused: the %s backend has no BLAS library", backend_.describe().c_str());
+        log_warn("vgpu: cuBLAS calls refused: the %s backend has no BLAS library", devices_.describe().c_str());
         blas_missing_logged_ = true;
     }
     return lib;
@@ -53,13 +53,13 @@ CommandResult CommandDispatch::op_blas_destroy(GuestCommand& c) {
     const auto e = blas_.erase(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuBLAS handle");
     allocs_.uncharge(kBlasHandleCharge);
-    return done(backend_result(backend_.blas()->destroy(e->library)));
+    return done(backend_result(backend().blas()->destroy(e->library)));
 }
 
 CommandResult CommandDispatch::op_blas_set(GuestCommand& c) {
     BlasEntry* e = blas_.find(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuBLAS handle");
-    BlasLibrary& lib = *backend_.blas();
+    BlasLibrary& lib = *backend().blas();
     switch (c.desc.opcode) {
     case VGPU_OP_BLAS_SET_STREAM: {
         BackendStream s;
@@ -137,18 +137,18 @@ const char* CommandDispatch::blas_operands_ok(const BlasPlan& plan) {
 CommandResult CommandDispatch::op_blas_level1(GuestCommand& c) {
     KVMGPU_BLAS_PREAMBLE(vgpu_blas_level1, check_level1)
     BlasResult r;
-    const Status s = backend_result(backend_.blas()->level1(e->library, call, &r));
+    const Status s = backend_result(backend().blas()->level1(e->library, call, &r));
     return done(s, r.bits[0], r.bits[1]);
 }
 
 CommandResult CommandDispatch::op_blas_level2(GuestCommand& c) {
     KVMGPU_BLAS_PREAMBLE(vgpu_blas_level2, check_level2)
-    return done(backend_result(backend_.blas()->level2(e->library, call)));
+    return done(backend_result(backend().blas()->level2(e->library, call)));
 }
 
 CommandResult CommandDispatch::op_blas_level3(GuestCommand& c) {
     KVMGPU_BLAS_PREAMBLE(vgpu_blas_level3, check_level3)
-    return done(backend_result(backend_.blas()->level3(e->library, call)));
+    return done(backend_result(backend().blas()->level3(e->library, call)));
 }
 
 namespace {
@@ -178,7 +178,7 @@ CommandResult CommandDispatch::op_blas_gemm(GuestCommand& c) {
             if (plan.matrix_bytes[i] == 0) continue; // not read (an empty product)
             uint64_t* out = blas_pointers_.data() + i * n;
             // After the stream's earlier work, which may have written the array.
-            const Status s = backend_result(backend_.memcpy_dtoh(out, arrays[i]->ptr, n * sizeof(uint64_t), e->stream, false));
+            const Status s = backend_result(backend().memcpy_dtoh(out, arrays[i]->ptr, n * sizeof(uint64_t), e->stream, false));
             if (s != VGPU_SUCCESS) return done(s);
             for (uint64_t j = 0; j < n; ++j)
                 if (out[j] % plan.matrix_align[i] || !library_range_ok(out[j], plan.matrix_bytes[i])) {
@@ -193,7 +193,7 @@ CommandResult CommandDispatch::op_blas_gemm(GuestCommand& c) {
         gemm_pointers_cache_ = outputs_miss_arrays(pointers.c, plan.matrix_bytes[2], arrays, n) ? key : GemmPointersKey{};
         keeps_device_memory_ = gemm_pointers_cache_.valid;
     }
-    return done(backend_result(backend_.blas()->gemm(e->library, call, pointers)));
+    return done(backend_result(backend().blas()->gemm(e->library, call, pointers)));
 }
 
 #undef KVMGPU_BLAS_PREAMBLE
@@ -201,7 +201,7 @@ CommandResult CommandDispatch::op_blas_gemm(GuestCommand& c) {
 void CommandDispatch::destroy_blas_of(uint64_t ctx) {
     blas_.erase_owned_by(ctx, [&](const BlasEntry& e) {
         allocs_.uncharge(kBlasHandleCharge);
-        if (BlasLibrary* lib = backend_.blas()) lib->destroy(e.library);
+        if (BlasLibrary* lib = backend().blas()) lib->destroy(e.library);
     });
 }
 

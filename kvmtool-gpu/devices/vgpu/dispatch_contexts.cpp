@@ -39,8 +39,7 @@ bool CommandDispatch::needs_context(uint16_t op) {
 }
 
 bool CommandDispatch::device_exists(uint64_t ordinal) {
-    int n = 0;
-    return backend_.device_count(&n) == VGPU_SUCCESS && ordinal < static_cast<uint64_t>(n);
+    return ordinal < static_cast<uint64_t>(devices_.count());
 }
 
 uint64_t CommandDispatch::primary_context(uint32_t device) {
@@ -66,41 +65,41 @@ void CommandDispatch::make_current(uint64_t ctx) {
     ctx_ = ctx;
     if (ctx == 0) return; // the backend stays on the last device: nothing runs without a context
     const int device = device_of(ctx);
-    if (device != selected_device_ && backend_.select_device(device) == VGPU_SUCCESS) selected_device_ = device;
+    if (device != selected_device_ && devices_.select(device) == VGPU_SUCCESS) selected_device_ = device;
 }
 
 void CommandDispatch::free_objects_of(uint64_t ctx, bool drain) {
     // On the context's device; the current context's device afterwards.
     const int device = device_of(ctx), back = selected_device_;
-    if (device != back) backend_.select_device(device);
+    if (device != back) devices_.select(device);
     end_captures_of(ctx);
     // Its queued work may still use what is freed: let the device finish.
-    if (drain) backend_result(backend_.ctx_synchronize());
+    if (drain) backend_result(backend().ctx_synchronize());
     destroy_blas_of(ctx); // before the streams they work on
     destroy_rand_of(ctx);
     destroy_fft_of(ctx);
     destroy_graphs_of(ctx);
-    events_.erase_owned_by(ctx, [&](BackendEvent e) { backend_.event_destroy(e); });
-    streams_.erase_owned_by(ctx, [&](BackendStream s) { backend_.stream_destroy(s); });
+    events_.erase_owned_by(ctx, [&](BackendEvent e) { backend().event_destroy(e); });
+    streams_.erase_owned_by(ctx, [&](BackendStream s) { backend().stream_destroy(s); });
     functions_.erase_owned_by(ctx, [](const FunctionEntry&) {});
     free_sampled_objects_of(ctx); // before the arrays they sample
     arrays_.erase_owned_by(ctx, [&](const ArrayEntry& a) {
-        backend_.array_destroy(a.array);
+        backend().array_destroy(a.array);
         allocs_.uncharge(a.charged);
     });
     modules_.erase_owned_by(ctx, [&](const ModuleEntry& m) {
         allocs_.drop_globals_of(m.module);
-        backend_.module_unload(m.module);
+        backend().module_unload(m.module);
     });
     vmm_free_owned_by(ctx);
     uint64_t unfreed = 0;
     allocs_.erase_owned_by(ctx, [&](uint64_t dptr, uint64_t bytes) {
-        if (backend_.mem_free(dptr) != VGPU_SUCCESS) unfreed += bytes;
+        if (backend().mem_free(dptr) != VGPU_SUCCESS) unfreed += bytes;
     });
     // Forgotten all the same, or the memory would outlive the handles and
     // the quota, and a VM could take any amount by repeating it.
     if (unfreed) log_warn("vgpu: the backend refused to free %llu bytes", static_cast<unsigned long long>(unfreed));
-    if (device != back) backend_.select_device(back);
+    if (device != back) devices_.select(back);
 }
 
 // arg0 flags, arg1 device. The new context is current, as cuCtxCreate makes it.
@@ -190,7 +189,7 @@ CommandResult CommandDispatch::op_device_can_access_peer(GuestCommand& c) {
         return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
     int can = 0;
     const Status s = backend_result(
-        backend_.can_access_peer(static_cast<int>(c.desc.arg[0]), static_cast<int>(c.desc.arg[1]), &can));
+        devices_.can_access_peer(static_cast<int>(c.desc.arg[0]), static_cast<int>(c.desc.arg[1]), &can));
     return done(s, can != 0);
 }
 
@@ -206,7 +205,7 @@ CommandResult CommandDispatch::op_ctx_peer_access(GuestCommand& c) {
     const auto pair = std::make_pair(ctx_, peer);
     if (enable && peer_access_.count(pair)) return fail(VGPU_ERROR_PEER_ACCESS_ALREADY_ENABLED, "already enabled");
     if (!enable && !peer_access_.count(pair)) return fail(VGPU_ERROR_PEER_ACCESS_NOT_ENABLED, "not enabled");
-    const Status s = backend_result(backend_.set_peer_access(selected_device_, static_cast<int>(p->device), enable));
+    const Status s = backend_result(devices_.set_peer_access(selected_device_, static_cast<int>(p->device), enable));
     if (s != VGPU_SUCCESS) return done(s);
     if (enable) peer_access_.insert(pair);
     else peer_access_.erase(pair);

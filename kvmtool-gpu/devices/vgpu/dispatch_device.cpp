@@ -16,12 +16,10 @@ constexpr uint64_t kEventFlagsAllowed = 0x3;
 
 CommandResult CommandDispatch::op_nop(GuestCommand&) { return done(VGPU_SUCCESS); }
 
-CommandResult CommandDispatch::op_init(GuestCommand&) { return done(VGPU_SUCCESS, backend_.id()); }
+CommandResult CommandDispatch::op_init(GuestCommand&) { return done(VGPU_SUCCESS, devices_.id()); }
 
 CommandResult CommandDispatch::op_device_get_count(GuestCommand&) {
-    int n = 0;
-    const Status s = backend_result(backend_.device_count(&n));
-    return done(s, s == VGPU_SUCCESS ? static_cast<uint64_t>(n) : 0);
+    return done(VGPU_SUCCESS, static_cast<uint64_t>(devices_.count()));
 }
 
 CommandResult CommandDispatch::op_device_get_attribute(GuestCommand& c) {
@@ -34,7 +32,7 @@ CommandResult CommandDispatch::op_device_get_attribute(GuestCommand& c) {
     if (c.desc.arg[0] == kManagedMemory) return done(VGPU_SUCCESS, managed_memory_placeable());
     int v = 0;
     const Status s = backend_result(
-        backend_.device_attribute(static_cast<int>(c.desc.arg[0]), static_cast<int>(c.desc.arg[1]), &v));
+        devices_.at(static_cast<int>(c.desc.arg[1])).device_attribute(static_cast<int>(c.desc.arg[0]), &v));
     return done(s, static_cast<uint64_t>(static_cast<int64_t>(v)));
 }
 
@@ -44,11 +42,11 @@ bool CommandDispatch::managed_memory_placeable() {
     if (managed_placeable_ >= 0) return managed_placeable_ == 1;
     managed_placeable_ = 0;
     uint64_t granule = 0, got = 0;
-    if (mem_.regions().empty() || backend_.vmm_granularity(&granule) != VGPU_SUCCESS || granule == 0) return false;
+    if (mem_.regions().empty() || backend().vmm_granularity(&granule) != VGPU_SUCCESS || granule == 0) return false;
     const memmap::Region& r = mem_.regions().back();
     const uint64_t want = (r.base.value + r.size() / 2) / granule * granule;
-    if (want < r.base.value || backend_.vmm_reserve(granule, granule, want, &got) != VGPU_SUCCESS) return false;
-    backend_.vmm_free_reservation(got, granule);
+    if (want < r.base.value || backend().vmm_reserve(granule, granule, want, &got) != VGPU_SUCCESS) return false;
+    backend().vmm_free_reservation(got, granule);
     managed_placeable_ = got == want ? 1 : 0;
     return managed_placeable_ == 1;
 }
@@ -56,7 +54,7 @@ bool CommandDispatch::managed_memory_placeable() {
 CommandResult CommandDispatch::op_device_get_name(GuestCommand& c) {
     if (!device_exists(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
     char name[256] = {};
-    const Status s = backend_result(backend_.device_name(static_cast<int>(c.desc.arg[0]), name, sizeof name - 1));
+    const Status s = backend_result(devices_.at(static_cast<int>(c.desc.arg[0])).device_name(name, sizeof name - 1));
     if (s != VGPU_SUCCESS) return done(s);
     const size_t len = strnlen(name, VGPU_PAYLOAD_BYTES - 1);
     c.payload.fill(0);
@@ -69,19 +67,19 @@ CommandResult CommandDispatch::op_device_get_name(GuestCommand& c) {
 CommandResult CommandDispatch::op_device_total_mem(GuestCommand& c) {
     if (!device_exists(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
     uint64_t total = 0;
-    const Status s = backend_result(backend_.device_total_mem(static_cast<int>(c.desc.arg[0]), &total));
+    const Status s = backend_result(devices_.at(static_cast<int>(c.desc.arg[0])).device_total_mem(&total));
     return done(s, total); // the GPU's, as the driver says; cuMemGetInfo gives this VM's share
 }
 
 CommandResult CommandDispatch::op_ctx_synchronize(GuestCommand&) {
-    return done(backend_result(backend_.ctx_synchronize()));
+    return done(backend_result(backend().ctx_synchronize()));
 }
 
 CommandResult CommandDispatch::op_stream_create(GuestCommand& c) {
     if (c.desc.arg[0] & ~kStreamFlagsAllowed) return fail(VGPU_ERROR_INVALID_VALUE, "unknown stream flags");
     if (streams_.size() >= streams_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "stream table full");
     BackendStream s = 0;
-    const Status st = backend_result(backend_.stream_create(static_cast<uint32_t>(c.desc.arg[0]), &s));
+    const Status st = backend_result(backend().stream_create(static_cast<uint32_t>(c.desc.arg[0]), &s));
     if (st != VGPU_SUCCESS) return done(st);
     return done(VGPU_SUCCESS, *streams_.insert(s, ctx_)); // capacity checked above
 }
@@ -89,21 +87,21 @@ CommandResult CommandDispatch::op_stream_create(GuestCommand& c) {
 CommandResult CommandDispatch::op_stream_synchronize(GuestCommand& c) {
     BackendStream s;
     if (!stream_of(c.desc.arg[0], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
-    return done(backend_result(backend_.stream_synchronize(s)));
+    return done(backend_result(backend().stream_synchronize(s)));
 }
 
 CommandResult CommandDispatch::op_stream_destroy(GuestCommand& c) {
     // Stream 0 is the default stream: it cannot be destroyed.
     auto s = streams_.erase(c.desc.arg[0], ctx_);
     if (!s) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
-    return done(backend_result(backend_.stream_destroy(*s)));
+    return done(backend_result(backend().stream_destroy(*s)));
 }
 
 CommandResult CommandDispatch::op_event_create(GuestCommand& c) {
     if (c.desc.arg[0] & ~kEventFlagsAllowed) return fail(VGPU_ERROR_INVALID_VALUE, "unknown event flags");
     if (events_.size() >= events_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "event table full");
     BackendEvent e = 0;
-    const Status st = backend_result(backend_.event_create(static_cast<uint32_t>(c.desc.arg[0]), &e));
+    const Status st = backend_result(backend().event_create(static_cast<uint32_t>(c.desc.arg[0]), &e));
     if (st != VGPU_SUCCESS) return done(st);
     return done(VGPU_SUCCESS, *events_.insert(e, ctx_));
 }
@@ -113,13 +111,13 @@ CommandResult CommandDispatch::op_event_record(GuestCommand& c) {
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
     BackendStream s;
     if (!stream_of(c.desc.arg[1], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
-    return done(backend_result(backend_.event_record(*e, s)));
+    return done(backend_result(backend().event_record(*e, s)));
 }
 
 CommandResult CommandDispatch::op_event_synchronize(GuestCommand& c) {
     const BackendEvent* e = events_.find(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
-    return done(backend_result(backend_.event_synchronize(*e)));
+    return done(backend_result(backend().event_synchronize(*e)));
 }
 
 CommandResult CommandDispatch::op_event_elapsed_time(GuestCommand& c) {
@@ -127,7 +125,7 @@ CommandResult CommandDispatch::op_event_elapsed_time(GuestCommand& c) {
     const BackendEvent* end = events_.find(c.desc.arg[1], ctx_);
     if (!start || !end) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
     float ms = 0;
-    const Status s = backend_result(backend_.event_elapsed_ms(*start, *end, &ms));
+    const Status s = backend_result(backend().event_elapsed_ms(*start, *end, &ms));
     uint32_t bits;
     std::memcpy(&bits, &ms, sizeof bits);
     return done(s, bits);
@@ -136,7 +134,7 @@ CommandResult CommandDispatch::op_event_elapsed_time(GuestCommand& c) {
 CommandResult CommandDispatch::op_event_destroy(GuestCommand& c) {
     auto e = events_.erase(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
-    return done(backend_result(backend_.event_destroy(*e)));
+    return done(backend_result(backend().event_destroy(*e)));
 }
 
 // Queries: NOT_READY is an answer, not an error, so it is not logged.
@@ -150,13 +148,13 @@ CommandResult CommandDispatch::query_result(Status s) {
 CommandResult CommandDispatch::op_stream_query(GuestCommand& c) {
     BackendStream s;
     if (!stream_of(c.desc.arg[0], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
-    return query_result(backend_result(backend_.stream_query(s)));
+    return query_result(backend_result(backend().stream_query(s)));
 }
 
 CommandResult CommandDispatch::op_event_query(GuestCommand& c) {
     const BackendEvent* e = events_.find(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
-    return query_result(backend_result(backend_.event_query(*e)));
+    return query_result(backend_result(backend().event_query(*e)));
 }
 
 // arg2: cuStreamWaitEvent's flags; only CU_EVENT_WAIT_DEFAULT (0) exists.
@@ -166,7 +164,7 @@ CommandResult CommandDispatch::op_stream_wait_event(GuestCommand& c) {
     const BackendEvent* e = events_.find(c.desc.arg[1], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
     if (c.desc.arg[2] != 0) return fail(VGPU_ERROR_INVALID_VALUE, "unknown wait flags");
-    return done(backend_result(backend_.stream_wait_event(s, *e)));
+    return done(backend_result(backend().stream_wait_event(s, *e)));
 }
 
 } // namespace kvmgpu::vgpu

@@ -41,7 +41,7 @@ CommandResult CommandDispatch::op_fft_plan_many(GuestCommand& c) {
 }
 
 CommandResult CommandDispatch::fft_add_plan(const FftShape& shape, bool auto_allocation) {
-    FftLibrary* lib = backend_.fft();
+    FftLibrary* lib = backend().fft();
     if (!lib) return fail(VGPU_ERROR_NOT_INITIALIZED, "this backend has no cuFFT");
     BackendFft p = 0;
     uint64_t work = 0;
@@ -70,7 +70,7 @@ CommandResult CommandDispatch::op_fft_set_work_area(GuestCommand& c) {
     const uint64_t dptr = c.desc.arg[1];
     if (dptr == 0 || !library_range_ok(dptr, std::max<uint64_t>(e->work, 1)))
         return fail(VGPU_ERROR_INVALID_VALUE, "cuFFT work area not inside this VM's memory on this device");
-    const Status s = backend_result(backend_.fft()->set_work_area(e->plan, dptr));
+    const Status s = backend_result(backend().fft()->set_work_area(e->plan, dptr));
     if (s == VGPU_SUCCESS) e->work_area = dptr;
     return done(s);
 }
@@ -79,7 +79,7 @@ CommandResult CommandDispatch::op_fft_destroy(GuestCommand& c) {
     const auto e = fft_.erase(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuFFT plan");
     allocs_.uncharge(e->auto_allocation ? e->work : 0);
-    return done(backend_result(backend_.fft()->destroy(e->plan)));
+    return done(backend_result(backend().fft()->destroy(e->plan)));
 }
 
 CommandResult CommandDispatch::op_fft_set_stream(GuestCommand& c) {
@@ -87,7 +87,7 @@ CommandResult CommandDispatch::op_fft_set_stream(GuestCommand& c) {
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuFFT plan");
     BackendStream s;
     if (!stream_of(c.desc.arg[1], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
-    return done(backend_result(backend_.fft()->set_stream(e->plan, s)));
+    return done(backend_result(backend().fft()->set_stream(e->plan, s)));
 }
 
 // arg1 input, arg2 output, arg3 the exec's type, arg4 direction.
@@ -105,13 +105,13 @@ CommandResult CommandDispatch::op_fft_exec(GuestCommand& c) {
         return fail(VGPU_ERROR_INVALID_VALUE, "cuFFT input or output not inside this VM's memory on this device");
     if (e->work_area ? !library_range_ok(e->work_area, std::max<uint64_t>(e->work, 1)) : !e->auto_allocation && e->work)
         return fail(VGPU_ERROR_INVALID_VALUE, "cuFFT work area not set, or no longer inside this VM's memory");
-    return done(backend_result(backend_.fft()->exec(e->plan, e->shape, in, out, static_cast<int>(direction))));
+    return done(backend_result(backend().fft()->exec(e->plan, e->shape, in, out, static_cast<int>(direction))));
 }
 
 void CommandDispatch::destroy_fft_of(uint64_t ctx) {
     fft_.erase_owned_by(ctx, [&](const FftEntry& e) {
         allocs_.uncharge(e.auto_allocation ? e.work : 0);
-        if (FftLibrary* lib = backend_.fft()) lib->destroy(e.plan);
+        if (FftLibrary* lib = backend().fft()) lib->destroy(e.plan);
     });
 }
 

@@ -23,7 +23,7 @@ bool stream_ordered(uint16_t op) {
 }
 } // namespace
 
-GraphBackend* CommandDispatch::graph_backend() { return backend_.graphs(); }
+GraphBackend* CommandDispatch::graph_backend() { return backend().graphs(); }
 
 bool CommandDispatch::capture_quota_exceeded(uint16_t op) {
     if (open_captures_ == 0 || !stream_ordered(op)) return false;
@@ -207,7 +207,7 @@ CommandResult CommandDispatch::op_graph_add_memcpy_node(GuestCommand& c) {
         // the node may be launched at any later time.
         spec.host = guest_span(dir == VGPU_OP_MEMCPY_HTOD ? spec.src : spec.dst, spec.bytes);
         if (!spec.host) return fail(VGPU_ERROR_INVALID_VALUE, "guest range outside RAM");
-        if (const Status s = backend_result(backend_.prepare_guest_ram(spec.host, spec.bytes)); s != VGPU_SUCCESS)
+        if (const Status s = backend_result(devices_.prepare_guest_ram(spec.host, spec.bytes)); s != VGPU_SUCCESS)
             return done(s);
     }
     return add_graph_node(c.desc.arg[0], spec);
@@ -318,7 +318,7 @@ CommandResult CommandDispatch::op_graph_launch(GuestCommand& c) {
     if (!stream_of(c.desc.arg[1], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     const bool upload = c.desc.opcode == VGPU_OP_GRAPH_UPLOAD;
     Status st = backend_result(graph_backend()->launch(e->exec, s, upload));
-    if (st == VGPU_SUCCESS && !is_async(c)) st = backend_result(backend_.stream_synchronize(s));
+    if (st == VGPU_SUCCESS && !is_async(c)) st = backend_result(backend().stream_synchronize(s));
     return done(st);
 }
 

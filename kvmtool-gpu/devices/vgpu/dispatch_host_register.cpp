@@ -43,10 +43,10 @@ CommandResult CommandDispatch::op_host_register(GuestCommand& c) {
     Registration reg;
     reg.bytes = total;
     // One run of guest RAM: its window is the address, once its pages are registered.
-    if (runs->size() == 1 && backend_.guest_ram_device_address(runs->front().host) != 0) {
-        if (const Status s = backend_result(backend_.prepare_guest_ram(runs->front().host, total)); s != VGPU_SUCCESS)
+    if (runs->size() == 1 && backend().guest_ram_device_address(runs->front().host) != 0) {
+        if (const Status s = backend_result(devices_.prepare_guest_ram(runs->front().host, total)); s != VGPU_SUCCESS)
             return done(s);
-        reg.dptr = backend_.guest_ram_device_address(runs->front().host);
+        reg.dptr = backend().guest_ram_device_address(runs->front().host);
     }
     // Else an alias, if every piece is on 4 KiB host pages.
     bool small_pages = true;
@@ -66,12 +66,12 @@ CommandResult CommandDispatch::op_host_register(GuestCommand& c) {
             allocs_.uncharge(reg.charge);
             return fail(VGPU_ERROR_INVALID_VALUE, ("no alias of the buffer: " + why).c_str());
         }
-        const Status s = backend_result(backend_.register_guest_ram(alias->mapping(), alias->mapping_bytes()));
+        const Status s = backend_result(devices_.register_guest_ram(alias->mapping(), alias->mapping_bytes()));
         if (s != VGPU_SUCCESS) {
             allocs_.uncharge(reg.charge);
             return done(s);
         }
-        reg.dptr = backend_.guest_ram_device_address(alias->data());
+        reg.dptr = backend().guest_ram_device_address(alias->data());
         reg.mappings = runs->size();
         reg.alias = std::move(alias);
     } else if (!reg.dptr && log_limit_.allow()) {
@@ -98,14 +98,14 @@ CommandResult CommandDispatch::op_host_unregister(GuestCommand& c) {
     forget_registration(*reg);
     if (!reg->alias) return done(VGPU_SUCCESS);
     // Queued work may still read the buffer through the alias (unmapped when reg goes).
-    backend_result(backend_.ctx_synchronize());
-    return done(backend_result(backend_.unregister_guest_ram(reg->alias->mapping())));
+    backend_result(backend().ctx_synchronize());
+    return done(backend_result(devices_.unregister_guest_ram(reg->alias->mapping())));
 }
 
 void CommandDispatch::unregister_all() {
     registrations_.for_each([&](uint64_t h, Registration& r) {
         allocs_.drop_globals_of(static_cast<uintptr_t>(h));
-        if (r.alias) backend_.unregister_guest_ram(r.alias->mapping());
+        if (r.alias) devices_.unregister_guest_ram(r.alias->mapping());
         forget_registration(r);
     });
     registrations_.clear(); // unmaps the aliases

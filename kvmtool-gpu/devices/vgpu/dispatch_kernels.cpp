@@ -21,7 +21,7 @@ CommandResult CommandDispatch::op_module_load(GuestCommand& c) {
     std::memcpy(module_image_.data(), image, bytes);
     module_image_[bytes] = 0;
     BackendModule m = 0;
-    const Status s = backend_result(backend_.module_load({module_image_.data(), bytes}, &m));
+    const Status s = backend_result(backend().module_load({module_image_.data(), bytes}, &m));
     if (s != VGPU_SUCCESS) return done(s);
     return done(VGPU_SUCCESS, *modules_.insert(ModuleEntry{m}, ctx_));
 }
@@ -37,7 +37,7 @@ CommandResult CommandDispatch::op_module_unload(GuestCommand& c) {
     });
     for (uint64_t h : dead) functions_.erase(h, ctx_);
     allocs_.drop_globals_of(m->module);
-    return done(backend_result(backend_.module_unload(m->module)));
+    return done(backend_result(backend().module_unload(m->module)));
 }
 
 // arg0 module; payload = the name, payload_len bytes, no NUL.
@@ -50,7 +50,7 @@ CommandResult CommandDispatch::op_module_get_function(GuestCommand& c) {
         return fail(VGPU_ERROR_INVALID_VALUE, "function name empty or with a NUL");
     BackendFunction f = 0;
     ParamLayout layout;
-    const Status s = backend_result(backend_.module_get_function(m->module, name, &f, &layout));
+    const Status s = backend_result(backend().module_get_function(m->module, name, &f, &layout));
     if (s != VGPU_SUCCESS) return done(s);
     // Launches copy total_bytes() of parameters for the driver: a layout
     // with overlapping parameters would make that figure a lie.
@@ -76,7 +76,7 @@ CommandResult CommandDispatch::op_module_get_global(GuestCommand& c) {
     if (name.empty() || name.find('\0') != std::string_view::npos)
         return fail(VGPU_ERROR_INVALID_VALUE, "variable name empty or with a NUL");
     uint64_t dptr = 0, bytes = 0;
-    const Status s = backend_result(backend_.module_get_global(m->module, name, &dptr, &bytes));
+    const Status s = backend_result(backend().module_get_global(m->module, name, &dptr, &bytes));
     if (s != VGPU_SUCCESS) return done(s);
     allocs_.add_global(dptr, bytes, m->module);
     return done(VGPU_SUCCESS, dptr, bytes);
@@ -108,7 +108,7 @@ CommandResult CommandDispatch::op_func_get_attribute(GuestCommand& c) {
     if (!f) return fail(VGPU_ERROR_INVALID_HANDLE, "function handle");
     if (c.desc.arg[1] > 0xFFFF) return fail(VGPU_ERROR_INVALID_VALUE, "function attribute");
     int v = 0;
-    const Status s = backend_result(backend_.function_attribute(f->function, static_cast<int>(c.desc.arg[1]), &v));
+    const Status s = backend_result(backend().function_attribute(f->function, static_cast<int>(c.desc.arg[1]), &v));
     return done(s, static_cast<uint64_t>(static_cast<int64_t>(v)));
 }
 
@@ -121,7 +121,7 @@ CommandResult CommandDispatch::op_func_set_attribute(GuestCommand& c) {
     if (c.desc.arg[1] > 0xFFFF || value < INT32_MIN || value > INT32_MAX)
         return fail(VGPU_ERROR_INVALID_VALUE, "function attribute or value");
     return done(backend_result(
-        backend_.set_function_attribute(f->function, static_cast<int>(c.desc.arg[1]), static_cast<int>(value))));
+        backend().set_function_attribute(f->function, static_cast<int>(c.desc.arg[1]), static_cast<int>(value))));
 }
 
 CommandDispatch::LaunchShape CommandDispatch::launch_shape(const GuestCommand& c, bool with_stream) {
@@ -176,9 +176,9 @@ CommandResult CommandDispatch::op_launch_kernel_packed(GuestCommand& c) {
     if (const char* why = take_param_buffer(c.payload.data(), c.desc.payload_len, VGPU_PAYLOAD_BYTES, bytes))
         return fail(VGPU_ERROR_INVALID_VALUE, why);
     // The buffer as it is: laid out by the function's own layout.
-    Status st = backend_result(backend_.launch_packed(l.function->function, l.grid, l.block, l.shared, l.stream,
+    Status st = backend_result(backend().launch_packed(l.function->function, l.grid, l.block, l.shared, l.stream,
                                                       {param_buffer_.data(), bytes}, layout, is_cooperative(c)));
-    if (st == VGPU_SUCCESS && !is_async(c)) st = backend_result(backend_.stream_synchronize(l.stream));
+    if (st == VGPU_SUCCESS && !is_async(c)) st = backend_result(backend().stream_synchronize(l.stream));
     return done(st);
 }
 

@@ -31,7 +31,7 @@ CommandResult CommandDispatch::op_func_occupancy(GuestCommand& c) {
     if (flags & ~kOccupancyFlags) return fail(VGPU_ERROR_INVALID_VALUE, "unknown occupancy flags");
     if (block > 1024 || shared > UINT32_MAX) return done(VGPU_SUCCESS, 0);
     int n = 0;
-    const Status s = backend_result(backend_.occupancy(f->function, static_cast<uint32_t>(block), shared,
+    const Status s = backend_result(backend().occupancy(f->function, static_cast<uint32_t>(block), shared,
                                                        static_cast<uint32_t>(flags), &n));
     return done(s, static_cast<uint64_t>(std::max(n, 0)));
 }
@@ -42,8 +42,8 @@ uint64_t CommandDispatch::limit_cost(uint32_t limit, uint64_t value, uint64_t st
     if (limit == VGPU_LIMIT_STACK_SIZE) {
         // Every thread the device can hold gets the stack: the driver reserves it up front.
         int sms = 0, per_sm = 0;
-        if (backend_.device_attribute(kAttrMultiprocessors, selected_device_, &sms) != VGPU_SUCCESS ||
-            backend_.device_attribute(kAttrThreadsPerMultiprocessor, selected_device_, &per_sm) != VGPU_SUCCESS)
+        if (backend().device_attribute(kAttrMultiprocessors, &sms) != VGPU_SUCCESS ||
+            backend().device_attribute(kAttrThreadsPerMultiprocessor, &per_sm) != VGPU_SUCCESS)
             return UINT64_MAX;
         threads = static_cast<uint64_t>(std::max(sms, 1)) * static_cast<uint64_t>(std::max(per_sm, 1));
     }
@@ -74,20 +74,20 @@ CommandResult CommandDispatch::op_ctx_limit(GuestCommand& c) {
             return done(VGPU_SUCCESS, it == limits_.end() ? 0 : it->second.hint);
         }
         int max = 0;
-        if (backend_.device_attribute(kAttrMaxPersistingL2, selected_device_, &max) != VGPU_SUCCESS) max = 0;
+        if (backend().device_attribute(kAttrMaxPersistingL2, &max) != VGPU_SUCCESS) max = 0;
         limits_[key].hint = std::min<uint64_t>(value, static_cast<uint64_t>(std::max(max, 0)));
         return done(VGPU_SUCCESS, limits_[key].hint);
     }
     uint64_t now = 0;
     if (!set) {
-        const Status s = backend_result(backend_.get_limit(static_cast<int>(lim), &now));
+        const Status s = backend_result(backend().get_limit(static_cast<int>(lim), &now));
         return done(s, now);
     }
     if (lim == VGPU_LIMIT_DEV_RUNTIME_SYNC_DEPTH || lim == VGPU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT)
         return fail(VGPU_ERROR_UNSUPPORTED_LIMIT, "device-runtime limits cannot be set (no dynamic parallelism)");
     LimitState& st = limits_[key];
     if (!st.known) {
-        const Status s = backend_result(backend_.get_limit(static_cast<int>(lim), &st.start));
+        const Status s = backend_result(backend().get_limit(static_cast<int>(lim), &st.start));
         if (s != VGPU_SUCCESS) {
             limits_.erase(key);
             return done(s);
@@ -97,15 +97,15 @@ CommandResult CommandDispatch::op_ctx_limit(GuestCommand& c) {
     const uint64_t before = st.charged;
     if (!recharge(st, limit_cost(lim, value, st.start)))
         return fail(VGPU_ERROR_OUT_OF_MEMORY, "the limit's device memory is past the VM's quota");
-    Status s = backend_result(backend_.set_limit(static_cast<int>(lim), value));
-    if (s == VGPU_SUCCESS) s = backend_result(backend_.get_limit(static_cast<int>(lim), &now));
+    Status s = backend_result(backend().set_limit(static_cast<int>(lim), value));
+    if (s == VGPU_SUCCESS) s = backend_result(backend().get_limit(static_cast<int>(lim), &now));
     if (s != VGPU_SUCCESS) {
         if (limits_.count(key)) recharge(st, before); // gives back: cannot fail (a recovery forgot it all)
         return done(s);
     }
     // The driver may round up: charge what it holds.
     if (!recharge(st, limit_cost(lim, now, st.start))) {
-        backend_.set_limit(static_cast<int>(lim), st.start);
+        backend().set_limit(static_cast<int>(lim), st.start);
         recharge(st, 0);
         return fail(VGPU_ERROR_OUT_OF_MEMORY, "the limit's device memory (as the driver rounded it) is past the quota");
     }
@@ -115,10 +115,10 @@ CommandResult CommandDispatch::op_ctx_limit(GuestCommand& c) {
 // Every limit the guest set goes back to its start value on its device.
 void CommandDispatch::restore_limits() {
     for (const auto& [key, st] : limits_) {
-        if (!st.known || backend_.select_device(key.first) != VGPU_SUCCESS) continue;
-        backend_.set_limit(static_cast<int>(key.second), st.start);
+        if (!st.known || devices_.select(key.first) != VGPU_SUCCESS) continue;
+        backend().set_limit(static_cast<int>(key.second), st.start);
     }
-    backend_.select_device(selected_device_);
+    devices_.select(selected_device_);
     limits_.clear(); // the charges go with the allocation table's
 }
 
@@ -129,7 +129,7 @@ CommandResult CommandDispatch::op_device_p2p_attribute(GuestCommand& c) {
     if (!device_exists(c.desc.arg[1]) || !device_exists(c.desc.arg[2]))
         return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
     int v = 0;
-    const Status s = backend_result(backend_.p2p_attribute(static_cast<int>(attr), static_cast<int>(c.desc.arg[1]),
+    const Status s = backend_result(devices_.p2p_attribute(static_cast<int>(attr), static_cast<int>(c.desc.arg[1]),
                                                            static_cast<int>(c.desc.arg[2]), &v));
     return done(s, static_cast<uint64_t>(static_cast<int64_t>(v)));
 }

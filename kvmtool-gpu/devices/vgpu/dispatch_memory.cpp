@@ -25,10 +25,10 @@ CommandResult CommandDispatch::op_mem_alloc(GuestCommand& c) {
         return fail(VGPU_ERROR_OUT_OF_MEMORY, why);
     }
     uint64_t dptr = 0;
-    const Status s = backend_result(backend_.mem_alloc(bytes, &dptr));
+    const Status s = backend_result(backend().mem_alloc(bytes, &dptr));
     if (s != VGPU_SUCCESS) return done(s);
     if (!allocs_.insert(dptr, bytes, ctx_)) {
-        backend_.mem_free(dptr); // a backend handing out overlapping ranges is a bug; do not expose it
+        backend().mem_free(dptr); // a backend handing out overlapping ranges is a bug; do not expose it
         return fail(VGPU_ERROR_UNKNOWN, "backend returned an overlapping allocation");
     }
     return done(VGPU_SUCCESS, dptr);
@@ -41,15 +41,15 @@ CommandResult CommandDispatch::op_mem_free(GuestCommand& c) {
     const int device = device_of(allocs_.owner_of(dptr));
     if (allocs_.erase(dptr) == 0)
         return fail(VGPU_ERROR_INVALID_VALUE, "not the start of an allocation of this VM");
-    if (device != selected_device_) backend_.select_device(device);
-    const Status s = backend_.mem_free(dptr);
-    if (device != selected_device_) backend_.select_device(selected_device_);
+    if (device != selected_device_) devices_.select(device);
+    const Status s = backend().mem_free(dptr);
+    if (device != selected_device_) devices_.select(selected_device_);
     return done(backend_result(s));
 }
 
 CommandResult CommandDispatch::op_mem_get_info(GuestCommand&) {
     uint64_t free_bytes = 0, total = 0;
-    const Status s = backend_result(backend_.mem_get_info(&free_bytes, &total));
+    const Status s = backend_result(backend().mem_get_info(&free_bytes, &total));
     if (s != VGPU_SUCCESS) return done(s);
     const uint64_t quota_left = allocs_.quota() - allocs_.used();
     return done(VGPU_SUCCESS, std::min(free_bytes, quota_left), std::min(total, allocs_.quota()));
@@ -67,7 +67,7 @@ CommandResult CommandDispatch::op_memcpy_host(GuestCommand& c) {
     uint8_t* host = guest_span(gpa, bytes);
     if (!host) return fail(VGPU_ERROR_INVALID_VALUE, "guest range outside RAM");
     const Status st = backend_result(on_device_of(dptr, s, is_async(c), [&](BackendStream on, bool async) {
-        return htod ? backend_.memcpy_htod(dptr, host, bytes, on, async) : backend_.memcpy_dtoh(host, dptr, bytes, on, async);
+        return htod ? backend().memcpy_htod(dptr, host, bytes, on, async) : backend().memcpy_dtoh(host, dptr, bytes, on, async);
     }));
     if (st == VGPU_SUCCESS) VgpuCounters::add(htod ? counters_.bytes_htod : counters_.bytes_dtoh, bytes);
     return done(st);
@@ -83,8 +83,8 @@ CommandResult CommandDispatch::op_memcpy_dtod(GuestCommand& c) {
     // Memory of another device (unified addressing): a copy between devices.
     const int dst_device = device_of(allocs_.owner_containing(dst)), src_device = device_of(allocs_.owner_containing(src));
     const Status st = backend_result(dst_device == selected_device_ && src_device == selected_device_
-                                         ? backend_.memcpy_dtod(dst, src, bytes, s, is_async(c))
-                                         : backend_.memcpy_peer(dst_device, dst, src_device, src, bytes, s, is_async(c)));
+                                         ? backend().memcpy_dtod(dst, src, bytes, s, is_async(c))
+                                         : devices_.memcpy_peer(dst_device, dst, src_device, src, bytes, s, is_async(c)));
     if (st == VGPU_SUCCESS) VgpuCounters::add(counters_.bytes_dtod, bytes);
     return done(st);
 }
@@ -102,7 +102,7 @@ CommandResult CommandDispatch::op_memcpy_peer(GuestCommand& c) {
     if (bytes == 0) return done(VGPU_SUCCESS);
     if (!allocs_.contains(dst, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "dst device range not this VM's");
     if (!allocs_.contains(src, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "src device range not this VM's");
-    const Status st = backend_result(backend_.memcpy_peer(static_cast<int>(dst_ctx->device), dst,
+    const Status st = backend_result(devices_.memcpy_peer(static_cast<int>(dst_ctx->device), dst,
                                                           static_cast<int>(src_ctx->device), src, bytes, s,
                                                           is_async(c)));
     if (st == VGPU_SUCCESS) VgpuCounters::add(counters_.bytes_dtod, bytes);
@@ -128,7 +128,7 @@ CommandResult CommandDispatch::op_memcpy_sg(GuestCommand& c) {
     if (count > VGPU_MAX_SG_ENTRIES) return fail(VGPU_ERROR_INVALID_VALUE, "sg count > VGPU_MAX_SG_ENTRIES");
     if (count == 0) return done(VGPU_SUCCESS);
     const bool auto_pick = c.desc.arg[4] == VGPU_SG_AUTO;
-    SgStrategy how = auto_pick ? backend_.auto_sg_strategy(count, total) : static_cast<SgStrategy>(c.desc.arg[4] - 1);
+    SgStrategy how = auto_pick ? backend().auto_sg_strategy(count, total) : static_cast<SgStrategy>(c.desc.arg[4] - 1);
     if (how == SgStrategy::DeviceWalk && (!auto_pick || total != 0)) return sg_device_walk(c, htod, s);
     if (how == SgStrategy::DeviceWalk) how = SgStrategy::GatherKernel; // AUTO without a total: the host reads the list
 
@@ -144,8 +144,8 @@ CommandResult CommandDispatch::op_memcpy_sg(GuestCommand& c) {
     VgpuCounters::add(counters_.sg_entries, stats.entries);
     VgpuCounters::add(counters_.sg_runs, runs->size());
 
-    const Status st = backend_result(htod ? backend_.memcpy_htod_sg(dptr, *runs, how, s, is_async(c))
-                                          : backend_.memcpy_dtoh_sg(dptr, *runs, how, s, is_async(c)));
+    const Status st = backend_result(htod ? backend().memcpy_htod_sg(dptr, *runs, how, s, is_async(c))
+                                          : backend().memcpy_dtoh_sg(dptr, *runs, how, s, is_async(c)));
     if (st == VGPU_SUCCESS) VgpuCounters::add(htod ? counters_.bytes_htod : counters_.bytes_dtoh, stats.total_bytes);
     return done(st);
 }
@@ -177,7 +177,7 @@ CommandResult CommandDispatch::sg_device_walk(GuestCommand& c, bool htod, Backen
     if (ram_regions_.empty())
         for (const memmap::Region& r : mem_.regions())
             ram_regions_.push_back(RamRegion{r.base.value, r.size(), r.backing->data()});
-    const Status st = backend_result(backend_.memcpy_sg_walk(htod, dptr, SgWalk{list, count, total, ram_regions_}, s,
+    const Status st = backend_result(backend().memcpy_sg_walk(htod, dptr, SgWalk{list, count, total, ram_regions_}, s,
                                                              is_async(c)));
     VgpuCounters::add(counters_.sg_entries, count);
     if (st == VGPU_SUCCESS) VgpuCounters::add(htod ? counters_.bytes_htod : counters_.bytes_dtoh, total);
@@ -199,17 +199,17 @@ CommandResult CommandDispatch::op_memset(GuestCommand& c) {
     if (bytes == 0) return done(VGPU_SUCCESS);
     if (!allocs_.contains(dptr, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "device range not this VM's");
     return done(backend_result(on_device_of(dptr, s, is_async(c), [&](BackendStream on, bool async) {
-        return backend_.memset(dptr, static_cast<uint32_t>(value), element, count, on, async);
+        return backend().memset(dptr, static_cast<uint32_t>(value), element, count, on, async);
     })));
 }
 
 CommandResult CommandDispatch::op_guest_ram_device_ptr(GuestCommand& c) {
     const uint8_t* host = guest_span(c.desc.arg[0], c.desc.arg[1]);
     if (!host) return fail(VGPU_ERROR_INVALID_VALUE, "guest range outside RAM (or empty)");
-    const uint64_t dev = backend_.guest_ram_device_address(host);
+    const uint64_t dev = backend().guest_ram_device_address(host);
     if (dev == 0) return fail(VGPU_ERROR_NOT_SUPPORTED, "guest RAM is not device-mapped");
     // Kernels will reach these bytes through the address: registered now.
-    if (const Status s = backend_result(backend_.prepare_guest_ram(host, c.desc.arg[1])); s != VGPU_SUCCESS)
+    if (const Status s = backend_result(devices_.prepare_guest_ram(host, c.desc.arg[1])); s != VGPU_SUCCESS)
         return done(s);
     return done(VGPU_SUCCESS, dev);
 }

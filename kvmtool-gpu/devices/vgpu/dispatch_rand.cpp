@@ -13,7 +13,7 @@
 namespace kvmgpu::vgpu {
 
 CommandResult CommandDispatch::op_rand_create(GuestCommand& c) {
-    RandLibrary* lib = backend_.rand();
+    RandLibrary* lib = backend().rand();
     if (!lib) return fail(VGPU_ERROR_NOT_INITIALIZED, "this backend has no cuRAND");
     if (!rand_type_ok(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_VALUE, "not a curandRngType_t cuRAND generates with");
     const auto type = static_cast<uint32_t>(c.desc.arg[0]);
@@ -38,7 +38,7 @@ CommandResult CommandDispatch::op_rand_destroy(GuestCommand& c) {
     const auto e = rand_.erase(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuRAND generator");
     allocs_.uncharge(kRandGeneratorCharge);
-    return done(backend_result(backend_.rand()->destroy(e->gen)));
+    return done(backend_result(backend().rand()->destroy(e->gen)));
 }
 
 // SET_SEED (pseudo-random only), SET_STREAM, SET_OFFSET (any value: a
@@ -47,7 +47,7 @@ CommandResult CommandDispatch::op_rand_destroy(GuestCommand& c) {
 CommandResult CommandDispatch::op_rand_set(GuestCommand& c) {
     const RandEntry* e = rand_.find(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuRAND generator");
-    RandLibrary& lib = *backend_.rand();
+    RandLibrary& lib = *backend().rand();
     const uint64_t v = c.desc.arg[1];
     switch (c.desc.opcode) {
     case VGPU_OP_RAND_SET_SEED:
@@ -87,7 +87,7 @@ CommandResult CommandDispatch::op_rand_generate(GuestCommand& c) {
     if (!library_range_ok(dptr, bytes))
         return fail(VGPU_ERROR_INVALID_VALUE, "cuRAND output not inside this VM's memory on this device");
     const double mean = std::bit_cast<double>(c.desc.arg[4]), stddev = std::bit_cast<double>(c.desc.arg[5]);
-    return done(backend_result(backend_.rand()->generate(e->gen, static_cast<uint32_t>(kind), dptr, count, mean, stddev)));
+    return done(backend_result(backend().rand()->generate(e->gen, static_cast<uint32_t>(kind), dptr, count, mean, stddev)));
 }
 
 // arg0 the table, arg1 dptr, arg2 bytes (exactly the table's): a
@@ -101,13 +101,13 @@ CommandResult CommandDispatch::op_rand_get_table(GuestCommand& c) {
         return fail(VGPU_ERROR_INVALID_VALUE, "cuRAND table's destination not inside this VM's memory on this device");
     const std::span<const uint8_t> table = curand_table(id);
     if (table.empty()) return fail(VGPU_ERROR_NOT_SUPPORTED, "no cuRAND tables on this host (libcurand.so.10 not found)");
-    return done(backend_result(backend_.memcpy_htod(dptr, table.data(), bytes, 0, false)));
+    return done(backend_result(backend().memcpy_htod(dptr, table.data(), bytes, 0, false)));
 }
 
 void CommandDispatch::destroy_rand_of(uint64_t ctx) {
     rand_.erase_owned_by(ctx, [&](const RandEntry& e) {
         allocs_.uncharge(kRandGeneratorCharge);
-        if (RandLibrary* lib = backend_.rand()) lib->destroy(e.gen);
+        if (RandLibrary* lib = backend().rand()) lib->destroy(e.gen);
     });
 }
 

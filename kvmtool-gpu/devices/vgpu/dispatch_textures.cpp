@@ -112,10 +112,10 @@ CommandResult CommandDispatch::op_sampled_object_create(GuestCommand& c) {
     const vgpu_tex_resource as_given = spec.resource;
     if (const uint32_t st = check_resource(&spec.resource, surface, &why)) return fail(st, why);
     uint64_t object = 0;
-    const Status s = backend_result(backend_.sampled_object_create(spec, surface, &object));
+    const Status s = backend_result(backend().sampled_object_create(spec, surface, &object));
     if (s != VGPU_SUCCESS) return done(s);
     if (!sampled_.emplace(std::pair{selected_device_, object}, SampledObject{ctx_, surface, as_given}).second) {
-        backend_.sampled_object_destroy(object, surface); // the value of a live object: a backend bug
+        backend().sampled_object_destroy(object, surface); // the value of a live object: a backend bug
         return fail(VGPU_ERROR_UNKNOWN, "backend returned a live object's value");
     }
     return done(VGPU_SUCCESS, object);
@@ -129,7 +129,7 @@ CommandResult CommandDispatch::op_sampled_object_destroy(GuestCommand& c) {
     if (it == sampled_.end() || it->second.owner != ctx_ || it->second.surface != surface)
         return fail(VGPU_ERROR_INVALID_VALUE, surface ? "surface object" : "texture object");
     sampled_.erase(it);
-    return done(backend_result(backend_.sampled_object_destroy(c.desc.arg[0], surface)));
+    return done(backend_result(backend().sampled_object_destroy(c.desc.arg[0], surface)));
 }
 
 // arg0 the object, arg1 1 for a surface: its resource, into the payload.
@@ -151,7 +151,7 @@ void CommandDispatch::free_sampled_objects_of(uint64_t ctx) {
             ++it;
             continue;
         }
-        backend_.sampled_object_destroy(it->first.second, it->second.surface);
+        backend().sampled_object_destroy(it->first.second, it->second.surface);
         it = sampled_.erase(it);
     }
 }

@@ -14,7 +14,7 @@
 namespace kvmgpu::vgpu {
 
 bool CommandDispatch::vmm_granule(uint64_t* out) {
-    return backend_.vmm_granularity(out) == VGPU_SUCCESS && *out != 0 && std::has_single_bit(*out);
+    return backend().vmm_granularity(out) == VGPU_SUCCESS && *out != 0 && std::has_single_bit(*out);
 }
 
 CommandResult CommandDispatch::op_vmm_granularity(GuestCommand&) {
@@ -34,7 +34,7 @@ CommandResult CommandDispatch::op_vmm_reserve(GuestCommand& c) {
         return fail(VGPU_ERROR_INVALID_VALUE, "address asked for not granule-aligned, or the range wraps");
     if (vmm_reserved_.size() >= opts_.max_handles) return fail(VGPU_ERROR_OUT_OF_MEMORY, "reservation table full");
     uint64_t va = 0;
-    const Status s = backend_result(backend_.vmm_reserve(bytes, std::max(align, g), fixed, &va)); // 0: a granule
+    const Status s = backend_result(backend().vmm_reserve(bytes, std::max(align, g), fixed, &va)); // 0: a granule
     if (s != VGPU_SUCCESS) return done(s);
     // A backend range overlapping what the VM holds is a bug; do not expose it.
     auto next = vmm_reserved_.lower_bound(va);
@@ -42,7 +42,7 @@ CommandResult CommandDispatch::op_vmm_reserve(GuestCommand& c) {
                           (next != vmm_reserved_.begin() && std::prev(next)->first + std::prev(next)->second.bytes > va);
     if (va % g != 0 || va + bytes < va || overlaps || allocs_.in_allocation(va, 0) ||
         allocs_.in_allocation(va + bytes - 1, 0)) {
-        backend_.vmm_free_reservation(va, bytes);
+        backend().vmm_free_reservation(va, bytes);
         return fail(VGPU_ERROR_UNKNOWN, "backend returned an unaligned or overlapping reservation");
     }
     vmm_reserved_.emplace(va, VmmReservation{bytes, ctx_});
@@ -57,7 +57,7 @@ CommandResult CommandDispatch::op_vmm_free_reservation(GuestCommand& c) {
         return fail(VGPU_ERROR_INVALID_VALUE, "not a reservation of this VM (start and size)");
     auto m = vmm_maps_.lower_bound(va);
     if (m != vmm_maps_.end() && m->first - va < bytes) return fail(VGPU_ERROR_INVALID_VALUE, "reservation still mapped");
-    const Status s = backend_result(backend_.vmm_free_reservation(va, bytes));
+    const Status s = backend_result(backend().vmm_free_reservation(va, bytes));
     if (s == VGPU_SUCCESS) vmm_reserved_.erase(it);
     return done(s);
 }
@@ -70,14 +70,14 @@ CommandResult CommandDispatch::op_vmm_create(GuestCommand& c) {
     if (bytes == 0 || bytes % g != 0) return fail(VGPU_ERROR_INVALID_VALUE, "size not whole granules");
     if (!allocs_.charge(bytes)) return fail(VGPU_ERROR_OUT_OF_MEMORY, "refused by the VM's device-memory quota");
     uint64_t backend_handle = 0;
-    const Status s = backend_result(backend_.vmm_create(bytes, &backend_handle));
+    const Status s = backend_result(backend().vmm_create(bytes, &backend_handle));
     if (s != VGPU_SUCCESS) {
         allocs_.uncharge(bytes);
         return done(s);
     }
     auto h = vmm_physical_.insert(PhysicalEntry{backend_handle, bytes, 0, false}, ctx_);
     if (!h) {
-        backend_.vmm_release(backend_handle);
+        backend().vmm_release(backend_handle);
         allocs_.uncharge(bytes);
         return fail(VGPU_ERROR_OUT_OF_MEMORY, "physical memory handle table full");
     }
@@ -92,7 +92,7 @@ CommandResult CommandDispatch::op_vmm_release(GuestCommand& c) {
         p->released = true; // the memory stays until its last mapping goes, as the driver keeps it
         return done(VGPU_SUCCESS);
     }
-    const Status s = backend_.vmm_release(p->backend);
+    const Status s = backend().vmm_release(p->backend);
     allocs_.uncharge(p->bytes);
     vmm_physical_.erase(c.desc.arg[0], ctx_);
     return done(backend_result(s));
@@ -115,7 +115,7 @@ CommandResult CommandDispatch::op_vmm_map(GuestCommand& c) {
     if ((next != vmm_maps_.end() && next->first - va < bytes) ||
         (next != vmm_maps_.begin() && std::prev(next)->first + std::prev(next)->second.bytes > va))
         return fail(VGPU_ERROR_INVALID_VALUE, "range already mapped");
-    const Status s = backend_result(backend_.vmm_map(va, bytes, p->backend));
+    const Status s = backend_result(backend().vmm_map(va, bytes, p->backend));
     if (s != VGPU_SUCCESS) return done(s);
     // backend_result may have dropped every handle (a lost context): look again.
     if ((p = vmm_physical_.find(handle, ctx_)) == nullptr) return done(VGPU_ERROR_UNKNOWN);
@@ -141,12 +141,12 @@ void CommandDispatch::vmm_unmap_one(uint64_t va) {
     auto it = vmm_maps_.find(va);
     if (it == vmm_maps_.end()) return;
     allocs_.remove_mapped(va);
-    backend_.vmm_unmap(va, it->second.bytes);
+    backend().vmm_unmap(va, it->second.bytes);
     const VmmMapping m = it->second;
     vmm_maps_.erase(it);
     PhysicalEntry* p = vmm_physical_.find(m.physical, m.physical_owner);
     if (!p || --p->mappings > 0 || !p->released) return;
-    backend_.vmm_release(p->backend);
+    backend().vmm_release(p->backend);
     allocs_.uncharge(p->bytes);
     vmm_physical_.erase(m.physical, m.physical_owner);
 }
@@ -156,7 +156,7 @@ CommandResult CommandDispatch::op_vmm_unmap(GuestCommand& c) {
     const std::vector<uint64_t> starts = vmm_tiling(c.desc.arg[0], c.desc.arg[1]);
     if (starts.empty()) return fail(VGPU_ERROR_INVALID_VALUE, "range is not whole mappings of this VM");
     // The device's queued work may still use the memory.
-    const Status s = backend_result(backend_.ctx_synchronize());
+    const Status s = backend_result(backend().ctx_synchronize());
     if (s != VGPU_SUCCESS) return done(s);
     for (uint64_t va : starts) vmm_unmap_one(va);
     return done(VGPU_SUCCESS);
@@ -171,7 +171,7 @@ CommandResult CommandDispatch::op_vmm_set_access(GuestCommand& c) {
         return fail(VGPU_ERROR_INVALID_DEVICE, "access is set for the current context's device only");
     const std::vector<uint64_t> starts = vmm_tiling(va, bytes);
     if (starts.empty()) return fail(VGPU_ERROR_INVALID_VALUE, "range is not whole mappings of this VM");
-    const Status s = backend_result(backend_.vmm_set_access(va, bytes, static_cast<uint32_t>(flags)));
+    const Status s = backend_result(backend().vmm_set_access(va, bytes, static_cast<uint32_t>(flags)));
     if (s != VGPU_SUCCESS) return done(s);
     for (uint64_t at : starts) {
         auto it = vmm_maps_.find(at);
@@ -197,7 +197,7 @@ void CommandDispatch::vmm_free_owned_by(uint64_t ctx) {
     for (uint64_t va : doomed) vmm_unmap_one(va);
     vmm_physical_.erase_owned_by(ctx, [&](const PhysicalEntry& p) {
         if (p.released) return; // uncharged already where its last mapping went
-        backend_.vmm_release(p.backend);
+        backend().vmm_release(p.backend);
         allocs_.uncharge(p.bytes);
     });
     for (auto it = vmm_reserved_.begin(); it != vmm_reserved_.end();) {
@@ -205,7 +205,7 @@ void CommandDispatch::vmm_free_owned_by(uint64_t ctx) {
             ++it;
             continue;
         }
-        backend_.vmm_free_reservation(it->first, it->second.bytes);
+        backend().vmm_free_reservation(it->first, it->second.bytes);
         it = vmm_reserved_.erase(it);
     }
 }

@@ -8,9 +8,9 @@
 namespace kvmgpu::vgpu {
 
 namespace {
-GpuBackend& require(const std::unique_ptr<GpuBackend>& b) {
+DeviceBackends& require(DeviceBackends& b) {
     if (!b) throw std::invalid_argument("InlineEngine: null backend");
-    return *b;
+    return b;
 }
 } // namespace
 
@@ -19,25 +19,25 @@ uint32_t next_handle_seed() {
     return next.fetch_add(1, std::memory_order_relaxed) * 0x9E3779u;
 }
 
-InlineEngine::InlineEngine(const memmap::GuestMemory& mem, std::unique_ptr<GpuBackend> backend, const VgpuOptions& opts,
+InlineEngine::InlineEngine(const memmap::GuestMemory& mem, DeviceBackends backends, const VgpuOptions& opts,
                            VgpuCounters* counters, uint32_t handle_seed)
-    : CommandEngine(opts, counters), mem_(mem), backend_((require(backend), std::move(backend))),
-      dispatch_(mem, *backend_, options(), this->counters(), handle_seed) {}
+    : CommandEngine(opts, counters), mem_(mem), backends_(std::move(require(backends))),
+      dispatch_(mem, backends_, options(), this->counters(), handle_seed) {}
 
 EngineStart InlineEngine::start() {
-    backend_->bind_thread();
+    backends_.bind_thread();
     EngineStart out;
     for (const memmap::Region& r : mem_.regions()) {
-        const Status s = options().lazy_ram_registration ? backend_->add_guest_ram(r.backing->data(), r.size())
-                                                         : backend_->register_guest_ram(r.backing->data(), r.size());
+        const Status s = options().lazy_ram_registration ? backends_.add_guest_ram(r.backing->data(), r.size())
+                                                         : backends_.register_guest_ram(r.backing->data(), r.size());
         if (out.registration == VGPU_SUCCESS) out.registration = s;
     }
-    out.registration_ns = backend_->register_ns();
-    out.description = backend_->describe();
+    out.registration_ns = backends_.register_ns();
+    out.description = backends_.describe();
     dispatch_.refresh_ram_windows();
-    if (!mem_.regions().empty() && backend_->guest_ram_device_address(mem_.regions().front().backing->data()) != 0)
+    if (!mem_.regions().empty() && backends_.current().guest_ram_device_address(mem_.regions().front().backing->data()) != 0)
         out.features |= VGPU_FEATURE_ZERO_COPY;
-    if (backend_->real_kernels()) out.features |= VGPU_FEATURE_REAL_KERNELS;
+    if (backends_.real_kernels()) out.features |= VGPU_FEATURE_REAL_KERNELS;
     if (out.registration != VGPU_SUCCESS)
         log_warn("vgpu: registering guest RAM with the backend failed (%s): no zero-copy",
                  status_name(out.registration));

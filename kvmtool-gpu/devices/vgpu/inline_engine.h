@@ -1,12 +1,12 @@
-// The command engine that runs in this process: CommandDispatch over one
-// GpuBackend. `--gpu-worker inline` uses it directly; a GPU worker process
+// The command engine that runs in this process: CommandDispatch over the
+// VM's device backends. `--gpu-worker inline` uses it directly; a GPU worker process
 // runs one of its own (devices/vgpu_worker).
 #pragma once
 
 #include <cstdint>
 #include <memory>
 
-#include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
+#include "kvmtool-gpu/devices/vgpu/backends/device_backends.h"
 #include "kvmtool-gpu/devices/vgpu/command_dispatch.h"
 #include "kvmtool-gpu/devices/vgpu/command_engine.h"
 #include "memmap/guest_memory.h"
@@ -20,22 +20,22 @@ uint32_t next_handle_seed();
 
 class InlineEngine final : public CommandEngine, public CommandSink {
 public:
-    // Throws std::invalid_argument for a null backend or bad options. The
+    // Throws std::invalid_argument for no backend or bad options. The
     // GuestMemory must outlive the engine.
-    InlineEngine(const memmap::GuestMemory& mem, std::unique_ptr<GpuBackend> backend, const VgpuOptions& opts,
+    InlineEngine(const memmap::GuestMemory& mem, DeviceBackends backends, const VgpuOptions& opts,
                  VgpuCounters* counters = nullptr, uint32_t handle_seed = next_handle_seed());
 
-    uint32_t backend_id() const override { return backend_->id(); }
+    uint32_t backend_id() const override { return backends_.id(); }
     EngineStart start() override;
     CommandResult execute(GuestCommand& cmd) override { return dispatch_.execute(cmd); }
     CommandSink* sink() override { return this; }
     void reset() override { dispatch_.reset(); }
 
-    GpuBackend& backend() { return *backend_; }
+    DeviceBackends& backends() { return backends_; }
 
 private:
     const memmap::GuestMemory& mem_;
-    std::unique_ptr<GpuBackend> backend_;
+    DeviceBackends backends_;
     CommandDispatch dispatch_;
 };
 

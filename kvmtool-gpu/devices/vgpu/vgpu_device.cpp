@@ -38,8 +38,8 @@ VgpuDevice::VgpuDevice(const memmap::GuestMemory& mem, std::unique_ptr<CommandEn
     if (sink_) waiter_.emplace(opts_, kick_fd_, counters_);
 }
 
-VgpuDevice::VgpuDevice(const memmap::GuestMemory& mem, std::unique_ptr<GpuBackend> backend, VgpuOptions opts)
-    : VgpuDevice(mem, std::make_unique<InlineEngine>(mem, std::move(backend), opts)) {}
+VgpuDevice::VgpuDevice(const memmap::GuestMemory& mem, DeviceBackends backends, VgpuOptions opts)
+    : VgpuDevice(mem, std::make_unique<InlineEngine>(mem, std::move(backends), opts)) {}
 
 VgpuDevice::~VgpuDevice() { stop(); }
 

@@ -26,7 +26,7 @@
 #include <optional>
 
 #include "kvmtool-gpu/bus/bus_device.h"
-#include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
+#include "kvmtool-gpu/devices/vgpu/backends/device_backends.h"
 #include "kvmtool-gpu/devices/vgpu/command_engine.h"
 #include "kvmtool-gpu/devices/vgpu/command_ring.h"
 #include "kvmtool-gpu/devices/vgpu/executor.h"
@@ -44,8 +44,8 @@ public:
     // Throws std::invalid_argument for a null engine, std::system_error if
     // the doorbell eventfd cannot be made. The options are the engine's.
     VgpuDevice(const memmap::GuestMemory& mem, std::unique_ptr<CommandEngine> engine);
-    // An InlineEngine over `backend`; also throws for bad options or a null backend.
-    VgpuDevice(const memmap::GuestMemory& mem, std::unique_ptr<GpuBackend> backend, VgpuOptions opts = {});
+    // An InlineEngine over `backends`; also throws for bad options or no backend.
+    VgpuDevice(const memmap::GuestMemory& mem, DeviceBackends backends, VgpuOptions opts = {});
     ~VgpuDevice() override;
 
     // Starts the executor thread, which then starts the engine: the backend

@@ -33,7 +33,7 @@ public:
     // After an Attach: runs the ring until a request arrives (or the VMM
     // is gone), idling as the doorbell mode says between commands.
     void consume(pid_t parent);
-    void set_backend(std::unique_ptr<GpuBackend> be, std::string why) { backend_ = std::move(be), why_ = std::move(why); }
+    void set_backend(DeviceBackends be, std::string why) { backend_ = std::move(be), why_ = std::move(why); }
 
 private:
     WorkerReply& r() { return ch_.reply(); }
@@ -53,7 +53,7 @@ private:
     // make a new context (CUDA after an illegal address, driver 580) stays
     // unusable in this process, and the VMM replaces the worker.
     bool backend_lost(uint64_t recoveries_before) {
-        return recoveries() != recoveries_before && engine_->backend().ctx_synchronize() != VGPU_SUCCESS;
+        return recoveries() != recoveries_before && engine_->backends().current().ctx_synchronize() != VGPU_SUCCESS;
     }
     void check_usable(uint64_t recoveries_before) {
         if (backend_lost(recoveries_before)) r().flags |= kWorkerUnusable;
@@ -61,7 +61,7 @@ private:
 
     WorkerChannel& ch_;
     const WorkerSetup& setup_;
-    std::unique_ptr<GpuBackend> backend_; // until Start hands it to the engine
+    DeviceBackends backend_; // until Start hands it to the engine
     std::string why_;                     // why there is no backend
     std::optional<InlineEngine> engine_;
     std::optional<CommandRing> ring_; // while attached
@@ -240,7 +240,7 @@ void run_gpu_worker(WorkerChannel& ch, const WorkerSetup& setup, pid_t parent) {
         if (!recorder) std::fprintf(stderr, "vgpu-worker: %s\n", why.c_str());
         why.clear();
     }
-    std::unique_ptr<GpuBackend> be;
+    DeviceBackends be;
     try {
         be = mine.make(&why);
     } catch (const std::exception& e) {

@@ -1,5 +1,5 @@
 // The GPU worker: what a process forked by WorkerEngine runs. It makes its
-// own GpuBackend (through a factory, so tests can host the host backend)
+// own backends, one per guest device (through a factory, so tests can host the host backend)
 // and, on Start, an InlineEngine over it and the VM's guest RAM (mapped
 // MAP_SHARED before the fork, so the worker sees the VMM's pages at the
 // VMM's addresses). With VgpuOptions::worker_sandbox it enters its own
@@ -19,7 +19,7 @@
 #include <memory>
 #include <string>
 
-#include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
+#include "kvmtool-gpu/devices/vgpu/backends/device_backends.h"
 #include "kvmtool-gpu/devices/vgpu/vgpu_counters.h"
 #include "kvmtool-gpu/devices/vgpu/vgpu_options.h"
 #include "kvmtool-gpu/devices/vgpu_worker/worker_channel.h"
@@ -27,8 +27,9 @@
 
 namespace kvmgpu::vgpu {
 
-// Makes the worker's backend, in the worker; nullptr with a one-line *why.
-using BackendFactory = std::function<std::unique_ptr<GpuBackend>(std::string* why)>;
+// Makes the worker's backends (one per guest device), in the worker; none
+// with a one-line *why.
+using BackendFactory = std::function<DeviceBackends(std::string* why)>;
 
 // What a worker is forked with (valid in the child: fork copies it).
 struct WorkerSetup {

@@ -1,4 +1,4 @@
-// Several devices in one VM (DeviceSet of host backends, as --gpus 0,0,0
+// Several devices in one VM (a host backend each, as --gpus 0,0,0
 // makes on a machine without a GPU): device queries by ordinal, contexts on
 // each device, objects and memory freed on the device that made them,
 // copies between devices (staged through the VMM), and peer access: a CPU
@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "kvmtool-gpu/abi/vgpu_blas_abi.h"
-#include "kvmtool-gpu/devices/vgpu/backends/device_set.h"
+#include "kvmtool-gpu/devices/vgpu/backends/device_backends.h"
 #include "tests/support/forwarding_backend.h"
 #include "tests/support/vgpu_rig.h"
 
@@ -15,14 +15,14 @@ namespace {
 
 constexpr int kDevices = 3;
 
-std::unique_ptr<GpuBackend> three_host_devices(std::vector<HostBackend*>* each) {
+DeviceBackends three_host_devices(std::vector<HostBackend*>* each) {
     std::vector<std::unique_ptr<GpuBackend>> devices;
     for (int i = 0; i < kDevices; ++i) {
         auto h = std::make_unique<HostBackend>();
         each->push_back(h.get());
         devices.push_back(std::move(h));
     }
-    return std::make_unique<DeviceSet>(std::move(devices));
+    return DeviceBackends(std::move(devices));
 }
 
 struct VgpuDevices : ::testing::Test {
@@ -194,7 +194,7 @@ TEST(VgpuPeerAccess, EnabledOncePerPairAndForgottenWithTheContext) {
     std::vector<std::unique_ptr<GpuBackend>> devices;
     devices.push_back(std::make_unique<PeeringHost>());
     devices.push_back(std::make_unique<PeeringHost>());
-    VgpuRig rig{VgpuOptions{}, std::make_unique<DeviceSet>(std::move(devices))};
+    VgpuRig rig{VgpuOptions{}, DeviceBackends(std::move(devices))};
     ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_DEVICE_CAN_ACCESS_PEER, .args = {0, 1}}).r0, 1u);
     const uint64_t c1 = rig.call({.opcode = VGPU_OP_CTX_CREATE, .args = {0, 1}}).r0;
@@ -214,11 +214,41 @@ TEST(VgpuPeerAccess, EnabledOncePerPairAndForgottenWithTheContext) {
     EXPECT_EQ(st(VGPU_OP_CTX_ENABLE_PEER_ACCESS, {again, 0}), VGPU_SUCCESS);
 }
 
-TEST(DeviceSet, RefusesEmptyNullAndMixedLists) {
-    EXPECT_THROW(DeviceSet({}), std::invalid_argument);
+// A backend of another kind than the host backend it forwards to.
+class OtherKind final : public ForwardingBackend {
+public:
+    uint32_t id() const override { return VGPU_BACKEND_CUDA; }
+};
+
+TEST(DeviceBackends, RefusesEmptyNullAndMixedLists) {
+    EXPECT_THROW(DeviceBackends(std::vector<std::unique_ptr<GpuBackend>>{}), std::invalid_argument);
     std::vector<std::unique_ptr<GpuBackend>> with_null;
     with_null.push_back(nullptr);
-    EXPECT_THROW(DeviceSet(std::move(with_null)), std::invalid_argument);
+    EXPECT_THROW(DeviceBackends(std::move(with_null)), std::invalid_argument);
+    std::vector<std::unique_ptr<GpuBackend>> mixed;
+    mixed.push_back(std::make_unique<HostBackend>());
+    mixed.push_back(std::make_unique<OtherKind>());
+    EXPECT_THROW(DeviceBackends(std::move(mixed)), std::invalid_argument);
+    // A null single backend is no device at all, which an engine refuses.
+    EXPECT_FALSE(DeviceBackends(std::unique_ptr<HostBackend>{}));
+    EXPECT_EQ(DeviceBackends(std::make_unique<HostBackend>()).count(), 1);
+}
+
+// One device: its own description, and no other ordinal to select.
+TEST(DeviceBackends, OneDeviceIsItsBackend) {
+    auto h = std::make_unique<HostBackend>();
+    const std::string line = h->describe();
+    DeviceBackends one(std::move(h));
+    EXPECT_EQ(one.describe(), line);
+    EXPECT_EQ(one.select(0), VGPU_SUCCESS);
+    EXPECT_EQ(one.select(1), VGPU_ERROR_INVALID_DEVICE);
+    EXPECT_EQ(one.select(-1), VGPU_ERROR_INVALID_DEVICE);
+    EXPECT_EQ(one.selected(), 0);
+    int can = -1;
+    EXPECT_EQ(one.can_access_peer(0, 0, &can), VGPU_SUCCESS);
+    EXPECT_EQ(can, 0);
+    EXPECT_EQ(one.set_peer_access(0, 0, true), VGPU_ERROR_PEER_ACCESS_UNSUPPORTED);
+    EXPECT_EQ(one.memcpy_peer(1, 0, 0, 0, 8, 0, false), VGPU_ERROR_INVALID_DEVICE);
 }
 
 } // namespace

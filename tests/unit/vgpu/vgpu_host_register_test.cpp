@@ -134,7 +134,7 @@ TEST(HostRegisterOnHugePages, NoDeviceAddress) {
     }
     memmap::GuestMemory mem;
     mem.add_region(memmap::GuestPhysAddr{0}, std::move(huge));
-    HostBackend host;
+    DeviceBackends host(std::make_unique<HostBackend>());
     VgpuCounters counters;
     CommandDispatch d(mem, host, VgpuOptions{}, counters, 1);
     const vgpu_sg_entry list[2] = {{8 * kPage, kPage}, {2 * kPage, kPage}};

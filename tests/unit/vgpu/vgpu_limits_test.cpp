@@ -1,7 +1,7 @@
 // Occupancy, context limits and P2P attributes through the ring, on the
 // host backend (its nominal figures: 2048 threads, 32 blocks and 228 KiB
 // of shared memory per multiprocessor), and their error paths.
-#include "kvmtool-gpu/devices/vgpu/backends/device_set.h"
+#include "kvmtool-gpu/devices/vgpu/backends/device_backends.h"
 #include "tests/support/vgpu_rig.h"
 
 namespace kvmgpu::vgpu::test {
@@ -65,7 +65,7 @@ TEST_F(VgpuLimits, MemoryLimitsCountAgainstTheQuotaAndResetRestoresThem) {
     EXPECT_EQ(used(), before);
     // The stack costs its size for every thread the device holds.
     int sms = 0;
-    ASSERT_EQ(rig.host->device_attribute(16, 0, &sms), VGPU_SUCCESS);
+    ASSERT_EQ(rig.host->device_attribute(16, &sms), VGPU_SUCCESS);
     const uint64_t extra = (2048 - 1024) * 2048ull * static_cast<uint64_t>(sms);
     ASSERT_EQ(limit(VGPU_LIMIT_STACK_SIZE, 2048, 1).status, extra <= (64ull << 20) - before ? VGPU_SUCCESS
                                                                                              : VGPU_ERROR_OUT_OF_MEMORY);
@@ -104,7 +104,7 @@ TEST(VgpuLimitsDevices, P2PAttributesBetweenHostDevices) {
     std::vector<std::unique_ptr<GpuBackend>> devices;
     devices.push_back(std::make_unique<HostBackend>());
     devices.push_back(std::make_unique<HostBackend>());
-    VgpuRig rig{VgpuOptions{.max_handles = 8}, std::make_unique<DeviceSet>(std::move(devices))};
+    VgpuRig rig{VgpuOptions{.max_handles = 8}, DeviceBackends(std::move(devices))};
     ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
     const Done access = rig.call({.opcode = VGPU_OP_DEVICE_P2P_ATTRIBUTE, .args = {2, 0, 1}});
     ASSERT_EQ(access.status, VGPU_SUCCESS);

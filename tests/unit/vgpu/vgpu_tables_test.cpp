@@ -133,12 +133,12 @@ TEST(BackendFactory, HostIsAlwaysThereAndAutoSaysWhy) {
     std::string why;
     auto h = make_backend(BackendChoice::Host, &why);
     ASSERT_TRUE(h);
-    EXPECT_EQ(h->id(), VGPU_BACKEND_HOST);
+    EXPECT_EQ(h.id(), VGPU_BACKEND_HOST);
     EXPECT_NE(why.find("forced"), std::string::npos);
     auto a = make_backend(BackendChoice::Auto, &why);
     ASSERT_TRUE(a);
     EXPECT_FALSE(why.empty());
-    if (a->id() == VGPU_BACKEND_HOST) {
+    if (a.id() == VGPU_BACKEND_HOST) {
         EXPECT_NE(why.find("CUDA unavailable"), std::string::npos) << why;
     }
     BackendChoice c;

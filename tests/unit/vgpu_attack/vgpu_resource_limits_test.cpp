@@ -14,7 +14,7 @@
 #include "kvmtool-gpu/bus/bus.h"
 #include "kvmtool-gpu/devices/debug_console.h"
 #include "kvmtool-gpu/devices/vgpu/alias_budget.h"
-#include "kvmtool-gpu/devices/vgpu/backends/device_set.h"
+#include "kvmtool-gpu/devices/vgpu/backends/device_backends.h"
 #include "kvmtool-gpu/devices/vgpu/backends/fake_address_space.h"
 #include "tests/support/vgpu_rig.h"
 #include "tests/support/worker_vgpu.h"
@@ -259,7 +259,7 @@ TEST(VgpuResourceLimits, AFaultOnOneDeviceFreesEveryDevicesMemory) {
         host.push_back(h.get());
         devices.push_back(std::move(h));
     }
-    VgpuRig rig{VgpuOptions{.device_mem_quota = 64 << 20}, std::make_unique<DeviceSet>(std::move(devices))};
+    VgpuRig rig{VgpuOptions{.device_mem_quota = 64 << 20}, DeviceBackends(std::move(devices))};
     ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
     for (int round = 0; round < 6; ++round) { // six times the quota, were nothing freed
         const Done c1 = rig.call({.opcode = VGPU_OP_CTX_CREATE, .args = {0, 1}});

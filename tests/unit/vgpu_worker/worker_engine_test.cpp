@@ -177,7 +177,7 @@ TEST(WorkerEngine, DeviceStartReturnsBeforeTheBackendIsUp) {
     std::string why;
     auto e = WorkerEngine::create(
         mem,
-        [open_file](std::string* w) -> std::unique_ptr<GpuBackend> {
+        [open_file](std::string* w) -> DeviceBackends {
             while (access(open_file.c_str(), F_OK) != 0) usleep(1000);
             return host_factory()(w);
         },

@@ -4,7 +4,6 @@
 
 #include <vector>
 
-#include "kvmtool-gpu/devices/vgpu/backends/device_set.h"
 #include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
 #ifdef KVMGPU_HAVE_CUDA_BACKEND
 #include "kvmtool-gpu/devices/vgpu/backends/cuda_backend.h"
@@ -31,65 +30,64 @@ const char* to_string(BackendChoice c) {
 
 namespace {
 
-// One backend per entry of gpus from make_one(ordinal); a DeviceSet for
-// several. nullptr when one cannot be made.
+// One backend per entry of gpus from make_one(ordinal); empty when one
+// cannot be made.
 template <class MakeOne>
-std::unique_ptr<GpuBackend> devices_of(std::span<const int> gpus, MakeOne make_one) {
+DeviceBackends devices_of(std::span<const int> gpus, MakeOne make_one) {
     std::vector<std::unique_ptr<GpuBackend>> devices;
     for (int ordinal : gpus) {
         auto b = make_one(ordinal);
-        if (!b) return nullptr;
+        if (!b) return {};
         devices.push_back(std::move(b));
     }
-    if (devices.size() == 1) return std::move(devices.front());
-    if (devices.empty()) return nullptr;
-    return std::make_unique<DeviceSet>(std::move(devices));
+    if (devices.empty()) return {};
+    return DeviceBackends(std::move(devices));
 }
 
-std::unique_ptr<GpuBackend> host_devices(std::span<const int> gpus) {
+DeviceBackends host_devices(std::span<const int> gpus) {
     return devices_of(gpus, [](int) { return std::make_unique<HostBackend>(); });
 }
 
 } // namespace
 
-std::unique_ptr<GpuBackend> make_cuda_backend(std::span<const int> gpus, std::string* why) {
+DeviceBackends make_cuda_backend(std::span<const int> gpus, std::string* why) {
 #ifdef KVMGPU_HAVE_CUDA_BACKEND
     return devices_of(gpus, [why](int ordinal) { return CudaBackend::create(CudaBackendOptions{.ordinal = ordinal}, why); });
 #else
     (void)gpus;
     *why = "this VMM was built without cuda.h: no CUDA backend";
-    return nullptr;
+    return {};
 #endif
 }
 
-std::unique_ptr<GpuBackend> host_instead_of_cuda(const std::string& reason, std::string* why,
+DeviceBackends host_instead_of_cuda(const std::string& reason, std::string* why,
                                                  std::span<const int> gpus) {
     auto b = host_devices(gpus);
-    if (why) *why = b->describe() + " (CUDA unavailable: " + reason + ")";
+    if (why) *why = b.describe() + " (CUDA unavailable: " + reason + ")";
     return b;
 }
 
-std::unique_ptr<GpuBackend> make_backend(BackendChoice choice, std::string* why, std::span<const int> gpus) {
+DeviceBackends make_backend(BackendChoice choice, std::string* why, std::span<const int> gpus) {
     std::string reason;
-    std::unique_ptr<GpuBackend> b;
+    DeviceBackends b;
     if (gpus.empty()) {
         if (why) *why = "no devices asked for";
-        return nullptr;
+        return {};
     }
     if (choice != BackendChoice::Host) {
         b = make_cuda_backend(gpus, &reason);
         if (!b && choice == BackendChoice::Cuda) {
             if (why) *why = "CUDA backend unavailable: " + reason;
-            return nullptr;
+            return {};
         }
     }
     if (b) {
-        if (why) *why = b->describe();
+        if (why) *why = b.describe();
         return b;
     }
     if (choice != BackendChoice::Host) return host_instead_of_cuda(reason, why, gpus);
     b = host_devices(gpus);
-    if (why) *why = b->describe() + " (forced)";
+    if (why) *why = b.describe() + " (forced)";
     return b;
 }
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
+#include "kvmtool-gpu/devices/vgpu/backends/device_backends.h"
 
 namespace kvmgpu::vgpu {
 
@@ -22,19 +22,20 @@ const char* to_string(BackendChoice c);
 
 // The GPUs a VM's devices are on: device i of the guest is physical GPU
 // gpus[i] (an ordinal may repeat: several devices, each with its own
-// context, on one GPU). Several make a DeviceSet.
+// context, on one GPU): one backend each.
 inline constexpr int kDefaultGpus[] = {0};
 
 // Auto: CUDA if it can be created, else the host backend, with *why saying
 // why CUDA was not used. Cuda: nullptr (and *why) if it cannot be created.
-// Host: the host backend. On success *why names the backend picked.
-std::unique_ptr<GpuBackend> make_backend(BackendChoice choice, std::string* why,
+// Host: the host backend. On success *why names the backend picked; on
+// failure the result is empty (false).
+DeviceBackends make_backend(BackendChoice choice, std::string* why,
                                          std::span<const int> gpus = kDefaultGpus);
 // The host backend in place of CUDA, which could not be made for `reason`
 // (Auto's fallback), one device per entry of gpus; *why says so.
-std::unique_ptr<GpuBackend> host_instead_of_cuda(const std::string& reason, std::string* why,
+DeviceBackends host_instead_of_cuda(const std::string& reason, std::string* why,
                                                  std::span<const int> gpus = kDefaultGpus);
-// The CUDA backend alone: nullptr with *why when it cannot be made.
-std::unique_ptr<GpuBackend> make_cuda_backend(std::span<const int> gpus, std::string* why);
+// The CUDA backend alone: empty with *why when it cannot be made.
+DeviceBackends make_cuda_backend(std::span<const int> gpus, std::string* why);
 
 } // namespace kvmgpu::vgpu

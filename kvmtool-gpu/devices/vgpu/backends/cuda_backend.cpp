@@ -222,29 +222,21 @@ Status CudaBackend::prepare_guest_ram(const void* host, uint64_t bytes) {
 
 Status CudaBackend::unregister_guest_ram(void* host) {
     if (!ram_.remove(static_cast<uint8_t*>(host))) return VGPU_ERROR_HOST_MEMORY_NOT_REGISTERED;
-    // A portable registration is the process's: with several devices (a
-    // DeviceSet) the first backend to unregister it undoes it for all.
+    // A portable registration is the process's: with several devices (one
+    // backend each) the first backend to unregister it undoes it for all.
     const CUresult r = api_.cuMemHostUnregister(host);
     return r == CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED ? VGPU_SUCCESS : to_status(r);
 }
 
-Status CudaBackend::device_count(int* out) {
-    *out = 1; // the VM sees this backend's device only
-    return VGPU_SUCCESS;
-}
-
-Status CudaBackend::device_attribute(int attribute, int ordinal, int* out) {
-    if (ordinal != 0) return VGPU_ERROR_INVALID_DEVICE;
+Status CudaBackend::device_attribute(int attribute, int* out) {
     return to_status(api_.cuDeviceGetAttribute(out, static_cast<CUdevice_attribute>(attribute), dev_));
 }
 
-Status CudaBackend::device_name(int ordinal, char* buf, size_t len) {
-    if (ordinal != 0) return VGPU_ERROR_INVALID_DEVICE;
+Status CudaBackend::device_name(char* buf, size_t len) {
     return to_status(api_.cuDeviceGetName(buf, static_cast<int>(len), dev_));
 }
 
-Status CudaBackend::device_total_mem(int ordinal, uint64_t* out) {
-    if (ordinal != 0) return VGPU_ERROR_INVALID_DEVICE;
+Status CudaBackend::device_total_mem(uint64_t* out) {
     size_t total = 0;
     CU_TRY(api_.cuDeviceTotalMem(&total, dev_));
     *out = total;

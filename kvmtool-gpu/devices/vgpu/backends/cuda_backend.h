@@ -78,10 +78,9 @@ public:
     uint64_t register_ns() const override { return register_ns_; }
     uint64_t guest_ram_device_address(const void* host) const override { return ram_.device_address(host); }
 
-    Status device_count(int* out) override;
-    Status device_attribute(int attribute, int ordinal, int* out) override;
-    Status device_name(int ordinal, char* buf, size_t len) override;
-    Status device_total_mem(int ordinal, uint64_t* out) override;
+    Status device_attribute(int attribute, int* out) override;
+    Status device_name(char* buf, size_t len) override;
+    Status device_total_mem(uint64_t* out) override;
     Status ctx_synchronize() override;
 
     Status mem_alloc(uint64_t bytes, uint64_t* dptr) override;

@@ -22,7 +22,7 @@ Status CudaBackend::set_limit(int limit, uint64_t value) {
 }
 
 // The driver answers for two distinct GPUs; two backends on one GPU
-// (--gpus 0,0) are left to the default answer (GpuBackend::p2p_attribute).
+// (--gpus 0,0) are left to the default answer (DeviceBackends::p2p_attribute).
 Status CudaBackend::peer_attribute(GpuBackend& peer, int attribute, int* out) {
     auto* other = dynamic_cast<CudaBackend*>(&peer);
     if (!other || other->dev_ == dev_) return VGPU_ERROR_NOT_SUPPORTED;

@@ -67,13 +67,4 @@ const char* status_name(uint32_t s) {
     return "VGPU_STATUS_OTHER"; // a CUresult the ABI does not name; the number travels beside it
 }
 
-Status GpuBackend::p2p_attribute(int attribute, int device, int peer_device, int* out) {
-    if (device == peer_device) return VGPU_ERROR_INVALID_DEVICE; // as the driver answers
-    int can = 0;
-    const Status s = can_access_peer(device, peer_device, &can);
-    if (s != VGPU_SUCCESS) return s;
-    *out = attribute == 2 /* CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED */ ? can : 0;
-    return VGPU_SUCCESS;
-}
-
 } // namespace kvmgpu::vgpu

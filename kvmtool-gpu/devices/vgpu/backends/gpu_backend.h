@@ -1,7 +1,9 @@
-// What the vGPU device model needs from a GPU: the Driver API operations it
-// forwards, in host terms (host pointers already translated and checked,
-// handles already resolved). One instance per VM: the CUDA backend holds
-// one CUDA context per instance, so VMs never share a device address space.
+// What the vGPU device model needs from one guest device: the Driver API
+// operations it forwards, in host terms (host pointers already translated
+// and checked, handles already resolved, ordinals already picked). One
+// instance per device of a VM (DeviceBackends holds a VM's, and does what
+// needs two of them): the CUDA backend holds one CUDA context per instance,
+// so VMs never share a device address space.
 //
 // Every method returns a vgpu_status (CUresult values). None throws, and
 // none is called with guest-controlled values that the device model has not
@@ -140,33 +142,8 @@ public:
     // Device address of registered guest RAM at `host` (zero-copy), 0 if none.
     virtual uint64_t guest_ram_device_address(const void* host) const = 0;
 
-    virtual Status device_count(int* out) = 0;
-    // Which device the calls below (memory, modules, launches, streams,
-    // events, synchronize) go to, by ordinal; objects belong to the device
-    // they were made on. A backend of one device has only ordinal 0.
-    virtual Status select_device(int ordinal) { return ordinal == 0 ? VGPU_SUCCESS : VGPU_ERROR_INVALID_DEVICE; }
-    // cuMemcpyPeer: [src, src + bytes) of device src_device to dst of
-    // dst_device, ordered on stream s of the selected device.
-    virtual Status memcpy_peer(int dst_device, uint64_t dst, int src_device, uint64_t src, uint64_t bytes,
-                               BackendStream s, bool async) {
-        if (dst_device != src_device) return VGPU_ERROR_INVALID_DEVICE;
-        return memcpy_dtod(dst, src, bytes, s, async);
-    }
-    // cuDeviceCanAccessPeer and cuCtxEnablePeerAccess / Disable between two
-    // of the backend's devices (the selected one is current for the latter).
-    virtual Status can_access_peer(int device, int peer_device, int* out) {
-        if (device != 0 || peer_device != 0) return VGPU_ERROR_INVALID_DEVICE;
-        *out = 0;
-        return VGPU_SUCCESS;
-    }
-    virtual Status set_peer_access(int device, int peer_device, bool enable) {
-        (void)enable;
-        if (device != 0 || peer_device != 0) return VGPU_ERROR_INVALID_DEVICE;
-        return VGPU_ERROR_PEER_ACCESS_UNSUPPORTED;
-    }
-
-    // Hooks a DeviceSet uses between two backends of one kind; `peer` is
-    // another instance of this backend's class. The defaults: no peer path
+    // Between this device and `peer`, another of the VM's devices (of this
+    // backend's kind), as DeviceBackends asks. The defaults: no peer path
     // (the set stages copies through the VMM). memcpy_with_peer copies
     // between this backend's memory and peer's (to peer when to_peer), on
     // this backend's stream s.
@@ -184,19 +161,16 @@ public:
         (void)peer, (void)to_peer, (void)dst, (void)src, (void)bytes, (void)s, (void)async;
         return VGPU_ERROR_NOT_SUPPORTED;
     }
-    // cuDeviceGetP2PAttribute between two of the backend's devices (not the
-    // same one: INVALID_DEVICE). The default answers from can_access_peer:
-    // ACCESS_SUPPORTED is it, every other attribute 0.
-    virtual Status p2p_attribute(int attribute, int device, int peer_device, int* out);
-    // The hook a DeviceSet asks first, as peer_can_access; NOT_SUPPORTED:
-    // the answer above.
+    // cuDeviceGetP2PAttribute to `peer`; NOT_SUPPORTED: DeviceBackends
+    // answers from peer_can_access.
     virtual Status peer_attribute(GpuBackend& peer, int attribute, int* out) {
         (void)peer, (void)attribute, (void)out;
         return VGPU_ERROR_NOT_SUPPORTED;
     }
-    virtual Status device_attribute(int attribute, int ordinal, int* out) = 0;
-    virtual Status device_name(int ordinal, char* buf, size_t len) = 0;
-    virtual Status device_total_mem(int ordinal, uint64_t* out) = 0;
+    // This device's cuDeviceGetAttribute, cuDeviceGetName, cuDeviceTotalMem.
+    virtual Status device_attribute(int attribute, int* out) = 0;
+    virtual Status device_name(char* buf, size_t len) = 0;
+    virtual Status device_total_mem(uint64_t* out) = 0;
     virtual Status ctx_synchronize() = 0;
 
     virtual Status mem_alloc(uint64_t bytes, uint64_t* dptr) = 0;
@@ -237,13 +211,13 @@ public:
     virtual Status set_function_attribute(BackendFunction f, int attribute, int value) = 0;
     // cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: how many blocks
     // of `block` threads with `dynamic_shared` bytes one multiprocessor of
-    // the selected device holds at once (block 1..1024, flags 0 or 1,
+    // this device holds at once (block 1..1024, flags 0 or 1,
     // checked by the device model).
     virtual Status occupancy(BackendFunction f, uint32_t block, uint64_t dynamic_shared, uint32_t flags, int* out) {
         (void)f, (void)block, (void)dynamic_shared, (void)flags, (void)out;
         return VGPU_ERROR_NOT_SUPPORTED;
     }
-    // cuCtxGetLimit / cuCtxSetLimit on the selected device's context
+    // cuCtxGetLimit / cuCtxSetLimit on this device's context
     // (CUlimit numbers below VGPU_LIMIT_COUNT_; the device model decides
     // which may be set and counts what they cost).
     virtual Status get_limit(int limit, uint64_t* out) {
@@ -296,7 +270,7 @@ public:
         return VGPU_ERROR_NOT_SUPPORTED;
     }
 
-    // Virtual memory management on the selected device (cuMemAddressReserve,
+    // Virtual memory management on this device (cuMemAddressReserve,
     // cuMemCreate, cuMemMap, cuMemSetAccess...). The device model checked
     // every size, alignment and range against the VM's reservations,
     // handles and mappings; `fixed` is an address asked for (0: any), which
@@ -331,7 +305,7 @@ public:
         (void)va, (void)bytes;
         return VGPU_ERROR_NOT_SUPPORTED;
     }
-    // flags: VGPU_VMM_ACCESS_* for the selected device.
+    // flags: VGPU_VMM_ACCESS_* for this device.
     virtual Status vmm_set_access(uint64_t va, uint64_t bytes, uint32_t flags) {
         (void)va, (void)bytes, (void)flags;
         return VGPU_ERROR_NOT_SUPPORTED;
@@ -350,7 +324,7 @@ public:
     virtual Status event_destroy(BackendEvent e) = 0;
     virtual Status event_query(BackendEvent e) = 0;
 
-    // The BLAS library of the selected device (cuBLAS forwarded as calls),
+    // This device's BLAS library (cuBLAS forwarded as calls),
     // nullptr when the backend has none. The backend owns it.
     virtual BlasLibrary* blas() { return nullptr; }
     // ... and its cuRAND host API, nullptr when it has none.

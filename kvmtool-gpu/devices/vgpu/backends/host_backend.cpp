@@ -80,13 +80,7 @@ Status HostBackend::peer_set_access(GpuBackend& peer, bool enable) {
     return VGPU_SUCCESS;
 }
 
-Status HostBackend::device_count(int* out) {
-    *out = 1;
-    return VGPU_SUCCESS;
-}
-
-Status HostBackend::device_attribute(int attribute, int ordinal, int* out) {
-    if (ordinal != 0) return VGPU_ERROR_INVALID_DEVICE;
+Status HostBackend::device_attribute(int attribute, int* out) {
     // CUdevice_attribute numbers; the host backend answers the launch limits
     // a guest needs and reports compute capability 0.0 (it is not a GPU).
     switch (attribute) {
@@ -122,15 +116,13 @@ Status HostBackend::device_attribute(int attribute, int ordinal, int* out) {
     return VGPU_SUCCESS;
 }
 
-Status HostBackend::device_name(int ordinal, char* buf, size_t len) {
-    if (ordinal != 0) return VGPU_ERROR_INVALID_DEVICE;
+Status HostBackend::device_name(char* buf, size_t len) {
     if (len == 0) return VGPU_ERROR_INVALID_VALUE;
     std::snprintf(buf, len, "kvmtool-gpu host backend (CPU reference kernels, not a GPU)");
     return VGPU_SUCCESS;
 }
 
-Status HostBackend::device_total_mem(int ordinal, uint64_t* out) {
-    if (ordinal != 0) return VGPU_ERROR_INVALID_DEVICE;
+Status HostBackend::device_total_mem(uint64_t* out) {
     *out = opts_.total_bytes;
     return VGPU_SUCCESS;
 }

@@ -67,10 +67,9 @@ public:
     }
     uint64_t guest_ram_device_address(const void* host) const override { return ram_.device_address(host); }
 
-    Status device_count(int* out) override;
-    Status device_attribute(int attribute, int ordinal, int* out) override;
-    Status device_name(int ordinal, char* buf, size_t len) override;
-    Status device_total_mem(int ordinal, uint64_t* out) override;
+    Status device_attribute(int attribute, int* out) override;
+    Status device_name(char* buf, size_t len) override;
+    Status device_total_mem(uint64_t* out) override;
     Status ctx_synchronize() override { return VGPU_SUCCESS; }
 
     Status mem_alloc(uint64_t bytes, uint64_t* dptr) override;
@@ -128,7 +127,7 @@ public:
     Status event_destroy(BackendEvent e) override;
     Status event_query(BackendEvent e) override;
 
-    // Peer access between host devices (a DeviceSet's, all in host RAM):
+    // Peer access between host devices (a VM's DeviceBackends, all in host RAM):
     // possible between any two, and once enabled a CPU kernel on this device
     // reaches the peer's allocations, as a GPU kernel reaches a peer's
     // memory over the bus. Copies between devices stay the set's staged

@@ -1,4 +1,4 @@
-#include "kvmtool-gpu/devices/vgpu/backends/device_set.h"
+#include "kvmtool-gpu/devices/vgpu/backends/device_backends.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -11,7 +11,7 @@ namespace {
 constexpr uint64_t kStagingBytes = 16ull << 20; // one staged piece between devices
 } // namespace
 
-DeviceSet::DeviceSet(std::vector<std::unique_ptr<GpuBackend>> devices) : devices_(std::move(devices)) {
+DeviceBackends::DeviceBackends(std::vector<std::unique_ptr<GpuBackend>> devices) : devices_(std::move(devices)) {
     if (devices_.empty()) throw std::invalid_argument("a device set needs at least one device");
     for (const auto& d : devices_) {
         if (!d) throw std::invalid_argument("a device set was given a null backend");
@@ -19,73 +19,70 @@ DeviceSet::DeviceSet(std::vector<std::unique_ptr<GpuBackend>> devices) : devices
     }
 }
 
-std::string DeviceSet::describe() const {
+std::string DeviceBackends::describe() const {
+    if (devices_.size() == 1) return devices_.front()->describe();
     std::string out = std::to_string(devices_.size()) + " devices:";
     for (size_t i = 0; i < devices_.size(); ++i) out += " [" + std::to_string(i) + "] " + devices_[i]->describe();
     return out;
 }
 
-void DeviceSet::bind_thread() {
+void DeviceBackends::bind_thread() {
     for (auto& d : devices_) d->bind_thread();
-    cur().bind_thread(); // the selected device's context stays current (CUDA)
+    current().bind_thread(); // the selected device's context stays current (CUDA)
 }
 
-Status DeviceSet::register_guest_ram(void* host, uint64_t bytes) {
+Status DeviceBackends::register_guest_ram(void* host, uint64_t bytes) {
     Status first_error = VGPU_SUCCESS;
     for (auto& d : devices_) {
         const Status s = d->register_guest_ram(host, bytes);
         if (first_error == VGPU_SUCCESS) first_error = s;
     }
-    cur().bind_thread();
+    current().bind_thread();
     return first_error;
 }
 
-Status DeviceSet::unregister_guest_ram(void* host) {
+Status DeviceBackends::unregister_guest_ram(void* host) {
     Status first_error = VGPU_SUCCESS;
     for (auto& d : devices_) {
         const Status s = d->unregister_guest_ram(host);
         if (first_error == VGPU_SUCCESS) first_error = s;
     }
-    cur().bind_thread();
+    current().bind_thread();
     return first_error;
 }
 
-uint64_t DeviceSet::register_ns() const {
+Status DeviceBackends::add_guest_ram(void* host, uint64_t bytes) {
+    if (devices_.size() == 1) return current().add_guest_ram(host, bytes);
+    return register_guest_ram(host, bytes);
+}
+
+Status DeviceBackends::prepare_guest_ram(const void* host, uint64_t bytes) {
+    if (devices_.size() == 1) return current().prepare_guest_ram(host, bytes);
+    return VGPU_SUCCESS; // registered at once (add_guest_ram)
+}
+
+uint64_t DeviceBackends::register_ns() const {
     uint64_t ns = 0;
     for (const auto& d : devices_) ns += d->register_ns();
     return ns;
 }
 
-Status DeviceSet::device_count(int* out) {
-    *out = static_cast<int>(devices_.size());
-    return VGPU_SUCCESS;
+uint64_t DeviceBackends::registered_bytes() const {
+    uint64_t n = 0;
+    for (const auto& d : devices_) n += d->registered_bytes();
+    return n;
 }
 
-Status DeviceSet::select_device(int ordinal) {
-    if (!valid(ordinal)) return VGPU_ERROR_INVALID_DEVICE;
-    if (selected_ != static_cast<size_t>(ordinal)) {
-        selected_ = static_cast<size_t>(ordinal);
-        cur().bind_thread();
+Status DeviceBackends::select(int device) {
+    if (!valid(device)) return VGPU_ERROR_INVALID_DEVICE;
+    if (selected_ != static_cast<size_t>(device)) {
+        selected_ = static_cast<size_t>(device);
+        current().bind_thread();
     }
     return VGPU_SUCCESS;
 }
 
-Status DeviceSet::device_attribute(int attribute, int ordinal, int* out) {
-    if (!valid(ordinal)) return VGPU_ERROR_INVALID_DEVICE;
-    return devices_[ordinal]->device_attribute(attribute, 0, out);
-}
-
-Status DeviceSet::device_name(int ordinal, char* buf, size_t len) {
-    if (!valid(ordinal)) return VGPU_ERROR_INVALID_DEVICE;
-    return devices_[ordinal]->device_name(0, buf, len);
-}
-
-Status DeviceSet::device_total_mem(int ordinal, uint64_t* out) {
-    if (!valid(ordinal)) return VGPU_ERROR_INVALID_DEVICE;
-    return devices_[ordinal]->device_total_mem(0, out);
-}
-
-bool DeviceSet::first_copy_between(int dst_device, int src_device) {
+bool DeviceBackends::first_copy_between(int dst_device, int src_device) {
     if (path_said_.empty()) path_said_.assign(devices_.size() * devices_.size(), false);
     const size_t pair = static_cast<size_t>(src_device) * devices_.size() + static_cast<size_t>(dst_device);
     if (path_said_[pair]) return false;
@@ -93,11 +90,11 @@ bool DeviceSet::first_copy_between(int dst_device, int src_device) {
     return true;
 }
 
-void DeviceSet::say_path(int dst_device, int src_device, const char* path) {
+void DeviceBackends::say_path(int dst_device, int src_device, const char* path) {
     log_info("vgpu: copies from device %d to device %d: %s", src_device, dst_device, path);
 }
 
-Status DeviceSet::can_access_peer(int device, int peer_device, int* out) {
+Status DeviceBackends::can_access_peer(int device, int peer_device, int* out) {
     if (!valid(device) || !valid(peer_device)) return VGPU_ERROR_INVALID_DEVICE;
     if (device == peer_device) {
         *out = 0; // a device is not its own peer, as the driver says
@@ -108,24 +105,29 @@ Status DeviceSet::can_access_peer(int device, int peer_device, int* out) {
     return s == VGPU_ERROR_NOT_SUPPORTED ? VGPU_SUCCESS : s;
 }
 
-Status DeviceSet::p2p_attribute(int attribute, int device, int peer_device, int* out) {
+Status DeviceBackends::p2p_attribute(int attribute, int device, int peer_device, int* out) {
     if (!valid(device) || !valid(peer_device) || device == peer_device) return VGPU_ERROR_INVALID_DEVICE;
     const Status s = devices_[device]->peer_attribute(*devices_[peer_device], attribute, out);
-    return s == VGPU_ERROR_NOT_SUPPORTED ? GpuBackend::p2p_attribute(attribute, device, peer_device, out) : s;
+    if (s != VGPU_ERROR_NOT_SUPPORTED) return s;
+    int can = 0;
+    const Status c = can_access_peer(device, peer_device, &can);
+    if (c != VGPU_SUCCESS) return c;
+    *out = attribute == 2 /* CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED */ ? can : 0;
+    return VGPU_SUCCESS;
 }
 
-Status DeviceSet::set_peer_access(int device, int peer_device, bool enable) {
+Status DeviceBackends::set_peer_access(int device, int peer_device, bool enable) {
     if (!valid(device) || !valid(peer_device)) return VGPU_ERROR_INVALID_DEVICE;
     if (device == peer_device) return VGPU_ERROR_PEER_ACCESS_UNSUPPORTED;
     devices_[device]->bind_thread();
     Status s = devices_[device]->peer_set_access(*devices_[peer_device], enable);
     if (s == VGPU_ERROR_NOT_SUPPORTED) s = VGPU_ERROR_PEER_ACCESS_UNSUPPORTED;
-    cur().bind_thread();
+    current().bind_thread();
     return s;
 }
 
 // Piece by piece through VMM memory, synchronous.
-Status DeviceSet::staged_copy(GpuBackend& from, GpuBackend& to, uint64_t dst, uint64_t src, uint64_t bytes) {
+Status DeviceBackends::staged_copy(GpuBackend& from, GpuBackend& to, uint64_t dst, uint64_t src, uint64_t bytes) {
     if (staging_.empty()) staging_.resize(kStagingBytes);
     Status st = VGPU_SUCCESS;
     for (uint64_t done = 0; st == VGPU_SUCCESS && done < bytes;) {
@@ -140,20 +142,16 @@ Status DeviceSet::staged_copy(GpuBackend& from, GpuBackend& to, uint64_t dst, ui
     return st;
 }
 
-// On stream s of the selected device. Within one device: its own copy.
-// Between two: the backend's peer copy where it has one (queued on s when
-// the selected device is one of the two), else staged (synchronous, after
-// what s and the source device queued before).
-Status DeviceSet::memcpy_peer(int dst_device, uint64_t dst, int src_device, uint64_t src, uint64_t bytes,
+Status DeviceBackends::memcpy_peer(int dst_device, uint64_t dst, int src_device, uint64_t src, uint64_t bytes,
                               BackendStream s, bool async) {
     if (!valid(dst_device) || !valid(src_device)) return VGPU_ERROR_INVALID_DEVICE;
     const int here = static_cast<int>(selected_);
-    if (dst_device == src_device && dst_device == here) return cur().memcpy_dtod(dst, src, bytes, s, async);
+    if (dst_device == src_device && dst_device == here) return current().memcpy_dtod(dst, src, bytes, s, async);
     GpuBackend& from = *devices_[src_device];
     GpuBackend& to = *devices_[dst_device];
     if (dst_device != src_device && (here == src_device || here == dst_device)) {
         GpuBackend& other = here == src_device ? to : from;
-        const Status st = cur().memcpy_with_peer(other, here == src_device, dst, src, bytes, s, async);
+        const Status st = current().memcpy_with_peer(other, here == src_device, dst, src, bytes, s, async);
         if (st != VGPU_ERROR_NOT_SUPPORTED) {
             if (first_copy_between(dst_device, src_device)) { // asks the driver once per pair, not per copy
                 int can = 0;
@@ -166,7 +164,7 @@ Status DeviceSet::memcpy_peer(int dst_device, uint64_t dst, int src_device, uint
             return st;
         }
     }
-    Status st = cur().stream_synchronize(s);
+    Status st = current().stream_synchronize(s);
     if (st == VGPU_SUCCESS) {
         from.bind_thread();
         st = from.ctx_synchronize();
@@ -177,7 +175,7 @@ Status DeviceSet::memcpy_peer(int dst_device, uint64_t dst, int src_device, uint
         if (first_copy_between(dst_device, src_device)) say_path(dst_device, src_device, "staged through the VMM");
         st = staged_copy(from, to, dst, src, bytes);
     }
-    cur().bind_thread();
+    current().bind_thread();
     return st;
 }
 
