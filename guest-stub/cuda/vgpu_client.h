@@ -30,6 +30,14 @@ struct Call {
     uint64_t arg[6] = {};
     const void* payload = nullptr;
     uint32_t payload_len = 0; // <= VGPU_PAYLOAD_BYTES
+
+    // arg[] from the opcode's typed layout (its row in vgpu_ops.h).
+    template <class Args>
+    void set_args(const Args& a)
+    {
+        static_assert(sizeof a <= sizeof arg, "an argument layout fills at most arg[]");
+        __builtin_memcpy(arg, &a, sizeof a);
+    }
 };
 
 // The vGPU's handle for a stream argument: CU_STREAM_LEGACY and
@@ -86,6 +94,8 @@ CUresult call_create(uint16_t op, uint64_t flags, H* handle)
     return call_result(c, handle);
 }
 // Submits with VGPU_CMD_FLAG_ASYNC and returns; errors come at a sync point.
+// Only for an opcode with VGPU_OPF_ASYNC (else CUDA_ERROR_INVALID_VALUE, and
+// nothing is sent): another's error would be lost.
 CUresult call_async(const Call& call);
 // Submits with VGPU_CMD_FLAG_ASYNC and waits until the device has taken the
 // command (its completion), not for the work it queued: for a command

@@ -1,19 +1,29 @@
 // The opcode table, the checks every command gets before its handler runs,
 // the helpers handlers share, and the VM-wide operations (reset, recovery).
 #include "kvmtool-gpu/devices/vgpu/command_dispatch.h"
+#include "kvmtool-gpu/abi/vgpu_abi_layout.h"
 #include "kvmtool-gpu/devices/vgpu/alias_budget.h"
 
 
 namespace kvmgpu::vgpu {
 
 namespace {
+// A handler for exactly the opcodes in VGPU_OPS (vgpu_ops.h).
+template <class Table>
+constexpr bool handles_exactly_the_opcodes(const Table& t) {
+    for (uint32_t op = 0; op < t.size(); ++op)
+        if ((t[op] != nullptr) != abi::vgpu_op_known(op)) return false;
+    return true;
+}
+
 // Fewer than this many alias mappings (4 MiB of scattered 4 KiB frames) is
 // worth a line at start: scattered registrations will be refused early.
 constexpr uint64_t kFewAliasMappings = 1024;
 } // namespace
 
-// Indexed by opcode; nullptr = not an opcode (NOT_SUPPORTED).
-const std::array<CommandDispatch::Handler, VGPU_OP_MAX_> CommandDispatch::kHandlers = [] {
+// Indexed by opcode; nullptr = not an opcode (NOT_SUPPORTED). The opcodes
+// and their facts are vgpu_ops.h's; this says which function runs each.
+constexpr std::array<CommandDispatch::Handler, VGPU_OP_MAX_> CommandDispatch::kHandlers = [] {
     std::array<Handler, VGPU_OP_MAX_> t{};
     using D = CommandDispatch;
     t[VGPU_OP_NOP] = &D::op_nop;
@@ -172,21 +182,24 @@ CommandDispatch::~CommandDispatch() {
 }
 
 CommandResult CommandDispatch::execute(GuestCommand& cmd) {
+    static_assert(handles_exactly_the_opcodes(kHandlers),
+                  "kHandlers: an opcode of VGPU_OPS without a handler, or a handler for a number not in VGPU_OPS");
     current_ = &cmd;
     const uint16_t op = cmd.desc.opcode;
+    const uint32_t facts = vgpu_op_flags(op);
     CommandResult r;
     if (op >= VGPU_OP_MAX_ || kHandlers[op] == nullptr) {
         VgpuCounters::add(counters_.bad_opcodes);
         r = fail(VGPU_ERROR_NOT_SUPPORTED, "unknown opcode");
     } else if (cmd.desc.flags & ~uint32_t{VGPU_CMD_FLAG_ASYNC | VGPU_CMD_FLAG_COOPERATIVE}) {
         r = fail(VGPU_ERROR_INVALID_VALUE, "unknown flag bits");
-    } else if ((cmd.desc.flags & VGPU_CMD_FLAG_COOPERATIVE) && op != VGPU_OP_LAUNCH_KERNEL_PACKED) {
+    } else if ((cmd.desc.flags & VGPU_CMD_FLAG_COOPERATIVE) && !(facts & VGPU_OPF_COOP)) {
         r = fail(VGPU_ERROR_INVALID_VALUE, "cooperative flag on a command that is not a launch");
     } else if (cmd.desc.payload_len > VGPU_PAYLOAD_BYTES) {
         r = fail(VGPU_ERROR_INVALID_VALUE, "payload_len > VGPU_PAYLOAD_BYTES");
-    } else if (ctx_ == 0 && needs_context(op)) {
+    } else if (ctx_ == 0 && (facts & VGPU_OPF_CTX)) {
         r = fail(VGPU_ERROR_INVALID_CONTEXT, "no current context");
-    } else if (capture_quota_exceeded(op)) {
+    } else if ((facts & VGPU_OPF_CAPTURED) && capture_quota_exceeded()) {
         r = fail(VGPU_ERROR_OUT_OF_MEMORY, "work captured while a capture is open past max_graph_nodes");
     } else {
         VgpuCounters::add(counters_.per_opcode[op]);
@@ -207,8 +220,10 @@ CommandResult CommandDispatch::execute(GuestCommand& cmd) {
 CommandResult CommandDispatch::fail(uint32_t status, const char* why) {
     if (log_limit_.allow()) {
         const unsigned op = current_ ? current_->desc.opcode : 0;
+        const char* name = vgpu_op_name(op);
         const unsigned long long seq = current_ ? static_cast<unsigned long long>(current_->desc.seq) : 0;
-        log_warn("vgpu: guest command op %u seq %llu: %s -> %s (%u)", op, seq, why, status_name(status), status);
+        log_warn("vgpu: guest command op %u (%s) seq %llu: %s -> %s (%u)", op, name ? name : "unknown", seq, why,
+                 status_name(status), status);
     }
     CommandResult r;
     r.status = status;

@@ -88,7 +88,6 @@ private:
     CommandResult query_result(Status s);
     Status backend_result(Status s);
     bool stream_of(uint64_t handle, BackendStream* out);
-    static bool needs_context(uint16_t opcode);
     // Whether the backend places device memory at guest RAM addresses (managed memory's need).
     bool managed_memory_placeable();
     int managed_placeable_ = -1; // -1: not asked yet
@@ -238,8 +237,9 @@ private:
     // Ends the captures open on ctx's streams (their graphs dropped): before
     // its objects are freed, which the driver refuses during a global capture.
     void end_captures_of(uint64_t ctx);
-    // Whether a stream-ordered op counts against an open capture's node quota.
-    bool capture_quota_exceeded(uint16_t op);
+    // Whether a captured command (VGPU_OPF_CAPTURED), counted while a
+    // capture is open, takes the VM past max_graph_nodes.
+    bool capture_quota_exceeded();
     // dispatch_limits.cpp
     CommandResult op_func_occupancy(GuestCommand&);
     CommandResult op_ctx_limit(GuestCommand&);
