@@ -80,6 +80,17 @@ CUresult call_result(const Call& call, T** out)
         *out = handle_of<T*>(res[0]);
     return r;
 }
+// call_sync for a call whose results are its opcode's typed layout (vgpu_ops.h).
+template <class Result>
+CUresult call_sync_typed(const Call& call, Result* out)
+{
+    static_assert(sizeof *out <= 2 * sizeof(uint64_t), "a result layout fills at most result[]");
+    uint64_t res[2];
+    CUresult r = call_sync(call, res);
+    if (r == CUDA_SUCCESS)
+        __builtin_memcpy(out, res, sizeof *out);
+    return r;
+}
 // call_sync of `op` with arg0 = handle, the shape of most calls on one object.
 CUresult call_on(uint16_t op, uint64_t handle);
 // A call that makes an object from arg0 = flags: *handle = result[0].

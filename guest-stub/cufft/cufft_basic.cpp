@@ -101,11 +101,11 @@ cufftResult exec(cufftHandle h, cufftType type, const void* in, const void* out,
         return CUFFT_INVALID_PLAN;
     cuda::Call c;
     c.op = VGPU_OP_FFT_EXEC;
-    c.arg[0] = p;
-    c.arg[1] = reinterpret_cast<uintptr_t>(in);
-    c.arg[2] = reinterpret_cast<uintptr_t>(out);
-    c.arg[3] = static_cast<uint64_t>(type);
-    c.arg[4] = static_cast<uint64_t>(static_cast<int64_t>(direction));
+    c.set_args(vgpu_args_fft_exec{.plan = p,
+                                  .input = reinterpret_cast<uintptr_t>(in),
+                                  .output = reinterpret_cast<uintptr_t>(out),
+                                  .type = static_cast<uint64_t>(type),
+                                  .direction = static_cast<uint64_t>(static_cast<int64_t>(direction))});
     return result_of(cuda::call_async(c));
 }
 

@@ -60,8 +60,9 @@ struct Fnv {
 } // namespace detail
 
 // FNV-1a over what a guest and the VMM must agree on: the registers, the
-// ring's records, every opcode's number, facts and layouts' sizes, and the
-// payload structs' sizes. Field names and comments do not count.
+// ring's records, every opcode's number, guest-visible facts and layouts'
+// sizes, and the payload structs' sizes. Field names and comments do not
+// count.
 constexpr uint64_t vgpu_abi_layout_hash() {
     detail::Fnv f;
     f.add(VGPU_MAGIC);
@@ -80,7 +81,9 @@ constexpr uint64_t vgpu_abi_layout_hash() {
                        sizeof(vgpu_blas_level1), sizeof(vgpu_blas_level2), sizeof(vgpu_blas_gemm),
                        sizeof(vgpu_blas_level3)};
     for (uint64_t v : records) f.add(v);
-    for (const VgpuOpRow& r : kVgpuOps) f.add(r.number).add(r.flags).add(r.arg_bytes).add(r.result_bytes);
+    // The facts a guest acts on; the VMM's own policy (capture, nodes, quota) may change alone.
+    constexpr uint32_t kGuestFacts = VGPU_OPF_CTX | VGPU_OPF_ASYNC | VGPU_OPF_COOP;
+    for (const VgpuOpRow& r : kVgpuOps) f.add(r.number).add(r.flags & kGuestFacts).add(r.arg_bytes).add(r.result_bytes);
     return f.h;
 }
 

@@ -38,6 +38,7 @@
 struct vgpu_args_handle { uint64_t handle; };          /* the object the opcode acts on */
 struct vgpu_args_flags { uint64_t flags; };            /* a create's flags */
 struct vgpu_args_bytes { uint64_t bytes; };
+struct vgpu_args_dptr { uint64_t dptr; };
 struct vgpu_args_device { uint64_t device; };          /* an ordinal */
 struct vgpu_args_device_attribute { uint64_t attribute; uint64_t device; };
 struct vgpu_args_peer_devices { uint64_t device; uint64_t peer; };
@@ -118,7 +119,7 @@ struct vgpu_result_bytes16 { uint8_t bytes[16]; }; /* a host-mode BLAS result */
     X(DEVICE_TOTAL_MEM, 5, 0, struct vgpu_args_device, struct vgpu_result_value) /* bytes */ \
     X(CTX_SYNCHRONIZE, 6, VGPU_OPF_CTX, void, void) \
     X(MEM_ALLOC, 10, VGPU_OPF_CTX | VGPU_OPF_TAKES_QUOTA, struct vgpu_args_bytes, struct vgpu_result_dptr) \
-    X(MEM_FREE, 11, VGPU_OPF_CTX | VGPU_OPF_GIVES_QUOTA, struct vgpu_args_handle, void) /* handle = the dptr */ \
+    X(MEM_FREE, 11, VGPU_OPF_CTX | VGPU_OPF_GIVES_QUOTA, struct vgpu_args_dptr, void) \
     X(MEM_GET_INFO, 12, VGPU_OPF_CTX, void, struct vgpu_result_mem_info) /* within the quota */ \
     X(MEMCPY_HTOD, 13, VGPU_OPF_CTX | VGPU_OPF_ASYNC | VGPU_OPF_CAPTURED, struct vgpu_args_memcpy, void) \
         /* dst dptr, src gpa */ \
