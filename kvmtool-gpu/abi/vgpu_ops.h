@@ -2,9 +2,10 @@
  * has the ring, the handles and the contexts they refer to): its number, its
  * facts (VGPU_OPF_*), the typed layout of its arguments (the command's
  * arg[]) and of its results (the completion's result[]). The opcode enum,
- * the names in logs, the dispatch's checks, the guest's, the fuzz targets'
- * opcode list and the layout hash (VGPU_ABI_LAYOUT_HASH) are made from
- * VGPU_OPS. Freestanding-safe, C and C++.
+ * the names in logs, the dispatch's checks, the guest's, the device fuzzer's
+ * opcode list, the layout hash (VGPU_ABI_LAYOUT_HASH) and
+ * docs/vgpu-opcodes.md (scripts/vgpu-ops-doc.py) are made from VGPU_OPS.
+ * Freestanding-safe, C and C++.
  *
  * A layout is a struct whose fields are arg[0], arg[1], ... in order (any
  * arg[] past it is ignored), or `void` for none; results likewise over
