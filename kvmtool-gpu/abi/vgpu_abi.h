@@ -28,7 +28,9 @@
  *   7 the 6s merged (72c77bc, fb508d8, 2c7bb8c)
  *   8 the ninth session's branches merged: LAUNCH_KERNEL (33) retired;
  *     virtual memory management 75-82; cuRAND 305-308, cuFFT 324-325;
- *     the one current context shared by a VM's guest threads */
+ *     the one current context shared by a VM's guest threads; then the
+ *     opcodes as one table (vgpu_ops.h) and VGPU_ABI_LAYOUT_HASH, no byte
+ *     changed */
 #ifndef KVMGPU_ABI_VGPU_ABI_H
 #define KVMGPU_ABI_VGPU_ABI_H
 
