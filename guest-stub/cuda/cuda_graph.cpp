@@ -105,7 +105,7 @@ CUresult kernel_call(uint16_t op, uint64_t target, uint64_t exec, const CUDA_KER
                              {p->blockDimX, p->blockDimY, p->blockDimZ}, p->sharedMemBytes, l->bytes};
     Call c;
     c.op = op;
-    memcpy(c.arg, &a, sizeof a);
+    c.set_args(a);
     c.payload = &payload;
     c.payload_len = len;
     return call_sync(c, res); // waited for: the vGPU has copied the scratch

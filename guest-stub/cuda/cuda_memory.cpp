@@ -43,12 +43,12 @@ CUresult copy_scattered(Dir dir, CUdeviceptr dptr, const void* host, size_t byte
             covered += list[i].len;
         Call c;
         c.op = dir == Dir::kHtoD ? VGPU_OP_MEMCPY_HTOD_SG : VGPU_OP_MEMCPY_DTOH_SG;
-        c.arg[0] = dptr + done;
-        c.arg[1] = reinterpret_cast<uintptr_t>(list); // pinned: GPA == VA
-        c.arg[2] = count;
-        c.arg[3] = stream_arg(stream);
-        c.arg[4] = strategy;
-        c.arg[5] = covered; // lets the VMM (or the GPU, for DEVICE_WALK) check the list's sum
+        c.set_args(vgpu_args_memcpy_sg{.dptr = dptr + done,
+                                       .sg_gpa = reinterpret_cast<uintptr_t>(list), // pinned: GPA == VA
+                                       .count = count,
+                                       .stream = stream_arg(stream),
+                                       .strategy = strategy,
+                                       .total = covered}); // lets the VMM (or the GPU, for DEVICE_WALK) check the sum
         CUresult r = async ? call_async(c) : call_sync(c);
         if (r == CUDA_SUCCESS || async)
             sg_commit(count); // submitted: the device will read the list
@@ -288,12 +288,12 @@ CUresult copy_peer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontex
         return CUDA_ERROR_INVALID_CONTEXT;
     Call c;
     c.op = VGPU_OP_MEMCPY_PEER;
-    c.arg[0] = dst;
-    c.arg[1] = handle_bits(dst_ctx);
-    c.arg[2] = src;
-    c.arg[3] = handle_bits(src_ctx);
-    c.arg[4] = bytes;
-    c.arg[5] = stream_arg(stream);
+    c.set_args(vgpu_args_memcpy_peer{.dst = dst,
+                                     .dst_context = handle_bits(dst_ctx),
+                                     .src = src,
+                                     .src_context = handle_bits(src_ctx),
+                                     .bytes = bytes,
+                                     .stream = stream_arg(stream)});
     return async ? call_async(c) : sync_point(call_sync(c));
 }
 

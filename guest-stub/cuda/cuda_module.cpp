@@ -74,12 +74,8 @@ CUresult launch_packed(const FunctionLayout& l, unsigned gx, unsigned gy, unsign
     capture_note_work(stream);
     c.op = VGPU_OP_LAUNCH_KERNEL_PACKED;
     c.flags = flags;
-    c.arg[0] = handle_bits(l.handle);
-    c.arg[1] = stream_arg(stream);
-    c.arg[2] = gx | (uint64_t)gy << 32;
-    c.arg[3] = gz | (uint64_t)bx << 32;
-    c.arg[4] = by | (uint64_t)bz << 32;
-    c.arg[5] = shmem | (uint64_t)l.bytes << 32;
+    c.set_args(vgpu_launch_args{handle_bits(l.handle), stream_arg(stream), {gx, gy, gz}, {bx, by, bz}, shmem,
+                                l.bytes});
     if (l.bytes <= VGPU_PAYLOAD_BYTES) {
         c.payload = params;
         c.payload_len = l.bytes;

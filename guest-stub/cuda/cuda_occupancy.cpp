@@ -30,10 +30,10 @@ extern "C" CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* nu
         return CUDA_ERROR_INVALID_VALUE;
     Call c;
     c.op = VGPU_OP_FUNC_OCCUPANCY;
-    c.arg[0] = handle_bits(func);
-    c.arg[1] = static_cast<uint64_t>(blockSize);
-    c.arg[2] = dynamicSMemSize;
-    c.arg[3] = flags;
+    c.set_args(vgpu_args_occupancy{.function = handle_bits(func),
+                                   .block_threads = static_cast<uint64_t>(blockSize),
+                                   .shared_bytes = dynamicSMemSize,
+                                   .flags = flags});
     return call_result(c, numBlocks);
 }
 

@@ -214,6 +214,8 @@ CUresult call_on(uint16_t op, uint64_t handle)
 CUresult call_async(const Call& c)
 {
     GUEST_API_LOCK(); // also for libraries that submit without taking it (cuRAND, cuFFT)
+    if (!(vgpu_op_flags(c.op) & VGPU_OPF_ASYNC))
+        return CUDA_ERROR_INVALID_VALUE;
     if (CUresult r = ready())
         return r;
     RingProducer::Slot slot;
@@ -223,6 +225,8 @@ CUresult call_async(const Call& c)
 CUresult call_async_taken(const Call& c)
 {
     GUEST_API_LOCK(); // also for libraries that submit without taking it (cuRAND, cuFFT)
+    if (!(vgpu_op_flags(c.op) & VGPU_OPF_ASYNC))
+        return CUDA_ERROR_INVALID_VALUE;
     if (CUresult r = ready())
         return r;
     RingProducer::Slot slot;

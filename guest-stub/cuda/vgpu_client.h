@@ -30,6 +30,14 @@ struct Call {
     uint64_t arg[6] = {};
     const void* payload = nullptr;
     uint32_t payload_len = 0; // <= VGPU_PAYLOAD_BYTES
+
+    // arg[] from the opcode's typed layout (its row in vgpu_ops.h).
+    template <class Args>
+    void set_args(const Args& a)
+    {
+        static_assert(sizeof a <= sizeof arg, "an argument layout fills at most arg[]");
+        __builtin_memcpy(arg, &a, sizeof a);
+    }
 };
 
 // The vGPU's handle for a stream argument: CU_STREAM_LEGACY and
@@ -72,6 +80,17 @@ CUresult call_result(const Call& call, T** out)
         *out = handle_of<T*>(res[0]);
     return r;
 }
+// call_sync for a call whose results are its opcode's typed layout (vgpu_ops.h).
+template <class Result>
+CUresult call_sync_typed(const Call& call, Result* out)
+{
+    static_assert(sizeof *out <= 2 * sizeof(uint64_t), "a result layout fills at most result[]");
+    uint64_t res[2];
+    CUresult r = call_sync(call, res);
+    if (r == CUDA_SUCCESS)
+        __builtin_memcpy(out, res, sizeof *out);
+    return r;
+}
 // call_sync of `op` with arg0 = handle, the shape of most calls on one object.
 CUresult call_on(uint16_t op, uint64_t handle);
 // A call that makes an object from arg0 = flags: *handle = result[0].
@@ -86,6 +105,8 @@ CUresult call_create(uint16_t op, uint64_t flags, H* handle)
     return call_result(c, handle);
 }
 // Submits with VGPU_CMD_FLAG_ASYNC and returns; errors come at a sync point.
+// Only for an opcode with VGPU_OPF_ASYNC (else CUDA_ERROR_INVALID_VALUE, and
+// nothing is sent): another's error would be lost.
 CUresult call_async(const Call& call);
 // Submits with VGPU_CMD_FLAG_ASYNC and waits until the device has taken the
 // command (its completion), not for the work it queued: for a command

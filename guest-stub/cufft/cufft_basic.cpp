@@ -76,20 +76,20 @@ cufftResult plan(cufftHandle* out, int rank, int nx, int ny, int nz, cufftType t
         return CUFFT_ALLOC_FAILED;
     cuda::Call c;
     c.op = VGPU_OP_FFT_PLAN;
-    c.arg[0] = static_cast<uint64_t>(rank);
-    c.arg[1] = static_cast<uint64_t>(nx);
-    c.arg[2] = static_cast<uint64_t>(ny);
-    c.arg[3] = static_cast<uint64_t>(nz);
-    c.arg[4] = static_cast<uint64_t>(type);
-    c.arg[5] = static_cast<uint64_t>(batch);
-    uint64_t result[2] = {};
-    const CUresult r = cuda::call_sync(c, result);
+    c.set_args(vgpu_args_fft_plan{.rank = static_cast<uint64_t>(rank),
+                                  .nx = static_cast<uint64_t>(nx),
+                                  .ny = static_cast<uint64_t>(ny),
+                                  .nz = static_cast<uint64_t>(nz),
+                                  .type = static_cast<uint64_t>(type),
+                                  .batch = static_cast<uint64_t>(batch)});
+    vgpu_result_fft_plan result{};
+    const CUresult r = cuda::call_sync_typed(c, &result);
     if (r != CUDA_SUCCESS) {
         g_plans[slot].taken = false;
         return result_of(r);
     }
-    g_plans[slot].vgpu = result[0];
-    g_plans[slot].work = result[1];
+    g_plans[slot].vgpu = result.plan;
+    g_plans[slot].work = result.work_bytes;
     *out = slot;
     return CUFFT_SUCCESS;
 }
@@ -101,11 +101,11 @@ cufftResult exec(cufftHandle h, cufftType type, const void* in, const void* out,
         return CUFFT_INVALID_PLAN;
     cuda::Call c;
     c.op = VGPU_OP_FFT_EXEC;
-    c.arg[0] = p;
-    c.arg[1] = reinterpret_cast<uintptr_t>(in);
-    c.arg[2] = reinterpret_cast<uintptr_t>(out);
-    c.arg[3] = static_cast<uint64_t>(type);
-    c.arg[4] = static_cast<uint64_t>(static_cast<int64_t>(direction));
+    c.set_args(vgpu_args_fft_exec{.plan = p,
+                                  .input = reinterpret_cast<uintptr_t>(in),
+                                  .output = reinterpret_cast<uintptr_t>(out),
+                                  .type = static_cast<uint64_t>(type),
+                                  .direction = static_cast<uint64_t>(static_cast<int64_t>(direction))});
     return result_of(cuda::call_async(c));
 }
 

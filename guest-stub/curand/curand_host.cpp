@@ -61,12 +61,12 @@ curandStatus_t queue(curandGenerator_t g, uint32_t kind, uintptr_t out, size_t n
 {
     cuda::Call c;
     c.op = VGPU_OP_RAND_GENERATE;
-    c.arg[0] = g->vgpu;
-    c.arg[1] = out;
-    c.arg[2] = n;
-    c.arg[3] = kind;
-    c.arg[4] = std::bit_cast<uint64_t>(mean);
-    c.arg[5] = std::bit_cast<uint64_t>(stddev);
+    c.set_args(vgpu_args_rand_generate{.generator = g->vgpu,
+                                       .dptr = out,
+                                       .count = n,
+                                       .kind = kind,
+                                       .mean_bits = std::bit_cast<uint64_t>(mean),
+                                       .stddev_bits = std::bit_cast<uint64_t>(stddev)});
     return status_of(cuda::call_async(c));
 }
 

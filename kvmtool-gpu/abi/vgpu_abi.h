@@ -1,6 +1,7 @@
 /* The vGPU contract between guest-stub/ (producer) and the VMM's device
  * model (consumer): MMIO registers, the command ring in guest RAM, command
- * descriptors, completion records and status codes.
+ * descriptors, completion records and status codes; the opcodes are in
+ * vgpu_ops.h.
  *
  * Freestanding-safe. Status codes are CUresult values, one to one; the host
  * side static_asserts that against cuda.h. Bump VGPU_ABI_VERSION on any
@@ -27,7 +28,9 @@
  *   7 the 6s merged (72c77bc, fb508d8, 2c7bb8c)
  *   8 the ninth session's branches merged: LAUNCH_KERNEL (33) retired;
  *     virtual memory management 75-82; cuRAND 305-308, cuFFT 324-325;
- *     the one current context shared by a VM's guest threads */
+ *     the one current context shared by a VM's guest threads; then the
+ *     opcodes as one table (vgpu_ops.h) and VGPU_ABI_LAYOUT_HASH, no byte
+ *     changed */
 #ifndef KVMGPU_ABI_VGPU_ABI_H
 #define KVMGPU_ABI_VGPU_ABI_H
 
@@ -35,6 +38,10 @@
 
 #define VGPU_MAGIC 0x55504756u /* "VGPU" */
 #define VGPU_ABI_VERSION 8u
+/* kvmgpu::abi::vgpu_abi_layout_hash() (vgpu_abi_layout.h) at this version:
+ * a unit test fails when the layout moves and this is not the value. A
+ * change that moves it bumps VGPU_ABI_VERSION and records the new value. */
+#define VGPU_ABI_LAYOUT_HASH 0xf263ec4b675225caull
 
 /* ---- MMIO registers (offsets from KVMGPU_VGPU_GPA) -------------------- */
 #define VGPU_REG_MAGIC 0x00u     /* u32 RO */
@@ -154,9 +161,10 @@ static inline uint64_t vgpu_payload_offset(uint32_t entries, uint32_t slot)
     return 128u + (uint64_t)entries * 96u + (uint64_t)slot * VGPU_PAYLOAD_BYTES;
 }
 
-/* LAUNCH_KERNEL_PACKED: a command's arg[] as typed fields. The same bytes
- * as the packing the opcode documents (x86 is little-endian: gridX|gridY<<32
- * in arg2 is grid[0], grid[1]), so either form may write them. */
+/* LAUNCH_KERNEL_PACKED's and the kernel-node opcodes' arg[]: grid x and y
+ * share arg2, grid z and block x arg3, block y and z arg4, the dynamic
+ * shared bytes and the parameter buffer's bytes arg5 (each pair low half
+ * first, x86 being little-endian). */
 struct vgpu_launch_args {
     uint64_t function;
     uint64_t stream;
@@ -181,200 +189,23 @@ struct vgpu_param_desc {
 /* The driver's limit on a kernel's parameter buffer (CUDA 12.1 and later). */
 #define VGPU_MAX_PARAM_BYTES 32764u
 
-/* ---- opcodes: arguments in arg[], results in completion.result[] ------
- * dptr = device address (a CUdeviceptr of this VM);
- * handles (context, module, function, stream, event) are VM-local numbers
- * issued by the device, never host pointers; stream 0 is the default stream.
+/* ---- opcodes: vgpu_ops.h, one row each (number, facts, typed arguments
+ * and results) ------------------------------------------------------------
+ * Handles (context, module, function, stream, event, ...) are VM-local
+ * numbers issued by the device, never host pointers.
  *
  * Contexts: a VM has one current context, as one thread has in the driver
  * (a guest with threads keeps a stack per thread and sends its own before
  * a thread's call when another thread's is current). A VM starts with device 0's primary context current (not
  * retained), so a guest that never names a context works in it;
  * CTX_SET_CURRENT 0 leaves none current, and then every command that needs
- * a context (memory, modules, launches, streams, events, synchronize)
+ * a context (VGPU_OPF_CTX: memory, modules, launches, streams, events, synchronize)
  * fails with VGPU_ERROR_INVALID_CONTEXT. Modules, functions, streams and
  * events belong to the context they were made in and are refused
  * (VGPU_ERROR_INVALID_HANDLE) while another is current; device memory is
  * the VM's in every context (unified addressing) but is freed with the
  * context it was allocated in. */
-enum vgpu_opcode {
-    VGPU_OP_NOP = 0,
-    VGPU_OP_INIT = 1,                 /* -> result0 = backend id */
-    VGPU_OP_DEVICE_GET_COUNT = 2,     /* -> result0 = count */
-    VGPU_OP_DEVICE_GET_ATTRIBUTE = 3, /* arg0 attrib (CUdevice_attribute), arg1 ordinal -> result0 */
-    VGPU_OP_DEVICE_GET_NAME = 4,      /* arg0 ordinal -> name in payload (NUL-terminated) */
-    VGPU_OP_DEVICE_TOTAL_MEM = 5,     /* arg0 ordinal -> result0 bytes */
-    VGPU_OP_CTX_SYNCHRONIZE = 6,
-    VGPU_OP_MEM_ALLOC = 10,           /* arg0 bytes -> result0 dptr */
-    VGPU_OP_MEM_FREE = 11,            /* arg0 dptr */
-    VGPU_OP_MEM_GET_INFO = 12,        /* -> result0 free, result1 total (within quota) */
-    VGPU_OP_MEMCPY_HTOD = 13,         /* arg0 dst dptr, arg1 src gpa, arg2 bytes, arg3 stream */
-    VGPU_OP_MEMCPY_DTOH = 14,         /* arg0 dst gpa, arg1 src dptr, arg2 bytes, arg3 stream */
-    VGPU_OP_MEMCPY_DTOD = 15,         /* arg0 dst dptr, arg1 src dptr, arg2 bytes, arg3 stream */
-    VGPU_OP_MEMCPY_HTOD_SG = 16,      /* arg0 dst dptr, arg1 sg gpa, arg2 sg count, arg3 stream, arg4 strategy,
-                                         arg5 total bytes (see vgpu_sg_strategy) */
-    VGPU_OP_MEMCPY_DTOH_SG = 17,      /* arg0 src dptr, arg1 sg gpa, arg2 sg count, arg3 stream, arg4 strategy,
-                                         arg5 total bytes */
-    VGPU_OP_MEMSET_D8 = 18,           /* arg0 dptr, arg1 value, arg2 count, arg3 stream */
-    VGPU_OP_MEMSET_D32 = 19,          /* arg0 dptr, arg1 value, arg2 count (u32s), arg3 stream */
-    VGPU_OP_GUEST_RAM_DEVICE_PTR = 20,/* arg0 gpa, arg1 bytes -> result0 device address (zero-copy) */
-    VGPU_OP_MEMSET_D16 = 21,          /* arg0 dptr (2-byte aligned), arg1 value, arg2 count (u16s), arg3 stream */
-    VGPU_OP_HOST_REGISTER = 22,       /* arg0 sg list gpa, arg1 sg count, arg2 total bytes, arg3 flags
-                                         (CU_MEMHOSTREGISTER_*) -> result0 registration, result1 its device
-                                         address, or 0 where guest RAM is on huge host pages (no 4 KiB alias:
-                                         copies go as any pageable buffer's) */
-    VGPU_OP_HOST_UNREGISTER = 23,     /* arg0 registration */
-    VGPU_OP_MODULE_LOAD_DATA = 30,    /* arg0 image gpa, arg1 image bytes -> result0 module */
-    VGPU_OP_MODULE_UNLOAD = 31,       /* arg0 module */
-    VGPU_OP_MODULE_GET_FUNCTION = 32, /* arg0 module; payload = name (payload_len bytes, no NUL) -> result0 function */
-    /* 33: retired (a launch with per-parameter descriptors, which no guest library sent) */
-    VGPU_OP_FUNC_GET_PARAM_INFO = 34, /* arg0 function, arg1 first parameter -> result0 parameter count,
-                                         result1 parameter buffer bytes; payload <- vgpu_param_desc of
-                                         parameters first, first+1, ... (as many as the payload holds):
-                                         the layout the module gives the kernel */
-    VGPU_OP_LAUNCH_KERNEL_PACKED = 35, /* arg0 function, arg1 stream, arg2 gridX|gridY<<32,
-                                         arg3 gridZ|blockX<<32, arg4 blockY|blockZ<<32,
-                                         arg5 sharedMem|bytes<<32 (vgpu_launch_args): the
-                                         parameter buffer laid out by the kernel's layout (cuLaunchKernel's
-                                         `extra` buffer), bytes exactly the layout's; payload = the buffer
-                                         when bytes <= VGPU_PAYLOAD_BYTES, else its guest-physical
-                                         address (uint64), in guest RAM */
-    VGPU_OP_FUNC_GET_ATTRIBUTE = 36,  /* arg0 function, arg1 CUfunction_attribute -> result0 value (int) */
-    VGPU_OP_FUNC_SET_ATTRIBUTE = 37,  /* arg0 function, arg1 CUfunction_attribute, arg2 value (int) */
-    VGPU_OP_MODULE_GET_GLOBAL = 38,   /* arg0 module; payload = name (payload_len bytes, no NUL) -> result0 dptr,
-                                         result1 bytes: a __device__ variable, usable as device memory */
-    VGPU_OP_STREAM_CREATE = 40,       /* arg0 flags -> result0 stream */
-    VGPU_OP_STREAM_SYNCHRONIZE = 41,  /* arg0 stream */
-    VGPU_OP_STREAM_DESTROY = 42,      /* arg0 stream */
-    VGPU_OP_STREAM_QUERY = 43,        /* arg0 stream -> SUCCESS when all its work is done, else NOT_READY */
-    VGPU_OP_STREAM_WAIT_EVENT = 44,   /* arg0 stream, arg1 event, arg2 flags (0): later work on the stream
-                                         waits for the event's recorded work */
-    VGPU_OP_EVENT_CREATE = 50,        /* arg0 flags -> result0 event */
-    VGPU_OP_EVENT_RECORD = 51,        /* arg0 event, arg1 stream */
-    VGPU_OP_EVENT_SYNCHRONIZE = 52,   /* arg0 event */
-    VGPU_OP_EVENT_ELAPSED_TIME = 53,  /* arg0 start, arg1 end -> result0 = float ms bits */
-    VGPU_OP_EVENT_DESTROY = 54,       /* arg0 event */
-    VGPU_OP_EVENT_QUERY = 55,         /* arg0 event -> SUCCESS when its recorded work is done, else NOT_READY */
-    /* Contexts (see "contexts" above the opcodes). */
-    VGPU_OP_CTX_CREATE = 60,          /* arg0 flags, arg1 device -> result0 context, now current */
-    VGPU_OP_CTX_DESTROY = 61,         /* arg0 context (not a primary one); frees what was made in it */
-    VGPU_OP_CTX_SET_CURRENT = 62,     /* arg0 context, or 0 for none */
-    VGPU_OP_PRIMARY_CTX_RETAIN = 63,  /* arg0 device -> result0 its primary context, result1 retain count */
-    VGPU_OP_PRIMARY_CTX_RELEASE = 64, /* arg0 device -> result0 retains left; the last release frees what
-                                         was made in it */
-    VGPU_OP_PRIMARY_CTX_STATE = 65,   /* arg0 device -> result0 flags, result1 1 if retained */
-    VGPU_OP_PRIMARY_CTX_SET_FLAGS = 66, /* arg0 device, arg1 flags */
-    VGPU_OP_PRIMARY_CTX_RESET = 67,   /* arg0 device: frees what was made in it, flags back to 0 */
-    VGPU_OP_MEMCPY_PEER = 68,         /* arg0 dst dptr, arg1 dst context, arg2 src dptr, arg3 src context,
-                                         arg4 bytes, arg5 stream */
-    VGPU_OP_DEVICE_CAN_ACCESS_PEER = 69, /* arg0 device, arg1 peer device -> result0 1 if it can */
-    VGPU_OP_CTX_ENABLE_PEER_ACCESS = 70, /* arg0 peer context, arg1 flags (0): from the current context */
-    VGPU_OP_CTX_DISABLE_PEER_ACCESS = 71, /* arg0 peer context */
-    /* Occupancy, limits and device pairs (ABI 4). */
-    VGPU_OP_FUNC_OCCUPANCY = 72,      /* arg0 function, arg1 block size (threads), arg2 dynamic shared bytes,
-                                         arg3 flags (CU_OCCUPANCY_*) -> result0 blocks of that size one
-                                         multiprocessor holds at once (cuOccupancyMaxActiveBlocksPer-
-                                         MultiprocessorWithFlags) */
-    VGPU_OP_CTX_LIMIT = 73,           /* arg0 CUlimit, arg1 value, arg2 1 to set (else get) -> result0 the
-                                         value in force: the current context's device (see VGPU_LIMIT_*) */
-    VGPU_OP_DEVICE_P2P_ATTRIBUTE = 74, /* arg0 CUdevice_P2PAttribute, arg1 device, arg2 peer device
-                                         -> result0 value (cuDeviceGetP2PAttribute) */
-    /* Virtual memory management (cuMemAddressReserve, cuMemCreate, cuMemMap...), on the current context's
-       device; sizes, addresses and offsets in whole granules (VMM_GRANULARITY). The managed memory the
-       guest library emulates is made of these (docs/managed-memory.md). */
-    VGPU_OP_VMM_GRANULARITY = 75,     /* -> result0 the granule in bytes (minimum = recommended) */
-    VGPU_OP_VMM_RESERVE = 76,         /* arg0 bytes, arg1 alignment (0 or a power of two), arg2 address asked
-                                         for (0: any; a hint, as the driver's) -> result0 address */
-    VGPU_OP_VMM_FREE_RESERVATION = 77, /* arg0 address, arg1 bytes: exactly one reservation, nothing mapped */
-    VGPU_OP_VMM_CREATE = 78,          /* arg0 bytes -> result0 handle of physical memory (quota-counted) */
-    VGPU_OP_VMM_RELEASE = 79,         /* arg0 handle: its memory goes when its last mapping does */
-    VGPU_OP_VMM_MAP = 80,             /* arg0 address, arg1 bytes, arg2 offset (0), arg3 handle: inside one
-                                         reservation, over nothing mapped, bytes <= the handle's size */
-    VGPU_OP_VMM_UNMAP = 81,           /* arg0 address, arg1 bytes: whole mappings, nothing unmapped between */
-    VGPU_OP_VMM_SET_ACCESS = 82,      /* arg0 address, arg1 bytes (whole mappings), arg2 device, arg3
-                                         VGPU_VMM_ACCESS_*: the range is the VM's device memory unless NONE */
-    /* CUDA graphs and stream capture (ABI 7; see "graphs" below). */
-    VGPU_OP_STREAM_BEGIN_CAPTURE = 100, /* arg0 stream (not the default), arg1 CUstreamCaptureMode (0..2) */
-    VGPU_OP_STREAM_END_CAPTURE = 101, /* arg0 stream (where the capture began) -> result0 graph */
-    VGPU_OP_STREAM_CAPTURE_INFO = 102, /* arg0 stream -> result0 CUstreamCaptureStatus, result1 capture id */
-    VGPU_OP_GRAPH_CREATE = 103,       /* arg0 flags (0) -> result0 graph */
-    VGPU_OP_GRAPH_DESTROY = 104,      /* arg0 graph: its nodes' handles go with it */
-    VGPU_OP_GRAPH_ADD_EMPTY_NODE = 105, /* arg0 graph -> result0 node */
-    VGPU_OP_GRAPH_ADD_KERNEL_NODE = 106, /* vgpu_launch_args with `stream` = the graph, params = the buffer's
-                                         bytes; payload = vgpu_graph_kernel_payload -> result0 node */
-    VGPU_OP_GRAPH_ADD_MEMCPY_NODE = 107, /* arg0 graph, arg1 VGPU_OP_MEMCPY_HTOD/DTOH/DTOD (the direction),
-                                         arg2 dst (dptr or gpa), arg3 src (dptr or gpa), arg4 bytes -> result0 node */
-    VGPU_OP_GRAPH_ADD_MEMSET_NODE = 108, /* arg0 graph, arg1 dptr, arg2 value, arg3 element bytes (1, 2, 4),
-                                         arg4 count (elements) -> result0 node */
-    VGPU_OP_GRAPH_DEPENDENCIES = 109, /* arg0 graph, arg1 pairs (1..VGPU_GRAPH_EDGES_PER_CALL), arg2 1 to remove
-                                         (else add); payload = pairs x {from node, to node} (uint64 each) */
-    VGPU_OP_GRAPH_GET_NODES = 110,    /* arg0 graph, arg1 first -> result0 node count; payload <- node handles
-                                         first, first+1, ... (as many as the payload holds, uint64 each) */
-    VGPU_OP_GRAPH_DESTROY_NODE = 111, /* arg0 node */
-    VGPU_OP_GRAPH_KERNEL_NODE_SET_PARAMS = 112, /* as ADD_KERNEL_NODE with `stream` = the node */
-    VGPU_OP_GRAPH_INSTANTIATE = 113,  /* arg0 graph, arg1 flags (0) -> result0 graph exec */
-    VGPU_OP_GRAPH_EXEC_DESTROY = 114, /* arg0 graph exec */
-    VGPU_OP_GRAPH_LAUNCH = 115,       /* arg0 graph exec, arg1 stream */
-    VGPU_OP_GRAPH_UPLOAD = 116,       /* arg0 graph exec, arg1 stream */
-    VGPU_OP_GRAPH_EXEC_UPDATE = 117,  /* arg0 graph exec, arg1 graph -> result0 CUgraphExecUpdateResult */
-    VGPU_OP_GRAPH_EXEC_KERNEL_NODE_SET_PARAMS = 118, /* as KERNEL_NODE_SET_PARAMS; the payload's `exec` names
-                                         the graph exec */
-    /* Arrays, textures and surfaces (ABI 6; vgpu_array_abi.h has the payloads). An array
-       is a handle of the current context; a texture or surface object is the driver's own
-       value (a kernel reads it as a parameter), known to the VMM per device. */
-    VGPU_OP_ARRAY_CREATE = 130,       /* payload vgpu_array_desc -> result0 array */
-    VGPU_OP_ARRAY_DESTROY = 131,      /* arg0 array */
-    VGPU_OP_ARRAY_GET_DESCRIPTOR = 132, /* arg0 array -> payload vgpu_array_desc */
-    VGPU_OP_MEMCPY_3D = 133,          /* arg0 stream; payload vgpu_copy3d */
-    VGPU_OP_TEX_OBJECT_CREATE = 134,  /* payload vgpu_tex_object -> result0 CUtexObject */
-    VGPU_OP_TEX_OBJECT_DESTROY = 135, /* arg0 CUtexObject */
-    VGPU_OP_SURF_OBJECT_CREATE = 136, /* payload vgpu_tex_resource (an array) -> result0 CUsurfObject */
-    VGPU_OP_SURF_OBJECT_DESTROY = 137, /* arg0 CUsurfObject */
-    VGPU_OP_SAMPLED_OBJECT_RESOURCE = 138, /* arg0 object, arg1 1 for a surface (else a texture)
-                                         -> payload vgpu_tex_resource as created */
-    /* CUDA libraries forwarded as calls (ABI 7): cuBLAS 200..299, cuRAND
-       300..319, cuFFT 320..349; 100..159 are kept for other Driver API
-       calls. A handle is a VM handle of the current context, freed with it.
-       The compute calls' arguments are a typed struct in the payload
-       (vgpu_blas_abi.h); every pointer, dimension and count is checked by
-       the VMM before the library sees it. */
-    VGPU_OP_BLAS_CREATE = 200,        /* -> result0 handle (cublasCreate); the library's default workspace
-                                         counts against the VM's quota */
-    VGPU_OP_BLAS_DESTROY = 201,       /* arg0 handle */
-    VGPU_OP_BLAS_SET_STREAM = 202,    /* arg0 handle, arg1 stream */
-    VGPU_OP_BLAS_SET_MATH_MODE = 203, /* arg0 handle, arg1 cublasMath_t */
-    VGPU_OP_BLAS_SET_WORKSPACE = 204, /* arg0 handle, arg1 dptr (0: the default), arg2 bytes */
-    VGPU_OP_BLAS_GET_VERSION = 205,   /* -> result0 the host library's version (CUBLAS_VERSION form) */
-    VGPU_OP_BLAS_LEVEL1 = 210,        /* payload vgpu_blas_level1 -> host-mode result in result0..1 */
-    VGPU_OP_BLAS_LEVEL2 = 211,        /* payload vgpu_blas_level2 */
-    VGPU_OP_BLAS_GEMM = 220,          /* payload vgpu_blas_gemm (one, strided batched, pointer arrays) */
-    VGPU_OP_BLAS_LEVEL3 = 221,        /* payload vgpu_blas_level3 (trsm, syrk, geam) */
-    /* cuRAND's host API: a generator is a VM handle of the current context. */
-    VGPU_OP_RAND_CREATE = 300,        /* arg0 curandRngType_t (a pseudo-random one) -> result0 generator */
-    VGPU_OP_RAND_DESTROY = 301,       /* arg0 generator */
-    VGPU_OP_RAND_SET_STREAM = 302,    /* arg0 generator, arg1 stream */
-    VGPU_OP_RAND_SET_SEED = 303,      /* arg0 generator, arg1 seed */
-    VGPU_OP_RAND_GENERATE = 304,      /* arg0 generator, arg1 dptr, arg2 count, arg3 VGPU_RAND_*, arg4 mean and
-                                         arg5 standard deviation (normal ones: double bits) */
-    VGPU_OP_RAND_SET_OFFSET = 305,    /* arg0 generator, arg1 offset (results skipped; per dimension when quasi) */
-    VGPU_OP_RAND_SET_ORDERING = 306,  /* arg0 generator, arg1 curandOrdering_t */
-    VGPU_OP_RAND_SET_DIMENSIONS = 307, /* arg0 generator (quasi-random), arg1 dimensions 1..VGPU_RAND_MAX_DIMENSIONS */
-    VGPU_OP_RAND_GET_TABLE = 308,     /* arg0 VGPU_RAND_TABLE_* (no generator), arg1 dptr, arg2 the table's exact bytes:
-                                         the host library's Sobol direction vectors or scramble constants,
-                                         copied into device memory of this VM */
-    /* cuFFT's basic plans: a plan is a VM handle of the current context. */
-    VGPU_OP_FFT_PLAN = 320,           /* arg0 rank (1..3), arg1 nx, arg2 ny, arg3 nz, arg4 cufftType, arg5 batch
-                                         -> result0 plan, result1 its work area's bytes */
-    VGPU_OP_FFT_DESTROY = 321,        /* arg0 plan */
-    VGPU_OP_FFT_SET_STREAM = 322,     /* arg0 plan, arg1 stream */
-    VGPU_OP_FFT_EXEC = 323,           /* arg0 plan, arg1 input dptr, arg2 output dptr, arg3 the exec's cufftType
-                                         (the plan's), arg4 direction (C2C, Z2Z: -1 forward, +1 inverse) */
-    VGPU_OP_FFT_PLAN_MANY = 324,      /* payload vgpu_fft_plan_many (cufftMakePlanMany64's arguments)
-                                         -> result0 plan, result1 its work area's bytes */
-    VGPU_OP_FFT_SET_WORK_AREA = 325,  /* arg0 plan, arg1 dptr: the plan's work area (its work bytes from there,
-                                         inside one of the VM's allocations; checked again at each exec) */
-    VGPU_OP_MAX_ = 350 /* the table is indexed by opcode: the unused numbers are NOT_SUPPORTED */
-};
+#include "kvmtool-gpu/abi/vgpu_ops.h"
 
 /* Graphs: a graph, a graph exec and a node are VM handles owned by the
  * context they were made in, as streams are; a node's handle goes with its

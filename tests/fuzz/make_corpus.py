@@ -7,14 +7,26 @@ in the format its harness reads (missing bytes read as zero):
   vgpu_command/  vgpu_fuzz_body.{h,cpp}: a ring image and guest data
 Usage: python3 tests/fuzz/make_corpus.py"""
 import os
+import re
 import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # ---- vgpu_device ------------------------------------------------------------
-OPS = ["NOP", "INIT", "COUNT", "ATTR", "NAME", "TOTAL", "CTXSYNC", "ALLOC", "FREE", "INFO", "HTOD", "DTOH",
-       "DTOD", "HTOD_SG", "DTOH_SG", "D8", "D32", "RAMPTR", "MODLOAD", "UNLOAD", "GETFN", "LAUNCH", "SCREATE",
-       "SSYNC", "SDESTROY", "ECREATE", "ERECORD", "ESYNC", "EELAPSED", "EDESTROY"]
+# The harness picks opcode kOpcodes[i]: the rows of the opcode table
+# (kvmtool-gpu/abi/vgpu_ops.h) in order, read from the header itself.
+with open(os.path.join(HERE, "..", "..", "kvmtool-gpu", "abi", "vgpu_ops.h")) as f:
+    OPS = re.findall(r"^\s*X\((\w+), \d+,", f.read(), re.M)
+# The seeds' short names.
+ALIAS = {"COUNT": "DEVICE_GET_COUNT", "ATTR": "DEVICE_GET_ATTRIBUTE", "NAME": "DEVICE_GET_NAME",
+         "TOTAL": "DEVICE_TOTAL_MEM", "CTXSYNC": "CTX_SYNCHRONIZE", "ALLOC": "MEM_ALLOC", "FREE": "MEM_FREE",
+         "INFO": "MEM_GET_INFO", "HTOD": "MEMCPY_HTOD", "DTOH": "MEMCPY_DTOH", "DTOD": "MEMCPY_DTOD",
+         "HTOD_SG": "MEMCPY_HTOD_SG", "DTOH_SG": "MEMCPY_DTOH_SG", "D8": "MEMSET_D8", "D32": "MEMSET_D32",
+         "RAMPTR": "GUEST_RAM_DEVICE_PTR", "MODLOAD": "MODULE_LOAD_DATA", "UNLOAD": "MODULE_UNLOAD",
+         "GETFN": "MODULE_GET_FUNCTION", "LAUNCH": "LAUNCH_KERNEL_PACKED", "SCREATE": "STREAM_CREATE",
+         "SSYNC": "STREAM_SYNCHRONIZE", "SDESTROY": "STREAM_DESTROY", "ECREATE": "EVENT_CREATE",
+         "ERECORD": "EVENT_RECORD", "ESYNC": "EVENT_SYNCHRONIZE", "EELAPSED": "EVENT_ELAPSED_TIME",
+         "EDESTROY": "EVENT_DESTROY"}
 # The prologue's handles, in order (known[] in the harness).
 D0, D1, STREAM, EVENT, MODULE, WIN_LO, WIN_HI, FN_VADD, FN_MATMUL, FN_EMPTY = range(10)
 # The other VM's: buffer, stream, event, module, window, function, host pointer.
@@ -44,7 +56,7 @@ ZERO = V.small(0)
 
 def cmd(op, args=(), slot=0, async_=False, payload=b""):
     args = list(args) + [ZERO] * (6 - len(args))
-    out = u8(0) + u8(slot) + u8(OPS.index(op)) + u8(1 if async_ else 0) + b"".join(args)
+    out = u8(0) + u8(slot) + u8(OPS.index(ALIAS.get(op, op))) + u8(1 if async_ else 0) + b"".join(args)
     return out + (payload or u8(0)) + u16(0)
 
 

@@ -2,7 +2,8 @@
 // field (opcode, flags, sizes, handles, guest-physical ranges, device
 // ranges), turns VM-local handles into backend objects, calls the backend,
 // and owns the VM's handle tables and allocation table. One function per
-// opcode, spread over dispatch_*.cpp by topic.
+// opcode, spread over dispatch_*.cpp by topic; kHandlers, below the class,
+// says which runs each opcode of vgpu_ops.h.
 //
 // Guest errors become a status and a rate-limited log line; nothing here
 // throws on guest input. Runs on the executor thread only.
@@ -80,7 +81,7 @@ private:
         ParamLayout params; // from the module: every launch must supply exactly this
     };
     using Handler = CommandResult (CommandDispatch::*)(GuestCommand&);
-    static const std::array<Handler, VGPU_OP_MAX_> kHandlers;
+    static const std::array<Handler, VGPU_OP_MAX_> kHandlers; // below the class
 
     // Helpers shared by the handlers.
     CommandResult fail(uint32_t status, const char* why);
@@ -88,7 +89,6 @@ private:
     CommandResult query_result(Status s);
     Status backend_result(Status s);
     bool stream_of(uint64_t handle, BackendStream* out);
-    static bool needs_context(uint16_t opcode);
     // Whether the backend places device memory at guest RAM addresses (managed memory's need).
     bool managed_memory_placeable();
     int managed_placeable_ = -1; // -1: not asked yet
@@ -238,8 +238,9 @@ private:
     // Ends the captures open on ctx's streams (their graphs dropped): before
     // its objects are freed, which the driver refuses during a global capture.
     void end_captures_of(uint64_t ctx);
-    // Whether a stream-ordered op counts against an open capture's node quota.
-    bool capture_quota_exceeded(uint16_t op);
+    // Whether a captured command (VGPU_OPF_CAPTURED), counted while a
+    // capture is open, takes the VM past max_graph_nodes.
+    bool capture_quota_exceeded();
     // dispatch_limits.cpp
     CommandResult op_func_occupancy(GuestCommand&);
     CommandResult op_ctx_limit(GuestCommand&);
@@ -458,5 +459,130 @@ private:
     // A packed launch's parameters, copied out of the command or guest RAM.
     alignas(16) std::array<uint8_t, VGPU_MAX_PARAM_BYTES> param_buffer_;
 };
+
+// Indexed by opcode; nullptr = not an opcode (NOT_SUPPORTED). The opcodes
+// and their facts are vgpu_ops.h's; this says which function above runs
+// each (execute() static_asserts that every opcode has one).
+inline constexpr std::array<CommandDispatch::Handler, VGPU_OP_MAX_> CommandDispatch::kHandlers = [] {
+    std::array<Handler, VGPU_OP_MAX_> t{};
+    using D = CommandDispatch;
+    t[VGPU_OP_NOP] = &D::op_nop;
+    t[VGPU_OP_INIT] = &D::op_init;
+    t[VGPU_OP_DEVICE_GET_COUNT] = &D::op_device_get_count;
+    t[VGPU_OP_DEVICE_GET_ATTRIBUTE] = &D::op_device_get_attribute;
+    t[VGPU_OP_DEVICE_GET_NAME] = &D::op_device_get_name;
+    t[VGPU_OP_DEVICE_TOTAL_MEM] = &D::op_device_total_mem;
+    t[VGPU_OP_CTX_SYNCHRONIZE] = &D::op_ctx_synchronize;
+    t[VGPU_OP_MEM_ALLOC] = &D::op_mem_alloc;
+    t[VGPU_OP_MEM_FREE] = &D::op_mem_free;
+    t[VGPU_OP_MEM_GET_INFO] = &D::op_mem_get_info;
+    t[VGPU_OP_MEMCPY_HTOD] = &D::op_memcpy_host;
+    t[VGPU_OP_MEMCPY_DTOH] = &D::op_memcpy_host;
+    t[VGPU_OP_MEMCPY_DTOD] = &D::op_memcpy_dtod;
+    t[VGPU_OP_MEMCPY_HTOD_SG] = &D::op_memcpy_sg;
+    t[VGPU_OP_MEMCPY_DTOH_SG] = &D::op_memcpy_sg;
+    t[VGPU_OP_MEMSET_D8] = &D::op_memset;
+    t[VGPU_OP_MEMSET_D32] = &D::op_memset;
+    t[VGPU_OP_MEMSET_D16] = &D::op_memset;
+    t[VGPU_OP_GUEST_RAM_DEVICE_PTR] = &D::op_guest_ram_device_ptr;
+    t[VGPU_OP_MODULE_LOAD_DATA] = &D::op_module_load;
+    t[VGPU_OP_MODULE_UNLOAD] = &D::op_module_unload;
+    t[VGPU_OP_MODULE_GET_FUNCTION] = &D::op_module_get_function;
+    t[VGPU_OP_FUNC_GET_PARAM_INFO] = &D::op_func_get_param_info;
+    t[VGPU_OP_FUNC_GET_ATTRIBUTE] = &D::op_func_get_attribute;
+    t[VGPU_OP_FUNC_SET_ATTRIBUTE] = &D::op_func_set_attribute;
+    t[VGPU_OP_LAUNCH_KERNEL_PACKED] = &D::op_launch_kernel_packed;
+    t[VGPU_OP_STREAM_CREATE] = &D::op_stream_create;
+    t[VGPU_OP_STREAM_SYNCHRONIZE] = &D::op_stream_synchronize;
+    t[VGPU_OP_STREAM_DESTROY] = &D::op_stream_destroy;
+    t[VGPU_OP_EVENT_CREATE] = &D::op_event_create;
+    t[VGPU_OP_EVENT_RECORD] = &D::op_event_record;
+    t[VGPU_OP_EVENT_SYNCHRONIZE] = &D::op_event_synchronize;
+    t[VGPU_OP_EVENT_ELAPSED_TIME] = &D::op_event_elapsed_time;
+    t[VGPU_OP_EVENT_DESTROY] = &D::op_event_destroy;
+    t[VGPU_OP_STREAM_QUERY] = &D::op_stream_query;
+    t[VGPU_OP_STREAM_WAIT_EVENT] = &D::op_stream_wait_event;
+    t[VGPU_OP_EVENT_QUERY] = &D::op_event_query;
+    t[VGPU_OP_MODULE_GET_GLOBAL] = &D::op_module_get_global;
+    t[VGPU_OP_CTX_CREATE] = &D::op_ctx_create;
+    t[VGPU_OP_CTX_DESTROY] = &D::op_ctx_destroy;
+    t[VGPU_OP_CTX_SET_CURRENT] = &D::op_ctx_set_current;
+    t[VGPU_OP_PRIMARY_CTX_RETAIN] = &D::op_primary_ctx_retain;
+    t[VGPU_OP_PRIMARY_CTX_RELEASE] = &D::op_primary_ctx_release;
+    t[VGPU_OP_PRIMARY_CTX_STATE] = &D::op_primary_ctx_state;
+    t[VGPU_OP_PRIMARY_CTX_SET_FLAGS] = &D::op_primary_ctx_set_flags;
+    t[VGPU_OP_PRIMARY_CTX_RESET] = &D::op_primary_ctx_reset;
+    t[VGPU_OP_MEMCPY_PEER] = &D::op_memcpy_peer;
+    t[VGPU_OP_DEVICE_CAN_ACCESS_PEER] = &D::op_device_can_access_peer;
+    t[VGPU_OP_HOST_REGISTER] = &D::op_host_register;
+    t[VGPU_OP_HOST_UNREGISTER] = &D::op_host_unregister;
+    t[VGPU_OP_CTX_ENABLE_PEER_ACCESS] = &D::op_ctx_peer_access;
+    t[VGPU_OP_CTX_DISABLE_PEER_ACCESS] = &D::op_ctx_peer_access;
+    t[VGPU_OP_FUNC_OCCUPANCY] = &D::op_func_occupancy;
+    t[VGPU_OP_CTX_LIMIT] = &D::op_ctx_limit;
+    t[VGPU_OP_DEVICE_P2P_ATTRIBUTE] = &D::op_device_p2p_attribute;
+    t[VGPU_OP_VMM_GRANULARITY] = &D::op_vmm_granularity;
+    t[VGPU_OP_VMM_RESERVE] = &D::op_vmm_reserve;
+    t[VGPU_OP_VMM_FREE_RESERVATION] = &D::op_vmm_free_reservation;
+    t[VGPU_OP_VMM_CREATE] = &D::op_vmm_create;
+    t[VGPU_OP_VMM_RELEASE] = &D::op_vmm_release;
+    t[VGPU_OP_VMM_MAP] = &D::op_vmm_map;
+    t[VGPU_OP_VMM_UNMAP] = &D::op_vmm_unmap;
+    t[VGPU_OP_VMM_SET_ACCESS] = &D::op_vmm_set_access;
+    t[VGPU_OP_ARRAY_CREATE] = &D::op_array_create;
+    t[VGPU_OP_ARRAY_DESTROY] = &D::op_array_destroy;
+    t[VGPU_OP_ARRAY_GET_DESCRIPTOR] = &D::op_array_get_descriptor;
+    t[VGPU_OP_MEMCPY_3D] = &D::op_memcpy_3d;
+    t[VGPU_OP_TEX_OBJECT_CREATE] = &D::op_sampled_object_create;
+    t[VGPU_OP_TEX_OBJECT_DESTROY] = &D::op_sampled_object_destroy;
+    t[VGPU_OP_SURF_OBJECT_CREATE] = &D::op_sampled_object_create;
+    t[VGPU_OP_SURF_OBJECT_DESTROY] = &D::op_sampled_object_destroy;
+    t[VGPU_OP_SAMPLED_OBJECT_RESOURCE] = &D::op_sampled_object_resource;
+    t[VGPU_OP_BLAS_CREATE] = &D::op_blas_create;
+    t[VGPU_OP_BLAS_DESTROY] = &D::op_blas_destroy;
+    t[VGPU_OP_BLAS_SET_STREAM] = &D::op_blas_set;
+    t[VGPU_OP_BLAS_SET_MATH_MODE] = &D::op_blas_set;
+    t[VGPU_OP_BLAS_SET_WORKSPACE] = &D::op_blas_set;
+    t[VGPU_OP_BLAS_GET_VERSION] = &D::op_blas_get_version;
+    t[VGPU_OP_BLAS_LEVEL1] = &D::op_blas_level1;
+    t[VGPU_OP_BLAS_LEVEL2] = &D::op_blas_level2;
+    t[VGPU_OP_BLAS_GEMM] = &D::op_blas_gemm;
+    t[VGPU_OP_BLAS_LEVEL3] = &D::op_blas_level3;
+    t[VGPU_OP_RAND_CREATE] = &D::op_rand_create;
+    t[VGPU_OP_RAND_DESTROY] = &D::op_rand_destroy;
+    t[VGPU_OP_RAND_SET_STREAM] = &D::op_rand_set;
+    t[VGPU_OP_RAND_SET_SEED] = &D::op_rand_set;
+    t[VGPU_OP_RAND_GENERATE] = &D::op_rand_generate;
+    t[VGPU_OP_RAND_SET_OFFSET] = &D::op_rand_set;
+    t[VGPU_OP_RAND_SET_ORDERING] = &D::op_rand_set;
+    t[VGPU_OP_RAND_SET_DIMENSIONS] = &D::op_rand_set;
+    t[VGPU_OP_RAND_GET_TABLE] = &D::op_rand_get_table;
+    t[VGPU_OP_FFT_PLAN] = &D::op_fft_plan;
+    t[VGPU_OP_FFT_DESTROY] = &D::op_fft_destroy;
+    t[VGPU_OP_FFT_SET_STREAM] = &D::op_fft_set_stream;
+    t[VGPU_OP_FFT_EXEC] = &D::op_fft_exec;
+    t[VGPU_OP_FFT_PLAN_MANY] = &D::op_fft_plan_many;
+    t[VGPU_OP_FFT_SET_WORK_AREA] = &D::op_fft_set_work_area;
+    t[VGPU_OP_STREAM_BEGIN_CAPTURE] = &D::op_stream_begin_capture;
+    t[VGPU_OP_STREAM_END_CAPTURE] = &D::op_stream_end_capture;
+    t[VGPU_OP_STREAM_CAPTURE_INFO] = &D::op_stream_capture_info;
+    t[VGPU_OP_GRAPH_CREATE] = &D::op_graph_create;
+    t[VGPU_OP_GRAPH_DESTROY] = &D::op_graph_destroy;
+    t[VGPU_OP_GRAPH_ADD_EMPTY_NODE] = &D::op_graph_add_empty_node;
+    t[VGPU_OP_GRAPH_ADD_KERNEL_NODE] = &D::op_graph_add_kernel_node;
+    t[VGPU_OP_GRAPH_ADD_MEMCPY_NODE] = &D::op_graph_add_memcpy_node;
+    t[VGPU_OP_GRAPH_ADD_MEMSET_NODE] = &D::op_graph_add_memset_node;
+    t[VGPU_OP_GRAPH_DEPENDENCIES] = &D::op_graph_dependencies;
+    t[VGPU_OP_GRAPH_GET_NODES] = &D::op_graph_get_nodes;
+    t[VGPU_OP_GRAPH_DESTROY_NODE] = &D::op_graph_destroy_node;
+    t[VGPU_OP_GRAPH_KERNEL_NODE_SET_PARAMS] = &D::op_graph_kernel_node_set_params;
+    t[VGPU_OP_GRAPH_EXEC_KERNEL_NODE_SET_PARAMS] = &D::op_graph_kernel_node_set_params;
+    t[VGPU_OP_GRAPH_INSTANTIATE] = &D::op_graph_instantiate;
+    t[VGPU_OP_GRAPH_EXEC_DESTROY] = &D::op_graph_exec_destroy;
+    t[VGPU_OP_GRAPH_LAUNCH] = &D::op_graph_launch;
+    t[VGPU_OP_GRAPH_UPLOAD] = &D::op_graph_launch;
+    t[VGPU_OP_GRAPH_EXEC_UPDATE] = &D::op_graph_exec_update;
+    return t;
+}();
 
 } // namespace kvmgpu::vgpu

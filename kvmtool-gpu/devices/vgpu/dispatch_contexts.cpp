@@ -14,30 +14,6 @@ bool context_flags_ok(uint64_t flags) {
 }
 } // namespace
 
-bool CommandDispatch::needs_context(uint16_t op) {
-    switch (op) {
-    case VGPU_OP_NOP:
-    case VGPU_OP_INIT:
-    case VGPU_OP_DEVICE_GET_COUNT:
-    case VGPU_OP_DEVICE_GET_ATTRIBUTE:
-    case VGPU_OP_DEVICE_GET_NAME:
-    case VGPU_OP_DEVICE_TOTAL_MEM:
-    case VGPU_OP_CTX_CREATE:
-    case VGPU_OP_CTX_DESTROY:
-    case VGPU_OP_CTX_SET_CURRENT:
-    case VGPU_OP_PRIMARY_CTX_RETAIN:
-    case VGPU_OP_PRIMARY_CTX_RELEASE:
-    case VGPU_OP_PRIMARY_CTX_STATE:
-    case VGPU_OP_PRIMARY_CTX_SET_FLAGS:
-    case VGPU_OP_PRIMARY_CTX_RESET:
-    case VGPU_OP_DEVICE_CAN_ACCESS_PEER:
-    case VGPU_OP_DEVICE_P2P_ATTRIBUTE:
-        return false;
-    default:
-        return true;
-    }
-}
-
 bool CommandDispatch::device_exists(uint64_t ordinal) {
     return ordinal < static_cast<uint64_t>(devices_.count());
 }

@@ -11,22 +11,12 @@ namespace kvmgpu::vgpu {
 namespace {
 constexpr uint32_t kKernelPayloadRoom = sizeof(vgpu_graph_kernel_payload::params);
 constexpr uint32_t kCaptureModes = 3; // CU_STREAM_CAPTURE_MODE_GLOBAL, _THREAD_LOCAL, _RELAXED
-
-bool stream_ordered(uint16_t op) {
-    switch (op) {
-    case VGPU_OP_MEMCPY_HTOD: case VGPU_OP_MEMCPY_DTOH: case VGPU_OP_MEMCPY_DTOD: case VGPU_OP_MEMCPY_HTOD_SG:
-    case VGPU_OP_MEMCPY_DTOH_SG: case VGPU_OP_MEMSET_D8: case VGPU_OP_MEMSET_D16: case VGPU_OP_MEMSET_D32:
-    case VGPU_OP_LAUNCH_KERNEL_PACKED: case VGPU_OP_EVENT_RECORD:
-    case VGPU_OP_STREAM_WAIT_EVENT: case VGPU_OP_GRAPH_LAUNCH: return true;
-    default: return false;
-    }
-}
 } // namespace
 
 GraphBackend* CommandDispatch::graph_backend() { return backend().graphs(); }
 
-bool CommandDispatch::capture_quota_exceeded(uint16_t op) {
-    if (open_captures_ == 0 || !stream_ordered(op)) return false;
+bool CommandDispatch::capture_quota_exceeded() {
+    if (open_captures_ == 0) return false;
     // Counted while any capture is open, whatever the stream: the capture
     // may have been joined by any of them. Cheap, and bounds what a capture
     // can make the driver hold before END_CAPTURE counts it.

@@ -1,0 +1,335 @@
+/* The vGPU's opcodes, each declared once (included by vgpu_abi.h, which
+ * has the ring, the handles and the contexts they refer to): its number, its
+ * facts (VGPU_OPF_*), the typed layout of its arguments (the command's
+ * arg[]) and of its results (the completion's result[]). The opcode enum,
+ * the names in logs, the dispatch's checks, the guest's, the device fuzzer's
+ * opcode list, the layout hash (VGPU_ABI_LAYOUT_HASH) and
+ * docs/vgpu-opcodes.md (scripts/vgpu-ops-doc.py) are made from VGPU_OPS.
+ * Freestanding-safe, C and C++.
+ *
+ * A layout is a struct whose fields are arg[0], arg[1], ... in order (any
+ * arg[] past it is ignored), or `void` for none; results likewise over
+ * result[0..1]. Payloads are named in the rows' comments (vgpu_array_abi.h,
+ * vgpu_blas_abi.h, and the payload structs in vgpu_abi.h).
+ * dptr = device address of this VM; gpa = guest-physical address; handles
+ * (context, module, function, stream, event, ...) are VM-local numbers the
+ * device issued; stream 0 is the default stream. */
+#ifndef KVMGPU_ABI_VGPU_OPS_H
+#define KVMGPU_ABI_VGPU_OPS_H
+
+/* ---- what an opcode does (the table's third column) -------------------- */
+/* Needs a current context (else VGPU_ERROR_INVALID_CONTEXT, vgpu_abi.h "contexts"). */
+#define VGPU_OPF_CTX 0x01u
+/* May be submitted without waiting (VGPU_CMD_FLAG_ASYNC): its work is queued
+ * on a stream and its error comes at the next synchronize. */
+#define VGPU_OPF_ASYNC 0x02u
+/* May carry VGPU_CMD_FLAG_COOPERATIVE (launches). */
+#define VGPU_OPF_COOP 0x04u
+/* Stream-ordered work a stream capture records: while a capture is open it
+ * counts against the VM's graph-node bound (VgpuOptions::max_graph_nodes). */
+#define VGPU_OPF_CAPTURED 0x08u
+/* Adds graph nodes, counted against max_graph_nodes. */
+#define VGPU_OPF_NODES 0x10u
+/* May take from the VM's device-memory quota (else VGPU_ERROR_OUT_OF_MEMORY). */
+#define VGPU_OPF_TAKES_QUOTA 0x20u
+/* May give device-memory quota back. */
+#define VGPU_OPF_GIVES_QUOTA 0x40u
+
+/* ---- argument layouts (arg[]) ------------------------------------------ */
+struct vgpu_args_handle { uint64_t handle; };          /* the object the opcode acts on */
+struct vgpu_args_flags { uint64_t flags; };            /* a create's flags */
+struct vgpu_args_bytes { uint64_t bytes; };
+struct vgpu_args_dptr { uint64_t dptr; };
+struct vgpu_args_device { uint64_t device; };          /* an ordinal */
+struct vgpu_args_device_attribute { uint64_t attribute; uint64_t device; };
+struct vgpu_args_peer_devices { uint64_t device; uint64_t peer; };
+struct vgpu_args_p2p_attribute { uint64_t attribute; uint64_t device; uint64_t peer; };
+struct vgpu_args_device_flags { uint64_t device; uint64_t flags; };
+struct vgpu_args_ctx_create { uint64_t flags; uint64_t device; };
+struct vgpu_args_peer_access { uint64_t peer_context; uint64_t flags; };
+struct vgpu_args_memcpy { uint64_t dst; uint64_t src; uint64_t bytes; uint64_t stream; };
+struct vgpu_args_memcpy_sg {
+    uint64_t dptr;     /* the device side */
+    uint64_t sg_gpa;   /* vgpu_sg_entry[count] in guest RAM */
+    uint64_t count;
+    uint64_t stream;
+    uint64_t strategy; /* vgpu_sg_strategy */
+    uint64_t total;    /* the entries' bytes, or 0: not given */
+};
+struct vgpu_args_memcpy_peer {
+    uint64_t dst; uint64_t dst_context; uint64_t src; uint64_t src_context; uint64_t bytes; uint64_t stream;
+};
+struct vgpu_args_memset { uint64_t dptr; uint64_t value; uint64_t count; uint64_t stream; };
+struct vgpu_args_guest_range { uint64_t gpa; uint64_t bytes; };
+struct vgpu_args_host_register { uint64_t sg_gpa; uint64_t count; uint64_t total; uint64_t flags; };
+struct vgpu_args_param_info { uint64_t function; uint64_t first; };
+struct vgpu_args_attribute { uint64_t handle; uint64_t attribute; };
+struct vgpu_args_set_attribute { uint64_t handle; uint64_t attribute; uint64_t value; };
+struct vgpu_args_on_stream { uint64_t handle; uint64_t stream; }; /* an event record, a graph launch, a library's stream */
+struct vgpu_args_wait_event { uint64_t stream; uint64_t event; uint64_t flags; };
+struct vgpu_args_two_handles { uint64_t first; uint64_t second; };
+struct vgpu_args_occupancy { uint64_t function; uint64_t block_threads; uint64_t shared_bytes; uint64_t flags; };
+struct vgpu_args_ctx_limit { uint64_t limit; uint64_t value; uint64_t set; };
+struct vgpu_args_vmm_reserve { uint64_t bytes; uint64_t alignment; uint64_t address; };
+struct vgpu_args_va_range { uint64_t address; uint64_t bytes; };
+struct vgpu_args_vmm_map { uint64_t address; uint64_t bytes; uint64_t offset; uint64_t physical; };
+struct vgpu_args_vmm_access { uint64_t address; uint64_t bytes; uint64_t device; uint64_t access; };
+struct vgpu_args_begin_capture { uint64_t stream; uint64_t mode; };
+struct vgpu_args_memcpy_node { uint64_t graph; uint64_t direction; uint64_t dst; uint64_t src; uint64_t bytes; };
+struct vgpu_args_memset_node { uint64_t graph; uint64_t dptr; uint64_t value; uint64_t element_bytes; uint64_t count; };
+struct vgpu_args_dependencies { uint64_t graph; uint64_t pairs; uint64_t remove; };
+struct vgpu_args_get_nodes { uint64_t graph; uint64_t first; };
+struct vgpu_args_stream { uint64_t stream; };
+struct vgpu_args_sampled_resource { uint64_t object; uint64_t surface; };
+struct vgpu_args_handle_value { uint64_t handle; uint64_t value; }; /* a library handle's setting */
+struct vgpu_args_blas_workspace { uint64_t handle; uint64_t dptr; uint64_t bytes; };
+struct vgpu_args_rand_generate {
+    uint64_t generator; uint64_t dptr; uint64_t count; uint64_t kind; /* VGPU_RAND_* */
+    uint64_t mean_bits; uint64_t stddev_bits; /* doubles' bits (normal kinds) */
+};
+struct vgpu_args_rand_create { uint64_t type; }; /* curandRngType_t */
+struct vgpu_args_plan_work_area { uint64_t plan; uint64_t dptr; };
+struct vgpu_args_rand_table { uint64_t table; uint64_t dptr; uint64_t bytes; };
+struct vgpu_args_fft_plan { uint64_t rank; uint64_t nx; uint64_t ny; uint64_t nz; uint64_t type; uint64_t batch; };
+struct vgpu_args_fft_exec { uint64_t plan; uint64_t input; uint64_t output; uint64_t type; uint64_t direction; };
+
+/* ---- result layouts (result[]) ----------------------------------------- */
+struct vgpu_result_value { uint64_t value; };
+struct vgpu_result_handle { uint64_t handle; };
+struct vgpu_result_dptr { uint64_t dptr; };
+struct vgpu_result_global { uint64_t dptr; uint64_t bytes; };
+struct vgpu_result_mem_info { uint64_t free_bytes; uint64_t total_bytes; };
+struct vgpu_result_registration { uint64_t registration; uint64_t dptr; };
+struct vgpu_result_param_info { uint64_t count; uint64_t bytes; };
+struct vgpu_result_primary_retain { uint64_t context; uint64_t retains; };
+struct vgpu_result_primary_state { uint64_t flags; uint64_t active; };
+struct vgpu_result_capture_info { uint64_t status; uint64_t id; };
+struct vgpu_result_fft_plan { uint64_t plan; uint64_t work_bytes; };
+struct vgpu_result_bytes16 { uint8_t bytes[16]; }; /* a host-mode BLAS result */
+
+/* ---- the table: X(NAME, number, VGPU_OPF_*, arguments, results) --------
+ * Numbers: 0-99 the Driver API's core, 100-159 more Driver API calls, cuBLAS
+ * 200-299, cuRAND 300-319, cuFFT 320-349; 33 is retired (a descriptor-form
+ * launch no guest library sent). Rows in number order. */
+#define VGPU_OPS(X) \
+    X(NOP, 0, 0, void, void) \
+    X(INIT, 1, 0, void, struct vgpu_result_value) /* the backend (VGPU_BACKEND_*) */ \
+    X(DEVICE_GET_COUNT, 2, 0, void, struct vgpu_result_value) \
+    X(DEVICE_GET_ATTRIBUTE, 3, 0, struct vgpu_args_device_attribute, struct vgpu_result_value) /* CUdevice_attribute */ \
+    X(DEVICE_GET_NAME, 4, 0, struct vgpu_args_device, void) /* -> payload: the name, NUL-terminated */ \
+    X(DEVICE_TOTAL_MEM, 5, 0, struct vgpu_args_device, struct vgpu_result_value) /* bytes */ \
+    X(CTX_SYNCHRONIZE, 6, VGPU_OPF_CTX, void, void) \
+    X(MEM_ALLOC, 10, VGPU_OPF_CTX | VGPU_OPF_TAKES_QUOTA, struct vgpu_args_bytes, struct vgpu_result_dptr) \
+    X(MEM_FREE, 11, VGPU_OPF_CTX | VGPU_OPF_GIVES_QUOTA, struct vgpu_args_dptr, void) \
+    X(MEM_GET_INFO, 12, VGPU_OPF_CTX, void, struct vgpu_result_mem_info) /* within the quota */ \
+    X(MEMCPY_HTOD, 13, VGPU_OPF_CTX | VGPU_OPF_ASYNC | VGPU_OPF_CAPTURED, struct vgpu_args_memcpy, void) \
+        /* dst dptr, src gpa */ \
+    X(MEMCPY_DTOH, 14, VGPU_OPF_CTX | VGPU_OPF_ASYNC | VGPU_OPF_CAPTURED, struct vgpu_args_memcpy, void) \
+        /* dst gpa, src dptr */ \
+    X(MEMCPY_DTOD, 15, VGPU_OPF_CTX | VGPU_OPF_ASYNC | VGPU_OPF_CAPTURED, struct vgpu_args_memcpy, void) \
+    X(MEMCPY_HTOD_SG, 16, VGPU_OPF_CTX | VGPU_OPF_ASYNC | VGPU_OPF_CAPTURED, struct vgpu_args_memcpy_sg, void) \
+        /* see vgpu_sg_strategy */ \
+    X(MEMCPY_DTOH_SG, 17, VGPU_OPF_CTX | VGPU_OPF_ASYNC | VGPU_OPF_CAPTURED, struct vgpu_args_memcpy_sg, void) \
+    X(MEMSET_D8, 18, VGPU_OPF_CTX | VGPU_OPF_ASYNC | VGPU_OPF_CAPTURED, struct vgpu_args_memset, void) \
+    X(MEMSET_D32, 19, VGPU_OPF_CTX | VGPU_OPF_ASYNC | VGPU_OPF_CAPTURED, struct vgpu_args_memset, void) \
+        /* count in u32s */ \
+    X(GUEST_RAM_DEVICE_PTR, 20, VGPU_OPF_CTX, struct vgpu_args_guest_range, struct vgpu_result_dptr) /* zero-copy */ \
+    X(MEMSET_D16, 21, VGPU_OPF_CTX | VGPU_OPF_ASYNC | VGPU_OPF_CAPTURED, struct vgpu_args_memset, void) \
+        /* dptr 2-byte aligned, count in u16s */ \
+    X(HOST_REGISTER, 22, VGPU_OPF_CTX | VGPU_OPF_TAKES_QUOTA, struct vgpu_args_host_register, \
+      struct vgpu_result_registration) \
+        /* flags CU_MEMHOSTREGISTER_*; dptr 0 where guest RAM is on huge host pages (no 4 KiB alias: \
+           copies go as any pageable buffer's) */ \
+    X(HOST_UNREGISTER, 23, VGPU_OPF_CTX | VGPU_OPF_GIVES_QUOTA, struct vgpu_args_handle, void) \
+    X(MODULE_LOAD_DATA, 30, VGPU_OPF_CTX, struct vgpu_args_guest_range, struct vgpu_result_handle) /* the image */ \
+    X(MODULE_UNLOAD, 31, VGPU_OPF_CTX, struct vgpu_args_handle, void) \
+    X(MODULE_GET_FUNCTION, 32, VGPU_OPF_CTX, struct vgpu_args_handle, struct vgpu_result_handle) \
+        /* payload = the name (payload_len bytes, no NUL) */ \
+    X(FUNC_GET_PARAM_INFO, 34, VGPU_OPF_CTX, struct vgpu_args_param_info, struct vgpu_result_param_info) \
+        /* payload <- vgpu_param_desc of parameters first, first+1, ... (as many as the payload holds): \
+           the layout the module gives the kernel */ \
+    X(LAUNCH_KERNEL_PACKED, 35, VGPU_OPF_CTX | VGPU_OPF_ASYNC | VGPU_OPF_COOP | VGPU_OPF_CAPTURED, \
+      struct vgpu_launch_args, void) \
+        /* params = the parameter buffer's bytes, exactly the kernel layout's (cuLaunchKernel's `extra` \
+           buffer); payload = the buffer when it fits VGPU_PAYLOAD_BYTES, else its gpa (uint64) */ \
+    X(FUNC_GET_ATTRIBUTE, 36, VGPU_OPF_CTX, struct vgpu_args_attribute, struct vgpu_result_value) \
+        /* CUfunction_attribute; an int */ \
+    X(FUNC_SET_ATTRIBUTE, 37, VGPU_OPF_CTX, struct vgpu_args_set_attribute, void) \
+    X(MODULE_GET_GLOBAL, 38, VGPU_OPF_CTX, struct vgpu_args_handle, struct vgpu_result_global) \
+        /* payload = the name: a __device__ variable, usable as device memory */ \
+    X(STREAM_CREATE, 40, VGPU_OPF_CTX, struct vgpu_args_flags, struct vgpu_result_handle) \
+    X(STREAM_SYNCHRONIZE, 41, VGPU_OPF_CTX, struct vgpu_args_handle, void) \
+    X(STREAM_DESTROY, 42, VGPU_OPF_CTX, struct vgpu_args_handle, void) \
+    X(STREAM_QUERY, 43, VGPU_OPF_CTX, struct vgpu_args_handle, void) /* SUCCESS when its work is done, else NOT_READY */ \
+    X(STREAM_WAIT_EVENT, 44, VGPU_OPF_CTX | VGPU_OPF_ASYNC | VGPU_OPF_CAPTURED, struct vgpu_args_wait_event, void) \
+        /* flags 0: later work on the stream waits for the event's recorded work */ \
+    X(EVENT_CREATE, 50, VGPU_OPF_CTX, struct vgpu_args_flags, struct vgpu_result_handle) \
+    X(EVENT_RECORD, 51, VGPU_OPF_CTX | VGPU_OPF_ASYNC | VGPU_OPF_CAPTURED, struct vgpu_args_on_stream, void) \
+    X(EVENT_SYNCHRONIZE, 52, VGPU_OPF_CTX, struct vgpu_args_handle, void) \
+    X(EVENT_ELAPSED_TIME, 53, VGPU_OPF_CTX, struct vgpu_args_two_handles, struct vgpu_result_value) \
+        /* start, end -> a float's bits (ms) */ \
+    X(EVENT_DESTROY, 54, VGPU_OPF_CTX, struct vgpu_args_handle, void) \
+    X(EVENT_QUERY, 55, VGPU_OPF_CTX, struct vgpu_args_handle, void) /* SUCCESS when done, else NOT_READY */ \
+    X(CTX_CREATE, 60, 0, struct vgpu_args_ctx_create, struct vgpu_result_handle) /* now current */ \
+    X(CTX_DESTROY, 61, VGPU_OPF_GIVES_QUOTA, struct vgpu_args_handle, void) \
+        /* not a primary one; frees what was made in it */ \
+    X(CTX_SET_CURRENT, 62, 0, struct vgpu_args_handle, void) /* 0: none */ \
+    X(PRIMARY_CTX_RETAIN, 63, 0, struct vgpu_args_device, struct vgpu_result_primary_retain) \
+    X(PRIMARY_CTX_RELEASE, 64, VGPU_OPF_GIVES_QUOTA, struct vgpu_args_device, struct vgpu_result_value) \
+        /* retains left; the last release frees what was made in it */ \
+    X(PRIMARY_CTX_STATE, 65, 0, struct vgpu_args_device, struct vgpu_result_primary_state) \
+    X(PRIMARY_CTX_SET_FLAGS, 66, 0, struct vgpu_args_device_flags, void) \
+    X(PRIMARY_CTX_RESET, 67, VGPU_OPF_GIVES_QUOTA, struct vgpu_args_device, void) \
+        /* frees what was made in it, flags back to 0 */ \
+    X(MEMCPY_PEER, 68, VGPU_OPF_CTX | VGPU_OPF_ASYNC, struct vgpu_args_memcpy_peer, void) \
+    X(DEVICE_CAN_ACCESS_PEER, 69, 0, struct vgpu_args_peer_devices, struct vgpu_result_value) /* 1 if it can */ \
+    X(CTX_ENABLE_PEER_ACCESS, 70, VGPU_OPF_CTX, struct vgpu_args_peer_access, void) /* flags 0; from the current */ \
+    X(CTX_DISABLE_PEER_ACCESS, 71, VGPU_OPF_CTX, struct vgpu_args_handle, void) /* the peer context */ \
+    X(FUNC_OCCUPANCY, 72, VGPU_OPF_CTX, struct vgpu_args_occupancy, struct vgpu_result_value) \
+        /* flags CU_OCCUPANCY_* -> blocks of that size one multiprocessor holds at once */ \
+    X(CTX_LIMIT, 73, VGPU_OPF_CTX | VGPU_OPF_TAKES_QUOTA | VGPU_OPF_GIVES_QUOTA, struct vgpu_args_ctx_limit, \
+      struct vgpu_result_value) \
+        /* CUlimit, set 1 to set (else get) -> the value in force on the current context's device \
+           (see VGPU_LIMIT_*) */ \
+    X(DEVICE_P2P_ATTRIBUTE, 74, 0, struct vgpu_args_p2p_attribute, struct vgpu_result_value) \
+        /* CUdevice_P2PAttribute */ \
+    /* Virtual memory management on the current context's device; sizes, addresses and offsets in whole \
+       granules (VMM_GRANULARITY). Managed memory is made of these (docs/managed-memory.md). */ \
+    X(VMM_GRANULARITY, 75, VGPU_OPF_CTX, void, struct vgpu_result_value) /* minimum = recommended */ \
+    X(VMM_RESERVE, 76, VGPU_OPF_CTX, struct vgpu_args_vmm_reserve, struct vgpu_result_dptr) \
+        /* alignment 0 or a power of two; address 0: any (a hint, as the driver's) */ \
+    X(VMM_FREE_RESERVATION, 77, VGPU_OPF_CTX, struct vgpu_args_va_range, void) /* one reservation, nothing mapped */ \
+    X(VMM_CREATE, 78, VGPU_OPF_CTX | VGPU_OPF_TAKES_QUOTA, struct vgpu_args_bytes, struct vgpu_result_handle) \
+        /* physical memory */ \
+    X(VMM_RELEASE, 79, VGPU_OPF_CTX | VGPU_OPF_GIVES_QUOTA, struct vgpu_args_handle, void) \
+        /* its memory goes when its last mapping does */ \
+    X(VMM_MAP, 80, VGPU_OPF_CTX, struct vgpu_args_vmm_map, void) \
+        /* offset 0; inside one reservation, over nothing mapped, bytes <= the handle's size */ \
+    X(VMM_UNMAP, 81, VGPU_OPF_CTX | VGPU_OPF_GIVES_QUOTA, struct vgpu_args_va_range, void) \
+        /* whole mappings, nothing unmapped between */ \
+    X(VMM_SET_ACCESS, 82, VGPU_OPF_CTX, struct vgpu_args_vmm_access, void) \
+        /* whole mappings; VGPU_VMM_ACCESS_*: the range is the VM's device memory unless NONE */ \
+    /* CUDA graphs and stream capture (see "graphs" in vgpu_abi.h). */ \
+    X(STREAM_BEGIN_CAPTURE, 100, VGPU_OPF_CTX, struct vgpu_args_begin_capture, void) \
+        /* not the default stream; CUstreamCaptureMode 0..2 */ \
+    X(STREAM_END_CAPTURE, 101, VGPU_OPF_CTX | VGPU_OPF_NODES, struct vgpu_args_handle, struct vgpu_result_handle) \
+        /* the stream where the capture began -> the graph */ \
+    X(STREAM_CAPTURE_INFO, 102, VGPU_OPF_CTX, struct vgpu_args_handle, struct vgpu_result_capture_info) \
+        /* CUstreamCaptureStatus, capture id */ \
+    X(GRAPH_CREATE, 103, VGPU_OPF_CTX, struct vgpu_args_flags, struct vgpu_result_handle) /* flags 0 */ \
+    X(GRAPH_DESTROY, 104, VGPU_OPF_CTX, struct vgpu_args_handle, void) /* its nodes' handles go with it */ \
+    X(GRAPH_ADD_EMPTY_NODE, 105, VGPU_OPF_CTX | VGPU_OPF_NODES, struct vgpu_args_handle, struct vgpu_result_handle) \
+    X(GRAPH_ADD_KERNEL_NODE, 106, VGPU_OPF_CTX | VGPU_OPF_NODES, struct vgpu_launch_args, struct vgpu_result_handle) \
+        /* `stream` = the graph, params = the buffer's bytes; payload vgpu_graph_kernel_payload */ \
+    X(GRAPH_ADD_MEMCPY_NODE, 107, VGPU_OPF_CTX | VGPU_OPF_NODES, struct vgpu_args_memcpy_node, \
+      struct vgpu_result_handle) \
+        /* direction VGPU_OP_MEMCPY_HTOD/DTOH/DTOD; dst, src a dptr or gpa */ \
+    X(GRAPH_ADD_MEMSET_NODE, 108, VGPU_OPF_CTX | VGPU_OPF_NODES, struct vgpu_args_memset_node, \
+      struct vgpu_result_handle) /* element bytes 1, 2, 4; count in elements */ \
+    X(GRAPH_DEPENDENCIES, 109, VGPU_OPF_CTX, struct vgpu_args_dependencies, void) \
+        /* pairs 1..VGPU_GRAPH_EDGES_PER_CALL, remove 1 (else add); payload = pairs x {from, to} (uint64) */ \
+    X(GRAPH_GET_NODES, 110, VGPU_OPF_CTX, struct vgpu_args_get_nodes, struct vgpu_result_value) \
+        /* -> the node count; payload <- node handles first, first+1, ... (uint64 each) */ \
+    X(GRAPH_DESTROY_NODE, 111, VGPU_OPF_CTX, struct vgpu_args_handle, void) \
+    X(GRAPH_KERNEL_NODE_SET_PARAMS, 112, VGPU_OPF_CTX, struct vgpu_launch_args, void) \
+        /* as ADD_KERNEL_NODE with `stream` = the node */ \
+    X(GRAPH_INSTANTIATE, 113, VGPU_OPF_CTX | VGPU_OPF_NODES, struct vgpu_args_handle_value, \
+      struct vgpu_result_handle) /* graph, flags 0 -> graph exec */ \
+    X(GRAPH_EXEC_DESTROY, 114, VGPU_OPF_CTX, struct vgpu_args_handle, void) \
+    X(GRAPH_LAUNCH, 115, VGPU_OPF_CTX | VGPU_OPF_ASYNC | VGPU_OPF_CAPTURED, struct vgpu_args_on_stream, void) \
+    X(GRAPH_UPLOAD, 116, VGPU_OPF_CTX | VGPU_OPF_ASYNC, struct vgpu_args_on_stream, void) \
+    X(GRAPH_EXEC_UPDATE, 117, VGPU_OPF_CTX, struct vgpu_args_two_handles, struct vgpu_result_value) \
+        /* exec, graph -> CUgraphExecUpdateResult */ \
+    X(GRAPH_EXEC_KERNEL_NODE_SET_PARAMS, 118, VGPU_OPF_CTX, struct vgpu_launch_args, void) \
+        /* as KERNEL_NODE_SET_PARAMS; the payload's `exec` names the graph exec */ \
+    /* Arrays, textures and surfaces (vgpu_array_abi.h has the payloads). An array is a handle of the \
+       current context; a texture or surface object is the driver's own value (a kernel reads it as a \
+       parameter), known to the VMM per device. */ \
+    X(ARRAY_CREATE, 130, VGPU_OPF_CTX | VGPU_OPF_TAKES_QUOTA, void, struct vgpu_result_handle) \
+        /* payload vgpu_array_desc */ \
+    X(ARRAY_DESTROY, 131, VGPU_OPF_CTX | VGPU_OPF_GIVES_QUOTA, struct vgpu_args_handle, void) \
+    X(ARRAY_GET_DESCRIPTOR, 132, VGPU_OPF_CTX, struct vgpu_args_handle, void) /* -> payload vgpu_array_desc */ \
+    X(MEMCPY_3D, 133, VGPU_OPF_CTX | VGPU_OPF_ASYNC, struct vgpu_args_stream, void) /* payload vgpu_copy3d */ \
+    X(TEX_OBJECT_CREATE, 134, VGPU_OPF_CTX, void, struct vgpu_result_handle) \
+        /* payload vgpu_tex_object -> the CUtexObject */ \
+    X(TEX_OBJECT_DESTROY, 135, VGPU_OPF_CTX, struct vgpu_args_handle, void) /* the CUtexObject */ \
+    X(SURF_OBJECT_CREATE, 136, VGPU_OPF_CTX, void, struct vgpu_result_handle) \
+        /* payload vgpu_tex_resource (an array) -> the CUsurfObject */ \
+    X(SURF_OBJECT_DESTROY, 137, VGPU_OPF_CTX, struct vgpu_args_handle, void) \
+    X(SAMPLED_OBJECT_RESOURCE, 138, VGPU_OPF_CTX, struct vgpu_args_sampled_resource, void) \
+        /* surface 1 (else a texture) -> payload vgpu_tex_resource as created */ \
+    /* cuBLAS: a handle is a VM handle of the current context, freed with it. The compute calls' \
+       arguments are a typed struct in the payload (vgpu_blas_abi.h), every pointer, dimension and \
+       count checked by the VMM before the library sees it. */ \
+    X(BLAS_CREATE, 200, VGPU_OPF_CTX | VGPU_OPF_TAKES_QUOTA, void, struct vgpu_result_handle) \
+        /* cublasCreate; the library's default workspace counts against the quota */ \
+    X(BLAS_DESTROY, 201, VGPU_OPF_CTX | VGPU_OPF_GIVES_QUOTA, struct vgpu_args_handle, void) \
+    X(BLAS_SET_STREAM, 202, VGPU_OPF_CTX, struct vgpu_args_on_stream, void) \
+    X(BLAS_SET_MATH_MODE, 203, VGPU_OPF_CTX, struct vgpu_args_handle_value, void) /* cublasMath_t */ \
+    X(BLAS_SET_WORKSPACE, 204, VGPU_OPF_CTX, struct vgpu_args_blas_workspace, void) /* dptr 0: the default */ \
+    X(BLAS_GET_VERSION, 205, VGPU_OPF_CTX, void, struct vgpu_result_value) /* CUBLAS_VERSION form */ \
+    X(BLAS_LEVEL1, 210, VGPU_OPF_CTX | VGPU_OPF_ASYNC, void, struct vgpu_result_bytes16) \
+        /* payload vgpu_blas_level1 -> a host-mode result */ \
+    X(BLAS_LEVEL2, 211, VGPU_OPF_CTX | VGPU_OPF_ASYNC, void, void) /* payload vgpu_blas_level2 */ \
+    X(BLAS_GEMM, 220, VGPU_OPF_CTX | VGPU_OPF_ASYNC, void, void) \
+        /* payload vgpu_blas_gemm (one, strided batched, pointer arrays) */ \
+    X(BLAS_LEVEL3, 221, VGPU_OPF_CTX | VGPU_OPF_ASYNC, void, void) /* payload vgpu_blas_level3 */ \
+    /* cuRAND's host API: a generator is a VM handle of the current context. */ \
+    X(RAND_CREATE, 300, VGPU_OPF_CTX | VGPU_OPF_TAKES_QUOTA, struct vgpu_args_rand_create, struct vgpu_result_handle) \
+    X(RAND_DESTROY, 301, VGPU_OPF_CTX | VGPU_OPF_GIVES_QUOTA, struct vgpu_args_handle, void) \
+    X(RAND_SET_STREAM, 302, VGPU_OPF_CTX, struct vgpu_args_on_stream, void) \
+    X(RAND_SET_SEED, 303, VGPU_OPF_CTX, struct vgpu_args_handle_value, void) \
+    X(RAND_GENERATE, 304, VGPU_OPF_CTX | VGPU_OPF_ASYNC, struct vgpu_args_rand_generate, void) \
+    X(RAND_SET_OFFSET, 305, VGPU_OPF_CTX, struct vgpu_args_handle_value, void) \
+        /* results skipped; per dimension when quasi-random */ \
+    X(RAND_SET_ORDERING, 306, VGPU_OPF_CTX, struct vgpu_args_handle_value, void) /* curandOrdering_t */ \
+    X(RAND_SET_DIMENSIONS, 307, VGPU_OPF_CTX, struct vgpu_args_handle_value, void) \
+        /* quasi-random; 1..VGPU_RAND_MAX_DIMENSIONS */ \
+    X(RAND_GET_TABLE, 308, VGPU_OPF_CTX, struct vgpu_args_rand_table, void) \
+        /* VGPU_RAND_TABLE_* (no generator), bytes = the table's exactly: the host library's Sobol \
+           direction vectors or scramble constants, copied into device memory of this VM */ \
+    /* cuFFT's plans: a plan is a VM handle of the current context. */ \
+    X(FFT_PLAN, 320, VGPU_OPF_CTX | VGPU_OPF_TAKES_QUOTA, struct vgpu_args_fft_plan, struct vgpu_result_fft_plan) \
+        /* rank 1..3, cufftType */ \
+    X(FFT_DESTROY, 321, VGPU_OPF_CTX | VGPU_OPF_GIVES_QUOTA, struct vgpu_args_handle, void) \
+    X(FFT_SET_STREAM, 322, VGPU_OPF_CTX, struct vgpu_args_on_stream, void) \
+    X(FFT_EXEC, 323, VGPU_OPF_CTX | VGPU_OPF_ASYNC, struct vgpu_args_fft_exec, void) \
+        /* type: the plan's cufftType; direction (C2C, Z2Z): -1 forward, +1 inverse */ \
+    X(FFT_PLAN_MANY, 324, VGPU_OPF_CTX | VGPU_OPF_TAKES_QUOTA, void, struct vgpu_result_fft_plan) \
+        /* payload vgpu_fft_plan_many (cufftMakePlanMany64's arguments) */ \
+    X(FFT_SET_WORK_AREA, 325, VGPU_OPF_CTX, struct vgpu_args_plan_work_area, void) \
+        /* the plan's work area: its work bytes from dptr, inside one of the VM's allocations (checked \
+           again at each exec) */
+
+#define VGPU_OP_ENUMERATOR_(name, number, flags, args, result) VGPU_OP_##name = number,
+enum vgpu_opcode {
+    VGPU_OPS(VGPU_OP_ENUMERATOR_)
+    VGPU_OP_MAX_ = 350 /* the dispatch is indexed by opcode: numbers not in VGPU_OPS are NOT_SUPPORTED */
+};
+
+#ifdef __cplusplus
+#define VGPU_OPS_CONSTEXPR_ constexpr
+#else
+#define VGPU_OPS_CONSTEXPR_
+#endif
+
+/* The opcode's name ("MEM_ALLOC"), or 0 for a number that is not an opcode. */
+#define VGPU_OP_NAME_CASE_(name, number, flags, args, result) case number: return #name;
+static VGPU_OPS_CONSTEXPR_ inline const char* vgpu_op_name(uint32_t op)
+{
+    switch (op) {
+    VGPU_OPS(VGPU_OP_NAME_CASE_)
+    default: return 0;
+    }
+}
+/* The opcode's VGPU_OPF_* (0 for a number that is not an opcode). */
+#define VGPU_OP_FLAGS_CASE_(name, number, flags, args, result) case number: return (flags);
+static VGPU_OPS_CONSTEXPR_ inline uint32_t vgpu_op_flags(uint32_t op)
+{
+    switch (op) {
+    VGPU_OPS(VGPU_OP_FLAGS_CASE_)
+    default: return 0;
+    }
+}
+
+#endif
