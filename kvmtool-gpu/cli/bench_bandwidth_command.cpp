@@ -167,14 +167,10 @@ int bench_bandwidth_command(const std::vector<std::string>& args) {
     if (plan.vms.empty()) throw UsageError("nothing to measure (check --kinds, --dirs, --strategies)");
     const auto vgpu_cfg = cli::parse_vgpu_flags(p);
     if (!vgpu_cfg) throw UsageError("bench bandwidth needs a vGPU (--vgpu none makes no sense here)");
-    plan.vgpu = *vgpu_cfg;
     plan.guest_path = locate_guest(p.get_or("guest", "bandwidth"));
     plan.timeout_s = cli::parse_seconds(p.get_or("timeout", "1800"), "--timeout");
     if (p.has("mem")) plan.ram_bytes = cli::parse_size(*p.get("mem"), "--mem");
-    plan.args = args;
-    plan.native = !p.has("no-native");
-    plan.out_dir = p.get_or("out", "bench-results");
-    plan.plot_script = p.get_or("plot-script", "");
+    cli::set_plan_common(p, args, *vgpu_cfg, &plan);
     return run_bandwidth_bench(plan);
 }
 

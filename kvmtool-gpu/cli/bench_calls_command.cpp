@@ -110,7 +110,6 @@ int bench_calls_command(const std::vector<std::string>& args) {
     plan.sweep = sweep_from_args(p);
     const auto vgpu_cfg = cli::parse_vgpu_flags(p);
     if (!vgpu_cfg) throw UsageError("bench calls needs a vGPU (--vgpu none makes no sense here)");
-    plan.vgpu = *vgpu_cfg;
     VmOptions& base = plan.vm;
     base.guest_path = locate_guest(p.get_or("guest", "calls"));
     base.ram_bytes = cli::parse_size(p.get_or("mem", "128M"), "--mem");
@@ -118,10 +117,7 @@ int bench_calls_command(const std::vector<std::string>& args) {
         throw UsageError("--pages: expected 4K, 2M or 1G");
     base.timeout_s = cli::parse_seconds(p.get_or("timeout", "900"), "--timeout");
 
-    plan.args = args;
-    plan.native = !p.has("no-native");
-    plan.out_dir = p.get_or("out", "bench-results");
-    plan.plot_script = p.get_or("plot-script", "");
+    cli::set_plan_common(p, args, *vgpu_cfg, &plan);
     return run_calls_bench(plan);
 }
 

@@ -30,4 +30,13 @@ BenchCommand find_bench_command(std::string_view name) {
     return it == commands().end() ? nullptr : it->second;
 }
 
+void set_plan_common(const ArgParser& p, const std::vector<std::string>& args, const VgpuConfig& vgpu,
+                     bench::BenchPlan* plan) {
+    plan->args = args;
+    plan->vgpu = vgpu;
+    plan->native = !p.has("no-native");
+    plan->out_dir = p.get_or("out", "bench-results");
+    plan->plot_script = p.get_or("plot-script", "");
+}
+
 } // namespace kvmgpu::cli

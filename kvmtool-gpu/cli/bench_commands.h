@@ -10,6 +10,9 @@
 #include <string_view>
 #include <vector>
 
+#include "kvmtool-gpu/bench/bench_plan.h"
+#include "kvmtool-gpu/cli/arg_parser.h"
+
 namespace kvmgpu::cli {
 
 using BenchCommand = int (*)(const std::vector<std::string>& args);
@@ -22,5 +25,10 @@ struct BenchCommandRegistration {
 
 // The command registered under `name` (a table row's name), or nullptr.
 BenchCommand find_bench_command(std::string_view name);
+
+// What every bench with a vGPU takes alike, into *plan: the command line,
+// the vGPU, --no-native, --out and --plot-script.
+void set_plan_common(const ArgParser& p, const std::vector<std::string>& args, const VgpuConfig& vgpu,
+                     bench::BenchPlan* plan);
 
 } // namespace kvmgpu::cli

@@ -90,10 +90,7 @@ int bench_libraries_command(const std::vector<std::string>& args) {
     o.linux.args = program_args(p);
     plan.native_path = p.get_or(
         "native", (std::filesystem::path(o.guest_path).parent_path().parent_path() / "native-samples" / "cublasBench").string());
-    plan.vgpu = *vgpu_cfg;
-    plan.args = args;
-    plan.native = !p.has("no-native");
-    plan.out_dir = p.get_or("out", "bench-results");
+    cli::set_plan_common(p, args, *vgpu_cfg, &plan);
     return run_libraries_bench(plan);
 }
 

@@ -111,11 +111,7 @@ int bench_multigpu_command(const std::vector<std::string>& args) {
     if (!memmap::parse_page_size(p.get_or("pages", "4K"), &base.host_pages))
         throw UsageError("--pages: expected 4K, 2M or 1G");
     base.timeout_s = cli::parse_seconds(p.get_or("timeout", "900"), "--timeout");
-    plan.vgpu = *vgpu_cfg;
-    plan.args = args;
-    plan.native = !p.has("no-native");
-    plan.out_dir = p.get_or("out", "bench-results");
-    plan.plot_script = p.get_or("plot-script", "");
+    cli::set_plan_common(p, args, *vgpu_cfg, &plan);
     return run_multigpu_bench(plan);
 }
 

@@ -124,10 +124,7 @@ int bench_p2p_command(const std::vector<std::string>& args) {
         throw UsageError("--pages: expected 4K, 2M or 1G");
     vm.timeout_s = cli::parse_seconds(p.get_or("timeout", "600"), "--timeout");
     vm.cmdline = guest_cmdline(plan.copies);
-    plan.vgpu = *vgpu_cfg;
-    plan.args = args;
-    plan.native = !p.has("no-native");
-    plan.out_dir = p.get_or("out", "bench-results");
+    cli::set_plan_common(p, args, *vgpu_cfg, &plan);
     return run_p2p_bench(plan);
 }
 

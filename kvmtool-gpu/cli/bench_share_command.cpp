@@ -142,11 +142,7 @@ int bench_share_command(const std::vector<std::string>& args) {
     validate_options(base);
 
     ShareBenchPlan plan;
-    plan.args = args;
-    plan.vgpu = *vgpu_cfg;
-    plan.native = !p.has("no-native");
-    plan.out_dir = p.get_or("out", "bench-results");
-    plan.plot_script = p.get_or("plot-script", "");
+    cli::set_plan_common(p, args, *vgpu_cfg, &plan);
     plan.counts = counts;
     plan.works = work_list;
     plan.size = size;
