@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <thread>
 
 namespace kvmgpu::bench {
@@ -49,10 +50,18 @@ NativeChild::NativeChild(std::string what, const std::function<std::string()>& b
     }
     if (pid_ == 0) {
         ::close(fds[0]);
-        write_all(fds[1], body());
+        int status = 0;
+        try {
+            write_all(fds[1], body());
+        } catch (const std::exception& e) { // never unwind into the parent's code, which this copy holds
+            std::fprintf(stderr, "bench: %s: %s\n", what_.c_str(), e.what());
+            status = 1;
+        } catch (...) {
+            status = 1;
+        }
         std::fflush(stdout);
         std::fflush(stderr);
-        ::_exit(0); // not exit(): the parent's atexit handlers and statics are the parent's
+        ::_exit(status); // not exit(): the parent's atexit handlers and statics are the parent's
     }
     ::close(fds[1]);
     fd_ = fds[0];
@@ -81,11 +90,12 @@ std::optional<std::string> NativeChild::collect(Clock::time_point deadline, std:
         pollfd p{fd_, POLLIN, 0};
         const int ready = ::poll(&p, 1, ms_until(deadline));
         if (ready < 0 && errno == EINTR) continue;
-        if (ready == 0 && Clock::now() >= deadline) {
+        if (ready < 0) break; // not with our own pipe; the wait below still decides
+        if (ready == 0) {
+            if (Clock::now() < deadline) continue;
             timed_out = true;
             break;
         }
-        if (ready <= 0) continue;
         const ssize_t n = ::read(fd_, buf, sizeof buf);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;

@@ -8,6 +8,8 @@
 
 #include <chrono>
 #include <csignal>
+#include <optional>
+#include <stdexcept>
 #include <thread>
 
 #include "kvmtool-gpu/bench/bandwidth_report.h"
@@ -97,6 +99,18 @@ TEST(NativeChild, ACrashIsReportedAndDropsItsRows) {
     EXPECT_TRUE(rows.empty());
     EXPECT_FALSE(meta.native_baseline);
     EXPECT_EQ(meta.get("native_baseline"), "none (the native baseline's process died of signal 6)");
+}
+
+TEST(NativeChild, AnExceptionEndsOnlyTheChild) {
+    std::string why;
+    std::optional<CallsResult> got;
+    try {
+        got = run_in_child<CallsResult>("test", 30, []() -> CallsResult { throw std::runtime_error("no GPU"); }, &why);
+    } catch (const std::runtime_error&) {
+        _exit(42); // only a child that unwound out of its body gets here: the parent then reads status 42
+    }
+    EXPECT_FALSE(got);
+    EXPECT_EQ(why, "test exited with status 1");
 }
 
 TEST(NativeChild, AHungChildIsKilledAtItsDeadline) {
