@@ -32,6 +32,10 @@
 #define KVMGPU_TAG_SHARE_READY "SHARE-READY" // set up: the common window may start
 #define KVMGPU_TAG_SHARE_DONE "SHARE-DONE"
 
+// guest-stub/programs/pointer_chase.cpp (the TLB study, tlb-study/guest_chase.h)
+#define KVMGPU_TAG_CHASE "CHASE"           // one working set's chase
+#define KVMGPU_TAG_CHASE_DONE "CHASE-DONE"
+
 // guest-stub/programs/multigpu.cpp and p2p.cpp: every line they print
 // carries the tag; the benches read those with result fields.
 #define KVMGPU_TAG_MULTIGPU "multigpu:"
