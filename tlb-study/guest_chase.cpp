@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <exception>
 
+#include "kvmtool-gpu/abi/console_tags.h"
 #include "kvmtool-gpu/kvm/kvm_system.h"
 #include "kvmtool-gpu/vmm/virtual_machine.h"
 
@@ -33,7 +34,7 @@ double ChaseLine::ns_min_per_access() const {
 }
 
 std::optional<ChaseLine> parse_chase_line(std::string_view line) {
-    constexpr std::string_view kTag = "CHASE ";
+    constexpr std::string_view kTag = KVMGPU_TAG_CHASE " ";
     if (line.substr(0, kTag.size()) != kTag) return std::nullopt;
     line.remove_prefix(kTag.size());
     ChaseLine c;

@@ -45,6 +45,7 @@
 #include "guest-stub/programs/bench_support.h"
 #include "guest-stub/programs/program_common.h"
 #include "kvmtool-gpu/abi/bandwidth_rules.h"
+#include "kvmtool-gpu/abi/console_tags.h"
 
 using namespace guest;
 using kvmgpu::bench::kDirNames;
@@ -395,7 +396,7 @@ unsigned sweep_target(const Config& c, const Target& t, const char* gpages, CUev
                 else
                     m = measure(c, t, dir, bytes, start, end);
                 char buf[64];
-                printf("BW dir=%s kind=%s gpages=%s strategy=%s bytes=%lu reps=%lu event_ns=%lu wall_ns=%lu "
+                printf(KVMGPU_TAG_BW " dir=%s kind=%s gpages=%s strategy=%s bytes=%lu reps=%lu event_ns=%lu wall_ns=%lu "
                        "clock=%s gbps=%s attempts=%u trial=%lu/%lu n=%lu/%lu status=%s\n",
                        kDirNames[dir], kKindNames[t.kind], gpages, strategy, bytes, m.reps, m.event_ns, m.wall_ns,
                        tsc ? "tsc" : "events", decimal_ratio(bytes * m.reps, tsc ? m.wall_ns : m.event_ns, 2).text,
@@ -419,7 +420,7 @@ int guest_main(const kvmgpu_boot_info*)
     open_device("bandwidth");
     vgpuSetDeferredSubmission(1);
     const uint64_t planned = planned_measurements(c);
-    printf("BW-PLAN measurements=%lu gpages=%s max_bytes=%lu tsc_khz=%lu tsc_source=%s\n", planned, gpages,
+    printf(KVMGPU_TAG_BW_PLAN " measurements=%lu gpages=%s max_bytes=%lu tsc_khz=%lu tsc_source=%s\n", planned, gpages,
            c.max_size, tsc_khz(), tsc_source());
 
     CUdeviceptr dev;
@@ -464,7 +465,7 @@ int guest_main(const kvmgpu_boot_info*)
             CUdeviceptr alias = 0;
             lists = r == CUDA_SUCCESS && cuMemHostGetDevicePointer(&alias, host, 0) != CUDA_SUCCESS;
             char buf[64];
-            printf("BW-REG gpages=%s bytes=%lu register_ns=%lu device_address=%s status=%s\n", gpages, c.max_size,
+            printf(KVMGPU_TAG_BW_REG " gpages=%s bytes=%lu register_ns=%lu device_address=%s status=%s\n", gpages, c.max_size,
                    register_ns, alias != 0 ? "yes" : "no", bench_status_text(r, buf, sizeof buf));
             if (r != CUDA_SUCCESS) {
                 ++failures;
@@ -482,7 +483,7 @@ int guest_main(const kvmgpu_boot_info*)
                 bool match = false;
                 char buf[64];
                 const CUresult r = check_round_trip(t, v, &match);
-                printf("BW-CHECK kind=%s gpages=%s strategy=%s bytes=%lu status=%s\n", kKindNames[kind], gpages,
+                printf(KVMGPU_TAG_BW_CHECK " kind=%s gpages=%s strategy=%s bytes=%lu status=%s\n", kKindNames[kind], gpages,
                        kind != kPageable ? "none" : kSgStrategies[k].name, v,
                        r != CUDA_SUCCESS ? bench_status_text(r, buf, sizeof buf) : match ? "ok" : "mismatch");
                 if (r == CUDA_SUCCESS && !match)
@@ -507,7 +508,7 @@ int guest_main(const kvmgpu_boot_info*)
     cuMemFree(dev);
     VgpuGuestStats st;
     vgpuGetStats(&st);
-    printf("BW-DONE measurements=%lu failures=%u mismatches=%u commands=%lu doorbells=%lu waits=%lu\n", done,
+    printf(KVMGPU_TAG_BW_DONE " measurements=%lu failures=%u mismatches=%u commands=%lu doorbells=%lu waits=%lu\n", done,
            failures, mismatches, st.commands, st.doorbells, st.waits);
     if (mismatches != 0)
         return kExitCheckMismatch;

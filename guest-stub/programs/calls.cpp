@@ -39,6 +39,7 @@
 #include "guest-stub/programs/bench_guest.h"
 #include "guest-stub/programs/bench_support.h"
 #include "guest-stub/programs/program_common.h"
+#include "kvmtool-gpu/abi/console_tags.h"
 
 using namespace guest;
 
@@ -284,7 +285,7 @@ int guest_main(const kvmgpu_boot_info*)
     VgpuGuestInfo vi;
     CU_CHECK(vgpuGetInfo(&vi));
     const uint64_t planned = (uint64_t)kMetricCount * ((batching & 1u) + ((batching >> 1) & 1u));
-    printf("CALLS-PLAN measurements=%lu doorbell=%u n=%lu iters=%lu copy_bytes=%lu reps=%lu tsc_khz=%lu "
+    printf(KVMGPU_TAG_CALLS_PLAN " measurements=%lu doorbell=%u n=%lu iters=%lu copy_bytes=%lu reps=%lu tsc_khz=%lu "
            "tsc_source=%s\n",
            planned, vi.doorbell_mode, s.n, s.iters, s.copy_bytes, s.reps, tsc_khz(), tsc_source());
 
@@ -298,12 +299,12 @@ int guest_main(const kvmgpu_boot_info*)
             // The wake-ups' price: the VMM measures its and the worker's CPU
             // between these lines (a consumer that polls through the pauses).
             if (m == kWakeLaunch)
-                printf("CALLS-CPU-BEGIN\n");
+                printf(KVMGPU_TAG_CALLS_CPU_BEGIN "\n");
             const Run r = measure(s, m);
             if (m == kWakeLaunch)
-                printf("CALLS-CPU-END metric=%s batching=%s\n", kMetricNames[m], kBatching[b]);
+                printf(KVMGPU_TAG_CALLS_CPU_END " metric=%s batching=%s\n", kMetricNames[m], kBatching[b]);
             char buf[64];
-            printf("CALLS metric=%s batching=%s calls=%lu reps=%lu event_ns=%lu wall_ns=%lu doorbells=%lu "
+            printf(KVMGPU_TAG_CALLS " metric=%s batching=%s calls=%lu reps=%lu event_ns=%lu wall_ns=%lu doorbells=%lu "
                    "waits=%lu n=%lu/%lu status=%s\n",
                    kMetricNames[m], kBatching[b], calls_of(s, m), s.reps, r.event_ns, r.wall_ns, r.doorbells,
                    r.waits, ++done, planned, bench_status_text(r.status, buf, sizeof buf));
@@ -313,12 +314,12 @@ int guest_main(const kvmgpu_boot_info*)
     }
     vgpuSetDeferredSubmission(0);
     if (idle_s > 0) {
-        printf("CALLS-IDLE seconds=%lu\n", idle_s);
+        printf(KVMGPU_TAG_CALLS_IDLE " seconds=%lu\n", idle_s);
         const uint64_t t0 = tsc_begin();
         spin_ms(idle_s * 1000);
-        printf("CALLS-IDLE-DONE wall_ns=%lu\n", tsc_to_ns(tsc_end() - t0));
+        printf(KVMGPU_TAG_CALLS_IDLE_DONE " wall_ns=%lu\n", tsc_to_ns(tsc_end() - t0));
     }
     CU_CHECK(cuModuleUnload(module));
-    printf("CALLS-DONE measurements=%lu failures=%u\n", done, failures);
+    printf(KVMGPU_TAG_CALLS_DONE " measurements=%lu failures=%u\n", done, failures);
     return failures != 0 ? kExitMeasurementFailed : kExitPass;
 }

@@ -16,6 +16,7 @@
 // and T, one partial product copied device to host:
 //   multigpu: order=N t_ms=...
 #include "guest-stub/programs/program_common.h"
+#include "kvmtool-gpu/abi/console_tags.h"
 
 using namespace guest;
 
@@ -106,7 +107,7 @@ void set_up(Study& s, int devices)
 // Device 0 maps the others' memory where they allow it; prints the matrix.
 void enable_peers(Study& s)
 {
-    printf("multigpu: peer access from device %d:", s.role[0].device);
+    printf(KVMGPU_TAG_MULTIGPU " peer access from device %d:", s.role[0].device);
     for (int k = 1; k < kRoles; ++k) {
         int can = 0;
         CU_CHECK(cuDeviceCanAccessPeer(&can, s.role[0].device, s.role[k].device));
@@ -189,7 +190,7 @@ bool check(Study& s, uint64_t samples, uint64_t seed)
         const double err = got > want ? got - want : want - got, bound = (double)(s.n + 1) * 0x1p-23 * magnitude;
         if (!(err <= bound)) {
             if (bad < 5)
-                printf("multigpu: E[%lu][%lu] = %.9g, expected %.9g (error %.3g > bound %.3g)\n", i, j, (double)got,
+                printf(KVMGPU_TAG_MULTIGPU " E[%lu][%lu] = %.9g, expected %.9g (error %.3g > bound %.3g)\n", i, j, (double)got,
                        want, err, bound);
             ++bad;
         }
@@ -211,7 +212,7 @@ int guest_main(const kvmgpu_boot_info*)
     const bool gg = strcmp(mode, "gg") == 0 || strcmp(mode, "both") == 0;
     const bool gh = strcmp(mode, "gh") == 0 || strcmp(mode, "both") == 0;
     if (!ok || s.n == 0 || s.n % 32 != 0 || s.n > kMaxOrder || reps == 0 || reps > kMaxReps || (!gg && !gh)) {
-        printf("multigpu: order must be a multiple of 32 up to %lu, reps in [1, %lu], mode gg, gh or both\n",
+        printf(KVMGPU_TAG_MULTIGPU " order must be a multiple of 32 up to %lu, reps in [1, %lu], mode gg, gh or both\n",
                kMaxOrder, kMaxReps);
         return kExitBadCmdline;
     }
@@ -221,7 +222,7 @@ int guest_main(const kvmgpu_boot_info*)
     set_up(s, devices);
     print_device_banner("multigpu");
     if (devices < kRoles)
-        printf("multigpu: %d device(s): the %d roles share them, each in a context of its own "
+        printf(KVMGPU_TAG_MULTIGPU " %d device(s): the %d roles share them, each in a context of its own "
                "(not the study's case: no bus between roles on one device)\n",
                devices, kRoles);
     enable_peers(s);
@@ -234,7 +235,7 @@ int guest_main(const kvmgpu_boot_info*)
         CU_CHECK(cuMemcpyDtoH(s.host_partial, s.role[1].partial, s.half_bytes));
         t_ns[r] = tsc_to_ns(tsc_end() - t0);
     }
-    printf("multigpu: order=%lu t_ms=%s\n", s.n, ms_text(median_u64(t_ns, reps)).text);
+    printf(KVMGPU_TAG_MULTIGPU " order=%lu t_ms=%s\n", s.n, ms_text(median_u64(t_ns, reps)).text);
 
     bool pass = true;
     for (int m = 0; m < 2; ++m) {
@@ -257,15 +258,15 @@ int guest_main(const kvmgpu_boot_info*)
         }
         const bool right = check(s, samples, boot_info().seed ^ (uint64_t)m);
         pass &= right;
-        printf("multigpu: order=%lu mode=%s reps=%lu total_ms=%s gather_ms=%s check=%s\n", s.n, peer ? "gg" : "gh",
+        printf(KVMGPU_TAG_MULTIGPU " order=%lu mode=%s reps=%lu total_ms=%s gather_ms=%s check=%s\n", s.n, peer ? "gg" : "gh",
                reps, ms_text(median_u64(total, reps)).text, ms_text(median_u64(gathered, reps)).text,
                right ? "pass" : "FAIL");
     }
     if (!pass) {
-        printf("multigpu: FAIL: E differs from the CPU's A*B + C*D\n");
+        printf(KVMGPU_TAG_MULTIGPU " FAIL: E differs from the CPU's A*B + C*D\n");
         return kExitResultMismatch;
     }
-    printf("multigpu: PASS (%lu sampled elements of E per mode within float rounding of a double A*B + C*D)\n",
+    printf(KVMGPU_TAG_MULTIGPU " PASS (%lu sampled elements of E per mode within float rounding of a double A*B + C*D)\n",
            samples);
     return kExitPass;
 }

@@ -17,6 +17,7 @@
 #include "guest-stub/programs/bench_guest.h"
 #include "guest-stub/programs/bench_support.h"
 #include "guest-stub/programs/program_common.h"
+#include "kvmtool-gpu/abi/console_tags.h"
 #include "kvmtool-gpu/abi/p2p_rules.h"
 
 using namespace guest;
@@ -122,7 +123,7 @@ bool set_access(int src, int dst, bool on)
         const CUresult r = on ? cuCtxEnablePeerAccess(g_dev[p[1]].ctx, 0) : cuCtxDisablePeerAccess(g_dev[p[1]].ctx);
         if (r != CUDA_SUCCESS && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED && r != CUDA_ERROR_PEER_ACCESS_NOT_ENABLED) {
             char b[64];
-            printf("p2p: peer access %s from device %d to %d: %s\n", on ? "on" : "off", p[0], p[1],
+            printf(KVMGPU_TAG_P2P " peer access %s from device %d to %d: %s\n", on ? "on" : "off", p[0], p[1],
                    bench_status_text(r, b, sizeof b));
             return false;
         }
@@ -149,14 +150,14 @@ int guest_main(const kvmgpu_boot_info*)
         max_bytes = sizes[i] > max_bytes ? sizes[i] : max_bytes;
     }
     if (!ok || trials == 0 || trials > kP2pMaxTrials || iters == 0 || iters > kP2pMaxLatencyIters) {
-        printf("p2p: sizes (multiples of 4 up to 1G), trials in [1, %u], iters in [1, %lu], access off,on\n",
+        printf(KVMGPU_TAG_P2P " sizes (multiples of 4 up to 1G), trials in [1, %u], iters in [1, %lu], access off,on\n",
                kP2pMaxTrials, kP2pMaxLatencyIters);
         return kExitBadCmdline;
     }
     CU_CHECK(cuInit(0));
     CU_CHECK(cuDeviceGetCount(&g_count));
     if (g_count < 1 || g_count > (int)kP2pMaxDevices) {
-        printf("p2p: %d devices: expected 1 to %u\n", g_count, kP2pMaxDevices);
+        printf(KVMGPU_TAG_P2P " %d devices: expected 1 to %u\n", g_count, kP2pMaxDevices);
         return kExitBadCmdline;
     }
     for (int d = 0; d < g_count; ++d) {
@@ -174,14 +175,14 @@ int guest_main(const kvmgpu_boot_info*)
     }
     use(0);
     print_device_banner("p2p");
-    printf("p2p: %d device(s), %u sizes up to %lu bytes, %lu trial(s), %lu latency copies\n", g_count, n_sizes,
+    printf(KVMGPU_TAG_P2P " %d device(s), %u sizes up to %lu bytes, %lu trial(s), %lu latency copies\n", g_count, n_sizes,
            max_bytes, trials, iters);
     for (int s = 0; s < g_count; ++s)
         for (int d = 0; d < g_count; ++d) {
             int can = 0;
             if (s != d)
                 CU_CHECK(cuDeviceCanAccessPeer(&can, g_dev[s].dev, g_dev[d].dev));
-            printf("p2p: kind=peer src=%d dst=%d can=%d\n", s, d, can);
+            printf(KVMGPU_TAG_P2P " kind=peer src=%d dst=%d can=%d\n", s, d, can);
         }
 
     bool all_ok = true;
@@ -201,7 +202,7 @@ int guest_main(const kvmgpu_boot_info*)
                             const uint64_t reps = p2p_reps(sizes[i]);
                             const CUresult r = copy_between(s, d, sizes[i], reps, bidi != 0, &ns);
                             all_ok &= r == CUDA_SUCCESS;
-                            printf("p2p: kind=%s access=%s src=%d dst=%d bytes=%lu reps=%lu trial=%lu event_ns=%lu "
+                            printf(KVMGPU_TAG_P2P " kind=%s access=%s src=%d dst=%d bytes=%lu reps=%lu trial=%lu event_ns=%lu "
                                    "status=%s\n",
                                    bidi ? "bidi" : "uni", kAccess[a], s, d, sizes[i], reps, t, ns,
                                    bench_status_text(r, sb, sizeof sb));
@@ -210,7 +211,7 @@ int guest_main(const kvmgpu_boot_info*)
                     uint64_t wall = 0, ev = 0;
                     const CUresult r = latency(s, d, iters, &wall, &ev);
                     all_ok &= r == CUDA_SUCCESS;
-                    printf("p2p: kind=lat access=%s src=%d dst=%d bytes=4 iters=%lu trial=%lu event_ns=%lu "
+                    printf(KVMGPU_TAG_P2P " kind=lat access=%s src=%d dst=%d bytes=4 iters=%lu trial=%lu event_ns=%lu "
                            "wall_ns=%lu status=%s\n",
                            kAccess[a], s, d, iters, t, ev, wall, bench_status_text(r, sb, sizeof sb));
                 }
@@ -218,6 +219,6 @@ int guest_main(const kvmgpu_boot_info*)
                     set_access(s, d, false);
             }
     }
-    printf("p2p: %s\n", all_ok ? "PASS (every copy completed)" : "FAIL (a copy failed: see status=)");
+    printf(KVMGPU_TAG_P2P " %s\n", all_ok ? "PASS (every copy completed)" : "FAIL (a copy failed: see status=)");
     return all_ok ? kExitPass : kExitResultMismatch;
 }

@@ -13,6 +13,7 @@
 // (default: the boot seed), plus the runtime's guest_pages.
 #include "guest-stub/runtime/runtime.h"
 #include "kvmtool-gpu/abi/chase_layout.h"
+#include "kvmtool-gpu/abi/console_tags.h"
 
 using namespace guest;
 
@@ -87,11 +88,11 @@ int guest_main(const kvmgpu_boot_info* info)
         if (at >= nodes * tlbstudy::kChaseNodeStride)
             panic(kExitPanic, "pointer_chase: chase left the buffer (offset 0x%lx)", at);
         sort_u64(ticks, reps);
-        printf("CHASE ws=%lu pages=%s nodes=%lu accesses=%lu reps=%lu tsc=%lu tsc_min=%lu tsc_khz=%lu\n",
+        printf(KVMGPU_TAG_CHASE " ws=%lu pages=%s nodes=%lu accesses=%lu reps=%lu tsc=%lu tsc_min=%lu tsc_khz=%lu\n",
                nodes * tlbstudy::kChaseNodeStride, pages, nodes, accesses, reps, ticks[reps / 2], ticks[0],
                tsc_khz());
         heap_release(mark);
     }
-    printf("CHASE-DONE sets=%u\n", nsets);
+    printf(KVMGPU_TAG_CHASE_DONE " sets=%u\n", nsets);
     return 0;
 }

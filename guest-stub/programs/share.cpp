@@ -34,6 +34,7 @@
 #include "guest-stub/runtime/heap.h"
 #include "guest-stub/runtime/mmio.h"
 #include "guest-stub/runtime/sort.h"
+#include "kvmtool-gpu/abi/console_tags.h"
 #include "kvmtool-gpu/abi/platform_abi.h"
 
 using namespace guest;
@@ -280,7 +281,7 @@ void storm(uint64_t until)
             mmio_write32(KVMGPU_VGPU_GPA + VGPU_DOORBELL_OFFSET, 0);
         kicks += 64;
     }
-    printf("SHARE: role=storm kicks=%lu\n", kicks);
+    printf(KVMGPU_TAG_SHARE " role=storm kicks=%lu\n", kicks);
 }
 
 } // namespace
@@ -304,7 +305,7 @@ int guest_main(const kvmgpu_boot_info*)
         return kExitBadCmdline;
     }
     if (strcmp(role, "storm") == 0) {
-        printf("SHARE-READY\n");
+        printf(KVMGPU_TAG_SHARE_READY "\n");
         storm(tsc_end() + seconds_to_tsc(seconds));
         return kExitPass;
     }
@@ -339,7 +340,7 @@ int guest_main(const kvmgpu_boot_info*)
     else
         cw->unit(&t);
     t = Totals{};
-    printf("SHARE-READY\n");
+    printf(KVMGPU_TAG_SHARE_READY "\n");
     // The register intruder attacks while the others work (and measure).
     if (registers && !exhaust_registrations(size)) {
         printf("share: FAIL: registrations were not refused with CUDA_ERROR_OUT_OF_MEMORY, or did not come back\n");
@@ -355,7 +356,7 @@ int guest_main(const kvmgpu_boot_info*)
             const char* name = "?";
             cuGetErrorName(r, &name);
             const bool recovered = works_after_fault();
-            printf("SHARE: role=fault status=%s recovered=%s\n", name, recovered ? "yes" : "no");
+            printf(KVMGPU_TAG_SHARE " role=fault status=%s recovered=%s\n", name, recovered ? "yes" : "no");
             return r != CUDA_SUCCESS && recovered ? kExitPass : kExitCheckFailed;
         }
         if (bw)
@@ -368,10 +369,10 @@ int guest_main(const kvmgpu_boot_info*)
     const uint64_t elapsed = tsc_to_ns(tsc_end() - start);
     const bool checked = bw ? bw->check() : cw->check();
     sort_u64(g_latency, t.lat_n);
-    printf("SHARE: role=%s work=%s units=%lu bytes=%lu launches=%lu elapsed_ns=%lu lat_n=%lu lat_p50_ns=%lu "
+    printf(KVMGPU_TAG_SHARE " role=%s work=%s units=%lu bytes=%lu launches=%lu elapsed_ns=%lu lat_n=%lu lat_p50_ns=%lu "
            "lat_p99_ns=%lu lat_max_ns=%lu check=%s\n",
            role, work, t.units, t.bytes, t.launches, elapsed, t.lat_n, percentile(g_latency, t.lat_n, 50),
            percentile(g_latency, t.lat_n, 99), t.lat_n ? g_latency[t.lat_n - 1] : 0, checked ? "ok" : "FAIL");
-    printf("SHARE-DONE\n");
+    printf(KVMGPU_TAG_SHARE_DONE "\n");
     return checked ? kExitPass : kExitCheckFailed;
 }

@@ -18,6 +18,8 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include "kvmtool-gpu/abi/console_tags.h"
+
 namespace {
 
 std::vector<int> sizes = {1024, 2048, 4096, 8192, 16384};
@@ -30,7 +32,7 @@ uint64_t now_ns()
 
 void fail_line(const char* metric, int n, const char* why)
 {
-    printf("BLAS metric=%s n=%d reps=0 flop=0 event_ns=0 wall_ns=0 status=%s\n", metric, n, why);
+    printf(KVMGPU_TAG_BLAS " metric=%s n=%d reps=0 flop=0 event_ns=0 wall_ns=0 status=%s\n", metric, n, why);
     fflush(stdout);
 }
 
@@ -58,7 +60,7 @@ void measure(const char* metric, int n, int reps, double flop_each, Body body)
     cudaEventElapsedTime(&ms, start, stop);
     if (e != cudaSuccess)
         return fail_line(metric, n, "sync_failed");
-    printf("BLAS metric=%s n=%d reps=%d flop=%.0f event_ns=%llu wall_ns=%llu status=ok\n", metric, n, reps,
+    printf(KVMGPU_TAG_BLAS " metric=%s n=%d reps=%d flop=%.0f event_ns=%llu wall_ns=%llu status=ok\n", metric, n, reps,
            flop_each * reps, (unsigned long long)(ms * 1e6), (unsigned long long)wall);
     fflush(stdout);
     cudaEventDestroy(start), cudaEventDestroy(stop);
@@ -166,15 +168,15 @@ int main(int argc, char** argv)
     parse(argc, argv);
     cublasHandle_t h;
     if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
-        printf("BLAS-DONE status=no_cublas\n");
+        printf(KVMGPU_TAG_BLAS_DONE " status=no_cublas\n");
         return EXIT_FAILURE;
     }
     int version = 0;
     cublasGetVersion(h, &version);
-    printf("BLAS-INFO cublas_version=%d\n", version);
+    printf(KVMGPU_TAG_BLAS_INFO " cublas_version=%d\n", version);
     gemms(h);
     small_batches(h);
     cublasDestroy(h);
-    printf("BLAS-DONE status=ok\n");
+    printf(KVMGPU_TAG_BLAS_DONE " status=ok\n");
     return EXIT_SUCCESS;
 }

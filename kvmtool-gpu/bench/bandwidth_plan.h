@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+#include <tuple>
 
 #include "memmap/backing.h"
 
@@ -49,6 +50,7 @@ struct BandwidthKey {
     uint64_t bytes = 0;
     unsigned trial = 1, trials = 1;
     bool operator==(const BandwidthKey&) const = default;
+    auto wire() { return std::tie(source, dir, kind, gpages, hpages, strategy, bytes, trial, trials); }
     std::string mode() const; // e.g. "guest pageable gp4K hp2M gather", "native pinned"
     // GViM's name for how the guest's bytes reach the device: "2-copy"
     // (twocopy: the guest's copy, the VMM's, DMA), "1-copy" (the bounce

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "kvmtool-gpu/abi/bandwidth_rules.h"
+#include "kvmtool-gpu/abi/console_tags.h"
 
 namespace kvmgpu::bench {
 
@@ -19,7 +20,7 @@ double BandwidthResult::wall_gbps() const {
 }
 
 std::optional<BandwidthResult> bandwidth_from_line(const BenchLine& line, const std::string& hpages) {
-    if (line.tag != "BW") return std::nullopt;
+    if (line.tag != KVMGPU_TAG_BW) return std::nullopt;
     BandwidthResult r;
     r.key.source = "guest";
     r.key.dir = line.get("dir");
@@ -48,15 +49,6 @@ std::optional<BandwidthResult> bandwidth_from_line(const BenchLine& line, const 
     if (r.ok() && (r.clock == "tsc" ? r.wall_ns : r.event_ns) == 0) r.status = "error:zero_event_time";
     if (line.get("source") == "native") r.key.source = "native", r.key.gpages = r.key.hpages = "-";
     return r;
-}
-
-std::string bandwidth_line(const BandwidthResult& r) {
-    const auto& k = r.key;
-    return "BW source=" + k.source + " dir=" + k.dir + " kind=" + k.kind + " gpages=" + k.gpages +
-           " strategy=" + k.strategy + " bytes=" + std::to_string(k.bytes) + " reps=" + std::to_string(r.reps) +
-           " event_ns=" + std::to_string(r.event_ns) + " wall_ns=" + std::to_string(r.wall_ns) +
-           " clock=" + r.clock + " attempts=" + std::to_string(r.attempts) + " trial=" + std::to_string(k.trial) +
-           "/" + std::to_string(k.trials) + " status=" + r.status;
 }
 
 BandwidthCells::BandwidthCells(const std::vector<BandwidthResult>& all) {

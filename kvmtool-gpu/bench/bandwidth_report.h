@@ -28,19 +28,18 @@ struct BandwidthResult {
     // What the figure is timed by: "events" (event_ns), or "tsc" (wall_ns:
     // the twocopy kind, whose guest copies CUDA events would leave out).
     std::string clock = "events";
+    auto wire() { return std::tie(key, reps, event_ns, wall_ns, attempts, status, clock); }
     bool ok() const { return status == "ok"; }
     double gbps() const;      // bytes * reps / (event_ns, or wall_ns by the tsc clock); 0 unless ok
     double wall_gbps() const; // the same over wall_ns
 };
 
 // A guest "BW" line, tagged with the host backing of the VM that printed
-// it; a line with source=native (bandwidth_line's) is a native result. A
+// it; a line with source=native (the native side's, in logs from before
+// it returned structs) is a native result. A
 // line without trial= (logs from before --trials) is trial 1/1. nullopt
 // when a field is missing or malformed.
 std::optional<BandwidthResult> bandwidth_from_line(const BenchLine& line, const std::string& hpages);
-// r as a "BW" line that bandwidth_from_line reads back (the native
-// baseline's process sends its results so).
-std::string bandwidth_line(const BandwidthResult& r);
 
 // The trials of one cell (a BandwidthKey but for its trial), in run order.
 struct BandwidthCell {

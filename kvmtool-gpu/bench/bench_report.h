@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 #include <vector>
+#include <tuple>
 
 #include "kvmtool-gpu/vmm/execution_mode.h"
 #include "kvmtool-gpu/util/json.h"
@@ -22,6 +23,7 @@ struct BenchMeta {
     std::string wall_meaning;
     bool nested = false;
     bool native_baseline = false;
+    auto wire() { return std::tie(fields, guest_code_emulated, guest_code_measured, wall_meaning, nested, native_baseline); }
     void set(const std::string& key, const std::string& value);
     std::string get(const std::string& key) const;
 };

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+#include <tuple>
 
 #include "kvmtool-gpu/devices/vgpu/vgpu_options.h"
 
@@ -53,6 +54,7 @@ struct CallsKey {
     std::string batching; // "off", "on"; "-" native
     std::string metric;
     bool operator==(const CallsKey&) const = default;
+    auto wire() { return std::tie(source, doorbell, batching, metric); }
     std::string mode() const; // "guest poll batching on", "native"
 };
 

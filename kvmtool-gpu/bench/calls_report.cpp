@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "kvmtool-gpu/abi/console_tags.h"
 
 namespace kvmgpu::bench {
 
@@ -15,7 +16,7 @@ double CallsResult::event_per_call_ns() const {
 }
 
 std::optional<CallsResult> calls_from_line(const BenchLine& line, const std::string& doorbell) {
-    if (line.tag != "CALLS") return std::nullopt;
+    if (line.tag != KVMGPU_TAG_CALLS) return std::nullopt;
     CallsResult r;
     r.key = {"guest", doorbell, line.get("batching"), line.get("metric")};
     r.status = line.get("status");
@@ -31,13 +32,6 @@ std::optional<CallsResult> calls_from_line(const BenchLine& line, const std::str
     r.waits = line.u64("waits").value_or(0);
     if (line.get("source") == "native") r.key.source = "native", r.key.doorbell = r.key.batching = "-";
     return r;
-}
-
-std::string calls_line(const CallsResult& r) {
-    return "CALLS source=" + r.key.source + " metric=" + r.key.metric + " batching=" + r.key.batching +
-           " calls=" + std::to_string(r.calls) + " reps=" + std::to_string(r.reps) +
-           " event_ns=" + std::to_string(r.event_ns) + " wall_ns=" + std::to_string(r.wall_ns) +
-           " doorbells=" + std::to_string(r.doorbells) + " waits=" + std::to_string(r.waits) + " status=" + r.status;
 }
 
 const CallsResult* native_calls_match(const std::vector<CallsResult>& all, const std::string& metric) {

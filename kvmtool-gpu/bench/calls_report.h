@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <vector>
+#include <tuple>
 
 #include "kvmtool-gpu/bench/bench_line.h"
 #include "kvmtool-gpu/bench/bench_report.h"
@@ -21,16 +22,16 @@ struct CallsResult {
     uint64_t wall_ns = 0;  // host clock (native) or guest TSC (guest)
     uint64_t doorbells = 0, waits = 0; // the guest producer's, in that run
     std::string status = "missing";
+    auto wire() { return std::tie(key, calls, reps, event_ns, wall_ns, doorbells, waits, status); }
     bool ok() const { return status == "ok"; }
     double wall_per_call_ns() const;  // 0 unless ok
     double event_per_call_ns() const; // 0 unless ok
 };
 
 // A guest "CALLS" line from the VM with doorbell `doorbell`; a line with
-// source=native (calls_line's) is a native result.
+// source=native (the native side's, in logs from before it returned
+// structs) is a native result.
 std::optional<CallsResult> calls_from_line(const BenchLine& line, const std::string& doorbell);
-// r as a "CALLS" line that calls_from_line reads back.
-std::string calls_line(const CallsResult& r);
 
 const CallsResult* native_calls_match(const std::vector<CallsResult>& all, const std::string& metric);
 // Asynchronous metrics: the guest's call rate as a fraction of native

@@ -9,40 +9,6 @@ namespace {
 
 std::string gpu_text(int g) { return "GPU " + std::to_string(g); }
 
-// Values of "topo:" lines hold no spaces: ' ', '%' and '=' are escaped.
-std::string escape(const std::string& s) {
-    std::string o;
-    for (char c : s) {
-        if (c == ' ') o += "%20";
-        else if (c == '%') o += "%25";
-        else if (c == '=') o += "%3D";
-        else if (c == '\n' || c == '\t') o += "%20";
-        else o += c;
-    }
-    return o.empty() ? "-" : o;
-}
-
-std::string unescape(const std::string& s) {
-    if (s == "-") return "";
-    std::string o;
-    for (size_t i = 0; i < s.size(); ++i) {
-        if (s.compare(i, 3, "%20") == 0) o += ' ', i += 2;
-        else if (s.compare(i, 3, "%25") == 0) o += '%', i += 2;
-        else if (s.compare(i, 3, "%3D") == 0) o += '=', i += 2;
-        else o += s[i];
-    }
-    return o;
-}
-
-const char* link_name(LinkKind k) {
-    switch (k) {
-    case LinkKind::NvLink: return "nvlink";
-    case LinkKind::Pcie: return "pcie";
-    case LinkKind::Unknown: break;
-    }
-    return "unknown";
-}
-
 int gpu_of(const std::vector<int>& gpus, int device) {
     return gpus[static_cast<size_t>(device) % gpus.size()];
 }
@@ -148,47 +114,6 @@ GatherLabel multigpu_gather_label(const GpuTopology& t, const std::vector<int>& 
                                                          list + ")");
     }
     return g;
-}
-
-std::vector<std::string> topology_lines(const GpuTopology& t) {
-    std::vector<std::string> out;
-    out.push_back(std::string("topo: host_backend=") + (t.host_backend ? "1" : "0") + " why=" + escape(t.why) +
-                  " link_source=" + escape(t.link_source));
-    for (const GpuPair& p : t.pairs)
-        out.push_back("topo: a=" + std::to_string(p.a) + " b=" + std::to_string(p.b) +
-                      " peer=" + (p.peer_access ? "1" : "0") + " atomics=" + (p.native_atomics ? "1" : "0") +
-                      " rank=" + std::to_string(p.perf_rank) + " link=" + link_name(p.link) +
-                      " nvlinks=" + std::to_string(p.nvlinks) + " switch_nvlinks=" + std::to_string(p.switch_nvlinks));
-    return out;
-}
-
-GpuTopology topology_from_lines(const std::vector<BenchLine>& lines) {
-    GpuTopology t;
-    for (const BenchLine& l : lines) {
-        if (l.tag != "topo:") continue;
-        if (l.find("host_backend")) {
-            t.host_backend = l.get("host_backend") == "1";
-            t.why = unescape(l.get("why"));
-            t.link_source = unescape(l.get("link_source"));
-            continue;
-        }
-        const auto a = l.u64("a"), b = l.u64("b"), nv = l.u64("nvlinks");
-        const uint64_t sw = l.u64("switch_nvlinks").value_or(0);
-        if (!a || !b || *a >= *b || *b > 1024 || !nv || *nv > 64 || sw > 64) continue;
-        GpuPair p;
-        p.a = static_cast<int>(*a);
-        p.b = static_cast<int>(*b);
-        p.peer_access = l.get("peer") == "1";
-        p.native_atomics = l.get("atomics") == "1";
-        const std::string rank = l.get("rank");
-        p.perf_rank = rank.empty() || rank[0] == '-' ? -1 : static_cast<int>(l.u64("rank").value_or(0) & 0xffff);
-        const std::string link = l.get("link");
-        p.link = link == "nvlink" ? LinkKind::NvLink : link == "pcie" ? LinkKind::Pcie : LinkKind::Unknown;
-        p.nvlinks = static_cast<int>(*nv);
-        p.switch_nvlinks = static_cast<int>(sw);
-        t.pairs.push_back(p);
-    }
-    return t;
 }
 
 } // namespace kvmgpu::bench

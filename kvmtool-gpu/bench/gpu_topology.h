@@ -4,14 +4,15 @@
 // print from it: per pair of guest devices (same GPU / NVLink NV18 / PCIe /
 // no peer access / host backend), and for bench multigpu which of the three
 // gathered partial products cross a GPU-to-GPU link. Pure: a struct in,
-// text out; the probe's result travels between processes as "topo:" lines.
+// text out; the probe's result travels between processes as the struct
+// itself (wire.h).
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
+#include <tuple>
 
-#include "kvmtool-gpu/bench/bench_line.h"
 
 namespace kvmgpu::bench {
 
@@ -26,6 +27,7 @@ struct GpuPair {
     LinkKind link = LinkKind::Unknown;
     int nvlinks = 0;        // active NVLink links from a straight to b (NVML)
     int switch_nvlinks = 0; // active links from a to NVSwitches, when nvlinks is 0 (HGX boards)
+    auto wire() { return std::tie(a, b, peer_access, native_atomics, perf_rank, link, nvlinks, switch_nvlinks); }
 };
 
 struct GpuTopology {
@@ -33,6 +35,7 @@ struct GpuTopology {
     std::string why;           // host_backend: why; else, when set, why the pairs are missing
     std::string link_source;   // "NVML" or why the link type is unknown ("NVML: ...")
     std::vector<GpuPair> pairs;
+    auto wire() { return std::tie(host_backend, why, link_source, pairs); }
 
     // nullptr for a == b or a pair the probe did not report.
     const GpuPair* pair(int a, int b) const;
@@ -64,10 +67,5 @@ struct GatherLabel {
     std::string summary; // one line, e.g. "the seed's case: all 3 remote ..." / "NOT the seed's case: ..."
 };
 GatherLabel multigpu_gather_label(const GpuTopology& t, const std::vector<int>& gpus);
-
-// The probe's result as "topo:" lines and back (the probe runs in a child
-// process). topology_from_lines ignores lines of other tags.
-std::vector<std::string> topology_lines(const GpuTopology& t);
-GpuTopology topology_from_lines(const std::vector<BenchLine>& lines);
 
 } // namespace kvmgpu::bench

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <vector>
+#include <tuple>
 
 #include "kvmtool-gpu/bench/bench_line.h"
 #include "kvmtool-gpu/bench/bench_report.h"
@@ -22,6 +23,7 @@ struct LibraryResult {
     double flop = 0;
     uint64_t event_ns = 0, wall_ns = 0;
     std::string status; // "ok" or why not
+    auto wire() { return std::tie(source, metric, n, reps, flop, event_ns, wall_ns, status); }
 
     bool ok() const { return status == "ok" && event_ns > 0 && wall_ns > 0; }
     bool is_call_rate() const { return metric.rfind("batched", 0) == 0; }

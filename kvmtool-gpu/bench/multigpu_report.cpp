@@ -4,6 +4,8 @@
 #include <set>
 #include <sstream>
 
+#include "kvmtool-gpu/abi/console_tags.h"
+
 namespace kvmgpu::bench {
 
 namespace {
@@ -34,7 +36,7 @@ const MultigpuRow* find(const std::vector<MultigpuRow>& rows, uint64_t order, co
 } // namespace
 
 std::optional<MultigpuRow> multigpu_from_line(const BenchLine& l, const std::string& side) {
-    if (l.tag != "multigpu:") return std::nullopt;
+    if (l.tag != KVMGPU_TAG_MULTIGPU) return std::nullopt;
     const auto order = l.u64("order");
     if (!order) return std::nullopt;
     MultigpuRow r;

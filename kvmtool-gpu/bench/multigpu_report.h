@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <vector>
+#include <tuple>
 
 #include "kvmtool-gpu/bench/bench_line.h"
 #include "kvmtool-gpu/bench/bench_report.h"
@@ -21,6 +22,7 @@ struct MultigpuRow {
     std::string mode; // "gg", "gh", or "t" (the row holds T)
     double total_ms = 0, gather_ms = 0, t_ms = 0;
     std::string check; // the guest's own check ("pass"/"FAIL"); "" for native and T rows
+    auto wire() { return std::tie(order, side, mode, total_ms, gather_ms, t_ms, check); }
 };
 
 // A "multigpu:" line as a row of `side`; nullopt for any other line.

@@ -1,6 +1,5 @@
 #include "kvmtool-gpu/bench/native_cuda.h"
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -338,91 +337,6 @@ std::unique_ptr<NativeCuda> open_native_baseline(const std::string& bench, bool 
     meta->native_baseline = true;
     std::printf("bench %s: native baseline on %s\n", bench.c_str(), cuda->gpu_name().c_str());
     return cuda;
-}
-
-namespace {
-// Child -> parent records, one a line: "R\t<result line>", "M\t<key>\t<value>",
-// "N\t<0|1>" (native_baseline). Keys and values hold no tab or newline.
-std::string one_line(std::string s) {
-    for (char& c : s)
-        if (c == '\t' || c == '\n') c = ' ';
-    return s;
-}
-
-void write_all(int fd, const std::string& s) {
-    for (size_t off = 0; off < s.size();) {
-        const ssize_t n = ::write(fd, s.data() + off, s.size() - off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return;
-        off += static_cast<size_t>(n);
-    }
-}
-} // namespace
-
-std::vector<std::string> run_native_in_child(BenchMeta* meta,
-                                             const std::function<void(BenchMeta*, const NativeEmit&)>& measure) {
-    std::vector<std::string> lines;
-    int fds[2];
-    if (::pipe(fds) != 0) {
-        meta->set("native_baseline", std::string("none (pipe: ") + std::strerror(errno) + ")");
-        return lines;
-    }
-    std::fflush(stdout);
-    std::fflush(stderr);
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-        ::close(fds[0]), ::close(fds[1]);
-        meta->set("native_baseline", std::string("none (fork: ") + std::strerror(errno) + ")");
-        return lines;
-    }
-    if (pid == 0) {
-        ::close(fds[0]);
-        BenchMeta m = *meta;
-        measure(&m, [&](const std::string& line) { write_all(fds[1], "R\t" + one_line(line) + "\n"); });
-        for (const auto& [k, v] : m.fields) write_all(fds[1], "M\t" + one_line(k) + "\t" + one_line(v) + "\n");
-        write_all(fds[1], std::string("N\t") + (m.native_baseline ? "1" : "0") + "\n");
-        std::fflush(stdout);
-        std::fflush(stderr);
-        ::_exit(0); // not exit(): the parent's atexit handlers and statics are the parent's
-    }
-    ::close(fds[1]);
-    std::string text;
-    char buf[4096];
-    for (;;) {
-        const ssize_t n = ::read(fds[0], buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        text.append(buf, static_cast<size_t>(n));
-    }
-    ::close(fds[0]);
-    int st = 0;
-    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-    bool got_flag = false;
-    for (size_t pos = 0; pos < text.size();) {
-        size_t end = text.find('\n', pos);
-        if (end == std::string::npos) end = text.size();
-        const std::string line = text.substr(pos, end - pos);
-        pos = end + 1;
-        if (line.rfind("R\t", 0) == 0) {
-            lines.push_back(line.substr(2));
-        } else if (line.rfind("M\t", 0) == 0 && line.find('\t', 2) != std::string::npos) {
-            const size_t tab = line.find('\t', 2);
-            meta->set(line.substr(2, tab - 2), line.substr(tab + 1));
-        } else if (line.rfind("N\t", 0) == 0) {
-            meta->native_baseline = line == "N\t1";
-            got_flag = true;
-        }
-    }
-    if (!got_flag || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        meta->native_baseline = false;
-        meta->set("native_baseline",
-                  "none (the native baseline's process " +
-                      (WIFSIGNALED(st) ? "died of signal " + std::to_string(WTERMSIG(st))
-                                       : "exited with status " + std::to_string(WEXITSTATUS(st))) +
-                      ")");
-        lines.clear();
-    }
-    return lines;
 }
 
 NativeCuda::NativeCuda(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

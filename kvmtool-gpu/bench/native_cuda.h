@@ -2,8 +2,8 @@
 // Driver API entry points the vGPU's CUDA backend uses (CudaDriverApi:
 // dlopen + cuGetProcAddress, one loader), in an own context, timed the way
 // the guests time themselves: CUDA events on the stream around the work,
-// plus the host's wall clock. The drivers run them in a child process
-// (run_native_in_child), first in the same run. Without a CUDA build or a
+// plus the host's wall clock. The benches run them in a child process
+// (native_child.h), first in the same run. Without a CUDA build or a
 // GPU, open() says why and returns nullptr.
 #pragma once
 
@@ -86,15 +86,5 @@ std::unique_ptr<NativeCuda> open_native_baseline(const std::string& bench, bool 
                                                  const std::string& host_forced_reason,
                                                  const std::function<bool(NativeCuda&, std::string*)>& prepare,
                                                  const std::string& description, BenchMeta* meta);
-
-// Runs measure() in a forked child process, so that this process never
-// initialises CUDA: the vGPU's GPU worker (its default) is forked from this
-// process later, and a forked child cannot use its parent's CUDA. measure()
-// gets a copy of *meta to fill (open_native_baseline does) and emit(), which
-// sends one result line back; both arrive here. Returns the emitted lines. A
-// child that does not end normally leaves "native_baseline" saying so.
-using NativeEmit = std::function<void(const std::string& line)>;
-std::vector<std::string> run_native_in_child(BenchMeta* meta,
-                                             const std::function<void(BenchMeta*, const NativeEmit&)>& measure);
 
 } // namespace kvmgpu::bench

@@ -6,10 +6,7 @@
 
 namespace kvmgpu::bench {
 
-namespace {
-
-// In the child: the GPU's name and the driver's version, or why there is no driver.
-std::string describe_gpu(int ordinal, BenchMeta* meta) {
+std::string describe_native_gpu(int ordinal, BenchMeta* meta) {
 #ifdef KVMGPU_HAVE_CUDA_BACKEND
     std::string why;
     const vgpu::CudaDriverApi* api = vgpu::CudaDriverApi::get(&why);
@@ -27,25 +24,16 @@ std::string describe_gpu(int ordinal, BenchMeta* meta) {
 #endif
 }
 
-} // namespace
+bool native_on_gpus_skipped(BenchMeta* meta, bool no_native, bool host_forced) {
+    if (no_native) meta->set("native_baseline", "none (--no-native)");
+    else if (host_forced) meta->set("native_baseline", "none (--vgpu host: the guest uses the host backend, not a GPU)");
+    return no_native || host_forced;
+}
 
-std::vector<std::string> run_native_on_gpus(BenchMeta* meta, bool no_native, bool host_forced, int first_gpu,
-                                            const std::function<std::string(const NativeEmit&)>& measure) {
-    if (no_native) {
-        meta->set("native_baseline", "none (--no-native)");
-        return {};
-    }
-    if (host_forced) {
-        meta->set("native_baseline", "none (--vgpu host: the guest uses the host backend, not a GPU)");
-        return {};
-    }
-    return run_native_in_child(meta, [&](BenchMeta* m, const NativeEmit& emit) {
-        std::string why = describe_gpu(first_gpu, m);
-        if (why.empty()) why = measure(emit);
-        m->set("native_baseline", why.empty() ? "CUDA Driver API in a process of its own, a context per device"
-                                              : "incomplete: " + why);
-        m->native_baseline = why.empty();
-    });
+void set_native_verdict(BenchMeta* meta, const std::string& why) {
+    meta->set("native_baseline", why.empty() ? "CUDA Driver API in a process of its own, a context per device"
+                                             : "incomplete: " + why);
+    meta->native_baseline = why.empty();
 }
 
 std::string gpu_list_text(const std::vector<int>& gpus) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 #ifdef KVMGPU_HAVE_CUDA_BACKEND
@@ -34,11 +35,8 @@ double median(std::vector<double> v) {
     return v[v.size() / 2];
 }
 
-std::string text(double ms) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.3f", ms);
-    return b;
-}
+// To the microsecond, as the guest reports its times.
+double to_us(double ms) { return std::round(ms * 1000) / 1000; }
 
 class Study {
 public:
@@ -84,7 +82,7 @@ public:
     }
 
     // T: one partial product device to host; then each mode, reps times.
-    std::string measure(unsigned reps, const NativeEmit& emit) {
+    std::string measure(unsigned reps, std::vector<MultigpuRow>* out) {
         std::vector<double> t;
         for (unsigned r = 0; r < reps; ++r) {
             use(1);
@@ -94,7 +92,7 @@ public:
                 return why_;
             t.push_back(ms_since(t0));
         }
-        emit("multigpu: order=" + std::to_string(n_) + " t_ms=" + text(median(t)));
+        out->push_back(MultigpuRow{n_, "native", "t", 0, 0, to_us(median(t)), ""});
         for (bool peer : {true, false}) {
             std::vector<double> total, gather;
             for (unsigned r = 0; r < reps; ++r) {
@@ -107,8 +105,7 @@ public:
                 total.push_back(ms_since(t0));
                 gather.push_back(g);
             }
-            emit("multigpu: order=" + std::to_string(n_) + " mode=" + (peer ? "gg" : "gh") + " reps=" +
-                 std::to_string(reps) + " total_ms=" + text(median(total)) + " gather_ms=" + text(median(gather)));
+            out->push_back(MultigpuRow{n_, "native", peer ? "gg" : "gh", to_us(median(total)), to_us(median(gather)), 0, ""});
         }
         return "";
     }
@@ -182,21 +179,21 @@ private:
 } // namespace
 
 std::string native_multigpu(const std::vector<int>& gpus, const std::vector<uint64_t>& orders, unsigned reps,
-                            const NativeEmit& emit) {
+                            std::vector<MultigpuRow>* out) {
     std::string why;
     const vgpu::CudaDriverApi* api = vgpu::CudaDriverApi::get(&why);
     if (!api) return why;
     for (uint64_t n : orders) {
         Study s(*api, n);
         if (std::string w = s.set_up(gpus); !w.empty()) return "order " + std::to_string(n) + ": " + w;
-        if (std::string w = s.measure(reps, emit); !w.empty()) return "order " + std::to_string(n) + ": " + w;
+        if (std::string w = s.measure(reps, out); !w.empty()) return "order " + std::to_string(n) + ": " + w;
     }
     return "";
 }
 
 #else
 
-std::string native_multigpu(const std::vector<int>&, const std::vector<uint64_t>&, unsigned, const NativeEmit&) {
+std::string native_multigpu(const std::vector<int>&, const std::vector<uint64_t>&, unsigned, std::vector<MultigpuRow>*) {
     return "this VMM was built without cuda.h or nvcc: no native multi-GPU baseline";
 }
 

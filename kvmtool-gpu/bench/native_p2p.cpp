@@ -54,37 +54,32 @@ public:
         return "";
     }
 
-    void run(const P2pPlan& plan, const NativeEmit& emit) {
+    void run(const P2pPlan& plan, std::vector<P2pSample>* out) {
         const int n = static_cast<int>(devs_.size());
         for (int s = 0; s < n; ++s)
-            for (int d = 0; d < n; ++d)
-                emit("p2p: kind=peer src=" + std::to_string(s) + " dst=" + std::to_string(d) +
-                     " can=" + (s != d && can_access(s, d) ? "1" : "0"));
+            for (int d = 0; d < n; ++d) {
+                out->push_back(sample("peer", "", s, d, 0, 0, 0, 0, ""));
+                out->back().can = s != d && can_access(s, d);
+            }
         for (int a = 0; a < 2; ++a) {
             if ((a == 0 && !plan.access_off) || (a == 1 && !plan.access_on)) continue;
             const std::string access = a ? "on" : "off";
             for (int s = 0; s < n; ++s)
                 for (int d = 0; d < n; ++d) {
                     if (a == 1 && !set_access(s, d, true)) continue; // off first: nothing enabled yet
-                    const std::string pair = " access=" + access + " src=" + std::to_string(s) +
-                                             " dst=" + std::to_string(d);
                     for (uint64_t bytes : plan.sizes)
                         for (int bidi = 0; bidi < 2; ++bidi)
                             for (unsigned t = 0; t < plan.trials; ++t) {
                                 uint64_t ns = 0;
                                 const uint64_t reps = p2p_reps(bytes);
                                 const CUresult r = copy_between(s, d, bytes, reps, bidi != 0, &ns);
-                                emit(std::string("p2p: kind=") + (bidi ? "bidi" : "uni") + pair +
-                                     " bytes=" + std::to_string(bytes) + " reps=" + std::to_string(reps) +
-                                     " trial=" + std::to_string(t) + " event_ns=" + std::to_string(ns) +
-                                     " status=" + status(r));
+                                out->push_back(sample(bidi ? "bidi" : "uni", access, s, d, bytes, reps, ns, 0,
+                                                      status(r)));
                             }
                     for (unsigned t = 0; t < plan.trials; ++t) {
                         uint64_t wall = 0, ev = 0;
                         const CUresult r = latency(s, d, plan.iters, &wall, &ev);
-                        emit("p2p: kind=lat" + pair + " bytes=4 iters=" + std::to_string(plan.iters) +
-                             " trial=" + std::to_string(t) + " event_ns=" + std::to_string(ev) +
-                             " wall_ns=" + std::to_string(wall) + " status=" + status(r));
+                        out->push_back(sample("lat", access, s, d, 4, plan.iters, ev, wall, status(r)));
                     }
                     if (a == 1) set_access(s, d, false);
                 }
@@ -92,6 +87,10 @@ public:
     }
 
 private:
+    static P2pSample sample(const char* kind, const std::string& access, int src, int dst, uint64_t bytes,
+                            uint64_t count, uint64_t event_ns, uint64_t wall_ns, const std::string& status) {
+        return P2pSample{"native", kind, access, src, dst, bytes, count, event_ns, wall_ns, false, status};
+    }
     bool ok(CUresult r, const char* what) {
         if (r == CUDA_SUCCESS) return true;
         why_ = std::string(what) + ": " + api_.describe(r);
@@ -173,7 +172,7 @@ private:
 
 } // namespace
 
-std::string native_p2p(const std::vector<int>& gpus, const P2pPlan& plan, const NativeEmit& emit) {
+std::string native_p2p(const std::vector<int>& gpus, const P2pPlan& plan, std::vector<P2pSample>* out) {
     std::string why;
     const vgpu::CudaDriverApi* api = vgpu::CudaDriverApi::get(&why);
     if (!api) return why;
@@ -181,13 +180,13 @@ std::string native_p2p(const std::vector<int>& gpus, const P2pPlan& plan, const 
     for (uint64_t b : plan.sizes) max_bytes = std::max(max_bytes, b);
     PeerCopies p(*api);
     if (std::string w = p.set_up(gpus, max_bytes); !w.empty()) return w;
-    p.run(plan, emit);
+    p.run(plan, out);
     return "";
 }
 
 #else
 
-std::string native_p2p(const std::vector<int>&, const P2pPlan&, const NativeEmit&) {
+std::string native_p2p(const std::vector<int>&, const P2pPlan&, std::vector<P2pSample>*) {
     return "this VMM was built without cuda.h: no native peer-copy baseline";
 }
 

@@ -3,14 +3,14 @@
 // latency, peer access off and on) done by this process with the CUDA
 // Driver API, a context per guest device on the given GPUs, timed as the
 // guest times itself (events; the steady clock where the guest uses its
-// TSC). It prints the guest's "p2p:" lines, so one parser reads both.
+// TSC). Its rows are the guest's "p2p:" lines' (p2p_report.h).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "kvmtool-gpu/bench/native_cuda.h"
+#include "kvmtool-gpu/bench/p2p_report.h"
 
 namespace kvmgpu::bench {
 
@@ -21,8 +21,9 @@ struct P2pPlan {
     bool access_off = true, access_on = true;
 };
 
-// Runs in this process: call it through run_native_on_gpus. Returns "" or
+// Runs in this process: call it through run_native_on_gpus. Appends its
+// samples (side "native") to *out; returns "" or
 // why nothing (or not everything) was measured.
-std::string native_p2p(const std::vector<int>& gpus, const P2pPlan& plan, const NativeEmit& emit);
+std::string native_p2p(const std::vector<int>& gpus, const P2pPlan& plan, std::vector<P2pSample>* out);
 
 } // namespace kvmgpu::bench

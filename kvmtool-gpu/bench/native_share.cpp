@@ -1,7 +1,6 @@
 #include "kvmtool-gpu/bench/native_share.h"
 
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,7 +8,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <thread>
+
+#include "kvmtool-gpu/bench/native_child.h"
 
 #ifdef KVMGPU_HAVE_CUDA_BACKEND
 #include "kvmtool-gpu/devices/vgpu/backends/cuda_driver_api.h"
@@ -25,12 +27,21 @@ namespace {
 constexpr unsigned kMaxProcesses = 64;
 constexpr size_t kLatencySamples = 8192;
 
-// One process's slot in the shared page.
+// A member that has been told to stop finishes its unit of work and
+// destroys its context within this many seconds, or is killed.
+constexpr double kStopBoundS = 120;
+
+// One process's slot in the shared page: what this process reads while
+// the members run.
 struct alignas(64) Slot {
     std::atomic<int> ready{0};   // 1 set up, -1 failed
     std::atomic<uint64_t> work{0}; // bytes copied or kernels finished
+};
+// What a member returns when it ends (native_child.h).
+struct MemberResult {
+    std::string error; // "" or what failed
     uint64_t lat_p50_ns = 0, lat_p99_ns = 0;
-    char error[160] = {};
+    auto wire() { return std::tie(error, lat_p50_ns, lat_p99_ns); }
 };
 struct Shared {
     std::atomic<int> stop{0};
@@ -42,7 +53,7 @@ struct Shared {
 using Clock = std::chrono::steady_clock;
 
 // The child's body: "" or what failed.
-std::string native_member(const NativeShareWork& w, Shared* shared, Slot* slot) {
+std::string native_member(const NativeShareWork& w, Shared* shared, Slot* slot, MemberResult* result) {
     std::string why;
     const vgpu::CudaDriverApi* api = vgpu::CudaDriverApi::get(&why);
     if (!api) return why;
@@ -113,8 +124,8 @@ std::string native_member(const NativeShareWork& w, Shared* shared, Slot* slot) 
     }
     std::sort(lat.begin(), lat.end());
     if (!lat.empty()) {
-        slot->lat_p50_ns = lat[lat.size() / 2];
-        slot->lat_p99_ns = lat[std::max<size_t>((lat.size() * 99 + 99) / 100, 1) - 1];
+        result->lat_p50_ns = lat[lat.size() / 2];
+        result->lat_p99_ns = lat[std::max<size_t>((lat.size() * 99 + 99) / 100, 1) - 1];
     }
     api->cuCtxDestroy(ctx);
     return "";
@@ -122,7 +133,7 @@ std::string native_member(const NativeShareWork& w, Shared* shared, Slot* slot) 
 
 #else
 
-std::string native_member(const NativeShareWork&, Shared*, Slot*) {
+std::string native_member(const NativeShareWork&, Shared*, Slot*, MemberResult*) {
     return "this VMM was built without cuda.h or nvcc: no native baseline";
 }
 
@@ -143,26 +154,24 @@ std::vector<ShareRow> run_native_share(const NativeShareWork& w, unsigned proces
         return rows;
     }
     Shared* shared = new (mem) Shared;
-    std::vector<pid_t> pids;
+    std::vector<std::unique_ptr<NativeChild>> members;
     for (unsigned i = 0; i < processes; ++i) {
-        const pid_t pid = fork();
-        if (pid == 0) {
+        members.push_back(std::make_unique<NativeChild>("the process", [&, i] {
             Slot* slot = &shared->slots[i];
-            const std::string failure = native_member(w, shared, slot);
-            if (!failure.empty()) {
-                std::snprintf(slot->error, sizeof slot->error, "%s", failure.c_str());
-                slot->ready.store(-1);
-            }
-            _exit(failure.empty() ? 0 : 1);
-        }
-        if (pid < 0) break; // pids[i] must stay slot i's process; the rest report "fork failed"
-        pids.push_back(pid);
+            MemberResult result;
+            result.error = native_member(w, shared, slot, &result);
+            if (!result.error.empty()) slot->ready.store(-1);
+            wire::Writer out;
+            out.put(result);
+            return out.take();
+        }));
+        if (!members.back()->started()) break; // the rest would fail alike; each reports "fork failed"
     }
     // Every process ready (or one failed), then the window.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(window.ready_timeout_s);
     auto state = [&] {
         int ready = 0;
-        for (unsigned i = 0; i < pids.size(); ++i) {
+        for (unsigned i = 0; i < members.size(); ++i) {
             const int s = shared->slots[i].ready.load();
             if (s < 0) return -1;
             ready += s;
@@ -173,7 +182,7 @@ std::vector<ShareRow> run_native_share(const NativeShareWork& w, unsigned proces
     while ((s = state()) >= 0 && s < static_cast<int>(processes) && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     std::vector<double> rates(processes, 0);
-    const bool measured = s == static_cast<int>(processes) && pids.size() == processes;
+    const bool measured = s == static_cast<int>(processes);
     if (measured) {
         const auto w = read_window(window, [&] {
             std::vector<uint64_t> s;
@@ -184,21 +193,28 @@ std::vector<ShareRow> run_native_share(const NativeShareWork& w, unsigned proces
             rates[i] = static_cast<double>(w.after[i] - w.before[i]) / w.seconds;
     }
     shared->stop.store(1);
-    std::vector<int> statuses;
-    for (pid_t pid : pids) {
-        int st = 0;
-        waitpid(pid, &st, 0);
-        statuses.push_back(st);
-    }
+    const auto stop_deadline =
+        NativeChild::Clock::now() + std::chrono::duration_cast<NativeChild::Clock::duration>(
+                                        std::chrono::duration<double>(kStopBoundS));
     for (unsigned i = 0; i < processes; ++i) {
         ShareRow r{"native", w.work, processes, i};
         r.rate = w.work == "bandwidth" ? rates[i] / 1e9 : rates[i];
-        r.lat_p50_ns = shared->slots[i].lat_p50_ns;
-        r.lat_p99_ns = shared->slots[i].lat_p99_ns;
-        if (i >= pids.size()) r.status = "fork failed";
-        else if (shared->slots[i].error[0]) r.status = shared->slots[i].error;
+        const bool started = i < members.size() && members[i]->started();
+        std::string ended; // why the process did not end normally
+        MemberResult m;
+        if (started) {
+            if (const auto bytes = members[i]->collect(stop_deadline, &ended)) {
+                wire::Reader in(*bytes);
+                in.get(m);
+                if (!in.ok()) ended = "a malformed result";
+            }
+        }
+        r.lat_p50_ns = m.lat_p50_ns;
+        r.lat_p99_ns = m.lat_p99_ns;
+        if (!started) r.status = "fork failed";
+        else if (!m.error.empty()) r.status = m.error;
         else if (!measured) r.status = "not every process got ready in time";
-        else if (!WIFEXITED(statuses[i]) || WEXITSTATUS(statuses[i]) != 0) r.status = "the process did not end normally";
+        else if (!ended.empty()) r.status = "the process did not end normally";
         rows.push_back(r);
     }
     if (rows[0].status != "ok" && !measured) *why = rows[0].status;

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "kvmtool-gpu/abi/console_tags.h"
 #include "kvmtool-gpu/abi/p2p_rules.h"
 #include "kvmtool-gpu/bench/trial_stats.h"
 
@@ -51,7 +52,7 @@ std::string ratio_text(const P2pCell* guest, const P2pCell* native) {
 } // namespace
 
 std::optional<P2pSample> p2p_from_line(const BenchLine& l, const std::string& side) {
-    if (l.tag != "p2p:") return std::nullopt;
+    if (l.tag != KVMGPU_TAG_P2P) return std::nullopt;
     P2pSample s;
     s.side = side;
     s.kind = l.get("kind");

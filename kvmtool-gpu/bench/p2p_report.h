@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <vector>
+#include <tuple>
 
 #include "kvmtool-gpu/bench/bench_line.h"
 #include "kvmtool-gpu/bench/bench_report.h"
@@ -26,6 +27,7 @@ struct P2pSample {
     uint64_t event_ns = 0, wall_ns = 0;
     bool can = false;   // kind "peer"
     std::string status; // "ok" or what failed
+    auto wire() { return std::tie(side, kind, access, src, dst, bytes, count, event_ns, wall_ns, can, status); }
 };
 
 // A "p2p:" result line as a sample of `side`; nullopt for any other line

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "kvmtool-gpu/abi/console_tags.h"
 #include "kvmtool-gpu/devices/terminal_text.h"
 #include "kvmtool-gpu/devices/vgpu/alias_budget.h"
 
@@ -53,18 +54,18 @@ std::vector<SharedGuest> run_shared_guests(const KvmSystem& kvm, const VmOptions
         o.cmdline = cmdlines[i];
         o.console = [&m, &progress](std::string_view line) {
             while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
-            if (line == "SHARE-READY") {
+            if (line == KVMGPU_TAG_SHARE_READY) {
                 std::lock_guard lock(progress.mu);
                 ++progress.ready;
                 progress.changed.notify_all();
                 return;
             }
-            if (line == "SHARE-DONE") {
+            if (line == KVMGPU_TAG_SHARE_DONE) {
                 std::lock_guard lock(progress.mu);
                 m.done_at = Clock::now();
                 return;
             }
-            if (auto l = parse_bench_line(line, {"SHARE:"})) {
+            if (auto l = parse_bench_line(line, {KVMGPU_TAG_SHARE})) {
                 m.out.report = std::move(*l);
                 return;
             }

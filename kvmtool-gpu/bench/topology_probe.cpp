@@ -4,7 +4,7 @@
 #include <iterator>
 #include <set>
 
-#include "kvmtool-gpu/bench/native_cuda.h"
+#include "kvmtool-gpu/bench/native_child.h"
 #include "kvmtool-gpu/bench/nvml_links.h"
 #ifdef KVMGPU_HAVE_CUDA_BACKEND
 #include "kvmtool-gpu/devices/vgpu/backends/cuda_driver_api.h"
@@ -13,6 +13,10 @@
 namespace kvmgpu::bench {
 
 namespace {
+
+// The driver's and NVML's answers take seconds; a probe that hangs is
+// killed after this long.
+constexpr double kTopologyBoundS = 120;
 
 #ifdef KVMGPU_HAVE_CUDA_BACKEND
 
@@ -86,20 +90,13 @@ GpuTopology probe_topology(const std::vector<int>& gpus, vgpu::BackendChoice bac
         t.why = "--vgpu host";
         return t;
     }
-    BenchMeta scratch;
-    const auto lines = run_native_in_child(&scratch, [&](BenchMeta* m, const NativeEmit& emit) {
-        for (const auto& l : topology_lines(measure(gpus, backend))) emit(l);
-        m->native_baseline = true;
-    });
-    std::vector<BenchLine> parsed;
-    for (const auto& l : lines)
-        if (auto b = parse_bench_line(l, {"topo:"})) parsed.push_back(std::move(*b));
-    if (parsed.empty()) {
-        GpuTopology t;
-        t.why = "the topology probe returned nothing: " + scratch.get("native_baseline");
-        return t;
-    }
-    return topology_from_lines(parsed);
+    std::string why;
+    if (auto t = run_in_child<GpuTopology>("the topology probe's process", kTopologyBoundS,
+                                           [&] { return measure(gpus, backend); }, &why))
+        return *t;
+    GpuTopology t;
+    t.why = "the topology probe returned nothing: none (" + why + ")";
+    return t;
 }
 
 void print_device_pairs(const char* prefix, const GpuTopology& t, const std::vector<int>& gpus) {

@@ -1,7 +1,7 @@
 // Measures a GpuTopology (gpu_topology.h) for the GPUs a VM's devices sit
 // on: the CUDA driver's peer attributes per pair of distinct GPUs and, where
 // NVML loads, the NVLink links between them. It runs in a forked child
-// (run_native_in_child), so this process never initialises CUDA.
+// (native_child.h), so this process never initialises CUDA.
 #pragma once
 
 #include <vector>

@@ -1,18 +1,23 @@
-#include "kvmtool-gpu/cli/bench_libraries_command.h"
+// `kvmtool-gpu bench libraries` (or `bench cublas`): cuBLAS forwarded as
+// calls against NVIDIA's cuBLAS natively, in the same run: one program
+// (guest-stub/samples/cublasBench.cu), its native twin run first in a
+// child process, then the guest.
+// Flags only: they become a plan that the bench runs; the command registers
+// itself under its name (cli/bench_commands.h).
 
 #include <cstdio>
 #include <filesystem>
 #include <set>
 
-#include "kvmtool-gpu/bench/guest_bench_run.h"
-#include "kvmtool-gpu/bench/libraries_report.h"
-#include "kvmtool-gpu/bench/native_cuda.h"
+#include "kvmtool-gpu/bench/libraries_bench.h"
 #include "kvmtool-gpu/cli/arg_parser.h"
+#include "kvmtool-gpu/cli/bench_commands.h"
 #include "kvmtool-gpu/cli/vgpu_flags.h"
-#include "kvmtool-gpu/kvm/open_kvm.h"
 #include "kvmtool-gpu/vmm/guest_locator.h"
 
 namespace kvmgpu::bench {
+
+namespace {
 
 using cli::UsageError;
 
@@ -64,59 +69,6 @@ std::vector<std::string> program_args(const cli::ArgParser& p) {
     return a;
 }
 
-std::string shell_quote(const std::string& s) {
-    std::string out = "'";
-    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
-
-// The native twin's BLAS lines, run from a child process (as every native
-// baseline here); meta says what it was or why there is none.
-void run_native(const std::string& path, const std::vector<std::string>& args, std::vector<LibraryResult>* out,
-                BenchMeta* meta) {
-    if (!std::filesystem::exists(path)) {
-        meta->set("native_baseline", "none (no " + path + "; build it: ninja native_samples)");
-        return;
-    }
-    const auto lines = run_native_in_child(meta, [&](BenchMeta* m, const NativeEmit& emit) {
-        std::string cmd = shell_quote(path);
-        for (const auto& a : args) cmd += " " + shell_quote(a);
-        FILE* f = ::popen((cmd + " 2>&1").c_str(), "r");
-        if (!f) return m->set("native_baseline", "none (popen failed)");
-        char buf[1024];
-        bool done = false;
-        while (std::fgets(buf, sizeof buf, f)) {
-            std::printf("  [native] %s", buf);
-            std::fflush(stdout);
-            const std::string line(buf);
-            if (auto l = parse_bench_line(line, {"BLAS", "BLAS-INFO", "BLAS-DONE"})) {
-                if (l->tag == "BLAS") emit(line);
-                if (l->tag == "BLAS-INFO") m->set("native_cublas_version", l->get("cublas_version"));
-                if (l->tag == "BLAS-DONE") done = l->get("status") == "ok";
-            }
-        }
-        const int rc = ::pclose(f);
-        m->native_baseline = done && rc == 0;
-        m->set("native_baseline", m->native_baseline ? "NVIDIA's runtime and libcublas, " + path
-                                                     : "failed (" + path + " exit status " + std::to_string(rc) + ")");
-    });
-    for (const auto& line : lines)
-        if (auto l = parse_bench_line(line, {"BLAS"}))
-            if (auto r = library_result_from(*l, "native")) out->push_back(*r);
-}
-
-void print_result(const std::vector<LibraryResult>& all, const LibraryResult& r) {
-    std::string extra;
-    if (auto q = library_ratio(all, r)) {
-        char b[64];
-        std::snprintf(b, sizeof b, " (%.1f%% of native)", *q * 100);
-        extra = b;
-    }
-    if (r.ok()) std::printf("  [guest] %s n=%llu: %.2f %s%s\n", r.metric.c_str(), (unsigned long long)r.n, r.rate(), r.unit(), extra.c_str());
-    else std::printf("  [guest] %s n=%llu: %s\n", r.metric.c_str(), (unsigned long long)r.n, r.status.c_str());
-    std::fflush(stdout);
-}
-
 } // namespace
 
 int bench_libraries_command(const std::vector<std::string>& args) {
@@ -130,51 +82,20 @@ int bench_libraries_command(const std::vector<std::string>& args) {
     }
     const auto vgpu_cfg = cli::parse_vgpu_flags(p);
     if (!vgpu_cfg) throw UsageError("bench libraries needs a vGPU (--vgpu none makes no sense here)");
-    const std::vector<std::string> prog = program_args(p);
-    VmOptions o;
+    LibrariesBenchPlan plan;
+    VmOptions& o = plan.vm;
     o.guest_path = locate_guest(p.get_or("guest", "cublasBench"));
     o.ram_bytes = cli::parse_size(p.get_or("mem", "256M"), "--mem");
     o.timeout_s = cli::parse_seconds(p.get_or("timeout", "1800"), "--timeout");
-    o.linux.args = prog;
-    const std::string native = p.get_or(
+    o.linux.args = program_args(p);
+    plan.native_path = p.get_or(
         "native", (std::filesystem::path(o.guest_path).parent_path().parent_path() / "native-samples" / "cublasBench").string());
-
-    BenchMeta meta = start_bench("libraries", args, "the program's own clock (steady_clock) around each measurement");
-    std::vector<LibraryResult> results;
-    if (p.has("no-native")) meta.set("native_baseline", "none (--no-native)");
-    else run_native(native, prog, &results, &meta);
-
-    KvmSystem kvm = open_kvm();
-    const std::string out_dir = p.get_or("out", "bench-results");
-    bool done = false;
-    auto on_line = [&](const BenchLine& l) {
-        if (l.tag == "BLAS-INFO") return meta.set("guest_cublas_version", l.get("cublas_version"));
-        if (l.tag == "BLAS-DONE") return void(done = l.get("status") == "ok");
-        auto r = library_result_from(l, "guest");
-        if (!r) return void(std::printf("  malformed line from the guest\n"));
-        results.push_back(*r);
-        print_result(results, *r);
-        write_result_files(out_dir, "libraries", libraries_csv(results), libraries_json(results, meta),
-                           libraries_markdown(results, meta));
-    };
-    GuestBenchOutcome outcome;
-    const std::string failure =
-        run_guest_bench_checked(kvm, o, *vgpu_cfg, {"BLAS", "BLAS-INFO", "BLAS-DONE"}, on_line, &outcome);
-    record_guest_execution(&meta, outcome.result.execution);
-    if (!outcome.backend.empty()) meta.set("vgpu_backend", outcome.backend);
-    // The host backend's CPU reference has no half-precision gemm: it
-    // refuses those (not_supported), which is its answer, not a failure.
-    const bool host_backend = outcome.backend.rfind("host backend", 0) == 0;
-    bool all_ok = failure.empty() && done;
-    for (const LibraryResult& r : results)
-        if (r.source == "guest") all_ok &= r.ok() || (host_backend && r.status == "not_supported");
-    const std::string md = libraries_markdown(results, meta);
-    write_result_files(out_dir, "libraries", libraries_csv(results), libraries_json(results, meta), md);
-    std::printf("\n%s\nbench libraries: wrote %s/libraries.{csv,json,md}\n", md.c_str(), out_dir.c_str());
-    if (!failure.empty()) std::printf("bench libraries: the guest FAILED: %s\n", failure.c_str());
-    std::printf("bench libraries: %s\n", all_ok ? "every guest measurement completed"
-                                                : "FAILED: some guest measurements did not complete (see above)");
-    return all_ok ? 0 : 1;
+    cli::set_plan_common(p, args, *vgpu_cfg, &plan);
+    return run_libraries_bench(plan);
 }
+
+const cli::BenchCommandRegistration kRegistered("libraries", bench_libraries_command);
+
+} // namespace
 
 } // namespace kvmgpu::bench

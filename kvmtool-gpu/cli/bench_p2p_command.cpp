@@ -1,4 +1,9 @@
-#include "kvmtool-gpu/cli/bench_p2p_command.h"
+// `kvmtool-gpu bench p2p`: copies between a VM's devices (every ordered
+// pair, uni- and bidirectional, one-word latency, peer access off and on),
+// natively and in a guest in the same run, as p2pBandwidthLatencyTest's
+// matrices with the guest's share of native.
+// Flags only: they become a plan that the bench runs; the command registers
+// itself under its name (cli/bench_commands.h).
 
 #include <algorithm>
 #include <cstdio>
@@ -6,17 +11,15 @@
 
 #include "kvmtool-gpu/abi/p2p_rules.h"
 #include "kvmtool-gpu/bench/bandwidth_plan.h"
-#include "kvmtool-gpu/bench/guest_bench_run.h"
-#include "kvmtool-gpu/bench/native_devices.h"
-#include "kvmtool-gpu/bench/native_p2p.h"
-#include "kvmtool-gpu/bench/p2p_report.h"
-#include "kvmtool-gpu/bench/topology_probe.h"
+#include "kvmtool-gpu/bench/p2p_bench.h"
 #include "kvmtool-gpu/cli/arg_parser.h"
+#include "kvmtool-gpu/cli/bench_commands.h"
 #include "kvmtool-gpu/cli/vgpu_flags.h"
-#include "kvmtool-gpu/kvm/open_kvm.h"
 #include "kvmtool-gpu/vmm/guest_locator.h"
 
 namespace kvmgpu::bench {
+
+namespace {
 
 using cli::UsageError;
 
@@ -103,72 +106,30 @@ int bench_p2p_command(const std::vector<std::string>& args) {
         std::fputs(bench_p2p_help(), stdout);
         return 0;
     }
-    const P2pPlan plan = plan_from(p);
+    P2pBenchPlan plan;
+    plan.copies = plan_from(p);
     auto vgpu_cfg = cli::parse_vgpu_flags(p);
     if (!vgpu_cfg) throw UsageError("bench p2p needs a vGPU (--vgpu none makes no sense here)");
     if (!p.get("gpus")) vgpu_cfg->gpus = {0, 0};
     if (vgpu_cfg->gpus.size() > kP2pMaxDevices)
         throw UsageError("--gpus: at most " + std::to_string(kP2pMaxDevices) + " devices for bench p2p");
-    const uint64_t largest = *std::max_element(plan.sizes.begin(), plan.sizes.end());
+    const uint64_t largest = *std::max_element(plan.copies.sizes.begin(), plan.copies.sizes.end());
     if (!p.get("gpu-mem-quota"))
         vgpu_cfg->options.device_mem_quota = std::max<uint64_t>(2 * largest * vgpu_cfg->gpus.size() + (64ull << 20),
                                                                 1ull << 30);
-    VmOptions vm;
+    VmOptions& vm = plan.vm;
     vm.guest_path = locate_guest(p.get_or("guest", "p2p"));
     vm.ram_bytes = cli::parse_size(p.get_or("mem", "256M"), "--mem");
     if (!memmap::parse_page_size(p.get_or("pages", "4K"), &vm.host_pages))
         throw UsageError("--pages: expected 4K, 2M or 1G");
     vm.timeout_s = cli::parse_seconds(p.get_or("timeout", "600"), "--timeout");
-    vm.cmdline = guest_cmdline(plan);
-
-    BenchMeta meta = start_bench("p2p", args, "guest TSC around the one-word round trips; copies timed by CUDA events");
-    meta.set("gpus", gpu_list_text(vgpu_cfg->gpus));
-    meta.set("vgpu_gpu_worker", vgpu::to_string(vgpu_cfg->worker));
-    meta.set("vgpu_doorbell", vgpu::to_string(vgpu_cfg->options.doorbell));
-    const GpuTopology topo = probe_topology(vgpu_cfg->gpus, vgpu_cfg->backend);
-    const auto pairs = device_pair_lines(topo, vgpu_cfg->gpus);
-    for (size_t k = 0; k < pairs.size(); ++k) {
-        std::printf("bench p2p: %s\n", pairs[k].c_str());
-        meta.set("pair_" + std::to_string(k), pairs[k]);
-    }
-
-    KvmSystem kvm = open_kvm();
-    std::vector<P2pSample> samples;
-    const auto lines = run_native_on_gpus(&meta, p.has("no-native"), vgpu_cfg->backend == vgpu::BackendChoice::Host,
-                                          vgpu_cfg->gpus.front(),
-                                          [&](const NativeEmit& emit) { return native_p2p(vgpu_cfg->gpus, plan, emit); });
-    for (const auto& line : lines)
-        if (auto l = parse_bench_line(line, {"p2p:"}))
-            if (auto s = p2p_from_line(*l, "native")) samples.push_back(*s);
-
-    const std::string out_dir = p.get_or("out", "bench-results");
-    std::printf("bench p2p: guest (%s)\n", vm.cmdline.c_str());
-    std::fflush(stdout);
-    size_t failed = 0, got = 0;
-    GuestBenchOutcome outcome;
-    const std::string failure = run_guest_bench_checked(
-        kvm, vm, *vgpu_cfg, {"p2p:"}, [&](const BenchLine& l) {
-            if (auto s = p2p_from_line(l, "guest")) {
-                samples.push_back(*s);
-                ++got;
-                failed += s->kind != "peer" && s->status != "ok";
-            }
-        },
-        &outcome);
-    record_guest_execution(&meta, outcome.result.execution);
-    if (!outcome.backend.empty()) meta.set("vgpu_backend", outcome.backend);
-    std::printf("bench p2p: native side: %s; guest side: vGPU backend %s\n", meta.get("native_baseline").c_str(),
-                outcome.backend.empty() ? "(none: the guest did not start)" : outcome.backend.c_str());
-    const auto cells = p2p_cells(samples);
-    const std::string md = p2p_markdown(cells, samples, meta);
-    write_result_files(out_dir, "p2p", p2p_csv(cells), p2p_json(cells, meta), md);
-    std::fputs(md.c_str(), stdout);
-    std::printf("bench p2p: wrote %s/p2p.{csv,json,md}\n", out_dir.c_str());
-    const bool ok = failure.empty() && failed == 0 && got > 0;
-    if (!failure.empty()) std::printf("bench p2p: guest FAILED: %s\n", failure.c_str());
-    if (failed) std::printf("bench p2p: %zu guest measurement(s) failed (status= in the table)\n", failed);
-    std::printf("bench p2p: %s\n", ok ? "every copy measured" : "FAILED: see above");
-    return ok ? 0 : 1;
+    vm.cmdline = guest_cmdline(plan.copies);
+    cli::set_plan_common(p, args, *vgpu_cfg, &plan);
+    return run_p2p_bench(plan);
 }
+
+const cli::BenchCommandRegistration kRegistered("p2p", bench_p2p_command);
+
+} // namespace
 
 } // namespace kvmgpu::bench

@@ -1,4 +1,10 @@
-#include "kvmtool-gpu/cli/bench_share_command.h"
+// `kvmtool-gpu bench share`: N VMs on one GPU at once (N = 1, 2, 4, 8 by
+// default) running the same work, a bandwidth mix or a compute mix, against
+// one native process and N native processes in the same run: aggregate
+// throughput, each VM's share and Jain's index, and the latency of a small
+// call while the others run.
+// Flags only: they become a plan that the bench runs; the command registers
+// itself under its name (cli/bench_commands.h).
 
 #include <algorithm>
 #include <cmath>
@@ -6,15 +12,15 @@
 #include <set>
 
 #include "kvmtool-gpu/bench/bandwidth_plan.h"
-#include "kvmtool-gpu/bench/native_share.h"
-#include "kvmtool-gpu/bench/share_guests.h"
-#include "kvmtool-gpu/bench/share_report.h"
+#include "kvmtool-gpu/bench/share_bench.h"
 #include "kvmtool-gpu/cli/arg_parser.h"
+#include "kvmtool-gpu/cli/bench_commands.h"
 #include "kvmtool-gpu/cli/vgpu_flags.h"
-#include "kvmtool-gpu/kvm/open_kvm.h"
 #include "kvmtool-gpu/vmm/guest_locator.h"
 
 namespace kvmgpu::bench {
+
+namespace {
 
 using cli::UsageError;
 
@@ -96,30 +102,6 @@ double seconds_arg(const cli::ArgParser& p, const char* name, const char* quick,
     return s;
 }
 
-// What a misbehaving VM's SHARE: line says of its role: the fault's status
-// and recovery, the storm's kicks, or (quota) its data check.
-std::string intruder_note(const BenchLine& report) {
-    std::string what;
-    for (const char* key : {"status", "recovered", "kicks"})
-        if (report.find(key)) what += std::string(what.empty() ? "" : " ") + key + "=" + report.get(key);
-    if (what.empty()) what = "check=" + report.get("check");
-    return report.get("role") + ": " + what;
-}
-
-void print_group(const std::vector<ShareRow>& rows, const std::string& side, const std::string& work, unsigned n) {
-    const ShareSummary s = summarize_share(rows, side, work, n);
-    if (s.members == 0) return;
-    if (!s.complete()) {
-        std::printf("  [%s] %s, N=%u: FAILED (%u of %u measured)\n", side.c_str(), work.c_str(), n, s.measured, n);
-    } else {
-        std::printf("  [%s] %s, N=%u: aggregate %.3g %s, per member %.3g .. %.3g, Jain %.3f, latency p50 %.1f us, "
-                    "p99 %.1f us\n",
-                    side.c_str(), work.c_str(), n, s.aggregate, share_unit(work), s.min, s.max, s.jain.value_or(0),
-                    s.lat_p50_ns / 1000.0, s.lat_p99_ns / 1000.0);
-    }
-    std::fflush(stdout);
-}
-
 } // namespace
 
 int bench_share_command(const std::vector<std::string>& args) {
@@ -159,97 +141,21 @@ int bench_share_command(const std::vector<std::string>& args) {
     base.timeout_s = cli::parse_seconds(p.get_or("timeout", "600"), "--timeout");
     validate_options(base);
 
-    BenchMeta meta = start_bench("share", args, "each member counts its own latency samples; rates come from "
-                                                "counters read by the VMM over a common window");
-    meta.set("vgpu_gpu_worker", vgpu::to_string(vgpu_cfg->worker));
-    char window_text[96];
-    std::snprintf(window_text, sizeof window_text, "%.2f s after all ready + %.2f s settle; guests work %llu s",
-                  window.window_s, window.settle_s, static_cast<unsigned long long>(guest_seconds));
-    meta.set("window", window_text);
-    meta.set("bandwidth_unit", "SIZE=" + size_text(size) + " host->device and back, pinned and pageable");
-    meta.set("compute_unit", "matmul order " + std::to_string(order));
-    if (!intruder.empty()) meta.set("intruder", intruder + " (the last VM of every group of 2 or more)");
-
-    std::vector<ShareRow> rows;
-    const std::string out_dir = p.get_or("out", "bench-results");
-    auto save = [&] { write_result_files(out_dir, "share", share_csv(rows), share_json(rows, meta), share_markdown(rows, meta)); };
-    bool all_ok = true;
-    const bool host_forced = vgpu_cfg->backend == vgpu::BackendChoice::Host;
-    if (p.has("no-native")) {
-        meta.set("native_baseline", "none (--no-native)");
-    } else if (host_forced) {
-        meta.set("native_baseline", "none (--vgpu host: the guests use the host backend, not a GPU)");
-    } else {
-        std::set<unsigned> native_counts(counts.begin(), counts.end());
-        native_counts.insert(1);
-        std::string why;
-        for (const auto& work : work_list)
-            for (unsigned n : native_counts) {
-                if (!why.empty()) break;
-                std::printf("bench share: native, %s, %u process%s\n", work.c_str(), n, n == 1 ? "" : "es");
-                std::fflush(stdout);
-                auto got = run_native_share({work, size, static_cast<unsigned>(order)}, n, window, &why);
-                rows.insert(rows.end(), got.begin(), got.end());
-                print_group(rows, "native", work, n);
-            }
-        meta.set("native_baseline", why.empty() ? "CUDA Driver API, N processes each with its own context"
-                                                : "incomplete: " + why);
-        meta.native_baseline = why.empty();
-        if (!why.empty()) std::printf("bench share: native: %s\n", why.c_str());
-        save();
-    }
-
-    KvmSystem kvm = open_kvm();
-    for (const auto& work : work_list)
-        for (unsigned n : counts) {
-            std::printf("bench share: guests, %s, %u VM%s at once\n", work.c_str(), n, n == 1 ? "" : "s");
-            std::fflush(stdout);
-            const std::string cmdline = "work=" + work + " seconds=" + std::to_string(guest_seconds) + " size=" +
-                                        std::to_string(size) + " n=" + std::to_string(order);
-            std::vector<std::string> cmdlines(n, cmdline);
-            const bool with_intruder = !intruder.empty() && n >= 2;
-            if (with_intruder) cmdlines.back() += " role=" + intruder + " fault_after_ms=" +
-                                                  std::to_string(static_cast<uint64_t>((window.settle_s + window.window_s / 2) * 1000));
-            std::vector<SharedGuest> guests;
-            try {
-                guests = run_shared_guests(kvm, base, *vgpu_cfg, cmdlines, window);
-            } catch (const std::exception&) {
-                // A VM or vGPU that cannot be set up (no GPU for --vgpu cuda, too
-                // little memory) will not be set up for the next N either.
-                save();
-                throw;
-            }
-            for (unsigned i = 0; i < n; ++i) {
-                const SharedGuest& g = guests[i];
-                record_guest_execution(&meta, g.result.execution);
-                ShareRow r{"guest", work, n, i};
-                r.rate = work == "bandwidth" ? g.bytes_per_s / 1e9 : g.launches_per_s;
-                if (g.report) {
-                    r.lat_p50_ns = g.report->u64("lat_p50_ns").value_or(0);
-                    r.lat_p99_ns = g.report->u64("lat_p99_ns").value_or(0);
-                }
-                r.status = g.status;
-                if (with_intruder && i == n - 1) {
-                    // Judged by its own checks only: a fault ends its work early.
-                    r.side = "intruder";
-                    r.status = g.result.passed() ? "ok" : g.status;
-                    if (g.report) r.note = intruder_note(*g.report);
-                }
-                if (!r.ok()) {
-                    all_ok = false;
-                    std::printf("bench share: VM %u: %s\n", i, r.status_text().c_str());
-                    for (const auto& l : g.tail) std::printf("    %s\n", l.c_str());
-                }
-                rows.push_back(r);
-            }
-            print_group(rows, "guest", work, n);
-            save();
-        }
-    write_bench_outputs(out_dir, "share", share_csv(rows), share_json(rows, meta), share_markdown(rows, meta),
-                        p.get_or("plot-script", ""));
-    std::printf("bench share: %s\n", all_ok ? "every VM and process measured, every guest's checks passed"
-                                            : "FAILED: see above");
-    return all_ok ? 0 : 1;
+    ShareBenchPlan plan;
+    cli::set_plan_common(p, args, *vgpu_cfg, &plan);
+    plan.counts = counts;
+    plan.works = work_list;
+    plan.size = size;
+    plan.order = order;
+    plan.window = window;
+    plan.guest_seconds = guest_seconds;
+    plan.intruder = intruder;
+    plan.vm = base;
+    return run_share_bench(plan);
 }
+
+const cli::BenchCommandRegistration kRegistered("share", bench_share_command);
+
+} // namespace
 
 } // namespace kvmgpu::bench

@@ -21,7 +21,12 @@
 # system calls, then run the GPU tests, guests and samples with the worker sandboxed (issue 30 item 5);
 # `compare` (not in the default) runs `bench calls` with the polling doorbell five
 # times, alternating the VMM from another commit (.carry/compare, see
-# pack-carry.sh) with this one, worker process and inline. One device
+# pack-carry.sh) with this one, worker process and inline; `runner` (not in
+# the default) runs `bench calls` and `bench bandwidth --quick` five times
+# each (KVMGPU_RUNNER_RUNS, KVMGPU_RUNNER_BENCHES="calls bandwidth"),
+# alternating the VMM from .carry/compare with this one, and says whether
+# their result files differ in anything but the numbers (issue 30's one
+# bench runner). One device
 # call has 10 minutes, so the whole check is run in parts: `tests guests linux boot
 # calls`, then `tlb`, then `bench`, then `bench2`.
 set -uo pipefail
@@ -377,6 +382,39 @@ fi
 # checks among the rest), managedMemory as a guest and natively, the three samples that need them as guests from
 # .carry/cuda-samples, and bench calls' alloc_async and managed_launch rows
 # beside native (adaptive doorbell, batching off).
+# Issue 30's bench runner against the commit before it: the same benches,
+# the same flags, five runs each; the tables' rows for the spread, and the
+# files' shape (numbers masked) for "nothing but the numbers changed".
+if want runner; then
+  old=$repo/.carry/compare/kvmtool-gpu
+  [ -x "$old" ] || note "runner: no .carry/compare/kvmtool-gpu: this commit only"
+  shape() { sed -E 's/-?[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?/N/g' "$1"; }
+  for i in $(seq "${KVMGPU_RUNNER_RUNS:-5}"); do
+    for b in ${KVMGPU_RUNNER_BENCHES:-calls bandwidth}; do
+      args=(bench $b --vgpu cuda --out $b) # the same words both times: the files carry the command line
+      [ $b = calls ] && args+=(--doorbells adaptive,poll --idle-s 0)
+      [ $b = bandwidth ] && args+=(--quick)
+      mkdir -p "$out/runner/before-$i" "$out/runner/after-$i"
+      [ -x "$old" ] && (cd "$out/runner/before-$i" && KVMGPU_GUEST_DIR=$repo/.carry/compare/guests \
+        step runner-before-$b-$i timeout 90 "$old" "${args[@]}")
+      (cd "$out/runner/after-$i" && step runner-after-$b-$i timeout 90 "$bin/kvmtool-gpu" "${args[@]}")
+      if [ -x "$old" ]; then
+        for f in $b/$b.csv $b/$b.md; do
+          if diff <(shape "$out/runner/before-$i/$f") <(shape "$out/runner/after-$i/$f") >"$out/runner-$i-${f#*/}.diff"; then
+            note "    run $i: $f differs in numbers only"
+          else
+            note "    run $i: $f DIFFERS in shape (runner-$i-${f#*/}.diff)"
+          fi
+        done
+      fi
+    done
+  done
+  for f in "$out"/runner/*/calls/calls.md "$out"/runner/*/bandwidth/bandwidth.md; do
+    echo "--- ${f#"$out"/runner/}" >>"$summary"
+    grep -E '^\| (native|guest)' "$f" | head -24 >>"$summary"
+  done
+fi
+
 if want managed; then
   RUN_ARGS="--vgpu cuda" GUESTS="conformance" step managed-conformance \
     sh "$repo/kvmtool-gpu/scripts/run-guests.sh" "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" 4K

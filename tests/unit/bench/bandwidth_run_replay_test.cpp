@@ -55,8 +55,8 @@ const Row kRun[] = {
     {"guest", "dtoh", "pageable", "walk", 1073741824, 1, 20635201, 9970030908, 1},
 };
 
-// The row as the line its producer printed: bandwidth_line for the native
-// child, the guest's own format (gpages of its heap, even for pinned) for
+// The row as the line its producer printed: the native side's format of
+// that time, the guest's own format (gpages of its heap, even for pinned) for
 // the guest.
 std::string line_of(const Row& r) {
     const std::string src = r.source;

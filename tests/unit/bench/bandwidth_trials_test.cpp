@@ -57,11 +57,6 @@ TEST(BandwidthTrials, LinesWithAndWithoutTrial) {
     EXPECT_EQ(r->key.trials, 1u);
     for (const char* bad : {"trial=0/3 ", "trial=4/3 ", "trial=1/10 ", "trial=x ", "trial=2 ", "trial= "})
         EXPECT_FALSE(parse(bad)) << bad;
-    // The native child's lines carry the trial both ways.
-    const BandwidthResult n = trial("native", "pinned", 3, 5, 50.0);
-    auto back = bandwidth_from_line(*parse_bench_line(bandwidth_line(n), {"BW"}), "-");
-    ASSERT_TRUE(back);
-    EXPECT_EQ(back->key, n.key);
 }
 
 TEST(BandwidthTrials, MedianAndSpread) {

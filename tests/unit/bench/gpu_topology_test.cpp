@@ -102,29 +102,5 @@ TEST(GpuTopology, NoPeerAccessHostBackendAndUnknown) {
     EXPECT_TRUE(has(u.summary, "unknown whether this is the seed's case")) << u.summary;
 }
 
-TEST(GpuTopology, TravelsAsLinesBetweenProcesses) {
-    GpuTopology t = nvlink_pair();
-    t.link_source = "NVML: 100% = odd";
-    t.pairs.push_back({.a = 0, .b = 2, .peer_access = false, .perf_rank = -1, .link = LinkKind::Pcie});
-    std::vector<BenchLine> parsed;
-    for (const auto& l : topology_lines(t)) {
-        auto b = parse_bench_line(l, {"topo:"});
-        ASSERT_TRUE(b.has_value()) << l;
-        parsed.push_back(*b);
-    }
-    const GpuTopology back = topology_from_lines(parsed);
-    EXPECT_EQ(back.link_source, t.link_source);
-    ASSERT_EQ(back.pairs.size(), 2u);
-    EXPECT_EQ(back.pairs[0].nvlinks, 18);
-    EXPECT_EQ(back.pairs[0].link, LinkKind::NvLink);
-    EXPECT_TRUE(back.pairs[0].native_atomics);
-    EXPECT_EQ(back.pairs[1].perf_rank, -1);
-    EXPECT_FALSE(back.pairs[1].peer_access);
-    // Hostile or broken lines are dropped: a >= b, absurd link counts.
-    auto bad = parse_bench_line("topo: a=1 b=1 peer=1 atomics=0 rank=0 link=nvlink nvlinks=4", {"topo:"});
-    auto absurd = parse_bench_line("topo: a=0 b=1 peer=1 atomics=0 rank=0 link=nvlink nvlinks=99999", {"topo:"});
-    EXPECT_TRUE(topology_from_lines({*bad, *absurd}).pairs.empty());
-}
-
 } // namespace
 } // namespace kvmgpu::bench

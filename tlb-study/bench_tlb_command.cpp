@@ -1,16 +1,30 @@
-#include "kvmtool-gpu/cli/bench_tlb_command.h"
-
+// `kvmtool-gpu bench tlb`: the TLB and translation-cost study (this folder):
+// native pointer chase per backing page size, the VMM's translation work,
+// and the guest pointer chase per (guest pages x host backing) when
+// /dev/kvm opens; markdown on stdout, progress on stderr, CSV/JSON/PNG on
+// request. It lives with the study and registers itself with the CLI, so the
+// VMM's folders never include the study.
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <string>
 
 #include "kvmtool-gpu/cli/arg_parser.h"
+#include "kvmtool-gpu/cli/bench_commands.h"
 #include "kvmtool-gpu/util/plot_runner.h"
 #include "tlb-study/report.h"
 #include "tlb-study/tlb_study.h"
 
-namespace kvmgpu::cli {
+namespace tlbstudy {
+
+namespace {
+
+using kvmgpu::find_plot_script;
+using kvmgpu::run_plot;
+using kvmgpu::cli::parse_seconds;
+using kvmgpu::cli::parse_size;
+using kvmgpu::cli::parse_u64;
+using kvmgpu::cli::UsageError;
 
 const char* bench_tlb_help() {
     return "usage: kvmtool-gpu bench tlb [--quick] [--max-ws SIZE] [--guest-max-ws SIZE] [--reps N]\n"
@@ -42,7 +56,7 @@ const char* bench_tlb_help() {
 
 
 int bench_tlb_command(const std::vector<std::string>& args) {
-    ArgParser p({"max-ws", "guest-max-ws", "reps", "accesses", "guest-accesses", "guest-timeout", "seed", "guest", "csv",
+    kvmgpu::cli::ArgParser p({"max-ws", "guest-max-ws", "reps", "accesses", "guest-accesses", "guest-timeout", "seed", "guest", "csv",
                  "json", "plot", "plot-script"},
                 {"quick", "no-guest", "require-guest", "help"});
     p.parse(args);
@@ -50,7 +64,7 @@ int bench_tlb_command(const std::vector<std::string>& args) {
         std::fputs(bench_tlb_help(), stdout);
         return 0;
     }
-    tlbstudy::StudyOptions o;
+    StudyOptions o;
     o.sweep.quick = p.has("quick");
     o.sweep.guest = !p.has("no-guest");
     if (auto v = p.get("max-ws")) o.sweep.max_ws = parse_size(*v, "--max-ws");
@@ -70,21 +84,21 @@ int bench_tlb_command(const std::vector<std::string>& args) {
     if (auto v = p.get("seed")) o.seed = parse_u64(*v, "--seed");
     o.guest = p.get_or("guest", "pointer_chase");
 
-    const auto r = tlbstudy::run_study(o, [](const std::string& line) {
+    const auto r = run_study(o, [](const std::string& line) {
         std::fprintf(stderr, "bench tlb: %s\n", line.c_str());
         std::fflush(stderr);
     });
-    tlbstudy::write_markdown(r, std::cout);
+    write_markdown(r, std::cout);
     std::cout.flush();
 
     std::string csv = p.get_or("csv", "");
-    if (!csv.empty()) tlbstudy::write_file(csv, r, tlbstudy::write_csv);
-    if (auto json = p.get("json")) tlbstudy::write_file(*json, r, tlbstudy::write_json);
+    if (!csv.empty()) write_file(csv, r, write_csv);
+    if (auto json = p.get("json")) write_file(*json, r, write_json);
     if (auto png = p.get("plot")) {
         std::string tmp;
         if (csv.empty()) { // the plot reads the CSV: write one beside the PNG
             tmp = *png + ".csv";
-            tlbstudy::write_file(tmp, r, tlbstudy::write_csv);
+            write_file(tmp, r, write_csv);
         }
         const std::string script = find_plot_script(p.get_or("plot-script", ""), "plot_tlb.py");
         std::fprintf(stderr, "bench tlb: %s\n", run_plot(script, {csv.empty() ? tmp : csv, *png}, *png).c_str());
@@ -103,4 +117,8 @@ int bench_tlb_command(const std::vector<std::string>& args) {
     return failures.empty() ? 0 : 1;
 }
 
-} // namespace kvmgpu::cli
+const kvmgpu::cli::BenchCommandRegistration kRegistered("tlb", bench_tlb_command);
+
+} // namespace
+
+} // namespace tlbstudy
