@@ -140,6 +140,7 @@ int bench_libraries_command(const std::vector<std::string>& args) {
         "native", (std::filesystem::path(o.guest_path).parent_path().parent_path() / "native-samples" / "cublasBench").string());
 
     BenchMeta meta = start_bench("libraries", args, "the program's own clock (steady_clock) around each measurement");
+    if (vgpu_cfg->share) meta.set("gpu_share", vgpu_cfg->share->describe());
     std::vector<LibraryResult> results;
     if (p.has("no-native")) meta.set("native_baseline", "none (--no-native)");
     else run_native(native, prog, &results, &meta);

@@ -136,6 +136,7 @@ int bench_multigpu_command(const std::vector<std::string>& args) {
         meta.set("pair_" + std::to_string(k), pairs[k]);
     }
     meta.set("vgpu_gpu_worker", vgpu::to_string(vgpu_cfg->worker));
+    if (vgpu_cfg->share) meta.set("gpu_share", vgpu_cfg->share->describe());
 
     KvmSystem kvm = open_kvm();
     std::vector<MultigpuRow> rows;

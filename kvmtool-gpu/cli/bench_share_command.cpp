@@ -162,6 +162,7 @@ int bench_share_command(const std::vector<std::string>& args) {
     BenchMeta meta = start_bench("share", args, "each member counts its own latency samples; rates come from "
                                                 "counters read by the VMM over a common window");
     meta.set("vgpu_gpu_worker", vgpu::to_string(vgpu_cfg->worker));
+    if (vgpu_cfg->share) meta.set("gpu_share", vgpu_cfg->share->describe());
     char window_text[96];
     std::snprintf(window_text, sizeof window_text, "%.2f s after all ready + %.2f s settle; guests work %llu s",
                   window.window_s, window.settle_s, static_cast<unsigned long long>(guest_seconds));

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <optional>
@@ -46,7 +47,10 @@ private:
     // make a new context (CUDA after an illegal address, driver 580) stays
     // unusable in this process, and the VMM replaces the worker.
     bool backend_lost(uint64_t recoveries_before) {
-        return recoveries() != recoveries_before && engine_->backend().ctx_synchronize() != VGPU_SUCCESS;
+        if (recoveries() == recoveries_before) return false;
+        const Status s = engine_->backend().ctx_synchronize();
+        ch_.ring_state().lost_status.store(s, std::memory_order_relaxed); // published by the Unusable state
+        return s != VGPU_SUCCESS;
     }
     void check_usable(uint64_t recoveries_before) {
         if (backend_lost(recoveries_before)) r().flags |= kWorkerUnusable;
@@ -198,6 +202,7 @@ void run_gpu_worker(WorkerChannel& ch, const WorkerSetup& setup, pid_t parent) {
     mine.kick_fd = kKickFd;
     prctl(PR_SET_NAME, "vgpu-worker");
     AliasBudget::process().serve_one_vm();
+    for (const auto& [name, value] : mine.env) setenv(name.c_str(), value.c_str(), 1);
     std::string why;
     std::unique_ptr<GpuBackend> be;
     try {
