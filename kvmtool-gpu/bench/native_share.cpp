@@ -85,10 +85,10 @@ std::string native_member(const NativeShareWork& w, Shared* shared, Slot* slot) 
         if (matmul) {
             void* params[] = {&a, &b, &c, &n};
             const unsigned g = (n + 15) / 16;
-            if (!ok(api->cuLaunchKernel(matmul, g, g, 1, 16, 16, 1, 0, stream, params, nullptr), "cuLaunchKernel") ||
-                !ok(api->cuStreamSynchronize(stream), "cuStreamSynchronize"))
-                return 0;
-            return 1;
+            for (unsigned k = 0; k < w.batch; ++k)
+                if (!ok(api->cuLaunchKernel(matmul, g, g, 1, 16, 16, 1, 0, stream, params, nullptr), "cuLaunchKernel"))
+                    return 0;
+            return ok(api->cuStreamSynchronize(stream), "cuStreamSynchronize") ? w.batch : 0;
         }
         for (void* host : {pinned, static_cast<void*>(pageable.data())})
             if (!ok(api->cuMemcpyHtoDAsync(dev_buf, host, w.bytes, stream), "cuMemcpyHtoDAsync") ||
@@ -148,6 +148,7 @@ std::vector<ShareRow> run_native_share(const NativeShareWork& w, unsigned proces
         const pid_t pid = fork();
         if (pid == 0) {
             Slot* slot = &shared->slots[i];
+            for (const auto& [name, value] : w.env) setenv(name.c_str(), value.c_str(), 1);
             const std::string failure = native_member(w, shared, slot);
             if (!failure.empty()) {
                 std::snprintf(slot->error, sizeof slot->error, "%s", failure.c_str());

@@ -7,6 +7,7 @@
 
 #include "kvmtool-gpu/bench/bandwidth_plan.h"
 #include "kvmtool-gpu/bench/native_share.h"
+#include "kvmtool-gpu/bench/share_fault.h"
 #include "kvmtool-gpu/bench/share_guests.h"
 #include "kvmtool-gpu/bench/share_report.h"
 #include "kvmtool-gpu/cli/arg_parser.h"
@@ -35,8 +36,12 @@ const char* bench_share_help() {
                    "\n"
                    "  --vms LIST          numbers of VMs at once (default 1,2,4,8; each 1..16)\n"
                    "  --work LIST         bandwidth (a unit: SIZE host->device and back from a pinned\n"
-                   "                      and a pageable buffer) and/or compute (a unit: one matmul\n"
-                   "                      of side ORDER) (default bandwidth,compute)\n"
+                   "                      and a pageable buffer), compute (a unit: one matmul of side\n"
+                   "                      ORDER) and/or small (a unit: BATCH matmuls of side\n"
+                   "                      SMALL-ORDER, few blocks each: most SMs idle, the case MPS\n"
+                   "                      is for) (default bandwidth,compute)\n"
+                   "  --small-order N     small: matmul side, a multiple of 16 (default 128: 64 blocks)\n"
+                   "  --small-batch K     small: kernels per unit before one synchronize (default 16)\n"
                    "  --size SIZE         bandwidth copy size (default 32M)\n"
                    "  --order N           compute matmul side, a multiple of 16 (default 2048)\n"
                    "  --window S          seconds of the common window (default 3)\n"
@@ -50,7 +55,9 @@ const char* bench_share_help() {
                    "                      quota (allocates until its quota refuses), register\n"
                    "                      (registers a pageable buffer until its limits refuse) or\n"
                    "                      storm (rings the doorbell with an empty ring); the others\n"
-                   "                      are measured\n"
+                   "                      are measured. With fault the others make their work again\n"
+                   "                      when it fails (every worker of an MPS server is replaced)\n"
+                   "                      and report the calls that failed and the time lost\n"
                    "  --no-native         skip the native processes\n"
                    "  --out DIR           writes DIR/share.{csv,json,md,png} (default bench-results)\n"
                    "  --plot-script PATH  plot_bench.py (default: plots/ beside the binary or one folder up)\n"
@@ -86,9 +93,26 @@ std::vector<std::string> works(const cli::ArgParser& p) {
     std::vector<std::string> out = split_list(p.get_or("work", "bandwidth,compute"));
     if (out.empty()) throw UsageError("--work: empty list");
     for (const auto& w : out)
-        if (w != "bandwidth" && w != "compute") throw UsageError("--work: bandwidth or compute, not '" + w + "'");
+        if (w != "bandwidth" && w != "compute" && w != "small")
+            throw UsageError("--work: bandwidth, compute or small, not '" + w + "'");
     return out;
 }
+
+struct SmallWork {
+    unsigned order = 128, batch = 16;
+    unsigned blocks() const { return ((order + 15) / 16) * ((order + 15) / 16); }
+};
+SmallWork small_work(const cli::ArgParser& p) {
+    SmallWork w;
+    const uint64_t order = cli::parse_u64(p.get_or("small-order", p.has("quick") ? "32" : "128"), "--small-order");
+    if (order < 16 || order > 8192 || order % 16 != 0) throw UsageError("--small-order: 16..8192, a multiple of 16");
+    const uint64_t batch = cli::parse_u64(p.get_or("small-batch", p.has("quick") ? "4" : "16"), "--small-batch");
+    if (batch < 1 || batch > 1024) throw UsageError("--small-batch: 1..1024");
+    w.order = static_cast<unsigned>(order), w.batch = static_cast<unsigned>(batch);
+    return w;
+}
+
+bool under_mps(const VgpuConfig& c) { return c.share && c.share->mode() == GpuShareMode::Mps; }
 
 double seconds_arg(const cli::ArgParser& p, const char* name, const char* quick, const char* def) {
     const double s = cli::parse_seconds(p.get_or(name, p.has("quick") ? quick : def), std::string("--") + name);
@@ -123,8 +147,8 @@ void print_group(const std::vector<ShareRow>& rows, const std::string& side, con
 } // namespace
 
 int bench_share_command(const std::vector<std::string>& args) {
-    std::set<std::string> valued = {"vms", "work", "size", "order", "window", "settle", "slack", "intruder", "out",
-                                    "plot-script", "mem", "pages", "timeout", "guest"};
+    std::set<std::string> valued = {"vms", "work", "size", "order", "small-order", "small-batch", "window", "settle",
+                                    "slack", "intruder", "out", "plot-script", "mem", "pages", "timeout", "guest"};
     valued.insert(cli::vgpu_option_names().begin(), cli::vgpu_option_names().end());
     cli::ArgParser p(valued, {"quick", "no-native", "help"});
     p.parse(args);
@@ -139,6 +163,7 @@ int bench_share_command(const std::vector<std::string>& args) {
     if (size < 4096 || size > (1ull << 30) || size % 4 != 0) throw UsageError("--size: 4K..1G, a multiple of 4");
     const uint64_t order = cli::parse_u64(p.get_or("order", quick ? "64" : "2048"), "--order");
     if (order < 16 || order > 8192 || order % 16 != 0) throw UsageError("--order: 16..8192, a multiple of 16");
+    const SmallWork small = small_work(p);
     ShareWindow window;
     window.window_s = seconds_arg(p, "window", "0.5", "3");
     window.settle_s = seconds_arg(p, "settle", "0.2", "0.5");
@@ -169,6 +194,8 @@ int bench_share_command(const std::vector<std::string>& args) {
     meta.set("window", window_text);
     meta.set("bandwidth_unit", "SIZE=" + size_text(size) + " host->device and back, pinned and pageable");
     meta.set("compute_unit", "matmul order " + std::to_string(order));
+    meta.set("small_unit", std::to_string(small.batch) + " x matmul order " + std::to_string(small.order) + " (" +
+                               std::to_string(small.blocks()) + " blocks each), one synchronize");
     if (!intruder.empty()) meta.set("intruder", intruder + " (the last VM of every group of 2 or more)");
 
     std::vector<ShareRow> rows;
@@ -189,11 +216,16 @@ int bench_share_command(const std::vector<std::string>& args) {
                 if (!why.empty()) break;
                 std::printf("bench share: native, %s, %u process%s\n", work.c_str(), n, n == 1 ? "" : "es");
                 std::fflush(stdout);
-                auto got = run_native_share({work, size, static_cast<unsigned>(order)}, n, window, &why);
+                NativeShareWork nw{work, size, static_cast<unsigned>(order)};
+                if (work == "small") nw.order = small.order, nw.batch = small.batch;
+                nw.env = vgpu_cfg->share->client_env(); // under MPS, native processes are its clients too
+                auto got = run_native_share(nw, n, window, &why);
                 rows.insert(rows.end(), got.begin(), got.end());
                 print_group(rows, "native", work, n);
             }
-        meta.set("native_baseline", why.empty() ? "CUDA Driver API, N processes each with its own context"
+        meta.set("native_baseline", why.empty() ? std::string("CUDA Driver API, N processes ") +
+                                                      (under_mps(*vgpu_cfg) ? "all clients of the run's MPS server"
+                                                                               : "each with its own context")
                                                 : "incomplete: " + why);
         meta.native_baseline = why.empty();
         if (!why.empty()) std::printf("bench share: native: %s\n", why.c_str());
@@ -205,10 +237,13 @@ int bench_share_command(const std::vector<std::string>& args) {
         for (unsigned n : counts) {
             std::printf("bench share: guests, %s, %u VM%s at once\n", work.c_str(), n, n == 1 ? "" : "s");
             std::fflush(stdout);
-            const std::string cmdline = "work=" + work + " seconds=" + std::to_string(guest_seconds) + " size=" +
-                                        std::to_string(size) + " n=" + std::to_string(order);
-            std::vector<std::string> cmdlines(n, cmdline);
+            std::string cmdline = "work=" + work + " seconds=" + std::to_string(guest_seconds) + " size=" +
+                                  std::to_string(size) + " n=" +
+                                  std::to_string(work == "small" ? small.order : order);
+            if (work == "small") cmdline += " batch=" + std::to_string(small.batch);
             const bool with_intruder = !intruder.empty() && n >= 2;
+            if (with_intruder && intruder == "fault") cmdline += " recover=1"; // under MPS the fault is everyone's
+            std::vector<std::string> cmdlines(n, cmdline);
             if (with_intruder) cmdlines.back() += " role=" + intruder + " fault_after_ms=" +
                                                   std::to_string(static_cast<uint64_t>((window.settle_s + window.window_s / 2) * 1000));
             std::vector<SharedGuest> guests;
@@ -220,6 +255,7 @@ int bench_share_command(const std::vector<std::string>& args) {
                 save();
                 throw;
             }
+            FaultImpact impact;
             for (unsigned i = 0; i < n; ++i) {
                 const SharedGuest& g = guests[i];
                 record_guest_execution(&meta, g.result.execution);
@@ -230,11 +266,16 @@ int bench_share_command(const std::vector<std::string>& args) {
                     r.lat_p99_ns = g.report->u64("lat_p99_ns").value_or(0);
                 }
                 r.status = g.status;
+                if (with_intruder && intruder == "fault" && i != n - 1) {
+                    impact.add(g.report, g.result.passed());
+                    if (g.report) r.note = member_fault_note(*g.report);
+                }
                 if (with_intruder && i == n - 1) {
                     // Judged by its own checks only: a fault ends its work early.
                     r.side = "intruder";
                     r.status = g.result.passed() ? "ok" : g.status;
                     if (g.report) r.note = intruder_note(*g.report);
+                    if (intruder == "fault") r.note += "; the others: " + impact.text();
                 }
                 if (!r.ok()) {
                     all_ok = false;
@@ -244,8 +285,12 @@ int bench_share_command(const std::vector<std::string>& args) {
                 rows.push_back(r);
             }
             print_group(rows, "guest", work, n);
+            if (with_intruder && intruder == "fault")
+                std::printf("  [guest] %s, N=%u, the %u others of the faulting VM: %s\n", work.c_str(), n, n - 1,
+                            impact.text().c_str());
             save();
         }
+    if (vgpu_cfg->share) meta.set("gpu_share", vgpu_cfg->share->describe()); // as it ended: MPS may have been lost
     write_bench_outputs(out_dir, "share", share_csv(rows), share_json(rows, meta), share_markdown(rows, meta),
                         p.get_or("plot-script", ""));
     std::printf("bench share: %s\n", all_ok ? "every VM and process measured, every guest's checks passed"
