@@ -39,9 +39,9 @@ public:
     // `client_env`: what every worker sets before it initialises CUDA
     // (CUDA_MPS_PIPE_DIRECTORY and the per-client limits). `recover_bound`:
     // how long commands wait for the server to take clients again before
-    // they fail.
+    // they fail (below the guest library's own 30 s wait for a command).
     explicit MpsServerGroup(EnvList client_env,
-                            std::chrono::milliseconds recover_bound = std::chrono::milliseconds(60'000));
+                            std::chrono::milliseconds recover_bound = std::chrono::milliseconds(20'000));
 
     // The environment for a worker forked now (empty after a fall-back).
     EnvList client_env() const;
