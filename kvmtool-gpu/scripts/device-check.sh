@@ -405,7 +405,7 @@ fi
 if want mps; then
   mps_quit_left() {
     for d in /tmp/kvmgpu-mps-*/pipe; do
-      [ -S "$d/control" ] || continue
+      [ -e "$d/control" ] || continue
       note "mps: a daemon was left at $d: telling it to quit"
       echo quit | CUDA_MPS_PIPE_DIRECTORY=$d nvidia-cuda-mps-control
     done

@@ -1,5 +1,8 @@
 #include "kvmtool-gpu/vmm/gpu_share.h"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <chrono>
 #include <cstdio>
 #include <set>
@@ -53,7 +56,14 @@ std::shared_ptr<GpuShare> GpuShare::open(const GpuShareOptions& o, std::span<con
     vgpu::EnvList env = s->daemon_->client_env();
     for (auto& kv : mps_limit_env(o, gpus)) env.push_back(std::move(kv));
     s->group_ = std::make_shared<vgpu::MpsServerGroup>(std::move(env));
+    // The watch is born with every signal blocked: Ctrl-C is for the VMM's
+    // other threads (StopOnInterrupt takes it with sigtimedwait), and a
+    // thread that left it unblocked would take it and die of it.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
     s->watcher_ = std::thread([raw = s.get()] { raw->watch(); });
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
     return s;
 }
 

@@ -167,16 +167,18 @@ std::string check_mps_pipe_dir(const std::string& dir) {
     if (st.st_mode & S_IWOTH) return what + "is writable by every user: anyone could stand in for the daemon";
     const std::string control = dir + "/control";
     if (lstat(control.c_str(), &st) != 0) return what + "holds no control socket (no MPS control daemon runs there)";
-    if (!S_ISSOCK(st.st_mode)) return what + "its 'control' is not a socket";
+    // A socket on current drivers; a named pipe on old ones.
+    if (!S_ISSOCK(st.st_mode) && !S_ISFIFO(st.st_mode)) return what + "its 'control' is not a socket or a named pipe";
     return "";
 }
 
 std::unique_ptr<MpsControlDaemon> MpsControlDaemon::attach(const std::string& pipe_dir) {
     if (const std::string why = check_mps_pipe_dir(pipe_dir); !why.empty()) throw MpsError(why);
-    if (!connects(pipe_dir + "/control"))
-        throw MpsError("--mps-pipe " + pipe_dir + ": no MPS control daemon answers on its control socket");
     std::unique_ptr<MpsControlDaemon> d(new MpsControlDaemon);
     d->pipe_dir_ = pipe_dir;
+    const char* path = std::getenv("PATH");
+    d->control_path_ = find_program_on_path(kMpsControlProgram, path ? path : "");
+    if (!d->alive()) throw MpsError("--mps-pipe " + pipe_dir + ": no MPS control daemon answers there");
     return d;
 }
 
@@ -233,12 +235,13 @@ std::unique_ptr<MpsControlDaemon> MpsControlDaemon::start(std::chrono::milliseco
 MpsControlDaemon::~MpsControlDaemon() { stop(); }
 
 bool MpsControlDaemon::alive() const {
-    const std::string control = pipe_dir_ + "/control";
-    if (!is_socket(control)) return false;
     std::ifstream pidfile(pipe_dir_ + "/nvidia-cuda-mps-control.pid");
     long pid = 0;
     if (pidfile >> pid && pid > 0) return process_runs(static_cast<pid_t>(pid));
-    return connects(control);
+    const std::string control = pipe_dir_ + "/control";
+    if (is_socket(control)) return connects(control);
+    // No pid file, no socket to try: ask the daemon itself (bounded).
+    return !control_path_.empty() && run_control(control_path_, {}, "get_server_list\n", client_env()) == 0;
 }
 
 std::string MpsControlDaemon::stop() {

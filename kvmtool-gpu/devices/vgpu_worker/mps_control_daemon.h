@@ -32,7 +32,7 @@ std::string find_program_on_path(const std::string& name, const std::string& pat
 
 // "" when `dir` can be an MPS pipe directory for this process: a directory
 // (not a symlink) owned by us or by root, not writable by others, holding
-// a `control` socket; else why not, in one line.
+// a `control` socket (or named pipe); else why not, in one line.
 std::string check_mps_pipe_dir(const std::string& dir);
 
 class MpsControlDaemon {
@@ -49,8 +49,9 @@ public:
     // A started daemon: quit, bounded; its directory removed. Idempotent;
     // nothing for an attached one. "" or what went wrong (one line).
     std::string stop();
-    // The daemon still runs: its control socket is there and, where it
-    // wrote a pid file, that process lives.
+    // The daemon still runs: where it wrote a pid file, that process lives;
+    // else its control socket takes a connection; else it answers
+    // get_server_list.
     bool alive() const;
 
     bool started_here() const { return started_; }
@@ -61,7 +62,7 @@ public:
 
 private:
     MpsControlDaemon() = default;
-    std::string control_path_; // the program, for quit
+    std::string control_path_; // the program, for quit and get_server_list
     std::string root_;         // the private directory (started here)
     std::string pipe_dir_, log_dir_;
     bool started_ = false, stopped_ = false;

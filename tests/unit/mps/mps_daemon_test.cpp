@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -88,10 +89,13 @@ TEST(MpsDaemon, StartsInAPrivateDirectoryAndQuitsAtTheEnd) {
         // The daemon got both directories in its environment.
         EXPECT_EQ(fake.record().at(0), "start pipe=" + d->pipe_dir() + " log=" + d->log_dir());
     } // destructor: quit
+    // Started once (a get_server_list may come between, while the daemon
+    // has not yet written its pid file), told to quit last.
     const auto rec = fake.record();
-    ASSERT_EQ(rec.size(), 3u) << fake.record_text();
-    EXPECT_EQ(rec[1], "client quit");
-    EXPECT_EQ(rec[2], "daemon quit");
+    ASSERT_GE(rec.size(), 3u) << fake.record_text();
+    EXPECT_EQ(std::count_if(rec.begin(), rec.end(), [](const std::string& l) { return l.rfind("start", 0) == 0; }), 1);
+    EXPECT_EQ(rec[rec.size() - 2], "client quit");
+    EXPECT_EQ(rec.back(), "daemon quit");
     EXPECT_FALSE(fs::exists(root)) << "the private directory was left behind";
 }
 
