@@ -59,7 +59,45 @@ def ratio(a, b):
     return f"{100 * a['aggregate'] / b['aggregate']:.1f}%"
 
 
+def self_test():
+    """Two synthetic runs: the table must carry each mode's figures and the ratio."""
+    import io
+    import os
+    import tempfile
+    from contextlib import redirect_stdout
+
+    def row(side, work, n, i, rate, p50, p99, status="ok", note=None):
+        r = {"side": side, "work": work, "members": n, "member": i, "rate": rate, "lat_p50_ns": p50,
+             "lat_p99_ns": p99, "status": status}
+        if note:
+            r["note"] = note
+        return r
+
+    ctx = [row("native", "small", 1, 0, 1000, 5000, 9000)] + [row("guest", "small", 2, i, 400, 7000, 20000) for i in range(2)]
+    mps = [row("guest", "small", 2, i, 495, 3000, 8000) for i in range(2)] + [row("native", "small", 2, i, 500, 2000, 4000) for i in range(2)]
+    fault = [row("intruder", "compute", 4, 3, 0, 0, 0, note="fault: status=X recovered=yes; the others: 3 of 3 lost their work")]
+    with tempfile.TemporaryDirectory() as d:
+        for name, rows in (("c", ctx), ("m", mps), ("f", fault)):
+            os.mkdir(os.path.join(d, name))
+            with open(os.path.join(d, name, "share.json"), "w") as f:
+                json.dump({"meta": {"gpu_share": name}, "results": rows}, f)
+        out = io.StringIO()
+        with redirect_stdout(out):
+            main(["", d + "/c", d + "/m", d + "/f", d + "/f"])
+    text = out.getvalue()
+    want = ["| 2 | 800 | 1.000 | 7.0 / 20.0 | 990 | 1.000 | 3.0 / 8.0 | 99.0% | - | 1e+03 | 2.0 / 4.0 |",
+            "| mps | compute | 4 | ok: fault: status=X recovered=yes | 3 of 3 lost their work |"]
+    for w in want:
+        if w not in text:
+            print("share_modes self-test: missing line:\n" + w + "\nin:\n" + text)
+            return 1
+    print("share_modes self-test: ok")
+    return 0
+
+
 def main(argv):
+    if argv[1:] == ["--self-test"]:
+        return self_test()
     if len(argv) not in (3, 5):
         print(__doc__)
         return 2

@@ -413,12 +413,18 @@ CommandEngine::Supervision WorkerEngine::supervise() {
 
 void WorkerEngine::lose_worker(const std::string& why, Status status, bool counted) {
     const bool had_ring = attached_;
+    attached_ = false;
+    // Stopped before reading how far it got: a worker lost to another MPS
+    // client's fault may still be completing commands.
+    if (pid_ > 0 && !reaped_) {
+        kill(pid_, SIGKILL);
+        reaped_ = reap(pid_, kReapBound);
+    }
     const uint32_t consumer = had_ring ? ch_->ring_state().consumer.load(std::memory_order_acquire) : 0;
     // The command in hand now, not one the guest posts while the new
     // worker starts: that one is the new worker's.
     const bool in_hand = ring_ && (had_ring ? ring_->has_work_from(consumer) : ring_->has_work());
-    attached_ = false;
-    replace_worker(why, counted); // kills it first: nothing writes the ring behind us
+    replace_worker(why, counted); // nothing writes the ring behind us
     if (!ring_) return;
     if (had_ring) ring_->resume_at(consumer);
     if (status != kNoFail && in_hand) {
