@@ -104,11 +104,17 @@ TEST(MpsDaemon, FailingStartIsOneLineAndLeavesNothing) {
     FakeMpsPath fake;
     SKIP_WITHOUT_PYTHON(fake);
     setenv("FAKE_MPS_FAIL_START", "3", 1);
+    // Its private directory under a TMPDIR of this test's own: other tests
+    // running at once have theirs in /tmp.
+    const std::string tmp = fake.dir() + "/tmp";
+    fs::create_directory(tmp);
+    setenv("TMPDIR", tmp.c_str(), 1);
     const std::string why = thrown([] { MpsControlDaemon::start(); });
+    unsetenv("TMPDIR");
     EXPECT_NE(why.find("-d exited with status 3"), std::string::npos) << why;
+    EXPECT_NE(why.find(tmp + "/kvmgpu-mps-"), std::string::npos) << why;
     EXPECT_NE(why.find("control.log"), std::string::npos) << why;
-    for (const auto& e : fs::directory_iterator("/tmp"))
-        EXPECT_NE(e.path().filename().string().rfind("kvmgpu-mps-", 0), 0u) << e.path() << " left behind";
+    for (const auto& e : fs::directory_iterator(tmp)) ADD_FAILURE() << e.path() << " left behind";
 }
 
 TEST(MpsDaemon, TheGuardStopsItWhenTheVmmDiesWithoutStopping) {
