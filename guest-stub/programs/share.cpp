@@ -15,6 +15,17 @@
 //     check: a round trip of each buffer at the end matches.
 //   work=compute: a unit is one matmul of side `n` (inputs 0.25 and 0.5, so
 //     every element of the product is exactly n/8). check: sampled elements.
+//   work=small: a unit is `batch` matmuls of side `n` (small: few blocks,
+//     most SMs idle; --gpu-share mps lets other VMs' kernels use them), then
+//     one synchronize. check: as compute.
+//   recover=1 (the others of a fault intruder's group): a failed call does
+//     not end the run. Under MPS a fault in another VM's kernel fails every
+//     VM's work and the VMM replaces every GPU worker, so every device
+//     object is gone: the VM makes its work again (new allocations, module,
+//     stream) until that passes, and counts the calls that failed and the
+//     time from the first failure to a unit that passed again (failed=,
+//     lost_ms=, outages= on its SHARE: line). Its data check at the end
+//     is of the work made last.
 // role=fault: works `fault_after_ms`, then launches vector_add on an address
 //   no allocation holds; that call must fail (not pass), and the VM must be
 //   able to allocate, copy and check afterwards (the worker was replaced).
@@ -51,14 +62,23 @@ struct Totals {
     uint64_t units = 0, bytes = 0, launches = 0, lat_n = 0;
 };
 
+// The first failing call's status, returned from the enclosing function.
+#define TRY(call)                                                                                                      \
+    do {                                                                                                               \
+        const CUresult r_ = (call);                                                                                    \
+        if (r_ != CUDA_SUCCESS)                                                                                        \
+            return r_;                                                                                                 \
+    } while (0)
+
 // A one-word memset, synchronous: what one small CUDA call costs this VM.
-void time_small_call(CUdeviceptr word, Totals* t)
+CUresult time_small_call(CUdeviceptr word, Totals* t)
 {
     const uint64_t t0 = tsc_begin();
-    CU_CHECK(cuMemsetD32(word, 0, 1));
+    TRY(cuMemsetD32(word, 0, 1));
     const uint64_t ns = tsc_to_ns(tsc_end() - t0);
     if (t->lat_n < kMaxLatencySamples)
         g_latency[t->lat_n++] = ns;
+    return CUDA_SUCCESS;
 }
 
 class BandwidthWork {
@@ -67,19 +87,25 @@ public:
     {
         pinned_ = static_cast<uint8_t*>(pinned_alloc(bytes));
         pageable_ = static_cast<uint8_t*>(pageable_alloc(bytes));
-        CU_CHECK(cuMemAlloc(&dev_, bytes));
-        CU_CHECK(cuStreamCreate(&stream_, 0));
         fill(pinned_, 1);
         fill(pageable_, 2);
     }
-    void unit(Totals* t)
+    // The device side, again after the VM's objects were lost.
+    CUresult setup()
+    {
+        TRY(cuMemAlloc(&dev_, bytes_));
+        TRY(cuStreamCreate(&stream_, 0));
+        return CUDA_SUCCESS;
+    }
+    CUresult unit(Totals* t)
     {
         for (uint8_t* host : buffers()) {
-            CU_CHECK(cuMemcpyHtoDAsync(dev_, host, bytes_, stream_));
-            CU_CHECK(cuMemcpyDtoHAsync(host, dev_, bytes_, stream_));
+            TRY(cuMemcpyHtoDAsync(dev_, host, bytes_, stream_));
+            TRY(cuMemcpyDtoHAsync(host, dev_, bytes_, stream_));
         }
-        CU_CHECK(cuStreamSynchronize(stream_));
+        TRY(cuStreamSynchronize(stream_));
         t->bytes += 4 * bytes_;
+        return CUDA_SUCCESS;
     }
     // Each buffer went to the device and back unchanged, and a cleared
     // buffer gets its bytes back from the device.
@@ -127,24 +153,31 @@ private:
 
 class ComputeWork {
 public:
-    explicit ComputeWork(unsigned n) : n_(n)
+    ComputeWork(unsigned n, unsigned batch) : n_(n), batch_(batch) {}
+    CUresult setup()
     {
-        fn_ = load_kernel("share", "matmul", &module_);
-        const size_t words = (size_t)n * n;
-        CU_CHECK(cuMemAlloc(&a_, words * 4));
-        CU_CHECK(cuMemAlloc(&b_, words * 4));
-        CU_CHECK(cuMemAlloc(&c_, words * 4));
-        CU_CHECK(cuMemsetD32(a_, 0x3e800000u, words)); // 0.25f
-        CU_CHECK(cuMemsetD32(b_, 0x3f000000u, words)); // 0.5f
-        CU_CHECK(cuStreamCreate(&stream_, 0));
+        if (kvmgpu_kernels_is_placeholder)
+            printf("share: kernel image is a placeholder (built without nvcc)\n");
+        TRY(cuModuleLoadData(&module_, kvmgpu_kernels_image));
+        TRY(cuModuleGetFunction(&fn_, module_, "matmul"));
+        const size_t words = (size_t)n_ * n_;
+        TRY(cuMemAlloc(&a_, words * 4));
+        TRY(cuMemAlloc(&b_, words * 4));
+        TRY(cuMemAlloc(&c_, words * 4));
+        TRY(cuMemsetD32(a_, 0x3e800000u, words)); // 0.25f
+        TRY(cuMemsetD32(b_, 0x3f000000u, words)); // 0.5f
+        TRY(cuStreamCreate(&stream_, 0));
+        return CUDA_SUCCESS;
     }
-    void unit(Totals* t)
+    CUresult unit(Totals* t)
     {
         void* params[] = {&a_, &b_, &c_, &n_};
         const unsigned g = (n_ + 15) / 16;
-        CU_CHECK(cuLaunchKernel(fn_, g, g, 1, 16, 16, 1, 0, stream_, params, nullptr));
-        CU_CHECK(cuStreamSynchronize(stream_));
-        ++t->launches;
+        for (unsigned k = 0; k < batch_; ++k)
+            TRY(cuLaunchKernel(fn_, g, g, 1, 16, 16, 1, 0, stream_, params, nullptr));
+        TRY(cuStreamSynchronize(stream_));
+        t->launches += batch_;
+        return CUDA_SUCCESS;
     }
     // Every element of c is n * 0.25 * 0.5, exact in binary32 for the
     // sides allowed: 64 sampled elements.
@@ -165,7 +198,7 @@ public:
     }
 
 private:
-    unsigned n_;
+    unsigned n_, batch_;
     CUmodule module_ = nullptr;
     CUfunction fn_ = nullptr;
     CUdeviceptr a_ = 0, b_ = 0, c_ = 0;
@@ -273,6 +306,44 @@ bool works_after_fault()
     return cuMemFree(d) == CUDA_SUCCESS;
 }
 
+struct Outages {
+    uint64_t outages = 0, failed = 0, lost_ns = 0;
+};
+constexpr uint64_t kRecoverSeconds = 120; // the VMM's own bounds are shorter
+
+// recover=1, after a call failed with `first`: makes the work again (its
+// device objects are gone with the VM's GPU worker) until a unit passes,
+// counting every failed call. False when it does not come back in time.
+template <class Make, class Unit>
+bool recover_work(CUresult first, Outages* o, Make make, Unit unit)
+{
+    const uint64_t from = tsc_end();
+    const uint64_t bound = from + seconds_to_tsc(kRecoverSeconds);
+    ++o->outages;
+    ++o->failed;
+    const char* name = "?";
+    cuGetErrorName(first, &name);
+    printf("share: a call failed with %s: making the work again\n", name);
+    for (Totals scratch;;) {
+        CUresult r = make();
+        if (r == CUDA_SUCCESS)
+            r = unit(&scratch);
+        if (r == CUDA_SUCCESS)
+            break;
+        ++o->failed;
+        if (tsc_end() > bound) {
+            cuGetErrorName(r, &name);
+            printf("share: FAIL: the work did not come back within %lu s (last: %s)\n", kRecoverSeconds, name);
+            return false;
+        }
+        const uint64_t pause = tsc_end() + seconds_to_tsc(1) / 100; // 10 ms between tries
+        while (tsc_end() < pause)
+            cpu_relax();
+    }
+    o->lost_ns += tsc_to_ns(tsc_end() - from);
+    return true;
+}
+
 void storm(uint64_t until)
 {
     uint64_t kicks = 0;
@@ -294,14 +365,17 @@ int guest_main(const kvmgpu_boot_info*)
     const uint64_t size = cl.get_u64("size", 16u << 20, &ok);
     const uint64_t n = cl.get_u64("n", 512, &ok);
     const uint64_t fault_after_ms = cl.get_u64("fault_after_ms", 500, &ok);
+    const uint64_t batch = cl.get_u64("batch", 16, &ok);
+    const bool recover = cl.get_u64("recover", 0, &ok) != 0;
     char work_buf[16], role_buf[16];
     const char* work = cl.get_str("work", work_buf, sizeof work_buf, "bandwidth");
     const char* role = cl.get_str("role", role_buf, sizeof role_buf, "work");
-    const bool compute = strcmp(work, "compute") == 0;
+    const bool small = strcmp(work, "small") == 0;
+    const bool compute = strcmp(work, "compute") == 0 || small;
     if (!ok || seconds == 0 || seconds > 3600 || size < 4096 || size > (1ull << 30) || size % 4 != 0 || n < 16 ||
-        n > 8192 || n % 16 != 0 || (!compute && strcmp(work, "bandwidth") != 0)) {
+        n > 8192 || n % 16 != 0 || batch == 0 || batch > 1024 || (!compute && strcmp(work, "bandwidth") != 0)) {
         printf("share: seconds=1..3600, size=4K..1G (a multiple of 4), n=16..8192 (a multiple of 16), "
-               "work=bandwidth|compute\n");
+               "batch=1..1024, work=bandwidth|compute|small\n");
         return kExitBadCmdline;
     }
     if (strcmp(role, "storm") == 0) {
@@ -322,24 +396,28 @@ int guest_main(const kvmgpu_boot_info*)
         return kExitCheckFailed;
     }
 
-    CUdeviceptr word;
-    CU_CHECK(cuMemAlloc(&word, 4));
+    CUdeviceptr word = 0;
     BandwidthWork* bw = nullptr;
     ComputeWork* cw = nullptr;
     if (compute) {
-        static ComputeWork c((unsigned)n);
+        static ComputeWork c((unsigned)n, small ? (unsigned)batch : 1);
         cw = &c;
     } else {
         static BandwidthWork b(size);
         bw = &b;
     }
+    // The device objects: the small call's word and the work's.
+    auto make = [&]() -> CUresult {
+        TRY(cuMemAlloc(&word, 4));
+        return bw ? bw->setup() : cw->setup();
+    };
+    auto unit = [&](Totals* u) { return bw ? bw->unit(u) : cw->unit(u); };
     Totals t;
+    CU_CHECK(make());
     // One unit before READY: modules loaded, buffers touched, the GPU warm.
-    if (bw)
-        bw->unit(&t);
-    else
-        cw->unit(&t);
+    CU_CHECK(unit(&t));
     t = Totals{};
+    Outages lost;
     printf(KVMGPU_TAG_SHARE_READY "\n");
     // The register intruder attacks while the others work (and measure).
     if (registers && !exhaust_registrations(size)) {
@@ -359,20 +437,30 @@ int guest_main(const kvmgpu_boot_info*)
             printf(KVMGPU_TAG_SHARE " role=fault status=%s recovered=%s\n", name, recovered ? "yes" : "no");
             return r != CUDA_SUCCESS && recovered ? kExitPass : kExitCheckFailed;
         }
-        if (bw)
-            bw->unit(&t);
-        else
-            cw->unit(&t);
-        ++t.units;
-        time_small_call(word, &t);
+        CUresult r = unit(&t);
+        if (r == CUDA_SUCCESS)
+            r = time_small_call(word, &t);
+        if (r == CUDA_SUCCESS) {
+            ++t.units;
+            continue;
+        }
+        if (!recover) {
+            const char* name = "?";
+            cuGetErrorName(r, &name);
+            printf("share: a call of the work failed with %s\n", name);
+            return kExitCudaError;
+        }
+        if (!recover_work(r, &lost, make, unit))
+            return kExitCheckFailed;
     }
     const uint64_t elapsed = tsc_to_ns(tsc_end() - start);
     const bool checked = bw ? bw->check() : cw->check();
     sort_u64(g_latency, t.lat_n);
     printf(KVMGPU_TAG_SHARE " role=%s work=%s units=%lu bytes=%lu launches=%lu elapsed_ns=%lu lat_n=%lu lat_p50_ns=%lu "
-           "lat_p99_ns=%lu lat_max_ns=%lu check=%s\n",
+           "lat_p99_ns=%lu lat_max_ns=%lu outages=%lu failed=%lu lost_ms=%lu check=%s\n",
            role, work, t.units, t.bytes, t.launches, elapsed, t.lat_n, percentile(g_latency, t.lat_n, 50),
-           percentile(g_latency, t.lat_n, 99), t.lat_n ? g_latency[t.lat_n - 1] : 0, checked ? "ok" : "FAIL");
+           percentile(g_latency, t.lat_n, 99), t.lat_n ? g_latency[t.lat_n - 1] : 0, lost.outages, lost.failed,
+           lost.lost_ns / 1000000, checked ? "ok" : "FAIL");
     printf(KVMGPU_TAG_SHARE_DONE "\n");
     return checked ? kExitPass : kExitCheckFailed;
 }

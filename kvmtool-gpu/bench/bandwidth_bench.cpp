@@ -79,6 +79,7 @@ int run_bandwidth_bench(const BandwidthBenchPlan& plan) {
     BenchMeta meta = start_bench("bandwidth", plan.args, "guest TSC around submission and synchronization");
     meta.set("vgpu_doorbell", vgpu::to_string(vgpu_cfg->options.doorbell));
     meta.set("vgpu_gpu_worker", vgpu::to_string(vgpu_cfg->worker));
+    if (vgpu_cfg->share) meta.set("gpu_share", vgpu_cfg->share->describe());
 
     KvmSystem kvm = open_kvm(); // before the native run: no KVM, no point
     std::vector<BandwidthResult> results;

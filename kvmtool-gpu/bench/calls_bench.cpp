@@ -92,6 +92,7 @@ int run_calls_bench(const CallsBenchPlan& plan) {
     meta.set("poll_max_us", std::to_string(vgpu_cfg->options.poll_max_us));
     meta.set("vgpu_doorbell_default", vgpu::to_string(vgpu::VgpuOptions{}.doorbell));
     meta.set("vgpu_gpu_worker", vgpu::to_string(vgpu_cfg->worker));
+    if (vgpu_cfg->share) meta.set("gpu_share", vgpu_cfg->share->describe());
 
     KvmSystem kvm = open_kvm();
     std::vector<CallsResult> results;

@@ -80,6 +80,7 @@ int run_libraries_bench(const LibrariesBenchPlan& plan) {
     const VmOptions& o = plan.vm;
 
     BenchMeta meta = start_bench("libraries", plan.args, "the program's own clock (steady_clock) around each measurement");
+    if (vgpu_cfg->share) meta.set("gpu_share", vgpu_cfg->share->describe());
     std::vector<LibraryResult> results;
     if (!plan.native) meta.set("native_baseline", "none (--no-native)");
     else run_native(plan.native_path, plan.vm.linux.args, &results, &meta);

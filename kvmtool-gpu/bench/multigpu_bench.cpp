@@ -50,6 +50,7 @@ int run_multigpu_bench(const MultigpuBenchPlan& plan) {
         meta.set("pair_" + std::to_string(k), pairs[k]);
     }
     meta.set("vgpu_gpu_worker", vgpu::to_string(vgpu_cfg->worker));
+    if (vgpu_cfg->share) meta.set("gpu_share", vgpu_cfg->share->describe());
 
     KvmSystem kvm = open_kvm();
     std::vector<MultigpuRow> rows = run_native_on_gpus<MultigpuRow>(

@@ -96,10 +96,10 @@ std::string native_member(const NativeShareWork& w, Shared* shared, Slot* slot, 
         if (matmul) {
             void* params[] = {&a, &b, &c, &n};
             const unsigned g = (n + 15) / 16;
-            if (!ok(api->cuLaunchKernel(matmul, g, g, 1, 16, 16, 1, 0, stream, params, nullptr), "cuLaunchKernel") ||
-                !ok(api->cuStreamSynchronize(stream), "cuStreamSynchronize"))
-                return 0;
-            return 1;
+            for (unsigned k = 0; k < w.batch; ++k)
+                if (!ok(api->cuLaunchKernel(matmul, g, g, 1, 16, 16, 1, 0, stream, params, nullptr), "cuLaunchKernel"))
+                    return 0;
+            return ok(api->cuStreamSynchronize(stream), "cuStreamSynchronize") ? w.batch : 0;
         }
         for (void* host : {pinned, static_cast<void*>(pageable.data())})
             if (!ok(api->cuMemcpyHtoDAsync(dev_buf, host, w.bytes, stream), "cuMemcpyHtoDAsync") ||
@@ -158,6 +158,7 @@ std::vector<ShareRow> run_native_share(const NativeShareWork& w, unsigned proces
     for (unsigned i = 0; i < processes; ++i) {
         members.push_back(std::make_unique<NativeChild>("the process", [&, i] {
             Slot* slot = &shared->slots[i];
+            for (const auto& [name, value] : w.env) setenv(name.c_str(), value.c_str(), 1); // MPS client settings
             MemberResult result;
             result.error = native_member(w, shared, slot, &result);
             if (!result.error.empty()) slot->ready.store(-1);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kvmtool-gpu/bench/share_guests.h"
@@ -18,7 +19,11 @@ namespace kvmgpu::bench {
 struct NativeShareWork {
     std::string work;      // "bandwidth" or "compute"
     uint64_t bytes = 0;    // bandwidth: per copy
-    unsigned order = 0;    // compute: matmul side
+    unsigned order = 0;    // compute, small: matmul side
+    unsigned batch = 1;    // kernels launched per unit before one synchronize (small: several)
+    // Set in each process before CUDA starts: an MPS server's client
+    // variables (--gpu-share mps), so native processes share it as the VMs do.
+    std::vector<std::pair<std::string, std::string>> env = {};
 };
 
 // One row per process (side "native"); a row's status says what failed.

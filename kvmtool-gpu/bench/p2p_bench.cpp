@@ -18,6 +18,7 @@ int run_p2p_bench(const P2pBenchPlan& plan) {
     BenchMeta meta = start_bench("p2p", plan.args, "guest TSC around the one-word round trips; copies timed by CUDA events");
     meta.set("gpus", gpu_list_text(vgpu_cfg->gpus));
     meta.set("vgpu_gpu_worker", vgpu::to_string(vgpu_cfg->worker));
+    if (vgpu_cfg->share) meta.set("gpu_share", vgpu_cfg->share->describe());
     meta.set("vgpu_doorbell", vgpu::to_string(vgpu_cfg->options.doorbell));
     const GpuTopology topo = probe_topology(vgpu_cfg->gpus, vgpu_cfg->backend);
     const auto pairs = device_pair_lines(topo, vgpu_cfg->gpus);

@@ -5,6 +5,7 @@
 
 #include "kvmtool-gpu/bench/bandwidth_plan.h"
 #include "kvmtool-gpu/bench/native_share.h"
+#include "kvmtool-gpu/bench/share_fault.h"
 #include "kvmtool-gpu/bench/share_report.h"
 #include "kvmtool-gpu/kvm/open_kvm.h"
 
@@ -21,6 +22,8 @@ std::string intruder_note(const BenchLine& report) {
     if (what.empty()) what = "check=" + report.get("check");
     return report.get("role") + ": " + what;
 }
+
+bool under_mps(const VgpuConfig& c) { return c.share && c.share->mode() == GpuShareMode::Mps; }
 
 void print_group(const std::vector<ShareRow>& rows, const std::string& side, const std::string& work, unsigned n) {
     const ShareSummary s = summarize_share(rows, side, work, n);
@@ -42,6 +45,7 @@ int run_share_bench(const ShareBenchPlan& plan) {
     const std::vector<unsigned>& counts = plan.counts;
     const std::vector<std::string>& work_list = plan.works;
     const uint64_t size = plan.size, order = plan.order;
+    const SmallWork& small = plan.small;
     const ShareWindow& window = plan.window;
     const uint64_t guest_seconds = plan.guest_seconds;
     const std::string& intruder = plan.intruder;
@@ -51,12 +55,15 @@ int run_share_bench(const ShareBenchPlan& plan) {
     BenchMeta meta = start_bench("share", plan.args, "each member counts its own latency samples; rates come from "
                                                 "counters read by the VMM over a common window");
     meta.set("vgpu_gpu_worker", vgpu::to_string(vgpu_cfg->worker));
+    if (vgpu_cfg->share) meta.set("gpu_share", vgpu_cfg->share->describe());
     char window_text[96];
     std::snprintf(window_text, sizeof window_text, "%.2f s after all ready + %.2f s settle; guests work %llu s",
                   window.window_s, window.settle_s, static_cast<unsigned long long>(guest_seconds));
     meta.set("window", window_text);
     meta.set("bandwidth_unit", "SIZE=" + size_text(size) + " host->device and back, pinned and pageable");
     meta.set("compute_unit", "matmul order " + std::to_string(order));
+    meta.set("small_unit", std::to_string(small.batch) + " x matmul order " + std::to_string(small.order) + " (" +
+                               std::to_string(small.blocks()) + " blocks each), one synchronize");
     if (!intruder.empty()) meta.set("intruder", intruder + " (the last VM of every group of 2 or more)");
 
     std::vector<ShareRow> rows;
@@ -77,11 +84,16 @@ int run_share_bench(const ShareBenchPlan& plan) {
                 if (!why.empty()) break;
                 std::printf("bench share: native, %s, %u process%s\n", work.c_str(), n, n == 1 ? "" : "es");
                 std::fflush(stdout);
-                auto got = run_native_share({work, size, static_cast<unsigned>(order)}, n, window, &why);
+                NativeShareWork nw{work, size, static_cast<unsigned>(order)};
+                if (work == "small") nw.order = small.order, nw.batch = small.batch;
+                nw.env = vgpu_cfg->share->client_env(); // under MPS, native processes are its clients too
+                auto got = run_native_share(nw, n, window, &why);
                 rows.insert(rows.end(), got.begin(), got.end());
                 print_group(rows, "native", work, n);
             }
-        meta.set("native_baseline", why.empty() ? "CUDA Driver API, N processes each with its own context"
+        meta.set("native_baseline", why.empty() ? std::string("CUDA Driver API, N processes ") +
+                                                      (under_mps(*vgpu_cfg) ? "all clients of the run's MPS server"
+                                                                               : "each with its own context")
                                                 : "incomplete: " + why);
         meta.native_baseline = why.empty();
         if (!why.empty()) std::printf("bench share: native: %s\n", why.c_str());
@@ -93,10 +105,13 @@ int run_share_bench(const ShareBenchPlan& plan) {
         for (unsigned n : counts) {
             std::printf("bench share: guests, %s, %u VM%s at once\n", work.c_str(), n, n == 1 ? "" : "s");
             std::fflush(stdout);
-            const std::string cmdline = "work=" + work + " seconds=" + std::to_string(guest_seconds) + " size=" +
-                                        std::to_string(size) + " n=" + std::to_string(order);
-            std::vector<std::string> cmdlines(n, cmdline);
+            std::string cmdline = "work=" + work + " seconds=" + std::to_string(guest_seconds) + " size=" +
+                                  std::to_string(size) + " n=" +
+                                  std::to_string(work == "small" ? small.order : order);
+            if (work == "small") cmdline += " batch=" + std::to_string(small.batch);
             const bool with_intruder = !intruder.empty() && n >= 2;
+            if (with_intruder && intruder == "fault") cmdline += " recover=1"; // under MPS the fault is everyone's
+            std::vector<std::string> cmdlines(n, cmdline);
             if (with_intruder) cmdlines.back() += " role=" + intruder + " fault_after_ms=" +
                                                   std::to_string(static_cast<uint64_t>((window.settle_s + window.window_s / 2) * 1000));
             std::vector<SharedGuest> guests;
@@ -108,6 +123,7 @@ int run_share_bench(const ShareBenchPlan& plan) {
                 save();
                 throw;
             }
+            FaultImpact impact;
             for (unsigned i = 0; i < n; ++i) {
                 const SharedGuest& g = guests[i];
                 record_guest_execution(&meta, g.result.execution);
@@ -118,11 +134,16 @@ int run_share_bench(const ShareBenchPlan& plan) {
                     r.lat_p99_ns = g.report->u64("lat_p99_ns").value_or(0);
                 }
                 r.status = g.status;
+                if (with_intruder && intruder == "fault" && i != n - 1) {
+                    impact.add(g.report, g.result.passed());
+                    if (g.report) r.note = member_fault_note(*g.report);
+                }
                 if (with_intruder && i == n - 1) {
                     // Judged by its own checks only: a fault ends its work early.
                     r.side = "intruder";
                     r.status = g.result.passed() ? "ok" : g.status;
                     if (g.report) r.note = intruder_note(*g.report);
+                    if (intruder == "fault") r.note += "; the others: " + impact.text();
                 }
                 if (!r.ok()) {
                     all_ok = false;
@@ -132,8 +153,12 @@ int run_share_bench(const ShareBenchPlan& plan) {
                 rows.push_back(r);
             }
             print_group(rows, "guest", work, n);
+            if (with_intruder && intruder == "fault")
+                std::printf("  [guest] %s, N=%u, the %u others of the faulting VM: %s\n", work.c_str(), n, n - 1,
+                            impact.text().c_str());
             save();
         }
+    if (vgpu_cfg->share) meta.set("gpu_share", vgpu_cfg->share->describe()); // as it ended: MPS may have been lost
     write_bench_outputs(out_dir, "share", share_csv(rows), share_json(rows, meta), share_markdown(rows, meta),
                         plan.plot_script);
     std::printf("bench share: %s\n", all_ok ? "every VM and process measured, every guest's checks passed"

@@ -14,11 +14,19 @@
 
 namespace kvmgpu::bench {
 
+// The small mix's unit: `batch` matmuls of side `order`, few blocks each
+// (most SMs idle: the case MPS is for), then one synchronize.
+struct SmallWork {
+    unsigned order = 128, batch = 16;
+    unsigned blocks() const { return ((order + 15) / 16) * ((order + 15) / 16); }
+};
+
 struct ShareBenchPlan : BenchPlan {
     std::vector<unsigned> counts;   // numbers of VMs (and processes) at once, sorted
-    std::vector<std::string> works; // "bandwidth", "compute"
+    std::vector<std::string> works; // "bandwidth", "compute", "small"
     uint64_t size = 32ull << 20;    // bandwidth: bytes per copy
     uint64_t order = 2048;          // compute: matmul side
+    SmallWork small;                // small: its unit
     ShareWindow window;
     uint64_t guest_seconds = 0;     // how long each guest works
     std::string intruder;           // "" or the last VM's role in groups of 2 or more

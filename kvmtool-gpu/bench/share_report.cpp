@@ -8,7 +8,7 @@ namespace kvmgpu::bench {
 namespace {
 
 std::string rate(const std::string& work, double v) {
-    return work == "compute" ? number_text(v) : rate_text(v);
+    return work == "bandwidth" ? rate_text(v) : number_text(v);
 }
 
 std::string us(uint64_t ns) {

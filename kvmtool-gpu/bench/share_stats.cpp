@@ -38,6 +38,6 @@ ShareSummary summarize_share(const std::vector<ShareRow>& rows, const std::strin
     return s;
 }
 
-const char* share_unit(const std::string& work) { return work == "compute" ? "kernels/s" : "GB/s"; }
+const char* share_unit(const std::string& work) { return work == "bandwidth" ? "GB/s" : "kernels/s"; }
 
 } // namespace kvmgpu::bench

@@ -14,7 +14,7 @@ namespace kvmgpu::bench {
 // One member (a VM or a native process) of one group.
 struct ShareRow {
     std::string side;  // "guest", "native", or "intruder" (a misbehaving VM, not summarised)
-    std::string work;  // "bandwidth" (rate in GB/s) or "compute" (kernels/s)
+    std::string work;  // "bandwidth" (rate in GB/s), "compute" or "small" (kernels/s)
     unsigned members = 0; // VMs or processes running at once
     unsigned member = 0;  // this one's index
     double rate = 0;
@@ -47,7 +47,7 @@ struct ShareSummary {
 ShareSummary summarize_share(const std::vector<ShareRow>& rows, const std::string& side, const std::string& work,
                              unsigned members);
 
-// "GB/s" or "kernels/s".
+// "GB/s" for bandwidth, "kernels/s" for compute and small.
 const char* share_unit(const std::string& work);
 
 } // namespace kvmgpu::bench

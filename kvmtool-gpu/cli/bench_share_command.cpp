@@ -41,8 +41,12 @@ const char* bench_share_help() {
                    "\n"
                    "  --vms LIST          numbers of VMs at once (default 1,2,4,8; each 1..16)\n"
                    "  --work LIST         bandwidth (a unit: SIZE host->device and back from a pinned\n"
-                   "                      and a pageable buffer) and/or compute (a unit: one matmul\n"
-                   "                      of side ORDER) (default bandwidth,compute)\n"
+                   "                      and a pageable buffer), compute (a unit: one matmul of side\n"
+                   "                      ORDER) and/or small (a unit: BATCH matmuls of side\n"
+                   "                      SMALL-ORDER, few blocks each: most SMs idle, the case MPS\n"
+                   "                      is for) (default bandwidth,compute)\n"
+                   "  --small-order N     small: matmul side, a multiple of 16 (default 128: 64 blocks)\n"
+                   "  --small-batch K     small: kernels per unit before one synchronize (default 16)\n"
                    "  --size SIZE         bandwidth copy size (default 32M)\n"
                    "  --order N           compute matmul side, a multiple of 16 (default 2048)\n"
                    "  --window S          seconds of the common window (default 3)\n"
@@ -56,7 +60,9 @@ const char* bench_share_help() {
                    "                      quota (allocates until its quota refuses), register\n"
                    "                      (registers a pageable buffer until its limits refuse) or\n"
                    "                      storm (rings the doorbell with an empty ring); the others\n"
-                   "                      are measured\n"
+                   "                      are measured. With fault the others make their work again\n"
+                   "                      when it fails (every worker of an MPS server is replaced)\n"
+                   "                      and report the calls that failed and the time lost\n"
                    "  --no-native         skip the native processes\n"
                    "  --out DIR           writes DIR/share.{csv,json,md,png} (default bench-results)\n"
                    "  --plot-script PATH  plot_bench.py (default: plots/ beside the binary or one folder up)\n"
@@ -92,9 +98,21 @@ std::vector<std::string> works(const cli::ArgParser& p) {
     std::vector<std::string> out = split_list(p.get_or("work", "bandwidth,compute"));
     if (out.empty()) throw UsageError("--work: empty list");
     for (const auto& w : out)
-        if (w != "bandwidth" && w != "compute") throw UsageError("--work: bandwidth or compute, not '" + w + "'");
+        if (w != "bandwidth" && w != "compute" && w != "small")
+            throw UsageError("--work: bandwidth, compute or small, not '" + w + "'");
     return out;
 }
+
+SmallWork small_work(const cli::ArgParser& p) {
+    SmallWork w;
+    const uint64_t order = cli::parse_u64(p.get_or("small-order", p.has("quick") ? "32" : "128"), "--small-order");
+    if (order < 16 || order > 8192 || order % 16 != 0) throw UsageError("--small-order: 16..8192, a multiple of 16");
+    const uint64_t batch = cli::parse_u64(p.get_or("small-batch", p.has("quick") ? "4" : "16"), "--small-batch");
+    if (batch < 1 || batch > 1024) throw UsageError("--small-batch: 1..1024");
+    w.order = static_cast<unsigned>(order), w.batch = static_cast<unsigned>(batch);
+    return w;
+}
+
 
 double seconds_arg(const cli::ArgParser& p, const char* name, const char* quick, const char* def) {
     const double s = cli::parse_seconds(p.get_or(name, p.has("quick") ? quick : def), std::string("--") + name);
@@ -105,8 +123,8 @@ double seconds_arg(const cli::ArgParser& p, const char* name, const char* quick,
 } // namespace
 
 int bench_share_command(const std::vector<std::string>& args) {
-    std::set<std::string> valued = {"vms", "work", "size", "order", "window", "settle", "slack", "intruder", "out",
-                                    "plot-script", "mem", "pages", "timeout", "guest"};
+    std::set<std::string> valued = {"vms", "work", "size", "order", "small-order", "small-batch", "window", "settle",
+                                    "slack", "intruder", "out", "plot-script", "mem", "pages", "timeout", "guest"};
     valued.insert(cli::vgpu_option_names().begin(), cli::vgpu_option_names().end());
     cli::ArgParser p(valued, {"quick", "no-native", "help"});
     p.parse(args);
@@ -121,6 +139,7 @@ int bench_share_command(const std::vector<std::string>& args) {
     if (size < 4096 || size > (1ull << 30) || size % 4 != 0) throw UsageError("--size: 4K..1G, a multiple of 4");
     const uint64_t order = cli::parse_u64(p.get_or("order", quick ? "64" : "2048"), "--order");
     if (order < 16 || order > 8192 || order % 16 != 0) throw UsageError("--order: 16..8192, a multiple of 16");
+    const SmallWork small = small_work(p);
     ShareWindow window;
     window.window_s = seconds_arg(p, "window", "0.5", "3");
     window.settle_s = seconds_arg(p, "settle", "0.2", "0.5");
@@ -147,6 +166,7 @@ int bench_share_command(const std::vector<std::string>& args) {
     plan.works = work_list;
     plan.size = size;
     plan.order = order;
+    plan.small = small;
     plan.window = window;
     plan.guest_seconds = guest_seconds;
     plan.intruder = intruder;

@@ -183,6 +183,7 @@ int run_command(const std::vector<std::string>& all_args) {
                 detect_kvm_flavor().describe().c_str(), o.guest_path.c_str(),
                 static_cast<unsigned long long>(o.ram_bytes >> 20), std::string(memmap::to_string(o.host_pages)).c_str(),
                 pages == "auto" ? " (--pages auto)" : "");
+    if (vgpu_cfg && vgpu_cfg->share) std::printf("kvmtool-gpu: GPU sharing: %s\n", vgpu_cfg->share->describe().c_str());
     std::fflush(stdout);
     // VMs whose device models share this process share its mappings evenly.
     vgpu::AliasBudget::process().set_vms_sharing(vms);

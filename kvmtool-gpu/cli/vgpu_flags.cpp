@@ -1,5 +1,7 @@
 #include "kvmtool-gpu/cli/vgpu_flags.h"
 
+#include "kvmtool-gpu/cli/gpu_share_flags.h"
+
 #ifdef KVMGPU_HAVE_CUDA_BACKEND
 #include "kvmtool-gpu/devices/vgpu/blas/cuda_blas.h"
 #endif
@@ -40,11 +42,17 @@ const std::set<std::string>& vgpu_option_names() {
                                                 "max-registrations", "max-registered", "max-alias-mappings", "cublas",
                                                 "max-graph-nodes", "ram-registration",
                                                 "worker-sandbox"};
-    return names;
+    static const std::set<std::string> with_share = [] {
+        std::set<std::string> all = names;
+        all.insert(gpu_share_option_names().begin(), gpu_share_option_names().end());
+        return all;
+    }();
+    return with_share;
 }
 
 const char* vgpu_options_help() {
-    return "  --vgpu auto|cuda|host|none  the vGPU's backend (default auto: CUDA where a GPU\n"
+    static const std::string text = std::string(
+           "  --vgpu auto|cuda|host|none  the vGPU's backend (default auto: CUDA where a GPU\n"
            "                      and driver exist, else the host backend, which runs CPU\n"
            "                      reference kernels and says so)\n"
            "  --gpus LIST         the guest's devices, as physical GPU ordinals (default 0);\n"
@@ -80,7 +88,9 @@ const char* vgpu_options_help() {
            "  --poll-max-us N     adaptive doorbell: the cap of its polling window (default 20000)\n"
            "  --cublas PATH       the host's libcublas for the guests' cuBLAS calls (default:\n"
            "                      libcublas.so.13 on the loader's path, then the CUDA\n"
-           "                      toolkit's lib64); the run's log says which was loaded\n";
+           "                      toolkit's lib64); the run's log says which was loaded\n") +
+        gpu_share_options_help();
+    return text.c_str();
 }
 
 std::optional<VgpuConfig> parse_vgpu_flags(const ArgParser& p) {
@@ -124,6 +134,14 @@ std::optional<VgpuConfig> parse_vgpu_flags(const ArgParser& p) {
     } catch (const std::invalid_argument& e) {
         throw UsageError(e.what());
     }
+    const GpuShareOptions share = parse_gpu_share_flags(p);
+    if (share.mode == GpuShareMode::Mps) {
+        if (c.worker == vgpu::GpuWorker::Inline)
+            throw UsageError("--gpu-share mps needs GPU worker processes (not --gpu-worker inline): each is an MPS client");
+        if (c.backend == vgpu::BackendChoice::Host && c.worker != vgpu::GpuWorker::Always)
+            throw UsageError("--gpu-share mps: --vgpu host runs no CUDA (--gpu-worker always tests the plumbing)");
+    }
+    c.share = GpuShare::open(share, c.gpus); // mps: starts or attaches to the daemon (vgpu::MpsError)
     return c;
 }
 

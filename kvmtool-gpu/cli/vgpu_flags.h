@@ -21,7 +21,10 @@ inline constexpr int kMaxGpuOrdinal = 64;
 // "0,0,1" -> {0, 0, 1}. Throws UsageError.
 std::vector<int> parse_gpu_list(const std::string& text);
 
-// nullopt for --vgpu none. Throws UsageError for bad values.
+// nullopt for --vgpu none. Throws UsageError for bad values. With
+// --gpu-share mps it starts (or attaches to) the MPS control daemon, held by
+// the config's `share` until its last copy goes; vgpu::MpsError (one line)
+// when MPS cannot be had and --mps-fallback is stop.
 std::optional<VgpuConfig> parse_vgpu_flags(const ArgParser& p);
 
 } // namespace kvmgpu::cli

@@ -19,6 +19,8 @@
 # `managed` (not in the default; one device call) checks issue 29's managed memory and VMM calls;
 # `sandbox` and `sandbox2` (not in the default; one device call each) record the GPU worker's
 # system calls, then run the GPU tests, guests and samples with the worker sandboxed (issue 30 item 5);
+# `mps` (not in the default; one device call, about 6 minutes) runs issue 32's bench share under
+# --gpu-share contexts and mps side by side, a faulting VM in both, and prints the table;
 # `compare` (not in the default) runs `bench calls` with the polling doorbell five
 # times, alternating the VMM from another commit (.carry/compare, see
 # pack-carry.sh) with this one, worker process and inline; `runner` (not in
@@ -488,6 +490,41 @@ if want sandbox2; then
   grep -rh 'sandboxed:' "$out"/sandbox-guests.log | head -1 | sed 's/^/    /' | tee -a "$summary"
   note "    SIGSYS lines: $(grep -rh 'killed by SIGSYS' "$out"/sandbox-*.log "$out/sandbox" 2>/dev/null | wc -l)"
   grep -rh 'killed by SIGSYS' "$out"/sandbox-*.log "$out/sandbox" 2>/dev/null | sort | uniq -c | head -5 | sed 's/^/    /' | tee -a "$summary"
+fi
+# Issue 32, CUDA MPS behind the VMs (not in the default; one device call,
+# about 6 minutes, as root): bench share with N = 1, 2, 4, 8 VMs and native
+# processes, the bandwidth, compute and small-kernel mixes, once with a
+# context per worker and once with every worker (and native process) a
+# client of one MPS server, which the VMM starts for the run in a private
+# directory and stops at its end; then four VMs of which one faults, in
+# both modes; then the MPS GPU test; then the two side by side
+# (bench/share_modes.py). Any daemon a VMM started and left (it should not:
+# the VMM and its guard stop it) is told to quit at the end.
+if want mps; then
+  mps_quit_left() {
+    for d in /tmp/kvmgpu-mps-*/pipe; do
+      [ -e "$d/control" ] || continue
+      note "mps: a daemon was left at $d: telling it to quit"
+      echo quit | CUDA_MPS_PIPE_DIRECTORY=$d nvidia-cuda-mps-control
+    done
+    note "mps: MPS processes left: $(pgrep -a nvidia-cuda-mps | tr '\n' ' ' || true)"
+  }
+  trap 'mps_quit_left; pack' EXIT
+  note "mps: nvidia-cuda-mps-control: $(command -v nvidia-cuda-mps-control || echo 'not on PATH')"
+  [ -S /tmp/nvidia-mps/control ] && note "mps: WARNING: a system MPS daemon listens at /tmp/nvidia-mps: the contexts run would use it"
+  m=(bench share --vgpu cuda --gpu-mem-quota 4G --window 1.5 --settle 0.3 --slack 5 --work bandwidth,compute,small
+     --plot-script "$repo/kvmtool-gpu/bench/plot_bench.py")
+  step mps-share-contexts timeout 240 "$bin/kvmtool-gpu" "${m[@]}" --gpu-share contexts --out "$out/mps/contexts"
+  step mps-share-mps timeout 240 "$bin/kvmtool-gpu" "${m[@]}" --gpu-share mps --out "$out/mps/mps"
+  f=(bench share --vgpu cuda --gpu-mem-quota 4G --vms 4 --work compute --intruder fault --no-native --window 2 --slack 20)
+  step mps-fault-contexts timeout 90 "$bin/kvmtool-gpu" "${f[@]}" --gpu-share contexts --out "$out/mps/fault-contexts"
+  step mps-fault-mps timeout 120 "$bin/kvmtool-gpu" "${f[@]}" --gpu-share mps --out "$out/mps/fault-mps"
+  grep -hE 'others of the faulting VM|MPS|mps' "$out"/mps-fault-*.log | sed 's/^/    /' | tee -a "$summary"
+  [ -x "$bin/vgpu_mps_gpu_tests" ] && step mps-gpu-test timeout 150 "$bin/vgpu_mps_gpu_tests"
+  grep -E '^MPS|^\[  (PASSED|SKIPPED|FAILED) ' "$out/mps-gpu-test.log" 2>/dev/null | sed 's/^/    /' | tee -a "$summary"
+  note ""
+  python3 "$repo/kvmtool-gpu/bench/share_modes.py" "$out/mps/contexts" "$out/mps/mps" "$out/mps/fault-contexts" \
+    "$out/mps/fault-mps" 2>&1 | tee -a "$summary"
 fi
 # Later checks (bandwidth, calls) append themselves here.
 { want bench || want bench2; } && [ -f "$repo/kvmtool-gpu/scripts/device-check.d.sh" ] && source "$repo/kvmtool-gpu/scripts/device-check.d.sh"

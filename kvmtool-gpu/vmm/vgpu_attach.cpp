@@ -9,7 +9,8 @@ namespace kvmgpu {
 
 AttachedVgpu attach_vgpu(VirtualMachine& vm, const VgpuConfig& cfg) {
     std::string why;
-    auto engine = vgpu::make_engine(vm.memory(), cfg.options, cfg.backend, cfg.worker, &why, cfg.gpus);
+    auto engine = vgpu::make_engine(vm.memory(), cfg.options, cfg.backend, cfg.worker, &why, cfg.gpus,
+                                    cfg.share ? cfg.share->group() : nullptr);
     if (!engine) throw std::runtime_error("vGPU backend '" + std::string(vgpu::to_string(cfg.backend)) + "': " + why);
     AttachedVgpu out;
     out.backend_note = why;

@@ -9,6 +9,7 @@
 
 #include "kvmtool-gpu/devices/vgpu/vgpu_device.h"
 #include "kvmtool-gpu/devices/vgpu_worker/engine_factory.h"
+#include "kvmtool-gpu/vmm/gpu_share.h"
 #include "kvmtool-gpu/vmm/virtual_machine.h"
 
 namespace kvmgpu {
@@ -19,6 +20,9 @@ struct VgpuConfig {
     vgpu::VgpuOptions options;
     // The physical GPU of each of the guest's devices (--gpus).
     std::vector<int> gpus = {0};
+    // --gpu-share: nullptr or contexts for a context per worker; mps makes
+    // every worker of the run a client of one MPS server.
+    std::shared_ptr<GpuShare> share;
 };
 
 struct AttachedVgpu {

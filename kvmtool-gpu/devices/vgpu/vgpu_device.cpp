@@ -242,7 +242,11 @@ bool VgpuDevice::run_once() {
         handle_control();
         return true;
     }
-    if (!ring_) return false;
+    if (!ring_) {
+        // A worker may be lost with no ring too: its MPS server's fault.
+        engine_->supervise();
+        return false;
+    }
     if (!sink_) {
         // The worker consumes the ring; this thread only looks in on it.
         if (engine_->supervise() == CommandEngine::Supervision::Broken) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kvmtool-gpu/devices/vgpu/inline_engine.h"
+#include "kvmtool-gpu/devices/vgpu_worker/mps_server_group.h"
 #include "kvmtool-gpu/devices/vgpu_worker/worker_engine.h"
 
 namespace kvmgpu::vgpu {
@@ -40,7 +41,8 @@ bool libcuda_loaded_here() {
 
 std::unique_ptr<CommandEngine> make_engine(const memmap::GuestMemory& mem, const VgpuOptions& opts,
                                            BackendChoice choice, GpuWorker worker, std::string* why,
-                                           std::span<const int> gpus) {
+                                           std::span<const int> gpus, std::shared_ptr<MpsServerGroup> mps) {
+    const WorkerOptions wopts{.mps = std::move(mps)};
     std::string note;
     if (worker == GpuWorker::Always) {
         // The backend is picked in the worker, by make_backend's rules.
@@ -48,7 +50,7 @@ std::unique_ptr<CommandEngine> make_engine(const memmap::GuestMemory& mem, const
             return make_backend(choice, w, list);
         };
         std::string reason;
-        auto e = WorkerEngine::create(mem, make, opts, WorkerOptions{}, &reason);
+        auto e = WorkerEngine::create(mem, make, opts, wopts, &reason);
         if (why) *why = e ? "starting in GPU worker process " + std::to_string(e->worker_pid()) + " while the guest runs"
                           : reason;
         return e;
@@ -70,7 +72,7 @@ std::unique_ptr<CommandEngine> make_engine(const memmap::GuestMemory& mem, const
                 return make_backend(choice, w, list);
             };
             std::string reason;
-            auto e = WorkerEngine::create(mem, make, opts, WorkerOptions{}, &reason);
+            auto e = WorkerEngine::create(mem, make, opts, wopts, &reason);
             if (why) *why = e ? "CUDA, starting in GPU worker process " + std::to_string(e->worker_pid()) +
                                     " while the guest runs"
                               : "CUDA backend unavailable: " + reason;

@@ -12,6 +12,8 @@
 
 namespace kvmgpu::vgpu {
 
+class MpsServerGroup; // mps_server_group.h
+
 // Where the CUDA backend runs. Process: in a forked worker per VM, so a
 // sticky GPU fault is recovered by replacing the worker and the VMM process
 // never loads libcuda (the probe for a GPU runs in that worker too).
@@ -35,9 +37,11 @@ bool libcuda_loaded_here();
 // driver's device node passed) shows in the engine's start() and fails the
 // guest's commands, and Auto falls back to the host backend in the worker.
 // Throws std::invalid_argument for bad options. `mem` must be complete (a
-// worker is forked with it mapped) and outlive the engine.
+// worker is forked with it mapped) and outlive the engine. `mps`: the GPU
+// worker is a client of that group's MPS server (no effect inline).
 std::unique_ptr<CommandEngine> make_engine(const memmap::GuestMemory& mem, const VgpuOptions& opts,
                                            BackendChoice choice, GpuWorker worker, std::string* why,
-                                           std::span<const int> gpus = kDefaultGpus);
+                                           std::span<const int> gpus = kDefaultGpus,
+                                           std::shared_ptr<MpsServerGroup> mps = nullptr);
 
 } // namespace kvmgpu::vgpu

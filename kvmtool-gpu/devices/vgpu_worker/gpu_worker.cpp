@@ -53,7 +53,10 @@ private:
     // make a new context (CUDA after an illegal address, driver 580) stays
     // unusable in this process, and the VMM replaces the worker.
     bool backend_lost(uint64_t recoveries_before) {
-        return recoveries() != recoveries_before && engine_->backends().current().ctx_synchronize() != VGPU_SUCCESS;
+        if (recoveries() == recoveries_before) return false;
+        const Status s = engine_->backends().current().ctx_synchronize();
+        ch_.ring_state().lost_status.store(s, std::memory_order_relaxed); // published by the Unusable state
+        return s != VGPU_SUCCESS;
     }
     void check_usable(uint64_t recoveries_before) {
         if (backend_lost(recoveries_before)) r().flags |= kWorkerUnusable;
@@ -234,6 +237,8 @@ void run_gpu_worker(WorkerChannel& ch, const WorkerSetup& setup, pid_t parent) {
     std::string namespaces;
     if (setup.opts.worker_sandbox) namespaces = enter_worker_namespaces();
     SyscallRecorder* recorder = nullptr;
+    // The MPS client's settings (CUDA_MPS_*), read when CUDA starts.
+    for (const auto& [name, value] : mine.env) setenv(name.c_str(), value.c_str(), 1);
     std::string why;
     if (const char* dir = getenv(kWorkerSyscallLogEnv); dir && *dir) {
         recorder = SyscallRecorder::start(dir, &why);

@@ -18,6 +18,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kvmtool-gpu/devices/vgpu/backends/device_backends.h"
 #include "kvmtool-gpu/devices/vgpu/vgpu_counters.h"
@@ -39,6 +41,9 @@ struct WorkerSetup {
     VgpuCounters* counters; // in memory shared with the VMM
     uint32_t handle_seed;
     int kick_fd; // the ring's kick eventfd, kept open across the fork
+    // Set in the worker before its backend is made (the MPS client's
+    // variables: CUDA reads them when it initialises).
+    std::vector<std::pair<std::string, std::string>> env = {};
 };
 
 // Runs in the child after fork(); never returns. `parent` is the VMM's pid.

@@ -52,6 +52,7 @@ struct RingState {
     std::atomic<uint32_t> consumer{0}; // the worker completed every command before this ring index
     std::atomic<uint32_t> state{Off};  // Broken: the guest broke the ring; Unusable: the backend is lost
     std::atomic<bool> stop_pass{false}; // set by the VMM before it posts a request
+    std::atomic<uint32_t> lost_status{0}; // Unusable: the driver's sticky status (an MPS server's fault)
 };
 
 // WorkerReply::flags

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "kvmtool-gpu/devices/vgpu/inline_engine.h"
+#include "kvmtool-gpu/devices/vgpu_worker/mps_server_group.h"
 #include "kvmtool-gpu/devices/vgpu_worker/shared_pieces.h"
 #include "kvmtool-gpu/util/log.h"
 
@@ -93,7 +94,8 @@ WorkerEngine::WorkerEngine(const memmap::GuestMemory& mem, BackendFactory make, 
 
 WorkerEngine::~WorkerEngine() {
     stop();
-    for (pid_t p : unreaped_) reap(p, std::chrono::milliseconds(0));
+    for (const auto& [p, generation] : unreaped_)
+        if (reap(p, std::chrono::milliseconds(0)) && wopts_.mps) wopts_.mps->worker_ended(generation);
 }
 
 void WorkerEngine::stop() {
@@ -163,6 +165,10 @@ bool WorkerEngine::begin_spawn(std::string* why) {
     // A new generation seed for each worker, so that a replaced worker's
     // handles do not name the new worker's objects.
     setup_.handle_seed = first_seed_ + static_cast<uint32_t>(replacements_.load()) * 0x61C887u;
+    if (wopts_.mps) {
+        generation_ = wopts_.mps->generation();
+        setup_.env = wopts_.mps->client_env();
+    }
     const pid_t parent = getpid();
     const pid_t pid = fork();
     if (pid < 0) {
@@ -173,6 +179,7 @@ bool WorkerEngine::begin_spawn(std::string* why) {
     if (pid == 0) run_gpu_worker(*ch_, setup_, parent); // the child: never returns
     pid_ = pid;
     reaped_ = false;
+    if (wopts_.mps) wopts_.mps->worker_started(generation_);
 
     std::memcpy(ch_->data(), pieces.data(), pieces.size());
     ch_->request().in_bytes = pieces.size();
@@ -202,6 +209,7 @@ bool WorkerEngine::finish_spawn(std::string* why) {
 bool WorkerEngine::ensure_worker() {
     if (pid_ > 0) return true;
     if (start_failed_) return false;
+    if (wopts_.mps && !wopts_.mps->may_start()) return false; // its server still has affected clients
     if (Clock::now() < next_spawn_) return false;
     std::string why;
     if (spawn(&why)) return true;
@@ -224,15 +232,27 @@ bool WorkerEngine::worker_alive() {
 }
 
 void WorkerEngine::retire_worker() {
-    if (pid_ > 0 && !reaped_) {
-        kill(pid_, SIGKILL);
-        if (!reap(pid_, kReapBound)) {
-            log_error("vgpu: GPU worker %d has not ended %lld s after SIGKILL; reaping it later", pid_.load(),
-                      static_cast<long long>(kReapBound.count()));
-            unreaped_.push_back(pid_);
+    auto ended = [this](uint64_t generation) {
+        if (wopts_.mps) wopts_.mps->worker_ended(generation);
+    };
+    if (pid_ > 0) {
+        bool gone = reaped_;
+        if (!reaped_) {
+            kill(pid_, SIGKILL);
+            gone = reap(pid_, kReapBound);
+            if (!gone) {
+                log_error("vgpu: GPU worker %d has not ended %lld s after SIGKILL; reaping it later", pid_.load(),
+                          static_cast<long long>(kReapBound.count()));
+                unreaped_.emplace_back(pid_, generation_);
+            }
         }
+        if (gone) ended(generation_);
     }
-    std::erase_if(unreaped_, [](pid_t p) { return reap(p, Clock::duration::zero()); });
+    std::erase_if(unreaped_, [&](const std::pair<pid_t, uint64_t>& w) {
+        if (!reap(w.first, Clock::duration::zero())) return false;
+        ended(w.second);
+        return true;
+    });
     pid_ = -1;
     ch_.reset(); // a worker that is still dying keeps its own mapping
 }
@@ -242,6 +262,7 @@ void WorkerEngine::replace_worker(const std::string& why, bool counted) {
     log_error("vgpu: GPU worker %d %s: killing it and starting a new one; every VM handle is gone", pid_.load(), why.c_str());
     retire_worker();
     ++replacements_;
+    if (wopts_.mps && !wopts_.mps->may_start()) return; // forked once the server takes clients again
     std::string reason;
     if (!spawn(&reason)) {
         next_spawn_ = Clock::now() + kRespawnPause;
@@ -302,7 +323,10 @@ void WorkerEngine::reset() {
     if (pid_ <= 0) return;             // no worker: nothing is held
     const auto w = exchange(WorkerOp::Reset, wopts_.call_timeout);
     if (w != WorkerChannel::Wait::Done) replace_worker(lost_text(w, WorkerOp::Reset));
-    else if (ch_->reply().flags & kWorkerUnusable) replace_worker("cannot recover in place during RESET", true);
+    else if (ch_->reply().flags & kWorkerUnusable) {
+        if (wopts_.mps) wopts_.mps->report_fault(generation_, static_cast<Status>(ch_->ring_state().lost_status.load()));
+        replace_worker("cannot recover in place during RESET", true);
+    }
 }
 
 // ---- the ring the worker consumes ---------------------------------------------
@@ -341,14 +365,26 @@ void WorkerEngine::fail_waiting() {
     }
 }
 
+bool WorkerEngine::mps_affected() const {
+    return wopts_.mps && pid_ > 0 && generation_ < wopts_.mps->generation();
+}
+
 CommandEngine::Supervision WorkerEngine::supervise() {
     std::lock_guard lk(mu_);
+    if (mps_affected()) {
+        // Its server had a fatal fault (this worker's or another VM's): the
+        // worker is lost whether it noticed or not.
+        const bool counted = attached_ && ch_->ring_state().state.load(std::memory_order_acquire) == RingState::Unusable;
+        lose_worker("is a client of an MPS server that had a fatal fault", wopts_.mps->fault_status(), counted);
+        return Supervision::Running;
+    }
     if (!ring_) return Supervision::Running;
     if (!attached_) {
-        // No worker took the ring (none could be started): try again, at
-        // most once a second; meanwhile no command waits for nothing.
+        // No worker took the ring (none could be started, or its MPS server
+        // is recovering): try again, at most once a second; meanwhile no
+        // command waits for nothing, beyond the server's recovery.
         attach_worker();
-        if (!attached_ && ring_->has_work()) fail_waiting();
+        if (!attached_ && ring_->has_work() && !(wopts_.mps && wopts_.mps->recovering())) fail_waiting();
         return Supervision::Running;
     }
     const RingState& st = ch_->ring_state();
@@ -360,6 +396,8 @@ CommandEngine::Supervision WorkerEngine::supervise() {
     }
     if (state == RingState::Unusable) {
         // The worker's engine counted the recovery and answered the command.
+        // Under MPS the fault is its server's: every client is affected.
+        if (wopts_.mps) wopts_.mps->report_fault(generation_, static_cast<Status>(st.lost_status.load(std::memory_order_relaxed)));
         lose_worker("cannot recover from a sticky error in place", kNoFail, true);
         return Supervision::Running;
     }
@@ -380,12 +418,21 @@ CommandEngine::Supervision WorkerEngine::supervise() {
 
 void WorkerEngine::lose_worker(const std::string& why, Status status, bool counted) {
     const bool had_ring = attached_;
-    const uint32_t consumer = had_ring ? ch_->ring_state().consumer.load(std::memory_order_acquire) : 0;
     attached_ = false;
-    replace_worker(why, counted); // kills it first: nothing writes the ring behind us
+    // Stopped before reading how far it got: a worker lost to another MPS
+    // client's fault may still be completing commands.
+    if (pid_ > 0 && !reaped_) {
+        kill(pid_, SIGKILL);
+        reaped_ = reap(pid_, kReapBound);
+    }
+    const uint32_t consumer = had_ring ? ch_->ring_state().consumer.load(std::memory_order_acquire) : 0;
+    // The command in hand now, not one the guest posts while the new
+    // worker starts: that one is the new worker's.
+    const bool in_hand = ring_ && (had_ring ? ring_->has_work_from(consumer) : ring_->has_work());
+    replace_worker(why, counted); // nothing writes the ring behind us
     if (!ring_) return;
     if (had_ring) ring_->resume_at(consumer);
-    if (status != kNoFail && ring_->has_work()) {
+    if (status != kNoFail && in_hand) {
         CommandResult r;
         r.status = status;
         ring_->fail_in_hand(r);

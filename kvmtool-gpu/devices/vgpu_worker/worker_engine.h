@@ -29,6 +29,11 @@
 // notices within a second and exits. Failures of the worker never hang or
 // kill the VMM.
 //
+// Under MPS (WorkerOptions::mps) a sticky fault in any VM's worker is the
+// whole server's: every VM's worker is replaced (its command in hand fails
+// with the fault's status), and new workers are forked only once every
+// affected one has been reaped, since the server takes no new client before.
+//
 // Workers are forked from the thread that calls create() or that notices the
 // failure; the VMM process must not have initialised CUDA before (a forked
 // child cannot use its parent's CUDA).
@@ -43,6 +48,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kvmtool-gpu/devices/vgpu/command_engine.h"
@@ -52,6 +58,8 @@
 #include "memmap/guest_memory.h"
 
 namespace kvmgpu::vgpu {
+
+class MpsServerGroup; // mps_server_group.h
 
 struct WorkerOptions {
     // Any command, synchronisation included. Below the guest's own 30 s wait,
@@ -67,6 +75,9 @@ struct WorkerOptions {
     bool start_in_background = true;
     std::chrono::milliseconds quit_timeout{2'000}; // a clean exit at destruction, then SIGKILL
     uint32_t spin_us = 50;                          // either side spins this long before sleeping
+    // --gpu-share mps: the workers of every VM of the run are clients of
+    // one MPS server; a fatal fault in one replaces them all (mps_server_group.h).
+    std::shared_ptr<MpsServerGroup> mps = nullptr;
 };
 
 // Statuses for a command that lost its worker (CUresult values).
@@ -151,7 +162,11 @@ private:
     std::atomic<uint64_t> messages_{0};
     uint32_t first_seed_;
     std::chrono::steady_clock::time_point next_spawn_{};
-    std::vector<pid_t> unreaped_; // killed workers the kernel had not yet let go of
+    // Killed workers the kernel had not yet let go of, with their MPS generation.
+    std::vector<std::pair<pid_t, uint64_t>> unreaped_;
+    uint64_t generation_ = 0; // the MPS server generation the current worker was forked in
+    // The current worker belongs to an MPS server generation a fault has ended.
+    bool mps_affected() const;
 
     // From the current worker's Start.
     std::atomic<uint32_t> backend_id_{0}; // read by vCPUs (a register) while a replacement writes it
