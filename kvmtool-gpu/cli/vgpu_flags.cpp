@@ -65,8 +65,8 @@ const char* vgpu_options_help() {
            "                      for the host backend too)\n"
            "  --worker-sandbox on|off  a GPU worker process confines itself once its backend\n"
            "                      has started: seccomp allowlist, no new privileges, its own\n"
-           "                      network and mount namespaces (default off until measured\n"
-           "                      on the GPU machine; docs/security.md)\n"
+           "                      network and mount namespaces (default on; off under\n"
+           "                      --gpu-share mps; docs/security.md)\n"
            "  --doorbell adaptive|trap|ioeventfd|poll  how the guest's kick reaches the ring's\n"
            "                      consumer (default adaptive: polls while commands come, sleeps\n"
            "                      on an ioeventfd once idle; the guest kicks only then)\n"
@@ -102,7 +102,9 @@ std::optional<VgpuConfig> parse_vgpu_flags(const ArgParser& p) {
     const std::string worker = p.get_or("gpu-worker", "process");
     if (!vgpu::parse_gpu_worker(worker, &c.worker))
         throw UsageError("--gpu-worker '" + worker + "': expected process, inline or always");
-    const std::string sandbox = p.get_or("worker-sandbox", c.options.worker_sandbox ? "on" : "off");
+    // On by default from the command line (measured on the H100, docs/security.md);
+    // under --gpu-share mps off unless asked (an MPS client's calls are not measured).
+    const std::string sandbox = p.get_or("worker-sandbox", p.get_or("gpu-share", "contexts") == "mps" ? "off" : "on");
     if (sandbox != "on" && sandbox != "off") throw UsageError("--worker-sandbox '" + sandbox + "': expected on or off");
     c.options.worker_sandbox = sandbox == "on";
     const std::string bell = p.get_or("doorbell", vgpu::to_string(vgpu::VgpuOptions{}.doorbell));

@@ -472,8 +472,9 @@ if want sandbox; then
 fi
 if want sandbox2; then
   pass=0 fail=0
-  for t in $("$bin/vgpu_gpu_tests" --gtest_list_tests | awk '/^[^ ]/{s=$1} /^  /{print s $1}' | grep -E '^WorkerCuda\.'); do
-    if KVMGPU_TEST_WORKER_SANDBOX=on "$bin/vgpu_gpu_tests" --gtest_filter="$t" >>"$out/sandbox-gpu-tests.log" 2>&1; then pass=$((pass + 1))
+  # WorkerCuda.* live in vgpu_worker_gpu_tests.
+  for t in $("$bin/vgpu_worker_gpu_tests" --gtest_list_tests | awk '/^[^ ]/{s=$1} /^  /{print s $1}' | grep -E '^WorkerCuda\.'); do
+    if KVMGPU_TEST_WORKER_SANDBOX=on "$bin/vgpu_worker_gpu_tests" --gtest_filter="$t" >>"$out/sandbox-gpu-tests.log" 2>&1; then pass=$((pass + 1))
     else fail=$((fail + 1)); note "    FAILED (sandbox on): $t"; fi
   done
   note "$(printf '%-28s %s passed, %s failed (sandbox on, one process each)' sandbox-gpu-tests $pass $fail)"

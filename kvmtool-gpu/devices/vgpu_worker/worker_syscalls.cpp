@@ -23,6 +23,10 @@ constexpr WorkerSyscall kTable[] = {
     {SYS_ppoll, Allow}, {SYS_poll, Allow}, {SYS_futex, Allow}, {SYS_sched_yield, Allow},
     {SYS_nanosleep, Allow}, {SYS_clock_nanosleep, Allow}, {SYS_clock_gettime, Allow}, {SYS_gettimeofday, Allow},
     {SYS_getppid, Allow}, // the worker's check that its VMM still lives
+    // Measured on the H100 after the start (device-check.sh sandbox, 2026-11-26): the
+    // driver's JIT cache makes its folders (writes then fail on the read-only
+    // mounts, which it survives) and a library's thread asks its priority range.
+    {SYS_mkdir, Allow}, {SYS_sched_get_priority_max, Allow}, {SYS_sched_get_priority_min, Allow},
     // memory: the allocator, guest-RAM aliases, the driver's mappings, dlopen
     {SYS_mmap, Allow}, {SYS_munmap, Allow}, {SYS_mprotect, Allow}, {SYS_mremap, Allow},
     {SYS_madvise, Allow}, {SYS_brk, Allow},
