@@ -168,11 +168,9 @@ int run_bandwidth_bench(const BandwidthBenchPlan& plan) {
         }
         save({});
     }
-    write_bench_outputs(out_dir, "bandwidth", bandwidth_csv(results), bandwidth_json(results, meta),
-                        bandwidth_markdown(results, meta), plan.plot_script);
-    std::printf("bench bandwidth: %s\n", all_ok ? "every guest measurement completed"
-                                                : "FAILED: some guest measurements did not complete (see above)");
-    return all_ok ? 0 : 1;
+    return finish_bench(out_dir, "bandwidth", bandwidth_csv(results), bandwidth_json(results, meta),
+                        bandwidth_markdown(results, meta), plan.plot_script, all_ok, "every guest measurement completed",
+                        "some guest measurements did not complete (see above)");
 }
 
 } // namespace kvmgpu::bench

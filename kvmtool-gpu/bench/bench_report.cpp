@@ -138,6 +138,14 @@ void write_bench_outputs(const std::string& dir, const std::string& name, const 
     std::fflush(stdout);
 }
 
+int finish_bench(const std::string& dir, const std::string& name, const std::string& csv, const std::string& json,
+                 const std::string& md, const std::string& plot_script, bool all_ok, const char* ok_text,
+                 const char* failed_text) {
+    write_bench_outputs(dir, name, csv, json, md, plot_script);
+    std::printf("bench %s: %s%s\n", name.c_str(), all_ok ? "" : "FAILED: ", all_ok ? ok_text : failed_text);
+    return all_ok ? 0 : 1;
+}
+
 std::string make_plot(const std::string& which, const std::string& csv, const std::string& png,
                       const std::string& script) {
     return run_plot(find_plot_script(script, "plot_bench.py"), {which, csv, png}, png);

@@ -90,6 +90,11 @@ void write_result_files(const std::string& dir, const std::string& name, const s
 // make_plot, and prints a line for each.
 void write_bench_outputs(const std::string& dir, const std::string& name, const std::string& csv,
                          const std::string& json, const std::string& md, const std::string& plot_script);
+// A bench's end: write_bench_outputs, then "bench NAME: <ok_text>" or
+// "bench NAME: FAILED: <failed_text>"; the exit status, 0 when all_ok.
+int finish_bench(const std::string& dir, const std::string& name, const std::string& csv, const std::string& json,
+                 const std::string& md, const std::string& plot_script, bool all_ok, const char* ok_text,
+                 const char* failed_text);
 
 // Runs plot_bench.py (`which`: "bandwidth" or "calls") on csv -> png; the
 // script is `script` if not empty, else found as find_plot_script() says.

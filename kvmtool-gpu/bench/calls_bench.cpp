@@ -180,11 +180,9 @@ int run_calls_bench(const CallsBenchPlan& plan) {
         }
         save({});
     }
-    write_bench_outputs(out_dir, "calls", calls_csv(results), calls_json(results, meta),
-                        calls_markdown(results, meta), plan.plot_script);
-    std::printf("bench calls: %s\n", all_ok ? "every guest measurement completed"
-                                            : "FAILED: some guest measurements did not complete (see above)");
-    return all_ok ? 0 : 1;
+    return finish_bench(out_dir, "calls", calls_csv(results), calls_json(results, meta), calls_markdown(results, meta),
+                        plan.plot_script, all_ok, "every guest measurement completed",
+                        "some guest measurements did not complete (see above)");
 }
 
 } // namespace kvmgpu::bench

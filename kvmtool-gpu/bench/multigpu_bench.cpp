@@ -92,11 +92,8 @@ int run_multigpu_bench(const MultigpuBenchPlan& plan) {
         print_summary(rows, n, "guest");
         save();
     }
-    write_bench_outputs(out_dir, "multigpu", multigpu_csv(rows), multigpu_json(rows, meta),
-                        multigpu_markdown(rows, meta), plan.plot_script);
-    std::printf("bench multigpu: %s\n", all_ok ? "every order measured, the guest's checks passed"
-                                               : "FAILED: see above");
-    return all_ok ? 0 : 1;
+    return finish_bench(out_dir, "multigpu", multigpu_csv(rows), multigpu_json(rows, meta), multigpu_markdown(rows, meta),
+                        plan.plot_script, all_ok, "every order measured, the guest's checks passed", "see above");
 }
 
 } // namespace kvmgpu::bench

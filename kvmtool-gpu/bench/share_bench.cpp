@@ -159,11 +159,9 @@ int run_share_bench(const ShareBenchPlan& plan) {
             save();
         }
     if (vgpu_cfg->share) meta.set("gpu_share", vgpu_cfg->share->describe()); // as it ended: MPS may have been lost
-    write_bench_outputs(out_dir, "share", share_csv(rows), share_json(rows, meta), share_markdown(rows, meta),
-                        plan.plot_script);
-    std::printf("bench share: %s\n", all_ok ? "every VM and process measured, every guest's checks passed"
-                                            : "FAILED: see above");
-    return all_ok ? 0 : 1;
+    return finish_bench(out_dir, "share", share_csv(rows), share_json(rows, meta), share_markdown(rows, meta),
+                        plan.plot_script, all_ok, "every VM and process measured, every guest's checks passed",
+                        "see above");
 }
 
 } // namespace kvmgpu::bench
