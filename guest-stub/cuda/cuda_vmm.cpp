@@ -12,17 +12,6 @@ using namespace guest::cuda;
 
 namespace {
 
-CUresult vmm(uint16_t op, uint64_t a0, uint64_t a1 = 0, uint64_t a2 = 0, uint64_t a3 = 0, uint64_t* out = nullptr)
-{
-    Call c;
-    c.op = op;
-    c.arg[0] = a0;
-    c.arg[1] = a1;
-    c.arg[2] = a2;
-    c.arg[3] = a3;
-    return out ? call_result(c, out) : call_sync(c);
-}
-
 // Pinned device memory of the current context's device, no export handle:
 // what the vGPU offers.
 CUresult prop_ok(const CUmemAllocationProp* prop)
@@ -51,7 +40,7 @@ extern "C" CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUm
     if (CUresult r = prop_ok(prop))
         return r;
     uint64_t g = 0;
-    CUresult r = vmm(VGPU_OP_VMM_GRANULARITY, 0, 0, 0, 0, &g);
+    CUresult r = call_args(VGPU_OP_VMM_GRANULARITY, 0, 0, 0, 0, &g);
     if (r == CUDA_SUCCESS)
         *granularity = g;
     return r;
@@ -64,7 +53,7 @@ extern "C" CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t al
     if (ptr == nullptr || flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t va = 0;
-    CUresult r = vmm(VGPU_OP_VMM_RESERVE, size, alignment, addr, 0, &va);
+    CUresult r = call_args(VGPU_OP_VMM_RESERVE, size, alignment, addr, 0, &va);
     if (r == CUDA_SUCCESS)
         *ptr = va;
     return r;
@@ -73,7 +62,7 @@ extern "C" CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t al
 extern "C" CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
 {
     GUEST_API_LOCK();
-    return vmm(VGPU_OP_VMM_FREE_RESERVATION, ptr, size);
+    return call_args(VGPU_OP_VMM_FREE_RESERVATION, ptr, size);
 }
 
 extern "C" CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CUmemAllocationProp* prop,
@@ -85,7 +74,7 @@ extern "C" CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t siz
     if (CUresult r = prop_ok(prop))
         return r;
     uint64_t h = 0;
-    CUresult r = vmm(VGPU_OP_VMM_CREATE, size, 0, 0, 0, &h);
+    CUresult r = call_args(VGPU_OP_VMM_CREATE, size, 0, 0, 0, &h);
     if (r == CUDA_SUCCESS)
         *handle = h;
     return r;
@@ -94,7 +83,7 @@ extern "C" CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t siz
 extern "C" CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 {
     GUEST_API_LOCK();
-    return vmm(VGPU_OP_VMM_RELEASE, handle);
+    return call_args(VGPU_OP_VMM_RELEASE, handle);
 }
 
 extern "C" CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
@@ -103,13 +92,13 @@ extern "C" CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemG
     GUEST_API_LOCK();
     if (flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
-    return vmm(VGPU_OP_VMM_MAP, ptr, size, offset, handle);
+    return call_args(VGPU_OP_VMM_MAP, ptr, size, offset, handle);
 }
 
 extern "C" CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
     GUEST_API_LOCK();
-    CUresult r = vmm(VGPU_OP_VMM_UNMAP, ptr, size);
+    CUresult r = call_args(VGPU_OP_VMM_UNMAP, ptr, size);
     if (r == CUDA_SUCCESS)
         allocations_remove_within(ptr, size);
     return r;
@@ -125,7 +114,7 @@ extern "C" CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAcce
     for (size_t i = 0; i < count; ++i) {
         if (desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE)
             return CUDA_ERROR_INVALID_VALUE;
-        if (CUresult r = vmm(VGPU_OP_VMM_SET_ACCESS, ptr, size, device_arg(desc[i].location.id), desc[i].flags))
+        if (CUresult r = call_args(VGPU_OP_VMM_SET_ACCESS, ptr, size, device_arg(desc[i].location.id), desc[i].flags))
             return r;
         allocations_remove_within(ptr, size);
         if (desc[i].flags != CU_MEM_ACCESS_FLAGS_PROT_NONE)

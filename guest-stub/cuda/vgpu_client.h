@@ -93,6 +93,9 @@ CUresult call_sync_typed(const Call& call, Result* out)
 }
 // call_sync of `op` with arg0 = handle, the shape of most calls on one object.
 CUresult call_on(uint16_t op, uint64_t handle);
+// call_sync of `op` with up to four plain arguments; result[0] into *result when given.
+CUresult call_args(uint16_t op, uint64_t a0, uint64_t a1 = 0, uint64_t a2 = 0, uint64_t a3 = 0,
+                   uint64_t* result = nullptr);
 // A call that makes an object from arg0 = flags: *handle = result[0].
 template <class H>
 CUresult call_create(uint16_t op, uint64_t flags, H* handle)
