@@ -79,18 +79,6 @@ Managed* find_containing(uint64_t p, uint64_t bytes)
     return nullptr;
 }
 
-CUresult vmm_call(uint16_t op, uint64_t a0, uint64_t a1 = 0, uint64_t a2 = 0, uint64_t a3 = 0,
-                  uint64_t* result = nullptr)
-{
-    Call c;
-    c.op = op;
-    c.arg[0] = a0;
-    c.arg[1] = a1;
-    c.arg[2] = a2;
-    c.arg[3] = a3;
-    return result ? call_result(c, result) : call_sync(c);
-}
-
 // One direction for every allocation of the current context that moves.
 CUresult move_all(bool to_device)
 {
@@ -127,13 +115,22 @@ bool any_reachable(CUcontext ctx)
     return false;
 }
 
-// CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED of the current context's device.
+// CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED of the current context's
+// device, asked once per device (it is the link's: it never changes).
 bool link_has_host_atomics()
 {
+    static signed char known[64]; // 0 not asked yet, 1 no, 2 yes
     CUdevice dev = 0;
+    if (cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0)
+        return false;
+    if (dev < 64 && known[dev] != 0)
+        return known[dev] == 2;
     int v = 0;
-    return cuCtxGetDevice(&dev) == CUDA_SUCCESS &&
-           cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED, dev) == CUDA_SUCCESS && v != 0;
+    const bool yes =
+        cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED, dev) == CUDA_SUCCESS && v != 0;
+    if (dev < 64)
+        known[dev] = yes ? 2 : 1;
+    return yes;
 }
 
 // Whether a launch in ctx moves anything.
@@ -154,11 +151,11 @@ void teardown(const Managed& m, bool mapped, bool reserved)
         return;
     }
     if (mapped)
-        vmm_call(VGPU_OP_VMM_UNMAP, m.start, m.bytes);
+        call_args(VGPU_OP_VMM_UNMAP, m.start, m.bytes);
     if (m.physical)
-        vmm_call(VGPU_OP_VMM_RELEASE, m.physical);
+        call_args(VGPU_OP_VMM_RELEASE, m.physical);
     if (reserved)
-        vmm_call(VGPU_OP_VMM_FREE_RESERVATION, m.start, m.bytes);
+        call_args(VGPU_OP_VMM_FREE_RESERVATION, m.start, m.bytes);
     release_guest_bytes(m);
 }
 
@@ -322,7 +319,7 @@ CUresult place(Managed* m, uint64_t granule)
         // take).
         const uint64_t want = slot >= 0 ? g_slots[slot].va : fresh_tries++ == 0 ? asked_address(g, m->bytes) : 0;
         uint64_t va = 0;
-        if ((r = vmm_call(VGPU_OP_VMM_RESERVE, m->bytes, granule, want, 0, &va)) != CUDA_SUCCESS)
+        if ((r = call_args(VGPU_OP_VMM_RESERVE, m->bytes, granule, want, 0, &va)) != CUDA_SUCCESS)
             break;
         m->start = va;
         if (slot >= 0) {
@@ -351,7 +348,7 @@ CUresult place(Managed* m, uint64_t granule)
                 break;
             }
             if (e != EEXIST) { // no aliases here, or none left: another address will not help
-                vmm_call(VGPU_OP_VMM_FREE_RESERVATION, va, m->bytes);
+                call_args(VGPU_OP_VMM_FREE_RESERVATION, va, m->bytes);
                 r = CUDA_ERROR_NOT_SUPPORTED;
                 break;
             }
@@ -361,7 +358,7 @@ CUresult place(Managed* m, uint64_t granule)
     }
     for (uint64_t va : held)
         if (va != 0)
-            vmm_call(VGPU_OP_VMM_FREE_RESERVATION, va, m->bytes);
+            call_args(VGPU_OP_VMM_FREE_RESERVATION, va, m->bytes);
     if (block != nullptr)
         cuMemFreeHost(block);
     if (r == CUDA_ERROR_NOT_SUPPORTED)
@@ -386,7 +383,7 @@ extern "C" CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytes, unsigned 
     if (g_count == kMaxManaged)
         return CUDA_ERROR_OUT_OF_MEMORY;
     uint64_t granule = 0;
-    if (CUresult r = vmm_call(VGPU_OP_VMM_GRANULARITY, 0, 0, 0, 0, &granule))
+    if (CUresult r = call_args(VGPU_OP_VMM_GRANULARITY, 0, 0, 0, 0, &granule))
         return r;
     if (bytes > UINT64_MAX / 2 - 2 * granule)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -407,24 +404,24 @@ extern "C" CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytes, unsigned 
     }
     if (CUresult r = place(&m, granule))
         return r;
-    CUresult r = vmm_call(VGPU_OP_VMM_CREATE, m.bytes, 0, 0, 0, &m.physical);
+    CUresult r = call_args(VGPU_OP_VMM_CREATE, m.bytes, 0, 0, 0, &m.physical);
     if (r != CUDA_SUCCESS) {
         teardown(m, false, true);
         return r;
     }
-    if ((r = vmm_call(VGPU_OP_VMM_MAP, m.start, m.bytes, 0, m.physical)) != CUDA_SUCCESS) {
+    if ((r = call_args(VGPU_OP_VMM_MAP, m.start, m.bytes, 0, m.physical)) != CUDA_SUCCESS) {
         teardown(m, false, true);
         return r;
     }
     CUdevice dev = 0;
     cuCtxGetDevice(&dev);
-    if ((r = vmm_call(VGPU_OP_VMM_SET_ACCESS, m.start, m.bytes, device_arg(dev), VGPU_VMM_ACCESS_READWRITE))) {
+    if ((r = call_args(VGPU_OP_VMM_SET_ACCESS, m.start, m.bytes, device_arg(dev), VGPU_VMM_ACCESS_READWRITE))) {
         teardown(m, true, true);
         return r;
     }
     // The mapping keeps the memory: the handle goes now, as the driver's
     // cuMemAllocManaged has none to give back.
-    vmm_call(VGPU_OP_VMM_RELEASE, m.physical);
+    call_args(VGPU_OP_VMM_RELEASE, m.physical);
     m.physical = 0;
     if (m.slot >= 0)
         g_slots[m.slot].in_use = true;
