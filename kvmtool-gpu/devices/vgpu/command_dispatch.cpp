@@ -9,14 +9,6 @@
 namespace kvmgpu::vgpu {
 
 namespace {
-// A handler for exactly the opcodes in VGPU_OPS (vgpu_ops.h).
-template <class Table>
-[[maybe_unused]] constexpr bool handles_exactly_the_opcodes(const Table& t) {
-    for (uint32_t op = 0; op < t.size(); ++op)
-        if ((t[op] != nullptr) != abi::vgpu_op_known(op)) return false;
-    return true;
-}
-
 // Fewer than this many alias mappings (4 MiB of scattered 4 KiB frames) is
 // worth a line at start: scattered registrations will be refused early.
 constexpr uint64_t kFewAliasMappings = 1024;
@@ -59,12 +51,6 @@ CommandDispatch::~CommandDispatch() {
 }
 
 CommandResult CommandDispatch::execute(GuestCommand& cmd) {
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-    // GCC's sanitized builds cannot compare member pointers at compile time;
-    // vgpu_op_table_test checks the same at run time there.
-    static_assert(handles_exactly_the_opcodes(kHandlers),
-                  "kHandlers: an opcode of VGPU_OPS without a handler, or a handler for a number not in VGPU_OPS");
-#endif
     current_ = &cmd;
     const uint16_t op = cmd.desc.opcode;
     const uint32_t facts = vgpu_op_flags(op);

@@ -2,8 +2,8 @@
 // field (opcode, flags, sizes, handles, guest-physical ranges, device
 // ranges), turns VM-local handles into backend objects, calls the backend,
 // and owns the VM's handle tables and allocation table. One function per
-// opcode, spread over dispatch_*.cpp by topic; kHandlers, below the class,
-// says which runs each opcode of vgpu_ops.h.
+// opcode (op_<NAME>, made from vgpu_ops.h's rows), spread over
+// dispatch_*.cpp by topic.
 //
 // Guest errors become a status and a rate-limited log line; nothing here
 // throws on guest input. Runs on the executor thread only.
@@ -127,82 +127,30 @@ private:
     static bool is_cooperative(const GuestCommand& c) { return c.desc.flags & VGPU_CMD_FLAG_COOPERATIVE; }
     void drop_handles();
 
-    // dispatch_device.cpp
-    CommandResult op_nop(GuestCommand&);
-    CommandResult op_init(GuestCommand&);
-    CommandResult op_device_get_count(GuestCommand&);
-    CommandResult op_device_get_attribute(GuestCommand&);
-    CommandResult op_device_get_name(GuestCommand&);
-    CommandResult op_device_total_mem(GuestCommand&);
-    CommandResult op_ctx_synchronize(GuestCommand&);
+    // The handler of each opcode: op_<NAME> for each row of VGPU_OPS
+    // (vgpu_ops.h), defined in its topic's dispatch_*.cpp; kHandlers below
+    // the class is made from the same rows. Helpers by topic follow; a
+    // handler shared by several opcodes is a helper their op_<NAME> call.
+#define KVMGPU_DISPATCH_HANDLER(NAME, number, facts, args, results) CommandResult op_##NAME(GuestCommand&);
+    VGPU_OPS(KVMGPU_DISPATCH_HANDLER)
+#undef KVMGPU_DISPATCH_HANDLER
+
     // dispatch_contexts.cpp
-    CommandResult op_ctx_create(GuestCommand&);
-    CommandResult op_ctx_destroy(GuestCommand&);
-    CommandResult op_ctx_set_current(GuestCommand&);
-    CommandResult op_primary_ctx_retain(GuestCommand&);
-    CommandResult op_primary_ctx_release(GuestCommand&);
-    CommandResult op_primary_ctx_state(GuestCommand&);
-    CommandResult op_primary_ctx_set_flags(GuestCommand&);
-    CommandResult op_primary_ctx_reset(GuestCommand&);
-    CommandResult op_device_can_access_peer(GuestCommand&);
-    CommandResult op_ctx_peer_access(GuestCommand&);
-    CommandResult op_stream_create(GuestCommand&);
-    CommandResult op_stream_synchronize(GuestCommand&);
-    CommandResult op_stream_destroy(GuestCommand&);
-    CommandResult op_event_create(GuestCommand&);
-    CommandResult op_event_record(GuestCommand&);
-    CommandResult op_event_synchronize(GuestCommand&);
-    CommandResult op_event_elapsed_time(GuestCommand&);
-    CommandResult op_event_destroy(GuestCommand&);
-    CommandResult op_stream_query(GuestCommand&);
-    CommandResult op_stream_wait_event(GuestCommand&);
-    CommandResult op_event_query(GuestCommand&);
+    CommandResult set_peer_access(GuestCommand&); // CTX_ENABLE_PEER_ACCESS, CTX_DISABLE_PEER_ACCESS
     // dispatch_memory.cpp
-    CommandResult op_mem_alloc(GuestCommand&);
-    CommandResult op_mem_free(GuestCommand&);
-    CommandResult op_mem_get_info(GuestCommand&);
-    CommandResult op_memcpy_host(GuestCommand&);
-    CommandResult op_memcpy_dtod(GuestCommand&);
-    CommandResult op_memcpy_peer(GuestCommand&);
-    CommandResult op_memcpy_sg(GuestCommand&);
+    CommandResult copy_host(GuestCommand&); // MEMCPY_HTOD, MEMCPY_DTOH
+    CommandResult copy_sg(GuestCommand&); // MEMCPY_HTOD_SG, MEMCPY_DTOH_SG
     CommandResult sg_device_walk(GuestCommand&, bool htod, BackendStream s);
     // Copies the guest's list of `count` vgpu_sg_entry (count already
     // bounded by VGPU_MAX_SG_ENTRIES) at list_gpa into sg_list_, each entry
     // read once; false if the list is not in guest RAM.
     bool read_sg_list(uint64_t list_gpa, uint64_t count);
-    CommandResult op_memset(GuestCommand&);
-    CommandResult op_guest_ram_device_ptr(GuestCommand&);
+    CommandResult set_memory(GuestCommand&); // MEMSET_D8, MEMSET_D32, MEMSET_D16
     // dispatch_host_register.cpp
-    CommandResult op_host_register(GuestCommand&);
-    CommandResult op_host_unregister(GuestCommand&);
     void unregister_all();
-    // dispatch_kernels.cpp
-    CommandResult op_module_load(GuestCommand&);
-    CommandResult op_module_unload(GuestCommand&);
-    CommandResult op_module_get_function(GuestCommand&);
-    CommandResult op_module_get_global(GuestCommand&);
-    CommandResult op_func_get_param_info(GuestCommand&);
-    CommandResult op_func_get_attribute(GuestCommand&);
-    CommandResult op_func_set_attribute(GuestCommand&);
-    CommandResult op_launch_kernel_packed(GuestCommand&);
     // dispatch_graphs.cpp
-    CommandResult op_stream_begin_capture(GuestCommand&);
-    CommandResult op_stream_end_capture(GuestCommand&);
-    CommandResult op_stream_capture_info(GuestCommand&);
-    CommandResult op_graph_create(GuestCommand&);
-    CommandResult op_graph_destroy(GuestCommand&);
-    CommandResult op_graph_add_empty_node(GuestCommand&);
-    CommandResult op_graph_add_kernel_node(GuestCommand&);
-    CommandResult op_graph_add_memcpy_node(GuestCommand&);
-    CommandResult op_graph_add_memset_node(GuestCommand&);
-    CommandResult op_graph_dependencies(GuestCommand&);
-    CommandResult op_graph_get_nodes(GuestCommand&);
-    CommandResult op_graph_destroy_node(GuestCommand&);
-    CommandResult op_graph_kernel_node_set_params(GuestCommand&);
-    CommandResult op_graph_instantiate(GuestCommand&);
-    CommandResult op_graph_exec_destroy(GuestCommand&);
-    CommandResult op_graph_launch(GuestCommand&);
-    CommandResult op_graph_exec_update(GuestCommand&);
+    CommandResult set_kernel_node_params(GuestCommand&); // GRAPH_KERNEL_NODE_SET_PARAMS, GRAPH_EXEC_KERNEL_NODE_SET_PARAMS
+    CommandResult launch_graph(GuestCommand&); // GRAPH_LAUNCH, GRAPH_UPLOAD
     // A graph the VM holds: its nodes' VM handles by backend node, and how
     // many nodes it has (against max_graph_nodes).
     struct GraphEntry {
@@ -241,19 +189,7 @@ private:
     // Whether a captured command (VGPU_OPF_CAPTURED), counted while a
     // capture is open, takes the VM past max_graph_nodes.
     bool capture_quota_exceeded();
-    // dispatch_limits.cpp
-    CommandResult op_func_occupancy(GuestCommand&);
-    CommandResult op_ctx_limit(GuestCommand&);
-    CommandResult op_device_p2p_attribute(GuestCommand&);
     // dispatch_vmm.cpp: cuMemAddressReserve, cuMemCreate, cuMemMap...
-    CommandResult op_vmm_granularity(GuestCommand&);
-    CommandResult op_vmm_reserve(GuestCommand&);
-    CommandResult op_vmm_free_reservation(GuestCommand&);
-    CommandResult op_vmm_create(GuestCommand&);
-    CommandResult op_vmm_release(GuestCommand&);
-    CommandResult op_vmm_map(GuestCommand&);
-    CommandResult op_vmm_unmap(GuestCommand&);
-    CommandResult op_vmm_set_access(GuestCommand&);
     bool vmm_granule(uint64_t* out);
     // The mappings that exactly tile [va, va + bytes), in order; empty when
     // the range has a hole or cuts a mapping.
@@ -261,31 +197,19 @@ private:
     void vmm_unmap_one(uint64_t va);
     void vmm_free_owned_by(uint64_t ctx); // with its context
     // dispatch_arrays.cpp
-    CommandResult op_array_create(GuestCommand&);
-    CommandResult op_array_destroy(GuestCommand&);
-    CommandResult op_array_get_descriptor(GuestCommand&);
-    CommandResult op_memcpy_3d(GuestCommand&);
     // One side of a MEMCPY_3D checked (its kind, its extent or span, its
     // memory this VM's on the selected device) and translated; VGPU_SUCCESS
     // and *out filled, else the status with *why.
     uint32_t copy_side(const vgpu_copy_side& in, const vgpu_copy3d& c, CopySide* out, const char** why);
     // dispatch_textures.cpp
-    CommandResult op_sampled_object_create(GuestCommand&);
-    CommandResult op_sampled_object_destroy(GuestCommand&);
-    CommandResult op_sampled_object_resource(GuestCommand&);
+    CommandResult create_sampled_object(GuestCommand&); // TEX_OBJECT_CREATE, SURF_OBJECT_CREATE
+    CommandResult destroy_sampled_object(GuestCommand&); // TEX_OBJECT_DESTROY, SURF_OBJECT_DESTROY
     // A texture's or surface's resource checked and its handle translated.
     uint32_t check_resource(vgpu_tex_resource* r, bool surface, const char** why);
     // Destroys, through the backend, the texture and surface objects ctx made.
     void free_sampled_objects_of(uint64_t ctx);
     // dispatch_blas.cpp
-    CommandResult op_blas_create(GuestCommand&);
-    CommandResult op_blas_destroy(GuestCommand&);
-    CommandResult op_blas_set(GuestCommand&); // SET_STREAM, SET_MATH_MODE, SET_WORKSPACE
-    CommandResult op_blas_get_version(GuestCommand&);
-    CommandResult op_blas_level1(GuestCommand&);
-    CommandResult op_blas_level2(GuestCommand&);
-    CommandResult op_blas_gemm(GuestCommand&);
-    CommandResult op_blas_level3(GuestCommand&);
+    CommandResult blas_set(GuestCommand&); // SET_STREAM, SET_MATH_MODE, SET_WORKSPACE
     struct BlasEntry {
         BackendBlas library;
         BackendStream stream; // the handle's, for reading GEMM_POINTERS' arrays in order
@@ -300,23 +224,13 @@ private:
     const char* blas_operands_ok(const BlasPlan& plan); // nullptr, or why not
     void destroy_blas_of(uint64_t ctx);
     // dispatch_rand.cpp
-    CommandResult op_rand_create(GuestCommand&);
-    CommandResult op_rand_destroy(GuestCommand&);
-    CommandResult op_rand_set(GuestCommand&); // SET_STREAM, SET_SEED, SET_OFFSET, SET_ORDERING, SET_DIMENSIONS
-    CommandResult op_rand_generate(GuestCommand&);
-    CommandResult op_rand_get_table(GuestCommand&);
+    CommandResult rand_set(GuestCommand&); // SET_STREAM, SET_SEED, SET_OFFSET, SET_ORDERING, SET_DIMENSIONS
     struct RandEntry {
         BackendRand gen;
         uint32_t type; // curandRngType_t: its family decides what each call may do
     };
     void destroy_rand_of(uint64_t ctx);
     // dispatch_fft.cpp
-    CommandResult op_fft_plan(GuestCommand&);
-    CommandResult op_fft_destroy(GuestCommand&);
-    CommandResult op_fft_set_stream(GuestCommand&);
-    CommandResult op_fft_exec(GuestCommand&);
-    CommandResult op_fft_plan_many(GuestCommand&);
-    CommandResult op_fft_set_work_area(GuestCommand&);
     CommandResult fft_add_plan(const FftShape& shape, bool auto_allocation);
     struct FftEntry {
         BackendFft plan;
@@ -460,128 +374,12 @@ private:
     alignas(16) std::array<uint8_t, VGPU_MAX_PARAM_BYTES> param_buffer_;
 };
 
-// Indexed by opcode; nullptr = not an opcode (NOT_SUPPORTED). The opcodes
-// and their facts are vgpu_ops.h's; this says which function above runs
-// each (execute() static_asserts that every opcode has one).
+// Indexed by opcode; nullptr = not an opcode (NOT_SUPPORTED).
 inline constexpr std::array<CommandDispatch::Handler, VGPU_OP_MAX_> CommandDispatch::kHandlers = [] {
     std::array<Handler, VGPU_OP_MAX_> t{};
-    using D = CommandDispatch;
-    t[VGPU_OP_NOP] = &D::op_nop;
-    t[VGPU_OP_INIT] = &D::op_init;
-    t[VGPU_OP_DEVICE_GET_COUNT] = &D::op_device_get_count;
-    t[VGPU_OP_DEVICE_GET_ATTRIBUTE] = &D::op_device_get_attribute;
-    t[VGPU_OP_DEVICE_GET_NAME] = &D::op_device_get_name;
-    t[VGPU_OP_DEVICE_TOTAL_MEM] = &D::op_device_total_mem;
-    t[VGPU_OP_CTX_SYNCHRONIZE] = &D::op_ctx_synchronize;
-    t[VGPU_OP_MEM_ALLOC] = &D::op_mem_alloc;
-    t[VGPU_OP_MEM_FREE] = &D::op_mem_free;
-    t[VGPU_OP_MEM_GET_INFO] = &D::op_mem_get_info;
-    t[VGPU_OP_MEMCPY_HTOD] = &D::op_memcpy_host;
-    t[VGPU_OP_MEMCPY_DTOH] = &D::op_memcpy_host;
-    t[VGPU_OP_MEMCPY_DTOD] = &D::op_memcpy_dtod;
-    t[VGPU_OP_MEMCPY_HTOD_SG] = &D::op_memcpy_sg;
-    t[VGPU_OP_MEMCPY_DTOH_SG] = &D::op_memcpy_sg;
-    t[VGPU_OP_MEMSET_D8] = &D::op_memset;
-    t[VGPU_OP_MEMSET_D32] = &D::op_memset;
-    t[VGPU_OP_MEMSET_D16] = &D::op_memset;
-    t[VGPU_OP_GUEST_RAM_DEVICE_PTR] = &D::op_guest_ram_device_ptr;
-    t[VGPU_OP_MODULE_LOAD_DATA] = &D::op_module_load;
-    t[VGPU_OP_MODULE_UNLOAD] = &D::op_module_unload;
-    t[VGPU_OP_MODULE_GET_FUNCTION] = &D::op_module_get_function;
-    t[VGPU_OP_FUNC_GET_PARAM_INFO] = &D::op_func_get_param_info;
-    t[VGPU_OP_FUNC_GET_ATTRIBUTE] = &D::op_func_get_attribute;
-    t[VGPU_OP_FUNC_SET_ATTRIBUTE] = &D::op_func_set_attribute;
-    t[VGPU_OP_LAUNCH_KERNEL_PACKED] = &D::op_launch_kernel_packed;
-    t[VGPU_OP_STREAM_CREATE] = &D::op_stream_create;
-    t[VGPU_OP_STREAM_SYNCHRONIZE] = &D::op_stream_synchronize;
-    t[VGPU_OP_STREAM_DESTROY] = &D::op_stream_destroy;
-    t[VGPU_OP_EVENT_CREATE] = &D::op_event_create;
-    t[VGPU_OP_EVENT_RECORD] = &D::op_event_record;
-    t[VGPU_OP_EVENT_SYNCHRONIZE] = &D::op_event_synchronize;
-    t[VGPU_OP_EVENT_ELAPSED_TIME] = &D::op_event_elapsed_time;
-    t[VGPU_OP_EVENT_DESTROY] = &D::op_event_destroy;
-    t[VGPU_OP_STREAM_QUERY] = &D::op_stream_query;
-    t[VGPU_OP_STREAM_WAIT_EVENT] = &D::op_stream_wait_event;
-    t[VGPU_OP_EVENT_QUERY] = &D::op_event_query;
-    t[VGPU_OP_MODULE_GET_GLOBAL] = &D::op_module_get_global;
-    t[VGPU_OP_CTX_CREATE] = &D::op_ctx_create;
-    t[VGPU_OP_CTX_DESTROY] = &D::op_ctx_destroy;
-    t[VGPU_OP_CTX_SET_CURRENT] = &D::op_ctx_set_current;
-    t[VGPU_OP_PRIMARY_CTX_RETAIN] = &D::op_primary_ctx_retain;
-    t[VGPU_OP_PRIMARY_CTX_RELEASE] = &D::op_primary_ctx_release;
-    t[VGPU_OP_PRIMARY_CTX_STATE] = &D::op_primary_ctx_state;
-    t[VGPU_OP_PRIMARY_CTX_SET_FLAGS] = &D::op_primary_ctx_set_flags;
-    t[VGPU_OP_PRIMARY_CTX_RESET] = &D::op_primary_ctx_reset;
-    t[VGPU_OP_MEMCPY_PEER] = &D::op_memcpy_peer;
-    t[VGPU_OP_DEVICE_CAN_ACCESS_PEER] = &D::op_device_can_access_peer;
-    t[VGPU_OP_HOST_REGISTER] = &D::op_host_register;
-    t[VGPU_OP_HOST_UNREGISTER] = &D::op_host_unregister;
-    t[VGPU_OP_CTX_ENABLE_PEER_ACCESS] = &D::op_ctx_peer_access;
-    t[VGPU_OP_CTX_DISABLE_PEER_ACCESS] = &D::op_ctx_peer_access;
-    t[VGPU_OP_FUNC_OCCUPANCY] = &D::op_func_occupancy;
-    t[VGPU_OP_CTX_LIMIT] = &D::op_ctx_limit;
-    t[VGPU_OP_DEVICE_P2P_ATTRIBUTE] = &D::op_device_p2p_attribute;
-    t[VGPU_OP_VMM_GRANULARITY] = &D::op_vmm_granularity;
-    t[VGPU_OP_VMM_RESERVE] = &D::op_vmm_reserve;
-    t[VGPU_OP_VMM_FREE_RESERVATION] = &D::op_vmm_free_reservation;
-    t[VGPU_OP_VMM_CREATE] = &D::op_vmm_create;
-    t[VGPU_OP_VMM_RELEASE] = &D::op_vmm_release;
-    t[VGPU_OP_VMM_MAP] = &D::op_vmm_map;
-    t[VGPU_OP_VMM_UNMAP] = &D::op_vmm_unmap;
-    t[VGPU_OP_VMM_SET_ACCESS] = &D::op_vmm_set_access;
-    t[VGPU_OP_ARRAY_CREATE] = &D::op_array_create;
-    t[VGPU_OP_ARRAY_DESTROY] = &D::op_array_destroy;
-    t[VGPU_OP_ARRAY_GET_DESCRIPTOR] = &D::op_array_get_descriptor;
-    t[VGPU_OP_MEMCPY_3D] = &D::op_memcpy_3d;
-    t[VGPU_OP_TEX_OBJECT_CREATE] = &D::op_sampled_object_create;
-    t[VGPU_OP_TEX_OBJECT_DESTROY] = &D::op_sampled_object_destroy;
-    t[VGPU_OP_SURF_OBJECT_CREATE] = &D::op_sampled_object_create;
-    t[VGPU_OP_SURF_OBJECT_DESTROY] = &D::op_sampled_object_destroy;
-    t[VGPU_OP_SAMPLED_OBJECT_RESOURCE] = &D::op_sampled_object_resource;
-    t[VGPU_OP_BLAS_CREATE] = &D::op_blas_create;
-    t[VGPU_OP_BLAS_DESTROY] = &D::op_blas_destroy;
-    t[VGPU_OP_BLAS_SET_STREAM] = &D::op_blas_set;
-    t[VGPU_OP_BLAS_SET_MATH_MODE] = &D::op_blas_set;
-    t[VGPU_OP_BLAS_SET_WORKSPACE] = &D::op_blas_set;
-    t[VGPU_OP_BLAS_GET_VERSION] = &D::op_blas_get_version;
-    t[VGPU_OP_BLAS_LEVEL1] = &D::op_blas_level1;
-    t[VGPU_OP_BLAS_LEVEL2] = &D::op_blas_level2;
-    t[VGPU_OP_BLAS_GEMM] = &D::op_blas_gemm;
-    t[VGPU_OP_BLAS_LEVEL3] = &D::op_blas_level3;
-    t[VGPU_OP_RAND_CREATE] = &D::op_rand_create;
-    t[VGPU_OP_RAND_DESTROY] = &D::op_rand_destroy;
-    t[VGPU_OP_RAND_SET_STREAM] = &D::op_rand_set;
-    t[VGPU_OP_RAND_SET_SEED] = &D::op_rand_set;
-    t[VGPU_OP_RAND_GENERATE] = &D::op_rand_generate;
-    t[VGPU_OP_RAND_SET_OFFSET] = &D::op_rand_set;
-    t[VGPU_OP_RAND_SET_ORDERING] = &D::op_rand_set;
-    t[VGPU_OP_RAND_SET_DIMENSIONS] = &D::op_rand_set;
-    t[VGPU_OP_RAND_GET_TABLE] = &D::op_rand_get_table;
-    t[VGPU_OP_FFT_PLAN] = &D::op_fft_plan;
-    t[VGPU_OP_FFT_DESTROY] = &D::op_fft_destroy;
-    t[VGPU_OP_FFT_SET_STREAM] = &D::op_fft_set_stream;
-    t[VGPU_OP_FFT_EXEC] = &D::op_fft_exec;
-    t[VGPU_OP_FFT_PLAN_MANY] = &D::op_fft_plan_many;
-    t[VGPU_OP_FFT_SET_WORK_AREA] = &D::op_fft_set_work_area;
-    t[VGPU_OP_STREAM_BEGIN_CAPTURE] = &D::op_stream_begin_capture;
-    t[VGPU_OP_STREAM_END_CAPTURE] = &D::op_stream_end_capture;
-    t[VGPU_OP_STREAM_CAPTURE_INFO] = &D::op_stream_capture_info;
-    t[VGPU_OP_GRAPH_CREATE] = &D::op_graph_create;
-    t[VGPU_OP_GRAPH_DESTROY] = &D::op_graph_destroy;
-    t[VGPU_OP_GRAPH_ADD_EMPTY_NODE] = &D::op_graph_add_empty_node;
-    t[VGPU_OP_GRAPH_ADD_KERNEL_NODE] = &D::op_graph_add_kernel_node;
-    t[VGPU_OP_GRAPH_ADD_MEMCPY_NODE] = &D::op_graph_add_memcpy_node;
-    t[VGPU_OP_GRAPH_ADD_MEMSET_NODE] = &D::op_graph_add_memset_node;
-    t[VGPU_OP_GRAPH_DEPENDENCIES] = &D::op_graph_dependencies;
-    t[VGPU_OP_GRAPH_GET_NODES] = &D::op_graph_get_nodes;
-    t[VGPU_OP_GRAPH_DESTROY_NODE] = &D::op_graph_destroy_node;
-    t[VGPU_OP_GRAPH_KERNEL_NODE_SET_PARAMS] = &D::op_graph_kernel_node_set_params;
-    t[VGPU_OP_GRAPH_EXEC_KERNEL_NODE_SET_PARAMS] = &D::op_graph_kernel_node_set_params;
-    t[VGPU_OP_GRAPH_INSTANTIATE] = &D::op_graph_instantiate;
-    t[VGPU_OP_GRAPH_EXEC_DESTROY] = &D::op_graph_exec_destroy;
-    t[VGPU_OP_GRAPH_LAUNCH] = &D::op_graph_launch;
-    t[VGPU_OP_GRAPH_UPLOAD] = &D::op_graph_launch;
-    t[VGPU_OP_GRAPH_EXEC_UPDATE] = &D::op_graph_exec_update;
+#define KVMGPU_DISPATCH_ENTRY(NAME, number, facts, args, results) t[VGPU_OP_##NAME] = &CommandDispatch::op_##NAME;
+    VGPU_OPS(KVMGPU_DISPATCH_ENTRY)
+#undef KVMGPU_DISPATCH_ENTRY
     return t;
 }();
 

@@ -18,7 +18,7 @@ constexpr uint64_t kArrayChargeGranule = 64 << 10;
 bool inside(uint64_t first, uint64_t count, uint64_t extent) { return first <= extent && count <= extent - first; }
 } // namespace
 
-CommandResult CommandDispatch::op_array_create(GuestCommand& c) {
+CommandResult CommandDispatch::op_ARRAY_CREATE(GuestCommand& c) {
     if (c.desc.payload_len != sizeof(vgpu_array_desc)) return fail(VGPU_ERROR_INVALID_VALUE, "array descriptor size");
     vgpu_array_desc d;
     std::memcpy(&d, c.payload.data(), sizeof d);
@@ -47,7 +47,7 @@ CommandResult CommandDispatch::op_array_create(GuestCommand& c) {
     return done(VGPU_SUCCESS, *h);
 }
 
-CommandResult CommandDispatch::op_array_destroy(GuestCommand& c) {
+CommandResult CommandDispatch::op_ARRAY_DESTROY(GuestCommand& c) {
     const auto entry = arrays_.erase(c.desc.arg[0], ctx_);
     if (!entry) return fail(VGPU_ERROR_INVALID_HANDLE, "array handle");
     // Texture and surface objects on it stay, as in CUDA: a kernel that
@@ -56,7 +56,7 @@ CommandResult CommandDispatch::op_array_destroy(GuestCommand& c) {
     return done(backend_result(backend().array_destroy(entry->array)));
 }
 
-CommandResult CommandDispatch::op_array_get_descriptor(GuestCommand& c) {
+CommandResult CommandDispatch::op_ARRAY_GET_DESCRIPTOR(GuestCommand& c) {
     const ArrayEntry* a = arrays_.find(c.desc.arg[0], ctx_);
     if (!a) return fail(VGPU_ERROR_INVALID_HANDLE, "array handle");
     const vgpu_array_desc d = a->shape.desc();
@@ -129,7 +129,7 @@ uint32_t CommandDispatch::copy_side(const vgpu_copy_side& in, const vgpu_copy3d&
 }
 
 // arg0 stream; payload vgpu_copy3d.
-CommandResult CommandDispatch::op_memcpy_3d(GuestCommand& c) {
+CommandResult CommandDispatch::op_MEMCPY_3D(GuestCommand& c) {
     BackendStream s;
     if (!stream_of(c.desc.arg[0], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     if (c.desc.payload_len != sizeof(vgpu_copy3d)) return fail(VGPU_ERROR_INVALID_VALUE, "copy descriptor size");

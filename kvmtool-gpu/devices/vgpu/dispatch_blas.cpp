@@ -29,7 +29,7 @@ BlasLibrary* CommandDispatch::blas_library() {
     return lib;
 }
 
-CommandResult CommandDispatch::op_blas_create(GuestCommand&) {
+CommandResult CommandDispatch::op_BLAS_CREATE(GuestCommand&) {
     BlasLibrary* lib = blas_library();
     if (!lib) return fail(VGPU_ERROR_NOT_INITIALIZED, "no BLAS library");
     if (!allocs_.charge(kBlasHandleCharge))
@@ -49,14 +49,14 @@ CommandResult CommandDispatch::op_blas_create(GuestCommand&) {
     return done(VGPU_SUCCESS, *vm);
 }
 
-CommandResult CommandDispatch::op_blas_destroy(GuestCommand& c) {
+CommandResult CommandDispatch::op_BLAS_DESTROY(GuestCommand& c) {
     const auto e = blas_.erase(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuBLAS handle");
     allocs_.uncharge(kBlasHandleCharge);
     return done(backend_result(backend().blas()->destroy(e->library)));
 }
 
-CommandResult CommandDispatch::op_blas_set(GuestCommand& c) {
+CommandResult CommandDispatch::blas_set(GuestCommand& c) {
     BlasEntry* e = blas_.find(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuBLAS handle");
     BlasLibrary& lib = *backend().blas();
@@ -80,7 +80,7 @@ CommandResult CommandDispatch::op_blas_set(GuestCommand& c) {
     }
 }
 
-CommandResult CommandDispatch::op_blas_get_version(GuestCommand&) {
+CommandResult CommandDispatch::op_BLAS_GET_VERSION(GuestCommand&) {
     BlasLibrary* lib = blas_library();
     if (!lib) return fail(VGPU_ERROR_NOT_INITIALIZED, "no BLAS library");
     int v = 0;
@@ -134,19 +134,19 @@ const char* CommandDispatch::blas_operands_ok(const BlasPlan& plan) {
     if (plan.why) return fail(plan.status, plan.why);                                                  \
     if (const char* why = blas_operands_ok(plan)) return fail(VGPU_ERROR_INVALID_VALUE, why);
 
-CommandResult CommandDispatch::op_blas_level1(GuestCommand& c) {
+CommandResult CommandDispatch::op_BLAS_LEVEL1(GuestCommand& c) {
     KVMGPU_BLAS_PREAMBLE(vgpu_blas_level1, check_level1)
     BlasResult r;
     const Status s = backend_result(backend().blas()->level1(e->library, call, &r));
     return done(s, r.bits[0], r.bits[1]);
 }
 
-CommandResult CommandDispatch::op_blas_level2(GuestCommand& c) {
+CommandResult CommandDispatch::op_BLAS_LEVEL2(GuestCommand& c) {
     KVMGPU_BLAS_PREAMBLE(vgpu_blas_level2, check_level2)
     return done(backend_result(backend().blas()->level2(e->library, call)));
 }
 
-CommandResult CommandDispatch::op_blas_level3(GuestCommand& c) {
+CommandResult CommandDispatch::op_BLAS_LEVEL3(GuestCommand& c) {
     KVMGPU_BLAS_PREAMBLE(vgpu_blas_level3, check_level3)
     return done(backend_result(backend().blas()->level3(e->library, call)));
 }
@@ -163,7 +163,7 @@ bool outputs_miss_arrays(std::span<const uint64_t> c, uint64_t c_bytes, const vg
 }
 } // namespace
 
-CommandResult CommandDispatch::op_blas_gemm(GuestCommand& c) {
+CommandResult CommandDispatch::op_BLAS_GEMM(GuestCommand& c) {
     KVMGPU_BLAS_PREAMBLE(vgpu_blas_gemm, check_gemm)
     BlasPointers pointers;
     if (call.form == VGPU_BLAS_GEMM_POINTERS && call.batch > 0) {
@@ -204,5 +204,9 @@ void CommandDispatch::destroy_blas_of(uint64_t ctx) {
         if (BlasLibrary* lib = backend().blas()) lib->destroy(e.library);
     });
 }
+
+CommandResult CommandDispatch::op_BLAS_SET_STREAM(GuestCommand& c) { return blas_set(c); }
+CommandResult CommandDispatch::op_BLAS_SET_MATH_MODE(GuestCommand& c) { return blas_set(c); }
+CommandResult CommandDispatch::op_BLAS_SET_WORKSPACE(GuestCommand& c) { return blas_set(c); }
 
 } // namespace kvmgpu::vgpu

@@ -79,7 +79,7 @@ void CommandDispatch::free_objects_of(uint64_t ctx, bool drain) {
 }
 
 // arg0 flags, arg1 device. The new context is current, as cuCtxCreate makes it.
-CommandResult CommandDispatch::op_ctx_create(GuestCommand& c) {
+CommandResult CommandDispatch::op_CTX_CREATE(GuestCommand& c) {
     if (!context_flags_ok(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_VALUE, "unknown context flags");
     if (!device_exists(c.desc.arg[1])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
     auto h = contexts_.insert(
@@ -89,7 +89,7 @@ CommandResult CommandDispatch::op_ctx_create(GuestCommand& c) {
     return done(VGPU_SUCCESS, *h);
 }
 
-CommandResult CommandDispatch::op_ctx_destroy(GuestCommand& c) {
+CommandResult CommandDispatch::op_CTX_DESTROY(GuestCommand& c) {
     const uint64_t h = c.desc.arg[0];
     const ContextEntry* e = contexts_.find(h);
     if (!e) return fail(VGPU_ERROR_INVALID_CONTEXT, "context handle");
@@ -101,14 +101,14 @@ CommandResult CommandDispatch::op_ctx_destroy(GuestCommand& c) {
     return done(VGPU_SUCCESS);
 }
 
-CommandResult CommandDispatch::op_ctx_set_current(GuestCommand& c) {
+CommandResult CommandDispatch::op_CTX_SET_CURRENT(GuestCommand& c) {
     const uint64_t h = c.desc.arg[0];
     if (h != 0 && !contexts_.find(h)) return fail(VGPU_ERROR_INVALID_CONTEXT, "context handle");
     make_current(h);
     return done(VGPU_SUCCESS);
 }
 
-CommandResult CommandDispatch::op_primary_ctx_retain(GuestCommand& c) {
+CommandResult CommandDispatch::op_PRIMARY_CTX_RETAIN(GuestCommand& c) {
     if (!device_exists(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
     const auto device = static_cast<uint32_t>(c.desc.arg[0]);
     const uint64_t h = primary_context(device);
@@ -120,7 +120,7 @@ CommandResult CommandDispatch::op_primary_ctx_retain(GuestCommand& c) {
 
 // The last release frees what was made in it, as the driver's does.
 // result0: the retains left.
-CommandResult CommandDispatch::op_primary_ctx_release(GuestCommand& c) {
+CommandResult CommandDispatch::op_PRIMARY_CTX_RELEASE(GuestCommand& c) {
     if (!device_exists(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
     const auto device = static_cast<uint32_t>(c.desc.arg[0]);
     if (primaries_.size() <= device || primaries_[device].retains == 0)
@@ -133,14 +133,14 @@ CommandResult CommandDispatch::op_primary_ctx_release(GuestCommand& c) {
     return done(VGPU_SUCCESS, p.retains);
 }
 
-CommandResult CommandDispatch::op_primary_ctx_state(GuestCommand& c) {
+CommandResult CommandDispatch::op_PRIMARY_CTX_STATE(GuestCommand& c) {
     if (!device_exists(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
     const auto device = static_cast<uint32_t>(c.desc.arg[0]);
     if (primaries_.size() <= device) return done(VGPU_SUCCESS, 0, 0);
     return done(VGPU_SUCCESS, primaries_[device].flags, primaries_[device].retains > 0);
 }
 
-CommandResult CommandDispatch::op_primary_ctx_set_flags(GuestCommand& c) {
+CommandResult CommandDispatch::op_PRIMARY_CTX_SET_FLAGS(GuestCommand& c) {
     if (!device_exists(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
     if (!context_flags_ok(c.desc.arg[1])) return fail(VGPU_ERROR_INVALID_VALUE, "unknown context flags");
     const auto device = static_cast<uint32_t>(c.desc.arg[0]);
@@ -150,7 +150,7 @@ CommandResult CommandDispatch::op_primary_ctx_set_flags(GuestCommand& c) {
 }
 
 // Frees what was made in it; retains and currency stay, as with the driver.
-CommandResult CommandDispatch::op_primary_ctx_reset(GuestCommand& c) {
+CommandResult CommandDispatch::op_PRIMARY_CTX_RESET(GuestCommand& c) {
     if (!device_exists(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
     const auto device = static_cast<uint32_t>(c.desc.arg[0]);
     if (primaries_.size() <= device || primaries_[device].handle == 0) return done(VGPU_SUCCESS);
@@ -160,7 +160,7 @@ CommandResult CommandDispatch::op_primary_ctx_reset(GuestCommand& c) {
 }
 
 // arg0 device, arg1 peer device -> result0 1 if device can map peer's memory.
-CommandResult CommandDispatch::op_device_can_access_peer(GuestCommand& c) {
+CommandResult CommandDispatch::op_DEVICE_CAN_ACCESS_PEER(GuestCommand& c) {
     if (!device_exists(c.desc.arg[0]) || !device_exists(c.desc.arg[1]))
         return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
     int can = 0;
@@ -172,7 +172,7 @@ CommandResult CommandDispatch::op_device_can_access_peer(GuestCommand& c) {
 // ENABLE: arg0 peer context, arg1 flags (0); DISABLE: arg0 peer context.
 // From the current context's device to the peer's; the pairs enabled are
 // kept here, so every backend answers ALREADY_ENABLED / NOT_ENABLED alike.
-CommandResult CommandDispatch::op_ctx_peer_access(GuestCommand& c) {
+CommandResult CommandDispatch::set_peer_access(GuestCommand& c) {
     const bool enable = c.desc.opcode == VGPU_OP_CTX_ENABLE_PEER_ACCESS;
     const uint64_t peer = c.desc.arg[0];
     const ContextEntry* p = contexts_.find(peer);
@@ -187,5 +187,8 @@ CommandResult CommandDispatch::op_ctx_peer_access(GuestCommand& c) {
     else peer_access_.erase(pair);
     return done(VGPU_SUCCESS);
 }
+
+CommandResult CommandDispatch::op_CTX_ENABLE_PEER_ACCESS(GuestCommand& c) { return set_peer_access(c); }
+CommandResult CommandDispatch::op_CTX_DISABLE_PEER_ACCESS(GuestCommand& c) { return set_peer_access(c); }
 
 } // namespace kvmgpu::vgpu

@@ -14,15 +14,15 @@ constexpr uint64_t kStreamFlagsAllowed = 0x1; // CU_STREAM_NON_BLOCKING
 constexpr uint64_t kEventFlagsAllowed = 0x3;
 } // namespace
 
-CommandResult CommandDispatch::op_nop(GuestCommand&) { return done(VGPU_SUCCESS); }
+CommandResult CommandDispatch::op_NOP(GuestCommand&) { return done(VGPU_SUCCESS); }
 
-CommandResult CommandDispatch::op_init(GuestCommand&) { return done(VGPU_SUCCESS, devices_.id()); }
+CommandResult CommandDispatch::op_INIT(GuestCommand&) { return done(VGPU_SUCCESS, devices_.id()); }
 
-CommandResult CommandDispatch::op_device_get_count(GuestCommand&) {
+CommandResult CommandDispatch::op_DEVICE_GET_COUNT(GuestCommand&) {
     return done(VGPU_SUCCESS, static_cast<uint64_t>(devices_.count()));
 }
 
-CommandResult CommandDispatch::op_device_get_attribute(GuestCommand& c) {
+CommandResult CommandDispatch::op_DEVICE_GET_ATTRIBUTE(GuestCommand& c) {
     if (c.desc.arg[0] > INT_MAX) return fail(VGPU_ERROR_INVALID_VALUE, "attribute out of range");
     if (!device_exists(c.desc.arg[1])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
     // Managed memory is the guest library's emulation, which needs device
@@ -51,7 +51,7 @@ bool CommandDispatch::managed_memory_placeable() {
     return managed_placeable_ == 1;
 }
 
-CommandResult CommandDispatch::op_device_get_name(GuestCommand& c) {
+CommandResult CommandDispatch::op_DEVICE_GET_NAME(GuestCommand& c) {
     if (!device_exists(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
     char name[256] = {};
     const Status s = backend_result(devices_.at(static_cast<int>(c.desc.arg[0])).device_name(name, sizeof name - 1));
@@ -64,18 +64,18 @@ CommandResult CommandDispatch::op_device_get_name(GuestCommand& c) {
     return r;
 }
 
-CommandResult CommandDispatch::op_device_total_mem(GuestCommand& c) {
+CommandResult CommandDispatch::op_DEVICE_TOTAL_MEM(GuestCommand& c) {
     if (!device_exists(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
     uint64_t total = 0;
     const Status s = backend_result(devices_.at(static_cast<int>(c.desc.arg[0])).device_total_mem(&total));
     return done(s, total); // the GPU's, as the driver says; cuMemGetInfo gives this VM's share
 }
 
-CommandResult CommandDispatch::op_ctx_synchronize(GuestCommand&) {
+CommandResult CommandDispatch::op_CTX_SYNCHRONIZE(GuestCommand&) {
     return done(backend_result(backend().ctx_synchronize()));
 }
 
-CommandResult CommandDispatch::op_stream_create(GuestCommand& c) {
+CommandResult CommandDispatch::op_STREAM_CREATE(GuestCommand& c) {
     if (c.desc.arg[0] & ~kStreamFlagsAllowed) return fail(VGPU_ERROR_INVALID_VALUE, "unknown stream flags");
     if (streams_.size() >= streams_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "stream table full");
     BackendStream s = 0;
@@ -84,20 +84,20 @@ CommandResult CommandDispatch::op_stream_create(GuestCommand& c) {
     return done(VGPU_SUCCESS, *streams_.insert(s, ctx_)); // capacity checked above
 }
 
-CommandResult CommandDispatch::op_stream_synchronize(GuestCommand& c) {
+CommandResult CommandDispatch::op_STREAM_SYNCHRONIZE(GuestCommand& c) {
     BackendStream s;
     if (!stream_of(c.desc.arg[0], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     return done(backend_result(backend().stream_synchronize(s)));
 }
 
-CommandResult CommandDispatch::op_stream_destroy(GuestCommand& c) {
+CommandResult CommandDispatch::op_STREAM_DESTROY(GuestCommand& c) {
     // Stream 0 is the default stream: it cannot be destroyed.
     auto s = streams_.erase(c.desc.arg[0], ctx_);
     if (!s) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     return done(backend_result(backend().stream_destroy(*s)));
 }
 
-CommandResult CommandDispatch::op_event_create(GuestCommand& c) {
+CommandResult CommandDispatch::op_EVENT_CREATE(GuestCommand& c) {
     if (c.desc.arg[0] & ~kEventFlagsAllowed) return fail(VGPU_ERROR_INVALID_VALUE, "unknown event flags");
     if (events_.size() >= events_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "event table full");
     BackendEvent e = 0;
@@ -106,7 +106,7 @@ CommandResult CommandDispatch::op_event_create(GuestCommand& c) {
     return done(VGPU_SUCCESS, *events_.insert(e, ctx_));
 }
 
-CommandResult CommandDispatch::op_event_record(GuestCommand& c) {
+CommandResult CommandDispatch::op_EVENT_RECORD(GuestCommand& c) {
     const BackendEvent* e = events_.find(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
     BackendStream s;
@@ -114,13 +114,13 @@ CommandResult CommandDispatch::op_event_record(GuestCommand& c) {
     return done(backend_result(backend().event_record(*e, s)));
 }
 
-CommandResult CommandDispatch::op_event_synchronize(GuestCommand& c) {
+CommandResult CommandDispatch::op_EVENT_SYNCHRONIZE(GuestCommand& c) {
     const BackendEvent* e = events_.find(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
     return done(backend_result(backend().event_synchronize(*e)));
 }
 
-CommandResult CommandDispatch::op_event_elapsed_time(GuestCommand& c) {
+CommandResult CommandDispatch::op_EVENT_ELAPSED_TIME(GuestCommand& c) {
     const BackendEvent* start = events_.find(c.desc.arg[0], ctx_);
     const BackendEvent* end = events_.find(c.desc.arg[1], ctx_);
     if (!start || !end) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
@@ -131,7 +131,7 @@ CommandResult CommandDispatch::op_event_elapsed_time(GuestCommand& c) {
     return done(s, bits);
 }
 
-CommandResult CommandDispatch::op_event_destroy(GuestCommand& c) {
+CommandResult CommandDispatch::op_EVENT_DESTROY(GuestCommand& c) {
     auto e = events_.erase(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
     return done(backend_result(backend().event_destroy(*e)));
@@ -145,20 +145,20 @@ CommandResult CommandDispatch::query_result(Status s) {
     return r;
 }
 
-CommandResult CommandDispatch::op_stream_query(GuestCommand& c) {
+CommandResult CommandDispatch::op_STREAM_QUERY(GuestCommand& c) {
     BackendStream s;
     if (!stream_of(c.desc.arg[0], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     return query_result(backend_result(backend().stream_query(s)));
 }
 
-CommandResult CommandDispatch::op_event_query(GuestCommand& c) {
+CommandResult CommandDispatch::op_EVENT_QUERY(GuestCommand& c) {
     const BackendEvent* e = events_.find(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
     return query_result(backend_result(backend().event_query(*e)));
 }
 
 // arg2: cuStreamWaitEvent's flags; only CU_EVENT_WAIT_DEFAULT (0) exists.
-CommandResult CommandDispatch::op_stream_wait_event(GuestCommand& c) {
+CommandResult CommandDispatch::op_STREAM_WAIT_EVENT(GuestCommand& c) {
     BackendStream s;
     if (!stream_of(c.desc.arg[0], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     const BackendEvent* e = events_.find(c.desc.arg[1], ctx_);

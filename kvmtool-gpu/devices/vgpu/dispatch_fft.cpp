@@ -10,7 +10,7 @@
 
 namespace kvmgpu::vgpu {
 
-CommandResult CommandDispatch::op_fft_plan(GuestCommand& c) {
+CommandResult CommandDispatch::op_FFT_PLAN(GuestCommand& c) {
     const uint64_t n[3] = {c.desc.arg[1], c.desc.arg[2], c.desc.arg[3]};
     const auto shape = FftShape::from(c.desc.arg[0], n, c.desc.arg[4], c.desc.arg[5]);
     if (!shape) return fail(VGPU_ERROR_INVALID_VALUE, "cuFFT plan: rank, a size, the type or the batch");
@@ -19,7 +19,7 @@ CommandResult CommandDispatch::op_fft_plan(GuestCommand& c) {
 }
 
 // payload vgpu_fft_plan_many: cufftMakePlanMany64's arguments (FftShape::many checks them).
-CommandResult CommandDispatch::op_fft_plan_many(GuestCommand& c) {
+CommandResult CommandDispatch::op_FFT_PLAN_MANY(GuestCommand& c) {
     vgpu_fft_plan_many m;
     if (c.desc.payload_len != sizeof m) return fail(VGPU_ERROR_INVALID_VALUE, "cuFFT plan: payload is not a vgpu_fft_plan_many");
     std::memcpy(&m, c.payload.data(), sizeof m);
@@ -64,7 +64,7 @@ CommandResult CommandDispatch::fft_add_plan(const FftShape& shape, bool auto_all
 // arg1: the work area; [dptr, + the plan's work bytes) inside one of the
 // VM's allocations (the library writes it). The program may free it later:
 // each exec checks it again.
-CommandResult CommandDispatch::op_fft_set_work_area(GuestCommand& c) {
+CommandResult CommandDispatch::op_FFT_SET_WORK_AREA(GuestCommand& c) {
     FftEntry* e = fft_.find(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuFFT plan");
     const uint64_t dptr = c.desc.arg[1];
@@ -75,14 +75,14 @@ CommandResult CommandDispatch::op_fft_set_work_area(GuestCommand& c) {
     return done(s);
 }
 
-CommandResult CommandDispatch::op_fft_destroy(GuestCommand& c) {
+CommandResult CommandDispatch::op_FFT_DESTROY(GuestCommand& c) {
     const auto e = fft_.erase(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuFFT plan");
     allocs_.uncharge(e->auto_allocation ? e->work : 0);
     return done(backend_result(backend().fft()->destroy(e->plan)));
 }
 
-CommandResult CommandDispatch::op_fft_set_stream(GuestCommand& c) {
+CommandResult CommandDispatch::op_FFT_SET_STREAM(GuestCommand& c) {
     const FftEntry* e = fft_.find(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuFFT plan");
     BackendStream s;
@@ -91,7 +91,7 @@ CommandResult CommandDispatch::op_fft_set_stream(GuestCommand& c) {
 }
 
 // arg1 input, arg2 output, arg3 the exec's type, arg4 direction.
-CommandResult CommandDispatch::op_fft_exec(GuestCommand& c) {
+CommandResult CommandDispatch::op_FFT_EXEC(GuestCommand& c) {
     const FftEntry* e = fft_.find(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuFFT plan");
     const uint64_t in = c.desc.arg[1], out = c.desc.arg[2];

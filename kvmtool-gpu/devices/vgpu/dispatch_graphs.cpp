@@ -47,7 +47,7 @@ void CommandDispatch::forget_graph(const GraphEntry& g) {
 }
 
 // arg0 stream (one the guest created), arg1 CUstreamCaptureMode.
-CommandResult CommandDispatch::op_stream_begin_capture(GuestCommand& c) {
+CommandResult CommandDispatch::op_STREAM_BEGIN_CAPTURE(GuestCommand& c) {
     GraphBackend* gb = graph_backend();
     if (!gb) return fail(VGPU_ERROR_NOT_SUPPORTED, "this backend has no CUDA graphs");
     BackendStream s;
@@ -60,7 +60,7 @@ CommandResult CommandDispatch::op_stream_begin_capture(GuestCommand& c) {
 }
 
 // arg0 stream -> result0 the captured graph.
-CommandResult CommandDispatch::op_stream_end_capture(GuestCommand& c) {
+CommandResult CommandDispatch::op_STREAM_END_CAPTURE(GuestCommand& c) {
     GraphBackend* gb = graph_backend();
     if (!gb) return fail(VGPU_ERROR_NOT_SUPPORTED, "this backend has no CUDA graphs");
     BackendStream s;
@@ -83,7 +83,7 @@ CommandResult CommandDispatch::op_stream_end_capture(GuestCommand& c) {
 }
 
 // arg0 stream -> result0 CUstreamCaptureStatus, result1 the capture's id.
-CommandResult CommandDispatch::op_stream_capture_info(GuestCommand& c) {
+CommandResult CommandDispatch::op_STREAM_CAPTURE_INFO(GuestCommand& c) {
     GraphBackend* gb = graph_backend();
     BackendStream s;
     if (!stream_of(c.desc.arg[0], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
@@ -94,7 +94,7 @@ CommandResult CommandDispatch::op_stream_capture_info(GuestCommand& c) {
     return done(st, status, id);
 }
 
-CommandResult CommandDispatch::op_graph_create(GuestCommand& c) {
+CommandResult CommandDispatch::op_GRAPH_CREATE(GuestCommand& c) {
     GraphBackend* gb = graph_backend();
     if (!gb) return fail(VGPU_ERROR_NOT_SUPPORTED, "this backend has no CUDA graphs");
     if (c.desc.arg[0] != 0) return fail(VGPU_ERROR_INVALID_VALUE, "graph flags");
@@ -105,7 +105,7 @@ CommandResult CommandDispatch::op_graph_create(GuestCommand& c) {
     return done(VGPU_SUCCESS, *graphs_.insert(GraphEntry{g, 0, {}}, ctx_));
 }
 
-CommandResult CommandDispatch::op_graph_destroy(GuestCommand& c) {
+CommandResult CommandDispatch::op_GRAPH_DESTROY(GuestCommand& c) {
     auto g = graphs_.erase(c.desc.arg[0], ctx_);
     if (!g) return fail(VGPU_ERROR_INVALID_HANDLE, "graph handle");
     forget_graph(*g);
@@ -125,7 +125,7 @@ CommandResult CommandDispatch::add_graph_node(uint64_t graph, const GraphNodeSpe
     return done(VGPU_SUCCESS, *node_handle(graph, *g, n));
 }
 
-CommandResult CommandDispatch::op_graph_add_empty_node(GuestCommand& c) {
+CommandResult CommandDispatch::op_GRAPH_ADD_EMPTY_NODE(GuestCommand& c) {
     return add_graph_node(c.desc.arg[0], GraphNodeSpec{});
 }
 
@@ -160,7 +160,7 @@ CommandDispatch::KernelNode CommandDispatch::kernel_node(const GuestCommand& c) 
     return k;
 }
 
-CommandResult CommandDispatch::op_graph_add_kernel_node(GuestCommand& c) {
+CommandResult CommandDispatch::op_GRAPH_ADD_KERNEL_NODE(GuestCommand& c) {
     const KernelNode k = kernel_node(c);
     if (k.why) return fail(k.status, k.why);
     if (k.exec != 0) return fail(VGPU_ERROR_INVALID_VALUE, "exec field set on a graph's node");
@@ -168,7 +168,7 @@ CommandResult CommandDispatch::op_graph_add_kernel_node(GuestCommand& c) {
 }
 
 // KERNEL_NODE_SET_PARAMS and EXEC_KERNEL_NODE_SET_PARAMS.
-CommandResult CommandDispatch::op_graph_kernel_node_set_params(GuestCommand& c) {
+CommandResult CommandDispatch::set_kernel_node_params(GuestCommand& c) {
     const KernelNode k = kernel_node(c);
     if (k.why) return fail(k.status, k.why);
     const bool in_exec = c.desc.opcode == VGPU_OP_GRAPH_EXEC_KERNEL_NODE_SET_PARAMS;
@@ -180,7 +180,7 @@ CommandResult CommandDispatch::op_graph_kernel_node_set_params(GuestCommand& c) 
 }
 
 // arg0 graph, arg1 direction (a MEMCPY opcode), arg2 dst, arg3 src, arg4 bytes.
-CommandResult CommandDispatch::op_graph_add_memcpy_node(GuestCommand& c) {
+CommandResult CommandDispatch::op_GRAPH_ADD_MEMCPY_NODE(GuestCommand& c) {
     GraphNodeSpec spec;
     spec.kind = GraphNodeSpec::Kind::Memcpy;
     spec.dst = c.desc.arg[2], spec.src = c.desc.arg[3], spec.bytes = c.desc.arg[4];
@@ -204,7 +204,7 @@ CommandResult CommandDispatch::op_graph_add_memcpy_node(GuestCommand& c) {
 }
 
 // arg0 graph, arg1 dptr, arg2 value, arg3 element bytes, arg4 count.
-CommandResult CommandDispatch::op_graph_add_memset_node(GuestCommand& c) {
+CommandResult CommandDispatch::op_GRAPH_ADD_MEMSET_NODE(GuestCommand& c) {
     GraphNodeSpec spec;
     spec.kind = GraphNodeSpec::Kind::Memset;
     spec.dst = c.desc.arg[1], spec.count = c.desc.arg[4];
@@ -221,7 +221,7 @@ CommandResult CommandDispatch::op_graph_add_memset_node(GuestCommand& c) {
 }
 
 // arg0 graph, arg1 pairs, arg2 1 to remove; payload = {from, to} pairs.
-CommandResult CommandDispatch::op_graph_dependencies(GuestCommand& c) {
+CommandResult CommandDispatch::op_GRAPH_DEPENDENCIES(GuestCommand& c) {
     const uint64_t graph = c.desc.arg[0], pairs = c.desc.arg[1];
     const GraphEntry* g = graphs_.find(graph, ctx_);
     if (!g) return fail(VGPU_ERROR_INVALID_HANDLE, "graph handle");
@@ -242,7 +242,7 @@ CommandResult CommandDispatch::op_graph_dependencies(GuestCommand& c) {
 }
 
 // arg0 graph, arg1 first -> result0 count; payload <- handles from first on.
-CommandResult CommandDispatch::op_graph_get_nodes(GuestCommand& c) {
+CommandResult CommandDispatch::op_GRAPH_GET_NODES(GuestCommand& c) {
     const uint64_t graph = c.desc.arg[0], first = c.desc.arg[1];
     GraphEntry* g = graphs_.find(graph, ctx_);
     if (!g) return fail(VGPU_ERROR_INVALID_HANDLE, "graph handle");
@@ -262,7 +262,7 @@ CommandResult CommandDispatch::op_graph_get_nodes(GuestCommand& c) {
     return r;
 }
 
-CommandResult CommandDispatch::op_graph_destroy_node(GuestCommand& c) {
+CommandResult CommandDispatch::op_GRAPH_DESTROY_NODE(GuestCommand& c) {
     const uint64_t handle = c.desc.arg[0];
     const GraphNodeEntry* node = graph_nodes_.find(handle, ctx_);
     if (!node) return fail(VGPU_ERROR_INVALID_HANDLE, "graph node handle");
@@ -279,7 +279,7 @@ CommandResult CommandDispatch::op_graph_destroy_node(GuestCommand& c) {
 }
 
 // arg0 graph, arg1 flags (0) -> result0 graph exec.
-CommandResult CommandDispatch::op_graph_instantiate(GuestCommand& c) {
+CommandResult CommandDispatch::op_GRAPH_INSTANTIATE(GuestCommand& c) {
     const GraphEntry* g = graphs_.find(c.desc.arg[0], ctx_);
     if (!g) return fail(VGPU_ERROR_INVALID_HANDLE, "graph handle");
     if (c.desc.arg[1] != 0) return fail(VGPU_ERROR_INVALID_VALUE, "instantiate flags (none offered)");
@@ -293,7 +293,7 @@ CommandResult CommandDispatch::op_graph_instantiate(GuestCommand& c) {
     return done(VGPU_SUCCESS, *graph_execs_.insert(GraphExecEntry{e, g->nodes}, ctx_));
 }
 
-CommandResult CommandDispatch::op_graph_exec_destroy(GuestCommand& c) {
+CommandResult CommandDispatch::op_GRAPH_EXEC_DESTROY(GuestCommand& c) {
     auto e = graph_execs_.erase(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "graph exec handle");
     graph_node_count_ -= std::min(graph_node_count_, e->nodes);
@@ -301,7 +301,7 @@ CommandResult CommandDispatch::op_graph_exec_destroy(GuestCommand& c) {
 }
 
 // GRAPH_LAUNCH and GRAPH_UPLOAD: arg0 graph exec, arg1 stream.
-CommandResult CommandDispatch::op_graph_launch(GuestCommand& c) {
+CommandResult CommandDispatch::launch_graph(GuestCommand& c) {
     const GraphExecEntry* e = graph_execs_.find(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "graph exec handle");
     BackendStream s;
@@ -313,7 +313,7 @@ CommandResult CommandDispatch::op_graph_launch(GuestCommand& c) {
 }
 
 // arg0 graph exec, arg1 graph -> result0 CUgraphExecUpdateResult.
-CommandResult CommandDispatch::op_graph_exec_update(GuestCommand& c) {
+CommandResult CommandDispatch::op_GRAPH_EXEC_UPDATE(GuestCommand& c) {
     GraphExecEntry* e = graph_execs_.find(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "graph exec handle");
     const GraphEntry* g = graphs_.find(c.desc.arg[1], ctx_);
@@ -355,5 +355,11 @@ void CommandDispatch::destroy_graphs_of(uint64_t ctx) {
         graph_node_count_ -= std::min(graph_node_count_, g.nodes);
     });
 }
+
+CommandResult CommandDispatch::op_GRAPH_KERNEL_NODE_SET_PARAMS(GuestCommand& c) { return set_kernel_node_params(c); }
+CommandResult CommandDispatch::op_GRAPH_EXEC_KERNEL_NODE_SET_PARAMS(GuestCommand& c) { return set_kernel_node_params(c); }
+
+CommandResult CommandDispatch::op_GRAPH_LAUNCH(GuestCommand& c) { return launch_graph(c); }
+CommandResult CommandDispatch::op_GRAPH_UPLOAD(GuestCommand& c) { return launch_graph(c); }
 
 } // namespace kvmgpu::vgpu

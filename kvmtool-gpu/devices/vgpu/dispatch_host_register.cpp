@@ -26,7 +26,7 @@ uint64_t driver_charge(uint64_t bytes) { return (64ull << 10) + bytes / 512; }
 
 // arg0 list gpa, arg1 entries, arg2 their total, arg3 flags. Every limit
 // refuses with OUT_OF_MEMORY, as cuMemHostRegister does when it cannot pin.
-CommandResult CommandDispatch::op_host_register(GuestCommand& c) {
+CommandResult CommandDispatch::op_HOST_REGISTER(GuestCommand& c) {
     const uint64_t list_gpa = c.desc.arg[0], count = c.desc.arg[1], total = c.desc.arg[2];
     if (c.desc.arg[3] & ~kRegisterFlags) return fail(VGPU_ERROR_INVALID_VALUE, "unknown registration flags");
     if (count == 0 || count > VGPU_MAX_SG_ENTRIES) return fail(VGPU_ERROR_INVALID_VALUE, "sg count 0 or too large");
@@ -91,7 +91,7 @@ void CommandDispatch::forget_registration(const Registration& r) {
     allocs_.uncharge(r.charge);
 }
 
-CommandResult CommandDispatch::op_host_unregister(GuestCommand& c) {
+CommandResult CommandDispatch::op_HOST_UNREGISTER(GuestCommand& c) {
     auto reg = registrations_.erase(c.desc.arg[0]);
     if (!reg) return fail(VGPU_ERROR_HOST_MEMORY_NOT_REGISTERED, "registration handle");
     allocs_.drop_globals_of(static_cast<uintptr_t>(c.desc.arg[0]));

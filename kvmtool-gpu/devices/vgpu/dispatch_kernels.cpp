@@ -7,7 +7,7 @@
 
 namespace kvmgpu::vgpu {
 
-CommandResult CommandDispatch::op_module_load(GuestCommand& c) {
+CommandResult CommandDispatch::op_MODULE_LOAD_DATA(GuestCommand& c) {
     const uint64_t gpa = c.desc.arg[0], bytes = c.desc.arg[1];
     if (bytes == 0) return fail(VGPU_ERROR_INVALID_VALUE, "empty module image");
     if (bytes > opts_.max_module_bytes) return fail(VGPU_ERROR_INVALID_VALUE, "module image larger than max_module_bytes");
@@ -26,7 +26,7 @@ CommandResult CommandDispatch::op_module_load(GuestCommand& c) {
     return done(VGPU_SUCCESS, *modules_.insert(ModuleEntry{m}, ctx_));
 }
 
-CommandResult CommandDispatch::op_module_unload(GuestCommand& c) {
+CommandResult CommandDispatch::op_MODULE_UNLOAD(GuestCommand& c) {
     const uint64_t handle = c.desc.arg[0];
     auto m = modules_.erase(handle, ctx_);
     if (!m) return fail(VGPU_ERROR_INVALID_HANDLE, "module handle");
@@ -41,7 +41,7 @@ CommandResult CommandDispatch::op_module_unload(GuestCommand& c) {
 }
 
 // arg0 module; payload = the name, payload_len bytes, no NUL.
-CommandResult CommandDispatch::op_module_get_function(GuestCommand& c) {
+CommandResult CommandDispatch::op_MODULE_GET_FUNCTION(GuestCommand& c) {
     const uint64_t module = c.desc.arg[0];
     const ModuleEntry* m = modules_.find(module, ctx_);
     if (!m) return fail(VGPU_ERROR_INVALID_HANDLE, "module handle");
@@ -69,7 +69,7 @@ CommandResult CommandDispatch::op_module_get_function(GuestCommand& c) {
 
 // arg0 module; payload = the variable's name, payload_len bytes, no NUL.
 // The variable is the VM's device memory from now until the module goes.
-CommandResult CommandDispatch::op_module_get_global(GuestCommand& c) {
+CommandResult CommandDispatch::op_MODULE_GET_GLOBAL(GuestCommand& c) {
     const ModuleEntry* m = modules_.find(c.desc.arg[0], ctx_);
     if (!m) return fail(VGPU_ERROR_INVALID_HANDLE, "module handle");
     const std::string_view name(reinterpret_cast<const char*>(c.payload.data()), c.desc.payload_len);
@@ -84,7 +84,7 @@ CommandResult CommandDispatch::op_module_get_global(GuestCommand& c) {
 
 // arg0 function, arg1 first parameter. The module's layout, as
 // cuFuncGetParamInfo gives it: result0 count, result1 buffer bytes.
-CommandResult CommandDispatch::op_func_get_param_info(GuestCommand& c) {
+CommandResult CommandDispatch::op_FUNC_GET_PARAM_INFO(GuestCommand& c) {
     const FunctionEntry* f = functions_.find(c.desc.arg[0], ctx_);
     if (!f) return fail(VGPU_ERROR_INVALID_HANDLE, "function handle");
     const uint64_t first = c.desc.arg[1], count = f->params.count();
@@ -103,7 +103,7 @@ CommandResult CommandDispatch::op_func_get_param_info(GuestCommand& c) {
 }
 
 // arg0 function, arg1 CUfunction_attribute -> result0 the value (an int).
-CommandResult CommandDispatch::op_func_get_attribute(GuestCommand& c) {
+CommandResult CommandDispatch::op_FUNC_GET_ATTRIBUTE(GuestCommand& c) {
     const FunctionEntry* f = functions_.find(c.desc.arg[0], ctx_);
     if (!f) return fail(VGPU_ERROR_INVALID_HANDLE, "function handle");
     if (c.desc.arg[1] > 0xFFFF) return fail(VGPU_ERROR_INVALID_VALUE, "function attribute");
@@ -114,7 +114,7 @@ CommandResult CommandDispatch::op_func_get_attribute(GuestCommand& c) {
 
 // arg0 function, arg1 CUfunction_attribute, arg2 the value (an int): the
 // driver checks which attributes may be set and to what.
-CommandResult CommandDispatch::op_func_set_attribute(GuestCommand& c) {
+CommandResult CommandDispatch::op_FUNC_SET_ATTRIBUTE(GuestCommand& c) {
     const FunctionEntry* f = functions_.find(c.desc.arg[0], ctx_);
     if (!f) return fail(VGPU_ERROR_INVALID_HANDLE, "function handle");
     const auto value = static_cast<int64_t>(c.desc.arg[2]);
@@ -165,7 +165,7 @@ const char* CommandDispatch::take_param_buffer(const uint8_t* p, uint32_t len, u
 
 // vgpu_launch_args with params = the buffer's bytes; the parameter buffer
 // in the payload or, when larger, at the guest-physical address it holds.
-CommandResult CommandDispatch::op_launch_kernel_packed(GuestCommand& c) {
+CommandResult CommandDispatch::op_LAUNCH_KERNEL_PACKED(GuestCommand& c) {
     const LaunchShape l = launch_shape(c);
     if (l.why) return fail(l.status, l.why);
     const ParamLayout& layout = l.function->params;

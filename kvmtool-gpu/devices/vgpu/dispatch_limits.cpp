@@ -23,7 +23,7 @@ bool costs_memory(uint32_t limit) {
 // arg0 function, arg1 block size, arg2 dynamic shared bytes, arg3 flags.
 // A block no GPU runs (over 1024 threads, over 4 GiB of shared memory)
 // fits 0 times, as the driver answers for one over the kernel's limits.
-CommandResult CommandDispatch::op_func_occupancy(GuestCommand& c) {
+CommandResult CommandDispatch::op_FUNC_OCCUPANCY(GuestCommand& c) {
     const FunctionEntry* f = functions_.find(c.desc.arg[0], ctx_);
     if (!f) return fail(VGPU_ERROR_INVALID_HANDLE, "function handle");
     const uint64_t block = c.desc.arg[1], shared = c.desc.arg[2], flags = c.desc.arg[3];
@@ -61,7 +61,7 @@ bool CommandDispatch::recharge(LimitState& st, uint64_t cost) {
 }
 
 // arg0 CUlimit, arg1 value, arg2 1 = set, 0 = get (vgpu_abi.h, VGPU_LIMIT_*).
-CommandResult CommandDispatch::op_ctx_limit(GuestCommand& c) {
+CommandResult CommandDispatch::op_CTX_LIMIT(GuestCommand& c) {
     const uint64_t limit = c.desc.arg[0], value = c.desc.arg[1], set = c.desc.arg[2];
     if (set > 1) return fail(VGPU_ERROR_INVALID_VALUE, "CTX_LIMIT arg2 is neither get (0) nor set (1)");
     if (limit >= VGPU_LIMIT_COUNT_) return fail(VGPU_ERROR_UNSUPPORTED_LIMIT, "limit not offered");
@@ -123,7 +123,7 @@ void CommandDispatch::restore_limits() {
 }
 
 // arg0 CUdevice_P2PAttribute (1..5), arg1 device, arg2 peer device.
-CommandResult CommandDispatch::op_device_p2p_attribute(GuestCommand& c) {
+CommandResult CommandDispatch::op_DEVICE_P2P_ATTRIBUTE(GuestCommand& c) {
     const uint64_t attr = c.desc.arg[0];
     if (attr < 1 || attr > 5) return fail(VGPU_ERROR_INVALID_VALUE, "unknown P2P attribute");
     if (!device_exists(c.desc.arg[1]) || !device_exists(c.desc.arg[2]))

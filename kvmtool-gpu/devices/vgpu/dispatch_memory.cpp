@@ -10,7 +10,7 @@
 
 namespace kvmgpu::vgpu {
 
-CommandResult CommandDispatch::op_mem_alloc(GuestCommand& c) {
+CommandResult CommandDispatch::op_MEM_ALLOC(GuestCommand& c) {
     const uint64_t bytes = c.desc.arg[0];
     if (bytes == 0) return fail(VGPU_ERROR_INVALID_VALUE, "zero-byte allocation");
     if (!allocs_.can_reserve(bytes)) {
@@ -36,7 +36,7 @@ CommandResult CommandDispatch::op_mem_alloc(GuestCommand& c) {
 
 // Any context may free the VM's memory (unified addressing): the device
 // that allocated it frees it.
-CommandResult CommandDispatch::op_mem_free(GuestCommand& c) {
+CommandResult CommandDispatch::op_MEM_FREE(GuestCommand& c) {
     const uint64_t dptr = c.desc.arg[0];
     const int device = device_of(allocs_.owner_of(dptr));
     if (allocs_.erase(dptr) == 0)
@@ -47,7 +47,7 @@ CommandResult CommandDispatch::op_mem_free(GuestCommand& c) {
     return done(backend_result(s));
 }
 
-CommandResult CommandDispatch::op_mem_get_info(GuestCommand&) {
+CommandResult CommandDispatch::op_MEM_GET_INFO(GuestCommand&) {
     uint64_t free_bytes = 0, total = 0;
     const Status s = backend_result(backend().mem_get_info(&free_bytes, &total));
     if (s != VGPU_SUCCESS) return done(s);
@@ -57,7 +57,7 @@ CommandResult CommandDispatch::op_mem_get_info(GuestCommand&) {
 
 // MEMCPY_HTOD: arg0 dst dptr, arg1 src gpa. MEMCPY_DTOH: arg0 dst gpa,
 // arg1 src dptr. Both: arg2 bytes, arg3 stream.
-CommandResult CommandDispatch::op_memcpy_host(GuestCommand& c) {
+CommandResult CommandDispatch::copy_host(GuestCommand& c) {
     const bool htod = c.desc.opcode == VGPU_OP_MEMCPY_HTOD;
     const uint64_t dptr = c.desc.arg[htod ? 0 : 1], gpa = c.desc.arg[htod ? 1 : 0], bytes = c.desc.arg[2];
     BackendStream s;
@@ -73,7 +73,7 @@ CommandResult CommandDispatch::op_memcpy_host(GuestCommand& c) {
     return done(st);
 }
 
-CommandResult CommandDispatch::op_memcpy_dtod(GuestCommand& c) {
+CommandResult CommandDispatch::op_MEMCPY_DTOD(GuestCommand& c) {
     const uint64_t dst = c.desc.arg[0], src = c.desc.arg[1], bytes = c.desc.arg[2];
     BackendStream s;
     if (!stream_of(c.desc.arg[3], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
@@ -92,7 +92,7 @@ CommandResult CommandDispatch::op_memcpy_dtod(GuestCommand& c) {
 // arg0 dst dptr, arg1 its context, arg2 src dptr, arg3 its context, arg4
 // bytes, arg5 stream (of the current context). cuMemcpyPeer: both
 // contexts must be live; the ranges must be the VM's, as for any copy.
-CommandResult CommandDispatch::op_memcpy_peer(GuestCommand& c) {
+CommandResult CommandDispatch::op_MEMCPY_PEER(GuestCommand& c) {
     const uint64_t dst = c.desc.arg[0], src = c.desc.arg[2], bytes = c.desc.arg[4];
     const ContextEntry* dst_ctx = contexts_.find(c.desc.arg[1]);
     const ContextEntry* src_ctx = contexts_.find(c.desc.arg[3]);
@@ -112,7 +112,7 @@ CommandResult CommandDispatch::op_memcpy_peer(GuestCommand& c) {
 // MEMCPY_HTOD_SG and MEMCPY_DTOH_SG: arg0 device address (contiguous side),
 // arg1 gpa of a vgpu_sg_entry array, arg2 entries, arg3 stream, arg4
 // strategy, arg5 the entries' total bytes (0: not given).
-CommandResult CommandDispatch::op_memcpy_sg(GuestCommand& c) {
+CommandResult CommandDispatch::copy_sg(GuestCommand& c) {
     const bool htod = c.desc.opcode == VGPU_OP_MEMCPY_HTOD_SG;
     const uint64_t dptr = c.desc.arg[0], list_gpa = c.desc.arg[1], count = c.desc.arg[2], total = c.desc.arg[5];
     BackendStream s;
@@ -184,10 +184,9 @@ CommandResult CommandDispatch::sg_device_walk(GuestCommand& c, bool htod, Backen
     return done(st);
 }
 
-// MEMSET_D8 and MEMSET_D32: arg0 dptr, arg1 value, arg2 count, arg3 stream.
 // MEMSET_D8/D16/D32: arg0 dptr (aligned to the element), arg1 value,
 // arg2 count of elements, arg3 stream.
-CommandResult CommandDispatch::op_memset(GuestCommand& c) {
+CommandResult CommandDispatch::set_memory(GuestCommand& c) {
     const uint32_t element = c.desc.opcode == VGPU_OP_MEMSET_D32 ? 4 : c.desc.opcode == VGPU_OP_MEMSET_D16 ? 2 : 1;
     const uint64_t dptr = c.desc.arg[0], value = c.desc.arg[1], count = c.desc.arg[2];
     BackendStream s;
@@ -203,7 +202,7 @@ CommandResult CommandDispatch::op_memset(GuestCommand& c) {
     })));
 }
 
-CommandResult CommandDispatch::op_guest_ram_device_ptr(GuestCommand& c) {
+CommandResult CommandDispatch::op_GUEST_RAM_DEVICE_PTR(GuestCommand& c) {
     const uint8_t* host = guest_span(c.desc.arg[0], c.desc.arg[1]);
     if (!host) return fail(VGPU_ERROR_INVALID_VALUE, "guest range outside RAM (or empty)");
     const uint64_t dev = backend().guest_ram_device_address(host);
@@ -213,5 +212,15 @@ CommandResult CommandDispatch::op_guest_ram_device_ptr(GuestCommand& c) {
         return done(s);
     return done(VGPU_SUCCESS, dev);
 }
+
+CommandResult CommandDispatch::op_MEMCPY_HTOD(GuestCommand& c) { return copy_host(c); }
+CommandResult CommandDispatch::op_MEMCPY_DTOH(GuestCommand& c) { return copy_host(c); }
+
+CommandResult CommandDispatch::op_MEMCPY_HTOD_SG(GuestCommand& c) { return copy_sg(c); }
+CommandResult CommandDispatch::op_MEMCPY_DTOH_SG(GuestCommand& c) { return copy_sg(c); }
+
+CommandResult CommandDispatch::op_MEMSET_D8(GuestCommand& c) { return set_memory(c); }
+CommandResult CommandDispatch::op_MEMSET_D32(GuestCommand& c) { return set_memory(c); }
+CommandResult CommandDispatch::op_MEMSET_D16(GuestCommand& c) { return set_memory(c); }
 
 } // namespace kvmgpu::vgpu

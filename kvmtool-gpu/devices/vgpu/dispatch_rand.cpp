@@ -12,7 +12,7 @@
 
 namespace kvmgpu::vgpu {
 
-CommandResult CommandDispatch::op_rand_create(GuestCommand& c) {
+CommandResult CommandDispatch::op_RAND_CREATE(GuestCommand& c) {
     RandLibrary* lib = backend().rand();
     if (!lib) return fail(VGPU_ERROR_NOT_INITIALIZED, "this backend has no cuRAND");
     if (!rand_type_ok(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_VALUE, "not a curandRngType_t cuRAND generates with");
@@ -34,7 +34,7 @@ CommandResult CommandDispatch::op_rand_create(GuestCommand& c) {
     return done(VGPU_SUCCESS, *vm);
 }
 
-CommandResult CommandDispatch::op_rand_destroy(GuestCommand& c) {
+CommandResult CommandDispatch::op_RAND_DESTROY(GuestCommand& c) {
     const auto e = rand_.erase(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuRAND generator");
     allocs_.uncharge(kRandGeneratorCharge);
@@ -44,7 +44,7 @@ CommandResult CommandDispatch::op_rand_destroy(GuestCommand& c) {
 // SET_SEED (pseudo-random only), SET_STREAM, SET_OFFSET (any value: a
 // position in the sequence), SET_ORDERING (one of the generator's family),
 // SET_DIMENSIONS (quasi-random only, 1..20000).
-CommandResult CommandDispatch::op_rand_set(GuestCommand& c) {
+CommandResult CommandDispatch::rand_set(GuestCommand& c) {
     const RandEntry* e = rand_.find(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuRAND generator");
     RandLibrary& lib = *backend().rand();
@@ -68,7 +68,7 @@ CommandResult CommandDispatch::op_rand_set(GuestCommand& c) {
 }
 
 // arg1 dptr, arg2 count, arg3 kind, arg4 mean, arg5 stddev (double bits).
-CommandResult CommandDispatch::op_rand_generate(GuestCommand& c) {
+CommandResult CommandDispatch::op_RAND_GENERATE(GuestCommand& c) {
     const RandEntry* e = rand_.find(c.desc.arg[0], ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuRAND generator");
     const uint64_t dptr = c.desc.arg[1], count = c.desc.arg[2], kind = c.desc.arg[3];
@@ -92,7 +92,7 @@ CommandResult CommandDispatch::op_rand_generate(GuestCommand& c) {
 
 // arg0 the table, arg1 dptr, arg2 bytes (exactly the table's): a
 // synchronous copy from the host library's memory into the VM's.
-CommandResult CommandDispatch::op_rand_get_table(GuestCommand& c) {
+CommandResult CommandDispatch::op_RAND_GET_TABLE(GuestCommand& c) {
     const uint64_t id = c.desc.arg[0], dptr = c.desc.arg[1], bytes = c.desc.arg[2];
     const uint64_t want = curand_table_bytes(id);
     if (want == 0) return fail(VGPU_ERROR_INVALID_VALUE, "not a cuRAND direction-vector set or scramble-constant table");
@@ -110,5 +110,11 @@ void CommandDispatch::destroy_rand_of(uint64_t ctx) {
         if (RandLibrary* lib = backend().rand()) lib->destroy(e.gen);
     });
 }
+
+CommandResult CommandDispatch::op_RAND_SET_STREAM(GuestCommand& c) { return rand_set(c); }
+CommandResult CommandDispatch::op_RAND_SET_SEED(GuestCommand& c) { return rand_set(c); }
+CommandResult CommandDispatch::op_RAND_SET_OFFSET(GuestCommand& c) { return rand_set(c); }
+CommandResult CommandDispatch::op_RAND_SET_ORDERING(GuestCommand& c) { return rand_set(c); }
+CommandResult CommandDispatch::op_RAND_SET_DIMENSIONS(GuestCommand& c) { return rand_set(c); }
 
 } // namespace kvmgpu::vgpu

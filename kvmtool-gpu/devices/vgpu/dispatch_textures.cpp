@@ -97,7 +97,7 @@ uint32_t CommandDispatch::check_resource(vgpu_tex_resource* r, bool surface, con
 
 // TEX_OBJECT_CREATE: payload vgpu_tex_object. SURF_OBJECT_CREATE: payload
 // vgpu_tex_resource. -> result0 the driver's object.
-CommandResult CommandDispatch::op_sampled_object_create(GuestCommand& c) {
+CommandResult CommandDispatch::create_sampled_object(GuestCommand& c) {
     const bool surface = c.desc.opcode == VGPU_OP_SURF_OBJECT_CREATE;
     TextureSpec spec;
     const uint32_t size = surface ? sizeof(vgpu_tex_resource) : sizeof(vgpu_tex_object);
@@ -123,7 +123,7 @@ CommandResult CommandDispatch::op_sampled_object_create(GuestCommand& c) {
 
 // TEX_OBJECT_DESTROY / SURF_OBJECT_DESTROY: arg0 the object, one the
 // current context made, of that kind.
-CommandResult CommandDispatch::op_sampled_object_destroy(GuestCommand& c) {
+CommandResult CommandDispatch::destroy_sampled_object(GuestCommand& c) {
     const bool surface = c.desc.opcode == VGPU_OP_SURF_OBJECT_DESTROY;
     const auto it = sampled_.find({selected_device_, c.desc.arg[0]});
     if (it == sampled_.end() || it->second.owner != ctx_ || it->second.surface != surface)
@@ -133,7 +133,7 @@ CommandResult CommandDispatch::op_sampled_object_destroy(GuestCommand& c) {
 }
 
 // arg0 the object, arg1 1 for a surface: its resource, into the payload.
-CommandResult CommandDispatch::op_sampled_object_resource(GuestCommand& c) {
+CommandResult CommandDispatch::op_SAMPLED_OBJECT_RESOURCE(GuestCommand& c) {
     const auto it = sampled_.find({selected_device_, c.desc.arg[0]});
     if (it == sampled_.end() || it->second.owner != ctx_ || it->second.surface != (c.desc.arg[1] == 1))
         return fail(VGPU_ERROR_INVALID_VALUE, "texture or surface object");
@@ -155,5 +155,11 @@ void CommandDispatch::free_sampled_objects_of(uint64_t ctx) {
         it = sampled_.erase(it);
     }
 }
+
+CommandResult CommandDispatch::op_TEX_OBJECT_CREATE(GuestCommand& c) { return create_sampled_object(c); }
+CommandResult CommandDispatch::op_SURF_OBJECT_CREATE(GuestCommand& c) { return create_sampled_object(c); }
+
+CommandResult CommandDispatch::op_TEX_OBJECT_DESTROY(GuestCommand& c) { return destroy_sampled_object(c); }
+CommandResult CommandDispatch::op_SURF_OBJECT_DESTROY(GuestCommand& c) { return destroy_sampled_object(c); }
 
 } // namespace kvmgpu::vgpu

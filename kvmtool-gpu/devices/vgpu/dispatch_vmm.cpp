@@ -17,14 +17,14 @@ bool CommandDispatch::vmm_granule(uint64_t* out) {
     return backend().vmm_granularity(out) == VGPU_SUCCESS && *out != 0 && std::has_single_bit(*out);
 }
 
-CommandResult CommandDispatch::op_vmm_granularity(GuestCommand&) {
+CommandResult CommandDispatch::op_VMM_GRANULARITY(GuestCommand&) {
     uint64_t g = 0;
     if (!vmm_granule(&g)) return fail(VGPU_ERROR_NOT_SUPPORTED, "the backend has no virtual memory management");
     return done(VGPU_SUCCESS, g);
 }
 
 // arg0 bytes, arg1 alignment, arg2 address asked for.
-CommandResult CommandDispatch::op_vmm_reserve(GuestCommand& c) {
+CommandResult CommandDispatch::op_VMM_RESERVE(GuestCommand& c) {
     const uint64_t bytes = c.desc.arg[0], align = c.desc.arg[1], fixed = c.desc.arg[2];
     uint64_t g = 0, end = 0;
     if (!vmm_granule(&g)) return fail(VGPU_ERROR_NOT_SUPPORTED, "the backend has no virtual memory management");
@@ -50,7 +50,7 @@ CommandResult CommandDispatch::op_vmm_reserve(GuestCommand& c) {
 }
 
 // arg0 address, arg1 bytes: any context's (unified addressing), as cuMemFree.
-CommandResult CommandDispatch::op_vmm_free_reservation(GuestCommand& c) {
+CommandResult CommandDispatch::op_VMM_FREE_RESERVATION(GuestCommand& c) {
     const uint64_t va = c.desc.arg[0], bytes = c.desc.arg[1];
     auto it = vmm_reserved_.find(va);
     if (it == vmm_reserved_.end() || it->second.bytes != bytes)
@@ -63,7 +63,7 @@ CommandResult CommandDispatch::op_vmm_free_reservation(GuestCommand& c) {
 }
 
 // arg0 bytes.
-CommandResult CommandDispatch::op_vmm_create(GuestCommand& c) {
+CommandResult CommandDispatch::op_VMM_CREATE(GuestCommand& c) {
     const uint64_t bytes = c.desc.arg[0];
     uint64_t g = 0;
     if (!vmm_granule(&g)) return fail(VGPU_ERROR_NOT_SUPPORTED, "the backend has no virtual memory management");
@@ -85,7 +85,7 @@ CommandResult CommandDispatch::op_vmm_create(GuestCommand& c) {
 }
 
 // arg0 handle, of the current context.
-CommandResult CommandDispatch::op_vmm_release(GuestCommand& c) {
+CommandResult CommandDispatch::op_VMM_RELEASE(GuestCommand& c) {
     PhysicalEntry* p = vmm_physical_.find(c.desc.arg[0], ctx_);
     if (!p || p->released) return fail(VGPU_ERROR_INVALID_VALUE, "physical memory handle");
     if (p->mappings > 0) {
@@ -99,7 +99,7 @@ CommandResult CommandDispatch::op_vmm_release(GuestCommand& c) {
 }
 
 // arg0 address, arg1 bytes, arg2 offset, arg3 handle.
-CommandResult CommandDispatch::op_vmm_map(GuestCommand& c) {
+CommandResult CommandDispatch::op_VMM_MAP(GuestCommand& c) {
     const uint64_t va = c.desc.arg[0], bytes = c.desc.arg[1], offset = c.desc.arg[2], handle = c.desc.arg[3];
     uint64_t g = 0;
     if (!vmm_granule(&g)) return fail(VGPU_ERROR_NOT_SUPPORTED, "the backend has no virtual memory management");
@@ -152,7 +152,7 @@ void CommandDispatch::vmm_unmap_one(uint64_t va) {
 }
 
 // arg0 address, arg1 bytes: whole mappings.
-CommandResult CommandDispatch::op_vmm_unmap(GuestCommand& c) {
+CommandResult CommandDispatch::op_VMM_UNMAP(GuestCommand& c) {
     const std::vector<uint64_t> starts = vmm_tiling(c.desc.arg[0], c.desc.arg[1]);
     if (starts.empty()) return fail(VGPU_ERROR_INVALID_VALUE, "range is not whole mappings of this VM");
     // The device's queued work may still use the memory.
@@ -163,7 +163,7 @@ CommandResult CommandDispatch::op_vmm_unmap(GuestCommand& c) {
 }
 
 // arg0 address, arg1 bytes (whole mappings), arg2 device, arg3 flags.
-CommandResult CommandDispatch::op_vmm_set_access(GuestCommand& c) {
+CommandResult CommandDispatch::op_VMM_SET_ACCESS(GuestCommand& c) {
     const uint64_t va = c.desc.arg[0], bytes = c.desc.arg[1], device = c.desc.arg[2], flags = c.desc.arg[3];
     if (flags != VGPU_VMM_ACCESS_NONE && flags != VGPU_VMM_ACCESS_READ && flags != VGPU_VMM_ACCESS_READWRITE)
         return fail(VGPU_ERROR_INVALID_VALUE, "unknown access flags");
