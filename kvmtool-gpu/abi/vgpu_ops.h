@@ -17,6 +17,40 @@
 #ifndef KVMGPU_ABI_VGPU_OPS_H
 #define KVMGPU_ABI_VGPU_OPS_H
 
+/* ---- the ABI's version ---------------------------------------------------
+ * Bump VGPU_ABI_VERSION on any change to a layout or meaning here or in
+ * vgpu_abi.h, once, at the merge into main that brings it: branches that
+ * each bumped on their own have shared a number.
+ *
+ * The guest library refuses a device whose VERSION is not its own, so both
+ * sides must come from one tree. Versions, and changes made without a bump
+ * (so before 7 a number alone does not pin the meaning):
+ *   1 registers, ring, first opcodes (b4a6b24)
+ *   2 VGPU_SG_DEVICE_WALK (fe512e0)
+ *   3 FUNC_GET_PARAM_INFO, LAUNCH_KERNEL_PACKED (061570f); then, unbumped:
+ *     STREAM_QUERY, STREAM_WAIT_EVENT, EVENT_QUERY (23a58ee), MEMSET_D16
+ *     (0ee456e), FUNC_GET/SET_ATTRIBUTE (1999c93), contexts 60-68,
+ *     MODULE_GET_GLOBAL and VGPU_CMD_FLAG_COOPERATIVE (ff64529), peer access
+ *     69-71 (2f64af1), AUTO choosing BATCH (463c422), HOST_REGISTER and
+ *     HOST_UNREGISTER (d9a068f)
+ *   4 on two branches: the event index and ADAPTIVE doorbell (374482f);
+ *     FUNC_OCCUPANCY, CTX_LIMIT, DEVICE_P2P_ATTRIBUTE (37814ea)
+ *   5 the two 4s merged (a885d34)
+ *   6 on three branches: cuBLAS 200-221 (8461202), then cuRAND 300-304 and
+ *     cuFFT 320-323 unbumped; arrays and textures 130-138 (4b9030a);
+ *     graphs 100-118 (23c221e)
+ *   7 the 6s merged (72c77bc, fb508d8, 2c7bb8c)
+ *   8 the ninth session's branches merged: LAUNCH_KERNEL (33) retired;
+ *     virtual memory management 75-82; cuRAND 305-308, cuFFT 324-325;
+ *     the one current context shared by a VM's guest threads; then the
+ *     opcodes as one table (vgpu_ops.h) and VGPU_ABI_LAYOUT_HASH, no byte
+ *     changed */
+#define VGPU_ABI_VERSION 8u
+/* kvmgpu::abi::vgpu_abi_layout_hash() (vgpu_abi_layout.h) at this version:
+ * a unit test fails when the layout moves and this is not the value. A
+ * change that moves it bumps VGPU_ABI_VERSION and records the new value. */
+#define VGPU_ABI_LAYOUT_HASH 0xf263ec4b675225caull
+
 /* ---- what an opcode does (the table's third column) -------------------- */
 /* Needs a current context (else VGPU_ERROR_INVALID_CONTEXT, vgpu_abi.h "contexts"). */
 #define VGPU_OPF_CTX 0x01u

@@ -105,29 +105,14 @@ public:
     Status function_attribute(BackendFunction f, int attribute, int* out) override;
     Status set_function_attribute(BackendFunction f, int attribute, int value) override;
     Status module_get_global(BackendModule m, std::string_view name, uint64_t* dptr, uint64_t* bytes) override;
-    // cuda_backend_limits.cpp: the driver's occupancy calculator and
-    // context limits, and P2P attributes between two CUDA backends.
-    Status occupancy(BackendFunction f, uint32_t block, uint64_t dynamic_shared, uint32_t flags, int* out) override;
-    // cuda_backend_vmm.cpp: the driver's cuMem* virtual memory calls.
-    Status vmm_granularity(uint64_t* out) override;
-    Status vmm_reserve(uint64_t bytes, uint64_t align, uint64_t fixed, uint64_t* va) override;
-    Status vmm_free_reservation(uint64_t va, uint64_t bytes) override;
-    Status vmm_create(uint64_t bytes, uint64_t* handle) override;
-    Status vmm_release(uint64_t handle) override;
-    Status vmm_map(uint64_t va, uint64_t bytes, uint64_t handle) override;
-    Status vmm_unmap(uint64_t va, uint64_t bytes) override;
-    Status vmm_set_access(uint64_t va, uint64_t bytes, uint32_t flags) override;
-    Status get_limit(int limit, uint64_t* out) override;
-    Status set_limit(int limit, uint64_t value) override;
-    Status peer_attribute(GpuBackend& peer, int attribute, int* out) override;
-    // cuda_backend_arrays.cpp: cuArray3DCreate, cuMemcpy3DAsync (guest RAM is
-    // registered, so a host side stays asynchronous), cuTexObjectCreate,
-    // cuSurfObjectCreate; each one driver call on this backend's context.
-    Status array_create(const ArrayShape& shape, BackendArray* out) override;
-    Status array_destroy(BackendArray a) override;
-    Status memcpy_3d(const Copy3D& copy, BackendStream s, bool async) override;
-    Status sampled_object_create(const TextureSpec& spec, bool surface, uint64_t* out) override;
-    Status sampled_object_destroy(uint64_t object, bool surface) override;
+    // Every device call of KVMGPU_BACKEND_DEVICE_CALLS (gpu_backend.h), one
+    // driver call each on this backend's context: cuda_backend_limits.cpp
+    // (occupancy, context limits, P2P attributes between two CUDA
+    // backends), cuda_backend_vmm.cpp (the cuMem* virtual memory calls),
+    // cuda_backend_arrays.cpp (cuArray3DCreate, cuMemcpy3DAsync: guest RAM
+    // is registered, so a host side stays asynchronous; cuTexObjectCreate,
+    // cuSurfObjectCreate).
+    KVMGPU_BACKEND_DEVICE_CALLS(KVMGPU_BACKEND_OVERRIDE)
     // Between two CUDA backends (contexts), as the driver does them:
     // cuMemcpyPeerAsync goes over the bus where peer access allows, and
     // the driver stages it itself where not.

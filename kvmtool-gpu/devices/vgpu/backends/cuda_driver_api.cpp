@@ -18,11 +18,8 @@ KVMGPU_CUDA_REQUIRED(KVMGPU_CUDA_CHECK_SIGNATURE)
 KVMGPU_CUDA_OPTIONAL(KVMGPU_CUDA_CHECK_SIGNATURE)
 #undef KVMGPU_CUDA_CHECK_SIGNATURE
 
-using GetProcAddress = CUresult (*)(const char* symbol, void** pfn, int cuda_version, cuuint64_t flags,
-                                    CUdriverProcAddressQueryResult* status);
-
 // Fills *fn with `symbol` at `version`; false (and *why) when missing.
-bool resolve(GetProcAddress get, const char* symbol, int version, void** fn, std::string* why) {
+bool resolve(CudaDriverApi::GetProcAddress get, const char* symbol, int version, void** fn, std::string* why) {
     CUdriverProcAddressQueryResult q = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     // LEGACY_STREAM: stream 0 means the legacy default stream, as in cuda.h
     // without CUDA_API_PER_THREAD_DEFAULT_STREAM.
@@ -43,12 +40,13 @@ const CudaDriverApi* load(std::string* why) {
         *why = std::string("cannot load libcuda.so.1 (no NVIDIA driver?): ") + (e ? e : "?");
         return nullptr;
     }
-    auto get = reinterpret_cast<GetProcAddress>(dlsym(lib, "cuGetProcAddress_v2"));
+    auto get = reinterpret_cast<CudaDriverApi::GetProcAddress>(dlsym(lib, "cuGetProcAddress_v2"));
     if (!get) {
         *why = "libcuda.so.1 lacks cuGetProcAddress_v2 (driver older than CUDA 12)";
         return nullptr; // the library stays loaded: harmless, and dlclose of libcuda is best avoided
     }
     static CudaDriverApi api;
+    api.get_proc_address = get;
 #define KVMGPU_CUDA_RESOLVE(name, version) \
     if (!resolve(get, #name, version, reinterpret_cast<void**>(&api.name), why)) return nullptr;
     KVMGPU_CUDA_REQUIRED(KVMGPU_CUDA_RESOLVE)
@@ -82,6 +80,11 @@ const CudaDriverApi* CudaDriverApi::get(std::string* why) {
     std::call_once(once, [] { api = load(&reason); });
     if (!api && why) *why = reason;
     return api;
+}
+
+void* CudaDriverApi::find(const char* name, int version) const {
+    void* fn = nullptr;
+    return resolve(get_proc_address, name, version, &fn, nullptr) ? fn : nullptr;
 }
 
 std::string CudaDriverApi::describe(CUresult r) const {

@@ -10,13 +10,16 @@
 // (seen on the H100: calling it without the argument gave CONTEXT_IS_DESTROYED).
 //
 // Members carry the API's own names, so a call reads as in the CUDA
-// documentation: api.cuMemAlloc(&p, n).
+// documentation: api.cuMemAlloc(&p, n). An entry point one backend call
+// alone needs is not listed here: KVMGPU_CUDA_LATE resolves it where it is
+// called, at its first use.
 #pragma once
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
 #include <string>
+#include <type_traits>
 
 namespace kvmgpu::vgpu {
 
@@ -65,6 +68,12 @@ struct CudaDriverApi {
 #undef KVMGPU_CUDA_MEMBER
     int driver_version = 0; // cuDriverGetVersion, e.g. 13000
 
+    // `name` at `version` (see above), nullptr when the driver lacks it.
+    void* find(const char* name, int version) const;
+    using GetProcAddress = CUresult (*)(const char* symbol, void** pfn, int cuda_version, cuuint64_t flags,
+                                        CUdriverProcAddressQueryResult* status);
+    GetProcAddress get_proc_address = nullptr; // cuGetProcAddress_v2
+
     // Loads and initialises the driver once (cuInit). nullptr on failure,
     // with a one-line reason in *why (no library, old driver, no device).
     static const CudaDriverApi* get(std::string* why);
@@ -72,5 +81,16 @@ struct CudaDriverApi {
     // "CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)".
     std::string describe(CUresult r) const;
 };
+
+// The entry point `name` at `version` from `api` (a CudaDriverApi), of the
+// signature cuda.h declares (checked at compile time); nullptr when the
+// driver lacks it. Resolved once per call site: the driver is one per process.
+#define KVMGPU_CUDA_LATE(api, name, version)                                                        \
+    [](const ::kvmgpu::vgpu::CudaDriverApi& a) {                                                    \
+        static_assert(std::is_same_v<PFN_##name##_v##version, decltype(&::name)>,                  \
+                      #name ": version " #version " is not the signature cuda.h declares");         \
+        static const auto fn = reinterpret_cast<PFN_##name##_v##version>(a.find(#name, version));   \
+        return fn;                                                                                  \
+    }(api)
 
 } // namespace kvmgpu::vgpu

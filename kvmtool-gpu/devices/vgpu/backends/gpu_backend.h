@@ -96,6 +96,54 @@ const char* to_string(SgStrategy s);
 const char* status_name(uint32_t s);
 
 class GraphBackend;
+class GpuBackend;
+
+// The device calls a backend may offer: each row is (name, parameters) of
+// a method that returns VGPU_ERROR_NOT_SUPPORTED unless a backend overrides
+// it. GpuBackend declares them from the rows, and so does CudaBackend, which
+// offers every one; the host backend overrides those it emulates by hand. A
+// new call that needs the device adds its row here and its body to
+// cuda_backend*.cpp. The device model checked every value first.
+#define KVMGPU_BACKEND_DEVICE_CALLS(X) \
+    /* cuDeviceGetP2PAttribute to `peer`, another of the VM's devices;      \
+       NOT_SUPPORTED: DeviceBackends answers from peer_can_access. */       \
+    X(peer_attribute, (GpuBackend& peer, int attribute, int* out))          \
+    /* cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: how many       \
+       blocks of `block` threads (1..1024) with `dynamic_shared` bytes one  \
+       multiprocessor of this device holds at once; flags 0 or 1. */        \
+    X(occupancy, (BackendFunction f, uint32_t block, uint64_t dynamic_shared, uint32_t flags, int* out)) \
+    /* cuCtxGetLimit / cuCtxSetLimit on this device's context (CUlimit      \
+       numbers below VGPU_LIMIT_COUNT_; the device model decides which may  \
+       be set and counts what they cost). */                                \
+    X(get_limit, (int limit, uint64_t* out))                                 \
+    X(set_limit, (int limit, uint64_t value))                                \
+    /* Arrays, 3-D copies, texture and surface objects (every shape, range  \
+       and extent checked). A texture or surface object is the driver's     \
+       value, which kernels read as a parameter. surface: cuSurfObjectCreate \
+       (an ARRAY resource; `spec.texture` unused). */                       \
+    X(array_create, (const ArrayShape& shape, BackendArray* out))            \
+    X(array_destroy, (BackendArray a))                                       \
+    X(memcpy_3d, (const Copy3D& copy, BackendStream s, bool async))          \
+    X(sampled_object_create, (const TextureSpec& spec, bool surface, uint64_t* out)) \
+    X(sampled_object_destroy, (uint64_t object, bool surface))               \
+    /* Virtual memory management (cuMemAddressReserve, cuMemCreate,         \
+       cuMemMap, cuMemSetAccess...), every size, alignment and range        \
+       checked against the VM's reservations, handles and mappings. `fixed` \
+       is an address asked for (0: any), which the backend may not give    \
+       (the driver treats it as a hint too). A physical handle is the       \
+       backend's; its memory stays while mapped after vmm_release.         \
+       vmm_set_access's flags: VGPU_VMM_ACCESS_* for this device. */        \
+    X(vmm_granularity, (uint64_t* out))                                      \
+    X(vmm_reserve, (uint64_t bytes, uint64_t align, uint64_t fixed, uint64_t* va)) \
+    X(vmm_free_reservation, (uint64_t va, uint64_t bytes))                   \
+    X(vmm_create, (uint64_t bytes, uint64_t* handle))                        \
+    X(vmm_release, (uint64_t handle))                                        \
+    X(vmm_map, (uint64_t va, uint64_t bytes, uint64_t handle))               \
+    X(vmm_unmap, (uint64_t va, uint64_t bytes))                              \
+    X(vmm_set_access, (uint64_t va, uint64_t bytes, uint32_t flags))
+
+// A backend that offers every device call declares them with this.
+#define KVMGPU_BACKEND_OVERRIDE(name, params) Status name params override;
 
 class GpuBackend {
 public:
@@ -161,12 +209,6 @@ public:
         (void)peer, (void)to_peer, (void)dst, (void)src, (void)bytes, (void)s, (void)async;
         return VGPU_ERROR_NOT_SUPPORTED;
     }
-    // cuDeviceGetP2PAttribute to `peer`; NOT_SUPPORTED: DeviceBackends
-    // answers from peer_can_access.
-    virtual Status peer_attribute(GpuBackend& peer, int attribute, int* out) {
-        (void)peer, (void)attribute, (void)out;
-        return VGPU_ERROR_NOT_SUPPORTED;
-    }
     // This device's cuDeviceGetAttribute, cuDeviceGetName, cuDeviceTotalMem.
     virtual Status device_attribute(int attribute, int* out) = 0;
     virtual Status device_name(char* buf, size_t len) = 0;
@@ -209,27 +251,17 @@ public:
     // cuFuncGetAttribute / cuFuncSetAttribute (CUfunction_attribute numbers).
     virtual Status function_attribute(BackendFunction f, int attribute, int* out) = 0;
     virtual Status set_function_attribute(BackendFunction f, int attribute, int value) = 0;
-    // cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: how many blocks
-    // of `block` threads with `dynamic_shared` bytes one multiprocessor of
-    // this device holds at once (block 1..1024, flags 0 or 1,
-    // checked by the device model).
-    virtual Status occupancy(BackendFunction f, uint32_t block, uint64_t dynamic_shared, uint32_t flags, int* out) {
-        (void)f, (void)block, (void)dynamic_shared, (void)flags, (void)out;
-        return VGPU_ERROR_NOT_SUPPORTED;
-    }
-    // cuCtxGetLimit / cuCtxSetLimit on this device's context
-    // (CUlimit numbers below VGPU_LIMIT_COUNT_; the device model decides
-    // which may be set and counts what they cost).
-    virtual Status get_limit(int limit, uint64_t* out) {
-        (void)limit, (void)out;
-        return VGPU_ERROR_NOT_SUPPORTED;
-    }
-    virtual Status set_limit(int limit, uint64_t value) {
-        (void)limit, (void)value;
-        return VGPU_ERROR_NOT_SUPPORTED;
-    }
     // cuModuleGetGlobal: the device address and size of a __device__
     // variable; VGPU_ERROR_NOT_FOUND when the module has none of that name.
+    // The device calls (KVMGPU_BACKEND_DEVICE_CALLS), not offered here.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#define KVMGPU_BACKEND_NOT_OFFERED(name, params) \
+    virtual Status name params { return VGPU_ERROR_NOT_SUPPORTED; }
+    KVMGPU_BACKEND_DEVICE_CALLS(KVMGPU_BACKEND_NOT_OFFERED)
+#undef KVMGPU_BACKEND_NOT_OFFERED
+#pragma GCC diagnostic pop
+
     virtual Status module_get_global(BackendModule m, std::string_view name, uint64_t* dptr, uint64_t* bytes) = 0;
     // params[i] points at sizes[i] bytes (Driver API kernelParams style),
     // and sizes match the function's ParamLayout exactly. cooperative:
@@ -244,72 +276,7 @@ public:
     virtual Status launch_packed(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
                                  std::span<const uint8_t> buffer, const ParamLayout& layout, bool cooperative);
 
-    // Arrays, 3-D copies, texture and surface objects (the device model
-    // checked every shape, range and extent). A texture or surface object
-    // is the driver's value, which kernels read as a parameter. The
-    // defaults: not offered.
-    virtual Status array_create(const ArrayShape& shape, BackendArray* out) {
-        (void)shape, (void)out;
-        return VGPU_ERROR_NOT_SUPPORTED;
-    }
-    virtual Status array_destroy(BackendArray a) {
-        (void)a;
-        return VGPU_ERROR_NOT_SUPPORTED;
-    }
-    virtual Status memcpy_3d(const Copy3D& copy, BackendStream s, bool async) {
-        (void)copy, (void)s, (void)async;
-        return VGPU_ERROR_NOT_SUPPORTED;
-    }
-    // surface: cuSurfObjectCreate (an ARRAY resource; `spec.texture` unused).
-    virtual Status sampled_object_create(const TextureSpec& spec, bool surface, uint64_t* out) {
-        (void)spec, (void)surface, (void)out;
-        return VGPU_ERROR_NOT_SUPPORTED;
-    }
-    virtual Status sampled_object_destroy(uint64_t object, bool surface) {
-        (void)object, (void)surface;
-        return VGPU_ERROR_NOT_SUPPORTED;
-    }
 
-    // Virtual memory management on this device (cuMemAddressReserve,
-    // cuMemCreate, cuMemMap, cuMemSetAccess...). The device model checked
-    // every size, alignment and range against the VM's reservations,
-    // handles and mappings; `fixed` is an address asked for (0: any), which
-    // the backend may not give (the driver treats it as a hint too). A
-    // physical handle is the backend's; its memory stays while mapped after
-    // vmm_release. The defaults: not offered.
-    virtual Status vmm_granularity(uint64_t* out) {
-        (void)out;
-        return VGPU_ERROR_NOT_SUPPORTED;
-    }
-    virtual Status vmm_reserve(uint64_t bytes, uint64_t align, uint64_t fixed, uint64_t* va) {
-        (void)bytes, (void)align, (void)fixed, (void)va;
-        return VGPU_ERROR_NOT_SUPPORTED;
-    }
-    virtual Status vmm_free_reservation(uint64_t va, uint64_t bytes) {
-        (void)va, (void)bytes;
-        return VGPU_ERROR_NOT_SUPPORTED;
-    }
-    virtual Status vmm_create(uint64_t bytes, uint64_t* handle) {
-        (void)bytes, (void)handle;
-        return VGPU_ERROR_NOT_SUPPORTED;
-    }
-    virtual Status vmm_release(uint64_t handle) {
-        (void)handle;
-        return VGPU_ERROR_NOT_SUPPORTED;
-    }
-    virtual Status vmm_map(uint64_t va, uint64_t bytes, uint64_t handle) {
-        (void)va, (void)bytes, (void)handle;
-        return VGPU_ERROR_NOT_SUPPORTED;
-    }
-    virtual Status vmm_unmap(uint64_t va, uint64_t bytes) {
-        (void)va, (void)bytes;
-        return VGPU_ERROR_NOT_SUPPORTED;
-    }
-    // flags: VGPU_VMM_ACCESS_* for this device.
-    virtual Status vmm_set_access(uint64_t va, uint64_t bytes, uint32_t flags) {
-        (void)va, (void)bytes, (void)flags;
-        return VGPU_ERROR_NOT_SUPPORTED;
-    }
 
     virtual Status stream_create(uint32_t flags, BackendStream* out) = 0;
     virtual Status stream_synchronize(BackendStream s) = 0;
