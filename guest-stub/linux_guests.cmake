@@ -19,6 +19,7 @@ target_compile_options(kvmgpu_linux_platform PRIVATE -Wall -Wextra)
 
 add_library(kvmgpu_linux_cuda STATIC ${KVMGPU_GUEST_CUDA_SOURCES})
 target_link_libraries(kvmgpu_linux_cuda PUBLIC kvmgpu_linux_platform)
+kvmgpu_use_driver_entry_table(kvmgpu_linux_cuda)
 target_compile_options(kvmgpu_linux_cuda PRIVATE -Wall -Wextra)
 # Linux guests have threads: per-thread state is thread_local (api_lock.h).
 target_compile_definitions(kvmgpu_linux_cuda PRIVATE GUEST_THREADS=1)

@@ -1,6 +1,7 @@
 // Stream capture: the VMM's backend captures the stream's work (on CUDA,
 // the driver's own capture); this library keeps which streams capture, for
 // its copies and host functions (graph_host_steps.h).
+#include "guest-stub/cuda/driver_entry.h"
 #include "guest-stub/cuda/graph_host_steps.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
@@ -27,6 +28,7 @@ CUresult capture_info(CUstream stream, CUstreamCaptureStatus* status, uint64_t* 
 
 } // namespace
 
+KVMGPU_DRIVER_ENTRY(cuStreamBeginCapture, 10010);
 extern "C" CUresult cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode mode)
 {
     GUEST_API_LOCK();
@@ -44,6 +46,7 @@ extern "C" CUresult cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode m
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuStreamEndCapture, 10000);
 extern "C" CUresult cuStreamEndCapture(CUstream hStream, CUgraph* phGraph)
 {
     GUEST_API_LOCK();
@@ -78,6 +81,7 @@ extern "C" CUresult cuStreamEndCapture(CUstream hStream, CUgraph* phGraph)
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuStreamIsCapturing, 10000);
 extern "C" CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* captureStatus)
 {
     GUEST_API_LOCK();
@@ -87,6 +91,7 @@ extern "C" CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus*
     return capture_info(hStream, captureStatus, &id);
 }
 
+KVMGPU_DRIVER_ENTRY(cuStreamGetCaptureInfo, 12030);
 extern "C" CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus* captureStatus_out,
                                            cuuint64_t* id_out, CUgraph* graph_out,
                                            const CUgraphNode** dependencies_out,

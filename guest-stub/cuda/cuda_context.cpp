@@ -5,6 +5,7 @@
 // thread whose top is not what the vGPU has sends it first
 // (match_current, from every submission), so each thread's calls run in
 // its own context, as the driver's per-thread current context does.
+#include "guest-stub/cuda/driver_entry.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/platform/api_lock.h"
@@ -94,6 +95,7 @@ CUresult match_current()
 }
 } // namespace guest::cuda
 
+KVMGPU_DRIVER_ENTRY(cuCtxCreate, 12050);
 extern "C" CUresult cuCtxCreate(CUcontext* pctx, CUctxCreateParams* params, unsigned int flags, CUdevice dev)
 {
     GUEST_API_LOCK();
@@ -131,6 +133,7 @@ extern "C" CUresult cuCtxCreate(CUcontext* pctx, CUctxCreateParams* params, unsi
 
 // The driver pops a destroyed context off the stack; here it leaves the
 // stack wherever it is, and the new top becomes current.
+KVMGPU_DRIVER_ENTRY(cuCtxDestroy, 4000);
 extern "C" CUresult cuCtxDestroy(CUcontext ctx)
 {
     GUEST_API_LOCK();
@@ -159,6 +162,7 @@ extern "C" CUresult cuCtxDestroy(CUcontext ctx)
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuCtxPushCurrent, 4000);
 extern "C" CUresult cuCtxPushCurrent(CUcontext ctx)
 {
     GUEST_API_LOCK();
@@ -174,6 +178,7 @@ extern "C" CUresult cuCtxPushCurrent(CUcontext ctx)
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuCtxPopCurrent, 4000);
 extern "C" CUresult cuCtxPopCurrent(CUcontext* pctx)
 {
     GUEST_API_LOCK();
@@ -191,6 +196,7 @@ extern "C" CUresult cuCtxPopCurrent(CUcontext* pctx)
 }
 
 // Replaces the top of the stack; nullptr pops it (nothing on an empty stack).
+KVMGPU_DRIVER_ENTRY(cuCtxSetCurrent, 4000);
 extern "C" CUresult cuCtxSetCurrent(CUcontext ctx)
 {
     GUEST_API_LOCK();
@@ -206,6 +212,7 @@ extern "C" CUresult cuCtxSetCurrent(CUcontext ctx)
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuCtxGetCurrent, 4000);
 extern "C" CUresult cuCtxGetCurrent(CUcontext* pctx)
 {
     GUEST_API_LOCK();
@@ -217,6 +224,7 @@ extern "C" CUresult cuCtxGetCurrent(CUcontext* pctx)
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuCtxGetDevice, 2000);
 extern "C" CUresult cuCtxGetDevice(CUdevice* device)
 {
     GUEST_API_LOCK();
@@ -231,6 +239,7 @@ extern "C" CUresult cuCtxGetDevice(CUdevice* device)
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuCtxGetFlags, 7000);
 extern "C" CUresult cuCtxGetFlags(unsigned int* flags)
 {
     GUEST_API_LOCK();
@@ -249,6 +258,7 @@ extern "C" CUresult cuCtxGetFlags(unsigned int* flags)
     return cuDevicePrimaryCtxGetState(r->device, flags, &active);
 }
 
+KVMGPU_DRIVER_ENTRY(cuDevicePrimaryCtxRetain, 7000);
 extern "C" CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev)
 {
     GUEST_API_LOCK();
@@ -271,6 +281,7 @@ extern "C" CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev)
 }
 
 // The last release frees what was made in the primary context.
+KVMGPU_DRIVER_ENTRY(cuDevicePrimaryCtxRelease, 11000);
 extern "C" CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
 {
     GUEST_API_LOCK();
@@ -287,6 +298,7 @@ extern "C" CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuDevicePrimaryCtxGetState, 7000);
 extern "C" CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active)
 {
     GUEST_API_LOCK();
@@ -305,6 +317,7 @@ extern "C" CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuDevicePrimaryCtxSetFlags, 11000);
 extern "C" CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags)
 {
     GUEST_API_LOCK();
@@ -317,6 +330,7 @@ extern "C" CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags)
     return call_sync(c);
 }
 
+KVMGPU_DRIVER_ENTRY(cuDevicePrimaryCtxReset, 11000);
 extern "C" CUresult cuDevicePrimaryCtxReset(CUdevice dev)
 {
     GUEST_API_LOCK();
@@ -331,6 +345,7 @@ extern "C" CUresult cuDevicePrimaryCtxReset(CUdevice dev)
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuDeviceCanAccessPeer, 4000);
 extern "C" CUresult cuDeviceCanAccessPeer(int* can_access, CUdevice dev, CUdevice peer)
 {
     GUEST_API_LOCK();
@@ -343,6 +358,7 @@ extern "C" CUresult cuDeviceCanAccessPeer(int* can_access, CUdevice dev, CUdevic
     return call_result(c, can_access);
 }
 
+KVMGPU_DRIVER_ENTRY(cuCtxEnablePeerAccess, 4000);
 extern "C" CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
 {
     GUEST_API_LOCK();
@@ -353,6 +369,7 @@ extern "C" CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
     return call_sync(c);
 }
 
+KVMGPU_DRIVER_ENTRY(cuCtxDisablePeerAccess, 4000);
 extern "C" CUresult cuCtxDisablePeerAccess(CUcontext peer)
 {
     GUEST_API_LOCK();
@@ -380,12 +397,14 @@ CUresult in_context(CUcontext ctx, Op op)
 
 // CUDA 13's forms that name the context (cuGetProcAddress hands them out
 // for versions 13000 and later).
+KVMGPU_DRIVER_ENTRY_AS(cuCtxSynchronize, 13000, cuCtxSynchronize_v2);
 extern "C" CUresult cuCtxSynchronize_v2(CUcontext ctx)
 {
     GUEST_API_LOCK();
     return in_context(ctx, [] { return cuCtxSynchronize(); });
 }
 
+KVMGPU_DRIVER_ENTRY_AS(cuCtxGetDevice, 13000, cuCtxGetDevice_v2);
 extern "C" CUresult cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx)
 {
     GUEST_API_LOCK();

@@ -1,6 +1,7 @@
 // Device queries, context synchronization and error names.
 #include <string.h>
 
+#include "guest-stub/cuda/driver_entry.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/platform/api_lock.h"
@@ -20,15 +21,17 @@ CUresult check_device(CUdevice dev)
 
 } // namespace
 
+KVMGPU_DRIVER_ENTRY(cuDriverGetVersion, 2020);
 extern "C" CUresult cuDriverGetVersion(int* version)
 {
     GUEST_API_LOCK();
     if (version == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
-    *version = 13000;
+    *version = kvmgpu_guest_driver_version;
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuDeviceGetCount, 2000);
 extern "C" CUresult cuDeviceGetCount(int* count)
 {
     GUEST_API_LOCK();
@@ -39,6 +42,7 @@ extern "C" CUresult cuDeviceGetCount(int* count)
     return call_result(c, count);
 }
 
+KVMGPU_DRIVER_ENTRY(cuDeviceGet, 2000);
 extern "C" CUresult cuDeviceGet(CUdevice* device, int ordinal)
 {
     GUEST_API_LOCK();
@@ -50,6 +54,7 @@ extern "C" CUresult cuDeviceGet(CUdevice* device, int ordinal)
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuDeviceGetAttribute, 2000);
 extern "C" CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev)
 {
     GUEST_API_LOCK();
@@ -86,6 +91,7 @@ extern "C" CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUd
     return r;
 }
 
+KVMGPU_DRIVER_ENTRY(cuDeviceGetName, 2000);
 extern "C" CUresult cuDeviceGetName(char* name, int len, CUdevice dev)
 {
     GUEST_API_LOCK();
@@ -107,6 +113,7 @@ extern "C" CUresult cuDeviceGetName(char* name, int len, CUdevice dev)
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuDeviceTotalMem, 3020);
 extern "C" CUresult cuDeviceTotalMem(size_t* bytes, CUdevice dev)
 {
     GUEST_API_LOCK();
@@ -118,6 +125,7 @@ extern "C" CUresult cuDeviceTotalMem(size_t* bytes, CUdevice dev)
     return call_result(c, bytes);
 }
 
+KVMGPU_DRIVER_ENTRY(cuCtxSynchronize, 2000);
 extern "C" CUresult cuCtxSynchronize(void)
 {
     GUEST_API_LOCK();
@@ -186,6 +194,7 @@ const char* error_text(const ErrorText& e)
 
 } // namespace
 
+KVMGPU_DRIVER_ENTRY(cuGetErrorName, 6000);
 extern "C" CUresult cuGetErrorName(CUresult error, const char** str)
 {
     GUEST_API_LOCK();
@@ -196,6 +205,7 @@ extern "C" CUresult cuGetErrorName(CUresult error, const char** str)
     return e != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+KVMGPU_DRIVER_ENTRY(cuGetErrorString, 6000);
 extern "C" CUresult cuGetErrorString(CUresult error, const char** str)
 {
     GUEST_API_LOCK();

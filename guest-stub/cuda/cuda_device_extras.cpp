@@ -1,5 +1,6 @@
 // Device identity (compute capability, PCI bus id, UUID), P2P attributes,
 // context limits and the stream priority range.
+#include "guest-stub/cuda/driver_entry.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/platform/api_lock.h"
@@ -17,6 +18,7 @@ void put_hex(char* p, unsigned v, int digits)
 
 } // namespace
 
+KVMGPU_DRIVER_ENTRY(cuDeviceComputeCapability, 2000);
 extern "C" CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice dev)
 {
     GUEST_API_LOCK();
@@ -28,6 +30,7 @@ extern "C" CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice d
 }
 
 // "dddd:bb:dd.0": domain, bus and device as the VMM reports them.
+KVMGPU_DRIVER_ENTRY(cuDeviceGetPCIBusId, 4010);
 extern "C" CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev)
 {
     GUEST_API_LOCK();
@@ -54,6 +57,7 @@ extern "C" CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev)
 
 // "kvmtool-gpu vGPU" with the ordinal in the last byte, in the layout of a
 // version-4 (random) UUID.
+KVMGPU_DRIVER_ENTRY(cuDeviceGetUuid, 11040);
 extern "C" CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev)
 {
     GUEST_API_LOCK();
@@ -79,6 +83,7 @@ extern "C" CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev)
     return cuDeviceGetUuid(uuid, dev);
 }
 
+KVMGPU_DRIVER_ENTRY(cuDeviceGetP2PAttribute, 8000);
 extern "C" CUresult cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attrib, CUdevice srcDevice,
                                             CUdevice dstDevice)
 {
@@ -99,6 +104,7 @@ extern "C" CUresult cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute at
     return r;
 }
 
+KVMGPU_DRIVER_ENTRY(cuCtxSetLimit, 3010);
 extern "C" CUresult cuCtxSetLimit(CUlimit limit, size_t value)
 {
     GUEST_API_LOCK();
@@ -110,6 +116,7 @@ extern "C" CUresult cuCtxSetLimit(CUlimit limit, size_t value)
     return call_sync(c);
 }
 
+KVMGPU_DRIVER_ENTRY(cuCtxGetLimit, 3010);
 extern "C" CUresult cuCtxGetLimit(size_t* value, CUlimit limit)
 {
     GUEST_API_LOCK();
@@ -121,6 +128,7 @@ extern "C" CUresult cuCtxGetLimit(size_t* value, CUlimit limit)
     return call_result(c, value);
 }
 
+KVMGPU_DRIVER_ENTRY(cuCtxGetStreamPriorityRange, 5050);
 extern "C" CUresult cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority)
 {
     GUEST_API_LOCK();

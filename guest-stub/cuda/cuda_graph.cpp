@@ -2,6 +2,7 @@
 // (vgpu_abi.h, "graphs"); host nodes are this library's (graph_host_steps.h).
 #include <string.h>
 
+#include "guest-stub/cuda/driver_entry.h"
 #include "guest-stub/cuda/graph_host_steps.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
@@ -135,18 +136,21 @@ bool copy_end(CUmemorytype type, const void* host, CUdeviceptr device, size_t of
 
 } // namespace
 
+KVMGPU_DRIVER_ENTRY(cuGraphCreate, 10000);
 extern "C" CUresult cuGraphCreate(CUgraph* phGraph, unsigned int flags)
 {
     GUEST_API_LOCK();
     return call_create(VGPU_OP_GRAPH_CREATE, flags, phGraph);
 }
 
+KVMGPU_DRIVER_ENTRY(cuGraphDestroy, 10000);
 extern "C" CUresult cuGraphDestroy(CUgraph hGraph)
 {
     GUEST_API_LOCK();
     return destroy(VGPU_OP_GRAPH_DESTROY, handle_bits(hGraph), host_steps_drop);
 }
 
+KVMGPU_DRIVER_ENTRY(cuGraphAddEmptyNode, 10000);
 extern "C" CUresult cuGraphAddEmptyNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
                                         size_t numDependencies)
 {
@@ -157,6 +161,7 @@ extern "C" CUresult cuGraphAddEmptyNode(CUgraphNode* phGraphNode, CUgraph hGraph
     return add_node(c, phGraphNode, hGraph, dependencies, numDependencies);
 }
 
+KVMGPU_DRIVER_ENTRY(cuGraphAddKernelNode, 12000);
 extern "C" CUresult cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
                                          size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS* nodeParams)
 {
@@ -169,12 +174,14 @@ extern "C" CUresult cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGrap
     return with_dependencies(phGraphNode, hGraph, res[0], dependencies, numDependencies);
 }
 
+KVMGPU_DRIVER_ENTRY(cuGraphKernelNodeSetParams, 12000);
 extern "C" CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams)
 {
     GUEST_API_LOCK();
     return kernel_call(VGPU_OP_GRAPH_KERNEL_NODE_SET_PARAMS, handle_bits(hNode), 0, nodeParams, nullptr);
 }
 
+KVMGPU_DRIVER_ENTRY(cuGraphExecKernelNodeSetParams, 12000);
 extern "C" CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
                                                    const CUDA_KERNEL_NODE_PARAMS* nodeParams)
 {
@@ -185,6 +192,7 @@ extern "C" CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgra
                        nodeParams, nullptr);
 }
 
+KVMGPU_DRIVER_ENTRY(cuGraphAddMemcpyNode, 10000);
 extern "C" CUresult cuGraphAddMemcpyNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
                                          size_t numDependencies, const CUDA_MEMCPY3D* p, CUcontext)
 {
@@ -210,6 +218,7 @@ extern "C" CUresult cuGraphAddMemcpyNode(CUgraphNode* phGraphNode, CUgraph hGrap
     return add_node(c, phGraphNode, hGraph, dependencies, numDependencies);
 }
 
+KVMGPU_DRIVER_ENTRY(cuGraphAddMemsetNode, 10000);
 extern "C" CUresult cuGraphAddMemsetNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
                                          size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS* p, CUcontext)
 {
@@ -228,6 +237,7 @@ extern "C" CUresult cuGraphAddMemsetNode(CUgraphNode* phGraphNode, CUgraph hGrap
     return add_node(c, phGraphNode, hGraph, dependencies, numDependencies);
 }
 
+KVMGPU_DRIVER_ENTRY(cuGraphAddHostNode, 10000);
 extern "C" CUresult cuGraphAddHostNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
                                        size_t numDependencies, const CUDA_HOST_NODE_PARAMS* p)
 {
@@ -245,6 +255,7 @@ extern "C" CUresult cuGraphAddHostNode(CUgraphNode* phGraphNode, CUgraph hGraph,
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuGraphHostNodeGetParams, 10000);
 extern "C" CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS* p)
 {
     GUEST_API_LOCK();
@@ -256,6 +267,7 @@ extern "C" CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_P
 }
 
 // The graph's node only: an exec instantiated before keeps its copy.
+KVMGPU_DRIVER_ENTRY(cuGraphHostNodeSetParams, 10000);
 extern "C" CUresult cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* p)
 {
     GUEST_API_LOCK();
@@ -266,6 +278,7 @@ extern "C" CUresult cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuGraphAddDependencies, 12030);
 extern "C" CUresult cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to,
                                            const CUgraphEdgeData* edgeData, size_t numDependencies)
 {
@@ -278,6 +291,7 @@ extern "C" CUresult cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* fr
     return edges(handle_bits(hGraph), from, to, 0, numDependencies, false);
 }
 
+KVMGPU_DRIVER_ENTRY(cuGraphRemoveDependencies, 12030);
 extern "C" CUresult cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to,
                                               const CUgraphEdgeData*, size_t numDependencies)
 {
@@ -287,6 +301,7 @@ extern "C" CUresult cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode*
     return edges(handle_bits(hGraph), from, to, 0, numDependencies, true);
 }
 
+KVMGPU_DRIVER_ENTRY(cuGraphGetNodes, 10000);
 extern "C" CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numNodes)
 {
     GUEST_API_LOCK();
@@ -312,12 +327,14 @@ extern "C" CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* 
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuGraphDestroyNode, 10000);
 extern "C" CUresult cuGraphDestroyNode(CUgraphNode hNode)
 {
     GUEST_API_LOCK();
     return destroy(VGPU_OP_GRAPH_DESTROY_NODE, handle_bits(hNode), host_step_drop_node);
 }
 
+KVMGPU_DRIVER_ENTRY(cuGraphInstantiateWithFlags, 11040);
 extern "C" CUresult cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec, CUgraph hGraph, unsigned long long flags)
 {
     GUEST_API_LOCK();
@@ -345,6 +362,7 @@ extern "C" CUresult cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec, CUgrap
 
 // Queued as any launch; a graph with host nodes then waits for the stream
 // and runs them (guest_cuda_graphs.h).
+KVMGPU_DRIVER_ENTRY(cuGraphLaunch, 10000);
 extern "C" CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 {
     GUEST_API_LOCK();
@@ -367,6 +385,7 @@ extern "C" CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuGraphUpload, 11010);
 extern "C" CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream)
 {
     GUEST_API_LOCK();
@@ -377,6 +396,7 @@ extern "C" CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream)
     return call_async(c);
 }
 
+KVMGPU_DRIVER_ENTRY(cuGraphExecUpdate, 12000);
 extern "C" CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo* info)
 {
     GUEST_API_LOCK();
@@ -401,6 +421,7 @@ extern "C" CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CU
     return r;
 }
 
+KVMGPU_DRIVER_ENTRY(cuGraphExecDestroy, 10000);
 extern "C" CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
 {
     GUEST_API_LOCK();

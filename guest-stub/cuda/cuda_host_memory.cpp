@@ -12,6 +12,7 @@
 // guests), the VMM gives all of guest RAM that second name too, and blocks
 // are handed out at their device address: one pointer on the CPU and in
 // kernels, as natively (a kernel may spin on a flag the CPU writes).
+#include "guest-stub/cuda/driver_entry.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/platform/platform.h"
@@ -188,6 +189,7 @@ bool page_locked(const void* p, uint64_t bytes)
 
 // CU_MEMHOSTALLOC_PORTABLE, _DEVICEMAP and _WRITECOMBINED: every block is
 // all three here (guest RAM is mapped into the device's address space).
+KVMGPU_DRIVER_ENTRY(cuMemHostAlloc, 2020);
 extern "C" CUresult cuMemHostAlloc(void** pp, size_t bytes, unsigned int flags)
 {
     GUEST_API_LOCK();
@@ -223,12 +225,14 @@ extern "C" CUresult cuMemHostAlloc(void** pp, size_t bytes, unsigned int flags)
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemAllocHost, 3020);
 extern "C" CUresult cuMemAllocHost(void** pp, size_t bytes)
 {
     GUEST_API_LOCK();
     return cuMemHostAlloc(pp, bytes, 0);
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemFreeHost, 2000);
 extern "C" CUresult cuMemFreeHost(void* p)
 {
     GUEST_API_LOCK();
@@ -274,6 +278,7 @@ CUresult register_pages(const uint8_t* p, uint64_t bytes, unsigned flags, uint64
 // (4) names device memory, which guest RAM is not. Identity-mapped RAM is
 // page-locked already; a pageable buffer's frames get one device address
 // from the vGPU (none where guest RAM is on huge host pages).
+KVMGPU_DRIVER_ENTRY(cuMemHostRegister, 6050);
 extern "C" CUresult cuMemHostRegister(void* p, size_t bytes, unsigned int flags)
 {
     GUEST_API_LOCK();
@@ -304,6 +309,7 @@ extern "C" CUresult cuMemHostRegister(void* p, size_t bytes, unsigned int flags)
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemHostUnregister, 4000);
 extern "C" CUresult cuMemHostUnregister(void* p)
 {
     GUEST_API_LOCK();
@@ -327,6 +333,7 @@ extern "C" CUresult cuMemHostUnregister(void* p)
 // memory (cuMemHostAlloc blocks, registered identity-mapped RAM) has its
 // window's; a registered pageable buffer the address the vGPU gave it, and
 // none (CUDA_ERROR_NOT_SUPPORTED) where guest RAM is on huge host pages.
+KVMGPU_DRIVER_ENTRY(cuMemHostGetDevicePointer, 3020);
 extern "C" CUresult cuMemHostGetDevicePointer(CUdeviceptr* dptr, void* p, unsigned int flags)
 {
     GUEST_API_LOCK();

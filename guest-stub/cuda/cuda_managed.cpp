@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "guest-stub/platform/api_lock.h"
+#include "guest-stub/cuda/driver_entry.h"
 #include "guest-stub/cuda/graph_host_steps.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
@@ -371,6 +372,7 @@ CUresult place(Managed* m, uint64_t granule)
 }
 } // namespace
 
+KVMGPU_DRIVER_ENTRY(cuMemAllocManaged, 6000);
 extern "C" CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytes, unsigned int flags)
 {
     GUEST_API_LOCK();
@@ -469,6 +471,7 @@ extern "C" CUresult cuMemPrefetchAsync(CUdeviceptr dptr, size_t count, CUdevice 
     return prefetch(dptr, count, location_of(dst_device), 0);
 }
 
+KVMGPU_DRIVER_ENTRY_AS(cuMemPrefetchAsync, 12020, cuMemPrefetchAsync_v2);
 extern "C" CUresult cuMemPrefetchAsync_v2(CUdeviceptr dptr, size_t count, CUmemLocation location, unsigned int flags,
                                           CUstream)
 {
@@ -482,6 +485,7 @@ extern "C" CUresult cuMemAdvise(CUdeviceptr dptr, size_t count, CUmem_advise adv
     return advise(dptr, count, advice, location_of(device));
 }
 
+KVMGPU_DRIVER_ENTRY_AS(cuMemAdvise, 12020, cuMemAdvise_v2);
 extern "C" CUresult cuMemAdvise_v2(CUdeviceptr dptr, size_t count, CUmem_advise advice, CUmemLocation location)
 {
     GUEST_API_LOCK();
@@ -489,6 +493,7 @@ extern "C" CUresult cuMemAdvise_v2(CUdeviceptr dptr, size_t count, CUmem_advise 
 }
 
 // length 0 or the whole allocation, as the driver takes it for managed memory.
+KVMGPU_DRIVER_ENTRY(cuStreamAttachMemAsync, 6000);
 extern "C" CUresult cuStreamAttachMemAsync(CUstream, CUdeviceptr dptr, size_t length, unsigned int flags)
 {
     GUEST_API_LOCK();

@@ -4,6 +4,7 @@
 // heap) as scatter-gather lists built from the page tables.
 #include <string.h>
 
+#include "guest-stub/cuda/driver_entry.h"
 #include "guest-stub/cuda/graph_host_steps.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
@@ -157,6 +158,7 @@ CUresult copy_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stre
 
 } // namespace
 
+KVMGPU_DRIVER_ENTRY(cuMemAlloc, 3020);
 extern "C" CUresult cuMemAlloc(CUdeviceptr* dptr, size_t bytes)
 {
     GUEST_API_LOCK();
@@ -171,6 +173,7 @@ extern "C" CUresult cuMemAlloc(CUdeviceptr* dptr, size_t bytes)
     return r;
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemFree, 3020);
 extern "C" CUresult cuMemFree(CUdeviceptr dptr)
 {
     GUEST_API_LOCK();
@@ -214,18 +217,21 @@ CUresult copy_any(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream strea
 }
 } // namespace
 
+KVMGPU_DRIVER_ENTRY(cuMemcpy, 4000);
 extern "C" CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t bytes)
 {
     GUEST_API_LOCK();
     return copy_any(dst, src, bytes, 0, false);
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemcpyAsync, 4000);
 extern "C" CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream)
 {
     GUEST_API_LOCK();
     return copy_any(dst, src, bytes, stream, true);
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemGetInfo, 3020);
 extern "C" CUresult cuMemGetInfo(size_t* free, size_t* total)
 {
     GUEST_API_LOCK();
@@ -242,36 +248,42 @@ extern "C" CUresult cuMemGetInfo(size_t* free, size_t* total)
     return r;
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemcpyHtoD, 3020);
 extern "C" CUresult cuMemcpyHtoD(CUdeviceptr dst, const void* src, size_t bytes)
 {
     GUEST_API_LOCK();
     return copy(Dir::kHtoD, dst, src, bytes, 0, false);
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemcpyDtoH, 3020);
 extern "C" CUresult cuMemcpyDtoH(void* dst, CUdeviceptr src, size_t bytes)
 {
     GUEST_API_LOCK();
     return copy(Dir::kDtoH, src, dst, bytes, 0, false);
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemcpyHtoDAsync, 3020);
 extern "C" CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, size_t bytes, CUstream stream)
 {
     GUEST_API_LOCK();
     return copy(Dir::kHtoD, dst, src, bytes, stream, true);
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemcpyDtoHAsync, 3020);
 extern "C" CUresult cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, size_t bytes, CUstream stream)
 {
     GUEST_API_LOCK();
     return copy(Dir::kDtoH, src, dst, bytes, stream, true);
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemcpyDtoD, 3020);
 extern "C" CUresult cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t bytes)
 {
     GUEST_API_LOCK();
     return copy_dtod(dst, src, bytes, 0, false);
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemcpyDtoDAsync, 3020);
 extern "C" CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream)
 {
     GUEST_API_LOCK();
@@ -299,12 +311,14 @@ CUresult copy_peer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontex
 
 } // namespace
 
+KVMGPU_DRIVER_ENTRY(cuMemcpyPeer, 4000);
 extern "C" CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, size_t bytes)
 {
     GUEST_API_LOCK();
     return copy_peer(dst, dst_ctx, src, src_ctx, bytes, 0, false);
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemcpyPeerAsync, 4000);
 extern "C" CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
                                       size_t bytes, CUstream stream)
 {
@@ -337,36 +351,42 @@ CUresult memset_op(uint16_t op, CUdeviceptr dst, uint64_t value, size_t count, u
 }
 } // namespace
 
+KVMGPU_DRIVER_ENTRY(cuMemsetD8, 3020);
 extern "C" CUresult cuMemsetD8(CUdeviceptr dst, unsigned char value, size_t count)
 {
     GUEST_API_LOCK();
     return memset_op(VGPU_OP_MEMSET_D8, dst, value, count, 1, 0, false);
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemsetD32, 3020);
 extern "C" CUresult cuMemsetD32(CUdeviceptr dst, unsigned int value, size_t count)
 {
     GUEST_API_LOCK();
     return memset_op(VGPU_OP_MEMSET_D32, dst, value, count, 4, 0, false);
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemsetD16, 3020);
 extern "C" CUresult cuMemsetD16(CUdeviceptr dst, unsigned short value, size_t count)
 {
     GUEST_API_LOCK();
     return memset_op(VGPU_OP_MEMSET_D16, dst, value, count, 2, 0, false);
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemsetD16Async, 3020);
 extern "C" CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short value, size_t count, CUstream stream)
 {
     GUEST_API_LOCK();
     return memset_op(VGPU_OP_MEMSET_D16, dst, value, count, 2, stream, true);
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemsetD8Async, 3020);
 extern "C" CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t count, CUstream stream)
 {
     GUEST_API_LOCK();
     return memset_op(VGPU_OP_MEMSET_D8, dst, value, count, 1, stream, true);
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemsetD32Async, 3020);
 extern "C" CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t count, CUstream stream)
 {
     GUEST_API_LOCK();

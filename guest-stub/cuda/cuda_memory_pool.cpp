@@ -2,6 +2,7 @@
 // guest_cuda.h): MEM_ALLOC and MEM_FREE, so the VMM counts every byte
 // against the VM's quota and frees it at RESET. Pools live here, one per
 // device, holding what the driver reports about a pool.
+#include "guest-stub/cuda/driver_entry.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/platform/api_lock.h"
@@ -76,6 +77,7 @@ CUresult set_peer_access(CUdevice dev, CUdevice pool_dev, bool enable)
 
 } // namespace
 
+KVMGPU_DRIVER_ENTRY(cuDeviceGetDefaultMemPool, 11020);
 extern "C" CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool, CUdevice dev)
 {
     GUEST_API_LOCK();
@@ -84,12 +86,14 @@ extern "C" CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool, CUdevice dev)
     return pool_of_device(dev, pool);
 }
 
+KVMGPU_DRIVER_ENTRY(cuDeviceGetMemPool, 11020);
 extern "C" CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice dev)
 {
     GUEST_API_LOCK();
     return cuDeviceGetDefaultMemPool(pool, dev);
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemAllocFromPoolAsync, 11020);
 extern "C" CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUstream stream)
 {
     GUEST_API_LOCK();
@@ -114,6 +118,7 @@ extern "C" CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytes, CUm
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemAllocAsync, 11020);
 extern "C" CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytes, CUstream stream)
 {
     GUEST_API_LOCK();
@@ -129,6 +134,7 @@ extern "C" CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytes, CUstream st
 }
 
 // Any allocation may be freed so (also cuMemAlloc's, as with the driver).
+KVMGPU_DRIVER_ENTRY(cuMemFreeAsync, 11020);
 extern "C" CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
 {
     GUEST_API_LOCK();
@@ -145,6 +151,7 @@ extern "C" CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemPoolSetAttribute, 11020);
 extern "C" CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value)
 {
     GUEST_API_LOCK();
@@ -172,6 +179,7 @@ extern "C" CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute
 }
 
 // Reserved memory is what is in use: nothing is kept past a free.
+KVMGPU_DRIVER_ENTRY(cuMemPoolGetAttribute, 11020);
 extern "C" CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value)
 {
     GUEST_API_LOCK();
@@ -194,12 +202,14 @@ extern "C" CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute
 }
 
 // Nothing is held past what is in use: there is nothing to trim.
+KVMGPU_DRIVER_ENTRY(cuMemPoolTrimTo, 11020);
 extern "C" CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t)
 {
     GUEST_API_LOCK();
     return known(pool) ? ready() : CUDA_ERROR_INVALID_VALUE;
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemPoolSetAccess, 11020);
 extern "C" CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc* map, size_t count)
 {
     GUEST_API_LOCK();
@@ -229,6 +239,7 @@ extern "C" CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc*
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemPoolGetAccess, 11020);
 extern "C" CUresult cuMemPoolGetAccess(CUmemAccess_flags* flags, CUmemoryPool pool, CUmemLocation* location)
 {
     GUEST_API_LOCK();

@@ -4,6 +4,7 @@
 // pinned scratch buffer the call waits for the device to take.
 #include <string.h>
 
+#include "guest-stub/cuda/driver_entry.h"
 #include "guest-stub/cuda/graph_host_steps.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
@@ -118,6 +119,7 @@ extern "C" CUresult vgpuModuleLoadDataSized(CUmodule* module, const void* image,
     return r;
 }
 
+KVMGPU_DRIVER_ENTRY(cuModuleLoadData, 2000);
 extern "C" CUresult cuModuleLoadData(CUmodule* module, const void* image)
 {
     GUEST_API_LOCK();
@@ -129,6 +131,7 @@ extern "C" CUresult cuModuleLoadData(CUmodule* module, const void* image)
     return vgpuModuleLoadDataSized(module, image, bytes);
 }
 
+KVMGPU_DRIVER_ENTRY(cuModuleLoad, 2000);
 extern "C" CUresult cuModuleLoad(CUmodule* module, const char* fname)
 {
     GUEST_API_LOCK();
@@ -154,6 +157,7 @@ extern "C" CUresult cuModuleLoad(CUmodule* module, const char* fname)
 // JIT options are hints to a compiler the vGPU's driver runs with its own:
 // none is acted on; the ones the driver writes back (the logs' sizes, the
 // wall time) read as 0, an empty log.
+KVMGPU_DRIVER_ENTRY(cuModuleLoadDataEx, 2010);
 extern "C" CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int numOptions,
                                        CUjit_option* options, void** optionValues)
 {
@@ -176,6 +180,7 @@ extern "C" CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsi
     return cuModuleLoadData(module, image);
 }
 
+KVMGPU_DRIVER_ENTRY(cuModuleUnload, 2000);
 extern "C" CUresult cuModuleUnload(CUmodule module)
 {
     GUEST_API_LOCK();
@@ -204,6 +209,7 @@ bool name_lookup(uint16_t op, CUmodule module, const char* name, Call* c)
 }
 } // namespace
 
+KVMGPU_DRIVER_ENTRY(cuModuleGetGlobal, 3020);
 extern "C" CUresult cuModuleGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUmodule module, const char* name)
 {
     GUEST_API_LOCK();
@@ -220,6 +226,7 @@ extern "C" CUresult cuModuleGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUmodule
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuModuleGetFunction, 2000);
 extern "C" CUresult cuModuleGetFunction(CUfunction* f, CUmodule module, const char* name)
 {
     GUEST_API_LOCK();
@@ -258,6 +265,7 @@ extern "C" CUresult cuModuleGetFunction(CUfunction* f, CUmodule module, const ch
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuFuncGetAttribute, 2020);
 extern "C" CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfunc)
 {
     GUEST_API_LOCK();
@@ -274,6 +282,7 @@ extern "C" CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUf
     return r;
 }
 
+KVMGPU_DRIVER_ENTRY(cuFuncSetAttribute, 9000);
 extern "C" CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
 {
     GUEST_API_LOCK();
@@ -292,6 +301,7 @@ extern "C" CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute at
 
 // A preference the driver may ignore: checked (a known function, a known
 // value) and kept by nobody, as the VMM's GPU decides its own carve-out.
+KVMGPU_DRIVER_ENTRY(cuFuncSetCacheConfig, 3000);
 extern "C" CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
 {
     GUEST_API_LOCK();
@@ -406,6 +416,7 @@ bool kernel_shape_ok(const FunctionLayout& l, unsigned gx, unsigned gy, unsigned
 
 } // namespace guest::cuda
 
+KVMGPU_DRIVER_ENTRY(cuLaunchKernel, 4000);
 extern "C" CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
                                    unsigned int bx, unsigned int by, unsigned int bz,
                                    unsigned int shmem, CUstream stream, void** kernelParams,
@@ -415,6 +426,7 @@ extern "C" CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int g
     return launch(f, gx, gy, gz, bx, by, bz, shmem, stream, kernelParams, extra, 0);
 }
 
+KVMGPU_DRIVER_ENTRY(cuLaunchCooperativeKernel, 9000);
 extern "C" CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
                                               unsigned int bx, unsigned int by, unsigned int bz,
                                               unsigned int shmem, CUstream stream, void** kernelParams)
@@ -423,6 +435,7 @@ extern "C" CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, uns
     return launch(f, gx, gy, gz, bx, by, bz, shmem, stream, kernelParams, nullptr, VGPU_CMD_FLAG_COOPERATIVE);
 }
 
+KVMGPU_DRIVER_ENTRY(cuLaunchKernelEx, 11060);
 extern "C" CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra)
 {
     GUEST_API_LOCK();

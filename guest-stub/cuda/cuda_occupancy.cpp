@@ -2,6 +2,7 @@
 // The VMM asks its driver for each (kernel, block size, shared memory)
 // (VGPU_OP_FUNC_OCCUPANCY); the block-size search and its shared-memory
 // callback run here, in the guest.
+#include "guest-stub/cuda/driver_entry.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/platform/api_lock.h"
@@ -21,6 +22,7 @@ CUresult current_device_attribute(CUdevice_attribute a, int* out)
 
 } // namespace
 
+KVMGPU_DRIVER_ENTRY(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 7000);
 extern "C" CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CUfunction func,
                                                                          int blockSize, size_t dynamicSMemSize,
                                                                          unsigned int flags)
@@ -37,6 +39,7 @@ extern "C" CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* nu
     return call_result(c, numBlocks);
 }
 
+KVMGPU_DRIVER_ENTRY(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050);
 extern "C" CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfunction func, int blockSize,
                                                                 size_t dynamicSMemSize)
 {
@@ -48,6 +51,7 @@ extern "C" CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, 
 // Candidates from the largest block allowed down, the largest first among
 // equals: the limit itself, then every multiple of the warp size below it.
 // Stops early once a candidate fills a multiprocessor's threads.
+KVMGPU_DRIVER_ENTRY(cuOccupancyMaxPotentialBlockSizeWithFlags, 7000);
 extern "C" CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int* blockSize, CUfunction func,
                                                               CUoccupancyB2DSize blockSizeToDynamicSMemSize,
                                                               size_t dynamicSMemSize, int blockSizeLimit,
@@ -92,6 +96,7 @@ extern "C" CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, 
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuOccupancyMaxPotentialBlockSize, 6050);
 extern "C" CUresult cuOccupancyMaxPotentialBlockSize(int* minGridSize, int* blockSize, CUfunction func,
                                                      CUoccupancyB2DSize blockSizeToDynamicSMemSize,
                                                      size_t dynamicSMemSize, int blockSizeLimit)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "guest-stub/platform/api_lock.h"
+#include "guest-stub/cuda/driver_entry.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
 
@@ -82,6 +83,7 @@ CUresult answer(const Pointer& ptr, CUpointer_attribute attribute, CUdeviceptr p
 
 } // namespace
 
+KVMGPU_DRIVER_ENTRY(cuPointerGetAttribute, 4000);
 extern "C" CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr p)
 {
     GUEST_API_LOCK();
@@ -97,6 +99,7 @@ extern "C" CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attrib
 
 // Unknown memory: every attribute reads 0 and the call succeeds, as the
 // driver answers it; an attribute that does not apply to known memory reads 0.
+KVMGPU_DRIVER_ENTRY(cuPointerGetAttributes, 7000);
 extern "C" CUresult cuPointerGetAttributes(unsigned int count, CUpointer_attribute* attributes, void** data,
                                            CUdeviceptr p)
 {

@@ -1,8 +1,10 @@
 // cuGetProcAddress: the guest library's own entry points by name, from the
-// table of cuda_entry_points.h (sorted by name, then version).
+// table generated from their KVMGPU_DRIVER_ENTRY markers (driver_entry.h;
+// cuda_entry_points.h in the build tree, sorted by name, then version).
 #include <string.h>
 
 #include "guest-stub/cuda/cuda_entry_points.h"
+#include "guest-stub/cuda/driver_entry.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/platform/api_lock.h"
 
@@ -18,16 +20,16 @@ struct EntryPoint {
 const EntryPoint kEntryPoints[] = {KVMGPU_GUEST_DRIVER_ENTRY_POINTS(KVMGPU_ENTRY)};
 #undef KVMGPU_ENTRY
 
-constexpr int kDriverVersion = 13000; // cuDriverGetVersion's
 constexpr cuuint64_t kKnownFlags = CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
 
 } // namespace
 
+KVMGPU_DRIVER_ENTRY(cuGetProcAddress, 12000);
 extern "C" CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
                                      CUdriverProcAddressQueryResult* symbolStatus)
 {
     GUEST_API_LOCK();
-    if (symbol == nullptr || pfn == nullptr || (flags & ~kKnownFlags) != 0 || cudaVersion > kDriverVersion)
+    if (symbol == nullptr || pfn == nullptr || (flags & ~kKnownFlags) != 0 || cudaVersion > kvmgpu_guest_driver_version)
         return CUDA_ERROR_INVALID_VALUE;
     *pfn = nullptr;
     bool named = false;

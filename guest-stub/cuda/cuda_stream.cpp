@@ -1,6 +1,7 @@
 // Streams and events.
 #include <string.h>
 
+#include "guest-stub/cuda/driver_entry.h"
 #include "guest-stub/cuda/graph_host_steps.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
@@ -40,18 +41,21 @@ void events_forget(CUcontext ctx)
 }
 } // namespace guest::cuda
 
+KVMGPU_DRIVER_ENTRY(cuStreamCreate, 2000);
 extern "C" CUresult cuStreamCreate(CUstream* stream, unsigned int flags)
 {
     GUEST_API_LOCK();
     return call_create(VGPU_OP_STREAM_CREATE, flags, stream);
 }
 
+KVMGPU_DRIVER_ENTRY(cuStreamSynchronize, 2000);
 extern "C" CUresult cuStreamSynchronize(CUstream stream)
 {
     GUEST_API_LOCK();
     return sync_point(call_on(VGPU_OP_STREAM_SYNCHRONIZE, stream_arg(stream)));
 }
 
+KVMGPU_DRIVER_ENTRY(cuStreamDestroy, 4000);
 extern "C" CUresult cuStreamDestroy(CUstream stream)
 {
     GUEST_API_LOCK();
@@ -63,6 +67,7 @@ extern "C" CUresult cuStreamDestroy(CUstream stream)
     return r;
 }
 
+KVMGPU_DRIVER_ENTRY(cuEventCreate, 2000);
 extern "C" CUresult cuEventCreate(CUevent* event, unsigned int flags)
 {
     GUEST_API_LOCK();
@@ -73,6 +78,7 @@ extern "C" CUresult cuEventCreate(CUevent* event, unsigned int flags)
     return r;
 }
 
+KVMGPU_DRIVER_ENTRY(cuEventRecord, 2000);
 extern "C" CUresult cuEventRecord(CUevent event, CUstream stream)
 {
     GUEST_API_LOCK();
@@ -84,12 +90,14 @@ extern "C" CUresult cuEventRecord(CUevent event, CUstream stream)
     return call_async(c);
 }
 
+KVMGPU_DRIVER_ENTRY(cuEventSynchronize, 2000);
 extern "C" CUresult cuEventSynchronize(CUevent event)
 {
     GUEST_API_LOCK();
     return sync_point(call_on(VGPU_OP_EVENT_SYNCHRONIZE, handle_bits(event)));
 }
 
+KVMGPU_DRIVER_ENTRY(cuEventElapsedTime, 12080);
 extern "C" CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end)
 {
     GUEST_API_LOCK();
@@ -108,6 +116,7 @@ extern "C" CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end)
     return r;
 }
 
+KVMGPU_DRIVER_ENTRY(cuEventDestroy, 4000);
 extern "C" CUresult cuEventDestroy(CUevent event)
 {
     GUEST_API_LOCK();
@@ -120,18 +129,21 @@ extern "C" CUresult cuEventDestroy(CUevent event)
 
 // Queries answer CUDA_ERROR_NOT_READY while work is pending and, as the
 // driver's, may report an earlier queued call's error.
+KVMGPU_DRIVER_ENTRY(cuStreamQuery, 2000);
 extern "C" CUresult cuStreamQuery(CUstream stream)
 {
     GUEST_API_LOCK();
     return sync_point(call_on(VGPU_OP_STREAM_QUERY, stream_arg(stream)));
 }
 
+KVMGPU_DRIVER_ENTRY(cuEventQuery, 2000);
 extern "C" CUresult cuEventQuery(CUevent event)
 {
     GUEST_API_LOCK();
     return sync_point(call_on(VGPU_OP_EVENT_QUERY, handle_bits(event)));
 }
 
+KVMGPU_DRIVER_ENTRY(cuStreamWaitEvent, 3020);
 extern "C" CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags)
 {
     GUEST_API_LOCK();
@@ -158,6 +170,7 @@ extern "C" CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned i
     return call_async(c);
 }
 
+KVMGPU_DRIVER_ENTRY(cuEventRecordWithFlags, 11010);
 extern "C" CUresult cuEventRecordWithFlags(CUevent event, CUstream stream, unsigned int flags)
 {
     GUEST_API_LOCK();
@@ -170,12 +183,14 @@ extern "C" CUresult cuEventRecordWithFlags(CUevent event, CUstream stream, unsig
 
 // The priority range is [0, 0] (cuCtxGetStreamPriorityRange): any priority
 // is clamped to 0, as the driver clamps one outside its range.
+KVMGPU_DRIVER_ENTRY(cuStreamCreateWithPriority, 5050);
 extern "C" CUresult cuStreamCreateWithPriority(CUstream* stream, unsigned int flags, int)
 {
     GUEST_API_LOCK();
     return cuStreamCreate(stream, flags);
 }
 
+KVMGPU_DRIVER_ENTRY(cuStreamGetPriority, 5050);
 extern "C" CUresult cuStreamGetPriority(CUstream stream, int* priority)
 {
     GUEST_API_LOCK();
@@ -189,6 +204,7 @@ extern "C" CUresult cuStreamGetPriority(CUstream stream, int* priority)
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuLaunchHostFunc, 10000);
 extern "C" CUresult cuLaunchHostFunc(CUstream stream, CUhostFn fn, void* userData)
 {
     GUEST_API_LOCK();
@@ -207,6 +223,7 @@ extern "C" CUresult cuLaunchHostFunc(CUstream stream, CUhostFn fn, void* userDat
 
 // The callback gets the stream's status, as the driver gives it (flags
 // must be 0, as cuda.h says).
+KVMGPU_DRIVER_ENTRY(cuStreamAddCallback, 5000);
 extern "C" CUresult cuStreamAddCallback(CUstream stream, CUstreamCallback callback, void* userData,
                                         unsigned int flags)
 {

@@ -3,6 +3,7 @@
 // so a kernel parameter carries it unchanged (see dispatch_textures.cpp).
 #include <string.h>
 
+#include "guest-stub/cuda/driver_entry.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/platform/api_lock.h"
@@ -93,6 +94,7 @@ CUresult destroy(uint16_t op, uint64_t object)
 
 } // namespace
 
+KVMGPU_DRIVER_ENTRY(cuTexObjectCreate, 5000);
 extern "C" CUresult cuTexObjectCreate(CUtexObject* pTexObject, const CUDA_RESOURCE_DESC* pResDesc,
                                       const CUDA_TEXTURE_DESC* pTexDesc, const CUDA_RESOURCE_VIEW_DESC* pResViewDesc)
 {
@@ -118,18 +120,21 @@ extern "C" CUresult cuTexObjectCreate(CUtexObject* pTexObject, const CUDA_RESOUR
     return create(VGPU_OP_TEX_OBJECT_CREATE, &o, sizeof o, pTexObject);
 }
 
+KVMGPU_DRIVER_ENTRY(cuTexObjectDestroy, 5000);
 extern "C" CUresult cuTexObjectDestroy(CUtexObject texObject)
 {
     GUEST_API_LOCK();
     return destroy(VGPU_OP_TEX_OBJECT_DESTROY, texObject);
 }
 
+KVMGPU_DRIVER_ENTRY(cuTexObjectGetResourceDesc, 5000);
 extern "C" CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC* pResDesc, CUtexObject texObject)
 {
     GUEST_API_LOCK();
     return resource_desc(pResDesc, texObject, false);
 }
 
+KVMGPU_DRIVER_ENTRY(cuSurfObjectCreate, 5000);
 extern "C" CUresult cuSurfObjectCreate(CUsurfObject* pSurfObject, const CUDA_RESOURCE_DESC* pResDesc)
 {
     GUEST_API_LOCK();
@@ -141,12 +146,14 @@ extern "C" CUresult cuSurfObjectCreate(CUsurfObject* pSurfObject, const CUDA_RES
     return create(VGPU_OP_SURF_OBJECT_CREATE, &r, sizeof r, pSurfObject);
 }
 
+KVMGPU_DRIVER_ENTRY(cuSurfObjectDestroy, 5000);
 extern "C" CUresult cuSurfObjectDestroy(CUsurfObject surfObject)
 {
     GUEST_API_LOCK();
     return destroy(VGPU_OP_SURF_OBJECT_DESTROY, surfObject);
 }
 
+KVMGPU_DRIVER_ENTRY(cuSurfObjectGetResourceDesc, 5000);
 extern "C" CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC* pResDesc, CUsurfObject surfObject)
 {
     GUEST_API_LOCK();

@@ -5,6 +5,7 @@
 // device memory of this guest's for cuMemcpy and cuMemset (the allocation
 // list), until it is unmapped.
 #include "guest-stub/platform/api_lock.h"
+#include "guest-stub/cuda/driver_entry.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
 
@@ -30,6 +31,7 @@ CUresult prop_ok(const CUmemAllocationProp* prop)
 
 } // namespace
 
+KVMGPU_DRIVER_ENTRY(cuMemGetAllocationGranularity, 10020);
 extern "C" CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp* prop,
                                                   CUmemAllocationGranularity_flags option)
 {
@@ -46,6 +48,7 @@ extern "C" CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUm
     return r;
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemAddressReserve, 10020);
 extern "C" CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr,
                                         unsigned long long flags)
 {
@@ -59,12 +62,14 @@ extern "C" CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t al
     return r;
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemAddressFree, 10020);
 extern "C" CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
 {
     GUEST_API_LOCK();
     return call_args(VGPU_OP_VMM_FREE_RESERVATION, ptr, size);
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemCreate, 10020);
 extern "C" CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CUmemAllocationProp* prop,
                                 unsigned long long flags)
 {
@@ -80,12 +85,14 @@ extern "C" CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t siz
     return r;
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemRelease, 10020);
 extern "C" CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 {
     GUEST_API_LOCK();
     return call_args(VGPU_OP_VMM_RELEASE, handle);
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemMap, 10020);
 extern "C" CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
                              unsigned long long flags)
 {
@@ -95,6 +102,7 @@ extern "C" CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemG
     return call_args(VGPU_OP_VMM_MAP, ptr, size, offset, handle);
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemUnmap, 10020);
 extern "C" CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
     GUEST_API_LOCK();
@@ -106,6 +114,7 @@ extern "C" CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 
 // One descriptor per device: the vGPU gives a VM's mappings to the current
 // context's device only.
+KVMGPU_DRIVER_ENTRY(cuMemSetAccess, 10020);
 extern "C" CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count)
 {
     GUEST_API_LOCK();

@@ -284,7 +284,8 @@ CUresult cuCtxGetLimit(size_t* value, CUlimit limit);
 // stream has priority 0, as the driver clamps priorities into its range.
 CUresult cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority);
 CUresult cuGetErrorName(CUresult error, const char** str);
-// The guest library's own entry points by base name (cuda_entry_points.h):
+// The guest library's own entry points by base name (each marked
+// KVMGPU_DRIVER_ENTRY beside its definition, cuda/driver_entry.h):
 // the newest signature not newer than cudaVersion. A name the library does
 // not have, or only in a newer signature: CUDA_ERROR_NOT_FOUND, *pfn
 // nullptr, *symbolStatus SYMBOL_NOT_FOUND or VERSION_NOT_SUFFICIENT (older

@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "guest-stub/cuda/driver_entry.h"
 #include "guest-stub/platform/platform.h"
 #include "guest-stub/runtime/mmio.h"
 #include "guest-stub/platform/api_lock.h"
@@ -454,6 +455,7 @@ const VgpuGuestInfo& info() { return g.info; }
 
 using namespace guest::cuda;
 
+KVMGPU_DRIVER_ENTRY(cuInit, 2000);
 extern "C" CUresult cuInit(unsigned int flags)
 {
     GUEST_API_LOCK();

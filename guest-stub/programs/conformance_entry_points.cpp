@@ -1,7 +1,8 @@
 // conformance, continued: cuGetProcAddress over the guest library's whole
-// table (each entry at its own version gives that very function), the
-// statuses of names and versions it lacks, CUDA 13's context-naming forms,
-// and cuModuleLoad in a guest without files.
+// table, generated from its KVMGPU_DRIVER_ENTRY markers (each entry at its
+// own version gives that very function), the statuses of names and versions
+// it lacks, CUDA 13's context-naming forms, and cuModuleLoad in a guest
+// without files.
 #include "guest-stub/cuda/cuda_entry_points.h"
 #include "guest-stub/programs/conformance.h"
 

@@ -1,8 +1,9 @@
-# The guest library's cu* functions and cuGetProcAddress's table
-# (cuda_entry_points.h) name the same functions: every cu* symbol the library
-# defines (a versioned name such as cuMemAlloc_v2 counts as its base name)
-# is in the table, and every name in the table is defined.
-# -DLIBRARY=<static library> -DTABLE=<cuda_entry_points.h> -DNM=<nm>
+# The guest library's cu* functions and cuGetProcAddress's table (the
+# cuda_entry_points.h generated from the KVMGPU_DRIVER_ENTRY markers) name the
+# same functions: every cu* symbol the library defines (a versioned name such
+# as cuMemAlloc_v2 counts as its base name) is in the table, so a function
+# without a marker fails here, and every name in the table is defined.
+# -DLIBRARY=<static library> -DTABLE=<generated cuda_entry_points.h> -DNM=<nm>
 cmake_policy(SET CMP0057 NEW) # if(... IN_LIST ...)
 execute_process(COMMAND ${NM} -g --defined-only ${LIBRARY} OUTPUT_VARIABLE symbols RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)

@@ -1,5 +1,6 @@
-// Each entry of the guest's cuGetProcAddress table (cuda_entry_points.h)
-// names the version whose PFN type (cudaTypedefs.h) is the signature
+// Each entry of the guest's cuGetProcAddress table (cuda_entry_points.h,
+// generated from the markers of guest-stub/cuda/driver_entry.h) names the
+// version whose PFN type (cudaTypedefs.h) is the signature
 // cuda.h declares for the symbol: a program that casts the pointer to that
 // type calls the function it meant. Compile-time checks; the test below
 // only says they were compiled.
