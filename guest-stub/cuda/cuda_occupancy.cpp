@@ -48,6 +48,22 @@ extern "C" CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, 
                                                                 CU_OCCUPANCY_DEFAULT);
 }
 
+KVMGPU_DRIVER_ENTRY(cuOccupancyAvailableDynamicSMemPerBlock, 10020);
+extern "C" CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunction func, int numBlocks,
+                                                            int blockSize)
+{
+    GUEST_API_LOCK();
+    if (dynamicSmemSize == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    Call c;
+    c.op = VGPU_OP_FUNC_AVAILABLE_SHARED;
+    // The ints as they are (their bits): the driver judges zero and negative counts.
+    c.set_args(vgpu_args_available_shared{.function = handle_bits(func),
+                                          .blocks = static_cast<uint32_t>(numBlocks),
+                                          .block_threads = static_cast<uint32_t>(blockSize)});
+    return call_result(c, dynamicSmemSize);
+}
+
 // Candidates from the largest block allowed down, the largest first among
 // equals: the limit itself, then every multiple of the warp size below it.
 // Stops early once a candidate fills a multiprocessor's threads.

@@ -422,6 +422,10 @@ CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfunction 
                                                      size_t dynamicSMemSize);
 CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CUfunction func, int blockSize,
                                                               size_t dynamicSMemSize, unsigned int flags);
+// The most dynamic shared memory a block of blockSize threads may use for
+// numBlocks of them to fit on one multiprocessor (the driver's answer).
+CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunction func, int numBlocks,
+                                                 int blockSize);
 // The block size with the most resident threads per multiprocessor: asks
 // the occupancy of each candidate (the block limit, then each multiple of
 // the warp size below it; blockSizeToDynamicSMemSize, when given, runs in

@@ -44,12 +44,13 @@
  *     virtual memory management 75-82; cuRAND 305-308, cuFFT 324-325;
  *     the one current context shared by a VM's guest threads; then the
  *     opcodes as one table (vgpu_ops.h) and VGPU_ABI_LAYOUT_HASH, no byte
- *     changed */
-#define VGPU_ABI_VERSION 8u
+ *     changed
+ *   9 FUNC_AVAILABLE_SHARED (83) */
+#define VGPU_ABI_VERSION 9u
 /* kvmgpu::abi::vgpu_abi_layout_hash() (vgpu_abi_layout.h) at this version:
  * a unit test fails when the layout moves and this is not the value. A
  * change that moves it bumps VGPU_ABI_VERSION and records the new value. */
-#define VGPU_ABI_LAYOUT_HASH 0xf263ec4b675225caull
+#define VGPU_ABI_LAYOUT_HASH 0x6c218c89fd3e46fcull
 
 /* ---- what an opcode does (the table's third column) -------------------- */
 /* Needs a current context (else VGPU_ERROR_INVALID_CONTEXT, vgpu_abi.h "contexts"). */
@@ -103,6 +104,7 @@ struct vgpu_args_on_stream { uint64_t handle; uint64_t stream; }; /* an event re
 struct vgpu_args_wait_event { uint64_t stream; uint64_t event; uint64_t flags; };
 struct vgpu_args_two_handles { uint64_t first; uint64_t second; };
 struct vgpu_args_occupancy { uint64_t function; uint64_t block_threads; uint64_t shared_bytes; uint64_t flags; };
+struct vgpu_args_available_shared { uint64_t function; uint64_t blocks; uint64_t block_threads; }; /* ints' bits */
 struct vgpu_args_ctx_limit { uint64_t limit; uint64_t value; uint64_t set; };
 struct vgpu_args_vmm_reserve { uint64_t bytes; uint64_t alignment; uint64_t address; };
 struct vgpu_args_va_range { uint64_t address; uint64_t bytes; };
@@ -243,6 +245,8 @@ struct vgpu_result_bytes16 { uint8_t bytes[16]; }; /* a host-mode BLAS result */
         /* whole mappings, nothing unmapped between */ \
     X(VMM_SET_ACCESS, 82, VGPU_OPF_CTX, struct vgpu_args_vmm_access, void) \
         /* whole mappings; VGPU_VMM_ACCESS_*: the range is the VM's device memory unless NONE */ \
+    X(FUNC_AVAILABLE_SHARED, 83, VGPU_OPF_CTX, struct vgpu_args_available_shared, struct vgpu_result_value) \
+        /* -> dynamic shared memory bytes a block may use with `blocks` such blocks per multiprocessor */ \
     /* CUDA graphs and stream capture (see "graphs" in vgpu_abi.h). */ \
     X(STREAM_BEGIN_CAPTURE, 100, VGPU_OPF_CTX, struct vgpu_args_begin_capture, void) \
         /* not the default stream; CUstreamCaptureMode 0..2 */ \

@@ -36,6 +36,19 @@ CommandResult CommandDispatch::op_FUNC_OCCUPANCY(GuestCommand& c) {
     return done(s, static_cast<uint64_t>(std::max(n, 0)));
 }
 
+// The counts are ints' bits, passed on as the guest's ints: the driver
+// answers zero, negative and too large counts as it does natively.
+CommandResult CommandDispatch::op_FUNC_AVAILABLE_SHARED(GuestCommand& c) {
+    const FunctionEntry* f = functions_.find(c.desc.arg[0], ctx_);
+    if (!f) return fail(VGPU_ERROR_INVALID_HANDLE, "function handle");
+    const uint64_t blocks = c.desc.arg[1], block = c.desc.arg[2];
+    if (blocks > UINT32_MAX || block > UINT32_MAX) return fail(VGPU_ERROR_INVALID_VALUE, "counts past 32 bits");
+    uint64_t bytes = 0;
+    const Status s = backend_result(backend().available_shared(f->function, static_cast<int32_t>(blocks),
+                                                               static_cast<int32_t>(block), &bytes));
+    return done(s, bytes);
+}
+
 uint64_t CommandDispatch::limit_cost(uint32_t limit, uint64_t value, uint64_t start) {
     if (!costs_memory(limit) || value <= start) return 0;
     uint64_t per = value - start, threads = 1;

@@ -10,6 +10,15 @@ Status CudaBackend::occupancy(BackendFunction f, uint32_t block, uint64_t dynami
         out, reinterpret_cast<CUfunction>(f), static_cast<int>(block), dynamic_shared, flags));
 }
 
+Status CudaBackend::available_shared(BackendFunction f, int blocks, int block, uint64_t* out) {
+    const auto fn = KVMGPU_CUDA_LATE(api_, cuOccupancyAvailableDynamicSMemPerBlock, 10020);
+    if (!fn) return VGPU_ERROR_NOT_SUPPORTED;
+    size_t bytes = 0;
+    CU_TRY(fn(&bytes, reinterpret_cast<CUfunction>(f), blocks, block));
+    *out = bytes;
+    return VGPU_SUCCESS;
+}
+
 Status CudaBackend::get_limit(int limit, uint64_t* out) {
     size_t v = 0;
     CU_TRY(api_.cuCtxGetLimit(&v, static_cast<CUlimit>(limit)));

@@ -112,6 +112,9 @@ class GpuBackend;
        blocks of `block` threads (1..1024) with `dynamic_shared` bytes one  \
        multiprocessor of this device holds at once; flags 0 or 1. */        \
     X(occupancy, (BackendFunction f, uint32_t block, uint64_t dynamic_shared, uint32_t flags, int* out)) \
+    /* cuOccupancyAvailableDynamicSMemPerBlock: the counts as the guest     \
+       gave them (ints), judged by the driver. */                           \
+    X(available_shared, (BackendFunction f, int blocks, int block, uint64_t* out)) \
     /* cuCtxGetLimit / cuCtxSetLimit on this device's context (CUlimit      \
        numbers below VGPU_LIMIT_COUNT_; the device model decides which may  \
        be set and counts what they cost). */                                \
