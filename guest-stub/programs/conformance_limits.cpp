@@ -30,6 +30,31 @@ void occupancy_and_limit_calls(CUfunction add, void** params)
            CUDA_ERROR_INVALID_HANDLE);
     expect("cuOccupancy...(unknown flags)",
            cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&blocks, add, 256, 0, 0x80), CUDA_ERROR_INVALID_VALUE);
+    size_t one = 0, eight = 0;
+    VgpuGuestInfo vi;
+    CU_CHECK(vgpuGetInfo(&vi));
+    if (vi.backend == VGPU_BACKEND_HOST) {
+        expect("cuOccupancyAvailableDynamicSMemPerBlock (host backend: not offered)",
+               cuOccupancyAvailableDynamicSMemPerBlock(&one, add, 1, 256), CUDA_ERROR_NOT_SUPPORTED);
+    } else {
+        expect("cuOccupancyAvailableDynamicSMemPerBlock(1 x 256)",
+               cuOccupancyAvailableDynamicSMemPerBlock(&one, add, 1, 256), CUDA_SUCCESS);
+        expect("cuOccupancyAvailableDynamicSMemPerBlock(8 x 256)",
+               cuOccupancyAvailableDynamicSMemPerBlock(&eight, add, 8, 256), CUDA_SUCCESS);
+        CUdevice d = 0;
+        int optin = 0;
+        CU_CHECK(cuCtxGetDevice(&d));
+        CU_CHECK(cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, d));
+        expect_true("one block may have more than eight, and no more than the opt-in maximum",
+                    one > eight && one <= static_cast<size_t>(optin));
+        int fit = 0;
+        CU_CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&fit, add, 256, eight));
+        expect_true("eight blocks with that much each fit one multiprocessor", fit >= 8);
+    }
+    expect("cuOccupancyAvailableDynamicSMemPerBlock(nullptr)", cuOccupancyAvailableDynamicSMemPerBlock(nullptr, add, 1, 256),
+           CUDA_ERROR_INVALID_VALUE);
+    expect("cuOccupancyAvailableDynamicSMemPerBlock(bogus function)",
+           cuOccupancyAvailableDynamicSMemPerBlock(&one, bogus(add), 1, 256), CUDA_ERROR_INVALID_HANDLE);
     int min_grid = 0, block = 0;
     expect("cuOccupancyMaxPotentialBlockSize",
            cuOccupancyMaxPotentialBlockSize(&min_grid, &block, add, nullptr, 0, 0), CUDA_SUCCESS);

@@ -351,6 +351,36 @@ TEST(CudaVgpu, OccupancyAndLimitsThroughTheRing) {
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_CTX_LIMIT, .args = {VGPU_LIMIT_STACK_SIZE, 0, 0}}).r0, start.r0);
 }
 
+// cuOccupancyAvailableDynamicSMemPerBlock: the backend gives what the
+// driver gives the same function natively, errors included (zero, negative
+// and too large counts, which the device model passes on as the guest's ints).
+TEST(CudaBackend, AvailableSharedIsTheDriversAnswer) {
+    REQUIRE_CUDA(be);
+    std::string why;
+    const CudaDriverApi* api = CudaDriverApi::get(&why);
+    ASSERT_NE(api, nullptr) << why;
+    const auto native = KVMGPU_CUDA_LATE(*api, cuOccupancyAvailableDynamicSMemPerBlock, 10020);
+    if (!native) GTEST_SKIP() << "this driver lacks cuOccupancyAvailableDynamicSMemPerBlock";
+    BackendModule m = 0;
+    ASSERT_EQ(be->module_load(test_fatbin(), &m), VGPU_SUCCESS);
+    BackendFunction f = 0;
+    ParamLayout layout;
+    ASSERT_EQ(kvmgpu::test::get_function(*be, m, "vector_add", &f, &layout), VGPU_SUCCESS);
+    const std::pair<int, int> cases[] = {{1, 256}, {2, 256}, {8, 256}, {1, 1024}, {2, 1024},  {32, 32},
+                                         {0, 256}, {1, 0},   {-1, 256}, {1, -32}, {1, 2048}, {64, 1024}};
+    for (const auto& [blocks, block] : cases) {
+        size_t want = 0;
+        const CUresult native_status = native(&want, reinterpret_cast<CUfunction>(f), blocks, block);
+        uint64_t got = 0;
+        const Status status = be->available_shared(f, blocks, block, &got);
+        std::printf("available shared, %d blocks of %d: native %d %zu B, backend %u %llu B\n", blocks, block,
+                    static_cast<int>(native_status), want, status, static_cast<unsigned long long>(got));
+        EXPECT_EQ(status, static_cast<Status>(native_status)) << blocks << " x " << block;
+        if (native_status == CUDA_SUCCESS) EXPECT_EQ(got, want) << blocks << " x " << block;
+    }
+    EXPECT_EQ(be->module_unload(m), VGPU_SUCCESS);
+}
+
 // The layout comes from the module, and launches must match it exactly.
 TEST(CudaBackend, ReportsTheModulesParameterLayout) {
     REQUIRE_CUDA(be);

@@ -50,6 +50,19 @@ TEST_F(VgpuLimits, OccupancyRefusesHostileFields) {
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_FUNC_OCCUPANCY, .args = {0, 256, 0, 0}}).status, VGPU_ERROR_INVALID_HANDLE);
 }
 
+// cuOccupancyAvailableDynamicSMemPerBlock: the host backend does not offer
+// it; the handle and the counts' width are checked before any backend.
+TEST_F(VgpuLimits, AvailableSharedIsCheckedAndNotOfferedByTheHostBackend) {
+    const auto available = [&](uint64_t f, uint64_t blocks, uint64_t block) {
+        return rig.call({.opcode = VGPU_OP_FUNC_AVAILABLE_SHARED, .args = {f, blocks, block}}).status;
+    };
+    EXPECT_EQ(available(fn, 1, 256), VGPU_ERROR_NOT_SUPPORTED);
+    EXPECT_EQ(available(fn + 1, 1, 256), VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(available(0, 1, 256), VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(available(fn, 1ull << 32, 256), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(available(fn, 1, UINT64_MAX), VGPU_ERROR_INVALID_VALUE);
+}
+
 TEST_F(VgpuLimits, MemoryLimitsCountAgainstTheQuotaAndResetRestoresThem) {
     EXPECT_EQ(limit(VGPU_LIMIT_MALLOC_HEAP_SIZE).r0, 8u << 20);
     const uint64_t before = used();
