@@ -30,6 +30,18 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const 
                                                                   cudaOccupancyDefault);
 }
 
+cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, const void* func, int numBlocks,
+                                                      int blockSize)
+{
+    GUEST_API_LOCK();
+    if (cudaError_t e = enter())
+        return e;
+    CUfunction f;
+    if (cudaError_t e = function_of(func, &f))
+        return record(e);
+    return record(cuOccupancyAvailableDynamicSMemPerBlock(dynamicSmemSize, f, numBlocks, blockSize));
+}
+
 cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
 {
     GUEST_API_LOCK();

@@ -56,6 +56,25 @@ int main(void)
     printf("launchParams: char, float3, aligned(16) double pair, 520-byte struct and short (%u bytes): %s\n",
            kEchoOutBytes, failures == 0 ? "all arrived" : "WRONG");
     CHECK(cudaFree(d_out));
+
+    // The dynamic shared memory eight 256-thread blocks of param_echo may
+    // each have on one multiprocessor: the driver's answer (not offered by
+    // the host backend); a count of 0 is refused as the driver refuses it.
+    size_t one = 0, eight = 0;
+    const cudaError_t offered = cudaOccupancyAvailableDynamicSMemPerBlock(&one, param_echo, 1, 256);
+    if (offered == cudaErrorNotSupported) {
+        (void)cudaGetLastError();
+        printf("launchParams: cudaOccupancyAvailableDynamicSMemPerBlock not offered by this backend\n");
+    } else {
+        CHECK(offered);
+        CHECK(cudaOccupancyAvailableDynamicSMemPerBlock(&eight, param_echo, 8, 256));
+        const cudaError_t zero = cudaOccupancyAvailableDynamicSMemPerBlock(&eight, param_echo, 0, 256);
+        (void)cudaGetLastError();
+        printf("launchParams: available dynamic shared memory, 256-thread blocks: 1 per multiprocessor %zu B, "
+               "8: %zu B; 0 blocks: %s\n", one, eight, cudaGetErrorName(zero));
+        if (!(one >= eight && eight > 0 && zero == cudaErrorInvalidValue))
+            ++failures;
+    }
     printf("%s\n", failures == 0 ? "Test PASSED" : "Test FAILED");
     return failures == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
