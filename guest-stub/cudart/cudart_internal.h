@@ -60,6 +60,9 @@ void forget_primary_context(int dev);
 cudaError_t symbol_address(const void* symbol, CUdeviceptr* dptr, size_t* bytes);
 // The driver function of a kernel, from the host stub's address.
 cudaError_t function_of(const void* host_fn, CUfunction* f);
+// enter(), then function_of (its error recorded): how a call about one
+// kernel starts.
+cudaError_t enter_with_function(const void* host_fn, CUfunction* f);
 
 // The Driver API's memory type of a pointer side of a copy of `kind` (the
 // source when `source`; cudaMemcpyDefault: UNIFIED); false for no kind

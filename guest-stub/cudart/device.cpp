@@ -236,11 +236,9 @@ cudaError_t cudaFuncSetCacheConfig(const void*, cudaFuncCache)
 cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int value)
 {
     GUEST_API_LOCK();
-    if (cudaError_t e = enter())
-        return e;
     CUfunction f;
-    if (cudaError_t e = function_of(func, &f))
-        return record(e);
+    if (cudaError_t e = enter_with_function(func, &f))
+        return e;
     if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize)
         return record(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, value));
     if (attr == cudaFuncAttributePreferredSharedMemoryCarveout)
@@ -253,11 +251,9 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* a, const void* func)
     GUEST_API_LOCK();
     if (a == nullptr)
         return record(cudaErrorInvalidValue);
-    if (cudaError_t e = enter())
-        return e;
     CUfunction f;
-    if (cudaError_t e = function_of(func, &f))
-        return record(e);
+    if (cudaError_t e = enter_with_function(func, &f))
+        return e;
     memset(a, 0, sizeof *a);
     int v[9] = {};
     for (int i = 0; i <= 8; ++i)

@@ -20,11 +20,9 @@ extern "C" cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, con
         return record(cudaErrorInvalidValue);
     if (config->numAttrs > kMaxAttributes || config->dynamicSmemBytes > 0xffffffffu)
         return record(cudaErrorInvalidValue);
-    if (cudaError_t e = enter())
-        return e;
     CUfunction f;
-    if (cudaError_t e = function_of(func, &f))
-        return record(e);
+    if (cudaError_t e = enter_with_function(func, &f))
+        return e;
     CUlaunchAttribute attrs[kMaxAttributes];
     if (config->numAttrs > 0)
         memcpy(attrs, config->attrs, sizeof(CUlaunchAttribute) * config->numAttrs);

@@ -14,11 +14,9 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlock
     GUEST_API_LOCK();
     if (numBlocks == nullptr || (flags & ~(unsigned)cudaOccupancyDisableCachingOverride) != 0)
         return record(cudaErrorInvalidValue);
-    if (cudaError_t e = enter())
-        return e;
     CUfunction f;
-    if (cudaError_t e = function_of(func, &f))
-        return record(e);
+    if (cudaError_t e = enter_with_function(func, &f))
+        return e;
     return record(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, f, blockSize, dynamicSMemSize, flags));
 }
 
@@ -34,11 +32,9 @@ cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, c
                                                       int blockSize)
 {
     GUEST_API_LOCK();
-    if (cudaError_t e = enter())
-        return e;
     CUfunction f;
-    if (cudaError_t e = function_of(func, &f))
-        return record(e);
+    if (cudaError_t e = enter_with_function(func, &f))
+        return e;
     return record(cuOccupancyAvailableDynamicSMemPerBlock(dynamicSmemSize, f, numBlocks, blockSize));
 }
 

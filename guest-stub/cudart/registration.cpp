@@ -261,6 +261,15 @@ cudaError_t function_of(const void* host_fn, CUfunction* f)
     return function_for(*k, f);
 }
 
+cudaError_t enter_with_function(const void* host_fn, CUfunction* f)
+{
+    if (cudaError_t e = enter())
+        return e;
+    if (cudaError_t e = function_of(host_fn, f))
+        return record(e);
+    return cudaSuccess;
+}
+
 } // namespace guest::cudart
 
 extern "C" {
