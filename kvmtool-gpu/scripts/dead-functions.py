@@ -8,6 +8,11 @@ declarations. Name-based, so it errs toward silence: a dead overload or a
 dead method sharing its name with a live one is not caught; whatever it
 reports is uncalled. Runs in about a second.
 
+A name made by the preprocessor counts as used where its table makes it:
+a macro that pastes a parameter onto a prefix (op_##NAME), passed to an
+X-macro table (VGPU_OPS(that macro)), names prefix + that argument of
+every row of the table (pasted_uses()).
+
 dead-functions.allow lists the names foreign code calls (the CUDA-named
 entry points guest-stub/ exports, the fuzzer's entry): one name or an
 fnmatch pattern a line, each with its reason.
@@ -38,6 +43,56 @@ ALWAYS_LIVE = {"main"}
 
 def strip_comments(text):
     return COMMENT_OR_STRING.sub(lambda m: " " if m.group(0)[0] == "/" else m.group(0), text)
+
+
+DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)(.*)$", re.M)
+PASTE = re.compile(r"(\w+)\s*##\s*(\w+)")
+
+
+def split_args(text):
+    """The top-level comma-separated arguments of text, which starts after '('."""
+    args, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            if depth == 0:
+                args.append(cur.strip())
+                return args
+            depth -= 1
+        elif ch == "," and depth == 0:
+            args.append(cur.strip())
+            cur = ""
+            continue
+        cur += ch
+    return args
+
+
+def pasted_uses(texts):
+    """Names the preprocessor makes: for TABLE(MACRO) where MACRO pastes its
+    k-th parameter onto a prefix and TABLE's rows are X(a0, a1, ...), the
+    names prefix + ak of every row."""
+    pastes, tables = {}, {}
+    for text in texts:
+        joined = text.replace("\\\n", " ")
+        for m in DEFINE.finditer(joined):
+            name, params, body = m.group(1), [p.strip() for p in m.group(2).split(",")], m.group(3)
+            for prefix, param in PASTE.findall(body):
+                if param in params:
+                    pastes.setdefault(name, set()).add((prefix, params.index(param)))
+            if len(params) == 1 and params[0]:
+                x = params[0]
+                rows = [split_args(body[r.end():]) for r in re.finditer(r"\b%s\(" % re.escape(x), body)]
+                if rows:
+                    tables[name] = rows
+    uses = Counter()
+    for text in texts:
+        for table, macro in re.findall(r"\b(\w+)\(\s*(\w+)\s*\)", text):
+            for prefix, k in pastes.get(macro, ()):
+                for row in tables.get(table, ()):
+                    if k < len(row) and IDENT.fullmatch(row[k]):
+                        uses[prefix + row[k]] += 1
+    return uses
 
 
 def source_files(root):
@@ -90,9 +145,12 @@ def dead_functions(root, allow):
     files = source_files(root)
     decls = declared_functions(root, files)
     uses = Counter()
+    texts = []
     for path in files:
         with open(path, errors="replace") as f:
-            uses.update(IDENT.findall(strip_comments(f.read())))
+            texts.append(strip_comments(f.read()))
+        uses.update(IDENT.findall(texts[-1]))
+    uses.update(pasted_uses(texts))
     dead = []
     for name, places in decls.items():
         if name in ALWAYS_LIVE or allowed(name, places, allow):
@@ -127,12 +185,21 @@ def self_test(root, allow):
             f.write('#include "memmap/planted_dead.h"\n'
                     "// planted_method_nobody_calls() in a comment is not a call\n"
                     "int PlantedThing::planted_method_nobody_calls() const { return 1; }\n")
+        # A table, a macro pasting its rows' names onto a prefix, the table
+        # expanded with it: the row's function is used, a row-less one is not.
+        with open(os.path.join(tmp, "memmap", "planted_table.cpp"), "w") as f:
+            f.write("#define PLANTED_ROWS(X) \\\n    X(ROW_ONE, 1) \\\n    X(ROW_TWO, 2)\n"
+                    "#define PLANTED_ENTRY(NAME, n) planted_op_##NAME,\n"
+                    "int planted_op_ROW_ONE() { return 1; }\nint planted_op_ROW_TWO() { return 2; }\n"
+                    "int planted_op_ROW_GONE() { return 3; }\n"
+                    "using F = int (*)();\nF planted_ops[] = {PLANTED_ROWS(PLANTED_ENTRY)};\n")
         after = {n for n, _ in dead_functions(tmp, allow)}
-        want = {"planted_never_called", "planted_method_nobody_calls"}
+        want = {"planted_never_called", "planted_method_nobody_calls", "planted_op_ROW_GONE"}
         if after - before != want:
             print(f"dead-functions self-test FAILED: planted {sorted(want)}, caught {sorted(after - before)}")
             return 1
-    print(f"dead-functions self-test: both planted functions caught ({', '.join(sorted(want))})")
+    print(f"dead-functions self-test: every planted dead function caught ({', '.join(sorted(want))}), "
+          "the rows' pasted names not")
     return 0
 
 
