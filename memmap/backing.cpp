@@ -12,6 +12,7 @@
 #include <string>
 #include <system_error>
 
+#include "memmap/fork_sharing.h"
 #include "memmap/huge_page_pool.h"
 #include "memmap/hugetlbfs_mount.h"
 #include "memmap/memmap_log.h"
@@ -56,46 +57,65 @@ void check_pool(PageSize page, uint64_t pages) {
     throw_errno(err, call);
 }
 
-// Every path maps guest RAM MAP_SHARED: a GPU worker process forked from
-// the VMM (WorkerEngine) must see the same pages at the same addresses,
-// not a copy-on-write snapshot.
-uint8_t* map_4k(uint64_t size) {
+// Every path maps guest RAM MAP_SHARED over a file descriptor, kept from
+// forks (fork_sharing.h): the VM's GPU worker maps the same pages again from
+// the descriptor, at the same address; no other fork gets them.
+struct Mapped {
+    uint8_t* data;
+    int fd;
+};
+
+Mapped map_4k(uint64_t size) {
+    const int fd = create_memfd("kvmgpu-guest-ram", size);
     // MAP_NORESERVE: guest RAM is mostly untouched; like kvmtool, do not
     // charge all of it against the overcommit limit up front.
-    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) throw_errno(errno, "mmap(MAP_SHARED|MAP_ANONYMOUS) of " + size_text(size));
+    void* p = map_unforked(fd, size, MAP_NORESERVE);
+    if (p == MAP_FAILED) {
+        const int err = errno;
+        close(fd);
+        throw_errno(err, "mmap(MAP_SHARED) of a memfd of " + size_text(size));
+    }
     // With THP set to "always" the kernel would quietly back this with 2 MiB
     // pages and the 4K-versus-2M comparison would measure nothing. EINVAL:
     // kernel without THP, which is what we want anyway.
     if (madvise(p, size, MADV_NOHUGEPAGE) != 0 && errno != EINVAL) {
         const int err = errno;
         munmap(p, size);
+        close(fd);
         throw_errno(err, "madvise(MADV_NOHUGEPAGE)");
     }
-    return static_cast<uint8_t*>(p);
+    return {static_cast<uint8_t*>(p), fd};
 }
 
 // No MAP_NORESERVE on either huge path: the kernel then reserves every page
 // at mmap time, so a short pool fails here instead of SIGBUS later.
-uint8_t* map_hugetlbfs(PageSize page, uint64_t size, const std::string& mount) {
-    const int fd = open_unlinked_hugetlbfs_file(page, mount);
-    // hugetlbfs grows the file to the mapping's length itself; no ftruncate.
-    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    const int err = errno;
-    close(fd); // the mapping keeps the (already unlinked) file alive
-    if (p == MAP_FAILED) throw_huge_mmap_error(err, page, size / bytes(page), "mmap(hugetlbfs file, MAP_SHARED)");
-    return static_cast<uint8_t*>(p);
+Mapped map_huge_fd(int fd, PageSize page, uint64_t size, const char* call) {
+    void* p = map_unforked(fd, size);
+    if (p == MAP_FAILED) {
+        const int err = errno;
+        close(fd);
+        throw_huge_mmap_error(err, page, size / bytes(page), call);
+    }
+    return {static_cast<uint8_t*>(p), fd};
 }
 
-uint8_t* map_anonymous_huge(PageSize page, uint64_t size) {
-    const int size_flag = page == PageSize::k1G ? MAP_HUGE_1GB : MAP_HUGE_2MB;
-    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_HUGETLB | size_flag, -1, 0);
-    if (p == MAP_FAILED) {
-        throw_huge_mmap_error(errno, page, size / bytes(page),
-                              page == PageSize::k1G ? "mmap(MAP_SHARED|MAP_HUGETLB|MAP_HUGE_1GB)"
-                                                    : "mmap(MAP_SHARED|MAP_HUGETLB|MAP_HUGE_2MB)");
+Mapped map_hugetlbfs(PageSize page, uint64_t size, const std::string& mount) {
+    // hugetlbfs grows the file to the mapping's length itself; no ftruncate.
+    return map_huge_fd(open_unlinked_hugetlbfs_file(page, mount), page, size, "mmap(hugetlbfs file, MAP_SHARED)");
+}
+
+Mapped map_anonymous_huge(PageSize page, uint64_t size) {
+    const bool gig = page == PageSize::k1G;
+    int fd;
+    try {
+        // MFD_HUGE_* and MAP_HUGE_* are the same encoding (the page size's
+        // log2 in bits 26..31); glibc's headers name only the latter.
+        fd = create_memfd("kvmgpu-guest-ram", size, MFD_HUGETLB | (gig ? MAP_HUGE_1GB : MAP_HUGE_2MB));
+    } catch (const std::system_error& e) {
+        if (e.code().value() == ENOMEM || e.code().value() == ENOSPC) throw_huge_mmap_error(ENOMEM, page, size / bytes(page), "");
+        throw;
     }
-    return static_cast<uint8_t*>(p);
+    return map_huge_fd(fd, page, size, gig ? "mmap(memfd MFD_HUGETLB|MFD_HUGE_1GB)" : "mmap(memfd MFD_HUGETLB|MFD_HUGE_2MB)");
 }
 
 } // namespace
@@ -131,13 +151,14 @@ std::unique_ptr<Backing> Backing::create(PageSize page, uint64_t size, BackingOp
     }
 
     const uint64_t t0 = monotonic_ns();
-    uint8_t* data = nullptr;
+    Mapped m{};
     switch (source) {
-    case BackingSource::Anonymous: data = map_4k(size); break;
-    case BackingSource::Hugetlbfs: data = map_hugetlbfs(page, size, mount); break;
-    case BackingSource::AnonymousHugetlb: data = map_anonymous_huge(page, size); break;
+    case BackingSource::Anonymous: m = map_4k(size); break;
+    case BackingSource::Hugetlbfs: m = map_hugetlbfs(page, size, mount); break;
+    case BackingSource::AnonymousHugetlb: m = map_anonymous_huge(page, size); break;
     }
-    std::unique_ptr<Backing> b(new Backing(data, size, page)); // from here the destructor unmaps
+    uint8_t* const data = m.data;
+    std::unique_ptr<Backing> b(new Backing(data, size, page, m.fd)); // from here the destructor unmaps and closes
     b->source_ = source;
     b->mount_ = std::move(mount);
 
@@ -154,13 +175,16 @@ std::unique_ptr<Backing> Backing::create(PageSize page, uint64_t size, BackingOp
         log_line("%s backing of %s: hugetlbfs at %s%s", to_string(page).data(), size_text(size).c_str(),
                  b->mount_.c_str(), opts.prefault ? ", prefaulted" : "");
     } else if (source == BackingSource::AnonymousHugetlb) {
-        log_line("%s backing of %s: anonymous MAP_HUGETLB (no usable hugetlbfs mount of that size)%s",
+        log_line("%s backing of %s: a hugetlb memfd (MAP_HUGETLB pages; no usable hugetlbfs mount of that size)%s",
                  to_string(page).data(), size_text(size).c_str(), opts.prefault ? ", prefaulted" : "");
     }
     return b;
 }
 
-Backing::~Backing() { munmap(data_, size_); }
+Backing::~Backing() {
+    munmap(data_, size_);
+    close(fd_);
+}
 
 uint64_t Backing::prefault() {
     const uint64_t t0 = monotonic_ns();

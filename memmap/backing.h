@@ -1,6 +1,8 @@
-// Host memory that backs a slice of guest RAM: anonymous 4 KiB pages (THP
-// off), hugetlbfs 2 MiB pages (through libhugetlbfs) or 1 GiB pages. Always
-// MAP_SHARED, so a process forked later (the GPU worker) shares the pages.
+// Host memory that backs a slice of guest RAM: 4 KiB shmem pages (THP
+// off), hugetlbfs 2 MiB pages (through libhugetlbfs) or 1 GiB pages. Always a
+// MAP_SHARED mapping of a file descriptor that no fork inherits
+// (fork_sharing.h): the VM's own GPU worker maps it again from fd(), and no
+// other process forked by the VMM sees it.
 #pragma once
 
 #include <cstddef>
@@ -24,9 +26,9 @@ bool parse_page_size(std::string_view s, PageSize* out); // accepts 4K/2M/1G (an
 
 // Where a Backing's pages came from (the path create() took).
 enum class BackingSource {
-    Anonymous,        // 4 KiB: anonymous shared mmap (shmem), THP refused with MADV_NOHUGEPAGE
+    Anonymous,        // 4 KiB: a memfd (shmem), THP refused with MADV_NOHUGEPAGE
     Hugetlbfs,        // huge pages: unlinked file on a hugetlbfs mount, MAP_SHARED
-    AnonymousHugetlb, // huge pages: no mount of that size, MAP_SHARED|MAP_HUGETLB|MAP_HUGE_*
+    AnonymousHugetlb, // huge pages: no mount of that size, a memfd with MFD_HUGETLB|MFD_HUGE_*
 };
 std::string_view to_string(BackingSource s); // "anonymous", "hugetlbfs", "MAP_HUGETLB"
 
@@ -54,6 +56,9 @@ public:
 
     uint8_t* data() const { return data_; }
     uint64_t size() const { return size_; }
+    // The file the pages live in (close-on-exec; owned by this object): what
+    // the VM's GPU worker maps again after its fork.
+    int fd() const { return fd_; }
     PageSize page_size() const { return page_; }
     // Nanoseconds spent in mmap (+ prefault when asked) at creation.
     uint64_t create_ns() const { return create_ns_; }
@@ -67,10 +72,11 @@ public:
     const std::string& hugetlbfs_mount() const { return mount_; }
 
 private:
-    Backing(uint8_t* data, uint64_t size, PageSize page) : data_(data), size_(size), page_(page) {}
+    Backing(uint8_t* data, uint64_t size, PageSize page, int fd) : data_(data), size_(size), page_(page), fd_(fd) {}
     uint8_t* data_;
     uint64_t size_;
     PageSize page_;
+    int fd_;
     uint64_t create_ns_ = 0;
     BackingSource source_ = BackingSource::Anonymous;
     std::string mount_;

@@ -17,6 +17,13 @@ VcpuFd::VcpuFd(UniqueFd fd, int mmap_size) : fd_(std::move(fd)), mmap_size_(mmap
     void* p = ::mmap(nullptr, mmap_size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_.get(), 0);
     if (p == MAP_FAILED) throw KvmError("mmap(kvm_run)", errno);
     run_ = static_cast<kvm_run*>(p);
+    // kvm_run holds this vCPU's registers as they cross exits: no process
+    // the VMM forks (another VM's GPU worker) may map it.
+    if (::madvise(p, mmap_size_, MADV_DONTFORK) != 0) {
+        const int err = errno;
+        ::munmap(p, mmap_size_);
+        throw KvmError("madvise(kvm_run, MADV_DONTFORK)", err);
+    }
 }
 
 VcpuFd::~VcpuFd() { ::munmap(run_, mmap_size_); }

@@ -5,6 +5,8 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -222,14 +224,45 @@ bool Worker::serve(const WorkerRequest& q) {
 
 } // namespace
 
+namespace {
+// Closes every descriptor from 3 up but those in `keep`.
+void close_all_but(std::vector<int> keep) {
+    std::sort(keep.begin(), keep.end());
+    unsigned next = 3;
+    for (const int fd : keep) {
+        if (fd < 3) continue;
+        if (static_cast<unsigned>(fd) > next) close_range(next, static_cast<unsigned>(fd) - 1, 0);
+        next = static_cast<unsigned>(fd) + 1;
+    }
+    close_range(next, ~0u, 0);
+}
+
+// The child's first step: nothing of the VMM's (KVM, other VMs' RAM and
+// eventfds, sockets) stays open but the kick eventfd and the descriptors of
+// this VM's shared memory, which it maps again at the VMM's addresses and
+// then closes. Every other VM's memory stays a hole: MADV_DONTFORK kept it
+// out of the fork.
+void keep_only_this_vm(WorkerChannel& ch, const WorkerSetup& setup) {
+    std::vector<memmap::ForkShare> shares = setup.shares;
+    shares.push_back(ch.share());
+    for (const memmap::Region& r : setup.mem->regions()) shares.push_back({r.backing->data(), r.size(), r.backing->fd()});
+    std::vector<int> keep{setup.kick_fd};
+    for (const memmap::ForkShare& s : shares) keep.push_back(s.fd);
+    close_all_but(keep);
+    if (!memmap::map_shares_again(shares)) {
+        std::fprintf(stderr, "vgpu-worker: cannot map its VM's memory again: %s\n", std::strerror(errno));
+        _exit(1);
+    }
+    for (const memmap::ForkShare& s : shares) close(s.fd);
+    if (const auto foreign = foreign_vm_mapping(shares)) {
+        std::fprintf(stderr, "vgpu-worker: refusing to start: it maps memory that is not its VM's: %s\n", foreign->c_str());
+        _exit(1);
+    }
+}
+} // namespace
+
 void run_gpu_worker(WorkerChannel& ch, const WorkerSetup& setup, pid_t parent) {
-    // Nothing of the VMM's (KVM, sockets, other eventfds) stays open here
-    // but the kick eventfd, moved to fd 3.
-    constexpr int kKickFd = 3;
-    if (setup.kick_fd != kKickFd && dup2(setup.kick_fd, kKickFd) != kKickFd) _exit(1);
-    close_range(kKickFd + 1, ~0u, 0);
-    WorkerSetup mine = setup;
-    mine.kick_fd = kKickFd;
+    keep_only_this_vm(ch, setup);
     prctl(PR_SET_NAME, "vgpu-worker");
     AliasBudget::process().serve_one_vm();
     // Both before the backend, while this process is one thread: every
@@ -238,7 +271,7 @@ void run_gpu_worker(WorkerChannel& ch, const WorkerSetup& setup, pid_t parent) {
     if (setup.opts.worker_sandbox) namespaces = enter_worker_namespaces();
     SyscallRecorder* recorder = nullptr;
     // The MPS client's settings (CUDA_MPS_*), read when CUDA starts.
-    for (const auto& [name, value] : mine.env) setenv(name.c_str(), value.c_str(), 1);
+    for (const auto& [name, value] : setup.env) setenv(name.c_str(), value.c_str(), 1);
     std::string why;
     if (const char* dir = getenv(kWorkerSyscallLogEnv); dir && *dir) {
         recorder = SyscallRecorder::start(dir, &why);
@@ -247,12 +280,12 @@ void run_gpu_worker(WorkerChannel& ch, const WorkerSetup& setup, pid_t parent) {
     }
     DeviceBackends be;
     try {
-        be = mine.make(&why);
+        be = setup.make(&why);
     } catch (const std::exception& e) {
         why = e.what();
     }
     if (!be && why.empty()) why = "the backend factory returned nothing";
-    Worker w(ch, mine, recorder, namespaces);
+    Worker w(ch, setup, recorder, namespaces);
     w.set_backend(std::move(be), why);
     bool running = true;
     while (running && ch.wait_request(parent)) {

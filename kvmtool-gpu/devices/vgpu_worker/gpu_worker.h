@@ -1,8 +1,10 @@
 // The GPU worker: what a process forked by WorkerEngine runs. It makes its
 // own backends, one per guest device (through a factory, so tests can host the host backend)
-// and, on Start, an InlineEngine over it and the VM's guest RAM (mapped
-// MAP_SHARED before the fork, so the worker sees the VMM's pages at the
-// VMM's addresses). With VgpuOptions::worker_sandbox it enters its own
+// and, on Start, an InlineEngine over it and the VM's guest RAM. No fork
+// inherits guest RAM, the channel or the counters (memmap/fork_sharing.h):
+// the worker keeps the descriptors of its own VM's and nothing else, and
+// maps them again at the VMM's addresses, so it sees the VMM's pages there
+// and no other VM's. With VgpuOptions::worker_sandbox it enters its own
 // namespaces right after the fork and confines itself once Start has made
 // its engine (worker_sandbox.h); KVMGPU_WORKER_SYSCALL_LOG records its
 // system calls instead (syscall_recorder.h). On Attach it becomes the ring's
@@ -25,6 +27,7 @@
 #include "kvmtool-gpu/devices/vgpu/vgpu_counters.h"
 #include "kvmtool-gpu/devices/vgpu/vgpu_options.h"
 #include "kvmtool-gpu/devices/vgpu_worker/worker_channel.h"
+#include "memmap/fork_sharing.h"
 #include "memmap/guest_memory.h"
 
 namespace kvmgpu::vgpu {
@@ -41,6 +44,9 @@ struct WorkerSetup {
     VgpuCounters* counters; // in memory shared with the VMM
     uint32_t handle_seed;
     int kick_fd; // the ring's kick eventfd, kept open across the fork
+    // Memory kept from forks (memmap/fork_sharing.h) that this worker maps
+    // again, beside its VM's RAM regions and its channel: the counters.
+    std::vector<memmap::ForkShare> shares = {};
     // Set in the worker before its backend is made (the MPS client's
     // variables: CUDA reads them when it initialises).
     std::vector<std::pair<std::string, std::string>> env = {};

@@ -7,7 +7,11 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
+#include <string>
 #include <vector>
+
+#include "memmap/fork_sharing.h"
 
 namespace kvmgpu::vgpu {
 
@@ -18,6 +22,13 @@ struct SharedPiece {
     uint64_t offset;     // offset in the object at `start`
     bool operator==(const SharedPiece&) const = default;
 };
+
+// The first mapping in this process that holds a VM's memory or vCPU state
+// (guest RAM, a worker channel, vGPU counters, a kvm_run page) and lies
+// outside `own`, described in one line; nullopt if there is none. A GPU
+// worker checks this before it makes its backend: it must hold its own VM
+// and nothing of any other.
+std::optional<std::string> foreign_vm_mapping(std::span<const memmap::ForkShare> own);
 
 // nullopt if bytes is 0, the range wraps, or any byte of it is unmapped or
 // mapped privately (MAP_PRIVATE: a forked process would see a snapshot).

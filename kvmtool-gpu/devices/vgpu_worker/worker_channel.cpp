@@ -78,14 +78,13 @@ std::unique_ptr<WorkerChannel> WorkerChannel::create(uint64_t data_bytes, uint32
     if (data_bytes == 0 || data_bytes > (1ull << 40)) throw std::invalid_argument("WorkerChannel: data_bytes out of range");
     const uint64_t data_span = (data_bytes + kPage - 1) / kPage * kPage;
     const uint64_t map_bytes = 2 * kPage + data_span;
-    void* p = mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::system_error(errno, std::generic_category(), "mmap(MAP_SHARED) of the GPU worker channel");
-    auto* shared = new (p) Shared;
-    return std::unique_ptr<WorkerChannel>(new WorkerChannel(shared, map_bytes, static_cast<uint8_t*>(p) + 2 * kPage, data_bytes,
-                                                      uint64_t{spin_us} * 1000));
+    const memmap::ForkShare share = memmap::create_unforked_shared("kvmgpu-worker-channel", map_bytes);
+    auto* shared = new (share.addr) Shared;
+    return std::unique_ptr<WorkerChannel>(new WorkerChannel(shared, share, static_cast<uint8_t*>(share.addr) + 2 * kPage,
+                                                            data_bytes, uint64_t{spin_us} * 1000));
 }
 
-WorkerChannel::~WorkerChannel() { munmap(shared_, map_bytes_); }
+WorkerChannel::~WorkerChannel() { memmap::destroy_unforked_shared(share_); }
 
 WorkerRequest& WorkerChannel::request() { return shared_->req; }
 WorkerReply& WorkerChannel::reply() { return shared_->rep; }

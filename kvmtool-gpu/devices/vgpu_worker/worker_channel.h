@@ -18,6 +18,7 @@
 #include <memory>
 
 #include "kvmtool-gpu/devices/vgpu/command_ring.h"
+#include "memmap/fork_sharing.h"
 
 namespace kvmgpu::vgpu {
 
@@ -72,8 +73,11 @@ class WorkerChannel {
 public:
     // Throws std::system_error (mmap). data_bytes > 0; spin_us: how long
     // either side spins before it sleeps on the futex.
+    // The memory is shared with the one worker it is for and no other fork
+    // (memmap/fork_sharing.h): the worker maps share() again after its fork.
     static std::unique_ptr<WorkerChannel> create(uint64_t data_bytes, uint32_t spin_us);
     ~WorkerChannel();
+    memmap::ForkShare share() const { return share_; }
     WorkerChannel(const WorkerChannel&) = delete;
     WorkerChannel& operator=(const WorkerChannel&) = delete;
 
@@ -102,11 +106,11 @@ public:
 
 private:
     struct Shared;
-    WorkerChannel(Shared* shared, uint64_t map_bytes, uint8_t* data, uint64_t data_bytes, uint64_t spin_ns)
-        : shared_(shared), map_bytes_(map_bytes), data_(data), data_bytes_(data_bytes), spin_ns_(spin_ns) {}
+    WorkerChannel(Shared* shared, memmap::ForkShare share, uint8_t* data, uint64_t data_bytes, uint64_t spin_ns)
+        : shared_(shared), share_(share), data_(data), data_bytes_(data_bytes), spin_ns_(spin_ns) {}
 
     Shared* shared_;
-    uint64_t map_bytes_;
+    memmap::ForkShare share_;
     uint8_t* data_;
     uint64_t data_bytes_;
     uint64_t spin_ns_;

@@ -58,16 +58,13 @@ std::string exit_text(int st) {
 
 
 struct WorkerEngine::CountersMapping {
-    VgpuCounters* counters = nullptr;
-    CountersMapping() {
-        void* p = mmap(nullptr, sizeof(VgpuCounters), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED) throw std::system_error(errno, std::generic_category(), "mmap(MAP_SHARED) of the vGPU counters");
-        counters = new (p) VgpuCounters;
-    }
+    memmap::ForkShare share = memmap::create_unforked_shared("kvmgpu-vgpu-counters", sizeof(VgpuCounters));
+    VgpuCounters* counters = new (share.addr) VgpuCounters;
     ~CountersMapping() {
         counters->~VgpuCounters();
-        munmap(counters, sizeof(VgpuCounters));
+        memmap::destroy_unforked_shared(share);
     }
+    CountersMapping() = default;
     CountersMapping(const CountersMapping&) = delete;
     CountersMapping& operator=(const CountersMapping&) = delete;
 };
@@ -87,7 +84,7 @@ std::unique_ptr<WorkerEngine> WorkerEngine::create(const memmap::GuestMemory& me
 WorkerEngine::WorkerEngine(const memmap::GuestMemory& mem, BackendFactory make, const VgpuOptions& opts,
                            WorkerOptions wopts, std::shared_ptr<CountersMapping> counters)
     : CommandEngine(opts, counters->counters), counters_mapping_(std::move(counters)),
-      setup_{&mem, std::move(make), options(), counters_mapping_->counters, 0, -1}, wopts_(wopts),
+      setup_{&mem, std::move(make), options(), counters_mapping_->counters, 0, -1, {counters_mapping_->share}}, wopts_(wopts),
       first_seed_(next_handle_seed()) {
     setup_.kick_fd = kick_.fd();
 }
@@ -176,7 +173,7 @@ bool WorkerEngine::begin_spawn(std::string* why) {
         ch_.reset();
         return false;
     }
-    if (pid == 0) run_gpu_worker(*ch_, setup_, parent); // the child: never returns
+    if (pid == 0) run_gpu_worker(*ch_, setup_, parent); // the child: never returns; maps its shares again
     pid_ = pid;
     reaped_ = false;
     if (wopts_.mps) wopts_.mps->worker_started(generation_);

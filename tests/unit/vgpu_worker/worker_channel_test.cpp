@@ -43,6 +43,9 @@ TEST(WorkerChannel, RequestAndReplyCrossAFork) {
     const pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
+        // The channel is kept from forks: the child it is for maps it again.
+        const memmap::ForkShare mine[] = {ch->share()};
+        if (!memmap::map_shares_again(mine)) _exit(2);
         // Echo: reply with ring_entries + 1, the ring gpa as registration_ns and the
         // input bytes reversed, twice.
         for (int i = 0; i < 2 && ch->wait_request(parent); ++i) {

@@ -44,6 +44,7 @@ TEST(WorkerRecovery, WorkerKilledFromOutsideIsReplaced) {
     rig.module_with("vector_add", &fn);
     const uint64_t da = rig.alloc(4096);
     const pid_t pid = w.worker->worker_pid();
+    ASSERT_GT(pid, 0); // never kill(-1)
     ASSERT_EQ(kill(pid, SIGKILL), 0);
     // Not the 20 s call time-out: that would be kWorkerTimedOut.
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_MEMSET_D8, .args = {da, 1, 4096, 0}}).status, kWorkerDied);

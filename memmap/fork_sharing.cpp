@@ -1,0 +1,69 @@
+#include "memmap/fork_sharing.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+#include <system_error>
+
+namespace memmap {
+
+int create_memfd(const char* name, uint64_t size, unsigned flags) {
+    const int fd = memfd_create(name, MFD_CLOEXEC | flags);
+    if (fd < 0) throw std::system_error(errno, std::generic_category(), std::string("memfd_create(") + name + ")");
+    if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
+        const int err = errno;
+        close(fd);
+        throw std::system_error(err, std::generic_category(),
+                                std::string("ftruncate of memfd ") + name + " to " + std::to_string(size) + " bytes");
+    }
+    return fd;
+}
+
+void* map_unforked(int fd, uint64_t size, int extra_flags) {
+    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | extra_flags, fd, 0);
+    if (p == MAP_FAILED) return p;
+    // Without this every later fork (a GPU worker for another VM, a native
+    // benchmark child) would map these pages too.
+    if (madvise(p, size, MADV_DONTFORK) != 0) {
+        const int err = errno;
+        munmap(p, size);
+        errno = err;
+        return MAP_FAILED;
+    }
+    return p;
+}
+
+ForkShare create_unforked_shared(const char* name, uint64_t size) {
+    const int fd = create_memfd(name, size);
+    void* p = map_unforked(fd, size);
+    if (p == MAP_FAILED) {
+        const int err = errno;
+        close(fd);
+        throw std::system_error(err, std::generic_category(), std::string("mmap(MAP_SHARED) of ") + name);
+    }
+    return ForkShare{p, size, fd};
+}
+
+void destroy_unforked_shared(const ForkShare& s) {
+    munmap(s.addr, s.size);
+    close(s.fd);
+}
+
+bool map_shares_again(std::span<const ForkShare> shares) {
+    for (const ForkShare& s : shares) {
+        // MAP_FIXED_NOREPLACE: the address must be the hole MADV_DONTFORK
+        // left; anything else there is a bug, not something to overwrite.
+        void* p = mmap(s.addr, s.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, s.fd, 0);
+        if (p == MAP_FAILED) return false;
+        if (p != s.addr) { // a kernel older than 4.17 treats the flag as a hint
+            munmap(p, s.size);
+            errno = EEXIST;
+            return false;
+        }
+    }
+    return true;
+}
+
+} // namespace memmap
