@@ -21,6 +21,8 @@
 # system calls, then run the GPU tests, guests and samples with the worker sandboxed (issue 30 item 5);
 # `mps` (not in the default; one device call, about 6 minutes) runs issue 32's bench share under
 # --gpu-share contexts and mps side by side, a faulting VM in both, and prints the table;
+# `isolation` (not in the default) checks that each GPU worker maps only its VM and compares the
+# worker's start and the first-instruction time with .carry/compare's VMM;
 # `compare` (not in the default) runs `bench calls` with the polling doorbell five
 # times, alternating the VMM from another commit (.carry/compare, see
 # pack-carry.sh) with this one, worker process and inline; `runner` (not in
@@ -414,6 +416,29 @@ if want runner; then
   for f in "$out"/runner/*/calls/calls.md "$out"/runner/*/bandwidth/bandwidth.md; do
     echo "--- ${f#"$out"/runner/}" >>"$summary"
     grep -E '^\| (native|guest)' "$f" | head -24 >>"$summary"
+  done
+fi
+
+# Issue 40: each GPU worker of a run --vms 3 maps only its own VM (CUDA
+# workers, 4K and 2M pages); then the VMM from .carry/compare beside this
+# one: first-instruction time (bench boot) and the worker's start (the
+# "ready N ms after the device started" of three vecadd runs each).
+if want isolation; then
+  lg=$repo/.carry/linux-guests
+  for p in 4K 2M; do
+    step isolation-$p sh "$repo/tests/kvm/worker-isolation.sh" "$bin/kvmtool-gpu" "$lg" cuda $p
+    grep -E '^(ok|FAILED|worker)' "$out/isolation-$p.log" | sed 's/^/    /' | tee -a "$summary"
+  done
+  old=$repo/.carry/compare/kvmtool-gpu
+  for i in 1 2 3; do
+    for side in before after; do
+      vmm=$bin/kvmtool-gpu gdir=$KVMGPU_GUEST_DIR
+      [ $side = before ] && { [ -x "$old" ] || continue; vmm=$old gdir=$repo/.carry/compare/guests; }
+      KVMGPU_GUEST_DIR=$gdir step start-$side-$i "$vmm" run --guest vecadd --mem 4G --pages 2M --vgpu cuda
+      note "    $side $i: $(grep -oE 'ready [0-9.]+ ms after the device started' "$out/start-$side-$i.log")"
+      KVMGPU_GUEST_DIR=$gdir step boot-$side-$i "$vmm" bench boot --mem 512M --pages 2M --reps 30
+      grep -iE 'first|median' "$out/boot-$side-$i.log" | head -4 | sed "s/^/    $side $i: /" | tee -a "$summary"
+    done
   done
 fi
 

@@ -1,5 +1,7 @@
 // The system-call round trip of a Linux-ABI guest: N getpid calls timed
-// with CLOCK_MONOTONIC (two more system calls). Usage: syscall_loop [N].
+// with CLOCK_MONOTONIC (two more system calls), then an optional sleep (a
+// guest that stays alive while a test looks at its VMM). Usage:
+// syscall_loop [N [SLEEP_MS]].
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -15,5 +17,6 @@ int main(int argc, char** argv) {
     clock_gettime(CLOCK_MONOTONIC, &t1);
     const double us = ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / 1e3;
     std::printf("getpid round trip: %.2f us (%ld calls in %.1f ms)\n", n > 0 ? us / n : 0.0, n, us / 1e3);
+    if (argc > 2) usleep(static_cast<useconds_t>(std::atol(argv[2])) * 1000);
     return 0;
 }

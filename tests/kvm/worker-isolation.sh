@@ -1,0 +1,54 @@
+#!/bin/sh
+# Each GPU worker of a run --vms 3 maps its own VM's guest RAM and no other
+# VM's, and no vCPU's kvm_run (ctest kvm_worker_isolation; on a GPU machine
+# device-check.sh passes "cuda"). Three sleeping Linux-ABI guests, each with
+# a vGPU whose engine runs in a worker; the test reads every worker's
+# /proc/PID/maps from outside while they run.
+# Usage: worker-isolation.sh KVMTOOL_GPU GUEST_DIR [host|cuda] [PAGES]
+set -u
+vmm=$1
+dir=$2
+vgpu=${3:-host}
+pages=${4:-4K}
+work=$(mktemp -d)
+trap 'kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
+worker_flag="--gpu-worker always"
+[ "$vgpu" = cuda ] && worker_flag="--gpu-worker process"
+# shellcheck disable=SC2086
+"$vmm" run --vms 3 --guest "$dir/syscall_loop" --mem 256M --pages "$pages" --vgpu "$vgpu" $worker_flag \
+    --timeout 60 -- 10 4000 > "$work/out" 2>&1 &
+pid=$!
+workers=""
+i=0
+while [ $i -lt 200 ]; do # up to 20 s for three workers to be running
+    workers=$(pgrep -P "$pid" -x vgpu-worker | sort)
+    [ "$(echo "$workers" | grep -c .)" -ge 3 ] && break
+    sleep 0.1
+    i=$((i + 1))
+done
+failures=0
+if [ "$(echo "$workers" | grep -c .)" -lt 3 ]; then
+    echo "FAILED: three GPU workers did not appear (found: $workers)"
+    cat "$work/out"
+    exit 1
+fi
+sleep 0.5 # each has mapped its VM's RAM again by now (its Start is long done)
+seen=""
+for w in $workers; do
+    maps=$(cat "/proc/$w/maps") || { echo "FAILED: cannot read worker $w's maps"; failures=$((failures + 1)); continue; }
+    ram=$(echo "$maps" | grep -E 'kvmgpu-guest-ram|libhugetlbfs' | awk '{print $5}' | sort -u)
+    n=$(echo "$ram" | grep -c .)
+    vcpus=$(echo "$maps" | grep -c 'anon_inode:kvm')
+    echo "worker $w: guest RAM inodes: $(echo $ram), kvm mappings: $vcpus"
+    [ "$n" -eq 1 ] || { echo "FAILED: worker $w maps $n VMs' guest RAM"; failures=$((failures + 1)); }
+    [ "$vcpus" -eq 0 ] || { echo "FAILED: worker $w maps $vcpus KVM mappings"; failures=$((failures + 1)); }
+    seen="$seen $ram"
+done
+distinct=$(echo "$seen" | tr ' ' '\n' | grep . | sort -u | grep -c .)
+[ "$distinct" -eq 3 ] || { echo "FAILED: the three workers map $distinct distinct RAMs, not 3"; failures=$((failures + 1)); }
+wait "$pid"
+rc=$?
+cat "$work/out"
+[ "$rc" -eq 0 ] || { echo "FAILED: run --vms 3 ended with status $rc"; failures=$((failures + 1)); }
+[ $failures -eq 0 ] && echo "ok: each of three GPU workers maps its own VM's RAM and nothing of the others'"
+exit $((failures > 0))
