@@ -127,12 +127,18 @@ int main(int argc, char** argv) {
         code[0] = 0x0F, code[1] = 0x05; // syscall: RCX = 2^47
         asm volatile("movl $39, %%eax\n\tjmp *%0" ::"r"(code) : "rax", "memory");
     } else if (!strcmp(mode, "tf-bad-rsp")) {
-        asm volatile("pushfq\n\t"
+        // IRETQ sets TF and RSP 0 at once; its single-step trap comes after
+        // the next instruction, the `syscall`, so in the ring-0 stub.
+        asm volatile("movl $39, %%eax\n\t"
+                     "pushq $0x2b\n\t" // SS
+                     "pushq $0\n\t"    // RSP
+                     "pushfq\n\t"
                      "orq $0x100, (%%rsp)\n\t"
-                     "popfq\n\t"
-                     "xorl %%esp, %%esp\n\t"
-                     "movl $39, %%eax\n\t"
-                     "syscall" ::: "rax", "rcx", "r11", "memory");
+                     "pushq $0x33\n\t" // CS
+                     "leaq 1f(%%rip), %%rcx\n\t"
+                     "pushq %%rcx\n\t"
+                     "iretq\n"
+                     "1: syscall" ::: "rax", "rcx", "r11", "memory");
     } else if (!strcmp(mode, "cr3-thread")) {
         pthread_t t;
         CHECK(pthread_create(&t, nullptr, ask_for_bad_cr3, nullptr) == 0, "pthread_create");
