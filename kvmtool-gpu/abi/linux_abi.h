@@ -6,8 +6,13 @@
  *
  * Memory (guest virtual == guest physical, docs/runtime-api.md "Linux-ABI guests"):
  * - All of guest RAM [0, ram_size) is identity-mapped, U=1, on 2 MiB pages,
- *   except: the first 2 MiB on 4 KiB pages with page 0 unmapped (NULL
- *   faults), and one unmapped 2 MiB guard below the stack.
+ *   except: the first 2 MiB on 4 KiB pages, and one unmapped 2 MiB guard
+ *   below the stack. Below KVMGPU_IMAGE_BASE page 0 is unmapped (NULL
+ *   faults), the boot info, command line, clock page and vDSO read-only,
+ *   and the VMM's GDT/TSS/IDT/stubs and page tables out of ring 3's reach;
+ *   system calls get EFAULT for any of it.
+ * - Ring 3 runs at IOPL 0 with IF set and no port open (cli, sti, in, out
+ *   fault).
  * - The MMIO window KVMGPU_MMIO_BASE.. is identity-mapped uncached as for
  *   project images: the vGPU at KVMGPU_VGPU_GPA, the console at
  *   KVMGPU_CONSOLE_GPA.
@@ -33,7 +38,8 @@
  * auxv), every other general register 0. A `syscall` enters the VMM's
  * ring-0 stub at KVMGPU_LINUX_SYSCALL_STUB_GPA, whose port write hands the
  * call to the VMM, which returns to ring 3 after the instruction (RCX and
- * R11 clobbered, as on Linux). */
+ * R11 clobbered, as on Linux; RFLAGS filtered as SYSRET's, a non-canonical
+ * RCX a guest fault). */
 #ifndef KVMGPU_ABI_LINUX_ABI_H
 #define KVMGPU_ABI_LINUX_ABI_H
 

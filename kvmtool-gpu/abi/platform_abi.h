@@ -66,7 +66,8 @@
 #define KVMGPU_CALIBRATION_LOOPS 1000000ull
 
 /* Privilege: guests run in 64-bit ring 3 (CS 0x33, SS/DS 0x2b, RFLAGS.IOPL
- * 3 so port I/O is allowed at CPL3), every page-table entry with U=1. The
+ * 3 so port I/O is allowed at CPL3), every page-table entry with U=1
+ * (Linux-ABI guests: IOPL 0 and the VMM's pages kept from ring 3, linux_abi.h). The
  * VMM's IDT sends every exception to its stubs (fault port), which end the
  * run; the VMM reports the vector, RIP, the faulting access and the
  * instruction at RIP. Guests keep [KVMGPU_GDT_GPA, KVMGPU_BOOT_PML4_GPA)

@@ -1,7 +1,6 @@
 #include "kvmtool-gpu/devices/cpu_control.h"
 
 #include <cstring>
-#include <utility>
 
 #include "kvmtool-gpu/abi/platform_abi.h"
 
@@ -17,12 +16,16 @@ void CpuControl::write(uint64_t offset, std::span<const uint8_t> data) {
         r = {value ? CpuRequest::Kind::CalibrateBegin : CpuRequest::Kind::CalibrateEnd, value};
     else return;
     std::lock_guard lock(mu_);
-    pending_ = r;
+    pending_.insert_or_assign(std::this_thread::get_id(), r);
 }
 
 std::optional<CpuRequest> CpuControl::take() {
     std::lock_guard lock(mu_);
-    return std::exchange(pending_, std::nullopt);
+    const auto it = pending_.find(std::this_thread::get_id());
+    if (it == pending_.end()) return std::nullopt;
+    const CpuRequest r = it->second;
+    pending_.erase(it);
+    return r;
 }
 
 } // namespace kvmgpu

@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include "kvmtool-gpu/bus/bus_device.h"
 
@@ -25,12 +27,12 @@ public:
     // Only aligned 8-byte writes to a known register count; others are ignored.
     void write(uint64_t offset, std::span<const uint8_t> data) override;
 
-    // The request of the last exit, once.
+    // The request the calling thread's last exit made, once.
     std::optional<CpuRequest> take();
 
 private:
     std::mutex mu_;
-    std::optional<CpuRequest> pending_;
+    std::map<std::thread::id, CpuRequest> pending_; // at most one per vCPU thread
 };
 
 } // namespace kvmgpu

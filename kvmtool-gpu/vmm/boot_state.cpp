@@ -2,6 +2,7 @@
 
 #include "kvmtool-gpu/abi/linux_abi.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -10,7 +11,8 @@ namespace kvmgpu {
 
 namespace {
 
-// Every entry is U=1: the guest runs in ring 3 and reaches everything it maps.
+// Every entry is U=1 (the guest runs in ring 3 and reaches everything it
+// maps), but a Linux-ABI guest's first 2 MiB (linux_low_page_flags).
 constexpr uint64_t kPresent = 1ull << 0, kWritable = 1ull << 1, kUser = 1ull << 2, kHuge = 1ull << 7;
 constexpr uint64_t kTableFlags = kPresent | kWritable | kUser;
 constexpr uint64_t k2M = 2ull << 20, k1G = 1ull << 30;
@@ -22,9 +24,12 @@ constexpr uint64_t kCr0Pe = 1ull << 0, kCr0Mp = 1ull << 1, kCr0Et = 1ull << 4, k
 constexpr uint64_t kCr4Pae = 1ull << 5, kCr4Osfxsr = 1ull << 9, kCr4Osxmmexcpt = 1ull << 10;
 constexpr uint64_t kEferLme = 1ull << 8, kEferLma = 1ull << 10, kEferNxe = 1ull << 11;
 
-// TSS: 104 bytes, then an I/O bitmap of zero bits (allowed) for ports below
-// KVMGPU_TSS_OPEN_PORTS and its 0xff terminator. Ring 3 needs it for the exit
-// port: kvm-pvm's emulator checks the bitmap even with IOPL 3 requested.
+// TSS: 104 bytes, then an I/O bitmap for ports below KVMGPU_TSS_OPEN_PORTS
+// and its 0xff terminator. A project image's bitmap is all zero bits
+// (allowed): ring 3 needs it for the exit port, as kvm-pvm's emulator checks
+// the bitmap even with IOPL 3 requested. A Linux-ABI guest's is all ones: it
+// runs at IOPL 0 and its ring 3 has no port (the system-call and fault ports
+// are written by the VMM's stubs in ring 0, where IOPL 0 allows any port).
 constexpr uint64_t kTssBytes = 104, kIoBitmapBytes = KVMGPU_TSS_OPEN_PORTS / 8 + 1;
 constexpr uint64_t kTssLimit = kTssBytes + kIoBitmapBytes - 1;
 static_assert(KVMGPU_TSS_OPEN_PORTS % 8 == 0 && KVMGPU_TSS_GPA + kTssLimit < KVMGPU_BOOT_PML4_GPA, "TSS fits");
@@ -37,10 +42,14 @@ constexpr uint64_t tss_descriptor_low(uint64_t base, uint64_t limit) {
 
 // Exceptions: an IDT of 32 interrupt gates (ring 0, code 0x08), each to a
 // 16-byte stub `mov $vector, %eax; mov $KVMGPU_FAULT_PORT, %dx; out %eax,
-// %dx; jmp .` on the TSS's RSP0 stack, so the VMM learns the vector and finds
-// the exception frame at RSP instead of a triple fault (which VMX/SVM answer
-// with a reset, losing every register).
-constexpr uint64_t kVectors = 32, kStubBytes = 16;
+// %dx; jmp .` on the TSS's IST1 stack (also its RSP0), so the VMM learns the
+// vector and finds the exception frame at RSP instead of a triple fault
+// (which VMX/SVM answer with a reset, losing every register). IST, not the
+// stack in use: an exception in ring 0 (the system-call stub, entered by
+// `syscall` on the guest's own RSP, e.g. the single-step trap of a
+// `syscall` made with TF set) is then delivered whatever RSP holds.
+constexpr uint64_t kVectors = 32, kStubBytes = 16, kFaultIst = 1;
+constexpr uint64_t kTssRsp0 = 4, kTssIst1 = 36;
 
 std::vector<uint8_t> fault_stubs() {
     std::vector<uint8_t> code(kVectors * kStubBytes, 0xCC);
@@ -58,7 +67,8 @@ std::vector<uint64_t> idt_gates() {
     std::vector<uint64_t> idt(kVectors * 2);
     for (uint64_t v = 0; v < kVectors; ++v) {
         const uint64_t target = KVMGPU_FAULT_STUBS_GPA + v * kStubBytes;
-        idt[2 * v] = (target & 0xffff) | uint64_t{0x08} << 16 | uint64_t{0x8E} << 40 | ((target >> 16) & 0xffff) << 48;
+        idt[2 * v] = (target & 0xffff) | uint64_t{0x08} << 16 | kFaultIst << 32 | uint64_t{0x8E} << 40 |
+                     ((target >> 16) & 0xffff) << 48;
         idt[2 * v + 1] = target >> 32;
     }
     return idt;
@@ -90,9 +100,65 @@ uint64_t max_boot_ram_bytes() {
     return tables * k1G;
 }
 
-uint64_t boot_tables_end(uint64_t ram, bool linux_abi) {
+BootPageTables boot_page_tables(uint64_t ram, bool linux_abi) {
     // The PDs of RAM, the MMIO window's, and a Linux-ABI guest's low 4 KiB table.
-    return kFirstPdGpa + (pd_pages_for(ram) + 1 + (linux_abi ? 1 : 0)) * 0x1000;
+    BootPageTables t{};
+    t.pml4 = KVMGPU_BOOT_PML4_GPA;
+    t.pdpt = kPdptGpa;
+    t.first_pd = kFirstPdGpa;
+    t.ram_pds = pd_pages_for(ram);
+    t.mmio_pd = kFirstPdGpa + t.ram_pds * 0x1000;
+    t.low_pt = linux_abi ? t.mmio_pd + 0x1000 : 0;
+    t.end = t.mmio_pd + (linux_abi ? 2 : 1) * 0x1000;
+    return t;
+}
+
+uint64_t boot_tables_end(uint64_t ram, bool linux_abi) { return boot_page_tables(ram, linux_abi).end; }
+
+std::string boot_exception_state_damage(const memmap::GuestMemory& mem) {
+    std::string damaged;
+    auto differs = [&](const char* what, uint64_t gpa, const void* want, uint64_t len, uint64_t ignore_bits = 0) {
+        std::vector<uint8_t> got(len);
+        bool same = mem.read(memmap::GuestPhysAddr{gpa}, got.data(), len);
+        for (uint64_t i = 0; same && i + 8 <= len; i += 8) {
+            uint64_t a, b;
+            std::memcpy(&a, &got[i], 8);
+            std::memcpy(&b, static_cast<const uint8_t*>(want) + i, 8);
+            same = ((a ^ b) & ~ignore_bits) == 0;
+        }
+        if (same) return;
+        damaged += damaged.empty() ? "" : ", ";
+        damaged += what;
+    };
+    constexpr uint64_t kAccessedAndBusy = 3ull << 40; // the CPU may set them in a descriptor
+    differs("GDT", KVMGPU_GDT_GPA, kGdt, sizeof kGdt, kAccessedAndBusy);
+    const uint64_t fault_stack = KVMGPU_FAULT_STACK_TOP;
+    uint8_t tss_now[kTssIst1 + 8] = {};
+    if (!mem.read(memmap::GuestPhysAddr{KVMGPU_TSS_GPA}, tss_now, sizeof tss_now) ||
+        std::memcmp(&tss_now[kTssRsp0], &fault_stack, 8) != 0 || std::memcmp(&tss_now[kTssIst1], &fault_stack, 8) != 0)
+        damaged += damaged.empty() ? "TSS" : ", TSS";
+    const auto idt = idt_gates();
+    differs("IDT", KVMGPU_IDT_GPA, idt.data(), idt.size() * 8);
+    auto stubs = fault_stubs();
+    stubs.resize((stubs.size() + 7) / 8 * 8, 0xCC);
+    differs("exception stubs", KVMGPU_FAULT_STUBS_GPA, stubs.data(), stubs.size());
+    return damaged;
+}
+
+uint64_t linux_low_page_flags(uint64_t gpa) {
+    static_assert(KVMGPU_BOOT_INFO_GPA + 0x1000 == KVMGPU_GDT_GPA && KVMGPU_GDT_GPA + 0x1000 == KVMGPU_BOOT_PML4_GPA &&
+                      KVMGPU_BOOT_TABLES_END == KVMGPU_CMDLINE_GPA && KVMGPU_CMDLINE_MAX == 0x1000 &&
+                      KVMGPU_CMDLINE_GPA + 0x1000 == KVMGPU_LINUX_SYSCALL_STUB_GPA &&
+                      KVMGPU_LINUX_SYSCALL_STUB_GPA + 0x1000 == KVMGPU_LINUX_VVAR_GPA,
+                  "the first MiB's pages, in this order");
+    if (gpa >= KVMGPU_IMAGE_BASE) return kPresent | kWritable | kUser;           // the program's
+    if (gpa == 0) return 0;                                                        // NULL faults
+    if (gpa < KVMGPU_GDT_GPA) return kPresent | kUser;                             // boot info
+    if (gpa < KVMGPU_BOOT_PML4_GPA) return kPresent | kWritable;                   // GDT, TSS, IDT, fault stubs and stack
+    if (gpa < KVMGPU_BOOT_TABLES_END) return 0;                                    // page tables
+    if (gpa < KVMGPU_LINUX_SYSCALL_STUB_GPA) return kPresent | kUser;              // command line
+    if (gpa < KVMGPU_LINUX_VVAR_GPA) return kPresent;                              // the system-call stub
+    return kPresent | kUser;                                                       // clock page, vDSO
 }
 
 void write_boot_structures(const memmap::GuestMemory& mem, const BootParams& p) {
@@ -106,10 +172,12 @@ void write_boot_structures(const memmap::GuestMemory& mem, const BootParams& p) 
 
     must_write(mem, KVMGPU_GDT_GPA, kGdt, sizeof kGdt);
     std::vector<uint8_t> tss(kTssLimit + 1, 0);
+    if (p.linux_abi) std::fill(tss.begin() + kTssBytes, tss.end(), 0xff);
     const uint16_t io_bitmap_offset = kTssBytes;
     std::memcpy(&tss[102], &io_bitmap_offset, sizeof io_bitmap_offset);
-    const uint64_t rsp0 = KVMGPU_FAULT_STACK_TOP;
-    std::memcpy(&tss[4], &rsp0, sizeof rsp0);
+    const uint64_t fault_stack = KVMGPU_FAULT_STACK_TOP;
+    std::memcpy(&tss[kTssRsp0], &fault_stack, sizeof fault_stack);
+    std::memcpy(&tss[kTssIst1], &fault_stack, sizeof fault_stack);
     tss.back() = 0xff;
     must_write(mem, KVMGPU_TSS_GPA, tss.data(), tss.size());
     const auto idt = idt_gates();
@@ -151,7 +219,8 @@ void write_boot_structures(const memmap::GuestMemory& mem, const BootParams& p) 
     must_write(mem, mmio_pd, table.data(), 4096);
     if (p.linux_abi) {
         table.assign(512, 0);
-        for (uint64_t i = 1; i < 512; ++i) table[i] = (i * 0x1000) | kTableFlags; // page 0 stays unmapped
+        for (uint64_t i = 0; i < 512; ++i)
+            if (const uint64_t flags = linux_low_page_flags(i * 0x1000)) table[i] = (i * 0x1000) | flags;
         must_write(mem, low_pt, table.data(), 4096);
         // `out %al, $KVMGPU_LINUX_SYSCALL_PORT; ud2`: the VMM returns to ring 3 itself.
         const uint8_t stub[] = {0xE6, uint8_t(KVMGPU_LINUX_SYSCALL_PORT), 0x0F, 0x0B};

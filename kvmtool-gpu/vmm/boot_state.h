@@ -1,6 +1,7 @@
 // The machine state a guest starts in: a flat GDT with ring-3 64-bit
 // segments, identity page tables (2 MiB pages, U=1, over all RAM and the MMIO
-// window), boot info, command line, and a long-mode register file at CPL3. Writes only guest RAM and plain structs,
+// window; a Linux-ABI guest's first 2 MiB on 4 KiB pages that keep the VMM's
+// own from ring 3), boot info, command line, and a long-mode register file at CPL3. Writes only guest RAM and plain structs,
 // so it is tested without KVM.
 #pragma once
 
@@ -24,8 +25,9 @@ struct BootParams {
     bool nested = false;
     std::string cmdline;
     // Linux-ABI guests (abi/linux_abi.h): the first 2 MiB on 4 KiB pages
-    // with page 0 unmapped, a 2 MiB guard left unmapped (0: none), and the
-    // ring-0 system-call stub written. Project images leave these off.
+    // (linux_low_page_flags), a 2 MiB guard left unmapped (0: none), a TSS
+    // that opens no port, and the ring-0 system-call stub written. Project
+    // images leave these off.
     bool linux_abi = false;
     uint64_t guard_2m_gpa = 0;
 };
@@ -34,10 +36,30 @@ struct BootParams {
 // between KVMGPU_BOOT_PML4_GPA and KVMGPU_BOOT_TABLES_END).
 uint64_t max_boot_ram_bytes();
 
-// The first byte after the page tables write_boot_structures writes for this
-// RAM; [that, KVMGPU_BOOT_TABLES_END) is free for tables added later (a
-// Linux-ABI guest's aliases, vmm/linux/guest_aliases.h).
+// Where write_boot_structures puts the page tables for this RAM: the PML4
+// at KVMGPU_BOOT_PML4_GPA, its one PDPT (PML4[0]), a PD per GiB of RAM
+// (each maps the whole GiB, past the end of RAM too), the MMIO window's PD
+// (PDPT[KVMGPU_MMIO_BASE >> 30]) and, for a Linux-ABI guest, the 4 KiB table
+// of the first 2 MiB. [end, KVMGPU_BOOT_TABLES_END) is free for tables
+// added later (a Linux-ABI guest's aliases, vmm/linux/guest_aliases.h).
+struct BootPageTables {
+    uint64_t pml4, pdpt, first_pd, ram_pds, mmio_pd, low_pt, end;
+};
+BootPageTables boot_page_tables(uint64_t ram, bool linux_abi);
 uint64_t boot_tables_end(uint64_t ram, bool linux_abi);
+
+// Which of the VMM's exception-delivery structures (GDT, TSS stacks, IDT,
+// exception stubs) no longer hold what write_boot_structures wrote, as
+// "IDT, TSS"; "" when all do. For a triple fault's report.
+std::string boot_exception_state_damage(const memmap::GuestMemory& mem);
+
+// A Linux-ABI guest's 4 KiB page at `gpa` below 2 MiB: its page-table
+// entry's flags, 0 for unmapped. Ring 3 gets nothing of the VMM's ring-0
+// state (GDT, TSS, IDT, fault stubs, system-call stub: ring 0 only; page
+// tables and page 0: unmapped) and reads but cannot write what it is given
+// (boot info, command line, clock page, vDSO); its own pages from
+// KVMGPU_IMAGE_BASE up are read-write.
+uint64_t linux_low_page_flags(uint64_t gpa);
 
 // Writes GDT, page tables, boot info and command line into `mem`. Throws
 // std::invalid_argument when RAM or the command line does not fit.

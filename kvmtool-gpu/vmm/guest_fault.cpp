@@ -3,6 +3,9 @@
 #include <cstdio>
 #include <iterator>
 
+#include "kvmtool-gpu/abi/platform_abi.h"
+#include "kvmtool-gpu/vmm/boot_state.h"
+
 namespace kvmgpu {
 
 namespace {
@@ -114,6 +117,30 @@ std::string describe_exception(const memmap::GuestMemory& mem, uint32_t vector, 
     return line;
 }
 
+std::string delivery_failure_reason(const memmap::GuestMemory& mem, const kvm_sregs& sregs) {
+    char line[192];
+    if (sregs.idt.base != KVMGPU_IDT_GPA || sregs.gdt.base != KVMGPU_GDT_GPA || sregs.tr.base != KVMGPU_TSS_GPA)
+        return "the IDT, GDT or TR register no longer names the VMM's";
+    if (const std::string damaged = boot_exception_state_damage(mem); !damaged.empty())
+        return "the guest overwrote the VMM's " + damaged;
+    const struct {
+        const char* what;
+        uint64_t va;
+    } needed[] = {{"IDT", KVMGPU_IDT_GPA},
+                  {"GDT", KVMGPU_GDT_GPA},
+                  {"TSS", KVMGPU_TSS_GPA},
+                  {"exception stubs", KVMGPU_FAULT_STUBS_GPA},
+                  {"exception stack", KVMGPU_FAULT_STACK_TOP - 8}};
+    for (const auto& n : needed)
+        if (guest_virt_to_phys(mem, sregs.cr3, n.va) != n.va) {
+            std::snprintf(line, sizeof line, "the page tables at CR3 0x%llx do not map the VMM's %s at 0x%llx",
+                          static_cast<unsigned long long>(sregs.cr3), n.what, static_cast<unsigned long long>(n.va));
+            return line;
+        }
+    return "the VMM's IDT, GDT, TSS, exception stubs and stack are intact and mapped: the CPU refused the delivery "
+           "itself";
+}
+
 std::string describe_guest_fault(const memmap::GuestMemory& mem, const kvm_regs& regs, const kvm_sregs& sregs) {
     char line[384];
     std::snprintf(line, sizeof line,
@@ -122,7 +149,7 @@ std::string describe_guest_fault(const memmap::GuestMemory& mem, const kvm_regs&
                   static_cast<unsigned>(sregs.cs.selector & 3), static_cast<unsigned long long>(regs.rip),
                   instruction_at(mem, sregs.cr3, regs.rip).c_str(), static_cast<unsigned long long>(sregs.cr2),
                   static_cast<unsigned long long>(regs.rsp));
-    return line;
+    return std::string(line) + "; undeliverable because " + delivery_failure_reason(mem, sregs);
 }
 
 } // namespace kvmgpu

@@ -26,7 +26,14 @@ std::optional<uint64_t> guest_virt_to_phys(const memmap::GuestMemory& mem, uint6
 // ("HLT (privileged)", "UD2 (invalid opcode)"); "" when not recognised.
 std::string name_faulting_instruction(std::span<const uint8_t> bytes);
 
+// The line, with why the exception could not be delivered (delivery_failure_reason).
 std::string describe_guest_fault(const memmap::GuestMemory& mem, const kvm_regs& regs, const kvm_sregs& sregs);
+
+// Why a triple fault happened, as far as the VMM's exception state shows:
+// its registers changed, the guest overwrote the IDT/GDT/TSS/stubs, or the
+// page tables at CR3 do not map them (a guest-loaded CR3); else that all of
+// it was intact.
+std::string delivery_failure_reason(const memmap::GuestMemory& mem, const kvm_sregs& sregs);
 
 // "#PF (page fault) ..." for `vector` (guest-written: any value), with the
 // exception frame read at regs.rsp (the stub's ring-0 stack).

@@ -9,7 +9,6 @@
 #include "kvmtool-gpu/abi/linux_abi.h"
 #include "kvmtool-gpu/kvm/kvm_error.h"
 #include "kvmtool-gpu/util/log.h"
-#include "kvmtool-gpu/vmm/guest_fault.h"
 #include "kvmtool-gpu/vmm/vcpu_seccomp.h"
 
 namespace kvmgpu {
@@ -139,6 +138,8 @@ void GuestThreads::run_thread(Slot& slot) {
 
 std::optional<GroupEnd> GuestThreads::loop(Slot& slot, bool& exited, uint32_t& code) {
     VcpuFd& vcpu = *slot.vcpu;
+    const std::string thread = " (thread " + std::to_string(slot.tid) + ")";
+    std::string last_call; // for a triple fault's report
     for (;;) {
         if (stopping_.load(std::memory_order_acquire)) return std::nullopt;
         VcpuExit ex;
@@ -156,6 +157,7 @@ std::optional<GroupEnd> GuestThreads::loop(Slot& slot, bool& exited, uint32_t& c
                     return fault_end(RunOutcome::Unexpected, e.what(), vcpu);
                 }
                 if (call) {
+                    last_call = linux_abi::describe_call(*call);
                     if (call->exited)
                         return GroupEnd{RunOutcome::GuestExit, static_cast<uint32_t>(call->exit_code),
                                         "guest exited with code " + std::to_string(call->exit_code) + " (thread " +
@@ -172,6 +174,8 @@ std::optional<GroupEnd> GuestThreads::loop(Slot& slot, bool& exited, uint32_t& c
                     continue;
                 }
             }
+            if (std::string refused = env_.process.port_refusal(vcpu, io->port, io->in); !refused.empty())
+                return fault_end(RunOutcome::GuestFault, refused + thread, vcpu);
             for (uint32_t i = 0; i < io->count; ++i) {
                 auto chunk = io->data.subspan(uint64_t{i} * io->size, io->size);
                 if (io->in) env_.pio.read(io->port, chunk);
@@ -185,15 +189,17 @@ std::optional<GroupEnd> GuestThreads::loop(Slot& slot, bool& exited, uint32_t& c
         } else if (auto* m = std::get_if<exit::Mmio>(&ex)) {
             if (m->write) env_.mmio.write(m->addr, m->data);
             else env_.mmio.read(m->addr, m->data);
+            if (env_.after_mmio)
+                if (auto end = env_.after_mmio(vcpu)) {
+                    end->detail += thread;
+                    return end;
+                }
         } else if (std::holds_alternative<exit::Interrupted>(ex)) {
             continue; // the loop's head looks at stopping_
         } else if (std::holds_alternative<exit::Shutdown>(ex)) {
-            std::string why = "guest fault (KVM_EXIT_SHUTDOWN)";
-            try {
-                why = describe_guest_fault(env_.memory, vcpu.regs(), vcpu.sregs());
-            } catch (const KvmError&) {
-            }
-            return fault_end(RunOutcome::TripleFault, why + " (thread " + std::to_string(slot.tid) + ")", vcpu);
+            const std::string why = env_.describe_shutdown ? env_.describe_shutdown(vcpu, last_call)
+                                                           : "guest fault (KVM_EXIT_SHUTDOWN)";
+            return fault_end(RunOutcome::TripleFault, why + thread, vcpu);
         } else if (std::holds_alternative<exit::Halt>(ex)) {
             return fault_end(RunOutcome::Halted, "guest thread " + std::to_string(slot.tid) + " halted", vcpu);
         } else {

@@ -55,6 +55,11 @@ public:
         // After a port write that is not a system call: the run's end if a
         // platform device (exit, fault port) says so.
         std::function<std::optional<GroupEnd>(VcpuFd&)> after_port_write;
+        // After an MMIO exit: carries out a CPU-control request this vCPU's
+        // exit made, on this vCPU; the run's end if it was refused.
+        std::function<std::optional<GroupEnd>(VcpuFd&)> after_mmio;
+        // KVM_EXIT_SHUTDOWN: the one line, given the thread's last system call.
+        std::function<std::string(VcpuFd&, const std::string&)> describe_shutdown;
     };
     explicit GuestThreads(Env env);
     ~GuestThreads();

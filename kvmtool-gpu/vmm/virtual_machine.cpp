@@ -138,7 +138,20 @@ VirtualMachine::VirtualMachine(const KvmSystem& kvm, VmOptions opts) : opts_(std
                                         " must be 1 to " + std::to_string(max_vcpus) + " (KVM's vCPUs per VM)");
         threads_ = std::make_unique<GuestThreads>(GuestThreads::Env{
             *vm_, kvm.supported_cpuid(), *linux_, memory_, mmio_, pio_, opts_.seccomp, opts_.linux.max_threads,
-            [this](VcpuFd& v) { return port_devices_end(v); }});
+            [this](VcpuFd& v) { return port_devices_end(v); },
+            [this](VcpuFd& v) -> std::optional<GroupEnd> {
+                const auto request = cpu_control_->take(); // this thread's own, if its exit made one
+                if (!request) return std::nullopt;
+                std::string refused = serve(v, *request, false);
+                if (refused.empty()) return std::nullopt;
+                GroupEnd e{RunOutcome::BadRequest, 0, std::move(refused), ""};
+                try {
+                    e.register_dump = v.dump_state();
+                } catch (const KvmError&) {
+                }
+                return e;
+            },
+            [this](VcpuFd& v, const std::string& last_call) { return describe_shutdown(v, last_call); }});
         linux_->set_spawn([this](const linux_abi::ThreadStart& t, const kvm_regs& r, const kvm_sregs& s) {
             return threads_->spawn(t, r, s);
         });
@@ -195,16 +208,29 @@ RunResult VirtualMachine::finish(RunOutcome outcome, std::string detail, bool du
     return r;
 }
 
-std::string VirtualMachine::serve(const CpuRequest& request) {
+std::string VirtualMachine::serve(VcpuFd& vcpu, const CpuRequest& request, bool first) {
+    if (request.kind != CpuRequest::Kind::LoadCr3 && !first)
+        return "guest asked for the calibration window from a thread other than the first (it counts the first "
+               "thread's vCPU)";
     switch (request.kind) {
     case CpuRequest::Kind::CalibrateBegin: execution_->begin(request.value); return "";
     case CpuRequest::Kind::CalibrateEnd: execution_->end(); return "";
-    case CpuRequest::Kind::LoadCr3: return load_cr3(request.value);
+    case CpuRequest::Kind::LoadCr3: return load_cr3(vcpu, request.value);
     }
     return "";
 }
 
-std::string VirtualMachine::load_cr3(uint64_t root) {
+std::string VirtualMachine::describe_shutdown(VcpuFd& vcpu, const std::string& last_call) const {
+    std::string why = "guest fault (KVM_EXIT_SHUTDOWN), registers unreadable";
+    try {
+        why = describe_guest_fault(memory_, vcpu.regs(), vcpu.sregs());
+    } catch (const KvmError&) {
+    }
+    if (!last_call.empty()) why += "; last system call on this thread: " + last_call;
+    return why;
+}
+
+std::string VirtualMachine::load_cr3(VcpuFd& vcpu, uint64_t root) {
     const uint64_t ram = memory_.total_bytes();
     if ((root & 0xfff) != 0 || root >= ram || ram - root < 0x1000) {
         char buf[160];
@@ -215,16 +241,16 @@ std::string VirtualMachine::load_cr3(uint64_t root) {
     try {
         // KVM finishes an MMIO exit on the next KVM_RUN; immediate_exit makes
         // that run return right after, so the registers are consistent to edit.
-        vcpu_->request_immediate_exit();
-        if (!std::holds_alternative<exit::Interrupted>(vcpu_->run()))
+        vcpu.request_immediate_exit();
+        if (!std::holds_alternative<exit::Interrupted>(vcpu.run()))
             return "unexpected exit while completing a CR3 load";
-        kvm_sregs s = vcpu_->sregs();
+        kvm_sregs s = vcpu.sregs();
         // KVM rebuilds its shadow of the guest's tables only when CR3 changes,
         // and the guest also asks for this after editing present entries: flip
         // PWT (write-through for the walk of the top table only) so it always does.
         constexpr uint64_t kPwt = 1ull << 3;
         s.cr3 = root | ((s.cr3 & kPwt) ? 0 : kPwt);
-        vcpu_->set_sregs(s);
+        vcpu.set_sregs(s);
     } catch (const KvmError& e) {
         return std::string("CR3 load failed: ") + e.what();
     }
@@ -284,6 +310,7 @@ RunResult VirtualMachine::run() {
         return done(RunOutcome::Timeout, buf, true);
     };
 
+    std::string last_call; // a Linux-ABI guest's last system call on this vCPU, for a triple fault's report
     for (;;) {
         VcpuExit ex;
         try {
@@ -304,7 +331,8 @@ RunResult VirtualMachine::run() {
                                    result = done(RunOutcome::Unexpected, e.what(), true);
                                    return;
                                }
-                               if (call) { // else a stray write from ring 3: the bus ignores it
+                               if (call) { // else not the stub's: refused below
+                                   last_call = linux_abi::describe_call(*call);
                                    if (call->exited) {
                                        linux_exit_code_ = static_cast<uint32_t>(call->exit_code);
                                        result = done(RunOutcome::GuestExit,
@@ -340,6 +368,12 @@ RunResult VirtualMachine::run() {
                                    return;
                                }
                            }
+                           if (linux_) {
+                               if (std::string refused = linux_->port_refusal(*vcpu_, io.port, io.in); !refused.empty()) {
+                                   result = done(RunOutcome::GuestFault, std::move(refused), true);
+                                   return;
+                               }
+                           }
                            for (uint32_t i = 0; i < io.count; ++i) {
                                auto chunk = io.data.subspan(uint64_t{i} * io.size, io.size);
                                if (io.in) pio_.read(io.port, chunk);
@@ -362,8 +396,8 @@ RunResult VirtualMachine::run() {
                            ++exits_.mmio;
                            if (m.write) mmio_.write(m.addr, m.data);
                            else mmio_.read(m.addr, m.data);
-                           if (auto request = cpu_control_->take()) {
-                               const std::string refused = serve(*request);
+                           if (auto request = cpu_control_->take()) { // this thread's own
+                               const std::string refused = serve(*vcpu_, *request, true);
                                if (!refused.empty()) result = done(RunOutcome::BadRequest, refused, true);
                                else if (watchdog.ended()) // its signal may have ended the completing run
                                    result = watchdog_ended();
@@ -373,12 +407,7 @@ RunResult VirtualMachine::run() {
                            result = done(RunOutcome::Halted, "guest halted without writing the exit port", true);
                        },
                        [&](exit::Shutdown&) {
-                           std::string why = "guest fault (KVM_EXIT_SHUTDOWN)";
-                           try {
-                               why = describe_guest_fault(memory_, vcpu_->regs(), vcpu_->sregs());
-                           } catch (const KvmError&) {
-                           }
-                           result = done(RunOutcome::TripleFault, why, true);
+                           result = done(RunOutcome::TripleFault, describe_shutdown(*vcpu_, last_call), true);
                        },
                        [&](exit::FailEntry& f) {
                            char buf[96];

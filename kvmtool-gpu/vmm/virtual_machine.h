@@ -84,9 +84,14 @@ private:
     // After a port write that is not a system call: the run's end if the
     // exit device or the fault port says so, on `vcpu` (any thread's).
     std::optional<GroupEnd> port_devices_end(VcpuFd& vcpu);
-    // Carries out a CPU control request; "" or why it was refused.
-    std::string serve(const CpuRequest& request);
-    std::string load_cr3(uint64_t root);
+    // Carries out a CPU control request on the vCPU whose exit made it
+    // (`first`: the first thread's, the only one the calibration window
+    // counts); "" or why it was refused.
+    std::string serve(VcpuFd& vcpu, const CpuRequest& request, bool first);
+    std::string load_cr3(VcpuFd& vcpu, uint64_t root);
+    // KVM_EXIT_SHUTDOWN on `vcpu`: the one line (guest_fault.h) and, for a
+    // Linux-ABI guest, the last system call that vCPU's thread made.
+    std::string describe_shutdown(VcpuFd& vcpu, const std::string& last_call) const;
 
     VmOptions opts_;
     std::chrono::steady_clock::time_point t0_;

@@ -6,7 +6,8 @@
 # dynamic executable, a non-x86-64 ELF and a truncated one are refused with
 # one line; threads (thread_check: pthreads, futexes, exit_group from a
 # thread, the main thread exiting first, a faulting thread, the thread
-# limit, hostile clone/futex values); aliases (alias_check); the system-call round trip is
+# limit, hostile clone/futex values); aliases (alias_check); ring 3 doing what it may not
+# (hostile_check); the system-call round trip is
 # measured and printed.
 # Usage: linux-guests.sh KVMTOOL_GPU GUEST_DIR
 set -u
@@ -118,6 +119,39 @@ rc=$?
 cat "$work/out"
 check "alias_check: both names, a running thread, write(2) through an alias, hostile values" \
     sh -c "[ $rc -eq 0 ] && grep -q 'guest: alias_check passed' '$work/out' && grep -q 'guest: written from an alias' '$work/out'"
+
+# Ring 3 doing what it must not (hostile_check): each run ends as stated, never in a triple fault.
+hostile() { # mode, extra guest arguments...
+    mode=$1; shift
+    timeout 120 "$vmm" run --guest "$dir/hostile_check" --mem 128M --vgpu none -- "$mode" "$@" > "$work/out" 2>&1
+    rc=$?
+    cat "$work/out"
+}
+fault_says() { # description, mode, pattern: a clean guest fault whose line matches
+    what=$1 mode=$2 pattern=$3
+    hostile "$mode"
+    check "hostile_check $mode: $what" sh -c "[ $rc -eq 1 ] && grep -q 'result: guest-fault' '$work/out' && grep -qE -- '$pattern' '$work/out' && ! grep -q 'still running' '$work/out'"
+}
+hostile flags
+check "hostile_check flags: RFLAGS after a system call: IOPL 0, IF set, NT dropped" sh -c "[ $rc -eq 0 ] && ! grep -q FAILED '$work/out'"
+hostile vmm-pages
+check "hostile_check vmm-pages: EFAULT for the VMM's pages; boot info and vDSO readable" sh -c "[ $rc -eq 0 ] && ! grep -q FAILED '$work/out'"
+fault_says "a store into the page tables faults" write-tables '#PF.*accessing 0x3008 \(write, not present\)'
+fault_says "a store into the vDSO faults" write-vdso '#PF.*\(write, protection\)'
+fault_says "a jump to the ring-0 stub faults" stub '#PF.*instruction fetch, protection'
+fault_says "cli is #GP at IOPL 0" cli '#GP.*CLI'
+fault_says "sti is #GP at IOPL 0" sti '#GP.*STI'
+fault_says "out to port 0x80 is refused" out '#GP|has no ports'
+fault_says "in from port 0x80 is refused" in '#GP|has no ports'
+fault_says "the exit port from ring 3 is refused, not an exit" exit-port '#GP|has no ports'
+fault_says "a non-canonical RCX is not returned to" noncanonical 'not a canonical user address'
+fault_says "TF and RSP 0 at a syscall: a clean fault" tf-bad-rsp 'guest fault'
+hostile cr3-thread
+check "hostile_check cr3-thread: the request is refused on thread 2's own vCPU" \
+    sh -c "grep -q 'result: bad-cpu-request' '$work/out' && grep -q 'CR3 = 0x1001.*(thread 2)' '$work/out'"
+hostile random 200000
+check "hostile_check random: random system calls end in an exit or a clean fault" \
+    sh -c "grep -qE 'result: (guest-exit|guest-fault)' '$work/out' && ! grep -q 'triple' '$work/out'"
 
 # The system-call round trip (no threshold: the figure is printed for the log).
 "$vmm" run --guest "$dir/syscall_loop" --mem 64M --vgpu none -- 2000 > "$work/out" 2>&1

@@ -1,10 +1,10 @@
 #include "kvmtool-gpu/vmm/linux/guest_aliases.h"
 
 #include <cerrno>
-#include <cstring>
 #include <vector>
 
 #include "kvmtool-gpu/abi/platform_abi.h"
+#include "kvmtool-gpu/vmm/boot_state.h"
 
 namespace kvmgpu::linux_abi {
 
@@ -12,59 +12,55 @@ namespace {
 // As the boot tables (boot_state.cpp): every entry U=1, the guest runs in ring 3.
 constexpr uint64_t kPresent = 1ull << 0, kWritable = 1ull << 1, kUser = 1ull << 2, kHuge = 1ull << 7;
 constexpr uint64_t kTableFlags = kPresent | kWritable | kUser;
-constexpr uint64_t kAddressMask = 0x000FFFFFFFFFF000ull;
 constexpr uint64_t kLowerHalfEnd = 1ull << 47;
-constexpr uint64_t kTablePage = 4096;
+constexpr uint64_t kTablePage = 4096, k1G = 1ull << 30;
 
 unsigned index_at(uint64_t va, unsigned level) { return static_cast<unsigned>((va >> (12 + 9 * level)) & 511); }
+uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
 } // namespace
 
 GuestAliases::GuestAliases(const memmap::GuestMemory& mem, uint64_t tables_lo, uint64_t tables_hi)
-    : mem_(mem), next_free_table_((tables_lo + kTablePage - 1) / kTablePage * kTablePage), tables_hi_(tables_hi) {
-    if (next_free_table_ > tables_hi_) next_free_table_ = tables_hi_;
-}
-
-uint64_t GuestAliases::entry(uint64_t table, unsigned index) const {
-    uint64_t e = 0;
-    mem_.read(memmap::GuestPhysAddr{table + index * 8ull}, &e, sizeof e);
-    return e;
+    : mem_(mem) {
+    const BootPageTables boot = boot_page_tables(mem.total_bytes(), true);
+    pml4_ = boot.pml4;
+    identity_end_ = boot.ram_pds * k1G; // each RAM PD maps its whole GiB
+    mmio_lo_ = KVMGPU_MMIO_BASE;
+    mmio_hi_ = KVMGPU_MMIO_BASE + round_up(KVMGPU_MMIO_SIZE, kPage2M);
+    pdpts_[0] = boot.pdpt;
+    for (uint64_t g = 0; g < boot.ram_pds; ++g) pds_[g] = boot.first_pd + g * kTablePage;
+    pds_[KVMGPU_MMIO_BASE / k1G] = boot.mmio_pd;
+    tables_hi_ = tables_hi / kTablePage * kTablePage;
+    next_free_table_ = std::min(round_up(tables_lo, kTablePage), tables_hi_);
 }
 
 void GuestAliases::set_entry(uint64_t table, unsigned index, uint64_t value) const {
     mem_.write(memmap::GuestPhysAddr{table + index * 8ull}, &value, sizeof value);
 }
 
-std::optional<uint64_t> GuestAliases::next_table(uint64_t table, unsigned index) const {
-    const uint64_t e = entry(table, index);
-    if (!(e & kPresent)) return 0;
-    if (e & kHuge) return std::nullopt;
-    return e & kAddressMask;
+bool GuestAliases::mapped(uint64_t va, uint64_t va_end) const {
+    if (va < identity_end_ || (va < mmio_hi_ && va_end > mmio_lo_)) return true;
+    const size_t n = count_.load(std::memory_order_relaxed);
+    for (size_t i = 0; i < n; ++i)
+        if (va < aliases_[i].va + aliases_[i].len && va_end > aliases_[i].va) return true;
+    return false;
 }
 
-std::optional<uint64_t> GuestAliases::tables_needed(uint64_t va, uint64_t len) const {
+uint64_t GuestAliases::tables_needed(uint64_t va, uint64_t va_end) const {
     uint64_t needed = 0;
-    uint64_t last_pdpt_slot = ~0ull, last_pd_slot = ~0ull; // tables already counted for this range
-    for (uint64_t at = va; at < va + len; at += kPage2M) {
-        const uint64_t pml4_slot = at >> 39, pd_slot = at >> 30;
-        const auto pdpt = next_table(KVMGPU_BOOT_PML4_GPA, index_at(at, 3));
-        if (!pdpt) return std::nullopt;
-        if (*pdpt == 0) {
-            needed += pml4_slot != last_pdpt_slot;
-            needed += pd_slot != last_pd_slot;
-            last_pdpt_slot = pml4_slot;
-            last_pd_slot = pd_slot;
-            continue;
-        }
-        const auto pd = next_table(*pdpt, index_at(at, 2));
-        if (!pd) return std::nullopt;
-        if (*pd == 0) {
-            needed += pd_slot != last_pd_slot;
-            last_pd_slot = pd_slot;
-            continue;
-        }
-        if (entry(*pd, index_at(at, 1)) & kPresent) return std::nullopt;
-    }
+    for (uint64_t slot = va >> 39; slot <= (va_end - 1) >> 39; ++slot) needed += !pdpts_.contains(slot);
+    for (uint64_t gib = va >> 30; gib <= (va_end - 1) >> 30; ++gib) needed += !pds_.contains(gib);
     return needed;
+}
+
+uint64_t GuestAliases::table_for(std::map<uint64_t, uint64_t>& known, uint64_t key, uint64_t parent, unsigned index) {
+    if (const auto it = known.find(key); it != known.end()) return it->second;
+    const uint64_t fresh = next_free_table_; // map() made sure it is below tables_hi_
+    next_free_table_ += kTablePage;
+    const std::vector<uint8_t> zero(kTablePage, 0);
+    mem_.write(memmap::GuestPhysAddr{fresh}, zero.data(), zero.size());
+    set_entry(parent, index, fresh | kTableFlags); // after the page is zero: a walk never sees garbage
+    known[key] = fresh;
+    return fresh;
 }
 
 int GuestAliases::map(uint64_t va, uint64_t gpa, uint64_t len) {
@@ -74,25 +70,15 @@ int GuestAliases::map(uint64_t va, uint64_t gpa, uint64_t len) {
         return EINVAL;
     if (va < mem_.total_bytes()) return EEXIST; // the identity map's, the stack guard's hole included
     if (!mem_.translate(memmap::GuestPhysAddr{gpa}, len)) return EFAULT;
+    if (gpa < KVMGPU_IMAGE_BASE) return EFAULT; // the boot structures' 2 MiB: ring 3 may not write them
     const size_t n = count_.load(std::memory_order_relaxed);
     if (n == kMaxAliases) return ENOMEM;
-    const auto needed = tables_needed(va, len);
-    if (!needed) return EEXIST;
-    if (*needed > (tables_hi_ - next_free_table_) / kTablePage) return ENOMEM;
+    if (mapped(va, va_end)) return EEXIST;
+    if (tables_needed(va, va_end) > (tables_hi_ - next_free_table_) / kTablePage) return ENOMEM;
 
-    const std::vector<uint8_t> zero(kTablePage, 0);
-    auto table_below = [&](uint64_t table, unsigned index) {
-        const uint64_t t = *next_table(table, index);
-        if (t != 0) return t;
-        const uint64_t fresh = next_free_table_;
-        next_free_table_ += kTablePage;
-        mem_.write(memmap::GuestPhysAddr{fresh}, zero.data(), zero.size());
-        set_entry(table, index, fresh | kTableFlags); // after the page is zero: a walk never sees garbage
-        return fresh;
-    };
     for (uint64_t at = va, to = gpa; at < va_end; at += kPage2M, to += kPage2M) {
-        const uint64_t pdpt = table_below(KVMGPU_BOOT_PML4_GPA, index_at(at, 3));
-        const uint64_t pd = table_below(pdpt, index_at(at, 2));
+        const uint64_t pdpt = table_for(pdpts_, at >> 39, pml4_, index_at(at, 3));
+        const uint64_t pd = table_for(pds_, at >> 30, pdpt, index_at(at, 2));
         set_entry(pd, index_at(at, 1), to | kTableFlags | kHuge);
     }
     aliases_[n] = Alias{va, gpa, len};

@@ -6,10 +6,12 @@
 #include <x86intrin.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <stdexcept>
 
 #include "kvmtool-gpu/abi/linux_abi.h"
 #include "kvmtool-gpu/vmm/linux/linux_stack.h"
+#include "kvmtool-gpu/vmm/linux/user_return.h"
 
 extern "C" const uint8_t kvmgpu_vdso_image[];
 extern "C" const uint64_t kvmgpu_vdso_image_size;
@@ -18,7 +20,6 @@ namespace kvmgpu::linux_abi {
 
 namespace {
 constexpr uint64_t k2M = 2ull << 20;
-constexpr uint64_t kRflagsRf = 1ull << 16, kRflagsVm = 1ull << 17, kRflagsReserved = 1ull << 1;
 
 constexpr uint32_t kMsrTsc = 0x10;
 
@@ -88,7 +89,10 @@ LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& m
     layout.brk_start = brk_start;
     layout.stack_lo = plan.stack_lo;
     layout.stack_top = plan.stack_top;
-    layout.unmapped = {{0, kPage}, {plan.guard_lo, plan.guard_lo + KVMGPU_LINUX_GUARD_BYTES}};
+    // Below the image base the VMM's pages: ring 0's, or read-only to ring 3
+    // (boot_state.h, linux_low_page_flags), and no system call's memory
+    // either (EFAULT, as for a kernel address on Linux).
+    layout.unmapped = {{0, KVMGPU_IMAGE_BASE}, {plan.guard_lo, plan.guard_lo + KVMGPU_LINUX_GUARD_BYTES}};
     layout.alias_tables_lo = boot_tables_end(ram, true);
     layout.alias_tables_hi = KVMGPU_BOOT_TABLES_END;
 
@@ -135,6 +139,7 @@ void LinuxProcess::prepare_vcpu(VcpuFd& vcpu, bool sync_regs) {
     kvm_regs r = entry_regs(image_.entry);
     r.rdi = 0; // no boot-info pointer: the ABI's registers are all 0 but RSP
     r.rsp = sp_;
+    r.rflags = kUserRflags;
     vcpu.set_regs(r);
     vcpu.set_fpu(initial_fpu());
     if (sync_regs_) vcpu.enable_sync_regs();
@@ -183,8 +188,8 @@ std::optional<SyscallOutcome> LinuxProcess::on_port_write(VcpuFd& vcpu, uint32_t
     // Only the stub's `out` is a system call. kvm-pvm exits with RIP after
     // it; VMX and SVM (fast PIO) exit with RIP on it and would step over it
     // at the next KVM_RUN, which they skip once RIP has moved (as below).
-    // CS is not checked: kvm-pvm reports the ring-3 selector here. Ring-3
-    // code that jumps to the stub itself gets what `syscall` gives.
+    // CS is not checked: kvm-pvm reports the ring-3 selector here. The stub's
+    // page is ring 0's (linux_low_page_flags): only `syscall` reaches it.
     if (r.rip != KVMGPU_LINUX_SYSCALL_STUB_GPA && r.rip != KVMGPU_LINUX_SYSCALL_STUB_GPA + 2) return std::nullopt;
     SyscallCall call;
     call.nr = r.rax;
@@ -193,11 +198,19 @@ std::optional<SyscallOutcome> LinuxProcess::on_port_write(VcpuFd& vcpu, uint32_t
     std::copy(std::begin(args), std::end(args), call.arg);
     CpuState cpu{s.fs.base, s.gs.base};
     SyscallOutcome out = server_->serve(call, cpu);
+    out.nr = call.nr;
     if (clock_) follow_clock();
+    if (out.exited || out.thread_exited) return out; // nothing to return to
     // Back to ring 3 after the `syscall`, as sysret would: RIP from RCX,
-    // RFLAGS from R11 (without RF and VM), the user segments.
+    // RFLAGS from R11, the user segments (user_return.h).
+    if (std::string refused = user_return_refusal(r.rcx); !refused.empty()) {
+        if (out.clone) server_->clone_failed(out.clone->tid);
+        out.clone.reset();
+        out.stopped = std::move(refused);
+        return out;
+    }
     r.rip = r.rcx;
-    r.rflags = (r.r11 & ~(kRflagsRf | kRflagsVm)) | kRflagsReserved;
+    r.rflags = user_rflags(r.r11);
     const kvm_sregs user = linux_sregs(s);
     // The segment state is written only when it differs (on kvm-pvm CS and
     // SS already read as ring 3's here; VMX and SVM show the kernel's).
@@ -234,6 +247,22 @@ std::optional<SyscallOutcome> LinuxProcess::on_port_write(VcpuFd& vcpu, uint32_t
         if (sregs_change) vcpu.set_sregs(s);
     }
     return out;
+}
+
+std::string describe_call(const SyscallOutcome& call) {
+    return syscall_name(call.nr) + " returned " + std::to_string(call.ret);
+}
+
+std::string LinuxProcess::port_refusal(VcpuFd& vcpu, uint16_t port, bool in) const {
+    const uint64_t rip = vcpu.sync_regs_enabled() ? vcpu.synced().regs.rip : vcpu.regs().rip;
+    // RIP on the stub's `out` (VMX, SVM) or after it (kvm-pvm).
+    constexpr uint64_t kStubsEnd = KVMGPU_FAULT_STUBS_GPA + 32 * 16;
+    if (port == KVMGPU_FAULT_PORT && !in && rip >= KVMGPU_FAULT_STUBS_GPA && rip <= kStubsEnd) return "";
+    char line[192];
+    std::snprintf(line, sizeof line,
+                  "guest fault: port I/O (%s port 0x%x) at RIP 0x%llx: a Linux-ABI guest has no ports (IOPL 0)",
+                  in ? "in from" : "out to", port, static_cast<unsigned long long>(rip));
+    return line;
 }
 
 } // namespace kvmgpu::linux_abi

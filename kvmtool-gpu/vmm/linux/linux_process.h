@@ -40,6 +40,9 @@ struct RamPlan {
 };
 RamPlan plan_ram(uint64_t ram);
 
+// "mmap returned -12" for the run's last-state report.
+std::string describe_call(const SyscallOutcome& call);
+
 class LinuxProcess {
 public:
     // Loads and lays out everything in guest RAM (the boot structures too,
@@ -69,6 +72,13 @@ public:
     // write from ring 3) and puts the vCPU back in ring 3 after the
     // `syscall`. Safe from several vCPU threads at once.
     std::optional<SyscallOutcome> on_port_write(VcpuFd& vcpu, uint32_t tid = 1);
+
+    // Any other port exit of this guest's vCPU: "" for the VMM's exception
+    // stubs writing the fault port (from ring 0), else the one line that ends
+    // the run. Ring 3 has no port (IOPL 0, the TSS opens none); where KVM
+    // exits on its port I/O anyway (kvm-pvm), it must not reach the exit
+    // device or the fault port.
+    std::string port_refusal(VcpuFd& vcpu, uint16_t port, bool in) const;
 
     const LinuxImage& image() const { return image_; }
     const SyscallServer& server() const { return *server_; }

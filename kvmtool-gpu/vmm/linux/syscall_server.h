@@ -53,6 +53,7 @@ struct CpuState {
 };
 
 struct SyscallOutcome {
+    uint64_t nr = 0; // the call (set by LinuxProcess, for the run's last-state report)
     int64_t ret = 0;
     bool exited = false;        // exit_group (or exit of the last thread): the run ends with exit_code
     bool thread_exited = false; // exit: the calling thread ends (exit_code is its code)

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <vector>
 
 #include "kvmtool-gpu/abi/linux_abi.h"
 #include "kvmtool-gpu/vmm/boot_state.h"
@@ -96,6 +98,68 @@ TEST_F(Aliases, RunsOutOfSlotsWithEnomem) {
     for (uint64_t i = 0; i < GuestAliases::kMaxAliases; ++i)
         ASSERT_EQ(a.map((66ull << 30) + i * k2M, 8 * kMiB, k2M), 0) << i;
     EXPECT_EQ(a.map(80ull << 30, 8 * kMiB, k2M), ENOMEM) << "every slot taken";
+}
+
+// Guest RAM outside the VMM's tables, as bytes: what an alias must never write.
+std::vector<uint8_t> ram_outside(const memmap::GuestMemory& mem, uint64_t tables_lo, uint64_t tables_hi) {
+    std::vector<uint8_t> bytes(mem.total_bytes());
+    EXPECT_TRUE(mem.read(memmap::GuestPhysAddr{0}, bytes.data(), bytes.size()));
+    std::fill(bytes.begin() + KVMGPU_BOOT_PML4_GPA, bytes.begin() + KVMGPU_BOOT_PML4_GPA + 0x1000, 0); // the boot PML4
+    std::fill(bytes.begin() + KVMGPU_BOOT_PML4_GPA + 0x1000, bytes.begin() + KVMGPU_BOOT_PML4_GPA + 0x2000, 0); // its PDPT
+    std::fill(bytes.begin() + tables_lo, bytes.begin() + tables_hi, 0);
+    return bytes;
+}
+
+// Ring 3 could write the page tables (or a device could), and the alias
+// code walked them: an entry of the guest's making sent the VMM's writes
+// into ordinary guest RAM (and a "PDPT" pointing back at itself made the
+// VMM's own large-page write turn an entry the walk used next into a leaf:
+// an empty std::optional dereferenced). Here a planted PML4 entry leads to
+// a "PDPT" and a "PD" in the guest's RAM.
+TEST_F(Aliases, GuestMadeEntriesNeverSteerTheVmmsWrites) {
+    const uint64_t lo = boot_tables_end(kRam, true), hi = KVMGPU_BOOT_TABLES_END;
+    const uint64_t fake_pdpt = 8 * kMiB, fake_pd = fake_pdpt + 0x1000, slot = 5;
+    const uint64_t to_pdpt = fake_pdpt | 7, to_pd = fake_pd | 7;
+    mem.write(memmap::GuestPhysAddr{KVMGPU_BOOT_PML4_GPA + slot * 8}, &to_pdpt, 8);
+    mem.write(memmap::GuestPhysAddr{fake_pdpt}, &to_pd, 8);
+    const auto before = ram_outside(mem, lo, hi);
+    GuestAliases a(mem, lo, hi);
+    const uint64_t va = slot << 39;
+    ASSERT_EQ(a.map(va, 16 * kMiB, 2 * k2M), 0);
+    EXPECT_TRUE(ram_outside(mem, lo, hi) == before) << "no byte of the guest's RAM outside the tables changed";
+    EXPECT_EQ(walk(va + 5), 16 * kMiB + 5);
+    EXPECT_EQ(walk(va + k2M + 5), 16 * kMiB + k2M + 5);
+    EXPECT_EQ(entry(KVMGPU_BOOT_PML4_GPA, slot) & ~0xFFFull, lo) << "a PDPT of the VMM's replaced the planted one";
+}
+
+// A count made before the walk is worth nothing when the guest can change
+// the tables (a second vCPU between the two walks; here: the VMM's own
+// zeroing of a table page the guest had pointed an entry at). The VMM took
+// a table page past its area, and its bound check then wrapped.
+TEST_F(Aliases, TablesComeOnlyFromTheAreaWhateverTheGuestWrote) {
+    const uint64_t lo = boot_tables_end(kRam, true), hi = lo + 2 * 0x1000;
+    const uint64_t slot = 9, fake_pd = 8 * kMiB;
+    const uint64_t to_next_free = lo | 7, to_fake_pd = fake_pd | 7;
+    mem.write(memmap::GuestPhysAddr{KVMGPU_BOOT_PML4_GPA + slot * 8}, &to_next_free, 8); // slot 9 -> the next free page
+    mem.write(memmap::GuestPhysAddr{lo}, &to_fake_pd, 8);                               // ... whose entry 0 -> RAM
+    const auto before = ram_outside(mem, lo, hi);
+    GuestAliases a(mem, lo, hi);
+    const uint64_t va = (slot << 39) - k2M; // the last 2 MiB of slot 8, the first of slot 9
+    EXPECT_EQ(a.map(va, 16 * kMiB, 2 * k2M), ENOMEM) << "two new PDPTs and two PDs do not fit two pages";
+    EXPECT_TRUE(ram_outside(mem, lo, hi) == before) << "nothing written outside the area (the command line, the stub...)";
+    ASSERT_EQ(a.map((8ull << 39) - k2M, 16 * kMiB, k2M), 0) << "a PDPT and a PD: the whole area";
+    EXPECT_EQ(a.map(64ull << 30, 16 * kMiB, k2M), ENOMEM) << "the area is used up: no bound wraps";
+    EXPECT_TRUE(ram_outside(mem, lo, hi) == before);
+}
+
+// The first 2 MiB hold the VMM's boot structures, which the guest reaches
+// only as the boot tables allow (its own pages are above 1 MiB): no alias
+// gives a second, writable name to them.
+TEST_F(Aliases, TheBootAreaGetsNoSecondName) {
+    GuestAliases a(mem, boot_tables_end(kRam, true), KVMGPU_BOOT_TABLES_END);
+    EXPECT_EQ(a.map(64ull << 30, 0, k2M), EFAULT);
+    EXPECT_EQ(a.map(64ull << 30, 0, 2 * k2M), EFAULT);
+    EXPECT_EQ(a.map(64ull << 30, k2M, k2M), 0);
 }
 
 TEST(AliasSyscall, OnlyRamAndItsPointersReachThrough) {

@@ -1,5 +1,7 @@
 #include "kvmtool-gpu/vmm/boot_state.h"
 
+#include "kvmtool-gpu/abi/linux_abi.h"
+
 #include <gtest/gtest.h>
 
 namespace kvmgpu {
@@ -131,6 +133,56 @@ TEST(BootState, GuestStartsInRingThreeWithPortsAndExceptionsWired) {
     EXPECT_EQ(stub[0], 0xB8);
     EXPECT_EQ(stub[1], 14);
     EXPECT_EQ(stub[7] | stub[8] << 8, static_cast<int>(KVMGPU_FAULT_PORT));
+}
+
+// Every exception goes to the VMM's stack (IST1), not the stack in use: an
+// exception in the ring-0 system-call stub, which `syscall` enters on the
+// guest's own RSP (e.g. a single-step trap with TF set), was delivered on
+// whatever RSP held, and a bad one made it a triple fault.
+TEST(BootState, ExceptionsSwitchToTheVmmsStackWhateverRspHolds) {
+    auto mem = ram(64ull << 20);
+    write_boot_structures(mem, BootParams{});
+    EXPECT_EQ(*mem.read_obj<uint64_t>(memmap::GuestPhysAddr{KVMGPU_TSS_GPA + 36}), KVMGPU_FAULT_STACK_TOP) << "IST1";
+    for (uint64_t v = 0; v < 32; ++v) EXPECT_EQ((entry_at(mem, KVMGPU_IDT_GPA, 2 * v) >> 32) & 7, 1u) << "vector " << v;
+    EXPECT_EQ(boot_exception_state_damage(mem), "");
+    const uint8_t scribble[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    ASSERT_TRUE(mem.write(memmap::GuestPhysAddr{KVMGPU_IDT_GPA + 14 * 16}, scribble, 8));
+    ASSERT_TRUE(mem.write(memmap::GuestPhysAddr{KVMGPU_TSS_GPA + 4}, scribble, 8));
+    EXPECT_EQ(boot_exception_state_damage(mem), "TSS, IDT");
+}
+
+// A Linux-ABI guest runs at IOPL 0 with no port open to ring 3, and its
+// ring 3 reaches none of the VMM's ring-0 state: with everything U=1 and
+// writable, ring 3 rewrote the page tables, the IDT, the TSS's I/O bitmap
+// and the system-call stub.
+TEST(BootState, LinuxGuestsRing3GetsNoneOfTheVmmsPagesOrPorts) {
+    auto mem = ram(64ull << 20);
+    BootParams p;
+    p.linux_abi = true;
+    write_boot_structures(mem, p);
+    const uint64_t low_pt = boot_page_tables(64ull << 20, true).low_pt;
+    ASSERT_EQ(entry_at(mem, boot_page_tables(64ull << 20, true).first_pd, 0) & ~0xfffull, low_pt);
+    constexpr uint64_t kP = 1, kW = 2, kU = 4;
+    auto flags = [&](uint64_t gpa) {
+        const uint64_t e = entry_at(mem, low_pt, gpa >> 12);
+        if (e & kP) EXPECT_EQ(e & 0x000ffffffffff000ull, gpa & ~0xfffull) << std::hex << gpa << ": identity";
+        return e & 7;
+    };
+    EXPECT_EQ(flags(0), 0u) << "page 0";
+    EXPECT_EQ(flags(KVMGPU_BOOT_INFO_GPA), kP | kU) << "boot info: read-only";
+    for (uint64_t gpa : {KVMGPU_GDT_GPA, KVMGPU_TSS_GPA, KVMGPU_IDT_GPA, KVMGPU_FAULT_STUBS_GPA})
+        EXPECT_EQ(flags(gpa), kP | kW) << std::hex << gpa << ": ring 0 only";
+    for (uint64_t gpa = KVMGPU_BOOT_PML4_GPA; gpa < KVMGPU_BOOT_TABLES_END; gpa += 0x1000)
+        EXPECT_EQ(flags(gpa), 0u) << std::hex << gpa << ": page tables unmapped";
+    EXPECT_EQ(flags(KVMGPU_CMDLINE_GPA), kP | kU);
+    EXPECT_EQ(flags(KVMGPU_LINUX_SYSCALL_STUB_GPA), kP) << "the stub: ring 0, read-only";
+    for (uint64_t gpa = KVMGPU_LINUX_VVAR_GPA; gpa < KVMGPU_IMAGE_BASE; gpa += 0x1000)
+        EXPECT_EQ(flags(gpa), kP | kU) << std::hex << gpa << ": clock page and vDSO read-only";
+    for (uint64_t gpa = KVMGPU_IMAGE_BASE; gpa < (2ull << 20); gpa += 0x1000) EXPECT_EQ(flags(gpa), kP | kW | kU);
+    // The TSS's I/O bitmap: every port closed, the exit port included.
+    const uint16_t bitmap = *mem.read_obj<uint16_t>(memmap::GuestPhysAddr{KVMGPU_TSS_GPA + 102});
+    for (uint32_t byte = 0; byte < KVMGPU_TSS_OPEN_PORTS / 8; ++byte)
+        ASSERT_EQ(*mem.read_obj<uint8_t>(memmap::GuestPhysAddr{KVMGPU_TSS_GPA + bitmap + byte}), 0xffu) << byte;
 }
 
 } // namespace

@@ -76,5 +76,27 @@ TEST(GuestFault, HostileVectorAndStackAreReportedNotFollowed) {
     EXPECT_NE(describe_guest_fault(mem, regs, sregs).find("bytes unreadable"), std::string::npos);
 }
 
+// KVM_EXIT_SHUTDOWN used to say only where the CPU stopped; now also why
+// the VMM's exception delivery could not work.
+TEST(GuestFault, TripleFaultSaysWhyDeliveryFailed) {
+    auto mem = booted_ram();
+    kvm_regs regs{};
+    regs.rip = 0x100000;
+    kvm_sregs sregs = long_mode_sregs(kvm_sregs{});
+    EXPECT_NE(describe_guest_fault(mem, regs, sregs).find("intact and mapped"), std::string::npos);
+    const uint64_t junk = 0x4141414141414141ull;
+    ASSERT_TRUE(mem.write_obj(memmap::GuestPhysAddr{KVMGPU_IDT_GPA + 13 * 16}, junk));
+    EXPECT_NE(describe_guest_fault(mem, regs, sregs).find("undeliverable because the guest overwrote the VMM's IDT"),
+              std::string::npos)
+        << describe_guest_fault(mem, regs, sregs);
+    auto fresh = booted_ram();
+    sregs.cr3 = 0x800000; // a page of zeros: maps nothing
+    EXPECT_NE(describe_guest_fault(fresh, regs, sregs).find("CR3 0x800000 do not map the VMM's IDT"), std::string::npos)
+        << describe_guest_fault(fresh, regs, sregs);
+    sregs = long_mode_sregs(kvm_sregs{});
+    sregs.idt.base = 0x5000;
+    EXPECT_NE(delivery_failure_reason(fresh, sregs).find("no longer names the VMM's"), std::string::npos);
+}
+
 } // namespace
 } // namespace kvmgpu

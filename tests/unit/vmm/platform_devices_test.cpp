@@ -2,10 +2,12 @@
 
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kvmtool-gpu/abi/platform_abi.h"
 #include "kvmtool-gpu/devices/boot_marker.h"
+#include "kvmtool-gpu/devices/cpu_control.h"
 #include "kvmtool-gpu/devices/debug_console.h"
 #include "kvmtool-gpu/devices/terminal_text.h"
 #include "kvmtool-gpu/devices/exit_device.h"
@@ -28,6 +30,33 @@ struct ConsoleFixture : ::testing::Test {
         mem.write(memmap::GuestPhysAddr{gpa + 8}, text, std::strlen(text));
     }
 };
+
+// A second guest thread's vCPU asked to load CR3; the first thread's vCPU,
+// at its next unrelated MMIO exit, took the request and carried it out on
+// itself. Each vCPU thread takes only what its own exit wrote.
+TEST(CpuControl, ARequestIsTakenOnlyByTheVcpuThreadThatMadeIt) {
+    CpuControl device;
+    const uint64_t root = 0x7000;
+    std::thread second([&] { device.write(KVMGPU_CPU_CONTROL_REG_LOAD_CR3, bytes_of(root)); });
+    second.join();
+    EXPECT_FALSE(device.take()) << "the first thread made no request";
+    std::optional<CpuRequest> taken_there;
+    const uint64_t n = 1000;
+    std::thread third([&] {
+        device.write(KVMGPU_CPU_CONTROL_REG_CALIBRATE, bytes_of(n));
+        taken_there = device.take();
+    });
+    third.join();
+    ASSERT_TRUE(taken_there);
+    EXPECT_EQ(taken_there->kind, CpuRequest::Kind::CalibrateBegin);
+    EXPECT_EQ(taken_there->value, n);
+    device.write(KVMGPU_CPU_CONTROL_REG_LOAD_CR3, bytes_of(root));
+    const auto mine = device.take();
+    ASSERT_TRUE(mine);
+    EXPECT_EQ(mine->kind, CpuRequest::Kind::LoadCr3);
+    EXPECT_EQ(mine->value, root);
+    EXPECT_FALSE(device.take()) << "once";
+}
 
 // A guest could rewrite the operator's screen through escape sequences
 // (ESC [2J clears it, ESC ]0; retitles the window, BEL rings, CR overwrites).
