@@ -13,6 +13,7 @@
 #include "kvmtool-gpu/cli/arg_parser.h"
 #include "kvmtool-gpu/cli/bench_commands.h"
 #include "kvmtool-gpu/cli/run_command.h"
+#include "kvmtool-gpu/util/process_limits.h"
 
 namespace {
 
@@ -34,6 +35,9 @@ std::string usage() {
 } // namespace
 
 int main(int argc, char** argv) {
+    // Before any VM or thread: shared by all of them (util/process_limits.h).
+    kvmgpu::ignore_file_size_signal();
+    kvmgpu::raise_open_file_limit();
     std::vector<std::string> args(argv + 1, argv + argc);
     if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
         std::fputs(usage().c_str(), args.empty() ? stderr : stdout);

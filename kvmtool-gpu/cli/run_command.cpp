@@ -17,6 +17,7 @@
 #include "kvmtool-gpu/kvm/kvm_flavor.h"
 #include "kvmtool-gpu/kvm/kvm_system.h"
 #include "kvmtool-gpu/vmm/virtual_machine.h"
+#include "kvmtool-gpu/util/process_limits.h"
 #include "memmap/huge_page_pool.h"
 
 namespace kvmgpu::cli {
@@ -28,7 +29,7 @@ constexpr uint64_t kMaxVms = 16;
 const char* run_help() {
     static std::string text;
     if (!text.empty()) return text.c_str();
-    char buf[4096];
+    char buf[16384]; // the vGPU options alone are over 4 KiB
     std::snprintf(buf, sizeof buf, "usage: kvmtool-gpu run --guest <image|name> [options] [-- guest arguments]\n"
            "\n"
            "Boots a guest on KVM (or several at once: --vms) and reports how it ended.\n"
@@ -41,7 +42,9 @@ const char* run_help() {
            "  --prefault          fault in all guest RAM before boot (timed separately)\n"
            "  --timeout S         stop a guest that runs longer than S seconds (default 60; 0 = never)\n"
            "  --cmdline STR       argument string passed to the guest (key=value words)\n"
-           "  --seed N            seed for the guest's scattered page allocator (default 1)\n"
+           "  --seed N            seed for the guest's scattered page allocator (default 1); for a\n"
+           "                      Linux-ABI guest also its getrandom and AT_RANDOM (stack canaries),\n"
+           "                      which without --seed come from the host's getrandom\n"
            "  --quiet             print only the result line\n"
            "  --no-seccomp        do not confine the vCPU thread with its seccomp filter\n"
            "\n"
@@ -49,7 +52,9 @@ const char* run_help() {
            "-static-pie); the VMM serves its system calls (docs/runtime-api.md):\n"
            "  -- ARGS...          its argv[1..] (argv[0] is the file's name)\n"
            "  --env K=V           add to its environment (repeatable; HOME=/ PATH=/ TERM=dumb given)\n"
-           "  --share DIR[:ro]    DIR is its root directory for files (:ro refuses writes)\n"
+           "  --share DIR[:ro]    DIR is its root directory for files (:ro refuses writes); with\n"
+           "                      --vms N, VM i's root is DIR/vm<i> (made if missing), or DIR\n"
+           "                      itself for every VM with :ro\n"
            "  --no-sync-regs      return from its system calls with KVM_GET/SET ioctls instead\n"
            "                      of KVM_CAP_SYNC_REGS (to compare their cost)\n"
            "  --no-vdso           no vDSO: every clock read (clock_gettime, gettimeofday,\n"
@@ -81,6 +86,20 @@ memmap::PageSize pages_for(uint64_t ram_bytes) {
     const auto pool = memmap::read_huge_page_pool(memmap::PageSize::k2M);
     const uint64_t needed = (ram_bytes + (2ull << 20) - 1) >> 21;
     return pool && pool->available() >= needed ? memmap::PageSize::k2M : memmap::PageSize::k4K;
+}
+
+// Each guest's descriptor table: its 3 console descriptors and what the
+// process's open-file limit leaves each VM (util/process_limits.h).
+int guest_descriptor_table(uint64_t vms, uint64_t max_threads) {
+    constexpr uint64_t kConsole = 3;
+    const uint64_t host = guest_descriptor_limit(open_file_limit(), open_descriptor_count(), vms, max_threads,
+                                                 linux_abi::kMaxFds - kConsole);
+    if (host + kConsole < linux_abi::kMaxFds)
+        std::printf("kvmtool-gpu: open-file limit %llu (ulimit -n) shared by %llu VM(s): each Linux-ABI guest may hold "
+                    "%llu descriptors\n",
+                    static_cast<unsigned long long>(open_file_limit()), static_cast<unsigned long long>(vms),
+                    static_cast<unsigned long long>(host + kConsole));
+    return static_cast<int>(host + kConsole);
 }
 
 // The backend, once up. `in_background`: it started while the guest ran, so
@@ -154,6 +173,7 @@ int run_command(const std::vector<std::string>& all_args) {
     o.timeout_s = parse_seconds(p.get_or("timeout", "60"), "--timeout");
     o.cmdline = p.get_or("cmdline", "");
     o.seed = parse_u64(p.get_or("seed", "1"), "--seed");
+    o.linux.seeded = p.get("seed").has_value();
     if (p.has("quiet")) o.console = [](std::string_view) {};
     o.seccomp = !p.has("no-seccomp");
     o.guest_path = locate_guest(*guest);
@@ -164,6 +184,7 @@ int run_command(const std::vector<std::string>& all_args) {
     const uint64_t max_threads = parse_u64(p.get_or("max-threads", "64"), "--max-threads");
     if (max_threads == 0 || max_threads > 1024) throw UsageError("--max-threads: 1..1024");
     o.linux.max_threads = static_cast<uint32_t>(max_threads);
+    o.linux.max_fds = guest_descriptor_table(vms, max_threads);
     if (auto share = p.get("share")) {
         std::string dir = *share;
         if (dir.size() > 3 && dir.ends_with(":ro")) {

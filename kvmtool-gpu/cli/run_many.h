@@ -1,7 +1,8 @@
 // `kvmtool-gpu run --vms N`: N guests at once in this process, each a VM of
 // its own with its own vGPU (its own GPU worker process and context, quotas
 // and doorbell), sharing the GPU. Each guest's console lines carry its
-// number; a guest's fault or failure ends only its own run.
+// number; a guest's fault or failure ends only its own run. A writable
+// --share gives each VM its own subdirectory (cli/vm_share.h).
 #pragma once
 
 #include <optional>

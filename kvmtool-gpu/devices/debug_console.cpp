@@ -1,6 +1,7 @@
 #include "kvmtool-gpu/devices/debug_console.h"
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "kvmtool-gpu/abi/platform_abi.h"
@@ -8,7 +9,8 @@
 
 namespace kvmgpu {
 
-DebugConsole::DebugConsole(const memmap::GuestMemory& mem, Sink sink) : mem_(mem), sink_(std::move(sink)) {}
+DebugConsole::DebugConsole(const memmap::GuestMemory& mem, Sink sink, uint64_t output_limit)
+    : mem_(mem), sink_(std::move(sink)), output_limit_(output_limit) {}
 
 void DebugConsole::write(uint64_t offset, std::span<const uint8_t> data) {
     if (offset == KVMGPU_CONSOLE_REG_PUTC && data.size() >= 1) {
@@ -37,20 +39,30 @@ void DebugConsole::write(uint64_t offset, std::span<const uint8_t> data) {
 
 void DebugConsole::put(std::string_view text) {
     std::lock_guard lock(mu_);
+    if (output_cut_) return;
     for (char c : text) {
-        if (c == '\n') {
-            sink_(pending_);
-            pending_.clear();
-        } else if (pending_.size() < KVMGPU_CONSOLE_MAX_LINE) {
-            pending_.push_back(c);
-        }
+        if (c == '\n') emit_line();
+        else if (pending_.size() < KVMGPU_CONSOLE_MAX_LINE) pending_.push_back(c);
     }
+}
+
+void DebugConsole::emit_line() {
+    const uint64_t cost = pending_.size() + kLineCost;
+    if (!output_cut_ && output_spent_ + cost > output_limit_) {
+        output_cut_ = true;
+        sink_("[kvmtool-gpu: this guest's console output reached its limit (" + std::to_string(output_limit_ >> 10) +
+              " KiB); the rest is dropped]");
+    }
+    if (!output_cut_) {
+        output_spent_ += cost;
+        sink_(pending_);
+    }
+    pending_.clear();
 }
 
 void DebugConsole::flush() {
     std::lock_guard lock(mu_);
-    if (!pending_.empty()) sink_(pending_);
-    pending_.clear();
+    if (!pending_.empty()) emit_line();
 }
 
 } // namespace kvmgpu

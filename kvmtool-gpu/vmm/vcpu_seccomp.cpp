@@ -29,8 +29,9 @@ constexpr int kPlain[] = {
     SYS_fstat,         SYS_pread64, /* the vCPU's KVM statistics fd (execution-mode calibration) */
 };
 
-// Linux-ABI guests only: the share's files (vcpu_seccomp.h says why).
-constexpr int kLinuxGuest[] = {SYS_openat2, SYS_close, SYS_lseek, SYS_getdents64, SYS_pwrite64, SYS_readlinkat};
+// Linux-ABI guests only: the share's files and getrandom (vcpu_seccomp.h says why).
+constexpr int kLinuxGuest[] = {SYS_openat2,  SYS_close,      SYS_lseek,    SYS_getdents64,
+                               SYS_pwrite64, SYS_readlinkat, SYS_getrandom};
 
 } // namespace
 

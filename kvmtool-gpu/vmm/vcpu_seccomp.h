@@ -20,9 +20,11 @@
 // A Linux-ABI guest's vCPU (linux_guest) also has, because the system-call
 // server runs on it: KVM_SET_REGS (the return to ring 3 after each call);
 // openat2 (the only way guest paths are opened: share_fs.cpp always passes
-// RESOLVE_IN_ROOT under the share, which BPF cannot see through the pointer),
-// close, lseek, getdents64, pwrite64 and readlinkat on the descriptors it
-// opened. Files are opened nowhere else, so no plain open/openat.
+// RESOLVE_IN_ROOT under the share, which BPF cannot see through the pointer,
+// and reopens what it found through /proc/self/fd), close, lseek,
+// getdents64, pwrite64 and readlinkat on the descriptors it opened; and
+// getrandom (the guest's own getrandom without --seed). Files are opened
+// nowhere else, so no plain open/openat.
 // Sanitizer builds (KVMGPU_SANITIZE) also allow pipe2, close, gettid, getpid
 // and sched_getaffinity, which the ASan runtime uses on any thread.
 // Not allowed, among others: open*, socket, connect, execve, fork/clone,

@@ -6,9 +6,10 @@
 # dynamic executable, a non-x86-64 ELF and a truncated one are refused with
 # one line; threads (thread_check: pthreads, futexes, exit_group from a
 # thread, the main thread exiting first, a faulting thread, the thread
-# limit, hostile clone/futex values); aliases (alias_check); ring 3 doing what it may not
-# (hostile_check); the system-call round trip is
-# measured and printed.
+# limit, hostile clone/futex values); aliases (alias_check); ring 3 doing
+# what it may not (hostile_check); a console flood (one write is cut to
+# 64 KiB, the output stops at the console's limit, --timeout ends an endless
+# one); the system-call round trip is measured and printed.
 # Usage: linux-guests.sh KVMTOOL_GPU GUEST_DIR
 set -u
 vmm=$1
@@ -65,6 +66,17 @@ rc=$?
 tail -3 "$work/out"
 check "clock_check --no-vdso: clocks still agree" [ "$rc" -eq 0 ]
 check "clock_check --no-vdso: every clock read is a system call" [ "$(clock_calls)" -gt 20000 ]
+
+# A console flood: bounded per call and in all; the watchdog still ends an endless one.
+"$vmm" run --guest "$dir/console_flood" --mem 128M --vgpu none > "$work/out" 2>&1
+rc=$?
+grep -v '^guest: $' "$work/out"
+check "console_flood: one 8 MiB write came back after 64 KiB" has "console_flood: one write took 65536 bytes"
+check "console_flood: the output stops at the console's limit, with one notice" \
+    sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'reached its limit' '$work/out') -eq 1 ] && [ \$(wc -c < '$work/out') -lt 20000000 ]"
+timeout 120 "$vmm" run --guest "$dir/console_flood" --mem 128M --vgpu none --timeout 1 -- forever > "$work/out" 2>&1
+grep -v '^guest: $' "$work/out"
+check "console_flood forever: --timeout 1 ends it" has "result: timeout"
 
 refused() { # description, expected line, CLI arguments...
     what=$1 line=$2; shift 2

@@ -1,10 +1,11 @@
 #include "kvmtool-gpu/vmm/linux/fd_table.h"
 
+#include <algorithm>
 #include <cerrno>
 
 namespace kvmgpu::linux_abi {
 
-FdTable::FdTable() : slots_(kMaxFds) {
+FdTable::FdTable(int limit) : slots_(std::clamp(limit, 3, kMaxFds)) {
     auto in = std::make_shared<OpenFile>();
     in->kind = OpenFile::Kind::ConsoleIn;
     auto out = std::make_shared<OpenFile>();
@@ -16,7 +17,7 @@ FdTable::FdTable() : slots_(kMaxFds) {
 }
 
 int FdTable::install(std::shared_ptr<OpenFile> file, int min_fd) {
-    for (int fd = min_fd < 0 ? 0 : min_fd; fd < kMaxFds; ++fd)
+    for (int fd = min_fd < 0 ? 0 : min_fd; fd < limit(); ++fd)
         if (!slots_[fd]) {
             slots_[fd] = std::move(file);
             return fd;
@@ -24,10 +25,10 @@ int FdTable::install(std::shared_ptr<OpenFile> file, int min_fd) {
     return -EMFILE;
 }
 
-OpenFile* FdTable::get(int64_t fd) const { return fd >= 0 && fd < kMaxFds ? slots_[fd].get() : nullptr; }
+OpenFile* FdTable::get(int64_t fd) const { return fd >= 0 && fd < limit() ? slots_[fd].get() : nullptr; }
 
 std::shared_ptr<OpenFile> FdTable::share(int64_t fd) const {
-    return fd >= 0 && fd < kMaxFds ? slots_[fd] : nullptr;
+    return fd >= 0 && fd < limit() ? slots_[fd] : nullptr;
 }
 
 int FdTable::close(int64_t fd) {
@@ -37,7 +38,7 @@ int FdTable::close(int64_t fd) {
 }
 
 int FdTable::place(int64_t newfd, std::shared_ptr<OpenFile> file) {
-    if (newfd < 0 || newfd >= kMaxFds) return -EBADF;
+    if (newfd < 0 || newfd >= limit()) return -EBADF;
     slots_[newfd] = std::move(file);
     return 0;
 }

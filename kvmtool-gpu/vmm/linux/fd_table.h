@@ -1,6 +1,8 @@
 // A Linux-ABI guest's file descriptors: 0 (stdin: end of file), 1 and 2
-// (the console), and files and directories of the share, at most kMaxFds in
-// all (EMFILE past it). A descriptor owns its host fd; dup shares it.
+// (the console), and files and directories of the share, at most limit()
+// in all (EMFILE past it): kMaxFds, or fewer where the VMM's own descriptor
+// limit is shared by several VMs (util/process_limits.h). A descriptor owns
+// its host fd; dup shares it.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +24,9 @@ struct OpenFile {
 
 class FdTable {
 public:
-    FdTable(); // 0, 1, 2 on the console
+    // 0, 1, 2 on the console; `limit` is clamped to [3, kMaxFds].
+    explicit FdTable(int limit = kMaxFds);
+    int limit() const { return static_cast<int>(slots_.size()); }
 
     // Lowest free descriptor >= min_fd, or -EMFILE.
     int install(std::shared_ptr<OpenFile> file, int min_fd = 0);

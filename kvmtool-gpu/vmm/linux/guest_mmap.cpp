@@ -99,6 +99,7 @@ void GuestAddressSpace::take_back(uint64_t start, uint64_t end) {
     free_.for_each_overlap(start, end, [&](uint64_t s, uint64_t e) { used.remove(s, e); });
     used.for_each_overlap(start, end, [&](uint64_t s, uint64_t e) { dirty_.add(s, e); });
     free_.add(start, end);
+    reserved_.remove(start, end); // program pages unmapped: ordinary memory from now on
 }
 
 void GuestAddressSpace::zero_in_use(uint64_t addr, uint64_t len) {
@@ -109,6 +110,7 @@ void GuestAddressSpace::zero_in_use(uint64_t addr, uint64_t len) {
     IntervalSet used;
     used.add(s, e);
     free_.for_each_overlap(s, e, [&](uint64_t fs, uint64_t fe) { used.remove(fs, fe); });
+    reserved_.for_each_overlap(s, e, [&](uint64_t rs, uint64_t re) { used.remove(rs, re); });
     used.for_each_overlap(s, e, [&](uint64_t us, uint64_t ue) {
         // SAFETY: [us, ue) lies inside the managed range, inside guest RAM (checked at construction).
         if (auto host = mem_.translate(memmap::GuestPhysAddr{us}, ue - us)) std::memset(host->data(), 0, ue - us);

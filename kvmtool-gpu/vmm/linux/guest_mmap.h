@@ -66,10 +66,15 @@ public:
     std::optional<uint64_t> remap(uint64_t old_addr, uint64_t old_len, uint64_t new_len, bool may_move);
 
     // Marks [start, end) used for good (the program's own pages).
-    void reserve(uint64_t start, uint64_t end) { free_.remove(start, end); }
+    void reserve(uint64_t start, uint64_t end) {
+        free_.remove(start, end);
+        reserved_.add(start, end);
+    }
 
-    // MADV_DONTNEED on private anonymous memory: the in-use pages of
-    // [addr, addr+len) inside the managed range read as zero afterwards.
+    // MADV_DONTNEED on private anonymous memory: the pages of [addr,
+    // addr+len) that brk and mmap handed out read as zero afterwards. The
+    // program's own pages are left as they are (Linux would read them
+    // again from the file: the same bytes for code and constants).
     void zero_in_use(uint64_t addr, uint64_t len);
 
     bool in_managed(uint64_t addr, uint64_t len) const;
@@ -86,6 +91,7 @@ private:
     uint64_t lo_, hi_;
     uint64_t brk_start_, brk_;
     IntervalSet free_, dirty_;
+    IntervalSet reserved_; // the program's pages: never handed out, never zeroed
 };
 
 // Rounds up to pages; nullopt when it wraps or len is 0.

@@ -78,7 +78,9 @@ LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& m
     ServerOptions so;
     if (!opts.share_dir.empty()) so.share = std::make_shared<ShareRoot>(opts.share_dir, opts.share_read_only);
     so.console_text = std::move(console_text);
-    so.seed = boot.seed;
+    const std::optional<uint64_t> seed = opts.seeded ? std::optional<uint64_t>(boot.seed) : std::nullopt;
+    so.seed = seed;
+    so.max_fds = opts.max_fds;
     const std::string exe_name = base_name(exe_path);
     struct utsname u {};
     if (::uname(&u) == 0) so.kernel_release = u.release;
@@ -103,8 +105,7 @@ LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& m
     info.envp = {"HOME=/", "PATH=/", "TERM=dumb"};
     info.envp.insert(info.envp.end(), opts.env.begin(), opts.env.end());
     info.execfn = "/" + exe_name;
-    uint64_t r = boot.seed * 0x9e3779b97f4a7c15ull + 1;
-    for (auto& b : info.random) b = static_cast<uint8_t>((r = r * 6364136223846793005ull + 1442695040888963407ull) >> 56);
+    info.random = startup_random(seed);
     info.auxv = {{AT_PHDR, image_.phdr},   {AT_PHENT, sizeof(Elf64_Phdr)}, {AT_PHNUM, image_.phnum},
                  {AT_PAGESZ, kPage},       {AT_BASE, 0},                   {AT_FLAGS, 0},
                  {AT_ENTRY, image_.entry}, {AT_UID, 0},                    {AT_EUID, 0},

@@ -30,6 +30,10 @@ struct LinuxGuestOptions {
     bool sync_regs = true;          // exchange registers through kvm_run where KVM can (--no-sync-regs: ioctls)
     bool vdso = true;               // clocks without a system call (--no-vdso: every clock read is one)
     uint32_t max_threads = 64;      // guest threads alive at once, the first included (--max-threads)
+    // --seed given: getrandom and AT_RANDOM (so stack canaries) come from it
+    // and repeat; else from the host's getrandom, different each run.
+    bool seeded = false;
+    int max_fds = kMaxFds;          // its descriptor table (fewer where VMs share the VMM's limit)
 };
 
 // Where things go in a guest of `ram` bytes: stack at the top (8 MiB, 2 MiB

@@ -1,10 +1,24 @@
 #include "kvmtool-gpu/vmm/linux/linux_stack.h"
 
 #include <elf.h>
+#include <sys/random.h>
 
+#include <cerrno>
 #include <cstring>
 
 namespace kvmgpu::linux_abi {
+
+std::array<uint8_t, 16> startup_random(std::optional<uint64_t> seed) {
+    std::array<uint8_t, 16> out{};
+    if (!seed) {
+        if (::getrandom(out.data(), out.size(), 0) != static_cast<ssize_t>(out.size()))
+            throw std::runtime_error(std::string("AT_RANDOM: getrandom: ") + std::strerror(errno));
+        return out;
+    }
+    uint64_t r = *seed * 0x9e3779b97f4a7c15ull + 1;
+    for (auto& b : out) b = static_cast<uint8_t>((r = r * 6364136223846793005ull + 1442695040888963407ull) >> 56);
+    return out;
+}
 
 StartupStack build_startup_stack(uint64_t top, const StartupInfo& info) {
     if (top % 16) throw std::invalid_argument("start-up stack: top not 16-byte aligned");

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -32,6 +33,11 @@ struct StartupStack {
 
 // Limits: what one guest may pass (ARG_MAX-like): total string bytes.
 constexpr uint64_t kMaxStartupBytes = 128 * 1024;
+
+// AT_RANDOM's 16 bytes (glibc's stack canary and pointer guard): from a
+// seed (--seed), the same each run; without one, the host's getrandom(2).
+// Throws std::runtime_error when the host gives none.
+std::array<uint8_t, 16> startup_random(std::optional<uint64_t> seed);
 
 // Throws std::invalid_argument when the strings exceed kMaxStartupBytes,
 // contain a NUL, or `top` is not 16-byte aligned or too low.

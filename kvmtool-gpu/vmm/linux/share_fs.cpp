@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
@@ -41,17 +42,50 @@ int ShareRoot::open(int dirfd, const std::string& path, uint64_t flags, uint64_t
     const bool writes = (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC));
     if ((flags & O_ACCMODE) == O_ACCMODE) return -EINVAL;
     if (read_only_ && writes) return -EROFS;
-    // O_NONBLOCK: a FIFO placed in the share must not block the vCPU in open();
-    // it stays set, which changes nothing for the regular files and directories kept.
-    const uint64_t host_flags = (flags & ~uint64_t{0100000}) | O_NOCTTY | O_NONBLOCK;
-    const int fd = resolve(dirfd, path, host_flags, 0, (flags & O_CREAT) ? (mode & 0777) : 0);
+    // O_NOCTTY | O_NONBLOCK as a second line of defence: only regular files
+    // and directories are ever opened, on which they change nothing.
+    const uint64_t host_flags = (flags & ~uint64_t{0100000 /* O_LARGEFILE */}) | O_NOCTTY | O_NONBLOCK;
+    if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL)) // always a new regular file (a symlink is not followed)
+        return resolve(dirfd, path, host_flags, 0, mode & 0777);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        const int found = locate(dirfd, path, flags);
+        if (found >= 0) {
+            const int fd = reopen(found, host_flags & ~uint64_t{O_CREAT | O_EXCL | O_NOFOLLOW});
+            ::close(found);
+            return fd;
+        }
+        if (found != -ENOENT || !(flags & O_CREAT)) return found;
+        const int created = resolve(dirfd, path, host_flags | O_EXCL, 0, mode & 0777);
+        if (created != -EEXIST) return created;
+        // Another opener made it between the two steps: look again.
+    }
+    return -EEXIST;
+}
+
+int ShareRoot::locate(int dirfd, const std::string& path, uint64_t flags) const {
+    // O_PATH opens nothing: no FIFO handshake, no device driver's open.
+    const int fd = resolve(dirfd, path, O_PATH | (flags & (O_NOFOLLOW | O_DIRECTORY)), 0, 0);
     if (fd < 0) return fd;
     struct stat st {};
-    if (::fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {
+    const int type_err = ::fstat(fd, &st) != 0 ? -errno
+                         : S_ISLNK(st.st_mode)                        ? -ELOOP // O_NOFOLLOW met a symlink
+                         : S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) ? 0
+                                                                      : -EACCES;
+    if (type_err) {
         ::close(fd);
-        return -EACCES;
+        return type_err;
     }
     return fd;
+}
+
+int ShareRoot::reopen(int path_fd, uint64_t flags) {
+    // The O_PATH descriptor's own inode, whatever the path names by now.
+    char self[40];
+    std::snprintf(self, sizeof self, "/proc/self/fd/%d", path_fd);
+    open_how how{};
+    how.flags = flags | O_CLOEXEC;
+    const long fd = ::syscall(SYS_openat2, AT_FDCWD, self, &how, sizeof how);
+    return fd < 0 ? -errno : static_cast<int>(fd);
 }
 
 int ShareRoot::stat(int dirfd, const std::string& path, bool follow, struct stat* out) const {

@@ -4,9 +4,12 @@
 // inside it through openat2 with RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 // so "..", absolute symlinks and /proc magic links cannot leave it.
 // A path relative to a directory descriptor resolves with that directory
-// as its root. Only regular files and directories are opened (a FIFO or
-// device in the share gets EACCES: the vCPU thread must never block on
-// one). Results are Linux errno values (negative), never exceptions.
+// as its root. Only regular files and directories are opened: a path is
+// first resolved with O_PATH (which opens nothing), its type checked, and
+// only then opened for I/O through /proc/self/fd, so a FIFO, device or
+// socket in the share gets EACCES without ever being opened (no blocking,
+// no driver's side effect). Results are Linux errno values (negative),
+// never exceptions.
 #pragma once
 
 #include <sys/stat.h>
@@ -38,6 +41,10 @@ public:
     long readlink(int dirfd, const std::string& path, char* buf, uint64_t len) const;
 
 private:
+    // An O_PATH descriptor of the regular file or directory `path` names, or -errno.
+    int locate(int dirfd, const std::string& path, uint64_t flags) const;
+    // `path_fd`'s inode opened with `flags` (host values), or -errno.
+    static int reopen(int path_fd, uint64_t flags);
     int resolve(int dirfd, const std::string& path, uint64_t open_flags, uint64_t resolve_extra, uint64_t mode) const;
 
     std::string path_;

@@ -22,7 +22,7 @@ std::string syscall_name(uint64_t nr) {
 
 SyscallServer::SyscallServer(const memmap::GuestMemory& mem, ProcessLayout layout, ServerOptions opts)
     : aliases_(mem, layout.alias_tables_lo, layout.alias_tables_hi), user_(mem, layout.unmapped, &aliases_),
-      layout_(std::move(layout)), opts_(std::move(opts)), space_(mem, layout_.managed_lo, layout_.managed_hi, layout_.brk_start), rng_(opts_.seed) {}
+      layout_(std::move(layout)), opts_(std::move(opts)), space_(mem, layout_.managed_lo, layout_.managed_hi, layout_.brk_start), fds_(opts_.max_fds), rng_(opts_.seed.value_or(0)) {}
 
 SyscallOutcome SyscallServer::serve(const SyscallCall& call, CpuState& cpu) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -30,8 +30,14 @@ SyscallOutcome SyscallServer::serve(const SyscallCall& call, CpuState& cpu) {
     if (blocking(call.nr)) {
         out.ret = dispatch_blocking(call, out);
     } else {
-        std::lock_guard lock(mu_);
-        out.ret = dispatch(call, cpu, out);
+        std::string console;
+        {
+            std::lock_guard lock(mu_);
+            out.ret = dispatch(call, cpu, out);
+            console.swap(console_pending_);
+        }
+        // Other threads' calls go on while the console writes (it has a lock of its own).
+        if (!console.empty() && opts_.console_text) opts_.console_text(console);
     }
     std::lock_guard lock(counters_mu_);
     ++counters_.calls[std::min<uint64_t>(call.nr, counters_.calls.size() - 1)];

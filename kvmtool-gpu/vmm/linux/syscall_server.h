@@ -9,8 +9,9 @@
 // here: unit tests and the fuzz target drive serve() directly.
 // Threads: serve() may be called from every vCPU thread at once. The
 // calls that block (futex waits, sleeps) run unlocked; every other call
-// runs under one lock, so the allocator, the fd table, the share and the
-// console see one call at a time.
+// runs under one lock, so the allocator, the fd table and the share see one
+// call at a time. Console output is copied under the lock and written to
+// the console after it (at most kConsoleChunk bytes a call).
 #pragma once
 
 #include <array>
@@ -71,10 +72,17 @@ struct ProcessLayout {
     uint64_t alias_tables_lo = 0, alias_tables_hi = 0;   // free pages for aliases' page tables
 };
 
+// The most bytes one write (or writev) to the console takes; the rest is
+// the caller's to write again, as with a short write to a pipe.
+constexpr uint64_t kConsoleChunk = 64 * 1024;
+
 struct ServerOptions {
     std::shared_ptr<const ShareRoot> share;               // null: no files
     std::function<void(std::string_view)> console_text;   // stdout and stderr bytes
-    uint64_t seed = 1;                                    // getrandom's generator
+    // getrandom's bytes: with a seed (--seed), a generator's, so runs repeat;
+    // without one, the host's getrandom(2), as unpredictable as Linux's.
+    std::optional<uint64_t> seed;
+    int max_fds = kMaxFds;                                // the guest's descriptor table (fd_table.h)
     std::string kernel_release = "6.1.0";                 // uname's release
 };
 
@@ -127,6 +135,8 @@ private:
     int64_t sys_read(uint64_t fd, uint64_t buf, uint64_t len, int64_t offset);
     int64_t sys_write(uint64_t fd, uint64_t buf, uint64_t len, int64_t offset);
     int64_t sys_iov(uint64_t fd, uint64_t iov, uint64_t count, bool write);
+    // Takes up to kConsoleChunk bytes (in all, per call) into console_pending_.
+    int64_t console_write(std::span<const uint8_t> bytes);
     int64_t sys_openat(int64_t dirfd, uint64_t path, uint64_t flags, uint64_t mode);
     int64_t sys_close(uint64_t fd);
     int64_t sys_fstat(uint64_t fd, uint64_t buf);
@@ -168,6 +178,7 @@ private:
     std::atomic<uint32_t> next_tid_{2};
     std::atomic<uint32_t> live_threads_{1}; // an untimed wait with no other thread is a deadlock
     std::map<uint32_t, uint64_t> clear_tid_; // tid -> CLONE_CHILD_CLEARTID word (guest address); under mu_
+    std::string console_pending_; // this call's console bytes, under mu_; written out after it
     GuestAliases aliases_; // before user_, which reads it
     UserMemory user_;
     ProcessLayout layout_;
@@ -178,7 +189,7 @@ private:
     std::array<bool, 512> warned_{};
     std::array<uint8_t, 64 * 32> sigactions_{}; // 64 signals x struct kernel_sigaction (32 bytes)
     uint64_t sigmask_ = 0;
-    uint64_t rng_;
+    uint64_t rng_; // the seeded generator's state (opts_.seed set)
 };
 
 // "getpid", "kvmgpu_alias", or "syscall 999" for a number the build's

@@ -42,12 +42,12 @@ int SyscallServer::dir_host_fd(int64_t dirfd) const {
 int64_t SyscallServer::sys_read(uint64_t fd, uint64_t buf, uint64_t len, int64_t offset) {
     OpenFile* f = fds_.get(static_cast<int64_t>(fd));
     if (!f || f->kind == OpenFile::Kind::ConsoleOut) return -EBADF;
-    if (f->kind == OpenFile::Kind::ConsoleIn) return offset >= 0 ? -ESPIPE : 0; // stdin: end of file
-    if (f->directory) return -EISDIR;
-    if ((f->flags & O_ACCMODE) == O_WRONLY) return -EBADF;
     len = std::min(len, kMaxIo);
     auto dst = user_.span(buf, len);
     if (!dst) return -EFAULT;
+    if (f->kind == OpenFile::Kind::ConsoleIn) return offset >= 0 ? -ESPIPE : 0; // stdin: end of file
+    if (f->directory) return -EISDIR;
+    if ((f->flags & O_ACCMODE) == O_WRONLY) return -EBADF;
     const ssize_t n = offset >= 0 ? ::pread(f->host.get(), dst->data(), len, offset) : ::read(f->host.get(), dst->data(), len);
     return n < 0 ? -errno : n;
 }
@@ -58,15 +58,21 @@ int64_t SyscallServer::sys_write(uint64_t fd, uint64_t buf, uint64_t len, int64_
     len = std::min(len, kMaxIo);
     auto src = user_.span(buf, len);
     if (!src) return -EFAULT;
-    if (f->kind == OpenFile::Kind::ConsoleOut) {
-        if (offset >= 0) return -ESPIPE;
-        if (opts_.console_text && len) opts_.console_text(std::string_view(reinterpret_cast<const char*>(src->data()), len));
-        return static_cast<int64_t>(len);
-    }
+    if (f->kind == OpenFile::Kind::ConsoleOut) return offset >= 0 ? -ESPIPE : console_write(*src);
     if (f->directory) return -EISDIR;
     if ((f->flags & O_ACCMODE) == O_RDONLY) return -EBADF;
     const ssize_t n = offset >= 0 ? ::pwrite(f->host.get(), src->data(), len, offset) : ::write(f->host.get(), src->data(), len);
     return n < 0 ? -errno : n;
+}
+
+int64_t SyscallServer::console_write(std::span<const uint8_t> bytes) {
+    // A short count, as a terminal or pipe may give: the caller's loop comes
+    // back, and between its calls the VM can be stopped (time-out, Ctrl-C,
+    // exit_group on another thread). serve() emits the bytes after the lock.
+    const uint64_t room = kConsoleChunk - std::min<uint64_t>(console_pending_.size(), kConsoleChunk);
+    const uint64_t n = std::min<uint64_t>(bytes.size(), room);
+    console_pending_.append(reinterpret_cast<const char*>(bytes.data()), n);
+    return static_cast<int64_t>(n);
 }
 
 int64_t SyscallServer::sys_iov(uint64_t fd, uint64_t iov, uint64_t count, bool write) {
@@ -155,11 +161,13 @@ int64_t SyscallServer::sys_readlinkat(int64_t dirfd, uint64_t path_addr, uint64_
     auto [path, err] = user_.string(path_addr, kPathMax);
     if (err) return err;
     if (static_cast<int64_t>(len) <= 0) return -EINVAL;
+    if (!user_.span(buf, len)) return -EFAULT; // the whole buffer, not just the target's bytes
+    len = std::min<uint64_t>(len, kPathMax); // a link's target is never longer
     if (!opts_.share) return -ENOENT; // /proc/self/exe included: there is no /proc
     const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
     if (dir < -1) return dir;
     char target[kPathMax];
-    const long n = opts_.share->readlink(dir, path, target, std::min<uint64_t>(len, sizeof target));
+    const long n = opts_.share->readlink(dir, path, target, len);
     if (n < 0) return n;
     return user_.write(buf, target, static_cast<uint64_t>(n)) ? n : -EFAULT;
 }
@@ -193,6 +201,8 @@ int64_t SyscallServer::sys_getdents64(uint64_t fd, uint64_t buf, uint64_t len) {
 }
 
 int64_t SyscallServer::sys_getcwd(uint64_t buf, uint64_t len) {
+    // The whole buffer the caller gave must be the guest's, not just "/".
+    if (!user_.span(buf, len)) return -EFAULT;
     if (len < 2) return -ERANGE;
     return user_.write(buf, "/", 2) ? 2 : -EFAULT;
 }
@@ -203,7 +213,7 @@ int64_t SyscallServer::sys_fcntl(uint64_t fd, uint64_t cmd, uint64_t arg) {
     switch (cmd) {
     case F_DUPFD:
     case F_DUPFD_CLOEXEC:
-        if (static_cast<int64_t>(arg) < 0 || arg >= static_cast<uint64_t>(kMaxFds)) return -EINVAL;
+        if (static_cast<int64_t>(arg) < 0 || arg >= static_cast<uint64_t>(fds_.limit())) return -EINVAL;
         return fds_.install(fds_.share(static_cast<int64_t>(fd)), static_cast<int>(arg));
     case F_GETFD:
     case F_SETFD: return 0; // close-on-exec means nothing without exec

@@ -97,8 +97,10 @@ int64_t SyscallServer::sys_mremap(const uint64_t* a) {
 
 int64_t SyscallServer::sys_madvise(uint64_t addr, uint64_t len, uint64_t advice) {
     if (addr % kPage) return -EINVAL;
-    // MADV_DONTNEED: private anonymous pages read as zero afterwards, which
-    // some allocators rely on. Other advice changes nothing here.
+    // MADV_DONTNEED: what brk and mmap handed out reads as zero afterwards,
+    // as Linux gives private anonymous memory (glibc's malloc relies on it);
+    // the program's own pages and the stack keep their bytes. Other advice
+    // changes nothing here.
     if (advice == MADV_DONTNEED) space_.zero_in_use(addr, len);
     return 0;
 }

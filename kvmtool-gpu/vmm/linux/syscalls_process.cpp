@@ -1,6 +1,7 @@
 // The process as glibc's start-up, malloc and exit see it: pid 1, root,
 // one CPU reported; signal handlers recorded and never delivered. Threads
 // and futexes: syscalls_threads.cpp.
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
 
@@ -16,7 +17,8 @@ namespace {
 constexpr uint64_t kArchSetGs = 0x1001, kArchSetFs = 0x1002, kArchGetFs = 0x1003, kArchGetGs = 0x1004;
 constexpr uint64_t kUserTop = 1ull << 47; // canonical lower half: what Linux lets FS/GS point to
 
-// splitmix64: a small generator seeded from --seed, so runs repeat.
+// splitmix64: a small generator seeded from --seed, so runs repeat (not
+// cryptographic: without --seed the host's getrandom serves instead).
 uint64_t next_random(uint64_t& state) {
     uint64_t z = (state += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -57,7 +59,7 @@ int64_t SyscallServer::sys_prlimit(uint64_t pid, uint64_t resource, uint64_t new
     const uint64_t ram = user_.memory().total_bytes();
     switch (resource) {
     case RLIMIT_STACK: r.rlim_cur = r.rlim_max = layout_.stack_top - layout_.stack_lo; break;
-    case RLIMIT_NOFILE: r.rlim_cur = r.rlim_max = kMaxFds; break;
+    case RLIMIT_NOFILE: r.rlim_cur = r.rlim_max = static_cast<rlim_t>(fds_.limit()); break;
     case RLIMIT_AS:
     case RLIMIT_DATA: r.rlim_cur = r.rlim_max = ram; break;
     case RLIMIT_NPROC: r.rlim_cur = r.rlim_max = 1; break;
@@ -100,6 +102,7 @@ int64_t SyscallServer::sys_rt_sigprocmask(uint64_t how, uint64_t set, uint64_t o
 int64_t SyscallServer::sys_sched_getaffinity(uint64_t pid, uint64_t len, uint64_t mask) {
     if (pid != 0 && pid != 1) return -ESRCH;
     if (len < 8 || len % 8) return -EINVAL;
+    if (!user_.span(mask, len)) return -EFAULT; // the whole buffer the caller gave, not just the 8 bytes written
     const uint64_t one_cpu = 1;
     return user_.write_obj(mask, one_cpu) ? 8 : -EFAULT;
 }
@@ -109,6 +112,10 @@ int64_t SyscallServer::sys_getrandom(uint64_t buf, uint64_t len, uint64_t flags)
     len = std::min<uint64_t>(len, 33554431); // Linux's per-call cap
     auto dst = user_.span(buf, len);
     if (!dst) return -EFAULT;
+    if (!opts_.seed) { // a short count past 256 bytes, as Linux may give
+        const ssize_t n = ::getrandom(dst->data(), len, 0);
+        return n < 0 ? -errno : n;
+    }
     for (uint64_t i = 0; i < len; i += 8) {
         const uint64_t r = next_random(rng_);
         std::memcpy(dst->data() + i, &r, std::min<uint64_t>(8, len - i));

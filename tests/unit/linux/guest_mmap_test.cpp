@@ -56,6 +56,23 @@ TEST_F(AddressSpace, MmapIsTopDownDisjointAndZero) {
     for (uint64_t i = 0; i < kMiB; i += 4093) ASSERT_EQ(at(*c)[i], 0) << i; // reused memory comes back zero
 }
 
+// MADV_DONTNEED zeroes what brk and mmap handed out, not the program's own
+// pages (its code and data would be gone), until the program unmaps them.
+TEST_F(AddressSpace, DontneedZeroesMappingsNotTheProgram) {
+    const auto m = as->map_anywhere(4096);
+    ASSERT_TRUE(m);
+    std::memset(at(*m), 0x11, 4096);
+    std::memset(at(4 * kMiB), 0x22, 4096);
+    as->zero_in_use(0, 64 * kMiB);
+    EXPECT_EQ(at(*m)[0], 0);
+    EXPECT_EQ(at(4 * kMiB)[0], 0x22);
+    as->unmap(4 * kMiB, 4096);
+    ASSERT_TRUE(as->map_fixed(4 * kMiB, 4096, false));
+    std::memset(at(4 * kMiB), 0x33, 4096);
+    as->zero_in_use(4 * kMiB, 4096);
+    EXPECT_EQ(at(4 * kMiB)[0], 0);
+}
+
 TEST_F(AddressSpace, HugeAndWrappingSizesAreRefused) {
     EXPECT_FALSE(as->map_anywhere(64 * kMiB));
     EXPECT_FALSE(as->map_anywhere(~0ull));

@@ -98,5 +98,13 @@ TEST(LinuxStack, BadInputIsRefused) {
     EXPECT_THROW(build_startup_stack(0x80, sample()), std::invalid_argument);
 }
 
+// AT_RANDOM (glibc's stack canary and pointer guard): repeatable with
+// --seed, the host's and different each run without (2^-128 to collide).
+TEST(StartupRandom, SeededRepeatsUnseededDiffers) {
+    EXPECT_EQ(startup_random(5), startup_random(5));
+    EXPECT_NE(startup_random(5), startup_random(6));
+    EXPECT_NE(startup_random(std::nullopt), startup_random(std::nullopt));
+}
+
 } // namespace
 } // namespace kvmgpu::linux_abi

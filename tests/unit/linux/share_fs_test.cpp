@@ -2,11 +2,15 @@
 // paths, symlinks absolute and relative, /proc magic links) stays inside;
 // read-only shares refuse writes; FIFOs and bad flags are refused.
 #include <fcntl.h>
+#include <sys/inotify.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -118,6 +122,62 @@ TEST_F(Share, BadFlagsPathsAndSpecialFilesGetLinuxErrnos) {
     EXPECT_EQ(s.open(-1, "file.txt", O_RDONLY | O_DIRECTORY, 0), -ENOTDIR);
     EXPECT_EQ(s.open(-1, "fifo", O_RDONLY, 0), -EACCES); // and it did not block
     EXPECT_EQ(s.open(-1, "abs_in", O_RDONLY | O_NOFOLLOW, 0), -ELOOP);
+}
+
+// Opening a FIFO or device has effects of its own (a FIFO's other end
+// wakes, a driver acts): a special file in the share must be refused
+// without being opened at all. inotify reports every real open.
+TEST_F(Share, SpecialFilesAreRefusedWithoutBeingOpened) {
+    const ShareRoot s(dir, false);
+    const int watch = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    ASSERT_GE(watch, 0);
+    ASSERT_GE(::inotify_add_watch(watch, (dir / "fifo").c_str(), IN_OPEN), 0);
+    const auto opens_seen = [&] {
+        char events[4096];
+        return ::read(watch, events, sizeof events) > 0;
+    };
+    const int probe = ::open((dir / "fifo").c_str(), O_PATH | O_CLOEXEC);
+    ::close(probe);
+    if (opens_seen()) {
+        ::close(watch);
+        GTEST_SKIP() << "this kernel reports O_PATH lookups to inotify as opens: they cannot be told apart here";
+    }
+    for (uint64_t flags : {O_RDONLY, O_WRONLY, O_RDWR, O_WRONLY | O_CREAT | O_TRUNC, O_RDONLY | O_NOFOLLOW})
+        EXPECT_EQ(s.open(-1, "fifo", flags, 0644), -EACCES) << flags;
+    EXPECT_FALSE(opens_seen());
+    EXPECT_EQ(s.open(-1, "fifo", O_WRONLY | O_CREAT | O_EXCL, 0644), -EEXIST);
+    ::close(watch);
+    // A socket is refused the same way (open() of one would be ENXIO).
+    const int sock = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    const std::string where = (dir / "sock").string();
+    ASSERT_LT(where.size(), sizeof addr.sun_path);
+    std::memcpy(addr.sun_path, where.c_str(), where.size() + 1);
+    ASSERT_EQ(::bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    EXPECT_EQ(s.open(-1, "sock", O_RDWR, 0), -EACCES);
+    ::close(sock);
+}
+
+TEST_F(Share, OpenFlagsStillMeanWhatTheySay) {
+    const ShareRoot s(dir, false);
+    const int trunc = s.open(-1, "file.txt", O_WRONLY | O_TRUNC, 0);
+    ASSERT_GE(trunc, 0);
+    EXPECT_EQ(::write(trunc, "ab", 2), 2);
+    EXPECT_EQ(::fcntl(trunc, F_GETFL) & O_ACCMODE, O_WRONLY);
+    ::close(trunc);
+    EXPECT_EQ(fs::file_size(dir / "file.txt"), 2u);
+    const int created = s.open(-1, "sub/made.txt", O_RDWR | O_CREAT, 0600);
+    ASSERT_GE(created, 0);
+    ::close(created);
+    EXPECT_TRUE(fs::is_regular_file(dir / "sub" / "made.txt"));
+    const int again = s.open(-1, "sub/made.txt", O_RDWR | O_CREAT, 0600); // exists: opened, not re-created
+    EXPECT_GE(again, 0);
+    ::close(again);
+    EXPECT_EQ(s.open(-1, "sub", O_WRONLY, 0), -EISDIR);
+    const int d = s.open(-1, "sub", O_RDONLY | O_DIRECTORY, 0);
+    EXPECT_GE(d, 0);
+    ::close(d);
 }
 
 TEST_F(Share, MissingShareIsAOneLineError) {

@@ -19,66 +19,12 @@
 #include <fstream>
 #include <thread>
 
-#include "kvmtool-gpu/vmm/linux/syscall_server.h"
-#include "memmap/backing.h"
+#include "tests/unit/linux/server_fixture.h"
 
 namespace kvmgpu::linux_abi {
 namespace {
 
-constexpr uint64_t kMiB = 1ull << 20, kRam = 32 * kMiB;
-constexpr uint64_t kBuf = 20 * kMiB;  // a scratch buffer the tests own (in the managed range, mapped below)
-constexpr uint64_t kGuard = 28 * kMiB;
-
-struct Server : ::testing::Test {
-    memmap::GuestMemory mem;
-    std::unique_ptr<SyscallServer> server;
-    std::string console;
-    CpuState cpu;
-    std::filesystem::path dir;
-
-    void make(bool with_share, bool read_only = false) {
-        if (mem.regions().empty())
-            mem.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, kRam));
-        ProcessLayout l;
-        l.managed_lo = 1 * kMiB;
-        l.managed_hi = kGuard;
-        l.brk_start = 8 * kMiB;
-        l.stack_lo = 30 * kMiB;
-        l.stack_top = kRam;
-        l.unmapped = {{0, 4096}, {kGuard, 30 * kMiB}};
-        ServerOptions o;
-        o.console_text = [this](std::string_view t) { console.append(t); };
-        o.seed = 5;
-        if (with_share) {
-            char tmpl[] = "/tmp/kvmgpu-server-XXXXXX";
-            ASSERT_NE(mkdtemp(tmpl), nullptr);
-            dir = tmpl;
-            std::ofstream(dir / "in.txt") << "0123456789";
-            std::filesystem::create_directory(dir / "sub");
-            std::ofstream(dir / "sub" / "a") << "a";
-            o.share = std::make_shared<ShareRoot>(dir, read_only);
-        }
-        server = std::make_unique<SyscallServer>(mem, l, o);
-        ASSERT_TRUE(server->address_space().map_fixed(kBuf, kMiB, false));
-    }
-    void TearDown() override {
-        if (!dir.empty()) std::filesystem::remove_all(dir);
-    }
-    SyscallOutcome call(uint64_t nr, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0, uint64_t a3 = 0,
-                        uint64_t a4 = 0, uint64_t a5 = 0) {
-        SyscallCall c;
-        c.nr = nr;
-        const uint64_t a[6] = {a0, a1, a2, a3, a4, a5};
-        std::copy(std::begin(a), std::end(a), c.arg);
-        return server->serve(c, cpu);
-    }
-    int64_t ret(uint64_t nr, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0, uint64_t a3 = 0, uint64_t a4 = 0,
-                uint64_t a5 = 0) {
-        return call(nr, a0, a1, a2, a3, a4, a5).ret;
-    }
-    uint8_t* at(uint64_t gpa) { return mem.translate(memmap::GuestPhysAddr{gpa}, 1)->data(); }
-    void put(uint64_t gpa, const std::string& s) { std::memcpy(at(gpa), s.c_str(), s.size() + 1); }
-};
+using namespace server_fixture;
 
 TEST_F(Server, ConsoleWritesAndBadPointers) {
     make(false);
@@ -398,6 +344,18 @@ TEST_F(Server, TimeAndRandom) {
     make(false); // same seed: same bytes
     EXPECT_EQ(ret(SYS_getrandom, kBuf, 33, 0), 33);
     EXPECT_EQ(std::vector<uint8_t>(at(kBuf), at(kBuf) + 33), first);
+}
+
+// Without --seed, getrandom is the host's: two runs (servers) never agree
+// (a chance of 2^-256 for 32 bytes), so canaries differ from run to run.
+TEST_F(Server, UnseededRandomComesFromTheHost) {
+    options.seed.reset();
+    make(false);
+    EXPECT_EQ(ret(SYS_getrandom, kBuf, 32, 0), 32);
+    const std::vector<uint8_t> first(at(kBuf), at(kBuf) + 32);
+    make(false);
+    EXPECT_EQ(ret(SYS_getrandom, kBuf, 32, 0), 32);
+    EXPECT_NE(std::vector<uint8_t>(at(kBuf), at(kBuf) + 32), first);
 }
 
 TEST_F(Server, UnknownCallsAreEnosysAndCounted) {

@@ -181,6 +181,7 @@ TEST_F(VcpuSeccomp, LinuxGuestVcpuReachesTheShareOnlyThroughOpenat2) {
         if (d < 0 || syscall(SYS_getdents64, d, buf, sizeof buf) <= 0) _exit(6);
         kvm_regs r{};
         if (ioctl(vcpu, KVM_SET_REGS, &r) != -1 || errno != ENOTTY) _exit(7);
+        if (syscall(SYS_getrandom, buf, 16, 0) != 16) _exit(8); // the guest's getrandom without --seed
     }, true);
     EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << describe(st);
     for (const auto& [what, call] : std::vector<std::pair<const char*, std::function<void()>>>{

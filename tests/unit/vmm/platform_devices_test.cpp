@@ -97,6 +97,18 @@ TEST_F(ConsoleFixture, HostileBuffersAreRejected) {
     EXPECT_EQ(console->rejected_writes(), 3u);
 }
 
+// A flood of empty lines costs the host a prefix and a newline each: the
+// console's limit counts that, and past it one notice ends the output.
+TEST_F(ConsoleFixture, OutputStopsAtTheLimitWithOneNotice) {
+    DebugConsole small(mem, [this](std::string_view l) { lines.emplace_back(l); }, 10 * DebugConsole::kLineCost);
+    small.write_text(std::string(100000, '\n'));
+    small.write_text("late\n");
+    small.flush();
+    ASSERT_EQ(lines.size(), 11u);
+    for (size_t i = 0; i < 10; ++i) EXPECT_EQ(lines[i], "");
+    EXPECT_NE(lines[10].find("limit"), std::string::npos) << lines[10];
+}
+
 TEST(ExitDevice, OnlyAligned4ByteWritesCount) {
     ExitDevice d;
     const uint8_t one[] = {7};
