@@ -29,7 +29,9 @@ extern "C" CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVer
                                      CUdriverProcAddressQueryResult* symbolStatus)
 {
     GUEST_API_LOCK();
-    if (symbol == nullptr || pfn == nullptr || (flags & ~kKnownFlags) != 0 || cudaVersion > kvmgpu_guest_driver_version)
+    // A later 13.x runtime asks at its own version (minor version
+    // compatibility): the newest entry answers, as from the driver.
+    if (symbol == nullptr || pfn == nullptr || (flags & ~kKnownFlags) != 0)
         return CUDA_ERROR_INVALID_VALUE;
     *pfn = nullptr;
     bool named = false;

@@ -274,6 +274,9 @@ CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev);
 // A UUID of this VM's device ordinal, the same every run: not the GPU's
 // (a guest learns nothing of the host's hardware from it).
 CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev);
+// The driver's private tables by UUID: only in the shared libcuda.so.1
+// (guest-stub/libcuda/), where NVIDIA's cudart asks for them.
+CUresult cuGetExportTable(const void** table, const CUuuid* id);
 // Between two distinct devices (the same one: CUDA_ERROR_INVALID_DEVICE).
 CUresult cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attrib, CUdevice srcDevice, CUdevice dstDevice);
 // Limits of the current context's device (see VGPU_LIMIT_* for what each

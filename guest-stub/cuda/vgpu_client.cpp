@@ -465,6 +465,11 @@ extern "C" CUresult cuInit(unsigned int flags)
         return CUDA_SUCCESS;
     if (g.init_result != CUDA_ERROR_NOT_INITIALIZED)
         return g.init_result; // a failed probe is not retried
+    if (!guest::platform::vmm_present()) {
+        guest::platform::printf("vgpu: not running under kvmtool-gpu (no boot info in the auxiliary vector): no device\n");
+        g.init_result = CUDA_ERROR_NO_DEVICE;
+        return g.init_result;
+    }
     g.init_result = init_device();
     return g.init_result;
 }

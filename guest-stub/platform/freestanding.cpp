@@ -23,6 +23,7 @@ size_t printf(const char* fmt, ...)
 
 void exit(uint32_t code) { guest::exit(code); }
 
+bool vmm_present() { return true; }
 const kvmgpu_boot_info& boot_info() { return guest::boot_info(); }
 const Cmdline& options() { return guest::cmdline(); }
 uint64_t seconds_to_tsc(uint64_t seconds) { return guest::seconds_to_tsc(seconds); }

@@ -46,10 +46,15 @@ Cmdline g_options;
 
 // Before main and before nvcc's registration constructors (priority 101
 // runs ahead of the default): a program started anywhere but under
-// kvmtool-gpu ends here with one line.
+// kvmtool-gpu ends here with one line. The shared libcuda.so.1 instead
+// loads anywhere (a host process may dlopen it) and has no device there.
 __attribute__((constructor(101))) void platform_init()
 {
     const unsigned long at = getauxval(AT_KVMGPU_BOOT_INFO);
+#ifdef KVMGPU_PLATFORM_SHARED_LIBRARY
+    if (at == 0)
+        return;
+#endif
     if (at == 0) {
         fprintf(stderr, "%s: not running under kvmtool-gpu (no boot info in the auxiliary vector); "
                         "run it with: kvmtool-gpu run --guest %s\n",
@@ -114,6 +119,7 @@ void exit(uint32_t code)
     ::exit(static_cast<int>(code));
 }
 
+bool vmm_present() { return g_info != nullptr; }
 const kvmgpu_boot_info& boot_info() { return *g_info; }
 const Cmdline& options() { return g_options; }
 uint64_t seconds_to_tsc(uint64_t seconds) { return guest::seconds_to_tsc(seconds); }
@@ -122,7 +128,7 @@ void* try_pinned_alloc_permanent(size_t bytes, size_t align)
 {
     if (align == 0)
         align = bytes >= (2u << 20) ? (2u << 20) : kPageSize;
-    if (bytes == 0 || (align & (align - 1)) != 0 || bytes > SIZE_MAX - align)
+    if (g_info == nullptr || bytes == 0 || (align & (align - 1)) != 0 || bytes > SIZE_MAX - align)
         return nullptr;
     const size_t slack = align > kPageSize ? align - kPageSize : 0;
     void* m = mmap(nullptr, bytes + slack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -164,7 +170,7 @@ int map_alias(uint64_t va, const void* ram, uint64_t bytes)
 bool is_identity_ram(const void* p, size_t bytes)
 {
     const uint64_t va = reinterpret_cast<uintptr_t>(p);
-    return va >= kLowestRam && va < g_info->ram_size && bytes <= g_info->ram_size - va;
+    return g_info != nullptr && va >= kLowestRam && va < g_info->ram_size && bytes <= g_info->ram_size - va;
 }
 
 bool platform_page_locked(const void*, size_t) { return false; }

@@ -23,7 +23,14 @@ size_t printf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 // Ends the program with code (exit_codes.h).
 [[noreturn]] void exit(uint32_t code);
 
-// The boot info the VMM wrote (ram_size, tsc_khz, seed, flags).
+// True where the VMM (and its vGPU) is there to reach: freestanding,
+// always; Linux, when the auxiliary vector held the boot info. Only the
+// shared libcuda.so.1 (KVMGPU_PLATFORM_SHARED_LIBRARY) loads without it: a
+// static guest refuses to start instead. cuInit answers
+// CUDA_ERROR_NO_DEVICE without it.
+bool vmm_present();
+// The boot info the VMM wrote (ram_size, tsc_khz, seed, flags); only where
+// vmm_present().
 const kvmgpu_boot_info& boot_info();
 // The vgpu_* options (guest-stub/README.md): the freestanding guest's
 // cmdline, or a Linux guest's KVMGPU_OPTIONS environment variable.

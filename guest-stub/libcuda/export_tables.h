@@ -1,0 +1,59 @@
+// cuGetExportTable's private tables: NVIDIA's cudart (shared or static, in
+// every nvcc binary and NVIDIA library) asks the driver for them by UUID at
+// start-up, and calls their entries in the calling process. Here each is
+// answered in the guest with the guest Driver API. What each entry does is
+// known from observing the real driver (kvmtool-gpu/scripts/cuda-trace/) and
+// from public descriptions (ZLUDA's dark_api); docs/libcuda.md lists them.
+//
+// A table is an array of pointers; most begin with their own size in bytes.
+// An entry whose meaning is unknown is an UnknownEntry: it returns
+// CUDA_ERROR_NOT_SUPPORTED (a caller expecting void ignores it) and logs its
+// table and index once, so a run shows what to implement next.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "guest-stub/cuda/guest_cuda.h"
+
+namespace guest::libcuda {
+
+using Entry = const void*;
+
+struct ExportTable {
+    const char* name;       // ZLUDA's name where it has one, else ours
+    unsigned char uuid[16]; // as the caller's CUuuid holds it
+    const Entry* entries;
+};
+
+// The tables this library answers (export_tables.cpp), each defined beside
+// its entries.
+extern const Entry kCudartInterface[];
+extern const Entry kToolsTls[];
+extern const Entry kToolsRuntimeCallbackHooks[];
+extern const Entry kContextLocalStorage[];
+extern const Entry kCtxCreateBypass[];
+extern const Entry kIntegrityCheck[];
+extern const Entry kContextChecks[];
+extern const Entry kRuntimeRequirements[];
+
+// Macros, not functions, so that every table is constant-initialized (in
+// place before any constructor runs). The first word of a sized table:
+#define KVMGPU_SIZE_WORD(entries) reinterpret_cast<::guest::libcuda::Entry>((entries) * sizeof(void*))
+#define KVMGPU_ENTRY(fn) reinterpret_cast<::guest::libcuda::Entry>(&(fn))
+#define KVMGPU_UNKNOWN(table, index) KVMGPU_ENTRY((::guest::libcuda::unknown_entry<table, index>))
+
+void log_unknown_entry(const char* table, unsigned index);
+
+template <const char* Table, unsigned Index>
+CUresult unknown_entry()
+{
+    static bool logged = false; // a race logs twice at worst
+    if (!logged) {
+        logged = true;
+        log_unknown_entry(Table, Index);
+    }
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+} // namespace guest::libcuda

@@ -1,0 +1,218 @@
+// The guest libcuda.so.1 (guest-stub/libcuda.cmake) loaded with dlopen in a
+// host process, as NVIDIA's cudart loads it in a guest: what it exports, what
+// cuGetProcAddress and cuGetExportTable answer, and that without kvmtool-gpu
+// (no boot info in the auxiliary vector) cuInit fails cleanly.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+using GetProcAddress = int (*)(const char*, void**, int, uint64_t, int*);
+using GetExportTable = int (*)(const void**, const unsigned char*);
+constexpr int kSuccess = 0, kInvalidValue = 1, kNoDevice = 100, kInvalidImage = 200, kNotFound = 500,
+              kNotSupported = 801;
+constexpr int kSymbolNotFound = 1;
+
+std::vector<std::string> read_names(const char* file)
+{
+    std::ifstream in(std::string(KVMGPU_TEST_DATA_DIR) + "/" + file);
+    EXPECT_TRUE(in.good()) << file;
+    std::vector<std::string> names;
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty() && line[0] != '#')
+            names.push_back(line);
+    return names;
+}
+
+class Libcuda : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        lib_ = dlopen(KVMGPU_LIBCUDA_PATH, RTLD_NOW | RTLD_LOCAL);
+        ASSERT_NE(lib_, nullptr) << dlerror();
+        gpa_ = reinterpret_cast<GetProcAddress>(dlsym(lib_, "cuGetProcAddress_v2"));
+        get_table_ = reinterpret_cast<GetExportTable>(dlsym(lib_, "cuGetExportTable"));
+        ASSERT_NE(gpa_, nullptr);
+        ASSERT_NE(get_table_, nullptr);
+    }
+    void TearDown() override
+    {
+        if (lib_ != nullptr)
+            dlclose(lib_);
+    }
+    void* proc(const char* name, int version = 13000)
+    {
+        void* fn = nullptr;
+        int status = -1;
+        return gpa_(name, &fn, version, 0, &status) == kSuccess && status == 0 ? fn : nullptr;
+    }
+    const void* const* table(const unsigned char (&uuid)[16])
+    {
+        const void* t = nullptr;
+        EXPECT_EQ(get_table_(&t, uuid), kSuccess);
+        return static_cast<const void* const*>(t);
+    }
+
+    void* lib_ = nullptr;
+    GetProcAddress gpa_ = nullptr;
+    GetExportTable get_table_ = nullptr;
+};
+
+constexpr unsigned char kCudart[16] = {0x6b, 0xd5, 0xfb, 0x6c, 0x5b, 0xf4, 0xe7, 0x4a,
+                                       0x89, 0x87, 0xd9, 0x39, 0x12, 0xfd, 0x9d, 0xf9};
+constexpr unsigned char kIntegrity[16] = {0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b,
+                                          0x8d, 0x34, 0xba, 0x12, 0x3c, 0x66, 0xe1, 0xf2};
+constexpr unsigned char kLocalStorage[16] = {0xc6, 0x93, 0x33, 0x6e, 0x11, 0x21, 0xdf, 0x11,
+                                             0xa8, 0xc3, 0x68, 0xf3, 0x55, 0xd8, 0x95, 0x93};
+
+TEST_F(Libcuda, ExportsOnlyNamesTheDriverExports)
+{
+    const std::vector<std::string> driver = read_names("libcuda_driver_exports.txt");
+    const std::set<std::string> known(driver.begin(), driver.end());
+    // Every driver name we define is exported (dlsym finds it) ...
+    int exported = 0;
+    for (const std::string& name : driver)
+        exported += dlsym(lib_, name.c_str()) != nullptr;
+    EXPECT_GT(exported, 150);
+    // ... and nothing else is: the guest's own helpers stay inside.
+    for (const char* hidden : {"vgpuFlush", "vgpuGetInfo", "vgpuSetDeferredSubmission", "_ZN5guest8platform6printfEPKcz"})
+        EXPECT_EQ(dlsym(lib_, hidden), nullptr) << hidden;
+}
+
+TEST_F(Libcuda, EveryNameCudartMayAskForIsProvidedOrListedAsNot)
+{
+    const std::vector<std::string> missing = read_names("libcuda_not_provided.txt");
+    const std::set<std::string> not_provided(missing.begin(), missing.end());
+    for (const std::string& name : read_names("libcuda_cudart13_names.txt")) {
+        const bool found = proc(name.c_str()) != nullptr;
+        if (not_provided.count(name) != 0)
+            EXPECT_FALSE(found) << name << " is provided now: take it off libcuda_not_provided.txt";
+        else
+            EXPECT_TRUE(found) << name << ": not in cuGetProcAddress's table nor in libcuda_not_provided.txt";
+    }
+}
+
+TEST_F(Libcuda, GetProcAddressAnswersItselfTheTablesAndLaterMinorVersions)
+{
+    EXPECT_EQ(proc("cuGetProcAddress"), dlsym(lib_, "cuGetProcAddress")) << "the _v2 signature at 12.0 and later";
+    EXPECT_EQ(proc("cuGetExportTable"), reinterpret_cast<void*>(get_table_));
+    EXPECT_NE(proc("cuMemAlloc", 12080), nullptr) << "a cu12 runtime";
+    EXPECT_NE(proc("cuMemAlloc", 13010), nullptr) << "a later 13.x runtime (minor version compatibility)";
+    void* fn = reinterpret_cast<void*>(1);
+    int status = -1;
+    EXPECT_EQ(gpa_("cuNoSuchFunction", &fn, 13000, 0, &status), kNotFound);
+    EXPECT_EQ(status, kSymbolNotFound);
+    EXPECT_EQ(fn, nullptr);
+    EXPECT_EQ(gpa_(nullptr, &fn, 13000, 0, &status), kInvalidValue);
+}
+
+TEST_F(Libcuda, DriverVersionIs13000)
+{
+    auto get = reinterpret_cast<int (*)(int*)>(proc("cuDriverGetVersion"));
+    ASSERT_NE(get, nullptr);
+    int version = 0;
+    EXPECT_EQ(get(&version), kSuccess);
+    EXPECT_EQ(version, 13000);
+}
+
+TEST_F(Libcuda, OutsideKvmtoolGpuCuInitFindsNoDevice)
+{
+    auto init = reinterpret_cast<int (*)(unsigned)>(proc("cuInit"));
+    ASSERT_NE(init, nullptr);
+    EXPECT_EQ(init(0), kNoDevice);
+    EXPECT_EQ(init(0), kNoDevice) << "a failed probe is not retried";
+    auto count = reinterpret_cast<int (*)(int*)>(proc("cuDeviceGetCount"));
+    int n = -1;
+    EXPECT_NE(count(&n), kSuccess);
+}
+
+TEST_F(Libcuda, ExportTablesHaveTheirSizeWords)
+{
+    const struct {
+        unsigned char uuid[16];
+        uintptr_t entries;
+    } sized[] = {
+        {{0x6b, 0xd5, 0xfb, 0x6c, 0x5b, 0xf4, 0xe7, 0x4a, 0x89, 0x87, 0xd9, 0x39, 0x12, 0xfd, 0x9d, 0xf9}, 13},
+        {{0x42, 0xd8, 0x5a, 0x81, 0x23, 0xf6, 0xcb, 0x47, 0x82, 0x98, 0xf6, 0xe7, 0x8a, 0x3a, 0xec, 0xdc}, 4},
+        {{0xa0, 0x94, 0x79, 0x8c, 0x2e, 0x74, 0x2e, 0x74, 0x93, 0xf2, 0x08, 0x00, 0x20, 0x0c, 0x0a, 0x66}, 7},
+        {{0x0c, 0xa5, 0x0b, 0x8c, 0x10, 0x04, 0x92, 0x9a, 0x89, 0xa7, 0xd0, 0xdf, 0x10, 0xe7, 0x72, 0x86}, 2},
+        {{0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b, 0x8d, 0x34, 0xba, 0x12, 0x3c, 0x66, 0xe1, 0xf2}, 3},
+        {{0x26, 0x3e, 0x88, 0x60, 0x7c, 0xd2, 0x61, 0x43, 0x92, 0xf6, 0xbb, 0xd5, 0x00, 0x6d, 0xfa, 0x7e}, 4},
+        {{0xf8, 0xcf, 0xf9, 0x51, 0x21, 0x46, 0x8b, 0x4e, 0xb9, 0xe2, 0xfb, 0x46, 0x9e, 0x7c, 0x0d, 0xd9}, 3},
+    };
+    for (const auto& t : sized) {
+        const void* p = nullptr;
+        ASSERT_EQ(get_table_(&p, t.uuid), kSuccess);
+        ASSERT_NE(p, nullptr);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(static_cast<const void* const*>(p)[0]), t.entries * 8);
+        for (uintptr_t i = 1; i < t.entries; ++i)
+            EXPECT_NE(static_cast<const void* const*>(p)[i], nullptr) << "entry " << i;
+    }
+    const void* const* cls = table(kLocalStorage); // no size word: three functions first
+    for (int i = 0; i < 3; ++i)
+        EXPECT_NE(cls[i], nullptr);
+}
+
+TEST_F(Libcuda, UnknownTablesAndArgumentsAreRefused)
+{
+    const unsigned char unknown[16] = {0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
+                                       0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10};
+    const void* t = reinterpret_cast<const void*>(1);
+    EXPECT_EQ(get_table_(&t, unknown), kNotSupported);
+    EXPECT_EQ(t, nullptr);
+    EXPECT_EQ(get_table_(nullptr, kCudart), kInvalidValue);
+    EXPECT_EQ(get_table_(&t, nullptr), kInvalidValue);
+}
+
+TEST_F(Libcuda, UnknownEntriesReturnAnErrorInsteadOfCrashing)
+{
+    auto entry3 = reinterpret_cast<int (*)()>(const_cast<void*>(table(kCudart)[3]));
+    EXPECT_EQ(entry3(), kNotSupported);
+    EXPECT_EQ(entry3(), kNotSupported);
+}
+
+TEST_F(Libcuda, ModuleFromAFatbinWrapperChecksTheWrapperThenNeedsADevice)
+{
+    auto from_wrapper = reinterpret_cast<int (*)(void**, const void*)>(const_cast<void*>(table(kCudart)[1]));
+    struct {
+        uint32_t magic, version;
+        const void* data;
+        const void* prelinked;
+    } wrapper{0x12345678u, 1, nullptr, nullptr};
+    void* module = nullptr;
+    EXPECT_EQ(from_wrapper(&module, &wrapper), kInvalidImage);
+    static const uint64_t fatbin[4] = {}; // not a fat binary, nor does it get that far
+    wrapper = {0x466243b1u, 1, fatbin, nullptr};
+    EXPECT_NE(from_wrapper(&module, &wrapper), kSuccess) << "no device outside kvmtool-gpu";
+}
+
+TEST_F(Libcuda, IntegrityCheckFixedAnswersAndNoDeviceOutsideAVm)
+{
+    auto check = reinterpret_cast<int (*)(uint32_t, uint64_t, uint64_t*)>(const_cast<void*>(table(kIntegrity)[1]));
+    uint64_t result[2] = {};
+    EXPECT_EQ(check(13000, 1, result), kSuccess);
+    EXPECT_EQ(result[0], 0x3341181c03cb675cull);
+    EXPECT_EQ(result[1], 0x8ed383aa1f4cd1e8ull);
+    EXPECT_EQ(check(13001, 1, result), kSuccess);
+    EXPECT_EQ(result[0], 0x1841181c03cb675cull);
+    EXPECT_NE(check(13002, 1, result), kSuccess) << "the hash covers the devices, and there are none here";
+    EXPECT_EQ(check(13002, 1, nullptr), kInvalidValue);
+}
+
+TEST_F(Libcuda, ContextLocalStorageWithoutAContextIsRefused)
+{
+    auto get = reinterpret_cast<int (*)(void**, void*, void*)>(const_cast<void*>(table(kLocalStorage)[2]));
+    void* state = reinterpret_cast<void*>(1);
+    int key = 0;
+    EXPECT_EQ(get(&state, nullptr, &key), kInvalidValue);
+    EXPECT_EQ(state, nullptr);
+}
+
+} // namespace
