@@ -21,8 +21,10 @@
 // server runs on it: KVM_SET_REGS (the return to ring 3 after each call);
 // openat2 (the only way guest paths are opened: share_fs.cpp always passes
 // RESOLVE_IN_ROOT under the share, which BPF cannot see through the pointer),
-// close, lseek, getdents64, pwrite64 and readlinkat on the descriptors it
-// opened. Files are opened nowhere else, so no plain open/openat.
+// close, lseek, getdents64, pwrite64, readlinkat and fstatfs (the pseudo
+// file system check, pseudo_fs.h) on the descriptors it opened; memfd_create
+// for the text files the VMM makes up (/sys/devices/system/cpu/online).
+// Files are opened nowhere else, so no plain open/openat.
 // Sanitizer builds (KVMGPU_SANITIZE) also allow pipe2, close, gettid, getpid
 // and sched_getaffinity, which the ASan runtime uses on any thread.
 // Not allowed, among others: open*, socket, connect, execve, fork/clone,
