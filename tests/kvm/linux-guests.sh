@@ -6,7 +6,7 @@
 # dynamic executable, a non-x86-64 ELF and a truncated one are refused with
 # one line; a dynamic executable runs with --root / (ld.so, libstdc++,
 # exceptions, a thread, dlopen, /dev/stdout by path) as natively and is
-# refused without a root; Debian's python3 with --root /; threads (thread_check: pthreads, futexes, exit_group from a
+# refused without a root; threads (thread_check: pthreads, futexes, exit_group from a
 # thread, the main thread exiting first, a faulting thread, the thread
 # limit, hostile clone/futex values); aliases (alias_check); the system-call round trip is
 # measured and printed.
@@ -106,19 +106,6 @@ rc=$?
 cat "$work/out"
 check "dyn_check: a root without its interpreter: refused, named" sh -c "[ $rc -eq 2 ] && grep -q 'interpreter /lib64/ld-linux-x86-64.so.2: No such file' '$work/out'"
 
-# Debian's python3 (where this machine has it and its standard library).
-if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c pass > /dev/null 2>&1; then
-    native=$(/usr/bin/python3 -c 'print(42)' 2>&1)
-    start=$(date +%s%N)
-    "$vmm" run --guest /usr/bin/python3 --mem 512M --vgpu none --root / -- -c 'print(6 * 7)' > "$work/out" 2>&1
-    rc=$?
-    took=$(( ($(date +%s%N) - start) / 1000000 ))
-    cat "$work/out"
-    echo "python3 -c: ${took} ms as a guest (native prints: $native)"
-    check "python3 -c 'print(6 * 7)' with --root /" sh -c "[ $rc -eq 0 ] && grep -qx 'guest: 42' '$work/out'"
-else
-    echo "skip: no /usr/bin/python3 with its standard library here"
-fi
 cp "$dir/syscall_loop" "$work/not_x86"
 printf '\050\000' | dd of="$work/not_x86" bs=1 seek=18 conv=notrunc 2>/dev/null # e_machine = ARM
 refused "non-x86-64 ELF" "not an x86-64 image" --guest "$work/not_x86"

@@ -91,14 +91,24 @@ std::vector<MountSpec> guest_mounts(const LinuxGuestOptions& opts) {
 std::string guest_exe_path(const std::string& exe_path, const std::string& root_dir) {
     const std::string fallback = "/" + base_name(exe_path);
     if (root_dir.empty()) return fallback;
+    namespace fs = std::filesystem;
+    // As given (a shell's argv[0] keeps the symlink named: /usr/bin/python3),
+    // else with every link resolved.
+    auto inside = [](const fs::path& exe, const fs::path& root) -> std::string {
+        const auto rel = exe.lexically_relative(root);
+        if (rel.empty() || *rel.begin() == "..") return "";
+        return GuestFs::normalize("/" + rel.string());
+    };
     std::error_code ec;
-    const auto exe = std::filesystem::canonical(exe_path, ec);
+    auto root_abs = fs::absolute(root_dir, ec).lexically_normal();
     if (ec) return fallback;
-    const auto root = std::filesystem::canonical(root_dir, ec);
-    if (ec) return fallback;
-    const auto rel = exe.lexically_relative(root);
-    if (rel.empty() || *rel.begin() == "..") return fallback;
-    return GuestFs::normalize("/" + rel.string());
+    if (!root_abs.has_filename() && root_abs != root_abs.root_path()) root_abs = root_abs.parent_path(); // "dir/"
+    std::string at = inside(fs::absolute(exe_path, ec).lexically_normal(), root_abs);
+    if (!at.empty()) return at;
+    const auto exe = fs::canonical(exe_path, ec);
+    const auto root = ec ? fs::path() : fs::canonical(root_dir, ec);
+    if (!ec) at = inside(exe, root);
+    return at.empty() ? fallback : at;
 }
 
 RamPlan plan_ram(uint64_t ram) {
