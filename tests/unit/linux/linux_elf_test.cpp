@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string_view>
 #include <vector>
 
 #include "kvmtool-gpu/abi/linux_abi.h"
@@ -88,23 +89,25 @@ TEST(LinuxElf, ProjectImagesAndLinuxExecutablesAreToldApart) {
 
 // PT_INTERP: the path is read and checked as hostile bytes.
 TEST(LinuxElf, InterpreterPathIsReadAndChecked) {
-    auto with_interp = [](const char* path, uint64_t len, uint64_t off = 0x200) {
+    // The header says `len` bytes at `off`; the file holds `path`'s bytes there (its NUL included).
+    auto with_interp = [](std::string_view path, uint64_t len, uint64_t off = 0x200) {
         LinuxElf e;
         e.ph.push_back(LinuxElf::seg(PT_INTERP, PF_R, off, 0x400000 + off, len, len));
         auto b = e.bytes();
-        if (off < b.size()) std::memcpy(b.data() + off, path, std::min<uint64_t>(len, b.size() - off));
+        if (off < b.size()) std::memcpy(b.data() + off, path.data(), std::min<uint64_t>(path.size(), b.size() - off));
         return b;
     };
     const char good[] = "/lib64/ld-linux-x86-64.so.2";
-    EXPECT_EQ(classify(with_interp(good, sizeof good)), ImageKind::Linux);
-    EXPECT_EQ(inspect(with_interp(good, sizeof good)).interp, good);
+    const std::string_view g(good, sizeof good);
+    EXPECT_EQ(classify(with_interp(g, sizeof good)), ImageKind::Linux);
+    EXPECT_EQ(inspect(with_interp(g, sizeof good)).interp, good);
     EXPECT_EQ(inspect(LinuxElf().bytes()).interp, "");
-    EXPECT_NE(refusal(with_interp("/lib/ld.so!", 11)).find("not one NUL-terminated string"), std::string::npos);
-    EXPECT_NE(refusal(with_interp("/lib\0/ld.so", 12)).find("not one NUL-terminated string"), std::string::npos);
-    EXPECT_NE(refusal(with_interp("", 1)).find("interpreter path: bad length"), std::string::npos);
-    EXPECT_NE(refusal(with_interp(good, 5000)).find("interpreter path: bad length"), std::string::npos);
-    EXPECT_NE(refusal(with_interp(good, sizeof good, 0x1ff0)).find("past the end"), std::string::npos);
-    EXPECT_NE(refusal(with_interp(good, sizeof good, ~0ull - 4)).find("past the end"), std::string::npos);
+    EXPECT_NE(refusal(with_interp(std::string_view("/lib/ld.so!", 11), 11)).find("not one NUL-terminated string"), std::string::npos);
+    EXPECT_NE(refusal(with_interp(std::string_view("/lib\0/ld.so", 12), 12)).find("not one NUL-terminated string"), std::string::npos);
+    EXPECT_NE(refusal(with_interp(std::string_view("", 1), 1)).find("interpreter path: bad length"), std::string::npos);
+    EXPECT_NE(refusal(with_interp(g, 5000)).find("interpreter path: bad length"), std::string::npos);
+    EXPECT_NE(refusal(with_interp(g, sizeof good, 0x1ff0)).find("past the end"), std::string::npos);
+    EXPECT_NE(refusal(with_interp(g, sizeof good, ~0ull - 4)).find("past the end"), std::string::npos);
     LinuxElf twice;
     twice.ph.push_back(LinuxElf::seg(PT_INTERP, PF_R, 0x200, 0x400200, sizeof good, sizeof good));
     twice.ph.push_back(LinuxElf::seg(PT_INTERP, PF_R, 0x200, 0x400200, sizeof good, sizeof good));
@@ -210,7 +213,7 @@ TEST(LinuxInterp, PlacedAtTheTopAlignedAndChecked) {
     huge_align.ph[0].p_align = 1ull << 62;
     EXPECT_EQ(place_interpreter(ImageBytes(huge_align.bytes()), lo, hi) % kMaxInterpAlign, 0u);
 
-    auto refused = [&](std::vector<uint8_t> b, uint64_t l = lo, uint64_t h = hi) -> std::string {
+    auto refused_in = [&](std::vector<uint8_t> b, uint64_t l, uint64_t h) -> std::string {
         try {
             place_interpreter(ImageBytes(b), l, h);
         } catch (const ImageError& e) {
@@ -218,6 +221,7 @@ TEST(LinuxInterp, PlacedAtTheTopAlignedAndChecked) {
         }
         return "accepted";
     };
+    auto refused = [&](std::vector<uint8_t> b) { return refused_in(std::move(b), lo, hi); };
     EXPECT_NE(refused(LinuxElf(false).bytes()).find("not a shared object"), std::string::npos);
     LinuxElf chained(true);
     const char path[] = "/lib/other.so";
@@ -225,8 +229,8 @@ TEST(LinuxInterp, PlacedAtTheTopAlignedAndChecked) {
     auto c = chained.bytes();
     std::memcpy(c.data() + 0x200, path, sizeof path);
     EXPECT_NE(refused(c).find("names an interpreter of its own"), std::string::npos);
-    EXPECT_NE(refused(so, lo, lo + 0x5000).find("do not fit"), std::string::npos);
-    EXPECT_NE(refused(so, hi, lo).find("do not fit"), std::string::npos);
+    EXPECT_NE(refused_in(so, lo, lo + 0x5000).find("do not fit"), std::string::npos);
+    EXPECT_NE(refused_in(so, hi, lo).find("do not fit"), std::string::npos);
     LinuxElf far(true); // a segment far up: its span cannot fit
     far.ph[1].p_vaddr = (1ull << 40) + 0x800;
     EXPECT_NE(refused(far.bytes()).find("fit"), std::string::npos);
