@@ -84,9 +84,15 @@ refused "root that does not exist" "--root $work/none" --guest "$dir/dyn_check" 
 "$vmm" run --guest "$dir/dyn_check" --mem 256M --vgpu none --root / -- "$dir/dyn_plugin.so" root-write > "$work/out" 2>&1
 rc=$?
 cat "$work/out"
-sed -n 's/^guest: //p' "$work/out" | grep -v '^write to the root' > "$work/guest"
+# Without a /dev/stdout link on this machine (the nested machine's devtmpfs
+# has none) the native run stops there: compare the lines before it.
+skip_native='^write to the root'
+[ -e /dev/stdout ] || skip_native='^(write to the root|/dev/stdout:|done)'
+sed -n 's/^guest: //p' "$work/out" | grep -Ev "$skip_native" > "$work/guest"
+grep -Ev "$skip_native" "$work/native" > "$work/native.cmp"
 check "dyn_check: exit 0 with --root /" [ "$rc" -eq 0 ]
-check "dyn_check: the same output as natively" cmp "$work/native" "$work/guest"
+check "dyn_check: the same output as natively" cmp "$work/native.cmp" "$work/guest"
+check "dyn_check: /dev/stdout by path, then done" sh -c "grep -qx 'guest: /dev/stdout: written by path' '$work/out' && grep -qx 'guest: done' '$work/out'"
 check "dyn_check: a write to the root gets EROFS" has "guest: write to the root: EROFS"
 # The same program with a root of its own: a directory holding only the
 # loader and libraries it needs (ldd), and the plugin.
