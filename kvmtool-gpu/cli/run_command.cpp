@@ -48,13 +48,21 @@ const char* run_help() {
            "  --quiet             print only the result line\n"
            "  --no-seccomp        do not confine the vCPU thread with its seccomp filter\n"
            "\n"
-           "A Linux-ABI guest is a static x86-64 Linux executable (g++ -static or\n"
-           "-static-pie); the VMM serves its system calls (docs/runtime-api.md):\n"
-           "  -- ARGS...          its argv[1..] (argv[0] is the file's name)\n"
+           "A Linux-ABI guest is an x86-64 Linux executable, static or dynamic; the\n"
+           "VMM serves its system calls (docs/runtime-api.md):\n"
+           "  -- ARGS...          its argv[1..] (argv[0] is the file's name; with --root, its path there)\n"
            "  --env K=V           add to its environment (repeatable; HOME=/ PATH=/ TERM=dumb given)\n"
-           "  --share DIR[:ro]    DIR is its root directory for files (:ro refuses writes); with\n"
-           "                      --vms N, VM i's root is DIR/vm<i> (made if missing), or DIR\n"
-           "                      itself for every VM with :ro\n"
+           "  --root DIR          DIR is its read-only \"/\": a dynamic executable's interpreter\n"
+           "                      and libraries come from there. --root / offers the host's\n"
+           "                      files: the guest can read every file and list every\n"
+           "                      directory this user can (home directories, /etc, keys\n"
+           "                      readable by this user included) and write none; never\n"
+           "                      the host's /proc, /sys or devices (the VMM serves its own)\n"
+           "  --share DIR[:GUEST_PATH][:ro]  DIR read-write (:ro refuses writes) at\n"
+           "                      GUEST_PATH; without --root it is \"/\"; with --root the\n"
+           "                      default GUEST_PATH is DIR's own absolute path. With --vms N,\n"
+           "                      VM i gets DIR/vm<i> (made if missing), or DIR itself for\n"
+           "                      every VM with :ro\n"
            "  --no-sync-regs      return from its system calls with KVM_GET/SET ioctls instead\n"
            "                      of KVM_CAP_SYNC_REGS (to compare their cost)\n"
            "  --no-vdso           no vDSO: every clock read (clock_gettime, gettimeofday,\n"
@@ -150,7 +158,7 @@ int run_command(const std::vector<std::string>& all_args) {
             env.push_back(kv);
         } else args.push_back(a);
     }
-    std::set<std::string> valued = {"guest", "mem", "pages", "timeout", "cmdline", "seed", "vms", "share", "max-threads"};
+    std::set<std::string> valued = {"guest", "mem", "pages", "timeout", "cmdline", "seed", "vms", "share", "root", "max-threads"};
     valued.insert(vgpu_option_names().begin(), vgpu_option_names().end());
     ArgParser p(valued, {"prefault", "quiet", "no-seccomp", "no-sync-regs", "no-vdso", "help"});
     p.parse(args);
@@ -185,6 +193,10 @@ int run_command(const std::vector<std::string>& all_args) {
     if (max_threads == 0 || max_threads > 1024) throw UsageError("--max-threads: 1..1024");
     o.linux.max_threads = static_cast<uint32_t>(max_threads);
     o.linux.max_fds = guest_descriptor_table(vms, max_threads);
+    if (auto root = p.get("root")) {
+        if (root->empty()) throw UsageError("--root needs a directory");
+        o.linux.root_dir = *root;
+    }
     if (auto share = p.get("share")) {
         std::string dir = *share;
         if (dir.size() > 3 && dir.ends_with(":ro")) {
@@ -192,6 +204,12 @@ int run_command(const std::vector<std::string>& all_args) {
             dir.resize(dir.size() - 3);
         } else if (dir.size() > 3 && dir.ends_with(":rw")) {
             dir.resize(dir.size() - 3);
+        }
+        // DIR:GUEST_PATH, the guest path absolute (a ':' in DIR itself is kept when no '/' follows it).
+        const auto colon = dir.rfind(":/");
+        if (colon != std::string::npos && colon > 0) {
+            o.linux.share_guest_path = dir.substr(colon + 1);
+            dir.resize(colon);
         }
         if (dir.empty()) throw UsageError("--share needs a directory");
         o.linux.share_dir = dir;

@@ -22,7 +22,9 @@
 // openat2 (the only way guest paths are opened: share_fs.cpp always passes
 // RESOLVE_IN_ROOT under the share, which BPF cannot see through the pointer,
 // and reopens what it found through /proc/self/fd), close, lseek,
-// getdents64, pwrite64 and readlinkat on the descriptors it opened; and
+// getdents64, pwrite64, readlinkat and fstatfs (the pseudo file system
+// check, pseudo_fs.h) on the descriptors it opened; memfd_create for the
+// text files the VMM makes up (/sys/devices/system/cpu/online); and
 // getrandom (the guest's own getrandom without --seed). Files are opened
 // nowhere else, so no plain open/openat.
 // Sanitizer builds (KVMGPU_SANITIZE) also allow pipe2, close, gettid, getpid

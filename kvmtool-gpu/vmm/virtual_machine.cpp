@@ -47,13 +47,16 @@ Overloaded(Ts...) -> Overloaded<Ts...>;
 void validate_options(const VmOptions& opts) {
     check_ram_size(opts);
     const ImageFile file(opts.guest_path);
+    const auto& l = opts.linux;
     if (linux_abi::classify_image(file) == linux_abi::ImageKind::Linux) {
-        linux_abi::inspect_linux_elf(file, linux_abi::plan_ram(opts.ram_bytes).image_limit);
+        const auto image = linux_abi::inspect_linux_elf(file, linux_abi::plan_ram(opts.ram_bytes).image_limit);
+        if (!image.interp.empty() && l.root_dir.empty() && l.share_dir.empty())
+            throw ImageError("guest image refused: dynamic executable: its interpreter " + image.interp +
+                             " needs --root (e.g. --root /)");
         return;
     }
-    const auto& l = opts.linux;
-    if (!l.args.empty() || !l.env.empty() || !l.share_dir.empty())
-        throw std::invalid_argument("guest arguments after --, --env and --share need a Linux-ABI guest (a static Linux executable)");
+    if (!l.args.empty() || !l.env.empty() || !l.share_dir.empty() || !l.root_dir.empty())
+        throw std::invalid_argument("guest arguments after --, --env, --root and --share need a Linux-ABI guest (a Linux executable)");
     inspect_elf(file, opts.ram_bytes);
 }
 

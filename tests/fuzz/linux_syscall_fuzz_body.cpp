@@ -88,7 +88,7 @@ void run_linux_syscall_input(const uint8_t* data, size_t size) {
     layout.alias_tables_lo = 0xB000; // as a small guest's boot tables leave free
     layout.alias_tables_hi = KVMGPU_BOOT_TABLES_END;
     ServerOptions opts;
-    opts.share = std::make_shared<ShareRoot>(share_dir(), true);
+    opts.share = std::make_shared<GuestFs>(std::vector<MountSpec>{{"/", share_dir(), true}});
     opts.console_text = [](std::string_view) {};
     SyscallServer server(mem, layout, opts);
     // As at a VM's end: futex waits check their arguments and return EINTR instead of waiting.

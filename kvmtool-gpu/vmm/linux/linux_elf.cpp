@@ -37,20 +37,38 @@ struct Checked {
     std::vector<Segment> segs;
 };
 
-Checked check(const ImageSource& file, uint64_t limit) {
+// PT_INTERP: a path of 1..kMaxInterpPath-1 bytes inside the file, ending
+// in its only NUL, and only one such header.
+std::string interp_path(const ImageSource& file, const Elf64_Phdr& ph) {
+    uint64_t end;
+    if (ph.p_filesz < 2 || ph.p_filesz > kMaxInterpPath) refuse("interpreter path: bad length");
+    if (__builtin_add_overflow(ph.p_offset, ph.p_filesz, &end) || end > file.size())
+        refuse("interpreter path lies past the end of the file (truncated?)");
+    std::string path(ph.p_filesz, '\0');
+    file.read(ph.p_offset, path.data(), ph.p_filesz);
+    if (path.back() != '\0' || path.find('\0') != path.size() - 1) refuse("interpreter path: not one NUL-terminated string");
+    path.pop_back();
+    return path;
+}
+
+Checked check(const ImageSource& file, uint64_t dyn_base, uint64_t limit) {
     const auto eh = checked_header(file);
     if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)
         refuse("not an executable (e_type " + std::to_string(eh.e_type) + ")");
     const auto phs = program_headers(file, eh);
     Checked c;
     c.image.pie = eh.e_type == ET_DYN;
-    c.image.base = c.image.pie ? KVMGPU_LINUX_PIE_BASE : 0;
+    if (dyn_base % 4096) refuse("load address " + hex(dyn_base) + " not page aligned");
+    c.image.base = c.image.pie ? dyn_base : 0;
     const uint64_t base = c.image.base;
     uint64_t phdr_offset_in_file = eh.e_phoff, phdr_addr = 0;
     bool phdr_found = false;
     for (size_t i = 0; i < phs.size(); ++i) {
         const auto& ph = phs[i];
-        if (ph.p_type == PT_INTERP) refuse("dynamic executable: build with -static");
+        if (ph.p_type == PT_INTERP) {
+            if (!c.image.interp.empty()) refuse("more than one interpreter (PT_INTERP)");
+            c.image.interp = interp_path(file, ph);
+        }
         if (ph.p_type != PT_LOAD || ph.p_memsz == 0) continue;
         uint64_t addr, mem_end, file_end;
         if (__builtin_add_overflow(ph.p_vaddr, base, &addr) || __builtin_add_overflow(addr, ph.p_memsz, &mem_end))
@@ -61,6 +79,7 @@ Checked check(const ImageSource& file, uint64_t limit) {
             refuse(where + ": data lies past the end of the file (truncated?)");
         if (ph.p_align > 1 && ((ph.p_align & (ph.p_align - 1)) || (ph.p_vaddr - ph.p_offset) % std::min<uint64_t>(ph.p_align, 4096)))
             refuse(where + ": bad alignment");
+        if (ph.p_align > c.image.align) c.image.align = ph.p_align;
         if (addr < KVMGPU_IMAGE_BASE) refuse(where + ": below " + hex(KVMGPU_IMAGE_BASE) + " (the VMM's boot area)");
         if (mem_end > limit) refuse(where + ": ends at " + hex(mem_end) + ", beyond the " + hex(limit) + " a program may use in this guest (--mem)");
         if (phdr_offset_in_file >= ph.p_offset && phdr_offset_in_file - ph.p_offset < ph.p_filesz &&
@@ -96,18 +115,27 @@ ImageKind classify_image(const ImageSource& file) {
     const auto eh = checked_header(file);
     const auto phs = program_headers(file, eh);
     bool only_load = true;
-    for (const auto& ph : phs) {
-        if (ph.p_type == PT_INTERP) refuse("dynamic executable: build with -static");
+    for (const auto& ph : phs)
         if (ph.p_type != PT_LOAD) only_load = false;
-    }
     if (eh.e_type == ET_EXEC && only_load) return ImageKind::Project;
     return ImageKind::Linux;
 }
 
-LinuxImage inspect_linux_elf(const ImageSource& file, uint64_t limit) { return check(file, limit).image; }
+LinuxImage inspect_linux_elf(const ImageSource& file, uint64_t limit) {
+    return check(file, KVMGPU_LINUX_PIE_BASE, limit).image;
+}
+
+LinuxImage inspect_linux_elf_at(const ImageSource& file, uint64_t dyn_base, uint64_t limit) {
+    return check(file, dyn_base, limit).image;
+}
 
 LinuxImage load_linux_elf(const ImageSource& file, const memmap::GuestMemory& mem, uint64_t limit) {
-    const auto c = check(file, limit);
+    return load_linux_elf_at(file, mem, KVMGPU_LINUX_PIE_BASE, limit);
+}
+
+LinuxImage load_linux_elf_at(const ImageSource& file, const memmap::GuestMemory& mem, uint64_t dyn_base,
+                             uint64_t limit) {
+    const auto c = check(file, dyn_base, limit);
     for (const auto& s : c.segs) {
         auto dst = mem.translate(memmap::GuestPhysAddr{s.addr}, s.memsz);
         if (!dst) refuse("segment at " + hex(s.addr) + " is not inside guest RAM");

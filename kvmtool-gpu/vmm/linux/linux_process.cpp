@@ -3,13 +3,18 @@
 #include <elf.h>
 #include <sys/utsname.h>
 
+#include <cpuid.h>
+#include <fcntl.h>
 #include <x86intrin.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <stdexcept>
 
 #include "kvmtool-gpu/abi/linux_abi.h"
+#include "kvmtool-gpu/vmm/linux/linux_interp.h"
 #include "kvmtool-gpu/vmm/linux/linux_stack.h"
 #include "kvmtool-gpu/vmm/linux/user_return.h"
 
@@ -47,7 +52,62 @@ std::string base_name(const std::string& path) {
     const auto slash = path.find_last_of('/');
     return slash == std::string::npos ? path : path.substr(slash + 1);
 }
+
+// Linux's AT_MINSIGSTKSZ is the size of its signal frame: the XSAVE area
+// of the features enabled (CPUID.(EAX=0DH,ECX=0):EBX) plus the frame's own
+// registers; 1 KiB stands in for the latter (no signal is delivered here
+// yet, so it only sizes the stacks sigaltstack users allocate).
+uint64_t min_signal_stack() {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid_count(0xd, 0, &a, &b, &c, &d) || b == 0) return 2048; // MINSIGSTKSZ
+    return (uint64_t{b} + 1024 + 63) & ~uint64_t{63};
+}
 } // namespace
+
+std::vector<std::pair<uint64_t, uint64_t>> linux_auxv(const LinuxImage& exe, uint64_t interp_base, uint64_t hwcap) {
+    return {{AT_PHDR, exe.phdr},     {AT_PHENT, sizeof(Elf64_Phdr)}, {AT_PHNUM, exe.phnum},
+            {AT_PAGESZ, kPage},      {AT_BASE, interp_base},         {AT_FLAGS, 0},
+            {AT_ENTRY, exe.entry},   {AT_UID, 0},                    {AT_EUID, 0},
+            {AT_GID, 0},             {AT_EGID, 0},                   {AT_SECURE, 0},
+            {AT_CLKTCK, 100},        {AT_HWCAP, hwcap},              {AT_HWCAP2, 0},
+            {kAtMinSigStkSz, min_signal_stack()},
+            {AT_KVMGPU_BOOT_INFO, KVMGPU_BOOT_INFO_GPA}};
+}
+
+std::vector<MountSpec> guest_mounts(const LinuxGuestOptions& opts) {
+    std::vector<MountSpec> mounts;
+    if (!opts.root_dir.empty()) mounts.push_back({"/", opts.root_dir, true, "--root"});
+    if (!opts.share_dir.empty()) {
+        std::string at = opts.share_guest_path;
+        if (at.empty() && !opts.root_dir.empty()) at = std::filesystem::absolute(opts.share_dir).lexically_normal().string();
+        if (at.empty()) at = "/";
+        mounts.push_back({at, opts.share_dir, opts.share_read_only});
+    }
+    return mounts;
+}
+
+std::string guest_exe_path(const std::string& exe_path, const std::string& root_dir) {
+    const std::string fallback = "/" + base_name(exe_path);
+    if (root_dir.empty()) return fallback;
+    namespace fs = std::filesystem;
+    // As given (a shell's argv[0] keeps the symlink named: /usr/bin/python3),
+    // else with every link resolved.
+    auto inside = [](const fs::path& exe, const fs::path& root) -> std::string {
+        const auto rel = exe.lexically_relative(root);
+        if (rel.empty() || *rel.begin() == "..") return "";
+        return GuestFs::normalize("/" + rel.string());
+    };
+    std::error_code ec;
+    auto root_abs = fs::absolute(root_dir, ec).lexically_normal();
+    if (ec) return fallback;
+    if (!root_abs.has_filename() && root_abs != root_abs.root_path()) root_abs = root_abs.parent_path(); // "dir/"
+    std::string at = inside(fs::absolute(exe_path, ec).lexically_normal(), root_abs);
+    if (!at.empty()) return at;
+    const auto exe = fs::canonical(exe_path, ec);
+    const auto root = ec ? fs::path() : fs::canonical(root_dir, ec);
+    if (!ec) at = inside(exe, root);
+    return at.empty() ? fallback : at;
+}
 
 RamPlan plan_ram(uint64_t ram) {
     RamPlan p{};
@@ -69,19 +129,38 @@ LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& m
     const uint64_t brk_start = (image_.end + kPage - 1) & ~(kPage - 1);
     if (brk_start >= plan.guard_lo) throw std::invalid_argument("guest RAM too small for this program (--mem)");
 
+    ServerOptions so;
+    const auto mounts = guest_mounts(opts);
+    if (!mounts.empty()) so.share = std::make_shared<GuestFs>(mounts);
+    so.exe_host_path = exe_path;
+    so.exe_guest_path = guest_exe_path(exe_path, opts.root_dir);
+
+    // A dynamic executable starts in its interpreter, read from the guest's
+    // root and placed at the top of the area below the stack.
+    start_ = image_.entry;
+    uint64_t interp_pages_end = 0;
+    if (!image_.interp.empty()) {
+        const std::string what = "interpreter " + image_.interp;
+        if (!so.share) throw ImageError("guest image refused: dynamic executable: its " + what + " needs --root (e.g. --root /)");
+        const int fd = so.share->open(-1, image_.interp, O_RDONLY, 0);
+        if (fd < 0) throw ImageError("guest image refused: " + what + ": " + std::strerror(-fd) + " in the guest's root");
+        const FdImage interp(UniqueFd(fd), what);
+        const uint64_t base = place_interpreter(interp, brk_start, plan.guard_lo);
+        interp_ = load_linux_elf_at(interp, mem, base, plan.guard_lo);
+        start_ = interp_->entry;
+        interp_pages_end = (interp_->end + kPage - 1) & ~(kPage - 1);
+    }
+
     boot.linux_abi = true;
     boot.guard_2m_gpa = plan.guard_lo;
-    boot.entry = image_.entry;
+    boot.entry = start_;
     boot.image_end = image_.end;
     write_boot_structures(mem, boot);
 
-    ServerOptions so;
-    if (!opts.share_dir.empty()) so.share = std::make_shared<ShareRoot>(opts.share_dir, opts.share_read_only);
     so.console_text = std::move(console_text);
     const std::optional<uint64_t> seed = opts.seeded ? std::optional<uint64_t>(boot.seed) : std::nullopt;
     so.seed = seed;
     so.max_fds = opts.max_fds;
-    const std::string exe_name = base_name(exe_path);
     struct utsname u {};
     if (::uname(&u) == 0) so.kernel_release = u.release;
 
@@ -98,20 +177,16 @@ LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& m
     layout.alias_tables_lo = boot_tables_end(ram, true);
     layout.alias_tables_hi = KVMGPU_BOOT_TABLES_END;
 
-    // Start-up stack: argv[0] is the program's file name, as a shell gives it.
+    // Start-up stack: argv[0] is the program's name as a shell gives it:
+    // its file name, or with a root the path the guest knows it by.
     StartupInfo info;
-    info.argv.push_back(exe_name);
+    info.argv.push_back(opts.root_dir.empty() ? base_name(exe_path) : so.exe_guest_path);
     info.argv.insert(info.argv.end(), opts.args.begin(), opts.args.end());
-    info.envp = {"HOME=/", "PATH=/", "TERM=dumb"};
+    info.envp = {"HOME=/", opts.root_dir.empty() ? "PATH=/" : "PATH=/usr/local/bin:/usr/bin:/bin", "TERM=dumb"};
     info.envp.insert(info.envp.end(), opts.env.begin(), opts.env.end());
-    info.execfn = "/" + exe_name;
+    info.execfn = so.exe_guest_path;
     info.random = startup_random(seed);
-    info.auxv = {{AT_PHDR, image_.phdr},   {AT_PHENT, sizeof(Elf64_Phdr)}, {AT_PHNUM, image_.phnum},
-                 {AT_PAGESZ, kPage},       {AT_BASE, 0},                   {AT_FLAGS, 0},
-                 {AT_ENTRY, image_.entry}, {AT_UID, 0},                    {AT_EUID, 0},
-                 {AT_GID, 0},              {AT_EGID, 0},                   {AT_SECURE, 0},
-                 {AT_CLKTCK, 100},         {AT_HWCAP, hwcap},              {AT_HWCAP2, 0},
-                 {AT_KVMGPU_BOOT_INFO, KVMGPU_BOOT_INFO_GPA}};
+    info.auxv = linux_auxv(image_, interp_ ? interp_->base : 0, hwcap);
     if (vdso_) {
         // The clock page stays invalid (the vDSO makes system calls) until
         // prepare_vcpu has read the vCPU's TSC.
@@ -129,15 +204,17 @@ LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& m
     sp_ = stack.sp;
 
     server_ = std::make_unique<SyscallServer>(mem, std::move(layout), std::move(so));
-    // The program's own pages and the stub area below it are not the allocator's.
+    // The program's own pages and the stub area below it are not the
+    // allocator's, nor the interpreter's.
     server_->address_space().reserve(image_.lowest, brk_start);
+    if (interp_) server_->address_space().reserve(interp_->lowest, interp_pages_end);
 }
 
 void LinuxProcess::prepare_vcpu(VcpuFd& vcpu, bool sync_regs) {
     sync_regs_ = sync_regs;
     vcpu.set_sregs(linux_sregs(vcpu.sregs()));
     vcpu.set_msrs(linux_syscall_msrs());
-    kvm_regs r = entry_regs(image_.entry);
+    kvm_regs r = entry_regs(start_);
     r.rdi = 0; // no boot-info pointer: the ABI's registers are all 0 but RSP
     r.rsp = sp_;
     r.rflags = kUserRflags;

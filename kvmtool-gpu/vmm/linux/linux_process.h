@@ -18,6 +18,7 @@
 #include "kvmtool-gpu/vmm/boot_state.h"
 #include "kvmtool-gpu/vmm/linux/guest_clock.h"
 #include "kvmtool-gpu/vmm/linux/linux_elf.h"
+#include "kvmtool-gpu/vmm/linux/root_fs.h"
 #include "kvmtool-gpu/vmm/linux/syscall_server.h"
 
 namespace kvmgpu::linux_abi {
@@ -25,7 +26,9 @@ namespace kvmgpu::linux_abi {
 struct LinuxGuestOptions {
     std::vector<std::string> args;  // argv[1..]
     std::vector<std::string> env;   // "K=V", after the defaults HOME=/ PATH=/ TERM=dumb
+    std::string root_dir;           // --root: the guest's "/", read-only; empty: none
     std::string share_dir;          // empty: no files
+    std::string share_guest_path;   // where the share appears; empty: "/" without a root, else its host path
     bool share_read_only = false;
     bool sync_regs = true;          // exchange registers through kvm_run where KVM can (--no-sync-regs: ioctls)
     bool vdso = true;               // clocks without a system call (--no-vdso: every clock read is one)
@@ -46,6 +49,17 @@ RamPlan plan_ram(uint64_t ram);
 
 // "mmap returned -12" for the run's last-state report.
 std::string describe_call(const SyscallOutcome& call);
+// The mounts the options ask for (root_fs.h): --root at "/" read-only, the
+// share at its guest path. Empty: no files.
+std::vector<MountSpec> guest_mounts(const LinuxGuestOptions& opts);
+// The auxiliary vector's numbers for `exe` (AT_RANDOM, AT_EXECFN,
+// AT_PLATFORM are linux_stack's; AT_SYSINFO_EHDR the vDSO's): AT_BASE is
+// the interpreter's load bias (0: static), AT_ENTRY the program's entry.
+constexpr uint64_t kAtMinSigStkSz = 51; // AT_MINSIGSTKSZ (older elf.h lack it)
+std::vector<std::pair<uint64_t, uint64_t>> linux_auxv(const LinuxImage& exe, uint64_t interp_base, uint64_t hwcap);
+// The executable's path as the guest sees it: its place under --root when it
+// lies there, else "/" and its file name.
+std::string guest_exe_path(const std::string& exe_path, const std::string& root_dir);
 
 class LinuxProcess {
 public:
@@ -85,6 +99,8 @@ public:
     std::string port_refusal(VcpuFd& vcpu, uint16_t port, bool in) const;
 
     const LinuxImage& image() const { return image_; }
+    // The interpreter of a dynamic executable (nullopt: static).
+    const std::optional<LinuxImage>& interpreter() const { return interp_; }
     const SyscallServer& server() const { return *server_; }
     SyscallServer& server() { return *server_; }
 
@@ -102,6 +118,8 @@ private:
     std::mutex clock_mu_; // one vCPU thread at a time moves the vDSO's clock
     Spawn spawn_;
     LinuxImage image_;
+    std::optional<LinuxImage> interp_;
+    uint64_t start_ = 0; // the first instruction: the interpreter's entry, or the program's
     uint64_t sp_ = 0;
     bool sync_regs_ = false;
     std::unique_ptr<SyscallServer> server_;

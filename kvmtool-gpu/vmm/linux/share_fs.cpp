@@ -1,5 +1,7 @@
 #include "kvmtool-gpu/vmm/linux/share_fs.h"
 
+#include "kvmtool-gpu/vmm/linux/pseudo_fs.h"
+
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
@@ -34,7 +36,12 @@ int ShareRoot::resolve(int dirfd, const std::string& path, uint64_t open_flags, 
     // symlinks stay inside it; /proc-style magic links are refused.
     how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | resolve_extra;
     const long fd = ::syscall(SYS_openat2, dirfd < 0 ? root_.get() : dirfd, path.c_str(), &how, sizeof how);
-    return fd < 0 ? -errno : static_cast<int>(fd);
+    if (fd < 0) return -errno;
+    if (on_pseudo_fs(static_cast<int>(fd))) { // the host's /proc, /sys, ...: not the guest's
+        ::close(static_cast<int>(fd));
+        return -ENOENT;
+    }
+    return static_cast<int>(fd);
 }
 
 int ShareRoot::open(int dirfd, const std::string& path, uint64_t flags, uint64_t mode) const {

@@ -28,7 +28,7 @@
 #include "kvmtool-gpu/util/syscall_names.h"
 #include "kvmtool-gpu/vmm/linux/fd_table.h"
 #include "kvmtool-gpu/vmm/linux/guest_mmap.h"
-#include "kvmtool-gpu/vmm/linux/share_fs.h"
+#include "kvmtool-gpu/vmm/linux/root_fs.h"
 #include "kvmtool-gpu/vmm/linux/user_memory.h"
 
 namespace kvmgpu::linux_abi {
@@ -77,7 +77,9 @@ struct ProcessLayout {
 constexpr uint64_t kConsoleChunk = 64 * 1024;
 
 struct ServerOptions {
-    std::shared_ptr<const ShareRoot> share;               // null: no files
+    std::shared_ptr<const GuestFs> share;                 // the root and shares (root_fs.h); null: no files
+    std::string exe_host_path;                            // /proc/self/exe opens this file
+    std::string exe_guest_path = "/";                     // and reads as this link
     std::function<void(std::string_view)> console_text;   // stdout and stderr bytes
     // getrandom's bytes: with a seed (--seed), a generator's, so runs repeat;
     // without one, the host's getrandom(2), as unpredictable as Linux's.
@@ -151,6 +153,13 @@ private:
     int64_t sys_dup(uint64_t oldfd, int64_t newfd, uint64_t flags, bool dup3);
     // A share directory descriptor for *at calls: -1 for the root, or -errno.
     int dir_host_fd(int64_t dirfd) const;
+    // syscalls_proc_files.cpp: the files the VMM makes up (/proc/self/exe,
+    // /dev/null, /dev/stdout, /sys/devices/system/cpu/online, ...), for a
+    // path that is absolute or relative to AT_FDCWD; nullopt for any other path.
+    std::optional<int64_t> open_special(int64_t dirfd, const std::string& path, uint64_t flags);
+    std::optional<int64_t> stat_special(int64_t dirfd, const std::string& path, uint64_t buf);
+    std::optional<int64_t> readlink_special(int64_t dirfd, const std::string& path, uint64_t buf, uint64_t len);
+    std::optional<int64_t> access_special(int64_t dirfd, const std::string& path, uint64_t mode);
     // syscalls_process.cpp
     int64_t sys_arch_prctl(uint64_t code, uint64_t addr, CpuState& cpu);
     int64_t sys_uname(uint64_t buf);

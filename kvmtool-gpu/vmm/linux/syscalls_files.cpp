@@ -100,6 +100,7 @@ int64_t SyscallServer::sys_iov(uint64_t fd, uint64_t iov, uint64_t count, bool w
 int64_t SyscallServer::sys_openat(int64_t dirfd, uint64_t path_addr, uint64_t flags, uint64_t mode) {
     auto [path, err] = user_.string(path_addr, kPathMax);
     if (err) return err;
+    if (auto special = open_special(dirfd, path, flags)) return *special;
     if (!opts_.share) return -ENOENT; // no --share: no file system
     const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
     if (dir < -1) return dir;
@@ -135,6 +136,7 @@ int64_t SyscallServer::sys_newfstatat(int64_t dirfd, uint64_t path_addr, uint64_
         if (::fstat(opts_.share->fd(), &st) != 0) return -errno;
         return user_.write_obj(buf, st) ? 0 : -EFAULT;
     }
+    if (auto special = stat_special(dirfd, path, buf)) return *special;
     if (!opts_.share) return -ENOENT;
     const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
     if (dir < -1) return dir;
@@ -163,7 +165,8 @@ int64_t SyscallServer::sys_readlinkat(int64_t dirfd, uint64_t path_addr, uint64_
     if (static_cast<int64_t>(len) <= 0) return -EINVAL;
     if (!user_.span(buf, len)) return -EFAULT; // the whole buffer, not just the target's bytes
     len = std::min<uint64_t>(len, kPathMax); // a link's target is never longer
-    if (!opts_.share) return -ENOENT; // /proc/self/exe included: there is no /proc
+    if (auto special = readlink_special(dirfd, path, buf, len)) return *special;
+    if (!opts_.share) return -ENOENT;
     const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
     if (dir < -1) return dir;
     char target[kPathMax];
@@ -176,14 +179,15 @@ int64_t SyscallServer::sys_faccessat(int64_t dirfd, uint64_t path_addr, uint64_t
     if (mode & ~uint64_t{7}) return -EINVAL;
     auto [path, err] = user_.string(path_addr, kPathMax);
     if (err) return err;
+    if (auto special = access_special(dirfd, path, mode)) return *special;
     if (!opts_.share) return -ENOENT;
     const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
     if (dir < -1) return dir;
     struct stat st {};
     const int rc = opts_.share->stat(dir, path, true, &st);
     if (rc < 0) return rc;
-    // The guest runs as root: existence decides, except writes to a read-only share.
-    if ((mode & W_OK) && opts_.share->read_only()) return -EROFS;
+    // The guest runs as root: existence decides, except writes to a read-only mount.
+    if ((mode & W_OK) && opts_.share->read_only_at(dir, path)) return -EROFS;
     if ((mode & X_OK) && !S_ISDIR(st.st_mode) && !(st.st_mode & 0111)) return -EACCES;
     return 0;
 }

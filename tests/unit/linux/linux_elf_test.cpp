@@ -1,15 +1,20 @@
 // Static Linux executables: told apart from project images, every header
 // field checked, segments loaded at their virtual addresses (a static-pie
-// at KVMGPU_LINUX_PIE_BASE), AT_PHDR found.
+// at KVMGPU_LINUX_PIE_BASE), AT_PHDR found; PT_INTERP's path and the
+// interpreter's placement as hostile input.
 #include <elf.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string_view>
 #include <vector>
 
 #include "kvmtool-gpu/abi/linux_abi.h"
 #include "kvmtool-gpu/vmm/linux/linux_elf.h"
+#include "kvmtool-gpu/vmm/linux/linux_interp.h"
 #include "memmap/backing.h"
 #include "tests/support/tiny_elf.h"
 
@@ -82,16 +87,45 @@ TEST(LinuxElf, ProjectImagesAndLinuxExecutablesAreToldApart) {
     EXPECT_EQ(classify(only_load.bytes()), ImageKind::Project); // guest.ld's shape, whoever linked it
 }
 
-TEST(LinuxElf, DynamicExecutablesAreRefusedWithTheAdvice) {
-    LinuxElf e;
-    e.ph.push_back(LinuxElf::seg(PT_INTERP, PF_R, 0x200, 0x400200, 0x1c, 0x1c));
-    try {
-        classify(e.bytes());
-        FAIL() << "a PT_INTERP was accepted";
-    } catch (const ImageError& err) {
-        EXPECT_NE(std::string(err.what()).find("dynamic executable: build with -static"), std::string::npos);
-    }
-    EXPECT_NE(refusal(e.bytes()).find("dynamic executable: build with -static"), std::string::npos);
+// PT_INTERP: the path is read and checked as hostile bytes.
+TEST(LinuxElf, InterpreterPathIsReadAndChecked) {
+    // The header says `len` bytes at `off`; the file holds `path`'s bytes there (its NUL included).
+    auto with_interp = [](std::string_view path, uint64_t len, uint64_t off = 0x200) {
+        LinuxElf e;
+        e.ph.push_back(LinuxElf::seg(PT_INTERP, PF_R, off, 0x400000 + off, len, len));
+        auto b = e.bytes();
+        if (off < b.size()) std::memcpy(b.data() + off, path.data(), std::min<uint64_t>(path.size(), b.size() - off));
+        return b;
+    };
+    const char good[] = "/lib64/ld-linux-x86-64.so.2";
+    const std::string_view g(good, sizeof good);
+    EXPECT_EQ(classify(with_interp(g, sizeof good)), ImageKind::Linux);
+    EXPECT_EQ(inspect(with_interp(g, sizeof good)).interp, good);
+    EXPECT_EQ(inspect(LinuxElf().bytes()).interp, "");
+    EXPECT_NE(refusal(with_interp(std::string_view("/lib/ld.so!", 11), 11)).find("not one NUL-terminated string"), std::string::npos);
+    EXPECT_NE(refusal(with_interp(std::string_view("/lib\0/ld.so", 12), 12)).find("not one NUL-terminated string"), std::string::npos);
+    EXPECT_NE(refusal(with_interp(std::string_view("", 1), 1)).find("interpreter path: bad length"), std::string::npos);
+    EXPECT_NE(refusal(with_interp(g, 5000)).find("interpreter path: bad length"), std::string::npos);
+    EXPECT_NE(refusal(with_interp(g, sizeof good, 0x1ff0)).find("past the end"), std::string::npos);
+    EXPECT_NE(refusal(with_interp(g, sizeof good, ~0ull - 4)).find("past the end"), std::string::npos);
+    LinuxElf twice;
+    twice.ph.push_back(LinuxElf::seg(PT_INTERP, PF_R, 0x200, 0x400200, sizeof good, sizeof good));
+    twice.ph.push_back(LinuxElf::seg(PT_INTERP, PF_R, 0x200, 0x400200, sizeof good, sizeof good));
+    auto b = twice.bytes();
+    std::memcpy(b.data() + 0x200, good, sizeof good);
+    EXPECT_NE(refusal(b).find("more than one interpreter"), std::string::npos);
+}
+
+// An ET_DYN goes where it is told: the interpreter's placement.
+TEST(LinuxElf, SharedObjectLoadsAtTheBiasGiven) {
+    const auto bytes = LinuxElf(true).bytes();
+    const auto img = inspect_linux_elf_at(ImageBytes(bytes), 0x1200000, kLimit);
+    EXPECT_EQ(img.base, 0x1200000u);
+    EXPECT_EQ(img.entry, 0x1201000u);
+    EXPECT_EQ(img.lowest, 0x1200000u);
+    EXPECT_THROW(inspect_linux_elf_at(ImageBytes(bytes), 0x1200010, kLimit), ImageError); // not page aligned
+    EXPECT_THROW(inspect_linux_elf_at(ImageBytes(bytes), kLimit - 0x2000, kLimit), ImageError); // past the limit
+    EXPECT_THROW(inspect_linux_elf_at(ImageBytes(bytes), ~0ull & ~0xfffull, kLimit), ImageError); // wraps
 }
 
 TEST(LinuxElf, StaticExecutableIsInspectedAtItsAddresses) {
@@ -158,6 +192,76 @@ TEST(LinuxElf, LoadCopiesFileBytesAndZeroesTheRest) {
     Elf64_Ehdr eh;
     std::memcpy(&eh, host->data() + 0x400000, sizeof eh);
     EXPECT_EQ(eh.e_machine, EM_X86_64); // the headers are where AT_PHDR says
+}
+
+
+// The interpreter: a shared object, placed at the top of [lo, hi) on its
+// alignment, refused when it is anything else or does not fit.
+TEST(LinuxInterp, PlacedAtTheTopAlignedAndChecked) {
+    constexpr uint64_t lo = 0x800000, hi = 0x1e00000;
+    const auto so = LinuxElf(true).bytes(); // pages [0, 0x6000): code, then data and .bss
+    const uint64_t base = place_interpreter(ImageBytes(so), lo, hi);
+    EXPECT_EQ(base % 4096, 0u);
+    EXPECT_EQ(base, hi - 0x6000);
+    const auto img = inspect_linux_elf_at(ImageBytes(so), base, hi);
+    EXPECT_LE(img.end, hi);
+
+    LinuxElf aligned(true);
+    aligned.ph[0].p_align = aligned.ph[1].p_align = 0x200000;
+    EXPECT_EQ(place_interpreter(ImageBytes(aligned.bytes()), lo, hi) % 0x200000, 0u);
+    LinuxElf huge_align(true); // legal ELF, capped at 2 MiB
+    huge_align.ph[0].p_align = 1ull << 62;
+    EXPECT_EQ(place_interpreter(ImageBytes(huge_align.bytes()), lo, hi) % kMaxInterpAlign, 0u);
+
+    auto refused_in = [&](std::vector<uint8_t> b, uint64_t l, uint64_t h) -> std::string {
+        try {
+            place_interpreter(ImageBytes(b), l, h);
+        } catch (const ImageError& e) {
+            return e.what();
+        }
+        return "accepted";
+    };
+    auto refused = [&](std::vector<uint8_t> b) { return refused_in(std::move(b), lo, hi); };
+    EXPECT_NE(refused(LinuxElf(false).bytes()).find("not a shared object"), std::string::npos);
+    LinuxElf chained(true);
+    const char path[] = "/lib/other.so";
+    chained.ph.push_back(LinuxElf::seg(PT_INTERP, PF_R, 0x200, 0x200, sizeof path, sizeof path));
+    auto c = chained.bytes();
+    std::memcpy(c.data() + 0x200, path, sizeof path);
+    EXPECT_NE(refused(c).find("names an interpreter of its own"), std::string::npos);
+    EXPECT_NE(refused_in(so, lo, lo + 0x5000).find("do not fit"), std::string::npos);
+    EXPECT_NE(refused_in(so, hi, lo).find("do not fit"), std::string::npos);
+    LinuxElf far(true); // a segment far up: its span cannot fit
+    far.ph[1].p_vaddr = (1ull << 40) + 0x800;
+    EXPECT_NE(refused(far.bytes()).find("fit"), std::string::npos);
+    EXPECT_NE(refused(std::vector<uint8_t>(so.begin(), so.begin() + 100)).find("guest image refused"), std::string::npos);
+    // Every prefix of the file is refused or placed inside [lo, hi): never out of it.
+    for (size_t n = 0; n < so.size(); n += 97) {
+        try {
+            const uint64_t b = place_interpreter(ImageBytes(std::span(so.data(), n)), lo, hi);
+            EXPECT_GE(b, lo);
+            EXPECT_LE(inspect_linux_elf_at(ImageBytes(std::span(so.data(), n)), b, hi).end, hi);
+        } catch (const ImageError&) {
+        }
+    }
+}
+
+TEST(LinuxInterp, FdImageReadsARegularFileOnly) {
+    EXPECT_THROW(FdImage(UniqueFd(::open("/dev/null", O_RDONLY)), "null"), ImageError);
+    EXPECT_THROW(FdImage(UniqueFd(::open("/", O_RDONLY | O_DIRECTORY)), "dir"), ImageError);
+    EXPECT_THROW(FdImage(UniqueFd(), "none"), ImageError);
+    char tmpl[] = "/tmp/kvmgpu-fdimage-XXXXXX";
+    const int fd = mkstemp(tmpl);
+    ASSERT_GE(fd, 0);
+    ::unlink(tmpl);
+    ASSERT_EQ(::write(fd, "0123456789", 10), 10);
+    const FdImage img(UniqueFd(fd), "tmp");
+    EXPECT_EQ(img.size(), 10u);
+    char buf[4] = {};
+    img.read(6, buf, 4);
+    EXPECT_EQ(std::string(buf, 4), "6789");
+    EXPECT_THROW(img.read(8, buf, 4), ImageError);
+    EXPECT_THROW(img.read(~0ull, buf, 2), ImageError);
 }
 
 } // namespace

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "kvmtool-gpu/abi/linux_abi.h"
+#include "kvmtool-gpu/vmm/linux/linux_process.h"
 #include "kvmtool-gpu/vmm/linux/linux_stack.h"
 
 namespace kvmgpu::linux_abi {
@@ -104,6 +105,41 @@ TEST(StartupRandom, SeededRepeatsUnseededDiffers) {
     EXPECT_EQ(startup_random(5), startup_random(5));
     EXPECT_NE(startup_random(5), startup_random(6));
     EXPECT_NE(startup_random(std::nullopt), startup_random(std::nullopt));
+}
+
+// The numbers of the auxiliary vector a dynamic executable's interpreter
+// reads: AT_BASE its own bias, AT_ENTRY/AT_PHDR the program's, as Linux gives.
+TEST(LinuxAuxv, DynamicExecutableGetsWhatLinuxGives) {
+    LinuxImage exe;
+    exe.entry = 0x401040;
+    exe.phdr = 0x400040;
+    exe.phnum = 13;
+    std::map<uint64_t, uint64_t> aux;
+    for (const auto& [k, v] : linux_auxv(exe, 0x1f00000, 0xbfebfbff)) {
+        EXPECT_EQ(aux.count(k), 0u) << "AT " << k << " twice";
+        aux[k] = v;
+    }
+    EXPECT_EQ(aux.at(AT_BASE), 0x1f00000u);
+    EXPECT_EQ(aux.at(AT_ENTRY), 0x401040u);
+    EXPECT_EQ(aux.at(AT_PHDR), 0x400040u);
+    EXPECT_EQ(aux.at(AT_PHNUM), 13u);
+    EXPECT_EQ(aux.at(AT_PHENT), sizeof(Elf64_Phdr));
+    EXPECT_EQ(aux.at(AT_PAGESZ), 4096u);
+    EXPECT_EQ(aux.at(AT_SECURE), 0u);
+    EXPECT_EQ(aux.at(AT_HWCAP), 0xbfebfbffu);
+    EXPECT_EQ(aux.at(AT_CLKTCK), 100u);
+    for (uint64_t id : {AT_UID, AT_EUID, AT_GID, AT_EGID}) EXPECT_EQ(aux.at(id), 0u);
+    EXPECT_GE(aux.at(kAtMinSigStkSz), 2048u); // at least MINSIGSTKSZ
+    EXPECT_EQ(aux.at(kAtMinSigStkSz) % 64, 0u);
+    EXPECT_EQ(linux_auxv(exe, 0, 0).at(4).second, 0u); // static: AT_BASE 0
+    EXPECT_EQ(linux_auxv(exe, 0, 0).at(4).first, uint64_t{AT_BASE});
+    // On the stack with the pointer entries linux_stack adds.
+    StartupInfo info;
+    info.argv = {"/usr/bin/prog"};
+    info.execfn = "/usr/bin/prog";
+    info.auxv = linux_auxv(exe, 0x1f00000, 0);
+    const StartupStack st = build_startup_stack(0x800000, info);
+    EXPECT_EQ(st.sp % 16, 0u);
 }
 
 } // namespace

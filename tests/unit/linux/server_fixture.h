@@ -11,6 +11,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kvmtool-gpu/vmm/linux/syscall_server.h"
 #include "memmap/backing.h"
@@ -28,6 +29,7 @@ struct Server : ::testing::Test {
     CpuState cpu;
     std::filesystem::path dir;
     ServerOptions options{.seed = 5}; // what make() starts from (a test may change it first)
+    std::string exe;                    // ServerOptions::exe_host_path
 
     void make(bool with_share, bool read_only = false) {
         if (mem.regions().empty())
@@ -41,6 +43,8 @@ struct Server : ::testing::Test {
         l.unmapped = {{0, 4096}, {kGuard, 30 * kMiB}};
         ServerOptions o = options;
         if (!o.console_text) o.console_text = [this](std::string_view t) { console.append(t); };
+        o.exe_host_path = exe;
+        o.exe_guest_path = "/usr/bin/prog";
         if (with_share) {
             char tmpl[] = "/tmp/kvmgpu-server-XXXXXX";
             ASSERT_NE(mkdtemp(tmpl), nullptr);
@@ -48,7 +52,7 @@ struct Server : ::testing::Test {
             std::ofstream(dir / "in.txt") << "0123456789";
             std::filesystem::create_directory(dir / "sub");
             std::ofstream(dir / "sub" / "a") << "a";
-            o.share = std::make_shared<ShareRoot>(dir, read_only);
+            o.share = std::make_shared<GuestFs>(std::vector<MountSpec>{{"/", dir, read_only}});
         }
         server = std::make_unique<SyscallServer>(mem, l, o);
         ASSERT_TRUE(server->address_space().map_fixed(kBuf, kMiB, false));

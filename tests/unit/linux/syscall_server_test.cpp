@@ -149,6 +149,69 @@ TEST_F(Server, FilesInTheShare) {
     EXPECT_STREQ(reinterpret_cast<char*>(at(kBuf)), "/");
 }
 
+// The files the VMM makes up, with or without a share (syscalls_proc_files.cpp).
+TEST_F(Server, MadeUpFiles) {
+    exe = std::filesystem::read_symlink("/proc/self/exe"); // this test binary stands in for the guest program
+    make(false);
+    auto open_path = [&](const char* p, uint64_t flags = O_RDONLY) {
+        put(kBuf, p);
+        return ret(SYS_openat, static_cast<uint64_t>(-100), kBuf, flags);
+    };
+    // /dev/stdout by name: the console, as fd 1 is.
+    const int64_t out = open_path("/dev/stdout", O_WRONLY | O_CREAT | O_TRUNC);
+    ASSERT_GE(out, 3);
+    put(kBuf + 100, "by name\n");
+    EXPECT_EQ(ret(SYS_write, out, kBuf + 100, 8), 8);
+    EXPECT_EQ(console, "by name\n");
+    EXPECT_GE(open_path("/dev/fd/2", O_WRONLY), 3);
+    EXPECT_GE(open_path("/proc/self/fd/0"), 3);
+    EXPECT_EQ(open_path("/dev/fd/77"), -ENOENT);
+    EXPECT_EQ(open_path("/dev/fd/99999999"), -ENOENT);
+    // /dev/null and /dev/zero: the host's devices.
+    const int64_t null = open_path("/dev/null", O_RDWR);
+    ASSERT_GE(null, 3);
+    EXPECT_EQ(ret(SYS_write, null, kBuf, 100), 100);
+    EXPECT_EQ(ret(SYS_read, null, kBuf, 100), 0);
+    const int64_t zero = open_path("/dev/zero");
+    std::memset(at(kBuf + 4096), 0x55, 64);
+    EXPECT_EQ(ret(SYS_read, zero, kBuf + 4096, 64), 64);
+    EXPECT_EQ(at(kBuf + 4096)[63], 0);
+    EXPECT_GE(open_path("/dev/urandom"), 3);
+    // One CPU, as sched_getaffinity says; the file cannot be written.
+    const int64_t online = open_path("/sys/devices/system/cpu/online");
+    ASSERT_GE(online, 3);
+    EXPECT_EQ(ret(SYS_read, online, kBuf + 4096, 64), 2);
+    EXPECT_EQ(std::string(reinterpret_cast<char*>(at(kBuf + 4096)), 2), "0\n");
+    EXPECT_EQ(open_path("/sys/devices/system/cpu/online", O_WRONLY), -EACCES);
+    EXPECT_EQ(open_path("/sys/devices/system/cpu/cpu0"), -ENOENT); // nothing else of /sys
+    // /proc/self/exe: the program's bytes, and the path the guest knows it by.
+    const int64_t self = open_path("/proc/self/exe");
+    ASSERT_GE(self, 3);
+    EXPECT_EQ(ret(SYS_read, self, kBuf + 4096, 4), 4);
+    EXPECT_EQ(std::memcmp(at(kBuf + 4096), "\x7f" "ELF", 4), 0);
+    EXPECT_EQ(open_path("/proc/self/exe", O_RDWR), -ETXTBSY);
+    put(kBuf, "/proc/self/exe");
+    EXPECT_EQ(ret(SYS_readlink, kBuf, kBuf + 100, 100), 13);
+    EXPECT_EQ(std::string(reinterpret_cast<char*>(at(kBuf + 100)), 13), "/usr/bin/prog");
+    EXPECT_EQ(ret(SYS_readlink, kBuf, kRam - 2, 100), -EFAULT);
+    put(kBuf, "/dev/stdout");
+    EXPECT_EQ(ret(SYS_readlink, kBuf, kBuf + 100, 100), 15);
+    EXPECT_EQ(std::string(reinterpret_cast<char*>(at(kBuf + 100)), 15), "/proc/self/fd/1");
+    put(kBuf, "/dev/null");
+    EXPECT_EQ(ret(SYS_newfstatat, static_cast<uint64_t>(-100), kBuf, kBuf + 200, 0), 0);
+    struct stat st;
+    std::memcpy(&st, at(kBuf + 200), sizeof st);
+    EXPECT_TRUE(S_ISCHR(st.st_mode));
+    EXPECT_EQ(ret(SYS_access, kBuf, R_OK | W_OK), 0);
+    put(kBuf, "/proc/self/exe");
+    EXPECT_EQ(ret(SYS_access, kBuf, X_OK), 0);
+    EXPECT_EQ(ret(SYS_access, kBuf, W_OK), -EACCES);
+    // Only absolute paths, or relative to the cwd "/", are these files.
+    put(kBuf, "dev/null");
+    EXPECT_GE(ret(SYS_openat, static_cast<uint64_t>(-100), kBuf, O_RDONLY), 3);
+    EXPECT_EQ(ret(SYS_openat, 1, kBuf, O_RDONLY), -ENOENT); // no share: no file system for the rest
+}
+
 TEST_F(Server, DescriptorFloodEndsInEmfile) {
     make(true);
     put(kBuf, "in.txt");

@@ -1,0 +1,135 @@
+#include "kvmtool-gpu/vmm/linux/root_fs.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <stdexcept>
+
+namespace kvmgpu::linux_abi {
+
+namespace {
+size_t components(const std::string& normalized) {
+    return normalized == "/" ? 0 : static_cast<size_t>(std::count(normalized.begin(), normalized.end(), '/'));
+}
+} // namespace
+
+std::string GuestFs::normalize(const std::string& path) {
+    std::vector<std::string> parts;
+    size_t i = 0;
+    while (i <= path.size()) {
+        const size_t slash = std::min(path.find('/', i), path.size());
+        const std::string part = path.substr(i, slash - i);
+        if (part == "..") {
+            if (!parts.empty()) parts.pop_back();
+        } else if (!part.empty() && part != ".") {
+            parts.push_back(part);
+        }
+        i = slash + 1;
+    }
+    std::string out;
+    for (const auto& p : parts) out += "/" + p;
+    return out.empty() ? "/" : out;
+}
+
+GuestFs::GuestFs(const std::vector<MountSpec>& mounts) {
+    for (const auto& m : mounts) {
+        const std::string flag = m.flag + " ";
+        if (!m.guest_path.starts_with('/'))
+            throw std::runtime_error(flag + m.host_dir + ": guest path '" + m.guest_path + "' is not absolute");
+        const std::string at = normalize(m.guest_path);
+        for (const auto& [have, _] : mounts_)
+            if (have == at) throw std::runtime_error(flag + m.host_dir + ": " + at + " is mounted twice");
+        try {
+            mounts_.emplace_back(at, std::make_unique<ShareRoot>(m.host_dir, m.read_only));
+        } catch (const std::runtime_error& e) { // "--share DIR: why": name the flag given
+            const std::string why = e.what();
+            throw std::runtime_error(flag + why.substr(why.find(' ') + 1));
+        }
+    }
+    std::stable_sort(mounts_.begin(), mounts_.end(),
+                     [](const auto& a, const auto& b) { return components(a.first) > components(b.first); });
+}
+
+GuestFs::Located GuestFs::locate(const std::string& absolute_path) const {
+    const std::string n = normalize(absolute_path);
+    for (const auto& [at, share] : mounts_) {
+        if (at == "/") return {share.get(), n == "/" ? "." : n.substr(1)};
+        if (n == at) return {share.get(), "."};
+        if (n.starts_with(at) && n[at.size()] == '/') return {share.get(), n.substr(at.size() + 1)};
+    }
+    return {};
+}
+
+GuestFs::Target GuestFs::target(int dirfd, const std::string& path) const {
+    Target t;
+    if (path.empty()) {
+        t.err = -ENOENT;
+        return t;
+    }
+    if (dirfd >= 0 && !path.starts_with('/')) {
+        std::lock_guard lock(dirs_mu_);
+        const auto it = dirs_.find(dirfd);
+        struct stat st {};
+        if (it == dirs_.end() || ::fstat(dirfd, &st) != 0 || st.st_dev != it->second.dev || st.st_ino != it->second.ino) {
+            t.err = -EBADF;
+            return t;
+        }
+        t.mount = it->second.mount;
+        t.dirfd = dirfd;
+        t.path = path;
+        return t;
+    }
+    const std::string absolute = path.starts_with('/') ? path : "/" + path; // the guest's cwd is "/"
+    const Located where = locate(absolute);
+    if (!where.mount) {
+        t.err = -ENOENT;
+        return t;
+    }
+    t.mount = where.mount;
+    // In the root mount the path goes to openat2 as the guest wrote it
+    // (symlinks then ".." as the kernel takes them); elsewhere, its part
+    // under the mount point. A trailing slash still asks for a directory.
+    const bool root = mounts_.back().first == "/" && where.mount == mounts_.back().second.get();
+    t.path = root ? absolute : where.rest + (absolute.ends_with('/') && where.rest != "." ? "/" : "");
+    return t;
+}
+
+void GuestFs::remember_directory(int host_fd, const ShareRoot* mount) const {
+    struct stat st {};
+    if (::fstat(host_fd, &st) != 0 || !S_ISDIR(st.st_mode)) return;
+    std::lock_guard lock(dirs_mu_);
+    dirs_[host_fd] = {mount, st.st_dev, st.st_ino};
+}
+
+int GuestFs::open(int dirfd, const std::string& path, uint64_t flags, uint64_t mode) const {
+    const Target t = target(dirfd, path);
+    if (t.err) return t.err;
+    const int fd = t.mount->open(t.dirfd, t.path, flags, mode);
+    if (fd >= 0) remember_directory(fd, t.mount);
+    return fd;
+}
+
+int GuestFs::stat(int dirfd, const std::string& path, bool follow, struct stat* out) const {
+    const Target t = target(dirfd, path);
+    return t.err ? t.err : t.mount->stat(t.dirfd, t.path, follow, out);
+}
+
+long GuestFs::readlink(int dirfd, const std::string& path, char* buf, uint64_t len) const {
+    const Target t = target(dirfd, path);
+    return t.err ? t.err : t.mount->readlink(t.dirfd, t.path, buf, len);
+}
+
+bool GuestFs::read_only_at(int dirfd, const std::string& path) const {
+    const Target t = target(dirfd, path);
+    return t.err || t.mount->read_only();
+}
+
+int GuestFs::fd() const {
+    for (const auto& [at, share] : mounts_)
+        if (at == "/") return share->fd();
+    return -1;
+}
+
+} // namespace kvmgpu::linux_abi

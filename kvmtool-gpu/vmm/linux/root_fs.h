@@ -1,0 +1,88 @@
+// The guest's file system: host directories mounted at guest paths, the
+// only way guest paths reach the host's files. `--root DIR` is mounted at
+// "/" read-only (the system: ld.so, libraries, /etc); each `--share
+// DIR[:GUEST_PATH][:ro]` at its guest path (without --root, at "/", as
+// before). A path picks the mount whose guest path is its longest prefix,
+// after "." and ".." are taken lexically (so ".." never crosses out of a
+// mount except by naming another mount's path), and the rest resolves in
+// that mount's ShareRoot: openat2 with RESOLVE_IN_ROOT |
+// RESOLVE_NO_MAGICLINKS, so ".." and absolute symlinks stay inside it. A
+// path relative to a directory descriptor resolves inside that directory
+// (as ShareRoot does), with the writability of the mount it came from.
+// Files on the kernel's pseudo file systems are refused in every mount
+// (ShareRoot, pseudo_fs.h).
+// Results are Linux errno values (negative), never exceptions.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "kvmtool-gpu/vmm/linux/share_fs.h"
+
+namespace kvmgpu::linux_abi {
+
+struct MountSpec {
+    std::string guest_path; // absolute, e.g. "/" or "/work"
+    std::string host_dir;
+    bool read_only = false;
+    std::string flag = "--share"; // names it in errors
+};
+
+class GuestFs {
+public:
+    // Throws std::runtime_error naming the flag and path when a directory
+    // cannot be opened, a guest path is not absolute, or two mounts share one.
+    explicit GuestFs(const std::vector<MountSpec>& mounts);
+
+    // The same contract as ShareRoot's (share_fs.h), for a guest path:
+    // `dirfd` -1 for the guest's root (cwd "/"), else a directory
+    // descriptor this GuestFs opened.
+    int open(int dirfd, const std::string& path, uint64_t flags, uint64_t mode) const;
+    int stat(int dirfd, const std::string& path, bool follow, struct stat* out) const;
+    long readlink(int dirfd, const std::string& path, char* buf, uint64_t len) const;
+    // Whether a write to the path would be refused (EROFS).
+    bool read_only_at(int dirfd, const std::string& path) const;
+    // The root mount's directory descriptor (-1 when nothing is at "/").
+    int fd() const;
+
+    // "." and ".." taken lexically, duplicate slashes dropped: "/a/b".
+    static std::string normalize(const std::string& absolute_path);
+    // The mount `path` (absolute) falls in, and the rest of the path under it
+    // ("." for the mount itself); nullptr when no mount covers it.
+    struct Located {
+        const ShareRoot* mount = nullptr;
+        std::string rest;
+    };
+    Located locate(const std::string& absolute_path) const;
+
+private:
+    // Where an operation on (dirfd, path) resolves: the mount and the
+    // descriptor and path to hand it. -ENOENT / -EBADF in `err`.
+    struct Target {
+        const ShareRoot* mount = nullptr;
+        int dirfd = -1;
+        std::string path;
+        int err = 0;
+    };
+    Target target(int dirfd, const std::string& path) const;
+    void remember_directory(int host_fd, const ShareRoot* mount) const;
+
+    std::vector<std::pair<std::string, std::unique_ptr<ShareRoot>>> mounts_; // longest guest path first
+    // Directory descriptors handed out, by host fd: their mount, and the
+    // inode they were (a reused number must name the same directory).
+    struct DirOrigin {
+        const ShareRoot* mount;
+        dev_t dev;
+        ino_t ino;
+    };
+    mutable std::mutex dirs_mu_;
+    mutable std::map<int, DirOrigin> dirs_;
+};
+
+} // namespace kvmgpu::linux_abi

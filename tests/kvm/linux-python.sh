@@ -1,0 +1,58 @@
+#!/bin/sh
+# The system's own dynamic python3 as a Linux-ABI guest with --root /
+# (ctest kvm_linux_python, nested_linux_python): `python3 -c` prints what it
+# prints natively, and a script reads and writes a file in a --share. The
+# start-up times of `python3 -c pass`, natively and as a guest, are printed
+# for the log (no threshold). Skips (77) where python3 or its standard
+# library is missing.
+# Usage: linux-python.sh KVMTOOL_GPU [PYTHON]
+set -u
+vmm=$1
+py=${2:-/usr/bin/python3}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+if ! [ -x "$py" ] || ! "$py" -c pass > /dev/null 2>&1; then
+    echo "SKIP: $py does not run here (no python3 or its standard library)"
+    exit 77
+fi
+failures=0
+check() {
+    what=$1; shift
+    if "$@"; then echo "ok: $what"; else echo "FAILED: $what"; failures=$((failures + 1)); fi
+}
+# Milliseconds from /proc/uptime (busybox's date has no %N).
+now_ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
+
+native=$("$py" -c 'import sys; print(6 * 7, sys.prefix)')
+t0=$(now_ms)
+"$vmm" run --guest "$py" --mem 512M --vgpu none --root / -- -c 'import sys; print(6 * 7, sys.prefix)' > "$work/out" 2>&1
+rc=$?
+t1=$(now_ms)
+cat "$work/out"
+check "python3 -c with --root /: exit 0" [ "$rc" -eq 0 ]
+check "python3 -c with --root /: prints '$native' as natively" grep -qxF "guest: $native" "$work/out"
+
+mkdir "$work/share"
+echo "from the host" > "$work/share/in.txt"
+cat > "$work/share/rw.py" <<'PY'
+import os, sys
+d = os.path.dirname(os.path.abspath(sys.argv[0]))
+with open(os.path.join(d, "in.txt")) as f:
+    text = f.read().strip()
+with open(os.path.join(d, "out.txt"), "w") as f:
+    f.write(text.upper() + "\n")
+print("listed:", sorted(os.listdir(d)))
+PY
+"$vmm" run --guest "$py" --mem 512M --vgpu none --root / --share "$work/share" -- "$work/share/rw.py" > "$work/out" 2>&1
+rc=$?
+cat "$work/out"
+check "python3 script in a share: exit 0" [ "$rc" -eq 0 ]
+check "python3 script in a share: wrote out.txt" grep -qx "FROM THE HOST" "$work/share/out.txt"
+
+# Start-up time of `python3 -c pass` (the VMM's whole run, VM creation included).
+t2=$(now_ms); "$py" -c pass; t3=$(now_ms)
+t4=$(now_ms); "$vmm" run --guest "$py" --mem 512M --vgpu none --root / --quiet -- -c pass > /dev/null 2>&1; t5=$(now_ms)
+echo "python3 -c pass: native $((t3 - t2)) ms, as a guest $((t5 - t4)) ms (the first guest run above: $((t1 - t0)) ms)"
+
+[ "$failures" -eq 0 ] || { echo "$failures check(s) failed"; exit 1; }
+echo "all python3 guest checks passed"
