@@ -21,6 +21,8 @@
 # system calls, then run the GPU tests, guests and samples with the worker sandboxed (issue 30 item 5);
 # `mps` (not in the default; one device call, about 6 minutes) runs issue 32's bench share under
 # --gpu-share contexts and mps side by side, a faulting VM in both, and prints the table;
+# `dynamic` (not in the default): python3 and an ordinary nvcc build with --root /; `trace`: the
+# tracing libcuda over an nvcc build, cuBLAS and PyTorch (logs under trace/);
 # `isolation` (not in the default) checks that each GPU worker maps only its VM and compares the
 # worker's start and the first-instruction time with .carry/compare's VMM;
 # `compare` (not in the default) runs `bench calls` with the polling doorbell five
@@ -440,6 +442,43 @@ if want isolation; then
       grep -iE 'first|median' "$out/boot-$side-$i.log" | head -4 | sed "s/^/    $side $i: /" | tee -a "$summary"
     done
   done
+fi
+
+# Ordinary dynamic programs with --root / (issue 41): the machine's own
+# python3 (start-up beside native, CPython's test modules as a guest and
+# natively) and an ordinary nvcc build (NVIDIA's static cudart, dlopen of
+# libcuda.so.1 from the root).
+if want dynamic; then
+  py=$(command -v python3)
+  step linux-python sh "$repo/tests/kvm/linux-python.sh" "$bin/kvmtool-gpu" "$py"
+  grep -E '^(ok|FAILED|SKIP|python3|start-up|native|guest)' "$out/linux-python.log" | head -20 | sed 's/^/    /' | tee -a "$summary"
+  for i in 1 2 3 4 5; do
+    t0=$(date +%s%N); "$py" -c pass; t1=$(date +%s%N)
+    "$bin/kvmtool-gpu" run --guest "$py" --root / --vgpu none --mem 1G --quiet -- -c pass >/dev/null 2>&1; rc=$?; t2=$(date +%s%N)
+    note "    python3 -c pass run $i: native $(( (t1 - t0) / 1000000 )) ms, guest $(( (t2 - t1) / 1000000 )) ms (rc $rc)"
+  done
+  mods="test_json test_re test_math test_struct test_threading"
+  step pytest-native timeout 120 "$py" -m test $mods
+  step pytest-guest timeout 240 "$bin/kvmtool-gpu" run --guest "$py" --root / --vgpu none --mem 4G --timeout 230 -- -m test $mods
+  for l in pytest-native pytest-guest; do grep -E '^(Result|Total tests|.*(passed|failed|skipped)|All [0-9]+ tests)' "$out/$l.log" | tail -6 | sed "s/^/    $l: /" | tee -a "$summary"; done
+  tail -5 "$out/pytest-guest.log" | sed 's/^/    guest tail: /' | tee -a "$summary"
+  nvcc -O2 -I "$repo/guest-stub/samples" -o /tmp/vectorAdd-dyn "$repo/guest-stub/samples/vectorAdd.cu" >"$out/nvcc-vectorAdd.log" 2>&1
+  step vectorAdd-native /tmp/vectorAdd-dyn
+  step vectorAdd-guest timeout 120 "$bin/kvmtool-gpu" run --guest /tmp/vectorAdd-dyn --root / --vgpu cuda --mem 2G
+  tail -4 "$out/vectorAdd-guest.log" | sed 's/^/    /' | tee -a "$summary"
+fi
+# What NVIDIA's cudart and libraries ask of libcuda.so.1 (issue 42): the
+# tracing libcuda (scripts/cuda-trace) over an nvcc build, cuBLAS and PyTorch.
+if want trace; then
+  tr=$repo/kvmtool-gpu/scripts/cuda-trace/cuda-trace.sh
+  mkdir -p "$out/trace"
+  nvcc -O2 -I "$repo/guest-stub/samples" -o /tmp/vectorAdd-dyn "$repo/guest-stub/samples/vectorAdd.cu" >/dev/null 2>&1
+  nvcc -O2 -I "$repo/guest-stub/samples" -o /tmp/cublasCheck-dyn "$repo/guest-stub/samples/cublasCheck.cu" -lcublas >/dev/null 2>&1
+  step trace-vectorAdd timeout 60 bash "$tr" --calls --log "$out/trace/vectorAdd.log" -- /tmp/vectorAdd-dyn
+  step trace-cublas timeout 60 bash "$tr" --calls --log "$out/trace/cublas.log" -- /tmp/cublasCheck-dyn
+  step trace-torch timeout 120 bash "$tr" --calls --log "$out/trace/torch.log" -- python3 -c 'import torch; x = torch.ones(256, 256, device="cuda"); print((x @ x).sum().item())'
+  step trace-torch-names timeout 120 bash "$tr" --log "$out/trace/torch-names.log" -- python3 -c 'import torch; torch.zeros(1).cuda()'
+  for f in "$out"/trace/*.log; do note "    $(basename "$f"): $(grep -c . "$f") lines, $(grep -c 'cuGetExportTable' "$f") export-table requests"; done
 fi
 
 if want managed; then
