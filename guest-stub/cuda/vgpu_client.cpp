@@ -471,6 +471,7 @@ extern "C" CUresult cuInit(unsigned int flags)
 
 extern "C" void vgpuSetDeferredSubmission(int enable)
 {
+    GUEST_API_LOCK();
     g.ring.set_deferred(enable != 0);
     if (enable == 0 && g.initialized)
         g.ring.flush();
@@ -478,6 +479,7 @@ extern "C" void vgpuSetDeferredSubmission(int enable)
 
 extern "C" CUresult vgpuFlush(void)
 {
+    GUEST_API_LOCK();
     if (CUresult r = ready())
         return r;
     g.ring.flush();
@@ -486,6 +488,7 @@ extern "C" CUresult vgpuFlush(void)
 
 extern "C" CUresult vgpuGetInfo(VgpuGuestInfo* out)
 {
+    GUEST_API_LOCK();
     if (out == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     if (!g.initialized)
@@ -497,6 +500,7 @@ extern "C" CUresult vgpuGetInfo(VgpuGuestInfo* out)
 
 extern "C" void vgpuGetStats(VgpuGuestStats* out)
 {
+    GUEST_API_LOCK();
     const guest::RingProducer::Stats& s = g.ring.stats();
     out->commands = s.commands;
     out->doorbells = s.doorbells;
