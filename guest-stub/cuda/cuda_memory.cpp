@@ -396,17 +396,20 @@ extern "C" CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t
 extern "C" CUresult vgpuMemcpyHtoDScattered(CUdeviceptr dst, const void* src, size_t bytes,
                                             CUstream stream, unsigned strategy)
 {
+    GUEST_API_LOCK();
     return scattered_entry(Dir::kHtoD, dst, src, bytes, stream, strategy);
 }
 
 extern "C" CUresult vgpuMemcpyDtoHScattered(void* dst, CUdeviceptr src, size_t bytes, CUstream stream,
                                             unsigned strategy)
 {
+    GUEST_API_LOCK();
     return scattered_entry(Dir::kDtoH, src, dst, bytes, stream, strategy);
 }
 
 extern "C" CUresult vgpuGuestRamDevicePtr(CUdeviceptr* dptr, const void* p, size_t bytes)
 {
+    GUEST_API_LOCK();
     if (dptr == nullptr || p == nullptr || bytes == 0)
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t gpa;

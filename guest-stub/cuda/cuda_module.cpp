@@ -92,6 +92,7 @@ CUresult launch_packed(const FunctionLayout& l, unsigned gx, unsigned gy, unsign
 
 extern "C" CUresult vgpuModuleLoadDataSized(CUmodule* module, const void* image, size_t bytes)
 {
+    GUEST_API_LOCK();
     if (module == nullptr || image == nullptr || bytes == 0)
         return CUDA_ERROR_INVALID_VALUE;
     if (CUresult r = ready())
@@ -315,6 +316,7 @@ extern "C" CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
 extern "C" CUresult vgpuFuncGetParamLayout(CUfunction f, unsigned int* count, const uint16_t** offsets,
                                            const uint16_t** sizes, size_t* bytes)
 {
+    GUEST_API_LOCK();
     const FunctionLayout* l = function_find(f);
     if (l == nullptr)
         return CUDA_ERROR_INVALID_HANDLE;

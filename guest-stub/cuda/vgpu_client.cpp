@@ -476,6 +476,7 @@ extern "C" CUresult cuInit(unsigned int flags)
 
 extern "C" void vgpuSetDeferredSubmission(int enable)
 {
+    GUEST_API_LOCK();
     g.ring.set_deferred(enable != 0);
     if (enable == 0 && g.initialized)
         g.ring.flush();
@@ -483,6 +484,7 @@ extern "C" void vgpuSetDeferredSubmission(int enable)
 
 extern "C" CUresult vgpuFlush(void)
 {
+    GUEST_API_LOCK();
     if (CUresult r = ready())
         return r;
     g.ring.flush();
@@ -491,6 +493,7 @@ extern "C" CUresult vgpuFlush(void)
 
 extern "C" CUresult vgpuGetInfo(VgpuGuestInfo* out)
 {
+    GUEST_API_LOCK();
     if (out == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     if (!g.initialized)
@@ -502,6 +505,7 @@ extern "C" CUresult vgpuGetInfo(VgpuGuestInfo* out)
 
 extern "C" void vgpuGetStats(VgpuGuestStats* out)
 {
+    GUEST_API_LOCK();
     const guest::RingProducer::Stats& s = g.ring.stats();
     out->commands = s.commands;
     out->doorbells = s.doorbells;

@@ -1,9 +1,17 @@
 // What nvcc's generated host code calls: fat binary and kernel registration
 // (from a static constructor, before the runtime has its heap or the vGPU
-// is touched: they only record), the <<<...>>> configuration stack, and
-// launches. A fat binary is loaded as a module into the current device's
-// primary context on the first launch of one of its kernels; a kernel is
-// looked up by its (mangled) device name, once per device.
+// is touched: they only record) and launches (the <<<...>>> configuration
+// is call_configuration.cpp's). A fat binary is loaded as a module into the
+// current device's primary context on the first launch of one of its
+// kernels; a kernel is looked up by its (mangled) device name, once per
+// device.
+//
+// The tables are written by registration, before main and so before any
+// second thread; after that, what a first launch fills in (each fat
+// binary's module and each kernel's function per device, each device's
+// launch limits) is read and written only under the API lock (api_lock.h):
+// every entry point that reaches it takes the lock, nvcc's
+// __cudaLaunchKernel, __cudaGetKernel and __cudaUnregisterFatBinary too.
 #include <stdint.h>
 
 #include "guest-stub/cudart/cudart_internal.h"
@@ -18,7 +26,6 @@ constexpr uint32_t kFatbinWrapperMagic = 0x466243b1; // nvcc's __fatDeviceText
 constexpr int kMaxFatbins = 64;
 constexpr int kMaxKernels = 512;
 constexpr int kMaxVars = 256;
-constexpr int kMaxConfigDepth = 16;
 
 // nvcc's wrapper around the embedded fat binary (.nvFatBinSegment).
 struct FatbinWrapper {
@@ -51,14 +58,6 @@ struct Var {
     int fatbin;
 };
 
-// Plain values, not dim3 (whose constructor would make the table dynamically
-// initialized).
-struct LaunchConfig {
-    unsigned grid[3], block[3];
-    size_t shared;
-    cudaStream_t stream;
-};
-
 // constinit: nvcc's registration constructors run before (or after) this
 // file's dynamic initializers in no promised order, so the tables they
 // write must need none.
@@ -68,8 +67,6 @@ constinit Kernel g_kernels[kMaxKernels] = {};
 constinit int g_kernel_count = 0;
 constinit Var g_vars[kMaxVars] = {};
 constinit int g_var_count = 0;
-constinit LaunchConfig g_configs[kMaxConfigDepth] = {};
-constinit int g_config_depth = 0;
 
 int fatbin_of(void** handle)
 {
@@ -295,6 +292,7 @@ void __cudaRegisterFatBinaryEnd(void**) {}
 // At exit (nvcc registers it with atexit): unloads the modules still loaded.
 void __cudaUnregisterFatBinary(void** handle)
 {
+    GUEST_API_LOCK();
     const int i = fatbin_of(handle);
     if (i < 0 || guest::cudart::sticky_error() != cudaSuccess)
         return;
@@ -334,28 +332,9 @@ void __cudaRegisterVar(void** handle, char* host_var, char* device_address, cons
 // Managed variables need the runtime to set up managed memory: none here.
 char __cudaInitModule(void**) { return 1; }
 
-unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t shared, struct CUstream_st* stream)
-{
-    if (g_config_depth == kMaxConfigDepth)
-        return 1;
-    g_configs[g_config_depth++] = LaunchConfig{{grid.x, grid.y, grid.z}, {block.x, block.y, block.z}, shared, stream};
-    return 0;
-}
-
-cudaError_t __cudaPopCallConfiguration(dim3* grid, dim3* block, size_t* shared, void* stream)
-{
-    if (g_config_depth == 0)
-        return guest::cudart::record(cudaErrorMissingConfiguration);
-    const LaunchConfig& c = g_configs[--g_config_depth];
-    *grid = dim3(c.grid[0], c.grid[1], c.grid[2]);
-    *block = dim3(c.block[0], c.block[1], c.block[2]);
-    *shared = c.shared;
-    *static_cast<cudaStream_t*>(stream) = c.stream;
-    return cudaSuccess;
-}
-
 cudaError_t __cudaGetKernel(cudaKernel_t* kernel, const void* host_fn)
 {
+    GUEST_API_LOCK();
     Kernel* k = kernel_of_host_fn(host_fn);
     if (k == nullptr)
         return guest::cudart::record(cudaErrorInvalidDeviceFunction);
@@ -366,6 +345,7 @@ cudaError_t __cudaGetKernel(cudaKernel_t* kernel, const void* host_fn)
 cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, size_t shared,
                                cudaStream_t stream)
 {
+    GUEST_API_LOCK();
     return launch(reinterpret_cast<Kernel*>(kernel), grid, block, args, shared, stream);
 }
 

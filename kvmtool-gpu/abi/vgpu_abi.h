@@ -113,8 +113,10 @@ static inline uint64_t vgpu_ring_bytes(uint32_t entries)
 /* The launch dimensions every CUDA GPU since compute capability 3.0 accepts
  * (zero aside, which callers check): block x, y <= 1024, z <= 64,
  * x*y*z <= 1024; grid x < 2^31, y, z <= 65535. Each dimension is checked
- * before the product, so no value can wrap it. The VMM and every backend
- * enforce it; the guest library checks it too, to refuse at the call. */
+ * before the product, so no value can wrap it. The VMM checks every launch
+ * and kernel node against it, every backend's launches again
+ * (GpuBackend::launch, launch_packed); the guest library checks it too, to
+ * refuse at the call. */
 static inline int vgpu_launch_dims_ok(uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx, uint32_t by, uint32_t bz)
 {
     if (bx > 1024 || by > 1024 || bz > 64) return 0;

@@ -9,7 +9,7 @@
 #   bash kvmtool-gpu/scripts/device-check.sh [PART...]
 # PARTs (default: all): tests guests linux runtime boot calls tlb bench bench2 multigpu p2p share; `startup`
 # and `samples28` (not in the default: issue 28's start-up and short-kernel samples, from
-# .carry/cuda-samples); `threads` (not in the default: guestThreads on CUDA, then
+# .carry/cuda-samples); `threads` (not in the default: guestThreads and launchThreads on CUDA, then
 # NVIDIA's simpleCallback and threadMigration natively and as guests, from
 # .carry/cuda-samples or .carry/cuda-samples.tar.xz); `adaptive`
 # (not in the default; one device call, about 4 minutes) runs `bench calls` with the default
@@ -307,15 +307,17 @@ if want samples28; then
     CUDA_MODULE_LOADING=EAGER samples28 eager-novdso 1 --env CUDA_MODULE_LOADING=EAGER --no-vdso ;; esac
 fi
 # Threads in Linux-ABI guests: the project's guestThreads (8 threads with
-# streams and callbacks that start threads, 4 pushing contexts of their own),
-# then the two NVIDIA samples that start threads, each native and guest.
+# streams and callbacks that start threads, 4 pushing contexts of their own)
+# and launchThreads (8 threads launching kernels at once, each with its own
+# configuration and stream), then the two NVIDIA samples that start
+# threads, each native and guest.
 if want threads; then
   if [ -x "$repo/.carry/linux-guests/thread_check" ]; then # vCPUs in parallel, and a thread's cost, on this machine
     for i in 1 2 3; do "$bin/kvmtool-gpu" run --guest "$repo/.carry/linux-guests/thread_check" --mem 128M --vgpu none -- parallel; done \
       >"$out/threads-parallel.log" 2>&1
     grep -h '^guest: parallel' "$out/threads-parallel.log" | sed 's/^/    /' | tee -a "$summary"
   fi
-  SAMPLES=guestThreads LOG_DIR=$out/threads/checks \
+  SAMPLES="guestThreads launchThreads" LOG_DIR=$out/threads/checks \
     step threads-guest-cuda sh "$repo/kvmtool-gpu/scripts/run-cuda-samples.sh" "$bin/kvmtool-gpu" "$KVMGPU_GUEST_DIR" --vgpu cuda
   grep -hE '^(run-cuda-samples|guest: )|result:|system calls:' "$out/threads-guest-cuda.log" | sed 's/^/    /' | tee -a "$summary"
   pack=$repo/.carry/cuda-samples

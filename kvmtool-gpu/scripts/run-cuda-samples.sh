@@ -12,7 +12,8 @@
 # shape), guestEnv (the guest's clocks, errno, stdio, files in a share),
 # peerAccess (waives with one device), arrays (arrays, textures, surfaces,
 # entry points, cuModuleLoad from the share), cudaGraphs (capture and
-# explicit graphs), managedMemory (managed memory on the CPU and in kernels), cublasCheck, cublasChain, cufftCheck and curandCheck (CUDA libraries
+# explicit graphs), guestThreads and launchThreads (streams, contexts and
+# kernel launches from 8 threads at once), managedMemory (managed memory on the CPU and in kernels), cublasCheck, cublasChain, cufftCheck and curandCheck (CUDA libraries
 # through the vGPU; the checks with `expect-refusal`, the vGPU's own refusals)),
 # LOG_DIR (each sample's whole output is also saved as LOG_DIR/<name>.log),
 # NO_WAIVE=1 (a waived sample counts as failed).
@@ -21,7 +22,7 @@
 # that is counted apart, neither passed nor failed.
 vmm=$1 dir=$2
 shift 2
-samples=${SAMPLES:-vectorAdd matrixMul reduction bandwidthTest streamsEvents runtimeErrors memory2D launchParams guestEnv peerAccess arrays cudaGraphs guestThreads managedMemory cublasCheck cublasChain cufftCheck curandCheck}
+samples=${SAMPLES:-vectorAdd matrixMul reduction bandwidthTest streamsEvents runtimeErrors memory2D launchParams guestEnv peerAccess arrays cudaGraphs guestThreads launchThreads managedMemory cublasCheck cublasChain cufftCheck curandCheck}
 built=0
 for name in $samples; do [ -f "$dir/$name.elf" ] && built=$((built + 1)); done
 if [ "$built" = 0 ]; then

@@ -73,10 +73,6 @@ public:
     Status module_get_global(BackendModule m, std::string_view name, uint64_t* dptr, uint64_t* bytes) override {
         return inner_->module_get_global(m, name, dptr, bytes);
     }
-    Status launch(BackendFunction f, Dim3 g, Dim3 b, uint32_t sh, BackendStream s, std::span<void* const> p,
-                  std::span<const uint16_t> sizes, bool cooperative) override {
-        return inner_->launch(f, g, b, sh, s, p, sizes, cooperative);
-    }
     Status occupancy(BackendFunction f, uint32_t block, uint64_t dynamic_shared, uint32_t flags, int* out) override {
         return inner_->occupancy(f, block, dynamic_shared, flags, out);
     }
@@ -108,6 +104,12 @@ public:
     BlasLibrary* blas() override { return inner_->blas(); }
     RandLibrary* rand() override { return inner_->rand(); }
     FftLibrary* fft() override { return inner_->fft(); }
+
+protected:
+    Status run_launch(BackendFunction f, Dim3 g, Dim3 b, uint32_t sh, BackendStream s, std::span<void* const> p,
+                      std::span<const uint16_t> sizes, bool cooperative) override {
+        return inner_->launch(f, g, b, sh, s, p, sizes, cooperative);
+    }
 
 private:
     std::unique_ptr<GpuBackend> inner_;

@@ -382,8 +382,8 @@ Status CudaBackend::memcpy_with_peer(GpuBackend& peer, bool to_peer, uint64_t ds
     return finish(api_.cuMemcpyPeerAsync(dst, dst_ctx, src, src_ctx, bytes, stream(s)), stream(s), async);
 }
 
-Status CudaBackend::launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
-                           std::span<void* const> params, std::span<const uint16_t>, bool cooperative) {
+Status CudaBackend::run_launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
+                               std::span<void* const> params, std::span<const uint16_t>, bool cooperative) {
     if (cooperative)
         return to_status(api_.cuLaunchCooperativeKernel(reinterpret_cast<CUfunction>(f), grid.x, grid.y, grid.z, block.x,
                                                         block.y, block.z, shared_bytes, stream(s),
@@ -392,10 +392,11 @@ Status CudaBackend::launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t sh
                                          block.z, shared_bytes, stream(s), const_cast<void**>(params.data()), nullptr));
 }
 
-Status CudaBackend::launch_packed(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
-                                  std::span<const uint8_t> buffer, const ParamLayout& layout, bool cooperative) {
+Status CudaBackend::run_launch_packed(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes,
+                                      BackendStream s, std::span<const uint8_t> buffer, const ParamLayout& layout,
+                                      bool cooperative) {
     if (cooperative || buffer.empty())
-        return GpuBackend::launch_packed(f, grid, block, shared_bytes, s, buffer, layout, cooperative);
+        return GpuBackend::run_launch_packed(f, grid, block, shared_bytes, s, buffer, layout, cooperative);
     size_t bytes = buffer.size();
     // The driver copies the buffer during the call.
     void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<uint8_t*>(buffer.data()), CU_LAUNCH_PARAM_BUFFER_SIZE,

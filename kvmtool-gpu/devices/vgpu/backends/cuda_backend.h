@@ -120,12 +120,6 @@ public:
     Status peer_set_access(GpuBackend& peer, bool enable) override;
     Status memcpy_with_peer(GpuBackend& peer, bool to_peer, uint64_t dst, uint64_t src, uint64_t bytes, BackendStream s,
                             bool async) override;
-    Status launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
-                  std::span<void* const> params, std::span<const uint16_t> sizes, bool cooperative) override;
-    // The buffer goes to the driver as cuLaunchKernel's `extra`, unread here
-    // (cooperative launches take no `extra`: the default's pointers).
-    Status launch_packed(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
-                         std::span<const uint8_t> buffer, const ParamLayout& layout, bool cooperative) override;
 
     Status stream_create(uint32_t flags, BackendStream* out) override;
     Status stream_synchronize(BackendStream s) override;
@@ -165,6 +159,14 @@ public:
     RandLibrary* rand() override;
     // The host's libcufft (cuda_fft.h), loaded at the first plan.
     FftLibrary* fft() override;
+
+protected:
+    Status run_launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
+                      std::span<void* const> params, std::span<const uint16_t> sizes, bool cooperative) override;
+    // The buffer goes to the driver as cuLaunchKernel's `extra`, unread here
+    // (cooperative launches take no `extra`: the default's pointers).
+    Status run_launch_packed(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
+                             std::span<const uint8_t> buffer, const ParamLayout& layout, bool cooperative) override;
 
 private:
     CudaBackend(const CudaDriverApi& api, const CudaBackendOptions& opts) : api_(api), opts_(opts) {}

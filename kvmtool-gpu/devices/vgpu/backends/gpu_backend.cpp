@@ -4,8 +4,21 @@
 
 namespace kvmgpu::vgpu {
 
+Status GpuBackend::launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
+                          std::span<void* const> params, std::span<const uint16_t> sizes, bool cooperative) {
+    if (!launch_dims_ok(grid, block)) return VGPU_ERROR_INVALID_VALUE; // as a GPU refuses it
+    return run_launch(f, grid, block, shared_bytes, s, params, sizes, cooperative);
+}
+
 Status GpuBackend::launch_packed(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
                                  std::span<const uint8_t> buffer, const ParamLayout& layout, bool cooperative) {
+    if (!launch_dims_ok(grid, block)) return VGPU_ERROR_INVALID_VALUE;
+    return run_launch_packed(f, grid, block, shared_bytes, s, buffer, layout, cooperative);
+}
+
+Status GpuBackend::run_launch_packed(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes,
+                                     BackendStream s, std::span<const uint8_t> buffer, const ParamLayout& layout,
+                                     bool cooperative) {
     std::vector<void*> params(layout.count());
     std::vector<uint16_t> sizes(layout.count());
     for (uint32_t i = 0; i < layout.count(); ++i) {
@@ -14,7 +27,7 @@ Status GpuBackend::launch_packed(BackendFunction f, Dim3 grid, Dim3 block, uint3
         params[i] = const_cast<uint8_t*>(buffer.data()) + layout.offsets[i];
         sizes[i] = static_cast<uint16_t>(layout.sizes[i]);
     }
-    return launch(f, grid, block, shared_bytes, s, params, sizes, cooperative);
+    return run_launch(f, grid, block, shared_bytes, s, params, sizes, cooperative);
 }
 
 bool launch_dims_ok(Dim3 grid, Dim3 block) {

@@ -66,7 +66,8 @@ struct Dim3 {
     uint32_t x = 1, y = 1, z = 1;
 };
 
-// Limits every backend enforces: vgpu_launch_dims_ok (vgpu_abi.h).
+// The launch limits, vgpu_launch_dims_ok (vgpu_abi.h): the device model's
+// check, and GpuBackend::launch's and launch_packed's for every backend.
 bool launch_dims_ok(Dim3 grid, Dim3 block);
 
 // Scatter-gather copy strategies (vgpu_sg_strategy without AUTO).
@@ -269,15 +270,16 @@ public:
     // params[i] points at sizes[i] bytes (Driver API kernelParams style),
     // and sizes match the function's ParamLayout exactly. cooperative:
     // cuLaunchCooperativeKernel (every block resident at once).
-    virtual Status launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
-                          std::span<void* const> params, std::span<const uint16_t> sizes, bool cooperative) = 0;
+    // Both launches refuse a shape beyond launch_dims_ok with
+    // VGPU_ERROR_INVALID_VALUE here, for every backend, before the
+    // backend's own (run_launch, run_launch_packed) sees it.
+    Status launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
+                  std::span<void* const> params, std::span<const uint16_t> sizes, bool cooperative);
     // The same with the parameter buffer laid out as `layout` says (the
     // function's own; buffer.size() == layout.total_bytes()), as
     // cuLaunchKernel's `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER) takes it.
-    // This default points into the buffer and calls launch(); the CUDA
-    // backend hands the buffer to the driver as it is.
-    virtual Status launch_packed(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
-                                 std::span<const uint8_t> buffer, const ParamLayout& layout, bool cooperative);
+    Status launch_packed(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
+                         std::span<const uint8_t> buffer, const ParamLayout& layout, bool cooperative);
 
 
 
@@ -309,6 +311,17 @@ public:
     // unusable: re-create it and re-register guest RAM. Returns true when it
     // did so; every module/function/stream/event/allocation is then gone.
     virtual bool recover_from(Status s) = 0;
+
+protected:
+    // The backend's launches, called only by launch() and launch_packed()
+    // once the shape is within the limits. run_launch_packed's default
+    // points into the buffer and calls run_launch(); the CUDA backend hands
+    // the buffer to the driver as it is.
+    virtual Status run_launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
+                              std::span<void* const> params, std::span<const uint16_t> sizes, bool cooperative) = 0;
+    virtual Status run_launch_packed(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes,
+                                     BackendStream s, std::span<const uint8_t> buffer, const ParamLayout& layout,
+                                     bool cooperative);
 };
 
 } // namespace kvmgpu::vgpu

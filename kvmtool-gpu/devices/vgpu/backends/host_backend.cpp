@@ -267,15 +267,14 @@ Status HostBackend::module_get_global(BackendModule m, std::string_view, uint64_
 
 // A cooperative launch runs as any other: the reference kernels never
 // synchronise across blocks, and every block runs in turn anyway.
-Status HostBackend::launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
-                           std::span<void* const> params, std::span<const uint16_t> sizes, bool) {
+Status HostBackend::run_launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
+                               std::span<void* const> params, std::span<const uint16_t> sizes, bool) {
     const auto table = cpu_kernels();
     if (f == 0 || f > table.size()) return VGPU_ERROR_INVALID_HANDLE;
     if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
     const CpuKernel& k = table[f - 1];
     if (params.size() != k.param_sizes.size() || !std::equal(sizes.begin(), sizes.end(), k.param_sizes.begin(), k.param_sizes.end()))
         return VGPU_ERROR_INVALID_VALUE;
-    if (!launch_dims_ok(grid, block)) return VGPU_ERROR_INVALID_VALUE; // as a GPU refuses it
     const auto opted = max_dynamic_shared_.find(f);
     const uint64_t shared_limit = opted == max_dynamic_shared_.end() ? kDefaultDynamicShared : opted->second;
     if (shared_bytes > shared_limit) return VGPU_ERROR_INVALID_VALUE; // as CUDA does

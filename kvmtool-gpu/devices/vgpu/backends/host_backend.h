@@ -102,8 +102,6 @@ public:
     Status occupancy(BackendFunction f, uint32_t block, uint64_t dynamic_shared, uint32_t flags, int* out) override;
     Status get_limit(int limit, uint64_t* out) override;
     Status set_limit(int limit, uint64_t value) override;
-    Status launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
-                  std::span<void* const> params, std::span<const uint16_t> sizes, bool cooperative) override;
     // host_backend_arrays.cpp: arrays in host memory, rows packed (pitch =
     // a row's bytes); copies between any two sides, row by row. Texture and
     // surface objects are numbers kept with nothing behind them: no CPU
@@ -168,6 +166,13 @@ public:
     // A naive DFT with cuFFT's conventions (host_fft.h).
     FftLibrary* fft() override { return &fft_; }
     const HostFft& host_fft() const { return fft_; }
+
+protected:
+    // The function's parameter sizes and dynamic shared memory checked
+    // (the launch limits are GpuBackend::launch's), then the reference
+    // kernel runs at once, or is recorded on a capturing stream.
+    Status run_launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
+                      std::span<void* const> params, std::span<const uint16_t> sizes, bool cooperative) override;
 
 private:
     struct Allocation {
