@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
     // Before any VM or thread: shared by all of them (util/process_limits.h).
     kvmgpu::ignore_file_size_signal();
     kvmgpu::raise_open_file_limit();
+    kvmgpu::keep_memory_from_other_processes();
     std::vector<std::string> args(argv + 1, argv + argc);
     if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
         std::fputs(usage().c_str(), args.empty() ? stderr : stdout);

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -9,6 +10,8 @@
 namespace kvmgpu {
 
 void ignore_file_size_signal() { ::signal(SIGXFSZ, SIG_IGN); }
+
+void keep_memory_from_other_processes() { ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
 
 void raise_open_file_limit() {
     rlimit r{};

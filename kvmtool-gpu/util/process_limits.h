@@ -1,4 +1,4 @@
-// The VMM process's own limits, set at start-up (cli/main.cpp) and shared
+// The VMM process's own limits and settings, made at start-up (cli/main.cpp) and shared
 // by every VM it runs: a share write past `ulimit -f` fails with EFBIG
 // instead of SIGXFSZ ending the process (and every VM in it), and the open
 // file limit is raised to its hard limit, then divided among the VMs of a
@@ -12,6 +12,11 @@ namespace kvmgpu {
 
 // SIGXFSZ ignored: a write past RLIMIT_FSIZE returns EFBIG.
 void ignore_file_size_signal();
+
+// Not dumpable: another process of the same user (a GPU worker that a guest
+// took over) needs CAP_SYS_PTRACE to read this process's memory through
+// /proc/PID/mem, where every VM it runs is mapped. Costs core dumps.
+void keep_memory_from_other_processes();
 
 // RLIMIT_NOFILE's soft limit raised to its hard limit (where they differ).
 void raise_open_file_limit();

@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <linux/capability.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -24,6 +26,25 @@ namespace {
 using namespace seccomp;
 
 bool own_mounts = false;
+
+// Keeps only the capabilities in `keep` (a mask of CAP_* bits) in this
+// thread's effective, permitted and inheritable sets, and no ambient ones.
+// Threads made afterwards inherit the result. Without CAP_SYS_PTRACE, and
+// with the VMM not dumpable (cli/main.cpp), a worker cannot open the VMM's
+// /proc/PID/mem, which holds every VM of its process.
+void keep_capabilities(uint64_t keep) {
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); // EINVAL on old kernels: none to clear
+    __user_cap_header_struct head{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[2]{};
+    if (syscall(SYS_capget, &head, data) != 0)
+        throw std::system_error(errno, std::generic_category(), "GPU worker sandbox: capget");
+    for (int i = 0; i < 2; ++i) {
+        const auto mask = static_cast<uint32_t>(keep >> (32 * i));
+        data[i].effective &= mask, data[i].permitted &= mask, data[i].inheritable &= mask;
+    }
+    if (syscall(SYS_capset, &head, data) != 0)
+        throw std::system_error(errno, std::generic_category(), "GPU worker sandbox: capset");
+}
 
 // The block for a rule that looks at an argument (seccomp::Program::guarded).
 std::vector<sock_filter> block_for(SyscallRule rule, pid_t self) {
@@ -94,6 +115,10 @@ std::string read_only_mounts() {
 } // namespace
 
 std::string enter_worker_namespaces() {
+    // While this is the worker's only thread: every thread the driver
+    // starts later has no CAP_SYS_PTRACE (nor anything but what step 2's
+    // read-only mounts need).
+    keep_capabilities(uint64_t{1} << CAP_SYS_ADMIN);
     if (unshare(CLONE_NEWNET | CLONE_NEWNS) != 0)
         return std::string("no namespaces of its own (unshare: ") + std::strerror(errno) + ")";
     // Nothing mounted here reaches the VMM's namespace, or the reverse.
@@ -118,12 +143,14 @@ std::string confine_worker() {
     std::string done;
     // Only in a mount namespace of its own: in the VMM's it would make the host's mounts read-only.
     if (own_mounts) done = read_only_mounts() + ", ";
+    keep_capabilities(0);
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); // nor may another process read this one's memory
     const auto program = worker_seccomp_program(getpid());
     const int r = install(program, SECCOMP_FILTER_FLAG_TSYNC, "GPU worker sandbox",
                           " (run with --worker-sandbox off to go without)");
     if (r != 0) // TSYNC: the id of a thread that could not take the filter
         throw std::runtime_error("GPU worker sandbox: thread " + std::to_string(r) + " could not take the seccomp filter");
-    return done + "seccomp (" + std::to_string(worker_syscalls().size()) + " calls, " +
+    return done + "no capabilities, seccomp (" + std::to_string(worker_syscalls().size()) + " calls, " +
            std::to_string(program.size()) + " BPF instructions) on every thread";
 }
 

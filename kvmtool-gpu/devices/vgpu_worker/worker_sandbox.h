@@ -2,10 +2,12 @@
 //  1. right after the fork, while the worker is still one thread (so every
 //     thread the driver starts later shares them): its own network namespace
 //     (no interfaces, no sockets to the outside) and mount namespace, where
-//     the kernel permits (root, or CAP_SYS_ADMIN);
+//     the kernel permits (root, or CAP_SYS_ADMIN); every capability but
+//     CAP_SYS_ADMIN dropped, for this thread and every later one;
 //  2. once the backend has started (CUDA initialised, guest RAM registered
 //     where eager): each mount but /dev's read-only (in its own mount
-//     namespace only), PR_SET_NO_NEW_PRIVS, and a seccomp filter on every
+//     namespace only), no capabilities left on this thread, not dumpable,
+//     PR_SET_NO_NEW_PRIVS, and a seccomp filter on every
 //     thread (SECCOMP_FILTER_FLAG_TSYNC) made from worker_syscalls.cpp's table:
 //     a call outside it kills the worker alone (SECCOMP_RET_KILL_PROCESS,
 //     SIGSYS), which the VMM sees and replaces (worker_engine.h).

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,12 +31,14 @@ namespace {
 
 constexpr VgpuOptions kSandboxed{.worker_sandbox = true};
 
-// Runs `body` in a forked child confined as a worker is after its start;
-// the child's wait status (exit code: body's result).
-int confined(const std::function<int()>& body) {
+// Runs `body` in a forked child confined as a worker is after its start
+// (with `namespaces`, after step 1 too); the child's wait status (exit code:
+// body's result).
+int confined(const std::function<int()>& body, bool namespaces = false) {
     const pid_t pid = fork();
     if (pid == 0) {
         try {
+            if (namespaces) enter_worker_namespaces();
             confine_worker();
         } catch (...) {
             _exit(99);
@@ -99,6 +102,22 @@ TEST(WorkerSandbox, EachRuleDoesWhatItsVerdictSays) {
     EXPECT_EQ(worker_verdict(SYS_openat, none, getpid()), Verdict::Allowed);
     EXPECT_EQ(worker_verdict(SYS_clone3, none, getpid()), Verdict::Refused);
     EXPECT_EQ(worker_verdict(SYS_clone, none, getpid()), Verdict::Killed); // no CLONE_THREAD: a process
+}
+
+// A worker a guest took over cannot read the VMM's memory (every VM of the
+// process) through /proc: after both steps it has no CAP_SYS_PTRACE, and the
+// VMM is not dumpable (as cli/main.cpp makes it).
+TEST(WorkerSandbox, CannotReadTheVmmsMemoryThroughProc) {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root: the namespaces step; as another user no capability is held anyway";
+    ASSERT_EQ(prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), 0);
+    const std::string mem = "/proc/" + std::to_string(getpid()) + "/mem";
+    const int st = confined([&mem] {
+        const int fd = open(mem.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) return 1; // it could read another process's memory
+        return errno == EACCES || errno == EPERM ? 0 : 2;
+    }, /*namespaces=*/true);
+    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+    EXPECT_EQ(exit_code(st), 0) << "the confined worker opened " << mem;
 }
 
 // Two VMs in one process, each with its own sandboxed worker. A's worker
