@@ -236,9 +236,12 @@ TEST_F(GuestRing, DeferredFullRingFlushesBeforeWaiting)
     start_device();
     for (uint32_t i = 0; i < 3 * kEntries; ++i)
         put(0, i, true);
-    ASSERT_EQ(ring_.drain(), 0u);
+    ASSERT_EQ(ring_.drain(), 0u); // no wait timed out: every kick the sleeping device needed came
     EXPECT_GE(ring_.stats().ring_full, 1u);
-    EXPECT_GE(ring_.stats().doorbells, 2u);
+    // At least the flush of the first full ring. More only if the device
+    // emptied the ring and slept meanwhile: a device that keeps up with the
+    // refills never sleeps, so it asks for no further kick (event index).
+    EXPECT_GE(ring_.stats().doorbells, 1u);
 }
 
 TEST_F(GuestRing, TimeoutIsReportedAndSticks)

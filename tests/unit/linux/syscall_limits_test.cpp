@@ -19,6 +19,9 @@ using namespace server_fixture;
 
 // In a child process: a finite `ulimit -f` there only.
 TEST_F(Server, ShareWritePastTheFileSizeLimitIsEfbigNotADeadVmm) {
+    // Guest RAM is kept from forks (memmap/fork_sharing.h): the death test's
+    // child runs the test again from its start instead of forking into it.
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
     make(true);
     put(kBuf, "big.bin");
     std::memset(at(kBuf + 4096), 'x', 8192);
