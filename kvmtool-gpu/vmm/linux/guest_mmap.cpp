@@ -102,6 +102,24 @@ void GuestAddressSpace::take_back(uint64_t start, uint64_t end) {
     reserved_.remove(start, end); // program pages unmapped: ordinary memory from now on
 }
 
+std::vector<std::pair<uint64_t, uint64_t>> GuestAddressSpace::reserved_within(uint64_t start, uint64_t end) const {
+    std::vector<std::pair<uint64_t, uint64_t>> out;
+    reserved_.for_each_overlap(start, end, [&](uint64_t s, uint64_t e) { out.emplace_back(s, e); });
+    return out;
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> GuestAddressSpace::mappings() const {
+    IntervalSet used;
+    used.add(lo_, hi_);
+    free_.for_each_overlap(lo_, hi_, [&](uint64_t s, uint64_t e) { used.remove(s, e); });
+    reserved_.for_each_overlap(lo_, hi_, [&](uint64_t s, uint64_t e) { used.remove(s, e); });
+    const auto [heap_lo, heap_hi] = heap();
+    if (heap_hi > heap_lo) used.remove(heap_lo, heap_hi);
+    std::vector<std::pair<uint64_t, uint64_t>> out;
+    used.for_each_overlap(lo_, hi_, [&](uint64_t s, uint64_t e) { out.emplace_back(s, e); });
+    return out;
+}
+
 void GuestAddressSpace::zero_in_use(uint64_t addr, uint64_t len) {
     uint64_t end;
     if (__builtin_add_overflow(addr, len, &end)) end = UINT64_MAX;

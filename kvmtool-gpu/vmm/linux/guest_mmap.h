@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "memmap/guest_memory.h"
 
@@ -80,6 +82,12 @@ public:
     bool in_managed(uint64_t addr, uint64_t len) const;
     bool is_mapped(uint64_t addr, uint64_t len) const; // every page handed out
     uint64_t free_bytes() const { return free_.total(); }
+    // For /proc/self/maps: the heap [brk start, break rounded up to a page),
+    // the pieces of [start, end) still reserved for the program's pages, and
+    // what mmap handed out (neither reserved nor heap), in address order.
+    std::pair<uint64_t, uint64_t> heap() const { return {brk_start_, (brk_ + kPage - 1) & ~(kPage - 1)}; }
+    std::vector<std::pair<uint64_t, uint64_t>> reserved_within(uint64_t start, uint64_t end) const;
+    std::vector<std::pair<uint64_t, uint64_t>> mappings() const;
     uint64_t lo() const { return lo_; }
     uint64_t hi() const { return hi_; }
 

@@ -176,6 +176,8 @@ LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& m
     layout.unmapped = {{0, KVMGPU_IMAGE_BASE}, {plan.guard_lo, plan.guard_lo + KVMGPU_LINUX_GUARD_BYTES}};
     layout.alias_tables_lo = boot_tables_end(ram, true);
     layout.alias_tables_hi = KVMGPU_BOOT_TABLES_END;
+    layout.images.push_back({image_.lowest, brk_start, "rwxp", so.exe_guest_path});
+    if (interp_) layout.images.push_back({interp_->lowest, interp_pages_end, "rwxp", image_.interp});
 
     // Start-up stack: argv[0] is the program's name as a shell gives it:
     // its file name, or with a root the path the guest knows it by.
@@ -197,6 +199,9 @@ LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& m
             !mem.write(memmap::GuestPhysAddr{KVMGPU_LINUX_VVAR_GPA}, &invalid, sizeof invalid))
             throw std::runtime_error("the vDSO does not fit its place in guest RAM");
         info.auxv.push_back({AT_SYSINFO_EHDR, KVMGPU_LINUX_VDSO_GPA});
+        layout.images.push_back({KVMGPU_LINUX_VVAR_GPA, KVMGPU_LINUX_VVAR_GPA + kPage, "r--p", "[vvar]"});
+        const uint64_t vdso_end = (KVMGPU_LINUX_VDSO_GPA + kvmgpu_vdso_image_size + kPage - 1) & ~(kPage - 1);
+        layout.images.push_back({KVMGPU_LINUX_VDSO_GPA, vdso_end, "r-xp", "[vdso]"});
     }
     const StartupStack stack = build_startup_stack(plan.stack_top, info);
     if (stack.sp < plan.stack_lo || !mem.write(memmap::GuestPhysAddr{stack.sp}, stack.bytes.data(), stack.bytes.size()))

@@ -96,6 +96,7 @@ int64_t SyscallServer::dispatch(const SyscallCall& c, CpuState& cpu, SyscallOutc
     case SYS_stat: return sys_newfstatat(-100, a[0], a[1], 0);
     case SYS_lstat: return sys_newfstatat(-100, a[0], a[1], 0x100 /* AT_SYMLINK_NOFOLLOW */);
     case SYS_newfstatat: return sys_newfstatat(dirfd, a[1], a[2], a[3]);
+    case SYS_statx: return sys_statx(dirfd, a[1], a[2], a[4]);
     case SYS_lseek: return sys_lseek(a[0], static_cast<int64_t>(a[1]), a[2]);
     case SYS_ioctl: return sys_ioctl(a[0], a[1]);
     case SYS_readlink: return sys_readlinkat(-100, a[0], a[1], a[2]);
@@ -134,6 +135,10 @@ int64_t SyscallServer::dispatch(const SyscallCall& c, CpuState& cpu, SyscallOutc
     case SYS_getgid:
     case SYS_getegid: return 0;
     case SYS_sched_getaffinity: return sys_sched_getaffinity(a[0], a[1], a[2]);
+    case SYS_sched_setaffinity: return sys_sched_setaffinity(a[0], a[1], a[2]);
+    case SYS_sysinfo: return sys_sysinfo(a[0]);
+    case SYS_prctl: return sys_prctl(c.tid, a[0], a[1]);
+    case SYS_sigaltstack: return sys_sigaltstack(c.tid, a[0], a[1]);
     case SYS_rt_sigaction: return sys_rt_sigaction(a[0], a[1], a[2], a[3]);
     case SYS_rt_sigprocmask: return sys_rt_sigprocmask(a[0], a[1], a[2], a[3]);
     case SYS_getrandom: return sys_getrandom(a[0], a[1], a[2]);

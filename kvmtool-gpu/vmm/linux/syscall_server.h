@@ -5,7 +5,8 @@
 // argument is guest-controlled: pointers go through UserMemory, lengths are
 // bounded, nothing throws. Calls not served get ENOSYS, logged once per
 // number by name. The handlers live in files by topic: syscalls_memory,
-// syscalls_files, syscalls_process, syscalls_threads, syscalls_time. No KVM
+// syscalls_files, syscalls_proc_files, syscalls_process, syscalls_thread_state,
+// syscalls_threads, syscalls_time. No KVM
 // here: unit tests and the fuzz target drive serve() directly.
 // Threads: serve() may be called from every vCPU thread at once. The
 // calls that block (futex waits, sleeps) run unlocked; every other call
@@ -16,6 +17,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -28,6 +30,7 @@
 #include "kvmtool-gpu/util/syscall_names.h"
 #include "kvmtool-gpu/vmm/linux/fd_table.h"
 #include "kvmtool-gpu/vmm/linux/guest_mmap.h"
+#include "kvmtool-gpu/vmm/linux/guest_proc_text.h"
 #include "kvmtool-gpu/vmm/linux/root_fs.h"
 #include "kvmtool-gpu/vmm/linux/user_memory.h"
 
@@ -70,6 +73,9 @@ struct ProcessLayout {
     uint64_t stack_lo = 0, stack_top = 0;
     std::vector<std::pair<uint64_t, uint64_t>> unmapped; // page 0, the guard
     uint64_t alias_tables_lo = 0, alias_tables_hi = 0;   // free pages for aliases' page tables
+    // /proc/self/maps: the program and its interpreter (listed where their
+    // pages are still reserved: guest_mmap.h), the vDSO and its data page.
+    std::vector<MapsEntry> images;
 };
 
 // The most bytes one write (or writev) to the console takes; the rest is
@@ -143,6 +149,7 @@ private:
     int64_t sys_close(uint64_t fd);
     int64_t sys_fstat(uint64_t fd, uint64_t buf);
     int64_t sys_newfstatat(int64_t dirfd, uint64_t path, uint64_t buf, uint64_t flags);
+    int64_t sys_statx(int64_t dirfd, uint64_t path, uint64_t flags, uint64_t buf);
     int64_t sys_lseek(uint64_t fd, int64_t off, uint64_t whence);
     int64_t sys_ioctl(uint64_t fd, uint64_t cmd);
     int64_t sys_readlinkat(int64_t dirfd, uint64_t path, uint64_t buf, uint64_t len);
@@ -160,6 +167,7 @@ private:
     std::optional<int64_t> stat_special(int64_t dirfd, const std::string& path, uint64_t buf);
     std::optional<int64_t> readlink_special(int64_t dirfd, const std::string& path, uint64_t buf, uint64_t len);
     std::optional<int64_t> access_special(int64_t dirfd, const std::string& path, uint64_t mode);
+    std::string maps() const; // /proc/self/maps
     // syscalls_process.cpp
     int64_t sys_arch_prctl(uint64_t code, uint64_t addr, CpuState& cpu);
     int64_t sys_uname(uint64_t buf);
@@ -167,6 +175,17 @@ private:
     int64_t sys_rt_sigaction(uint64_t sig, uint64_t act, uint64_t oldact, uint64_t size);
     int64_t sys_rt_sigprocmask(uint64_t how, uint64_t set, uint64_t oldset, uint64_t size);
     int64_t sys_sched_getaffinity(uint64_t pid, uint64_t len, uint64_t mask);
+    int64_t sys_sched_setaffinity(uint64_t pid, uint64_t len, uint64_t mask);
+    int64_t sys_sysinfo(uint64_t buf);
+    // syscalls_thread_state.cpp
+    struct ThreadState {
+        std::string name;                    // prctl PR_SET_NAME
+        uint64_t altstack_sp = 0, altstack_size = 0; // sigaltstack; size 0: none
+        int32_t altstack_flags = 0;          // SS_AUTODISARM as given
+    };
+    ThreadState& thread_state(uint32_t tid); // under mu_
+    int64_t sys_prctl(uint32_t tid, uint64_t option, uint64_t arg2);
+    int64_t sys_sigaltstack(uint32_t tid, uint64_t ss, uint64_t old_ss);
     // syscalls_threads.cpp
     int64_t sys_futex(const uint64_t* a, SyscallOutcome& out);
     int64_t sys_clone(const uint64_t* a, const CpuState& cpu, SyscallOutcome& out);
@@ -187,6 +206,9 @@ private:
     std::atomic<uint32_t> next_tid_{2};
     std::atomic<uint32_t> live_threads_{1}; // an untimed wait with no other thread is a deadlock
     std::map<uint32_t, uint64_t> clear_tid_; // tid -> CLONE_CHILD_CLEARTID word (guest address); under mu_
+    std::map<uint32_t, ThreadState> threads_; // under mu_; a thread's entry made at its first prctl or sigaltstack
+    int dumpable_ = 1;                        // prctl PR_GET_DUMPABLE; under mu_
+    const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now(); // sysinfo's uptime
     std::string console_pending_; // this call's console bytes, under mu_; written out after it
     GuestAliases aliases_; // before user_, which reads it
     UserMemory user_;

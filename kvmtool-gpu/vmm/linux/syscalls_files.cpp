@@ -146,6 +146,41 @@ int64_t SyscallServer::sys_newfstatat(int64_t dirfd, uint64_t path_addr, uint64_
     return user_.write_obj(buf, st) ? 0 : -EFAULT;
 }
 
+int64_t SyscallServer::sys_statx(int64_t dirfd, uint64_t path_addr, uint64_t flags, uint64_t buf) {
+    constexpr uint64_t kSyncType = 0x6000; // AT_STATX_FORCE_SYNC, AT_STATX_DONT_SYNC: nothing to sync here
+    if ((flags & kSyncType) == kSyncType) return -EINVAL;
+    struct statx sx {};
+    if (!user_.span(buf, sizeof sx)) return -EFAULT;
+    // Served as newfstatat, into the start of the guest's own buffer (a
+    // struct stat is smaller), then widened in place. Only the guest's
+    // result depends on those bytes.
+    static_assert(sizeof(struct stat) <= sizeof(struct statx));
+    const int64_t rc = sys_newfstatat(dirfd, path_addr, buf, flags & ~kSyncType);
+    if (rc != 0) return rc;
+    struct stat st {};
+    if (!user_.read(buf, &st, sizeof st)) return -EFAULT;
+    sx.stx_mask = STATX_BASIC_STATS;
+    sx.stx_blksize = static_cast<uint32_t>(st.st_blksize);
+    sx.stx_nlink = static_cast<uint32_t>(st.st_nlink);
+    sx.stx_uid = st.st_uid;
+    sx.stx_gid = st.st_gid;
+    sx.stx_mode = static_cast<uint16_t>(st.st_mode);
+    sx.stx_ino = st.st_ino;
+    sx.stx_size = static_cast<uint64_t>(st.st_size);
+    sx.stx_blocks = static_cast<uint64_t>(st.st_blocks);
+    const auto ts = [](const timespec& t) {
+        return statx_timestamp{t.tv_sec, static_cast<uint32_t>(t.tv_nsec), 0};
+    };
+    sx.stx_atime = ts(st.st_atim);
+    sx.stx_mtime = ts(st.st_mtim);
+    sx.stx_ctime = ts(st.st_ctim);
+    sx.stx_rdev_major = major(st.st_rdev);
+    sx.stx_rdev_minor = minor(st.st_rdev);
+    sx.stx_dev_major = major(st.st_dev);
+    sx.stx_dev_minor = minor(st.st_dev);
+    return user_.write_obj(buf, sx) ? 0 : -EFAULT;
+}
+
 int64_t SyscallServer::sys_lseek(uint64_t fd, int64_t off, uint64_t whence) {
     const OpenFile* f = fds_.get(static_cast<int64_t>(fd));
     if (!f) return -EBADF;

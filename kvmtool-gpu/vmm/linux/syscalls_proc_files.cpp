@@ -4,9 +4,11 @@
 // /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N (the guest's own
 // descriptor N, shared as dup shares it), /dev/null, /dev/zero,
 // /dev/urandom and /dev/random (the host's character devices, none of
-// which blocks), and /sys/devices/system/cpu/{online,possible,present}
-// ("0": one CPU, as sched_getaffinity says). Made-up text is a
-// memfd, so read, pread, lseek, fstat and mmap treat it as any file.
+// which blocks), /sys/devices/system/cpu/{online,possible,present}
+// ("0": one CPU, as sched_getaffinity says), /proc/self/maps (the guest's
+// address space as the server records it), /proc/cpuinfo and /proc/meminfo
+// (guest_proc_text.h). Made-up text is a memfd written when the guest opens
+// it, so read, pread, lseek, fstat and mmap treat it as any file.
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/mman.h>
@@ -25,7 +27,7 @@ namespace kvmgpu::linux_abi {
 namespace {
 constexpr int64_t kAtFdcwd = -100;
 
-enum class Special { None, Exe, OwnFd, HostDevice, Text };
+enum class Special { None, Exe, OwnFd, HostDevice, Text, Maps, CpuInfo, MemInfo };
 
 struct Resolved {
     Special kind = Special::None;
@@ -55,6 +57,7 @@ Resolved resolve(int64_t dirfd, const std::string& path) {
         if (!n.starts_with(prefix)) continue;
         const std::string rest = n.substr(prefix.size());
         if (rest == "exe") r.kind = Special::Exe;
+        if (rest == "maps") r.kind = Special::Maps;
         if (rest.starts_with("fd/") && (r.fd = fd_number(rest.substr(3))) >= 0) r.kind = Special::OwnFd;
         return r;
     }
@@ -70,15 +73,17 @@ Resolved resolve(int64_t dirfd, const std::string& path) {
     for (const char* cpus : {"/sys/devices/system/cpu/online", "/sys/devices/system/cpu/possible",
                              "/sys/devices/system/cpu/present"})
         if (n == cpus) r = {Special::Text, -1, "", 0, "0\n"};
+    if (n == "/proc/cpuinfo") r.kind = Special::CpuInfo;
+    if (n == "/proc/meminfo") r.kind = Special::MemInfo;
     return r;
 }
 
 // A read-only descriptor holding `text`.
-int text_file(const char* text) {
+int text_file(const std::string& text) {
     const int fd = static_cast<int>(::syscall(SYS_memfd_create, "kvmgpu-guest-file", MFD_CLOEXEC));
     if (fd < 0) return -errno;
-    const size_t len = std::strlen(text);
-    if (::pwrite(fd, text, len, 0) != static_cast<ssize_t>(len)) {
+    const size_t len = text.size();
+    if (::pwrite(fd, text.data(), len, 0) != static_cast<ssize_t>(len)) {
         const int err = errno ? errno : EIO;
         ::close(fd);
         return -err;
@@ -119,7 +124,11 @@ std::optional<int64_t> SyscallServer::open_special(int64_t dirfd, const std::str
         }
     } else {
         if (access != O_RDONLY || (flags & (O_CREAT | O_TRUNC))) return -EACCES;
-        host = text_file(r.text);
+        const std::string text = r.kind == Special::Maps      ? maps()
+                                 : r.kind == Special::CpuInfo ? cpuinfo_text()
+                                 : r.kind == Special::MemInfo ? meminfo_text(user_.memory().total_bytes(), space_.free_bytes())
+                                                              : std::string(r.text);
+        host = text_file(text);
     }
     if (host < 0) return host;
     auto file = std::make_shared<OpenFile>();
@@ -156,9 +165,28 @@ std::optional<int64_t> SyscallServer::access_special(int64_t dirfd, const std::s
     const Resolved r = resolve(dirfd, path);
     if (r.kind == Special::None) return std::nullopt;
     if (r.kind == Special::OwnFd) return fds_.get(r.fd) ? 0 : -ENOENT;
-    if ((mode & W_OK) && (r.kind == Special::Exe || r.kind == Special::Text)) return -EACCES;
+    if ((mode & W_OK) && r.kind != Special::OwnFd && r.kind != Special::HostDevice) return -EACCES;
     if ((mode & X_OK) && r.kind != Special::Exe) return -EACCES;
     return 0;
+}
+
+std::string SyscallServer::maps() const {
+    std::vector<MapsEntry> entries;
+    for (const MapsEntry& image : layout_.images) {
+        if (!space_.in_managed(image.lo, image.hi - image.lo)) {
+            entries.push_back(image);
+            continue;
+        }
+        for (const auto& [lo, hi] : space_.reserved_within(image.lo, image.hi))
+            entries.push_back({lo, hi, image.perms, image.name});
+    }
+    // The guest's page tables map all of its RAM above the VMM's pages
+    // readable, writable and executable: what mprotect asks is not recorded.
+    const auto [heap_lo, heap_hi] = space_.heap();
+    entries.push_back({heap_lo, heap_hi, "rwxp", "[heap]"});
+    for (const auto& [lo, hi] : space_.mappings()) entries.push_back({lo, hi, "rwxp", ""});
+    entries.push_back({layout_.stack_lo, layout_.stack_top, "rwxp", "[stack]"});
+    return maps_text(std::move(entries));
 }
 
 } // namespace kvmgpu::linux_abi

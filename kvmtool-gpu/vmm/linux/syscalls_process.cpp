@@ -3,6 +3,7 @@
 // and futexes: syscalls_threads.cpp.
 #include <sys/random.h>
 #include <sys/resource.h>
+#include <sys/sysinfo.h>
 #include <sys/utsname.h>
 
 #include <cerrno>
@@ -105,6 +106,27 @@ int64_t SyscallServer::sys_sched_getaffinity(uint64_t pid, uint64_t len, uint64_
     if (!user_.span(mask, len)) return -EFAULT; // the whole buffer the caller gave, not just the 8 bytes written
     const uint64_t one_cpu = 1;
     return user_.write_obj(mask, one_cpu) ? 8 : -EFAULT;
+}
+
+int64_t SyscallServer::sys_sched_setaffinity(uint64_t pid, uint64_t len, uint64_t mask) {
+    if (pid != 0 && pid != 1) return -ESRCH;
+    if (len == 0) return -EINVAL;
+    // Linux reads at most its cpumask's bytes (NR_CPUS 8192 bits at most);
+    // every byte it reads must be there. CPU 0 must be in the set: the only one.
+    const uint64_t n = std::min<uint64_t>(len, 1024);
+    uint8_t first = 0;
+    if (!user_.span(mask, n) || !user_.read(mask, &first, 1)) return -EFAULT;
+    return (first & 1) ? 0 : -EINVAL;
+}
+
+int64_t SyscallServer::sys_sysinfo(uint64_t buf) {
+    struct sysinfo info {};
+    info.uptime = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_).count();
+    info.totalram = user_.memory().total_bytes();
+    info.freeram = space_.free_bytes();
+    info.procs = 1;
+    info.mem_unit = 1;
+    return user_.write_obj(buf, info) ? 0 : -EFAULT;
 }
 
 int64_t SyscallServer::sys_getrandom(uint64_t buf, uint64_t len, uint64_t flags) {

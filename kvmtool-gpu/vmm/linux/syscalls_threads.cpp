@@ -80,6 +80,7 @@ void SyscallServer::thread_exit(uint32_t tid) {
             word = futex_word(it->second);
             clear_tid_.erase(it);
         }
+        threads_.erase(tid);
     }
     // Outside the lock: the woken thread's next call must not wait for this one.
     if (word) {

@@ -1,0 +1,32 @@
+// The text of the /proc files the VMM makes up for a Linux-ABI guest
+// (syscalls_proc_files.cpp serves them as read-only memfds): each is built
+// from the guest's own state when the guest opens it, never from the host's
+// /proc, which describes the VMM.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kvmgpu::linux_abi {
+
+// One line of /proc/self/maps.
+struct MapsEntry {
+    uint64_t lo = 0, hi = 0;
+    std::string perms; // "rwxp", "r--p", ...
+    std::string name;  // a path, "[heap]", "[stack]", "[vdso]", or empty
+};
+
+// Lines sorted by address, in Linux's format.
+std::string maps_text(std::vector<MapsEntry> entries);
+
+// Processor 0 only (the guest has one CPU): the host's vendor, family,
+// model, stepping, model name and the feature flags its CPUID reports,
+// which are the ones the guest's CPUID (KVM's supported set) offers.
+std::string cpuinfo_text();
+
+// MemTotal is the guest's RAM; MemFree and MemAvailable what its allocator
+// has not handed out. Values in kB, as Linux writes them.
+std::string meminfo_text(uint64_t total_bytes, uint64_t free_bytes);
+
+} // namespace kvmgpu::linux_abi
