@@ -18,10 +18,17 @@ worker_flag="--gpu-worker always"
 "$vmm" run --vms 3 --guest "$dir/syscall_loop" --mem 256M --pages "$pages" --vgpu "$vgpu" $worker_flag \
     --timeout 60 -- 10 4000 > "$work/out" 2>&1 &
 pid=$!
+# The VMM's children named vgpu-worker (from /proc: busybox may lack pgrep).
+workers_of() {
+    for d in /proc/[0-9]*; do
+        [ "$(cat "$d/comm" 2>/dev/null)" = vgpu-worker ] || continue
+        [ "$(awk '{print $4}' "$d/stat" 2>/dev/null)" = "$1" ] && echo "${d#/proc/}"
+    done | sort
+}
 workers=""
 i=0
 while [ $i -lt 200 ]; do # up to 20 s for three workers to be running
-    workers=$(pgrep -P "$pid" -x vgpu-worker | sort)
+    workers=$(workers_of "$pid")
     [ "$(echo "$workers" | grep -c .)" -ge 3 ] && break
     sleep 0.1
     i=$((i + 1))
