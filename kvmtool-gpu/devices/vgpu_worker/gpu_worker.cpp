@@ -26,6 +26,14 @@ namespace kvmgpu::vgpu {
 
 namespace {
 
+// This VM's memory kept from forks: the counters, the channel, guest RAM.
+std::vector<memmap::ForkShare> own_shares(WorkerChannel& ch, const WorkerSetup& setup) {
+    std::vector<memmap::ForkShare> shares = setup.shares;
+    shares.push_back(ch.share());
+    for (const memmap::Region& r : setup.mem->regions()) shares.push_back({r.backing->data(), r.size(), r.backing->fd()});
+    return shares;
+}
+
 class Worker {
 public:
     Worker(WorkerChannel& ch, const WorkerSetup& setup, SyscallRecorder* recorder, std::string namespaces)
@@ -122,6 +130,11 @@ void Worker::start(const WorkerRequest& q) {
         return put_text(why);
     }
     const EngineStart st = engine_->start();
+    // Once more with the driver's mappings made: still nothing of another VM.
+    if (const auto foreign = foreign_vm_mapping(own_shares(ch_, setup_))) {
+        r().status = VGPU_ERROR_NO_DEVICE;
+        return put_text("the GPU worker maps memory that is not its VM's: " + *foreign);
+    }
     std::string sandbox;
     if (!confine(&sandbox)) {
         r().status = VGPU_ERROR_NO_DEVICE; // asked for, and not to be had: no commands run unconfined
@@ -131,7 +144,7 @@ void Worker::start(const WorkerRequest& q) {
     r().registration = st.registration;
     r().registration_ns = st.registration_ns;
     r().features = st.features;
-    put_text(st.description + sandbox);
+    put_text(st.description + sandbox + "; maps its own VM's memory only");
 }
 
 bool Worker::confine(std::string* done) {
@@ -243,9 +256,7 @@ void close_all_but(std::vector<int> keep) {
 // then closes. Every other VM's memory stays a hole: MADV_DONTFORK kept it
 // out of the fork.
 void keep_only_this_vm(WorkerChannel& ch, const WorkerSetup& setup) {
-    std::vector<memmap::ForkShare> shares = setup.shares;
-    shares.push_back(ch.share());
-    for (const memmap::Region& r : setup.mem->regions()) shares.push_back({r.backing->data(), r.size(), r.backing->fd()});
+    const std::vector<memmap::ForkShare> shares = own_shares(ch, setup);
     std::vector<int> keep{setup.kick_fd};
     for (const memmap::ForkShare& s : shares) keep.push_back(s.fd);
     close_all_but(keep);

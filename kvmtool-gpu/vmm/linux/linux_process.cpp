@@ -271,8 +271,10 @@ std::optional<SyscallOutcome> LinuxProcess::on_port_write(VcpuFd& vcpu, uint32_t
     // Only the stub's `out` is a system call. kvm-pvm exits with RIP after
     // it; VMX and SVM (fast PIO) exit with RIP on it and would step over it
     // at the next KVM_RUN, which they skip once RIP has moved (as below).
-    // CS is not checked: kvm-pvm reports the ring-3 selector here. The stub's
-    // page is ring 0's (linux_low_page_flags): only `syscall` reaches it.
+    // CS is not checked: kvm-pvm reports the ring-3 selector here. The
+    // stub's page is user and read-only (linux_low_page_flags): ring 3 may
+    // jump to it, which is a system call served and returned from by the
+    // same rules as one made with `syscall`.
     if (r.rip != KVMGPU_LINUX_SYSCALL_STUB_GPA && r.rip != KVMGPU_LINUX_SYSCALL_STUB_GPA + 2) return std::nullopt;
     SyscallCall call;
     call.nr = r.rax;

@@ -105,7 +105,11 @@ int main(int argc, char** argv) {
     } else if (!strcmp(mode, "write-vdso")) {
         *reinterpret_cast<volatile uint8_t*>(getauxval(AT_SYSINFO_EHDR)) = 0;
     } else if (!strcmp(mode, "stub")) {
-        reinterpret_cast<void (*)()>(KVMGPU_LINUX_SYSCALL_STUB_GPA)();
+        // getpid through the stub without `syscall`: served (kvm-pvm) and
+        // returned to RCX = 0, a NULL fetch; or #GP at the stub's `out`
+        // (ring 3 has no port: VMX, SVM).
+        asm volatile("xor %%ecx, %%ecx\n\tcall *%1" ::"a"(39), "r"(uint64_t{KVMGPU_LINUX_SYSCALL_STUB_GPA})
+                     : "rcx", "r11", "memory");
     } else if (!strcmp(mode, "cli")) {
         asm volatile("cli");
     } else if (!strcmp(mode, "sti")) {

@@ -154,7 +154,7 @@ TEST(BootState, ExceptionsSwitchToTheVmmsStackWhateverRspHolds) {
 // A Linux-ABI guest runs at IOPL 0 with no port open to ring 3, and its
 // ring 3 reaches none of the VMM's ring-0 state: with everything U=1 and
 // writable, ring 3 rewrote the page tables, the IDT, the TSS's I/O bitmap
-// and the system-call stub.
+// and the system-call stub (now read-only to ring 3).
 TEST(BootState, LinuxGuestsRing3GetsNoneOfTheVmmsPagesOrPorts) {
     auto mem = ram(64ull << 20);
     BootParams p;
@@ -175,7 +175,7 @@ TEST(BootState, LinuxGuestsRing3GetsNoneOfTheVmmsPagesOrPorts) {
     for (uint64_t gpa = KVMGPU_BOOT_PML4_GPA; gpa < KVMGPU_BOOT_TABLES_END; gpa += 0x1000)
         EXPECT_EQ(flags(gpa), 0u) << std::hex << gpa << ": page tables unmapped";
     EXPECT_EQ(flags(KVMGPU_CMDLINE_GPA), kP | kU);
-    EXPECT_EQ(flags(KVMGPU_LINUX_SYSCALL_STUB_GPA), kP) << "the stub: ring 0, read-only";
+    EXPECT_EQ(flags(KVMGPU_LINUX_SYSCALL_STUB_GPA), kP | kU) << "the stub: read-only (kvm-pvm fetches it at CPL 3)";
     for (uint64_t gpa = KVMGPU_LINUX_VVAR_GPA; gpa < KVMGPU_IMAGE_BASE; gpa += 0x1000)
         EXPECT_EQ(flags(gpa), kP | kU) << std::hex << gpa << ": clock page and vDSO read-only";
     for (uint64_t gpa = KVMGPU_IMAGE_BASE; gpa < (2ull << 20); gpa += 0x1000) EXPECT_EQ(flags(gpa), kP | kW | kU);
