@@ -11,11 +11,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/unit/linux/server_fixture.h"
 #include "kvmtool-gpu/vmm/linux/pseudo_fs.h"
 #include "kvmtool-gpu/vmm/linux/root_fs.h"
 
 namespace kvmgpu::linux_abi {
 namespace {
+
+using server_fixture::read_via;
 
 namespace fs = std::filesystem;
 
@@ -43,14 +46,6 @@ struct Root : ::testing::Test {
     }
     void TearDown() override { fs::remove_all(top); }
     GuestFs mounts() const { return GuestFs({{"/", root, true, "--root"}, {"/mnt/work", share, false}}); }
-    static std::string read_via(const GuestFs& g, const std::string& path, int dirfd = -1) {
-        const int fd = g.open(dirfd, path, O_RDONLY, 0);
-        if (fd < 0) return "errno " + std::to_string(-fd);
-        char buf[32] = {};
-        const ssize_t n = ::read(fd, buf, sizeof buf - 1);
-        ::close(fd);
-        return n >= 0 ? std::string(buf, n) : "read failed";
-    }
 };
 
 const std::string kNoEnt = "errno " + std::to_string(ENOENT);

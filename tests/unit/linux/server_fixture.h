@@ -4,7 +4,9 @@
 // optionally a share with in.txt and sub/a.
 #pragma once
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -22,6 +24,30 @@ constexpr uint64_t kMiB = 1ull << 20, kRam = 32 * kMiB;
 constexpr uint64_t kBuf = 20 * kMiB;  // a scratch buffer the tests own (in the managed range, mapped below)
 constexpr uint64_t kGuard = 28 * kMiB;
 
+// The address space make() gives the server.
+inline ProcessLayout layout() {
+    ProcessLayout l;
+    l.managed_lo = 1 * kMiB;
+    l.managed_hi = kGuard;
+    l.brk_start = 8 * kMiB;
+    l.stack_lo = 30 * kMiB;
+    l.stack_top = kRam;
+    l.unmapped = {{0, 4096}, {kGuard, 30 * kMiB}};
+    return l;
+}
+
+// Opens `path` through `fs` (a ShareRoot or a GuestFs) and reads back its
+// first bytes, or "errno N".
+template <class Fs>
+std::string read_via(const Fs& fs, const std::string& path, int dirfd = -1) {
+    const int fd = fs.open(dirfd, path, O_RDONLY, 0);
+    if (fd < 0) return "errno " + std::to_string(-fd);
+    char buf[32] = {};
+    const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    return n >= 0 ? std::string(buf, n) : "read failed";
+}
+
 struct Server : ::testing::Test {
     memmap::GuestMemory mem;
     std::unique_ptr<SyscallServer> server;
@@ -34,13 +60,7 @@ struct Server : ::testing::Test {
     void make(bool with_share, bool read_only = false) {
         if (mem.regions().empty())
             mem.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, kRam));
-        ProcessLayout l;
-        l.managed_lo = 1 * kMiB;
-        l.managed_hi = kGuard;
-        l.brk_start = 8 * kMiB;
-        l.stack_lo = 30 * kMiB;
-        l.stack_top = kRam;
-        l.unmapped = {{0, 4096}, {kGuard, 30 * kMiB}};
+        const ProcessLayout l = layout();
         ServerOptions o = options;
         if (!o.console_text) o.console_text = [this](std::string_view t) { console.append(t); };
         o.exe_host_path = exe;

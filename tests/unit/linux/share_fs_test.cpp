@@ -14,10 +14,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/unit/linux/server_fixture.h"
 #include "kvmtool-gpu/vmm/linux/share_fs.h"
 
 namespace kvmgpu::linux_abi {
 namespace {
+
+using server_fixture::read_via;
 
 namespace fs = std::filesystem;
 
@@ -39,16 +42,6 @@ struct Share : ::testing::Test {
         ASSERT_EQ(mkfifo((dir / "fifo").c_str(), 0600), 0);
     }
     void TearDown() override { fs::remove_all(top); }
-
-    // Opens and reads back (the first bytes), or the negative errno.
-    std::string read_via(const ShareRoot& s, const std::string& path, int dirfd = -1) {
-        const int fd = s.open(dirfd, path, O_RDONLY, 0);
-        if (fd < 0) return "errno " + std::to_string(-fd);
-        char buf[32] = {};
-        const ssize_t n = ::read(fd, buf, sizeof buf - 1);
-        ::close(fd);
-        return n >= 0 ? std::string(buf, n) : "read failed";
-    }
 };
 
 const std::string kNoEnt = "errno " + std::to_string(ENOENT);

@@ -46,13 +46,7 @@ TEST_F(ProcFiles, MapsFollowsTheProgramHeapMappingsAndStack) {
     // The fixture's layout names no images: give the server a program
     // (reserved) and a vDSO outside the managed range, as LinuxProcess does.
     server.reset();
-    ProcessLayout l;
-    l.managed_lo = 1 * kMiB;
-    l.managed_hi = kGuard;
-    l.brk_start = 8 * kMiB;
-    l.stack_lo = 30 * kMiB;
-    l.stack_top = kRam;
-    l.unmapped = {{0, 4096}, {kGuard, 30 * kMiB}};
+    ProcessLayout l = layout();
     l.images = {{1 * kMiB, 8 * kMiB, "rwxp", "/usr/bin/prog"}, {0xF3000, 0xF4000, "r-xp", "[vdso]"}};
     ServerOptions o = options;
     o.console_text = [](std::string_view) {};
