@@ -62,7 +62,8 @@ wait "$pid"
 rc=$?
 cat "$work/out"
 # Each worker's own look at its maps, at the end of its start (gpu_worker.cpp).
-own=$(grep -c "maps its own VM's memory only" "$work/out")
+# (The start is reported twice, in the log and in the VM's summary: count workers.)
+own=$(grep "maps its own VM's memory only" "$work/out" | grep -oE 'GPU worker process [0-9]+' | sort -u | grep -c .)
 [ "$own" -eq 3 ] || { echo "FAILED: $own of 3 workers said they map their own VM's memory only"; failures=$((failures + 1)); }
 [ "$rc" -eq 0 ] || { echo "FAILED: run --vms 3 ended with status $rc"; failures=$((failures + 1)); }
 [ $failures -eq 0 ] && echo "ok: each of three GPU workers maps its own VM's RAM and nothing of the others' (read from outside for $outside, each worker's own check for 3)"
