@@ -19,6 +19,19 @@ bool read_self_maps(std::string* out) {
     close(fd);
     return n == 0;
 }
+
+// /proc/self/maps as its lines, in address order; nullopt if unreadable.
+std::optional<std::vector<std::string>> self_maps_lines() {
+    std::string maps;
+    if (!read_self_maps(&maps)) return std::nullopt;
+    std::vector<std::string> lines;
+    for (size_t pos = 0; pos < maps.size();) {
+        const size_t nl = maps.find('\n', pos);
+        lines.push_back(maps.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos));
+        pos = nl == std::string::npos ? maps.size() : nl + 1;
+    }
+    return lines;
+}
 // What names a VM's memory in /proc/self/maps: the memfds of fork_sharing.h
 // users, libhugetlbfs's unlinked files (guest RAM on hugetlbfs), KVM's vCPU
 // mappings.
@@ -29,12 +42,9 @@ bool names_vm_memory(const std::string& path) {
 } // namespace
 
 std::optional<std::string> foreign_vm_mapping(std::span<const memmap::ForkShare> own) {
-    std::string maps;
-    if (!read_self_maps(&maps)) return "cannot read /proc/self/maps";
-    for (size_t pos = 0; pos < maps.size();) {
-        const size_t nl = maps.find('\n', pos);
-        const std::string line = maps.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-        pos = nl == std::string::npos ? maps.size() : nl + 1;
+    const auto lines = self_maps_lines();
+    if (!lines) return "cannot read /proc/self/maps";
+    for (const std::string& line : *lines) {
         uint64_t s, e;
         int path_at = -1;
         if (std::sscanf(line.c_str(), "%" SCNx64 "-%" SCNx64 " %*s %*s %*s %*s %n", &s, &e, &path_at) < 2 || path_at < 0)
@@ -55,16 +65,14 @@ std::optional<std::vector<SharedPiece>> shared_pieces(const void* addr, uint64_t
     const uint64_t begin = reinterpret_cast<uintptr_t>(addr);
     uint64_t end;
     if (bytes == 0 || __builtin_add_overflow(begin, bytes, &end)) return std::nullopt;
-    std::string maps;
-    if (!read_self_maps(&maps)) return std::nullopt;
+    const auto lines = self_maps_lines();
+    if (!lines) return std::nullopt;
 
     std::vector<SharedPiece> pieces;
     uint64_t at = begin; // first byte not yet covered
     // Lines are in address order: "start-end perms offset major:minor inode [path]".
-    for (size_t pos = 0; pos < maps.size() && at < end;) {
-        const size_t nl = maps.find('\n', pos);
-        const std::string line = maps.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-        pos = nl == std::string::npos ? maps.size() : nl + 1;
+    for (const std::string& line : *lines) {
+        if (at >= end) break;
         uint64_t s, e, off, inode;
         unsigned major, minor;
         char perms[5] = {};
