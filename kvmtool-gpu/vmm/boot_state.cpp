@@ -27,9 +27,11 @@ constexpr uint64_t kEferLme = 1ull << 8, kEferLma = 1ull << 10, kEferNxe = 1ull 
 // TSS: 104 bytes, then an I/O bitmap for ports below KVMGPU_TSS_OPEN_PORTS
 // and its 0xff terminator. A project image's bitmap is all zero bits
 // (allowed): ring 3 needs it for the exit port, as kvm-pvm's emulator checks
-// the bitmap even with IOPL 3 requested. A Linux-ABI guest's is all ones: it
-// runs at IOPL 0 and its ring 3 has no port (the system-call and fault ports
-// are written by the VMM's stubs in ring 0, where IOPL 0 allows any port).
+// the bitmap even with IOPL 3 requested. A Linux-ABI guest's is all ones but
+// for the system-call port: it runs at IOPL 0, and on kvm-pvm SYSCALL enters
+// the stub at LSTAR still at CPL 3, so the stub's `out` needs that one port
+// (the VMM serves it only from the stub's address: linux_process.cpp). The
+// fault stubs run at CPL 0 through the IDT, where IOPL 0 allows any port.
 constexpr uint64_t kTssBytes = 104, kIoBitmapBytes = KVMGPU_TSS_OPEN_PORTS / 8 + 1;
 constexpr uint64_t kTssLimit = kTssBytes + kIoBitmapBytes - 1;
 static_assert(KVMGPU_TSS_OPEN_PORTS % 8 == 0 && KVMGPU_TSS_GPA + kTssLimit < KVMGPU_BOOT_PML4_GPA, "TSS fits");
@@ -176,7 +178,10 @@ void write_boot_structures(const memmap::GuestMemory& mem, const BootParams& p) 
 
     must_write(mem, KVMGPU_GDT_GPA, kGdt, sizeof kGdt);
     std::vector<uint8_t> tss(kTssLimit + 1, 0);
-    if (p.linux_abi) std::fill(tss.begin() + kTssBytes, tss.end(), 0xff);
+    if (p.linux_abi) {
+        std::fill(tss.begin() + kTssBytes, tss.end(), 0xff);
+        tss[kTssBytes + KVMGPU_LINUX_SYSCALL_PORT / 8] &= static_cast<uint8_t>(~(1u << (KVMGPU_LINUX_SYSCALL_PORT % 8)));
+    }
     const uint16_t io_bitmap_offset = kTssBytes;
     std::memcpy(&tss[102], &io_bitmap_offset, sizeof io_bitmap_offset);
     const uint64_t fault_stack = KVMGPU_FAULT_STACK_TOP;

@@ -151,7 +151,8 @@ TEST(BootState, ExceptionsSwitchToTheVmmsStackWhateverRspHolds) {
     EXPECT_EQ(boot_exception_state_damage(mem), "TSS, IDT");
 }
 
-// A Linux-ABI guest runs at IOPL 0 with no port open to ring 3, and its
+// A Linux-ABI guest runs at IOPL 0 with one port open to ring 3 (the
+// system-call stub's: kvm-pvm runs the stub at CPL 3), and its
 // ring 3 reaches none of the VMM's ring-0 state: with everything U=1 and
 // writable, ring 3 rewrote the page tables, the IDT, the TSS's I/O bitmap
 // and the system-call stub (now read-only to ring 3).
@@ -179,10 +180,13 @@ TEST(BootState, LinuxGuestsRing3GetsNoneOfTheVmmsPagesOrPorts) {
     for (uint64_t gpa = KVMGPU_LINUX_VVAR_GPA; gpa < KVMGPU_IMAGE_BASE; gpa += 0x1000)
         EXPECT_EQ(flags(gpa), kP | kU) << std::hex << gpa << ": clock page and vDSO read-only";
     for (uint64_t gpa = KVMGPU_IMAGE_BASE; gpa < (2ull << 20); gpa += 0x1000) EXPECT_EQ(flags(gpa), kP | kW | kU);
-    // The TSS's I/O bitmap: every port closed, the exit port included.
+    // The TSS's I/O bitmap: every port closed, the exit port included, but
+    // the system-call port.
     const uint16_t bitmap = *mem.read_obj<uint16_t>(memmap::GuestPhysAddr{KVMGPU_TSS_GPA + 102});
-    for (uint32_t byte = 0; byte < KVMGPU_TSS_OPEN_PORTS / 8; ++byte)
-        ASSERT_EQ(*mem.read_obj<uint8_t>(memmap::GuestPhysAddr{KVMGPU_TSS_GPA + bitmap + byte}), 0xffu) << byte;
+    for (uint32_t port = 0; port < KVMGPU_TSS_OPEN_PORTS; ++port) {
+        const uint8_t byte = *mem.read_obj<uint8_t>(memmap::GuestPhysAddr{KVMGPU_TSS_GPA + bitmap + port / 8});
+        ASSERT_EQ((byte >> (port % 8)) & 1, port == KVMGPU_LINUX_SYSCALL_PORT ? 0 : 1) << std::hex << port;
+    }
 }
 
 } // namespace
