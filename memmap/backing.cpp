@@ -4,6 +4,7 @@
 #include "memmap/backing.h"
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <linux/mman.h> // MAP_HUGE_2MB, MAP_HUGE_1GB
 #include <time.h>
 #include <unistd.h>
@@ -178,6 +179,29 @@ std::unique_ptr<Backing> Backing::create(PageSize page, uint64_t size, BackingOp
         log_line("%s backing of %s: a hugetlb memfd (MAP_HUGETLB pages; no usable hugetlbfs mount of that size)%s",
                  to_string(page).data(), size_text(size).c_str(), opts.prefault ? ", prefaulted" : "");
     }
+    return b;
+}
+
+std::unique_ptr<Backing> Backing::adopt(int fd, PageSize page, uint64_t size, BackingSource source) {
+    struct stat st{};
+    try {
+        check_size(page, size);
+        if (fstat(fd, &st) != 0) throw_errno(errno, "fstat of a received guest RAM descriptor");
+        if (static_cast<uint64_t>(st.st_size) < size)
+            throw std::invalid_argument("received guest RAM descriptor holds " + std::to_string(st.st_size) +
+                                        " bytes, not " + std::to_string(size));
+    } catch (...) {
+        close(fd);
+        throw;
+    }
+    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        const int err = errno;
+        close(fd);
+        throw_errno(err, "mmap of a received guest RAM descriptor");
+    }
+    std::unique_ptr<Backing> b(new Backing(static_cast<uint8_t*>(p), size, page, fd));
+    b->source_ = source;
     return b;
 }
 

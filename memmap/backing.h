@@ -50,6 +50,13 @@ public:
     // HugePagePoolError (pool short), std::system_error (mmap etc., with errno).
     static std::unique_ptr<Backing> create(PageSize page, uint64_t size, BackingOptions opts = {});
 
+    // Another process's backing received as a descriptor (a GPU worker's
+    // view of its VM's RAM): maps `fd` MAP_SHARED wherever the kernel puts
+    // it and owns the descriptor from then on. The file must hold `size`
+    // bytes. Throws std::invalid_argument (size) or std::system_error (fstat,
+    // mmap); the descriptor is closed on failure too.
+    static std::unique_ptr<Backing> adopt(int fd, PageSize page, uint64_t size, BackingSource source);
+
     ~Backing();
     Backing(const Backing&) = delete;
     Backing& operator=(const Backing&) = delete;

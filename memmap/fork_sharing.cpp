@@ -51,19 +51,4 @@ void destroy_unforked_shared(const ForkShare& s) {
     close(s.fd);
 }
 
-bool map_shares_again(std::span<const ForkShare> shares) {
-    for (const ForkShare& s : shares) {
-        // MAP_FIXED_NOREPLACE: the address must be the hole MADV_DONTFORK
-        // left; anything else there is a bug, not something to overwrite.
-        void* p = mmap(s.addr, s.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, s.fd, 0);
-        if (p == MAP_FAILED) return false;
-        if (p != s.addr) { // a kernel older than 4.17 treats the flag as a hint
-            munmap(p, s.size);
-            errno = EEXIST;
-            return false;
-        }
-    }
-    return true;
-}
-
 } // namespace memmap

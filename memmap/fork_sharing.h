@@ -1,11 +1,11 @@
-// Memory a VMM shares with exactly one forked child (a VM's GPU worker) and
-// with no other process. Each such mapping is MAP_SHARED over a file
-// descriptor (a memfd, or a hugetlbfs file) and marked MADV_DONTFORK, so no
-// fork inherits it: a worker forked for one VM does not find the RAM, the
-// channel or the counters of the VMs built before it in its address space.
-// The child that is meant to have a mapping keeps its descriptor and maps it
-// again at the same address (the hole the fork left), the vhost-user shape:
-// a backend gets its VM's memory as descriptors and nothing else.
+// Memory a VMM shares with exactly one other process (a VM's GPU worker)
+// and with no other. Each such mapping is MAP_SHARED over a file descriptor
+// (a memfd, or a hugetlbfs file) and marked MADV_DONTFORK, so no fork
+// inherits it: no child of the VMM (a worker zygote started late, a native
+// benchmark) finds a VM's RAM, channel or counters in its address space.
+// The process that is meant to have a mapping is handed its descriptor and
+// maps it itself, the vhost-user shape: a backend gets its VM's memory as
+// descriptors and nothing else.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +13,7 @@
 
 namespace memmap {
 
-// One mapping a child maps again: [addr, addr + size) from `fd` at offset 0.
+// One shared mapping: [addr, addr + size) of `fd` from offset 0.
 struct ForkShare {
     void* addr;
     uint64_t size;
@@ -33,10 +33,5 @@ void* map_unforked(int fd, uint64_t size, int extra_flags = 0);
 // named `name`, mapped with map_unforked. Throws std::system_error.
 ForkShare create_unforked_shared(const char* name, uint64_t size);
 void destroy_unforked_shared(const ForkShare& s); // unmaps and closes
-
-// In a forked child: maps each share again at its address; false (errno set)
-// if any cannot be (the address must be the fork's hole). Async-signal-safe
-// enough for a child of a multi-threaded parent: no allocation.
-bool map_shares_again(std::span<const ForkShare> shares);
 
 } // namespace memmap

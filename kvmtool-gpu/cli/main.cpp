@@ -13,6 +13,7 @@
 #include "kvmtool-gpu/cli/arg_parser.h"
 #include "kvmtool-gpu/cli/bench_commands.h"
 #include "kvmtool-gpu/cli/run_command.h"
+#include "kvmtool-gpu/devices/vgpu_worker/worker_zygote.h"
 #include "kvmtool-gpu/util/process_limits.h"
 
 namespace {
@@ -46,6 +47,12 @@ int main(int argc, char** argv) {
     }
     const std::string cmd = args[0];
     args.erase(args.begin());
+    // GPU workers start from a process forked now, holding none of the VMs
+    // to come. If it cannot start, the first worker says why.
+    try {
+        kvmgpu::vgpu::start_worker_zygote();
+    } catch (const std::exception&) {
+    }
     try {
         if (cmd == "run") return kvmgpu::cli::run_command(args);
         if (cmd == "bench") {

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Each GPU worker of a run --vms 3 maps its own VM's guest RAM and no other
-# VM's, and no vCPU's kvm_run (ctest kvm_worker_isolation; on a GPU machine
+# VM's, and no vCPU's kvm_run; the workers are the VMM's children and its
+# worker zygote maps no VM (ctest kvm_worker_isolation; on a GPU machine
 # device-check.sh passes "cuda"). Three sleeping Linux-ABI guests, each with
 # a vGPU whose engine runs in a worker; the test reads every worker's
 # /proc/PID/maps from outside while they run.
@@ -54,6 +55,20 @@ for w in $workers; do
     [ "$vcpus" -eq 0 ] || { echo "FAILED: worker $w maps $vcpus KVM mappings"; failures=$((failures + 1)); }
     seen="$seen $ram"
 done
+# The zygote the workers start from: the VMM's child, holding no VM.
+zygote=$(for d in /proc/[0-9]*; do
+    [ "$(cat "$d/comm" 2>/dev/null)" = vgpu-zygote ] && [ "$(awk '{print $4}' "$d/stat" 2>/dev/null)" = "$pid" ] && echo "${d#/proc/}"
+done)
+if [ -z "$zygote" ]; then
+    echo "FAILED: no worker zygote among the VMM's children"
+    failures=$((failures + 1))
+elif zmaps=$(cat "/proc/$zygote/maps" 2>/dev/null); then
+    zram=$(echo "$zmaps" | grep -cE 'kvmgpu-|libhugetlbfs|anon_inode:kvm')
+    echo "zygote $zygote: VM mappings: $zram"
+    [ "$zram" -eq 0 ] || { echo "FAILED: the worker zygote maps VM memory"; failures=$((failures + 1)); }
+else
+    echo "note: the zygote's maps are not readable from here"
+fi
 if [ $outside -gt 0 ]; then
     distinct=$(echo "$seen" | tr ' ' '\n' | grep . | sort -u | grep -c .)
     [ "$distinct" -eq $outside ] || { echo "FAILED: $outside workers map $distinct distinct RAMs"; failures=$((failures + 1)); }

@@ -24,16 +24,19 @@
 
 namespace kvmgpu::vgpu::test {
 
-inline BackendFactory host_factory() {
-    return [](std::string*) -> std::unique_ptr<GpuBackend> {
-        return std::make_unique<HostBackend>(HostBackendOptions{.bounce_bytes = 8192});
-    };
+inline DeviceBackends make_host_backend(const std::string&, std::string*) {
+    return std::make_unique<HostBackend>(HostBackendOptions{.bounce_bytes = 8192});
 }
+inline BackendFactory host_factory() { return {&make_host_backend, ""}; }
 
+template <class Backend>
+DeviceBackends make_test_backend(const std::string&, std::string*) {
+    return std::make_unique<Backend>();
+}
 // A factory for a test backend that needs no arguments.
 template <class Backend>
 BackendFactory factory_of() {
-    return [](std::string*) -> std::unique_ptr<GpuBackend> { return std::make_unique<Backend>(); };
+    return {&make_test_backend<Backend>, ""};
 }
 
 // A VgpuRig on a WorkerEngine whose worker makes its backend with `make`;
@@ -82,10 +85,11 @@ private:
 };
 
 // A fault a test arms for whichever worker next synchronizes: in
-// MAP_SHARED memory made before any worker is forked, so the worker (a
-// child process) sees what the test process arms. Taken once: the worker
-// that replaces a faulty one runs clean. This is the tests' seam for
-// worker death and hangs; the production worker has no such message.
+// MAP_SHARED memory made before the worker zygote is forked (the one object,
+// shared_faults(), is made before main), so a worker sees what the test
+// process arms. Taken once: the worker that replaces a faulty one runs
+// clean. This is the tests' seam for worker death and hangs; the production
+// worker has no such message.
 class WorkerFaults {
 public:
     enum Fault : uint32_t {
@@ -110,12 +114,21 @@ private:
     std::atomic<uint32_t>* next_;
 };
 
+// The test process's one WorkerFaults, made during static initialisation;
+// every test that arms a fault starts from None.
+inline WorkerFaults g_shared_worker_faults;
+inline WorkerFaults& shared_faults() {
+    g_shared_worker_faults.arm(WorkerFaults::None);
+    return g_shared_worker_faults;
+}
+
 // The host backend, but a synchronize (CTX_SYNCHRONIZE, or the one RESET
 // makes before it frees a context's objects) commits the armed fault.
 class FaultyBackend final : public ForwardingBackend {
 public:
-    explicit FaultyBackend(WorkerFaults& faults)
-        : ForwardingBackend(std::make_unique<HostBackend>(HostBackendOptions{.bounce_bytes = 8192})), faults_(faults) {}
+    FaultyBackend()
+        : ForwardingBackend(std::make_unique<HostBackend>(HostBackendOptions{.bounce_bytes = 8192})),
+          faults_(g_shared_worker_faults) {}
     Status ctx_synchronize() override {
         switch (faults_.take()) {
         case WorkerFaults::Crash: raise(SIGKILL); break;
@@ -130,11 +143,13 @@ public:
     }
 
 private:
-    WorkerFaults& faults_; // the forked worker's copy of the test's object: the same shared word
+    WorkerFaults& faults_; // the worker's copy of the test's object: the same shared word
 };
 
+// `faults` must be shared_faults().
 inline BackendFactory faulty_factory(WorkerFaults& faults) {
-    return [&faults](std::string*) -> std::unique_ptr<GpuBackend> { return std::make_unique<FaultyBackend>(faults); };
+    EXPECT_EQ(&faults, &g_shared_worker_faults) << "a worker sees only the shared WorkerFaults";
+    return factory_of<FaultyBackend>();
 }
 
 } // namespace kvmgpu::vgpu::test

@@ -4,6 +4,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include <sstream>
 #include <vector>
 
 #include "kvmtool-gpu/devices/vgpu/inline_engine.h"
@@ -14,7 +15,24 @@ namespace kvmgpu::vgpu {
 
 namespace {
 constexpr const char* kNvidiaControlNode = "/dev/nvidiactl";
+
+// The worker's factory: make_backend's rules for the choice and the GPU
+// list written in its argument ("<choice> <gpu> <gpu>...").
+DeviceBackends make_chosen_backend(const std::string& arg, std::string* why) {
+    std::istringstream in(arg);
+    int choice = 0;
+    in >> choice;
+    std::vector<int> gpus;
+    for (int g; in >> g;) gpus.push_back(g);
+    return make_backend(static_cast<BackendChoice>(choice), why, gpus);
 }
+
+BackendFactory chosen_backend_factory(BackendChoice choice, std::span<const int> gpus) {
+    std::string arg = std::to_string(static_cast<int>(choice));
+    for (const int g : gpus) arg += " " + std::to_string(g);
+    return {&make_chosen_backend, arg};
+}
+} // namespace
 
 bool parse_gpu_worker(std::string_view s, GpuWorker* out) {
     const std::string v(s);
@@ -46,11 +64,8 @@ std::unique_ptr<CommandEngine> make_engine(const memmap::GuestMemory& mem, const
     std::string note;
     if (worker == GpuWorker::Always) {
         // The backend is picked in the worker, by make_backend's rules.
-        auto make = [choice, list = std::vector<int>(gpus.begin(), gpus.end())](std::string* w) {
-            return make_backend(choice, w, list);
-        };
         std::string reason;
-        auto e = WorkerEngine::create(mem, make, opts, wopts, &reason);
+        auto e = WorkerEngine::create(mem, chosen_backend_factory(choice, gpus), opts, wopts, &reason);
         if (why) *why = e ? "starting in GPU worker process " + std::to_string(e->worker_pid()) + " while the guest runs"
                           : reason;
         return e;
@@ -68,11 +83,8 @@ std::unique_ptr<CommandEngine> make_engine(const memmap::GuestMemory& mem, const
                 }
                 return std::make_unique<InlineEngine>(mem, host_instead_of_cuda(reason, why, gpus), opts);
             }
-            auto make = [choice, list = std::vector<int>(gpus.begin(), gpus.end())](std::string* w) {
-                return make_backend(choice, w, list);
-            };
             std::string reason;
-            auto e = WorkerEngine::create(mem, make, opts, wopts, &reason);
+            auto e = WorkerEngine::create(mem, chosen_backend_factory(choice, gpus), opts, wopts, &reason);
             if (why) *why = e ? "CUDA, starting in GPU worker process " + std::to_string(e->worker_pid()) +
                                     " while the guest runs"
                               : "CUDA backend unavailable: " + reason;

@@ -17,7 +17,7 @@
 #include "kvmtool-gpu/devices/vgpu/alias_budget.h"
 #include "kvmtool-gpu/devices/vgpu/inline_engine.h"
 #include "kvmtool-gpu/devices/vgpu/ring_waiter.h"
-#include "kvmtool-gpu/devices/vgpu_worker/shared_pieces.h"
+#include "kvmtool-gpu/devices/vgpu_worker/foreign_mappings.h"
 #include "kvmtool-gpu/devices/vgpu_worker/syscall_recorder.h"
 #include "kvmtool-gpu/devices/vgpu_worker/worker_sandbox.h"
 #include "kvmtool-gpu/util/spin.h"
@@ -25,14 +25,6 @@
 namespace kvmgpu::vgpu {
 
 namespace {
-
-// This VM's memory kept from forks: the counters, the channel, guest RAM.
-std::vector<memmap::ForkShare> own_shares(WorkerChannel& ch, const WorkerSetup& setup) {
-    std::vector<memmap::ForkShare> shares = setup.shares;
-    shares.push_back(ch.share());
-    for (const memmap::Region& r : setup.mem->regions()) shares.push_back({r.backing->data(), r.size(), r.backing->fd()});
-    return shares;
-}
 
 class Worker {
 public:
@@ -51,8 +43,7 @@ private:
         r().out_bytes = std::min<uint64_t>(s.size(), ch_.data_bytes());
         std::memcpy(ch_.data(), s.data(), r().out_bytes);
     }
-    bool same_pages(const WorkerRequest& q, std::string* why) const;
-    void start(const WorkerRequest& q);
+    void start();
     // After a successful start: the sandbox's second step, or the recorder's
     // "after" phase. What it did, for the VMM's log; false if it failed.
     bool confine(std::string* done);
@@ -83,42 +74,13 @@ private:
     std::string namespaces_;    // the sandbox's first step, as it went
 };
 
-// The VMM's SharedPiece lists, one per region, against this process's view.
-bool Worker::same_pages(const WorkerRequest& q, std::string* why) const {
-    const uint8_t* in = ch_.data();
-    uint64_t at = 0;
-    const uint64_t end = std::min(q.in_bytes, ch_.data_bytes());
-    for (const memmap::Region& region : setup_.mem->regions()) {
-        uint64_t n;
-        if (end - at < sizeof n) return *why = "Start: short piece list", false;
-        std::memcpy(&n, in + at, sizeof n);
-        at += sizeof n;
-        if (n > (end - at) / sizeof(SharedPiece)) return *why = "Start: short piece list", false;
-        std::vector<SharedPiece> theirs(n);
-        std::memcpy(theirs.data(), in + at, n * sizeof(SharedPiece));
-        at += n * sizeof(SharedPiece);
-        // Same objects at the same offsets: the same pages, not a snapshot.
-        const auto mine = shared_pieces(region.backing->data(), region.size());
-        if (!mine || *mine != theirs) {
-            char text[160];
-            std::snprintf(text, sizeof text,
-                          "guest RAM at guest-physical 0x%llx is not the VMM's pages in the worker "
-                          "(not MAP_SHARED, or mapped after the fork)",
-                          static_cast<unsigned long long>(region.base.value));
-            *why = text;
-            return false;
-        }
-    }
-    return true;
-}
-
-void Worker::start(const WorkerRequest& q) {
+void Worker::start() {
     if (engine_) {
         r().status = VGPU_ERROR_INVALID_VALUE; // Start sent twice
         return;
     }
     std::string why = why_;
-    if (backend_ && same_pages(q, &why)) {
+    if (backend_) {
         try {
             engine_.emplace(*setup_.mem, std::move(backend_), setup_.opts, setup_.counters, setup_.handle_seed);
         } catch (const std::exception& e) {
@@ -131,7 +93,7 @@ void Worker::start(const WorkerRequest& q) {
     }
     const EngineStart st = engine_->start();
     // Once more with the driver's mappings made: still nothing of another VM.
-    if (const auto foreign = foreign_vm_mapping(own_shares(ch_, setup_))) {
+    if (const auto foreign = foreign_vm_mapping(setup_.own)) {
         r().status = VGPU_ERROR_NO_DEVICE;
         return put_text("the GPU worker maps memory that is not its VM's: " + *foreign);
     }
@@ -216,7 +178,7 @@ bool Worker::serve(const WorkerRequest& q) {
         return true;
     }
     switch (op) {
-    case WorkerOp::Start: start(q); break;
+    case WorkerOp::Start: start(); break;
     case WorkerOp::Attach: attach(q); break;
     case WorkerOp::Reset: {
         detach(RingState::Off);
@@ -238,34 +200,10 @@ bool Worker::serve(const WorkerRequest& q) {
 } // namespace
 
 namespace {
-// Closes every descriptor from 3 up but those in `keep`.
-void close_all_but(std::vector<int> keep) {
-    std::sort(keep.begin(), keep.end());
-    unsigned next = 3;
-    for (const int fd : keep) {
-        if (fd < 3) continue;
-        if (static_cast<unsigned>(fd) > next) close_range(next, static_cast<unsigned>(fd) - 1, 0);
-        next = static_cast<unsigned>(fd) + 1;
-    }
-    close_range(next, ~0u, 0);
-}
-
-// The child's first step: nothing of the VMM's (KVM, other VMs' RAM and
-// eventfds, sockets) stays open but the kick eventfd and the descriptors of
-// this VM's shared memory, which it maps again at the VMM's addresses and
-// then closes. Every other VM's memory stays a hole: MADV_DONTFORK kept it
-// out of the fork.
-void keep_only_this_vm(WorkerChannel& ch, const WorkerSetup& setup) {
-    const std::vector<memmap::ForkShare> shares = own_shares(ch, setup);
-    std::vector<int> keep{setup.kick_fd};
-    for (const memmap::ForkShare& s : shares) keep.push_back(s.fd);
-    close_all_but(keep);
-    if (!memmap::map_shares_again(shares)) {
-        std::fprintf(stderr, "vgpu-worker: cannot map its VM's memory again: %s\n", std::strerror(errno));
-        _exit(1);
-    }
-    for (const memmap::ForkShare& s : shares) close(s.fd);
-    if (const auto foreign = foreign_vm_mapping(shares)) {
+// Its memory is all it may hold of any VM: a worker that finds more (a
+// mapping its zygote should never have had) does not start.
+void check_only_this_vm(const WorkerSetup& setup) {
+    if (const auto foreign = foreign_vm_mapping(setup.own)) {
         std::fprintf(stderr, "vgpu-worker: refusing to start: it maps memory that is not its VM's: %s\n", foreign->c_str());
         _exit(1);
     }
@@ -273,7 +211,7 @@ void keep_only_this_vm(WorkerChannel& ch, const WorkerSetup& setup) {
 } // namespace
 
 void run_gpu_worker(WorkerChannel& ch, const WorkerSetup& setup, pid_t parent) {
-    keep_only_this_vm(ch, setup);
+    check_only_this_vm(setup);
     prctl(PR_SET_NAME, "vgpu-worker");
     AliasBudget::process().serve_one_vm();
     // Both before the backend, while this process is one thread: every

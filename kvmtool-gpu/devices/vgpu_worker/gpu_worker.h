@@ -1,17 +1,16 @@
-// The GPU worker: what a process forked by WorkerEngine runs. It makes its
-// own backends, one per guest device (through a factory, so tests can host the host backend)
-// and, on Start, an InlineEngine over it and the VM's guest RAM. No fork
-// inherits guest RAM, the channel or the counters (memmap/fork_sharing.h):
-// the worker keeps the descriptors of its own VM's and nothing else, and
-// maps them again at the VMM's addresses, so it sees the VMM's pages there
-// and no other VM's. With VgpuOptions::worker_sandbox it enters its own
-// namespaces right after the fork and confines itself once Start has made
-// its engine (worker_sandbox.h); KVMGPU_WORKER_SYSCALL_LOG records its
-// system calls instead (syscall_recorder.h). On Attach it becomes the ring's
-// consumer: it runs the ring's commands in guest RAM and completes them
-// there, polling while they come and sleeping on the kick eventfd it
-// inherited (RingWaiter), until told to quit or until the VMM is gone, and
-// _exit()s.
+// The GPU worker: what a process started for one VM runs (from the worker
+// zygote, worker_zygote.h). It is given its VM's memory as descriptors and
+// nothing else (worker_recipe.h), makes its own backends, one per guest
+// device (through a factory, so tests can host the host backend) and, on
+// Start, an InlineEngine over it and the VM's guest RAM. Before it makes
+// them it checks that it maps no other VM's memory. With
+// VgpuOptions::worker_sandbox it enters its own namespaces first and
+// confines itself once Start has made its engine (worker_sandbox.h);
+// KVMGPU_WORKER_SYSCALL_LOG records its system calls instead
+// (syscall_recorder.h). On Attach it becomes the ring's consumer: it runs
+// the ring's commands in guest RAM and completes them there, polling while
+// they come and sleeping on its VM's kick eventfd (RingWaiter), until told
+// to quit or until the VMM is gone, and _exit()s.
 #pragma once
 
 #include <sys/types.h>
@@ -33,26 +32,37 @@
 namespace kvmgpu::vgpu {
 
 // Makes the worker's backends (one per guest device), in the worker; none
-// with a one-line *why.
-using BackendFactory = std::function<DeviceBackends(std::string* why)>;
+// with a one-line *why. A plain function and an argument rather than a
+// closure: the worker starts from a zygote forked before any VM existed,
+// which has the VMM's functions at the same addresses (it is a fork of the
+// VMM) but none of its later data, so a factory crosses as the function's
+// address and its argument. The function must be in the program or a
+// library loaded before the zygote started.
+struct BackendFactory {
+    DeviceBackends (*make)(const std::string& arg, std::string* why) = nullptr;
+    std::string arg;
+    DeviceBackends operator()(std::string* why) const { return make(arg, why); }
+};
 
-// What a worker is forked with (valid in the child: fork copies it).
+using EnvList = std::vector<std::pair<std::string, std::string>>;
+
+// What a worker runs with, in the worker (built from its recipe).
 struct WorkerSetup {
-    const memmap::GuestMemory* mem;
+    const memmap::GuestMemory* mem; // its own mapping of its VM's RAM
     BackendFactory make;
     VgpuOptions opts;
     VgpuCounters* counters; // in memory shared with the VMM
     uint32_t handle_seed;
-    int kick_fd; // the ring's kick eventfd, kept open across the fork
-    // Memory kept from forks (memmap/fork_sharing.h) that this worker maps
-    // again, beside its VM's RAM regions and its channel: the counters.
-    std::vector<memmap::ForkShare> shares = {};
+    int kick_fd; // the ring's kick eventfd
+    // Every mapping of its VM's memory it holds (RAM, channel, counters): all
+    // it may map of any VM's (foreign_vm_mapping).
+    std::vector<memmap::ForkShare> own = {};
     // Set in the worker before its backend is made (the MPS client's
     // variables: CUDA reads them when it initialises).
-    std::vector<std::pair<std::string, std::string>> env = {};
+    EnvList env = {};
 };
 
-// Runs in the child after fork(); never returns. `parent` is the VMM's pid.
+// Runs in the worker once its memory is mapped; never returns. `parent` is the VMM's pid.
 [[noreturn]] void run_gpu_worker(WorkerChannel& channel, const WorkerSetup& setup, pid_t parent);
 
 } // namespace kvmgpu::vgpu

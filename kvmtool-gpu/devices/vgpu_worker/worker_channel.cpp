@@ -7,6 +7,7 @@
 #include <linux/futex.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -40,8 +41,8 @@ constexpr std::chrono::seconds kWorkerSlice{1};     // parent check period while
 
 uint32_t* word(std::atomic<uint32_t>& a) { return reinterpret_cast<uint32_t*>(&a); }
 
-// Shared (not FUTEX_PRIVATE): the two processes map the word at one address
-// of one shmem object.
+// Shared (not FUTEX_PRIVATE): the two processes map the word from one shmem
+// object, each at its own address (the futex key is the object and offset).
 void futex_wait(std::atomic<uint32_t>& a, uint32_t expected, std::chrono::nanoseconds rel) {
     timespec ts{static_cast<time_t>(rel.count() / 1'000'000'000), static_cast<long>(rel.count() % 1'000'000'000)};
     syscall(SYS_futex, word(a), FUTEX_WAIT, expected, &ts, nullptr, 0); // EAGAIN/ETIMEDOUT/EINTR: caller re-checks
@@ -73,11 +74,39 @@ bool spin_until(Pred pred, uint64_t spin_ns) {
 }
 } // namespace
 
+namespace {
+uint64_t channel_bytes(uint64_t data_bytes) {
+    if (data_bytes == 0 || data_bytes > (1ull << 40)) throw std::invalid_argument("WorkerChannel: data_bytes out of range");
+    return 2 * kPage + (data_bytes + kPage - 1) / kPage * kPage;
+}
+} // namespace
+
+std::unique_ptr<WorkerChannel> WorkerChannel::adopt(int fd, uint64_t data_bytes, uint32_t spin_us) {
+    static_assert(sizeof(Shared) <= 2 * kPage);
+    uint64_t map_bytes = 0;
+    struct stat st{};
+    try {
+        map_bytes = channel_bytes(data_bytes);
+        if (fstat(fd, &st) != 0) throw std::system_error(errno, std::generic_category(), "fstat of the worker channel");
+        if (static_cast<uint64_t>(st.st_size) < map_bytes) throw std::invalid_argument("worker channel descriptor too small");
+    } catch (...) {
+        close(fd);
+        throw;
+    }
+    void* p = mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        const int err = errno;
+        close(fd);
+        throw std::system_error(err, std::generic_category(), "mmap of the worker channel");
+    }
+    return std::unique_ptr<WorkerChannel>(new WorkerChannel(static_cast<Shared*>(p), memmap::ForkShare{p, map_bytes, fd},
+                                                            static_cast<uint8_t*>(p) + 2 * kPage, data_bytes,
+                                                            uint64_t{spin_us} * 1000));
+}
+
 std::unique_ptr<WorkerChannel> WorkerChannel::create(uint64_t data_bytes, uint32_t spin_us) {
     static_assert(sizeof(Shared) <= 2 * kPage); // the header pages; the data area starts after them
-    if (data_bytes == 0 || data_bytes > (1ull << 40)) throw std::invalid_argument("WorkerChannel: data_bytes out of range");
-    const uint64_t data_span = (data_bytes + kPage - 1) / kPage * kPage;
-    const uint64_t map_bytes = 2 * kPage + data_span;
+    const uint64_t map_bytes = channel_bytes(data_bytes);
     const memmap::ForkShare share = memmap::create_unforked_shared("kvmgpu-worker-channel", map_bytes);
     auto* shared = new (share.addr) Shared;
     return std::unique_ptr<WorkerChannel>(new WorkerChannel(shared, share, static_cast<uint8_t*>(share.addr) + 2 * kPage,

@@ -1,6 +1,6 @@
 // The shared-memory channel between the VMM and one GPU worker process: one
-// request slot, one reply slot and a small data area, in a MAP_SHARED|MAP_ANONYMOUS
-// mapping made before fork(), so both processes see it at the same address.
+// request slot, one reply slot and a small data area, in a memfd the VMM
+// makes and hands the worker as a descriptor (each maps it where it likes).
 // Strictly one call at a time: the VMM posts a request and waits for its
 // reply. Each side publishes by bumping a sequence number (release) and
 // wakes the other with a (process-shared) futex only when the other sleeps;
@@ -24,12 +24,10 @@ namespace kvmgpu::vgpu {
 
 // The messages: the worker's life and the VM's control requests. Commands
 // never cross: the worker consumes the ring in guest RAM, which both
-// processes map at the same addresses.
+// processes map (each at its own addresses).
 enum class WorkerOp : uint32_t {
-    // in: for each guest RAM region in order, its SharedPiece count and
-    // pieces (data area). The worker checks it sees the same pages, makes its
-    // engine and starts it; out: backend_id, start, description (data area),
-    // or (status != SUCCESS) why it could not (data area).
+    // The worker makes its engine and starts it; out: backend_id, start,
+    // description (data area), or (status != SUCCESS) why it could not (data area).
     Start = 1,
     // in: ring_*. The worker attaches its own view of the ring ENABLE
     // accepted and, after replying, consumes it from ring_consumer on.
@@ -74,8 +72,12 @@ public:
     // Throws std::system_error (mmap). data_bytes > 0; spin_us: how long
     // either side spins before it sleeps on the futex.
     // The memory is shared with the one worker it is for and no other fork
-    // (memmap/fork_sharing.h): the worker maps share() again after its fork.
+    // (memmap/fork_sharing.h): the worker receives share().fd.
     static std::unique_ptr<WorkerChannel> create(uint64_t data_bytes, uint32_t spin_us);
+    // The worker's side: a channel create() made, received as its descriptor
+    // (owned from then on, closed on failure too). Throws std::system_error
+    // or std::invalid_argument (a descriptor too small for data_bytes).
+    static std::unique_ptr<WorkerChannel> adopt(int fd, uint64_t data_bytes, uint32_t spin_us);
     ~WorkerChannel();
     memmap::ForkShare share() const { return share_; }
     WorkerChannel(const WorkerChannel&) = delete;

@@ -18,7 +18,8 @@
 
 #include "kvmtool-gpu/devices/vgpu/inline_engine.h"
 #include "kvmtool-gpu/devices/vgpu_worker/mps_server_group.h"
-#include "kvmtool-gpu/devices/vgpu_worker/shared_pieces.h"
+#include "kvmtool-gpu/devices/vgpu_worker/syscall_recorder.h"
+#include "kvmtool-gpu/devices/vgpu_worker/worker_zygote.h"
 #include "kvmtool-gpu/util/log.h"
 
 namespace kvmgpu::vgpu {
@@ -27,7 +28,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr std::chrono::seconds kReapBound{5};     // SIGKILL to gone; a GPU process may take a while to tear down
 constexpr std::chrono::seconds kRespawnPause{1};  // between failed attempts to start a worker
-constexpr uint64_t kChannelData = 256 << 10;      // Start's piece lists; the backend's description
+constexpr uint64_t kChannelData = 64 << 10;       // the backend's description, or why it did not start
 
 // Waits up to `bound` for `pid` to be reaped; true once it is (or is not our child).
 bool reap(pid_t pid, Clock::duration bound) {
@@ -84,9 +85,13 @@ std::unique_ptr<WorkerEngine> WorkerEngine::create(const memmap::GuestMemory& me
 WorkerEngine::WorkerEngine(const memmap::GuestMemory& mem, BackendFactory make, const VgpuOptions& opts,
                            WorkerOptions wopts, std::shared_ptr<CountersMapping> counters)
     : CommandEngine(opts, counters->counters), counters_mapping_(std::move(counters)),
-      setup_{&mem, std::move(make), options(), counters_mapping_->counters, 0, -1, {counters_mapping_->share}}, wopts_(wopts),
-      first_seed_(next_handle_seed()) {
-    setup_.kick_fd = kick_.fd();
+      recipe_{.make = std::move(make),
+              .opts = options(),
+              .spin_us = wopts.spin_us,
+              .mem = &mem,
+              .counters = counters_mapping_->share},
+      wopts_(wopts), first_seed_(next_handle_seed()) {
+    recipe_.kick_fd = kick_.fd();
 }
 
 WorkerEngine::~WorkerEngine() {
@@ -141,18 +146,6 @@ EngineStart WorkerEngine::start() {
 bool WorkerEngine::spawn(std::string* why) { return begin_spawn(why) && finish_spawn(why); }
 
 bool WorkerEngine::begin_spawn(std::string* why) {
-    // What the worker must find at the same addresses: every region's pieces.
-    std::vector<uint8_t> pieces;
-    for (const memmap::Region& r : setup_.mem->regions()) {
-        const auto list = shared_pieces(r.backing->data(), r.size());
-        if (!list) return *why = "guest RAM is not MAP_SHARED: a GPU worker process cannot use it in place", false;
-        const uint64_t n = list->size();
-        const size_t at = pieces.size();
-        pieces.resize(at + sizeof n + n * sizeof(SharedPiece));
-        std::memcpy(pieces.data() + at, &n, sizeof n);
-        std::memcpy(pieces.data() + at + sizeof n, list->data(), n * sizeof(SharedPiece));
-    }
-    if (pieces.size() > kChannelData) return *why = "guest RAM is in too many pieces for a GPU worker", false;
     try {
         ch_ = WorkerChannel::create(kChannelData, wopts_.spin_us);
     } catch (const std::exception& e) {
@@ -161,25 +154,26 @@ bool WorkerEngine::begin_spawn(std::string* why) {
     }
     // A new generation seed for each worker, so that a replaced worker's
     // handles do not name the new worker's objects.
-    setup_.handle_seed = first_seed_ + static_cast<uint32_t>(replacements_.load()) * 0x61C887u;
+    recipe_.handle_seed = first_seed_ + static_cast<uint32_t>(replacements_.load()) * 0x61C887u;
+    recipe_.env.clear();
     if (wopts_.mps) {
         generation_ = wopts_.mps->generation();
-        setup_.env = wopts_.mps->client_env();
+        recipe_.env = wopts_.mps->client_env();
     }
-    const pid_t parent = getpid();
-    const pid_t pid = fork();
+    // The zygote's environment is the VMM's at its start; the recorder's
+    // switch is read as it is now.
+    if (const char* dir = getenv(kWorkerSyscallLogEnv)) recipe_.env.emplace_back(kWorkerSyscallLogEnv, dir);
+    recipe_.channel = ch_.get();
+    const pid_t pid = spawn_gpu_worker(recipe_, why);
     if (pid < 0) {
-        *why = std::string("fork: ") + std::strerror(errno);
         ch_.reset();
         return false;
     }
-    if (pid == 0) run_gpu_worker(*ch_, setup_, parent); // the child: never returns; maps its shares again
     pid_ = pid;
     reaped_ = false;
     if (wopts_.mps) wopts_.mps->worker_started(generation_);
 
-    std::memcpy(ch_->data(), pieces.data(), pieces.size());
-    ch_->request().in_bytes = pieces.size();
+    ch_->request().in_bytes = 0;
     post(WorkerOp::Start);
     starting_ = true;
     return true;

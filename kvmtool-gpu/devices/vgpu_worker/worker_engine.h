@@ -6,15 +6,16 @@
 // The worker owns the ring, as a vhost-user backend owns its vring: from
 // ENABLE on it reads the commands in guest RAM and completes them there,
 // whatever the doorbell; the kick eventfd (the doorbell's target, KVM's
-// ioeventfd or the trapped write's) is inherited across fork, and the
-// worker sleeps on it. No command crosses the process boundary. Messages
+// ioeventfd or the trapped write's) is handed to it with its VM's memory,
+// and the worker sleeps on it. No command crosses the process boundary. Messages
 // carry only the worker's life and the VM's control requests (Start,
 // Attach, Reset, Quit), over a WorkerChannel (shared memory, spin then
 // futex); each also writes the kick eventfd, so a sleeping worker sees it.
 //
-// Guest RAM is MAP_SHARED (memmap::Backing) and mapped before the worker is
-// forked, so the worker translates guest addresses itself; it checks at
-// Start that it sees the VMM's very pages (shared_pieces.h).
+// Workers start from the worker zygote (worker_zygote.h) with a recipe
+// (worker_recipe.h): guest RAM's descriptors (memmap::Backing::fd), which the
+// worker maps itself and so translates guest addresses itself, the channel,
+// the counters and the kick eventfd.
 //
 // The VMM supervises (supervise(), from the device's executor about every
 // kSupervisePeriod): a worker that died, or made no progress on a waiting
@@ -34,9 +35,9 @@
 // with the fault's status), and new workers are forked only once every
 // affected one has been reaped, since the server takes no new client before.
 //
-// Workers are forked from the thread that calls create() or that notices the
-// failure; the VMM process must not have initialised CUDA before (a forked
-// child cannot use its parent's CUDA).
+// Workers are started for the thread that calls create() or that notices
+// the failure; the zygote must not have initialised CUDA (it is forked
+// before any VM, and never loads libcuda).
 #pragma once
 
 #include <sys/types.h>
@@ -53,7 +54,7 @@
 
 #include "kvmtool-gpu/devices/vgpu/command_engine.h"
 #include "kvmtool-gpu/devices/vgpu/kick_eventfd.h"
-#include "kvmtool-gpu/devices/vgpu_worker/gpu_worker.h"
+#include "kvmtool-gpu/devices/vgpu_worker/worker_recipe.h"
 #include "kvmtool-gpu/devices/vgpu_worker/worker_channel.h"
 #include "memmap/guest_memory.h"
 
@@ -118,7 +119,7 @@ public:
     uint64_t messages() const { return messages_; }
 
 private:
-    struct CountersMapping; // VgpuCounters in MAP_SHARED memory, inherited by every worker
+    struct CountersMapping; // VgpuCounters in memory kept from forks, handed to every worker
     WorkerEngine(const memmap::GuestMemory& mem, BackendFactory make, const VgpuOptions& opts, WorkerOptions wopts,
                  std::shared_ptr<CountersMapping> counters);
 
@@ -149,7 +150,7 @@ private:
     void fail_waiting();
 
     std::shared_ptr<CountersMapping> counters_mapping_;
-    WorkerSetup setup_;
+    WorkerRecipe recipe_; // the next worker's (its channel and seed set at each spawn)
     WorkerOptions wopts_;
     std::unique_ptr<WorkerChannel> ch_;
     // Read from any thread (tests, descriptions), written by the executor's.

@@ -27,16 +27,15 @@ constexpr const char* kVar = "KVMGPU_TEST_MPS_PIPE";
 
 // The host backend, made only where the worker has the group's client
 // variable (as CUDA finds its MPS pipe directory in the environment).
-BackendFactory client_factory() {
-    return [](std::string* why) -> std::unique_ptr<GpuBackend> {
-        const char* v = std::getenv(kVar);
-        if (!v || std::string(v) != "/pipe") {
-            *why = "the worker has no MPS client environment";
-            return nullptr;
-        }
-        return std::make_unique<HostBackend>(HostBackendOptions{.bounce_bytes = 8192});
-    };
+DeviceBackends make_client_backend(const std::string&, std::string* why) {
+    const char* v = std::getenv(kVar);
+    if (!v || std::string(v) != "/pipe") {
+        *why = "the worker has no MPS client environment";
+        return {};
+    }
+    return std::make_unique<HostBackend>(HostBackendOptions{.bounce_bytes = 8192});
 }
+BackendFactory client_factory() { return {&make_client_backend, ""}; }
 
 std::shared_ptr<MpsServerGroup> group() { return std::make_shared<MpsServerGroup>(EnvList{{kVar, "/pipe"}}); }
 
@@ -101,7 +100,7 @@ TEST(MpsServerGroup, AFatalFaultReplacesEveryWorkerOfTheServer) {
 
 TEST(MpsServerGroup, AnAffectedCommandInHandFailsWithTheFaultsStatus) {
     auto g = group();
-    WorkerFaults faults;
+    WorkerFaults& faults = shared_faults();
     WorkerVgpu faulty(WorkerOptions{.mps = g}, VgpuOptions{}, factory_of<UnrecoverableBackend>());
     WorkerVgpu busy(WorkerOptions{.call_timeout = 3600s, .mps = g}, VgpuOptions{}, faulty_factory(faults));
     ASSERT_EQ(faulty.rig.enable(), VGPU_SUCCESS);
@@ -120,8 +119,9 @@ TEST(MpsServerGroup, AnAffectedCommandInHandFailsWithTheFaultsStatus) {
     EXPECT_EQ(faulty.rig.call({.opcode = VGPU_OP_CTX_SYNCHRONIZE}).status, VGPU_SUCCESS);
 }
 
-// Whether the last worker to make its backend had the client variable:
-// in MAP_SHARED memory, so the test sees what the forked worker saw.
+// Whether the last worker to make its backend had the client variable: in
+// MAP_SHARED memory made before main (so before the worker zygote), so the
+// test sees what the worker saw.
 class EnvSeen {
 public:
     EnvSeen() {
@@ -129,23 +129,25 @@ public:
         if (p == MAP_FAILED) throw std::runtime_error("mmap");
         seen_ = new (p) std::atomic<int>(-1);
     }
-    ~EnvSeen() { munmap(seen_, sizeof *seen_); }
     int last() const { return seen_->load(); }
-    BackendFactory factory() {
-        return [this](std::string*) -> std::unique_ptr<GpuBackend> {
-            seen_->store(std::getenv(kVar) ? 1 : 0);
-            return std::make_unique<HostBackend>(HostBackendOptions{.bounce_bytes = 8192});
-        };
-    }
+    static BackendFactory factory();
 
 private:
+    static DeviceBackends make(const std::string&, std::string*);
     std::atomic<int>* seen_;
 };
+EnvSeen g_env_seen;
+
+DeviceBackends EnvSeen::make(const std::string&, std::string*) {
+    g_env_seen.seen_->store(std::getenv(kVar) ? 1 : 0);
+    return std::make_unique<HostBackend>(HostBackendOptions{.bounce_bytes = 8192});
+}
+BackendFactory EnvSeen::factory() { return {&EnvSeen::make, ""}; }
 
 TEST(MpsServerGroup, AfterAFallBackNewWorkersGetNoMpsVariables) {
     auto g = group();
-    EnvSeen env;
-    WorkerVgpu vm(WorkerOptions{.mps = g}, VgpuOptions{}, env.factory());
+    EnvSeen& env = g_env_seen;
+    WorkerVgpu vm(WorkerOptions{.mps = g}, VgpuOptions{}, EnvSeen::factory());
     ASSERT_EQ(vm.rig.enable(), VGPU_SUCCESS);
     EXPECT_EQ(env.last(), 1);
     const uint64_t held = vm.rig.alloc(4096);

@@ -23,6 +23,23 @@
 namespace kvmgpu::vgpu::test {
 namespace {
 
+// The worker factories these tests use (plain functions: worker_recipe.h).
+int g_backends_made = 0; // counted in whichever process made one
+DeviceBackends make_no_backend(const std::string& reason, std::string* why) {
+    ++g_backends_made;
+    *why = reason;
+    return {};
+}
+DeviceBackends make_throwing_backend(const std::string&, std::string*) { throw std::runtime_error("factory threw"); }
+// A slow CUDA start: the host backend once the file `gate` exists.
+DeviceBackends make_backend_once_open(const std::string& gate, std::string* why) {
+    while (access(gate.c_str(), F_OK) != 0) usleep(1000);
+    return host_factory()(why);
+}
+DeviceBackends make_backend_never(const std::string&, std::string*) {
+    for (;;) pause();
+}
+
 TEST(WorkerEngine, RunsTheHostBackendInAnotherProcess) {
     WorkerVgpu w;
     ASSERT_TRUE(w.worker);
@@ -127,18 +144,10 @@ TEST(WorkerEngine, FactoryFailureComesBackAsTheReason) {
     mem.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, 1 << 20));
     const WorkerOptions waits{.start_in_background = false};
     std::string why;
-    auto none = WorkerEngine::create(
-        mem,
-        [](std::string* w) -> std::unique_ptr<GpuBackend> {
-            *w = "no such device here";
-            return nullptr;
-        },
-        VgpuOptions{}, waits, &why);
+    auto none = WorkerEngine::create(mem, {&make_no_backend, "no such device here"}, VgpuOptions{}, waits, &why);
     EXPECT_FALSE(none);
     EXPECT_EQ(why, "no such device here");
-    auto throws = WorkerEngine::create(
-        mem, [](std::string*) -> std::unique_ptr<GpuBackend> { throw std::runtime_error("factory threw"); },
-        VgpuOptions{}, waits, &why);
+    auto throws = WorkerEngine::create(mem, {&make_throwing_backend, ""}, VgpuOptions{}, waits, &why);
     EXPECT_FALSE(throws);
     EXPECT_EQ(why, "factory threw");
     EXPECT_THROW(WorkerEngine::create(mem, host_factory(), VgpuOptions{.max_ring = 3}, WorkerOptions{}, &why),
@@ -149,12 +158,8 @@ TEST(WorkerEngine, FactoryFailureComesBackAsTheReason) {
 // shows at start(): its reason, backend id 0, and the guest's commands fail
 // with NO_DEVICE; no worker is forked again for them.
 TEST(WorkerEngine, BackgroundStartFailureShowsAtStartAndFailsCommands) {
-    int made = 0;
-    WorkerVgpu w(WorkerOptions{}, VgpuOptions{}, [&made](std::string* why) -> std::unique_ptr<GpuBackend> {
-        ++made; // in the child: the parent's count stays 0
-        *why = "no such device here";
-        return nullptr;
-    });
+    g_backends_made = 0;
+    WorkerVgpu w(WorkerOptions{}, VgpuOptions{}, {&make_no_backend, "no such device here"});
     ASSERT_TRUE(w.worker);
     EXPECT_EQ(w.rig.dev->backend_description().rfind("no such device here", 0), 0u) << w.rig.dev->backend_description();
     EXPECT_EQ(w.rig.reg_read32(VGPU_REG_BACKEND), 0u);
@@ -162,7 +167,7 @@ TEST(WorkerEngine, BackgroundStartFailureShowsAtStartAndFailsCommands) {
     EXPECT_EQ(w.rig.call({.opcode = VGPU_OP_INIT}).status, VGPU_ERROR_NO_DEVICE);
     EXPECT_EQ(w.worker->worker_pid(), -1);
     EXPECT_EQ(w.worker->replacements(), 0u);
-    EXPECT_EQ(made, 0);
+    EXPECT_EQ(g_backends_made, 0) << "the factory ran in this process, not in the worker";
 }
 
 // The guest's first register access waits for the worker's start; the
@@ -175,13 +180,7 @@ TEST(WorkerEngine, DeviceStartReturnsBeforeTheBackendIsUp) {
     ASSERT_TRUE(mkdtemp(gate));
     const std::string open_file = std::string(gate) + "/open";
     std::string why;
-    auto e = WorkerEngine::create(
-        mem,
-        [open_file](std::string* w) -> DeviceBackends {
-            while (access(open_file.c_str(), F_OK) != 0) usleep(1000);
-            return host_factory()(w);
-        },
-        VgpuOptions{}, WorkerOptions{}, &why);
+    auto e = WorkerEngine::create(mem, {&make_backend_once_open, open_file}, VgpuOptions{}, WorkerOptions{}, &why);
     ASSERT_TRUE(e) << why;
     VgpuDevice dev(mem, std::move(e));
     dev.start();
@@ -203,9 +202,7 @@ TEST(WorkerEngine, StopDuringABackgroundStartEndsIt) {
     memmap::GuestMemory mem;
     mem.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, 1 << 20));
     std::string why;
-    auto e = WorkerEngine::create(
-        mem, [](std::string*) -> std::unique_ptr<GpuBackend> { for (;;) pause(); }, VgpuOptions{}, WorkerOptions{},
-        &why);
+    auto e = WorkerEngine::create(mem, {&make_backend_never, ""}, VgpuOptions{}, WorkerOptions{}, &why);
     ASSERT_TRUE(e) << why;
     WorkerEngine* worker = e.get();
     VgpuDevice dev(mem, std::move(e));

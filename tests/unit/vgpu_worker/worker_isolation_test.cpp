@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "kvmtool-gpu/devices/vgpu_worker/shared_pieces.h"
+#include "kvmtool-gpu/devices/vgpu_worker/foreign_mappings.h"
 #include "tests/support/worker_vgpu.h"
 
 namespace kvmgpu::vgpu::test {

@@ -64,7 +64,7 @@ TEST(WorkerRecovery, WorkerKilledFromOutsideIsReplaced) {
 // The worker dies in a command (a crash in the driver, say): the command
 // fails kWorkerDied and a new worker takes the ring.
 TEST(WorkerRecovery, CrashInACommandIsReplaced) {
-    WorkerFaults faults;
+    WorkerFaults& faults = shared_faults();
     WorkerVgpu w(WorkerOptions{}, VgpuOptions{}, faulty_factory(faults));
     ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
     const pid_t pid = w.worker->worker_pid();
@@ -81,7 +81,7 @@ TEST(WorkerRecovery, CrashInACommandIsReplaced) {
 // objects after a synchronize): the VMM, waiting for the reply, sees it gone
 // and replaces it rather than wait out the bound.
 TEST(WorkerRecovery, CrashInARequestIsReplaced) {
-    WorkerFaults faults;
+    WorkerFaults& faults = shared_faults();
     WorkerVgpu w(WorkerOptions{.call_timeout = 3600s}, VgpuOptions{}, faulty_factory(faults));
     ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
     ASSERT_NE(w.rig.alloc(4096), 0u); // something for RESET to free
@@ -96,7 +96,7 @@ TEST(WorkerRecovery, CrashInARequestIsReplaced) {
 }
 
 TEST(WorkerRecovery, HungWorkerIsKilledAfterTheBound) {
-    WorkerFaults faults;
+    WorkerFaults& faults = shared_faults();
     WorkerVgpu w(WorkerOptions{.call_timeout = 300ms}, VgpuOptions{}, faulty_factory(faults));
     ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
     const pid_t pid = w.worker->worker_pid();
@@ -118,7 +118,7 @@ TEST(WorkerRecovery, DestructorEndsTheWorker) {
         ASSERT_GT(pid, 0);
     }
     EXPECT_TRUE(process_gone(pid));
-    WorkerFaults faults;
+    WorkerFaults& faults = shared_faults();
     {
         WorkerVgpu w(WorkerOptions{.quit_timeout = 200ms}, VgpuOptions{}, faulty_factory(faults));
         ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
@@ -135,7 +135,7 @@ TEST(WorkerRecovery, DestructorEndsTheWorker) {
 // without the cancel this test would hang until ctest's time-out; no
 // wall-clock assertion is needed.
 TEST(WorkerRecovery, ResetDoesNotWaitOutAHungWorker) {
-    WorkerFaults faults;
+    WorkerFaults& faults = shared_faults();
     WorkerVgpu w(WorkerOptions{.call_timeout = 3600s}, VgpuOptions{}, faulty_factory(faults));
     VgpuRig& rig = w.rig;
     ASSERT_EQ(rig.enable(), VGPU_SUCCESS);

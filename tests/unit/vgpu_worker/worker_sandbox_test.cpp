@@ -124,7 +124,7 @@ TEST(WorkerSandbox, CannotReadTheVmmsMemoryThroughProc) {
 // makes a call outside the table: it dies of SIGSYS, the VMM logs one line
 // naming the sandbox and replaces it; B's worker, handles and data are untouched.
 TEST(WorkerSandbox, DeniedCallKillsOnlyThatWorkerAndTheVmmReplacesIt) {
-    WorkerFaults faults;
+    WorkerFaults& faults = shared_faults();
     WorkerVgpu a(WorkerOptions{}, kSandboxed, faulty_factory(faults));
     WorkerVgpu b(WorkerOptions{}, kSandboxed);
     ASSERT_EQ(a.rig.enable(), VGPU_SUCCESS);
@@ -162,7 +162,7 @@ TEST(WorkerSandbox, DeniedCallKillsOnlyThatWorkerAndTheVmmReplacesIt) {
 
 // The same call without the sandbox does no harm: the filter is what kills.
 TEST(WorkerSandbox, OffTheSameCallIsHarmless) {
-    WorkerFaults faults;
+    WorkerFaults& faults = shared_faults();
     WorkerVgpu w(WorkerOptions{}, VgpuOptions{.worker_sandbox = false}, faulty_factory(faults));
     ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
     EXPECT_EQ(w.worker->describe().find("sandboxed"), std::string::npos) << w.worker->describe();
@@ -185,10 +185,10 @@ TEST(SyscallRecorder, CountsEachCallByPhaseAndVerdict) {
     const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("kvmgpu-rec-" + std::to_string(getpid()));
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
-    setenv(kWorkerSyscallLogEnv, dir.c_str(), 1); // the workers forked below inherit it
+    setenv(kWorkerSyscallLogEnv, dir.c_str(), 1); // the workers started below are handed it
     pid_t pid;
     {
-        WorkerFaults faults;
+        WorkerFaults& faults = shared_faults();
         WorkerVgpu w(WorkerOptions{}, kSandboxed, faulty_factory(faults));
         unsetenv(kWorkerSyscallLogEnv);
         ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);

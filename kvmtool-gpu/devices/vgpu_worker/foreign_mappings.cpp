@@ -1,4 +1,4 @@
-#include "kvmtool-gpu/devices/vgpu_worker/shared_pieces.h"
+#include "kvmtool-gpu/devices/vgpu_worker/foreign_mappings.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace kvmgpu::vgpu {
 
@@ -59,41 +60,6 @@ std::optional<std::string> foreign_vm_mapping(std::span<const memmap::ForkShare>
         if (!mine) return line;
     }
     return std::nullopt;
-}
-
-std::optional<std::vector<SharedPiece>> shared_pieces(const void* addr, uint64_t bytes) {
-    const uint64_t begin = reinterpret_cast<uintptr_t>(addr);
-    uint64_t end;
-    if (bytes == 0 || __builtin_add_overflow(begin, bytes, &end)) return std::nullopt;
-    const auto lines = self_maps_lines();
-    if (!lines) return std::nullopt;
-
-    std::vector<SharedPiece> pieces;
-    uint64_t at = begin; // first byte not yet covered
-    // Lines are in address order: "start-end perms offset major:minor inode [path]".
-    for (const std::string& line : *lines) {
-        if (at >= end) break;
-        uint64_t s, e, off, inode;
-        unsigned major, minor;
-        char perms[5] = {};
-        if (std::sscanf(line.c_str(), "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64, &s, &e, perms, &off,
-                        &major, &minor, &inode) != 7)
-            continue;
-        if (e <= at) continue;
-        if (s > at) return std::nullopt;                       // a hole
-        if (perms[3] != 's' || inode == 0) return std::nullopt; // private, or nothing to name it by
-        const SharedPiece p{at, e < end ? e : end, (uint64_t{major} << 32) | minor, inode, off + (at - s)};
-        SharedPiece* last = pieces.empty() ? nullptr : &pieces.back();
-        // One mapping split into several VMAs (madvise, mlock) is one piece.
-        if (last && last->end == p.start && last->dev == p.dev && last->inode == p.inode &&
-            last->offset + (last->end - last->start) == p.offset)
-            last->end = p.end;
-        else
-            pieces.push_back(p);
-        at = p.end;
-    }
-    if (at < end) return std::nullopt;
-    return pieces;
 }
 
 } // namespace kvmgpu::vgpu
