@@ -24,8 +24,9 @@
 // and reopens what it found through /proc/self/fd), close, lseek,
 // getdents64, pwrite64, readlinkat and fstatfs (the pseudo file system
 // check, pseudo_fs.h) on the descriptors it opened; memfd_create for the
-// text files the VMM makes up (/sys/devices/system/cpu/online); and
-// getrandom (the guest's own getrandom without --seed). Files are opened
+// text files the VMM makes up (/sys/devices/system/cpu/online);
+// getrandom (the guest's own getrandom without --seed); and pipe2,
+// eventfd2 and ppoll for the guest's pipes, eventfds, poll and epoll. Files are opened
 // nowhere else, so no plain open/openat.
 // Sanitizer builds (KVMGPU_SANITIZE) also allow pipe2, close, gettid, getpid
 // and sched_getaffinity, which the ASan runtime uses on any thread.

@@ -5,14 +5,17 @@
 // argument is guest-controlled: pointers go through UserMemory, lengths are
 // bounded, nothing throws. Calls not served get ENOSYS, logged once per
 // number by name. The handlers live in files by topic: syscalls_memory,
-// syscalls_files, syscalls_proc_files, syscalls_process, syscalls_thread_state,
-// syscalls_threads, syscalls_time. No KVM
-// here: unit tests and the fuzz target drive serve() directly.
+// syscalls_files, syscalls_proc_files, syscalls_events, syscalls_process,
+// syscalls_thread_state, syscalls_threads, syscalls_time, syscalls_signals.
+// No KVM here: unit tests and the fuzz target drive serve() directly.
 // Threads: serve() may be called from every vCPU thread at once. The
-// calls that block (futex waits, sleeps) run unlocked; every other call
-// runs under one lock, so the allocator, the fd table and the share see one
-// call at a time. Console output is copied under the lock and written to
-// the console after it (at most kConsoleChunk bytes a call).
+// calls that block (futex waits, sleeps, poll, epoll waits) run unlocked
+// and take the lock for what they read and write; every other call runs
+// under one lock, so the allocator, the fd table and the share see one
+// call at a time. A read or write of a pipe or eventfd that would block
+// waits after the lock is released and is tried again. Console output is
+// copied under the lock and written to the console after it (at most
+// kConsoleChunk bytes a call).
 #pragma once
 
 #include <array>
@@ -29,6 +32,7 @@
 
 #include "kvmtool-gpu/util/syscall_names.h"
 #include "kvmtool-gpu/vmm/linux/fd_table.h"
+#include "kvmtool-gpu/vmm/linux/guest_futex.h"
 #include "kvmtool-gpu/vmm/linux/guest_mmap.h"
 #include "kvmtool-gpu/vmm/linux/guest_proc_text.h"
 #include "kvmtool-gpu/vmm/linux/root_fs.h"
@@ -168,6 +172,24 @@ private:
     std::optional<int64_t> readlink_special(int64_t dirfd, const std::string& path, uint64_t buf, uint64_t len);
     std::optional<int64_t> access_special(int64_t dirfd, const std::string& path, uint64_t mode);
     std::string maps() const; // /proc/self/maps
+    // getdents64 of /proc/self/fd: the descriptors open now, from the directory's position.
+    int64_t proc_fd_entries(OpenFile& dir, uint64_t buf, uint64_t len);
+    // syscalls_events.cpp
+    int64_t sys_pipe2(uint64_t fds, uint64_t flags);
+    int64_t sys_eventfd2(uint64_t initval, uint64_t flags);
+    int64_t sys_epoll_create1(uint64_t flags);
+    int64_t sys_epoll_ctl(uint64_t epfd, uint64_t op, uint64_t fd, uint64_t event);
+    // The blocking ones (no lock held on entry).
+    int64_t sys_poll(uint64_t fds, uint64_t nfds, const std::optional<FutexDeadline>& deadline);
+    int64_t sys_epoll_wait(uint64_t epfd, uint64_t events, int64_t max_events, const std::optional<FutexDeadline>& deadline);
+    static std::optional<FutexDeadline> poll_deadline(int64_t timeout_ms); // negative: none
+    // ppoll's time-out and signal mask checked; 0 or -errno.
+    int64_t ppoll_deadline(uint64_t ts, uint64_t mask, uint64_t mask_size, std::optional<FutexDeadline>& deadline);
+    bool epoll_ready_now(const OpenFile& ep); // a set's readiness, looked at once (poll of an epoll fd)
+    // A read/write/readv/writev of a blocking pipe or eventfd that got
+    // EAGAIN: the file to wait on and for what (under mu_), else nullptr.
+    std::shared_ptr<OpenFile> stream_to_wait_on(const SyscallCall& c, short& events) const;
+    int64_t stream_wait(const OpenFile& file, short events); // unlocked: 1 ready, -EINTR
     // syscalls_process.cpp
     int64_t sys_arch_prctl(uint64_t code, uint64_t addr, CpuState& cpu);
     int64_t sys_uname(uint64_t buf);
