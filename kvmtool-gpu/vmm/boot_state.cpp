@@ -41,9 +41,11 @@ constexpr uint64_t tss_descriptor_low(uint64_t base, uint64_t limit) {
 }
 
 // Exceptions: an IDT of 32 interrupt gates (ring 0, code 0x08), each to a
-// 16-byte stub `mov $vector, %eax; mov $KVMGPU_FAULT_PORT, %dx; out %eax,
-// %dx; jmp .` on the TSS's IST1 stack (also its RSP0), so the VMM learns the
-// vector and finds the exception frame at RSP instead of a triple fault
+// 16-byte stub `push %rax; push %rdx; mov $vector, %eax; mov
+// $KVMGPU_FAULT_PORT, %dx; out %eax, %dx; jmp .` on the TSS's IST1 stack
+// (also its RSP0), so the VMM learns the vector and finds the exception
+// frame above the two saved registers (KVMGPU_FAULT_SAVED_BYTES) at RSP,
+// every register of the faulting code intact, instead of a triple fault
 // (which VMX/SVM answer with a reset, losing every register). IST, not the
 // stack in use: an exception in ring 0 (the system-call stub, entered by
 // `syscall` on the guest's own RSP, e.g. the single-step trap of a
@@ -54,7 +56,8 @@ constexpr uint64_t kTssRsp0 = 4, kTssIst1 = 36;
 std::vector<uint8_t> fault_stubs() {
     std::vector<uint8_t> code(kVectors * kStubBytes, 0xCC);
     for (uint64_t v = 0; v < kVectors; ++v) {
-        const uint8_t stub[] = {0xB8, uint8_t(v), 0, 0, 0,                                    // mov eax, v
+        const uint8_t stub[] = {0x50, 0x52,                                                   // push rax; push rdx
+                                0xB8, uint8_t(v), 0, 0, 0,                                    // mov eax, v
                                 0x66, 0xBA, uint8_t(KVMGPU_FAULT_PORT), uint8_t(KVMGPU_FAULT_PORT >> 8), // mov dx, port
                                 0xEF,                                                         // out dx, eax
                                 0xEB, 0xFE};                                                  // jmp .

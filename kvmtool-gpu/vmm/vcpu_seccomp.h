@@ -19,6 +19,7 @@
 //   exit exit_group
 // A Linux-ABI guest's vCPU (linux_guest) also has, because the system-call
 // server runs on it: KVM_SET_REGS (the return to ring 3 after each call);
+// KVM_GET_FPU and KVM_SET_FPU (a signal frame's FPU state, guest_signals.h);
 // openat2 (the only way guest paths are opened: share_fs.cpp always passes
 // RESOLVE_IN_ROOT under the share, which BPF cannot see through the pointer,
 // and reopens what it found through /proc/self/fd), close, lseek,

@@ -173,6 +173,9 @@ int64_t SyscallServer::dispatch(const SyscallCall& c, CpuState& cpu, SyscallOutc
     case SYS_sigaltstack: return sys_sigaltstack(c.tid, a[0], a[1]);
     case SYS_rt_sigaction: return sys_rt_sigaction(a[0], a[1], a[2], a[3]);
     case SYS_rt_sigprocmask: return sys_rt_sigprocmask(a[0], a[1], a[2], a[3]);
+    case SYS_kill: return sys_kill(a[0], a[1]);
+    case SYS_tgkill: return sys_tgkill(static_cast<int32_t>(a[0]), static_cast<int32_t>(a[1]), a[2]);
+    case SYS_tkill: return sys_tgkill(-1, static_cast<int32_t>(a[0]), a[1]);
     case SYS_getrandom: return sys_getrandom(a[0], a[1], a[2]);
     // time
     case SYS_clock_gettime: return sys_clock_gettime(a[0], a[1]);

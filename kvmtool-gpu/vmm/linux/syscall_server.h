@@ -35,6 +35,7 @@
 #include "kvmtool-gpu/vmm/linux/guest_futex.h"
 #include "kvmtool-gpu/vmm/linux/guest_mmap.h"
 #include "kvmtool-gpu/vmm/linux/guest_proc_text.h"
+#include "kvmtool-gpu/vmm/linux/guest_signals.h"
 #include "kvmtool-gpu/vmm/linux/root_fs.h"
 #include "kvmtool-gpu/vmm/linux/user_memory.h"
 
@@ -98,6 +99,21 @@ struct ServerOptions {
     std::string kernel_release = "6.1.0";                 // uname's release
 };
 
+// A handler to start (syscalls_signals.cpp): the signal, its action, the
+// thread's sigaltstack and the mask the frame saves.
+struct SignalDelivery {
+    int sig = 0;
+    int code = 0; // siginfo's si_code: SI_USER (kill) or SI_TKILL (tgkill, tkill)
+    SigAction act;
+    AltStack alt;
+    uint64_t saved_mask = 0;
+};
+// What a pending signal does at a system call's return.
+struct PendingSignal {
+    std::optional<SignalDelivery> deliver;
+    std::string ends; // not empty: the run ends (its default action), with this line
+};
+
 struct SyscallCounters {
     std::array<uint64_t, 512> calls{}; // by number; numbers >= 512 counted in calls[511]
     uint64_t total = 0;
@@ -117,6 +133,7 @@ public:
     // "N system calls (getpid 10000, write 3, ...), X ms serving them".
     std::string report() const;
     GuestAddressSpace& address_space() { return space_; }
+    const UserMemory& user_memory() const { return user_; }
     FdTable& fds() { return fds_; }
 
     // Threads (syscalls_threads.cpp). A thread ended by exit: clears its
@@ -128,6 +145,17 @@ public:
     // The VM is ending: blocked calls (futex waits, sleeps) return -EINTR
     // within one slice (guest_futex.h) and new ones return at once.
     void request_stop() { stopping_.store(true, std::memory_order_release); }
+
+    // Signals (syscalls_signals.cpp), for LinuxProcess. A fault's signal
+    // for thread `tid`: its handler, the mask and SA_RESETHAND applied;
+    // nullopt when it has none or blocks it (the fault ends the run).
+    std::optional<SignalDelivery> fault_signal(uint32_t tid, int sig);
+    // At a system call's return: a pending, unblocked signal's handler, or the run's end.
+    PendingSignal take_pending(uint32_t tid);
+    // The frame went on (`on_altstack`): SS_AUTODISARM disarms the sigaltstack.
+    void signal_frame_pushed(uint32_t tid, bool on_altstack);
+    // rt_sigreturn: the mask and the sigaltstack its frame holds.
+    void signal_returned(uint32_t tid, uint64_t mask, const AltStack& alt);
     bool stopping() const { return stopping_.load(std::memory_order_acquire); }
 
 private:
@@ -196,6 +224,11 @@ private:
     int64_t sys_prlimit(uint64_t pid, uint64_t resource, uint64_t new_limit, uint64_t old_limit);
     int64_t sys_rt_sigaction(uint64_t sig, uint64_t act, uint64_t oldact, uint64_t size);
     int64_t sys_rt_sigprocmask(uint64_t how, uint64_t set, uint64_t oldset, uint64_t size);
+    // syscalls_signals.cpp (under mu_)
+    SigAction action(int sig) const;
+    int64_t sys_kill(uint64_t pid, uint64_t sig);
+    int64_t sys_tgkill(int64_t tgid, int64_t tid, uint64_t sig);
+    std::optional<SignalDelivery> start_handler(uint32_t tid, int sig);
     int64_t sys_sched_getaffinity(uint64_t pid, uint64_t len, uint64_t mask);
     int64_t sys_sched_setaffinity(uint64_t pid, uint64_t len, uint64_t mask);
     int64_t sys_sysinfo(uint64_t buf);
@@ -241,7 +274,9 @@ private:
     SyscallCounters counters_;
     std::array<bool, 512> warned_{};
     std::array<uint8_t, 64 * 32> sigactions_{}; // 64 signals x struct kernel_sigaction (32 bytes)
-    uint64_t sigmask_ = 0;
+    uint64_t sigmask_ = 0;  // one mask for the process (not per thread)
+    uint64_t pending_ = 0;  // signals the guest sent itself, not yet taken
+    std::array<int, 64> pending_code_{}; // each one's si_code
     uint64_t rng_; // the seeded generator's state (opts_.seed set)
 };
 
