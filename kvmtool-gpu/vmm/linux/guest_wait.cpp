@@ -28,13 +28,16 @@ int64_t wait_in_slices(const WaitAttempt& attempt, const std::optional<FutexDead
     const clockid_t clock = deadline ? deadline->clock : CLOCK_MONOTONIC;
     const int64_t end = deadline ? deadline_ns(*deadline) : INT64_MAX;
     for (bool first = true;; first = false) {
-        if (stopping.load(std::memory_order_acquire)) return -EINTR;
+        // Stopping: one look that does not wait (what is ready is still told), then EINTR.
+        const bool stop = stopping.load(std::memory_order_acquire);
+        if (stop && !first) return -EINTR;
         const int64_t now = now_ns(clock);
         const int64_t left = end > now ? end - now : 0;
         if (left == 0 && !first) return 0;
-        const int64_t wait = left < kFutexSliceNs ? left : kFutexSliceNs;
+        const int64_t wait = stop ? 0 : left < kFutexSliceNs ? left : kFutexSliceNs;
         const int64_t n = attempt(timespec{0, static_cast<long>(wait)});
         if (n != 0) return n; // ready, or -EINTR (the VMM's kick), or an error
+        if (stop) return -EINTR;
         if (left == 0) return 0;
     }
 }

@@ -24,7 +24,8 @@ using WaitAttempt = std::function<int64_t(const timespec& slice)>;
 // Calls `attempt` until it finds something ready (its count), `deadline`
 // passes (0; nullopt: never), `stopping` is set or the host wait is
 // interrupted (-EINTR), or it fails (its -errno). A deadline already passed
-// still gets one look, as poll with a zero timeout does.
+// still gets one look, as poll with a zero timeout does; so does a wait
+// begun while stopping, with no wait in it.
 int64_t wait_in_slices(const WaitAttempt& attempt, const std::optional<FutexDeadline>& deadline,
                        const std::atomic<bool>& stopping);
 

@@ -65,7 +65,10 @@ bool SyscallServer::blocking(uint64_t nr) {
 
 int64_t SyscallServer::dispatch_blocking(const SyscallCall& c, SyscallOutcome& out) {
     const uint64_t* a = c.arg;
-    if (stopping() && c.nr != SYS_futex) return -EINTR; // a futex's arguments are checked first, then it returns EINTR
+    // A futex's or poll's arguments are checked first, then it returns EINTR (poll after one look).
+    const bool checks_first = c.nr == SYS_futex || c.nr == SYS_poll || c.nr == SYS_ppoll || c.nr == SYS_epoll_wait ||
+                              c.nr == SYS_epoll_pwait;
+    if (stopping() && !checks_first) return -EINTR;
     switch (c.nr) {
     case SYS_futex: return sys_futex(a, out);
     case SYS_nanosleep: return sys_nanosleep(1 /* CLOCK_MONOTONIC */, 0, a[0], a[1]);
