@@ -40,7 +40,8 @@ constexpr uint64_t tss_descriptor_low(uint64_t base, uint64_t limit) {
            ((base >> 24) & 0xff) << 56;
 }
 
-// Exceptions: an IDT of 32 interrupt gates (ring 0, code 0x08), each to a
+// Exceptions: an IDT of 32 interrupt gates (ring 0, code 0x08; #BP and #OF
+// may also be raised from ring 3 by `int3` and `into`), each to a
 // 16-byte stub `push %rax; push %rdx; mov $vector, %eax; mov
 // $KVMGPU_FAULT_PORT, %dx; out %eax, %dx; jmp .` on the TSS's IST1 stack
 // (also its RSP0), so the VMM learns the vector and finds the exception
@@ -70,7 +71,10 @@ std::vector<uint64_t> idt_gates() {
     std::vector<uint64_t> idt(kVectors * 2);
     for (uint64_t v = 0; v < kVectors; ++v) {
         const uint64_t target = KVMGPU_FAULT_STUBS_GPA + v * kStubBytes;
-        idt[2 * v] = (target & 0xffff) | uint64_t{0x08} << 16 | kFaultIst << 32 | uint64_t{0x8E} << 40 |
+        // #BP and #OF gates are DPL 3, as Linux's: `int3` and `into` from ring 3 raise those
+        // vectors (SIGTRAP for a Linux-ABI guest) rather than a #GP for the gate's privilege.
+        const uint64_t type = (v == 3 || v == 4) ? 0xEE : 0x8E;
+        idt[2 * v] = (target & 0xffff) | uint64_t{0x08} << 16 | kFaultIst << 32 | type << 40 |
                      ((target >> 16) & 0xffff) << 48;
         idt[2 * v + 1] = target >> 32;
     }
