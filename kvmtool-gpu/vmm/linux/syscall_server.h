@@ -275,7 +275,9 @@ private:
     std::array<bool, 512> warned_{};
     std::array<uint8_t, 64 * 32> sigactions_{}; // 64 signals x struct kernel_sigaction (32 bytes)
     uint64_t sigmask_ = 0;  // one mask for the process (not per thread)
-    uint64_t pending_ = 0;  // signals the guest sent itself, not yet taken
+    // Signals the guest sent itself, not yet taken: changed under mu_, read
+    // without it first so that a return with nothing pending takes no lock.
+    std::atomic<uint64_t> pending_{0};
     std::array<int, 64> pending_code_{}; // each one's si_code
     uint64_t rng_; // the seeded generator's state (opts_.seed set)
 };

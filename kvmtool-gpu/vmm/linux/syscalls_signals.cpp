@@ -79,15 +79,16 @@ std::optional<SignalDelivery> SyscallServer::fault_signal(uint32_t tid, int sig)
 }
 
 PendingSignal SyscallServer::take_pending(uint32_t tid) {
-    std::lock_guard lock(mu_);
     PendingSignal out;
+    if (pending_.load(std::memory_order_acquire) == 0) return out; // the common case: no lock
+    std::lock_guard lock(mu_);
     if (pending_ & bit(kSigKill)) {
         pending_ = 0;
         out.ends = "guest ended by SIGKILL, sent by itself";
         return out;
     }
     for (int sig = 1; sig <= 64; ++sig) {
-        if (!(pending_ & bit(sig)) || (sigmask_ & bit(sig))) continue;
+        if (!(pending_.load() & bit(sig)) || (sigmask_ & bit(sig))) continue;
         pending_ &= ~bit(sig);
         const SigAction a = action(sig);
         if (a.handler == kSigIgnore || (a.handler == kSigDefault && default_ignored(sig))) continue;
