@@ -88,9 +88,13 @@
 
 /* Fault port (port I/O): the VMM's own exception stubs write the vector
  * here from ring 0; the VMM then reads the exception frame and ends the run
- * with a one-line reason. Not for guest code. */
+ * with a one-line reason (or, for a Linux-ABI guest with a handler for the
+ * signal, delivers it). Not for guest code. Each stub first pushes RAX and
+ * then RDX (the registers it uses), so RSP points at the saved RDX, RAX
+ * above it, then the CPU's frame ([error code,] RIP, CS, RFLAGS, RSP, SS). */
 #define KVMGPU_FAULT_PORT 0x504u
 #define KVMGPU_FAULT_PORT_SIZE 4u
+#define KVMGPU_FAULT_SAVED_BYTES 16u
 
 #define KVMGPU_BOOT_MAGIC 0x4B564D47u /* "KVMG" */
 #define KVMGPU_HELLO_MEMORY_MAGIC 0x48454C4C4F21ull /* hello leaves this in boot_info */

@@ -43,6 +43,12 @@ void VcpuFd::set_sregs(const kvm_sregs& s) { check_ioctl(::ioctl(fd_.get(), KVM_
 
 void VcpuFd::set_fpu(const kvm_fpu& f) { check_ioctl(::ioctl(fd_.get(), KVM_SET_FPU, &f), "KVM_SET_FPU"); }
 
+kvm_fpu VcpuFd::fpu() const {
+    kvm_fpu f{};
+    check_ioctl(::ioctl(fd_.get(), KVM_GET_FPU, &f), "KVM_GET_FPU");
+    return f;
+}
+
 namespace {
 // struct kvm_msrs as the kernel lays it out (an 8-byte header, then the
 // entries): its C++ declaration has the flexible-array problem that

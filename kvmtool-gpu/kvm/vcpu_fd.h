@@ -27,6 +27,7 @@ public:
     kvm_sregs sregs() const;
     void set_sregs(const kvm_sregs& s);
     void set_fpu(const kvm_fpu& f);
+    kvm_fpu fpu() const;
     // KVM_SET_MSRS; throws KvmError unless KVM took every entry.
     void set_msrs(const std::vector<kvm_msr_entry>& entries);
     // KVM_GET_MSRS of one MSR; nullopt where KVM does not read it.

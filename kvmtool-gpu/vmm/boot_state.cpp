@@ -42,10 +42,13 @@ constexpr uint64_t tss_descriptor_low(uint64_t base, uint64_t limit) {
            ((base >> 24) & 0xff) << 56;
 }
 
-// Exceptions: an IDT of 32 interrupt gates (ring 0, code 0x08), each to a
-// 16-byte stub `mov $vector, %eax; mov $KVMGPU_FAULT_PORT, %dx; out %eax,
-// %dx; jmp .` on the TSS's IST1 stack (also its RSP0), so the VMM learns the
-// vector and finds the exception frame at RSP instead of a triple fault
+// Exceptions: an IDT of 32 interrupt gates (ring 0, code 0x08; #BP and #OF
+// may also be raised from ring 3 by `int3` and `into`), each to a
+// 16-byte stub `push %rax; push %rdx; mov $vector, %eax; mov
+// $KVMGPU_FAULT_PORT, %dx; out %eax, %dx; jmp .` on the TSS's IST1 stack
+// (also its RSP0), so the VMM learns the vector and finds the exception
+// frame above the two saved registers (KVMGPU_FAULT_SAVED_BYTES) at RSP,
+// every register of the faulting code intact, instead of a triple fault
 // (which VMX/SVM answer with a reset, losing every register). IST, not the
 // stack in use: an exception in ring 0 (the system-call stub, entered by
 // `syscall` on the guest's own RSP, e.g. the single-step trap of a
@@ -56,7 +59,8 @@ constexpr uint64_t kTssRsp0 = 4, kTssIst1 = 36;
 std::vector<uint8_t> fault_stubs() {
     std::vector<uint8_t> code(kVectors * kStubBytes, 0xCC);
     for (uint64_t v = 0; v < kVectors; ++v) {
-        const uint8_t stub[] = {0xB8, uint8_t(v), 0, 0, 0,                                    // mov eax, v
+        const uint8_t stub[] = {0x50, 0x52,                                                   // push rax; push rdx
+                                0xB8, uint8_t(v), 0, 0, 0,                                    // mov eax, v
                                 0x66, 0xBA, uint8_t(KVMGPU_FAULT_PORT), uint8_t(KVMGPU_FAULT_PORT >> 8), // mov dx, port
                                 0xEF,                                                         // out dx, eax
                                 0xEB, 0xFE};                                                  // jmp .
@@ -69,7 +73,10 @@ std::vector<uint64_t> idt_gates() {
     std::vector<uint64_t> idt(kVectors * 2);
     for (uint64_t v = 0; v < kVectors; ++v) {
         const uint64_t target = KVMGPU_FAULT_STUBS_GPA + v * kStubBytes;
-        idt[2 * v] = (target & 0xffff) | uint64_t{0x08} << 16 | kFaultIst << 32 | uint64_t{0x8E} << 40 |
+        // #BP and #OF gates are DPL 3, as Linux's: `int3` and `into` from ring 3 raise those
+        // vectors (SIGTRAP for a Linux-ABI guest) rather than a #GP for the gate's privilege.
+        const uint64_t type = (v == 3 || v == 4) ? 0xEE : 0x8E;
+        idt[2 * v] = (target & 0xffff) | uint64_t{0x08} << 16 | kFaultIst << 32 | type << 40 |
                      ((target >> 16) & 0xffff) << 48;
         idt[2 * v + 1] = target >> 32;
     }

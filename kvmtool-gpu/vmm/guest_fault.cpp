@@ -84,17 +84,19 @@ const char* vector_name(uint32_t v) {
     return v < std::size(names) ? names[v] : "a reserved vector";
 }
 
-bool has_error_code(uint32_t v) {
+} // namespace
+
+bool exception_has_error_code(uint32_t v) {
     return v == 8 || (v >= 10 && v <= 14) || v == 17 || v == 21 || v == 29 || v == 30;
 }
 
-} // namespace
-
 std::string describe_exception(const memmap::GuestMemory& mem, uint32_t vector, const kvm_regs& regs,
                                const kvm_sregs& sregs) {
-    // The frame the CPU pushed on the ring-0 stack: [error code,] RIP, CS, RFLAGS, RSP, SS.
-    const uint64_t frame = regs.rsp + (has_error_code(vector) ? 8 : 0);
-    const auto error = mem.read_obj<uint64_t>(memmap::GuestPhysAddr{regs.rsp});
+    // The frame the CPU pushed on the ring-0 stack: [error code,] RIP, CS,
+    // RFLAGS, RSP, SS; below it the stub's saved RAX and RDX.
+    const uint64_t cpu_frame = regs.rsp + KVMGPU_FAULT_SAVED_BYTES;
+    const uint64_t frame = cpu_frame + (exception_has_error_code(vector) ? 8 : 0);
+    const auto error = mem.read_obj<uint64_t>(memmap::GuestPhysAddr{cpu_frame});
     const auto rip = mem.read_obj<uint64_t>(memmap::GuestPhysAddr{frame});
     const auto cs = mem.read_obj<uint64_t>(memmap::GuestPhysAddr{frame + 8});
     const auto rsp = mem.read_obj<uint64_t>(memmap::GuestPhysAddr{frame + 24});
@@ -109,7 +111,7 @@ std::string describe_exception(const memmap::GuestMemory& mem, uint32_t vector, 
         std::snprintf(access, sizeof access, ", accessing 0x%llx (%s%s, %s)", static_cast<unsigned long long>(sregs.cr2),
                       (*error & 2) ? "write" : "read", (*error & 16) ? ", instruction fetch" : "",
                       (*error & 1) ? "protection" : "not present");
-    else if (has_error_code(vector) && error && *error)
+    else if (exception_has_error_code(vector) && error && *error)
         std::snprintf(access, sizeof access, ", error code 0x%llx", static_cast<unsigned long long>(*error));
     std::snprintf(line, sizeof line, "guest fault: %s at CPL%u, RIP 0x%llx (%s)%s, RSP 0x%llx", vector_name(vector),
                   static_cast<unsigned>(*cs & 3), static_cast<unsigned long long>(*rip),

@@ -35,8 +35,12 @@ std::string describe_guest_fault(const memmap::GuestMemory& mem, const kvm_regs&
 // it was intact.
 std::string delivery_failure_reason(const memmap::GuestMemory& mem, const kvm_sregs& sregs);
 
+// Whether the CPU pushes an error code for exception `vector`.
+bool exception_has_error_code(uint32_t vector);
+
 // "#PF (page fault) ..." for `vector` (guest-written: any value), with the
-// exception frame read at regs.rsp (the stub's ring-0 stack).
+// exception frame read above the stub's saved registers at regs.rsp (the
+// ring-0 stack: platform_abi.h, KVMGPU_FAULT_SAVED_BYTES).
 std::string describe_exception(const memmap::GuestMemory& mem, uint32_t vector, const kvm_regs& regs,
                                const kvm_sregs& sregs);
 

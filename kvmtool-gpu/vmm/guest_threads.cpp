@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <system_error>
 
 #include "kvmtool-gpu/abi/linux_abi.h"
@@ -176,6 +177,16 @@ std::optional<GroupEnd> GuestThreads::loop(Slot& slot, bool& exited, uint32_t& c
             }
             if (std::string refused = env_.process.port_refusal(vcpu, io->port, io->in); !refused.empty())
                 return fault_end(RunOutcome::GuestFault, refused + thread, vcpu);
+            // A fault whose signal the guest handles: its handler runs on this thread instead.
+            if (io->port == KVMGPU_FAULT_PORT && io->size == 4 && io->count == 1) {
+                uint32_t vector = 0;
+                std::memcpy(&vector, io->data.data(), 4);
+                try {
+                    if (env_.process.deliver_fault(vcpu, vector, slot.tid)) continue;
+                } catch (const KvmError& e) {
+                    return fault_end(RunOutcome::Unexpected, e.what(), vcpu);
+                }
+            }
             for (uint32_t i = 0; i < io->count; ++i) {
                 auto chunk = io->data.subspan(uint64_t{i} * io->size, io->size);
                 if (io->in) env_.pio.read(io->port, chunk);

@@ -31,7 +31,8 @@ constexpr int kPlain[] = {
 
 // Linux-ABI guests only: the share's files and getrandom (vcpu_seccomp.h says why).
 constexpr int kLinuxGuest[] = {SYS_openat2,    SYS_close,     SYS_lseek,   SYS_getdents64, SYS_pwrite64,
-                               SYS_readlinkat, SYS_getrandom, SYS_fstatfs, SYS_memfd_create};
+                               SYS_readlinkat, SYS_getrandom, SYS_fstatfs, SYS_memfd_create,
+                               SYS_pipe2,      SYS_eventfd2,  SYS_ppoll};
 
 } // namespace
 
@@ -45,15 +46,18 @@ std::vector<sock_filter> vcpu_seccomp_program(int vcpu_fd, bool linux_guest) {
     // Each block below ends in a return on every path (seccomp::Program::guarded).
     const sock_filter ioctl_block[] = {
         stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(0)),
-        jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(vcpu_fd), 0, 6),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(vcpu_fd), 0, 8),
         stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(1)),
-        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_RUN, 5, 0),
-        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_GET_REGS, 4, 0),
-        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_GET_SREGS, 3, 0),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_RUN, 7, 0),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_GET_REGS, 6, 0),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_GET_SREGS, 5, 0),
         // CR3 loads the ring-3 guest asks for (CPU control device).
-        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_SET_SREGS, 2, 0),
-        // The return from a Linux-ABI guest's system call (never matches otherwise).
-        jump(BPF_JMP | BPF_JEQ | BPF_K, linux_guest ? KVM_SET_REGS : KVM_RUN, 1, 0),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_SET_SREGS, 4, 0),
+        // The return from a Linux-ABI guest's system call, and its signal
+        // frames' FPU state (never match otherwise: KVM_RUN again).
+        jump(BPF_JMP | BPF_JEQ | BPF_K, linux_guest ? KVM_SET_REGS : KVM_RUN, 3, 0),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, linux_guest ? KVM_GET_FPU : KVM_RUN, 2, 0),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, linux_guest ? KVM_SET_FPU : KVM_RUN, 1, 0),
         ret(kKill),
         ret(kAllow),
     };

@@ -19,13 +19,15 @@
 //   exit exit_group
 // A Linux-ABI guest's vCPU (linux_guest) also has, because the system-call
 // server runs on it: KVM_SET_REGS (the return to ring 3 after each call);
+// KVM_GET_FPU and KVM_SET_FPU (a signal frame's FPU state, guest_signals.h);
 // openat2 (the only way guest paths are opened: share_fs.cpp always passes
 // RESOLVE_IN_ROOT under the share, which BPF cannot see through the pointer,
 // and reopens what it found through /proc/self/fd), close, lseek,
 // getdents64, pwrite64, readlinkat and fstatfs (the pseudo file system
 // check, pseudo_fs.h) on the descriptors it opened; memfd_create for the
-// text files the VMM makes up (/sys/devices/system/cpu/online); and
-// getrandom (the guest's own getrandom without --seed). Files are opened
+// text files the VMM makes up (/sys/devices/system/cpu/online);
+// getrandom (the guest's own getrandom without --seed); and pipe2,
+// eventfd2 and ppoll for the guest's pipes, eventfds, poll and epoll. Files are opened
 // nowhere else, so no plain open/openat.
 // Sanitizer builds (KVMGPU_SANITIZE) also allow pipe2, close, gettid, getpid
 // and sched_getaffinity, which the ASan runtime uses on any thread.

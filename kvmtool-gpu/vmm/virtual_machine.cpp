@@ -1,6 +1,7 @@
 #include "kvmtool-gpu/vmm/virtual_machine.h"
 
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 #include <type_traits>
 
@@ -375,6 +376,17 @@ RunResult VirtualMachine::run() {
                                if (std::string refused = linux_->port_refusal(*vcpu_, io.port, io.in); !refused.empty()) {
                                    result = done(RunOutcome::GuestFault, std::move(refused), true);
                                    return;
+                               }
+                               // A fault whose signal the guest handles: its handler runs instead.
+                               if (io.port == KVMGPU_FAULT_PORT && io.size == 4 && io.count == 1) {
+                                   uint32_t vector = 0;
+                                   std::memcpy(&vector, io.data.data(), 4);
+                                   try {
+                                       if (linux_->deliver_fault(*vcpu_, vector)) return;
+                                   } catch (const KvmError& e) {
+                                       result = done(RunOutcome::Unexpected, e.what(), true);
+                                       return;
+                                   }
                                }
                            }
                            for (uint32_t i = 0; i < io.count; ++i) {

@@ -55,7 +55,9 @@ constexpr uint64_t kServed[] = {
     SYS_getcwd, SYS_fcntl, SYS_dup, SYS_dup2, SYS_dup3, SYS_arch_prctl, SYS_set_robust_list, SYS_prlimit64,
     SYS_getrlimit, SYS_uname, SYS_sched_getaffinity, SYS_rt_sigaction, SYS_rt_sigprocmask, SYS_futex,
     SYS_getrandom, SYS_clone, SYS_set_tid_address, SYS_gettid, SYS_clock_gettime, SYS_clock_getres, SYS_gettimeofday, SYS_time, SYS_exit_group,
-    KVMGPU_LINUX_SYS_ALIAS};
+    KVMGPU_LINUX_SYS_ALIAS, SYS_pipe, SYS_pipe2, SYS_eventfd, SYS_eventfd2, SYS_poll, SYS_ppoll, SYS_epoll_create,
+    SYS_epoll_create1, SYS_epoll_ctl, SYS_epoll_wait, SYS_epoll_pwait, SYS_kill, SYS_tgkill, SYS_tkill,
+    SYS_sigaltstack, SYS_prctl};
 
 uint64_t pick_arg(Input& in) {
     const uint8_t kind = in.get<uint8_t>();
@@ -107,6 +109,9 @@ void run_linux_syscall_input(const uint8_t* data, size_t size) {
         if (server.address_space().free_bytes() > layout.managed_hi - layout.managed_lo)
             violation("allocator frees more than it manages", call.nr);
         if (server.fds().open_count() > kMaxFds) violation("descriptor table over its limit", call.nr);
+        // A signal the calls made pending is taken as at a return to ring 3 (the frame itself: guest_signals_test).
+        const PendingSignal pending = server.take_pending(1);
+        if (pending.deliver && (pending.deliver->sig < 1 || pending.deliver->sig > 64)) violation("signal out of range", call.nr);
         if (out.exited || !out.stopped.empty()) break;
     }
 }

@@ -5,6 +5,7 @@ in the format its harness reads (missing bytes read as zero):
   vgpu_device/   vgpu_device_fuzz_body.{h,cpp}: an op-code program
   guest_ranges/  guest_ranges_fuzz.cpp: a RAM layout, then queries
   vgpu_command/  vgpu_fuzz_body.{h,cpp}: a ring image and guest data
+  linux_elf/     linux_elf_fuzz_body.{h,cpp}: a whole executable file
 Usage: python3 tests/fuzz/make_corpus.py"""
 import os
 import re
@@ -224,6 +225,36 @@ COMMAND = {
                                          (11, [MAGIC])]) + bytes(range(256)),
 }
 
+# ---- linux_elf --------------------------------------------------------------
+# Executables as ld lays them out (as tests/unit/linux/linux_elf_builder.h):
+# a code PT_LOAD from offset 0, a data one with .bss, PT_GNU_STACK, and a
+# PT_INTERP for the dynamic ones.
+def linux_elf(pie, interp=None):
+    base = 0 if pie else 0x400000
+    phdrs = [(1, 5, 0, base, 0x1800, 0x1800, 0x1000), (1, 6, 0x1800, base + 0x2800, 0x800, 0x3000, 0x1000),
+             (0x6474E551, 6, 0, 0, 0, 0, 8)]
+    if interp is not None:
+        phdrs.append((3, 4, 0x200, base + 0x200, len(interp), len(interp), 1))
+    ident = b"\x7fELF" + bytes([2, 1, 1]) + bytes(9)
+    eh = ident + struct.pack("<HHIQQQIHHHHHH", 3 if pie else 2, 62, 1, base + 0x1000, 64, 0, 0, 64, 56,
+                             len(phdrs), 64, 0, 0)
+    body = bytearray(b"\x90" * 0x2000)
+    body[:64] = eh
+    for i, p in enumerate(phdrs):
+        t, fl, off, va, fs, ms, al = p
+        body[64 + 56 * i:64 + 56 * (i + 1)] = struct.pack("<IIQQQQQQ", t, fl, off, va, va, fs, ms, al)
+    if interp is not None:
+        body[0x200:0x200 + len(interp)] = interp
+    return bytes(body)
+
+
+ELF = {
+    "static": linux_elf(False),
+    "static_pie": linux_elf(True),
+    "dynamic": linux_elf(True, b"/lib64/ld-linux-x86-64.so.2\0"),
+    "interp_escape": linux_elf(True, b"../../../etc/passwd\0"),
+}
+
 
 def write(sub, seeds):
     d = os.path.join(HERE, "corpus", sub)
@@ -237,4 +268,5 @@ if __name__ == "__main__":
     write("vgpu_device", DEVICE)
     write("guest_ranges", RANGES)
     write("vgpu_command", COMMAND)
-    print("seeds:", len(DEVICE), "vgpu_device,", len(RANGES), "guest_ranges,", len(COMMAND), "vgpu_command")
+    write("linux_elf", ELF)
+    print("seeds:", len(DEVICE), "vgpu_device,", len(RANGES), "guest_ranges,", len(COMMAND), "vgpu_command,", len(ELF), "linux_elf")

@@ -9,7 +9,9 @@
 # refused without a root; threads (thread_check: pthreads, futexes, exit_group from a
 # thread, the main thread exiting first, a faulting thread, the thread
 # limit, hostile clone/futex values); aliases (alias_check); ring 3 doing
-# what it may not (hostile_check); a console flood (one write is cut to
+# what it may not (hostile_check); pipes, eventfds, poll, epoll,
+# /proc/self/fd and signal handlers for the guest's own faults and kill
+# (abi_check); a console flood (one write is cut to
 # 64 KiB, the output stops at the console's limit, --timeout ends an endless
 # one); the system-call round trip is measured and printed.
 # Usage: linux-guests.sh KVMTOOL_GPU GUEST_DIR
@@ -204,6 +206,31 @@ check "hostile_check cr3-thread: the request is refused on thread 2's own vCPU" 
 hostile random 200000
 check "hostile_check random: random system calls end in an exit or a clean fault" \
     sh -c "grep -qE 'result: (guest-exit|guest-fault)' '$work/out' && ! grep -q 'triple' '$work/out'"
+
+# Pipes, eventfds, poll, epoll, /proc/self/fd; signals for the guest's own faults and kill (abi_check).
+abi() { # mode, extra CLI arguments...
+    mode=$1; shift
+    timeout 120 "$vmm" run --guest "$dir/abi_check" --mem 128M --vgpu none "$@" -- "$mode" > "$work/out" 2>&1
+    rc=$?
+    cat "$work/out"
+}
+abi events
+check "abi_check events: pipes, eventfds, poll, epoll, a blocked read and epoll_wait woken, /proc/self/fd" \
+    sh -c "[ $rc -eq 0 ] && grep -q 'guest: events: pipes, eventfds, poll and epoll ok' '$work/out'"
+abi signals
+check "abi_check signals: SIGSEGV on a sigaltstack, SIGILL, SIGTRAP, SIGFPE, raise and kill; registers back" \
+    sh -c "[ $rc -eq 0 ] && grep -q 'guest: signals: handlers ran and the interrupted code went on' '$work/out'"
+abi segv-default
+check "abi_check segv-default: the handler ran once, then the same fault ended the run, named" \
+    sh -c "[ $rc -eq 1 ] && grep -q 'guest: segv handler ran' '$work/out' && grep -q '#PF.*accessing 0x18' '$work/out' && ! grep -q 'guest: FAILED' '$work/out'"
+abi kill-default
+check "abi_check kill-default: SIGTERM without a handler ends the run, named" \
+    sh -c "[ $rc -eq 1 ] && grep -q 'guest ended by SIGTERM' '$work/out' && ! grep -q 'guest: FAILED' '$work/out'"
+start=$(date +%s)
+abi poll-forever --timeout 1
+took=$(( $(date +%s) - start ))
+check "abi_check poll-forever: --timeout 1 ends a guest blocked in poll within 10 s (took ${took} s)" \
+    sh -c "grep -q 'result: timeout' '$work/out' && [ $took -le 10 ]"
 
 # The system-call round trip (no threshold: the figure is printed for the log).
 "$vmm" run --guest "$dir/syscall_loop" --mem 64M --vgpu none -- 2000 > "$work/out" 2>&1

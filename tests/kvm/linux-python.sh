@@ -1,7 +1,9 @@
 #!/bin/sh
 # The system's own dynamic python3 as a Linux-ABI guest with --root /
 # (ctest kvm_linux_python, nested_linux_python): `python3 -c` prints what it
-# prints natively, and a script reads and writes a file in a --share. The
+# prints natively, a script reads and writes a file in a --share, one uses
+# pipes, epoll, /proc/self/fd and a SIGUSR1 handler, and faulthandler reports
+# a segmentation fault (its handler on its sigaltstack) before the run ends. The
 # start-up times of `python3 -c pass`, natively and as a guest, are printed
 # for the log (no threshold). Skips (77) where python3 or its standard
 # library is missing.
@@ -48,6 +50,32 @@ rc=$?
 cat "$work/out"
 check "python3 script in a share: exit 0" [ "$rc" -eq 0 ]
 check "python3 script in a share: wrote out.txt" grep -qx "FROM THE HOST" "$work/share/out.txt"
+
+cat > "$work/share/events.py" <<'PY'
+import os, select, signal
+r, w = os.pipe()
+ep = select.epoll()
+ep.register(r, select.EPOLLIN)
+print("epoll before:", ep.poll(0.01))
+os.write(w, b"x")
+print("epoll after:", [(fd == r, ev) for fd, ev in ep.poll(1)])
+print("fds listed:", str(r) in os.listdir("/proc/self/fd"), os.readlink("/proc/self/fd/%d" % r).startswith("pipe:"))
+seen = []
+signal.signal(signal.SIGUSR1, lambda s, f: seen.append(s))
+os.kill(os.getpid(), signal.SIGUSR1)
+print("signal handled:", seen == [signal.SIGUSR1])
+PY
+"$py" "$work/share/events.py" > "$work/native" 2>&1
+"$vmm" run --guest "$py" --mem 512M --vgpu none --root / --share "$work/share" -- "$work/share/events.py" > "$work/out" 2>&1
+rc=$?
+cat "$work/out"
+sed -n 's/^guest: //p' "$work/out" > "$work/guest"
+check "python3 pipes, epoll, /proc/self/fd, SIGUSR1: exit 0, the same output as natively" sh -c "[ $rc -eq 0 ] && cmp '$work/native' '$work/guest'"
+"$vmm" run --guest "$py" --mem 512M --vgpu none --root / -- -X faulthandler -c 'import faulthandler; faulthandler._read_null()' > "$work/out" 2>&1
+rc=$?
+cat "$work/out"
+check "python3 faulthandler: its handler reports the segmentation fault, then the fault ends the run" \
+    sh -c "[ $rc -eq 1 ] && grep -q 'Fatal Python error: Segmentation fault' '$work/out' && grep -q 'result: guest-fault' '$work/out'"
 
 # Start-up time of `python3 -c pass` (the VMM's whole run, VM creation included).
 t2=$(now_ms); "$py" -c pass; t3=$(now_ms)

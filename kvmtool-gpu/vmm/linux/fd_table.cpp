@@ -11,6 +11,7 @@ FdTable::FdTable(int limit) : slots_(std::clamp(limit, 3, kMaxFds)) {
     auto out = std::make_shared<OpenFile>();
     out->kind = OpenFile::Kind::ConsoleOut;
     out->flags = 1; // O_WRONLY
+    in->link = out->link = "/dev/console";
     slots_[0] = in;
     slots_[1] = out;
     slots_[2] = out;
@@ -47,6 +48,13 @@ int FdTable::open_count() const {
     int n = 0;
     for (const auto& s : slots_) n += s != nullptr;
     return n;
+}
+
+std::vector<int> FdTable::open_fds() const {
+    std::vector<int> out;
+    for (int fd = 0; fd < limit(); ++fd)
+        if (slots_[fd]) out.push_back(fd);
+    return out;
 }
 
 } // namespace kvmgpu::linux_abi

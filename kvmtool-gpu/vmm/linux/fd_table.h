@@ -1,12 +1,15 @@
 // A Linux-ABI guest's file descriptors: 0 (stdin: end of file), 1 and 2
-// (the console), and files and directories of the share, at most limit()
-// in all (EMFILE past it): kMaxFds, or fewer where the VMM's own descriptor
-// limit is shared by several VMs (util/process_limits.h). A descriptor owns
-// its host fd; dup shares it.
+// (the console), files and directories of the share, pipe ends and
+// eventfds (host ones, made for this VM alone), epoll sets and the
+// /proc/self/fd directory (the VMM's own objects, no host fd), at most
+// limit() in all (EMFILE past it): kMaxFds, or fewer where the VMM's own
+// descriptor limit is shared by several VMs (util/process_limits.h). A
+// descriptor owns its host fd (one at most); dup shares it.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kvmtool-gpu/kvm/unique_fd.h"
@@ -15,11 +18,20 @@ namespace kvmgpu::linux_abi {
 
 constexpr int kMaxFds = 256;
 
+class EpollSet;
+
 struct OpenFile {
-    enum class Kind { ConsoleIn, ConsoleOut, Host } kind = Kind::Host;
+    enum class Kind { ConsoleIn, ConsoleOut, Host, Epoll, ProcFdDir } kind = Kind::Host;
     UniqueFd host;         // Kind::Host only
     bool directory = false;
-    uint64_t flags = 0;    // the guest's open flags (access mode, O_APPEND, ...)
+    // A pipe end or an eventfd: its host fd is O_NONBLOCK, and a guest read
+    // or write without O_NONBLOCK that finds it not ready waits outside the
+    // server's lock (syscall_server.h), as a blocking call.
+    bool stream = false;
+    uint64_t flags = 0;    // the guest's open flags (access mode, O_APPEND, O_NONBLOCK ...)
+    std::string link;      // what readlink of /proc/self/fd/N gives: the guest's path, "pipe:[ino]", ...
+    std::shared_ptr<EpollSet> epoll; // Kind::Epoll
+    uint64_t dir_next = 0;           // Kind::ProcFdDir: the next entry getdents64 gives
 };
 
 class FdTable {
@@ -38,6 +50,8 @@ public:
     // dup2/dup3's placement: replaces newfd. 0 or -EBADF.
     int place(int64_t newfd, std::shared_ptr<OpenFile> file);
     int open_count() const;
+    // The open descriptors, lowest first (/proc/self/fd).
+    std::vector<int> open_fds() const;
 
 private:
     std::vector<std::shared_ptr<OpenFile>> slots_;

@@ -1,6 +1,7 @@
 #include "kvmtool-gpu/vmm/linux/linux_process.h"
 
 #include <elf.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 
 #include <cpuid.h>
@@ -14,6 +15,9 @@
 #include <stdexcept>
 
 #include "kvmtool-gpu/abi/linux_abi.h"
+#include "kvmtool-gpu/util/log.h"
+#include "kvmtool-gpu/vmm/guest_fault.h"
+#include "kvmtool-gpu/vmm/linux/guest_signals.h"
 #include "kvmtool-gpu/vmm/linux/linux_interp.h"
 #include "kvmtool-gpu/vmm/linux/linux_stack.h"
 #include "kvmtool-gpu/vmm/linux/user_return.h"
@@ -53,10 +57,21 @@ std::string base_name(const std::string& path) {
     return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// The MXCSR bits this CPU defines (FXSAVE's MXCSR_MASK; 0 there means the
+// architectural default 0xffbf): a signal frame's MXCSR is limited to them.
+uint32_t host_mxcsr_mask() {
+    alignas(16) uint8_t area[512] = {};
+    asm volatile("fxsave64 %0" : "=m"(area));
+    uint32_t mask;
+    std::memcpy(&mask, area + 28, 4);
+    return mask ? mask : 0xffbf;
+}
+
 // Linux's AT_MINSIGSTKSZ is the size of its signal frame: the XSAVE area
 // of the features enabled (CPUID.(EAX=0DH,ECX=0):EBX) plus the frame's own
-// registers; 1 KiB stands in for the latter (no signal is delivered here
-// yet, so it only sizes the stacks sigaltstack users allocate).
+// registers; 1 KiB stands in for the latter. The frames delivered here
+// (guest_signals.h: FXSAVE layout, 512 bytes, and a 440-byte frame) fit in
+// less, so stacks sized by it are large enough.
 uint64_t min_signal_stack() {
     unsigned a = 0, b = 0, c = 0, d = 0;
     if (!__get_cpuid_count(0xd, 0, &a, &b, &c, &d) || b == 0) return 2048; // MINSIGSTKSZ
@@ -122,7 +137,7 @@ RamPlan plan_ram(uint64_t ram) {
 LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& mem, const std::string& exe_path,
                            const LinuxGuestOptions& opts, BootParams boot, uint64_t hwcap,
                            std::function<void(std::string_view)> console_text)
-    : mem_(mem), vdso_(opts.vdso) {
+    : mem_(mem), vdso_(opts.vdso), mxcsr_mask_(host_mxcsr_mask()) {
     const uint64_t ram = mem.total_bytes();
     const RamPlan plan = plan_ram(ram);
     image_ = load_linux_elf(file, mem, plan.image_limit);
@@ -276,6 +291,7 @@ std::optional<SyscallOutcome> LinuxProcess::on_port_write(VcpuFd& vcpu, uint32_t
     // jump to it, which is a system call served and returned from by the
     // same rules as one made with `syscall`.
     if (r.rip != KVMGPU_LINUX_SYSCALL_STUB_GPA && r.rip != KVMGPU_LINUX_SYSCALL_STUB_GPA + 2) return std::nullopt;
+    if (r.rax == SYS_rt_sigreturn) return sigreturn(vcpu, tid, r, s);
     SyscallCall call;
     call.nr = r.rax;
     call.tid = tid;
@@ -319,19 +335,112 @@ std::optional<SyscallOutcome> LinuxProcess::on_port_write(VcpuFd& vcpu, uint32_t
         }
     }
     r.rax = static_cast<uint64_t>(out.ret);
-    if (synced) {
+    // A signal the guest sent itself, unblocked now: its handler runs first.
+    if (std::string ended = deliver_pending(vcpu, tid, r); !ended.empty()) {
+        out.stopped = std::move(ended);
+        return out;
+    }
+    write_state(vcpu, r, sregs_change ? &s : nullptr);
+    return out;
+}
+
+void LinuxProcess::write_state(VcpuFd& vcpu, const kvm_regs& r, const kvm_sregs* s) {
+    if (vcpu.sync_regs_enabled()) {
         vcpu.synced().regs = r;
         uint64_t dirty = KVM_SYNC_X86_REGS;
-        if (sregs_change) {
-            vcpu.synced().sregs = s;
+        if (s) {
+            vcpu.synced().sregs = *s;
             dirty |= KVM_SYNC_X86_SREGS;
         }
         vcpu.mark_synced_dirty(dirty);
     } else {
         vcpu.set_regs(r);
-        if (sregs_change) vcpu.set_sregs(s);
+        if (s) vcpu.set_sregs(*s);
     }
+}
+
+std::string LinuxProcess::push_handler(VcpuFd& vcpu, uint32_t tid, const SignalDelivery& d, const SignalInfo& info,
+                                       kvm_regs& regs) {
+    FrameIn in;
+    in.regs = regs;
+    in.saved_mask = d.saved_mask;
+    in.alt = d.alt;
+    in.fx = fx_from_kvm(vcpu.fpu());
+    auto pushed = push_signal_frame(server_->user_memory(), d.act, info, in);
+    if (auto* why = std::get_if<std::string>(&pushed)) return *why;
+    const Delivered& done = std::get<Delivered>(pushed);
+    server_->signal_frame_pushed(tid, done.on_altstack);
+    regs = done.regs;
+    return "";
+}
+
+std::string LinuxProcess::deliver_pending(VcpuFd& vcpu, uint32_t tid, kvm_regs& regs) {
+    const PendingSignal p = server_->take_pending(tid);
+    if (!p.ends.empty()) return p.ends;
+    if (!p.deliver) return "";
+    SignalInfo info;
+    info.signo = p.deliver->sig;
+    info.code = p.deliver->code;
+    info.from_process = true;
+    const std::string why = push_handler(vcpu, tid, *p.deliver, info, regs);
+    return why.empty() ? "" : "guest fault: " + signal_name(info.signo) + " could not be delivered: " + why;
+}
+
+SyscallOutcome LinuxProcess::sigreturn(VcpuFd& vcpu, uint32_t tid, const kvm_regs& r, kvm_sregs s) {
+    SyscallOutcome out;
+    out.nr = SYS_rt_sigreturn;
+    auto popped = pop_signal_frame(server_->user_memory(), r.rsp, r);
+    if (auto* why = std::get_if<std::string>(&popped)) {
+        out.stopped = "guest fault: rt_sigreturn refused: " + *why;
+        return out;
+    }
+    Restored& back = std::get<Restored>(popped);
+    server_->signal_returned(tid, back.mask, back.alt);
+    vcpu.set_fpu(kvm_from_fx(back.fx, mxcsr_mask_));
+    out.ret = static_cast<int64_t>(back.regs.rax);
+    // The mask just restored may unblock a pending signal.
+    if (std::string ended = deliver_pending(vcpu, tid, back.regs); !ended.empty()) {
+        out.stopped = std::move(ended);
+        return out;
+    }
+    const kvm_sregs user = linux_sregs(s);
+    s.cs = user.cs;
+    s.ss = user.ss;
+    write_state(vcpu, back.regs, &s);
     return out;
+}
+
+bool LinuxProcess::deliver_fault(VcpuFd& vcpu, uint32_t vector, uint32_t tid) {
+    const bool synced = vcpu.sync_regs_enabled();
+    const kvm_regs r = synced ? vcpu.synced().regs : vcpu.regs();
+    kvm_sregs s = synced ? vcpu.synced().sregs : vcpu.sregs();
+    if (vector >= 32) return false;
+    // The stub's stack (platform_abi.h): saved RDX, RAX, then [error,] RIP, CS, RFLAGS, RSP, SS.
+    const bool has_error = exception_has_error_code(vector);
+    uint64_t stack[8] = {};
+    const uint64_t bytes = 8 * (2 + (has_error ? 1 : 0) + 5);
+    if (!mem_.read(memmap::GuestPhysAddr{r.rsp}, stack, bytes)) return false;
+    const uint64_t* frame = stack + 2 + (has_error ? 1 : 0);
+    if ((frame[1] & 3) != 3) return false; // not ring 3's fault (the VMM's stub): never the guest's signal
+    const auto info = fault_signal_info(vector, has_error ? stack[2] : 0, frame[0], s.cr2);
+    if (!info) return false;
+    const auto delivery = server_->fault_signal(tid, info->signo);
+    if (!delivery) return false;
+    kvm_regs g = r;
+    g.rdx = stack[0];
+    g.rax = stack[1];
+    g.rip = frame[0];
+    g.rflags = frame[2];
+    g.rsp = frame[3];
+    if (std::string why = push_handler(vcpu, tid, *delivery, *info, g); !why.empty()) {
+        log_warn("linux guest: %s for its fault not delivered: %s", signal_name(info->signo).c_str(), why.c_str());
+        return false;
+    }
+    const kvm_sregs user = linux_sregs(s);
+    s.cs = user.cs;
+    s.ss = user.ss;
+    write_state(vcpu, g, &s);
+    return true;
 }
 
 std::string describe_call(const SyscallOutcome& call) {

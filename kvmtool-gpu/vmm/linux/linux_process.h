@@ -91,6 +91,13 @@ public:
     // `syscall`. Safe from several vCPU threads at once.
     std::optional<SyscallOutcome> on_port_write(VcpuFd& vcpu, uint32_t tid = 1);
 
+    // The fault port written by the VMM's exception stub (vector `vector`)
+    // on thread `tid`'s vCPU: when ring 3 faulted and the guest handles the
+    // signal Linux would send (guest_signals.h), its handler starts on that
+    // vCPU and this returns true (the run goes on); false leaves the fault
+    // to end the run as before.
+    bool deliver_fault(VcpuFd& vcpu, uint32_t vector, uint32_t tid = 1);
+
     // Any other port exit of this guest's vCPU: "" for the VMM's exception
     // stubs writing the fault port (from ring 0), else the one line that ends
     // the run. Ring 3 has no port (IOPL 0, the TSS opens none); where KVM
@@ -109,6 +116,17 @@ public:
 
 private:
     void write_vvar();
+    // Registers back to the vCPU (sregs too when given), through kvm_run where synced.
+    static void write_state(VcpuFd& vcpu, const kvm_regs& r, const kvm_sregs* s);
+    // Pushes the frame for `d` over `regs` (the state the handler returns
+    // to) and sets `regs` to the handler's entry; "" or why not.
+    std::string push_handler(VcpuFd& vcpu, uint32_t tid, const SignalDelivery& d, const SignalInfo& info,
+                             kvm_regs& regs);
+    // A pending signal at a return to ring 3: "" (none, or its handler set
+    // up in `regs`), else the line that ends the run.
+    std::string deliver_pending(VcpuFd& vcpu, uint32_t tid, kvm_regs& regs);
+    // rt_sigreturn: every register from the frame (guest_signals.h).
+    SyscallOutcome sigreturn(VcpuFd& vcpu, uint32_t tid, const kvm_regs& r, kvm_sregs s);
     void follow_clock();
 
     const memmap::GuestMemory& mem_;
@@ -122,6 +140,7 @@ private:
     uint64_t start_ = 0; // the first instruction: the interpreter's entry, or the program's
     uint64_t sp_ = 0;
     bool sync_regs_ = false;
+    uint32_t mxcsr_mask_ = 0xffbf;
     std::unique_ptr<SyscallServer> server_;
 };
 

@@ -30,14 +30,25 @@ SyscallOutcome SyscallServer::serve(const SyscallCall& call, CpuState& cpu) {
     if (blocking(call.nr)) {
         out.ret = dispatch_blocking(call, out);
     } else {
-        std::string console;
-        {
-            std::lock_guard lock(mu_);
-            out.ret = dispatch(call, cpu, out);
-            console.swap(console_pending_);
+        for (;;) {
+            std::string console;
+            std::shared_ptr<OpenFile> wait_on;
+            short events = 0;
+            {
+                std::lock_guard lock(mu_);
+                out.ret = dispatch(call, cpu, out);
+                console.swap(console_pending_);
+                if (out.ret == -EAGAIN) wait_on = stream_to_wait_on(call, events);
+            }
+            // Other threads' calls go on while the console writes (it has a lock of its own).
+            if (!console.empty() && opts_.console_text) opts_.console_text(console);
+            if (!wait_on) break;
+            // A blocking pipe or eventfd not ready: wait without the lock, then try again.
+            if (const int64_t waited = stream_wait(*wait_on, events); waited < 0) {
+                out.ret = waited;
+                break;
+            }
         }
-        // Other threads' calls go on while the console writes (it has a lock of its own).
-        if (!console.empty() && opts_.console_text) opts_.console_text(console);
     }
     std::lock_guard lock(counters_mu_);
     ++counters_.calls[std::min<uint64_t>(call.nr, counters_.calls.size() - 1)];
@@ -49,17 +60,34 @@ SyscallOutcome SyscallServer::serve(const SyscallCall& call, CpuState& cpu) {
 
 bool SyscallServer::blocking(uint64_t nr) {
     return nr == SYS_futex || nr == SYS_nanosleep || nr == SYS_clock_nanosleep || nr == SYS_sched_yield ||
-           nr == SYS_pause;
+           nr == SYS_pause || nr == SYS_poll || nr == SYS_ppoll || nr == SYS_epoll_wait || nr == SYS_epoll_pwait;
 }
 
 int64_t SyscallServer::dispatch_blocking(const SyscallCall& c, SyscallOutcome& out) {
     const uint64_t* a = c.arg;
-    if (stopping() && c.nr != SYS_futex) return -EINTR; // a futex's arguments are checked first, then it returns EINTR
+    // A futex's or poll's arguments are checked first, then it returns EINTR (poll after one look).
+    const bool checks_first = c.nr == SYS_futex || c.nr == SYS_poll || c.nr == SYS_ppoll || c.nr == SYS_epoll_wait ||
+                              c.nr == SYS_epoll_pwait;
+    if (stopping() && !checks_first) return -EINTR;
     switch (c.nr) {
     case SYS_futex: return sys_futex(a, out);
     case SYS_nanosleep: return sys_nanosleep(1 /* CLOCK_MONOTONIC */, 0, a[0], a[1]);
     case SYS_clock_nanosleep: return sys_nanosleep(a[0], a[1], a[2], a[3]);
     case SYS_sched_yield: std::this_thread::yield(); return 0;
+    case SYS_poll: return sys_poll(a[0], a[1], poll_deadline(static_cast<int32_t>(a[2])));
+    case SYS_ppoll: {
+        std::optional<FutexDeadline> deadline;
+        if (const int64_t rc = ppoll_deadline(a[2], a[3], a[4], deadline); rc < 0) return rc;
+        return sys_poll(a[0], a[1], deadline);
+    }
+    case SYS_epoll_wait:
+        return sys_epoll_wait(a[0], a[1], static_cast<int32_t>(a[2]), poll_deadline(static_cast<int32_t>(a[3])));
+    case SYS_epoll_pwait: {
+        std::optional<FutexDeadline> unused;
+        if (a[4]) // the signal mask: checked, not applied (syscalls_events.cpp)
+            if (const int64_t rc = ppoll_deadline(0, a[4], a[5], unused); rc < 0) return rc;
+        return sys_epoll_wait(a[0], a[1], static_cast<int32_t>(a[2]), poll_deadline(static_cast<int32_t>(a[3])));
+    }
     case SYS_pause: { // no guest signal is ever delivered: it returns at the VMM's kick (the VM ending)
         const timespec slice{0, 50'000'000};
         while (!stopping())
@@ -110,6 +138,13 @@ int64_t SyscallServer::dispatch(const SyscallCall& c, CpuState& cpu, SyscallOutc
     case SYS_dup: return sys_dup(a[0], -1, 0, false);
     case SYS_dup2: return static_cast<int32_t>(a[1]) < 0 ? -EBADF : sys_dup(a[0], static_cast<int32_t>(a[1]), 0, false);
     case SYS_dup3: return static_cast<int32_t>(a[1]) < 0 ? -EBADF : sys_dup(a[0], static_cast<int32_t>(a[1]), a[2], true);
+    case SYS_pipe: return sys_pipe2(a[0], 0);
+    case SYS_pipe2: return sys_pipe2(a[0], a[1]);
+    case SYS_eventfd: return sys_eventfd2(a[0], 0);
+    case SYS_eventfd2: return sys_eventfd2(a[0], a[1]);
+    case SYS_epoll_create: return static_cast<int32_t>(a[0]) <= 0 ? -EINVAL : sys_epoll_create1(0);
+    case SYS_epoll_create1: return sys_epoll_create1(a[0]);
+    case SYS_epoll_ctl: return sys_epoll_ctl(a[0], a[1], static_cast<int32_t>(a[2]), a[3]);
     case SYS_fsync:
     case SYS_fdatasync: return fds_.get(a[0]) ? 0 : -EBADF;
     // process
@@ -141,6 +176,9 @@ int64_t SyscallServer::dispatch(const SyscallCall& c, CpuState& cpu, SyscallOutc
     case SYS_sigaltstack: return sys_sigaltstack(c.tid, a[0], a[1]);
     case SYS_rt_sigaction: return sys_rt_sigaction(a[0], a[1], a[2], a[3]);
     case SYS_rt_sigprocmask: return sys_rt_sigprocmask(a[0], a[1], a[2], a[3]);
+    case SYS_kill: return sys_kill(a[0], a[1]);
+    case SYS_tgkill: return sys_tgkill(static_cast<int32_t>(a[0]), static_cast<int32_t>(a[1]), a[2]);
+    case SYS_tkill: return sys_tgkill(-1, static_cast<int32_t>(a[0]), a[1]);
     case SYS_getrandom: return sys_getrandom(a[0], a[1], a[2]);
     // time
     case SYS_clock_gettime: return sys_clock_gettime(a[0], a[1]);

@@ -5,14 +5,17 @@
 // argument is guest-controlled: pointers go through UserMemory, lengths are
 // bounded, nothing throws. Calls not served get ENOSYS, logged once per
 // number by name. The handlers live in files by topic: syscalls_memory,
-// syscalls_files, syscalls_proc_files, syscalls_process, syscalls_thread_state,
-// syscalls_threads, syscalls_time. No KVM
-// here: unit tests and the fuzz target drive serve() directly.
+// syscalls_files, syscalls_proc_files, syscalls_events, syscalls_process,
+// syscalls_thread_state, syscalls_threads, syscalls_time, syscalls_signals.
+// No KVM here: unit tests and the fuzz target drive serve() directly.
 // Threads: serve() may be called from every vCPU thread at once. The
-// calls that block (futex waits, sleeps) run unlocked; every other call
-// runs under one lock, so the allocator, the fd table and the share see one
-// call at a time. Console output is copied under the lock and written to
-// the console after it (at most kConsoleChunk bytes a call).
+// calls that block (futex waits, sleeps, poll, epoll waits) run unlocked
+// and take the lock for what they read and write; every other call runs
+// under one lock, so the allocator, the fd table and the share see one
+// call at a time. A read or write of a pipe or eventfd that would block
+// waits after the lock is released and is tried again. Console output is
+// copied under the lock and written to the console after it (at most
+// kConsoleChunk bytes a call).
 #pragma once
 
 #include <array>
@@ -29,8 +32,10 @@
 
 #include "kvmtool-gpu/util/syscall_names.h"
 #include "kvmtool-gpu/vmm/linux/fd_table.h"
+#include "kvmtool-gpu/vmm/linux/guest_futex.h"
 #include "kvmtool-gpu/vmm/linux/guest_mmap.h"
 #include "kvmtool-gpu/vmm/linux/guest_proc_text.h"
+#include "kvmtool-gpu/vmm/linux/guest_signals.h"
 #include "kvmtool-gpu/vmm/linux/root_fs.h"
 #include "kvmtool-gpu/vmm/linux/user_memory.h"
 
@@ -94,6 +99,21 @@ struct ServerOptions {
     std::string kernel_release = "6.1.0";                 // uname's release
 };
 
+// A handler to start (syscalls_signals.cpp): the signal, its action, the
+// thread's sigaltstack and the mask the frame saves.
+struct SignalDelivery {
+    int sig = 0;
+    int code = 0; // siginfo's si_code: SI_USER (kill) or SI_TKILL (tgkill, tkill)
+    SigAction act;
+    AltStack alt;
+    uint64_t saved_mask = 0;
+};
+// What a pending signal does at a system call's return.
+struct PendingSignal {
+    std::optional<SignalDelivery> deliver;
+    std::string ends; // not empty: the run ends (its default action), with this line
+};
+
 struct SyscallCounters {
     std::array<uint64_t, 512> calls{}; // by number; numbers >= 512 counted in calls[511]
     uint64_t total = 0;
@@ -113,6 +133,7 @@ public:
     // "N system calls (getpid 10000, write 3, ...), X ms serving them".
     std::string report() const;
     GuestAddressSpace& address_space() { return space_; }
+    const UserMemory& user_memory() const { return user_; }
     FdTable& fds() { return fds_; }
 
     // Threads (syscalls_threads.cpp). A thread ended by exit: clears its
@@ -124,6 +145,17 @@ public:
     // The VM is ending: blocked calls (futex waits, sleeps) return -EINTR
     // within one slice (guest_futex.h) and new ones return at once.
     void request_stop() { stopping_.store(true, std::memory_order_release); }
+
+    // Signals (syscalls_signals.cpp), for LinuxProcess. A fault's signal
+    // for thread `tid`: its handler, the mask and SA_RESETHAND applied;
+    // nullopt when it has none or blocks it (the fault ends the run).
+    std::optional<SignalDelivery> fault_signal(uint32_t tid, int sig);
+    // At a system call's return: a pending, unblocked signal's handler, or the run's end.
+    PendingSignal take_pending(uint32_t tid);
+    // The frame went on (`on_altstack`): SS_AUTODISARM disarms the sigaltstack.
+    void signal_frame_pushed(uint32_t tid, bool on_altstack);
+    // rt_sigreturn: the mask and the sigaltstack its frame holds.
+    void signal_returned(uint32_t tid, uint64_t mask, const AltStack& alt);
     bool stopping() const { return stopping_.load(std::memory_order_acquire); }
 
 private:
@@ -168,12 +200,35 @@ private:
     std::optional<int64_t> readlink_special(int64_t dirfd, const std::string& path, uint64_t buf, uint64_t len);
     std::optional<int64_t> access_special(int64_t dirfd, const std::string& path, uint64_t mode);
     std::string maps() const; // /proc/self/maps
+    // getdents64 of /proc/self/fd: the descriptors open now, from the directory's position.
+    int64_t proc_fd_entries(OpenFile& dir, uint64_t buf, uint64_t len);
+    // syscalls_events.cpp
+    int64_t sys_pipe2(uint64_t fds, uint64_t flags);
+    int64_t sys_eventfd2(uint64_t initval, uint64_t flags);
+    int64_t sys_epoll_create1(uint64_t flags);
+    int64_t sys_epoll_ctl(uint64_t epfd, uint64_t op, uint64_t fd, uint64_t event);
+    // The blocking ones (no lock held on entry).
+    int64_t sys_poll(uint64_t fds, uint64_t nfds, const std::optional<FutexDeadline>& deadline);
+    int64_t sys_epoll_wait(uint64_t epfd, uint64_t events, int64_t max_events, const std::optional<FutexDeadline>& deadline);
+    static std::optional<FutexDeadline> poll_deadline(int64_t timeout_ms); // negative: none
+    // ppoll's time-out and signal mask checked; 0 or -errno.
+    int64_t ppoll_deadline(uint64_t ts, uint64_t mask, uint64_t mask_size, std::optional<FutexDeadline>& deadline);
+    bool epoll_ready_now(const OpenFile& ep); // a set's readiness, looked at once (poll of an epoll fd)
+    // A read/write/readv/writev of a blocking pipe or eventfd that got
+    // EAGAIN: the file to wait on and for what (under mu_), else nullptr.
+    std::shared_ptr<OpenFile> stream_to_wait_on(const SyscallCall& c, short& events) const;
+    int64_t stream_wait(const OpenFile& file, short events); // unlocked: 1 ready, -EINTR
     // syscalls_process.cpp
     int64_t sys_arch_prctl(uint64_t code, uint64_t addr, CpuState& cpu);
     int64_t sys_uname(uint64_t buf);
     int64_t sys_prlimit(uint64_t pid, uint64_t resource, uint64_t new_limit, uint64_t old_limit);
     int64_t sys_rt_sigaction(uint64_t sig, uint64_t act, uint64_t oldact, uint64_t size);
     int64_t sys_rt_sigprocmask(uint64_t how, uint64_t set, uint64_t oldset, uint64_t size);
+    // syscalls_signals.cpp (under mu_)
+    SigAction action(int sig) const;
+    int64_t sys_kill(uint64_t pid, uint64_t sig);
+    int64_t sys_tgkill(int64_t tgid, int64_t tid, uint64_t sig);
+    std::optional<SignalDelivery> start_handler(uint32_t tid, int sig);
     int64_t sys_sched_getaffinity(uint64_t pid, uint64_t len, uint64_t mask);
     int64_t sys_sched_setaffinity(uint64_t pid, uint64_t len, uint64_t mask);
     int64_t sys_sysinfo(uint64_t buf);
@@ -219,7 +274,11 @@ private:
     SyscallCounters counters_;
     std::array<bool, 512> warned_{};
     std::array<uint8_t, 64 * 32> sigactions_{}; // 64 signals x struct kernel_sigaction (32 bytes)
-    uint64_t sigmask_ = 0;
+    uint64_t sigmask_ = 0;  // one mask for the process (not per thread)
+    // Signals the guest sent itself, not yet taken: changed under mu_, read
+    // without it first so that a return with nothing pending takes no lock.
+    std::atomic<uint64_t> pending_{0};
+    std::array<int, 64> pending_code_{}; // each one's si_code
     uint64_t rng_; // the seeded generator's state (opts_.seed set)
 };
 

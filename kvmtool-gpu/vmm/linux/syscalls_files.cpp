@@ -2,6 +2,8 @@
 // (share_fs.h). Data moves straight between the host file and the guest's
 // RAM span, checked by UserMemory first.
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
@@ -29,6 +31,16 @@ struct stat console_stat() {
     st.st_rdev = makedev(136, 0);
     return st;
 }
+
+// A write to a pipe whose reader is gone: EPIPE for the guest, and a
+// SIGPIPE for the writing host thread, kept pending there (blocked, never
+// taken: it is sent to this thread alone) instead of ending the VMM.
+void block_sigpipe_here() {
+    sigset_t pipe_only;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, nullptr);
+}
 } // namespace
 
 int SyscallServer::dir_host_fd(int64_t dirfd) const {
@@ -47,6 +59,7 @@ int64_t SyscallServer::sys_read(uint64_t fd, uint64_t buf, uint64_t len, int64_t
     if (!dst) return -EFAULT;
     if (f->kind == OpenFile::Kind::ConsoleIn) return offset >= 0 ? -ESPIPE : 0; // stdin: end of file
     if (f->directory) return -EISDIR;
+    if (f->kind == OpenFile::Kind::Epoll) return -EINVAL;
     if ((f->flags & O_ACCMODE) == O_WRONLY) return -EBADF;
     const ssize_t n = offset >= 0 ? ::pread(f->host.get(), dst->data(), len, offset) : ::read(f->host.get(), dst->data(), len);
     return n < 0 ? -errno : n;
@@ -60,7 +73,9 @@ int64_t SyscallServer::sys_write(uint64_t fd, uint64_t buf, uint64_t len, int64_
     if (!src) return -EFAULT;
     if (f->kind == OpenFile::Kind::ConsoleOut) return offset >= 0 ? -ESPIPE : console_write(*src);
     if (f->directory) return -EISDIR;
+    if (f->kind == OpenFile::Kind::Epoll) return -EINVAL;
     if ((f->flags & O_ACCMODE) == O_RDONLY) return -EBADF;
+    if (f->stream) block_sigpipe_here();
     const ssize_t n = offset >= 0 ? ::pwrite(f->host.get(), src->data(), len, offset) : ::write(f->host.get(), src->data(), len);
     return n < 0 ? -errno : n;
 }
@@ -109,6 +124,8 @@ int64_t SyscallServer::sys_openat(int64_t dirfd, uint64_t path_addr, uint64_t fl
     auto file = std::make_shared<OpenFile>();
     file->host = UniqueFd(host);
     file->flags = flags;
+    const OpenFile* at = path.starts_with('/') || dirfd == kAtFdcwd ? nullptr : fds_.get(dirfd);
+    file->link = GuestFs::normalize((at ? at->link : std::string()) + "/" + path);
     struct stat st {};
     file->directory = ::fstat(host, &st) == 0 && S_ISDIR(st.st_mode);
     return fds_.install(std::move(file));
@@ -121,6 +138,12 @@ int64_t SyscallServer::sys_fstat(uint64_t fd, uint64_t buf) {
     if (!f) return -EBADF;
     struct stat st = console_stat();
     if (f->kind == OpenFile::Kind::Host && ::fstat(f->host.get(), &st) != 0) return -errno;
+    if (f->kind == OpenFile::Kind::ProcFdDir || f->kind == OpenFile::Kind::Epoll) {
+        st = {};
+        st.st_mode = f->kind == OpenFile::Kind::ProcFdDir ? S_IFDIR | 0500 : 0600; // an anonymous inode has no type
+        st.st_nlink = f->kind == OpenFile::Kind::ProcFdDir ? 2 : 1;
+        st.st_blksize = 4096;
+    }
     return user_.write_obj(buf, st) ? 0 : -EFAULT;
 }
 
@@ -182,8 +205,13 @@ int64_t SyscallServer::sys_statx(int64_t dirfd, uint64_t path_addr, uint64_t fla
 }
 
 int64_t SyscallServer::sys_lseek(uint64_t fd, int64_t off, uint64_t whence) {
-    const OpenFile* f = fds_.get(static_cast<int64_t>(fd));
+    OpenFile* f = fds_.get(static_cast<int64_t>(fd));
     if (!f) return -EBADF;
+    if (f->kind == OpenFile::Kind::ProcFdDir) { // rewinddir, seekdir to a position getdents64 gave
+        if (whence != SEEK_SET || off < 0) return -EINVAL;
+        f->dir_next = static_cast<uint64_t>(off);
+        return off;
+    }
     if (f->kind != OpenFile::Kind::Host) return -ESPIPE;
     if (whence > 4) return -EINVAL; // SEEK_SET .. SEEK_HOLE
     const off_t r = ::lseek(f->host.get(), off, static_cast<int>(whence));
@@ -228,11 +256,12 @@ int64_t SyscallServer::sys_faccessat(int64_t dirfd, uint64_t path_addr, uint64_t
 }
 
 int64_t SyscallServer::sys_getdents64(uint64_t fd, uint64_t buf, uint64_t len) {
-    const OpenFile* f = fds_.get(static_cast<int64_t>(fd));
+    OpenFile* f = fds_.get(static_cast<int64_t>(fd));
     if (!f) return -EBADF;
-    if (f->kind != OpenFile::Kind::Host || !f->directory) return -ENOTDIR;
+    if (!f->directory) return -ENOTDIR;
     len = std::min<uint64_t>(len, 1 << 16);
     if (!user_.span(buf, len)) return -EFAULT;
+    if (f->kind == OpenFile::Kind::ProcFdDir) return proc_fd_entries(*f, buf, len);
     std::vector<uint8_t> tmp(len);
     const long n = ::syscall(SYS_getdents64, f->host.get(), tmp.data(), len);
     if (n < 0) return -errno;
@@ -257,7 +286,12 @@ int64_t SyscallServer::sys_fcntl(uint64_t fd, uint64_t cmd, uint64_t arg) {
     case F_GETFD:
     case F_SETFD: return 0; // close-on-exec means nothing without exec
     case F_GETFL: return static_cast<int64_t>(f->flags);
-    case F_SETFL: return 0; // O_APPEND/O_NONBLOCK changes are not carried to the host file
+    case F_SETFL:
+        // A pipe or eventfd's O_NONBLOCK is the guest's to choose (its host fd
+        // is always non-blocking: syscalls_events.cpp); other files' flag
+        // changes are not carried to the host file.
+        if (f->stream) f->flags = (f->flags & ~uint64_t{O_NONBLOCK}) | (arg & O_NONBLOCK);
+        return 0;
     default: return -EINVAL;
     }
 }

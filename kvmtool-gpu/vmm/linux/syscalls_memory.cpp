@@ -32,7 +32,7 @@ int64_t SyscallServer::sys_mmap(const uint64_t* a) {
     if (!(flags & MAP_ANONYMOUS)) {
         file = fds_.get(fd);
         if (!file) return -EBADF;
-        if (file->kind != OpenFile::Kind::Host || file->directory) return -ENODEV;
+        if (file->kind != OpenFile::Kind::Host || file->directory || file->stream) return -ENODEV;
         // A shared file mapping would need writes carried back to the file.
         if ((flags & kMapTypeMask) != MAP_PRIVATE) return -ENODEV;
         if ((file->flags & O_ACCMODE) == O_WRONLY) return -EACCES;

@@ -2,7 +2,10 @@
 // the host (whose /proc and /sys are the VMM's and never reach a guest:
 // pseudo_fs.h): /proc/self/exe (the guest's executable), /dev/stdin,
 // /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N (the guest's own
-// descriptor N, shared as dup shares it), /dev/null, /dev/zero,
+// descriptor N, shared as dup shares it; readlink gives the path the guest
+// opened it by, made absolute, or "pipe:[ino]", "anon_inode:[eventfd]",
+// ...), /proc/self/fd and /dev/fd (a directory of the guest's open
+// descriptors, read by getdents64 at the time of each read), /dev/null, /dev/zero,
 // /dev/urandom and /dev/random (the host's character devices, none of
 // which blocks), /sys/devices/system/cpu/{online,possible,present}
 // ("0": one CPU, as sched_getaffinity says), /proc/self/maps (the guest's
@@ -27,7 +30,7 @@ namespace kvmgpu::linux_abi {
 namespace {
 constexpr int64_t kAtFdcwd = -100;
 
-enum class Special { None, Exe, OwnFd, HostDevice, Text, Maps, CpuInfo, MemInfo };
+enum class Special { None, Exe, OwnFd, FdDir, HostDevice, Text, Maps, CpuInfo, MemInfo };
 
 struct Resolved {
     Special kind = Special::None;
@@ -58,9 +61,11 @@ Resolved resolve(int64_t dirfd, const std::string& path) {
         const std::string rest = n.substr(prefix.size());
         if (rest == "exe") r.kind = Special::Exe;
         if (rest == "maps") r.kind = Special::Maps;
+        if (rest == "fd") r.kind = Special::FdDir;
         if (rest.starts_with("fd/") && (r.fd = fd_number(rest.substr(3))) >= 0) r.kind = Special::OwnFd;
         return r;
     }
+    if (n == "/dev/fd") r.kind = Special::FdDir;
     if (n.starts_with("/dev/fd/") && (r.fd = fd_number(n.substr(8))) >= 0) r.kind = Special::OwnFd;
     const struct { const char* path; int fd; } stdio[] = {{"/dev/stdin", 0}, {"/dev/stdout", 1}, {"/dev/stderr", 2}};
     for (const auto& s : stdio)
@@ -110,6 +115,17 @@ std::optional<int64_t> SyscallServer::open_special(int64_t dirfd, const std::str
         auto file = fds_.share(r.fd);
         return file ? fds_.install(std::move(file)) : -ENOENT;
     }
+    const std::string link = GuestFs::normalize(path.starts_with('/') ? path : "/" + path);
+    if (r.kind == Special::FdDir) {
+        if (access != O_RDONLY || (flags & (O_CREAT | O_TRUNC))) return -EISDIR;
+        auto dir = std::make_shared<OpenFile>();
+        dir->kind = OpenFile::Kind::ProcFdDir;
+        dir->directory = true;
+        dir->flags = flags & (O_ACCMODE | O_NONBLOCK | O_DIRECTORY);
+        dir->link = link;
+        return fds_.install(std::move(dir));
+    }
+    if (flags & O_DIRECTORY) return -ENOTDIR;
     int host = -ENOENT;
     if (r.kind == Special::Exe) {
         if (access != O_RDONLY || (flags & (O_CREAT | O_TRUNC))) return -ETXTBSY;
@@ -134,6 +150,7 @@ std::optional<int64_t> SyscallServer::open_special(int64_t dirfd, const std::str
     auto file = std::make_shared<OpenFile>();
     file->host = UniqueFd(host);
     file->flags = flags & (O_ACCMODE | O_APPEND | O_NONBLOCK);
+    file->link = r.kind == Special::Exe ? opts_.exe_guest_path : link;
     return fds_.install(std::move(file));
 }
 
@@ -154,8 +171,14 @@ std::optional<int64_t> SyscallServer::readlink_special(int64_t dirfd, const std:
     if (r.kind == Special::None) return std::nullopt;
     std::string target;
     if (r.kind == Special::Exe && opts_.exe_host_path.empty()) return -ENOENT; // no program known (tests)
+    const std::string name = GuestFs::normalize(path.starts_with('/') ? path : "/" + path);
     if (r.kind == Special::Exe) target = opts_.exe_guest_path;
-    else if (r.kind == Special::OwnFd && path.starts_with("/dev/std")) target = "/proc/self/fd/" + std::to_string(r.fd);
+    else if (r.kind == Special::OwnFd && name.starts_with("/dev/std")) target = "/proc/self/fd/" + std::to_string(r.fd);
+    else if (r.kind == Special::OwnFd) {
+        const OpenFile* f = fds_.get(r.fd);
+        if (!f) return -ENOENT;
+        target = f->link;
+    } else if (r.kind == Special::FdDir && name == "/dev/fd") target = "/proc/self/fd";
     else return -EINVAL; // not a symbolic link
     const uint64_t n = std::min<uint64_t>(len, target.size());
     return user_.write(buf, target.data(), n) ? static_cast<int64_t>(n) : -EFAULT;
@@ -168,6 +191,34 @@ std::optional<int64_t> SyscallServer::access_special(int64_t dirfd, const std::s
     if ((mode & W_OK) && r.kind != Special::OwnFd && r.kind != Special::HostDevice) return -EACCES;
     if ((mode & X_OK) && r.kind != Special::Exe) return -EACCES;
     return 0;
+}
+
+int64_t SyscallServer::proc_fd_entries(OpenFile& dir, uint64_t buf, uint64_t len) {
+    // Positions as Linux's: 0 ".", 1 "..", then descriptor N at N + 2.
+    constexpr uint8_t kDtDir = 4, kDtLnk = 10;
+    std::vector<uint8_t> out;
+    auto add = [&](uint64_t ino, uint64_t next, uint8_t type, const std::string& name) {
+        const uint64_t reclen = (19 + name.size() + 1 + 7) & ~uint64_t{7};
+        if (out.size() + reclen > len) return false;
+        const size_t at = out.size();
+        out.resize(at + reclen, 0);
+        const uint16_t rl = static_cast<uint16_t>(reclen);
+        std::memcpy(&out[at], &ino, 8);
+        std::memcpy(&out[at + 8], &next, 8);
+        std::memcpy(&out[at + 16], &rl, 2);
+        out[at + 18] = type;
+        std::memcpy(&out[at + 19], name.data(), name.size());
+        dir.dir_next = next;
+        return true;
+    };
+    bool room = true;
+    if (dir.dir_next == 0) room = add(1, 1, kDtDir, ".");
+    if (room && dir.dir_next == 1) room = add(2, 2, kDtDir, "..");
+    for (int fd : fds_.open_fds())
+        if (room && static_cast<uint64_t>(fd) + 2 >= dir.dir_next)
+            room = add(0x1000 + static_cast<uint64_t>(fd), static_cast<uint64_t>(fd) + 3, kDtLnk, std::to_string(fd));
+    if (out.empty() && !room) return -EINVAL; // not even one entry fits
+    return user_.write(buf, out.data(), out.size()) ? static_cast<int64_t>(out.size()) : -EFAULT;
 }
 
 std::string SyscallServer::maps() const {

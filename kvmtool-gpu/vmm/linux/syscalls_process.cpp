@@ -78,7 +78,7 @@ int64_t SyscallServer::sys_rt_sigaction(uint64_t sig, uint64_t act, uint64_t old
     uint8_t incoming[kActionBytes];
     if (act && !user_.read(act, incoming, kActionBytes)) return -EFAULT;
     if (oldact && !user_.write(oldact, slot, kActionBytes)) return -EFAULT;
-    if (act) std::memcpy(slot, incoming, kActionBytes); // recorded; no signal is ever delivered
+    if (act) std::memcpy(slot, incoming, kActionBytes); // used by syscalls_signals.cpp
     return 0;
 }
 

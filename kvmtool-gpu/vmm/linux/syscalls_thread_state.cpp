@@ -1,8 +1,7 @@
 // What a thread records about itself: its name (prctl PR_SET_NAME, as
 // pthread_setname_np sets it) and its alternate signal stack (sigaltstack,
-// as Python's faulthandler and Go-style runtimes install one). No signal is
-// ever delivered to the guest, so the stack is recorded and given back,
-// never switched to. prctl serves the few options ordinary programs use at
+// as Python's faulthandler and Go-style runtimes install one): a handler
+// with SA_ONSTACK gets its frame there (guest_signals.h). prctl serves the few options ordinary programs use at
 // start-up; the rest are EINVAL.
 #include <signal.h>
 #include <sys/prctl.h>
@@ -81,7 +80,7 @@ int64_t SyscallServer::sys_sigaltstack(uint32_t tid, uint64_t ss, uint64_t old_s
         GuestStack old{};
         old.sp = t.altstack_sp;
         old.size = t.altstack_size;
-        old.flags = t.altstack_size ? t.altstack_flags : SS_DISABLE; // never SS_ONSTACK: no handler ever runs
+        old.flags = t.altstack_size ? t.altstack_flags : SS_DISABLE; // SS_ONSTACK is not told (the caller's RSP is not known here)
         if (!user_.write_obj(old_ss, old)) return -EFAULT;
     }
     if (!ss) return 0;

@@ -1,9 +1,11 @@
 // The /proc files the VMM makes up from the guest's state: /proc/self/maps
 // follows brk and mmap, /proc/meminfo the allocator, /proc/cpuinfo the
-// host's CPUID; none can be written.
+// host's CPUID; none can be written. /proc/self/fd: a directory of the
+// guest's descriptors, whose links name what each was opened as.
 #include <cpuid.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -11,6 +13,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "kvmtool-gpu/vmm/linux/guest_proc_text.h"
 #include "tests/unit/linux/server_fixture.h"
@@ -135,6 +138,94 @@ TEST(ProcText, MapsLinesAreSortedAndSkipEmptyRanges) {
                                         {0x1000, 0x2000, "r-xp", ""}});
     EXPECT_EQ(text, "00001000-00002000 r-xp 00000000 00:00 0\n"
                     "00003000-00004000 rw-p 00000000 00:00 0                                  [stack]\n");
+}
+
+} // namespace
+} // namespace kvmgpu::linux_abi
+
+namespace kvmgpu::linux_abi {
+namespace {
+
+using namespace server_fixture;
+
+struct ProcFd : Server {
+    // The names getdents64 gives for `fd`, in order, reading `chunk` bytes a call.
+    std::vector<std::string> names(int64_t fd, uint64_t chunk) {
+        std::vector<std::string> out;
+        for (;;) {
+            const int64_t n = ret(SYS_getdents64, fd, kBuf + 8192, chunk);
+            EXPECT_GE(n, 0);
+            if (n <= 0) break;
+            for (int64_t off = 0; off < n;) {
+                const uint8_t* d = at(kBuf + 8192 + off);
+                uint16_t reclen;
+                std::memcpy(&reclen, d + 16, 2);
+                out.emplace_back(reinterpret_cast<const char*>(d + 19));
+                off += reclen;
+            }
+        }
+        return out;
+    }
+    std::string link(const std::string& path) {
+        put(kBuf, path);
+        const int64_t n = ret(SYS_readlink, kBuf, kBuf + 4096, 256);
+        if (n < 0) return "errno " + std::to_string(-n);
+        return std::string(reinterpret_cast<char*>(at(kBuf + 4096)), static_cast<size_t>(n));
+    }
+};
+
+TEST_F(ProcFd, TheDirectoryListsTheGuestsOwnDescriptors) {
+    make(true);
+    put(kBuf, "/sub/a");
+    const int64_t file = ret(SYS_openat, static_cast<uint64_t>(-100), kBuf, O_RDONLY);
+    ASSERT_EQ(file, 3);
+    put(kBuf, "/proc/self/fd");
+    const int64_t dir = ret(SYS_openat, static_cast<uint64_t>(-100), kBuf, O_RDONLY | O_DIRECTORY);
+    ASSERT_EQ(dir, 4);
+    const std::vector<std::string> want = {".", "..", "0", "1", "2", "3", "4"};
+    EXPECT_EQ(names(dir, 4096), want);
+    // Again from the start (rewinddir), a few bytes a call: the same list.
+    EXPECT_EQ(ret(SYS_lseek, dir, 0, SEEK_SET), 0);
+    EXPECT_EQ(names(dir, 32), want);
+    EXPECT_EQ(ret(SYS_lseek, dir, 0, SEEK_SET), 0);
+    EXPECT_EQ(ret(SYS_getdents64, dir, kBuf + 8192, 8), -EINVAL); // not one entry fits
+    EXPECT_EQ(ret(SYS_getdents64, dir, kGuard - 8, 64), -EFAULT);
+    // A descriptor closed after the listing began is not listed later; one opened is.
+    ASSERT_EQ(ret(SYS_close, file), 0);
+    EXPECT_EQ(names(dir, 4096), (std::vector<std::string>{".", "..", "0", "1", "2", "4"}));
+    // stat says directory; writing it is refused.
+    put(kBuf, "/proc/self/fd");
+    ASSERT_EQ(ret(SYS_stat, kBuf, kBuf + 4096), 0);
+    struct stat st;
+    std::memcpy(&st, at(kBuf + 4096), sizeof st);
+    EXPECT_TRUE(S_ISDIR(st.st_mode));
+    EXPECT_EQ(ret(SYS_openat, static_cast<uint64_t>(-100), kBuf, O_WRONLY), -EISDIR);
+    put(kBuf, "/proc/self/exe");
+    EXPECT_EQ(ret(SYS_openat, static_cast<uint64_t>(-100), kBuf, O_RDONLY | O_DIRECTORY), -ENOTDIR);
+}
+
+TEST_F(ProcFd, LinksNameWhatTheGuestOpened) {
+    make(true);
+    put(kBuf, "/sub");
+    const int64_t sub = ret(SYS_openat, static_cast<uint64_t>(-100), kBuf, O_RDONLY | O_DIRECTORY);
+    ASSERT_EQ(sub, 3);
+    put(kBuf, "a");
+    ASSERT_EQ(ret(SYS_openat, sub, kBuf, O_RDONLY), 4); // relative to /sub
+    put(kBuf, "/dev/null");
+    ASSERT_EQ(ret(SYS_openat, static_cast<uint64_t>(-100), kBuf, O_RDONLY), 5);
+    EXPECT_EQ(link("/proc/self/fd/3"), "/sub");
+    EXPECT_EQ(link("/proc/self/fd/4"), "/sub/a");
+    EXPECT_EQ(link("/dev/fd/4"), "/sub/a");
+    EXPECT_EQ(link("/proc/self/fd/5"), "/dev/null");
+    EXPECT_EQ(link("/proc/self/fd/1"), "/dev/console");
+    EXPECT_EQ(link("/proc/self/fd/9"), "errno " + std::to_string(ENOENT));
+    EXPECT_EQ(link("/dev/fd"), "/proc/self/fd");
+    EXPECT_EQ(link("/dev/stdout"), "/proc/self/fd/1");
+    EXPECT_EQ(link("/proc/self/fd"), "errno " + std::to_string(EINVAL));
+    ASSERT_EQ(ret(SYS_eventfd2, 0, 0), 6);
+    EXPECT_EQ(link("/proc/self/fd/6"), "anon_inode:[eventfd]");
+    ASSERT_EQ(ret(SYS_epoll_create1, 0), 7);
+    EXPECT_EQ(link("/proc/self/fd/7"), "anon_inode:[eventpoll]");
 }
 
 } // namespace

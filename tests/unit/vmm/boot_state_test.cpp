@@ -128,11 +128,17 @@ TEST(BootState, GuestStartsInRingThreeWithPortsAndExceptionsWired) {
     const uint64_t target = (lo & 0xffff) | ((lo >> 48) & 0xffff) << 16;
     EXPECT_EQ(target, KVMGPU_FAULT_STUBS_GPA + 14 * 16);
     EXPECT_EQ((lo >> 40) & 0xff, 0x8Eu);
-    uint8_t stub[12];
+    // #BP's gate is DPL 3 (int3 from ring 3 raises #BP, as on Linux); the others DPL 0.
+    EXPECT_EQ((entry_at(mem, KVMGPU_IDT_GPA, 6) >> 40) & 0xff, 0xEEu);
+    EXPECT_EQ((entry_at(mem, KVMGPU_IDT_GPA, 26) >> 40) & 0xff, 0x8Eu);
+    uint8_t stub[14];
     ASSERT_TRUE(mem.read(memmap::GuestPhysAddr{target}, stub, sizeof stub));
-    EXPECT_EQ(stub[0], 0xB8);
-    EXPECT_EQ(stub[1], 14);
-    EXPECT_EQ(stub[7] | stub[8] << 8, static_cast<int>(KVMGPU_FAULT_PORT));
+    EXPECT_EQ(stub[0], 0x50) << "push rax";
+    EXPECT_EQ(stub[1], 0x52) << "push rdx";
+    EXPECT_EQ(stub[2], 0xB8);
+    EXPECT_EQ(stub[3], 14);
+    EXPECT_EQ(stub[9] | stub[10] << 8, static_cast<int>(KVMGPU_FAULT_PORT));
+    EXPECT_EQ(stub[11], 0xEF) << "out dx, eax";
 }
 
 // Every exception goes to the VMM's stack (IST1), not the stack in use: an

@@ -48,9 +48,9 @@ TEST(GuestFault, PageFaultFrameNamesAddressAccessAndInstruction) {
     auto mem = booted_ram();
     const uint8_t code[] = {0x48, 0x89, 0x08}; // mov [rax], rcx
     ASSERT_TRUE(mem.write(memmap::GuestPhysAddr{0x100010}, code, sizeof code));
-    // #PF pushes: error code, RIP, CS, RFLAGS, RSP, SS.
-    const uint64_t frame[] = {0x6 /* write, user, not present */, 0x100010, KVMGPU_USER_CODE_SELECTOR, 0x202, 0x1ff000,
-                              KVMGPU_USER_DATA_SELECTOR};
+    // The stub's saved RDX and RAX, then what #PF pushes: error code, RIP, CS, RFLAGS, RSP, SS.
+    const uint64_t frame[] = {0xdd, 0xaa, 0x6 /* write, user, not present */, 0x100010, KVMGPU_USER_CODE_SELECTOR, 0x202,
+                              0x1ff000, KVMGPU_USER_DATA_SELECTOR};
     const uint64_t rsp = KVMGPU_FAULT_STACK_TOP - sizeof frame;
     ASSERT_TRUE(mem.write(memmap::GuestPhysAddr{rsp}, frame, sizeof frame));
     kvm_regs regs{};
