@@ -4,7 +4,6 @@
 #include "memmap/backing.h"
 
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <linux/mman.h> // MAP_HUGE_2MB, MAP_HUGE_1GB
 #include <time.h>
 #include <unistd.h>
@@ -59,8 +58,8 @@ void check_pool(PageSize page, uint64_t pages) {
 }
 
 // Every path maps guest RAM MAP_SHARED over a file descriptor, kept from
-// forks (fork_sharing.h): the VM's GPU worker maps the same pages again from
-// the descriptor, at the same address; no other fork gets them.
+// forks (fork_sharing.h): the VM's GPU worker is handed the descriptor and
+// maps the same pages itself (Backing::adopt); no fork gets them.
 struct Mapped {
     uint8_t* data;
     int fd;
@@ -183,24 +182,14 @@ std::unique_ptr<Backing> Backing::create(PageSize page, uint64_t size, BackingOp
 }
 
 std::unique_ptr<Backing> Backing::adopt(int fd, PageSize page, uint64_t size, BackingSource source) {
-    struct stat st{};
     try {
         check_size(page, size);
-        if (fstat(fd, &st) != 0) throw_errno(errno, "fstat of a received guest RAM descriptor");
-        if (static_cast<uint64_t>(st.st_size) < size)
-            throw std::invalid_argument("received guest RAM descriptor holds " + std::to_string(st.st_size) +
-                                        " bytes, not " + std::to_string(size));
     } catch (...) {
         close(fd);
         throw;
     }
-    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) {
-        const int err = errno;
-        close(fd);
-        throw_errno(err, "mmap of a received guest RAM descriptor");
-    }
-    std::unique_ptr<Backing> b(new Backing(static_cast<uint8_t*>(p), size, page, fd));
+    auto* data = static_cast<uint8_t*>(map_received(fd, size, "a received guest RAM descriptor"));
+    std::unique_ptr<Backing> b(new Backing(data, size, page, fd));
     b->source_ = source;
     return b;
 }

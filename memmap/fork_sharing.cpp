@@ -1,9 +1,11 @@
 #include "memmap/fork_sharing.h"
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 
@@ -49,6 +51,27 @@ ForkShare create_unforked_shared(const char* name, uint64_t size) {
 void destroy_unforked_shared(const ForkShare& s) {
     munmap(s.addr, s.size);
     close(s.fd);
+}
+
+void* map_received(int fd, uint64_t size, const char* what) {
+    struct stat st{};
+    if (fstat(fd, &st) != 0) {
+        const int err = errno;
+        close(fd);
+        throw std::system_error(err, std::generic_category(), std::string("fstat of ") + what);
+    }
+    if (static_cast<uint64_t>(st.st_size) < size) {
+        close(fd);
+        throw std::invalid_argument(std::string(what) + ": the descriptor holds " + std::to_string(st.st_size) +
+                                    " bytes, not " + std::to_string(size));
+    }
+    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        const int err = errno;
+        close(fd);
+        throw std::system_error(err, std::generic_category(), std::string("mmap of ") + what);
+    }
+    return p;
 }
 
 } // namespace memmap

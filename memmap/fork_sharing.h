@@ -34,4 +34,10 @@ void* map_unforked(int fd, uint64_t size, int extra_flags = 0);
 ForkShare create_unforked_shared(const char* name, uint64_t size);
 void destroy_unforked_shared(const ForkShare& s); // unmaps and closes
 
+// A descriptor another process handed over (SCM_RIGHTS): mmap(MAP_SHARED)
+// of its first `size` bytes, wherever the kernel puts it. Throws
+// std::invalid_argument (the file holds fewer bytes) or std::system_error,
+// naming `what`; the descriptor is closed on failure.
+void* map_received(int fd, uint64_t size, const char* what);
+
 } // namespace memmap

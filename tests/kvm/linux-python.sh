@@ -1,7 +1,8 @@
 #!/bin/sh
 # The system's own dynamic python3 as a Linux-ABI guest with --root /
 # (ctest kvm_linux_python, nested_linux_python): `python3 -c` prints what it
-# prints natively, a script reads and writes a file in a --share, one uses
+# prints natively, tempfile works in the private /tmp, a script reads and
+# writes a file in a --share, one uses
 # pipes, epoll, /proc/self/fd and a SIGUSR1 handler, and faulthandler reports
 # a segmentation fault (its handler on its sigaltstack) before the run ends. The
 # start-up times of `python3 -c pass`, natively and as a guest, are printed
@@ -33,6 +34,13 @@ t1=$(now_ms)
 cat "$work/out"
 check "python3 -c with --root /: exit 0" [ "$rc" -eq 0 ]
 check "python3 -c with --root /: prints '$native' as natively" grep -qxF "guest: $native" "$work/out"
+
+# tempfile needs a writable /tmp: the guest gets a private one with --root /.
+"$vmm" run --guest "$py" --mem 512M --vgpu none --root / -- -c 'import tempfile, os; fd, p = tempfile.mkstemp(); os.write(fd, b"t"); print("tmp:", os.path.dirname(p), os.path.getsize(p))' > "$work/out" 2>&1
+rc=$?
+cat "$work/out"
+check "python3 tempfile in the private /tmp: exit 0" [ "$rc" -eq 0 ]
+check "python3 tempfile in the private /tmp: wrote /tmp/..." grep -qx "guest: tmp: /tmp 1" "$work/out"
 
 mkdir "$work/share"
 echo "from the host" > "$work/share/in.txt"

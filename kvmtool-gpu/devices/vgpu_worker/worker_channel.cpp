@@ -7,7 +7,6 @@
 #include <linux/futex.h>
 #include <sched.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -84,21 +83,13 @@ uint64_t channel_bytes(uint64_t data_bytes) {
 std::unique_ptr<WorkerChannel> WorkerChannel::adopt(int fd, uint64_t data_bytes, uint32_t spin_us) {
     static_assert(sizeof(Shared) <= 2 * kPage);
     uint64_t map_bytes = 0;
-    struct stat st{};
     try {
         map_bytes = channel_bytes(data_bytes);
-        if (fstat(fd, &st) != 0) throw std::system_error(errno, std::generic_category(), "fstat of the worker channel");
-        if (static_cast<uint64_t>(st.st_size) < map_bytes) throw std::invalid_argument("worker channel descriptor too small");
     } catch (...) {
         close(fd);
         throw;
     }
-    void* p = mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) {
-        const int err = errno;
-        close(fd);
-        throw std::system_error(err, std::generic_category(), "mmap of the worker channel");
-    }
+    void* p = memmap::map_received(fd, map_bytes, "the worker channel");
     return std::unique_ptr<WorkerChannel>(new WorkerChannel(static_cast<Shared*>(p), memmap::ForkShare{p, map_bytes, fd},
                                                             static_cast<uint8_t*>(p) + 2 * kPage, data_bytes,
                                                             uint64_t{spin_us} * 1000));

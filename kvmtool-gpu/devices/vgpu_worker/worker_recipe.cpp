@@ -2,8 +2,6 @@
 // the worker's side that maps what it describes.
 #include "kvmtool-gpu/devices/vgpu_worker/worker_recipe.h"
 
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -70,14 +68,10 @@ private:
     size_t at_ = 0;
 };
 
-// The counters' mapping in the worker.
+// The counters' mapping in the worker (the VMM constructed them).
 VgpuCounters* map_counters(int fd, uint64_t size) {
-    struct stat st{};
-    if (size < sizeof(VgpuCounters) || fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) < size)
-        throw std::invalid_argument("the vGPU counters' descriptor is not the counters'");
-    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) throw std::system_error(errno, std::generic_category(), "mmap of the vGPU counters");
-    return static_cast<VgpuCounters*>(p); // the VMM constructed them
+    if (size < sizeof(VgpuCounters)) throw std::invalid_argument("the vGPU counters' size is not the counters'");
+    return static_cast<VgpuCounters*>(memmap::map_received(fd, size, "the vGPU counters"));
 }
 
 // Closes every descriptor from 3 up but those in `keep` (the zygote's

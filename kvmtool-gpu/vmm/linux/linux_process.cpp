@@ -89,7 +89,7 @@ std::vector<std::pair<uint64_t, uint64_t>> linux_auxv(const LinuxImage& exe, uin
             {AT_KVMGPU_BOOT_INFO, KVMGPU_BOOT_INFO_GPA}};
 }
 
-std::vector<MountSpec> guest_mounts(const LinuxGuestOptions& opts) {
+std::vector<MountSpec> guest_mounts(const LinuxGuestOptions& opts, const std::string& private_tmp) {
     std::vector<MountSpec> mounts;
     if (!opts.root_dir.empty()) mounts.push_back({"/", opts.root_dir, true, "--root"});
     if (!opts.share_dir.empty()) {
@@ -98,7 +98,17 @@ std::vector<MountSpec> guest_mounts(const LinuxGuestOptions& opts) {
         if (at.empty()) at = "/";
         mounts.push_back({at, opts.share_dir, opts.share_read_only});
     }
+    if (!private_tmp.empty() && wants_private_tmp(opts)) mounts.push_back({"/tmp", private_tmp, false, "the private /tmp"});
     return mounts;
+}
+
+bool wants_private_tmp(const LinuxGuestOptions& opts) {
+    if (opts.root_dir.empty()) return false;
+    const std::string share_at = opts.share_dir.empty() ? ""
+                                 : opts.share_guest_path.empty()
+                                     ? std::filesystem::absolute(opts.share_dir).lexically_normal().string()
+                                     : opts.share_guest_path;
+    return share_at.empty() || GuestFs::normalize(share_at) != "/tmp";
 }
 
 std::string guest_exe_path(const std::string& exe_path, const std::string& root_dir) {
@@ -145,7 +155,8 @@ LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& m
     if (brk_start >= plan.guard_lo) throw std::invalid_argument("guest RAM too small for this program (--mem)");
 
     ServerOptions so;
-    const auto mounts = guest_mounts(opts);
+    if (wants_private_tmp(opts)) tmp_ = PrivateTmp::create();
+    const auto mounts = guest_mounts(opts, tmp_ ? tmp_->host_dir() : "");
     if (!mounts.empty()) so.share = std::make_shared<GuestFs>(mounts);
     so.exe_host_path = exe_path;
     so.exe_guest_path = guest_exe_path(exe_path, opts.root_dir);

@@ -18,6 +18,7 @@
 #include "kvmtool-gpu/vmm/boot_state.h"
 #include "kvmtool-gpu/vmm/linux/guest_clock.h"
 #include "kvmtool-gpu/vmm/linux/linux_elf.h"
+#include "kvmtool-gpu/vmm/linux/private_tmp.h"
 #include "kvmtool-gpu/vmm/linux/root_fs.h"
 #include "kvmtool-gpu/vmm/linux/syscall_server.h"
 
@@ -50,8 +51,11 @@ RamPlan plan_ram(uint64_t ram);
 // "mmap returned -12" for the run's last-state report.
 std::string describe_call(const SyscallOutcome& call);
 // The mounts the options ask for (root_fs.h): --root at "/" read-only, the
-// share at its guest path. Empty: no files.
-std::vector<MountSpec> guest_mounts(const LinuxGuestOptions& opts);
+// share at its guest path, and `private_tmp` (a host directory; empty: none)
+// at /tmp where wants_private_tmp. Empty: no files.
+std::vector<MountSpec> guest_mounts(const LinuxGuestOptions& opts, const std::string& private_tmp = "");
+// A guest with a root and no share at /tmp gets a private /tmp (private_tmp.h).
+bool wants_private_tmp(const LinuxGuestOptions& opts);
 // The auxiliary vector's numbers for `exe` (AT_RANDOM, AT_EXECFN,
 // AT_PLATFORM are linux_stack's; AT_SYSINFO_EHDR the vDSO's): AT_BASE is
 // the interpreter's load bias (0: static), AT_ENTRY the program's entry.
@@ -141,6 +145,7 @@ private:
     uint64_t sp_ = 0;
     bool sync_regs_ = false;
     uint32_t mxcsr_mask_ = 0xffbf;
+    std::unique_ptr<PrivateTmp> tmp_; // before server_: the server's mounts use it
     std::unique_ptr<SyscallServer> server_;
 };
 
