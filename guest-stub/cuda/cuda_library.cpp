@@ -3,6 +3,8 @@
 // load, or in device 0's primary context (retained until the unload) when
 // none is; a kernel is that module's CUfunction, the same value, so a
 // CUkernel also launches where a CUfunction is taken, as the driver allows.
+#include <string.h>
+
 #include "guest-stub/cuda/driver_entry.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
@@ -19,6 +21,21 @@ struct Library {
 };
 constexpr int kLibraries = 256;
 Library g_libraries[kLibraries];
+
+// NVIDIA's cudart hands its registered fat binaries over as nvcc's wrapper
+// (__fatBinC_Wrapper_t: magic, version, the fat binary's address, ...), as
+// the driver takes them; the image is the fat binary it points to.
+const void* image_of(const void* code)
+{
+    constexpr uint32_t kFatbinWrapperMagic = 0x466243b1u;
+    uint32_t magic = 0;
+    memcpy(&magic, code, sizeof magic);
+    if (magic != kFatbinWrapperMagic)
+        return code;
+    const void* fatbin = nullptr;
+    memcpy(&fatbin, static_cast<const uint8_t*>(code) + 8, sizeof fatbin);
+    return fatbin;
+}
 
 Library* library_of(CUlibrary handle)
 {
@@ -58,7 +75,9 @@ CUresult load(CUlibrary* library, const void* code, unsigned numJitOptions, CUji
         }
     }
     CUmodule module = nullptr;
-    const CUresult r = cuModuleLoadDataEx(&module, code, numJitOptions, jitOptions, jitOptionsValues);
+    const void* image = image_of(code);
+    const CUresult r = image == nullptr ? CUDA_ERROR_INVALID_IMAGE
+                                        : cuModuleLoadDataEx(&module, image, numJitOptions, jitOptions, jitOptionsValues);
     if (own_context) {
         CUcontext popped;
         cuCtxPopCurrent(&popped);
