@@ -56,7 +56,9 @@ extern "C" CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev)
 }
 
 // "kvmtool-gpu vGPU" with the ordinal in the last byte, in the layout of a
-// version-4 (random) UUID.
+// version-4 (random) UUID. 9020's form, which NVIDIA's cudart 13 asks for
+// at initialisation, differs from 11040's only on MIG instances (none here).
+KVMGPU_DRIVER_ENTRY(cuDeviceGetUuid, 9020);
 KVMGPU_DRIVER_ENTRY(cuDeviceGetUuid, 11040);
 extern "C" CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev)
 {

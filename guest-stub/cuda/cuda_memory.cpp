@@ -421,3 +421,123 @@ extern "C" CUresult vgpuGuestRamDevicePtr(CUdeviceptr* dptr, const void* p, size
     c.arg[1] = bytes;
     return call_result(c, dptr);
 }
+
+KVMGPU_DRIVER_ENTRY(cuMemGetAddressRange, 3020);
+extern "C" CUresult cuMemGetAddressRange(CUdeviceptr* pbase, size_t* psize, CUdeviceptr dptr)
+{
+    GUEST_API_LOCK();
+    if (CUresult r = ready())
+        return r;
+    uint64_t start = 0, bytes = 0;
+    if (!managed_find(dptr, &start, &bytes) && !allocation_containing(dptr, &start, &bytes))
+        return CUDA_ERROR_NOT_FOUND;
+    if (pbase != nullptr)
+        *pbase = start;
+    if (psize != nullptr)
+        *psize = bytes;
+    return CUDA_SUCCESS;
+}
+
+KVMGPU_DRIVER_ENTRY(cuMemAllocPitch, 3020);
+extern "C" CUresult cuMemAllocPitch(CUdeviceptr* dptr, size_t* pPitch, size_t WidthInBytes, size_t Height,
+                                    unsigned int ElementSizeBytes)
+{
+    GUEST_API_LOCK();
+    constexpr uint64_t kPitchAlign = 512;
+    if (dptr == nullptr || pPitch == nullptr || WidthInBytes == 0 || Height == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t pitch = 0, bytes = 0;
+    if (__builtin_add_overflow(static_cast<uint64_t>(WidthInBytes), kPitchAlign - 1, &pitch))
+        return CUDA_ERROR_INVALID_VALUE;
+    pitch &= ~(kPitchAlign - 1);
+    if (__builtin_mul_overflow(pitch, static_cast<uint64_t>(Height), &bytes))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (CUresult r = cuMemAlloc(dptr, bytes))
+        return r;
+    *pPitch = pitch;
+    return CUDA_SUCCESS;
+}
+
+namespace {
+// A 2-D memset (VGPU_OP_MEMSET_2D_*): Height rows of Width elements, row r at
+// dst + r * pitch. Refused here as the driver refuses it at the call: a
+// misaligned start or pitch, a pitch below the row, a span that wraps or
+// runs past the end of the allocation it starts in. Managed memory is set in
+// the guest's bytes, row by row, as a 1-D memset is.
+CUresult memset_2d_op(uint16_t op, unsigned element, CUdeviceptr dst, size_t pitch, uint32_t value, size_t width,
+                      size_t height, CUstream stream, bool async)
+{
+    if (CUresult r = ready())
+        return r;
+    uint64_t row = 0, span = 0;
+    if (dst % element != 0 || pitch % element != 0 || __builtin_mul_overflow(static_cast<uint64_t>(width), element, &row))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (row == 0 || height == 0)
+        return CUDA_SUCCESS;
+    if (pitch < row || __builtin_mul_overflow(static_cast<uint64_t>(height - 1), static_cast<uint64_t>(pitch), &span) ||
+        __builtin_add_overflow(span, row, &span))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (allocation_contains(dst, 0) && !allocation_contains(dst, span))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (void* m = managed_host_view(dst, span); m && capture_of(stream) == 0) {
+        if (CUresult r = cuStreamSynchronize(stream))
+            return r;
+        for (uint64_t r = 0; r < height; ++r)
+            for (uint64_t i = 0; i < width; ++i)
+                memcpy(static_cast<uint8_t*>(m) + r * pitch + i * element, &value, element);
+        return CUDA_SUCCESS;
+    }
+    Call c;
+    c.op = op;
+    c.set_args(vgpu_args_memset_2d{dst, pitch, value, width, height, stream_arg(stream)});
+    capture_note_work(stream);
+    return async ? call_async(c) : sync_point(call_sync(c));
+}
+} // namespace
+
+KVMGPU_DRIVER_ENTRY(cuMemsetD2D8, 3020);
+extern "C" CUresult cuMemsetD2D8(CUdeviceptr dst, size_t dstPitch, unsigned char value, size_t Width, size_t Height)
+{
+    GUEST_API_LOCK();
+    return memset_2d_op(VGPU_OP_MEMSET_2D_D8, 1, dst, dstPitch, value, Width, Height, 0, false);
+}
+
+KVMGPU_DRIVER_ENTRY(cuMemsetD2D16, 3020);
+extern "C" CUresult cuMemsetD2D16(CUdeviceptr dst, size_t dstPitch, unsigned short value, size_t Width, size_t Height)
+{
+    GUEST_API_LOCK();
+    return memset_2d_op(VGPU_OP_MEMSET_2D_D16, 2, dst, dstPitch, value, Width, Height, 0, false);
+}
+
+KVMGPU_DRIVER_ENTRY(cuMemsetD2D32, 3020);
+extern "C" CUresult cuMemsetD2D32(CUdeviceptr dst, size_t dstPitch, unsigned int value, size_t Width, size_t Height)
+{
+    GUEST_API_LOCK();
+    return memset_2d_op(VGPU_OP_MEMSET_2D_D32, 4, dst, dstPitch, value, Width, Height, 0, false);
+}
+
+KVMGPU_DRIVER_ENTRY(cuMemsetD2D8Async, 3020);
+extern "C" CUresult cuMemsetD2D8Async(CUdeviceptr dst, size_t dstPitch, unsigned char value, size_t Width,
+                                      size_t Height, CUstream stream)
+{
+    GUEST_API_LOCK();
+    return memset_2d_op(VGPU_OP_MEMSET_2D_D8, 1, dst, dstPitch, value, Width, Height, stream, true);
+}
+
+KVMGPU_DRIVER_ENTRY(cuMemsetD2D16Async, 3020);
+extern "C" CUresult cuMemsetD2D16Async(CUdeviceptr dst, size_t dstPitch, unsigned short value, size_t Width,
+                                       size_t Height, CUstream stream)
+{
+    GUEST_API_LOCK();
+    return memset_2d_op(VGPU_OP_MEMSET_2D_D16, 2, dst, dstPitch, value, Width, Height, stream, true);
+}
+
+KVMGPU_DRIVER_ENTRY(cuMemsetD2D32Async, 3020);
+extern "C" CUresult cuMemsetD2D32Async(CUdeviceptr dst, size_t dstPitch, unsigned int value, size_t Width,
+                                       size_t Height, CUstream stream)
+{
+    GUEST_API_LOCK();
+    return memset_2d_op(VGPU_OP_MEMSET_2D_D32, 4, dst, dstPitch, value, Width, Height, stream, true);
+}

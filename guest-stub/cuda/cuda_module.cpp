@@ -466,3 +466,21 @@ extern "C" CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f,
     return launch(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX, config->blockDimY,
                   config->blockDimZ, config->sharedMemBytes, config->hStream, kernelParams, extra, flags);
 }
+
+KVMGPU_DRIVER_ENTRY(cuFuncGetParamInfo, 12040);
+extern "C" CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t* paramOffset, size_t* paramSize)
+{
+    GUEST_API_LOCK();
+    if (CUresult r = ready())
+        return r;
+    const FunctionLayout* l = func != nullptr ? function_find(func) : nullptr;
+    if (l == nullptr)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (paramIndex >= l->count)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (paramOffset != nullptr)
+        *paramOffset = l->offsets[paramIndex];
+    if (paramSize != nullptr)
+        *paramSize = l->sizes[paramIndex];
+    return CUDA_SUCCESS;
+}

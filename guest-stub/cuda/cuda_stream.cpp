@@ -237,3 +237,51 @@ extern "C" CUresult cuStreamAddCallback(CUstream stream, CUstreamCallback callba
     callback(stream, status, userData);
     return status;
 }
+
+namespace {
+// cuStreamWriteValue*/WaitValue* (VGPU_OP_STREAM_WRITE_VALUE / _WAIT_VALUE):
+// flags and alignment refused here, as the driver refuses them at the call;
+// the address the vGPU checks (this VM's device memory).
+CUresult stream_value(uint16_t op, CUstream stream, CUdeviceptr addr, uint64_t value, unsigned flags, unsigned bytes)
+{
+    const unsigned known = op == VGPU_OP_STREAM_WRITE_VALUE
+                               ? CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER
+                               : CU_STREAM_WAIT_VALUE_NOR | CU_STREAM_WAIT_VALUE_FLUSH; // NOR = every condition bit
+    if ((flags & ~known) != 0 || addr % bytes != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (capture_of(stream) != 0)
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    Call c;
+    c.op = op;
+    c.set_args(vgpu_args_stream_value{stream_arg(stream), addr, value, flags, bytes});
+    return call_async(c);
+}
+} // namespace
+
+KVMGPU_DRIVER_ENTRY(cuStreamWriteValue32, 11070);
+extern "C" CUresult cuStreamWriteValue32(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
+{
+    GUEST_API_LOCK();
+    return stream_value(VGPU_OP_STREAM_WRITE_VALUE, stream, addr, value, flags, 4);
+}
+
+KVMGPU_DRIVER_ENTRY(cuStreamWriteValue64, 11070);
+extern "C" CUresult cuStreamWriteValue64(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags)
+{
+    GUEST_API_LOCK();
+    return stream_value(VGPU_OP_STREAM_WRITE_VALUE, stream, addr, value, flags, 8);
+}
+
+KVMGPU_DRIVER_ENTRY(cuStreamWaitValue32, 11070);
+extern "C" CUresult cuStreamWaitValue32(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
+{
+    GUEST_API_LOCK();
+    return stream_value(VGPU_OP_STREAM_WAIT_VALUE, stream, addr, value, flags, 4);
+}
+
+KVMGPU_DRIVER_ENTRY(cuStreamWaitValue64, 11070);
+extern "C" CUresult cuStreamWaitValue64(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags)
+{
+    GUEST_API_LOCK();
+    return stream_value(VGPU_OP_STREAM_WAIT_VALUE, stream, addr, value, flags, 8);
+}

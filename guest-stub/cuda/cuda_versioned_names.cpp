@@ -29,6 +29,57 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule module,
     return cuModuleGetGlobal(dptr, bytes, module, name);
 }
 
+CUresult cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* psize, CUdeviceptr dptr)
+{
+    return cuMemGetAddressRange(pbase, psize, dptr);
+}
+CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t width, size_t height, unsigned int element)
+{
+    return cuMemAllocPitch(dptr, pitch, width, height, element);
+}
+CUresult cuMemsetD2D8_v2(CUdeviceptr dst, size_t pitch, unsigned char value, size_t width, size_t height)
+{
+    return cuMemsetD2D8(dst, pitch, value, width, height);
+}
+CUresult cuMemsetD2D16_v2(CUdeviceptr dst, size_t pitch, unsigned short value, size_t width, size_t height)
+{
+    return cuMemsetD2D16(dst, pitch, value, width, height);
+}
+CUresult cuMemsetD2D32_v2(CUdeviceptr dst, size_t pitch, unsigned int value, size_t width, size_t height)
+{
+    return cuMemsetD2D32(dst, pitch, value, width, height);
+}
+CUresult cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
+{
+    return cuStreamWriteValue32(stream, addr, value, flags);
+}
+CUresult cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags)
+{
+    return cuStreamWriteValue64(stream, addr, value, flags);
+}
+CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
+{
+    return cuStreamWaitValue32(stream, addr, value, flags);
+}
+CUresult cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags)
+{
+    return cuStreamWaitValue64(stream, addr, value, flags);
+}
+CUresult cuLinkCreate_v2(unsigned int n, CUjit_option* options, void** values, CUlinkState* state)
+{
+    return cuLinkCreate(n, options, values, state);
+}
+CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name,
+                          unsigned int n, CUjit_option* options, void** values)
+{
+    return cuLinkAddData(state, type, data, size, name, n, options, values);
+}
+CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char* path, unsigned int n,
+                          CUjit_option* options, void** values)
+{
+    return cuLinkAddFile(state, type, path, n, options, values);
+}
+
 CUresult cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mode) { return cuStreamBeginCapture(stream, mode); }
 CUresult cuStreamGetCaptureInfo_v3(CUstream stream, CUstreamCaptureStatus* status, cuuint64_t* id, CUgraph* graph,
                                    const CUgraphNode** deps, const CUgraphEdgeData** edge_data, size_t* num_deps)

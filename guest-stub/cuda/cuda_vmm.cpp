@@ -131,3 +131,30 @@ extern "C" CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAcce
     }
     return CUDA_SUCCESS;
 }
+
+// Shareable handles name memory to another process (a file descriptor, a
+// fabric handle): a VM's memory cannot be shared so. The arguments are
+// checked as the driver checks them, then the call is refused.
+KVMGPU_DRIVER_ENTRY(cuMemExportToShareableHandle, 10020);
+extern "C" CUresult cuMemExportToShareableHandle(void* shareableHandle, CUmemGenericAllocationHandle handle,
+                                                 CUmemAllocationHandleType, unsigned long long flags)
+{
+    GUEST_API_LOCK();
+    if (CUresult r = ready())
+        return r;
+    if (shareableHandle == nullptr || handle == 0 || flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+KVMGPU_DRIVER_ENTRY(cuMemImportFromShareableHandle, 10020);
+extern "C" CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, void* osHandle,
+                                                   CUmemAllocationHandleType)
+{
+    GUEST_API_LOCK();
+    if (CUresult r = ready())
+        return r;
+    if (handle == nullptr || osHandle == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}

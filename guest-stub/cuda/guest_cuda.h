@@ -521,3 +521,4 @@ const char* vgpuBackendName(uint32_t backend);
 #include "guest-stub/cuda/guest_cuda_arrays.h"
 #include "guest-stub/cuda/guest_cuda_graphs.h"
 #include "guest-stub/cuda/guest_cuda_vmm.h"
+#include "guest-stub/cuda/guest_cuda_more.h"

@@ -3,11 +3,13 @@
 // comparing it with its own. The hash is HMAC over MD2 (RFC 1319, RFC 2104;
 // the layout of its input from ZLUDA's public description):
 //   key      16 fixed bytes (kKey)
-//   message  { driver version, the caller's version, pid, tid, the
+//   message  { driver version, the caller's version, pid, thread (the
+//              low half of pthread_self(), not the kernel's tid), the
 //              CUDART_INTERFACE table, this table, entry [1] of it, the
 //              caller's unix time } then, per device, { UUID, PCI domain,
 //              bus, device }
 // A caller's version ending in 0 or 1 expects a fixed answer instead.
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -63,7 +65,7 @@ CUresult integrity_check(uint32_t version, uint64_t unix_seconds, uint64_t resul
     Message m{static_cast<uint32_t>(kvmgpu_guest_driver_version),
               version,
               static_cast<uint32_t>(getpid()),
-              static_cast<uint32_t>(gettid()),
+              static_cast<uint32_t>(pthread_self()),
               kCudartInterface,
               kIntegrityCheck,
               kIntegrityCheck[1],

@@ -472,6 +472,7 @@ void module_and_launch_calls()
     entry_point_calls();
     graph_calls(add);
     vmm_and_managed_calls(add);
+    library_support_calls(add);
     // Cooperative launches and cuLaunchKernelEx.
     expect("cuLaunchCooperativeKernel", cuLaunchCooperativeKernel(add, 1, 1, 1, 256, 1, 1, 0, 0, params), CUDA_SUCCESS);
     CUlaunchAttribute attrs[2] = {};

@@ -19,3 +19,5 @@ void entry_point_calls();
 void graph_calls(CUfunction add);
 // conformance_managed.cpp
 void vmm_and_managed_calls(CUfunction add);
+// conformance_more.cpp
+void library_support_calls(CUfunction add);

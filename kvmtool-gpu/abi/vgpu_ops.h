@@ -45,12 +45,14 @@
  *     the one current context shared by a VM's guest threads; then the
  *     opcodes as one table (vgpu_ops.h) and VGPU_ABI_LAYOUT_HASH, no byte
  *     changed
- *   9 FUNC_AVAILABLE_SHARED (83) */
-#define VGPU_ABI_VERSION 9u
+ *   9 FUNC_AVAILABLE_SHARED (83)
+ *  10 MEMSET_2D_D8/D16/D32 (24-26), STREAM_WRITE_VALUE and
+ *     STREAM_WAIT_VALUE (45, 46) */
+#define VGPU_ABI_VERSION 10u
 /* kvmgpu::abi::vgpu_abi_layout_hash() (vgpu_abi_layout.h) at this version:
  * a unit test fails when the layout moves and this is not the value. A
  * change that moves it bumps VGPU_ABI_VERSION and records the new value. */
-#define VGPU_ABI_LAYOUT_HASH 0x6c218c89fd3e46fcull
+#define VGPU_ABI_LAYOUT_HASH 0x09adf5c26b023e5full
 
 /* ---- what an opcode does (the table's third column) -------------------- */
 /* Needs a current context (else VGPU_ERROR_INVALID_CONTEXT, vgpu_abi.h "contexts"). */
@@ -95,6 +97,8 @@ struct vgpu_args_memcpy_peer {
     uint64_t dst; uint64_t dst_context; uint64_t src; uint64_t src_context; uint64_t bytes; uint64_t stream;
 };
 struct vgpu_args_memset { uint64_t dptr; uint64_t value; uint64_t count; uint64_t stream; };
+struct vgpu_args_memset_2d { uint64_t dptr; uint64_t pitch; uint64_t value; uint64_t width; uint64_t height; uint64_t stream; };
+struct vgpu_args_stream_value { uint64_t stream; uint64_t dptr; uint64_t value; uint64_t flags; uint64_t bytes; };
 struct vgpu_args_guest_range { uint64_t gpa; uint64_t bytes; };
 struct vgpu_args_host_register { uint64_t sg_gpa; uint64_t count; uint64_t total; uint64_t flags; };
 struct vgpu_args_param_info { uint64_t function; uint64_t first; };
@@ -177,6 +181,12 @@ struct vgpu_result_bytes16 { uint8_t bytes[16]; }; /* a host-mode BLAS result */
         /* flags CU_MEMHOSTREGISTER_*; dptr 0 where guest RAM is on huge host pages (no 4 KiB alias: \
            copies go as any pageable buffer's) */ \
     X(HOST_UNREGISTER, 23, VGPU_OPF_CTX | VGPU_OPF_GIVES_QUOTA, struct vgpu_args_handle, void) \
+    X(MEMSET_2D_D8, 24, VGPU_OPF_CTX | VGPU_OPF_ASYNC | VGPU_OPF_CAPTURED, struct vgpu_args_memset_2d, void) \
+        /* height rows of width elements, row r at dptr + r * pitch (pitch >= width in bytes) */ \
+    X(MEMSET_2D_D16, 25, VGPU_OPF_CTX | VGPU_OPF_ASYNC | VGPU_OPF_CAPTURED, struct vgpu_args_memset_2d, void) \
+        /* dptr and pitch 2-byte aligned */ \
+    X(MEMSET_2D_D32, 26, VGPU_OPF_CTX | VGPU_OPF_ASYNC | VGPU_OPF_CAPTURED, struct vgpu_args_memset_2d, void) \
+        /* dptr and pitch 4-byte aligned */ \
     X(MODULE_LOAD_DATA, 30, VGPU_OPF_CTX, struct vgpu_args_guest_range, struct vgpu_result_handle) /* the image */ \
     X(MODULE_UNLOAD, 31, VGPU_OPF_CTX, struct vgpu_args_handle, void) \
     X(MODULE_GET_FUNCTION, 32, VGPU_OPF_CTX, struct vgpu_args_handle, struct vgpu_result_handle) \
@@ -199,6 +209,10 @@ struct vgpu_result_bytes16 { uint8_t bytes[16]; }; /* a host-mode BLAS result */
     X(STREAM_QUERY, 43, VGPU_OPF_CTX, struct vgpu_args_handle, void) /* SUCCESS when its work is done, else NOT_READY */ \
     X(STREAM_WAIT_EVENT, 44, VGPU_OPF_CTX | VGPU_OPF_ASYNC | VGPU_OPF_CAPTURED, struct vgpu_args_wait_event, void) \
         /* flags 0: later work on the stream waits for the event's recorded work */ \
+    X(STREAM_WRITE_VALUE, 45, VGPU_OPF_CTX | VGPU_OPF_ASYNC, struct vgpu_args_stream_value, void) \
+        /* bytes 4 or 8, dptr aligned to it; flags CU_STREAM_WRITE_VALUE_* */ \
+    X(STREAM_WAIT_VALUE, 46, VGPU_OPF_CTX | VGPU_OPF_ASYNC, struct vgpu_args_stream_value, void) \
+        /* bytes 4 or 8, dptr aligned to it; flags CU_STREAM_WAIT_VALUE_* (GEQ, EQ, AND, NOR, FLUSH) */ \
     X(EVENT_CREATE, 50, VGPU_OPF_CTX, struct vgpu_args_flags, struct vgpu_result_handle) \
     X(EVENT_RECORD, 51, VGPU_OPF_CTX | VGPU_OPF_ASYNC | VGPU_OPF_CAPTURED, struct vgpu_args_on_stream, void) \
     X(EVENT_SYNCHRONIZE, 52, VGPU_OPF_CTX, struct vgpu_args_handle, void) \

@@ -65,6 +65,11 @@ const char* run_help() {
            "                      default GUEST_PATH is DIR's own absolute path. With --vms N,\n"
            "                      VM i gets DIR/vm<i> (made if missing), or DIR itself for\n"
            "                      every VM with :ro\n"
+           "  --no-libcuda-overlay  the guest's libcuda.so* are the root's own files; by\n"
+           "                      default every libcuda.so* of the root and shares, and\n"
+           "                      libcuda.so.1 in /lib, /usr/lib (and lib64, x86_64-linux-gnu),\n"
+           "                      are the VMM's guest libcuda.so.1 (guests/lib), read-only:\n"
+           "                      the host driver's cannot work in a VM (docs/libcuda.md)\n"
            "  --no-sync-regs      return from its system calls with KVM_GET/SET ioctls instead\n"
            "                      of KVM_CAP_SYNC_REGS (to compare their cost)\n"
            "  --no-vdso           no vDSO: every clock read (clock_gettime, gettimeofday,\n"
@@ -124,6 +129,22 @@ void print_vgpu_start(const AttachedVgpu& v, const VgpuConfig& cfg, bool in_back
                 v.device->registration_ns() * 1e-6, v.device->ready_after_ns() * 1e-6);
 }
 
+// Sets the guest libcuda the VMM lends a Linux-ABI guest with files (the
+// overlay, library_overlay.h) and says which libcuda the guest gets, for the
+// start-up line; "" when the guest has no files.
+std::string choose_guest_libcuda(linux_abi::LinuxGuestOptions& l, bool overlay_off) {
+    if (l.root_dir.empty() && l.share_dir.empty()) return "";
+    if (overlay_off) return "; libcuda: the root's own (--no-libcuda-overlay)";
+    const auto ours = locate_guest_library("libcuda.so.1");
+    if (!ours) {
+        std::string looked;
+        for (const auto& d : guest_dirs()) looked += (looked.empty() ? "" : ", ") + d + "/lib";
+        return "; libcuda: the root's own (no libcuda.so.1 in " + looked + ")";
+    }
+    l.libcuda_overlay = *ours;
+    return "; libcuda: " + *ours + " (the VMM's, for every libcuda.so*)";
+}
+
 void print_result(const RunResult& r, const VirtualMachine& vm) {
     const double ms = 1e-6;
     std::printf("kvmtool-gpu: result: %s, exit code %u (%s)\n", to_string(r.outcome), r.exit_code,
@@ -162,7 +183,7 @@ int run_command(const std::vector<std::string>& all_args) {
     }
     std::set<std::string> valued = {"guest", "mem", "pages", "timeout", "cmdline", "seed", "vms", "share", "root", "max-threads"};
     valued.insert(vgpu_option_names().begin(), vgpu_option_names().end());
-    ArgParser p(valued, {"prefault", "quiet", "no-seccomp", "no-sync-regs", "no-vdso", "help"});
+    ArgParser p(valued, {"prefault", "quiet", "no-seccomp", "no-sync-regs", "no-vdso", "no-libcuda-overlay", "help"});
     p.parse(args);
     if (p.has("help")) {
         std::fputs(run_help(), stdout);
@@ -216,14 +237,15 @@ int run_command(const std::vector<std::string>& all_args) {
         if (dir.empty()) throw UsageError("--share needs a directory");
         o.linux.share_dir = dir;
     }
+    const std::string libcuda = choose_guest_libcuda(o.linux, p.has("no-libcuda-overlay"));
     validate_options(o);
     const auto vgpu_cfg = parse_vgpu_flags(p);
 
     KvmSystem kvm = open_kvm();
-    std::printf("kvmtool-gpu: vCPU backend: %s; guest %s; RAM %lluM on %s host pages%s\n",
+    std::printf("kvmtool-gpu: vCPU backend: %s; guest %s; RAM %lluM on %s host pages%s%s\n",
                 detect_kvm_flavor().describe().c_str(), o.guest_path.c_str(),
                 static_cast<unsigned long long>(o.ram_bytes >> 20), std::string(memmap::to_string(o.host_pages)).c_str(),
-                pages == "auto" ? " (--pages auto)" : "");
+                pages == "auto" ? " (--pages auto)" : "", libcuda.c_str());
     if (vgpu_cfg && vgpu_cfg->share) std::printf("kvmtool-gpu: GPU sharing: %s\n", vgpu_cfg->share->describe().c_str());
     std::fflush(stdout);
     // VMs whose device models share this process share its mappings evenly.

@@ -468,6 +468,20 @@ if want dynamic; then
   step vectorAdd-native /tmp/vectorAdd-dyn
   step vectorAdd-guest timeout 120 "$bin/kvmtool-gpu" run --guest /tmp/vectorAdd-dyn --root / --vgpu cuda --mem 2G
   tail -4 "$out/vectorAdd-guest.log" | sed 's/^/    /' | tee -a "$summary"
+  # The guest libcuda.so.1 over the host driver's (issue 42): the start-up
+  # line names it; the ordinary builds of tests/kvm/linux-cuda.sh on both
+  # backends (the host backend's script, then each program on the GPU).
+  grep -E '^kvmtool-gpu: vCPU backend' "$out/vectorAdd-guest.log" | sed 's/.*; libcuda:/    libcuda:/' | tee -a "$summary"
+  if [ -d "$repo/.carry/linux-cuda" ]; then
+    lc=$repo/.carry/linux-cuda
+    step linux-cuda-host sh "$repo/tests/kvm/linux-cuda.sh" "$bin/kvmtool-gpu" "$lc"
+    grep -E '^(ok|FAILED|all)' "$out/linux-cuda-host.log" | sed 's/^/    /' | tee -a "$summary"
+    for p in vectorAdd vectorAdd-shared-cudart cudart_check; do
+      step "$p-native" "$lc/$p"
+      step "$p-guest-cuda" timeout 120 "$bin/kvmtool-gpu" run --guest "$lc/$p" --root / --vgpu cuda --mem 2G
+      tail -3 "$out/$p-guest-cuda.log" | sed 's/^/    /' | tee -a "$summary"
+    done
+  fi
 fi
 # What NVIDIA's cudart and libraries ask of libcuda.so.1 (issue 42): the
 # tracing libcuda (scripts/cuda-trace) over an nvcc build, cuBLAS and PyTorch.

@@ -11,6 +11,11 @@ for t in kvmtool-gpu/kvmtool-gpu $(cd "$build" && find tests -maxdepth 3 -type f
   [ -f "$build/$t" ] && cp "$build/$t" "$out/bin/"
 done
 cp "$build"/guests/*.elf "$out/guests/"
+# The guest libcuda.so.1 the VMM lends Linux-ABI guests (guests/lib, found
+# beside the guests: KVMGPU_GUEST_DIR); its libcuda.so link is not needed.
+[ -f "$build/guests/lib/libcuda.so.1" ] && mkdir -p "$out/guests/lib" && cp "$build/guests/lib/libcuda.so.1" "$out/guests/lib/"
+# The ordinary nvcc builds of tests/kvm/linux-cuda.sh.
+[ -d "$build/tests/kvm/linux-cuda" ] && mkdir -p "$out/linux-cuda" && cp "$build"/tests/kvm/linux-cuda/* "$out/linux-cuda/"
 # The runtime-API samples built natively (nvcc, NVIDIA's runtime), to run
 # beside their guests (device-check.sh runtime); only where nvcc is.
 if ninja -C "$build" -t targets all 2>/dev/null | grep -q '^native_samples:'; then

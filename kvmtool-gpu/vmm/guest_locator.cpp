@@ -6,14 +6,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
-#include <vector>
 
 namespace kvmgpu {
 
 namespace fs = std::filesystem;
 
-std::string locate_guest(const std::string& name_or_path) {
-    if (fs::is_regular_file(name_or_path)) return name_or_path;
+std::vector<std::string> guest_dirs() {
     std::vector<fs::path> dirs;
     if (const char* env = std::getenv("KVMGPU_GUEST_DIR")) dirs.emplace_back(env);
     std::error_code ec;
@@ -25,16 +23,32 @@ std::string locate_guest(const std::string& name_or_path) {
 #ifdef KVMGPU_DEFAULT_GUEST_DIR
     dirs.emplace_back(KVMGPU_DEFAULT_GUEST_DIR);
 #endif
-    std::string looked;
-    std::vector<fs::path> seen;
+    std::vector<std::string> out;
     for (const auto& d : dirs) {
-        if (std::find(seen.begin(), seen.end(), d.lexically_normal()) != seen.end()) continue;
-        seen.push_back(d.lexically_normal());
-        const fs::path p = d / (name_or_path + ".elf");
+        const std::string n = d.lexically_normal().string();
+        if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+    }
+    return out;
+}
+
+std::string locate_guest(const std::string& name_or_path) {
+    if (fs::is_regular_file(name_or_path)) return name_or_path;
+    std::string looked;
+    for (const auto& d : guest_dirs()) {
+        const fs::path p = fs::path(d) / (name_or_path + ".elf");
         if (fs::is_regular_file(p)) return p.string();
         looked += (looked.empty() ? "" : ", ") + p.string();
     }
     throw std::runtime_error("guest '" + name_or_path + "' not found (looked for a file, then " + looked + ")");
+}
+
+std::optional<std::string> locate_guest_library(const std::string& file) {
+    for (const auto& d : guest_dirs()) {
+        const fs::path p = fs::path(d) / "lib" / file;
+        std::error_code ec;
+        if (fs::is_regular_file(p, ec)) return p.string();
+    }
+    return std::nullopt;
 }
 
 } // namespace kvmgpu

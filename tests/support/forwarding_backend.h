@@ -58,6 +58,16 @@ public:
     Status memset(uint64_t d, uint32_t v, uint32_t e, uint64_t n, BackendStream st, bool a) override {
         return inner_->memset(d, v, e, n, st, a);
     }
+    Status memset_2d(uint64_t d, uint64_t p, uint32_t v, uint32_t e, uint64_t w, uint64_t h, BackendStream st,
+                     bool a) override {
+        return inner_->memset_2d(d, p, v, e, w, h, st, a);
+    }
+    Status stream_write_value(BackendStream st, uint64_t d, uint64_t v, uint32_t b, uint32_t f, bool a) override {
+        return inner_->stream_write_value(st, d, v, b, f, a);
+    }
+    Status stream_wait_value(BackendStream st, uint64_t d, uint64_t v, uint32_t b, uint32_t f, bool a) override {
+        return inner_->stream_wait_value(st, d, v, b, f, a);
+    }
     Status module_load(std::span<const uint8_t> image, BackendModule* out) override {
         return inner_->module_load(image, out);
     }

@@ -146,6 +146,9 @@ private:
     // read once; false if the list is not in guest RAM.
     bool read_sg_list(uint64_t list_gpa, uint64_t count);
     CommandResult set_memory(GuestCommand&); // MEMSET_D8, MEMSET_D32, MEMSET_D16
+    CommandResult set_memory_2d(GuestCommand&); // MEMSET_2D_D8, _D16, _D32
+    // dispatch_stream_values.cpp
+    CommandResult stream_value(GuestCommand&); // STREAM_WRITE_VALUE, STREAM_WAIT_VALUE
     // dispatch_host_register.cpp
     void unregister_all();
     // dispatch_graphs.cpp

@@ -224,3 +224,36 @@ CommandResult CommandDispatch::op_MEMSET_D32(GuestCommand& c) { return set_memor
 CommandResult CommandDispatch::op_MEMSET_D16(GuestCommand& c) { return set_memory(c); }
 
 } // namespace kvmgpu::vgpu
+
+namespace kvmgpu::vgpu {
+
+// MEMSET_2D_D8/D16/D32: height rows of width elements from dptr, pitch bytes
+// apart. Every row lies in this VM's memory: the whole span from the first
+// row's start to the last row's end is one allocation's, so no row reaches
+// past it whatever the pitch.
+CommandResult CommandDispatch::set_memory_2d(GuestCommand& c) {
+    const uint32_t element = c.desc.opcode == VGPU_OP_MEMSET_2D_D32 ? 4 : c.desc.opcode == VGPU_OP_MEMSET_2D_D16 ? 2 : 1;
+    const vgpu_args_memset_2d a{c.desc.arg[0], c.desc.arg[1], c.desc.arg[2], c.desc.arg[3], c.desc.arg[4], c.desc.arg[5]};
+    BackendStream s;
+    if (!stream_of(a.stream, &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    if (a.value >> (8 * element)) return fail(VGPU_ERROR_INVALID_VALUE, "memset value too wide");
+    if (a.dptr % element != 0 || a.pitch % element != 0)
+        return fail(VGPU_ERROR_INVALID_VALUE, "2-D memset dptr or pitch not aligned to its element");
+    uint64_t row_bytes, span;
+    if (__builtin_mul_overflow(a.width, element, &row_bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "width wraps");
+    if (row_bytes == 0 || a.height == 0) return done(VGPU_SUCCESS);
+    if (a.pitch < row_bytes) return fail(VGPU_ERROR_INVALID_VALUE, "2-D memset pitch below its row");
+    if (__builtin_mul_overflow(a.height - 1, a.pitch, &span) || __builtin_add_overflow(span, row_bytes, &span))
+        return fail(VGPU_ERROR_INVALID_VALUE, "2-D memset span wraps");
+    if (!allocs_.contains(a.dptr, span)) return fail(VGPU_ERROR_INVALID_VALUE, "device range not this VM's");
+    return done(backend_result(on_device_of(a.dptr, s, is_async(c), [&](BackendStream on, bool async) {
+        return backend().memset_2d(a.dptr, a.pitch, static_cast<uint32_t>(a.value), element, a.width, a.height, on,
+                                   async);
+    })));
+}
+
+CommandResult CommandDispatch::op_MEMSET_2D_D8(GuestCommand& c) { return set_memory_2d(c); }
+CommandResult CommandDispatch::op_MEMSET_2D_D16(GuestCommand& c) { return set_memory_2d(c); }
+CommandResult CommandDispatch::op_MEMSET_2D_D32(GuestCommand& c) { return set_memory_2d(c); }
+
+} // namespace kvmgpu::vgpu

@@ -157,7 +157,9 @@ LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& m
     ServerOptions so;
     if (wants_private_tmp(opts)) tmp_ = PrivateTmp::create();
     const auto mounts = guest_mounts(opts, tmp_ ? tmp_->host_dir() : "");
-    if (!mounts.empty()) so.share = std::make_shared<GuestFs>(mounts);
+    if (!mounts.empty())
+        so.share = std::make_shared<GuestFs>(
+            mounts, opts.libcuda_overlay.empty() ? nullptr : std::make_shared<LibraryOverlay>(opts.libcuda_overlay));
     so.exe_host_path = exe_path;
     so.exe_guest_path = guest_exe_path(exe_path, opts.root_dir);
 

@@ -31,6 +31,9 @@ struct LinuxGuestOptions {
     std::string share_dir;          // empty: no files
     std::string share_guest_path;   // where the share appears; empty: "/" without a root, else its host path
     bool share_read_only = false;
+    // The guest libcuda.so.1 the VMM lends for the guest's libcuda.so* names
+    // (library_overlay.h); empty: the root's own files (--no-libcuda-overlay).
+    std::string libcuda_overlay;
     bool sync_regs = true;          // exchange registers through kvm_run where KVM can (--no-sync-regs: ioctls)
     bool vdso = true;               // clocks without a system call (--no-vdso: every clock read is one)
     uint32_t max_threads = 64;      // guest threads alive at once, the first included (--max-threads)

@@ -33,7 +33,8 @@ std::string GuestFs::normalize(const std::string& path) {
     return out.empty() ? "/" : out;
 }
 
-GuestFs::GuestFs(const std::vector<MountSpec>& mounts) {
+GuestFs::GuestFs(const std::vector<MountSpec>& mounts, std::shared_ptr<const LibraryOverlay> overlay)
+    : overlay_(std::move(overlay)) {
     for (const auto& m : mounts) {
         const std::string flag = m.flag + " ";
         if (!m.guest_path.starts_with('/'))
@@ -96,6 +97,17 @@ GuestFs::Target GuestFs::target(int dirfd, const std::string& path) const {
     return t;
 }
 
+bool GuestFs::overlaid(int dirfd, const std::string& path, const Target& t) const {
+    if (!overlay_) return false;
+    const auto slash = path.find_last_of('/');
+    if (!LibraryOverlay::names_library(slash == std::string::npos ? path : std::string_view(path).substr(slash + 1)))
+        return false;
+    struct stat st {};
+    if (!t.err && t.mount->stat(t.dirfd, t.path, false, &st) == 0) return true; // a mount holds the name
+    if (dirfd >= 0 && !path.starts_with('/')) return false; // under a directory descriptor: its guest path is not kept
+    return LibraryOverlay::in_default_search_dir(normalize(path.starts_with('/') ? path : "/" + path));
+}
+
 void GuestFs::remember_directory(int host_fd, const ShareRoot* mount) const {
     struct stat st {};
     if (::fstat(host_fd, &st) != 0 || !S_ISDIR(st.st_mode)) return;
@@ -105,6 +117,10 @@ void GuestFs::remember_directory(int host_fd, const ShareRoot* mount) const {
 
 int GuestFs::open(int dirfd, const std::string& path, uint64_t flags, uint64_t mode) const {
     const Target t = target(dirfd, path);
+    if (overlaid(dirfd, path, t)) {
+        if ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC))) return -EROFS;
+        return (flags & O_DIRECTORY) ? -ENOTDIR : overlay_->open();
+    }
     if (t.err) return t.err;
     const int fd = t.mount->open(t.dirfd, t.path, flags, mode);
     if (fd >= 0) remember_directory(fd, t.mount);
@@ -113,17 +129,19 @@ int GuestFs::open(int dirfd, const std::string& path, uint64_t flags, uint64_t m
 
 int GuestFs::stat(int dirfd, const std::string& path, bool follow, struct stat* out) const {
     const Target t = target(dirfd, path);
+    if (overlaid(dirfd, path, t)) return overlay_->stat(out);
     return t.err ? t.err : t.mount->stat(t.dirfd, t.path, follow, out);
 }
 
 long GuestFs::readlink(int dirfd, const std::string& path, char* buf, uint64_t len) const {
     const Target t = target(dirfd, path);
+    if (overlaid(dirfd, path, t)) return -EINVAL; // a regular file, not a link
     return t.err ? t.err : t.mount->readlink(t.dirfd, t.path, buf, len);
 }
 
 bool GuestFs::read_only_at(int dirfd, const std::string& path) const {
     const Target t = target(dirfd, path);
-    return t.err || t.mount->read_only();
+    return t.err || overlaid(dirfd, path, t) || t.mount->read_only();
 }
 
 int GuestFs::fd() const {

@@ -10,7 +10,10 @@
 // path relative to a directory descriptor resolves inside that directory
 // (as ShareRoot does), with the writability of the mount it came from.
 // Files on the kernel's pseudo file systems are refused in every mount
-// (ShareRoot, pseudo_fs.h).
+// (ShareRoot, pseudo_fs.h). With a LibraryOverlay, the names it answers
+// (library_overlay.h) open, stat and read as its file, read-only, before any
+// mount is asked: every such name a mount holds, and such a name directly in
+// a default library directory whether or not a mount holds it.
 // Results are Linux errno values (negative), never exceptions.
 #pragma once
 
@@ -23,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "kvmtool-gpu/vmm/linux/library_overlay.h"
 #include "kvmtool-gpu/vmm/linux/share_fs.h"
 
 namespace kvmgpu::linux_abi {
@@ -38,7 +42,8 @@ class GuestFs {
 public:
     // Throws std::runtime_error naming the flag and path when a directory
     // cannot be opened, a guest path is not absolute, or two mounts share one.
-    explicit GuestFs(const std::vector<MountSpec>& mounts);
+    // `overlay` null: the mounts' own files only.
+    explicit GuestFs(const std::vector<MountSpec>& mounts, std::shared_ptr<const LibraryOverlay> overlay = nullptr);
 
     // The same contract as ShareRoot's (share_fs.h), for a guest path:
     // `dirfd` -1 for the guest's root (cwd "/"), else a directory
@@ -71,9 +76,12 @@ private:
         int err = 0;
     };
     Target target(int dirfd, const std::string& path) const;
+    // Whether (dirfd, path), resolving to `t`, is one of the overlay's names.
+    bool overlaid(int dirfd, const std::string& path, const Target& t) const;
     void remember_directory(int host_fd, const ShareRoot* mount) const;
 
     std::vector<std::pair<std::string, std::unique_ptr<ShareRoot>>> mounts_; // longest guest path first
+    std::shared_ptr<const LibraryOverlay> overlay_;
     // Directory descriptors handed out, by host fd: their mount, and the
     // inode they were (a reused number must name the same directory).
     struct DirOrigin {

@@ -652,6 +652,40 @@ TEST(CudaVgpu, QueriesAndCrossStreamWaits) {
     EXPECT_EQ(rig.dev->counters().errors, 1u) << "NOT_READY is an answer, not an error";
 }
 
+// A stream that waits for another stream's event is not ready while the
+// event is pending, and becomes ready once it is done. The first stream is
+// held by a stream wait on a word no one has written yet (no kernel, no
+// timing); a non-blocking stream's write then lets everything run.
+TEST(CudaVgpu, StreamWaitingOnAPendingEventIsNotReady) {
+    std::string why;
+    auto be = make_cuda(&why);
+    if (!be) GTEST_SKIP() << "no CUDA backend: " << why;
+    VgpuRig rig(VgpuOptions{}, std::move(be));
+    ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
+    const uint64_t word = rig.alloc(4096);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_MEMSET_D32, .args = {word, 0, 1, 0}}).status, VGPU_SUCCESS);
+    const uint64_t held = rig.call({.opcode = VGPU_OP_STREAM_CREATE, .args = {1}}).r0; // non-blocking
+    const uint64_t waiter = rig.call({.opcode = VGPU_OP_STREAM_CREATE, .args = {1}}).r0;
+    const uint64_t writer = rig.call({.opcode = VGPU_OP_STREAM_CREATE, .args = {1}}).r0;
+    const uint64_t ev = rig.call({.opcode = VGPU_OP_EVENT_CREATE, .args = {0}}).r0;
+    const uint16_t async = VGPU_CMD_FLAG_ASYNC;
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_STREAM_WAIT_VALUE, .args = {held, word, 1, 1 /* EQ */, 4}, .flags = async})
+                  .status,
+              VGPU_SUCCESS);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_EVENT_RECORD, .args = {ev, held}, .flags = async}).status, VGPU_SUCCESS);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_STREAM_WAIT_EVENT, .args = {waiter, ev, 0}, .flags = async}).status,
+              VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_EVENT_QUERY, .args = {ev}}).status, VGPU_ERROR_NOT_READY);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_QUERY, .args = {held}}).status, VGPU_ERROR_NOT_READY);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_QUERY, .args = {waiter}}).status, VGPU_ERROR_NOT_READY)
+        << "a stream waiting for a pending event reports its work done";
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_STREAM_WRITE_VALUE, .args = {writer, word, 1, 0, 4}, .flags = async}).status,
+              VGPU_SUCCESS);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_STREAM_SYNCHRONIZE, .args = {waiter}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_QUERY, .args = {waiter}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_QUERY, .args = {held}}).status, VGPU_SUCCESS);
+}
+
 } // namespace
 } // namespace kvmgpu::vgpu::test
 

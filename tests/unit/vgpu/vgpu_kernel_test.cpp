@@ -292,7 +292,7 @@ TEST_F(VgpuKernels, DeviceQueries) {
 }
 
 TEST_F(VgpuKernels, UnknownOpcodesAndFlags) {
-    for (uint16_t op : {uint16_t{7}, uint16_t{9}, uint16_t{24}, uint16_t{39}, uint16_t{56}, uint16_t{VGPU_OP_MAX_}, uint16_t{0xFFFF}})
+    for (uint16_t op : {uint16_t{7}, uint16_t{9}, uint16_t{27}, uint16_t{39}, uint16_t{56}, uint16_t{VGPU_OP_MAX_}, uint16_t{0xFFFF}})
         EXPECT_EQ(rig.call({.opcode = op}).status, VGPU_ERROR_NOT_SUPPORTED) << op;
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_NOP, .flags = 0x8000}).status, VGPU_ERROR_INVALID_VALUE);
     // The cooperative flag belongs to launches only.

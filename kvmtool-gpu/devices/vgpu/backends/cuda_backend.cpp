@@ -302,6 +302,49 @@ Status CudaBackend::memset(uint64_t dptr, uint32_t value, uint32_t element_bytes
     return finish(r, stream(s), async);
 }
 
+Status CudaBackend::memset_2d(uint64_t dptr, uint64_t pitch, uint32_t value, uint32_t element_bytes, uint64_t width,
+                              uint64_t height, BackendStream s, bool async) {
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    switch (element_bytes) {
+    case 1:
+        if (auto fn = KVMGPU_CUDA_LATE(api_, cuMemsetD2D8Async, 3020))
+            r = fn(dptr, pitch, static_cast<unsigned char>(value), width, height, stream(s));
+        break;
+    case 2:
+        if (auto fn = KVMGPU_CUDA_LATE(api_, cuMemsetD2D16Async, 3020))
+            r = fn(dptr, pitch, static_cast<unsigned short>(value), width, height, stream(s));
+        break;
+    case 4:
+        if (auto fn = KVMGPU_CUDA_LATE(api_, cuMemsetD2D32Async, 3020)) r = fn(dptr, pitch, value, width, height, stream(s));
+        break;
+    }
+    return finish(r, stream(s), async);
+}
+
+Status CudaBackend::stream_write_value(BackendStream s, uint64_t dptr, uint64_t value, uint32_t bytes, uint32_t flags,
+                                       bool async) {
+    CUresult r = CUDA_ERROR_NOT_SUPPORTED;
+    if (bytes == 4) {
+        if (auto fn = KVMGPU_CUDA_LATE(api_, cuStreamWriteValue32, 11070))
+            r = fn(stream(s), dptr, static_cast<cuuint32_t>(value), flags);
+    } else if (auto fn = KVMGPU_CUDA_LATE(api_, cuStreamWriteValue64, 11070)) {
+        r = fn(stream(s), dptr, value, flags);
+    }
+    return finish(r, stream(s), async);
+}
+
+Status CudaBackend::stream_wait_value(BackendStream s, uint64_t dptr, uint64_t value, uint32_t bytes, uint32_t flags,
+                                      bool async) {
+    CUresult r = CUDA_ERROR_NOT_SUPPORTED;
+    if (bytes == 4) {
+        if (auto fn = KVMGPU_CUDA_LATE(api_, cuStreamWaitValue32, 11070))
+            r = fn(stream(s), dptr, static_cast<cuuint32_t>(value), flags);
+    } else if (auto fn = KVMGPU_CUDA_LATE(api_, cuStreamWaitValue64, 11070)) {
+        r = fn(stream(s), dptr, value, flags);
+    }
+    return finish(r, stream(s), async);
+}
+
 Status CudaBackend::module_load(std::span<const uint8_t> image, BackendModule* out) {
     CUmodule m = nullptr;
     CU_TRY(api_.cuModuleLoadData(&m, image.data())); // a NUL follows the image (gpu_backend.h)

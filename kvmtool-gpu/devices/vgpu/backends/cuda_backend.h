@@ -97,6 +97,12 @@ public:
     Status memcpy_sg_walk(bool htod, uint64_t dptr, const SgWalk& walk, BackendStream s, bool async) override;
     Status memset(uint64_t dptr, uint32_t value, uint32_t element_bytes, uint64_t count, BackendStream s,
                   bool async) override;
+    Status memset_2d(uint64_t dptr, uint64_t pitch, uint32_t value, uint32_t element_bytes, uint64_t width,
+                     uint64_t height, BackendStream s, bool async) override;
+    Status stream_write_value(BackendStream s, uint64_t dptr, uint64_t value, uint32_t bytes, uint32_t flags,
+                              bool async) override;
+    Status stream_wait_value(BackendStream s, uint64_t dptr, uint64_t value, uint32_t bytes, uint32_t flags,
+                             bool async) override;
 
     Status module_load(std::span<const uint8_t> image, BackendModule* out) override;
     Status module_unload(BackendModule m) override;

@@ -243,6 +243,18 @@ public:
     // (aligned to element_bytes): cuMemsetD8/D16/D32.
     virtual Status memset(uint64_t dptr, uint32_t value, uint32_t element_bytes, uint64_t count, BackendStream s,
                           bool async) = 0;
+    // height rows of width elements (element_bytes 1, 2 or 4) set to value,
+    // row r from dptr + r * pitch (pitch >= the row's bytes, aligned to the
+    // element): cuMemsetD2D8/D16/D32.
+    virtual Status memset_2d(uint64_t dptr, uint64_t pitch, uint32_t value, uint32_t element_bytes, uint64_t width,
+                             uint64_t height, BackendStream s, bool async) = 0;
+    // cuStreamWriteValue32/64 and cuStreamWaitValue32/64 (bytes 4 or 8,
+    // dptr aligned to it, flags cuda.h's CU_STREAM_WRITE_VALUE_* /
+    // CU_STREAM_WAIT_VALUE_*), in the stream's order.
+    virtual Status stream_write_value(BackendStream s, uint64_t dptr, uint64_t value, uint32_t bytes, uint32_t flags,
+                                      bool async) = 0;
+    virtual Status stream_wait_value(BackendStream s, uint64_t dptr, uint64_t value, uint32_t bytes, uint32_t flags,
+                                     bool async) = 0;
 
     // image is a private copy, and the byte after it is readable and 0 (a
     // PTX text image is NUL-terminated whatever the guest sent).

@@ -206,6 +206,62 @@ Status HostBackend::memset(uint64_t dptr, uint32_t value, uint32_t element_bytes
     return VGPU_SUCCESS;
 }
 
+Status HostBackend::memset_2d(uint64_t dptr, uint64_t pitch, uint32_t value, uint32_t element_bytes, uint64_t width,
+                              uint64_t height, BackendStream s, bool) {
+    if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
+    if (graphs_.capturing(s))
+        return graphs_.record(s, [=, this] { return memset_2d(dptr, pitch, value, element_bytes, width, height, 0, false); });
+    if (element_bytes != 1 && element_bytes != 2 && element_bytes != 4) return VGPU_ERROR_INVALID_VALUE;
+    uint64_t row = 0, span = 0;
+    if (dptr % element_bytes || pitch % element_bytes || __builtin_mul_overflow(width, element_bytes, &row) ||
+        (height > 0 && pitch < row))
+        return VGPU_ERROR_INVALID_VALUE;
+    if (row == 0 || height == 0) return VGPU_SUCCESS;
+    if (__builtin_mul_overflow(height - 1, pitch, &span) || __builtin_add_overflow(span, row, &span))
+        return VGPU_ERROR_INVALID_VALUE;
+    uint8_t* d = translate(dptr, span); // the whole span in one allocation
+    if (!d) return VGPU_ERROR_INVALID_VALUE;
+    for (uint64_t r = 0; r < height; ++r)
+        for (uint64_t i = 0; i < width; ++i) std::memcpy(d + r * pitch + element_bytes * i, &value, element_bytes);
+    return VGPU_SUCCESS;
+}
+
+// Streams run their work at once here, so a write lands now and a wait is
+// met now or never: a wait whose condition does not hold yet cannot be held
+// back (NOT_SUPPORTED), where a GPU would hold the stream until it does.
+Status HostBackend::stream_write_value(BackendStream s, uint64_t dptr, uint64_t value, uint32_t bytes, uint32_t,
+                                       bool) {
+    if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
+    if (graphs_.capturing(s)) return VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if ((bytes != 4 && bytes != 8) || dptr % bytes) return VGPU_ERROR_INVALID_VALUE;
+    uint8_t* d = translate(dptr, bytes);
+    if (!d) return VGPU_ERROR_INVALID_VALUE;
+    std::memcpy(d, &value, bytes); // little endian: a 32-bit write takes the low half
+    return VGPU_SUCCESS;
+}
+
+Status HostBackend::stream_wait_value(BackendStream s, uint64_t dptr, uint64_t value, uint32_t bytes, uint32_t flags,
+                                      bool) {
+    if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
+    if (graphs_.capturing(s)) return VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if ((bytes != 4 && bytes != 8) || dptr % bytes) return VGPU_ERROR_INVALID_VALUE;
+    const uint8_t* d = translate(dptr, bytes);
+    if (!d) return VGPU_ERROR_INVALID_VALUE;
+    uint64_t now = 0;
+    std::memcpy(&now, d, bytes);
+    const uint64_t want = bytes == 4 ? (value & 0xffffffffu) : value;
+    bool met = false;
+    switch (flags & 0x3) { // CU_STREAM_WAIT_VALUE_GEQ, EQ, AND, NOR (cuda.h)
+    case 0: met = bytes == 4 ? static_cast<int32_t>(static_cast<uint32_t>(now - want)) >= 0
+                             : static_cast<int64_t>(now - want) >= 0; // GEQ compares cyclically, as the GPU
+        break;
+    case 1: met = now == want; break;
+    case 2: met = (now & want) != 0; break;
+    case 3: met = (~(now | want) & (bytes == 4 ? 0xffffffffull : ~0ull)) != 0; break;
+    }
+    return met ? VGPU_SUCCESS : VGPU_ERROR_NOT_SUPPORTED;
+}
+
 // The image is checked as the driver would refuse it at once; its code is
 // never run (the reference kernels are found by name).
 Status HostBackend::module_load(std::span<const uint8_t> image, BackendModule* out) {

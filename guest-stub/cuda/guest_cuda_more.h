@@ -1,0 +1,106 @@
+// More of the Driver API NVIDIA's libraries call (issue 42): pitched
+// allocations, 2-D memsets, address ranges, parameter info, stream memory
+// operations, the linker, libraries and kernels, and the shareable handles
+// a VM refuses. Types and numbers as cuda.h has them.
+#pragma once
+
+#include "guest-stub/cuda/guest_cuda.h"
+
+extern "C" {
+
+typedef uint32_t cuuint32_t;
+
+// ---- memory (cuda_memory.cpp, cuda_memset_2d.cpp) -----------------------
+// The allocation (device or managed) that dptr lies in; unknown memory:
+// CUDA_ERROR_NOT_FOUND. Either output may be left out.
+CUresult cuMemGetAddressRange(CUdeviceptr* pbase, size_t* psize, CUdeviceptr dptr);
+// Height rows of WidthInBytes, each row's pitch rounded up to 512 bytes (what
+// the driver gives on the GPUs the vGPU serves); ElementSizeBytes 4, 8 or 16.
+CUresult cuMemAllocPitch(CUdeviceptr* dptr, size_t* pPitch, size_t WidthInBytes, size_t Height,
+                         unsigned int ElementSizeBytes);
+CUresult cuMemsetD2D8(CUdeviceptr dst, size_t dstPitch, unsigned char value, size_t Width, size_t Height);
+CUresult cuMemsetD2D16(CUdeviceptr dst, size_t dstPitch, unsigned short value, size_t Width, size_t Height);
+CUresult cuMemsetD2D32(CUdeviceptr dst, size_t dstPitch, unsigned int value, size_t Width, size_t Height);
+CUresult cuMemsetD2D8Async(CUdeviceptr dst, size_t dstPitch, unsigned char value, size_t Width, size_t Height,
+                           CUstream stream);
+CUresult cuMemsetD2D16Async(CUdeviceptr dst, size_t dstPitch, unsigned short value, size_t Width, size_t Height,
+                            CUstream stream);
+CUresult cuMemsetD2D32Async(CUdeviceptr dst, size_t dstPitch, unsigned int value, size_t Width, size_t Height,
+                            CUstream stream);
+
+// ---- functions (cuda_module.cpp) ----------------------------------------
+// The paramIndex-th parameter's offset and size, from the layout the module
+// defines (the one cuLaunchKernel lays parameters out by).
+CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t* paramOffset, size_t* paramSize);
+
+// ---- stream memory operations (cuda_stream.cpp) -------------------------
+#define CU_STREAM_WRITE_VALUE_DEFAULT 0x0u
+#define CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER 0x1u
+#define CU_STREAM_WAIT_VALUE_GEQ 0x0u
+#define CU_STREAM_WAIT_VALUE_EQ 0x1u
+#define CU_STREAM_WAIT_VALUE_AND 0x2u
+#define CU_STREAM_WAIT_VALUE_NOR 0x3u
+#define CU_STREAM_WAIT_VALUE_FLUSH (1u << 30)
+// A word of this VM's device memory written, or waited for, in stream order
+// (VGPU_OP_STREAM_WRITE_VALUE / _WAIT_VALUE); queued like a launch. Not
+// while the stream captures (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED).
+CUresult cuStreamWriteValue32(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags);
+CUresult cuStreamWriteValue64(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags);
+CUresult cuStreamWaitValue32(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags);
+CUresult cuStreamWaitValue64(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags);
+
+// ---- the linker (cuda_link.cpp) -----------------------------------------
+typedef enum CUjitInputType_enum {
+    CU_JIT_INPUT_CUBIN = 0,
+    CU_JIT_INPUT_PTX = 1,
+    CU_JIT_INPUT_FATBINARY = 2,
+    CU_JIT_INPUT_OBJECT = 3,
+    CU_JIT_INPUT_LIBRARY = 4,
+    CU_JIT_INPUT_NVVM = 5,
+    CU_JIT_NUM_INPUT_TYPES = 6
+} CUjitInputType;
+typedef struct CUlinkState_st* CUlinkState;
+// A link of one image (a cubin, PTX or fat binary) completes to that image,
+// which cuModuleLoadData takes as it is; the vGPU's driver compiles it at
+// load. A link of several images, or of an object or library, is not
+// offered: cuLinkComplete answers CUDA_ERROR_NOT_SUPPORTED. JIT options are
+// the hints cuModuleLoadDataEx takes.
+CUresult cuLinkCreate(unsigned int numOptions, CUjit_option* options, void** optionValues, CUlinkState* stateOut);
+CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name,
+                       unsigned int numOptions, CUjit_option* options, void** optionValues);
+CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, unsigned int numOptions,
+                       CUjit_option* options, void** optionValues);
+CUresult cuLinkComplete(CUlinkState state, void** cubinOut, size_t* sizeOut);
+CUresult cuLinkDestroy(CUlinkState state);
+
+// ---- libraries and kernels (cuda_library.cpp) ---------------------------
+// A library is a module of the context current when it is loaded (device
+// 0's primary context, retained for the library's life, when none is); a
+// kernel is that module's function, usable wherever a CUfunction is.
+typedef struct CUlib_st* CUlibrary;
+typedef enum CUlibraryOption_enum {
+    CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE = 0,
+    CU_LIBRARY_BINARY_IS_PRESERVED = 1,
+    CU_LIBRARY_NUM_OPTIONS
+} CUlibraryOption;
+CUresult cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option* jitOptions, void** jitOptionsValues,
+                           unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues,
+                           unsigned int numLibraryOptions);
+CUresult cuLibraryLoadFromFile(CUlibrary* library, const char* fileName, CUjit_option* jitOptions,
+                               void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions,
+                               void** libraryOptionValues, unsigned int numLibraryOptions);
+CUresult cuLibraryUnload(CUlibrary library);
+CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, const char* name);
+CUresult cuLibraryGetModule(CUmodule* pMod, CUlibrary library);
+CUresult cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name);
+CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel);
+
+// ---- shareable handles (cuda_vmm.cpp) -----------------------------------
+// A VM's memory cannot be shared with another process: checked, then
+// CUDA_ERROR_NOT_SUPPORTED.
+CUresult cuMemExportToShareableHandle(void* shareableHandle, CUmemGenericAllocationHandle handle,
+                                      CUmemAllocationHandleType handleType, unsigned long long flags);
+CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, void* osHandle,
+                                        CUmemAllocationHandleType shHandleType);
+
+} // extern "C"

@@ -1,0 +1,151 @@
+// conformance, continued: the calls NVIDIA's libraries need beyond the
+// basics (issue 42), on both backends: pitched allocations, address ranges,
+// 2-D memsets, parameter info, stream memory operations, the linker,
+// libraries and kernels, and the shareable handles a VM refuses.
+#include <string.h>
+
+#include "guest-stub/kernels/kernels_image.h"
+#include "guest-stub/programs/conformance.h"
+
+using namespace guest;
+
+namespace {
+
+void pitched_memory_and_2d_memsets()
+{
+    CUdeviceptr d = 0;
+    size_t pitch = 0;
+    expect("cuMemAllocPitch", cuMemAllocPitch(&d, &pitch, 100, 6, 4), CUDA_SUCCESS);
+    expect_true("cuMemAllocPitch: the row rounded up to 512 bytes", pitch == 512);
+    expect("cuMemAllocPitch(element 3)", cuMemAllocPitch(&d, &pitch, 100, 6, 3), CUDA_ERROR_INVALID_VALUE);
+    expect("cuMemAllocPitch(no height)", cuMemAllocPitch(&d, &pitch, 100, 0, 4), CUDA_ERROR_INVALID_VALUE);
+    CUdeviceptr base = 0;
+    size_t bytes = 0;
+    expect("cuMemGetAddressRange", cuMemGetAddressRange(&base, &bytes, d + 700), CUDA_SUCCESS);
+    expect_true("cuMemGetAddressRange: the pitched allocation", base == d && bytes == 512 * 6);
+    expect("cuMemGetAddressRange(size only)", cuMemGetAddressRange(nullptr, &bytes, d), CUDA_SUCCESS);
+    expect("cuMemGetAddressRange(unknown)", cuMemGetAddressRange(&base, &bytes, 0x1000), CUDA_ERROR_NOT_FOUND);
+
+    // Rows 1..4 of 25 u32s (100 bytes) in a zeroed allocation; then one u16
+    // and one byte row by the other two forms, the last queued on a stream.
+    CU_CHECK(cuMemsetD8(d, 0, 512 * 6));
+    expect("cuMemsetD2D32", cuMemsetD2D32(d + 512, 512, 0x01020304u, 25, 4), CUDA_SUCCESS);
+    expect("cuMemsetD2D16", cuMemsetD2D16(d + 200, 512, 0xA5A5, 2, 1), CUDA_SUCCESS);
+    CUstream s = nullptr;
+    CU_CHECK(cuStreamCreate(&s, 0));
+    expect("cuMemsetD2D8Async", cuMemsetD2D8Async(d + 5 * 512, 512, 0x7F, 3, 1, s), CUDA_SUCCESS);
+    expect("cuMemsetD2D16Async", cuMemsetD2D16Async(d + 5 * 512 + 8, 512, 0x1111, 1, 1, s), CUDA_SUCCESS);
+    expect("cuMemsetD2D32Async", cuMemsetD2D32Async(d + 5 * 512 + 12, 512, 0x22222222u, 1, 1, s), CUDA_SUCCESS);
+    CU_CHECK(cuStreamSynchronize(s));
+    static uint8_t host[512 * 6];
+    CU_CHECK(cuMemcpyDtoH(host, d, sizeof host));
+    bool right = true;
+    for (size_t i = 0; i < sizeof host; ++i) {
+        const size_t row = i / 512, col = i % 512;
+        uint8_t want = 0;
+        if (row >= 1 && row <= 4 && col < 100)
+            want = static_cast<uint8_t>(0x01020304u >> (8 * (col % 4)));
+        if (row == 0 && col >= 200 && col < 204)
+            want = 0xA5;
+        if (row == 5 && col < 3)
+            want = 0x7F;
+        if (row == 5 && (col == 8 || col == 9))
+            want = 0x11;
+        if (row == 5 && col >= 12 && col < 16)
+            want = 0x22;
+        right = right && host[i] == want;
+    }
+    expect_true("2-D memsets: each row's elements set, nothing between", right);
+    expect("cuMemsetD2D32(pitch below the row)", cuMemsetD2D32(d, 64, 0, 25, 2), CUDA_ERROR_INVALID_VALUE);
+    expect("cuMemsetD2D32(misaligned pitch)", cuMemsetD2D32(d, 510, 0, 2, 2), CUDA_ERROR_INVALID_VALUE);
+    expect("cuMemsetD2D8(past the allocation)", cuMemsetD2D8(d, 512, 0, 100, 7), CUDA_ERROR_INVALID_VALUE);
+    expect("cuMemsetD2D8(nothing to set)", cuMemsetD2D8(d, 512, 0, 0, 7), CUDA_SUCCESS);
+
+    // Stream memory operations: writes land in order; a wait already met passes.
+    expect("cuStreamWriteValue32", cuStreamWriteValue32(s, d, 0xCAFEF00Du, 0), CUDA_SUCCESS);
+    expect("cuStreamWriteValue64", cuStreamWriteValue64(s, d + 8, 0x0102030405060708ull,
+                                                         CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER),
+           CUDA_SUCCESS);
+    expect("cuStreamWaitValue32(met)", cuStreamWaitValue32(s, d, 0xCAFEF00Du, CU_STREAM_WAIT_VALUE_EQ), CUDA_SUCCESS);
+    expect("cuStreamWaitValue64(met)", cuStreamWaitValue64(s, d + 8, 1, CU_STREAM_WAIT_VALUE_GEQ), CUDA_SUCCESS);
+    expect("cuStreamSynchronize after the stream values", cuStreamSynchronize(s), CUDA_SUCCESS);
+    uint32_t word = 0;
+    uint64_t wide = 0;
+    CU_CHECK(cuMemcpyDtoH(&word, d, 4));
+    CU_CHECK(cuMemcpyDtoH(&wide, d + 8, 8));
+    expect_true("stream values written", word == 0xCAFEF00Du && wide == 0x0102030405060708ull);
+    expect("cuStreamWriteValue32(misaligned)", cuStreamWriteValue32(s, d + 2, 1, 0), CUDA_ERROR_INVALID_VALUE);
+    expect("cuStreamWriteValue64(misaligned)", cuStreamWriteValue64(s, d + 4, 1, 0), CUDA_ERROR_INVALID_VALUE);
+    expect("cuStreamWaitValue32(unknown flags)", cuStreamWaitValue32(s, d, 1, 0x10), CUDA_ERROR_INVALID_VALUE);
+    CU_CHECK(cuStreamDestroy(s));
+    CU_CHECK(cuMemFree(d));
+}
+
+void parameters_libraries_and_links(CUfunction add)
+{
+    size_t offset = 1, size = 0;
+    expect("cuFuncGetParamInfo(vector_add, 3)", cuFuncGetParamInfo(add, 3, &offset, &size), CUDA_SUCCESS);
+    expect_true("cuFuncGetParamInfo: the unsigned after three pointers", offset == 24 && size == 4);
+    expect("cuFuncGetParamInfo(past the last)", cuFuncGetParamInfo(add, 4, &offset, &size), CUDA_ERROR_INVALID_VALUE);
+    expect("cuFuncGetParamInfo(bogus)", cuFuncGetParamInfo(bogus(add), 0, &offset, &size),
+           CUDA_ERROR_INVALID_HANDLE);
+
+    CUlibrary lib = nullptr;
+    expect("cuLibraryLoadData", cuLibraryLoadData(&lib, kvmgpu_kernels_image, nullptr, nullptr, 0, nullptr, nullptr, 0),
+           CUDA_SUCCESS);
+    CUkernel kernel = nullptr;
+    CUfunction fn = nullptr;
+    CUmodule mod = nullptr;
+    expect("cuLibraryGetKernel", cuLibraryGetKernel(&kernel, lib, "vector_add"), CUDA_SUCCESS);
+    expect("cuLibraryGetKernel(unknown)", cuLibraryGetKernel(&kernel, lib, "no_such_kernel"), CUDA_ERROR_NOT_FOUND);
+    expect("cuKernelGetFunction", cuKernelGetFunction(&fn, kernel), CUDA_SUCCESS);
+    expect("cuLibraryGetModule", cuLibraryGetModule(&mod, lib), CUDA_SUCCESS);
+    CUfunction same = nullptr;
+    expect("cuModuleGetFunction(the library's module)", cuModuleGetFunction(&same, mod, "vector_add"), CUDA_SUCCESS);
+    expect_true("a kernel's function is its module's", fn == same && fn != nullptr);
+    expect("cuFuncGetParamInfo(a kernel's function)", cuFuncGetParamInfo(fn, 0, &offset, &size), CUDA_SUCCESS);
+    expect("cuLibraryUnload", cuLibraryUnload(lib), CUDA_SUCCESS);
+    expect("cuLibraryUnload(again)", cuLibraryUnload(lib), CUDA_ERROR_INVALID_HANDLE);
+    expect("cuLibraryGetModule(unloaded)", cuLibraryGetModule(&mod, lib), CUDA_ERROR_INVALID_HANDLE);
+
+    CUlinkState link = nullptr;
+    void* out = nullptr;
+    size_t out_bytes = 0;
+    expect("cuLinkCreate", cuLinkCreate(0, nullptr, nullptr, &link), CUDA_SUCCESS);
+    expect("cuLinkComplete(no input)", cuLinkComplete(link, &out, &out_bytes), CUDA_ERROR_INVALID_VALUE);
+    expect("cuLinkAddData(fat binary)",
+           cuLinkAddData(link, CU_JIT_INPUT_FATBINARY, const_cast<unsigned char*>(kvmgpu_kernels_image),
+                         kvmgpu_kernels_image_size, "kernels", 0, nullptr, nullptr),
+           CUDA_SUCCESS);
+    expect("cuLinkComplete", cuLinkComplete(link, &out, &out_bytes), CUDA_SUCCESS);
+    expect_true("cuLinkComplete: the image", out_bytes == kvmgpu_kernels_image_size &&
+                                                 memcmp(out, kvmgpu_kernels_image, out_bytes) == 0);
+    CUmodule linked = nullptr;
+    expect("cuModuleLoadData(the link's output)", cuModuleLoadData(&linked, out), CUDA_SUCCESS);
+    expect("cuModuleUnload(the link's module)", cuModuleUnload(linked), CUDA_SUCCESS);
+    expect("cuLinkAddData(a second input)",
+           cuLinkAddData(link, CU_JIT_INPUT_PTX, const_cast<char*>(".version 8.0"), 12, "b", 0, nullptr, nullptr),
+           CUDA_SUCCESS);
+    expect("cuLinkComplete(two inputs)", cuLinkComplete(link, &out, &out_bytes), CUDA_ERROR_NOT_SUPPORTED);
+    expect("cuLinkDestroy", cuLinkDestroy(link), CUDA_SUCCESS);
+    expect("cuLinkDestroy(again)", cuLinkDestroy(link), CUDA_ERROR_INVALID_HANDLE);
+
+    int fd = -1;
+    CUmemGenericAllocationHandle h = 0;
+    expect("cuMemExportToShareableHandle",
+           cuMemExportToShareableHandle(&fd, 1, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0), CUDA_ERROR_NOT_SUPPORTED);
+    expect("cuMemExportToShareableHandle(nullptr)",
+           cuMemExportToShareableHandle(nullptr, 1, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+           CUDA_ERROR_INVALID_VALUE);
+    expect("cuMemImportFromShareableHandle",
+           cuMemImportFromShareableHandle(&h, reinterpret_cast<void*>(3), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+           CUDA_ERROR_NOT_SUPPORTED);
+}
+
+} // namespace
+
+void library_support_calls(CUfunction add)
+{
+    pitched_memory_and_2d_memsets();
+    parameters_libraries_and_links(add);
+}
