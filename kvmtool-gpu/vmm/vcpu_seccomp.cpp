@@ -32,7 +32,8 @@ constexpr int kPlain[] = {
 // Linux-ABI guests only: the share's files and getrandom (vcpu_seccomp.h says why).
 constexpr int kLinuxGuest[] = {SYS_openat2,    SYS_close,     SYS_lseek,   SYS_getdents64, SYS_pwrite64,
                                SYS_readlinkat, SYS_getrandom, SYS_fstatfs, SYS_memfd_create,
-                               SYS_pipe2,      SYS_eventfd2,  SYS_ppoll};
+                               SYS_pipe2,      SYS_eventfd2,  SYS_ppoll,       SYS_mkdirat,
+                               SYS_unlinkat,   SYS_renameat2};
 
 } // namespace
 

@@ -139,6 +139,27 @@ long GuestFs::readlink(int dirfd, const std::string& path, char* buf, uint64_t l
     return t.err ? t.err : t.mount->readlink(t.dirfd, t.path, buf, len);
 }
 
+int GuestFs::mkdir(int dirfd, const std::string& path, uint64_t mode) const {
+    const Target t = target(dirfd, path);
+    if (overlaid(dirfd, path, t)) return -EEXIST;
+    return t.err ? t.err : t.mount->mkdir(t.dirfd, t.path, mode);
+}
+
+int GuestFs::unlink(int dirfd, const std::string& path, bool directory) const {
+    const Target t = target(dirfd, path);
+    if (overlaid(dirfd, path, t)) return -EROFS;
+    return t.err ? t.err : t.mount->unlink(t.dirfd, t.path, directory);
+}
+
+int GuestFs::rename(int from_dirfd, const std::string& from, int to_dirfd, const std::string& to, uint64_t flags) const {
+    const Target a = target(from_dirfd, from), b = target(to_dirfd, to);
+    if (overlaid(from_dirfd, from, a) || overlaid(to_dirfd, to, b)) return -EROFS;
+    if (a.err) return a.err;
+    if (b.err) return b.err;
+    if (a.mount != b.mount) return -EXDEV;
+    return a.mount->rename(a.dirfd, a.path, b.dirfd, b.path, flags);
+}
+
 bool GuestFs::read_only_at(int dirfd, const std::string& path) const {
     const Target t = target(dirfd, path);
     return t.err || overlaid(dirfd, path, t) || t.mount->read_only();

@@ -51,6 +51,11 @@ public:
     int open(int dirfd, const std::string& path, uint64_t flags, uint64_t mode) const;
     int stat(int dirfd, const std::string& path, bool follow, struct stat* out) const;
     long readlink(int dirfd, const std::string& path, char* buf, uint64_t len) const;
+    // ShareRoot's mkdir, unlink and rename in the mount the path falls in;
+    // the overlay's names: -EROFS; a rename across two mounts: -EXDEV.
+    int mkdir(int dirfd, const std::string& path, uint64_t mode) const;
+    int unlink(int dirfd, const std::string& path, bool directory) const;
+    int rename(int from_dirfd, const std::string& from, int to_dirfd, const std::string& to, uint64_t flags) const;
     // Whether a write to the path would be refused (EROFS).
     bool read_only_at(int dirfd, const std::string& path) const;
     // The root mount's directory descriptor (-1 when nothing is at "/").

@@ -112,4 +112,48 @@ long ShareRoot::readlink(int dirfd, const std::string& path, char* buf, uint64_t
     return rc;
 }
 
+ShareRoot::Parent ShareRoot::parent_of(int dirfd, const std::string& path) const {
+    Parent p;
+    if (path.empty()) return p.err = -ENOENT, std::move(p);
+    if (path.size() >= 4096) return p.err = -ENAMETOOLONG, std::move(p);
+    std::string trimmed = path;
+    while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back(); // "dir/" names dir
+    const size_t slash = trimmed.rfind('/');
+    p.name = slash == std::string::npos ? trimmed : trimmed.substr(slash + 1);
+    if (p.name.empty()) return p.err = -EBUSY, std::move(p); // the share's root
+    if (p.name == "." || p.name == "..") return p.err = -EINVAL, std::move(p);
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : trimmed.substr(0, slash);
+    const int fd = resolve(dirfd, dir, O_PATH | O_DIRECTORY, 0, 0);
+    if (fd < 0) return p.err = fd, std::move(p);
+    p.dir = UniqueFd(fd);
+    return p;
+}
+
+int ShareRoot::mkdir(int dirfd, const std::string& path, uint64_t mode) const {
+    if (read_only_) return -EROFS;
+    const Parent p = parent_of(dirfd, path);
+    if (p.err) return p.err == -EBUSY ? -EEXIST : p.err;
+    return ::mkdirat(p.dir.get(), p.name.c_str(), static_cast<mode_t>(mode & 07777)) == 0 ? 0 : -errno;
+}
+
+int ShareRoot::unlink(int dirfd, const std::string& path, bool directory) const {
+    if (read_only_) return -EROFS;
+    const Parent p = parent_of(dirfd, path);
+    if (p.err) return p.err;
+    return ::unlinkat(p.dir.get(), p.name.c_str(), directory ? AT_REMOVEDIR : 0) == 0 ? 0 : -errno;
+}
+
+int ShareRoot::rename(int from_dirfd, const std::string& from, int to_dirfd, const std::string& to,
+                      uint64_t flags) const {
+    if (flags & ~uint64_t{RENAME_NOREPLACE | RENAME_EXCHANGE}) return -EINVAL;
+    if (read_only_) return -EROFS;
+    const Parent a = parent_of(from_dirfd, from);
+    if (a.err) return a.err;
+    const Parent b = parent_of(to_dirfd, to);
+    if (b.err) return b.err;
+    return ::renameat2(a.dir.get(), a.name.c_str(), b.dir.get(), b.name.c_str(), static_cast<unsigned>(flags)) == 0
+               ? 0
+               : -errno;
+}
+
 } // namespace kvmgpu::linux_abi

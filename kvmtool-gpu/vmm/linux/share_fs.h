@@ -40,6 +40,17 @@ public:
     int stat(int dirfd, const std::string& path, bool follow, struct stat* out) const;
     // readlink of a path: bytes written to `buf` (at most len) or -errno.
     long readlink(int dirfd, const std::string& path, char* buf, uint64_t len) const;
+    // mkdirat, unlinkat (rmdir with `directory`) and renameat2 of the last
+    // component of a path, in the directory its other components name
+    // (resolved as open resolves: inside the share, never through a magic
+    // link); the last component itself is never followed. "." or ".." as the
+    // last component: -EINVAL; the share's own root: -EBUSY; a read-only
+    // share: -EROFS. -errno.
+    int mkdir(int dirfd, const std::string& path, uint64_t mode) const;
+    int unlink(int dirfd, const std::string& path, bool directory) const;
+    // `to` in this share too (GuestFs gives -EXDEV across mounts); flags:
+    // RENAME_NOREPLACE and RENAME_EXCHANGE, else -EINVAL.
+    int rename(int from_dirfd, const std::string& from, int to_dirfd, const std::string& to, uint64_t flags) const;
 
 private:
     // An O_PATH descriptor of the regular file or directory `path` names, or -errno.
@@ -47,6 +58,14 @@ private:
     // `path_fd`'s inode opened with `flags` (host values), or -errno.
     static int reopen(int path_fd, uint64_t flags);
     int resolve(int dirfd, const std::string& path, uint64_t open_flags, uint64_t resolve_extra, uint64_t mode) const;
+    // The directory that holds `path`'s last component (O_PATH) and that
+    // component; `err` (-errno) when there is none.
+    struct Parent {
+        UniqueFd dir;
+        std::string name;
+        int err = 0;
+    };
+    Parent parent_of(int dirfd, const std::string& path) const;
 
     std::string path_;
     bool read_only_;

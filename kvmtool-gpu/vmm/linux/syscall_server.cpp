@@ -132,6 +132,14 @@ int64_t SyscallServer::dispatch(const SyscallCall& c, CpuState& cpu, SyscallOutc
     case SYS_access: return sys_faccessat(-100, a[0], a[1]);
     case SYS_faccessat:
     case SYS_faccessat2: return sys_faccessat(dirfd, a[1], a[2]);
+    case SYS_mkdir: return sys_mkdirat(-100 /* AT_FDCWD */, a[0], a[1]);
+    case SYS_mkdirat: return sys_mkdirat(dirfd, a[1], a[2]);
+    case SYS_unlink: return sys_unlinkat(-100, a[0], 0);
+    case SYS_rmdir: return sys_unlinkat(-100, a[0], 0x200 /* AT_REMOVEDIR */);
+    case SYS_unlinkat: return sys_unlinkat(dirfd, a[1], a[2]);
+    case SYS_rename: return sys_renameat2(-100, a[0], -100, a[1], 0);
+    case SYS_renameat: return sys_renameat2(dirfd, a[1], static_cast<int32_t>(a[2]), a[3], 0);
+    case SYS_renameat2: return sys_renameat2(dirfd, a[1], static_cast<int32_t>(a[2]), a[3], a[4]);
     case SYS_getdents64: return sys_getdents64(a[0], a[1], a[2]);
     case SYS_getcwd: return sys_getcwd(a[0], a[1]);
     case SYS_fcntl: return sys_fcntl(a[0], a[1], a[2]);

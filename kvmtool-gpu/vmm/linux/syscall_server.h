@@ -5,7 +5,7 @@
 // argument is guest-controlled: pointers go through UserMemory, lengths are
 // bounded, nothing throws. Calls not served get ENOSYS, logged once per
 // number by name. The handlers live in files by topic: syscalls_memory,
-// syscalls_files, syscalls_proc_files, syscalls_events, syscalls_process,
+// syscalls_files, syscalls_tree, syscalls_proc_files, syscalls_events, syscalls_process,
 // syscalls_thread_state, syscalls_threads, syscalls_time, syscalls_signals.
 // No KVM here: unit tests and the fuzz target drive serve() directly.
 // Threads: serve() may be called from every vCPU thread at once. The
@@ -40,6 +40,9 @@
 #include "kvmtool-gpu/vmm/linux/user_memory.h"
 
 namespace kvmgpu::linux_abi {
+
+// Linux's PATH_MAX: the longest path a call reads from the guest.
+inline constexpr uint64_t kPathMax = 4096;
 
 struct SyscallCall {
     uint64_t nr = 0;
@@ -186,6 +189,10 @@ private:
     int64_t sys_ioctl(uint64_t fd, uint64_t cmd);
     int64_t sys_readlinkat(int64_t dirfd, uint64_t path, uint64_t buf, uint64_t len);
     int64_t sys_faccessat(int64_t dirfd, uint64_t path, uint64_t mode);
+    // syscalls_tree.cpp: mkdir, unlink, rmdir, rename in writable mounts
+    int64_t sys_mkdirat(int64_t dirfd, uint64_t path_addr, uint64_t mode);
+    int64_t sys_unlinkat(int64_t dirfd, uint64_t path_addr, uint64_t flags);
+    int64_t sys_renameat2(int64_t from_dirfd, uint64_t from_addr, int64_t to_dirfd, uint64_t to_addr, uint64_t flags);
     int64_t sys_getdents64(uint64_t fd, uint64_t buf, uint64_t len);
     int64_t sys_getcwd(uint64_t buf, uint64_t len);
     int64_t sys_fcntl(uint64_t fd, uint64_t cmd, uint64_t arg);

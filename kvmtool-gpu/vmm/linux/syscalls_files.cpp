@@ -20,7 +20,6 @@ namespace kvmgpu::linux_abi {
 namespace {
 constexpr int64_t kAtFdcwd = -100;
 constexpr uint64_t kMaxIo = 0x7ffff000; // Linux's MAX_RW_COUNT
-constexpr uint64_t kPathMax = 4096;
 static_assert(sizeof(struct stat) == 144, "x86-64 struct stat");
 
 struct stat console_stat() {

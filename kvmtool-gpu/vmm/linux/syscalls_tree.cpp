@@ -1,0 +1,46 @@
+// The calls that change a tree: mkdir, unlink, rmdir and rename, served in
+// writable mounts only (a --share, the private /tmp), resolved as opens are
+// (GuestFs, ShareRoot). The VMM's made-up files and the root are not writable:
+// EROFS from the root, ENOENT where the path names nothing on a mount.
+#include <fcntl.h>
+
+#include <cerrno>
+
+#include "kvmtool-gpu/vmm/linux/syscall_server.h"
+
+namespace kvmgpu::linux_abi {
+
+int64_t SyscallServer::sys_mkdirat(int64_t dirfd, uint64_t path_addr, uint64_t mode) {
+    auto [path, err] = user_.string(path_addr, kPathMax);
+    if (err) return err;
+    if (!opts_.share) return -ENOENT; // no file system
+    const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
+    if (dir < -1) return dir;
+    return opts_.share->mkdir(dir, path, mode);
+}
+
+int64_t SyscallServer::sys_unlinkat(int64_t dirfd, uint64_t path_addr, uint64_t flags) {
+    if (flags & ~uint64_t{AT_REMOVEDIR}) return -EINVAL;
+    auto [path, err] = user_.string(path_addr, kPathMax);
+    if (err) return err;
+    if (!opts_.share) return -ENOENT;
+    const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
+    if (dir < -1) return dir;
+    return opts_.share->unlink(dir, path, flags & AT_REMOVEDIR);
+}
+
+int64_t SyscallServer::sys_renameat2(int64_t from_dirfd, uint64_t from_addr, int64_t to_dirfd, uint64_t to_addr,
+                                     uint64_t flags) {
+    auto [from, err] = user_.string(from_addr, kPathMax);
+    if (err) return err;
+    auto [to, err_to] = user_.string(to_addr, kPathMax);
+    if (err_to) return err_to;
+    if (!opts_.share) return -ENOENT;
+    const int from_dir = from.starts_with('/') ? -1 : dir_host_fd(from_dirfd);
+    if (from_dir < -1) return from_dir;
+    const int to_dir = to.starts_with('/') ? -1 : dir_host_fd(to_dirfd);
+    if (to_dir < -1) return to_dir;
+    return opts_.share->rename(from_dir, from, to_dir, to, flags);
+}
+
+} // namespace kvmgpu::linux_abi
