@@ -497,7 +497,7 @@ if want ml; then
   for name in torch cupy; do
     prog=$torch_prog; [ $name = cupy ] && prog=$cupy_prog
     step $name-native timeout 120 "$py" -c "$prog"
-    step $name-guest timeout 280 "$bin/kvmtool-gpu" run --guest "$py" --root / --vgpu cuda --mem 16G --timeout 270 -- -c "$prog"
+    step $name-guest timeout 280 "$bin/kvmtool-gpu" run --guest "$py" --root / --vgpu cuda --mem "${KVMGPU_ML_MEM:-32G}" --timeout 270 -- -c "$prog"
     for l in $name-native $name-guest; do grep -E '^(guest: )?(available|sum|.*Error)' "$out/$l.log" | tail -4 | sed "s/^/    $l: /" | tee -a "$summary"; done
     grep -E 'system calls:' "$out/$name-guest.log" | cut -c1-200 | sed 's/^/    /' | tee -a "$summary"
   done
