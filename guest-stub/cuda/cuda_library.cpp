@@ -1,8 +1,13 @@
 // Libraries and kernels (CUDA 12's context-independent loading), over
 // modules: a library is one module, loaded in the context current at the
-// load, or in device 0's primary context (retained until the unload) when
+// load (a lazy one's: at its first use), or in device 0's primary context (retained until the unload) when
 // none is; a kernel is that module's CUfunction, the same value, so a
 // CUkernel also launches where a CUfunction is taken, as the driver allows.
+// A fat binary that NVIDIA's cudart registers (nvcc's wrapper: it lives in
+// the program's image as long as the program) loads lazily, as the driver's
+// lazy loading does: its module is made when a kernel, a global or the
+// module is first asked for, so a program that registers thousands (PyTorch)
+// loads only those it uses.
 #include <string.h>
 
 #include "guest-stub/cuda/driver_entry.h"
@@ -16,10 +21,12 @@ using namespace guest::cuda;
 namespace {
 
 struct Library {
-    CUmodule module;
+    bool in_use;
     bool retained_primary; // device 0's primary context retained for the load
+    CUmodule module;       // null until a lazy library is first used
+    const void* lazy_image; // the fat binary a lazy library loads from
 };
-constexpr int kLibraries = 256;
+constexpr int kLibraries = 16384;
 Library g_libraries[kLibraries];
 
 // NVIDIA's cudart hands its registered fat binaries over as nvcc's wrapper
@@ -39,10 +46,49 @@ const void* image_of(const void* code)
 
 Library* library_of(CUlibrary handle)
 {
-    for (Library& l : g_libraries)
-        if (l.module != nullptr && reinterpret_cast<CUlibrary>(&l) == handle)
-            return &l;
-    return nullptr;
+    const uintptr_t at = reinterpret_cast<uintptr_t>(handle), first = reinterpret_cast<uintptr_t>(g_libraries);
+    if (at < first || at >= first + sizeof g_libraries || (at - first) % sizeof(Library) != 0)
+        return nullptr;
+    Library* l = reinterpret_cast<Library*>(handle);
+    return l->in_use ? l : nullptr;
+}
+
+// The module of `image` in the current context, or in device 0's primary
+// context when none is current (then retained: *retained_primary).
+CUresult load_module(CUmodule* module, const void* image, unsigned numJitOptions, CUjit_option* jitOptions,
+                     void** jitOptionsValues, bool* retained_primary)
+{
+    const bool own_context = current_context() == nullptr;
+    if (own_context) {
+        CUcontext primary = nullptr;
+        if (CUresult r = cuDevicePrimaryCtxRetain(&primary, 0))
+            return r;
+        if (CUresult r = cuCtxPushCurrent(primary)) {
+            cuDevicePrimaryCtxRelease(0);
+            return r;
+        }
+    }
+    const CUresult r = image == nullptr ? CUDA_ERROR_INVALID_IMAGE
+                                        : cuModuleLoadDataEx(module, image, numJitOptions, jitOptions, jitOptionsValues);
+    if (own_context) {
+        CUcontext popped;
+        cuCtxPopCurrent(&popped);
+        if (r != CUDA_SUCCESS)
+            cuDevicePrimaryCtxRelease(0);
+    }
+    *retained_primary = own_context && r == CUDA_SUCCESS;
+    return r;
+}
+
+// A lazy library's module, made now if it has none yet.
+CUresult module_of(Library& l, CUmodule* module)
+{
+    if (l.module == nullptr) {
+        if (CUresult r = load_module(&l.module, l.lazy_image, 0, nullptr, nullptr, &l.retained_primary))
+            return r;
+    }
+    *module = l.module;
+    return CUDA_SUCCESS;
 }
 
 CUresult load(CUlibrary* library, const void* code, unsigned numJitOptions, CUjit_option* jitOptions,
@@ -58,35 +104,25 @@ CUresult load(CUlibrary* library, const void* code, unsigned numJitOptions, CUji
             return CUDA_ERROR_INVALID_VALUE;
     Library* slot = nullptr;
     for (Library& l : g_libraries)
-        if (l.module == nullptr) {
+        if (!l.in_use) {
             slot = &l;
             break;
         }
     if (slot == nullptr)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    const bool own_context = current_context() == nullptr;
-    if (own_context) {
-        CUcontext primary = nullptr;
-        if (CUresult r = cuDevicePrimaryCtxRetain(&primary, 0))
-            return r;
-        if (CUresult r = cuCtxPushCurrent(primary)) {
-            cuDevicePrimaryCtxRelease(0);
-            return r;
-        }
-    }
-    CUmodule module = nullptr;
     const void* image = image_of(code);
-    const CUresult r = image == nullptr ? CUDA_ERROR_INVALID_IMAGE
-                                        : cuModuleLoadDataEx(&module, image, numJitOptions, jitOptions, jitOptionsValues);
-    if (own_context) {
-        CUcontext popped;
-        cuCtxPopCurrent(&popped);
-        if (r != CUDA_SUCCESS)
-            cuDevicePrimaryCtxRelease(0);
+    if (image == nullptr)
+        return CUDA_ERROR_INVALID_IMAGE;
+    if (image != code) { // cudart's registration: loaded at first use
+        *slot = Library{true, false, nullptr, image};
+        *library = reinterpret_cast<CUlibrary>(slot);
+        return CUDA_SUCCESS;
     }
-    if (r != CUDA_SUCCESS)
+    Library made{true, false, nullptr, nullptr};
+    if (CUresult r = load_module(&made.module, image, numJitOptions, jitOptions, jitOptionsValues,
+                                 &made.retained_primary))
         return r;
-    *slot = Library{module, own_context};
+    *slot = made;
     *library = reinterpret_cast<CUlibrary>(slot);
     return CUDA_SUCCESS;
 }
@@ -140,9 +176,10 @@ extern "C" CUresult cuLibraryUnload(CUlibrary library)
     Library* l = library_of(library);
     if (l == nullptr)
         return CUDA_ERROR_INVALID_HANDLE;
-    const CUresult r = cuModuleUnload(l->module);
-    if (r != CUDA_SUCCESS)
-        return r;
+    if (l->module != nullptr) {
+        if (CUresult r = cuModuleUnload(l->module))
+            return r;
+    }
     if (l->retained_primary)
         cuDevicePrimaryCtxRelease(0);
     *l = Library{};
@@ -155,11 +192,10 @@ extern "C" CUresult cuLibraryGetModule(CUmodule* pMod, CUlibrary library)
     GUEST_API_LOCK();
     if (pMod == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
-    const Library* l = library_of(library);
+    Library* l = library_of(library);
     if (l == nullptr)
         return CUDA_ERROR_INVALID_HANDLE;
-    *pMod = l->module;
-    return CUDA_SUCCESS;
+    return module_of(*l, pMod);
 }
 
 KVMGPU_DRIVER_ENTRY(cuLibraryGetKernel, 12000);
@@ -168,11 +204,14 @@ extern "C" CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, con
     GUEST_API_LOCK();
     if (pKernel == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
-    const Library* l = library_of(library);
+    Library* l = library_of(library);
     if (l == nullptr)
         return CUDA_ERROR_INVALID_HANDLE;
+    CUmodule module = nullptr;
+    if (CUresult r = module_of(*l, &module))
+        return r;
     CUfunction f = nullptr;
-    if (CUresult r = cuModuleGetFunction(&f, l->module, name))
+    if (CUresult r = cuModuleGetFunction(&f, module, name))
         return r;
     *pKernel = reinterpret_cast<CUkernel>(f);
     return CUDA_SUCCESS;
@@ -182,10 +221,13 @@ KVMGPU_DRIVER_ENTRY(cuLibraryGetGlobal, 12000);
 extern "C" CUresult cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name)
 {
     GUEST_API_LOCK();
-    const Library* l = library_of(library);
+    Library* l = library_of(library);
     if (l == nullptr)
         return CUDA_ERROR_INVALID_HANDLE;
-    return cuModuleGetGlobal(dptr, bytes, l->module, name);
+    CUmodule module = nullptr;
+    if (CUresult r = module_of(*l, &module))
+        return r;
+    return cuModuleGetGlobal(dptr, bytes, module, name);
 }
 
 KVMGPU_DRIVER_ENTRY(cuKernelGetFunction, 12000);

@@ -69,8 +69,8 @@ void pitched_memory_and_2d_memsets()
     expect("cuStreamWaitValue32(met)", cuStreamWaitValue32(s, d, 0xCAFEF00Du, CU_STREAM_WAIT_VALUE_EQ), CUDA_SUCCESS);
     expect("cuStreamWaitValue64(met)", cuStreamWaitValue64(s, d + 8, 1, CU_STREAM_WAIT_VALUE_GEQ), CUDA_SUCCESS);
     expect("cuStreamSynchronize after the stream values", cuStreamSynchronize(s), CUDA_SUCCESS);
-    uint32_t word = 0;
-    uint64_t wide = 0;
+    static uint32_t word; // in the image's data, as the buffers above: copies land in guest RAM the
+    static uint64_t wide; // device can reach, not on the boot stack
     CU_CHECK(cuMemcpyDtoH(&word, d, 4));
     CU_CHECK(cuMemcpyDtoH(&wide, d + 8, 8));
     expect_true("stream values written", word == 0xCAFEF00Du && wide == 0x0102030405060708ull);

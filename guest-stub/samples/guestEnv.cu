@@ -89,7 +89,9 @@ static void check_errno(void)
     errno = 0;
     check(write(99, "x", 1) == -1 && errno == EBADF, "write to a closed descriptor: EBADF");
     errno = 0;
-    check(mkdir("/new-dir", 0755) == -1 && errno == ENOSYS, "mkdir: the share's tree cannot change (ENOSYS)");
+    check(mkdir("/new-dir", 0755) == 0 && mkdir("/new-dir", 0755) == -1 && errno == EEXIST, "mkdir in the share, EEXIST the second time");
+    errno = 0;
+    check(rmdir("/new-dir") == 0 && rmdir("/new-dir") == -1 && errno == ENOENT, "rmdir in the share, ENOENT the second time");
 }
 
 static void check_stdio(void)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The system's own dynamic python3 as a Linux-ABI guest with --root /
 # (ctest kvm_linux_python, nested_linux_python): `python3 -c` prints what it
-# prints natively, tempfile works in the private /tmp, a script reads and
+# prints natively, tempfile works in the private TMPDIR, a script reads and
 # writes a file in a --share, one uses
 # pipes, epoll, /proc/self/fd and a SIGUSR1 handler, and faulthandler reports
 # a segmentation fault (its handler on its sigaltstack) before the run ends. The
@@ -35,12 +35,13 @@ cat "$work/out"
 check "python3 -c with --root /: exit 0" [ "$rc" -eq 0 ]
 check "python3 -c with --root /: prints '$native' as natively" grep -qxF "guest: $native" "$work/out"
 
-# tempfile needs a writable /tmp: the guest gets a private one with --root /.
-"$vmm" run --guest "$py" --mem 512M --vgpu none --root / -- -c 'import tempfile, os; fd, p = tempfile.mkstemp(); os.write(fd, b"t"); print("tmp:", os.path.dirname(p), os.path.getsize(p))' > "$work/out" 2>&1
+# tempfile needs a writable temporary directory: with --root / the guest's
+# TMPDIR is a private one.
+"$vmm" run --guest "$py" --mem 512M --vgpu none --root / -- -c 'import tempfile, os; fd, p = tempfile.mkstemp(); os.write(fd, b"t"); print("tmp:", os.path.dirname(p) == os.environ["TMPDIR"] == os.environ["HOME"], os.path.getsize(p))' > "$work/out" 2>&1
 rc=$?
 cat "$work/out"
-check "python3 tempfile in the private /tmp: exit 0" [ "$rc" -eq 0 ]
-check "python3 tempfile in the private /tmp: wrote /tmp/..." grep -qx "guest: tmp: /tmp 1" "$work/out"
+check "python3 tempfile in the private TMPDIR: exit 0" [ "$rc" -eq 0 ]
+check "python3 tempfile in the private TMPDIR (also HOME): wrote one byte" grep -qx "guest: tmp: True 1" "$work/out"
 
 mkdir "$work/share"
 echo "from the host" > "$work/share/in.txt"

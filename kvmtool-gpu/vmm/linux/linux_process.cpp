@@ -98,7 +98,8 @@ std::vector<MountSpec> guest_mounts(const LinuxGuestOptions& opts, const std::st
         if (at.empty()) at = "/";
         mounts.push_back({at, opts.share_dir, opts.share_read_only});
     }
-    if (!private_tmp.empty() && wants_private_tmp(opts)) mounts.push_back({"/tmp", private_tmp, false, "the private /tmp"});
+    if (!private_tmp.empty() && wants_private_tmp(opts))
+        mounts.push_back({kPrivateTmpGuestPath, private_tmp, false, "the private temporary directory"});
     return mounts;
 }
 
@@ -212,7 +213,13 @@ LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& m
     StartupInfo info;
     info.argv.push_back(opts.root_dir.empty() ? base_name(exe_path) : so.exe_guest_path);
     info.argv.insert(info.argv.end(), opts.args.begin(), opts.args.end());
-    info.envp = {"HOME=/", opts.root_dir.empty() ? "PATH=/" : "PATH=/usr/local/bin:/usr/bin:/bin", "TERM=dumb"};
+    info.envp = {opts.root_dir.empty() ? "PATH=/" : "PATH=/usr/local/bin:/usr/bin:/bin", "TERM=dumb"};
+    if (tmp_) { // a writable home and temporary directory under a read-only root
+        info.envp.push_back(std::string("HOME=") + kPrivateTmpGuestPath);
+        info.envp.push_back(std::string("TMPDIR=") + kPrivateTmpGuestPath);
+    } else {
+        info.envp.push_back("HOME=/");
+    }
     info.envp.insert(info.envp.end(), opts.env.begin(), opts.env.end());
     info.execfn = so.exe_guest_path;
     info.random = startup_random(seed);

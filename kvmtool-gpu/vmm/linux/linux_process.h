@@ -55,9 +55,10 @@ RamPlan plan_ram(uint64_t ram);
 std::string describe_call(const SyscallOutcome& call);
 // The mounts the options ask for (root_fs.h): --root at "/" read-only, the
 // share at its guest path, and `private_tmp` (a host directory; empty: none)
-// at /tmp where wants_private_tmp. Empty: no files.
+// at kPrivateTmpGuestPath where wants_private_tmp. Empty: no files.
 std::vector<MountSpec> guest_mounts(const LinuxGuestOptions& opts, const std::string& private_tmp = "");
-// A guest with a root and no share at /tmp gets a private /tmp (private_tmp.h).
+// A guest with a root and no share at /tmp gets a private temporary
+// directory, its HOME and TMPDIR (private_tmp.h).
 bool wants_private_tmp(const LinuxGuestOptions& opts);
 // The auxiliary vector's numbers for `exe` (AT_RANDOM, AT_EXECFN,
 // AT_PLATFORM are linux_stack's; AT_SYSINFO_EHDR the vDSO's): AT_BASE is

@@ -1,6 +1,8 @@
-// The writable /tmp a guest with a read-only root gets when no share is at
-// /tmp: programs expect one (Python's tempfile refuses to start without a
-// writable temporary directory; compilers and CUDA's caches write there). A
+// The writable directory a guest with a read-only root gets, mounted at
+// kPrivateTmpGuestPath, with HOME and TMPDIR pointing at it, unless a share
+// is at /tmp: programs expect one (Python's tempfile refuses to start without
+// a writable temporary directory; CuPy, CUDA's JIT and compilers keep caches
+// under HOME). The root's own /tmp stays visible (read-only) around it. A
 // fresh directory under the host's temporary directory ($TMPDIR, else /tmp),
 // mode 0700, its own per VM, removed with everything in it when the VM ends.
 #pragma once
@@ -9,6 +11,8 @@
 #include <string>
 
 namespace kvmgpu::linux_abi {
+
+inline constexpr const char* kPrivateTmpGuestPath = "/tmp/kvmgpu-vm";
 
 class PrivateTmp {
 public:

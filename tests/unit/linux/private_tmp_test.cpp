@@ -1,5 +1,5 @@
-// A guest with a read-only root gets a writable /tmp of its own unless a
-// share is there; the directory goes with the VM.
+// A guest with a read-only root gets a writable temporary directory of its
+// own unless a share is at /tmp; the directory goes with the VM.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -48,12 +48,16 @@ TEST(PrivateTmp, WritableUnderAReadOnlyRootAndGoneWithTheVm) {
         LinuxGuestOptions o;
         o.root_dir = root.string();
         GuestFs guest(guest_mounts(o, host_dir));
-        const int fd = guest.open(-1, "/tmp/made-by-guest", O_CREAT | O_WRONLY, 0600);
+        const int fd = guest.open(-1, std::string(kPrivateTmpGuestPath) + "/made-by-guest", O_CREAT | O_WRONLY, 0600);
         ASSERT_GE(fd, 0) << std::strerror(-fd);
         ASSERT_EQ(write(fd, "x", 1), 1);
         close(fd);
         EXPECT_TRUE(fs::exists(fs::path(host_dir) / "made-by-guest"));
         EXPECT_FALSE(fs::exists(root / "tmp" / "made-by-guest")) << "the root's own /tmp untouched";
+        std::ofstream(root / "tmp" / "hosts-file") << "z";
+        struct stat seen{};
+        EXPECT_EQ(guest.stat(-1, "/tmp/hosts-file", true, &seen), 0) << "the root's /tmp stays visible around it";
+        EXPECT_EQ(guest.open(-1, "/tmp/new-file", O_CREAT | O_WRONLY, 0600), -EROFS) << "and read-only";
         EXPECT_EQ(guest.open(-1, "/etc-new", O_CREAT | O_WRONLY, 0600), -EROFS) << "the root stays read-only";
         std::ofstream(fs::path(host_dir) / "nested-file") << "y";
         fs::create_directories(fs::path(host_dir) / "d" / "e");
