@@ -89,8 +89,8 @@ struct CudaDriverApi {
     [](const ::kvmgpu::vgpu::CudaDriverApi& a) {                                                    \
         static_assert(std::is_same_v<PFN_##name##_v##version, decltype(&::name)>,                  \
                       #name ": version " #version " is not the signature cuda.h declares");         \
-        static const auto fn = reinterpret_cast<PFN_##name##_v##version>(a.find(#name, version));   \
-        return fn;                                                                                  \
+        static const auto resolved = reinterpret_cast<PFN_##name##_v##version>(a.find(#name, version)); \
+        return resolved;                                                                            \
     }(api)
 
 } // namespace kvmgpu::vgpu
