@@ -80,14 +80,17 @@ CUresult load_module(CUmodule* module, const void* image, unsigned numJitOptions
     return r;
 }
 
-// A lazy library's module, made now if it has none yet.
-CUresult module_of(Library& l, CUmodule* module)
+// The library's module, made now if a lazy one has none yet.
+CUresult module_of(CUlibrary handle, CUmodule* module)
 {
-    if (l.module == nullptr) {
-        if (CUresult r = load_module(&l.module, l.lazy_image, 0, nullptr, nullptr, &l.retained_primary))
+    Library* l = library_of(handle);
+    if (l == nullptr)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (l->module == nullptr) {
+        if (CUresult r = load_module(&l->module, l->lazy_image, 0, nullptr, nullptr, &l->retained_primary))
             return r;
     }
-    *module = l.module;
+    *module = l->module;
     return CUDA_SUCCESS;
 }
 
@@ -192,10 +195,7 @@ extern "C" CUresult cuLibraryGetModule(CUmodule* pMod, CUlibrary library)
     GUEST_API_LOCK();
     if (pMod == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
-    Library* l = library_of(library);
-    if (l == nullptr)
-        return CUDA_ERROR_INVALID_HANDLE;
-    return module_of(*l, pMod);
+    return module_of(library, pMod);
 }
 
 KVMGPU_DRIVER_ENTRY(cuLibraryGetKernel, 12000);
@@ -204,11 +204,8 @@ extern "C" CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, con
     GUEST_API_LOCK();
     if (pKernel == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
-    Library* l = library_of(library);
-    if (l == nullptr)
-        return CUDA_ERROR_INVALID_HANDLE;
     CUmodule module = nullptr;
-    if (CUresult r = module_of(*l, &module))
+    if (CUresult r = module_of(library, &module))
         return r;
     CUfunction f = nullptr;
     if (CUresult r = cuModuleGetFunction(&f, module, name))
@@ -221,11 +218,8 @@ KVMGPU_DRIVER_ENTRY(cuLibraryGetGlobal, 12000);
 extern "C" CUresult cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name)
 {
     GUEST_API_LOCK();
-    Library* l = library_of(library);
-    if (l == nullptr)
-        return CUDA_ERROR_INVALID_HANDLE;
     CUmodule module = nullptr;
-    if (CUresult r = module_of(*l, &module))
+    if (CUresult r = module_of(library, &module))
         return r;
     return cuModuleGetGlobal(dptr, bytes, module, name);
 }

@@ -89,15 +89,19 @@ std::vector<std::pair<uint64_t, uint64_t>> linux_auxv(const LinuxImage& exe, uin
             {AT_KVMGPU_BOOT_INFO, KVMGPU_BOOT_INFO_GPA}};
 }
 
+namespace {
+// Where the share appears: as given; else "/" without a root, its host path with one.
+std::string share_guest_path(const LinuxGuestOptions& opts) {
+    if (!opts.share_guest_path.empty()) return opts.share_guest_path;
+    if (opts.root_dir.empty()) return "/";
+    return std::filesystem::absolute(opts.share_dir).lexically_normal().string();
+}
+} // namespace
+
 std::vector<MountSpec> guest_mounts(const LinuxGuestOptions& opts, const std::string& private_tmp) {
     std::vector<MountSpec> mounts;
     if (!opts.root_dir.empty()) mounts.push_back({"/", opts.root_dir, true, "--root"});
-    if (!opts.share_dir.empty()) {
-        std::string at = opts.share_guest_path;
-        if (at.empty() && !opts.root_dir.empty()) at = std::filesystem::absolute(opts.share_dir).lexically_normal().string();
-        if (at.empty()) at = "/";
-        mounts.push_back({at, opts.share_dir, opts.share_read_only});
-    }
+    if (!opts.share_dir.empty()) mounts.push_back({share_guest_path(opts), opts.share_dir, opts.share_read_only});
     if (!private_tmp.empty() && wants_private_tmp(opts))
         mounts.push_back({kPrivateTmpGuestPath, private_tmp, false, "the private temporary directory"});
     return mounts;
@@ -105,11 +109,7 @@ std::vector<MountSpec> guest_mounts(const LinuxGuestOptions& opts, const std::st
 
 bool wants_private_tmp(const LinuxGuestOptions& opts) {
     if (opts.root_dir.empty()) return false;
-    const std::string share_at = opts.share_dir.empty() ? ""
-                                 : opts.share_guest_path.empty()
-                                     ? std::filesystem::absolute(opts.share_dir).lexically_normal().string()
-                                     : opts.share_guest_path;
-    return share_at.empty() || GuestFs::normalize(share_at) != "/tmp";
+    return opts.share_dir.empty() || GuestFs::normalize(share_guest_path(opts)) != "/tmp";
 }
 
 std::string guest_exe_path(const std::string& exe_path, const std::string& root_dir) {
