@@ -22,6 +22,7 @@ struct ContextRecord {
     CUdevice device;
     unsigned flags;
     bool primary;
+    unsigned long long id; // cuCtxGetId's: unique in this process, from 1
 };
 
 struct ContextStack {
@@ -35,6 +36,7 @@ struct Contexts {
 Contexts g_contexts;
 GUEST_PER_THREAD ContextStack t_stack;
 CUcontext g_sent = nullptr; // the vGPU's current context, as last set (under the API lock)
+unsigned long long g_last_context_id = 0;
 
 ContextRecord* record_of(CUcontext ctx)
 {
@@ -50,7 +52,7 @@ ContextRecord* add_record(CUcontext ctx, CUdevice device, unsigned flags, bool p
         return r;
     for (ContextRecord& r : g_contexts.records)
         if (r.ctx == nullptr) {
-            r = ContextRecord{ctx, device, flags, primary};
+            r = ContextRecord{ctx, device, flags, primary, ++g_last_context_id};
             return &r;
         }
     return nullptr;
@@ -236,6 +238,23 @@ extern "C" CUresult cuCtxGetDevice(CUdevice* device)
     if (r == nullptr)
         return CUDA_ERROR_INVALID_CONTEXT;
     *device = r->device;
+    return CUDA_SUCCESS;
+}
+
+// A context's process-unique id (NVIDIA's libraries key their per-context
+// state by it); `ctx` null: the current context.
+KVMGPU_DRIVER_ENTRY(cuCtxGetId, 12000);
+extern "C" CUresult cuCtxGetId(CUcontext ctx, unsigned long long* id)
+{
+    GUEST_API_LOCK();
+    if (CUresult r = ready())
+        return r;
+    if (id == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    const ContextRecord* r = record_of(ctx != nullptr ? ctx : top());
+    if (r == nullptr)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *id = r->id;
     return CUDA_SUCCESS;
 }
 

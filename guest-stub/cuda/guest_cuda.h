@@ -253,6 +253,7 @@ CUresult cuCtxSetCurrent(CUcontext ctx);
 CUresult cuCtxGetCurrent(CUcontext* pctx);
 CUresult cuCtxGetDevice(CUdevice* device);
 CUresult cuCtxGetFlags(unsigned int* flags);
+CUresult cuCtxGetId(CUcontext ctx, unsigned long long* id);
 // CUDA 13's forms naming the context (nullptr: the current one).
 CUresult cuCtxSynchronize_v2(CUcontext ctx);
 CUresult cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx);

@@ -36,12 +36,18 @@ extern const Entry kCtxCreateBypass[];
 extern const Entry kIntegrityCheck[];
 extern const Entry kContextChecks[];
 extern const Entry kRuntimeRequirements[];
+extern const Entry kContextIdentity[];
 
 // Macros, not functions, so that every table is constant-initialized (in
 // place before any constructor runs). The first word of a sized table:
 #define KVMGPU_SIZE_WORD(entries) reinterpret_cast<::guest::libcuda::Entry>((entries) * sizeof(void*))
 #define KVMGPU_ENTRY(fn) reinterpret_cast<::guest::libcuda::Entry>(&(fn))
 #define KVMGPU_UNKNOWN(table, index) KVMGPU_ENTRY((::guest::libcuda::unknown_entry<table, index>))
+// Eight unknown entries from `first` on, for the long tables.
+#define KVMGPU_UNKNOWN_8(table, first)                                                                  \
+    KVMGPU_UNKNOWN(table, (first)), KVMGPU_UNKNOWN(table, (first) + 1), KVMGPU_UNKNOWN(table, (first) + 2), \
+        KVMGPU_UNKNOWN(table, (first) + 3), KVMGPU_UNKNOWN(table, (first) + 4),                         \
+        KVMGPU_UNKNOWN(table, (first) + 5), KVMGPU_UNKNOWN(table, (first) + 6), KVMGPU_UNKNOWN(table, (first) + 7)
 
 void log_unknown_entry(const char* table, unsigned index);
 

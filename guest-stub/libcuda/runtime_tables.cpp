@@ -16,6 +16,7 @@ constexpr char kHooksName[] = "TOOLS_RUNTIME_CALLBACK_HOOKS";
 constexpr char kBypassName[] = "CTX_CREATE_BYPASS";
 constexpr char kChecksName[] = "CONTEXT_CHECKS";
 constexpr char kRequirementsName[] = "RUNTIME_REQUIREMENTS";
+constexpr char kIdentityName[] = "CONTEXT_IDENTITY";
 
 // nvcc's wrapper around a fat binary (__cudaFatCudaBinary2 in
 // fatbinary_section.h): what __cudaRegisterFatBinary is given.
@@ -124,6 +125,10 @@ void requirements_log(const char* domain, int severity, const char* fmt, va_list
 // RUNTIME_REQUIREMENTS[25]: whether the runtime's requirements are met.
 CUresult requirements_check(unsigned, const void*, const void*) { return CUDA_SUCCESS; }
 
+// CONTEXT_IDENTITY[4]: a context's id, as cuCtxGetId (cuBLASLt asks it at
+// cublasCreate, for the current context and for a null one).
+CUresult context_identity(CUcontext ctx, unsigned long long* id) { return cuCtxGetId(ctx, id); }
+
 } // namespace
 
 extern const Entry kCudartInterface[] = {
@@ -212,5 +217,34 @@ extern const Entry kRuntimeRequirements[] = {
     KVMGPU_UNKNOWN(kRequirementsName, 35),
     KVMGPU_UNKNOWN(kRequirementsName, 36),
 };
+
+// 93 entries (a size word of 744 bytes with CUDA 13.0's driver); only [4] is
+// known.
+extern const Entry kContextIdentity[] = {
+    KVMGPU_SIZE_WORD(93),
+    KVMGPU_UNKNOWN(kIdentityName, 1),
+    KVMGPU_UNKNOWN(kIdentityName, 2),
+    KVMGPU_UNKNOWN(kIdentityName, 3),
+    KVMGPU_ENTRY(context_identity),
+    KVMGPU_UNKNOWN(kIdentityName, 5),
+    KVMGPU_UNKNOWN(kIdentityName, 6),
+    KVMGPU_UNKNOWN(kIdentityName, 7),
+    KVMGPU_UNKNOWN_8(kIdentityName, 8),
+    KVMGPU_UNKNOWN_8(kIdentityName, 16),
+    KVMGPU_UNKNOWN_8(kIdentityName, 24),
+    KVMGPU_UNKNOWN_8(kIdentityName, 32),
+    KVMGPU_UNKNOWN_8(kIdentityName, 40),
+    KVMGPU_UNKNOWN_8(kIdentityName, 48),
+    KVMGPU_UNKNOWN_8(kIdentityName, 56),
+    KVMGPU_UNKNOWN_8(kIdentityName, 64),
+    KVMGPU_UNKNOWN_8(kIdentityName, 72),
+    KVMGPU_UNKNOWN_8(kIdentityName, 80),
+    KVMGPU_UNKNOWN(kIdentityName, 88),
+    KVMGPU_UNKNOWN(kIdentityName, 89),
+    KVMGPU_UNKNOWN(kIdentityName, 90),
+    KVMGPU_UNKNOWN(kIdentityName, 91),
+    KVMGPU_UNKNOWN(kIdentityName, 92),
+};
+static_assert(sizeof kContextIdentity / sizeof kContextIdentity[0] == 93);
 
 } // namespace guest::libcuda

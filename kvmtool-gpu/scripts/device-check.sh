@@ -490,10 +490,11 @@ if want dynamic; then
 fi
 # Machine-learning programs (issue 43), as far as they go: PyTorch and CuPy
 # from the machine's python3, natively and as guests with --root / on CUDA.
+# The machine-learning checks' programs (ml, and trace's PyTorch and CuPy runs).
+torch_prog='import torch; print("available", torch.cuda.is_available()); x = torch.ones(256, 256, device="cuda"); print("sum", (x @ x).sum().item())'
+cupy_prog='import cupy as cp; a = cp.arange(1 << 20, dtype=cp.float32); print("sum", float((a * 2).sum()))'
 if want ml; then
   py=$(command -v python3)
-  torch_prog='import torch; print("available", torch.cuda.is_available()); x = torch.ones(256, 256, device="cuda"); print("sum", (x @ x).sum().item())'
-  cupy_prog='import cupy as cp; a = cp.arange(1 << 20, dtype=cp.float32); print("sum", float((a * 2).sum()))'
   for name in torch cupy; do
     prog=$torch_prog; [ $name = cupy ] && prog=$cupy_prog
     step $name-native timeout 120 "$py" -c "$prog"
@@ -503,16 +504,16 @@ if want ml; then
   done
 fi
 # What NVIDIA's cudart and libraries ask of libcuda.so.1 (issue 42): the
-# tracing libcuda (scripts/cuda-trace) over an nvcc build, cuBLAS and PyTorch.
+# tracing libcuda (scripts/cuda-trace) over an nvcc build, PyTorch (cuBLAS) and CuPy.
 if want trace; then
   tr=$repo/kvmtool-gpu/scripts/cuda-trace/cuda-trace.sh
   mkdir -p "$out/trace"
   nvcc -O2 -I "$repo/guest-stub/samples" -o /tmp/vectorAdd-dyn "$repo/guest-stub/samples/vectorAdd.cu" >/dev/null 2>&1
-  nvcc -O2 -I "$repo/guest-stub/samples" -o /tmp/cublasCheck-dyn "$repo/guest-stub/samples/cublasCheck.cu" -lcublas >/dev/null 2>&1
   step trace-vectorAdd timeout 60 bash "$tr" --calls --log "$out/trace/vectorAdd.log" -- /tmp/vectorAdd-dyn
-  step trace-cublas timeout 60 bash "$tr" --calls --log "$out/trace/cublas.log" -- /tmp/cublasCheck-dyn
-  step trace-torch timeout 120 bash "$tr" --calls --log "$out/trace/torch.log" -- python3 -c 'import torch; x = torch.ones(256, 256, device="cuda"); print((x @ x).sum().item())'
-  step trace-torch-names timeout 120 bash "$tr" --log "$out/trace/torch-names.log" -- python3 -c 'import torch; torch.zeros(1).cuda()'
+  # The tables no description covers yet, with the memory their arguments point at.
+  unknown_tables=${KVMGPU_TRACE_DUMP:-69a28e9f,da9151d3,21318c60}
+  step trace-torch timeout 120 bash "$tr" --calls --dump "$unknown_tables" --log "$out/trace/torch.log" -- python3 -c "$torch_prog"
+  step trace-cupy timeout 120 bash "$tr" --calls --dump "$unknown_tables" --log "$out/trace/cupy.log" -- python3 -c "$cupy_prog"
   for f in "$out"/trace/*.log; do note "    $(basename "$f"): $(grep -c . "$f") lines, $(grep -c 'cuGetExportTable' "$f") export-table requests"; done
 fi
 

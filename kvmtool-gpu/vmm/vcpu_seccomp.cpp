@@ -4,8 +4,15 @@
 
 #include <fcntl.h>
 #include <linux/kvm.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "kvmtool-gpu/util/syscall_names.h"
 
 namespace kvmgpu {
 
@@ -14,8 +21,58 @@ namespace {
 using seccomp::arg_lo;
 using seccomp::jump;
 using seccomp::kAllow;
-using seccomp::kKill; // SIGSYS for the whole VMM: it is compromised
 using seccomp::ret;
+
+// What the filter refuses traps to report_refused_call, which names the call
+// on stderr and then ends the VMM with SIGSYS: it is compromised or has a
+// bug, and either way goes no further. The trapped call never ran.
+constexpr uint32_t kRefuse = SECCOMP_RET_TRAP;
+// Refused by every variant of the filter: the report's way to end the process
+// with SIGSYS once its handler is back at the default.
+constexpr long kAlwaysRefused = SYS_fork;
+
+// Async-signal-safe formatting into a fixed buffer.
+struct Line {
+    char buf[256];
+    size_t n = 0;
+    void put(const char* s) {
+        while (*s && n < sizeof buf) buf[n++] = *s++;
+    }
+    void hex(uint64_t v) {
+        put("0x");
+        char digits[16];
+        int k = 0;
+        do digits[k++] = "0123456789abcdef"[v & 0xf]; while ((v >>= 4) && k < 16);
+        while (k && n < sizeof buf) buf[n++] = digits[--k];
+    }
+};
+
+void report_refused_call(int, siginfo_t* info, void* context) {
+    const auto* regs = static_cast<ucontext_t*>(context)->uc_mcontext.gregs;
+    Line line;
+    line.put("kvmtool-gpu: fatal: the vCPU thread's seccomp filter refused system call ");
+    const char* name = known_syscall_name(static_cast<uint64_t>(info->si_syscall));
+    line.put(name ? name : "?");
+    line.put(" (");
+    line.hex(static_cast<uint64_t>(info->si_syscall));
+    line.put(", arguments ");
+    line.hex(static_cast<uint64_t>(regs[REG_RDI]));
+    line.put(" ");
+    line.hex(static_cast<uint64_t>(regs[REG_RSI]));
+    line.put(" ");
+    line.hex(static_cast<uint64_t>(regs[REG_RDX]));
+    line.put("): ending the VMM (a bug: please report it with the guest that did this)\n");
+    (void)!::write(STDERR_FILENO, line.buf, line.n);
+    syscall(kAlwaysRefused); // SA_RESETHAND left SIGSYS at its default: the process ends here
+}
+
+void install_refusal_report() {
+    struct sigaction sa {};
+    sa.sa_sigaction = report_refused_call;
+    sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSYS, &sa, nullptr);
+}
 using seccomp::stmt;
 
 // Syscalls allowed whatever their arguments. fstat: glibc 2.39 (Ubuntu
@@ -59,31 +116,32 @@ std::vector<sock_filter> vcpu_seccomp_program(int vcpu_fd, bool linux_guest) {
         jump(BPF_JMP | BPF_JEQ | BPF_K, linux_guest ? KVM_SET_REGS : KVM_RUN, 3, 0),
         jump(BPF_JMP | BPF_JEQ | BPF_K, linux_guest ? KVM_GET_FPU : KVM_RUN, 2, 0),
         jump(BPF_JMP | BPF_JEQ | BPF_K, linux_guest ? KVM_SET_FPU : KVM_RUN, 1, 0),
-        ret(kKill),
+        ret(kRefuse),
         ret(kAllow),
     };
     // mmap, mprotect: never executable memory.
     const sock_filter no_exec_block[] = {
         stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(2)),
         jump(BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, 0, 1),
-        ret(kKill),
+        ret(kRefuse),
         ret(kAllow),
     };
     // newfstatat: only fstat(fd), which glibc issues as (fd, "", buf, AT_EMPTY_PATH).
     const sock_filter fstat_block[] = {
         stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(3)),
         jump(BPF_JMP | BPF_JEQ | BPF_K, AT_EMPTY_PATH, 1, 0),
-        ret(kKill),
+        ret(kRefuse),
         ret(kAllow),
     };
     p.guarded(SYS_ioctl, ioctl_block);
     p.guarded(SYS_mmap, no_exec_block);
     p.guarded(SYS_mprotect, no_exec_block);
     p.guarded(SYS_newfstatat, fstat_block);
-    return p.finish(kKill);
+    return p.finish(kRefuse);
 }
 
 void confine_vcpu_thread(int vcpu_fd, bool linux_guest) {
+    install_refusal_report();
     // flags 0: no SECCOMP_FILTER_FLAG_TSYNC, so only this thread is confined.
     seccomp::install(vcpu_seccomp_program(vcpu_fd, linux_guest), 0, "vCPU seccomp",
                      " (run with --no-seccomp to go without)");

@@ -1,7 +1,8 @@
 // The seccomp-BPF filter that confines a vCPU thread once it starts running
 // guest code (as Firecracker confines its vCPU threads): a hand-written
-// allow list of what the run loop needs, everything else kills the process
-// with SIGSYS. It applies to the CALLING THREAD ONLY (no
+// allow list of what the run loop needs, everything else ends the process
+// with SIGSYS after one line on stderr naming the call and its first
+// arguments (the call itself never runs). It applies to the CALLING THREAD ONLY (no
 // SECCOMP_FILTER_FLAG_TSYNC): the executor thread, the watchdog thread and
 // the CUDA driver's own threads stay as they are. Threads the confined one
 // creates later would inherit it (it creates none).

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds the tracing libcuda.so.1 (cuda_trace.c says what it logs) and runs a
 # program under it:
-#   cuda-trace.sh [--calls] [--log FILE] [--build-only] -- PROGRAM [ARGS...]
+#   cuda-trace.sh [--calls] [--dump PREFIXES] [--log FILE] [--build-only] -- PROGRAM [ARGS...]
 # --calls logs every call into the export tables (CUDA_TRACE_CALLS=1);
+# --dump (with --calls) also dumps the memory the arguments of the tables
+# whose UUIDs start with one of the comma-separated PREFIXES point at;
 # --log appends the trace to FILE instead of stderr. Builds with cc and the
 # toolkit's cuda.h only ($CUDA_HOME, default /usr/local/cuda): no GPU needed
 # to build. The exported names come from the toolkit's stub libcuda.so, so
@@ -17,6 +19,7 @@ calls=0 log="" build_only=0
 while [ $# -gt 0 ]; do
   case $1 in
     --calls) calls=1; shift ;;
+    --dump) export CUDA_TRACE_DUMP=$2; shift 2 ;;
     --log) log=$2; shift 2 ;;
     --build-only) build_only=1; shift ;;
     --) shift; break ;;
@@ -25,7 +28,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ $build_only = 0 ] && [ $# = 0 ]; then
-  echo "usage: cuda-trace.sh [--calls] [--log FILE] [--build-only] -- PROGRAM [ARGS...]" >&2
+  echo "usage: cuda-trace.sh [--calls] [--dump PREFIXES] [--log FILE] [--build-only] -- PROGRAM [ARGS...]" >&2
   exit 2
 fi
 

@@ -20,7 +20,10 @@
 // Environment: CUDA_TRACE_REAL (the driver's path; default: the usual
 // places), CUDA_TRACE_LOG (a file to append to; default stderr),
 // CUDA_TRACE_CALLS=1 (log table calls), CUDA_TRACE_MAX_CALLS (calls logged
-// per entry, default 50).
+// per entry, default 50), CUDA_TRACE_DUMP=PREFIX[,PREFIX...] (for calls into
+// tables whose UUID starts with a PREFIX: 64 bytes at each argument that
+// points at readable memory, before and after the call, and at a returned
+// pointer; how an unknown entry's in and out parameters are told apart).
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <dlfcn.h>
@@ -32,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 // cuda.h maps the name to its _v2; both are defined here.
@@ -54,6 +58,13 @@ static GetExportTableFn g_real_get_export_table;
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static int g_wrap_calls;
 static unsigned g_max_calls = 50;
+static char g_dump_prefixes[256]; // CUDA_TRACE_DUMP, commas kept
+
+// Argument registers of the calls in flight on this thread, for the dumps
+// after them (entries may nest: a table call that calls another).
+enum { kDumpDepth = 16 };
+static __thread uint64_t t_args[kDumpDepth][6];
+static __thread unsigned t_depth;
 
 struct Slot {
     char table[40]; // UUID text
@@ -125,6 +136,9 @@ __attribute__((constructor)) static void cuda_trace_init(void)
     const char* real = getenv("CUDA_TRACE_REAL");
     const char* calls = getenv("CUDA_TRACE_CALLS");
     const char* max_calls = getenv("CUDA_TRACE_MAX_CALLS");
+    const char* dump = getenv("CUDA_TRACE_DUMP");
+    if (dump)
+        snprintf(g_dump_prefixes, sizeof g_dump_prefixes, "%s", dump);
     g_log = stderr;
     if (log_path != NULL && *log_path != '\0') {
         FILE* f = fopen(log_path, "a");
@@ -297,25 +311,70 @@ CUresult cuGetExportTable(const void** table, const CUuuid* id)
 
 // ---- table calls (thunks.S) -------------------------------------------------
 
-void* cuda_trace_enter(uint64_t slot, const uint64_t* regs);
+void* cuda_trace_enter(uint64_t slot, const uint64_t* regs, uint64_t caller);
 void cuda_trace_leave(uint64_t slot, uint64_t result);
 
-void* cuda_trace_enter(uint64_t slot, const uint64_t* regs)
+// Whether calls into `table` get their memory dumped (CUDA_TRACE_DUMP).
+static int dumped_table(const char* table)
+{
+    for (const char* p = g_dump_prefixes; *p;) {
+        const char* end = strchr(p, ',');
+        const size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n && strncmp(table, p, n) == 0)
+            return 1;
+        p += n + (end ? 1 : 0);
+    }
+    return 0;
+}
+
+// 64 bytes at `addr` as qwords, when all of them are readable (read through
+// process_vm_readv, so a bad address is an error, not a fault).
+static void dump_at(const char* what, unsigned i, uint64_t addr)
+{
+    uint64_t q[8];
+    struct iovec local = {q, sizeof q}, remote = {(void*)addr, sizeof q};
+    if (addr < 4096 || process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof q)
+        return;
+    trace_log("    %s arg%u *0x%" PRIx64 ": %016" PRIx64 " %016" PRIx64 " %016" PRIx64 " %016" PRIx64 " %016" PRIx64
+              " %016" PRIx64 " %016" PRIx64 " %016" PRIx64,
+              what, i, addr, q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]);
+}
+
+void* cuda_trace_enter(uint64_t slot, const uint64_t* regs, uint64_t caller)
 {
     struct Slot* s = &g_slots[slot];
     const unsigned n = __atomic_add_fetch(&s->calls, 1, __ATOMIC_RELAXED);
-    if (n <= g_max_calls)
+    if (n <= g_max_calls) {
+        Dl_info where;
+        const int known = dladdr((void*)caller, &where) && where.dli_fname;
+        const char* lib = known ? strrchr(where.dli_fname, '/') : NULL;
         trace_log("call %s[%u] #%u args 0x%" PRIx64 " 0x%" PRIx64 " 0x%" PRIx64 " 0x%" PRIx64 " 0x%" PRIx64
-             " 0x%" PRIx64,
-             s->table, s->index, n, regs[0], regs[1], regs[2], regs[3], regs[4], regs[5]);
+                  " 0x%" PRIx64 " from %s+0x%" PRIx64,
+                  s->table, s->index, n, regs[0], regs[1], regs[2], regs[3], regs[4], regs[5],
+                  known ? (lib ? lib + 1 : where.dli_fname) : "?",
+                  known ? caller - (uint64_t)where.dli_fbase : caller);
+    }
+    if (t_depth < kDumpDepth)
+        memcpy(t_args[t_depth], regs, sizeof t_args[0]);
+    ++t_depth;
+    if (n <= g_max_calls && dumped_table(s->table))
+        for (unsigned i = 0; i < 6; ++i)
+            dump_at("before", i, regs[i]);
     return s->original;
 }
 
 void cuda_trace_leave(uint64_t slot, uint64_t result)
 {
     struct Slot* s = &g_slots[slot];
-    if (__atomic_load_n(&s->calls, __ATOMIC_RELAXED) <= g_max_calls)
+    const int logged = __atomic_load_n(&s->calls, __ATOMIC_RELAXED) <= g_max_calls;
+    if (logged)
         trace_log("  ret %s[%u] = 0x%" PRIx64, s->table, s->index, result);
+    --t_depth;
+    if (logged && dumped_table(s->table) && t_depth < kDumpDepth) {
+        for (unsigned i = 0; i < 6; ++i)
+            dump_at("after", i, t_args[t_depth][i]);
+        dump_at("result", 0, result);
+    }
 }
 
 __attribute__((destructor)) static void cuda_trace_summary(void)

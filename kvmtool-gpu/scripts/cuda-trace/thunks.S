@@ -1,6 +1,7 @@
 // Call thunks for the export-table entries cuda_trace.c wraps (x86-64 SysV).
 // Thunk i loads i into r11 and enters trace_thunk_common, which logs the
-// six integer and eight vector argument registers (cuda_trace_enter), calls
+// six integer and eight vector argument registers and the caller's return
+// address (cuda_trace_enter), calls
 // the original entry with them and with a copy of the caller's first eight
 // stack arguments, logs the return value (cuda_trace_leave) and returns it.
 // The signature is unknown, so everything an argument could be in is kept.
@@ -57,6 +58,7 @@ trace_thunk_common:
     jne 1b
     mov %r11, %rdi
     lea SAVE(%rsp), %rsi
+    mov 8(%rbp), %rdx // the caller's return address
     call cuda_trace_enter // -> the original entry
     mov %rax, %rbx
     mov SAVE+0(%rsp), %rdi

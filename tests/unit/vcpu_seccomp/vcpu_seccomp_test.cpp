@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "kvmtool-gpu/vmm/linux/share_fs.h"
 #include "kvmtool-gpu/vmm/vcpu_seccomp.h"
 
 namespace kvmgpu {
@@ -204,6 +205,26 @@ TEST_F(VcpuSeccomp, LinuxGuestVcpuReachesTheShareOnlyThroughOpenat2) {
     std::filesystem::remove_all(dir);
 }
 
+// The share's tree calls as a Linux-ABI guest's vCPU serves them, under its
+// filter: each host call they make must be one the filter allows (glibc's
+// renameat2 issues renameat when flags are 0, which it does not).
+TEST_F(VcpuSeccomp, TheSharesTreeCallsPassTheFilter) {
+    char tmpl[] = "/tmp/kvmgpu-seccomp-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    const linux_abi::ShareRoot share(tmpl, false);
+    const int st = in_confined_child(fds[0], [&] {
+        if (share.mkdir(-1, "d", 0700) != 0) _exit(2);
+        const int fd = share.open(-1, "d/f", O_RDWR | O_CREAT, 0600);
+        if (fd < 0) _exit(3);
+        close(fd);
+        if (share.rename(-1, "d/f", -1, "d/g", 0) != 0) _exit(4);
+        if (share.rename(-1, "d/g", -1, "d/h", RENAME_NOREPLACE) != 0) _exit(5);
+        if (share.unlink(-1, "d/h", false) != 0 || share.unlink(-1, "d", true) != 0) _exit(6);
+    }, true);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << describe(st);
+    std::filesystem::remove_all(tmpl);
+}
+
 TEST_F(VcpuSeccomp, OnlyTheCallingThreadIsConfinedAndItExitsCleanly) {
     const pid_t pid = fork();
     if (pid == 0) {
@@ -241,11 +262,36 @@ TEST_F(VcpuSeccomp, OnlyTheCallingThreadIsConfinedAndItExitsCleanly) {
     EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << describe(st);
 }
 
-TEST(VcpuSeccompProgram, IsSmallAndEndsInKill) {
+TEST(VcpuSeccompProgram, IsSmallAndEndsInTheReportedRefusal) {
     const auto p = vcpu_seccomp_program(7);
     EXPECT_LT(p.size(), 128u); // BPF_MAXINSNS is 4096; short filters cost little per syscall
     EXPECT_EQ(p.back().code, BPF_RET | BPF_K);
-    EXPECT_EQ(p.back().k, static_cast<uint32_t>(SECCOMP_RET_KILL_PROCESS));
+    EXPECT_EQ(p.back().k, static_cast<uint32_t>(SECCOMP_RET_TRAP));
+}
+
+// A refused call is named on stderr (with its first arguments) before the
+// process ends with SIGSYS, so a user sees which call a guest drove the VMM to.
+TEST_F(VcpuSeccomp, ARefusedCallIsNamedBeforeTheProcessEnds) {
+    int out[2];
+    ASSERT_EQ(pipe(out), 0);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        const rlimit no_core{0, 0};
+        setrlimit(RLIMIT_CORE, &no_core);
+        dup2(out[1], STDERR_FILENO);
+        confine_vcpu_thread(fds[0], true);
+        syscall(SYS_socket, AF_INET, SOCK_STREAM, 0);
+        _exit(1); // survived
+    }
+    close(out[1]);
+    std::string text;
+    char buf[512];
+    for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+    close(out[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    EXPECT_TRUE(killed_by_sigsys(st)) << describe(st);
+    EXPECT_NE(text.find("refused system call socket (0x29, arguments 0x2 0x1 0x0)"), std::string::npos) << text;
 }
 
 } // namespace
