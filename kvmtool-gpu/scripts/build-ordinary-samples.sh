@@ -11,9 +11,9 @@
 #   OUT                  a scratch folder outside the repository: build trees,
 #                        logs, results.tsv (suite, name, built|fails|skipped,
 #                        programs, why not) and results.md
-# Never commit either tree here. Environment: CATEGORIES (cuda-samples'
+# Never commit either tree here. Environment (not LIBRARIES: nvcc reads that): ORDINARY_CATEGORIES (cuda-samples'
 # folders; default every one but 7_libNVVM and 8_Platform_Specific),
-# LIBRARIES (default cuBLAS cuBLASLt cuSPARSE cuSOLVER cuFFT), CUDA_ARCH (90),
+# ORDINARY_LIBRARIES (default cuBLAS cuBLASLt cuSPARSE cuSOLVER cuFFT), CUDA_ARCH (90),
 # JOBS (2), PACK_LIMIT_MIB (48: above it the pack is split in two, one per
 # suite). The pack: <repo>/.pack/ordinary-samples.tar.xz (git-ignored), or
 # ordinary-cuda-samples.tar.xz and ordinary-library-samples.tar.xz.
@@ -29,9 +29,12 @@ samples_src=$1 libs_src=$2
 mkdir -p "$3" && out=$(cd "$3" && pwd)
 case "$out/" in "$repo"/*) echo "OUT must be outside the repository" >&2; exit 2 ;; esac
 arch=${CUDA_ARCH:-90} jobs=${JOBS:-2}
-categories=${CATEGORIES:-0_Introduction 1_Utilities 2_Concepts_and_Techniques 3_CUDA_Features 4_CUDA_Libraries 5_Domain_Specific 6_Performance}
-libraries=${LIBRARIES:-cuBLAS cuBLASLt cuSPARSE cuSOLVER cuFFT}
+categories=${ORDINARY_CATEGORIES:-0_Introduction 1_Utilities 2_Concepts_and_Techniques 3_CUDA_Features 4_CUDA_Libraries 5_Domain_Specific 6_Performance}
+libraries=${ORDINARY_LIBRARIES:-cuBLAS cuBLASLt cuSPARSE cuSOLVER cuFFT}
 export PATH=$PATH:/usr/local/cuda/bin
+# cuSPARSE's examples link plain `cudart cusparse` from a C target, which
+# gets no CUDA link directory: the linker's search path, as a user's shell has it.
+export LIBRARY_PATH=/usr/local/cuda/lib64${LIBRARY_PATH:+:$LIBRARY_PATH}
 command -v nvcc >/dev/null || { echo "no nvcc on PATH or in /usr/local/cuda/bin" >&2; exit 2; }
 
 # The samples set CMAKE_CUDA_ARCHITECTURES to nine architectures after their
