@@ -24,6 +24,8 @@
 # `dynamic` (not in the default): python3 and an ordinary nvcc build with --root /; `trace`: the
 # tracing libcuda over an nvcc build, cuBLAS and PyTorch (logs under trace/);
 # `ml` (not in the default): PyTorch and CuPy natively and as guests;
+# `ordinary` (not in the default; one device call, under 8 minutes): NVIDIA's cuda-samples and
+# CUDALibrarySamples built the ordinary way, from .pack/ (build-ordinary-samples.sh), natively and as guests;
 # `isolation` (not in the default) checks that each GPU worker maps only its VM and compares the
 # worker's start and the first-instruction time with .carry/compare's VMM;
 # `compare` (not in the default) runs `bench calls` with the polling doorbell five
@@ -486,6 +488,26 @@ if want dynamic; then
       step "$p-guest-cuda" timeout 120 "$bin/kvmtool-gpu" run --guest "$lc/$p" --root / --vgpu cuda --mem 2G
       tail -3 "$out/$p-guest-cuda.log" | sed 's/^/    /' | tee -a "$summary"
     done
+  fi
+fi
+# Issue 42's conformance tables: NVIDIA's cuda-samples and CUDALibrarySamples
+# built the ordinary way (build-ordinary-samples.sh; the pack under .pack/,
+# carried beside .carry), each run natively and as a guest with --root / on
+# CUDA, same arguments, in one call (run-ordinary-samples.sh: 4 at once, 60 s
+# a side, none started after 7 minutes). Where the pack was split in two,
+# whichever half is carried runs (one device call each).
+if want ordinary; then
+  ord=/tmp/kvmgpu-ordinary && rm -rf "$ord" && mkdir -p "$ord"
+  for p in ordinary-samples ordinary-cuda-samples ordinary-library-samples; do
+    [ -f "$repo/.pack/$p.tar.xz" ] && tar -C "$ord" -xJf "$repo/.pack/$p.tar.xz" && note "ordinary: unpacked .pack/$p.tar.xz"
+  done
+  if [ -f "$ord/manifest.tsv" ]; then
+    step ordinary-samples bash "$repo/kvmtool-gpu/scripts/run-ordinary-samples.sh" "$bin/kvmtool-gpu" "$ord" \
+      "$out/ordinary" --vgpu cuda
+    grep -E '^run-ordinary-samples: [0-9]+ runs' "$out/ordinary-samples.log" | sed 's/^/    /' | tee -a "$summary"
+    note ""; note "--- ordinary builds, native and guest"; tee -a "$summary" <"$out/ordinary/table.md"
+  else
+    note "ordinary: no .pack/ordinary-*.tar.xz (build-ordinary-samples.sh): nothing run"
   fi
 fi
 # Machine-learning programs (issue 43), as far as they go: PyTorch and CuPy

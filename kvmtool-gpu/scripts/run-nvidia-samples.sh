@@ -6,7 +6,8 @@
 # Usage: run-nvidia-samples.sh VMM PACK_DIR OUT_DIR [RUN_ARGS...]
 #   VMM       the kvmtool-gpu binary
 #   PACK_DIR  cuda-samples.tar.xz unpacked (guest/, native/, data/, results.tsv)
-#   OUT_DIR   gets runs.tsv (sample, side, exit, seconds, pass line, timing)
+#   OUT_DIR   gets runs.tsv (sample, side, exit, seconds, pass line, timing,
+#             first error line: sample-runs.sh)
 #             and logs/<side>-<sample>.log
 #   RUN_ARGS  more `kvmtool-gpu run` options (default: --vgpu cuda)
 # Each sample runs in its own work folder holding its data files under data/
@@ -21,35 +22,22 @@ shift 3
 timeout=${TIMEOUT:-300} mem=${MEM:-4G}
 samples=${SAMPLES:-$(ls "$pack/guest" "$pack/native" 2>/dev/null | grep -v ':$' | sed 's/\.elf$//' | sort -u)}
 mkdir -p "$out/logs" "$out/work"
+. "$(dirname "$0")/sample-runs.sh"
 runs=$out/runs.tsv
-printf 'sample\tside\texit\tseconds\tpass line\ttiming\n' >"$runs"
-# Appends one row for the log of a finished run.
-record() { # sample side rc seconds log
-  # The program's own lines only (a guest's carry "guest: "; the VMM's own
-  # "kvmtool-gpu:" lines hold times too).
-  pass=$(grep -v '^kvmtool-gpu:' "$5" | grep -m1 -iE 'passed|failed|result = |waiv' | tr '\t' ' ' | cut -c1-120)
-  timing=$(grep -v '^kvmtool-gpu:' "$5" | grep -E '[Tt]ime[ =:(]|GB/s|GFlop|Throughput|Performance|[0-9] ?(ms|msec|sec|s)\b' | head -3 |
-    tr '\t\n' '  ' | cut -c1-200)
-  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$pass" "$timing" >>"$runs"
-  echo "run-nvidia-samples: $1 $2: exit $3, ${4}s: $pass"
-}
-now() { date +%s.%N; }
+sample_runs_header "$runs"
 for s in $samples; do
   work=$out/work/$s
   mkdir -p "$work"
   [ -d "$pack/data/$s" ] && rm -rf "$work/data" && cp -r "$pack/data/$s" "$work/data"
   if [ -x "$pack/native/$s" ]; then
-    log=$out/logs/native-$s.log t0=$(now)
-    (cd "$work" && timeout "$timeout" "$pack/native/$s") >"$log" 2>&1
-    rc=$?
-    record "$s" native $rc "$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')" "$log"
+    log=$out/logs/native-$s.log
+    sample_run_timed "$log" "$work" timeout "$timeout" "$pack/native/$s"
+    sample_record "$runs" "$s" native $run_rc $run_seconds "$log" run-nvidia-samples
   fi
   if [ -f "$pack/guest/$s.elf" ]; then
-    log=$out/logs/guest-$s.log t0=$(now)
-    (cd "$work" && "$vmm" run --guest "$pack/guest/$s.elf" --mem "$mem" --timeout "$timeout" --share "$work" "$@") \
-      >"$log" 2>&1
-    rc=$?
-    record "$s" guest $rc "$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')" "$log"
+    log=$out/logs/guest-$s.log
+    sample_run_timed "$log" "$work" "$vmm" run --guest "$pack/guest/$s.elf" --mem "$mem" --timeout "$timeout" --share "$work" "$@"
+    sample_record "$runs" "$s" guest $run_rc $run_seconds "$log" run-nvidia-samples
   fi
 done
 both=$(awk -F'\t' 'NR > 1 && $3 == 0 { n[$1]++ } END { c = 0; for (s in n) if (n[s] == 2) c++; print c }' "$runs")
