@@ -510,20 +510,13 @@ if want ordinary; then
     note "ordinary: no .pack/ordinary-*.tar.xz (build-ordinary-samples.sh): nothing run"
   fi
 fi
-# Machine-learning programs (issue 43), as far as they go: PyTorch and CuPy
-# from the machine's python3, natively and as guests with --root / on CUDA.
-# The machine-learning checks' programs (ml, and trace's PyTorch and CuPy runs).
+# The programs of trace's PyTorch and CuPy runs.
 torch_prog='import torch; print("available", torch.cuda.is_available()); x = torch.ones(256, 256, device="cuda"); print("sum", (x @ x).sum().item())'
 cupy_prog='import cupy as cp; a = cp.arange(1 << 20, dtype=cp.float32); print("sum", float((a * 2).sum()))'
+# Issue 43: PyTorch eager and CuPy, natively and as guests (tests/ml/run-ml.sh).
 if want ml; then
-  py=$(command -v python3)
-  for name in torch cupy; do
-    prog=$torch_prog; [ $name = cupy ] && prog=$cupy_prog
-    step $name-native timeout 120 "$py" -c "$prog"
-    step $name-guest timeout 280 "$bin/kvmtool-gpu" run --guest "$py" --root / --vgpu cuda --mem "${KVMGPU_ML_MEM:-32G}" --timeout 270 -- -c "$prog"
-    for l in $name-native $name-guest; do grep -E '^(guest: )?(available|sum|.*Error)' "$out/$l.log" | tail -4 | sed "s/^/    $l: /" | tee -a "$summary"; done
-    grep -E 'system calls:' "$out/$name-guest.log" | cut -c1-200 | sed 's/^/    /' | tee -a "$summary"
-  done
+  MEM=${KVMGPU_ML_MEM:-32G} RUNS=${KVMGPU_ML_RUNS:-3} step ml timeout 560 sh "$repo/tests/ml/run-ml.sh" "$bin/kvmtool-gpu" "$out/ml"
+  grep -E '^\|.*(FAILED|NO|missing)|differs|: [0-9.]+ /|rate' "$out/ml.log" | cut -c1-220 | sed 's/^/    /' | tee -a "$summary"
 fi
 # What NVIDIA's cudart and libraries ask of libcuda.so.1 (issue 42): the
 # tracing libcuda (scripts/cuda-trace) over an nvcc build, PyTorch (cuBLAS) and CuPy.
