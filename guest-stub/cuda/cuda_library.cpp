@@ -236,3 +236,59 @@ extern "C" CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel)
     *pFunc = f;
     return CUDA_SUCCESS;
 }
+
+// A kernel's attributes, cache preference and parameters are its function's:
+// the function in the context its library was loaded in, whichever device
+// is named (cudart 13's cudaFuncGetAttributes, cudaFuncSetAttribute and
+// cudaFuncSetCacheConfig come here for every kernel it registered).
+namespace {
+CUresult kernel_function(CUkernel kernel, CUdevice dev, CUfunction* f)
+{
+    int count = 0;
+    if (CUresult r = cuDeviceGetCount(&count))
+        return r;
+    if (dev < 0 || dev >= count)
+        return CUDA_ERROR_INVALID_DEVICE;
+    return cuKernelGetFunction(f, kernel);
+}
+} // namespace
+
+KVMGPU_DRIVER_ENTRY(cuKernelGetAttribute, 12000);
+extern "C" CUresult cuKernelGetAttribute(int* pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev)
+{
+    GUEST_API_LOCK();
+    CUfunction f = nullptr;
+    if (CUresult r = kernel_function(kernel, dev, &f))
+        return r;
+    return cuFuncGetAttribute(pi, attrib, f);
+}
+
+KVMGPU_DRIVER_ENTRY(cuKernelSetAttribute, 12000);
+extern "C" CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev)
+{
+    GUEST_API_LOCK();
+    CUfunction f = nullptr;
+    if (CUresult r = kernel_function(kernel, dev, &f))
+        return r;
+    return cuFuncSetAttribute(f, attrib, val);
+}
+
+KVMGPU_DRIVER_ENTRY(cuKernelSetCacheConfig, 12000);
+extern "C" CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev)
+{
+    GUEST_API_LOCK();
+    CUfunction f = nullptr;
+    if (CUresult r = kernel_function(kernel, dev, &f))
+        return r;
+    return cuFuncSetCacheConfig(f, config);
+}
+
+KVMGPU_DRIVER_ENTRY(cuKernelGetParamInfo, 12040);
+extern "C" CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t* paramOffset, size_t* paramSize)
+{
+    GUEST_API_LOCK();
+    CUfunction f = nullptr;
+    if (CUresult r = cuKernelGetFunction(&f, kernel))
+        return r;
+    return cuFuncGetParamInfo(f, paramIndex, paramOffset, paramSize);
+}

@@ -177,6 +177,8 @@ KVMGPU_DRIVER_ENTRY(cuMemFree, 3020);
 extern "C" CUresult cuMemFree(CUdeviceptr dptr)
 {
     GUEST_API_LOCK();
+    if (dptr == 0)
+        return ready(); // nothing to free, as the driver answers (cuBLAS's cublasCreate frees 0)
     if (CUresult r = managed_free(dptr); r != CUDA_ERROR_NOT_FOUND)
         return r;
     Call c;

@@ -19,6 +19,7 @@ void pitched_memory_and_2d_memsets()
     expect_true("cuMemAllocPitch: the row rounded up to 512 bytes", pitch == 512);
     expect("cuMemAllocPitch(element 3)", cuMemAllocPitch(&d, &pitch, 100, 6, 3), CUDA_ERROR_INVALID_VALUE);
     expect("cuMemAllocPitch(no height)", cuMemAllocPitch(&d, &pitch, 100, 0, 4), CUDA_ERROR_INVALID_VALUE);
+    expect("cuMemFree(0): nothing to free", cuMemFree(0), CUDA_SUCCESS);
     CUdeviceptr base = 0;
     size_t bytes = 0;
     expect("cuMemGetAddressRange", cuMemGetAddressRange(&base, &bytes, d + 700), CUDA_SUCCESS);

@@ -239,7 +239,10 @@ int run_command(const std::vector<std::string>& all_args) {
     }
     const std::string libcuda = choose_guest_libcuda(o.linux, p.has("no-libcuda-overlay"));
     validate_options(o);
-    const auto vgpu_cfg = parse_vgpu_flags(p);
+    auto vgpu_cfg = parse_vgpu_flags(p);
+    // One VM: all of the GPU's memory, as a program has natively (PyTorch's
+    // caching allocator sizes itself by it); several: each its own quota.
+    if (vgpu_cfg && vms == 1 && !p.has("gpu-mem-quota")) vgpu_cfg->options.device_mem_quota = vgpu::kWholeDeviceQuota;
 
     KvmSystem kvm = open_kvm();
     std::printf("kvmtool-gpu: vCPU backend: %s; guest %s; RAM %lluM on %s host pages%s%s\n",

@@ -278,11 +278,18 @@ CommandResult CommandDispatch::op_GRAPH_DESTROY_NODE(GuestCommand& c) {
     return done(VGPU_SUCCESS);
 }
 
-// arg0 graph, arg1 flags (0) -> result0 graph exec.
+// arg0 graph, arg1 flags -> result0 graph exec. Flags, cuda.h's
+// CUgraphInstantiate_flags: AUTO_FREE_ON_LAUNCH (1; PyTorch instantiates
+// every captured graph with it) frees a graph's own allocations before a
+// relaunch, and no graph here holds any (no memory-allocation nodes), so it
+// changes nothing; USE_NODE_PRIORITY (8) is a scheduling hint, dropped. UPLOAD
+// (2) and DEVICE_LAUNCH (4) are not offered.
 CommandResult CommandDispatch::op_GRAPH_INSTANTIATE(GuestCommand& c) {
     const GraphEntry* g = graphs_.find(c.desc.arg[0], ctx_);
     if (!g) return fail(VGPU_ERROR_INVALID_HANDLE, "graph handle");
-    if (c.desc.arg[1] != 0) return fail(VGPU_ERROR_INVALID_VALUE, "instantiate flags (none offered)");
+    constexpr uint64_t kAutoFreeOnLaunch = 1, kUseNodePriority = 8;
+    if (c.desc.arg[1] & ~(kAutoFreeOnLaunch | kUseNodePriority))
+        return fail(VGPU_ERROR_INVALID_VALUE, "instantiate flags (upload and device launch not offered)");
     if (graph_execs_.size() >= graph_execs_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "graph exec table full");
     if (graph_node_count_ + g->nodes > opts_.max_graph_nodes)
         return fail(VGPU_ERROR_OUT_OF_MEMORY, "graph exec nodes past max_graph_nodes");

@@ -26,6 +26,9 @@ bool parse_doorbell(std::string_view s, DoorbellMode* out);
 // KVM_IOEVENTFD carries the guest's doorbell write to the kick eventfd.
 inline bool uses_ioeventfd(DoorbellMode m) { return m == DoorbellMode::Ioeventfd || m == DoorbellMode::Adaptive; }
 
+// A device-memory quota no GPU reaches: the VM may hold what the GPU has.
+inline constexpr uint64_t kWholeDeviceQuota = ~0ull;
+
 // Limits are per VM; every one bounds something a guest can ask for.
 struct VgpuOptions {
     DoorbellMode doorbell = DoorbellMode::Adaptive;

@@ -20,7 +20,10 @@
 // Environment: CUDA_TRACE_REAL (the driver's path; default: the usual
 // places), CUDA_TRACE_LOG (a file to append to; default stderr),
 // CUDA_TRACE_CALLS=1 (log table calls), CUDA_TRACE_MAX_CALLS (calls logged
-// per entry, default 50), CUDA_TRACE_DUMP=PREFIX[,PREFIX...] (for calls into
+// per entry, default 50), CUDA_TRACE_ENTRIES=1 (cuGetProcAddress hands out
+// a logging thunk for every entry point, so every Driver API call through
+// it is logged as "call NAME[0]", its return value the CUresult),
+// CUDA_TRACE_DUMP=PREFIX[,PREFIX...] (for calls into
 // tables whose UUID starts with a PREFIX: 64 bytes at each argument that
 // points at readable memory, before and after the call, and at a returned
 // pointer; how an unknown entry's in and out parameters are told apart).
@@ -58,6 +61,7 @@ static GetExportTableFn g_real_get_export_table;
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static int g_wrap_calls;
 static unsigned g_max_calls = 50;
+static int g_wrap_entries; // CUDA_TRACE_ENTRIES
 static char g_dump_prefixes[256]; // CUDA_TRACE_DUMP, commas kept
 
 // Argument registers of the calls in flight on this thread, for the dumps
@@ -146,6 +150,8 @@ __attribute__((constructor)) static void cuda_trace_init(void)
             g_log = f;
     }
     g_wrap_calls = calls != NULL && strcmp(calls, "1") == 0;
+    const char* entries = getenv("CUDA_TRACE_ENTRIES");
+    g_wrap_entries = entries != NULL && strcmp(entries, "1") == 0;
     if (max_calls != NULL)
         g_max_calls = (unsigned)strtoul(max_calls, NULL, 10);
     if (real != NULL) {
@@ -185,6 +191,8 @@ CUresult cuGetProcAddress(const char* symbol, void** pfn, int version, cuuint64_
 CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, cuuint64_t flags,
                              CUdriverProcAddressQueryResult* status);
 
+static void* entry_thunk(const char* symbol, void* fn);
+
 static CUresult traced_gpa(const char* which, GetProcAddressFn real, const char* symbol, void** pfn, int version,
                            cuuint64_t flags, CUdriverProcAddressQueryResult* status)
 {
@@ -200,6 +208,8 @@ static CUresult traced_gpa(const char* which, GetProcAddressFn real, const char*
             *pfn = version >= 12000 ? (void*)cuGetProcAddress_v2 : (void*)cuGetProcAddress;
         else if (strcmp(symbol, "cuGetExportTable") == 0)
             *pfn = (void*)cuGetExportTable;
+        else if (g_wrap_entries && *pfn != NULL)
+            *pfn = entry_thunk(symbol, *pfn);
     }
     trace_log("%s %s version=%d flags=0x%llx -> result=%d status=%d", which, symbol ? symbol : "(null)", version,
          (unsigned long long)flags, (int)r, (int)st);
@@ -256,6 +266,27 @@ static void wrap_entries(const char* name, uint64_t* t, unsigned entries)
         t[i] = (uint64_t)(uintptr_t)(trace_thunk_base + kThunkBytes * g_slot_count);
         ++g_slot_count;
     }
+}
+
+// A logging thunk for an entry point cuGetProcAddress hands out: one slot
+// per function (asked again, the same thunk), the name as its "table".
+static void* entry_thunk(const char* symbol, void* fn)
+{
+    void* thunk = fn;
+    pthread_mutex_lock(&g_mu);
+    unsigned i = 0;
+    while (i < g_slot_count && g_slots[i].original != fn)
+        ++i;
+    if (i == g_slot_count && g_slot_count < kThunks) {
+        snprintf(g_slots[i].table, sizeof g_slots[i].table, "%s", symbol);
+        g_slots[i].index = 0;
+        g_slots[i].original = fn;
+        ++g_slot_count;
+    }
+    if (i < g_slot_count)
+        thunk = trace_thunk_base + kThunkBytes * i;
+    pthread_mutex_unlock(&g_mu);
+    return thunk;
 }
 
 static void show_table(const CUuuid* id, const void* table)

@@ -83,7 +83,10 @@ TEST_F(VgpuGraph, HostileFieldsAreRefused) {
     ASSERT_EQ(edge(g, n, m).status, VGPU_SUCCESS);
     ASSERT_EQ(edge(g, m, n).status, VGPU_SUCCESS);
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {g, 0}}).status, VGPU_ERROR_INVALID_VALUE);
-    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {g2, 1}}).status, VGPU_ERROR_INVALID_VALUE);
+    // Upload and device launch are not offered (auto-free and node priority are: GraphInstantiateFlags).
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {g2, 2}}).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {g2, 4}}).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {g2, 16}}).status, VGPU_ERROR_INVALID_VALUE);
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_GET_NODES, .args = {g, 3}}).status, VGPU_ERROR_INVALID_VALUE);
     // Copy and memset nodes: as the commands they stand for.
     EXPECT_EQ(memcpy_node(g2, VGPU_OP_MEMSET_D8, a, b, 16).status, VGPU_ERROR_INVALID_VALUE);
@@ -114,6 +117,8 @@ TEST_F(VgpuGraph, HostileFieldsAreRefused) {
     ASSERT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_DESTROY_NODE, .args = {m}}).status, VGPU_SUCCESS);
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_DESTROY_NODE, .args = {m}}).status, VGPU_ERROR_INVALID_HANDLE);
     EXPECT_NE(rig.call({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {g, 0}}).r0, 0u);
+    // AUTO_FREE_ON_LAUNCH (PyTorch's) and USE_NODE_PRIORITY instantiate as flags 0 do.
+    EXPECT_NE(rig.call({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {g, 1 | 8}}).r0, 0u);
     // A destroyed graph takes its nodes' handles.
     ASSERT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_DESTROY, .args = {g}}).status, VGPU_SUCCESS);
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_DESTROY_NODE, .args = {n}}).status, VGPU_ERROR_INVALID_HANDLE);
