@@ -100,6 +100,36 @@ CUresult managed_move(void* dst, const void* src, size_t bytes, CUstream stream)
     return CUDA_SUCCESS;
 }
 
+// A host side outside guest RAM: on Linux, a file the VMM maps in its file
+// window (a library's read-only data, kvmtool-gpu/vmm/linux/file_window.h),
+// which the vGPU never reads (it takes RAM only). The bytes go through a
+// page-locked bounce buffer, a chunk at a time, each copy waited for.
+CUresult bounced_copy(Dir dir, CUdeviceptr dptr, const void* host, size_t bytes, CUstream stream)
+{
+    if (capture_of(stream) != 0)
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; // the bounce would not outlive the call
+    constexpr size_t kChunk = 4u << 20;
+    const size_t size = bytes < kChunk ? bytes : kChunk;
+    void* bounce = nullptr;
+    if (CUresult r = cuMemAllocHost(&bounce, size))
+        return r;
+    uint64_t gpa = 0;
+    CUresult r = guest::platform::phys_contiguous(bounce, size, &gpa) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    for (size_t done = 0; r == CUDA_SUCCESS && done < bytes; done += size) {
+        const size_t n = bytes - done < size ? bytes - done : size;
+        if (dir == Dir::kHtoD) {
+            memcpy(bounce, static_cast<const uint8_t*>(host) + done, n);
+            r = stream_op(VGPU_OP_MEMCPY_HTOD, dptr + done, gpa, n, stream, false);
+        } else {
+            r = stream_op(VGPU_OP_MEMCPY_DTOH, gpa, dptr + done, n, stream, false);
+            if (r == CUDA_SUCCESS)
+                memcpy(static_cast<uint8_t*>(const_cast<void*>(host)) + done, bounce, n);
+        }
+    }
+    cuMemFreeHost(bounce);
+    return r;
+}
+
 CUresult copy(Dir dir, CUdeviceptr dptr, const void* host, size_t bytes, CUstream stream, bool async)
 {
     bool proceed;
@@ -123,6 +153,8 @@ CUresult copy(Dir dir, CUdeviceptr dptr, const void* host, size_t bytes, CUstrea
         return dir == Dir::kHtoD ? stream_op(VGPU_OP_MEMCPY_DTOD, dptr, registered, bytes, stream, async)
                                  : stream_op(VGPU_OP_MEMCPY_DTOD, registered, dptr, bytes, stream, async);
     if (!guest::platform::phys_contiguous(host, bytes, &gpa)) {
+        if (!guest::platform::virt_to_phys(host, &gpa)) // not RAM at all (no range spans RAM and what is not)
+            return bounced_copy(dir, dptr, host, bytes, stream);
         CUresult r = copy_scattered(dir, dptr, host, bytes, stream, VGPU_SG_AUTO, async);
         return async ? r : sync_point(r);
     }

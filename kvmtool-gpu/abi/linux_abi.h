@@ -91,11 +91,23 @@ struct kvmgpu_vvar {
 /* Guard (unmapped, 2 MiB) and stack at the top of RAM. */
 #define KVMGPU_LINUX_GUARD_BYTES 0x200000ull
 
+/* The file-mapping window: guest-physical space outside RAM, identity
+ * mapped (user, read-write-execute) by the boot tables, where the VMM
+ * places a Linux-ABI guest's file mappings as KVM memory slots over host
+ * mappings of the files (vmm/linux/file_window.h). Below the MMIO window,
+ * above the largest RAM the boot tables map. Not RAM: the vGPU never takes
+ * addresses in it (the guest libcuda stages them through RAM). */
+#define KVMGPU_LINUX_FILE_WINDOW_GPA 0x3800000000ull /* 224 GiB */
+#define KVMGPU_LINUX_FILE_WINDOW_SIZE 0x800000000ull /* 32 GiB */
+
 #ifdef __cplusplus
 static_assert(KVMGPU_LINUX_SYSCALL_STUB_GPA >= KVMGPU_CMDLINE_GPA + KVMGPU_CMDLINE_MAX &&
                   KVMGPU_LINUX_SYSCALL_STUB_GPA + 0x1000 <= KVMGPU_IMAGE_BASE,
               "stub page between the command line and the image base");
 static_assert(KVMGPU_LINUX_SYSCALL_PORT < KVMGPU_EXIT_PORT, "a port of its own");
+static_assert(KVMGPU_LINUX_FILE_WINDOW_GPA % (1ull << 30) == 0 && KVMGPU_LINUX_FILE_WINDOW_SIZE % (1ull << 30) == 0 &&
+                  KVMGPU_LINUX_FILE_WINDOW_GPA + KVMGPU_LINUX_FILE_WINDOW_SIZE <= KVMGPU_MMIO_BASE,
+              "the file window: whole GiB, below the MMIO window");
 static_assert(KVMGPU_LINUX_VVAR_GPA >= KVMGPU_LINUX_SYSCALL_STUB_GPA + 0x1000 &&
                   KVMGPU_LINUX_VDSO_GPA >= KVMGPU_LINUX_VVAR_GPA + 0x1000 && KVMGPU_LINUX_VDSO_GPA < KVMGPU_IMAGE_BASE,
               "clock page and vDSO between the stub and the image base");

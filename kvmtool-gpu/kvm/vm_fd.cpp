@@ -3,6 +3,8 @@
 #include <linux/kvm.h>
 #include <sys/ioctl.h>
 
+#include <cerrno>
+
 #include "kvmtool-gpu/kvm/kvm_error.h"
 #include "kvmtool-gpu/kvm/kvm_system.h"
 #include "kvmtool-gpu/kvm/vcpu_fd.h"
@@ -16,6 +18,16 @@ void VmFd::set_user_memory_region(uint32_t slot, uint64_t gpa, uint64_t size, vo
     region.memory_size = size;
     region.userspace_addr = reinterpret_cast<uint64_t>(host);
     check_ioctl(::ioctl(fd_.get(), KVM_SET_USER_MEMORY_REGION, &region), "KVM_SET_USER_MEMORY_REGION");
+}
+
+int VmFd::set_memory_slot(uint32_t slot, uint64_t gpa, uint64_t size, void* host, uint32_t flags) noexcept {
+    kvm_userspace_memory_region region{};
+    region.slot = slot;
+    region.flags = flags;
+    region.guest_phys_addr = gpa;
+    region.memory_size = size;
+    region.userspace_addr = reinterpret_cast<uint64_t>(host);
+    return ::ioctl(fd_.get(), KVM_SET_USER_MEMORY_REGION, &region) == 0 ? 0 : errno;
 }
 
 namespace {

@@ -21,6 +21,9 @@ public:
 
     // KVM_SET_USER_MEMORY_REGION: guest [gpa, gpa+size) is host [host, host+size).
     void set_user_memory_region(uint32_t slot, uint64_t gpa, uint64_t size, void* host);
+    // The same without throwing, with KVM_MEM_* flags (KVM_MEM_READONLY):
+    // 0 or the errno. Size 0 deletes the slot.
+    int set_memory_slot(uint32_t slot, uint64_t gpa, uint64_t size, void* host, uint32_t flags) noexcept;
     // KVM_IOEVENTFD: a guest write of `len` bytes at `addr` signals `eventfd`
     // without leaving the kernel (any value). mmio false: port I/O. It stays
     // until the VM fd closes (KVM drops a VM's ioeventfds with it).

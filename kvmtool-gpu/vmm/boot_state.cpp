@@ -103,9 +103,15 @@ void must_write(const memmap::GuestMemory& mem, uint64_t gpa, const void* src, u
 
 } // namespace
 
+constexpr uint64_t kWindowPds = KVMGPU_LINUX_FILE_WINDOW_SIZE / k1G;
+
 uint64_t max_boot_ram_bytes() {
-    // One page is kept for the MMIO window's page directory.
-    const uint64_t tables = (KVMGPU_BOOT_TABLES_END - kFirstPdGpa) / 0x1000 - 1;
+    // Pages kept for the MMIO window's directory, a Linux-ABI guest's low
+    // table and its file window's directories.
+    const uint64_t tables = (KVMGPU_BOOT_TABLES_END - kFirstPdGpa) / 0x1000 - 2 - kWindowPds;
+    static_assert((KVMGPU_BOOT_TABLES_END - kFirstPdGpa) / 0x1000 - 2 - kWindowPds <=
+                      KVMGPU_LINUX_FILE_WINDOW_GPA / k1G,
+                  "RAM the tables can map ends below the file window");
     return tables * k1G;
 }
 
@@ -118,7 +124,9 @@ BootPageTables boot_page_tables(uint64_t ram, bool linux_abi) {
     t.ram_pds = pd_pages_for(ram);
     t.mmio_pd = kFirstPdGpa + t.ram_pds * 0x1000;
     t.low_pt = linux_abi ? t.mmio_pd + 0x1000 : 0;
-    t.end = t.mmio_pd + (linux_abi ? 2 : 1) * 0x1000;
+    t.window_pd = linux_abi ? t.low_pt + 0x1000 : 0;
+    t.window_pds = linux_abi ? kWindowPds : 0;
+    t.end = linux_abi ? t.window_pd + t.window_pds * 0x1000 : t.mmio_pd + 0x1000;
     return t;
 }
 
@@ -214,12 +222,16 @@ void write_boot_structures(const memmap::GuestMemory& mem, const BootParams& p) 
     for (uint64_t g = 0; g < npd; ++g) table[g] = (kFirstPdGpa + g * 0x1000) | kTableFlags;
     static_assert(KVMGPU_MMIO_BASE % k1G == 0 && KVMGPU_MMIO_BASE / k1G < 512, "MMIO window in PML4[0]");
     table[KVMGPU_MMIO_BASE / k1G] = mmio_pd | kTableFlags;
-    must_write(mem, kPdptGpa, table.data(), 4096);
 
-    // Linux-ABI guests: a 4 KiB table for the first 2 MiB, after the MMIO window's directory.
-    const uint64_t low_pt = mmio_pd + 0x1000;
-    if (p.linux_abi && low_pt + 0x1000 > KVMGPU_BOOT_TABLES_END)
+    // Linux-ABI guests: a 4 KiB table for the first 2 MiB after the MMIO
+    // window's directory, then the file window's directories.
+    const BootPageTables layout = boot_page_tables(ram, p.linux_abi);
+    const uint64_t low_pt = layout.low_pt;
+    if (layout.end > KVMGPU_BOOT_TABLES_END)
         throw std::invalid_argument("guest RAM too large for a Linux-ABI guest's page tables");
+    for (uint64_t g = 0; g < layout.window_pds; ++g)
+        table[KVMGPU_LINUX_FILE_WINDOW_GPA / k1G + g] = (layout.window_pd + g * 0x1000) | kTableFlags;
+    must_write(mem, kPdptGpa, table.data(), 4096);
     for (uint64_t g = 0; g < npd; ++g) {
         for (uint64_t i = 0; i < 512; ++i) {
             const uint64_t gpa = g * k1G + i * k2M;
@@ -233,6 +245,11 @@ void write_boot_structures(const memmap::GuestMemory& mem, const BootParams& p) 
     for (uint64_t i = 0; i * k2M < KVMGPU_MMIO_SIZE; ++i)
         table[i] = (KVMGPU_MMIO_BASE + i * k2M) | kTableFlags | kHuge;
     must_write(mem, mmio_pd, table.data(), 4096);
+    for (uint64_t g = 0; g < layout.window_pds; ++g) {
+        const uint64_t gib = KVMGPU_LINUX_FILE_WINDOW_GPA + g * k1G;
+        for (uint64_t i = 0; i < 512; ++i) table[i] = (gib + i * k2M) | kTableFlags | kHuge;
+        must_write(mem, layout.window_pd + g * 0x1000, table.data(), 4096);
+    }
     if (p.linux_abi) {
         table.assign(512, 0);
         for (uint64_t i = 0; i < 512; ++i)

@@ -25,7 +25,8 @@ struct BootParams {
     bool nested = false;
     std::string cmdline;
     // Linux-ABI guests (abi/linux_abi.h): the first 2 MiB on 4 KiB pages
-    // (linux_low_page_flags), a 2 MiB guard left unmapped (0: none), a TSS
+    // (linux_low_page_flags), the file window identity mapped like RAM
+    // (user, read-write-execute), a 2 MiB guard left unmapped (0: none), a TSS
     // that opens no port, and the ring-0 system-call stub written. Project
     // images leave these off.
     bool linux_abi = false;
@@ -33,17 +34,21 @@ struct BootParams {
 };
 
 // Largest RAM the boot page tables can cover (one page directory per GiB
-// between KVMGPU_BOOT_PML4_GPA and KVMGPU_BOOT_TABLES_END).
+// between KVMGPU_BOOT_PML4_GPA and KVMGPU_BOOT_TABLES_END, after room for
+// the MMIO window's, a Linux-ABI guest's low table and its file window's).
+// It ends below the file window (KVMGPU_LINUX_FILE_WINDOW_GPA).
 uint64_t max_boot_ram_bytes();
 
 // Where write_boot_structures puts the page tables for this RAM: the PML4
 // at KVMGPU_BOOT_PML4_GPA, its one PDPT (PML4[0]), a PD per GiB of RAM
 // (each maps the whole GiB, past the end of RAM too), the MMIO window's PD
 // (PDPT[KVMGPU_MMIO_BASE >> 30]) and, for a Linux-ABI guest, the 4 KiB table
-// of the first 2 MiB. [end, KVMGPU_BOOT_TABLES_END) is free for tables
-// added later (a Linux-ABI guest's aliases, vmm/linux/guest_aliases.h).
+// of the first 2 MiB and a PD per GiB of the file window (window_pd: the
+// first; window_pds: how many, 0 for project images). [end,
+// KVMGPU_BOOT_TABLES_END) is free for tables added later (a Linux-ABI
+// guest's aliases, vmm/linux/guest_aliases.h).
 struct BootPageTables {
-    uint64_t pml4, pdpt, first_pd, ram_pds, mmio_pd, low_pt, end;
+    uint64_t pml4, pdpt, first_pd, ram_pds, mmio_pd, low_pt, window_pd, window_pds, end;
 };
 BootPageTables boot_page_tables(uint64_t ram, bool linux_abi);
 uint64_t boot_tables_end(uint64_t ram, bool linux_abi);

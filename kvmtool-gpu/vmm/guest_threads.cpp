@@ -122,7 +122,7 @@ void GuestThreads::run_thread(Slot& slot) {
     std::optional<GroupEnd> end;
     if (env_.seccomp) {
         try {
-            confine_vcpu_thread(slot.vcpu->fd(), true);
+            confine_vcpu_thread(slot.vcpu->fd(), true, env_.vm.fd());
         } catch (const std::system_error& e) {
             end = GroupEnd{RunOutcome::Unexpected, 0, e.what(), ""};
         }
@@ -198,6 +198,16 @@ std::optional<GroupEnd> GuestThreads::loop(Slot& slot, bool& exited, uint32_t& c
                     return end;
                 }
         } else if (auto* m = std::get_if<exit::Mmio>(&ex)) {
+            std::optional<std::string> in_window;
+            try {
+                in_window = env_.process.window_exit(vcpu, slot.tid, m->addr, m->data, m->write);
+            } catch (const KvmError& e) {
+                return fault_end(RunOutcome::Unexpected, e.what(), vcpu);
+            }
+            if (in_window) {
+                if (!in_window->empty()) return fault_end(RunOutcome::GuestFault, *in_window + thread, vcpu);
+                continue;
+            }
             if (m->write) env_.mmio.write(m->addr, m->data);
             else env_.mmio.read(m->addr, m->data);
             if (env_.after_mmio)

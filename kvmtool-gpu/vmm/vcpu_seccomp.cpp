@@ -94,7 +94,7 @@ constexpr int kLinuxGuest[] = {SYS_openat2,    SYS_close,     SYS_lseek,   SYS_g
 
 } // namespace
 
-std::vector<sock_filter> vcpu_seccomp_program(int vcpu_fd, bool linux_guest) {
+std::vector<sock_filter> vcpu_seccomp_program(int vcpu_fd, bool linux_guest, int vm_fd) {
     seccomp::Program p;
     p.allow(kPlain);
     p.allow(seccomp::sanitizer_runtime_calls());
@@ -102,8 +102,15 @@ std::vector<sock_filter> vcpu_seccomp_program(int vcpu_fd, bool linux_guest) {
 
     // ioctl: the vCPU fd only, and only what the run loop and its result use.
     // Each block below ends in a return on every path (seccomp::Program::guarded).
+    // A Linux-ABI guest's vCPU also sets the file window's memory slots
+    // (file_window.h) on the VM fd: KVM_SET_USER_MEMORY_REGION, nothing else
+    // (with no VM fd given, a number no descriptor has: never matches).
+    const uint32_t slots_fd = linux_guest && vm_fd >= 0 ? static_cast<uint32_t>(vm_fd) : 0xffffffffu;
     const sock_filter ioctl_block[] = {
         stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(0)),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, slots_fd, 0, 2),
+        stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(1)),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_SET_USER_MEMORY_REGION, 10, 9),
         jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(vcpu_fd), 0, 8),
         stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(1)),
         jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_RUN, 7, 0),
@@ -134,16 +141,29 @@ std::vector<sock_filter> vcpu_seccomp_program(int vcpu_fd, bool linux_guest) {
         ret(kAllow),
     };
     p.guarded(SYS_ioctl, ioctl_block);
-    p.guarded(SYS_mmap, no_exec_block);
+    // A Linux-ABI guest's mmap: also never a shared mapping of a descriptor
+    // (the file window maps the guest's files MAP_PRIVATE; anonymous memory
+    // has no descriptor).
+    const sock_filter linux_mmap_block[] = {
+        stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(2)),
+        jump(BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, 3, 0),
+        stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(3)),
+        jump(BPF_JMP | BPF_JSET | BPF_K, MAP_ANONYMOUS, 2, 0),
+        jump(BPF_JMP | BPF_JSET | BPF_K, MAP_SHARED, 0, 1), // MAP_SHARED_VALIDATE has this bit too
+        ret(kRefuse),
+        ret(kAllow),
+    };
+    if (linux_guest) p.guarded(SYS_mmap, linux_mmap_block);
+    else p.guarded(SYS_mmap, no_exec_block);
     p.guarded(SYS_mprotect, no_exec_block);
     p.guarded(SYS_newfstatat, fstat_block);
     return p.finish(kRefuse);
 }
 
-void confine_vcpu_thread(int vcpu_fd, bool linux_guest) {
+void confine_vcpu_thread(int vcpu_fd, bool linux_guest, int vm_fd) {
     install_refusal_report();
     // flags 0: no SECCOMP_FILTER_FLAG_TSYNC, so only this thread is confined.
-    seccomp::install(vcpu_seccomp_program(vcpu_fd, linux_guest), 0, "vCPU seccomp",
+    seccomp::install(vcpu_seccomp_program(vcpu_fd, linux_guest, vm_fd), 0, "vCPU seccomp",
                      " (run with --no-seccomp to go without)");
 }
 

@@ -21,6 +21,9 @@
 // A Linux-ABI guest's vCPU (linux_guest) also has, because the system-call
 // server runs on it: KVM_SET_REGS (the return to ring 3 after each call);
 // KVM_GET_FPU and KVM_SET_FPU (a signal frame's FPU state, guest_signals.h);
+// KVM_SET_USER_MEMORY_REGION on the VM fd `vm_fd` alone (the file window's
+// slots, vmm/linux/file_window.h), and mmap only private when of a
+// descriptor (the window's host mappings of the guest's files);
 // openat2 (the only way guest paths are opened: share_fs.cpp always passes
 // RESOLVE_IN_ROOT under the share, which BPF cannot see through the pointer,
 // and reopens what it found through /proc/self/fd), close, lseek,
@@ -34,8 +37,8 @@
 // and sched_getaffinity, which the ASan runtime uses on any thread.
 // Not allowed, among others: open*, socket, connect, execve, fork/clone,
 // ptrace, process_vm_*, kill/tgkill, ioctl on any other fd (KVM_SET_*,
-// KVM_SET_USER_MEMORY_REGION, the GPU driver's nodes), mmap/mprotect with
-// PROT_EXEC.
+// KVM_SET_USER_MEMORY_REGION but a Linux-ABI guest's on its VM fd, the GPU
+// driver's nodes), mmap/mprotect with PROT_EXEC.
 #pragma once
 
 #include <linux/filter.h>
@@ -47,12 +50,12 @@ namespace kvmgpu {
 // The filter program for a vCPU whose fd is `vcpu_fd` (for tests and docs).
 // `linux_guest`: the vCPU also serves a Linux-ABI guest's system calls,
 // which needs KVM_SET_REGS and what the share's files need (below).
-std::vector<sock_filter> vcpu_seccomp_program(int vcpu_fd, bool linux_guest = false);
+std::vector<sock_filter> vcpu_seccomp_program(int vcpu_fd, bool linux_guest = false, int vm_fd = -1);
 
 // PR_SET_NO_NEW_PRIVS, then seccomp(SECCOMP_SET_MODE_FILTER, 0, program) on
 // the calling thread. Throws std::system_error naming the call and errno
 // when the kernel refuses (no seccomp, or forbidden by an outer sandbox).
 // Irreversible for the thread: call it on the vCPU thread only.
-void confine_vcpu_thread(int vcpu_fd, bool linux_guest = false);
+void confine_vcpu_thread(int vcpu_fd, bool linux_guest = false, int vm_fd = -1);
 
 } // namespace kvmgpu

@@ -128,6 +128,18 @@ VirtualMachine::VirtualMachine(const KvmSystem& kvm, VmOptions opts) : opts_(std
         uint64_t hwcap = 0; // AT_HWCAP: CPUID.1:EDX, as Linux gives it
         for (const auto& e : kvm.supported_cpuid())
             if (e.function == 1) hwcap = e.edx;
+        // The file window's slots (file_window.h) come after RAM's (slot 0),
+        // as many as KVM offers up to the fixed cap; read-only ones need
+        // KVM_CAP_READONLY_MEM, without which file mappings are copied.
+        const uint32_t window_slots = linux_abi::window_slot_cap(kvm.check_extension(KVM_CAP_NR_MEMSLOTS), 1);
+        if (kvm.check_extension(KVM_CAP_READONLY_MEM) > 0 && window_slots > 0) {
+            opts_.linux.window_limits.first_slot = 1;
+            opts_.linux.window_limits.max_slots = window_slots;
+            opts_.linux.window_slots = [vm = vm_.get()](uint32_t slot, uint64_t gpa, uint64_t size, void* host,
+                                                        bool read_only) {
+                return vm->set_memory_slot(slot, gpa, size, host, read_only ? KVM_MEM_READONLY : 0);
+            };
+        }
         linux_ = std::make_unique<linux_abi::LinuxProcess>(
             file, memory_, opts_.guest_path, opts_.linux, params, hwcap,
             [console = console_](std::string_view text) { console->write_text(text); });
@@ -291,7 +303,7 @@ RunResult VirtualMachine::run() {
         }
     } stop_threads{threads_.get()};
     // After the watchdog's thread exists (it stays unconfined), before any guest code runs.
-    if (opts_.seccomp) confine_vcpu_thread(vcpu_->fd(), linux_ != nullptr);
+    if (opts_.seccomp) confine_vcpu_thread(vcpu_->fd(), linux_ != nullptr, vm_->fd());
     const auto start = std::chrono::steady_clock::now();
     auto done = [&](RunOutcome o, std::string detail, bool dump) {
         if (threads_) threads_->stop_and_join();
@@ -409,6 +421,19 @@ RunResult VirtualMachine::run() {
                        },
                        [&](exit::Mmio& m) {
                            ++exits_.mmio;
+                           if (linux_) {
+                               std::optional<std::string> in_window;
+                               try {
+                                   in_window = linux_->window_exit(*vcpu_, 1, m.addr, m.data, m.write);
+                               } catch (const KvmError& e) {
+                                   result = done(RunOutcome::Unexpected, e.what(), true);
+                                   return;
+                               }
+                               if (in_window) {
+                                   if (!in_window->empty()) result = done(RunOutcome::GuestFault, *in_window, true);
+                                   return;
+                               }
+                           }
                            if (m.write) mmio_.write(m.addr, m.data);
                            else mmio_.read(m.addr, m.data);
                            if (auto request = cpu_control_->take()) { // this thread's own

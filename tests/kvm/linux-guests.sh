@@ -11,7 +11,9 @@
 # limit, hostile clone/futex values); aliases (alias_check); ring 3 doing
 # what it may not (hostile_check); pipes, eventfds, poll, epoll,
 # /proc/self/fd and signal handlers for the guest's own faults and kill
-# (abi_check); a console flood (one write is cut to
+# (abi_check); the file window (file_map_check: libraries and root files
+# mapped, private writes private, SIGSEGV for a write to a read-only
+# mapping, the slot cap); a console flood (one write is cut to
 # 64 KiB, the output stops at the console's limit, --timeout ends an endless
 # one); the system-call round trip is measured and printed.
 # Usage: linux-guests.sh KVMTOOL_GPU GUEST_DIR
@@ -110,6 +112,21 @@ check "dyn_check: exit 0 with --root /" [ "$rc" -eq 0 ]
 check "dyn_check: the same output as natively" cmp "$work/native.cmp" "$work/guest"
 check "dyn_check: /dev/stdout by path, then done" sh -c "grep -qx 'guest: /dev/stdout: written by path' '$work/out' && grep -qx 'guest: done' '$work/out'"
 check "dyn_check: a write to the root gets EROFS" has "guest: write to the root: EROFS"
+# The file window: libraries and root files mapped, not copied (file_map_check).
+printf 'file window contents 0123456789\n' > "$work/mapped.txt"
+"$vmm" run --guest "$dir/file_map_check" --mem 256M --vgpu none --root / -- "$work/mapped.txt" > "$work/out" 2>&1
+rc=$?
+cat "$work/out"
+check "file_map_check: exit 0" [ "$rc" -eq 0 ]
+check "file_map_check: libc in the file window" has "guest: libc mapped in the file window"
+check "file_map_check: private writes stay private" has "guest: private writes stay private"
+check "file_map_check: past the slot cap, copied" has "guest: slot cap: later mappings copied into RAM"
+check "file_map_check: SIGSEGV handler for a read-only mapping's write" has "guest: SIGSEGV for a write to a read-only file mapping"
+check "file_map_check: the file unchanged" grep -qx 'file window contents 0123456789' "$work/mapped.txt"
+"$vmm" run --guest "$dir/file_map_check" --mem 256M --vgpu none --root / -- "$work/mapped.txt" crash > "$work/out" 2>&1
+rc=$?
+cat "$work/out"
+check "file_map_check crash: a guest fault, not a VMM crash" sh -c "[ $rc -ne 0 ] && [ $rc -lt 128 ] && grep -q 'result: guest-fault' '$work/out' && grep -q 'write of 1 bytes at 0x.* in the file window (not allowed by its protection)' '$work/out'"
 # The same program with a root of its own: a directory holding only the
 # loader and libraries it needs (ldd), and the plugin.
 sysroot=$work/sysroot

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <vector>
 
+#include "kvmtool-gpu/abi/linux_abi.h"
 #include "kvmtool-gpu/abi/platform_abi.h"
 #include "kvmtool-gpu/vmm/boot_state.h"
 
@@ -29,6 +30,10 @@ GuestAliases::GuestAliases(const memmap::GuestMemory& mem, uint64_t tables_lo, u
     pdpts_[0] = boot.pdpt;
     for (uint64_t g = 0; g < boot.ram_pds; ++g) pds_[g] = boot.first_pd + g * kTablePage;
     pds_[KVMGPU_MMIO_BASE / k1G] = boot.mmio_pd;
+    for (uint64_t g = 0; g < boot.window_pds; ++g)
+        pds_[KVMGPU_LINUX_FILE_WINDOW_GPA / k1G + g] = boot.window_pd + g * kTablePage;
+    window_lo_ = KVMGPU_LINUX_FILE_WINDOW_GPA;
+    window_hi_ = KVMGPU_LINUX_FILE_WINDOW_GPA + boot.window_pds * k1G;
     tables_hi_ = tables_hi / kTablePage * kTablePage;
     next_free_table_ = std::min(round_up(tables_lo, kTablePage), tables_hi_);
 }
@@ -38,7 +43,8 @@ void GuestAliases::set_entry(uint64_t table, unsigned index, uint64_t value) con
 }
 
 bool GuestAliases::mapped(uint64_t va, uint64_t va_end) const {
-    if (va < identity_end_ || (va < mmio_hi_ && va_end > mmio_lo_)) return true;
+    if (va < identity_end_ || (va < mmio_hi_ && va_end > mmio_lo_) || (va < window_hi_ && va_end > window_lo_))
+        return true;
     const size_t n = count_.load(std::memory_order_relaxed);
     for (size_t i = 0; i < n; ++i)
         if (va < aliases_[i].va + aliases_[i].len && va_end > aliases_[i].va) return true;

@@ -42,7 +42,8 @@ public:
 
     // 0, or the errno: EINVAL (not 2 MiB aligned, empty, wrapping, not in the
     // lower canonical half), EEXIST (below the end of RAM, or any of it
-    // already mapped: the identity map, the MMIO window, another alias),
+    // already mapped: the identity map, the MMIO window, the file window,
+    // another alias),
     // EFAULT (gpa range not guest RAM, or the first 2 MiB: the VMM's boot
     // structures), ENOMEM (no table pages or alias slots left).
     int map(uint64_t va, uint64_t gpa, uint64_t len);
@@ -65,7 +66,7 @@ private:
     void set_entry(uint64_t table, unsigned index, uint64_t value) const;
 
     const memmap::GuestMemory& mem_;
-    uint64_t pml4_, identity_end_, mmio_lo_, mmio_hi_;
+    uint64_t pml4_, identity_end_, mmio_lo_, mmio_hi_, window_lo_, window_hi_; // the file window (file_window.h)
     uint64_t next_free_table_, tables_hi_; // next_free_table_ <= tables_hi_, both 4 KiB aligned
     std::map<uint64_t, uint64_t> pdpts_;   // PML4 index -> its PDPT
     std::map<uint64_t, uint64_t> pds_;     // va >> 30 -> its PD

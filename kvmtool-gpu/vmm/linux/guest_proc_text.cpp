@@ -67,9 +67,9 @@ std::string maps_text(std::vector<MapsEntry> entries) {
     for (const MapsEntry& e : entries) {
         if (e.hi <= e.lo) continue;
         char head[96];
-        const int n = std::snprintf(head, sizeof head, "%08llx-%08llx %s 00000000 00:00 0",
+        const int n = std::snprintf(head, sizeof head, "%08llx-%08llx %s %08llx 00:00 0",
                                     static_cast<unsigned long long>(e.lo), static_cast<unsigned long long>(e.hi),
-                                    e.perms.c_str());
+                                    e.perms.c_str(), static_cast<unsigned long long>(e.offset));
         std::string line(head, static_cast<size_t>(std::max(n, 0)));
         if (!e.name.empty()) line += std::string(line.size() < 73 ? 73 - line.size() : 1, ' ') + e.name;
         out += line + "\n";

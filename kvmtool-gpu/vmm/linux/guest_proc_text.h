@@ -15,6 +15,7 @@ struct MapsEntry {
     uint64_t lo = 0, hi = 0;
     std::string perms; // "rwxp", "r--p", ...
     std::string name;  // a path, "[heap]", "[stack]", "[vdso]", or empty
+    uint64_t offset = 0; // a file mapping's offset in its file
 };
 
 // Lines sorted by address, in Linux's format.

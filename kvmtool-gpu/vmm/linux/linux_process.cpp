@@ -9,6 +9,7 @@
 #include <x86intrin.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -190,6 +191,8 @@ LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& m
     const std::optional<uint64_t> seed = opts.seeded ? std::optional<uint64_t>(boot.seed) : std::nullopt;
     so.seed = seed;
     so.max_fds = opts.max_fds;
+    so.window_slots = opts.window_slots;
+    so.window_limits = opts.window_limits;
     struct utsname u {};
     if (::uname(&u) == 0) so.kernel_release = u.release;
 
@@ -461,6 +464,41 @@ bool LinuxProcess::deliver_fault(VcpuFd& vcpu, uint32_t vector, uint32_t tid) {
     s.ss = user.ss;
     write_state(vcpu, g, &s);
     return true;
+}
+
+std::optional<std::string> LinuxProcess::window_exit(VcpuFd& vcpu, uint32_t tid, uint64_t addr,
+                                                    std::span<uint8_t> data, bool write) {
+    FileWindow* window = server_->file_window();
+    if (!window || !window->overlaps(addr, std::max<uint64_t>(data.size(), 1))) return std::nullopt;
+    if (window->access(addr, data, write)) return "";
+    // The guest's SIGSEGV. The state before KVM finishes the access: a read's
+    // RIP is still on it, a write's already past it (the emulator moved on).
+    const bool synced = vcpu.sync_regs_enabled();
+    const kvm_regs before = synced ? vcpu.synced().regs : vcpu.regs();
+    // KVM finishes an MMIO exit on the next KVM_RUN; immediate_exit returns
+    // right after, so the registers set below are not overwritten by it.
+    vcpu.request_immediate_exit();
+    (void)vcpu.run();
+    char line[192];
+    std::snprintf(line, sizeof line, "guest fault: %s of %zu bytes at 0x%llx in the file window (%s) at RIP 0x%llx",
+                  write ? "write" : "read", data.size(), static_cast<unsigned long long>(addr),
+                  window->span(addr, std::max<uint64_t>(data.size(), 1), true) ? "not allowed by its protection"
+                                                                            : "nothing mapped there",
+                  static_cast<unsigned long long>(before.rip));
+    const auto delivery = server_->fault_signal(tid, SIGSEGV);
+    if (!delivery) return std::string(line);
+    SignalInfo info;
+    info.signo = SIGSEGV;
+    info.code = window->span(addr, std::max<uint64_t>(data.size(), 1), true) ? SEGV_ACCERR : SEGV_MAPERR;
+    info.addr = addr;
+    info.trapno = 14; // #PF, as Linux reports a page fault
+    info.error = write ? 0x7 : 0x5; // present, user, (write)
+    info.cr2 = addr;
+    kvm_regs g = before;
+    if (std::string why = push_handler(vcpu, tid, *delivery, info, g); !why.empty())
+        return std::string(line) + "; its handler not started: " + why;
+    write_state(vcpu, g, nullptr);
+    return "";
 }
 
 std::string describe_call(const SyscallOutcome& call) {

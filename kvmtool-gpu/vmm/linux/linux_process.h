@@ -41,6 +41,10 @@ struct LinuxGuestOptions {
     // and repeat; else from the host's getrandom, different each run.
     bool seeded = false;
     int max_fds = kMaxFds;          // its descriptor table (fewer where VMs share the VMM's limit)
+    // The file window's KVM memory slots (file_window.h); null: file
+    // mappings are copied into RAM.
+    MemslotSetter window_slots;
+    WindowLimits window_limits;
 };
 
 // Where things go in a guest of `ram` bytes: stack at the top (8 MiB, 2 MiB
@@ -112,6 +116,15 @@ public:
     // exits on its port I/O anyway (kvm-pvm), it must not reach the exit
     // device or the fault port.
     std::string port_refusal(VcpuFd& vcpu, uint16_t port, bool in) const;
+    // An MMIO exit of thread `tid`'s vCPU at `addr`: nullopt when not in the
+    // file window (file_window.h). In it: "" when the access was done on the
+    // host mapping (the guest's protection allows it: a slot was being
+    // replaced) or the guest's SIGSEGV handler now runs; else the line that
+    // ends the run (a write to a read-only file mapping, a hole, PROT_NONE).
+    // A write's signal frame holds the RIP after the write (KVM has already
+    // moved past it); a read's, the read.
+    std::optional<std::string> window_exit(VcpuFd& vcpu, uint32_t tid, uint64_t addr, std::span<uint8_t> data,
+                                           bool write);
 
     const LinuxImage& image() const { return image_; }
     // The interpreter of a dynamic executable (nullopt: static).

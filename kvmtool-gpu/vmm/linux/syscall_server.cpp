@@ -21,7 +21,11 @@ std::string syscall_name(uint64_t nr) {
 }
 
 SyscallServer::SyscallServer(const memmap::GuestMemory& mem, ProcessLayout layout, ServerOptions opts)
-    : aliases_(mem, layout.alias_tables_lo, layout.alias_tables_hi), user_(mem, layout.unmapped, &aliases_),
+    : aliases_(mem, layout.alias_tables_lo, layout.alias_tables_hi),
+      window_(opts.window_slots ? FileWindow::create(KVMGPU_LINUX_FILE_WINDOW_GPA, KVMGPU_LINUX_FILE_WINDOW_SIZE,
+                                                     opts.window_slots, opts.window_limits)
+                                : nullptr),
+      user_(mem, layout.unmapped, &aliases_, window_.get()),
       layout_(std::move(layout)), opts_(std::move(opts)), space_(mem, layout_.managed_lo, layout_.managed_hi, layout_.brk_start), fds_(opts_.max_fds), rng_(opts_.seed.value_or(0)) {}
 
 SyscallOutcome SyscallServer::serve(const SyscallCall& call, CpuState& cpu) {

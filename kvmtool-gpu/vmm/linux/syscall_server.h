@@ -32,6 +32,7 @@
 
 #include "kvmtool-gpu/util/syscall_names.h"
 #include "kvmtool-gpu/vmm/linux/fd_table.h"
+#include "kvmtool-gpu/vmm/linux/file_window.h"
 #include "kvmtool-gpu/vmm/linux/guest_futex.h"
 #include "kvmtool-gpu/vmm/linux/guest_mmap.h"
 #include "kvmtool-gpu/vmm/linux/guest_proc_text.h"
@@ -100,6 +101,10 @@ struct ServerOptions {
     std::optional<uint64_t> seed;
     int max_fds = kMaxFds;                                // the guest's descriptor table (fd_table.h)
     std::string kernel_release = "6.1.0";                 // uname's release
+    // The file window's memory slots (file_window.h); null: no window, file
+    // mappings are copied into RAM.
+    MemslotSetter window_slots;
+    WindowLimits window_limits;
 };
 
 // A handler to start (syscalls_signals.cpp): the signal, its action, the
@@ -136,6 +141,8 @@ public:
     // "N system calls (getpid 10000, write 3, ...), X ms serving them".
     std::string report() const;
     GuestAddressSpace& address_space() { return space_; }
+    // The file window (nullptr: none; file_window.h), for the vCPUs' exits in it.
+    FileWindow* file_window() { return window_.get(); }
     const UserMemory& user_memory() const { return user_; }
     FdTable& fds() { return fds_; }
 
@@ -174,6 +181,9 @@ private:
     int64_t sys_mremap(const uint64_t* a);
     int64_t sys_madvise(uint64_t addr, uint64_t len, uint64_t advice);
     int64_t sys_alias(uint64_t va, uint64_t gpa, uint64_t len);
+    // mmap's part in the file window: the address, -errno, or nullopt
+    // where the window does not serve it (today's copy into RAM does).
+    std::optional<int64_t> window_mmap(const uint64_t* a, uint64_t len, OpenFile* file);
     // syscalls_files.cpp
     int64_t sys_read(uint64_t fd, uint64_t buf, uint64_t len, int64_t offset);
     int64_t sys_write(uint64_t fd, uint64_t buf, uint64_t len, int64_t offset);
@@ -273,6 +283,7 @@ private:
     const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now(); // sysinfo's uptime
     std::string console_pending_; // this call's console bytes, under mu_; written out after it
     GuestAliases aliases_; // before user_, which reads it
+    std::unique_ptr<FileWindow> window_; // before user_, which reads it
     UserMemory user_;
     ProcessLayout layout_;
     ServerOptions opts_;

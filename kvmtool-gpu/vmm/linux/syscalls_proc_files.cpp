@@ -237,6 +237,8 @@ std::string SyscallServer::maps() const {
     entries.push_back({heap_lo, heap_hi, "rwxp", "[heap]"});
     for (const auto& [lo, hi] : space_.mappings()) entries.push_back({lo, hi, "rwxp", ""});
     entries.push_back({layout_.stack_lo, layout_.stack_top, "rwxp", "[stack]"});
+    if (window_) // the file window's pieces as the guest mapped them: path, offset, protection
+        for (MapsEntry& e : window_->maps()) entries.push_back(std::move(e));
     return maps_text(std::move(entries));
 }
 

@@ -2,7 +2,9 @@
 // virtual == guest physical, so a pointer is valid when its whole span is
 // guest RAM (GuestMemory's checked translation: no wrap, no MMIO, nothing
 // past RAM) and misses what the guest's page tables leave unmapped (page 0,
-// the stack guard), or when it lies inside one alias (guest_aliases.h).
+// the stack guard), or when it lies inside one alias (guest_aliases.h), or
+// when every page of it is a mapped, accessible piece of the file window
+// (file_window.h: the host's mapping of the file, a private copy on write).
 // Everything else is EFAULT, as on Linux.
 #pragma once
 
@@ -15,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "kvmtool-gpu/vmm/linux/file_window.h"
 #include "kvmtool-gpu/vmm/linux/guest_aliases.h"
 #include "memmap/guest_memory.h"
 
@@ -23,14 +26,15 @@ namespace kvmgpu::linux_abi {
 class UserMemory {
 public:
     UserMemory(const memmap::GuestMemory& mem, std::vector<std::pair<uint64_t, uint64_t>> unmapped,
-               const GuestAliases* aliases = nullptr)
-        : mem_(mem), unmapped_(std::move(unmapped)), aliases_(aliases) {}
+               const GuestAliases* aliases = nullptr, const FileWindow* window = nullptr)
+        : mem_(mem), unmapped_(std::move(unmapped)), aliases_(aliases), window_(window) {}
 
     // Host view of [addr, addr + len); nullopt for EFAULT. len 0 gives an empty span.
     std::optional<std::span<uint8_t>> span(uint64_t addr, uint64_t len) const {
         if (len == 0) return std::span<uint8_t>();
         uint64_t end;
         if (__builtin_add_overflow(addr, len, &end)) return std::nullopt;
+        if (window_ && window_->overlaps(addr, len)) return window_->span(addr, len);
         if (aliases_)
             if (auto gpa = aliases_->physical(addr, len)) return mem_.translate(memmap::GuestPhysAddr{*gpa}, len);
         for (const auto& [s, e] : unmapped_)
@@ -77,6 +81,7 @@ private:
     const memmap::GuestMemory& mem_;
     std::vector<std::pair<uint64_t, uint64_t>> unmapped_;
     const GuestAliases* aliases_;
+    const FileWindow* window_;
 };
 
 } // namespace kvmgpu::linux_abi

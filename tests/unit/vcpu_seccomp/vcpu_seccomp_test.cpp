@@ -37,13 +37,13 @@ namespace {
 // Runs body() in a child process after confining the child's (only) thread
 // with the vCPU fd `fd`; returns the raw wait status. The child exits 0 when
 // body returns.
-int in_confined_child(int fd, const std::function<void()>& body, bool linux_guest = false) {
+int in_confined_child(int fd, const std::function<void()>& body, bool linux_guest = false, int vm_fd = -1) {
     const pid_t pid = fork();
     if (pid == 0) {
         const rlimit no_core{0, 0}; // SIGSYS dumps core by default
         setrlimit(RLIMIT_CORE, &no_core);
         try {
-            confine_vcpu_thread(fd, linux_guest);
+            confine_vcpu_thread(fd, linux_guest, vm_fd);
         } catch (...) {
             _exit(99);
         }
@@ -223,6 +223,43 @@ TEST_F(VcpuSeccomp, TheSharesTreeCallsPassTheFilter) {
     }, true);
     EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << describe(st);
     std::filesystem::remove_all(tmpl);
+}
+
+// The file window (vmm/linux/file_window.h): a Linux-ABI guest's vCPU sets
+// memory slots on the VM fd and maps the guest's files privately; no other
+// ioctl on the VM fd, no slot ioctl on another fd, no shared file mapping.
+TEST_F(VcpuSeccomp, LinuxGuestVcpuSetsSlotsOnTheVmFdAndMapsFilesOnlyPrivately) {
+    const int vcpu = fds[0], vm = fds[1];
+    char tmpl[] = "/tmp/kvmgpu-seccomp-map-XXXXXX";
+    const int file = mkstemp(tmpl);
+    ASSERT_GE(file, 0);
+    ASSERT_EQ(ftruncate(file, 4096), 0);
+    const int st = in_confined_child(vcpu, [&] {
+        kvm_userspace_memory_region r{};
+        if (ioctl(vm, KVM_SET_USER_MEMORY_REGION, &r) != -1 || errno != ENOTTY) _exit(2);
+        void* p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, file, 0);
+        if (p == MAP_FAILED || munmap(p, 4096) != 0) _exit(3);
+    }, true, vm);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << describe(st);
+    for (const auto& [what, call] : std::vector<std::pair<const char*, std::function<void()>>>{
+             {"ioctl KVM_RUN on the VM fd", [vm] { ioctl(vm, KVM_RUN, 0); }},
+             {"ioctl KVM_SET_USER_MEMORY_REGION on the vCPU fd",
+              [vcpu] { ioctl(vcpu, KVM_SET_USER_MEMORY_REGION, nullptr); }},
+             {"mmap MAP_SHARED of a file", [file] { mmap(nullptr, 4096, PROT_READ, MAP_SHARED, file, 0); }},
+             {"mmap MAP_SHARED_VALIDATE of a file", [file] { mmap(nullptr, 4096, PROT_READ, 0x03, file, 0); }},
+             {"mmap PROT_EXEC of a file", [file] { mmap(nullptr, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, file, 0); }}}) {
+        const std::function<void()>& c = call;
+        const int killed = in_confined_child(vcpu, [&c] { c(), _exit(1); }, true, vm);
+        EXPECT_TRUE(killed_by_sigsys(killed)) << what << ": " << describe(killed);
+    }
+    // A project image's vCPU: the VM fd gets nothing.
+    const int project = in_confined_child(vcpu, [vm] {
+        ioctl(vm, KVM_SET_USER_MEMORY_REGION, nullptr);
+        _exit(1);
+    }, false, vm);
+    EXPECT_TRUE(killed_by_sigsys(project)) << describe(project);
+    close(file);
+    unlink(tmpl);
 }
 
 TEST_F(VcpuSeccomp, OnlyTheCallingThreadIsConfinedAndItExitsCleanly) {

@@ -195,5 +195,48 @@ TEST(BootState, LinuxGuestsRing3GetsNoneOfTheVmmsPagesOrPorts) {
     }
 }
 
+// A Linux-ABI guest's file window (KVMGPU_LINUX_FILE_WINDOW_GPA): identity
+// mapped, user, writable, executable (no NX bit), on every 2 MiB of it, with
+// its directories inside the boot tables; project images have none.
+TEST(BootState, LinuxGuestsFileWindowIsIdentityMappedUserRwx) {
+    for (const uint64_t bytes : {64ull << 20, 3ull << 30}) {
+        auto mem = ram(bytes);
+        BootParams p;
+        p.linux_abi = true;
+        write_boot_structures(mem, p);
+        const BootPageTables t = boot_page_tables(bytes, true);
+        EXPECT_EQ(t.window_pds, KVMGPU_LINUX_FILE_WINDOW_SIZE >> 30);
+        EXPECT_LE(t.end, KVMGPU_BOOT_TABLES_END);
+        for (uint64_t off = 0; off < KVMGPU_LINUX_FILE_WINDOW_SIZE; off += 2ull << 20) {
+            const uint64_t va = KVMGPU_LINUX_FILE_WINDOW_GPA + off + 0x1234;
+            ASSERT_EQ(translate(mem, va), va) << std::hex << va;
+            const uint64_t pdpte = entry_at(mem, t.pdpt, va >> 30);
+            const uint64_t pde = entry_at(mem, pdpte & 0x000ffffffffff000ull, (va >> 21) & 511);
+            ASSERT_EQ(pde & 7, 7u) << std::hex << va << ": present, writable, user";
+            ASSERT_EQ(pdpte & 7, 7u);
+            ASSERT_EQ(pde >> 63, 0u) << "executable";
+            ASSERT_GE(pdpte & 0x000ffffffffff000ull, t.window_pd);
+            ASSERT_LT(pdpte & 0x000ffffffffff000ull, t.end);
+        }
+        EXPECT_FALSE(translate(mem, KVMGPU_LINUX_FILE_WINDOW_GPA - 1)) << "nothing between RAM's GiB and the window";
+        static_assert(KVMGPU_LINUX_FILE_WINDOW_GPA + KVMGPU_LINUX_FILE_WINDOW_SIZE == KVMGPU_MMIO_BASE,
+                      "the window ends where the MMIO window starts");
+    }
+    auto mem = ram(64ull << 20);
+    write_boot_structures(mem, BootParams{});
+    EXPECT_FALSE(translate(mem, KVMGPU_LINUX_FILE_WINDOW_GPA)) << "project images: no window";
+    EXPECT_EQ(boot_page_tables(64ull << 20, false).window_pds, 0u);
+}
+
+// The largest RAM the tables map still leaves a Linux-ABI guest's tables
+// (and its window's) inside [PML4, KVMGPU_BOOT_TABLES_END), and ends below
+// the window; one GiB more is refused.
+TEST(BootState, LargestRamEndsBelowTheFileWindowWithItsTables) {
+    const uint64_t max = max_boot_ram_bytes();
+    EXPECT_LE(max, KVMGPU_LINUX_FILE_WINDOW_GPA);
+    EXPECT_LE(boot_page_tables(max, true).end, KVMGPU_BOOT_TABLES_END);
+    EXPECT_GT(boot_page_tables(max + (1ull << 30), true).end, KVMGPU_BOOT_TABLES_END);
+}
+
 } // namespace
 } // namespace kvmgpu
