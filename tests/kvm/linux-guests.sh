@@ -11,7 +11,7 @@
 # limit, hostile clone/futex values); aliases (alias_check); ring 3 doing
 # what it may not (hostile_check); pipes, eventfds, poll, epoll,
 # /proc/self/fd and signal handlers for the guest's own faults and kill
-# (abi_check); a console flood (one write is cut to
+# (abi_check); the working directory (linux-cwd.sh); a console flood (one write is cut to
 # 64 KiB, the output stops at the console's limit, --timeout ends an endless
 # one); the system-call round trip is measured and printed.
 # Usage: linux-guests.sh KVMTOOL_GPU GUEST_DIR
@@ -231,6 +231,9 @@ abi poll-forever --timeout 1
 took=$(( $(date +%s) - start ))
 check "abi_check poll-forever: --timeout 1 ends a guest blocked in poll within 10 s (took ${took} s)" \
     sh -c "grep -q 'result: timeout' '$work/out' && [ $took -le 10 ]"
+
+# The working directory: --cwd, its default, chdir, fchdir, getcwd, relative paths.
+check "linux-cwd.sh: the guest's working directory" sh "$(dirname "$0")/linux-cwd.sh" "$vmm" "$dir"
 
 # The system-call round trip (no threshold: the figure is printed for the log).
 "$vmm" run --guest "$dir/syscall_loop" --mem 64M --vgpu none -- 2000 > "$work/out" 2>&1
