@@ -50,12 +50,16 @@ check "cwd default: the shell's directory inside a share at its own path" passed
 cwd_run "$share" "$share" ro --root /
 check "cwd default with --root /: the shell's directory, read-only" passed "$share"
 
+refused_before_start() { # status 2, one error line holding $line, no VM started
+    [ "$rc" -eq 2 ] && [ "$(grep -c error "$work/out")" -eq 1 ] && grep -qF -- "$line" "$work/out" &&
+        ! grep -q 'vCPU backend' "$work/out"
+}
 refused() { # description, expected text, CLI arguments...
     what=$1 line=$2; shift 2
     "$vmm" run --vgpu none --guest "$dir/cwd_check" "$@" > "$work/out" 2>&1
     rc=$?
     cat "$work/out"
-    check "$what: refused with status 2 and one line" sh -c "[ $rc -eq 2 ] && [ \$(grep -c error '$work/out') -eq 1 ] && grep -qF -- '$line' '$work/out' && ! grep -q 'vCPU backend' '$work/out'"
+    check "$what: refused with status 2 and one line" refused_before_start
 }
 refused "--cwd naming nothing" "--cwd /work/none: No such file or directory in the guest's mounts" --share "$share:/work" --cwd /work/none
 refused "--cwd naming a file" "--cwd /work/input.txt: not a directory" --share "$share:/work" --cwd /work/input.txt
