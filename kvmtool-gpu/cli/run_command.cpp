@@ -244,15 +244,23 @@ int run_command(const std::vector<std::string>& all_args) {
     if (auto cwd = p.get("cwd")) o.linux.cwd = *cwd;
     const std::string libcuda = choose_guest_libcuda(o.linux, p.has("no-libcuda-overlay"));
     validate_options(o);
-    // Chosen (and checked) before the VM starts, so the start-up line can say it.
-    if (!o.linux.root_dir.empty() || !o.linux.share_dir.empty() || !o.linux.cwd.empty())
+    // Chosen (and checked) before the VM starts, so the start-up line can say
+    // it. With --vms and no --cwd each VM takes its own default: a writable
+    // share is then DIR/vm<i>, which holds none of the shell's directories.
+    const bool has_files = !o.linux.root_dir.empty() || !o.linux.share_dir.empty();
+    std::string cwd_note;
+    if (!o.linux.cwd.empty() || (has_files && vms == 1)) {
         o.linux.cwd = linux_abi::guest_start_cwd(o.linux);
+        cwd_note = "; cwd " + o.linux.cwd;
+    } else if (has_files) {
+        cwd_note = "; cwd each VM's default (--cwd)";
+    }
     const auto vgpu_cfg = parse_vgpu_flags(p);
 
     KvmSystem kvm = open_kvm();
     std::printf("kvmtool-gpu: vCPU backend: %s; guest %s%s; RAM %lluM on %s host pages%s%s\n",
                 detect_kvm_flavor().describe().c_str(), o.guest_path.c_str(),
-                o.linux.cwd.empty() ? "" : ("; cwd " + o.linux.cwd).c_str(),
+                cwd_note.c_str(),
                 static_cast<unsigned long long>(o.ram_bytes >> 20), std::string(memmap::to_string(o.host_pages)).c_str(),
                 pages == "auto" ? " (--pages auto)" : "", libcuda.c_str());
     if (vgpu_cfg && vgpu_cfg->share) std::printf("kvmtool-gpu: GPU sharing: %s\n", vgpu_cfg->share->describe().c_str());

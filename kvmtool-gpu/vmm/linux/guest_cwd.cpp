@@ -54,7 +54,7 @@ int GuestCwd::change(const GuestFs& fs, const std::string& absolute_path) {
     const int fd = fs.open(-1, absolute_path, O_RDONLY | O_DIRECTORY, 0);
     if (fd < 0) {
         if (normal != "/" || fd != -ENOENT) return fd;
-        path_ = "/"; // nothing mounted at "/": still the guest's cwd, as before there was a cwd
+        path_.assign(1, '/'); // nothing mounted at "/": still the guest's cwd (assign: GCC 12's -Wrestrict misfires on = "/")
         dir_ = UniqueFd();
         return 0;
     }
