@@ -154,7 +154,7 @@ int64_t SyscallServer::sys_newfstatat(int64_t dirfd, uint64_t path_addr, uint64_
     if (err) return err;
     if (path.empty() && (flags & kEmptyPath)) {
         if (dirfd != kAtFdcwd) return sys_fstat(static_cast<uint64_t>(dirfd), buf);
-        path = "."; // the cwd itself
+        path.assign(1, '.'); // the cwd itself (assign: GCC 12's -Wrestrict misfires on = ".")
     }
     if (const int64_t rc = from_cwd(dirfd, path, !(flags & kNoFollow))) return rc;
     if (auto special = stat_special(dirfd, path, buf)) return *special;
