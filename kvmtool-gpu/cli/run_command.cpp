@@ -65,6 +65,10 @@ const char* run_help() {
            "                      default GUEST_PATH is DIR's own absolute path. With --vms N,\n"
            "                      VM i gets DIR/vm<i> (made if missing), or DIR itself for\n"
            "                      every VM with :ro\n"
+           "  --cwd GUEST_PATH    its working directory, a directory in its mounts (relative\n"
+           "                      paths, getcwd, chdir). Default: this shell's current\n"
+           "                      directory where the guest sees it at the same path (with\n"
+           "                      --root /, or in a --share at its own path), else \"/\"\n"
            "  --no-libcuda-overlay  the guest's libcuda.so* are the root's own files; by\n"
            "                      default every libcuda.so* of the root and shares, and\n"
            "                      libcuda.so.1 in /lib, /usr/lib (and lib64, x86_64-linux-gnu),\n"
@@ -181,7 +185,7 @@ int run_command(const std::vector<std::string>& all_args) {
             env.push_back(kv);
         } else args.push_back(a);
     }
-    std::set<std::string> valued = {"guest", "mem", "pages", "timeout", "cmdline", "seed", "vms", "share", "root", "max-threads"};
+    std::set<std::string> valued = {"guest", "mem", "pages", "timeout", "cmdline", "seed", "vms", "share", "root", "cwd", "max-threads"};
     valued.insert(vgpu_option_names().begin(), vgpu_option_names().end());
     ArgParser p(valued, {"prefault", "quiet", "no-seccomp", "no-sync-regs", "no-vdso", "no-libcuda-overlay", "help"});
     p.parse(args);
@@ -237,16 +241,29 @@ int run_command(const std::vector<std::string>& all_args) {
         if (dir.empty()) throw UsageError("--share needs a directory");
         o.linux.share_dir = dir;
     }
+    if (auto cwd = p.get("cwd")) o.linux.cwd = *cwd;
     const std::string libcuda = choose_guest_libcuda(o.linux, p.has("no-libcuda-overlay"));
     validate_options(o);
+    // Chosen (and checked) before the VM starts, so the start-up line can say
+    // it. With --vms and no --cwd each VM takes its own default: a writable
+    // share is then DIR/vm<i>, which holds none of the shell's directories.
+    const bool has_files = !o.linux.root_dir.empty() || !o.linux.share_dir.empty();
+    std::string cwd_note;
+    if (!o.linux.cwd.empty() || (has_files && vms == 1)) {
+        o.linux.cwd = linux_abi::guest_start_cwd(o.linux);
+        cwd_note = "; cwd " + o.linux.cwd;
+    } else if (has_files) {
+        cwd_note = "; cwd each VM's default (--cwd)";
+    }
     auto vgpu_cfg = parse_vgpu_flags(p);
     // One VM: all of the GPU's memory, as a program has natively (PyTorch's
     // caching allocator sizes itself by it); several: each its own quota.
     if (vgpu_cfg && vms == 1 && !p.has("gpu-mem-quota")) vgpu_cfg->options.device_mem_quota = vgpu::kWholeDeviceQuota;
 
     KvmSystem kvm = open_kvm();
-    std::printf("kvmtool-gpu: vCPU backend: %s; guest %s; RAM %lluM on %s host pages%s%s\n",
+    std::printf("kvmtool-gpu: vCPU backend: %s; guest %s%s; RAM %lluM on %s host pages%s%s\n",
                 detect_kvm_flavor().describe().c_str(), o.guest_path.c_str(),
+                cwd_note.c_str(),
                 static_cast<unsigned long long>(o.ram_bytes >> 20), std::string(memmap::to_string(o.host_pages)).c_str(),
                 pages == "auto" ? " (--pages auto)" : "", libcuda.c_str());
     if (vgpu_cfg && vgpu_cfg->share) std::printf("kvmtool-gpu: GPU sharing: %s\n", vgpu_cfg->share->describe().c_str());

@@ -27,8 +27,9 @@
 // openat2 (the only way guest paths are opened: share_fs.cpp always passes
 // RESOLVE_IN_ROOT under the share, which BPF cannot see through the pointer,
 // and reopens what it found through /proc/self/fd), close, lseek,
-// getdents64, pwrite64, readlinkat and fstatfs (the pseudo file system
-// check, pseudo_fs.h) on the descriptors it opened; memfd_create for the
+// getdents64, pwrite64, readlinkat (a link's target; /proc/self/fd/N, the
+// host path of the guest's cwd, guest_cwd.h) and fstatfs (the pseudo file
+// system check, pseudo_fs.h) on the descriptors it opened; memfd_create for the
 // text files the VMM makes up (/sys/devices/system/cpu/online);
 // getrandom (the guest's own getrandom without --seed); and pipe2,
 // eventfd2 and ppoll for the guest's pipes, eventfds, poll and epoll. Files are opened

@@ -56,8 +56,9 @@ void validate_options(const VmOptions& opts) {
                              " needs --root (e.g. --root /)");
         return;
     }
-    if (!l.args.empty() || !l.env.empty() || !l.share_dir.empty() || !l.root_dir.empty())
-        throw std::invalid_argument("guest arguments after --, --env, --root and --share need a Linux-ABI guest (a Linux executable)");
+    if (!l.args.empty() || !l.env.empty() || !l.share_dir.empty() || !l.root_dir.empty() || !l.cwd.empty())
+        throw std::invalid_argument(
+            "guest arguments after --, --env, --root, --share and --cwd need a Linux-ABI guest (a Linux executable)");
     inspect_elf(file, opts.ram_bytes);
 }
 

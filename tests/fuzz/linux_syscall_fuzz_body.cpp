@@ -52,7 +52,7 @@ constexpr uint64_t kServed[] = {
     SYS_brk, SYS_mmap, SYS_munmap, SYS_mprotect, SYS_mremap, SYS_madvise, SYS_read, SYS_write, SYS_pread64,
     SYS_pwrite64, SYS_readv, SYS_writev, SYS_open, SYS_openat, SYS_close, SYS_fstat, SYS_stat, SYS_lstat,
     SYS_newfstatat, SYS_lseek, SYS_ioctl, SYS_readlink, SYS_readlinkat, SYS_access, SYS_faccessat, SYS_getdents64,
-    SYS_getcwd, SYS_fcntl, SYS_dup, SYS_dup2, SYS_dup3, SYS_arch_prctl, SYS_set_robust_list, SYS_prlimit64,
+    SYS_getcwd, SYS_chdir, SYS_fchdir, SYS_fcntl, SYS_dup, SYS_dup2, SYS_dup3, SYS_arch_prctl, SYS_set_robust_list, SYS_prlimit64,
     SYS_getrlimit, SYS_uname, SYS_sched_getaffinity, SYS_rt_sigaction, SYS_rt_sigprocmask, SYS_futex,
     SYS_getrandom, SYS_clone, SYS_set_tid_address, SYS_gettid, SYS_clock_gettime, SYS_clock_getres, SYS_gettimeofday, SYS_time, SYS_exit_group,
     KVMGPU_LINUX_SYS_ALIAS, SYS_pipe, SYS_pipe2, SYS_eventfd, SYS_eventfd2, SYS_poll, SYS_ppoll, SYS_epoll_create,

@@ -13,7 +13,7 @@
 # /proc/self/fd and signal handlers for the guest's own faults and kill
 # (abi_check); the file window (file_map_check: libraries and root files
 # mapped, private writes private, SIGSEGV for a write to a read-only
-# mapping, the slot cap); a console flood (one write is cut to
+# mapping, the slot cap); the working directory (linux-cwd.sh); a console flood (one write is cut to
 # 64 KiB, the output stops at the console's limit, --timeout ends an endless
 # one); the system-call round trip is measured and printed.
 # Usage: linux-guests.sh KVMTOOL_GPU GUEST_DIR
@@ -248,6 +248,9 @@ abi poll-forever --timeout 1
 took=$(( $(date +%s) - start ))
 check "abi_check poll-forever: --timeout 1 ends a guest blocked in poll within 10 s (took ${took} s)" \
     sh -c "grep -q 'result: timeout' '$work/out' && [ $took -le 10 ]"
+
+# The working directory: --cwd, its default, chdir, fchdir, getcwd, relative paths.
+check "linux-cwd.sh: the guest's working directory" sh "$(dirname "$0")/linux-cwd.sh" "$vmm" "$dir"
 
 # The system-call round trip (no threshold: the figure is printed for the log).
 "$vmm" run --guest "$dir/syscall_loop" --mem 64M --vgpu none -- 2000 > "$work/out" 2>&1

@@ -77,6 +77,8 @@ bool FileWindow::within_limits(const WindowPieces::Snapshot& before, uint64_t st
     return false;
 }
 
+// Errors are named with strerrordesc_np: strerror may open the locale's
+// message catalogs, which the vCPU thread's seccomp filter refuses.
 void FileWindow::sync_slots(uint64_t start, uint64_t end) {
     const auto old = slots_touching(start, end);
     uint64_t lo = start, hi = end;
@@ -87,7 +89,7 @@ void FileWindow::sync_slots(uint64_t start, uint64_t end) {
     if (have == want) return; // the host mappings under a slot may change: KVM follows them
     for (const auto& [s, slot] : old) {
         if (const int err = set_slot_(slot.id, s, 0, nullptr, false))
-            log_warn("linux guest: removing file-window slot %u failed: %s", slot.id, std::strerror(err));
+            log_warn("linux guest: removing file-window slot %u failed: %s", slot.id, strerrordesc_np(err));
         free_ids_.push_back(slot.id);
         slots_.erase(s);
     }
@@ -99,7 +101,7 @@ void FileWindow::sync_slots(uint64_t start, uint64_t end) {
                 set_slot_(id, run.start, run.end - run.start, host_at(run.start), run.cls == SlotClass::ReadOnly)) {
             log_warn("linux guest: file-window slot for 0x%llx..0x%llx refused: %s",
                      static_cast<unsigned long long>(run.start), static_cast<unsigned long long>(run.end),
-                     std::strerror(err));
+                     strerrordesc_np(err));
             continue;
         }
         free_ids_.pop_back();

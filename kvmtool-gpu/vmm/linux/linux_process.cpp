@@ -1,6 +1,7 @@
 #include "kvmtool-gpu/vmm/linux/linux_process.h"
 
 #include <elf.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 
@@ -11,6 +12,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
@@ -108,6 +110,44 @@ std::vector<MountSpec> guest_mounts(const LinuxGuestOptions& opts, const std::st
     return mounts;
 }
 
+namespace {
+// The host's current directory by the names a user knows it by: $PWD
+// (symbolic links as the shell kept them) where it names it, then getcwd's.
+std::vector<std::string> host_cwd_names() {
+    std::vector<std::string> names;
+    struct stat here {}, pwd {};
+    const char* env = std::getenv("PWD");
+    if (env && env[0] == '/' && ::stat(".", &here) == 0 && ::stat(env, &pwd) == 0 && here.st_dev == pwd.st_dev &&
+        here.st_ino == pwd.st_ino)
+        names.emplace_back(env);
+    std::error_code ec;
+    const auto physical = std::filesystem::current_path(ec);
+    if (!ec) names.push_back(physical.string());
+    return names;
+}
+} // namespace
+
+std::string guest_start_cwd(const LinuxGuestOptions& opts) {
+    const auto mounts = guest_mounts(opts); // the private /tmp is made later: its path is checked by name
+    if (opts.cwd.empty()) {
+        if (mounts.empty()) return "/";
+        const GuestFs fs(mounts);
+        for (const std::string& here : host_cwd_names())
+            if (std::string seen = visible_at_same_path(fs, here); !seen.empty()) return seen;
+        return "/";
+    }
+    const std::string what = "--cwd " + opts.cwd + ": ";
+    if (!opts.cwd.starts_with('/')) throw std::invalid_argument(what + "not an absolute guest path");
+    const std::string at = GuestFs::normalize(opts.cwd);
+    if (at == "/" || (wants_private_tmp(opts) && at == kPrivateTmpGuestPath)) return at;
+    if (mounts.empty()) throw std::invalid_argument(what + "the guest has no files (--root or --share)");
+    struct stat st {};
+    const int rc = GuestFs(mounts).stat(-1, at, true, &st);
+    if (rc != 0) throw std::invalid_argument(what + std::strerror(-rc) + " in the guest's mounts");
+    if (!S_ISDIR(st.st_mode)) throw std::invalid_argument(what + "not a directory in the guest's mounts");
+    return at;
+}
+
 bool wants_private_tmp(const LinuxGuestOptions& opts) {
     if (opts.root_dir.empty()) return false;
     return opts.share_dir.empty() || GuestFs::normalize(share_guest_path(opts)) != "/tmp";
@@ -164,6 +204,7 @@ LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& m
             mounts, opts.libcuda_overlay.empty() ? nullptr : std::make_shared<LibraryOverlay>(opts.libcuda_overlay));
     so.exe_host_path = exe_path;
     so.exe_guest_path = guest_exe_path(exe_path, opts.root_dir);
+    so.cwd = guest_start_cwd(opts);
 
     // A dynamic executable starts in its interpreter, read from the guest's
     // root and placed at the top of the area below the stack.

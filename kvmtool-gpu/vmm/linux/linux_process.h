@@ -31,6 +31,7 @@ struct LinuxGuestOptions {
     std::string share_dir;          // empty: no files
     std::string share_guest_path;   // where the share appears; empty: "/" without a root, else its host path
     bool share_read_only = false;
+    std::string cwd;                // --cwd: where it starts; empty: guest_start_cwd's default
     // The guest libcuda.so.1 the VMM lends for the guest's libcuda.so* names
     // (library_overlay.h); empty: the root's own files (--no-libcuda-overlay).
     std::string libcuda_overlay;
@@ -61,6 +62,13 @@ std::string describe_call(const SyscallOutcome& call);
 // share at its guest path, and `private_tmp` (a host directory; empty: none)
 // at kPrivateTmpGuestPath where wants_private_tmp. Empty: no files.
 std::vector<MountSpec> guest_mounts(const LinuxGuestOptions& opts, const std::string& private_tmp = "");
+// Where the guest starts (guest_cwd.h). --cwd (opts.cwd) must be an absolute
+// guest path naming a directory in its mounts ("/" always may): else
+// std::invalid_argument, one line naming --cwd. Without --cwd: the host's
+// current directory where the guest sees it at the same path ($PWD when it
+// names the current directory, else the physical path): with --root /, or
+// inside a share mounted at its own path; else "/".
+std::string guest_start_cwd(const LinuxGuestOptions& opts);
 // A guest with a root and no share at /tmp gets a private temporary
 // directory, its HOME and TMPDIR (private_tmp.h).
 bool wants_private_tmp(const LinuxGuestOptions& opts);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <stdexcept>
 
 namespace kvmgpu::linux_abi {
@@ -12,6 +13,16 @@ namespace kvmgpu::linux_abi {
 namespace {
 size_t components(const std::string& normalized) {
     return normalized == "/" ? 0 : static_cast<size_t>(std::count(normalized.begin(), normalized.end(), '/'));
+}
+
+// The host path the kernel gives descriptor `fd` ("" when it has none).
+std::string host_path_of(int fd) {
+    char link[40];
+    std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    char buf[4096];
+    const ssize_t n = ::readlinkat(AT_FDCWD, link, buf, sizeof buf); // readlinkat: the vCPU filter's call
+    if (n <= 0 || static_cast<size_t>(n) >= sizeof buf || buf[0] != '/') return "";
+    return std::string(buf, static_cast<size_t>(n));
 }
 } // namespace
 
@@ -82,7 +93,7 @@ GuestFs::Target GuestFs::target(int dirfd, const std::string& path) const {
         t.path = path;
         return t;
     }
-    const std::string absolute = path.starts_with('/') ? path : "/" + path; // the guest's cwd is "/"
+    const std::string absolute = path.starts_with('/') ? path : "/" + path; // from "/" (root_fs.h)
     const Located where = locate(absolute);
     if (!where.mount) {
         t.err = -ENOENT;
@@ -169,6 +180,26 @@ int GuestFs::fd() const {
     for (const auto& [at, share] : mounts_)
         if (at == "/") return share->fd();
     return -1;
+}
+
+std::string GuestFs::guest_path_of(int host_fd) const {
+    struct stat want {};
+    if (::fstat(host_fd, &want) != 0) return "";
+    const std::string host = host_path_of(host_fd); // a removed directory's ends in " (deleted)": no match below
+    if (host.empty()) return "";
+    for (const auto& [at, share] : mounts_) {
+        const std::string top = host_path_of(share->fd());
+        std::string rest;
+        if (top == "/" || host == top) rest = top == "/" ? host : "/";
+        else if (!top.empty() && host.starts_with(top) && host[top.size()] == '/') rest = host.substr(top.size());
+        else continue;
+        // The same path may name another mount's directory (a deeper mount
+        // over it): only the same inode counts.
+        const std::string guest = normalize(at + rest);
+        struct stat st {};
+        if (stat(-1, guest, true, &st) == 0 && st.st_dev == want.st_dev && st.st_ino == want.st_ino) return guest;
+    }
+    return "";
 }
 
 } // namespace kvmgpu::linux_abi

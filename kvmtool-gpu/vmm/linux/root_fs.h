@@ -46,8 +46,9 @@ public:
     explicit GuestFs(const std::vector<MountSpec>& mounts, std::shared_ptr<const LibraryOverlay> overlay = nullptr);
 
     // The same contract as ShareRoot's (share_fs.h), for a guest path:
-    // `dirfd` -1 for the guest's root (cwd "/"), else a directory
-    // descriptor this GuestFs opened.
+    // `dirfd` -1 for the guest's root (a relative path then starts at "/":
+    // the server joins one relative to the guest's cwd first, guest_cwd.h),
+    // else a directory descriptor this GuestFs opened.
     int open(int dirfd, const std::string& path, uint64_t flags, uint64_t mode) const;
     int stat(int dirfd, const std::string& path, bool follow, struct stat* out) const;
     long readlink(int dirfd, const std::string& path, char* buf, uint64_t len) const;
@@ -60,6 +61,10 @@ public:
     bool read_only_at(int dirfd, const std::string& path) const;
     // The root mount's directory descriptor (-1 when nothing is at "/").
     int fd() const;
+    // The guest path at which the directory `host_fd` is seen: its host path
+    // (the kernel's, through /proc/self/fd) under a mount's, mapped to that
+    // mount's guest path, where that names the same inode; "" when none does.
+    std::string guest_path_of(int host_fd) const;
 
     // "." and ".." taken lexically, duplicate slashes dropped: "/a/b".
     static std::string normalize(const std::string& absolute_path);

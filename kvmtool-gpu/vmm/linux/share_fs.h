@@ -1,8 +1,9 @@
 // The directory a Linux-ABI guest may see (`--share DIR[:ro]`), and the
 // only way guest paths reach the host file system. The share is the guest's
-// root: every path (absolute, or relative to the guest's cwd "/") resolves
-// inside it through openat2 with RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-// so "..", absolute symlinks and /proc magic links cannot leave it; what
+// root: every path (absolute; one relative to the guest's cwd is joined to
+// it first, guest_cwd.h) resolves inside it through openat2 with
+// RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, so "..", absolute symlinks and
+// /proc magic links cannot leave it; what
 // lies on the kernel's pseudo file systems is ENOENT (pseudo_fs.h).
 // A path relative to a directory descriptor resolves with that directory
 // as its root. Only regular files and directories are opened: a path is

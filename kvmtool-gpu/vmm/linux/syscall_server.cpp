@@ -8,6 +8,8 @@
 #include <chrono>
 #include <thread>
 #include <cstdio>
+#include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #include "kvmtool-gpu/abi/linux_abi.h"
@@ -26,7 +28,14 @@ SyscallServer::SyscallServer(const memmap::GuestMemory& mem, ProcessLayout layou
                                                      opts.window_slots, opts.window_limits)
                                 : nullptr),
       user_(mem, layout.unmapped, &aliases_, window_.get()),
-      layout_(std::move(layout)), opts_(std::move(opts)), space_(mem, layout_.managed_lo, layout_.managed_hi, layout_.brk_start), fds_(opts_.max_fds), rng_(opts_.seed.value_or(0)) {}
+      layout_(std::move(layout)), opts_(std::move(opts)), space_(mem, layout_.managed_lo, layout_.managed_hi, layout_.brk_start), fds_(opts_.max_fds), rng_(opts_.seed.value_or(0)) {
+    if (GuestFs::normalize(opts_.cwd) == "/") return;
+    const int err = !opts_.cwd.starts_with('/') ? -EINVAL
+                    : opts_.share             ? cwd_.change(*opts_.share, opts_.cwd)
+                                              : -ENOENT;
+    if (err) throw std::invalid_argument("--cwd " + opts_.cwd + ": not a directory in the guest's mounts (" +
+                                         std::strerror(-err) + ")");
+}
 
 SyscallOutcome SyscallServer::serve(const SyscallCall& call, CpuState& cpu) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -146,6 +155,8 @@ int64_t SyscallServer::dispatch(const SyscallCall& c, CpuState& cpu, SyscallOutc
     case SYS_renameat2: return sys_renameat2(dirfd, a[1], static_cast<int32_t>(a[2]), a[3], a[4]);
     case SYS_getdents64: return sys_getdents64(a[0], a[1], a[2]);
     case SYS_getcwd: return sys_getcwd(a[0], a[1]);
+    case SYS_chdir: return sys_chdir(a[0]);
+    case SYS_fchdir: return sys_fchdir(a[0]);
     case SYS_fcntl: return sys_fcntl(a[0], a[1], a[2]);
     case SYS_dup: return sys_dup(a[0], -1, 0, false);
     case SYS_dup2: return static_cast<int32_t>(a[1]) < 0 ? -EBADF : sys_dup(a[0], static_cast<int32_t>(a[1]), 0, false);

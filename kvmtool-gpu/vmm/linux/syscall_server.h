@@ -6,7 +6,8 @@
 // bounded, nothing throws. Calls not served get ENOSYS, logged once per
 // number by name. The handlers live in files by topic: syscalls_memory,
 // syscalls_files, syscalls_tree, syscalls_proc_files, syscalls_events, syscalls_process,
-// syscalls_thread_state, syscalls_threads, syscalls_time, syscalls_signals.
+// syscalls_thread_state, syscalls_threads, syscalls_time, syscalls_signals,
+// syscalls_cwd (the working directory, guest_cwd.h).
 // No KVM here: unit tests and the fuzz target drive serve() directly.
 // Threads: serve() may be called from every vCPU thread at once. The
 // calls that block (futex waits, sleeps, poll, epoll waits) run unlocked
@@ -33,6 +34,7 @@
 #include "kvmtool-gpu/util/syscall_names.h"
 #include "kvmtool-gpu/vmm/linux/fd_table.h"
 #include "kvmtool-gpu/vmm/linux/file_window.h"
+#include "kvmtool-gpu/vmm/linux/guest_cwd.h"
 #include "kvmtool-gpu/vmm/linux/guest_futex.h"
 #include "kvmtool-gpu/vmm/linux/guest_mmap.h"
 #include "kvmtool-gpu/vmm/linux/guest_proc_text.h"
@@ -105,6 +107,10 @@ struct ServerOptions {
     // mappings are copied into RAM.
     MemslotSetter window_slots;
     WindowLimits window_limits;
+    // Where the guest starts (guest_cwd.h): "/", or an absolute guest path
+    // naming a directory in `share` (the constructor throws
+    // std::invalid_argument, naming --cwd, when it names none).
+    std::string cwd = "/";
 };
 
 // A handler to start (syscalls_signals.cpp): the signal, its action, the
@@ -204,11 +210,18 @@ private:
     int64_t sys_unlinkat(int64_t dirfd, uint64_t path_addr, uint64_t flags);
     int64_t sys_renameat2(int64_t from_dirfd, uint64_t from_addr, int64_t to_dirfd, uint64_t to_addr, uint64_t flags);
     int64_t sys_getdents64(uint64_t fd, uint64_t buf, uint64_t len);
-    int64_t sys_getcwd(uint64_t buf, uint64_t len);
     int64_t sys_fcntl(uint64_t fd, uint64_t cmd, uint64_t arg);
     int64_t sys_dup(uint64_t oldfd, int64_t newfd, uint64_t flags, bool dup3);
     // A share directory descriptor for *at calls: -1 for the root, or -errno.
     int dir_host_fd(int64_t dirfd) const;
+    // syscalls_cwd.cpp. `path` from an *at call made absolute when it is
+    // relative to AT_FDCWD (joined to the cwd); with `follow_cwd_link`,
+    // /proc/self/cwd becomes the cwd's path. 0, or -ENOENT when the cwd is
+    // gone, -ENAMETOOLONG.
+    int64_t from_cwd(int64_t dirfd, std::string& path, bool follow_cwd_link);
+    int64_t sys_chdir(uint64_t path_addr);
+    int64_t sys_fchdir(uint64_t fd);
+    int64_t sys_getcwd(uint64_t buf, uint64_t len);
     // syscalls_proc_files.cpp: the files the VMM makes up (/proc/self/exe,
     // /dev/null, /dev/stdout, /sys/devices/system/cpu/online, ...), for a
     // path that is absolute or relative to AT_FDCWD; nullopt for any other path.
@@ -289,6 +302,7 @@ private:
     ServerOptions opts_;
     GuestAddressSpace space_;
     FdTable fds_;
+    GuestCwd cwd_; // under mu_: one for the process, as its threads share Linux's
     SyscallCounters counters_;
     std::array<bool, 512> warned_{};
     std::array<uint8_t, 64 * 32> sigactions_{}; // 64 signals x struct kernel_sigaction (32 bytes)

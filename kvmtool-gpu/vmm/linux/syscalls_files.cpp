@@ -114,6 +114,7 @@ int64_t SyscallServer::sys_iov(uint64_t fd, uint64_t iov, uint64_t count, bool w
 int64_t SyscallServer::sys_openat(int64_t dirfd, uint64_t path_addr, uint64_t flags, uint64_t mode) {
     auto [path, err] = user_.string(path_addr, kPathMax);
     if (err) return err;
+    if (const int64_t rc = from_cwd(dirfd, path, !(flags & O_NOFOLLOW))) return rc;
     if (auto special = open_special(dirfd, path, flags)) return *special;
     if (!opts_.share) return -ENOENT; // no --share: no file system
     const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
@@ -153,11 +154,9 @@ int64_t SyscallServer::sys_newfstatat(int64_t dirfd, uint64_t path_addr, uint64_
     if (err) return err;
     if (path.empty() && (flags & kEmptyPath)) {
         if (dirfd != kAtFdcwd) return sys_fstat(static_cast<uint64_t>(dirfd), buf);
-        if (!opts_.share) return -ENOENT;
-        struct stat st {};
-        if (::fstat(opts_.share->fd(), &st) != 0) return -errno;
-        return user_.write_obj(buf, st) ? 0 : -EFAULT;
+        path.assign(1, '.'); // the cwd itself (assign: GCC 12's -Wrestrict misfires on = ".")
     }
+    if (const int64_t rc = from_cwd(dirfd, path, !(flags & kNoFollow))) return rc;
     if (auto special = stat_special(dirfd, path, buf)) return *special;
     if (!opts_.share) return -ENOENT;
     const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
@@ -224,6 +223,7 @@ int64_t SyscallServer::sys_ioctl(uint64_t fd, uint64_t) {
 int64_t SyscallServer::sys_readlinkat(int64_t dirfd, uint64_t path_addr, uint64_t buf, uint64_t len) {
     auto [path, err] = user_.string(path_addr, kPathMax);
     if (err) return err;
+    if (const int64_t rc = from_cwd(dirfd, path, false)) return rc;
     if (static_cast<int64_t>(len) <= 0) return -EINVAL;
     if (!user_.span(buf, len)) return -EFAULT; // the whole buffer, not just the target's bytes
     len = std::min<uint64_t>(len, kPathMax); // a link's target is never longer
@@ -241,6 +241,7 @@ int64_t SyscallServer::sys_faccessat(int64_t dirfd, uint64_t path_addr, uint64_t
     if (mode & ~uint64_t{7}) return -EINVAL;
     auto [path, err] = user_.string(path_addr, kPathMax);
     if (err) return err;
+    if (const int64_t rc = from_cwd(dirfd, path, true)) return rc;
     if (auto special = access_special(dirfd, path, mode)) return *special;
     if (!opts_.share) return -ENOENT;
     const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
@@ -265,13 +266,6 @@ int64_t SyscallServer::sys_getdents64(uint64_t fd, uint64_t buf, uint64_t len) {
     const long n = ::syscall(SYS_getdents64, f->host.get(), tmp.data(), len);
     if (n < 0) return -errno;
     return user_.write(buf, tmp.data(), static_cast<uint64_t>(n)) ? n : -EFAULT;
-}
-
-int64_t SyscallServer::sys_getcwd(uint64_t buf, uint64_t len) {
-    // The whole buffer the caller gave must be the guest's, not just "/".
-    if (!user_.span(buf, len)) return -EFAULT;
-    if (len < 2) return -ERANGE;
-    return user_.write(buf, "/", 2) ? 2 : -EFAULT;
 }
 
 int64_t SyscallServer::sys_fcntl(uint64_t fd, uint64_t cmd, uint64_t arg) {

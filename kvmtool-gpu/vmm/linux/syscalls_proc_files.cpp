@@ -1,6 +1,8 @@
 // The files a guest expects that the VMM makes up rather than takes from
 // the host (whose /proc and /sys are the VMM's and never reach a guest:
-// pseudo_fs.h): /proc/self/exe (the guest's executable), /dev/stdin,
+// pseudo_fs.h): /proc/self/exe (the guest's executable), /proc/self/cwd
+// (a link to the guest's cwd; where a call follows it, from_cwd has made
+// it the cwd's path before it gets here), /dev/stdin,
 // /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N (the guest's own
 // descriptor N, shared as dup shares it; readlink gives the path the guest
 // opened it by, made absolute, or "pipe:[ino]", "anon_inode:[eventfd]",
@@ -30,7 +32,7 @@ namespace kvmgpu::linux_abi {
 namespace {
 constexpr int64_t kAtFdcwd = -100;
 
-enum class Special { None, Exe, OwnFd, FdDir, HostDevice, Text, Maps, CpuInfo, MemInfo };
+enum class Special { None, Exe, Cwd, OwnFd, FdDir, HostDevice, Text, Maps, CpuInfo, MemInfo };
 
 struct Resolved {
     Special kind = Special::None;
@@ -60,6 +62,7 @@ Resolved resolve(int64_t dirfd, const std::string& path) {
         if (!n.starts_with(prefix)) continue;
         const std::string rest = n.substr(prefix.size());
         if (rest == "exe") r.kind = Special::Exe;
+        if (rest == "cwd") r.kind = Special::Cwd;
         if (rest == "maps") r.kind = Special::Maps;
         if (rest == "fd") r.kind = Special::FdDir;
         if (rest.starts_with("fd/") && (r.fd = fd_number(rest.substr(3))) >= 0) r.kind = Special::OwnFd;
@@ -125,6 +128,7 @@ std::optional<int64_t> SyscallServer::open_special(int64_t dirfd, const std::str
         dir->link = link;
         return fds_.install(std::move(dir));
     }
+    if (r.kind == Special::Cwd) return -ELOOP; // O_NOFOLLOW met the link
     if (flags & O_DIRECTORY) return -ENOTDIR;
     int host = -ENOENT;
     if (r.kind == Special::Exe) {
@@ -158,6 +162,13 @@ std::optional<int64_t> SyscallServer::stat_special(int64_t dirfd, const std::str
     const Resolved r = resolve(dirfd, path);
     if (r.kind == Special::None) return std::nullopt;
     if (r.kind == Special::OwnFd) return fds_.get(r.fd) ? sys_fstat(static_cast<uint64_t>(r.fd), buf) : -ENOENT;
+    if (r.kind == Special::Cwd) { // lstat: a link
+        struct stat st {};
+        st.st_mode = S_IFLNK | 0777;
+        st.st_nlink = 1;
+        st.st_blksize = 4096;
+        return user_.write_obj(buf, st) ? 0 : -EFAULT;
+    }
     const auto fd = open_special(dirfd, path, O_RDONLY);
     if (*fd < 0) return *fd;
     const int64_t rc = sys_fstat(static_cast<uint64_t>(*fd), buf);
@@ -173,7 +184,9 @@ std::optional<int64_t> SyscallServer::readlink_special(int64_t dirfd, const std:
     if (r.kind == Special::Exe && opts_.exe_host_path.empty()) return -ENOENT; // no program known (tests)
     const std::string name = GuestFs::normalize(path.starts_with('/') ? path : "/" + path);
     if (r.kind == Special::Exe) target = opts_.exe_guest_path;
-    else if (r.kind == Special::OwnFd && name.starts_with("/dev/std")) target = "/proc/self/fd/" + std::to_string(r.fd);
+    else if (r.kind == Special::Cwd) {
+        if (const int rc = cwd_.current(opts_.share.get(), target)) return rc;
+    } else if (r.kind == Special::OwnFd && name.starts_with("/dev/std")) target = "/proc/self/fd/" + std::to_string(r.fd);
     else if (r.kind == Special::OwnFd) {
         const OpenFile* f = fds_.get(r.fd);
         if (!f) return -ENOENT;

@@ -13,6 +13,7 @@ namespace kvmgpu::linux_abi {
 int64_t SyscallServer::sys_mkdirat(int64_t dirfd, uint64_t path_addr, uint64_t mode) {
     auto [path, err] = user_.string(path_addr, kPathMax);
     if (err) return err;
+    if (const int64_t rc = from_cwd(dirfd, path, false)) return rc;
     if (!opts_.share) return -ENOENT; // no file system
     const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
     if (dir < -1) return dir;
@@ -23,6 +24,7 @@ int64_t SyscallServer::sys_unlinkat(int64_t dirfd, uint64_t path_addr, uint64_t 
     if (flags & ~uint64_t{AT_REMOVEDIR}) return -EINVAL;
     auto [path, err] = user_.string(path_addr, kPathMax);
     if (err) return err;
+    if (const int64_t rc = from_cwd(dirfd, path, false)) return rc;
     if (!opts_.share) return -ENOENT;
     const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
     if (dir < -1) return dir;
@@ -35,6 +37,8 @@ int64_t SyscallServer::sys_renameat2(int64_t from_dirfd, uint64_t from_addr, int
     if (err) return err;
     auto [to, err_to] = user_.string(to_addr, kPathMax);
     if (err_to) return err_to;
+    if (const int64_t rc = from_cwd(from_dirfd, from, false)) return rc;
+    if (const int64_t rc = from_cwd(to_dirfd, to, false)) return rc;
     if (!opts_.share) return -ENOENT;
     const int from_dir = from.starts_with('/') ? -1 : dir_host_fd(from_dirfd);
     if (from_dir < -1) return from_dir;

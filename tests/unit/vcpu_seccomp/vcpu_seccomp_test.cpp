@@ -22,26 +22,34 @@
 #include <csignal>
 #include <filesystem>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "kvmtool-gpu/vmm/linux/share_fs.h"
+#include "kvmtool-gpu/vmm/linux/syscall_server.h"
 #include "kvmtool-gpu/vmm/vcpu_seccomp.h"
+#include "memmap/backing.h"
 
 namespace kvmgpu {
 namespace {
 
 // Runs body() in a child process after confining the child's (only) thread
 // with the vCPU fd `fd`; returns the raw wait status. The child exits 0 when
-// body returns.
-int in_confined_child(int fd, const std::function<void()>& body, bool linux_guest = false, int vm_fd = -1) {
+// body returns. `vm_fd` plays the VM fd; `before` runs in the child
+// unconfined, as a VMM sets up before its vCPU thread confines itself (guest
+// RAM is MADV_DONTFORK: a child makes its own).
+int in_confined_child(int fd, const std::function<void()>& body, bool linux_guest = false, int vm_fd = -1,
+                      const std::function<void()>& before = {}) {
     const pid_t pid = fork();
     if (pid == 0) {
         const rlimit no_core{0, 0}; // SIGSYS dumps core by default
         setrlimit(RLIMIT_CORE, &no_core);
+        if (before) before();
         try {
             confine_vcpu_thread(fd, linux_guest, vm_fd);
         } catch (...) {
@@ -260,6 +268,56 @@ TEST_F(VcpuSeccomp, LinuxGuestVcpuSetsSlotsOnTheVmFdAndMapsFilesOnlyPrivately) {
     EXPECT_TRUE(killed_by_sigsys(project)) << describe(project);
     close(file);
     unlink(tmpl);
+}
+
+// The guest's working directory as the system-call server keeps it, under
+// the Linux-ABI vCPU's filter: chdir, fchdir, getcwd, a relative open, and
+// following a cwd whose directory was renamed (its host path read back
+// through /proc/self/fd) use only calls the filter allows.
+TEST_F(VcpuSeccomp, TheGuestsCwdCallsPassTheFilter) {
+    char tmpl[] = "/tmp/kvmgpu-seccomp-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    const std::filesystem::path dir = tmpl;
+    std::filesystem::create_directories(dir / "sub" / "deeper");
+    constexpr uint64_t kRam = 32ull << 20, kBuf = 20ull << 20, kGuard = 28ull << 20;
+    memmap::GuestMemory mem;
+    std::unique_ptr<linux_abi::SyscallServer> server;
+    const auto make_server = [&] { // in the child, before the filter
+        mem.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, kRam));
+        linux_abi::ProcessLayout l;
+        l.managed_lo = 1ull << 20, l.managed_hi = kGuard, l.brk_start = 8ull << 20;
+        l.stack_lo = 30ull << 20, l.stack_top = kRam;
+        linux_abi::ServerOptions o;
+        o.share = std::make_shared<linux_abi::GuestFs>(std::vector<linux_abi::MountSpec>{{"/", dir.string(), false}});
+        o.cwd = "/sub";
+        server = std::make_unique<linux_abi::SyscallServer>(mem, l, o);
+        if (!server->address_space().map_fixed(kBuf, 1ull << 20, false)) _exit(10);
+        std::filesystem::rename(dir / "sub", dir / "moved"); // the server follows it under the filter
+    };
+    auto put = [&](const char* s) { mem.write(memmap::GuestPhysAddr{kBuf}, s, std::strlen(s) + 1); };
+    auto call = [&](uint64_t nr, uint64_t a0, uint64_t a1 = 0, uint64_t a2 = 0, uint64_t a3 = 0) {
+        linux_abi::SyscallCall c;
+        c.nr = nr;
+        c.arg[0] = a0, c.arg[1] = a1, c.arg[2] = a2, c.arg[3] = a3;
+        linux_abi::CpuState cpu;
+        return server->serve(c, cpu).ret;
+    };
+    const int st = in_confined_child(fds[0], [&] {
+        if (call(SYS_getcwd, kBuf, 4096) != 7) _exit(2); // "/moved"
+        put("deeper");
+        if (call(SYS_chdir, kBuf) != 0) _exit(3);
+        put("..");
+        const int64_t up = call(SYS_openat, static_cast<uint64_t>(-100), kBuf, O_RDONLY | O_DIRECTORY);
+        if (up < 3) _exit(4);
+        if (call(SYS_fchdir, up) != 0) _exit(5);
+        put("new.txt");
+        if (call(SYS_openat, static_cast<uint64_t>(-100), kBuf, O_WRONLY | O_CREAT, 0600) < 3) _exit(6);
+        put("/proc/self/cwd");
+        if (call(SYS_readlink, kBuf, kBuf + 100, 100) != 6) _exit(7);
+    }, true, -1, make_server);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << describe(st);
+    EXPECT_TRUE(std::filesystem::exists(dir / "moved" / "new.txt"));
+    std::filesystem::remove_all(dir);
 }
 
 TEST_F(VcpuSeccomp, OnlyTheCallingThreadIsConfinedAndItExitsCleanly) {
