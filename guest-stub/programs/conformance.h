@@ -5,6 +5,10 @@
 
 void expect(const char* what, CUresult got, CUresult want);
 void expect_true(const char* what, bool ok);
+// Whether the VM's device-memory quota is below the GPU's memory (run with
+// one VM gives the whole GPU unless --gpu-mem-quota says otherwise): the
+// checks of what a quota refuses, but the GPU would not, run only then.
+bool quota_below_device();
 // A function handle the vGPU never issued (another generation of f's slot).
 CUfunction bogus(CUfunction f);
 // conformance_limits.cpp
