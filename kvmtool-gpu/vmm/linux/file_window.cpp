@@ -88,8 +88,9 @@ void FileWindow::sync_slots(uint64_t start, uint64_t end) {
     for (const auto& [s, slot] : old) have.push_back(SlotRun{s, slot.end, slot.cls});
     if (have == want) return; // the host mappings under a slot may change: KVM follows them
     for (const auto& [s, slot] : old) {
+        ++slot_changes_;
         if (const int err = set_slot_(slot.id, s, 0, nullptr, false))
-            log_warn("linux guest: removing file-window slot %u failed: %s", slot.id, strerrordesc_np(err));
+            ++slot_refusals_, log_warn("linux guest: removing file-window slot %u failed: %s", slot.id, strerrordesc_np(err));
         free_ids_.push_back(slot.id);
         slots_.erase(s);
     }
@@ -97,11 +98,13 @@ void FileWindow::sync_slots(uint64_t start, uint64_t end) {
         // Without a slot the run still works, exit by exit (access()); within_limits keeps ids enough.
         if (free_ids_.empty()) break;
         const uint32_t id = free_ids_.back();
+        ++slot_changes_;
         if (const int err =
                 set_slot_(id, run.start, run.end - run.start, host_at(run.start), run.cls == SlotClass::ReadOnly)) {
             log_warn("linux guest: file-window slot for 0x%llx..0x%llx refused: %s",
                      static_cast<unsigned long long>(run.start), static_cast<unsigned long long>(run.end),
                      strerrordesc_np(err));
+            ++slot_refusals_;
             continue;
         }
         free_ids_.pop_back();
@@ -279,6 +282,12 @@ size_t FileWindow::slots() const {
 size_t FileWindow::pieces() const {
     std::lock_guard lock(mu_);
     return pieces_.count();
+}
+
+std::string FileWindow::describe() const {
+    std::lock_guard lock(mu_);
+    return std::to_string(slots_.size()) + " slots and " + std::to_string(pieces_.count()) + " pieces held, " +
+           std::to_string(slot_changes_) + " slot changes (" + std::to_string(slot_refusals_) + " refused)";
 }
 
 } // namespace kvmgpu::linux_abi

@@ -100,6 +100,10 @@ public:
     std::vector<MapsEntry> maps() const;
     size_t slots() const;
     size_t pieces() const;
+    // For the run's report: slots and pieces held, memory-slot changes made
+    // and refused by KVM (each change can cost the guest its cached
+    // translations, so they are worth counting).
+    std::string describe() const;
 
 private:
     FileWindow(uint64_t gpa, uint64_t size, uint8_t* host, MemslotSetter set_slot, WindowLimits limits);
@@ -128,6 +132,7 @@ private:
     WindowLimits limits_;
     std::map<uint64_t, Slot> slots_; // start -> slot
     std::vector<uint32_t> free_ids_;
+    uint64_t slot_changes_ = 0, slot_refusals_ = 0;
 };
 
 } // namespace kvmgpu::linux_abi

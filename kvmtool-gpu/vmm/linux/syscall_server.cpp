@@ -233,7 +233,9 @@ std::string SyscallServer::report() const {
                   static_cast<unsigned long long>(counters_.total), counters_.ns * 1e-6,
                   counters_.total ? counters_.ns * 1e-3 / counters_.total : 0.0,
                   static_cast<unsigned long long>(counters_.not_served));
-    return std::string(buf) + (list.empty() ? "" : " (" + list + ")");
+    std::string line = std::string(buf) + (list.empty() ? "" : " (" + list + ")");
+    if (window_) line += "; file window: " + window_->describe();
+    return line;
 }
 
 } // namespace kvmgpu::linux_abi
