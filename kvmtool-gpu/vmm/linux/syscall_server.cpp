@@ -140,6 +140,10 @@ int64_t SyscallServer::dispatch(const SyscallCall& c, CpuState& cpu, SyscallOutc
     case SYS_rename: return sys_renameat2(-100, a[0], -100, a[1], 0);
     case SYS_renameat: return sys_renameat2(dirfd, a[1], static_cast<int32_t>(a[2]), a[3], 0);
     case SYS_renameat2: return sys_renameat2(dirfd, a[1], static_cast<int32_t>(a[2]), a[3], a[4]);
+    case SYS_link: return sys_linkat(-100, a[0], -100, a[1], 0);
+    case SYS_linkat: return sys_linkat(dirfd, a[1], static_cast<int32_t>(a[2]), a[3], a[4]);
+    case SYS_symlink: return sys_symlinkat(a[0], -100, a[1]);
+    case SYS_symlinkat: return sys_symlinkat(a[0], static_cast<int32_t>(a[1]), a[2]);
     case SYS_getdents64: return sys_getdents64(a[0], a[1], a[2]);
     case SYS_getcwd: return sys_getcwd(a[0], a[1]);
     case SYS_fcntl: return sys_fcntl(a[0], a[1], a[2]);

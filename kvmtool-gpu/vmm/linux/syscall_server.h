@@ -189,10 +189,12 @@ private:
     int64_t sys_ioctl(uint64_t fd, uint64_t cmd);
     int64_t sys_readlinkat(int64_t dirfd, uint64_t path, uint64_t buf, uint64_t len);
     int64_t sys_faccessat(int64_t dirfd, uint64_t path, uint64_t mode);
-    // syscalls_tree.cpp: mkdir, unlink, rmdir, rename in writable mounts
+    // syscalls_tree.cpp: mkdir, unlink, rmdir, rename, link, symlink in writable mounts
     int64_t sys_mkdirat(int64_t dirfd, uint64_t path_addr, uint64_t mode);
     int64_t sys_unlinkat(int64_t dirfd, uint64_t path_addr, uint64_t flags);
     int64_t sys_renameat2(int64_t from_dirfd, uint64_t from_addr, int64_t to_dirfd, uint64_t to_addr, uint64_t flags);
+    int64_t sys_linkat(int64_t from_dirfd, uint64_t from_addr, int64_t to_dirfd, uint64_t to_addr, uint64_t flags);
+    int64_t sys_symlinkat(uint64_t target_addr, int64_t dirfd, uint64_t path_addr);
     int64_t sys_getdents64(uint64_t fd, uint64_t buf, uint64_t len);
     int64_t sys_getcwd(uint64_t buf, uint64_t len);
     int64_t sys_fcntl(uint64_t fd, uint64_t cmd, uint64_t arg);
