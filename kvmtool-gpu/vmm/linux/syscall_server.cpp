@@ -60,14 +60,15 @@ SyscallOutcome SyscallServer::serve(const SyscallCall& call, CpuState& cpu) {
 
 bool SyscallServer::blocking(uint64_t nr) {
     return nr == SYS_futex || nr == SYS_nanosleep || nr == SYS_clock_nanosleep || nr == SYS_sched_yield ||
-           nr == SYS_pause || nr == SYS_poll || nr == SYS_ppoll || nr == SYS_epoll_wait || nr == SYS_epoll_pwait;
+           nr == SYS_pause || nr == SYS_poll || nr == SYS_ppoll || nr == SYS_select || nr == SYS_pselect6 ||
+           nr == SYS_epoll_wait || nr == SYS_epoll_pwait;
 }
 
 int64_t SyscallServer::dispatch_blocking(const SyscallCall& c, SyscallOutcome& out) {
     const uint64_t* a = c.arg;
     // A futex's or poll's arguments are checked first, then it returns EINTR (poll after one look).
-    const bool checks_first = c.nr == SYS_futex || c.nr == SYS_poll || c.nr == SYS_ppoll || c.nr == SYS_epoll_wait ||
-                              c.nr == SYS_epoll_pwait;
+    const bool checks_first = c.nr == SYS_futex || c.nr == SYS_poll || c.nr == SYS_ppoll || c.nr == SYS_select ||
+                              c.nr == SYS_pselect6 || c.nr == SYS_epoll_wait || c.nr == SYS_epoll_pwait;
     if (stopping() && !checks_first) return -EINTR;
     switch (c.nr) {
     case SYS_futex: return sys_futex(a, out);
@@ -80,6 +81,8 @@ int64_t SyscallServer::dispatch_blocking(const SyscallCall& c, SyscallOutcome& o
         if (const int64_t rc = ppoll_deadline(a[2], a[3], a[4], deadline); rc < 0) return rc;
         return sys_poll(a[0], a[1], deadline);
     }
+    case SYS_select: return sys_select(a, false);
+    case SYS_pselect6: return sys_select(a, true);
     case SYS_epoll_wait:
         return sys_epoll_wait(a[0], a[1], static_cast<int32_t>(a[2]), poll_deadline(static_cast<int32_t>(a[3])));
     case SYS_epoll_pwait: {

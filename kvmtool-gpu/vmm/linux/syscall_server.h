@@ -5,11 +5,11 @@
 // argument is guest-controlled: pointers go through UserMemory, lengths are
 // bounded, nothing throws. Calls not served get ENOSYS, logged once per
 // number by name. The handlers live in files by topic: syscalls_memory,
-// syscalls_files, syscalls_tree, syscalls_proc_files, syscalls_events, syscalls_process,
+// syscalls_files, syscalls_tree, syscalls_proc_files, syscalls_events, syscalls_select, syscalls_process,
 // syscalls_thread_state, syscalls_threads, syscalls_time, syscalls_signals.
 // No KVM here: unit tests and the fuzz target drive serve() directly.
 // Threads: serve() may be called from every vCPU thread at once. The
-// calls that block (futex waits, sleeps, poll, epoll waits) run unlocked
+// calls that block (futex waits, sleeps, poll, select, epoll waits) run unlocked
 // and take the lock for what they read and write; every other call runs
 // under one lock, so the allocator, the fd table and the share see one
 // call at a time. A read or write of a pipe or eventfd that would block
@@ -17,6 +17,8 @@
 // copied under the lock and written to the console after it (at most
 // kConsoleChunk bytes a call).
 #pragma once
+
+#include <poll.h>
 
 #include <array>
 #include <atomic>
@@ -218,6 +220,12 @@ private:
     int64_t sys_epoll_ctl(uint64_t epfd, uint64_t op, uint64_t fd, uint64_t event);
     // The blocking ones (no lock held on entry).
     int64_t sys_poll(uint64_t fds, uint64_t nfds, const std::optional<FutexDeadline>& deadline);
+    // poll's wait over pollfds already read from the guest (their revents
+    // filled in): the count ready, or -errno.
+    int64_t poll_files(std::vector<pollfd>& set, const std::optional<FutexDeadline>& deadline);
+    // syscalls_select.cpp: select (`pselect` false: a timeval) and pselect6
+    // (a timespec, and its {sigset, size} pair at `sigset_pair`, checked).
+    int64_t sys_select(const uint64_t* a, bool pselect);
     int64_t sys_epoll_wait(uint64_t epfd, uint64_t events, int64_t max_events, const std::optional<FutexDeadline>& deadline);
     static std::optional<FutexDeadline> poll_deadline(int64_t timeout_ms); // negative: none
     // ppoll's time-out and signal mask checked; 0 or -errno.
