@@ -168,7 +168,7 @@ int64_t SyscallServer::dispatch(const SyscallCall& c, CpuState& cpu, SyscallOutc
         (c.nr == SYS_exit ? out.thread_exited : out.exited) = true;
         out.exit_code = static_cast<int>(a[0] & 0xff);
         return 0;
-    case SYS_clone: return sys_clone(a, cpu, out);
+    case SYS_clone: return sys_clone(c.tid, a, cpu, out);
     case SYS_clone3: return -ENOSYS; // glibc falls back to clone
     case SYS_set_tid_address: return sys_set_tid_address(c.tid, a[0]);
     case SYS_arch_prctl: return sys_arch_prctl(a[0], a[1], cpu);
@@ -190,7 +190,7 @@ int64_t SyscallServer::dispatch(const SyscallCall& c, CpuState& cpu, SyscallOutc
     case SYS_prctl: return sys_prctl(c.tid, a[0], a[1]);
     case SYS_sigaltstack: return sys_sigaltstack(c.tid, a[0], a[1]);
     case SYS_rt_sigaction: return sys_rt_sigaction(a[0], a[1], a[2], a[3]);
-    case SYS_rt_sigprocmask: return sys_rt_sigprocmask(a[0], a[1], a[2], a[3]);
+    case SYS_rt_sigprocmask: return sys_rt_sigprocmask(c.tid, a[0], a[1], a[2], a[3]);
     case SYS_kill: return sys_kill(a[0], a[1]);
     case SYS_tgkill: return sys_tgkill(static_cast<int32_t>(a[0]), static_cast<int32_t>(a[1]), a[2]);
     case SYS_tkill: return sys_tgkill(-1, static_cast<int32_t>(a[0]), a[1]);

@@ -240,7 +240,7 @@ private:
     int64_t sys_uname(uint64_t buf);
     int64_t sys_prlimit(uint64_t pid, uint64_t resource, uint64_t new_limit, uint64_t old_limit);
     int64_t sys_rt_sigaction(uint64_t sig, uint64_t act, uint64_t oldact, uint64_t size);
-    int64_t sys_rt_sigprocmask(uint64_t how, uint64_t set, uint64_t oldset, uint64_t size);
+    int64_t sys_rt_sigprocmask(uint32_t tid, uint64_t how, uint64_t set, uint64_t oldset, uint64_t size);
     // syscalls_signals.cpp (under mu_)
     SigAction action(int sig) const;
     int64_t sys_kill(uint64_t pid, uint64_t sig);
@@ -252,15 +252,18 @@ private:
     // syscalls_thread_state.cpp
     struct ThreadState {
         std::string name;                    // prctl PR_SET_NAME
+        uint64_t sigmask = 0;                // rt_sigprocmask: each thread's own, a new thread's its creator's
+        uint64_t pending = 0;                // tgkill and tkill to this thread, not yet taken
         uint64_t altstack_sp = 0, altstack_size = 0; // sigaltstack; size 0: none
         int32_t altstack_flags = 0;          // SS_AUTODISARM as given
     };
     ThreadState& thread_state(uint32_t tid); // under mu_
+    void forget_thread(uint32_t tid);        // under mu_: its state, and what was sent to it
     int64_t sys_prctl(uint32_t tid, uint64_t option, uint64_t arg2);
     int64_t sys_sigaltstack(uint32_t tid, uint64_t ss, uint64_t old_ss);
     // syscalls_threads.cpp
     int64_t sys_futex(const uint64_t* a, SyscallOutcome& out);
-    int64_t sys_clone(const uint64_t* a, const CpuState& cpu, SyscallOutcome& out);
+    int64_t sys_clone(uint32_t parent, const uint64_t* a, const CpuState& cpu, SyscallOutcome& out);
     int64_t sys_set_tid_address(uint32_t tid, uint64_t addr);
     // The host address of an aligned guest futex word, or nullptr (EFAULT / EINVAL decided by the caller).
     uint32_t* futex_word(uint64_t uaddr) const;
@@ -278,7 +281,7 @@ private:
     std::atomic<uint32_t> next_tid_{2};
     std::atomic<uint32_t> live_threads_{1}; // an untimed wait with no other thread is a deadlock
     std::map<uint32_t, uint64_t> clear_tid_; // tid -> CLONE_CHILD_CLEARTID word (guest address); under mu_
-    std::map<uint32_t, ThreadState> threads_; // under mu_; a thread's entry made at its first prctl or sigaltstack
+    std::map<uint32_t, ThreadState> threads_; // under mu_; made at clone (the first thread's at its first use), gone at exit
     int dumpable_ = 1;                        // prctl PR_GET_DUMPABLE; under mu_
     const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now(); // sysinfo's uptime
     std::string console_pending_; // this call's console bytes, under mu_; written out after it
@@ -291,11 +294,12 @@ private:
     SyscallCounters counters_;
     std::array<bool, 512> warned_{};
     std::array<uint8_t, 64 * 32> sigactions_{}; // 64 signals x struct kernel_sigaction (32 bytes)
-    uint64_t sigmask_ = 0;  // one mask for the process (not per thread)
-    // Signals the guest sent itself, not yet taken: changed under mu_, read
-    // without it first so that a return with nothing pending takes no lock.
+    // Signals the guest sent its process (kill), not yet taken: changed
+    // under mu_, read without it first so that a return with nothing
+    // pending takes no lock; and how many threads have one sent to them.
     std::atomic<uint64_t> pending_{0};
-    std::array<int, 64> pending_code_{}; // each one's si_code
+    std::atomic<uint32_t> threads_with_pending_{0};
+    std::array<int, 64> pending_code_{}; // each process-wide one's si_code (a thread's: SI_TKILL)
     uint64_t rng_; // the seeded generator's state (opts_.seed set)
 };
 
