@@ -3,7 +3,8 @@
 # (ctest kvm_linux_python, nested_linux_python): `python3 -c` prints what it
 # prints natively, tempfile works in the private TMPDIR, a script reads and
 # writes a file in a --share, one uses
-# pipes, epoll, /proc/self/fd and a SIGUSR1 handler, and faulthandler reports
+# pipes, epoll, /proc/self/fd and a SIGUSR1 handler, one has two shares
+# (link, symlink, EXDEV across them) and uses select, and faulthandler reports
 # a segmentation fault (its handler on its sigaltstack) before the run ends. The
 # start-up times of `python3 -c pass`, natively and as a guest, are printed
 # for the log (no threshold). Then CPython's own test modules, natively and
@@ -81,6 +82,38 @@ rc=$?
 cat "$work/out"
 sed -n 's/^guest: //p' "$work/out" > "$work/guest"
 check "python3 pipes, epoll, /proc/self/fd, SIGUSR1: exit 0, the same output as natively" sh -c "[ $rc -eq 0 ] && cmp '$work/native' '$work/guest'"
+# Two shares at once: link and symlink inside one, rename and link from one
+# to the other refused (EXDEV); select over a pipe.
+mkdir "$work/second"
+cat > "$work/share/mounts.py" <<'PY'
+import errno, os, select, sys
+here, there = os.path.dirname(os.path.abspath(sys.argv[0])), sys.argv[1]
+with open(os.path.join(here, "a.txt"), "w") as f:
+    f.write("a")
+os.link(os.path.join(here, "a.txt"), os.path.join(here, "a-link.txt"))
+os.symlink("a.txt", os.path.join(here, "a-sym"))
+with open(os.path.join(here, "a-link.txt")) as f:
+    print("link, symlink:", f.read(), os.readlink(os.path.join(here, "a-sym")))
+for what, call in (("rename", os.rename), ("link", os.link)):
+    try:
+        call(os.path.join(here, "a.txt"), os.path.join(there, "moved"))
+        print(what, "across: done")
+    except OSError as e:
+        print(what, "across:", errno.errorcode[e.errno])
+r, w = os.pipe()
+print("select before:", select.select([r], [w], [], 0) == ([], [w], []))
+os.write(w, b"x")
+print("select after:", select.select([r], [], [], 1)[0] == [r])
+PY
+"$vmm" run --guest "$py" --mem 512M --vgpu none --root / --share "$work/share" --share "$work/second:/second" -- \
+    "$work/share/mounts.py" /second > "$work/out" 2>&1
+rc=$?
+cat "$work/out"
+check "python3 with two shares: exit 0" [ "$rc" -eq 0 ]
+check "python3 with two shares: link and symlink in one" grep -qx "guest: link, symlink: a a.txt" "$work/out"
+check "python3 with two shares: rename and link across them EXDEV" \
+    sh -c "grep -qx 'guest: rename across: EXDEV' '$work/out' && grep -qx 'guest: link across: EXDEV' '$work/out' && ! [ -e '$work/second/moved' ]"
+check "python3 select: a pipe's ends" sh -c "grep -qx 'guest: select before: True' '$work/out' && grep -qx 'guest: select after: True' '$work/out'"
 "$vmm" run --guest "$py" --mem 512M --vgpu none --root / -- -X faulthandler -c 'import faulthandler; faulthandler._read_null()' > "$work/out" 2>&1
 rc=$?
 cat "$work/out"
@@ -149,7 +182,8 @@ LIST
     grep -E 'not served|^kvmtool-gpu: (result|error|system calls)' "$work/cpython-guest"
     if [ "$guest_rc" -ne 0 ]; then
         grep -E '\.\.\. (FAIL|ERROR)$' "$work/cpython-guest-out"
-        sed -n '/^\(FAIL\|ERROR\): /,/^---/p' "$work/cpython-guest-out" | head -150
+        # unittest's reports: from the first "=====" line to "Ran N tests".
+        sed -n '/^======/,/^Ran [0-9]/p' "$work/cpython-guest-out" | head -200
         tail -30 "$work/cpython-guest"
     fi
     diff "$work/cpython-native-results" "$work/cpython-guest-results" > "$work/cpython-diff"

@@ -149,6 +149,8 @@ int64_t SyscallServer::dispatch(const SyscallCall& c, CpuState& cpu, SyscallOutc
     case SYS_symlinkat: return sys_symlinkat(a[0], static_cast<int32_t>(a[1]), a[2]);
     case SYS_getdents64: return sys_getdents64(a[0], a[1], a[2]);
     case SYS_getcwd: return sys_getcwd(a[0], a[1]);
+    case SYS_chdir: return sys_chdir(a[0]);
+    case SYS_fchdir: return sys_fchdir(a[0]);
     case SYS_fcntl: return sys_fcntl(a[0], a[1], a[2]);
     case SYS_dup: return sys_dup(a[0], -1, 0, false);
     case SYS_dup2: return static_cast<int32_t>(a[1]) < 0 ? -EBADF : sys_dup(a[0], static_cast<int32_t>(a[1]), 0, false);

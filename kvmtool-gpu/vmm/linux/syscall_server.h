@@ -199,6 +199,11 @@ private:
     int64_t sys_symlinkat(uint64_t target_addr, int64_t dirfd, uint64_t path_addr);
     int64_t sys_getdents64(uint64_t fd, uint64_t buf, uint64_t len);
     int64_t sys_getcwd(uint64_t buf, uint64_t len);
+    // The working directory: a guest path (chdir, fchdir), "/" at start.
+    int64_t sys_chdir(uint64_t path_addr);
+    int64_t sys_fchdir(uint64_t fd);
+    // A path relative to AT_FDCWD made absolute from the working directory; any other as given.
+    std::string from_cwd(int64_t dirfd, const std::string& path) const;
     int64_t sys_fcntl(uint64_t fd, uint64_t cmd, uint64_t arg);
     int64_t sys_dup(uint64_t oldfd, int64_t newfd, uint64_t flags, bool dup3);
     // A share directory descriptor for *at calls: -1 for the root, or -errno.
@@ -284,6 +289,7 @@ private:
     std::map<uint32_t, ThreadState> threads_; // under mu_; made at clone (the first thread's at its first use), gone at exit
     int dumpable_ = 1;                        // prctl PR_GET_DUMPABLE; under mu_
     const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now(); // sysinfo's uptime
+    std::string cwd_ = "/"; // normalized, absolute; under mu_
     std::string console_pending_; // this call's console bytes, under mu_; written out after it
     GuestAliases aliases_; // before user_, which reads it
     UserMemory user_;

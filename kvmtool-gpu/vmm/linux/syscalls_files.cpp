@@ -1,5 +1,7 @@
 // Descriptors: the console (0, 1, 2) and the share's files and directories
-// (share_fs.h). Data moves straight between the host file and the guest's
+// (share_fs.h). The working directory is a guest path (chdir, fchdir): a
+// path relative to AT_FDCWD is taken from it, then resolved as any
+// absolute path is (root_fs.h). Data moves straight between the host file and the guest's
 // RAM span, checked by UserMemory first.
 #include <fcntl.h>
 #include <pthread.h>
@@ -114,6 +116,7 @@ int64_t SyscallServer::sys_iov(uint64_t fd, uint64_t iov, uint64_t count, bool w
 int64_t SyscallServer::sys_openat(int64_t dirfd, uint64_t path_addr, uint64_t flags, uint64_t mode) {
     auto [path, err] = user_.string(path_addr, kPathMax);
     if (err) return err;
+    path = from_cwd(dirfd, path);
     if (auto special = open_special(dirfd, path, flags)) return *special;
     if (!opts_.share) return -ENOENT; // no --share: no file system
     const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
@@ -151,6 +154,7 @@ int64_t SyscallServer::sys_newfstatat(int64_t dirfd, uint64_t path_addr, uint64_
     if (flags & ~(kEmptyPath | kNoFollow | kNoAutomount)) return -EINVAL;
     auto [path, err] = user_.string(path_addr, kPathMax);
     if (err) return err;
+    path = from_cwd(dirfd, path);
     if (path.empty() && (flags & kEmptyPath)) {
         if (dirfd != kAtFdcwd) return sys_fstat(static_cast<uint64_t>(dirfd), buf);
         if (!opts_.share) return -ENOENT;
@@ -224,6 +228,7 @@ int64_t SyscallServer::sys_ioctl(uint64_t fd, uint64_t) {
 int64_t SyscallServer::sys_readlinkat(int64_t dirfd, uint64_t path_addr, uint64_t buf, uint64_t len) {
     auto [path, err] = user_.string(path_addr, kPathMax);
     if (err) return err;
+    path = from_cwd(dirfd, path);
     if (static_cast<int64_t>(len) <= 0) return -EINVAL;
     if (!user_.span(buf, len)) return -EFAULT; // the whole buffer, not just the target's bytes
     len = std::min<uint64_t>(len, kPathMax); // a link's target is never longer
@@ -241,6 +246,7 @@ int64_t SyscallServer::sys_faccessat(int64_t dirfd, uint64_t path_addr, uint64_t
     if (mode & ~uint64_t{7}) return -EINVAL;
     auto [path, err] = user_.string(path_addr, kPathMax);
     if (err) return err;
+    path = from_cwd(dirfd, path);
     if (auto special = access_special(dirfd, path, mode)) return *special;
     if (!opts_.share) return -ENOENT;
     const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
@@ -268,10 +274,39 @@ int64_t SyscallServer::sys_getdents64(uint64_t fd, uint64_t buf, uint64_t len) {
 }
 
 int64_t SyscallServer::sys_getcwd(uint64_t buf, uint64_t len) {
-    // The whole buffer the caller gave must be the guest's, not just "/".
+    // The whole buffer the caller gave must be the guest's, not just the path.
     if (!user_.span(buf, len)) return -EFAULT;
-    if (len < 2) return -ERANGE;
-    return user_.write(buf, "/", 2) ? 2 : -EFAULT;
+    if (len < cwd_.size() + 1) return -ERANGE;
+    return user_.write(buf, cwd_.c_str(), cwd_.size() + 1) ? static_cast<int64_t>(cwd_.size() + 1) : -EFAULT;
+}
+
+std::string SyscallServer::from_cwd(int64_t dirfd, const std::string& path) const {
+    if (dirfd != kAtFdcwd || path.empty() || path.starts_with('/') || cwd_ == "/") return path;
+    return cwd_ + "/" + path;
+}
+
+int64_t SyscallServer::sys_chdir(uint64_t path_addr) {
+    auto [path, err] = user_.string(path_addr, kPathMax);
+    if (err) return err;
+    if (path.empty()) return -ENOENT;
+    if (!opts_.share) return -ENOENT;
+    const std::string relative_or_absolute = from_cwd(kAtFdcwd, path);
+    const std::string at = GuestFs::normalize(relative_or_absolute.starts_with('/') ? relative_or_absolute
+                                                                                   : "/" + relative_or_absolute);
+    struct stat st {};
+    if (const int rc = opts_.share->stat(-1, at, true, &st); rc < 0) return rc;
+    if (!S_ISDIR(st.st_mode)) return -ENOTDIR;
+    cwd_ = at;
+    return 0;
+}
+
+int64_t SyscallServer::sys_fchdir(uint64_t fd) {
+    const OpenFile* f = fds_.get(static_cast<int64_t>(fd));
+    if (!f) return -EBADF;
+    if (!f->directory) return -ENOTDIR;
+    if (f->kind != OpenFile::Kind::Host || !f->link.starts_with('/')) return -EACCES; // not a directory of a mount
+    cwd_ = f->link;
+    return 0;
 }
 
 int64_t SyscallServer::sys_fcntl(uint64_t fd, uint64_t cmd, uint64_t arg) {

@@ -14,6 +14,7 @@ namespace kvmgpu::linux_abi {
 int64_t SyscallServer::sys_mkdirat(int64_t dirfd, uint64_t path_addr, uint64_t mode) {
     auto [path, err] = user_.string(path_addr, kPathMax);
     if (err) return err;
+    path = from_cwd(dirfd, path);
     if (!opts_.share) return -ENOENT; // no file system
     const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
     if (dir < -1) return dir;
@@ -24,6 +25,7 @@ int64_t SyscallServer::sys_unlinkat(int64_t dirfd, uint64_t path_addr, uint64_t 
     if (flags & ~uint64_t{AT_REMOVEDIR}) return -EINVAL;
     auto [path, err] = user_.string(path_addr, kPathMax);
     if (err) return err;
+    path = from_cwd(dirfd, path);
     if (!opts_.share) return -ENOENT;
     const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
     if (dir < -1) return dir;
@@ -36,6 +38,8 @@ int64_t SyscallServer::sys_renameat2(int64_t from_dirfd, uint64_t from_addr, int
     if (err) return err;
     auto [to, err_to] = user_.string(to_addr, kPathMax);
     if (err_to) return err_to;
+    from = from_cwd(from_dirfd, from);
+    to = from_cwd(to_dirfd, to);
     if (!opts_.share) return -ENOENT;
     const int from_dir = from.starts_with('/') ? -1 : dir_host_fd(from_dirfd);
     if (from_dir < -1) return from_dir;
@@ -51,6 +55,8 @@ int64_t SyscallServer::sys_linkat(int64_t from_dirfd, uint64_t from_addr, int64_
     if (err) return err;
     auto [to, err_to] = user_.string(to_addr, kPathMax);
     if (err_to) return err_to;
+    from = from_cwd(from_dirfd, from);
+    to = from_cwd(to_dirfd, to);
     // AT_EMPTY_PATH links a descriptor's file: Linux lets only CAP_DAC_READ_SEARCH, ENOENT for the rest.
     if (flags & AT_EMPTY_PATH) return from.empty() ? -ENOENT : -EINVAL;
     if (!opts_.share) return -ENOENT;
@@ -66,6 +72,7 @@ int64_t SyscallServer::sys_symlinkat(uint64_t target_addr, int64_t dirfd, uint64
     if (err) return err;
     auto [path, err_path] = user_.string(path_addr, kPathMax);
     if (err_path) return err_path;
+    path = from_cwd(dirfd, path);
     if (!opts_.share) return -ENOENT;
     const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
     if (dir < -1) return dir;
