@@ -129,7 +129,7 @@ int64_t SyscallServer::dispatch(const SyscallCall& c, CpuState& cpu, SyscallOutc
     case SYS_newfstatat: return sys_newfstatat(dirfd, a[1], a[2], a[3]);
     case SYS_statx: return sys_statx(dirfd, a[1], a[2], a[4]);
     case SYS_lseek: return sys_lseek(a[0], static_cast<int64_t>(a[1]), a[2]);
-    case SYS_ioctl: return sys_ioctl(a[0], a[1]);
+    case SYS_ioctl: return sys_ioctl(a[0], a[1], a[2]);
     case SYS_readlink: return sys_readlinkat(-100, a[0], a[1], a[2]);
     case SYS_readlinkat: return sys_readlinkat(dirfd, a[1], a[2], a[3]);
     case SYS_access: return sys_faccessat(-100, a[0], a[1]);

@@ -188,7 +188,8 @@ private:
     int64_t sys_newfstatat(int64_t dirfd, uint64_t path, uint64_t buf, uint64_t flags);
     int64_t sys_statx(int64_t dirfd, uint64_t path, uint64_t flags, uint64_t buf);
     int64_t sys_lseek(uint64_t fd, int64_t off, uint64_t whence);
-    int64_t sys_ioctl(uint64_t fd, uint64_t cmd);
+    // FIONBIO (a pipe's or eventfd's O_NONBLOCK), FIOCLEX and FIONCLEX; else ENOTTY.
+    int64_t sys_ioctl(uint64_t fd, uint64_t cmd, uint64_t arg);
     int64_t sys_readlinkat(int64_t dirfd, uint64_t path, uint64_t buf, uint64_t len);
     int64_t sys_faccessat(int64_t dirfd, uint64_t path, uint64_t mode);
     // syscalls_tree.cpp: mkdir, unlink, rmdir, rename, link, symlink in writable mounts

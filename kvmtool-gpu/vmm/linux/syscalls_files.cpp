@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
@@ -221,8 +222,20 @@ int64_t SyscallServer::sys_lseek(uint64_t fd, int64_t off, uint64_t whence) {
     return r < 0 ? -errno : r;
 }
 
-int64_t SyscallServer::sys_ioctl(uint64_t fd, uint64_t) {
-    return fds_.get(static_cast<int64_t>(fd)) ? -ENOTTY : -EBADF; // no terminal: stdio buffers fully
+int64_t SyscallServer::sys_ioctl(uint64_t fd, uint64_t cmd, uint64_t arg) {
+    OpenFile* f = fds_.get(static_cast<int64_t>(fd));
+    if (!f) return -EBADF;
+    switch (cmd) {
+    case FIONBIO: { // as F_SETFL's O_NONBLOCK (Python's os.set_blocking uses it)
+        const auto on = user_.read_obj<int32_t>(arg);
+        if (!on) return -EFAULT;
+        if (f->stream) f->flags = (f->flags & ~uint64_t{O_NONBLOCK}) | (*on ? O_NONBLOCK : 0);
+        return 0;
+    }
+    case FIOCLEX:
+    case FIONCLEX: return 0; // close-on-exec means nothing without exec (as F_SETFD)
+    default: return -ENOTTY; // no terminal: stdio buffers fully
+    }
 }
 
 int64_t SyscallServer::sys_readlinkat(int64_t dirfd, uint64_t path_addr, uint64_t buf, uint64_t len) {
