@@ -12,6 +12,7 @@
 #include "kvmtool-gpu/vmm/guest_locator.h"
 #include "kvmtool-gpu/kvm/open_kvm.h"
 #include "kvmtool-gpu/cli/run_many.h"
+#include "kvmtool-gpu/cli/share_flag.h"
 #include "kvmtool-gpu/cli/vgpu_flags.h"
 #include "kvmtool-gpu/devices/vgpu/alias_budget.h"
 #include "kvmtool-gpu/kvm/kvm_flavor.h"
@@ -62,9 +63,12 @@ const char* run_help() {
            "                      of the VM's own, removed at its end (unless a --share is at /tmp)\n"
            "  --share DIR[:GUEST_PATH][:ro]  DIR read-write (:ro refuses writes) at\n"
            "                      GUEST_PATH; without --root it is \"/\"; with --root the\n"
-           "                      default GUEST_PATH is DIR's own absolute path. With --vms N,\n"
-           "                      VM i gets DIR/vm<i> (made if missing), or DIR itself for\n"
-           "                      every VM with :ro\n"
+           "                      default GUEST_PATH is DIR's own absolute path. Repeatable,\n"
+           "                      each at its own GUEST_PATH (the longest that prefixes a\n"
+           "                      path takes it; symlinks and \"..\" never leave the mount\n"
+           "                      they start in; rename and link across mounts: EXDEV).\n"
+           "                      With --vms N, VM i gets DIR/vm<i> (made if missing), or\n"
+           "                      DIR itself for every VM with :ro\n"
            "  --cwd GUEST_PATH    its working directory, a directory in its mounts (relative\n"
            "                      paths, getcwd, chdir). Default: this shell's current\n"
            "                      directory where the guest sees it at the same path (with\n"
@@ -137,7 +141,7 @@ void print_vgpu_start(const AttachedVgpu& v, const VgpuConfig& cfg, bool in_back
 // overlay, library_overlay.h) and says which libcuda the guest gets, for the
 // start-up line; "" when the guest has no files.
 std::string choose_guest_libcuda(linux_abi::LinuxGuestOptions& l, bool overlay_off) {
-    if (l.root_dir.empty() && l.share_dir.empty()) return "";
+    if (l.root_dir.empty() && l.shares.empty()) return "";
     if (overlay_off) return "; libcuda: the root's own (--no-libcuda-overlay)";
     const auto ours = locate_guest_library("libcuda.so.1");
     if (!ours) {
@@ -171,8 +175,8 @@ void print_result(const RunResult& r, const VirtualMachine& vm) {
 } // namespace
 
 int run_command(const std::vector<std::string>& all_args) {
-    // Everything after "--" is the guest's; --env may repeat.
-    std::vector<std::string> args, guest_args, env;
+    // Everything after "--" is the guest's; --env and --share may repeat.
+    std::vector<std::string> args, guest_args, env, shares;
     bool after_dashes = false;
     for (size_t i = 0; i < all_args.size(); ++i) {
         const std::string& a = all_args[i];
@@ -183,9 +187,12 @@ int run_command(const std::vector<std::string>& all_args) {
             if (kv.find('=') == std::string::npos || kv.front() == '=')
                 throw UsageError("--env needs K=V, got '" + kv + "'");
             env.push_back(kv);
+        } else if (a == "--share" || a.rfind("--share=", 0) == 0) {
+            if (a == "--share" && i + 1 >= all_args.size()) throw UsageError("--share needs a value");
+            shares.push_back(a == "--share" ? all_args[++i] : a.substr(8));
         } else args.push_back(a);
     }
-    std::set<std::string> valued = {"guest", "mem", "pages", "timeout", "cmdline", "seed", "vms", "share", "root", "cwd", "max-threads"};
+    std::set<std::string> valued = {"guest", "mem", "pages", "timeout", "cmdline", "seed", "vms", "root", "cwd", "max-threads"};
     valued.insert(vgpu_option_names().begin(), vgpu_option_names().end());
     ArgParser p(valued, {"prefault", "quiet", "no-seccomp", "no-sync-regs", "no-vdso", "no-libcuda-overlay", "help"});
     p.parse(args);
@@ -224,30 +231,14 @@ int run_command(const std::vector<std::string>& all_args) {
         if (root->empty()) throw UsageError("--root needs a directory");
         o.linux.root_dir = *root;
     }
-    if (auto share = p.get("share")) {
-        std::string dir = *share;
-        if (dir.size() > 3 && dir.ends_with(":ro")) {
-            o.linux.share_read_only = true;
-            dir.resize(dir.size() - 3);
-        } else if (dir.size() > 3 && dir.ends_with(":rw")) {
-            dir.resize(dir.size() - 3);
-        }
-        // DIR:GUEST_PATH, the guest path absolute (a ':' in DIR itself is kept when no '/' follows it).
-        const auto colon = dir.rfind(":/");
-        if (colon != std::string::npos && colon > 0) {
-            o.linux.share_guest_path = dir.substr(colon + 1);
-            dir.resize(colon);
-        }
-        if (dir.empty()) throw UsageError("--share needs a directory");
-        o.linux.share_dir = dir;
-    }
+    for (const std::string& share : shares) o.linux.shares.push_back(parse_share_flag(share));
     if (auto cwd = p.get("cwd")) o.linux.cwd = *cwd;
     const std::string libcuda = choose_guest_libcuda(o.linux, p.has("no-libcuda-overlay"));
     validate_options(o);
     // Chosen (and checked) before the VM starts, so the start-up line can say
     // it. With --vms and no --cwd each VM takes its own default: a writable
     // share is then DIR/vm<i>, which holds none of the shell's directories.
-    const bool has_files = !o.linux.root_dir.empty() || !o.linux.share_dir.empty();
+    const bool has_files = !o.linux.root_dir.empty() || !o.linux.shares.empty();
     std::string cwd_note;
     if (!o.linux.cwd.empty() || (has_files && vms == 1)) {
         o.linux.cwd = linux_abi::guest_start_cwd(o.linux);

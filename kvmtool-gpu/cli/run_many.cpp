@@ -38,7 +38,7 @@ int run_many(const KvmSystem& kvm, const VmOptions& o, const std::optional<VgpuC
     for (unsigned i = 0; i < vms; ++i) {
         VmOptions mine = o;
         mine.seed = o.seed + i;
-        mine.linux.share_dir = share_dir_for_vm(o.linux.share_dir, o.linux.share_read_only, i, vms);
+        for (auto& share : mine.linux.shares) share.dir = share_dir_for_vm(share.dir, share.read_only, i, vms);
         if (!o.console)
             mine.console = [i](std::string_view line) {
                 const std::string safe = escape_for_terminal(line); // no escape sequences reach the terminal

@@ -9,7 +9,13 @@ set -euo pipefail
 packages=(g++ cmake ninja-build ccache libgtest-dev libboost-dev libhugetlbfs-dev libpfm4-dev nlohmann-json3-dev
           qemu-system-x86 busybox-static cpio python3 universal-ctags)
 # Optional extras: installed when the archive has them (checked with apt-cache).
+# CPython's own test package for the system python3 (Debian's
+# libpython3.X-testsuite): tests/kvm/linux-python.sh runs some of its modules
+# natively and as a guest (ctest kvm_linux_python, nested_linux_python).
 optional=(python3-matplotlib)
+if py_minor=$(/usr/bin/python3 -c 'import sys; print(sys.version_info[1])' 2>/dev/null); then
+  optional+=("libpython3.${py_minor}-testsuite")
+fi
 
 installed() {
   [[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" == installed ]]

@@ -90,7 +90,7 @@ constexpr int kPlain[] = {
 constexpr int kLinuxGuest[] = {SYS_openat2,    SYS_close,     SYS_lseek,   SYS_getdents64, SYS_pwrite64,
                                SYS_readlinkat, SYS_getrandom, SYS_fstatfs, SYS_memfd_create,
                                SYS_pipe2,      SYS_eventfd2,  SYS_ppoll,       SYS_mkdirat,
-                               SYS_unlinkat,   SYS_renameat2};
+                               SYS_unlinkat,   SYS_renameat2, SYS_linkat,    SYS_symlinkat};
 
 } // namespace
 

@@ -51,12 +51,12 @@ void validate_options(const VmOptions& opts) {
     const auto& l = opts.linux;
     if (linux_abi::classify_image(file) == linux_abi::ImageKind::Linux) {
         const auto image = linux_abi::inspect_linux_elf(file, linux_abi::plan_ram(opts.ram_bytes).image_limit);
-        if (!image.interp.empty() && l.root_dir.empty() && l.share_dir.empty())
+        if (!image.interp.empty() && l.root_dir.empty() && l.shares.empty())
             throw ImageError("guest image refused: dynamic executable: its interpreter " + image.interp +
                              " needs --root (e.g. --root /)");
         return;
     }
-    if (!l.args.empty() || !l.env.empty() || !l.share_dir.empty() || !l.root_dir.empty() || !l.cwd.empty())
+    if (!l.args.empty() || !l.env.empty() || !l.shares.empty() || !l.root_dir.empty() || !l.cwd.empty())
         throw std::invalid_argument(
             "guest arguments after --, --env, --root, --share and --cwd need a Linux-ABI guest (a Linux executable)");
     inspect_elf(file, opts.ram_bytes);

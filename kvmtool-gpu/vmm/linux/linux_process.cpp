@@ -92,19 +92,17 @@ std::vector<std::pair<uint64_t, uint64_t>> linux_auxv(const LinuxImage& exe, uin
             {AT_KVMGPU_BOOT_INFO, KVMGPU_BOOT_INFO_GPA}};
 }
 
-namespace {
-// Where the share appears: as given; else "/" without a root, its host path with one.
-std::string share_guest_path(const LinuxGuestOptions& opts) {
-    if (!opts.share_guest_path.empty()) return opts.share_guest_path;
-    if (opts.root_dir.empty()) return "/";
-    return std::filesystem::absolute(opts.share_dir).lexically_normal().string();
+std::string share_guest_path(const ShareSpec& share, bool with_root) {
+    if (!share.guest_path.empty()) return share.guest_path;
+    if (!with_root) return "/";
+    return std::filesystem::absolute(share.dir).lexically_normal().string();
 }
-} // namespace
 
 std::vector<MountSpec> guest_mounts(const LinuxGuestOptions& opts, const std::string& private_tmp) {
     std::vector<MountSpec> mounts;
-    if (!opts.root_dir.empty()) mounts.push_back({"/", opts.root_dir, true, "--root"});
-    if (!opts.share_dir.empty()) mounts.push_back({share_guest_path(opts), opts.share_dir, opts.share_read_only});
+    const bool with_root = !opts.root_dir.empty();
+    if (with_root) mounts.push_back({"/", opts.root_dir, true, "--root"});
+    for (const ShareSpec& s : opts.shares) mounts.push_back({share_guest_path(s, with_root), s.dir, s.read_only});
     if (!private_tmp.empty() && wants_private_tmp(opts))
         mounts.push_back({kPrivateTmpGuestPath, private_tmp, false, "the private temporary directory"});
     return mounts;
@@ -150,7 +148,9 @@ std::string guest_start_cwd(const LinuxGuestOptions& opts) {
 
 bool wants_private_tmp(const LinuxGuestOptions& opts) {
     if (opts.root_dir.empty()) return false;
-    return opts.share_dir.empty() || GuestFs::normalize(share_guest_path(opts)) != "/tmp";
+    for (const ShareSpec& s : opts.shares)
+        if (GuestFs::normalize(share_guest_path(s, true)) == "/tmp") return false;
+    return true;
 }
 
 std::string guest_exe_path(const std::string& exe_path, const std::string& root_dir) {

@@ -24,13 +24,18 @@
 
 namespace kvmgpu::linux_abi {
 
+// One `--share DIR[:GUEST_PATH][:ro]`.
+struct ShareSpec {
+    std::string dir;
+    std::string guest_path; // empty: "/" without a root, else DIR's absolute path
+    bool read_only = false;
+};
+
 struct LinuxGuestOptions {
     std::vector<std::string> args;  // argv[1..]
     std::vector<std::string> env;   // "K=V", after the defaults HOME=/ PATH=/ TERM=dumb
     std::string root_dir;           // --root: the guest's "/", read-only; empty: none
-    std::string share_dir;          // empty: no files
-    std::string share_guest_path;   // where the share appears; empty: "/" without a root, else its host path
-    bool share_read_only = false;
+    std::vector<ShareSpec> shares;  // each at its own guest path; none and no root: no files
     std::string cwd;                // --cwd: where it starts; empty: guest_start_cwd's default
     // The guest libcuda.so.1 the VMM lends for the guest's libcuda.so* names
     // (library_overlay.h); empty: the root's own files (--no-libcuda-overlay).
@@ -58,8 +63,8 @@ RamPlan plan_ram(uint64_t ram);
 
 // "mmap returned -12" for the run's last-state report.
 std::string describe_call(const SyscallOutcome& call);
-// The mounts the options ask for (root_fs.h): --root at "/" read-only, the
-// share at its guest path, and `private_tmp` (a host directory; empty: none)
+// The mounts the options ask for (root_fs.h): --root at "/" read-only, each
+// share at its guest path (share_guest_path), and `private_tmp` (a host directory; empty: none)
 // at kPrivateTmpGuestPath where wants_private_tmp. Empty: no files.
 std::vector<MountSpec> guest_mounts(const LinuxGuestOptions& opts, const std::string& private_tmp = "");
 // Where the guest starts (guest_cwd.h). --cwd (opts.cwd) must be an absolute
@@ -69,6 +74,8 @@ std::vector<MountSpec> guest_mounts(const LinuxGuestOptions& opts, const std::st
 // names the current directory, else the physical path): with --root /, or
 // inside a share mounted at its own path; else "/".
 std::string guest_start_cwd(const LinuxGuestOptions& opts);
+// Where a share appears: as given; else "/" without a root, DIR's absolute path with one.
+std::string share_guest_path(const ShareSpec& share, bool with_root);
 // A guest with a root and no share at /tmp gets a private temporary
 // directory, its HOME and TMPDIR (private_tmp.h).
 bool wants_private_tmp(const LinuxGuestOptions& opts);

@@ -104,8 +104,28 @@ GuestFs::Target GuestFs::target(int dirfd, const std::string& path) const {
     // (symlinks then ".." as the kernel takes them); elsewhere, its part
     // under the mount point. A trailing slash still asks for a directory.
     const bool root = mounts_.back().first == "/" && where.mount == mounts_.back().second.get();
-    t.path = root ? absolute : where.rest + (absolute.ends_with('/') && where.rest != "." ? "/" : "");
+    const bool as_written = root && !passes_other_mount(absolute);
+    t.path = as_written ? absolute : where.rest + (absolute.ends_with('/') && where.rest != "." ? "/" : "");
     return t;
+}
+
+bool GuestFs::passes_other_mount(const std::string& absolute_path) const {
+    if (mounts_.size() < 2 || absolute_path.find("..") == std::string::npos) return false;
+    const ShareRoot* root = mounts_.back().second.get();
+    std::string at; // the components so far, taken lexically
+    size_t i = 0;
+    while (i <= absolute_path.size()) {
+        const size_t slash = std::min(absolute_path.find('/', i), absolute_path.size());
+        const std::string part = absolute_path.substr(i, slash - i);
+        i = slash + 1;
+        if (part == "..") {
+            at.resize(at.empty() ? 0 : at.rfind('/'));
+        } else if (!part.empty() && part != ".") {
+            at += "/" + part;
+            if (locate(at).mount != root) return true;
+        }
+    }
+    return false;
 }
 
 bool GuestFs::overlaid(int dirfd, const std::string& path, const Target& t) const {
@@ -169,6 +189,21 @@ int GuestFs::rename(int from_dirfd, const std::string& from, int to_dirfd, const
     if (b.err) return b.err;
     if (a.mount != b.mount) return -EXDEV;
     return a.mount->rename(a.dirfd, a.path, b.dirfd, b.path, flags);
+}
+
+int GuestFs::link(int from_dirfd, const std::string& from, int to_dirfd, const std::string& to, bool follow) const {
+    const Target a = target(from_dirfd, from), b = target(to_dirfd, to);
+    if (overlaid(from_dirfd, from, a) || overlaid(to_dirfd, to, b)) return -EROFS;
+    if (a.err) return a.err;
+    if (b.err) return b.err;
+    if (a.mount != b.mount) return -EXDEV;
+    return a.mount->link(a.dirfd, a.path, b.dirfd, b.path, follow);
+}
+
+int GuestFs::symlink(const std::string& target_text, int dirfd, const std::string& path) const {
+    const Target t = target(dirfd, path);
+    if (overlaid(dirfd, path, t)) return -EEXIST;
+    return t.err ? t.err : t.mount->symlink(target_text, t.dirfd, t.path);
 }
 
 bool GuestFs::read_only_at(int dirfd, const std::string& path) const {

@@ -57,6 +57,10 @@ public:
     int mkdir(int dirfd, const std::string& path, uint64_t mode) const;
     int unlink(int dirfd, const std::string& path, bool directory) const;
     int rename(int from_dirfd, const std::string& from, int to_dirfd, const std::string& to, uint64_t flags) const;
+    // ShareRoot's link and symlink; a link across two mounts: -EXDEV (as
+    // rename), an overlay's name: -EROFS.
+    int link(int from_dirfd, const std::string& from, int to_dirfd, const std::string& to, bool follow) const;
+    int symlink(const std::string& target, int dirfd, const std::string& path) const;
     // Whether a write to the path would be refused (EROFS).
     bool read_only_at(int dirfd, const std::string& path) const;
     // The root mount's directory descriptor (-1 when nothing is at "/").
@@ -86,6 +90,11 @@ private:
         int err = 0;
     };
     Target target(int dirfd, const std::string& path) const;
+    // Whether a path that ends in the root mount passes through another
+    // mount on the way ("/data/../etc" with a share at /data): then ".."
+    // is taken lexically, as for every path leaving a share, and the root
+    // gets the normalized path, not the one written.
+    bool passes_other_mount(const std::string& absolute_path) const;
     // Whether (dirfd, path), resolving to `t`, is one of the overlay's names.
     bool overlaid(int dirfd, const std::string& path, const Target& t) const;
     void remember_directory(int host_fd, const ShareRoot* mount) const;

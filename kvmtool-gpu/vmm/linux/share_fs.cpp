@@ -159,4 +159,32 @@ int ShareRoot::rename(int from_dirfd, const std::string& from, int to_dirfd, con
                : -errno;
 }
 
+int ShareRoot::link(int from_dirfd, const std::string& from, int to_dirfd, const std::string& to, bool follow) const {
+    if (read_only_) return -EROFS;
+    const Parent b = parent_of(to_dirfd, to);
+    if (b.err) return b.err == -EBUSY ? -EEXIST : b.err;
+    if (follow) {
+        // The inode the path resolves to inside the share, linked through
+        // its O_PATH descriptor (the documented way to link an open file).
+        const int found = locate(from_dirfd, from, 0);
+        if (found < 0) return found;
+        char self[40];
+        std::snprintf(self, sizeof self, "/proc/self/fd/%d", found);
+        const int rc = ::linkat(AT_FDCWD, self, b.dir.get(), b.name.c_str(), AT_SYMLINK_FOLLOW) == 0 ? 0 : -errno;
+        ::close(found);
+        return rc;
+    }
+    const Parent a = parent_of(from_dirfd, from);
+    if (a.err) return a.err == -EBUSY ? -EPERM : a.err;
+    return ::linkat(a.dir.get(), a.name.c_str(), b.dir.get(), b.name.c_str(), 0) == 0 ? 0 : -errno;
+}
+
+int ShareRoot::symlink(const std::string& target, int dirfd, const std::string& path) const {
+    if (read_only_) return -EROFS;
+    if (target.empty()) return -ENOENT;
+    const Parent p = parent_of(dirfd, path);
+    if (p.err) return p.err == -EBUSY ? -EEXIST : p.err;
+    return ::symlinkat(target.c_str(), p.dir.get(), p.name.c_str()) == 0 ? 0 : -errno;
+}
+
 } // namespace kvmgpu::linux_abi

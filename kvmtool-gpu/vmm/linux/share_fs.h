@@ -52,6 +52,13 @@ public:
     // `to` in this share too (GuestFs gives -EXDEV across mounts); flags:
     // RENAME_NOREPLACE and RENAME_EXCHANGE, else -EINVAL.
     int rename(int from_dirfd, const std::string& from, int to_dirfd, const std::string& to, uint64_t flags) const;
+    // linkat: a new name `to` for `from`'s inode, both in this share.
+    // `follow` (AT_SYMLINK_FOLLOW): the file `from` resolves to, inside the
+    // share; else `from`'s last component itself, a symlink included.
+    int link(int from_dirfd, const std::string& from, int to_dirfd, const std::string& to, bool follow) const;
+    // symlinkat: `path` becomes a symlink holding `target` (any bytes; it is
+    // only ever followed inside a mount, as every path is).
+    int symlink(const std::string& target, int dirfd, const std::string& path) const;
 
 private:
     // An O_PATH descriptor of the regular file or directory `path` names, or -errno.

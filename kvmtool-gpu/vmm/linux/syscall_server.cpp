@@ -73,14 +73,15 @@ SyscallOutcome SyscallServer::serve(const SyscallCall& call, CpuState& cpu) {
 
 bool SyscallServer::blocking(uint64_t nr) {
     return nr == SYS_futex || nr == SYS_nanosleep || nr == SYS_clock_nanosleep || nr == SYS_sched_yield ||
-           nr == SYS_pause || nr == SYS_poll || nr == SYS_ppoll || nr == SYS_epoll_wait || nr == SYS_epoll_pwait;
+           nr == SYS_pause || nr == SYS_poll || nr == SYS_ppoll || nr == SYS_select || nr == SYS_pselect6 ||
+           nr == SYS_epoll_wait || nr == SYS_epoll_pwait;
 }
 
 int64_t SyscallServer::dispatch_blocking(const SyscallCall& c, SyscallOutcome& out) {
     const uint64_t* a = c.arg;
     // A futex's or poll's arguments are checked first, then it returns EINTR (poll after one look).
-    const bool checks_first = c.nr == SYS_futex || c.nr == SYS_poll || c.nr == SYS_ppoll || c.nr == SYS_epoll_wait ||
-                              c.nr == SYS_epoll_pwait;
+    const bool checks_first = c.nr == SYS_futex || c.nr == SYS_poll || c.nr == SYS_ppoll || c.nr == SYS_select ||
+                              c.nr == SYS_pselect6 || c.nr == SYS_epoll_wait || c.nr == SYS_epoll_pwait;
     if (stopping() && !checks_first) return -EINTR;
     switch (c.nr) {
     case SYS_futex: return sys_futex(a, out);
@@ -93,6 +94,8 @@ int64_t SyscallServer::dispatch_blocking(const SyscallCall& c, SyscallOutcome& o
         if (const int64_t rc = ppoll_deadline(a[2], a[3], a[4], deadline); rc < 0) return rc;
         return sys_poll(a[0], a[1], deadline);
     }
+    case SYS_select: return sys_select(a, false);
+    case SYS_pselect6: return sys_select(a, true);
     case SYS_epoll_wait:
         return sys_epoll_wait(a[0], a[1], static_cast<int32_t>(a[2]), poll_deadline(static_cast<int32_t>(a[3])));
     case SYS_epoll_pwait: {
@@ -139,7 +142,7 @@ int64_t SyscallServer::dispatch(const SyscallCall& c, CpuState& cpu, SyscallOutc
     case SYS_newfstatat: return sys_newfstatat(dirfd, a[1], a[2], a[3]);
     case SYS_statx: return sys_statx(dirfd, a[1], a[2], a[4]);
     case SYS_lseek: return sys_lseek(a[0], static_cast<int64_t>(a[1]), a[2]);
-    case SYS_ioctl: return sys_ioctl(a[0], a[1]);
+    case SYS_ioctl: return sys_ioctl(a[0], a[1], a[2]);
     case SYS_readlink: return sys_readlinkat(-100, a[0], a[1], a[2]);
     case SYS_readlinkat: return sys_readlinkat(dirfd, a[1], a[2], a[3]);
     case SYS_access: return sys_faccessat(-100, a[0], a[1]);
@@ -153,6 +156,10 @@ int64_t SyscallServer::dispatch(const SyscallCall& c, CpuState& cpu, SyscallOutc
     case SYS_rename: return sys_renameat2(-100, a[0], -100, a[1], 0);
     case SYS_renameat: return sys_renameat2(dirfd, a[1], static_cast<int32_t>(a[2]), a[3], 0);
     case SYS_renameat2: return sys_renameat2(dirfd, a[1], static_cast<int32_t>(a[2]), a[3], a[4]);
+    case SYS_link: return sys_linkat(-100, a[0], -100, a[1], 0);
+    case SYS_linkat: return sys_linkat(dirfd, a[1], static_cast<int32_t>(a[2]), a[3], a[4]);
+    case SYS_symlink: return sys_symlinkat(a[0], -100, a[1]);
+    case SYS_symlinkat: return sys_symlinkat(a[0], static_cast<int32_t>(a[1]), a[2]);
     case SYS_getdents64: return sys_getdents64(a[0], a[1], a[2]);
     case SYS_getcwd: return sys_getcwd(a[0], a[1]);
     case SYS_chdir: return sys_chdir(a[0]);
@@ -176,7 +183,7 @@ int64_t SyscallServer::dispatch(const SyscallCall& c, CpuState& cpu, SyscallOutc
         (c.nr == SYS_exit ? out.thread_exited : out.exited) = true;
         out.exit_code = static_cast<int>(a[0] & 0xff);
         return 0;
-    case SYS_clone: return sys_clone(a, cpu, out);
+    case SYS_clone: return sys_clone(c.tid, a, cpu, out);
     case SYS_clone3: return -ENOSYS; // glibc falls back to clone
     case SYS_set_tid_address: return sys_set_tid_address(c.tid, a[0]);
     case SYS_arch_prctl: return sys_arch_prctl(a[0], a[1], cpu);
@@ -198,7 +205,7 @@ int64_t SyscallServer::dispatch(const SyscallCall& c, CpuState& cpu, SyscallOutc
     case SYS_prctl: return sys_prctl(c.tid, a[0], a[1]);
     case SYS_sigaltstack: return sys_sigaltstack(c.tid, a[0], a[1]);
     case SYS_rt_sigaction: return sys_rt_sigaction(a[0], a[1], a[2], a[3]);
-    case SYS_rt_sigprocmask: return sys_rt_sigprocmask(a[0], a[1], a[2], a[3]);
+    case SYS_rt_sigprocmask: return sys_rt_sigprocmask(c.tid, a[0], a[1], a[2], a[3]);
     case SYS_kill: return sys_kill(a[0], a[1]);
     case SYS_tgkill: return sys_tgkill(static_cast<int32_t>(a[0]), static_cast<int32_t>(a[1]), a[2]);
     case SYS_tkill: return sys_tgkill(-1, static_cast<int32_t>(a[0]), a[1]);

@@ -5,12 +5,12 @@
 // argument is guest-controlled: pointers go through UserMemory, lengths are
 // bounded, nothing throws. Calls not served get ENOSYS, logged once per
 // number by name. The handlers live in files by topic: syscalls_memory,
-// syscalls_files, syscalls_tree, syscalls_proc_files, syscalls_events, syscalls_process,
+// syscalls_files, syscalls_tree, syscalls_proc_files, syscalls_events, syscalls_select, syscalls_process,
 // syscalls_thread_state, syscalls_threads, syscalls_time, syscalls_signals,
 // syscalls_cwd (the working directory, guest_cwd.h).
 // No KVM here: unit tests and the fuzz target drive serve() directly.
 // Threads: serve() may be called from every vCPU thread at once. The
-// calls that block (futex waits, sleeps, poll, epoll waits) run unlocked
+// calls that block (futex waits, sleeps, poll, select, epoll waits) run unlocked
 // and take the lock for what they read and write; every other call runs
 // under one lock, so the allocator, the fd table and the share see one
 // call at a time. A read or write of a pipe or eventfd that would block
@@ -18,6 +18,8 @@
 // copied under the lock and written to the console after it (at most
 // kConsoleChunk bytes a call).
 #pragma once
+
+#include <poll.h>
 
 #include <array>
 #include <atomic>
@@ -202,13 +204,16 @@ private:
     int64_t sys_newfstatat(int64_t dirfd, uint64_t path, uint64_t buf, uint64_t flags);
     int64_t sys_statx(int64_t dirfd, uint64_t path, uint64_t flags, uint64_t buf);
     int64_t sys_lseek(uint64_t fd, int64_t off, uint64_t whence);
-    int64_t sys_ioctl(uint64_t fd, uint64_t cmd);
+    // FIONBIO (a pipe's or eventfd's O_NONBLOCK), FIOCLEX and FIONCLEX; else ENOTTY.
+    int64_t sys_ioctl(uint64_t fd, uint64_t cmd, uint64_t arg);
     int64_t sys_readlinkat(int64_t dirfd, uint64_t path, uint64_t buf, uint64_t len);
     int64_t sys_faccessat(int64_t dirfd, uint64_t path, uint64_t mode);
-    // syscalls_tree.cpp: mkdir, unlink, rmdir, rename in writable mounts
+    // syscalls_tree.cpp: mkdir, unlink, rmdir, rename, link, symlink in writable mounts
     int64_t sys_mkdirat(int64_t dirfd, uint64_t path_addr, uint64_t mode);
     int64_t sys_unlinkat(int64_t dirfd, uint64_t path_addr, uint64_t flags);
     int64_t sys_renameat2(int64_t from_dirfd, uint64_t from_addr, int64_t to_dirfd, uint64_t to_addr, uint64_t flags);
+    int64_t sys_linkat(int64_t from_dirfd, uint64_t from_addr, int64_t to_dirfd, uint64_t to_addr, uint64_t flags);
+    int64_t sys_symlinkat(uint64_t target_addr, int64_t dirfd, uint64_t path_addr);
     int64_t sys_getdents64(uint64_t fd, uint64_t buf, uint64_t len);
     int64_t sys_fcntl(uint64_t fd, uint64_t cmd, uint64_t arg);
     int64_t sys_dup(uint64_t oldfd, int64_t newfd, uint64_t flags, bool dup3);
@@ -239,6 +244,12 @@ private:
     int64_t sys_epoll_ctl(uint64_t epfd, uint64_t op, uint64_t fd, uint64_t event);
     // The blocking ones (no lock held on entry).
     int64_t sys_poll(uint64_t fds, uint64_t nfds, const std::optional<FutexDeadline>& deadline);
+    // poll's wait over pollfds already read from the guest (their revents
+    // filled in): the count ready, or -errno.
+    int64_t poll_files(std::vector<pollfd>& set, const std::optional<FutexDeadline>& deadline);
+    // syscalls_select.cpp: select (`pselect` false: a timeval) and pselect6
+    // (a timespec, and its {sigset, size} pair at `sigset_pair`, checked).
+    int64_t sys_select(const uint64_t* a, bool pselect);
     int64_t sys_epoll_wait(uint64_t epfd, uint64_t events, int64_t max_events, const std::optional<FutexDeadline>& deadline);
     static std::optional<FutexDeadline> poll_deadline(int64_t timeout_ms); // negative: none
     // ppoll's time-out and signal mask checked; 0 or -errno.
@@ -253,7 +264,7 @@ private:
     int64_t sys_uname(uint64_t buf);
     int64_t sys_prlimit(uint64_t pid, uint64_t resource, uint64_t new_limit, uint64_t old_limit);
     int64_t sys_rt_sigaction(uint64_t sig, uint64_t act, uint64_t oldact, uint64_t size);
-    int64_t sys_rt_sigprocmask(uint64_t how, uint64_t set, uint64_t oldset, uint64_t size);
+    int64_t sys_rt_sigprocmask(uint32_t tid, uint64_t how, uint64_t set, uint64_t oldset, uint64_t size);
     // syscalls_signals.cpp (under mu_)
     SigAction action(int sig) const;
     int64_t sys_kill(uint64_t pid, uint64_t sig);
@@ -265,15 +276,18 @@ private:
     // syscalls_thread_state.cpp
     struct ThreadState {
         std::string name;                    // prctl PR_SET_NAME
+        uint64_t sigmask = 0;                // rt_sigprocmask: each thread's own, a new thread's its creator's
+        uint64_t pending = 0;                // tgkill and tkill to this thread, not yet taken
         uint64_t altstack_sp = 0, altstack_size = 0; // sigaltstack; size 0: none
         int32_t altstack_flags = 0;          // SS_AUTODISARM as given
     };
     ThreadState& thread_state(uint32_t tid); // under mu_
+    void forget_thread(uint32_t tid);        // under mu_: its state, and what was sent to it
     int64_t sys_prctl(uint32_t tid, uint64_t option, uint64_t arg2);
     int64_t sys_sigaltstack(uint32_t tid, uint64_t ss, uint64_t old_ss);
     // syscalls_threads.cpp
     int64_t sys_futex(const uint64_t* a, SyscallOutcome& out);
-    int64_t sys_clone(const uint64_t* a, const CpuState& cpu, SyscallOutcome& out);
+    int64_t sys_clone(uint32_t parent, const uint64_t* a, const CpuState& cpu, SyscallOutcome& out);
     int64_t sys_set_tid_address(uint32_t tid, uint64_t addr);
     // The host address of an aligned guest futex word, or nullptr (EFAULT / EINVAL decided by the caller).
     uint32_t* futex_word(uint64_t uaddr) const;
@@ -291,7 +305,7 @@ private:
     std::atomic<uint32_t> next_tid_{2};
     std::atomic<uint32_t> live_threads_{1}; // an untimed wait with no other thread is a deadlock
     std::map<uint32_t, uint64_t> clear_tid_; // tid -> CLONE_CHILD_CLEARTID word (guest address); under mu_
-    std::map<uint32_t, ThreadState> threads_; // under mu_; a thread's entry made at its first prctl or sigaltstack
+    std::map<uint32_t, ThreadState> threads_; // under mu_; made at clone (the first thread's at its first use), gone at exit
     int dumpable_ = 1;                        // prctl PR_GET_DUMPABLE; under mu_
     const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now(); // sysinfo's uptime
     std::string console_pending_; // this call's console bytes, under mu_; written out after it
@@ -306,11 +320,12 @@ private:
     SyscallCounters counters_;
     std::array<bool, 512> warned_{};
     std::array<uint8_t, 64 * 32> sigactions_{}; // 64 signals x struct kernel_sigaction (32 bytes)
-    uint64_t sigmask_ = 0;  // one mask for the process (not per thread)
-    // Signals the guest sent itself, not yet taken: changed under mu_, read
-    // without it first so that a return with nothing pending takes no lock.
+    // Signals the guest sent its process (kill), not yet taken: changed
+    // under mu_, read without it first so that a return with nothing
+    // pending takes no lock; and how many threads have one sent to them.
     std::atomic<uint64_t> pending_{0};
-    std::array<int, 64> pending_code_{}; // each one's si_code
+    std::atomic<uint32_t> threads_with_pending_{0};
+    std::array<int, 64> pending_code_{}; // each process-wide one's si_code (a thread's: SI_TKILL)
     uint64_t rng_; // the seeded generator's state (opts_.seed set)
 };
 

@@ -1,4 +1,5 @@
-// Pipes, eventfds, poll and epoll. A pipe is a host pipe and an eventfd a
+// Pipes, eventfds, poll and epoll (select and pselect6 over poll's wait:
+// syscalls_select.cpp). A pipe is a host pipe and an eventfd a
 // host eventfd, made for this guest alone: each end is one of its
 // descriptors (so within its limit), and each host fd is O_NONBLOCK, so no
 // call ever blocks under the server's lock. A guest read or write that
@@ -131,12 +132,23 @@ int64_t SyscallServer::ppoll_deadline(uint64_t ts_addr, uint64_t mask, uint64_t 
 
 int64_t SyscallServer::sys_poll(uint64_t fds_addr, uint64_t nfds, const std::optional<FutexDeadline>& deadline) {
     std::vector<pollfd> guest;
-    std::vector<std::shared_ptr<OpenFile>> files;
     {
         std::lock_guard lock(mu_);
         if (nfds > static_cast<uint64_t>(fds_.limit())) return -EINVAL; // Linux: past RLIMIT_NOFILE
         guest.resize(nfds);
         if (nfds && !user_.read(fds_addr, guest.data(), nfds * sizeof(pollfd))) return -EFAULT;
+    }
+    const int64_t n = poll_files(guest, deadline);
+    if (n < 0) return n;
+    std::lock_guard lock(mu_);
+    if (nfds && !user_.write(fds_addr, guest.data(), nfds * sizeof(pollfd))) return -EFAULT;
+    return n;
+}
+
+int64_t SyscallServer::poll_files(std::vector<pollfd>& guest, const std::optional<FutexDeadline>& deadline) {
+    std::vector<std::shared_ptr<OpenFile>> files;
+    {
+        std::lock_guard lock(mu_);
         for (const pollfd& p : guest) files.push_back(p.fd < 0 ? nullptr : fds_.share(p.fd));
     }
     std::vector<pollfd> host;
@@ -170,11 +182,7 @@ int64_t SyscallServer::sys_poll(uint64_t fds_addr, uint64_t nfds, const std::opt
         }
         return ready;
     };
-    const int64_t n = wait_in_slices(attempt, deadline, stopping_);
-    if (n < 0) return n;
-    std::lock_guard lock(mu_);
-    if (nfds && !user_.write(fds_addr, guest.data(), nfds * sizeof(pollfd))) return -EFAULT;
-    return n;
+    return wait_in_slices(attempt, deadline, stopping_);
 }
 
 bool SyscallServer::epoll_ready_now(const OpenFile& ep) {

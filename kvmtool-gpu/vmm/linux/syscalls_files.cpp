@@ -1,9 +1,12 @@
 // Descriptors: the console (0, 1, 2) and the share's files and directories
-// (share_fs.h). Data moves straight between the host file and the guest's
+// (share_fs.h). The working directory is a guest path (chdir, fchdir): a
+// path relative to AT_FDCWD is taken from it, then resolved as any
+// absolute path is (root_fs.h). Data moves straight between the host file and the guest's
 // RAM span, checked by UserMemory first.
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
@@ -216,8 +219,20 @@ int64_t SyscallServer::sys_lseek(uint64_t fd, int64_t off, uint64_t whence) {
     return r < 0 ? -errno : r;
 }
 
-int64_t SyscallServer::sys_ioctl(uint64_t fd, uint64_t) {
-    return fds_.get(static_cast<int64_t>(fd)) ? -ENOTTY : -EBADF; // no terminal: stdio buffers fully
+int64_t SyscallServer::sys_ioctl(uint64_t fd, uint64_t cmd, uint64_t arg) {
+    OpenFile* f = fds_.get(static_cast<int64_t>(fd));
+    if (!f) return -EBADF;
+    switch (cmd) {
+    case FIONBIO: { // as F_SETFL's O_NONBLOCK (Python's os.set_blocking uses it)
+        const auto on = user_.read_obj<int32_t>(arg);
+        if (!on) return -EFAULT;
+        if (f->stream) f->flags = (f->flags & ~uint64_t{O_NONBLOCK}) | (*on ? O_NONBLOCK : 0);
+        return 0;
+    }
+    case FIOCLEX:
+    case FIONCLEX: return 0; // close-on-exec means nothing without exec (as F_SETFD)
+    default: return -ENOTTY; // no terminal: stdio buffers fully
+    }
 }
 
 int64_t SyscallServer::sys_readlinkat(int64_t dirfd, uint64_t path_addr, uint64_t buf, uint64_t len) {

@@ -82,20 +82,21 @@ int64_t SyscallServer::sys_rt_sigaction(uint64_t sig, uint64_t act, uint64_t old
     return 0;
 }
 
-int64_t SyscallServer::sys_rt_sigprocmask(uint64_t how, uint64_t set, uint64_t oldset, uint64_t size) {
+int64_t SyscallServer::sys_rt_sigprocmask(uint32_t tid, uint64_t how, uint64_t set, uint64_t oldset, uint64_t size) {
     if (size != 8) return -EINVAL;
     uint64_t incoming = 0;
     if (set) {
         if (how > 2) return -EINVAL; // SIG_BLOCK, SIG_UNBLOCK, SIG_SETMASK
         if (!user_.read(set, &incoming, 8)) return -EFAULT;
     }
-    if (oldset && !user_.write(oldset, &sigmask_, 8)) return -EFAULT;
+    uint64_t& mask = thread_state(tid).sigmask; // the calling thread's own
+    if (oldset && !user_.write(oldset, &mask, 8)) return -EFAULT;
     if (set) {
         constexpr uint64_t kUnblockable = (1ull << 8) | (1ull << 18); // SIGKILL, SIGSTOP
-        if (how == 0) sigmask_ |= incoming;
-        else if (how == 1) sigmask_ &= ~incoming;
-        else sigmask_ = incoming;
-        sigmask_ &= ~kUnblockable;
+        if (how == 0) mask |= incoming;
+        else if (how == 1) mask &= ~incoming;
+        else mask = incoming;
+        mask &= ~kUnblockable;
     }
     return 0;
 }

@@ -1,9 +1,12 @@
 // Signals a guest sends itself and signals for its own faults: which
-// handler runs, with what mask, and what happens without one. kill(1 or
-// 0, sig), tgkill(1, tid, sig) and tkill(tid, sig) make the signal pending
-// for the process (one bit a signal, as Linux's standard signals); the next
-// thread to return from a system call with it unblocked takes it
-// (LinuxProcess pushes the frame, guest_signals.h). Without a handler the
+// handler runs, with what mask, and what happens without one. Each thread
+// has its own mask (rt_sigprocmask; a new thread starts with its
+// creator's). kill(1 or 0, sig) makes the signal pending for the process
+// (one bit a signal, as Linux's standard signals): the next thread to
+// return from a system call with it unblocked takes it. tgkill(1, tid,
+// sig) and tkill(tid, sig) make it pending for that thread alone, taken at
+// its own return once its mask allows, before the process's (as Linux
+// dequeues). LinuxProcess pushes the frame (guest_signals.h). Without a handler the
 // default action applies: ignored (SIGCHLD, SIGCONT, SIGURG, SIGWINCH, and
 // the stop signals, there being no job control), else the run ends with
 // one line naming the signal. A fault's signal goes to the faulting thread
@@ -47,10 +50,11 @@ int64_t SyscallServer::sys_kill(uint64_t pid, uint64_t sig) {
 int64_t SyscallServer::sys_tgkill(int64_t tgid, int64_t tid, uint64_t sig) {
     if (sig > 64 || tid <= 0 || (tgid != -1 && tgid <= 0)) return -EINVAL;
     if (tgid != -1 && tgid != 1) return -ESRCH;
-    if (tid >= next_tid_.load()) return -ESRCH;
+    if (tid >= next_tid_.load() || (tid != 1 && !threads_.contains(static_cast<uint32_t>(tid)))) return -ESRCH; // never made, or gone
     if (sig) {
-        pending_ |= bit(static_cast<int>(sig));
-        pending_code_[sig - 1] = -6; // SI_TKILL
+        ThreadState& t = thread_state(static_cast<uint32_t>(tid));
+        if (!t.pending) threads_with_pending_.fetch_add(1, std::memory_order_acq_rel);
+        t.pending |= bit(static_cast<int>(sig));
     }
     return 0;
 }
@@ -58,11 +62,11 @@ int64_t SyscallServer::sys_tgkill(int64_t tgid, int64_t tid, uint64_t sig) {
 std::optional<SignalDelivery> SyscallServer::start_handler(uint32_t tid, int sig) {
     const SigAction a = action(sig);
     if (a.handler == kSigDefault || a.handler == kSigIgnore) return std::nullopt;
-    SignalDelivery d{sig, 0, a, {}, sigmask_};
-    const ThreadState& t = thread_state(tid);
+    ThreadState& t = thread_state(tid);
+    SignalDelivery d{sig, 0, a, {}, t.sigmask};
     d.alt = AltStack{t.altstack_sp, t.altstack_size, t.altstack_flags};
-    sigmask_ |= a.mask | ((a.flags & kSaNodefer) ? 0 : bit(sig));
-    sigmask_ &= ~kUnblockable;
+    t.sigmask |= a.mask | ((a.flags & kSaNodefer) ? 0 : bit(sig));
+    t.sigmask &= ~kUnblockable;
     if (a.flags & kSaResethand) { // one-shot: back to the default action
         SigAction reset = a;
         reset.handler = kSigDefault;
@@ -74,31 +78,43 @@ std::optional<SignalDelivery> SyscallServer::start_handler(uint32_t tid, int sig
 
 std::optional<SignalDelivery> SyscallServer::fault_signal(uint32_t tid, int sig) {
     std::lock_guard lock(mu_);
-    if (sigmask_ & bit(sig)) return std::nullopt; // blocked: Linux kills, and so does the run's end
+    if (thread_state(tid).sigmask & bit(sig)) return std::nullopt; // blocked: Linux kills, and so does the run's end
     return start_handler(tid, sig);
 }
 
 PendingSignal SyscallServer::take_pending(uint32_t tid) {
     PendingSignal out;
-    if (pending_.load(std::memory_order_acquire) == 0) return out; // the common case: no lock
+    // The common case, nothing sent to anyone: no lock.
+    if (pending_.load(std::memory_order_acquire) == 0 && threads_with_pending_.load(std::memory_order_acquire) == 0)
+        return out;
     std::lock_guard lock(mu_);
-    if (pending_ & bit(kSigKill)) {
+    ThreadState& t = thread_state(tid);
+    if ((pending_ | t.pending) & bit(kSigKill)) {
         pending_ = 0;
         out.ends = "guest ended by SIGKILL, sent by itself";
         return out;
     }
-    for (int sig = 1; sig <= 64; ++sig) {
-        if (!(pending_.load() & bit(sig)) || (sigmask_ & bit(sig))) continue;
-        pending_ &= ~bit(sig);
-        const SigAction a = action(sig);
-        if (a.handler == kSigIgnore || (a.handler == kSigDefault && default_ignored(sig))) continue;
-        if (a.handler == kSigDefault) {
-            out.ends = "guest ended by " + signal_name(sig) + ", sent by itself with no handler (its default action)";
+    // This thread's own first, then the process's.
+    for (const bool own : {true, false}) {
+        for (int sig = 1; sig <= 64; ++sig) {
+            const uint64_t waiting = own ? t.pending : pending_.load();
+            if (!(waiting & bit(sig)) || (t.sigmask & bit(sig))) continue;
+            if (own) {
+                t.pending &= ~bit(sig);
+                if (!t.pending) threads_with_pending_.fetch_sub(1, std::memory_order_acq_rel);
+            } else {
+                pending_ &= ~bit(sig);
+            }
+            const SigAction a = action(sig);
+            if (a.handler == kSigIgnore || (a.handler == kSigDefault && default_ignored(sig))) continue;
+            if (a.handler == kSigDefault) {
+                out.ends = "guest ended by " + signal_name(sig) + ", sent by itself with no handler (its default action)";
+                return out;
+            }
+            out.deliver = start_handler(tid, sig);
+            out.deliver->code = own ? -6 /* SI_TKILL */ : pending_code_[sig - 1];
             return out;
         }
-        out.deliver = start_handler(tid, sig);
-        out.deliver->code = pending_code_[sig - 1];
-        return out;
     }
     return out;
 }
@@ -112,10 +128,10 @@ void SyscallServer::signal_frame_pushed(uint32_t tid, bool on_altstack) {
 
 void SyscallServer::signal_returned(uint32_t tid, uint64_t mask, const AltStack& alt) {
     std::lock_guard lock(mu_);
-    sigmask_ = mask & ~kUnblockable;
+    ThreadState& t = thread_state(tid);
+    t.sigmask = mask & ~kUnblockable;
     // uc_stack as sigaltstack would take it; a value it would refuse is left alone (Linux fails the
     // sigreturn there; the stack a handler found is kept instead).
-    ThreadState& t = thread_state(tid);
     constexpr int kSsDisable = 2, kSsOnstack = 1, kSsAutodisarm = 1 << 31;
     const int mode = alt.flags & ~kSsAutodisarm;
     if (mode == kSsDisable) t.altstack_sp = t.altstack_size = 0;

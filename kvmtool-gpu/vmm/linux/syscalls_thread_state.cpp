@@ -1,5 +1,6 @@
 // What a thread records about itself: its name (prctl PR_SET_NAME, as
-// pthread_setname_np sets it) and its alternate signal stack (sigaltstack,
+// pthread_setname_np sets it), its signal mask and the signals sent to it
+// (syscalls_signals.cpp), and its alternate signal stack (sigaltstack,
 // as Python's faulthandler and Go-style runtimes install one): a handler
 // with SA_ONSTACK gets its frame there (guest_signals.h). prctl serves the few options ordinary programs use at
 // start-up; the rest are EINVAL.
@@ -36,6 +37,13 @@ SyscallServer::ThreadState& SyscallServer::thread_state(uint32_t tid) {
         it->second.name = exe.substr(exe.find_last_of('/') + 1).substr(0, kCommLen - 1);
     }
     return it->second;
+}
+
+void SyscallServer::forget_thread(uint32_t tid) {
+    const auto it = threads_.find(tid);
+    if (it == threads_.end()) return;
+    if (it->second.pending) threads_with_pending_.fetch_sub(1, std::memory_order_acq_rel);
+    threads_.erase(it);
 }
 
 int64_t SyscallServer::sys_prctl(uint32_t tid, uint64_t option, uint64_t arg2) {

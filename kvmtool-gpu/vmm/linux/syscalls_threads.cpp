@@ -32,7 +32,7 @@ uint32_t* SyscallServer::futex_word(uint64_t uaddr) const {
     return s ? reinterpret_cast<uint32_t*>(s->data()) : nullptr;
 }
 
-int64_t SyscallServer::sys_clone(const uint64_t* a, const CpuState& cpu, SyscallOutcome& out) {
+int64_t SyscallServer::sys_clone(uint32_t parent, const uint64_t* a, const CpuState& cpu, SyscallOutcome& out) {
     // x86-64 order: flags, stack, parent_tid, child_tid, tls.
     const uint64_t flags = a[0], stack = a[1], parent_tid = a[2], child_tid = a[3], tls = a[4];
     if ((flags & kThreadFlags) != kThreadFlags) {
@@ -55,6 +55,8 @@ int64_t SyscallServer::sys_clone(const uint64_t* a, const CpuState& cpu, Syscall
     if (flags & CLONE_PARENT_SETTID) user_.write_obj(parent_tid, tid);
     if (flags & CLONE_CHILD_SETTID) user_.write_obj(child_tid, tid);
     if (flags & CLONE_CHILD_CLEARTID) clear_tid_[tid] = child_tid;
+    const uint64_t mask = thread_state(parent).sigmask; // Linux: the creator's mask, nothing pending
+    thread_state(tid).sigmask = mask;
     live_threads_.fetch_add(1, std::memory_order_acq_rel);
     out.clone = ThreadStart{tid, stack, (flags & CLONE_SETTLS) ? tls : cpu.fs_base};
     return tid;
@@ -63,6 +65,7 @@ int64_t SyscallServer::sys_clone(const uint64_t* a, const CpuState& cpu, Syscall
 void SyscallServer::clone_failed(uint32_t tid) {
     std::lock_guard lock(mu_);
     clear_tid_.erase(tid);
+    forget_thread(tid);
     live_threads_.fetch_sub(1, std::memory_order_acq_rel);
 }
 
@@ -80,7 +83,7 @@ void SyscallServer::thread_exit(uint32_t tid) {
             word = futex_word(it->second);
             clear_tid_.erase(it);
         }
-        threads_.erase(tid);
+        forget_thread(tid);
     }
     // Outside the lock: the woken thread's next call must not wait for this one.
     if (word) {

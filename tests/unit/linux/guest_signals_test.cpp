@@ -7,6 +7,8 @@
 // the handler's mask, SA_NODEFER and SA_RESETHAND.
 #include <sys/syscall.h>
 
+#include <linux/sched.h>
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -20,7 +22,7 @@ namespace {
 
 using namespace server_fixture;
 
-constexpr int kSigUsr1 = 10, kSigSegv = 11, kSigChld = 17, kSigTerm = 15;
+constexpr int kSigUsr1 = 10, kSigUsr2 = 12, kSigSegv = 11, kSigChld = 17, kSigTerm = 15;
 
 SigAction handler_at(uint64_t handler, uint64_t flags = kSaSiginfo | kSaRestorer) {
     return SigAction{handler, flags, 0x401000, 0};
@@ -223,6 +225,79 @@ TEST_F(Signals, KillOfItselfIsPendingUntilUnblocked) {
     EXPECT_EQ(ret(SYS_tgkill, 2, 1, kSigUsr1), -ESRCH);
     EXPECT_EQ(ret(SYS_tgkill, 1, 999, kSigUsr1), -ESRCH);
     EXPECT_EQ(ret(SYS_tkill, 0, kSigUsr1), -EINVAL);
+}
+
+// A call made by thread `tid` (the fixture's calls are the first thread's).
+int64_t call_as(SyscallServer& server, uint32_t tid, uint64_t nr, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0,
+                uint64_t a3 = 0, uint64_t a4 = 0) {
+    SyscallCall c;
+    c.nr = nr;
+    c.tid = tid;
+    const uint64_t a[6] = {a0, a1, a2, a3, a4, 0};
+    std::copy(std::begin(a), std::end(a), c.arg);
+    CpuState cpu;
+    const SyscallOutcome out = server.serve(c, cpu);
+    return out.ret;
+}
+
+TEST_F(Signals, EachThreadHasItsOwnMaskAndItsOwnSignals) {
+    make(false);
+    set_action(kSigUsr1, handler_at(0x402000));
+    set_action(kSigUsr2, handler_at(0x402000));
+    const uint64_t usr1 = 1ull << (kSigUsr1 - 1), usr2 = 1ull << (kSigUsr2 - 1);
+    std::memcpy(at(kBuf + 100), &usr1, 8);
+    ASSERT_EQ(ret(SYS_rt_sigprocmask, 0 /* SIG_BLOCK */, kBuf + 100, 0, 8), 0);
+    // A thread starts with its creator's mask, then changes only its own.
+    constexpr uint64_t kThread = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM;
+    const int64_t t = ret(SYS_clone, kThread, kBuf + 65536);
+    ASSERT_GT(t, 1);
+    const auto tid = static_cast<uint32_t>(t);
+    ASSERT_EQ(call_as(*server, tid, SYS_rt_sigprocmask, 0, 0, kBuf + 200, 8), 0);
+    uint64_t mask;
+    std::memcpy(&mask, at(kBuf + 200), 8);
+    EXPECT_EQ(mask, usr1) << "inherited";
+    const uint64_t none = 0;
+    std::memcpy(at(kBuf + 100), &none, 8);
+    ASSERT_EQ(call_as(*server, tid, SYS_rt_sigprocmask, 2 /* SIG_SETMASK */, kBuf + 100, 0, 8), 0);
+    ASSERT_EQ(ret(SYS_rt_sigprocmask, 0, 0, kBuf + 200, 8), 0);
+    std::memcpy(&mask, at(kBuf + 200), 8);
+    EXPECT_EQ(mask, usr1) << "the first thread's mask is its own";
+    // tgkill goes to its thread alone, whatever the others' masks.
+    EXPECT_EQ(ret(SYS_tgkill, 1, t, kSigUsr1), 0);
+    EXPECT_FALSE(server->take_pending(1).deliver) << "sent to the other thread";
+    PendingSignal p = server->take_pending(tid);
+    ASSERT_TRUE(p.deliver);
+    EXPECT_EQ(p.deliver->sig, kSigUsr1);
+    EXPECT_EQ(p.deliver->code, -6) << "SI_TKILL";
+    EXPECT_EQ(p.deliver->saved_mask, 0u) << "the thread's own mask";
+    server->signal_returned(tid, 0, AltStack{0, 0, 2});
+    EXPECT_EQ(ret(SYS_tgkill, 1, 1, kSigUsr1), 0);
+    EXPECT_FALSE(server->take_pending(tid).deliver) << "sent to the first thread";
+    EXPECT_FALSE(server->take_pending(1).deliver) << "which blocks it";
+    ASSERT_EQ(ret(SYS_rt_sigprocmask, 2, kBuf + 100, 0, 8), 0); // the first thread unblocks it
+    p = server->take_pending(1);
+    ASSERT_TRUE(p.deliver);
+    EXPECT_EQ(p.deliver->sig, kSigUsr1);
+    server->signal_returned(1, usr2, AltStack{0, 0, 2}); // back from the handler with USR2 blocked
+    // kill goes to the process: the first thread to return with it unblocked takes it.
+    EXPECT_EQ(ret(SYS_kill, 1, kSigUsr2), 0);
+    EXPECT_FALSE(server->take_pending(1).deliver) << "blocked in the first thread";
+    p = server->take_pending(tid);
+    ASSERT_TRUE(p.deliver);
+    EXPECT_EQ(p.deliver->sig, kSigUsr2);
+    EXPECT_EQ(p.deliver->code, 0) << "SI_USER";
+    // A fault's signal: the faulting thread's mask decides.
+    set_action(kSigSegv, handler_at(0x402000));
+    const uint64_t segv = 1ull << (kSigSegv - 1);
+    std::memcpy(at(kBuf + 100), &segv, 8);
+    ASSERT_EQ(ret(SYS_rt_sigprocmask, 0, kBuf + 100, 0, 8), 0);
+    EXPECT_FALSE(server->fault_signal(1, kSigSegv));
+    EXPECT_TRUE(server->fault_signal(tid, kSigSegv));
+    // A thread gone: tgkill finds no such thread, and what was sent to it is dropped.
+    EXPECT_EQ(ret(SYS_tgkill, 1, t, kSigUsr1), 0);
+    server->thread_exit(tid);
+    EXPECT_EQ(ret(SYS_tgkill, 1, t, kSigUsr1), -ESRCH);
+    EXPECT_FALSE(server->take_pending(1).deliver);
 }
 
 TEST_F(Signals, DefaultActionsIgnoreOrEndTheRun) {

@@ -24,12 +24,11 @@ TEST(PrivateTmp, OnlyWithARootAndNoShareAtTmp) {
     EXPECT_FALSE(wants_private_tmp(o)) << "no root: the guest sees no files at all";
     o.root_dir = "/";
     EXPECT_TRUE(wants_private_tmp(o));
-    o.share_dir = "/srv/work";
+    o.shares = {{"/srv/work", "", false}};
     EXPECT_TRUE(wants_private_tmp(o)) << "a share elsewhere";
-    o.share_guest_path = "/tmp/";
-    EXPECT_FALSE(wants_private_tmp(o)) << "the user's share is the guest's /tmp";
-    o.share_guest_path = "";
-    o.share_dir = "/tmp";
+    o.shares.push_back({"/srv/scratch", "/tmp/", false});
+    EXPECT_FALSE(wants_private_tmp(o)) << "the user's second share is the guest's /tmp";
+    o.shares = {{"/tmp", "", false}};
     EXPECT_FALSE(wants_private_tmp(o)) << "a share of /tmp lands at /tmp with --root";
 }
 

@@ -162,5 +162,105 @@ TEST_F(Root, MountErrorsNameTheFlag) {
     EXPECT_EQ(only_share.fd(), -1);
 }
 
+// Several shares at once: two writable ones (one nested in the other's
+// guest path) and a read-only one, over the read-only root.
+struct Shares : Root {
+    fs::path a, b, ro;
+    void SetUp() override {
+        Root::SetUp();
+        a = top / "a";
+        b = top / "b";
+        ro = top / "ro";
+        fs::create_directories(a / "inner"); // covered by the nested mount b
+        fs::create_directories(b);
+        fs::create_directories(ro);
+        std::ofstream(a / "a.txt") << "in a";
+        std::ofstream(a / "inner" / "covered.txt") << "a's own inner";
+        std::ofstream(b / "b.txt") << "in b";
+        std::ofstream(ro / "ro.txt") << "in ro";
+        fs::create_symlink("/data/inner/b.txt", a / "abs_to_b");  // the guest's path of b's file
+        fs::create_symlink("inner/b.txt", a / "rel_to_b");        // through a's covered directory
+        fs::create_symlink("../b/b.txt", a / "host_rel_to_b");   // b's host path, relative
+        fs::create_symlink("/etc/hostname", a / "abs_to_root");  // the root's file
+        fs::create_symlink("../../../etc/hostname", a / "up_to_root");
+        fs::create_symlink("/ro/ro.txt", b / "abs_to_ro");
+    }
+    GuestFs mounts() const {
+        return GuestFs({{"/", root, true, "--root"}, {"/data", a, false}, {"/data/inner", b, false}, {"/ro", ro, true}});
+    }
+};
+
+TEST_F(Shares, EachAtItsOwnPathTheLongestPrefixFirst) {
+    const GuestFs g = mounts();
+    EXPECT_EQ(read_via(g, "/data/a.txt"), "in a");
+    EXPECT_EQ(read_via(g, "/data/inner/b.txt"), "in b");
+    EXPECT_EQ(read_via(g, "/data/inner/covered.txt"), kNoEnt); // a's directory under b's mount point
+    EXPECT_EQ(read_via(g, "/ro/ro.txt"), "in ro");
+    EXPECT_EQ(read_via(g, "/data/inner/../a.txt"), "in a");
+    EXPECT_EQ(read_via(g, "/data/inner/../../etc/hostname"), "rootfile");
+    EXPECT_EQ(read_via(g, "/ro/../data/inner/b.txt"), "in b");
+}
+
+TEST_F(Shares, SymlinksNeverLeaveTheMountTheyStartIn) {
+    const GuestFs g = mounts();
+    for (const char* p : {"/data/abs_to_b", "/data/host_rel_to_b", "/data/abs_to_root", "/data/up_to_root",
+                          "/data/inner/abs_to_ro"})
+        EXPECT_EQ(read_via(g, p), kNoEnt) << p;
+    EXPECT_EQ(read_via(g, "/data/rel_to_b"), kNoEnt) << "a's own inner/, which holds no b.txt";
+    // A directory descriptor of one share: ".." stops at it.
+    const int inner = g.open(-1, "/data/inner", O_RDONLY | O_DIRECTORY, 0);
+    ASSERT_GE(inner, 0);
+    EXPECT_EQ(read_via(g, "b.txt", inner), "in b");
+    EXPECT_EQ(read_via(g, "../a.txt", inner), kNoEnt);
+    EXPECT_EQ(read_via(g, "../../ro/ro.txt", inner), kNoEnt);
+    ::close(inner);
+}
+
+TEST_F(Shares, RenameAndLinkAcrossMountsAreExdev) {
+    const GuestFs g = mounts();
+    EXPECT_EQ(g.rename(-1, "/data/a.txt", -1, "/data/inner/moved.txt", 0), -EXDEV);
+    EXPECT_EQ(g.rename(-1, "/data/inner/b.txt", -1, "/data/b.txt", 0), -EXDEV);
+    EXPECT_EQ(g.rename(-1, "/data/a.txt", -1, "/etc/a.txt", 0), -EXDEV);
+    EXPECT_EQ(g.rename(-1, "/ro/ro.txt", -1, "/data/ro.txt", 0), -EXDEV);
+    EXPECT_EQ(g.link(-1, "/data/a.txt", -1, "/data/inner/a_link", false), -EXDEV);
+    EXPECT_EQ(g.link(-1, "/data/a.txt", -1, "/data/inner/a_link", true), -EXDEV);
+    EXPECT_EQ(g.link(-1, "/etc/hostname", -1, "/data/stolen", false), -EXDEV);
+    EXPECT_EQ(g.link(-1, "/ro/ro.txt", -1, "/data/inner/ro_link", true), -EXDEV);
+    EXPECT_FALSE(fs::exists(b / "moved.txt"));
+    EXPECT_FALSE(fs::exists(b / "a_link"));
+    EXPECT_FALSE(fs::exists(a / "stolen"));
+    EXPECT_TRUE(fs::exists(a / "a.txt"));
+    // Within one share they work; a read-only one refuses; through a
+    // directory descriptor of b, a's names are not reachable.
+    EXPECT_EQ(g.link(-1, "/data/a.txt", -1, "/data/a_link", false), 0);
+    EXPECT_EQ(read_via(g, "/data/a_link"), "in a");
+    EXPECT_EQ(g.link(-1, "/data/abs_to_root", -1, "/data/followed", true), -ENOENT); // followed inside a
+    EXPECT_EQ(g.link(-1, "/data/abs_to_root", -1, "/data/the_link_itself", false), 0);
+    EXPECT_TRUE(fs::is_symlink(a / "the_link_itself"));
+    EXPECT_EQ(g.link(-1, "/ro/ro.txt", -1, "/ro/again", false), -EROFS);
+    EXPECT_EQ(g.rename(-1, "/data/inner/b.txt", -1, "/data/inner/b2.txt", 0), 0);
+    EXPECT_TRUE(fs::exists(b / "b2.txt"));
+    const int inner = g.open(-1, "/data/inner", O_RDONLY | O_DIRECTORY, 0);
+    ASSERT_GE(inner, 0);
+    EXPECT_EQ(g.link(inner, "../a.txt", inner, "pulled", false), -ENOENT);
+    EXPECT_EQ(g.rename(inner, "../a.txt", inner, "pulled", 0), -ENOENT);
+    ::close(inner);
+    EXPECT_FALSE(fs::exists(b / "pulled"));
+}
+
+TEST_F(Shares, SymlinksMadeInAShareStayInIt) {
+    const GuestFs g = mounts();
+    EXPECT_EQ(g.symlink("/data/inner/b.txt", -1, "/data/made"), 0);
+    EXPECT_EQ(read_via(g, "/data/made"), kNoEnt); // resolved inside a, never into b
+    EXPECT_EQ(g.symlink((top / "secret.txt").string(), -1, "/data/inner/out"), 0);
+    EXPECT_EQ(read_via(g, "/data/inner/out"), kNoEnt);
+    EXPECT_EQ(g.symlink("a.txt", -1, "/data/rel"), 0);
+    EXPECT_EQ(read_via(g, "/data/rel"), "in a");
+    EXPECT_EQ(g.symlink("x", -1, "/ro/link"), -EROFS);
+    EXPECT_EQ(g.symlink("x", -1, "/etc/link"), -EROFS);
+    EXPECT_EQ(g.symlink("x", -1, "/data/a.txt"), -EEXIST);
+    EXPECT_EQ(g.symlink("", -1, "/data/empty"), -ENOENT);
+}
+
 } // namespace
 } // namespace kvmgpu::linux_abi

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -140,6 +141,24 @@ TEST_F(Events, StopEndsABlockedReadAndPoll) {
     put_pollfd(kBuf + 4096, w, POLLOUT);
     EXPECT_EQ(ret(SYS_poll, kBuf + 4096, 1, static_cast<uint64_t>(-1)), 1);
     EXPECT_EQ(ret(SYS_poll, kGuard - 4, 1, static_cast<uint64_t>(-1)), -EFAULT) << "arguments still checked";
+}
+
+TEST_F(Events, FionbioSetsAPipesNonBlockingModeAsFsetflDoes) {
+    make(false);
+    auto [r, w] = pipe();
+    const int32_t on = 1, off = 0;
+    std::memcpy(at(kBuf + 300), &on, 4);
+    EXPECT_EQ(ret(SYS_ioctl, r, FIONBIO, kBuf + 300), 0);
+    EXPECT_EQ(read_text(r, 1), "errno " + std::to_string(EAGAIN)) << "empty and non-blocking: at once";
+    EXPECT_EQ(ret(SYS_fcntl, r, F_GETFL) & O_NONBLOCK, O_NONBLOCK);
+    std::memcpy(at(kBuf + 300), &off, 4);
+    EXPECT_EQ(ret(SYS_ioctl, r, FIONBIO, kBuf + 300), 0);
+    EXPECT_EQ(ret(SYS_fcntl, r, F_GETFL) & O_NONBLOCK, 0);
+    EXPECT_EQ(ret(SYS_ioctl, r, FIONBIO, kGuard), -EFAULT);
+    EXPECT_EQ(ret(SYS_ioctl, r, FIOCLEX), 0);
+    EXPECT_EQ(ret(SYS_ioctl, 1, TCGETS, kBuf + 300), -ENOTTY) << "no terminal";
+    EXPECT_EQ(ret(SYS_ioctl, 99, FIONBIO, kBuf + 300), -EBADF);
+    (void)w;
 }
 
 TEST_F(Events, EventfdCountsAndSemaphore) {
