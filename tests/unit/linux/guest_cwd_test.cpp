@@ -100,7 +100,7 @@ TEST_F(Dirs, VisibleAtTheSamePath) {
 
 TEST_F(Dirs, TheDefaultIsTheHostsCwdWhereTheGuestSeesIt) {
     LinuxGuestOptions o;
-    o.share_dir = share.string(); // with a root, mounted at its own path
+    o.shares = {{share.string()}}; // with a root, mounted at its own path
     o.root_dir = (top / "other").string();
     cd(share / "sub");
     EXPECT_EQ(guest_start_cwd(o), (share / "sub").string());
@@ -114,17 +114,16 @@ TEST_F(Dirs, TheDefaultIsTheHostsCwdWhereTheGuestSeesIt) {
     EXPECT_EQ(guest_start_cwd(o), share.string());
     // Not in the guest at the same path: "/".
     o.root_dir.clear();
-    o.share_guest_path = "/work";
+    o.shares[0].guest_path = "/work";
     cd(share / "sub");
     EXPECT_EQ(guest_start_cwd(o), "/");
-    o.share_dir.clear();
+    o.shares.clear();
     EXPECT_EQ(guest_start_cwd(o), "/") << "no files";
 }
 
 TEST_F(Dirs, CwdMustNameADirectoryInTheMounts) {
     LinuxGuestOptions o;
-    o.share_dir = share.string();
-    o.share_guest_path = "/work";
+    o.shares = {{share.string(), "/work"}};
     o.cwd = "/work/sub/deeper/../";
     EXPECT_EQ(guest_start_cwd(o), "/work/sub");
     for (const char* bad : {"/work/none", "work/sub", "/etc"}) {
@@ -141,7 +140,7 @@ TEST_F(Dirs, CwdMustNameADirectoryInTheMounts) {
     }
     o.cwd = "/";
     EXPECT_EQ(guest_start_cwd(o), "/") << "/ always";
-    o.share_dir.clear();
+    o.shares.clear();
     o.cwd = "/work";
     EXPECT_THROW(guest_start_cwd(o), std::invalid_argument) << "no files";
     // The private temporary directory exists only once the VM is made: taken by name.
