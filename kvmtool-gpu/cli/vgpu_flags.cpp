@@ -75,7 +75,7 @@ const char* vgpu_options_help() {
            "                      the vGPU starts (eager: pins and zeroes every page)\n"
            "  --gpu-mem-quota SIZE  device memory one VM may hold (default: run with one VM,\n"
            "                      all of the GPU's; otherwise 4G per VM)\n"
-           "  --max-handles N     per handle table (default 4096)\n"
+           "  --max-handles N     per handle table (default 65536)\n"
            "  --max-graph-nodes N  CUDA graph nodes one VM may hold in graphs, executable\n"
            "                      graphs and open captures (default 65536)\n"
            "  --max-module SIZE   largest module image (default 64M)\n"

@@ -12,10 +12,12 @@ pages=${*:-4K}
 failed=0 passed=0
 self_checking="boot_exit hello vecadd matmul attack params conformance multigpu"
 guests=${GUESTS:-$(for g in $self_checking; do [ -f "$dir/$g.elf" ] && echo "$g"; done)}
-# The guests check what a device-memory quota refuses (attack, conformance):
-# 4G, as several VMs get, unless RUN_ARGS names one (one VM alone may hold
-# the whole GPU).
+# The guests check what a device-memory quota and full handle tables refuse
+# (attack, conformance): a 4G quota, as several VMs get, and 4096 handles a
+# table (filling 65536 takes long under emulation), unless RUN_ARGS names
+# them (one VM alone may hold the whole GPU).
 case " $RUN_ARGS " in *" --gpu-mem-quota "*) quota="" ;; *) quota="--gpu-mem-quota 4G" ;; esac
+case " $RUN_ARGS " in *" --max-handles "*) ;; *) quota="$quota --max-handles 4096" ;; esac
 for name in $guests; do
   for p in $pages; do
     echo "run-guests: == $name on $p host pages"

@@ -47,6 +47,10 @@ struct Line {
     }
 };
 
+// The VMM's own code, for the report's return addresses (set before the
+// filter, read in the handler).
+uintptr_t g_text_lo = 0, g_text_hi = 0;
+
 void report_refused_call(int, siginfo_t* info, void* context) {
     const auto* regs = static_cast<ucontext_t*>(context)->uc_mcontext.gregs;
     Line line;
@@ -63,10 +67,27 @@ void report_refused_call(int, siginfo_t* info, void* context) {
     line.hex(static_cast<uint64_t>(regs[REG_RDX]));
     line.put("): ending the VMM (a bug: please report it with the guest that did this)\n");
     (void)!::write(STDERR_FILENO, line.buf, line.n);
+    // Where in the VMM it came from: return addresses on the stack that lie
+    // in its own code, as offsets for addr2line -e kvmtool-gpu.
+    Line where;
+    where.put("kvmtool-gpu: the call's stack holds these VMM code offsets:");
+    const auto* sp = reinterpret_cast<const uintptr_t*>(regs[REG_RSP]);
+    for (int i = 0, shown = 0; i < 256 && shown < 8; ++i)
+        if (sp[i] >= g_text_lo && sp[i] < g_text_hi) {
+            where.put(" ");
+            where.hex(sp[i] - g_text_lo);
+            ++shown;
+        }
+    where.put("\n");
+    (void)!::write(STDERR_FILENO, where.buf, where.n);
     syscall(kAlwaysRefused); // SA_RESETHAND left SIGSYS at its default: the process ends here
 }
 
+extern "C" char __executable_start, etext; // the linker's names for the program's code
+
 void install_refusal_report() {
+    g_text_lo = reinterpret_cast<uintptr_t>(&__executable_start);
+    g_text_hi = reinterpret_cast<uintptr_t>(&etext);
     struct sigaction sa {};
     sa.sa_sigaction = report_refused_call;
     sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;
@@ -157,6 +178,18 @@ std::vector<sock_filter> vcpu_seccomp_program(int vcpu_fd, bool linux_guest, int
     else p.guarded(SYS_mmap, no_exec_block);
     p.guarded(SYS_mprotect, no_exec_block);
     p.guarded(SYS_newfstatat, fstat_block);
+    // Linux-ABI guests: glibc opens files of its own on the serving thread
+    // (PyTorch's guest drove it to an openat(AT_FDCWD, ..., O_RDONLY |
+    // O_CLOEXEC) from inside libc). Read-only openat is allowed: it reaches
+    // nothing the allowed openat2 does not; anything that writes or creates
+    // is still refused.
+    const sock_filter read_only_openat_block[] = {
+        stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(2)),
+        jump(BPF_JMP | BPF_JSET | BPF_K, O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND, 1, 0),
+        ret(kAllow),
+        ret(kRefuse),
+    };
+    if (linux_guest) p.guarded(SYS_openat, read_only_openat_block);
     return p.finish(kRefuse);
 }
 

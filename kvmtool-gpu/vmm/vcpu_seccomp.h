@@ -32,11 +32,12 @@
 // system check, pseudo_fs.h) on the descriptors it opened; memfd_create for the
 // text files the VMM makes up (/sys/devices/system/cpu/online);
 // getrandom (the guest's own getrandom without --seed); and pipe2,
-// eventfd2 and ppoll for the guest's pipes, eventfds, poll and epoll. Files are opened
-// nowhere else, so no plain open/openat.
+// eventfd2 and ppoll for the guest's pipes, eventfds, poll and epoll. The
+// guest's paths are opened nowhere else; openat only read-only (glibc opens
+// files of its own on this thread; it reaches nothing openat2 does not).
 // Sanitizer builds (KVMGPU_SANITIZE) also allow pipe2, close, gettid, getpid
 // and sched_getaffinity, which the ASan runtime uses on any thread.
-// Not allowed, among others: open*, socket, connect, execve, fork/clone,
+// Not allowed, among others: open, openat that writes or creates, socket, connect, execve, fork/clone,
 // ptrace, process_vm_*, kill/tgkill, ioctl on any other fd (KVM_SET_*,
 // KVM_SET_USER_MEMORY_REGION but a Linux-ABI guest's on its VM fd, the GPU
 // driver's nodes), mmap/mprotect with PROT_EXEC.

@@ -34,7 +34,7 @@ struct VgpuOptions {
     DoorbellMode doorbell = DoorbellMode::Adaptive;
     uint32_t max_ring = VGPU_DEFAULT_MAX_RING;   // largest RING_SIZE accepted (power of two)
     uint64_t device_mem_quota = 4ull << 30;      // bytes of device memory this VM may hold
-    uint32_t max_handles = 4096;                 // per table: modules, functions, streams, events, allocations
+    uint32_t max_handles = 65536;                // per table: modules, functions, streams, events, allocations (cuDNN makes thousands of functions)
     uint32_t max_graph_nodes = 65536;            // graph nodes a VM holds at once (graphs, execs, captures)
     uint64_t max_module_bytes = 64ull << 20;     // largest module image copied out of guest RAM
     uint32_t poll_spin_us = 50;                  // Poll: spin this long after the last command ...

@@ -26,7 +26,7 @@ VgpuConfig parse(std::vector<std::string> args) {
 TEST(VgpuLimitFlags, DefaultsBoundEveryGuest) {
     const VgpuConfig c = parse({});
     EXPECT_EQ(c.options.device_mem_quota, 4ull << 30);
-    EXPECT_EQ(c.options.max_handles, 4096u);
+    EXPECT_EQ(c.options.max_handles, 65536u);
     EXPECT_EQ(c.options.max_module_bytes, 64ull << 20);
     EXPECT_EQ(c.options.max_ring, 4096u);
     EXPECT_EQ(c.options.max_ring, VGPU_DEFAULT_MAX_RING);
