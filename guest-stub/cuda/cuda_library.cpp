@@ -292,3 +292,16 @@ extern "C" CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, siz
         return r;
     return cuFuncGetParamInfo(f, paramIndex, paramOffset, paramSize);
 }
+
+// Lazy: the fat binaries NVIDIA's runtime registers load at their first use
+// (above), as the driver's default lazy loading does. NVIDIA's libraries ask
+// it to choose how they load their kernels (cuBLAS and cuBLASLt at
+// cublasCreate).
+KVMGPU_DRIVER_ENTRY(cuModuleGetLoadingMode, 11070);
+extern "C" CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode* mode)
+{
+    if (mode == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    *mode = CU_MODULE_LAZY_LOADING;
+    return CUDA_SUCCESS;
+}

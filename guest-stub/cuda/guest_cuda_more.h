@@ -94,6 +94,11 @@ CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, const char* na
 CUresult cuLibraryGetModule(CUmodule* pMod, CUlibrary library);
 CUresult cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name);
 CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel);
+typedef enum CUmoduleLoadingMode_enum {
+    CU_MODULE_EAGER_LOADING = 0x1,
+    CU_MODULE_LAZY_LOADING = 0x2,
+} CUmoduleLoadingMode;
+CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode* mode);
 CUresult cuKernelGetAttribute(int* pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev);
 CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev);
 CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev);
