@@ -1,8 +1,9 @@
 #!/bin/sh
 # The machine-learning checks, natively and as a Linux-ABI guest of
 # kvmtool-gpu in the same run: torch_eager_check.py and cupy_check.py (each
-# compared by compare_ml.py), and the start-up of `python3 -c pass` and of
-# `import torch` with a first CUDA use (wall times, RUNS each side). POSIX sh.
+# compared by compare_ml.py), and the start-up of `python3 -c pass` (the
+# guest without a vGPU: no GPU worker to start) and of `import torch` with a
+# first CUDA use (wall times, RUNS each side). POSIX sh.
 # Usage: run-ml.sh VMM OUT_DIR [PYTHON]
 #   OUT_DIR gets <check>-native.log, <check>-guest.log, <check>.md and
 #   startup.tsv; a summary goes to stdout. Environment: RUNS (default 3),
@@ -17,6 +18,7 @@ guest() { # a guest run of $py with the given arguments (the scripts: read throu
   # shellcheck disable=SC2086
   "$vmm" run --guest "$py" --root / --mem "$mem" --timeout 600 $run_args -- "$@"
 }
+guest_no_gpu() { "$vmm" run --guest "$py" --root / --mem "$mem" --timeout 600 --vgpu none -- "$@"; }
 now() { date +%s.%N; }
 status=0
 for c in $checks; do
@@ -34,7 +36,9 @@ for prog in pass torch; do
     i=1
     while [ $i -le "$runs" ]; do
       t0=$(now)
-      if [ $side = native ]; then "$py" -c "$code" >/dev/null 2>&1; else guest -c "$code" >/dev/null 2>&1; fi
+      if [ $side = native ]; then "$py" -c "$code" >/dev/null 2>&1
+      elif [ $prog = pass ]; then guest_no_gpu -c "$code" >/dev/null 2>&1
+      else guest -c "$code" >/dev/null 2>&1; fi
       rc=$?
       printf '%s\t%s\t%s\t%s\t%s\n' "$prog" "$side" "$i" "$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }')" "$rc" >>"$out/startup.tsv"
       i=$((i + 1))
