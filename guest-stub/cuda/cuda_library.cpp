@@ -242,14 +242,19 @@ extern "C" CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel)
 // is named (cudart 13's cudaFuncGetAttributes, cudaFuncSetAttribute and
 // cudaFuncSetCacheConfig come here for every kernel it registered).
 namespace {
-CUresult kernel_function(CUkernel kernel, CUdevice dev, CUfunction* f)
+// op(the kernel's function), once `dev` is known to be a device.
+template <class Op>
+CUresult on_kernel_function(CUkernel kernel, CUdevice dev, Op op)
 {
     int count = 0;
     if (CUresult r = cuDeviceGetCount(&count))
         return r;
     if (dev < 0 || dev >= count)
         return CUDA_ERROR_INVALID_DEVICE;
-    return cuKernelGetFunction(f, kernel);
+    CUfunction f = nullptr;
+    if (CUresult r = cuKernelGetFunction(&f, kernel))
+        return r;
+    return op(f);
 }
 } // namespace
 
@@ -257,30 +262,21 @@ KVMGPU_DRIVER_ENTRY(cuKernelGetAttribute, 12000);
 extern "C" CUresult cuKernelGetAttribute(int* pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev)
 {
     GUEST_API_LOCK();
-    CUfunction f = nullptr;
-    if (CUresult r = kernel_function(kernel, dev, &f))
-        return r;
-    return cuFuncGetAttribute(pi, attrib, f);
+    return on_kernel_function(kernel, dev, [&](CUfunction f) { return cuFuncGetAttribute(pi, attrib, f); });
 }
 
 KVMGPU_DRIVER_ENTRY(cuKernelSetAttribute, 12000);
 extern "C" CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev)
 {
     GUEST_API_LOCK();
-    CUfunction f = nullptr;
-    if (CUresult r = kernel_function(kernel, dev, &f))
-        return r;
-    return cuFuncSetAttribute(f, attrib, val);
+    return on_kernel_function(kernel, dev, [&](CUfunction f) { return cuFuncSetAttribute(f, attrib, val); });
 }
 
 KVMGPU_DRIVER_ENTRY(cuKernelSetCacheConfig, 12000);
 extern "C" CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev)
 {
     GUEST_API_LOCK();
-    CUfunction f = nullptr;
-    if (CUresult r = kernel_function(kernel, dev, &f))
-        return r;
-    return cuFuncSetCacheConfig(f, config);
+    return on_kernel_function(kernel, dev, [&](CUfunction f) { return cuFuncSetCacheConfig(f, config); });
 }
 
 KVMGPU_DRIVER_ENTRY(cuKernelGetParamInfo, 12040);

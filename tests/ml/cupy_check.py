@@ -2,31 +2,10 @@
 # check, compared between a native and a guest run by compare_ml.py): array
 # operations, an elementwise kernel and a raw kernel compiled at run time by
 # NVRTC.
-import json
-import sys
-import time
-import traceback
-
 import cupy as cp
 import numpy as np
 
-RESULTS = []
-
-
-def check(name):
-    def run(fn):
-        start = time.perf_counter()
-        try:
-            values, rate = fn()
-            line = {"check": name, "ok": True, "values": values, "rate": rate}
-        except Exception as e:
-            line = {"check": name, "ok": False, "error": f"{type(e).__name__}: {e}".splitlines()[0][:300]}
-            traceback.print_exc(file=sys.stderr)
-        line["seconds"] = round(time.perf_counter() - start, 4)
-        print(json.dumps(line), flush=True)
-        RESULTS.append(line)
-        return fn
-    return run
+from ml_checks import check, finish
 
 
 @check("copies")
@@ -65,6 +44,4 @@ def raw_kernel():
     return {"sum": float(y.sum())}, None
 
 
-failed = [r["check"] for r in RESULTS if not r["ok"]]
-print(json.dumps({"summary": True, "checks": len(RESULTS), "failed": failed}), flush=True)
-sys.exit(1 if failed else 0)
+finish()

@@ -4,30 +4,11 @@
 # line: its name, whether it passed, the values to compare between the two
 # runs (seeded: the same on both sides up to floating-point tolerance) and,
 # for the timed ones, a rate. A check that raises is reported and the rest go on.
-import json
-import sys
 import time
-import traceback
 
 import torch
 
-RESULTS = []
-
-
-def check(name):
-    def run(fn):
-        start = time.perf_counter()
-        try:
-            values, rate = fn()
-            line = {"check": name, "ok": True, "values": values, "rate": rate}
-        except Exception as e:  # reported, not hidden: the next check still runs
-            line = {"check": name, "ok": False, "error": f"{type(e).__name__}: {e}".splitlines()[0][:300]}
-            traceback.print_exc(file=sys.stderr)
-        line["seconds"] = round(time.perf_counter() - start, 4)
-        print(json.dumps(line), flush=True)
-        RESULTS.append(line)
-        return fn
-    return run
+from ml_checks import check, finish
 
 
 def timed_steps(step, steps):
@@ -195,6 +176,4 @@ def sdpa():
             "grad_finite": bool(torch.isfinite(q.grad).all() and torch.isfinite(k.grad).all())}, None
 
 
-failed = [r["check"] for r in RESULTS if not r["ok"]]
-print(json.dumps({"summary": True, "checks": len(RESULTS), "failed": failed}), flush=True)
-sys.exit(1 if failed else 0)
+finish()
