@@ -82,6 +82,8 @@ const char* run_help() {
            "                      of KVM_CAP_SYNC_REGS (to compare their cost)\n"
            "  --no-vdso           no vDSO: every clock read (clock_gettime, gettimeofday,\n"
            "                      time) is a system call, as before the vDSO (to compare)\n"
+           "  --no-file-window    read-only files the guest maps are copied into its RAM\n"
+           "                      instead of mapped through KVM memory slots (to compare)\n"
            "  --max-threads N     threads alive at once, the first included (default 64; each\n"
            "                      is a vCPU; past it pthread_create gets EAGAIN)\n"
            "\n"
@@ -194,7 +196,7 @@ int run_command(const std::vector<std::string>& all_args) {
     }
     std::set<std::string> valued = {"guest", "mem", "pages", "timeout", "cmdline", "seed", "vms", "root", "cwd", "max-threads"};
     valued.insert(vgpu_option_names().begin(), vgpu_option_names().end());
-    ArgParser p(valued, {"prefault", "quiet", "no-seccomp", "no-sync-regs", "no-vdso", "no-libcuda-overlay", "help"});
+    ArgParser p(valued, {"prefault", "quiet", "no-seccomp", "no-sync-regs", "no-vdso", "no-file-window", "no-libcuda-overlay", "help"});
     p.parse(args);
     if (p.has("help")) {
         std::fputs(run_help(), stdout);
@@ -223,6 +225,7 @@ int run_command(const std::vector<std::string>& all_args) {
     o.linux.env = env;
     o.linux.sync_regs = !p.has("no-sync-regs");
     o.linux.vdso = !p.has("no-vdso");
+    o.linux.file_window = !p.has("no-file-window");
     const uint64_t max_threads = parse_u64(p.get_or("max-threads", "64"), "--max-threads");
     if (max_threads == 0 || max_threads > 1024) throw UsageError("--max-threads: 1..1024");
     o.linux.max_threads = static_cast<uint32_t>(max_threads);

@@ -133,7 +133,7 @@ VirtualMachine::VirtualMachine(const KvmSystem& kvm, VmOptions opts) : opts_(std
         // as many as KVM offers up to the fixed cap; read-only ones need
         // KVM_CAP_READONLY_MEM, without which file mappings are copied.
         const uint32_t window_slots = linux_abi::window_slot_cap(kvm.check_extension(KVM_CAP_NR_MEMSLOTS), 1);
-        if (kvm.check_extension(KVM_CAP_READONLY_MEM) > 0 && window_slots > 0) {
+        if (opts_.linux.file_window && kvm.check_extension(KVM_CAP_READONLY_MEM) > 0 && window_slots > 0) {
             opts_.linux.window_limits.first_slot = 1;
             opts_.linux.window_limits.max_slots = window_slots;
             opts_.linux.window_slots = [vm = vm_.get()](uint32_t slot, uint64_t gpa, uint64_t size, void* host,
