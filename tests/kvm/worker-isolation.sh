@@ -17,7 +17,7 @@ worker_flag="--gpu-worker always"
 [ "$vgpu" = cuda ] && worker_flag="--gpu-worker process"
 # shellcheck disable=SC2086
 "$vmm" run --vms 3 --guest "$dir/syscall_loop" --mem 256M --pages "$pages" --vgpu "$vgpu" $worker_flag \
-    --timeout 60 -- 10 4000 > "$work/out" 2>&1 &
+    --timeout 60 -- 10 8000 > "$work/out" 2>&1 &
 pid=$!
 # The VMM's children named vgpu-worker (from /proc: busybox may lack pgrep).
 workers_of() {
@@ -34,6 +34,14 @@ while [ $i -lt 200 ]; do # up to 20 s for three workers to be running
     sleep 0.1
     i=$((i + 1))
 done
+# The zygote the workers start from: the VMM's child, holding no VM. Looked
+# for at once, as the workers: it ends with the VMM, and the guests may be
+# done before the workers' maps are read below.
+zygote=$(for d in /proc/[0-9]*; do
+    [ "$(cat "$d/comm" 2>/dev/null)" = vgpu-zygote ] && [ "$(awk '{print $4}' "$d/stat" 2>/dev/null)" = "$pid" ] && echo "${d#/proc/}"
+done)
+zmaps=$(cat "/proc/$zygote/maps" 2>/dev/null)
+zmaps_read=$?
 failures=0
 if [ "$(echo "$workers" | grep -c .)" -lt 3 ]; then
     echo "FAILED: three GPU workers did not appear (found: $workers)"
@@ -55,14 +63,10 @@ for w in $workers; do
     [ "$vcpus" -eq 0 ] || { echo "FAILED: worker $w maps $vcpus KVM mappings"; failures=$((failures + 1)); }
     seen="$seen $ram"
 done
-# The zygote the workers start from: the VMM's child, holding no VM.
-zygote=$(for d in /proc/[0-9]*; do
-    [ "$(cat "$d/comm" 2>/dev/null)" = vgpu-zygote ] && [ "$(awk '{print $4}' "$d/stat" 2>/dev/null)" = "$pid" ] && echo "${d#/proc/}"
-done)
 if [ -z "$zygote" ]; then
     echo "FAILED: no worker zygote among the VMM's children"
     failures=$((failures + 1))
-elif zmaps=$(cat "/proc/$zygote/maps" 2>/dev/null); then
+elif [ $zmaps_read -eq 0 ]; then
     zram=$(echo "$zmaps" | grep -cE 'kvmgpu-|libhugetlbfs|anon_inode:kvm')
     echo "zygote $zygote: VM mappings: $zram"
     [ "$zram" -eq 0 ] || { echo "FAILED: the worker zygote maps VM memory"; failures=$((failures + 1)); }
