@@ -217,8 +217,9 @@ private:
     int64_t sys_getdents64(uint64_t fd, uint64_t buf, uint64_t len);
     int64_t sys_fcntl(uint64_t fd, uint64_t cmd, uint64_t arg);
     int64_t sys_dup(uint64_t oldfd, int64_t newfd, uint64_t flags, bool dup3);
-    // A share directory descriptor for *at calls: -1 for the root, or -errno.
-    int dir_host_fd(int64_t dirfd) const;
+    // The share directory descriptor an *at call's `path` resolves under: -1
+    // for the root (an absolute path, or AT_FDCWD), else dirfd's, or -errno.
+    int dir_host_fd(int64_t dirfd, const std::string& path) const;
     // syscalls_cwd.cpp. `path` from an *at call made absolute when it is
     // relative to AT_FDCWD (joined to the cwd); with `follow_cwd_link`,
     // /proc/self/cwd becomes the cwd's path. 0, or -ENOENT when the cwd is

@@ -45,8 +45,8 @@ void block_sigpipe_here() {
 }
 } // namespace
 
-int SyscallServer::dir_host_fd(int64_t dirfd) const {
-    if (dirfd == kAtFdcwd) return -1;
+int SyscallServer::dir_host_fd(int64_t dirfd, const std::string& path) const {
+    if (path.starts_with('/') || dirfd == kAtFdcwd) return -1;
     const OpenFile* f = fds_.get(dirfd);
     if (!f) return -EBADF;
     if (f->kind != OpenFile::Kind::Host || !f->directory) return -ENOTDIR;
@@ -120,7 +120,7 @@ int64_t SyscallServer::sys_openat(int64_t dirfd, uint64_t path_addr, uint64_t fl
     if (const int64_t rc = from_cwd(dirfd, path, !(flags & O_NOFOLLOW))) return rc;
     if (auto special = open_special(dirfd, path, flags)) return *special;
     if (!opts_.share) return -ENOENT; // no --share: no file system
-    const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
+    const int dir = dir_host_fd(dirfd, path);
     if (dir < -1) return dir;
     const int host = opts_.share->open(dir, path, flags, mode);
     if (host < 0) return host;
@@ -162,7 +162,7 @@ int64_t SyscallServer::sys_newfstatat(int64_t dirfd, uint64_t path_addr, uint64_
     if (const int64_t rc = from_cwd(dirfd, path, !(flags & kNoFollow))) return rc;
     if (auto special = stat_special(dirfd, path, buf)) return *special;
     if (!opts_.share) return -ENOENT;
-    const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
+    const int dir = dir_host_fd(dirfd, path);
     if (dir < -1) return dir;
     struct stat st {};
     const int rc = opts_.share->stat(dir, path, !(flags & kNoFollow), &st);
@@ -244,7 +244,7 @@ int64_t SyscallServer::sys_readlinkat(int64_t dirfd, uint64_t path_addr, uint64_
     len = std::min<uint64_t>(len, kPathMax); // a link's target is never longer
     if (auto special = readlink_special(dirfd, path, buf, len)) return *special;
     if (!opts_.share) return -ENOENT;
-    const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
+    const int dir = dir_host_fd(dirfd, path);
     if (dir < -1) return dir;
     char target[kPathMax];
     const long n = opts_.share->readlink(dir, path, target, len);
@@ -259,7 +259,7 @@ int64_t SyscallServer::sys_faccessat(int64_t dirfd, uint64_t path_addr, uint64_t
     if (const int64_t rc = from_cwd(dirfd, path, true)) return rc;
     if (auto special = access_special(dirfd, path, mode)) return *special;
     if (!opts_.share) return -ENOENT;
-    const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
+    const int dir = dir_host_fd(dirfd, path);
     if (dir < -1) return dir;
     struct stat st {};
     const int rc = opts_.share->stat(dir, path, true, &st);

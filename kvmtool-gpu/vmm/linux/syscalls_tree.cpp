@@ -16,7 +16,7 @@ int64_t SyscallServer::sys_mkdirat(int64_t dirfd, uint64_t path_addr, uint64_t m
     if (err) return err;
     if (const int64_t rc = from_cwd(dirfd, path, false)) return rc;
     if (!opts_.share) return -ENOENT; // no file system
-    const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
+    const int dir = dir_host_fd(dirfd, path);
     if (dir < -1) return dir;
     return opts_.share->mkdir(dir, path, mode);
 }
@@ -27,7 +27,7 @@ int64_t SyscallServer::sys_unlinkat(int64_t dirfd, uint64_t path_addr, uint64_t 
     if (err) return err;
     if (const int64_t rc = from_cwd(dirfd, path, false)) return rc;
     if (!opts_.share) return -ENOENT;
-    const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
+    const int dir = dir_host_fd(dirfd, path);
     if (dir < -1) return dir;
     return opts_.share->unlink(dir, path, flags & AT_REMOVEDIR);
 }
@@ -41,9 +41,9 @@ int64_t SyscallServer::sys_renameat2(int64_t from_dirfd, uint64_t from_addr, int
     if (const int64_t rc = from_cwd(from_dirfd, from, false)) return rc;
     if (const int64_t rc = from_cwd(to_dirfd, to, false)) return rc;
     if (!opts_.share) return -ENOENT;
-    const int from_dir = from.starts_with('/') ? -1 : dir_host_fd(from_dirfd);
+    const int from_dir = dir_host_fd(from_dirfd, from);
     if (from_dir < -1) return from_dir;
-    const int to_dir = to.starts_with('/') ? -1 : dir_host_fd(to_dirfd);
+    const int to_dir = dir_host_fd(to_dirfd, to);
     if (to_dir < -1) return to_dir;
     return opts_.share->rename(from_dir, from, to_dir, to, flags);
 }
@@ -60,9 +60,9 @@ int64_t SyscallServer::sys_linkat(int64_t from_dirfd, uint64_t from_addr, int64_
     // AT_EMPTY_PATH links a descriptor's file: Linux lets only CAP_DAC_READ_SEARCH, ENOENT for the rest.
     if (flags & AT_EMPTY_PATH) return from.empty() ? -ENOENT : -EINVAL;
     if (!opts_.share) return -ENOENT;
-    const int from_dir = from.starts_with('/') ? -1 : dir_host_fd(from_dirfd);
+    const int from_dir = dir_host_fd(from_dirfd, from);
     if (from_dir < -1) return from_dir;
-    const int to_dir = to.starts_with('/') ? -1 : dir_host_fd(to_dirfd);
+    const int to_dir = dir_host_fd(to_dirfd, to);
     if (to_dir < -1) return to_dir;
     return opts_.share->link(from_dir, from, to_dir, to, flags & AT_SYMLINK_FOLLOW);
 }
@@ -74,7 +74,7 @@ int64_t SyscallServer::sys_symlinkat(uint64_t target_addr, int64_t dirfd, uint64
     if (err_path) return err_path;
     if (const int64_t rc = from_cwd(dirfd, path, false)) return rc;
     if (!opts_.share) return -ENOENT;
-    const int dir = path.starts_with('/') ? -1 : dir_host_fd(dirfd);
+    const int dir = dir_host_fd(dirfd, path);
     if (dir < -1) return dir;
     return opts_.share->symlink(target, dir, path);
 }
