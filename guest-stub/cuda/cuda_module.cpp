@@ -67,9 +67,16 @@ bool launch_shape_ok(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigne
 }
 
 // Sends the parameter buffer `params` (layout l's bytes) with the launch.
+// The payload room a launch's parameter buffer has: less the cluster header.
+uint32_t param_room(const vgpu_launch_cluster* cluster)
+{
+    return VGPU_PAYLOAD_BYTES - (cluster != nullptr ? VGPU_LAUNCH_CLUSTER_BYTES : 0);
+}
+
+// `params` is in the payload's room or, past it, the identity-mapped scratch.
 CUresult launch_packed(const FunctionLayout& l, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                        unsigned by, unsigned bz, unsigned shmem, CUstream stream, const uint8_t* params,
-                       uint16_t flags)
+                       uint16_t flags, const vgpu_launch_cluster* cluster)
 {
     Call c;
     capture_note_work(stream);
@@ -77,15 +84,23 @@ CUresult launch_packed(const FunctionLayout& l, unsigned gx, unsigned gy, unsign
     c.flags = flags;
     c.set_args(vgpu_launch_args{handle_bits(l.handle), stream_arg(stream), {gx, gy, gz}, {bx, by, bz}, shmem,
                                 l.bytes});
-    if (l.bytes <= VGPU_PAYLOAD_BYTES) {
-        c.payload = params;
-        c.payload_len = l.bytes;
-        return managed_launch(c, stream, false);
+    const bool inline_params = l.bytes <= param_room(cluster);
+    const uint64_t gpa = reinterpret_cast<uintptr_t>(params);
+    const void* tail = inline_params ? static_cast<const void*>(params) : &gpa;
+    const uint32_t tail_len = inline_params ? l.bytes : sizeof gpa;
+    alignas(16) uint8_t joined[VGPU_PAYLOAD_BYTES];
+    if (cluster != nullptr) {
+        c.flags |= VGPU_CMD_FLAG_CLUSTER;
+        memcpy(joined, cluster, VGPU_LAUNCH_CLUSTER_BYTES);
+        memcpy(joined + VGPU_LAUNCH_CLUSTER_BYTES, tail, tail_len);
+        c.payload = joined;
+        c.payload_len = VGPU_LAUNCH_CLUSTER_BYTES + tail_len;
+    } else {
+        c.payload = tail;
+        c.payload_len = tail_len;
     }
-    uint64_t gpa = reinterpret_cast<uintptr_t>(params); // the scratch: identity-mapped
-    c.payload = &gpa;
-    c.payload_len = sizeof gpa;
-    return managed_launch(c, stream, true); // taken: the scratch is reused by the next launch
+    // Taken at once when the scratch holds the buffer: the next launch reuses it.
+    return managed_launch(c, stream, !inline_params);
 }
 
 } // namespace
@@ -353,7 +368,8 @@ CUresult cooperative_fits(CUfunction f, unsigned gx, unsigned gy, unsigned gz, u
 
 // cuLaunchKernel and its cooperative and Ex forms; flags: VGPU_CMD_FLAG_COOPERATIVE or 0.
 CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                unsigned shmem, CUstream stream, void** kernelParams, void** extra, uint16_t flags)
+                unsigned shmem, CUstream stream, void** kernelParams, void** extra, uint16_t flags,
+                const vgpu_launch_cluster* cluster = nullptr)
 {
     const FunctionLayout* l = function_find(f);
     if (l == nullptr)
@@ -368,11 +384,11 @@ CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx
     }
     alignas(16) uint8_t inline_buffer[VGPU_PAYLOAD_BYTES];
     uint8_t* buffer = inline_buffer;
-    if (l->bytes > VGPU_PAYLOAD_BYTES && (buffer = param_scratch()) == nullptr)
+    if (l->bytes > param_room(cluster) && (buffer = param_scratch()) == nullptr)
         return CUDA_ERROR_OUT_OF_MEMORY;
     if (CUresult r = pack_kernel_params(*l, kernelParams, extra, buffer))
         return r;
-    return launch_packed(*l, gx, gy, gz, bx, by, bz, shmem, stream, buffer, flags);
+    return launch_packed(*l, gx, gy, gz, bx, by, bz, shmem, stream, buffer, flags, cluster);
 }
 
 } // namespace
@@ -444,6 +460,8 @@ extern "C" CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f,
     if (config == nullptr || (config->numAttrs > 0 && config->attrs == nullptr))
         return CUDA_ERROR_INVALID_VALUE;
     uint16_t flags = 0;
+    vgpu_launch_cluster cluster{{1, 1, 1}, 0};
+    bool clustered = false;
     for (unsigned i = 0; i < config->numAttrs; ++i) {
         const CUlaunchAttribute& a = config->attrs[i];
         switch (a.id) {
@@ -456,15 +474,25 @@ extern "C" CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f,
         case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
             break; // hints (guest_cuda.h)
         case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
-            if (a.value.clusterDim.x != 1 || a.value.clusterDim.y != 1 || a.value.clusterDim.z != 1)
-                return CUDA_ERROR_NOT_SUPPORTED;
+            cluster.dim[0] = a.value.clusterDim.x, cluster.dim[1] = a.value.clusterDim.y;
+            cluster.dim[2] = a.value.clusterDim.z;
+            clustered = true;
+            break;
+        case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+            // A hint, sent only with a cluster.
+            cluster.scheduling = static_cast<uint32_t>(a.value.clusterSchedulingPolicyPreference);
             break;
         default:
             return CUDA_ERROR_NOT_SUPPORTED;
         }
     }
+    if (clustered && (cluster.dim[0] == 0 || cluster.dim[1] == 0 || cluster.dim[2] == 0 ||
+                      config->gridDimX % cluster.dim[0] != 0 || config->gridDimY % cluster.dim[1] != 0 ||
+                      config->gridDimZ % cluster.dim[2] != 0))
+        return CUDA_ERROR_INVALID_CLUSTER_SIZE;
     return launch(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX, config->blockDimY,
-                  config->blockDimZ, config->sharedMemBytes, config->hStream, kernelParams, extra, flags);
+                  config->blockDimZ, config->sharedMemBytes, config->hStream, kernelParams, extra, flags,
+                  clustered ? &cluster : nullptr);
 }
 
 KVMGPU_DRIVER_ENTRY(cuFuncGetParamInfo, 12040);

@@ -121,3 +121,46 @@ extern "C" CUresult cuOccupancyMaxPotentialBlockSize(int* minGridSize, int* bloc
     return cuOccupancyMaxPotentialBlockSizeWithFlags(minGridSize, blockSize, func, blockSizeToDynamicSMemSize,
                                                      dynamicSMemSize, blockSizeLimit, CU_OCCUPANCY_DEFAULT);
 }
+
+namespace {
+
+// A CUlaunchConfig's shape and cluster attribute as the vGPU takes them.
+CUresult cluster_question(uint16_t op, int* out, CUfunction func, const CUlaunchConfig* config)
+{
+    if (out == nullptr || config == nullptr || (config->numAttrs > 0 && config->attrs == nullptr))
+        return CUDA_ERROR_INVALID_VALUE;
+    vgpu_args_cluster_occupancy a{.function = handle_bits(func),
+                                  .grid = {config->gridDimX, config->gridDimY, config->gridDimZ},
+                                  .block = {config->blockDimX, config->blockDimY, config->blockDimZ},
+                                  .shared_bytes = config->sharedMemBytes,
+                                  .cluster = {0, 0, 0}};
+    for (unsigned i = 0; i < config->numAttrs; ++i) {
+        if (config->attrs[i].id != CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+            continue;
+        a.cluster[0] = config->attrs[i].value.clusterDim.x;
+        a.cluster[1] = config->attrs[i].value.clusterDim.y;
+        a.cluster[2] = config->attrs[i].value.clusterDim.z;
+        if ((a.cluster[0] | a.cluster[1] | a.cluster[2]) == 0)
+            return CUDA_ERROR_INVALID_CLUSTER_SIZE; // all zero means "none" on the ring
+    }
+    Call c;
+    c.op = op;
+    c.set_args(a);
+    return call_result(c, out);
+}
+
+} // namespace
+
+KVMGPU_DRIVER_ENTRY(cuOccupancyMaxActiveClusters, 11070);
+extern "C" CUresult cuOccupancyMaxActiveClusters(int* numClusters, CUfunction func, const CUlaunchConfig* config)
+{
+    GUEST_API_LOCK();
+    return cluster_question(VGPU_OP_FUNC_MAX_ACTIVE_CLUSTERS, numClusters, func, config);
+}
+
+KVMGPU_DRIVER_ENTRY(cuOccupancyMaxPotentialClusterSize, 11070);
+extern "C" CUresult cuOccupancyMaxPotentialClusterSize(int* clusterSize, CUfunction func, const CUlaunchConfig* config)
+{
+    GUEST_API_LOCK();
+    return cluster_question(VGPU_OP_FUNC_MAX_CLUSTER_SIZE, clusterSize, func, config);
+}

@@ -95,16 +95,23 @@ typedef enum CUlaunchAttributeID_enum {
     CU_LAUNCH_ATTRIBUTE_IGNORE = 0,
     CU_LAUNCH_ATTRIBUTE_COOPERATIVE = 2,
     CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4,
+    CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE = 5,
     CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6,
     CU_LAUNCH_ATTRIBUTE_PRIORITY = 8,
     CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 14,
 } CUlaunchAttributeID;
+typedef enum CUclusterSchedulingPolicy_enum {
+    CU_CLUSTER_SCHEDULING_POLICY_DEFAULT = 0,
+    CU_CLUSTER_SCHEDULING_POLICY_SPREAD = 1,
+    CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING = 2,
+} CUclusterSchedulingPolicy;
 typedef union CUlaunchAttributeValue_union {
     char pad[64];
     int cooperative;
     struct {
         unsigned int x, y, z;
     } clusterDim;
+    CUclusterSchedulingPolicy clusterSchedulingPolicyPreference;
     int programmaticStreamSerializationAllowed;
     int priority;
     unsigned int sharedMemCarveout;
@@ -440,13 +447,18 @@ CUresult cuOccupancyMaxPotentialBlockSize(int* minGridSize, int* blockSize, CUfu
 CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int* blockSize, CUfunction func,
                                                    CUoccupancyB2DSize blockSizeToDynamicSMemSize,
                                                    size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags);
-// Attributes offered: IGNORE and COOPERATIVE; the hints
+// Attributes offered: IGNORE, COOPERATIVE and CLUSTER_DIMENSION (with
+// CLUSTER_SCHEDULING_POLICY_PREFERENCE, sent with a cluster: the driver
+// launches thread-block clusters); the hints
 // PROGRAMMATIC_STREAM_SERIALIZATION (the launch may overlap the previous
 // kernel: it never does here, which is always correct), PRIORITY and
-// PREFERRED_SHARED_MEMORY_CARVEOUT are accepted and not acted on;
-// CLUSTER_DIMENSION only as 1 x 1 x 1 (no clusters). Any other:
-// CUDA_ERROR_NOT_SUPPORTED.
+// PREFERRED_SHARED_MEMORY_CARVEOUT are accepted and not acted on. Any
+// other: CUDA_ERROR_NOT_SUPPORTED.
 CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra);
+// The driver's answers for the config's shape and cluster attribute (its
+// other attributes ignored, as the driver ignores them).
+CUresult cuOccupancyMaxActiveClusters(int* numClusters, CUfunction func, const CUlaunchConfig* config);
+CUresult cuOccupancyMaxPotentialClusterSize(int* clusterSize, CUfunction func, const CUlaunchConfig* config);
 
 // ---- streams and events -------------------------------------------------
 CUresult cuStreamCreate(CUstream* stream, unsigned int flags);

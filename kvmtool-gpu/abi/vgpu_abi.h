@@ -105,6 +105,10 @@ struct vgpu_completion {
 
 #define VGPU_CMD_FLAG_ASYNC 0x1u /* enqueue on the stream; do not synchronize */
 #define VGPU_CMD_FLAG_COOPERATIVE 0x2u /* launches only: cuLaunchCooperativeKernel */
+/* Launches only: the payload starts with a vgpu_launch_cluster and the
+ * parameter buffer (or its gpa) follows it, so VGPU_LAUNCH_CLUSTER_BYTES
+ * less of the buffer fits in the slot. */
+#define VGPU_CMD_FLAG_CLUSTER 0x4u
 
 static inline uint64_t vgpu_ring_bytes(uint32_t entries)
 {
@@ -145,6 +149,18 @@ struct vgpu_launch_args {
     uint32_t shared_bytes;
     uint32_t params; /* the parameter buffer's bytes */
 };
+
+/* A launch's thread-block cluster (CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+ * and its CUclusterSchedulingPolicy (0: the default). Every dimension is
+ * at least 1 and each divides the grid's; the driver judges the size. */
+struct vgpu_launch_cluster {
+    uint32_t dim[3];
+    uint32_t scheduling;
+};
+#define VGPU_LAUNCH_CLUSTER_BYTES 16u
+/* Clusters past this many blocks are refused before the driver sees them
+ * (Hopper's largest is 16). */
+#define VGPU_MAX_CLUSTER_BLOCKS 64u
 
 /* Scatter-gather list entry (array in guest RAM). */
 struct vgpu_sg_entry {
@@ -321,6 +337,7 @@ enum vgpu_status {
     VGPU_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
     VGPU_ERROR_STREAM_CAPTURE_UNMATCHED = 903,
     VGPU_ERROR_GRAPH_EXEC_UPDATE_FAILURE = 910,
+    VGPU_ERROR_INVALID_CLUSTER_SIZE = 912,
     VGPU_ERROR_TIMEOUT = 909, /* guest-detected: no completion in time (never sent by the device) */
     VGPU_ERROR_UNKNOWN = 999
 };
@@ -341,6 +358,7 @@ static_assert(__builtin_offsetof(struct vgpu_launch_args, block) == 3 * 8 + 4, "
 static_assert(__builtin_offsetof(struct vgpu_launch_args, shared_bytes) == 5 * 8, "sharedMem in arg5's low half");
 static_assert(__builtin_offsetof(struct vgpu_launch_args, params) == 5 * 8 + 4, "params in arg5's high half");
 static_assert(sizeof(struct vgpu_param_desc) == 4, "param desc");
+static_assert(sizeof(struct vgpu_launch_cluster) == VGPU_LAUNCH_CLUSTER_BYTES, "cluster header");
 static_assert(sizeof(struct vgpu_graph_kernel_payload) == VGPU_PAYLOAD_BYTES, "kernel node payload fills a slot");
 #endif
 

@@ -47,12 +47,14 @@
  *     changed
  *   9 FUNC_AVAILABLE_SHARED (83)
  *  10 MEMSET_2D_D8/D16/D32 (24-26), STREAM_WRITE_VALUE and
- *     STREAM_WAIT_VALUE (45, 46) */
-#define VGPU_ABI_VERSION 10u
+ *     STREAM_WAIT_VALUE (45, 46)
+ *  11 VGPU_CMD_FLAG_CLUSTER (thread-block clusters on launches),
+ *     FUNC_MAX_ACTIVE_CLUSTERS and FUNC_MAX_CLUSTER_SIZE (84, 85) */
+#define VGPU_ABI_VERSION 11u
 /* kvmgpu::abi::vgpu_abi_layout_hash() (vgpu_abi_layout.h) at this version:
  * a unit test fails when the layout moves and this is not the value. A
  * change that moves it bumps VGPU_ABI_VERSION and records the new value. */
-#define VGPU_ABI_LAYOUT_HASH 0x09adf5c26b023e5full
+#define VGPU_ABI_LAYOUT_HASH 0xb8dd59d1d8b03142ull
 
 /* ---- what an opcode does (the table's third column) -------------------- */
 /* Needs a current context (else VGPU_ERROR_INVALID_CONTEXT, vgpu_abi.h "contexts"). */
@@ -60,7 +62,7 @@
 /* May be submitted without waiting (VGPU_CMD_FLAG_ASYNC): its work is queued
  * on a stream and its error comes at the next synchronize. */
 #define VGPU_OPF_ASYNC 0x02u
-/* May carry VGPU_CMD_FLAG_COOPERATIVE (launches). */
+/* May carry VGPU_CMD_FLAG_COOPERATIVE and VGPU_CMD_FLAG_CLUSTER (launches). */
 #define VGPU_OPF_COOP 0x04u
 /* Stream-ordered work a stream capture records: while a capture is open it
  * counts against the VM's graph-node bound (VgpuOptions::max_graph_nodes). */
@@ -108,6 +110,16 @@ struct vgpu_args_on_stream { uint64_t handle; uint64_t stream; }; /* an event re
 struct vgpu_args_wait_event { uint64_t stream; uint64_t event; uint64_t flags; };
 struct vgpu_args_two_handles { uint64_t first; uint64_t second; };
 struct vgpu_args_occupancy { uint64_t function; uint64_t block_threads; uint64_t shared_bytes; uint64_t flags; };
+/* A launch's shape with its cluster (cluster[] all 0: the kernel's own
+ * compiled-in cluster size, or none), as cuOccupancyMaxActiveClusters and
+ * cuOccupancyMaxPotentialClusterSize take it in a CUlaunchConfig. */
+struct vgpu_args_cluster_occupancy {
+    uint64_t function;
+    uint32_t grid[3];
+    uint32_t block[3];
+    uint32_t shared_bytes;
+    uint32_t cluster[3];
+};
 struct vgpu_args_available_shared { uint64_t function; uint64_t blocks; uint64_t block_threads; }; /* ints' bits */
 struct vgpu_args_ctx_limit { uint64_t limit; uint64_t value; uint64_t set; };
 struct vgpu_args_vmm_reserve { uint64_t bytes; uint64_t alignment; uint64_t address; };
@@ -261,6 +273,10 @@ struct vgpu_result_bytes16 { uint8_t bytes[16]; }; /* a host-mode BLAS result */
         /* whole mappings; VGPU_VMM_ACCESS_*: the range is the VM's device memory unless NONE */ \
     X(FUNC_AVAILABLE_SHARED, 83, VGPU_OPF_CTX, struct vgpu_args_available_shared, struct vgpu_result_value) \
         /* -> dynamic shared memory bytes a block may use with `blocks` such blocks per multiprocessor */ \
+    X(FUNC_MAX_ACTIVE_CLUSTERS, 84, VGPU_OPF_CTX, struct vgpu_args_cluster_occupancy, struct vgpu_result_value) \
+        /* -> clusters of that shape the device runs at once */ \
+    X(FUNC_MAX_CLUSTER_SIZE, 85, VGPU_OPF_CTX, struct vgpu_args_cluster_occupancy, struct vgpu_result_value) \
+        /* cluster[] ignored -> the largest cluster (in blocks) the kernel can launch with that shape */ \
     /* CUDA graphs and stream capture (see "graphs" in vgpu_abi.h). */ \
     X(STREAM_BEGIN_CAPTURE, 100, VGPU_OPF_CTX, struct vgpu_args_begin_capture, void) \
         /* not the default stream; CUstreamCaptureMode 0..2 */ \

@@ -117,8 +117,8 @@ public:
 
 protected:
     Status run_launch(BackendFunction f, Dim3 g, Dim3 b, uint32_t sh, BackendStream s, std::span<void* const> p,
-                      std::span<const uint16_t> sizes, bool cooperative) override {
-        return inner_->launch(f, g, b, sh, s, p, sizes, cooperative);
+                      std::span<const uint16_t> sizes, LaunchMode mode) override {
+        return inner_->launch(f, g, b, sh, s, p, sizes, mode);
     }
 
 private:

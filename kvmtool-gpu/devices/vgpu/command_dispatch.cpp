@@ -58,10 +58,10 @@ CommandResult CommandDispatch::execute(GuestCommand& cmd) {
     if (op >= VGPU_OP_MAX_ || kHandlers[op] == nullptr) {
         VgpuCounters::add(counters_.bad_opcodes);
         r = fail(VGPU_ERROR_NOT_SUPPORTED, "unknown opcode");
-    } else if (cmd.desc.flags & ~uint32_t{VGPU_CMD_FLAG_ASYNC | VGPU_CMD_FLAG_COOPERATIVE}) {
+    } else if (cmd.desc.flags & ~uint32_t{VGPU_CMD_FLAG_ASYNC | VGPU_CMD_FLAG_COOPERATIVE | VGPU_CMD_FLAG_CLUSTER}) {
         r = fail(VGPU_ERROR_INVALID_VALUE, "unknown flag bits");
-    } else if ((cmd.desc.flags & VGPU_CMD_FLAG_COOPERATIVE) && !(facts & VGPU_OPF_COOP)) {
-        r = fail(VGPU_ERROR_INVALID_VALUE, "cooperative flag on a command that is not a launch");
+    } else if ((cmd.desc.flags & (VGPU_CMD_FLAG_COOPERATIVE | VGPU_CMD_FLAG_CLUSTER)) && !(facts & VGPU_OPF_COOP)) {
+        r = fail(VGPU_ERROR_INVALID_VALUE, "cooperative or cluster flag on a command that is not a launch");
     } else if (cmd.desc.payload_len > VGPU_PAYLOAD_BYTES) {
         r = fail(VGPU_ERROR_INVALID_VALUE, "payload_len > VGPU_PAYLOAD_BYTES");
     } else if (ctx_ == 0 && (facts & VGPU_OPF_CTX)) {

@@ -271,6 +271,9 @@ private:
     // it fits the payload's `room`, else from the guest-physical address
     // that the payload holds there. nullptr, or why not.
     const char* take_param_buffer(const uint8_t* p, uint32_t len, uint32_t room, uint64_t bytes);
+    const char* take_cluster(const GuestCommand& c, LaunchMode* mode);
+    // FUNC_MAX_ACTIVE_CLUSTERS / FUNC_MAX_CLUSTER_SIZE: the shape checked, then the backend's answer.
+    CommandResult cluster_question(GuestCommand& c, bool active);
 
     const memmap::GuestMemory& mem_;
     DeviceBackends& devices_; // one backend per guest device

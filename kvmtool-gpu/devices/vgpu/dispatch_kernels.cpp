@@ -163,8 +163,24 @@ const char* CommandDispatch::take_param_buffer(const uint8_t* p, uint32_t len, u
     return nullptr;
 }
 
+// The cluster header a VGPU_CMD_FLAG_CLUSTER launch's payload starts with,
+// into `mode`; nullptr, or why it is refused.
+const char* CommandDispatch::take_cluster(const GuestCommand& c, LaunchMode* mode) {
+    if (c.desc.payload_len < VGPU_LAUNCH_CLUSTER_BYTES) return "no cluster header";
+    vgpu_launch_cluster h;
+    std::memcpy(&h, c.payload.data(), sizeof h);
+    if (!h.dim[0] || !h.dim[1] || !h.dim[2]) return "zero cluster dimension";
+    if (uint64_t{h.dim[0]} * h.dim[1] * h.dim[2] > VGPU_MAX_CLUSTER_BLOCKS) return "cluster past VGPU_MAX_CLUSTER_BLOCKS";
+    if (h.scheduling > 2) return "unknown cluster scheduling policy"; // CUclusterSchedulingPolicy: 0..2
+    mode->has_cluster = true;
+    mode->cluster = Dim3{h.dim[0], h.dim[1], h.dim[2]};
+    mode->cluster_scheduling = h.scheduling;
+    return nullptr;
+}
+
 // vgpu_launch_args with params = the buffer's bytes; the parameter buffer
-// in the payload or, when larger, at the guest-physical address it holds.
+// in the payload (after the cluster header, with VGPU_CMD_FLAG_CLUSTER) or,
+// when larger, at the guest-physical address it holds there.
 CommandResult CommandDispatch::op_LAUNCH_KERNEL_PACKED(GuestCommand& c) {
     const LaunchShape l = launch_shape(c);
     if (l.why) return fail(l.status, l.why);
@@ -173,11 +189,18 @@ CommandResult CommandDispatch::op_LAUNCH_KERNEL_PACKED(GuestCommand& c) {
     // Exactly the kernel's buffer: the driver reads every parameter at its
     // offset, so a shorter one would hand it bytes the guest never gave.
     if (bytes != layout.total_bytes()) return fail(VGPU_ERROR_INVALID_VALUE, "parameter buffer not the kernel's size");
-    if (const char* why = take_param_buffer(c.payload.data(), c.desc.payload_len, VGPU_PAYLOAD_BYTES, bytes))
+    LaunchMode mode(is_cooperative(c));
+    uint32_t skip = 0;
+    if (c.desc.flags & VGPU_CMD_FLAG_CLUSTER) {
+        if (const char* why = take_cluster(c, &mode)) return fail(VGPU_ERROR_INVALID_VALUE, why);
+        skip = VGPU_LAUNCH_CLUSTER_BYTES;
+    }
+    if (const char* why = take_param_buffer(c.payload.data() + skip, c.desc.payload_len - skip,
+                                            VGPU_PAYLOAD_BYTES - skip, bytes))
         return fail(VGPU_ERROR_INVALID_VALUE, why);
     // The buffer as it is: laid out by the function's own layout.
     Status st = backend_result(backend().launch_packed(l.function->function, l.grid, l.block, l.shared, l.stream,
-                                                      {param_buffer_.data(), bytes}, layout, is_cooperative(c)));
+                                                      {param_buffer_.data(), bytes}, layout, mode));
     if (st == VGPU_SUCCESS && !is_async(c)) st = backend_result(backend().stream_synchronize(l.stream));
     return done(st);
 }

@@ -3,6 +3,7 @@
 // limits whose device memory counts against the VM's quota.
 #include <algorithm>
 #include <climits>
+#include <cstring>
 
 #include "kvmtool-gpu/devices/vgpu/command_dispatch.h"
 
@@ -48,6 +49,34 @@ CommandResult CommandDispatch::op_FUNC_AVAILABLE_SHARED(GuestCommand& c) {
                                                                static_cast<int32_t>(block), &bytes));
     return done(s, bytes);
 }
+
+CommandResult CommandDispatch::cluster_question(GuestCommand& c, bool active) {
+    vgpu_args_cluster_occupancy a;
+    std::memcpy(&a, c.desc.arg, sizeof a);
+    const FunctionEntry* f = functions_.find(a.function, ctx_);
+    if (!f) return fail(VGPU_ERROR_INVALID_HANDLE, "function handle");
+    ClusterShape shape{.grid = {a.grid[0], a.grid[1], a.grid[2]},
+                       .block = {a.block[0], a.block[1], a.block[2]},
+                       .shared_bytes = a.shared_bytes};
+    if (!shape.grid.x || !shape.grid.y || !shape.grid.z || !shape.block.x || !shape.block.y || !shape.block.z ||
+        !launch_dims_ok(shape.grid, shape.block))
+        return fail(VGPU_ERROR_INVALID_VALUE, "cluster occupancy: grid or block beyond the limits");
+    // All three zero: no cluster attribute, the kernel's own size.
+    if (active && (a.cluster[0] | a.cluster[1] | a.cluster[2])) {
+        if (!a.cluster[0] || !a.cluster[1] || !a.cluster[2] ||
+            uint64_t{a.cluster[0]} * a.cluster[1] * a.cluster[2] > VGPU_MAX_CLUSTER_BLOCKS)
+            return fail(VGPU_ERROR_INVALID_CLUSTER_SIZE, "cluster occupancy: cluster size");
+        shape.has_cluster = true;
+        shape.cluster = Dim3{a.cluster[0], a.cluster[1], a.cluster[2]};
+    }
+    int n = 0;
+    const Status s = backend_result(active ? backend().max_active_clusters(f->function, shape, &n)
+                                           : backend().max_cluster_size(f->function, shape, &n));
+    return done(s, static_cast<uint64_t>(std::max(n, 0)));
+}
+
+CommandResult CommandDispatch::op_FUNC_MAX_ACTIVE_CLUSTERS(GuestCommand& c) { return cluster_question(c, true); }
+CommandResult CommandDispatch::op_FUNC_MAX_CLUSTER_SIZE(GuestCommand& c) { return cluster_question(c, false); }
 
 uint64_t CommandDispatch::limit_cost(uint32_t limit, uint64_t value, uint64_t start) {
     if (!costs_memory(limit) || value <= start) return 0;

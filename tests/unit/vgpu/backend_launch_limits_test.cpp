@@ -15,7 +15,7 @@ public:
 
 private:
     Status run_launch(BackendFunction, Dim3, Dim3, uint32_t, BackendStream, std::span<void* const>,
-                      std::span<const uint16_t>, bool) override {
+                      std::span<const uint16_t>, LaunchMode) override {
         ++launches;
         return VGPU_SUCCESS;
     }

@@ -426,8 +426,10 @@ Status CudaBackend::memcpy_with_peer(GpuBackend& peer, bool to_peer, uint64_t ds
 }
 
 Status CudaBackend::run_launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
-                               std::span<void* const> params, std::span<const uint16_t>, bool cooperative) {
-    if (cooperative)
+                               std::span<void* const> params, std::span<const uint16_t>, LaunchMode mode) {
+    if (mode.has_cluster)
+        return launch_ex(f, grid, block, shared_bytes, s, const_cast<void**>(params.data()), nullptr, mode);
+    if (mode.cooperative)
         return to_status(api_.cuLaunchCooperativeKernel(reinterpret_cast<CUfunction>(f), grid.x, grid.y, grid.z, block.x,
                                                         block.y, block.z, shared_bytes, stream(s),
                                                         const_cast<void**>(params.data())));
@@ -437,15 +439,43 @@ Status CudaBackend::run_launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_
 
 Status CudaBackend::run_launch_packed(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes,
                                       BackendStream s, std::span<const uint8_t> buffer, const ParamLayout& layout,
-                                      bool cooperative) {
-    if (cooperative || buffer.empty())
-        return GpuBackend::run_launch_packed(f, grid, block, shared_bytes, s, buffer, layout, cooperative);
+                                      LaunchMode mode) {
+    if (mode.cooperative || buffer.empty())
+        return GpuBackend::run_launch_packed(f, grid, block, shared_bytes, s, buffer, layout, mode);
     size_t bytes = buffer.size();
     // The driver copies the buffer during the call.
     void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<uint8_t*>(buffer.data()), CU_LAUNCH_PARAM_BUFFER_SIZE,
                      &bytes, CU_LAUNCH_PARAM_END};
+    if (mode.has_cluster) return launch_ex(f, grid, block, shared_bytes, s, nullptr, extra, mode);
     return to_status(api_.cuLaunchKernel(reinterpret_cast<CUfunction>(f), grid.x, grid.y, grid.z, block.x, block.y,
                                          block.z, shared_bytes, stream(s), nullptr, extra));
+}
+
+Status CudaBackend::launch_ex(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
+                              void** params, void** extra, const LaunchMode& mode) {
+    const auto launch = KVMGPU_CUDA_LATE(api_, cuLaunchKernelEx, 11060);
+    if (!launch) return VGPU_ERROR_NOT_SUPPORTED;
+    CUlaunchAttribute attrs[3] = {};
+    unsigned n = 0;
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[n++].value.clusterDim = {mode.cluster.x, mode.cluster.y, mode.cluster.z};
+    if (mode.cluster_scheduling != 0) {
+        attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
+        attrs[n++].value.clusterSchedulingPolicyPreference =
+            static_cast<CUclusterSchedulingPolicy>(mode.cluster_scheduling);
+    }
+    if (mode.cooperative) {
+        attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+        attrs[n++].value.cooperative = 1;
+    }
+    CUlaunchConfig config{};
+    config.gridDimX = grid.x, config.gridDimY = grid.y, config.gridDimZ = grid.z;
+    config.blockDimX = block.x, config.blockDimY = block.y, config.blockDimZ = block.z;
+    config.sharedMemBytes = shared_bytes;
+    config.hStream = stream(s);
+    config.attrs = attrs;
+    config.numAttrs = n;
+    return to_status(launch(&config, reinterpret_cast<CUfunction>(f), params, extra));
 }
 
 Status CudaBackend::stream_create(uint32_t flags, BackendStream* out) {

@@ -168,11 +168,16 @@ public:
 
 protected:
     Status run_launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
-                      std::span<void* const> params, std::span<const uint16_t> sizes, bool cooperative) override;
+                      std::span<void* const> params, std::span<const uint16_t> sizes, LaunchMode mode) override;
     // The buffer goes to the driver as cuLaunchKernel's `extra`, unread here
     // (cooperative launches take no `extra`: the default's pointers).
     Status run_launch_packed(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
-                             std::span<const uint8_t> buffer, const ParamLayout& layout, bool cooperative) override;
+                             std::span<const uint8_t> buffer, const ParamLayout& layout, LaunchMode mode) override;
+    // A clustered launch: cuLaunchKernelEx with the cluster's attributes
+    // (and COOPERATIVE where asked), the parameters as kernelParams or the
+    // packed buffer as `extra`.
+    Status launch_ex(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
+                     void** params, void** extra, const LaunchMode& mode);
 
 private:
     CudaBackend(const CudaDriverApi& api, const CudaBackendOptions& opts) : api_(api), opts_(opts) {}

@@ -19,6 +19,39 @@ Status CudaBackend::available_shared(BackendFunction f, int blocks, int block, u
     return VGPU_SUCCESS;
 }
 
+namespace {
+// The shape as a CUlaunchConfig, `attr` its cluster where it has one.
+CUlaunchConfig cluster_config(const ClusterShape& shape, CUlaunchAttribute* attr) {
+    CUlaunchConfig config{};
+    config.gridDimX = shape.grid.x, config.gridDimY = shape.grid.y, config.gridDimZ = shape.grid.z;
+    config.blockDimX = shape.block.x, config.blockDimY = shape.block.y, config.blockDimZ = shape.block.z;
+    config.sharedMemBytes = shape.shared_bytes;
+    if (shape.has_cluster) {
+        attr->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attr->value.clusterDim = {shape.cluster.x, shape.cluster.y, shape.cluster.z};
+        config.attrs = attr;
+        config.numAttrs = 1;
+    }
+    return config;
+}
+} // namespace
+
+Status CudaBackend::max_active_clusters(BackendFunction f, const ClusterShape& shape, int* out) {
+    const auto fn = KVMGPU_CUDA_LATE(api_, cuOccupancyMaxActiveClusters, 11070);
+    if (!fn) return VGPU_ERROR_NOT_SUPPORTED;
+    CUlaunchAttribute attr{};
+    const CUlaunchConfig config = cluster_config(shape, &attr);
+    return to_status(fn(out, reinterpret_cast<CUfunction>(f), &config));
+}
+
+Status CudaBackend::max_cluster_size(BackendFunction f, const ClusterShape& shape, int* out) {
+    const auto fn = KVMGPU_CUDA_LATE(api_, cuOccupancyMaxPotentialClusterSize, 11070);
+    if (!fn) return VGPU_ERROR_NOT_SUPPORTED;
+    CUlaunchAttribute attr{};
+    const CUlaunchConfig config = cluster_config(shape, &attr);
+    return to_status(fn(out, reinterpret_cast<CUfunction>(f), &config));
+}
+
 Status CudaBackend::get_limit(int limit, uint64_t* out) {
     size_t v = 0;
     CU_TRY(api_.cuCtxGetLimit(&v, static_cast<CUlimit>(limit)));

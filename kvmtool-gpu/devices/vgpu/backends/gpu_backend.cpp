@@ -5,20 +5,20 @@
 namespace kvmgpu::vgpu {
 
 Status GpuBackend::launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
-                          std::span<void* const> params, std::span<const uint16_t> sizes, bool cooperative) {
+                          std::span<void* const> params, std::span<const uint16_t> sizes, LaunchMode mode) {
     if (!launch_dims_ok(grid, block)) return VGPU_ERROR_INVALID_VALUE; // as a GPU refuses it
-    return run_launch(f, grid, block, shared_bytes, s, params, sizes, cooperative);
+    return run_launch(f, grid, block, shared_bytes, s, params, sizes, mode);
 }
 
 Status GpuBackend::launch_packed(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
-                                 std::span<const uint8_t> buffer, const ParamLayout& layout, bool cooperative) {
+                                 std::span<const uint8_t> buffer, const ParamLayout& layout, LaunchMode mode) {
     if (!launch_dims_ok(grid, block)) return VGPU_ERROR_INVALID_VALUE;
-    return run_launch_packed(f, grid, block, shared_bytes, s, buffer, layout, cooperative);
+    return run_launch_packed(f, grid, block, shared_bytes, s, buffer, layout, mode);
 }
 
 Status GpuBackend::run_launch_packed(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes,
                                      BackendStream s, std::span<const uint8_t> buffer, const ParamLayout& layout,
-                                     bool cooperative) {
+                                     LaunchMode mode) {
     std::vector<void*> params(layout.count());
     std::vector<uint16_t> sizes(layout.count());
     for (uint32_t i = 0; i < layout.count(); ++i) {
@@ -27,7 +27,12 @@ Status GpuBackend::run_launch_packed(BackendFunction f, Dim3 grid, Dim3 block, u
         params[i] = const_cast<uint8_t*>(buffer.data()) + layout.offsets[i];
         sizes[i] = static_cast<uint16_t>(layout.sizes[i]);
     }
-    return run_launch(f, grid, block, shared_bytes, s, params, sizes, cooperative);
+    return run_launch(f, grid, block, shared_bytes, s, params, sizes, mode);
+}
+
+bool cluster_tiles(Dim3 grid, Dim3 cluster) {
+    return cluster.x && cluster.y && cluster.z && grid.x % cluster.x == 0 && grid.y % cluster.y == 0 &&
+           grid.z % cluster.z == 0;
 }
 
 bool launch_dims_ok(Dim3 grid, Dim3 block) {

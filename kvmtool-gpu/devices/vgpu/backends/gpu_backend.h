@@ -66,6 +66,34 @@ struct Dim3 {
     uint32_t x = 1, y = 1, z = 1;
 };
 
+// How a kernel is launched beyond its shape: cooperatively (every block
+// resident at once: cuLaunchCooperativeKernel) and with or without a
+// thread-block cluster (CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION and its
+// scheduling policy, given only when the guest gave them). Made from a bool
+// where a launch says only whether it is cooperative.
+struct LaunchMode {
+    bool cooperative = false;
+    bool has_cluster = false;
+    Dim3 cluster;
+    uint32_t cluster_scheduling = 0;
+    LaunchMode() = default;
+    LaunchMode(bool coop) : cooperative(coop) {} // NOLINT(google-explicit-constructor): a bool says it all
+};
+
+// Whether `cluster` tiles `grid`: every dimension at least 1 and dividing
+// the grid's (a GPU refuses any other with CUDA_ERROR_INVALID_CLUSTER_SIZE).
+bool cluster_tiles(Dim3 grid, Dim3 cluster);
+
+// A launch's shape as the cluster occupancy calls take it (a CUlaunchConfig
+// with at most a cluster attribute). has_cluster false: the kernel's own
+// compiled-in cluster size, if it has one.
+struct ClusterShape {
+    Dim3 grid, block;
+    uint32_t shared_bytes = 0;
+    bool has_cluster = false;
+    Dim3 cluster;
+};
+
 // The launch limits, vgpu_launch_dims_ok (vgpu_abi.h): the device model's
 // check, and GpuBackend::launch's and launch_packed's for every backend.
 bool launch_dims_ok(Dim3 grid, Dim3 block);
@@ -116,6 +144,11 @@ class GpuBackend;
     /* cuOccupancyAvailableDynamicSMemPerBlock: the counts as the guest     \
        gave them (ints), judged by the driver. */                           \
     X(available_shared, (BackendFunction f, int blocks, int block, uint64_t* out)) \
+    /* cuOccupancyMaxActiveClusters and cuOccupancyMaxPotentialClusterSize  \
+       (the shape's cluster ignored) for the shape; every dimension within  \
+       the launch limits, checked. */                                       \
+    X(max_active_clusters, (BackendFunction f, const ClusterShape& shape, int* out)) \
+    X(max_cluster_size, (BackendFunction f, const ClusterShape& shape, int* out)) \
     /* cuCtxGetLimit / cuCtxSetLimit on this device's context (CUlimit      \
        numbers below VGPU_LIMIT_COUNT_; the device model decides which may  \
        be set and counts what they cost). */                                \
@@ -280,18 +313,17 @@ public:
 
     virtual Status module_get_global(BackendModule m, std::string_view name, uint64_t* dptr, uint64_t* bytes) = 0;
     // params[i] points at sizes[i] bytes (Driver API kernelParams style),
-    // and sizes match the function's ParamLayout exactly. cooperative:
-    // cuLaunchCooperativeKernel (every block resident at once).
+    // and sizes match the function's ParamLayout exactly; `mode` as above.
     // Both launches refuse a shape beyond launch_dims_ok with
     // VGPU_ERROR_INVALID_VALUE here, for every backend, before the
     // backend's own (run_launch, run_launch_packed) sees it.
     Status launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
-                  std::span<void* const> params, std::span<const uint16_t> sizes, bool cooperative);
+                  std::span<void* const> params, std::span<const uint16_t> sizes, LaunchMode mode);
     // The same with the parameter buffer laid out as `layout` says (the
     // function's own; buffer.size() == layout.total_bytes()), as
     // cuLaunchKernel's `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER) takes it.
     Status launch_packed(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
-                         std::span<const uint8_t> buffer, const ParamLayout& layout, bool cooperative);
+                         std::span<const uint8_t> buffer, const ParamLayout& layout, LaunchMode mode);
 
 
 
@@ -330,10 +362,10 @@ protected:
     // points into the buffer and calls run_launch(); the CUDA backend hands
     // the buffer to the driver as it is.
     virtual Status run_launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
-                              std::span<void* const> params, std::span<const uint16_t> sizes, bool cooperative) = 0;
+                              std::span<void* const> params, std::span<const uint16_t> sizes, LaunchMode mode) = 0;
     virtual Status run_launch_packed(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes,
                                      BackendStream s, std::span<const uint8_t> buffer, const ParamLayout& layout,
-                                     bool cooperative);
+                                     LaunchMode mode);
 };
 
 } // namespace kvmgpu::vgpu

@@ -321,12 +321,17 @@ Status HostBackend::module_get_global(BackendModule m, std::string_view, uint64_
     return modules_.count(m) ? VGPU_ERROR_NOT_FOUND : VGPU_ERROR_INVALID_HANDLE;
 }
 
-// A cooperative launch runs as any other: the reference kernels never
-// synchronise across blocks, and every block runs in turn anyway.
+// A cooperative or clustered launch runs as any other: the reference
+// kernels never synchronise across blocks or share a cluster's memory, and
+// every block runs in turn anyway. A cluster must tile the grid and hold
+// at most the 8 blocks every GPU with clusters offers, as CUDA says.
 Status HostBackend::run_launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
-                               std::span<void* const> params, std::span<const uint16_t> sizes, bool) {
+                               std::span<void* const> params, std::span<const uint16_t> sizes, LaunchMode mode) {
     const auto table = cpu_kernels();
     if (f == 0 || f > table.size()) return VGPU_ERROR_INVALID_HANDLE;
+    if (mode.has_cluster && (!cluster_tiles(grid, mode.cluster) ||
+                             uint64_t{mode.cluster.x} * mode.cluster.y * mode.cluster.z > kMaxClusterBlocks))
+        return VGPU_ERROR_INVALID_CLUSTER_SIZE;
     if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
     const CpuKernel& k = table[f - 1];
     if (params.size() != k.param_sizes.size() || !std::equal(sizes.begin(), sizes.end(), k.param_sizes.begin(), k.param_sizes.end()))

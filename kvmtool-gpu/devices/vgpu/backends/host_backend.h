@@ -51,6 +51,7 @@ public:
     static constexpr int kThreadsPerMultiprocessor = 2048;
     static constexpr int kBlocksPerMultiprocessor = 32;
     static constexpr int kSharedPerMultiprocessor = 228 << 10;
+    static constexpr int kMaxClusterBlocks = 8; // the portable cluster size
 
     uint32_t id() const override { return VGPU_BACKEND_HOST; }
     std::string describe() const override;
@@ -106,6 +107,10 @@ public:
     // reference kernels use no registers or static shared memory); limits
     // kept as numbers, starting at a GPU's defaults.
     Status occupancy(BackendFunction f, uint32_t block, uint64_t dynamic_shared, uint32_t flags, int* out) override;
+    // Clusters of up to kMaxClusterBlocks that tile the grid; as many at
+    // once as whole clusters fit the multiprocessors' blocks.
+    Status max_active_clusters(BackendFunction f, const ClusterShape& shape, int* out) override;
+    Status max_cluster_size(BackendFunction f, const ClusterShape& shape, int* out) override;
     Status get_limit(int limit, uint64_t* out) override;
     Status set_limit(int limit, uint64_t value) override;
     // host_backend_arrays.cpp: arrays in host memory, rows packed (pitch =
@@ -178,7 +183,7 @@ protected:
     // (the launch limits are GpuBackend::launch's), then the reference
     // kernel runs at once, or is recorded on a capturing stream.
     Status run_launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
-                      std::span<void* const> params, std::span<const uint16_t> sizes, bool cooperative) override;
+                      std::span<void* const> params, std::span<const uint16_t> sizes, LaunchMode mode) override;
 
 private:
     struct Allocation {

@@ -24,6 +24,24 @@ Status HostBackend::occupancy(BackendFunction f, uint32_t block, uint64_t dynami
     return VGPU_SUCCESS;
 }
 
+Status HostBackend::max_active_clusters(BackendFunction f, const ClusterShape& shape, int* out) {
+    const Dim3 c = shape.has_cluster ? shape.cluster : Dim3{};
+    const uint64_t blocks = uint64_t{c.x} * c.y * c.z;
+    if (!cluster_tiles(shape.grid, c) || blocks > kMaxClusterBlocks) return VGPU_ERROR_INVALID_CLUSTER_SIZE;
+    int per_sm = 0, sms = 0;
+    if (Status s = occupancy(f, shape.block.x * shape.block.y * shape.block.z, shape.shared_bytes, 0, &per_sm)) return s;
+    if (Status s = device_attribute(16, &sms)) return s; // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+    *out = static_cast<int>(static_cast<uint64_t>(per_sm) * sms / blocks);
+    return VGPU_SUCCESS;
+}
+
+Status HostBackend::max_cluster_size(BackendFunction f, const ClusterShape& shape, int* out) {
+    int per_sm = 0;
+    if (Status s = occupancy(f, shape.block.x * shape.block.y * shape.block.z, shape.shared_bytes, 0, &per_sm)) return s;
+    *out = per_sm > 0 ? kMaxClusterBlocks : 0;
+    return VGPU_SUCCESS;
+}
+
 // A GPU's start values: 1 KiB of stack per thread, 1 MiB printf FIFO,
 // 8 MiB malloc heap, sync depth 2, 2048 pending launches, 64-byte L2
 // fetches, no persisting L2.
