@@ -1,18 +1,12 @@
 #include "kvmtool-gpu/vmm/vcpu_seccomp.h"
 
 #include "kvmtool-gpu/util/seccomp_bpf.h"
+#include "kvmtool-gpu/util/seccomp_report.h"
 
 #include <fcntl.h>
 #include <linux/kvm.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <ucontext.h>
-#include <unistd.h>
-
-#include <cstring>
-
-#include "kvmtool-gpu/util/syscall_names.h"
 
 namespace kvmgpu {
 
@@ -22,79 +16,13 @@ using seccomp::arg_lo;
 using seccomp::jump;
 using seccomp::kAllow;
 using seccomp::ret;
-
-// What the filter refuses traps to report_refused_call, which names the call
-// on stderr and then ends the VMM with SIGSYS: it is compromised or has a
-// bug, and either way goes no further. The trapped call never ran.
-constexpr uint32_t kRefuse = SECCOMP_RET_TRAP;
-// Refused by every variant of the filter: the report's way to end the process
-// with SIGSYS once its handler is back at the default.
-constexpr long kAlwaysRefused = SYS_fork;
-
-// Async-signal-safe formatting into a fixed buffer.
-struct Line {
-    char buf[256];
-    size_t n = 0;
-    void put(const char* s) {
-        while (*s && n < sizeof buf) buf[n++] = *s++;
-    }
-    void hex(uint64_t v) {
-        put("0x");
-        char digits[16];
-        int k = 0;
-        do digits[k++] = "0123456789abcdef"[v & 0xf]; while ((v >>= 4) && k < 16);
-        while (k && n < sizeof buf) buf[n++] = digits[--k];
-    }
-};
-
-// The VMM's own code, for the report's return addresses (set before the
-// filter, read in the handler).
-uintptr_t g_text_lo = 0, g_text_hi = 0;
-
-void report_refused_call(int, siginfo_t* info, void* context) {
-    const auto* regs = static_cast<ucontext_t*>(context)->uc_mcontext.gregs;
-    Line line;
-    line.put("kvmtool-gpu: fatal: the vCPU thread's seccomp filter refused system call ");
-    const char* name = known_syscall_name(static_cast<uint64_t>(info->si_syscall));
-    line.put(name ? name : "?");
-    line.put(" (");
-    line.hex(static_cast<uint64_t>(info->si_syscall));
-    line.put(", arguments ");
-    line.hex(static_cast<uint64_t>(regs[REG_RDI]));
-    line.put(" ");
-    line.hex(static_cast<uint64_t>(regs[REG_RSI]));
-    line.put(" ");
-    line.hex(static_cast<uint64_t>(regs[REG_RDX]));
-    line.put("): ending the VMM (a bug: please report it with the guest that did this)\n");
-    (void)!::write(STDERR_FILENO, line.buf, line.n);
-    // Where in the VMM it came from: return addresses on the stack that lie
-    // in its own code, as offsets for addr2line -e kvmtool-gpu.
-    Line where;
-    where.put("kvmtool-gpu: the call's stack holds these VMM code offsets:");
-    const auto* sp = reinterpret_cast<const uintptr_t*>(regs[REG_RSP]);
-    for (int i = 0, shown = 0; i < 256 && shown < 8; ++i)
-        if (sp[i] >= g_text_lo && sp[i] < g_text_hi) {
-            where.put(" ");
-            where.hex(sp[i] - g_text_lo);
-            ++shown;
-        }
-    where.put("\n");
-    (void)!::write(STDERR_FILENO, where.buf, where.n);
-    syscall(kAlwaysRefused); // SA_RESETHAND left SIGSYS at its default: the process ends here
-}
-
-extern "C" char __executable_start, etext; // the linker's names for the program's code
-
-void install_refusal_report() {
-    g_text_lo = reinterpret_cast<uintptr_t>(&__executable_start);
-    g_text_hi = reinterpret_cast<uintptr_t>(&etext);
-    struct sigaction sa {};
-    sa.sa_sigaction = report_refused_call;
-    sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGSYS, &sa, nullptr);
-}
 using seccomp::stmt;
+
+// What the filter refuses traps to the report (util/seccomp_report.h), which
+// names the call on stderr and then ends the VMM with SIGSYS: it is
+// compromised or has a bug, and either way goes no further. The trapped call
+// never ran.
+constexpr uint32_t kRefuse = seccomp::kRefuseAndReport;
 
 // Syscalls allowed whatever their arguments. fstat: glibc 2.39 (Ubuntu
 // 24.04, the GPU machine) issues fstat(fd) as SYS_fstat, 2.36 (Debian 12)
@@ -194,7 +122,8 @@ std::vector<sock_filter> vcpu_seccomp_program(int vcpu_fd, bool linux_guest, int
 }
 
 void confine_vcpu_thread(int vcpu_fd, bool linux_guest, int vm_fd) {
-    install_refusal_report();
+    seccomp::report_refused_calls({"kvmtool-gpu", "the vCPU thread's seccomp filter",
+                                   "ending the VMM (a bug: please report it with the guest that did this)"});
     // flags 0: no SECCOMP_FILTER_FLAG_TSYNC, so only this thread is confined.
     seccomp::install(vcpu_seccomp_program(vcpu_fd, linux_guest, vm_fd), 0, "vCPU seccomp",
                      " (run with --no-seccomp to go without)");

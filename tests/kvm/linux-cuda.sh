@@ -12,13 +12,7 @@
 set -u
 vmm=$1
 dir=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-check() {
-    what=$1; shift
-    if "$@"; then echo "ok: $what"; else echo "FAILED: $what"; failures=$((failures + 1)); fi
-}
+. "$(dirname "$0")/check-lib.sh"
 run() { # name, VMM flags...: the guest's output in $work/<name>.out, its status returned
     name=$1; shift
     "$vmm" run --guest "$dir/${name%%@*}" --root / --vgpu host --mem 1G --timeout 200 "$@" > "$work/$name.out" 2>&1
@@ -46,5 +40,4 @@ check "without the overlay vectorAdd fails (no usable libcuda)" [ "$rc" -ne 0 ]
 check "without the overlay the start-up line says so" grep -q "libcuda: the root's own (--no-libcuda-overlay)" \
     "$work/vectorAdd@off.out"
 
-[ "$failures" -eq 0 ] || { echo "$failures check(s) failed"; exit 1; }
-echo "all CUDA guest checks passed"
+checks_done "CUDA guest"

@@ -10,14 +10,7 @@
 set -u
 vmm=$1
 dir=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-check() { # description, command...: the command must succeed
-    what=$1; shift
-    if "$@"; then echo "ok: $what"; else echo "FAILED: $what"; failures=$((failures + 1)); fi
-}
-has() { grep -qF -- "$1" "$work/out"; }
+. "$(dirname "$0")/check-lib.sh"
 share=$work/share
 mkdir -p "$share/sub"
 printf 'cwd input\n' > "$share/input.txt"
@@ -68,5 +61,4 @@ refused "--cwd without files" "--cwd /work: the guest has no files" --cwd /work
 "$vmm" run --help > "$work/out" 2>&1
 check "run --help describes --cwd" has "--cwd GUEST_PATH"
 
-[ "$failures" -eq 0 ] || { echo "$failures cwd check(s) failed"; exit 1; }
-echo "all cwd checks passed"
+checks_done cwd

@@ -20,14 +20,7 @@
 set -u
 vmm=$1
 dir=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-check() { # description, command...: the command must succeed
-    what=$1; shift
-    if "$@"; then echo "ok: $what"; else echo "FAILED: $what"; failures=$((failures + 1)); fi
-}
-has() { grep -qF -- "$1" "$work/out"; }
+. "$(dirname "$0")/check-lib.sh"
 
 for prog in cxx_check cxx_check_pie; do
     share=$work/$prog
@@ -259,5 +252,4 @@ cat "$work/out"
 check "syscall_loop: ran, measured the round trip" sh -c "[ $rc -eq 0 ] && grep -q 'guest: getpid round trip: ' '$work/out'"
 check "syscall_loop: 2000 getpid counted" has "getpid 2000"
 
-[ "$failures" -eq 0 ] || { echo "$failures check(s) failed"; exit 1; }
-echo "all Linux-ABI guest checks passed"
+checks_done "Linux-ABI guest"

@@ -14,17 +14,11 @@
 set -u
 vmm=$1
 py=${2:-/usr/bin/python3}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 if ! [ -x "$py" ] || ! "$py" -c pass > /dev/null 2>&1; then
     echo "SKIP: $py does not run here (no python3 or its standard library)"
     exit 77
 fi
-failures=0
-check() {
-    what=$1; shift
-    if "$@"; then echo "ok: $what"; else echo "FAILED: $what"; failures=$((failures + 1)); fi
-}
+. "$(dirname "$0")/check-lib.sh"
 # Milliseconds from /proc/uptime (busybox's date has no %N).
 now_ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
 
@@ -199,5 +193,4 @@ t2=$(now_ms); "$py" -c pass; t3=$(now_ms)
 t4=$(now_ms); "$vmm" run --guest "$py" --mem 512M --vgpu none --root / --quiet -- -c pass > /dev/null 2>&1; t5=$(now_ms)
 echo "python3 -c pass: native $((t3 - t2)) ms, as a guest $((t5 - t4)) ms (the first guest run above: $((t1 - t0)) ms)"
 
-[ "$failures" -eq 0 ] || { echo "$failures check(s) failed"; exit 1; }
-echo "all python3 guest checks passed"
+checks_done "python3 guest"

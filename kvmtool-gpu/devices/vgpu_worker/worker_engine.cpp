@@ -45,11 +45,11 @@ bool reap(pid_t pid, Clock::duration bound) {
 
 std::string exit_text(int st) {
     char buf[192];
-    // SECCOMP_RET_KILL_PROCESS ends the process with SIGSYS (worker_sandbox.h).
+    // The sandbox's filter ends the worker with SIGSYS after its report (worker_sandbox.h).
     if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS)
         std::snprintf(buf, sizeof buf,
-                      "killed by SIGSYS: it made a system call its sandbox denies (worker_syscalls.cpp's table; "
-                      "--worker-sandbox off goes without)");
+                      "killed by SIGSYS: it made a system call its sandbox denies (its vgpu-worker line names it; "
+                      "worker_syscalls.cpp's table; --worker-sandbox off goes without)");
     else if (WIFSIGNALED(st)) std::snprintf(buf, sizeof buf, "killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
     else if (WIFEXITED(st)) std::snprintf(buf, sizeof buf, "exited with status %d", WEXITSTATUS(st));
     else std::snprintf(buf, sizeof buf, "ended (wait status 0x%x)", st);

@@ -4,7 +4,6 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +13,8 @@
 #include <stdexcept>
 #include <system_error>
 #include <type_traits>
+
+#include "kvmtool-gpu/util/close_descriptors.h"
 
 namespace kvmgpu::vgpu {
 
@@ -74,19 +75,6 @@ VgpuCounters* map_counters(int fd, uint64_t size) {
     return static_cast<VgpuCounters*>(memmap::map_received(fd, size, "the vGPU counters"));
 }
 
-// Closes every descriptor from 3 up but those in `keep` (the zygote's
-// socket and whatever else the zygote held).
-void close_all_but(std::vector<int> keep) {
-    std::sort(keep.begin(), keep.end());
-    unsigned next = 3;
-    for (const int fd : keep) {
-        if (fd < 3 || static_cast<unsigned>(fd) < next) continue;
-        if (static_cast<unsigned>(fd) > next) close_range(next, static_cast<unsigned>(fd) - 1, 0);
-        next = static_cast<unsigned>(fd) + 1;
-    }
-    close_range(next, ~0u, 0);
-}
-
 } // namespace
 
 std::vector<uint8_t> encode_recipe(const WorkerRecipe& r, std::vector<int>* fds) {
@@ -119,7 +107,7 @@ std::vector<uint8_t> encode_recipe(const WorkerRecipe& r, std::vector<int>* fds)
 }
 
 void run_worker_from_recipe(std::span<const uint8_t> bytes, std::span<const int> fds, pid_t vmm) {
-    close_all_but(std::vector<int>(fds.begin(), fds.end()));
+    close_descriptors_but(fds); // the zygote's socket and whatever else the zygote held
     try {
         Reader in(bytes);
         if (in.get<uint32_t>() != kRecipeMagic || fds.size() < 3) throw std::invalid_argument("not a worker's recipe");

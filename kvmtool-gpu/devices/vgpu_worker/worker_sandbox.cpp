@@ -18,6 +18,7 @@
 
 #include "kvmtool-gpu/devices/vgpu_worker/worker_syscalls.h"
 #include "kvmtool-gpu/util/seccomp_bpf.h"
+#include "kvmtool-gpu/util/seccomp_report.h"
 
 namespace kvmgpu::vgpu {
 
@@ -47,17 +48,19 @@ void keep_capabilities(uint64_t keep) {
 }
 
 // The block for a rule that looks at an argument (seccomp::Program::guarded).
+// What a rule refuses traps to the report (util/seccomp_report.h): the
+// worker names the call on stderr, which is the VMM's, and ends with SIGSYS.
 std::vector<sock_filter> block_for(SyscallRule rule, pid_t self) {
     switch (rule) {
     case SyscallRule::ThreadsOnly:
         return {stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(0)), jump(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 1, 0),
-                ret(kKill), ret(kAllow)};
+                ret(kRefuseAndReport), ret(kAllow)};
     case SyscallRule::OwnProcess:
         return {stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(0)),
-                jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(self), 1, 0), ret(kKill), ret(kAllow)};
+                jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(self), 1, 0), ret(kRefuseAndReport), ret(kAllow)};
     case SyscallRule::NotTerminal:
         return {stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(1)), jump(BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 1, 0),
-                jump(BPF_JMP | BPF_JEQ | BPF_K, TIOCLINUX, 0, 1), ret(kKill), ret(kAllow)};
+                jump(BPF_JMP | BPF_JEQ | BPF_K, TIOCLINUX, 0, 1), ret(kRefuseAndReport), ret(kAllow)};
     case SyscallRule::ReadOnlyOpen:
         return {stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(2)),
                 jump(BPF_JMP | BPF_JSET | BPF_K, O_ACCMODE | O_CREAT | O_TRUNC, 0, 1), ret(errno_action(EROFS)),
@@ -65,7 +68,7 @@ std::vector<sock_filter> block_for(SyscallRule rule, pid_t self) {
     case SyscallRule::Allow:
     case SyscallRule::Enosys: break; // no argument to look at
     }
-    return {ret(kKill)};
+    return {ret(kRefuseAndReport)};
 }
 
 // Mount points from /proc/self/mountinfo (the fifth field, with the
@@ -136,7 +139,7 @@ std::vector<sock_filter> worker_seccomp_program(pid_t self) {
         else if (s.rule == SyscallRule::Enosys) p.on(s.nr, errno_action(ENOSYS));
         else p.guarded(s.nr, block_for(s.rule, self));
     }
-    return p.finish(kKill);
+    return p.finish(kRefuseAndReport);
 }
 
 std::string confine_worker() {
@@ -146,6 +149,9 @@ std::string confine_worker() {
     keep_capabilities(0);
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); // nor may another process read this one's memory
     const auto program = worker_seccomp_program(getpid());
+    report_refused_calls({"vgpu-worker", "the GPU worker's seccomp filter",
+                          "ending the worker, which the VMM replaces (worker_syscalls.cpp's table refuses "
+                          "it; --worker-sandbox off goes without)"});
     const int r = install(program, SECCOMP_FILTER_FLAG_TSYNC, "GPU worker sandbox",
                           " (run with --worker-sandbox off to go without)");
     if (r != 0) // TSYNC: the id of a thread that could not take the filter

@@ -9,8 +9,9 @@
 //     namespace only), no capabilities left on this thread, not dumpable,
 //     PR_SET_NO_NEW_PRIVS, and a seccomp filter on every
 //     thread (SECCOMP_FILTER_FLAG_TSYNC) made from worker_syscalls.cpp's table:
-//     a call outside it kills the worker alone (SECCOMP_RET_KILL_PROCESS,
-//     SIGSYS), which the VMM sees and replaces (worker_engine.h).
+//     a call it refuses never runs; the worker names it on stderr (the
+//     VMM's) and ends with SIGSYS (util/seccomp_report.h), and the VMM sees
+//     that and replaces it (worker_engine.h).
 // No PID namespace: the worker is forked by the VMM, and unshare(CLONE_NEWPID)
 // moves only later children, of which it has none (clone of a process is
 // denied); kill and tgkill are allowed at its own pid only.

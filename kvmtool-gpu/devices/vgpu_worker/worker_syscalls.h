@@ -12,7 +12,8 @@
 namespace kvmgpu::vgpu {
 
 // What the filter does with a listed call, by its arguments. A call not in
-// the table kills the worker (SECCOMP_RET_KILL_PROCESS).
+// the table, or refused by its rule, ends the worker after a report naming
+// it (worker_sandbox.h).
 enum class SyscallRule : uint8_t {
     Allow,        // whatever its arguments
     ThreadsOnly,  // clone: only with CLONE_THREAD (a thread of the worker, never a new process)

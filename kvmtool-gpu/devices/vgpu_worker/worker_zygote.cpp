@@ -19,6 +19,8 @@
 #include <system_error>
 #include <vector>
 
+#include "kvmtool-gpu/util/close_descriptors.h"
+
 namespace kvmgpu::vgpu {
 
 namespace {
@@ -65,8 +67,8 @@ pid_t clone_for_parent() {
     prctl(PR_SET_NAME, "vgpu-zygote");
     // Nothing of the VMM's stays open here but this socket: its KVM and
     // its VMs' descriptors, where a program started the zygote late.
-    if (sock > 3) close_range(3, static_cast<unsigned>(sock) - 1, 0);
-    close_range(static_cast<unsigned>(sock) + 1, ~0u, 0);
+    const int keep[] = {sock};
+    close_descriptors_but(keep);
     std::vector<uint8_t> buf(kRecipeMaxBytes);
     alignas(cmsghdr) char control[CMSG_SPACE(kRecipeMaxFds * sizeof(int))];
     for (;;) {

@@ -1,8 +1,9 @@
 // The GPU worker's sandbox (worker_sandbox.h) without a GPU: the filter made
 // from worker_syscalls.cpp's table, each rule in a forked child; a sandboxed
-// worker on the host backend runs the ring; a call outside the table kills
-// that worker alone, the VMM says so in one line and replaces it, and another
-// VM of the process goes on untouched; the recorder (syscall_recorder.h).
+// worker on the host backend runs the ring; a call outside the table ends
+// that worker alone after its report naming the call, which reaches the VMM's
+// stderr; the VMM says so in one line and replaces it, and another VM of the
+// process goes on untouched; the recorder (syscall_recorder.h).
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -32,11 +33,12 @@ namespace {
 constexpr VgpuOptions kSandboxed{.worker_sandbox = true};
 
 // Runs `body` in a forked child confined as a worker is after its start
-// (with `namespaces`, after step 1 too); the child's wait status (exit code:
-// body's result).
-int confined(const std::function<int()>& body, bool namespaces = false) {
+// (with `namespaces`, after step 1 too; `before` runs unconfined); the
+// child's wait status (exit code: body's result).
+int confined(const std::function<int()>& body, bool namespaces = false, const std::function<void()>& before = {}) {
     const pid_t pid = fork();
     if (pid == 0) {
+        if (before) before();
         try {
             if (namespaces) enter_worker_namespaces();
             confine_worker();
@@ -52,6 +54,16 @@ int confined(const std::function<int()>& body, bool namespaces = false) {
 
 bool killed_by_sigsys(int st) { return WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS; }
 int exit_code(int st) { return WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st); }
+
+// Everything written to the pipe `fds` until its last writer closes it (fds[1] is closed here).
+std::string read_until_closed(int (&fds)[2]) {
+    close(fds[1]);
+    std::string text;
+    char buf[512];
+    for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+    close(fds[0]);
+    return text;
+}
 
 TEST(WorkerSandbox, WhatTheTableAllowsRuns) {
     const int ok = confined([] {
@@ -102,6 +114,66 @@ TEST(WorkerSandbox, EachRuleDoesWhatItsVerdictSays) {
     EXPECT_EQ(worker_verdict(SYS_openat, none, getpid()), Verdict::Allowed);
     EXPECT_EQ(worker_verdict(SYS_clone3, none, getpid()), Verdict::Refused);
     EXPECT_EQ(worker_verdict(SYS_clone, none, getpid()), Verdict::Killed); // no CLONE_THREAD: a process
+}
+
+// A refused call is named on stderr, with its first arguments, before the
+// worker ends with SIGSYS: a call outside the table, and one its rule refuses.
+TEST(WorkerSandbox, ARefusedCallIsNamedBeforeTheWorkerEnds) {
+    const pid_t parent = getpid();
+    struct Case {
+        std::function<void()> call;
+        const char* report;
+    };
+    const Case cases[] = {
+        {[] { syscall(SYS_socket, AF_INET, SOCK_STREAM, 0); }, "refused system call socket (0x29, arguments 0x2 0x1 0x0)"},
+        {[parent] { kill(parent, 0); }, "refused system call kill (0x3e, arguments "},
+    };
+    for (const Case& c : cases) {
+        int err[2];
+        ASSERT_EQ(pipe(err), 0);
+        const int st = confined(
+            [&] {
+                c.call();
+                return 1; // survived
+            },
+            false, [&] { dup2(err[1], STDERR_FILENO); });
+        const std::string text = read_until_closed(err);
+        EXPECT_TRUE(killed_by_sigsys(st)) << c.report << ": status " << st;
+        EXPECT_NE(text.find(std::string("vgpu-worker: fatal: the GPU worker's seccomp filter ") + c.report), std::string::npos)
+            << text;
+        EXPECT_NE(text.find("vgpu-worker: the call's stack holds these VMM code offsets:"), std::string::npos) << text;
+    }
+}
+
+// A worker started from the zygote writes its report to the stderr the VMM
+// had when the zygote started: the VMM's own. Run in a child of the test,
+// whose zygote is its own (worker_zygote.h), started with stderr on a pipe.
+TEST(WorkerSandbox, TheWorkersReportReachesTheVmmsStderr) {
+    int err[2];
+    ASSERT_EQ(pipe(err), 0);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        dup2(err[1], STDERR_FILENO);
+        close(err[0]), close(err[1]);
+        int code = 0;
+        {
+            WorkerFaults& faults = shared_faults();
+            WorkerVgpu w(WorkerOptions{}, kSandboxed, faulty_factory(faults));
+            if (w.rig.enable() != VGPU_SUCCESS) code = 2;
+            faults.arm(WorkerFaults::DeniedCall);
+            if (!code && w.rig.call({.opcode = VGPU_OP_CTX_SYNCHRONIZE}).status != kWorkerDied) code = 3;
+        } // the replacement worker quits
+        _exit(code);
+    }
+    const std::string text = read_until_closed(err);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    EXPECT_EQ(exit_code(st), 0) << text;
+    EXPECT_NE(text.find("vgpu-worker: fatal: the GPU worker's seccomp filter refused system call socket (0x29, "
+                        "arguments 0x2 0x1 0x0): ending the worker, which the VMM replaces"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("killed by SIGSYS: it made a system call its sandbox denies"), std::string::npos) << text;
 }
 
 // A worker a guest took over cannot read the VMM's memory (every VM of the
