@@ -26,7 +26,22 @@ CUresult capture_info(CUstream stream, CUstreamCaptureStatus* status, uint64_t* 
     return r;
 }
 
+// cuThreadExchangeStreamCaptureMode's value for this thread.
+GUEST_PER_THREAD CUstreamCaptureMode t_capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+
 } // namespace
+
+KVMGPU_DRIVER_ENTRY(cuThreadExchangeStreamCaptureMode, 10010);
+extern "C" CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode)
+{
+    GUEST_API_LOCK();
+    if (mode == nullptr || *mode < CU_STREAM_CAPTURE_MODE_GLOBAL || *mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+        return CUDA_ERROR_INVALID_VALUE;
+    const CUstreamCaptureMode previous = t_capture_mode;
+    t_capture_mode = *mode;
+    *mode = previous;
+    return CUDA_SUCCESS;
+}
 
 KVMGPU_DRIVER_ENTRY(cuStreamBeginCapture, 10010);
 extern "C" CUresult cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode mode)

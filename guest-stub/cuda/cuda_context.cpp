@@ -258,6 +258,20 @@ extern "C" CUresult cuCtxGetId(CUcontext ctx, unsigned long long* id)
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuCtxGetApiVersion, 3020);
+extern "C" CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int* version)
+{
+    GUEST_API_LOCK();
+    if (CUresult r = ready())
+        return r;
+    if (version == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (record_of(ctx != nullptr ? ctx : top()) == nullptr)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *version = 3020;
+    return CUDA_SUCCESS;
+}
+
 KVMGPU_DRIVER_ENTRY(cuCtxGetFlags, 7000);
 extern "C" CUresult cuCtxGetFlags(unsigned int* flags)
 {

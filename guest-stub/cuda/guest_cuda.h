@@ -261,6 +261,8 @@ CUresult cuCtxGetCurrent(CUcontext* pctx);
 CUresult cuCtxGetDevice(CUdevice* device);
 CUresult cuCtxGetFlags(unsigned int* flags);
 CUresult cuCtxGetId(CUcontext ctx, unsigned long long* id);
+// 3020, as the driver answers for every context made since CUDA 3.2.
+CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int* version);
 // CUDA 13's forms naming the context (nullptr: the current one).
 CUresult cuCtxSynchronize_v2(CUcontext ctx);
 CUresult cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx);

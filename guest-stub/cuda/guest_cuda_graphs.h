@@ -107,6 +107,10 @@ extern "C" {
 
 // ---- stream capture -----------------------------------------------------
 CUresult cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode mode);
+// The calling thread's capture mode, exchanged for *mode. Kept per thread
+// and handed back; a capture's work is checked by the VMM's driver, which
+// captures in its own mode.
+CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode);
 CUresult cuStreamEndCapture(CUstream hStream, CUgraph* phGraph);
 CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* captureStatus);
 CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out,
