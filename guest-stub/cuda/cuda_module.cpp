@@ -211,16 +211,31 @@ extern "C" CUresult cuModuleUnload(CUmodule module)
 
 namespace {
 // A lookup by name in a module (a function, a global): the name travels in
-// the payload, without its NUL. False for a name the vGPU would refuse.
-bool name_lookup(uint16_t op, CUmodule module, const char* name, Call* c)
+// the payload without its NUL, or, longer than the payload, in the
+// identity-mapped scratch whose address the payload holds (`gpa` keeps it
+// for the call). False for a name the vGPU would refuse.
+bool name_lookup(uint16_t op, CUmodule module, const char* name, Call* c, uint64_t* gpa)
 {
-    const size_t len = name != nullptr ? strlen(name) : 0;
-    if (len == 0 || len > VGPU_PAYLOAD_BYTES)
+    size_t len = 0; // at most one past the limit: a name need not end where the limit does
+    while (name != nullptr && len <= VGPU_MAX_NAME_BYTES && name[len] != '\0')
+        ++len;
+    if (len == 0 || len > VGPU_MAX_NAME_BYTES)
         return false;
     c->op = op;
     c->arg[0] = handle_bits(module);
-    c->payload = name;
-    c->payload_len = static_cast<uint32_t>(len);
+    if (len <= VGPU_PAYLOAD_BYTES) {
+        c->payload = name;
+        c->payload_len = static_cast<uint32_t>(len);
+        return true;
+    }
+    uint8_t* scratch = param_scratch();
+    if (scratch == nullptr)
+        return false;
+    memcpy(scratch, name, len);
+    *gpa = reinterpret_cast<uintptr_t>(scratch);
+    c->arg[1] = len;
+    c->payload = gpa;
+    c->payload_len = sizeof *gpa;
     return true;
 }
 } // namespace
@@ -230,7 +245,8 @@ extern "C" CUresult cuModuleGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUmodule
 {
     GUEST_API_LOCK();
     Call c;
-    if (!name_lookup(VGPU_OP_MODULE_GET_GLOBAL, module, name, &c))
+    uint64_t gpa;
+    if (!name_lookup(VGPU_OP_MODULE_GET_GLOBAL, module, name, &c, &gpa))
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t res[2];
     if (CUresult r = call_sync(c, res))
@@ -247,7 +263,8 @@ extern "C" CUresult cuModuleGetFunction(CUfunction* f, CUmodule module, const ch
 {
     GUEST_API_LOCK();
     Call c;
-    if (f == nullptr || !name_lookup(VGPU_OP_MODULE_GET_FUNCTION, module, name, &c))
+    uint64_t gpa;
+    if (f == nullptr || !name_lookup(VGPU_OP_MODULE_GET_FUNCTION, module, name, &c, &gpa))
         return CUDA_ERROR_INVALID_VALUE;
     CUfunction handle;
     if (CUresult r = call_result(c, &handle))

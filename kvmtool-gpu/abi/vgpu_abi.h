@@ -176,6 +176,8 @@ struct vgpu_param_desc {
 };
 /* The driver's limit on a kernel's parameter buffer (CUDA 12.1 and later). */
 #define VGPU_MAX_PARAM_BYTES 32764u
+/* The longest kernel or variable name a module look-up takes. */
+#define VGPU_MAX_NAME_BYTES 32764u
 
 /* ---- opcodes: vgpu_ops.h, one row each (number, facts, typed arguments
  * and results) ------------------------------------------------------------

@@ -49,12 +49,13 @@
  *  10 MEMSET_2D_D8/D16/D32 (24-26), STREAM_WRITE_VALUE and
  *     STREAM_WAIT_VALUE (45, 46)
  *  11 VGPU_CMD_FLAG_CLUSTER (thread-block clusters on launches),
- *     FUNC_MAX_ACTIVE_CLUSTERS and FUNC_MAX_CLUSTER_SIZE (84, 85) */
+ *     FUNC_MAX_ACTIVE_CLUSTERS and FUNC_MAX_CLUSTER_SIZE (84, 85); names
+ *     past the payload for MODULE_GET_FUNCTION and MODULE_GET_GLOBAL */
 #define VGPU_ABI_VERSION 11u
 /* kvmgpu::abi::vgpu_abi_layout_hash() (vgpu_abi_layout.h) at this version:
  * a unit test fails when the layout moves and this is not the value. A
  * change that moves it bumps VGPU_ABI_VERSION and records the new value. */
-#define VGPU_ABI_LAYOUT_HASH 0xb8dd59d1d8b03142ull
+#define VGPU_ABI_LAYOUT_HASH 0x9c876e9ea5466942ull
 
 /* ---- what an opcode does (the table's third column) -------------------- */
 /* Needs a current context (else VGPU_ERROR_INVALID_CONTEXT, vgpu_abi.h "contexts"). */
@@ -109,6 +110,9 @@ struct vgpu_args_set_attribute { uint64_t handle; uint64_t attribute; uint64_t v
 struct vgpu_args_on_stream { uint64_t handle; uint64_t stream; }; /* an event record, a graph launch, a library's stream */
 struct vgpu_args_wait_event { uint64_t stream; uint64_t event; uint64_t flags; };
 struct vgpu_args_two_handles { uint64_t first; uint64_t second; };
+/* A look-up by name in a module: name_bytes 0 when the payload holds the
+ * name, else its length (C++ template names run to kilobytes). */
+struct vgpu_args_name_lookup { uint64_t module; uint64_t name_bytes; };
 struct vgpu_args_occupancy { uint64_t function; uint64_t block_threads; uint64_t shared_bytes; uint64_t flags; };
 /* A launch's shape with its cluster (cluster[] all 0: the kernel's own
  * compiled-in cluster size, or none), as cuOccupancyMaxActiveClusters and
@@ -201,8 +205,9 @@ struct vgpu_result_bytes16 { uint8_t bytes[16]; }; /* a host-mode BLAS result */
         /* dptr and pitch 4-byte aligned */ \
     X(MODULE_LOAD_DATA, 30, VGPU_OPF_CTX, struct vgpu_args_guest_range, struct vgpu_result_handle) /* the image */ \
     X(MODULE_UNLOAD, 31, VGPU_OPF_CTX, struct vgpu_args_handle, void) \
-    X(MODULE_GET_FUNCTION, 32, VGPU_OPF_CTX, struct vgpu_args_handle, struct vgpu_result_handle) \
-        /* payload = the name (payload_len bytes, no NUL) */ \
+    X(MODULE_GET_FUNCTION, 32, VGPU_OPF_CTX, struct vgpu_args_name_lookup, struct vgpu_result_handle) \
+        /* the name, no NUL: name_bytes 0, the payload's payload_len bytes; past VGPU_PAYLOAD_BYTES \
+           (up to VGPU_MAX_NAME_BYTES), at the gpa the payload holds */ \
     X(FUNC_GET_PARAM_INFO, 34, VGPU_OPF_CTX, struct vgpu_args_param_info, struct vgpu_result_param_info) \
         /* payload <- vgpu_param_desc of parameters first, first+1, ... (as many as the payload holds): \
            the layout the module gives the kernel */ \
@@ -213,8 +218,8 @@ struct vgpu_result_bytes16 { uint8_t bytes[16]; }; /* a host-mode BLAS result */
     X(FUNC_GET_ATTRIBUTE, 36, VGPU_OPF_CTX, struct vgpu_args_attribute, struct vgpu_result_value) \
         /* CUfunction_attribute; an int */ \
     X(FUNC_SET_ATTRIBUTE, 37, VGPU_OPF_CTX, struct vgpu_args_set_attribute, void) \
-    X(MODULE_GET_GLOBAL, 38, VGPU_OPF_CTX, struct vgpu_args_handle, struct vgpu_result_global) \
-        /* payload = the name: a __device__ variable, usable as device memory */ \
+    X(MODULE_GET_GLOBAL, 38, VGPU_OPF_CTX, struct vgpu_args_name_lookup, struct vgpu_result_global) \
+        /* the name as MODULE_GET_FUNCTION's: a __device__ variable, usable as device memory */ \
     X(STREAM_CREATE, 40, VGPU_OPF_CTX, struct vgpu_args_flags, struct vgpu_result_handle) \
     X(STREAM_SYNCHRONIZE, 41, VGPU_OPF_CTX, struct vgpu_args_handle, void) \
     X(STREAM_DESTROY, 42, VGPU_OPF_CTX, struct vgpu_args_handle, void) \

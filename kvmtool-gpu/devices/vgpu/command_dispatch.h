@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string>
 #include <utility>
 #include <cstdint>
 #include <string_view>
@@ -272,6 +273,7 @@ private:
     // that the payload holds there. nullptr, or why not.
     const char* take_param_buffer(const uint8_t* p, uint32_t len, uint32_t room, uint64_t bytes);
     const char* take_cluster(const GuestCommand& c, LaunchMode* mode);
+    const char* take_name(const GuestCommand& c, std::string* name);
     // FUNC_MAX_ACTIVE_CLUSTERS / FUNC_MAX_CLUSTER_SIZE: the shape checked, then the backend's answer.
     CommandResult cluster_question(GuestCommand& c, bool active);
 

@@ -41,13 +41,32 @@ CommandResult CommandDispatch::op_MODULE_UNLOAD(GuestCommand& c) {
 }
 
 // arg0 module; payload = the name, payload_len bytes, no NUL.
+// vgpu_args_name_lookup's name: in the payload, or copied once from the
+// guest RAM its gpa names. nullptr, or why it is refused.
+const char* CommandDispatch::take_name(const GuestCommand& c, std::string* name) {
+    const uint64_t bytes = c.desc.arg[1];
+    if (bytes == 0) {
+        name->assign(reinterpret_cast<const char*>(c.payload.data()), c.desc.payload_len);
+    } else {
+        if (bytes <= VGPU_PAYLOAD_BYTES || bytes > VGPU_MAX_NAME_BYTES) return "name length";
+        uint64_t gpa;
+        if (c.desc.payload_len < sizeof gpa) return "no name address";
+        std::memcpy(&gpa, c.payload.data(), sizeof gpa);
+        const uint8_t* src = guest_span(gpa, bytes);
+        if (!src) return "name outside RAM";
+        // SAFETY: [src, src + bytes) was translated above; copied once.
+        name->assign(reinterpret_cast<const char*>(src), bytes);
+    }
+    if (name->empty() || name->find('\0') != std::string::npos) return "name empty or with a NUL";
+    return nullptr;
+}
+
 CommandResult CommandDispatch::op_MODULE_GET_FUNCTION(GuestCommand& c) {
     const uint64_t module = c.desc.arg[0];
     const ModuleEntry* m = modules_.find(module, ctx_);
     if (!m) return fail(VGPU_ERROR_INVALID_HANDLE, "module handle");
-    const std::string_view name(reinterpret_cast<const char*>(c.payload.data()), c.desc.payload_len);
-    if (name.empty() || name.find('\0') != std::string_view::npos)
-        return fail(VGPU_ERROR_INVALID_VALUE, "function name empty or with a NUL");
+    std::string name;
+    if (const char* why = take_name(c, &name)) return fail(VGPU_ERROR_INVALID_VALUE, why);
     BackendFunction f = 0;
     ParamLayout layout;
     const Status s = backend_result(backend().module_get_function(m->module, name, &f, &layout));
@@ -72,9 +91,8 @@ CommandResult CommandDispatch::op_MODULE_GET_FUNCTION(GuestCommand& c) {
 CommandResult CommandDispatch::op_MODULE_GET_GLOBAL(GuestCommand& c) {
     const ModuleEntry* m = modules_.find(c.desc.arg[0], ctx_);
     if (!m) return fail(VGPU_ERROR_INVALID_HANDLE, "module handle");
-    const std::string_view name(reinterpret_cast<const char*>(c.payload.data()), c.desc.payload_len);
-    if (name.empty() || name.find('\0') != std::string_view::npos)
-        return fail(VGPU_ERROR_INVALID_VALUE, "variable name empty or with a NUL");
+    std::string name;
+    if (const char* why = take_name(c, &name)) return fail(VGPU_ERROR_INVALID_VALUE, why);
     uint64_t dptr = 0, bytes = 0;
     const Status s = backend_result(backend().module_get_global(m->module, name, &dptr, &bytes));
     if (s != VGPU_SUCCESS) return done(s);

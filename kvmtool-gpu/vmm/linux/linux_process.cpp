@@ -489,7 +489,12 @@ bool LinuxProcess::deliver_fault(VcpuFd& vcpu, uint32_t vector, uint32_t tid) {
     const auto info = fault_signal_info(vector, has_error ? stack[2] : 0, frame[0], s.cr2);
     if (!info) return false;
     const auto delivery = server_->fault_signal(tid, info->signo);
-    if (!delivery) return false;
+    if (!delivery) {
+        // The run ends with the fault's line: say whose code it was in.
+        log_info("linux guest: %s at RIP 0x%llx, in %s", signal_name(info->signo).c_str(),
+                 static_cast<unsigned long long>(frame[0]), server_->place_of(frame[0]).c_str());
+        return false;
+    }
     kvm_regs g = r;
     g.rdx = stack[0];
     g.rax = stack[1];

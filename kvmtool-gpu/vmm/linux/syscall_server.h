@@ -168,6 +168,10 @@ public:
     // for thread `tid`: its handler, the mask and SA_RESETHAND applied;
     // nullopt when it has none or blocks it (the fault ends the run).
     std::optional<SignalDelivery> fault_signal(uint32_t tid, int sig);
+    // Where `addr` lies as /proc/self/maps names it: "PATH+0xOFFSET" (the
+    // file's offset), "[heap]", an anonymous mapping, or "unmapped".
+    std::string place_of(uint64_t addr) const;
+
     // At a system call's return: a pending, unblocked signal's handler, or the run's end.
     PendingSignal take_pending(uint32_t tid);
     // The frame went on (`on_altstack`): SS_AUTODISARM disarms the sigaltstack.

@@ -14,6 +14,7 @@
 // address space as the server records it), /proc/cpuinfo and /proc/meminfo
 // (guest_proc_text.h). Made-up text is a memfd written when the guest opens
 // it, so read, pread, lseek, fstat and mmap treat it as any file.
+#include <cstdio>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/mman.h>
@@ -253,6 +254,26 @@ std::string SyscallServer::maps() const {
     if (window_) // the file window's pieces as the guest mapped them: path, offset, protection
         for (MapsEntry& e : window_->maps()) entries.push_back(std::move(e));
     return maps_text(std::move(entries));
+}
+
+std::string SyscallServer::place_of(uint64_t addr) const {
+    const std::string text = maps();
+    size_t at = 0;
+    while (at < text.size()) {
+        size_t end = text.find('\n', at);
+        if (end == std::string::npos) end = text.size();
+        const std::string line = text.substr(at, end - at);
+        at = end + 1;
+        unsigned long long lo = 0, hi = 0, offset = 0;
+        int path_at = 0;
+        if (std::sscanf(line.c_str(), "%llx-%llx %*s %llx %*s %*s %n", &lo, &hi, &offset, &path_at) < 3) continue;
+        if (addr < lo || addr >= hi) continue;
+        const std::string path = path_at > 0 ? line.substr(static_cast<size_t>(path_at)) : "";
+        char where[64];
+        std::snprintf(where, sizeof where, "+0x%llx", offset + (addr - lo));
+        return path.empty() ? "an anonymous mapping" : path[0] == '[' ? path : path + where;
+    }
+    return "unmapped";
 }
 
 } // namespace kvmgpu::linux_abi

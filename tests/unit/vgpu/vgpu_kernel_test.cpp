@@ -8,6 +8,8 @@
 namespace kvmgpu::vgpu::test {
 namespace {
 
+std::vector<uint8_t> bytes_of(uint64_t v) { return bytes(v); }
+
 struct VgpuKernels : ::testing::Test {
     VgpuRig rig{VgpuOptions{.max_handles = 8, .max_module_bytes = 4096}};
     void SetUp() override { ASSERT_EQ(rig.enable(), VGPU_SUCCESS); }
@@ -100,6 +102,18 @@ TEST_F(VgpuKernels, ModuleAndFunctionErrors) {
     EXPECT_EQ(get(m, std::string("vector_add\0x", 12)), VGPU_ERROR_INVALID_VALUE);
     EXPECT_EQ(get(m + 1, "vector_add"), VGPU_ERROR_INVALID_HANDLE); // never issued
     EXPECT_EQ(get(fn, "vector_add"), VGPU_ERROR_INVALID_HANDLE);    // a function is not a module
+    // Names past the payload (C++ templates' run to kilobytes) travel by address.
+    auto get_far = [&](uint64_t bytes, uint64_t gpa) {
+        return rig.call({.opcode = VGPU_OP_MODULE_GET_FUNCTION, .args = {m, bytes}, .payload = bytes_of(gpa)}).status;
+    };
+    const std::string long_name(3000, 'k');
+    rig.put(kDataGpa, long_name.data(), long_name.size());
+    EXPECT_EQ(get_far(long_name.size(), kDataGpa), VGPU_ERROR_NOT_FOUND); // reached the backend whole
+    EXPECT_EQ(get_far(VGPU_PAYLOAD_BYTES, kDataGpa), VGPU_ERROR_INVALID_VALUE);      // would fit the payload
+    EXPECT_EQ(get_far(VGPU_MAX_NAME_BYTES + 1, kDataGpa), VGPU_ERROR_INVALID_VALUE); // past the limit
+    EXPECT_EQ(get_far(long_name.size(), 1ull << 50), VGPU_ERROR_INVALID_VALUE);      // outside RAM
+    rig.put(kDataGpa + 100, "", 1);
+    EXPECT_EQ(get_far(long_name.size(), kDataGpa), VGPU_ERROR_INVALID_VALUE); // a NUL inside
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_MODULE_LOAD_DATA, .args = {kDataGpa, 0}}).status, VGPU_ERROR_INVALID_VALUE);
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_MODULE_LOAD_DATA, .args = {kDataGpa, 4097}}).status, VGPU_ERROR_INVALID_VALUE);
 

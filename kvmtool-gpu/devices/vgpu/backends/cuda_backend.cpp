@@ -172,7 +172,17 @@ SgStrategy CudaBackend::auto_sg_strategy(uint64_t entries, uint64_t total_bytes)
     return default_sg_strategy();
 }
 
-void CudaBackend::bind_thread() { api_.cuCtxSetCurrent(ctx_); }
+void CudaBackend::bind_thread() {
+    api_.cuCtxSetCurrent(ctx_);
+    // This thread makes every guest thread's calls, while each guest thread
+    // keeps its own capture mode (answered in the guest library). Relaxed
+    // here, so that a call a guest thread makes in relaxed mode during a
+    // capture (PyTorch's allocator does) is not refused as unsafe.
+    if (const auto exchange = KVMGPU_CUDA_LATE(api_, cuThreadExchangeStreamCaptureMode, 10010)) {
+        CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+        exchange(&mode);
+    }
+}
 
 Status CudaBackend::register_guest_ram(void* host, uint64_t bytes) {
     CUdeviceptr dev = 0;
