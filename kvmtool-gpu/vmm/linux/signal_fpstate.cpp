@@ -42,13 +42,12 @@ std::vector<uint8_t> initial_area() {
 }
 
 // What XRSTOR with requested-feature bitmap `xrestore` (then Linux's
-// reset of xcr0's other components) leaves: the x87, SSE and MXCSR parts
+// reset of XCR0's other components) leaves: the x87, SSE and MXCSR parts
 // from `legacy` where requested and present (`present`: XSTATE_BV), the
 // initial values elsewhere; the extended components named in `present`
 // and `xrestore` from `area` (read from the guest at their offsets by the
 // caller), the rest initial.
-std::vector<uint8_t> rebuild(const uint8_t* legacy, uint64_t present, uint64_t xrestore, const GuestXstate& xs,
-                             uint32_t mxcsr_mask) {
+std::vector<uint8_t> rebuild(const uint8_t* legacy, uint64_t present, uint64_t xrestore, uint32_t mxcsr_mask) {
     std::vector<uint8_t> out = initial_area();
     uint8_t* b = out.data();
     const uint64_t loaded = present & xrestore;
@@ -57,11 +56,12 @@ std::vector<uint8_t> rebuild(const uint8_t* legacy, uint64_t present, uint64_t x
         std::memcpy(b + kSt, legacy + kSt, kXmm - kSt);          // ST0-7
     }
     if (loaded & kXfeatureSse) std::memcpy(b + kXmm, legacy + kXmm, 16 * 16); // XMM0-15
-    // MXCSR: XRSTOR loads it with SSE or AVX requested; Linux's reset of
-    // components not requested then loads the default with either of those.
-    uint32_t mxcsr = kDefaultMxcsr;
-    if ((xrestore & (kXfeatureSse | kXfeatureYmm)) && !(xs.xcr0 & ~xrestore & (kXfeatureSse | kXfeatureYmm)))
-        mxcsr = load<uint32_t>(legacy + kMxcsr) & mxcsr_mask;
+    // MXCSR: XRSTOR loads it whenever SSE or AVX is requested, whatever
+    // XSTATE_BV says, and FXRSTOR always; Linux's reset of the components
+    // not requested leaves it (measured on Linux 6.1: a legacy-only frame,
+    // or one without AVX in its xfeatures, gives the frame's MXCSR back).
+    const uint32_t mxcsr = (xrestore & (kXfeatureSse | kXfeatureYmm)) ? load<uint32_t>(legacy + kMxcsr) & mxcsr_mask
+                                                                       : kDefaultMxcsr;
     store(b + kMxcsr, mxcsr);
     store(b + kMxcsrMask, mxcsr_mask);
     // x87 and SSE are written out in full (initial values where not loaded).
@@ -150,7 +150,7 @@ std::variant<std::vector<uint8_t>, std::string> fpstate_from_frame(const UserMem
     }
     if (!xsave) { // FXRSTOR of the legacy image, every other component initial
         if (at % 16) return std::string("its FPU state is not 16-byte aligned (FXRSTOR faults)");
-        return rebuild(legacy, kXfeatureFp | kXfeatureSse, kXfeatureFp | kXfeatureSse, xs, mxcsr_mask);
+        return rebuild(legacy, kXfeatureFp | kXfeatureSse, kXfeatureFp | kXfeatureSse, mxcsr_mask);
     }
     if (at % 64) return std::string("its XSAVE area is not 64-byte aligned (XRSTOR faults)");
     uint8_t header[kXsaveHeaderBytes];
@@ -161,7 +161,7 @@ std::variant<std::vector<uint8_t>, std::string> fpstate_from_frame(const UserMem
     if (xcomp_bv != 0 || load<uint64_t>(header + 16) != 0)
         return std::string("its XSAVE header's bytes 8..23 are not zero (compacted form or reserved: XRSTOR faults)");
     const uint64_t xrestore = sw.xfeatures & xs.xcr0;
-    std::vector<uint8_t> out = rebuild(legacy, xstate_bv, xrestore, xs, mxcsr_mask);
+    std::vector<uint8_t> out = rebuild(legacy, xstate_bv, xrestore, mxcsr_mask);
     for (uint32_t i = 2; i < 8; ++i) {
         if (!(xstate_bv & xrestore & (1ull << i))) continue;
         if (!mem.read(at + xs.offset[i], out.data() + xs.offset[i], xs.bytes[i]))

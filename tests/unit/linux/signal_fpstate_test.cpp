@@ -144,8 +144,7 @@ TEST_F(Fpstate, SoftwareBytesThatDoNotHoldTogetherGiveTheLegacyImageOnly) {
         EXPECT_EQ(a[576], 0) << what << ": YMM upper halves initial";
         EXPECT_EQ(a[1088], 0) << what << ": opmask initial";
         EXPECT_EQ(get<uint16_t>(&a[0]), 0x27f) << what << ": FCW from the frame";
-        // MXCSR: reset with AVX's state (Linux's XRSTOR of the initial state for AVX loads it).
-        EXPECT_EQ(get<uint32_t>(&a[24]), 0x1f80u) << what;
+        EXPECT_EQ(get<uint32_t>(&a[24]), 0x1fa0u) << what << ": MXCSR from the frame (FXRSTOR loads it)";
     };
     write_frame();
     poke<uint32_t>(464, 0x12345678);
@@ -219,12 +218,22 @@ TEST_F(Fpstate, ChecksLinuxDoesNotMakeAndWhatIsLimited) {
     EXPECT_EQ(get<uint64_t>(&a[512]), 0x3u);
     EXPECT_EQ(a[576], 0);
     EXPECT_EQ(get<uint32_t>(&a[24]), 0x1fa0u);
-    // A component left out of the software bytes' xfeatures: initial too, as Linux resets it.
+    // A component left out of the software bytes' xfeatures: initial too, as Linux resets it;
+    // MXCSR still the frame's (SSE requested).
     write_frame();
     poke<uint64_t>(472, 0x3);
     a = loaded(area);
     EXPECT_EQ(a[576], 0);
     EXPECT_EQ(get<uint64_t>(&a[512]), 0x3u);
+    EXPECT_EQ(get<uint32_t>(&a[24]), 0x1fa0u);
+    // Neither SSE nor AVX requested: XRSTOR leaves MXCSR alone, Linux's reset makes it the default;
+    // x87 alone from the frame, the XMM registers initial.
+    write_frame();
+    poke<uint64_t>(472, 0x1);
+    a = loaded(area);
+    EXPECT_EQ(get<uint32_t>(&a[24]), 0x1f80u);
+    EXPECT_EQ(get<uint16_t>(&a[0]), 0x27f);
+    EXPECT_EQ(a[160], 0);
     // No fpstate: the initial state.
     a = loaded(0);
     EXPECT_EQ(get<uint16_t>(&a[0]), 0x37f);
