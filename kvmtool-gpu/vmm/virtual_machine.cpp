@@ -120,6 +120,10 @@ VirtualMachine::VirtualMachine(const KvmSystem& kvm, VmOptions opts) : opts_(std
         const bool kvm_xsave = kvm.check_extension(KVM_CAP_XSAVE) > 0 && kvm.check_extension(KVM_CAP_XCRS) > 0;
         opts_.linux.xstate = linux_abi::plan_guest_xstate(cpuid, linux_abi::host_xcr0(), kvm_xsave);
         cpuid = linux_abi::guest_cpuid(cpuid, opts_.linux.xstate);
+        if (!opts_.linux.xstate.enabled())
+            log_warn("linux guest: runs without XSAVE (AVX state not enabled): %s",
+                     kvm_xsave ? "KVM's CPUID and the host kernel's XCR0 leave no XSAVE layout to use"
+                               : "KVM lacks KVM_CAP_XSAVE or KVM_CAP_XCRS");
     }
     vcpu_->set_cpuid(cpuid);
     if (opts_.linux.xstate.enabled()) {
