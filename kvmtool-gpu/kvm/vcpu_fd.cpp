@@ -49,6 +49,22 @@ kvm_fpu VcpuFd::fpu() const {
     return f;
 }
 
+void VcpuFd::set_xcr0(uint64_t xcr0) {
+    kvm_xcrs x{};
+    x.nr_xcrs = 1;
+    x.xcrs[0].xcr = 0;
+    x.xcrs[0].value = xcr0;
+    check_ioctl(::ioctl(fd_.get(), KVM_SET_XCRS, &x), "KVM_SET_XCRS");
+}
+
+KvmXsaveArea VcpuFd::xsave() const {
+    KvmXsaveArea x{};
+    check_ioctl(::ioctl(fd_.get(), kGetXsave, &x), "KVM_GET_XSAVE");
+    return x;
+}
+
+bool VcpuFd::set_xsave(const KvmXsaveArea& area) { return ::ioctl(fd_.get(), kSetXsave, &area) == 0; }
+
 namespace {
 // struct kvm_msrs as the kernel lays it out (an 8-byte header, then the
 // entries): its C++ declaration has the flexible-array problem that

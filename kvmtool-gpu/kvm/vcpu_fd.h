@@ -10,6 +10,7 @@
 
 #include "kvmtool-gpu/kvm/unique_fd.h"
 #include "kvmtool-gpu/kvm/vcpu_exit.h"
+#include "kvmtool-gpu/kvm/xsave_ioctls.h"
 
 namespace kvmgpu {
 
@@ -28,6 +29,12 @@ public:
     void set_sregs(const kvm_sregs& s);
     void set_fpu(const kvm_fpu& f);
     kvm_fpu fpu() const;
+    // KVM_SET_XCRS with XCR0 alone (KVM_CAP_XCRS); throws KvmError where KVM refuses it.
+    void set_xcr0(uint64_t xcr0);
+    // KVM_GET_XSAVE: the XSAVE area in standard form (KVM_CAP_XSAVE).
+    KvmXsaveArea xsave() const;
+    // KVM_SET_XSAVE; false (errno set) where KVM refuses the area.
+    bool set_xsave(const KvmXsaveArea& area);
     // KVM_SET_MSRS; throws KvmError unless KVM took every entry.
     void set_msrs(const std::vector<kvm_msr_entry>& entries);
     // KVM_GET_MSRS of one MSR; nullopt where KVM does not read it.

@@ -325,8 +325,10 @@ kvm_sregs long_mode_sregs(const kvm_sregs& base) {
     return s;
 }
 
-kvm_sregs linux_sregs(const kvm_sregs& base) {
+kvm_sregs linux_sregs(const kvm_sregs& base, bool osxsave) {
     kvm_sregs s = long_mode_sregs(base);
+    constexpr uint64_t kCr4Osxsave = 1ull << 18;
+    if (osxsave) s.cr4 |= kCr4Osxsave;
     constexpr uint64_t kEferSce = 1ull << 0;
     s.efer |= kEferSce;
     s.fs.base = 0; // glibc's: arch_prctl(ARCH_SET_FS) sets it

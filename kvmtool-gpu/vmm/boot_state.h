@@ -73,8 +73,8 @@ void write_boot_structures(const memmap::GuestMemory& mem, const BootParams& p);
 // Long-mode segment and control registers; `base` is what KVM_GET_SREGS
 // gave (kept for the fields KVM initialised, e.g. TR, APIC base).
 kvm_sregs long_mode_sregs(const kvm_sregs& base);
-// Linux-ABI guests: EFER.SCE, FS base 0, on top of long_mode_sregs.
-kvm_sregs linux_sregs(const kvm_sregs& base);
+// Linux-ABI guests: EFER.SCE, FS base 0, on top of long_mode_sregs; CR4.OSXSAVE with `osxsave`.
+kvm_sregs linux_sregs(const kvm_sregs& base, bool osxsave = false);
 // STAR, LSTAR (the stub), SFMASK for a Linux-ABI guest's `syscall`.
 std::vector<kvm_msr_entry> linux_syscall_msrs();
 kvm_regs entry_regs(uint64_t entry);

@@ -8,6 +8,8 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
+#include "kvmtool-gpu/kvm/xsave_ioctls.h"
+
 namespace kvmgpu {
 
 namespace {
@@ -59,19 +61,22 @@ std::vector<sock_filter> vcpu_seccomp_program(int vcpu_fd, bool linux_guest, int
         stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(0)),
         jump(BPF_JMP | BPF_JEQ | BPF_K, slots_fd, 0, 2),
         stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(1)),
-        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_SET_USER_MEMORY_REGION, 10, 9),
-        jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(vcpu_fd), 0, 8),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_SET_USER_MEMORY_REGION, 12, 11),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(vcpu_fd), 0, 10),
         stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(1)),
-        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_RUN, 7, 0),
-        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_GET_REGS, 6, 0),
-        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_GET_SREGS, 5, 0),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_RUN, 9, 0),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_GET_REGS, 8, 0),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_GET_SREGS, 7, 0),
         // CR3 loads the ring-3 guest asks for (CPU control device).
-        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_SET_SREGS, 4, 0),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, KVM_SET_SREGS, 6, 0),
         // The return from a Linux-ABI guest's system call, and its signal
-        // frames' FPU state (never match otherwise: KVM_RUN again).
-        jump(BPF_JMP | BPF_JEQ | BPF_K, linux_guest ? KVM_SET_REGS : KVM_RUN, 3, 0),
-        jump(BPF_JMP | BPF_JEQ | BPF_K, linux_guest ? KVM_GET_FPU : KVM_RUN, 2, 0),
-        jump(BPF_JMP | BPF_JEQ | BPF_K, linux_guest ? KVM_SET_FPU : KVM_RUN, 1, 0),
+        // frames' FPU state: the legacy one, or the XSAVE area where the
+        // guest has XSAVE (never match otherwise: KVM_RUN again).
+        jump(BPF_JMP | BPF_JEQ | BPF_K, linux_guest ? KVM_SET_REGS : KVM_RUN, 5, 0),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, linux_guest ? KVM_GET_FPU : KVM_RUN, 4, 0),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, linux_guest ? KVM_SET_FPU : KVM_RUN, 3, 0),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, linux_guest ? static_cast<uint32_t>(kGetXsave) : KVM_RUN, 2, 0),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, linux_guest ? static_cast<uint32_t>(kSetXsave) : KVM_RUN, 1, 0),
         ret(kRefuse),
         ret(kAllow),
     };

@@ -9,6 +9,7 @@
 #include "kvmtool-gpu/abi/platform_abi.h"
 #include "kvmtool-gpu/devices/terminal_text.h"
 #include "kvmtool-gpu/kvm/kvm_error.h"
+#include "kvmtool-gpu/util/log.h"
 #include "kvmtool-gpu/vmm/boot_state.h"
 #include "kvmtool-gpu/vmm/guest_fault.h"
 #include "kvmtool-gpu/vmm/vcpu_seccomp.h"
@@ -113,7 +114,28 @@ VirtualMachine::VirtualMachine(const KvmSystem& kvm, VmOptions opts) : opts_(std
     pio_.claim(KVMGPU_FAULT_PORT, KVMGPU_FAULT_PORT_SIZE, fault_);
 
     vcpu_ = vm_->create_vcpu(0);
-    vcpu_->set_cpuid(kvm.supported_cpuid());
+    // A Linux-ABI guest runs with XSAVE where KVM has it (guest_xstate.h).
+    std::vector<kvm_cpuid_entry2> cpuid = kvm.supported_cpuid();
+    if (linux_guest) {
+        const bool kvm_xsave = kvm.check_extension(KVM_CAP_XSAVE) > 0 && kvm.check_extension(KVM_CAP_XCRS) > 0;
+        opts_.linux.xstate = linux_abi::plan_guest_xstate(cpuid, linux_abi::host_xcr0(), kvm_xsave);
+        cpuid = linux_abi::guest_cpuid(cpuid, opts_.linux.xstate);
+        if (!opts_.linux.xstate.enabled())
+            log_warn("linux guest: runs without XSAVE (AVX state not enabled): %s",
+                     kvm_xsave ? "KVM's CPUID and the host kernel's XCR0 leave no XSAVE layout to use"
+                               : "KVM lacks KVM_CAP_XSAVE or KVM_CAP_XCRS");
+    }
+    vcpu_->set_cpuid(cpuid);
+    if (opts_.linux.xstate.enabled()) {
+        try { // KVM checks XCR0 against the CPUID just given; a refusal leaves the guest without XSAVE
+            vcpu_->set_xcr0(opts_.linux.xstate.xcr0);
+        } catch (const KvmError& e) {
+            log_warn("linux guest: runs without XSAVE (AVX state not enabled): %s", e.what());
+            opts_.linux.xstate = {};
+            cpuid = kvm.supported_cpuid();
+            vcpu_->set_cpuid(cpuid);
+        }
+    }
     // Opened here: the seccomp filter of run() allows reading it, not opening it.
     execution_ = std::make_unique<ExecutionProbe>(KvmStatsReader(vcpu_->stats_fd(), "vcpu 0"));
 
@@ -126,8 +148,9 @@ VirtualMachine::VirtualMachine(const KvmSystem& kvm, VmOptions opts) : opts_(std
     params.nested = KvmSystem::host_is_virtualized();
     params.cmdline = opts_.cmdline;
     if (linux_guest) {
+        opts_.linux.cpuid = cpuid;
         uint64_t hwcap = 0; // AT_HWCAP: CPUID.1:EDX, as Linux gives it
-        for (const auto& e : kvm.supported_cpuid())
+        for (const auto& e : cpuid)
             if (e.function == 1) hwcap = e.edx;
         // The file window's slots (file_window.h) come after RAM's (slot 0),
         // as many as KVM offers up to the fixed cap; read-only ones need
@@ -154,7 +177,7 @@ VirtualMachine::VirtualMachine(const KvmSystem& kvm, VmOptions opts) : opts_(std
             throw std::invalid_argument("--max-threads " + std::to_string(opts_.linux.max_threads) +
                                         " must be 1 to " + std::to_string(max_vcpus) + " (KVM's vCPUs per VM)");
         threads_ = std::make_unique<GuestThreads>(GuestThreads::Env{
-            *vm_, kvm.supported_cpuid(), *linux_, memory_, mmio_, pio_, opts_.seccomp, opts_.linux.max_threads,
+            *vm_, cpuid, *linux_, memory_, mmio_, pio_, opts_.seccomp, opts_.linux.max_threads,
             [this](VcpuFd& v) { return port_devices_end(v); },
             [this](VcpuFd& v) -> std::optional<GroupEnd> {
                 const auto request = cpu_control_->take(); // this thread's own, if its exit made one

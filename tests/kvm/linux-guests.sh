@@ -11,7 +11,9 @@
 # limit, hostile clone/futex values); aliases (alias_check); ring 3 doing
 # what it may not (hostile_check); pipes, eventfds, poll, epoll,
 # /proc/self/fd and signal handlers for the guest's own faults and kill
-# (abi_check); the file window (file_map_check: libraries and root files
+# (abi_check); the XSAVE state (xsave_check: AVX enabled on every thread,
+# YMM registers kept across a handler, Linux's XSAVE frames and their
+# checks; where the host CPU has AVX the guest must have it); the file window (file_map_check: libraries and root files
 # mapped, private writes private, SIGSEGV for a write to a read-only
 # mapping, the slot cap); the working directory (linux-cwd.sh); a console flood (one write is cut to
 # 64 KiB, the output stops at the console's limit, --timeout ends an endless
@@ -241,6 +243,17 @@ abi poll-forever --timeout 1
 took=$(( $(date +%s) - start ))
 check "abi_check poll-forever: --timeout 1 ends a guest blocked in poll within 10 s (took ${took} s)" \
     sh -c "grep -q 'result: timeout' '$work/out' && [ $took -le 10 ]"
+
+# XSAVE (xsave_check): required where this machine's CPU shows AVX, else its SKIP line names why not.
+timeout 120 "$vmm" run --guest "$dir/xsave_check" --mem 128M --vgpu none > "$work/out" 2>&1
+rc=$?
+cat "$work/out"
+if grep -qw avx /proc/cpuinfo; then
+    check "xsave_check: AVX enabled on both threads, YMM kept across a handler, XSAVE frames as Linux's" \
+        sh -c "[ $rc -eq 0 ] && grep -q 'guest: xsave: ok' '$work/out'"
+else
+    check "xsave_check: this CPU has no AVX: the guest says so" sh -c "[ $rc -eq 0 ] && grep -q 'guest: xsave: SKIP' '$work/out'"
+fi
 
 # The working directory: --cwd, its default, chdir, fchdir, getcwd, relative paths.
 check "linux-cwd.sh: the guest's working directory" sh "$(dirname "$0")/linux-cwd.sh" "$vmm" "$dir"

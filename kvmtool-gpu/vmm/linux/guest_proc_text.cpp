@@ -13,9 +13,12 @@ struct Regs {
     uint32_t a = 0, b = 0, c = 0, d = 0;
 };
 
-Regs cpuid(uint32_t leaf, uint32_t sub = 0) {
+// The guest's leaf where `guest` has it, else the host's.
+Regs leaf_regs(const std::vector<kvm_cpuid_entry2>& guest, uint32_t leaf) {
+    for (const auto& e : guest)
+        if (e.function == leaf && e.index == 0) return {e.eax, e.ebx, e.ecx, e.edx};
     Regs r;
-    if (!__get_cpuid_count(leaf, sub, &r.a, &r.b, &r.c, &r.d)) return {};
+    if (!__get_cpuid_count(leaf, 0, &r.a, &r.b, &r.c, &r.d)) return {};
     return r;
 }
 
@@ -26,7 +29,9 @@ std::string trim(std::string s) {
     return first == std::string::npos ? "" : s.substr(first, last - first + 1);
 }
 
-// Linux's names for the CPUID bits user programs test.
+// Linux's names for the CPUID bits user programs test. Left out: osxsave
+// (Linux never shows it) and fsgsbase (Linux shows it only where it sets
+// CR4.FSGSBASE, which a guest's CR4 does not have).
 struct Flag {
     uint32_t leaf;
     char reg; // 'b', 'c' or 'd'
@@ -39,8 +44,8 @@ constexpr Flag kFlags[] = {
     {1, 'd', 26, "sse2"},     {1, 'c', 0, "pni"},         {1, 'c', 1, "pclmulqdq"}, {1, 'c', 9, "ssse3"},
     {1, 'c', 12, "fma"},      {1, 'c', 13, "cx16"},       {1, 'c', 19, "sse4_1"},   {1, 'c', 20, "sse4_2"},
     {1, 'c', 22, "movbe"},    {1, 'c', 23, "popcnt"},     {1, 'c', 25, "aes"},      {1, 'c', 26, "xsave"},
-    {1, 'c', 27, "osxsave"},  {1, 'c', 28, "avx"},        {1, 'c', 29, "f16c"},     {1, 'c', 30, "rdrand"},
-    {1, 'c', 31, "hypervisor"}, {7, 'b', 0, "fsgsbase"},  {7, 'b', 3, "bmi1"},      {7, 'b', 5, "avx2"},
+    {1, 'c', 28, "avx"},        {1, 'c', 29, "f16c"},     {1, 'c', 30, "rdrand"},
+    {1, 'c', 31, "hypervisor"}, {7, 'b', 3, "bmi1"},      {7, 'b', 5, "avx2"},
     {7, 'b', 8, "bmi2"},      {7, 'b', 9, "erms"},        {7, 'b', 16, "avx512f"},  {7, 'b', 17, "avx512dq"},
     {7, 'b', 18, "rdseed"},   {7, 'b', 19, "adx"},        {7, 'b', 21, "avx512ifma"}, {7, 'b', 23, "clflushopt"},
     {7, 'b', 24, "clwb"},     {7, 'b', 28, "avx512cd"},   {7, 'b', 29, "sha_ni"},   {7, 'b', 30, "avx512bw"},
@@ -77,7 +82,8 @@ std::string maps_text(std::vector<MapsEntry> entries) {
     return out;
 }
 
-std::string cpuinfo_text() {
+std::string cpuinfo_text(const std::vector<kvm_cpuid_entry2>& guest) {
+    const auto cpuid = [&guest](uint32_t leaf) { return leaf_regs(guest, leaf); };
     const Regs v = cpuid(0);
     char vendor[13] = {};
     std::memcpy(vendor, &v.b, 4);

@@ -4,6 +4,8 @@
 // /proc, which describes the VMM.
 #pragma once
 
+#include <linux/kvm.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,10 +23,11 @@ struct MapsEntry {
 // Lines sorted by address, in Linux's format.
 std::string maps_text(std::vector<MapsEntry> entries);
 
-// Processor 0 only (the guest has one CPU): the host's vendor, family,
-// model, stepping, model name and the feature flags its CPUID reports,
-// which are the ones the guest's CPUID (KVM's supported set) offers.
-std::string cpuinfo_text();
+// Processor 0 only (the guest has one CPU): vendor, family, model,
+// stepping, model name and the feature flags (those Linux shows) of the
+// guest's CPUID `cpuid` (what the VMM gave KVM_SET_CPUID2); a leaf it
+// lacks (all of them when empty) is read from the host's CPUID.
+std::string cpuinfo_text(const std::vector<kvm_cpuid_entry2>& cpuid);
 
 // MemTotal is the guest's RAM; MemFree and MemAvailable what its allocator
 // has not handed out. Values in kB, as Linux writes them.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kvmtool-gpu/abi/platform_abi.h"
+#include "kvmtool-gpu/vmm/linux/signal_fpstate.h"
 #include "kvmtool-gpu/vmm/linux/user_return.h"
 
 namespace kvmgpu::linux_abi {
@@ -21,7 +22,7 @@ static_assert(kInfo + 128 == kFrameBytes);
 enum Greg { R8, R9, R10, R11, R12, R13, R14, R15, Rdi, Rsi, Rbp, Rbx, Rdx, Rax, Rcx, Rsp, Rip, Eflags, Segs, Err,
             Trapno, Oldmask, Cr2, Fpstate, kGregs };
 constexpr uint64_t kUcSigcontextSs = 0x2, kUcStrictRestoreSs = 0x4;
-constexpr uint64_t kRedZone = 128, kFxBytes = 512;
+constexpr uint64_t kRedZone = 128;
 constexpr uint64_t kTf = 1ull << 8, kDf = 1ull << 10, kRf = 1ull << 16;
 constexpr uint64_t kUserTop = 1ull << 47;
 
@@ -36,37 +37,10 @@ template <class T>
 void put_obj(std::vector<uint8_t>& b, uint64_t at, const T& v) { put(b, at, &v, sizeof v); }
 } // namespace
 
-FxState fx_from_kvm(const kvm_fpu& f) {
-    FxState fx;
-    uint8_t* b = fx.bytes;
-    std::memcpy(b + 0, &f.fcw, 2);
-    std::memcpy(b + 2, &f.fsw, 2);
-    b[4] = f.ftwx;
-    std::memcpy(b + 6, &f.last_opcode, 2);
-    std::memcpy(b + 8, &f.last_ip, 8);
-    std::memcpy(b + 16, &f.last_dp, 8);
-    std::memcpy(b + 24, &f.mxcsr, 4);
-    const uint32_t mask = 0xffff; // MXCSR_MASK as the frame reports it
-    std::memcpy(b + 28, &mask, 4);
-    for (int i = 0; i < 8; ++i) std::memcpy(b + 32 + 16 * i, f.fpr[i], 16);
-    for (int i = 0; i < 16; ++i) std::memcpy(b + 160 + 16 * i, f.xmm[i], 16);
-    return fx; // 416..511 zero: no extended state follows (sw_reserved's magic1 is not FP_XSTATE_MAGIC1)
-}
-
-kvm_fpu kvm_from_fx(const FxState& fx, uint32_t mxcsr_mask) {
-    kvm_fpu f{};
-    const uint8_t* b = fx.bytes;
-    std::memcpy(&f.fcw, b + 0, 2);
-    std::memcpy(&f.fsw, b + 2, 2);
-    f.ftwx = b[4];
-    std::memcpy(&f.last_opcode, b + 6, 2);
-    std::memcpy(&f.last_ip, b + 8, 8);
-    std::memcpy(&f.last_dp, b + 16, 8);
-    std::memcpy(&f.mxcsr, b + 24, 4);
-    f.mxcsr &= mxcsr_mask; // a reserved bit set would make the state unloadable
-    for (int i = 0; i < 8; ++i) std::memcpy(f.fpr[i], b + 32 + 16 * i, 16);
-    for (int i = 0; i < 16; ++i) std::memcpy(f.xmm[i], b + 160 + 16 * i, 16);
-    return f;
+uint64_t min_signal_stack(const GuestXstate& xs) {
+    constexpr uint64_t kFsaveHeader = 112; // struct fregs_state
+    const uint64_t fpstate = xs.enabled() ? xs.size + 4 : kFxBytes; // FP_XSTATE_MAGIC2 after an XSAVE area
+    return (kFrameBytes + 15 + fpstate + kFsaveHeader + 63 + 15) & ~uint64_t{15};
 }
 
 std::variant<Delivered, std::string> push_signal_frame(const UserMemory& mem, const SigAction& act,
@@ -81,15 +55,16 @@ std::variant<Delivered, std::string> push_signal_frame(const UserMemory& mem, co
         sp = in.alt.sp + in.alt.size;
         on_alt = true;
     }
-    if (sp < kFxBytes + kFrameBytes + 64) return std::string("the stack pointer is too low for a signal frame");
-    const uint64_t fx_at = (sp - kFxBytes) & ~uint64_t{63};
+    const std::vector<uint8_t> fpstate = frame_fpstate(in.fpu, in.xstate);
+    if (sp < fpstate.size() + kFrameBytes + 64) return std::string("the stack pointer is too low for a signal frame");
+    const uint64_t fx_at = (sp - fpstate.size()) & ~uint64_t{63};
     const uint64_t frame = ((fx_at - kFrameBytes) & ~uint64_t{15}) - 8;
-    if (on_alt && (frame < in.alt.sp || fx_at + kFxBytes > in.alt.sp + in.alt.size))
+    if (on_alt && (frame < in.alt.sp || fx_at + fpstate.size() > in.alt.sp + in.alt.size))
         return std::string("the signal frame does not fit the sigaltstack");
 
     std::vector<uint8_t> b(kFrameBytes, 0);
     put_obj(b, kPretcode, act.restorer);
-    put_obj(b, kUc + kUcFlags, kUcSigcontextSs | kUcStrictRestoreSs);
+    put_obj(b, kUc + kUcFlags, kUcSigcontextSs | kUcStrictRestoreSs | (in.xstate.enabled() ? kUcFpXstate : 0));
     // uc_stack: the sigaltstack as it was (SS_ONSTACK when this frame is on it).
     const int32_t ss_flags = !have_alt ? 2 /* SS_DISABLE */ : (on_alt || on_alt_now) ? 1 /* SS_ONSTACK */ : in.alt.flags;
     put_obj(b, kUc + kUcStack, in.alt.sp);
@@ -116,9 +91,9 @@ std::variant<Delivered, std::string> push_signal_frame(const UserMemory& mem, co
         put_obj(b, kInfo + 16, info.addr);
     }
     // Both pieces must be the guest's memory, whole, before anything is written.
-    if (!mem.span(frame, kFrameBytes) || !mem.span(fx_at, kFxBytes))
+    if (!mem.span(frame, kFrameBytes) || !mem.span(fx_at, fpstate.size()))
         return std::string("its stack is not the guest's memory");
-    mem.write(fx_at, in.fx.bytes, kFxBytes);
+    mem.write(fx_at, fpstate.data(), fpstate.size());
     mem.write(frame, b.data(), b.size());
 
     Delivered d;
@@ -135,7 +110,8 @@ std::variant<Delivered, std::string> push_signal_frame(const UserMemory& mem, co
     return d;
 }
 
-std::variant<Restored, std::string> pop_signal_frame(const UserMemory& mem, uint64_t sp, const kvm_regs& now) {
+std::variant<Restored, std::string> pop_signal_frame(const UserMemory& mem, uint64_t sp, const kvm_regs& now,
+                                                     const GuestXstate& xs, uint32_t mxcsr_mask) {
     uint8_t uc[kUcBytes];
     if (!mem.read(sp, uc, sizeof uc)) return std::string("its frame is not the guest's memory");
     uint64_t g[kGregs];
@@ -158,15 +134,9 @@ std::variant<Restored, std::string> pop_signal_frame(const UserMemory& mem, uint
     std::memcpy(&r.alt.sp, uc + kUcStack, 8);
     std::memcpy(&r.alt.flags, uc + kUcStack + 8, 4);
     std::memcpy(&r.alt.size, uc + kUcStack + 16, 8);
-    const uint64_t fx_at = g[Fpstate];
-    if (fx_at == 0) { // no FPU state: the initial one, as Linux's sigreturn gives
-        const uint16_t fcw = 0x37f;
-        const uint32_t mxcsr = 0x1f80;
-        std::memcpy(r.fx.bytes, &fcw, 2);
-        std::memcpy(r.fx.bytes + 24, &mxcsr, 4);
-    } else if (fx_at % 16 || !mem.read(fx_at, r.fx.bytes, kFxBytes)) {
-        return std::string("its FPU state pointer is not the guest's aligned memory");
-    }
+    auto fpu = fpstate_from_frame(mem, g[Fpstate], xs, mxcsr_mask);
+    if (auto* why = std::get_if<std::string>(&fpu)) r.fpu_refused = std::move(*why);
+    else r.fpu = std::move(std::get<std::vector<uint8_t>>(fpu));
     return r;
 }
 

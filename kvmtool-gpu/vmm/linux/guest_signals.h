@@ -2,15 +2,15 @@
 // delivering a signal to a handler pushes a struct rt_sigframe (the
 // restorer's address, a ucontext with the interrupted registers in its
 // mcontext, the saved signal mask and alternate stack, a siginfo) and the
-// FPU state (the 512-byte FXSAVE layout, as Linux writes on a CPU without
-// XSAVE: x87, SSE registers and MXCSR) on the thread's stack or its
+// FPU state (signal_fpstate.h: the XSAVE area where the guest has XSAVE,
+// else the 512-byte FXSAVE image) on the thread's stack or its
 // sigaltstack, and starts the handler with SA_SIGINFO's arguments (RDI the
 // signal, RSI the siginfo, RDX the ucontext); its return lands on the
 // restorer, whose rt_sigreturn reads the frame back. Everything read back
 // is guest-written: RIP must be a canonical user address, RFLAGS keeps
 // what ring 3 may change (user_return.h), the segments are ring 3's
-// whatever the frame says, MXCSR keeps its defined bits. Pure functions
-// over guest memory and register structs: no KVM here.
+// whatever the frame says, the FPU state is checked as Linux checks it.
+// Pure functions over guest memory and register structs: no KVM here.
 #pragma once
 
 #include <linux/kvm.h>
@@ -19,7 +19,9 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
+#include "kvmtool-gpu/vmm/linux/guest_xstate.h"
 #include "kvmtool-gpu/vmm/linux/user_memory.h"
 
 namespace kvmgpu::linux_abi {
@@ -47,19 +49,12 @@ struct AltStack {
     int32_t flags = 0;         // SS_AUTODISARM as given
 };
 
-// The legacy FPU state the frame carries (the FXSAVE image: 512 bytes).
-struct FxState {
-    uint8_t bytes[512] = {};
-};
-FxState fx_from_kvm(const kvm_fpu& f);
-// The state to load, MXCSR limited to `mxcsr_mask`; the rest as the frame says.
-kvm_fpu kvm_from_fx(const FxState& fx, uint32_t mxcsr_mask);
-
 struct FrameIn {
     kvm_regs regs{};          // the state the handler's return resumes
     uint64_t saved_mask = 0;  // the mask to restore then
     AltStack alt;             // the thread's sigaltstack now
-    FxState fx;
+    GuestXstate xstate;       // the guest's XSAVE state (none: FXSAVE only)
+    std::vector<uint8_t> fpu; // the FXSAVE image without XSAVE, else KVM_GET_XSAVE's area
 };
 struct Delivered {
     kvm_regs regs{};          // the handler's entry state (RIP, RSP, RDI, RSI, RDX, RAX 0, RFLAGS)
@@ -77,11 +72,24 @@ struct Restored {
     kvm_regs regs{};          // RAX included: the interrupted code's value
     uint64_t mask = 0;        // uc_sigmask
     AltStack alt;             // uc_stack, as sigaltstack would be given it
-    FxState fx;
+    // The FPU state to load (signal_fpstate.h: the FXSAVE image without
+    // XSAVE, else a KVM_SET_XSAVE area); empty when `fpu_refused` says why
+    // Linux refuses it: its rt_sigreturn has then restored the registers
+    // and the mask, not the sigaltstack, reset the FPU state to the initial
+    // one, and sends SIGSEGV.
+    std::vector<uint8_t> fpu;
+    std::string fpu_refused;
 };
 // rt_sigreturn with RSP `sp` (the frame's ucontext, its restorer address
-// popped); `now` gives what the frame does not hold. A string says why not.
-std::variant<Restored, std::string> pop_signal_frame(const UserMemory& mem, uint64_t sp, const kvm_regs& now);
+// popped) by a guest with `xs`; `now` gives what the frame does not hold.
+// A string says why the frame cannot be used at all (the run ends).
+std::variant<Restored, std::string> pop_signal_frame(const UserMemory& mem, uint64_t sp, const kvm_regs& now,
+                                                     const GuestXstate& xs, uint32_t mxcsr_mask);
+
+// Linux's AT_MINSIGSTKSZ for frames of a guest with `xs`: the frame, the
+// FPU state, their alignment, and the 32-bit FSAVE header room that
+// kernels with IA32 emulation (the distributions') count, rounded to 16.
+uint64_t min_signal_stack(const GuestXstate& xs);
 
 // The signal Linux sends a thread for CPU exception `vector` taken in ring
 // 3 (error code `error`, faulting RIP `rip`, CR2 `cr2`): SIGSEGV for #PF

@@ -18,11 +18,13 @@
 #include <stdexcept>
 
 #include "kvmtool-gpu/abi/linux_abi.h"
+#include "kvmtool-gpu/kvm/kvm_error.h"
 #include "kvmtool-gpu/util/log.h"
 #include "kvmtool-gpu/vmm/guest_fault.h"
 #include "kvmtool-gpu/vmm/linux/guest_signals.h"
 #include "kvmtool-gpu/vmm/linux/linux_interp.h"
 #include "kvmtool-gpu/vmm/linux/linux_stack.h"
+#include "kvmtool-gpu/vmm/linux/signal_fpstate.h"
 #include "kvmtool-gpu/vmm/linux/user_return.h"
 
 extern "C" const uint8_t kvmgpu_vdso_image[];
@@ -69,26 +71,16 @@ uint32_t host_mxcsr_mask() {
     std::memcpy(&mask, area + 28, 4);
     return mask ? mask : 0xffbf;
 }
-
-// Linux's AT_MINSIGSTKSZ is the size of its signal frame: the XSAVE area
-// of the features enabled (CPUID.(EAX=0DH,ECX=0):EBX) plus the frame's own
-// registers; 1 KiB stands in for the latter. The frames delivered here
-// (guest_signals.h: FXSAVE layout, 512 bytes, and a 440-byte frame) fit in
-// less, so stacks sized by it are large enough.
-uint64_t min_signal_stack() {
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    if (!__get_cpuid_count(0xd, 0, &a, &b, &c, &d) || b == 0) return 2048; // MINSIGSTKSZ
-    return (uint64_t{b} + 1024 + 63) & ~uint64_t{63};
-}
 } // namespace
 
-std::vector<std::pair<uint64_t, uint64_t>> linux_auxv(const LinuxImage& exe, uint64_t interp_base, uint64_t hwcap) {
+std::vector<std::pair<uint64_t, uint64_t>> linux_auxv(const LinuxImage& exe, uint64_t interp_base, uint64_t hwcap,
+                                                      uint64_t min_sigstack) {
     return {{AT_PHDR, exe.phdr},     {AT_PHENT, sizeof(Elf64_Phdr)}, {AT_PHNUM, exe.phnum},
             {AT_PAGESZ, kPage},      {AT_BASE, interp_base},         {AT_FLAGS, 0},
             {AT_ENTRY, exe.entry},   {AT_UID, 0},                    {AT_EUID, 0},
             {AT_GID, 0},             {AT_EGID, 0},                   {AT_SECURE, 0},
             {AT_CLKTCK, 100},        {AT_HWCAP, hwcap},              {AT_HWCAP2, 0},
-            {kAtMinSigStkSz, min_signal_stack()},
+            {kAtMinSigStkSz, min_sigstack},
             {AT_KVMGPU_BOOT_INFO, KVMGPU_BOOT_INFO_GPA}};
 }
 
@@ -189,7 +181,7 @@ RamPlan plan_ram(uint64_t ram) {
 LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& mem, const std::string& exe_path,
                            const LinuxGuestOptions& opts, BootParams boot, uint64_t hwcap,
                            std::function<void(std::string_view)> console_text)
-    : mem_(mem), vdso_(opts.vdso), mxcsr_mask_(host_mxcsr_mask()) {
+    : mem_(mem), vdso_(opts.vdso), xstate_(opts.xstate), mxcsr_mask_(host_mxcsr_mask()) {
     const uint64_t ram = mem.total_bytes();
     const RamPlan plan = plan_ram(ram);
     image_ = load_linux_elf(file, mem, plan.image_limit);
@@ -205,6 +197,7 @@ LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& m
     so.exe_host_path = exe_path;
     so.exe_guest_path = guest_exe_path(exe_path, opts.root_dir);
     so.cwd = guest_start_cwd(opts);
+    so.cpuid = opts.cpuid;
 
     // A dynamic executable starts in its interpreter, read from the guest's
     // root and placed at the top of the area below the stack.
@@ -267,7 +260,7 @@ LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& m
     info.envp.insert(info.envp.end(), opts.env.begin(), opts.env.end());
     info.execfn = so.exe_guest_path;
     info.random = startup_random(seed);
-    info.auxv = linux_auxv(image_, interp_ ? interp_->base : 0, hwcap);
+    info.auxv = linux_auxv(image_, interp_ ? interp_->base : 0, hwcap, min_signal_stack(xstate_));
     if (vdso_) {
         // The clock page stays invalid (the vDSO makes system calls) until
         // prepare_vcpu has read the vCPU's TSC.
@@ -296,14 +289,14 @@ LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& m
 
 void LinuxProcess::prepare_vcpu(VcpuFd& vcpu, bool sync_regs) {
     sync_regs_ = sync_regs;
-    vcpu.set_sregs(linux_sregs(vcpu.sregs()));
+    vcpu.set_sregs(linux_sregs(vcpu.sregs(), xstate_.enabled()));
     vcpu.set_msrs(linux_syscall_msrs());
     kvm_regs r = entry_regs(start_);
     r.rdi = 0; // no boot-info pointer: the ABI's registers are all 0 but RSP
     r.rsp = sp_;
     r.rflags = kUserRflags;
     vcpu.set_regs(r);
-    vcpu.set_fpu(initial_fpu());
+    set_initial_fpu(vcpu, true);
     if (sync_regs_) vcpu.enable_sync_regs();
     const uint64_t khz = vcpu.tsc_khz();
     const std::optional<int64_t> offset = vdso_ && khz ? tsc_offset(vcpu) : std::nullopt;
@@ -317,9 +310,15 @@ void LinuxProcess::prepare_thread_vcpu(VcpuFd& vcpu, const kvm_regs& regs, const
     vcpu.set_sregs(sregs);
     vcpu.set_msrs(linux_syscall_msrs());
     vcpu.set_regs(regs);
-    vcpu.set_fpu(initial_fpu());
+    set_initial_fpu(vcpu, true);
     if (sync_regs_) vcpu.enable_sync_regs();
     vcpu.clear_synced_dirty(); // a reused vCPU's last system call must not overwrite this state
+}
+
+void LinuxProcess::set_initial_fpu(VcpuFd& vcpu, bool with_xcr0) const {
+    if (!xstate_.enabled()) return vcpu.set_fpu(initial_fpu());
+    if (with_xcr0) vcpu.set_xcr0(xstate_.xcr0);
+    if (!vcpu.set_xsave(initial_xsave())) throw KvmError("KVM_SET_XSAVE (the initial state)", errno);
 }
 
 void LinuxProcess::follow_clock() {
@@ -429,7 +428,14 @@ std::string LinuxProcess::push_handler(VcpuFd& vcpu, uint32_t tid, const SignalD
     in.regs = regs;
     in.saved_mask = d.saved_mask;
     in.alt = d.alt;
-    in.fx = fx_from_kvm(vcpu.fpu());
+    in.xstate = xstate_;
+    if (xstate_.enabled()) {
+        const KvmXsaveArea area = vcpu.xsave();
+        const auto* bytes = reinterpret_cast<const uint8_t*>(area.region);
+        in.fpu.assign(bytes, bytes + kKvmXsaveBytes);
+    } else {
+        in.fpu = fx_from_kvm(vcpu.fpu());
+    }
     auto pushed = push_signal_frame(server_->user_memory(), d.act, info, in);
     if (auto* why = std::get_if<std::string>(&pushed)) return *why;
     const Delivered& done = std::get<Delivered>(pushed);
@@ -453,15 +459,35 @@ std::string LinuxProcess::deliver_pending(VcpuFd& vcpu, uint32_t tid, kvm_regs& 
 SyscallOutcome LinuxProcess::sigreturn(VcpuFd& vcpu, uint32_t tid, const kvm_regs& r, kvm_sregs s) {
     SyscallOutcome out;
     out.nr = SYS_rt_sigreturn;
-    auto popped = pop_signal_frame(server_->user_memory(), r.rsp, r);
+    auto popped = pop_signal_frame(server_->user_memory(), r.rsp, r, xstate_, mxcsr_mask_);
     if (auto* why = std::get_if<std::string>(&popped)) {
         out.stopped = "guest fault: rt_sigreturn refused: " + *why;
         return out;
     }
     Restored& back = std::get<Restored>(popped);
-    server_->signal_returned(tid, back.mask, back.alt);
-    vcpu.set_fpu(kvm_from_fx(back.fx, mxcsr_mask_));
+    if (back.fpu_refused.empty() && !load_fpu(vcpu, back.fpu)) back.fpu_refused = "KVM refused its FPU state";
     out.ret = static_cast<int64_t>(back.regs.rax);
+    if (!back.fpu_refused.empty()) {
+        // As Linux: the registers and the mask as the frame says, the
+        // sigaltstack as it is, the FPU state initial, and SIGSEGV.
+        server_->signal_returned(tid, back.mask, std::nullopt);
+        set_initial_fpu(vcpu, false);
+        const std::string ended = "guest fault: rt_sigreturn refused: " + back.fpu_refused;
+        const auto delivery = server_->fault_signal(tid, SIGSEGV);
+        SignalInfo info;
+        info.signo = SIGSEGV;
+        info.code = 0x80; // SI_KERNEL
+        if (!delivery) {
+            out.stopped = ended + " (SIGSEGV)";
+            return out;
+        }
+        if (std::string why = push_handler(vcpu, tid, *delivery, info, back.regs); !why.empty()) {
+            out.stopped = ended + "; its SIGSEGV not delivered: " + why;
+            return out;
+        }
+    } else {
+        server_->signal_returned(tid, back.mask, back.alt);
+    }
     // The mask just restored may unblock a pending signal.
     if (std::string ended = deliver_pending(vcpu, tid, back.regs); !ended.empty()) {
         out.stopped = std::move(ended);
@@ -472,6 +498,17 @@ SyscallOutcome LinuxProcess::sigreturn(VcpuFd& vcpu, uint32_t tid, const kvm_reg
     s.ss = user.ss;
     write_state(vcpu, back.regs, &s);
     return out;
+}
+
+bool LinuxProcess::load_fpu(VcpuFd& vcpu, const std::vector<uint8_t>& fpu) const {
+    if (!xstate_.enabled()) {
+        vcpu.set_fpu(kvm_from_fx(fpu, mxcsr_mask_));
+        return true;
+    }
+    KvmXsaveArea area{};
+    if (fpu.size() != sizeof area) return false;
+    std::memcpy(area.region, fpu.data(), sizeof area);
+    return vcpu.set_xsave(area);
 }
 
 bool LinuxProcess::deliver_fault(VcpuFd& vcpu, uint32_t vector, uint32_t tid) {

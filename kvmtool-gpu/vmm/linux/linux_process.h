@@ -17,6 +17,7 @@
 #include "kvmtool-gpu/kvm/vcpu_fd.h"
 #include "kvmtool-gpu/vmm/boot_state.h"
 #include "kvmtool-gpu/vmm/linux/guest_clock.h"
+#include "kvmtool-gpu/vmm/linux/guest_xstate.h"
 #include "kvmtool-gpu/vmm/linux/linux_elf.h"
 #include "kvmtool-gpu/vmm/linux/private_tmp.h"
 #include "kvmtool-gpu/vmm/linux/root_fs.h"
@@ -52,6 +53,10 @@ struct LinuxGuestOptions {
     // mappings are copied into RAM.
     MemslotSetter window_slots;
     WindowLimits window_limits;
+    // The XSAVE state the guest runs with (guest_xstate.h), chosen from
+    // KVM's by VirtualMachine; none: FXSAVE only.
+    GuestXstate xstate;
+    std::vector<kvm_cpuid_entry2> cpuid; // the guest's CPUID, for /proc/cpuinfo (empty: the host's)
 };
 
 // Where things go in a guest of `ram` bytes: stack at the top (8 MiB, 2 MiB
@@ -84,7 +89,9 @@ bool wants_private_tmp(const LinuxGuestOptions& opts);
 // AT_PLATFORM are linux_stack's; AT_SYSINFO_EHDR the vDSO's): AT_BASE is
 // the interpreter's load bias (0: static), AT_ENTRY the program's entry.
 constexpr uint64_t kAtMinSigStkSz = 51; // AT_MINSIGSTKSZ (older elf.h lack it)
-std::vector<std::pair<uint64_t, uint64_t>> linux_auxv(const LinuxImage& exe, uint64_t interp_base, uint64_t hwcap);
+// AT_MINSIGSTKSZ is `min_sigstack` (guest_signals.h's min_signal_stack).
+std::vector<std::pair<uint64_t, uint64_t>> linux_auxv(const LinuxImage& exe, uint64_t interp_base, uint64_t hwcap,
+                                                      uint64_t min_sigstack);
 // The executable's path as the guest sees it: its place under --root when it
 // lies there, else "/" and its file name.
 std::string guest_exe_path(const std::string& exe_path, const std::string& root_dir);
@@ -98,14 +105,15 @@ public:
                  const LinuxGuestOptions& opts, BootParams boot, uint64_t hwcap,
                  std::function<void(std::string_view)> console_text);
 
-    // Registers and MSRs for the first KVM_RUN; `sync_regs`: KVM offers
+    // Registers, MSRs, XCR0 and FPU state for the first KVM_RUN (CR4.OSXSAVE
+    // and XCR0 where opts.xstate has XSAVE); `sync_regs`: KVM offers
     // KVM_CAP_SYNC_REGS, so system calls exchange registers without ioctls.
     // Starts the vDSO's clock from the vCPU's TSC.
     void prepare_vcpu(VcpuFd& vcpu, bool sync_regs);
 
     // A new thread's vCPU: the state `regs`/`sregs` (clone's child: the
     // parent's at the return, RAX 0, its stack and FS base) and the MSRs,
-    // FPU and register exchange of the first vCPU.
+    // XCR0, initial FPU state and register exchange of the first vCPU.
     void prepare_thread_vcpu(VcpuFd& vcpu, const kvm_regs& regs, const kvm_sregs& sregs);
 
     // Starts a thread clone() asked for, on any vCPU thread: its tid, or
@@ -162,8 +170,14 @@ private:
     // A pending signal at a return to ring 3: "" (none, or its handler set
     // up in `regs`), else the line that ends the run.
     std::string deliver_pending(VcpuFd& vcpu, uint32_t tid, kvm_regs& regs);
-    // rt_sigreturn: every register from the frame (guest_signals.h).
+    // rt_sigreturn: every register from the frame (guest_signals.h); a
+    // refused FPU state gets the guest SIGSEGV, as on Linux.
     SyscallOutcome sigreturn(VcpuFd& vcpu, uint32_t tid, const kvm_regs& r, kvm_sregs s);
+    // The initial FPU state (XCR0 too with `with_xcr0`: KVM_SET_XCRS is
+    // not among a vCPU thread's ioctls); throws KvmError where KVM refuses it.
+    void set_initial_fpu(VcpuFd& vcpu, bool with_xcr0) const;
+    // A frame's validated FPU state (signal_fpstate.h) into the vCPU; false where KVM refuses it.
+    bool load_fpu(VcpuFd& vcpu, const std::vector<uint8_t>& fpu) const;
     void follow_clock();
 
     const memmap::GuestMemory& mem_;
@@ -177,6 +191,7 @@ private:
     uint64_t start_ = 0; // the first instruction: the interpreter's entry, or the program's
     uint64_t sp_ = 0;
     bool sync_regs_ = false;
+    GuestXstate xstate_;
     uint32_t mxcsr_mask_ = 0xffbf;
     std::unique_ptr<PrivateTmp> tmp_; // before server_: the server's mounts use it
     std::unique_ptr<SyscallServer> server_;

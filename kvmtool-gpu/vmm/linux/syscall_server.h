@@ -19,6 +19,7 @@
 // kConsoleChunk bytes a call).
 #pragma once
 
+#include <linux/kvm.h>
 #include <poll.h>
 
 #include <array>
@@ -32,6 +33,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kvmtool-gpu/util/syscall_names.h"
 #include "kvmtool-gpu/vmm/linux/fd_table.h"
@@ -113,6 +115,8 @@ struct ServerOptions {
     // naming a directory in `share` (the constructor throws
     // std::invalid_argument, naming --cwd, when it names none).
     std::string cwd = "/";
+    // The guest's CPUID (/proc/cpuinfo's flags); empty: the host's.
+    std::vector<kvm_cpuid_entry2> cpuid;
 };
 
 // A handler to start (syscalls_signals.cpp): the signal, its action, the
@@ -176,8 +180,9 @@ public:
     PendingSignal take_pending(uint32_t tid);
     // The frame went on (`on_altstack`): SS_AUTODISARM disarms the sigaltstack.
     void signal_frame_pushed(uint32_t tid, bool on_altstack);
-    // rt_sigreturn: the mask and the sigaltstack its frame holds.
-    void signal_returned(uint32_t tid, uint64_t mask, const AltStack& alt);
+    // rt_sigreturn: the mask and the sigaltstack its frame holds (none:
+    // the sigaltstack stays as it is, as when Linux's sigreturn fails).
+    void signal_returned(uint32_t tid, uint64_t mask, const std::optional<AltStack>& alt);
     bool stopping() const { return stopping_.load(std::memory_order_acquire); }
 
 private:

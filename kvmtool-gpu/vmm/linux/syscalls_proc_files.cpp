@@ -146,7 +146,7 @@ std::optional<int64_t> SyscallServer::open_special(int64_t dirfd, const std::str
     } else {
         if (access != O_RDONLY || (flags & (O_CREAT | O_TRUNC))) return -EACCES;
         const std::string text = r.kind == Special::Maps      ? maps()
-                                 : r.kind == Special::CpuInfo ? cpuinfo_text()
+                                 : r.kind == Special::CpuInfo ? cpuinfo_text(opts_.cpuid)
                                  : r.kind == Special::MemInfo ? meminfo_text(user_.memory().total_bytes(), space_.free_bytes())
                                                               : std::string(r.text);
         host = text_file(text);

@@ -126,10 +126,12 @@ void SyscallServer::signal_frame_pushed(uint32_t tid, bool on_altstack) {
     if (on_altstack && (t.altstack_flags & kSsAutodisarm)) t.altstack_sp = t.altstack_size = 0;
 }
 
-void SyscallServer::signal_returned(uint32_t tid, uint64_t mask, const AltStack& alt) {
+void SyscallServer::signal_returned(uint32_t tid, uint64_t mask, const std::optional<AltStack>& given) {
     std::lock_guard lock(mu_);
     ThreadState& t = thread_state(tid);
     t.sigmask = mask & ~kUnblockable;
+    if (!given) return;
+    const AltStack& alt = *given;
     // uc_stack as sigaltstack would take it; a value it would refuse is left alone (Linux fails the
     // sigreturn there; the stack a handler found is kept instead).
     constexpr int kSsDisable = 2, kSsOnstack = 1, kSsAutodisarm = 1 << 31;

@@ -15,6 +15,7 @@
 
 #include "kvmtool-gpu/abi/platform_abi.h"
 #include "kvmtool-gpu/vmm/linux/guest_signals.h"
+#include "kvmtool-gpu/vmm/linux/signal_fpstate.h"
 #include "tests/unit/linux/server_fixture.h"
 
 namespace kvmgpu::linux_abi {
@@ -57,8 +58,9 @@ TEST_F(Signals, AFramePushedAndReadBackGivesEveryRegister) {
     FrameIn in;
     in.regs = some_regs();
     in.saved_mask = 0x5a5a;
-    in.fx.bytes[24] = 0x80; // MXCSR's low byte
-    in.fx.bytes[160] = 0x77; // XMM0
+    in.fpu.assign(512, 0); // the FXSAVE image: a guest without XSAVE
+    in.fpu[24] = 0x80; // MXCSR's low byte
+    in.fpu[160] = 0x77; // XMM0
     auto pushed = push(handler_at(0x402000), in);
     ASSERT_TRUE(std::holds_alternative<Delivered>(pushed)) << std::get<std::string>(pushed);
     const Delivered d = std::get<Delivered>(pushed);
@@ -88,15 +90,16 @@ TEST_F(Signals, AFramePushedAndReadBackGivesEveryRegister) {
     EXPECT_EQ(rip, 0x400123u);
 
     // The handler returns into the restorer: RSP is the frame plus 8.
-    auto back = pop_signal_frame(server->user_memory(), d.frame + 8, kvm_regs{});
+    auto back = pop_signal_frame(server->user_memory(), d.frame + 8, kvm_regs{}, GuestXstate{}, 0xffbf);
     ASSERT_TRUE(std::holds_alternative<Restored>(back)) << std::get<std::string>(back);
     const Restored r = std::get<Restored>(back);
     kvm_regs want = in.regs;
     want.rflags = 0x202 | 0x1 | (1ull << 8);
     EXPECT_EQ(std::memcmp(&r.regs, &want, sizeof want), 0) << "every register as it was";
     EXPECT_EQ(r.mask, 0x5a5au);
-    EXPECT_EQ(r.fx.bytes[24], 0x80);
-    EXPECT_EQ(r.fx.bytes[160], 0x77);
+    ASSERT_EQ(r.fpu.size(), 512u) << r.fpu_refused;
+    EXPECT_EQ(r.fpu[24], 0x80);
+    EXPECT_EQ(r.fpu[160], 0x77);
     EXPECT_EQ(r.alt.flags, 2) << "SS_DISABLE: no sigaltstack";
 }
 
@@ -104,38 +107,48 @@ TEST_F(Signals, WhatTheGuestHandsBackIsChecked) {
     make(false);
     FrameIn in;
     in.regs = some_regs();
+    in.fpu.assign(512, 0);
     const Delivered d = std::get<Delivered>(push(handler_at(0x402000), in));
     const uint64_t uc = d.frame + 8;
+    const auto pop = [&] { return pop_signal_frame(server->user_memory(), uc, kvm_regs{}, GuestXstate{}, 0xffbf); };
     // RFLAGS: only what ring 3 may change (no IOPL, IF kept on).
     const uint64_t wild = ~0ull;
     std::memcpy(at(uc + 40 + 17 * 8), &wild, 8);
-    auto back = pop_signal_frame(server->user_memory(), uc, kvm_regs{});
+    auto back = pop();
     ASSERT_TRUE(std::holds_alternative<Restored>(back));
     EXPECT_EQ(std::get<Restored>(back).regs.rflags & (3ull << 12), 0u) << "IOPL 0";
     EXPECT_NE(std::get<Restored>(back).regs.rflags & (1ull << 9), 0u) << "IF 1";
     // A non-canonical RIP is refused, never returned to.
     const uint64_t bad_rip = 1ull << 47;
     std::memcpy(at(uc + 40 + 16 * 8), &bad_rip, 8);
-    EXPECT_TRUE(std::holds_alternative<std::string>(pop_signal_frame(server->user_memory(), uc, kvm_regs{})));
+    EXPECT_TRUE(std::holds_alternative<std::string>(pop()));
     std::memcpy(at(uc + 40 + 16 * 8), &in.regs.rip, 8);
-    // The FPU pointer: aligned and the guest's.
-    for (uint64_t fp : {uint64_t{kGuard}, uint64_t{d.frame + 3}, uint64_t{~0ull - 100}}) {
+    // The FPU pointer: 16-byte aligned (FXRSTOR's) and the guest's, else the
+    // FPU state is refused (Linux's SIGSEGV) while the registers come back.
+    for (uint64_t fp : {uint64_t{kGuard}, uint64_t{d.frame + 4}, uint64_t{~0ull - 100}}) {
         std::memcpy(at(uc + 40 + 23 * 8), &fp, 8);
-        EXPECT_TRUE(std::holds_alternative<std::string>(pop_signal_frame(server->user_memory(), uc, kvm_regs{}))) << fp;
+        back = pop();
+        ASSERT_TRUE(std::holds_alternative<Restored>(back)) << fp;
+        EXPECT_FALSE(std::get<Restored>(back).fpu_refused.empty()) << fp;
+        EXPECT_TRUE(std::get<Restored>(back).fpu.empty()) << fp;
+        EXPECT_EQ(std::get<Restored>(back).regs.rip, in.regs.rip) << fp;
     }
     // No FPU state: the initial one.
     const uint64_t none = 0;
     std::memcpy(at(uc + 40 + 23 * 8), &none, 8);
-    back = pop_signal_frame(server->user_memory(), uc, kvm_regs{});
+    back = pop();
     ASSERT_TRUE(std::holds_alternative<Restored>(back));
-    EXPECT_EQ(std::get<Restored>(back).fx.bytes[0], 0x7f);
+    ASSERT_EQ(std::get<Restored>(back).fpu.size(), 512u);
+    EXPECT_EQ(std::get<Restored>(back).fpu[0], 0x7f);
     // The frame itself must be the guest's memory.
-    EXPECT_TRUE(std::holds_alternative<std::string>(pop_signal_frame(server->user_memory(), kGuard - 8, kvm_regs{})));
-    EXPECT_TRUE(std::holds_alternative<std::string>(pop_signal_frame(server->user_memory(), ~0ull - 8, kvm_regs{})));
+    EXPECT_TRUE(std::holds_alternative<std::string>(
+        pop_signal_frame(server->user_memory(), kGuard - 8, kvm_regs{}, GuestXstate{}, 0xffbf)));
+    EXPECT_TRUE(std::holds_alternative<std::string>(
+        pop_signal_frame(server->user_memory(), ~0ull - 8, kvm_regs{}, GuestXstate{}, 0xffbf)));
     // A MXCSR with reserved bits comes back limited to the CPU's.
-    FxState fx;
+    std::vector<uint8_t> fx(512, 0);
     const uint32_t mxcsr = 0xffffffff;
-    std::memcpy(fx.bytes + 24, &mxcsr, 4);
+    std::memcpy(fx.data() + 24, &mxcsr, 4);
     EXPECT_EQ(kvm_from_fx(fx, 0xffbf).mxcsr, 0xffbfu);
 }
 
@@ -143,6 +156,7 @@ TEST_F(Signals, StackChoiceAltstackAndRefusals) {
     make(false);
     FrameIn in;
     in.regs = some_regs();
+    in.fpu.assign(512, 0);
     in.alt = AltStack{kBuf + 65536, 16384, 0};
     // SA_ONSTACK: on the sigaltstack, inside it.
     auto pushed = push(handler_at(0x402000, kSaSiginfo | kSaRestorer | kSaOnstack), in);

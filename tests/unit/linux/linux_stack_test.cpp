@@ -115,7 +115,7 @@ TEST(LinuxAuxv, DynamicExecutableGetsWhatLinuxGives) {
     exe.phdr = 0x400040;
     exe.phnum = 13;
     std::map<uint64_t, uint64_t> aux;
-    for (const auto& [k, v] : linux_auxv(exe, 0x1f00000, 0xbfebfbff)) {
+    for (const auto& [k, v] : linux_auxv(exe, 0x1f00000, 0xbfebfbff, 3328)) {
         EXPECT_EQ(aux.count(k), 0u) << "AT " << k << " twice";
         aux[k] = v;
     }
@@ -128,16 +128,15 @@ TEST(LinuxAuxv, DynamicExecutableGetsWhatLinuxGives) {
     EXPECT_EQ(aux.at(AT_SECURE), 0u);
     EXPECT_EQ(aux.at(AT_HWCAP), 0xbfebfbffu);
     EXPECT_EQ(aux.at(AT_CLKTCK), 100u);
+    EXPECT_EQ(aux.at(kAtMinSigStkSz), 3328u) << "the signal frame's size (guest_signals.h)";
     for (uint64_t id : {AT_UID, AT_EUID, AT_GID, AT_EGID}) EXPECT_EQ(aux.at(id), 0u);
-    EXPECT_GE(aux.at(kAtMinSigStkSz), 2048u); // at least MINSIGSTKSZ
-    EXPECT_EQ(aux.at(kAtMinSigStkSz) % 64, 0u);
-    EXPECT_EQ(linux_auxv(exe, 0, 0).at(4).second, 0u); // static: AT_BASE 0
-    EXPECT_EQ(linux_auxv(exe, 0, 0).at(4).first, uint64_t{AT_BASE});
+    EXPECT_EQ(linux_auxv(exe, 0, 0, 3328).at(4).second, 0u); // static: AT_BASE 0
+    EXPECT_EQ(linux_auxv(exe, 0, 0, 3328).at(4).first, uint64_t{AT_BASE});
     // On the stack with the pointer entries linux_stack adds.
     StartupInfo info;
     info.argv = {"/usr/bin/prog"};
     info.execfn = "/usr/bin/prog";
-    info.auxv = linux_auxv(exe, 0x1f00000, 0);
+    info.auxv = linux_auxv(exe, 0x1f00000, 0, 3328);
     const StartupStack st = build_startup_stack(0x800000, info);
     EXPECT_EQ(st.sp % 16, 0u);
 }

@@ -1,6 +1,6 @@
 // The /proc files the VMM makes up from the guest's state: /proc/self/maps
 // follows brk and mmap, /proc/meminfo the allocator, /proc/cpuinfo the
-// host's CPUID; none can be written. /proc/self/fd: a directory of the
+// guest's CPUID (the host's where none is given); none can be written. /proc/self/fd: a directory of the
 // guest's descriptors, whose links name what each was opened as.
 #include <cpuid.h>
 #include <fcntl.h>
@@ -130,6 +130,25 @@ TEST_F(ProcFiles, CpuinfoIsProcessorZeroWithTheHostsVendorAndFlags) {
     EXPECT_EQ(flags.find("avx ") != std::string::npos, (c >> 28 & 1) != 0) << flags;
     EXPECT_EQ(flags.find("popcnt ") != std::string::npos, (c >> 23 & 1) != 0) << flags;
     EXPECT_NE(info.find("model name\t: "), std::string::npos);
+}
+
+// With the guest's CPUID given, its flags are the guest's: AVX as the
+// guest's leaf 1 says, AMX gone where its leaf 7 lacks it; OSXSAVE, which
+// Linux does not show, never.
+TEST_F(ProcFiles, CpuinfoFlagsAreTheGuestsCpuid) {
+    kvm_cpuid_entry2 leaf1{}, leaf7{};
+    leaf1.function = 1;
+    leaf1.ecx = (1u << 27) | (1u << 23); // OSXSAVE, POPCNT; no AVX
+    leaf1.edx = 1u << 26;                // SSE2
+    leaf7.function = 7;
+    leaf7.ebx = 1u << 5; // AVX2
+    options.cpuid = {leaf1, leaf7};
+    make(false);
+    const std::string info = read_file("/proc/cpuinfo");
+    const auto flags_at = info.find("\nflags\t\t: ");
+    ASSERT_NE(flags_at, std::string::npos);
+    const std::string flags = info.substr(flags_at + 10, info.find('\n', flags_at + 1) - flags_at - 10);
+    EXPECT_EQ(flags, "sse2 popcnt avx2");
 }
 
 TEST(ProcText, MapsLinesAreSortedAndSkipEmptyRanges) {

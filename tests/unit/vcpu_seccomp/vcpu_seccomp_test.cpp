@@ -30,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "kvmtool-gpu/kvm/xsave_ioctls.h"
 #include "kvmtool-gpu/vmm/linux/share_fs.h"
 #include "kvmtool-gpu/vmm/linux/syscall_server.h"
 #include "kvmtool-gpu/vmm/vcpu_seccomp.h"
@@ -135,6 +136,7 @@ TEST_F(VcpuSeccomp, EverythingElseKillsTheProcessWithSigsys) {
              ioctl(vcpu, KVM_SET_REGS, &r);
          }},
         {"ioctl KVM_SET_USER_MEMORY_REGION", [vcpu] { ioctl(vcpu, KVM_SET_USER_MEMORY_REGION, nullptr); }},
+        {"ioctl KVM_GET_XSAVE (a Linux-ABI guest's only)", [vcpu] { ioctl(vcpu, kGetXsave, nullptr); }},
         {"mmap PROT_EXEC", [] { mmap(nullptr, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0); }},
         {"mprotect PROT_EXEC", [] {
              static char page[4096] __attribute__((aligned(4096)));
@@ -190,6 +192,9 @@ TEST_F(VcpuSeccomp, LinuxGuestVcpuReachesTheShareOnlyThroughOpenat2) {
         if (d < 0 || syscall(SYS_getdents64, d, buf, sizeof buf) <= 0) _exit(6);
         kvm_regs r{};
         if (ioctl(vcpu, KVM_SET_REGS, &r) != -1 || errno != ENOTTY) _exit(7);
+        KvmXsaveArea x{}; // signal frames' XSAVE state
+        if (ioctl(vcpu, kGetXsave, &x) != -1 || errno != ENOTTY) _exit(10);
+        if (ioctl(vcpu, kSetXsave, &x) != -1 || errno != ENOTTY) _exit(11);
         if (syscall(SYS_getrandom, buf, 16, 0) != 16) _exit(8); // the guest's getrandom without --seed
         // glibc's own read-only opens on this thread (get_nprocs, message catalogs).
         const int own = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
@@ -201,7 +206,8 @@ TEST_F(VcpuSeccomp, LinuxGuestVcpuReachesTheShareOnlyThroughOpenat2) {
              {"openat for writing", [dir] { open((dir + "/w").c_str(), O_WRONLY | O_CREAT, 0600); }},
              {"openat O_RDWR", [] { open("/proc/self/status", O_RDWR); }},
              {"execve", [] { execl("/bin/true", "true", nullptr); }},
-             {"ioctl KVM_SET_USER_MEMORY_REGION", [vcpu] { ioctl(vcpu, KVM_SET_USER_MEMORY_REGION, nullptr); }}}) {
+             {"ioctl KVM_SET_USER_MEMORY_REGION", [vcpu] { ioctl(vcpu, KVM_SET_USER_MEMORY_REGION, nullptr); }},
+             {"ioctl KVM_SET_XCRS", [vcpu] { ioctl(vcpu, KVM_SET_XCRS, nullptr); }}}) {
         const std::function<void()>& c = call;
         const int killed = in_confined_child(vcpu, [&c] { c(), _exit(1); }, true);
         EXPECT_TRUE(killed_by_sigsys(killed)) << what << ": " << describe(killed);
