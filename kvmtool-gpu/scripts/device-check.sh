@@ -104,7 +104,7 @@ want guests && RUN_ARGS="--vgpu cuda --gpu-worker inline" GUESTS="vecadd matmul 
 # system-call round trip.
 if want linux && [ -d "$repo/.carry/linux-guests" ]; then
   step linux-guests sh "$repo/tests/kvm/linux-guests.sh" "$bin/kvmtool-gpu" "$repo/.carry/linux-guests"
-  grep -E '^(FAILED|all Linux-ABI|guest: getpid round trip|guest: parallel|guest: xsave|.*without XSAVE)' "$out/linux-guests.log" | sed 's/^/    /' | tee -a "$summary"
+  grep -E '^(FAILED|all Linux-ABI|guest: getpid round trip|guest: parallel|guest: xsave|.*without XSAVE|xsave_check)' "$out/linux-guests.log" | sed 's/^/    /' | tee -a "$summary"
 fi
 if want runtime; then
   for p in 4K 2M; do

@@ -193,6 +193,8 @@ int64_t SyscallServer::dispatch(const SyscallCall& c, CpuState& cpu, SyscallOutc
     case SYS_getrlimit: return sys_prlimit(0, a[0], 0, a[1]);
     case SYS_uname: return sys_uname(a[0]);
     case SYS_getpid: return 1;
+    case SYS_process_vm_readv: return sys_process_vm(a[0], a[1], a[2], a[3], a[4], a[5], false);
+    case SYS_process_vm_writev: return sys_process_vm(a[0], a[1], a[2], a[3], a[4], a[5], true);
     case SYS_gettid: return c.tid;
     case SYS_getppid: return 0;
     case SYS_getuid:

@@ -205,6 +205,11 @@ private:
     int64_t sys_read(uint64_t fd, uint64_t buf, uint64_t len, int64_t offset);
     int64_t sys_write(uint64_t fd, uint64_t buf, uint64_t len, int64_t offset);
     int64_t sys_iov(uint64_t fd, uint64_t iov, uint64_t count, bool write);
+    // process_vm_readv/writev on the guest itself (pid 1, the only process):
+    // a copy between its own iovecs that reports a bad range as EFAULT
+    // instead of faulting (tracers probe memory so).
+    int64_t sys_process_vm(uint64_t pid, uint64_t local, uint64_t local_count, uint64_t remote, uint64_t remote_count,
+                           uint64_t flags, bool write);
     // Takes up to kConsoleChunk bytes (in all, per call) into console_pending_.
     int64_t console_write(std::span<const uint8_t> bytes);
     int64_t sys_openat(int64_t dirfd, uint64_t path, uint64_t flags, uint64_t mode);

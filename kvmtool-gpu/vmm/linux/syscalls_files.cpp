@@ -3,6 +3,7 @@
 // path relative to AT_FDCWD is taken from it, then resolved as any
 // absolute path is (root_fs.h). Data moves straight between the host file and the guest's
 // RAM span, checked by UserMemory first.
+#include <algorithm>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -110,6 +111,40 @@ int64_t SyscallServer::sys_iov(uint64_t fd, uint64_t iov, uint64_t count, bool w
         if (n < 0) return done ? done : n;
         done += n;
         if (static_cast<uint64_t>(n) < len) break;
+    }
+    return done;
+}
+
+// Copies remote iovec by remote iovec, each whole or not at all (Linux
+// stops at the first page it cannot reach: a count, then EFAULT).
+int64_t SyscallServer::sys_process_vm(uint64_t pid, uint64_t local, uint64_t local_count, uint64_t remote,
+                                      uint64_t remote_count, uint64_t flags, bool write) {
+    if (flags != 0) return -EINVAL;
+    if (pid != 1) return -ESRCH; // no other process exists
+    if (local_count > 1024 || remote_count > 1024) return -EINVAL; // UIO_MAXIOV
+    std::vector<uint64_t> lv(local_count * 2), rv(remote_count * 2);
+    if (local_count && !user_.read(local, lv.data(), local_count * 16)) return -EFAULT;
+    if (remote_count && !user_.read(remote, rv.data(), remote_count * 16)) return -EFAULT;
+    uint64_t local_total = 0, remote_total = 0;
+    for (uint64_t i = 0; i < local_count; ++i)
+        if ((local_total += std::min(lv[2 * i + 1], kMaxIo)) > kMaxIo) return -EINVAL;
+    for (uint64_t i = 0; i < remote_count; ++i)
+        if ((remote_total += std::min(rv[2 * i + 1], kMaxIo)) > kMaxIo) return -EINVAL;
+    // The "remote" side is this process too: a read copies remote to local, a write local to remote.
+    std::vector<uint64_t>& src = write ? lv : rv;
+    std::vector<uint64_t>& dst = write ? rv : lv;
+    uint64_t si = 0, s_off = 0, di = 0, d_off = 0;
+    int64_t done = 0;
+    std::vector<uint8_t> bounce;
+    while (si < src.size() / 2 && di < dst.size() / 2) {
+        const uint64_t s_len = src[2 * si + 1], d_len = dst[2 * di + 1];
+        if (s_off == s_len) { ++si, s_off = 0; continue; }
+        if (d_off == d_len) { ++di, d_off = 0; continue; }
+        const uint64_t n = std::min<uint64_t>({s_len - s_off, d_len - d_off, 1u << 20});
+        bounce.resize(n);
+        if (!user_.read(src[2 * si] + s_off, bounce.data(), n) || !user_.write(dst[2 * di] + d_off, bounce.data(), n))
+            return done ? done : -EFAULT;
+        s_off += n, d_off += n, done += static_cast<int64_t>(n);
     }
     return done;
 }

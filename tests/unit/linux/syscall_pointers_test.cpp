@@ -151,5 +151,35 @@ TEST_F(Pointers, MemoryRangesStraddlingAnEdge) {
     EXPECT_EQ(at(kStackLo)[0], 0x33); // the stack is not the allocator's
 }
 
+// process_vm_readv/writev on the guest itself: a copy between its own
+// iovecs, a bad remote range refused (EFAULT) rather than faulting, and any
+// other pid or flag refused.
+TEST_F(Pointers, ProcessVmCopiesWithinTheGuestAndRefusesBadRanges) {
+    make(true);
+    const uint64_t src = 8 * kMiB, dst = 9 * kMiB, iov = 10 * kMiB;
+    put(src, "hello, guest");
+    auto iovec_at = [&](uint64_t where, uint64_t base, uint64_t len) {
+        std::memcpy(at(where), &base, 8);
+        std::memcpy(at(where + 8), &len, 8);
+    };
+    iovec_at(iov, dst, 5);        // local: two pieces
+    iovec_at(iov + 16, dst + 5, 7);
+    iovec_at(iov + 32, src, 12);  // remote: one
+    EXPECT_EQ(ret(SYS_process_vm_readv, 1, iov, 2, iov + 32, 1, 0), 12);
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(at(dst)), 12), "hello, guest");
+    iovec_at(iov + 32, kRam - 4, 8); // past RAM's end
+    EXPECT_EQ(ret(SYS_process_vm_readv, 1, iov, 2, iov + 32, 1, 0), -EFAULT);
+    iovec_at(iov + 32, src, 12);
+    EXPECT_EQ(ret(SYS_process_vm_readv, 2, iov, 2, iov + 32, 1, 0), -ESRCH);
+    EXPECT_EQ(ret(SYS_process_vm_readv, 1, iov, 2, iov + 32, 1, 1), -EINVAL);
+    EXPECT_EQ(ret(SYS_process_vm_readv, 1, iov, 1025, iov + 32, 1, 0), -EINVAL);
+    // A write copies local to remote.
+    put(src, "HELLO");
+    iovec_at(iov, src, 5);
+    iovec_at(iov + 32, dst + 100, 5);
+    EXPECT_EQ(ret(SYS_process_vm_writev, 1, iov, 1, iov + 32, 1, 0), 5);
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(at(dst + 100)), 5), "HELLO");
+}
+
 } // namespace
 } // namespace kvmgpu::linux_abi
