@@ -25,6 +25,7 @@ struct Library {
     bool retained_primary; // device 0's primary context retained for the load
     CUmodule module;       // null until a lazy library is first used
     const void* lazy_image; // the fat binary a lazy library loads from
+    CUcontext context;     // the one its module was loaded in
 };
 constexpr int kLibraries = 16384;
 Library g_libraries[kLibraries];
@@ -56,9 +57,10 @@ Library* library_of(CUlibrary handle)
 // The module of `image` in the current context, or in device 0's primary
 // context when none is current (then retained: *retained_primary).
 CUresult load_module(CUmodule* module, const void* image, unsigned numJitOptions, CUjit_option* jitOptions,
-                     void** jitOptionsValues, bool* retained_primary)
+                     void** jitOptionsValues, bool* retained_primary, CUcontext* loaded_in)
 {
     const bool own_context = current_context() == nullptr;
+    *loaded_in = current_context();
     if (own_context) {
         CUcontext primary = nullptr;
         if (CUresult r = cuDevicePrimaryCtxRetain(&primary, 0))
@@ -67,6 +69,7 @@ CUresult load_module(CUmodule* module, const void* image, unsigned numJitOptions
             cuDevicePrimaryCtxRelease(0);
             return r;
         }
+        *loaded_in = primary;
     }
     const CUresult r = image == nullptr ? CUDA_ERROR_INVALID_IMAGE
                                         : cuModuleLoadDataEx(module, image, numJitOptions, jitOptions, jitOptionsValues);
@@ -80,6 +83,23 @@ CUresult load_module(CUmodule* module, const void* image, unsigned numJitOptions
     return r;
 }
 
+// `look_up` in the library's module: in the current context, or, where a
+// thread has none (a library is context-independent: NVIDIA's cudart looks
+// kernels up before it sets a new thread's context), in the one the module
+// was loaded in, current for the call.
+template <typename LookUp>
+CUresult in_library_context(const Library& l, LookUp look_up)
+{
+    if (current_context() != nullptr || l.context == nullptr)
+        return look_up();
+    if (CUresult r = cuCtxPushCurrent(l.context))
+        return r;
+    const CUresult r = look_up();
+    CUcontext popped;
+    cuCtxPopCurrent(&popped);
+    return r;
+}
+
 // The library's module, made now if a lazy one has none yet.
 CUresult module_of(CUlibrary handle, CUmodule* module)
 {
@@ -87,7 +107,7 @@ CUresult module_of(CUlibrary handle, CUmodule* module)
     if (l == nullptr)
         return CUDA_ERROR_INVALID_HANDLE;
     if (l->module == nullptr) {
-        if (CUresult r = load_module(&l->module, l->lazy_image, 0, nullptr, nullptr, &l->retained_primary))
+        if (CUresult r = load_module(&l->module, l->lazy_image, 0, nullptr, nullptr, &l->retained_primary, &l->context))
             return r;
     }
     *module = l->module;
@@ -117,13 +137,13 @@ CUresult load(CUlibrary* library, const void* code, unsigned numJitOptions, CUji
     if (image == nullptr)
         return CUDA_ERROR_INVALID_IMAGE;
     if (image != code) { // cudart's registration: loaded at first use
-        *slot = Library{true, false, nullptr, image};
+        *slot = Library{true, false, nullptr, image, nullptr};
         *library = reinterpret_cast<CUlibrary>(slot);
         return CUDA_SUCCESS;
     }
-    Library made{true, false, nullptr, nullptr};
+    Library made{true, false, nullptr, nullptr, nullptr};
     if (CUresult r = load_module(&made.module, image, numJitOptions, jitOptions, jitOptionsValues,
-                                 &made.retained_primary))
+                                 &made.retained_primary, &made.context))
         return r;
     *slot = made;
     *library = reinterpret_cast<CUlibrary>(slot);
@@ -208,7 +228,7 @@ extern "C" CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, con
     if (CUresult r = module_of(library, &module))
         return r;
     CUfunction f = nullptr;
-    if (CUresult r = cuModuleGetFunction(&f, module, name))
+    if (CUresult r = in_library_context(*library_of(library), [&] { return cuModuleGetFunction(&f, module, name); }))
         return r;
     *pKernel = reinterpret_cast<CUkernel>(f);
     return CUDA_SUCCESS;
@@ -221,7 +241,7 @@ extern "C" CUresult cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibra
     CUmodule module = nullptr;
     if (CUresult r = module_of(library, &module))
         return r;
-    return cuModuleGetGlobal(dptr, bytes, module, name);
+    return in_library_context(*library_of(library), [&] { return cuModuleGetGlobal(dptr, bytes, module, name); });
 }
 
 KVMGPU_DRIVER_ENTRY(cuKernelGetFunction, 12000);

@@ -105,6 +105,14 @@ void parameters_libraries_and_links(CUfunction add)
     expect("cuModuleGetFunction(the library's module)", cuModuleGetFunction(&same, mod, "vector_add"), CUDA_SUCCESS);
     expect_true("a kernel's function is its module's", fn == same && fn != nullptr);
     expect("cuFuncGetParamInfo(a kernel's function)", cuFuncGetParamInfo(fn, 0, &offset, &size), CUDA_SUCCESS);
+    // Context-independent: a thread with no current context looks kernels up
+    // too (NVIDIA's cudart does on a new thread before setting its context).
+    CUcontext was = nullptr;
+    expect("cuCtxPopCurrent (no context for the look-up)", cuCtxPopCurrent(&was), CUDA_SUCCESS);
+    CUkernel contextless = nullptr;
+    expect("cuLibraryGetKernel(no current context)", cuLibraryGetKernel(&contextless, lib, "vector_add"), CUDA_SUCCESS);
+    expect_true("the same kernel with no current context", contextless == kernel);
+    expect("cuCtxPushCurrent (back)", cuCtxPushCurrent(was), CUDA_SUCCESS);
     expect("cuLibraryUnload", cuLibraryUnload(lib), CUDA_SUCCESS);
     expect("cuLibraryUnload(again)", cuLibraryUnload(lib), CUDA_ERROR_INVALID_HANDLE);
     expect("cuLibraryGetModule(unloaded)", cuLibraryGetModule(&mod, lib), CUDA_ERROR_INVALID_HANDLE);
