@@ -501,10 +501,23 @@ void module_and_launch_calls()
     expect("cuLaunchKernelEx(cooperative)", cuLaunchKernelEx(&config, add, params, nullptr), CUDA_SUCCESS);
     config.numAttrs = 0;
     expect("cuLaunchKernelEx", cuLaunchKernelEx(&config, add, params, nullptr), CUDA_SUCCESS);
-    attrs[0].id = static_cast<CUlaunchAttributeID>(4); // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+    // Thread-block clusters: a cluster of two over an even grid runs; one of
+    // three that does not tile the grid, or of zero, is refused.
+    const unsigned grid = config.gridDimX;
+    config.gridDimX = (grid + 5) / 6 * 6; // past n: the kernel checks its bound
+    attrs[0] = CUlaunchAttribute{};
+    attrs[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[0].value.clusterDim.x = 2, attrs[0].value.clusterDim.y = 1, attrs[0].value.clusterDim.z = 1;
     config.numAttrs = 1;
-    expect("cuLaunchKernelEx(cluster dimension)", cuLaunchKernelEx(&config, add, params, nullptr),
-           CUDA_ERROR_NOT_SUPPORTED);
+    expect("cuLaunchKernelEx(cluster of 2)", cuLaunchKernelEx(&config, add, params, nullptr), CUDA_SUCCESS);
+    config.gridDimX += 2; // no longer a multiple of three
+    attrs[0].value.clusterDim.x = 3;
+    expect("cuLaunchKernelEx(cluster of 3 not tiling the grid)", cuLaunchKernelEx(&config, add, params, nullptr),
+           CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    attrs[0].value.clusterDim.x = 0;
+    expect("cuLaunchKernelEx(cluster of 0)", cuLaunchKernelEx(&config, add, params, nullptr),
+           CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    config.gridDimX = grid;
     config.blockDimX = 0;
     config.numAttrs = 0;
     expect("cuLaunchKernelEx(block 0)", cuLaunchKernelEx(&config, add, params, nullptr), CUDA_ERROR_INVALID_VALUE);
