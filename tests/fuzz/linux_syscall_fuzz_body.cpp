@@ -57,7 +57,8 @@ constexpr uint64_t kServed[] = {
     SYS_getrandom, SYS_clone, SYS_set_tid_address, SYS_gettid, SYS_clock_gettime, SYS_clock_getres, SYS_gettimeofday, SYS_time, SYS_exit_group,
     KVMGPU_LINUX_SYS_ALIAS, SYS_pipe, SYS_pipe2, SYS_eventfd, SYS_eventfd2, SYS_poll, SYS_ppoll, SYS_epoll_create,
     SYS_epoll_create1, SYS_epoll_ctl, SYS_epoll_wait, SYS_epoll_pwait, SYS_kill, SYS_tgkill, SYS_tkill,
-    SYS_sigaltstack, SYS_prctl, SYS_select, SYS_pselect6, SYS_link, SYS_linkat, SYS_symlink, SYS_symlinkat, SYS_chdir, SYS_fchdir};
+    SYS_sigaltstack, SYS_prctl, SYS_select, SYS_pselect6, SYS_link, SYS_linkat, SYS_symlink, SYS_symlinkat, SYS_chdir, SYS_fchdir,
+    SYS_process_vm_readv, SYS_process_vm_writev};
 
 uint64_t pick_arg(Input& in) {
     const uint8_t kind = in.get<uint8_t>();
