@@ -121,9 +121,7 @@ VirtualMachine::VirtualMachine(const KvmSystem& kvm, VmOptions opts) : opts_(std
         const bool kvm_xsave = kvm.check_extension(KVM_CAP_XSAVE) > 0 && kvm.check_extension(KVM_CAP_XCRS) > 0;
         opts_.linux.xstate = linux_abi::plan_guest_xstate(cpuid, linux_abi::host_xcr0(), kvm_xsave);
         cpuid = linux_abi::guest_cpuid(cpuid, opts_.linux.xstate);
-        const auto leaf1 = std::find_if(cpuid.begin(), cpuid.end(), [](const kvm_cpuid_entry2& e) { return e.function == 1; });
-        const bool offered = leaf1 != cpuid.end() && (leaf1->ecx & (1u << 26)); // CPUID.1:ECX.XSAVE
-        if (!opts_.linux.xstate.enabled() && kvm_xsave && !offered)
+        if (!opts_.linux.xstate.enabled() && kvm_xsave && !linux_abi::kvm_offers_xsave(cpuid))
             // This KVM's own choice (kvm-pvm makes it): one line, not a warning on every run.
             log_info("linux guest: runs without XSAVE (SSE state only): this KVM offers guests no XSAVE");
         else if (!opts_.linux.xstate.enabled())

@@ -187,11 +187,11 @@ const char* CommandDispatch::take_cluster(const GuestCommand& c, LaunchMode* mod
     if (c.desc.payload_len < VGPU_LAUNCH_CLUSTER_BYTES) return "no cluster header";
     vgpu_launch_cluster h;
     std::memcpy(&h, c.payload.data(), sizeof h);
-    if (!h.dim[0] || !h.dim[1] || !h.dim[2]) return "zero cluster dimension";
-    if (uint64_t{h.dim[0]} * h.dim[1] * h.dim[2] > VGPU_MAX_CLUSTER_BLOCKS) return "cluster past VGPU_MAX_CLUSTER_BLOCKS";
+    const Dim3 cluster{h.dim[0], h.dim[1], h.dim[2]};
+    if (!cluster_size_ok(cluster, VGPU_MAX_CLUSTER_BLOCKS)) return "cluster dimension zero or past VGPU_MAX_CLUSTER_BLOCKS";
     if (h.scheduling > 2) return "unknown cluster scheduling policy"; // CUclusterSchedulingPolicy: 0..2
     mode->has_cluster = true;
-    mode->cluster = Dim3{h.dim[0], h.dim[1], h.dim[2]};
+    mode->cluster = cluster;
     mode->cluster_scheduling = h.scheduling;
     return nullptr;
 }

@@ -63,11 +63,10 @@ CommandResult CommandDispatch::cluster_question(GuestCommand& c, bool active) {
         return fail(VGPU_ERROR_INVALID_VALUE, "cluster occupancy: grid or block beyond the limits");
     // All three zero: no cluster attribute, the kernel's own size.
     if (active && (a.cluster[0] | a.cluster[1] | a.cluster[2])) {
-        if (!a.cluster[0] || !a.cluster[1] || !a.cluster[2] ||
-            uint64_t{a.cluster[0]} * a.cluster[1] * a.cluster[2] > VGPU_MAX_CLUSTER_BLOCKS)
-            return fail(VGPU_ERROR_INVALID_CLUSTER_SIZE, "cluster occupancy: cluster size");
         shape.has_cluster = true;
         shape.cluster = Dim3{a.cluster[0], a.cluster[1], a.cluster[2]};
+        if (!cluster_size_ok(shape.cluster, VGPU_MAX_CLUSTER_BLOCKS))
+            return fail(VGPU_ERROR_INVALID_CLUSTER_SIZE, "cluster occupancy: cluster size");
     }
     int n = 0;
     const Status s = backend_result(active ? backend().max_active_clusters(f->function, shape, &n)

@@ -21,11 +21,15 @@ const kvm_cpuid_entry2* find(const std::vector<kvm_cpuid_entry2>& all, uint32_t 
 }
 } // namespace
 
-GuestXstate plan_guest_xstate(const std::vector<kvm_cpuid_entry2>& supported, uint64_t host_xcr0, bool kvm_has_xsave) {
+bool kvm_offers_xsave(const std::vector<kvm_cpuid_entry2>& supported) {
     const kvm_cpuid_entry2* leaf1 = find(supported, 1, 0);
-    const kvm_cpuid_entry2* xstate = find(supported, kLeafXstate, 0);
     constexpr uint32_t kXsave = 1u << 26;
-    if (!kvm_has_xsave || !leaf1 || !(leaf1->ecx & kXsave) || !xstate) return {};
+    return leaf1 && (leaf1->ecx & kXsave);
+}
+
+GuestXstate plan_guest_xstate(const std::vector<kvm_cpuid_entry2>& supported, uint64_t host_xcr0, bool kvm_has_xsave) {
+    const kvm_cpuid_entry2* xstate = find(supported, kLeafXstate, 0);
+    if (!kvm_has_xsave || !kvm_offers_xsave(supported) || !xstate) return {};
     const uint64_t kvm_xcr0 = xstate->eax | (uint64_t{xstate->edx} << 32);
     uint64_t xcr0 = kvm_xcr0 & host_xcr0 & kGuestXfeatures;
     if ((xcr0 & (kXfeatureFp | kXfeatureSse)) != (kXfeatureFp | kXfeatureSse)) return {};

@@ -37,6 +37,9 @@ struct GuestXstate {
 // the host kernel's XCR0 (0: no OSXSAVE), `kvm_has_xsave` whether KVM offers
 // KVM_CAP_XSAVE and KVM_CAP_XCRS. Disabled (xcr0 0) where any is missing or
 // the area would not fit KVM_GET_XSAVE's 4096 bytes.
+// Whether KVM's supported CPUID offers guests XSAVE at all (CPUID.1:ECX.XSAVE;
+// kvm-pvm's does not).
+bool kvm_offers_xsave(const std::vector<kvm_cpuid_entry2>& supported);
 GuestXstate plan_guest_xstate(const std::vector<kvm_cpuid_entry2>& supported, uint64_t host_xcr0, bool kvm_has_xsave);
 
 // The CPUID such a guest gets: `supported` unchanged without XSAVE; with

@@ -250,6 +250,7 @@ private:
     std::optional<int64_t> readlink_special(int64_t dirfd, const std::string& path, uint64_t buf, uint64_t len);
     std::optional<int64_t> access_special(int64_t dirfd, const std::string& path, uint64_t mode);
     std::string maps() const; // /proc/self/maps
+    std::vector<MapsEntry> maps_entries() const; // its lines, unsorted
     // getdents64 of /proc/self/fd: the descriptors open now, from the directory's position.
     int64_t proc_fd_entries(OpenFile& dir, uint64_t buf, uint64_t len);
     // syscalls_events.cpp

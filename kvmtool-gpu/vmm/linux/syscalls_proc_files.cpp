@@ -235,7 +235,9 @@ int64_t SyscallServer::proc_fd_entries(OpenFile& dir, uint64_t buf, uint64_t len
     return user_.write(buf, out.data(), out.size()) ? static_cast<int64_t>(out.size()) : -EFAULT;
 }
 
-std::string SyscallServer::maps() const {
+std::string SyscallServer::maps() const { return maps_text(maps_entries()); }
+
+std::vector<MapsEntry> SyscallServer::maps_entries() const {
     std::vector<MapsEntry> entries;
     for (const MapsEntry& image : layout_.images) {
         if (!space_.in_managed(image.lo, image.hi - image.lo)) {
@@ -253,25 +255,17 @@ std::string SyscallServer::maps() const {
     entries.push_back({layout_.stack_lo, layout_.stack_top, "rwxp", "[stack]"});
     if (window_) // the file window's pieces as the guest mapped them: path, offset, protection
         for (MapsEntry& e : window_->maps()) entries.push_back(std::move(e));
-    return maps_text(std::move(entries));
+    return entries;
 }
 
 std::string SyscallServer::place_of(uint64_t addr) const {
-    const std::string text = maps();
-    size_t at = 0;
-    while (at < text.size()) {
-        size_t end = text.find('\n', at);
-        if (end == std::string::npos) end = text.size();
-        const std::string line = text.substr(at, end - at);
-        at = end + 1;
-        unsigned long long lo = 0, hi = 0, offset = 0;
-        int path_at = 0;
-        if (std::sscanf(line.c_str(), "%llx-%llx %*s %llx %*s %*s %n", &lo, &hi, &offset, &path_at) < 3) continue;
-        if (addr < lo || addr >= hi) continue;
-        const std::string path = path_at > 0 ? line.substr(static_cast<size_t>(path_at)) : "";
-        char where[64];
-        std::snprintf(where, sizeof where, "+0x%llx", offset + (addr - lo));
-        return path.empty() ? "an anonymous mapping" : path[0] == '[' ? path : path + where;
+    for (const MapsEntry& e : maps_entries()) {
+        if (addr < e.lo || addr >= e.hi) continue;
+        if (e.name.empty()) return "an anonymous mapping";
+        if (e.name[0] == '[') return e.name;
+        char where[32];
+        std::snprintf(where, sizeof where, "+0x%llx", static_cast<unsigned long long>(e.offset + (addr - e.lo)));
+        return e.name + where;
     }
     return "unmapped";
 }

@@ -178,9 +178,12 @@ void CudaBackend::bind_thread() {
     // keeps its own capture mode (answered in the guest library). Relaxed
     // here, so that a call a guest thread makes in relaxed mode during a
     // capture (PyTorch's allocator does) is not refused as unsafe.
-    if (const auto exchange = KVMGPU_CUDA_LATE(api_, cuThreadExchangeStreamCaptureMode, 10010)) {
+    // A thread's mode, so set once per thread (bind_thread runs at every switch of device).
+    static thread_local bool relaxed = false;
+    const auto exchange = KVMGPU_CUDA_LATE(api_, cuThreadExchangeStreamCaptureMode, 10010);
+    if (!relaxed && exchange) {
         CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-        exchange(&mode);
+        relaxed = exchange(&mode) == CUDA_SUCCESS;
     }
 }
 
@@ -478,10 +481,7 @@ Status CudaBackend::launch_ex(BackendFunction f, Dim3 grid, Dim3 block, uint32_t
         attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
         attrs[n++].value.cooperative = 1;
     }
-    CUlaunchConfig config{};
-    config.gridDimX = grid.x, config.gridDimY = grid.y, config.gridDimZ = grid.z;
-    config.blockDimX = block.x, config.blockDimY = block.y, config.blockDimZ = block.z;
-    config.sharedMemBytes = shared_bytes;
+    CUlaunchConfig config = launch_config(grid, block, shared_bytes);
     config.hStream = stream(s);
     config.attrs = attrs;
     config.numAttrs = n;

@@ -43,6 +43,16 @@
 
 namespace kvmgpu::vgpu {
 
+// A launch's shape as the CUlaunchConfig the driver's Ex calls take (no
+// stream, no attributes: each caller adds its own).
+inline CUlaunchConfig launch_config(Dim3 grid, Dim3 block, uint32_t shared_bytes) {
+    CUlaunchConfig config{};
+    config.gridDimX = grid.x, config.gridDimY = grid.y, config.gridDimZ = grid.z;
+    config.blockDimX = block.x, config.blockDimY = block.y, config.blockDimZ = block.z;
+    config.sharedMemBytes = shared_bytes;
+    return config;
+}
+
 struct CudaBackendOptions {
     int ordinal = 0;                      // which GPU
     unsigned ctx_flags = 0;               // CU_CTX_SCHED_* (0: driver's choice)

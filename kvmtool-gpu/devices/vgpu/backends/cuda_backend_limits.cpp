@@ -22,10 +22,7 @@ Status CudaBackend::available_shared(BackendFunction f, int blocks, int block, u
 namespace {
 // The shape as a CUlaunchConfig, `attr` its cluster where it has one.
 CUlaunchConfig cluster_config(const ClusterShape& shape, CUlaunchAttribute* attr) {
-    CUlaunchConfig config{};
-    config.gridDimX = shape.grid.x, config.gridDimY = shape.grid.y, config.gridDimZ = shape.grid.z;
-    config.blockDimX = shape.block.x, config.blockDimY = shape.block.y, config.blockDimZ = shape.block.z;
-    config.sharedMemBytes = shape.shared_bytes;
+    CUlaunchConfig config = launch_config(shape.grid, shape.block, shape.shared_bytes);
     if (shape.has_cluster) {
         attr->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
         attr->value.clusterDim = {shape.cluster.x, shape.cluster.y, shape.cluster.z};

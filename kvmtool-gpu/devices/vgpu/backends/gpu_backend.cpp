@@ -35,6 +35,10 @@ bool cluster_tiles(Dim3 grid, Dim3 cluster) {
            grid.z % cluster.z == 0;
 }
 
+bool cluster_size_ok(Dim3 cluster, uint64_t max_blocks) {
+    return cluster.x && cluster.y && cluster.z && uint64_t{cluster.x} * cluster.y * cluster.z <= max_blocks;
+}
+
 bool launch_dims_ok(Dim3 grid, Dim3 block) {
     return vgpu_launch_dims_ok(grid.x, grid.y, grid.z, block.x, block.y, block.z);
 }

@@ -83,6 +83,9 @@ struct LaunchMode {
 // Whether `cluster` tiles `grid`: every dimension at least 1 and dividing
 // the grid's (a GPU refuses any other with CUDA_ERROR_INVALID_CLUSTER_SIZE).
 bool cluster_tiles(Dim3 grid, Dim3 cluster);
+// Whether every dimension of `cluster` is at least 1 and it holds at most
+// `max_blocks` blocks (the product taken in 64 bits: no value wraps it).
+bool cluster_size_ok(Dim3 cluster, uint64_t max_blocks);
 
 // A launch's shape as the cluster occupancy calls take it (a CUlaunchConfig
 // with at most a cluster attribute). has_cluster false: the kernel's own

@@ -329,9 +329,7 @@ Status HostBackend::run_launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_
                                std::span<void* const> params, std::span<const uint16_t> sizes, LaunchMode mode) {
     const auto table = cpu_kernels();
     if (f == 0 || f > table.size()) return VGPU_ERROR_INVALID_HANDLE;
-    if (mode.has_cluster && (!cluster_tiles(grid, mode.cluster) ||
-                             uint64_t{mode.cluster.x} * mode.cluster.y * mode.cluster.z > kMaxClusterBlocks))
-        return VGPU_ERROR_INVALID_CLUSTER_SIZE;
+    if (mode.has_cluster && !cluster_fits(grid, mode.cluster)) return VGPU_ERROR_INVALID_CLUSTER_SIZE;
     if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
     const CpuKernel& k = table[f - 1];
     if (params.size() != k.param_sizes.size() || !std::equal(sizes.begin(), sizes.end(), k.param_sizes.begin(), k.param_sizes.end()))

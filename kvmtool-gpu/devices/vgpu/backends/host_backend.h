@@ -52,6 +52,10 @@ public:
     static constexpr int kBlocksPerMultiprocessor = 32;
     static constexpr int kSharedPerMultiprocessor = 228 << 10;
     static constexpr int kMaxClusterBlocks = 8; // the portable cluster size
+    // A cluster this "device" runs: tiling the grid, at most kMaxClusterBlocks.
+    static bool cluster_fits(Dim3 grid, Dim3 cluster) {
+        return cluster_tiles(grid, cluster) && cluster_size_ok(cluster, kMaxClusterBlocks);
+    }
 
     uint32_t id() const override { return VGPU_BACKEND_HOST; }
     std::string describe() const override;

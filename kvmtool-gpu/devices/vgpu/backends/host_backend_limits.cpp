@@ -26,8 +26,8 @@ Status HostBackend::occupancy(BackendFunction f, uint32_t block, uint64_t dynami
 
 Status HostBackend::max_active_clusters(BackendFunction f, const ClusterShape& shape, int* out) {
     const Dim3 c = shape.has_cluster ? shape.cluster : Dim3{};
+    if (!cluster_fits(shape.grid, c)) return VGPU_ERROR_INVALID_CLUSTER_SIZE;
     const uint64_t blocks = uint64_t{c.x} * c.y * c.z;
-    if (!cluster_tiles(shape.grid, c) || blocks > kMaxClusterBlocks) return VGPU_ERROR_INVALID_CLUSTER_SIZE;
     int per_sm = 0, sms = 0;
     if (Status s = occupancy(f, shape.block.x * shape.block.y * shape.block.z, shape.shared_bytes, 0, &per_sm)) return s;
     if (Status s = device_attribute(16, &sms)) return s; // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
