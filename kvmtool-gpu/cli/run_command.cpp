@@ -84,6 +84,9 @@ const char* run_help() {
            "                      time) is a system call, as before the vDSO (to compare)\n"
            "  --no-file-window    read-only files the guest maps are copied into its RAM\n"
            "                      instead of mapped through KVM memory slots (to compare)\n"
+           "  --trace-syscalls FILE  write each system call the guest makes to FILE, a line\n"
+           "                      each (thread, name, arguments, paths as strings, result\n"
+           "                      or errno), as strace would; with --vms, FILE.vm<i>\n"
            "  --max-threads N     threads alive at once, the first included (default 64; each\n"
            "                      is a vCPU; past it pthread_create gets EAGAIN)\n"
            "\n"
@@ -194,7 +197,7 @@ int run_command(const std::vector<std::string>& all_args) {
             shares.push_back(a == "--share" ? all_args[++i] : a.substr(8));
         } else args.push_back(a);
     }
-    std::set<std::string> valued = {"guest", "mem", "pages", "timeout", "cmdline", "seed", "vms", "root", "cwd", "max-threads"};
+    std::set<std::string> valued = {"guest", "mem", "pages", "timeout", "cmdline", "seed", "vms", "root", "cwd", "max-threads", "trace-syscalls"};
     valued.insert(vgpu_option_names().begin(), vgpu_option_names().end());
     ArgParser p(valued, {"prefault", "quiet", "no-seccomp", "no-sync-regs", "no-vdso", "no-file-window", "no-libcuda-overlay", "help"});
     p.parse(args);
@@ -226,6 +229,10 @@ int run_command(const std::vector<std::string>& all_args) {
     o.linux.sync_regs = !p.has("no-sync-regs");
     o.linux.vdso = !p.has("no-vdso");
     o.linux.file_window = !p.has("no-file-window");
+    if (auto trace = p.get("trace-syscalls")) {
+        if (trace->empty()) throw UsageError("--trace-syscalls needs a file");
+        o.linux.syscall_trace = *trace;
+    }
     const uint64_t max_threads = parse_u64(p.get_or("max-threads", "64"), "--max-threads");
     if (max_threads == 0 || max_threads > 1024) throw UsageError("--max-threads: 1..1024");
     o.linux.max_threads = static_cast<uint32_t>(max_threads);

@@ -39,6 +39,7 @@ int run_many(const KvmSystem& kvm, const VmOptions& o, const std::optional<VgpuC
         VmOptions mine = o;
         mine.seed = o.seed + i;
         for (auto& share : mine.linux.shares) share.dir = share_dir_for_vm(share.dir, share.read_only, i, vms);
+        if (!mine.linux.syscall_trace.empty()) mine.linux.syscall_trace += ".vm" + std::to_string(i);
         if (!o.console)
             mine.console = [i](std::string_view line) {
                 const std::string safe = escape_for_terminal(line); // no escape sequences reach the terminal

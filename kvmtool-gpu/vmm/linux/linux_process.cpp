@@ -25,6 +25,7 @@
 #include "kvmtool-gpu/vmm/linux/linux_interp.h"
 #include "kvmtool-gpu/vmm/linux/linux_stack.h"
 #include "kvmtool-gpu/vmm/linux/signal_fpstate.h"
+#include "kvmtool-gpu/vmm/linux/syscall_trace.h"
 #include "kvmtool-gpu/vmm/linux/user_return.h"
 
 extern "C" const uint8_t kvmgpu_vdso_image[];
@@ -198,6 +199,7 @@ LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& m
     so.exe_guest_path = guest_exe_path(exe_path, opts.root_dir);
     so.cwd = guest_start_cwd(opts);
     so.cpuid = opts.cpuid;
+    if (!opts.syscall_trace.empty()) so.trace = SyscallTrace::open(opts.syscall_trace);
 
     // A dynamic executable starts in its interpreter, read from the guest's
     // root and placed at the top of the area below the stack.

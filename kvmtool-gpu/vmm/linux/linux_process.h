@@ -44,6 +44,7 @@ struct LinuxGuestOptions {
     bool sync_regs = true;          // exchange registers through kvm_run where KVM can (--no-sync-regs: ioctls)
     bool vdso = true;               // clocks without a system call (--no-vdso: every clock read is one)
     bool file_window = true;        // read-only files mapped through memory slots (--no-file-window: copied)
+    std::string syscall_trace;      // --trace-syscalls: a host file for a line per call (syscall_trace.h); empty: none
     uint32_t max_threads = 64;      // guest threads alive at once, the first included (--max-threads)
     // --seed given: getrandom and AT_RANDOM (so stack canaries) come from it
     // and repeat; else from the host's getrandom, different each run.

@@ -14,6 +14,7 @@
 
 #include "kvmtool-gpu/abi/linux_abi.h"
 #include "kvmtool-gpu/util/log.h"
+#include "kvmtool-gpu/vmm/linux/syscall_trace.h"
 
 namespace kvmgpu::linux_abi {
 
@@ -63,6 +64,7 @@ SyscallOutcome SyscallServer::serve(const SyscallCall& call, CpuState& cpu) {
             }
         }
     }
+    if (opts_.trace) opts_.trace->record(call, out.ret, user_);
     std::lock_guard lock(counters_mu_);
     ++counters_.calls[std::min<uint64_t>(call.nr, counters_.calls.size() - 1)];
     ++counters_.total;

@@ -48,6 +48,8 @@
 
 namespace kvmgpu::linux_abi {
 
+class SyscallTrace; // syscall_trace.h
+
 // Linux's PATH_MAX: the longest path a call reads from the guest.
 inline constexpr uint64_t kPathMax = 4096;
 
@@ -117,6 +119,7 @@ struct ServerOptions {
     std::string cwd = "/";
     // The guest's CPUID (/proc/cpuinfo's flags); empty: the host's.
     std::vector<kvm_cpuid_entry2> cpuid;
+    std::shared_ptr<SyscallTrace> trace; // a line per call (--trace-syscalls); null: none
 };
 
 // A handler to start (syscalls_signals.cpp): the signal, its action, the
