@@ -7,6 +7,7 @@ set(KVMGPU_LIBCUDA_SOURCES
   libcuda/context_local_storage.cpp
   libcuda/export_tables.cpp
   libcuda/integrity_check.cpp
+  libcuda/older_exports.cpp
   libcuda/runtime_tables.cpp
 )
 # Its own cuGetProcAddress table: the common markers and cuGetExportTable's.

@@ -234,6 +234,24 @@ extern "C" CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, con
     return CUDA_SUCCESS;
 }
 
+KVMGPU_DRIVER_ENTRY(cuKernelGetLibrary, 12050);
+extern "C" CUresult cuKernelGetLibrary(CUlibrary* pLib, CUkernel kernel)
+{
+    GUEST_API_LOCK();
+    if (pLib == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    const FunctionLayout* f = kernel != nullptr ? function_find(reinterpret_cast<CUfunction>(kernel)) : nullptr;
+    if (f == nullptr)
+        return CUDA_ERROR_INVALID_HANDLE;
+    for (Library& l : g_libraries) {
+        if (l.in_use && l.module != nullptr && l.module == f->module) {
+            *pLib = reinterpret_cast<CUlibrary>(&l);
+            return CUDA_SUCCESS;
+        }
+    }
+    return CUDA_ERROR_INVALID_HANDLE; // a module's function, not a library's kernel
+}
+
 KVMGPU_DRIVER_ENTRY(cuLibraryGetGlobal, 12000);
 extern "C" CUresult cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name)
 {

@@ -30,6 +30,24 @@ EventOwner* owner_slot(CUevent e)
     return nullptr;
 }
 
+// The context each live stream was made in (cuStreamGetCtx). Bounded: a
+// stream past kTrackedStreams is made, and cuStreamGetCtx refuses it
+// (CUDA_ERROR_NOT_SUPPORTED) rather than guess.
+constexpr unsigned kTrackedStreams = 4096;
+struct StreamOwner {
+    CUstream stream;
+    CUcontext ctx;
+};
+StreamOwner g_stream_owners[kTrackedStreams];
+
+StreamOwner* stream_slot(CUstream s)
+{
+    for (StreamOwner& o : g_stream_owners)
+        if (o.stream == s)
+            return &o;
+    return nullptr;
+}
+
 } // namespace
 
 namespace guest::cuda {
@@ -38,6 +56,9 @@ void events_forget(CUcontext ctx)
     for (EventOwner& o : g_event_owners)
         if (o.event != nullptr && o.ctx == ctx)
             o = EventOwner{};
+    for (StreamOwner& o : g_stream_owners)
+        if (o.stream != nullptr && o.ctx == ctx)
+            o = StreamOwner{};
 }
 } // namespace guest::cuda
 
@@ -45,7 +66,11 @@ KVMGPU_DRIVER_ENTRY(cuStreamCreate, 2000);
 extern "C" CUresult cuStreamCreate(CUstream* stream, unsigned int flags)
 {
     GUEST_API_LOCK();
-    return call_create(VGPU_OP_STREAM_CREATE, flags, stream);
+    if (CUresult r = call_create(VGPU_OP_STREAM_CREATE, flags, stream))
+        return r;
+    if (StreamOwner* o = stream_slot(nullptr))
+        *o = StreamOwner{*stream, current_context()};
+    return CUDA_SUCCESS;
 }
 
 KVMGPU_DRIVER_ENTRY(cuStreamSynchronize, 2000);
@@ -62,9 +87,42 @@ extern "C" CUresult cuStreamDestroy(CUstream stream)
     if (stream_arg(stream) == 0)
         return CUDA_ERROR_INVALID_HANDLE; // the default streams are not destroyed
     const CUresult r = call_on(VGPU_OP_STREAM_DESTROY, handle_bits(stream));
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS) {
         capture_stream_destroyed(stream);
+        if (StreamOwner* o = stream_slot(stream))
+            *o = StreamOwner{};
+    }
     return r;
+}
+
+KVMGPU_DRIVER_ENTRY(cuStreamGetCtx, 9020);
+extern "C" CUresult cuStreamGetCtx(CUstream hStream, CUcontext* pctx)
+{
+    GUEST_API_LOCK();
+    if (pctx == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (stream_arg(hStream) == 0) { // a default stream: the current context's
+        *pctx = current_context();
+        return *pctx != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+    }
+    const StreamOwner* o = stream_slot(hStream);
+    if (o == nullptr) {
+        // Not one this library made and still holds, or past the record's room.
+        const CUresult r = call_on(VGPU_OP_STREAM_QUERY, stream_arg(hStream));
+        return r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY ? CUDA_ERROR_NOT_SUPPORTED : r;
+    }
+    *pctx = o->ctx;
+    return CUDA_SUCCESS;
+}
+
+KVMGPU_DRIVER_ENTRY_AS(cuStreamGetCtx, 12050, cuStreamGetCtx_v2);
+extern "C" CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext* pCtx, CUgreenCtx* pGreenCtx)
+{
+    GUEST_API_LOCK();
+    if (pCtx == nullptr || pGreenCtx == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pGreenCtx = nullptr;
+    return cuStreamGetCtx(hStream, pCtx);
 }
 
 KVMGPU_DRIVER_ENTRY(cuEventCreate, 2000);

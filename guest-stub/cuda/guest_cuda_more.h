@@ -48,6 +48,62 @@ CUresult cuStreamWriteValue32(CUstream stream, CUdeviceptr addr, cuuint32_t valu
 CUresult cuStreamWriteValue64(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags);
 CUresult cuStreamWaitValue32(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags);
 CUresult cuStreamWaitValue64(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags);
+// Several of those in one call (cuda_stream_mem_ops.cpp): each operation
+// sent in order as the call above it names; a flush of remote writes has
+// nothing to flush in a VM (no peer writes into its memory) and is
+// accepted; a memory barrier is refused (CUDA_ERROR_NOT_SUPPORTED).
+typedef enum CUstreamBatchMemOpType_enum {
+    CU_STREAM_MEM_OP_WAIT_VALUE_32 = 1,
+    CU_STREAM_MEM_OP_WRITE_VALUE_32 = 2,
+    CU_STREAM_MEM_OP_WAIT_VALUE_64 = 4,
+    CU_STREAM_MEM_OP_WRITE_VALUE_64 = 5,
+    CU_STREAM_MEM_OP_BARRIER = 6,
+    CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES = 3
+} CUstreamBatchMemOpType;
+typedef union CUstreamBatchMemOpParams_union {
+    CUstreamBatchMemOpType operation;
+    struct CUstreamMemOpWaitValueParams_st {
+        CUstreamBatchMemOpType operation;
+        CUdeviceptr address;
+        union {
+            cuuint32_t value;
+            cuuint64_t value64;
+        };
+        unsigned int flags;
+        CUdeviceptr alias;
+    } waitValue;
+    struct CUstreamMemOpWriteValueParams_st {
+        CUstreamBatchMemOpType operation;
+        CUdeviceptr address;
+        union {
+            cuuint32_t value;
+            cuuint64_t value64;
+        };
+        unsigned int flags;
+        CUdeviceptr alias;
+    } writeValue;
+    struct CUstreamMemOpFlushRemoteWritesParams_st {
+        CUstreamBatchMemOpType operation;
+        unsigned int flags;
+    } flushRemoteWrites;
+    struct CUstreamMemOpMemoryBarrierParams_st {
+        CUstreamBatchMemOpType operation;
+        unsigned int flags;
+    } memoryBarrier;
+    cuuint64_t pad[6];
+} CUstreamBatchMemOpParams;
+typedef CUstreamBatchMemOpParams CUstreamBatchMemOpParams_v1;
+CUresult cuStreamBatchMemOp(CUstream stream, unsigned int count, CUstreamBatchMemOpParams* paramArray,
+                            unsigned int flags);
+CUresult cuStreamBatchMemOp_v2(CUstream stream, unsigned int count, CUstreamBatchMemOpParams* paramArray,
+                               unsigned int flags);
+
+// ---- a stream's context (cuda_stream.cpp) --------------------------------
+// The context a stream was created in; the default streams': the current
+// one (CUDA_ERROR_INVALID_CONTEXT without). No green contexts: *pGreenCtx null.
+typedef struct CUgreenCtx_st* CUgreenCtx;
+CUresult cuStreamGetCtx(CUstream hStream, CUcontext* pctx);
+CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext* pCtx, CUgreenCtx* pGreenCtx);
 
 // ---- the linker (cuda_link.cpp) -----------------------------------------
 typedef enum CUjitInputType_enum {
@@ -94,6 +150,7 @@ CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, const char* na
 CUresult cuLibraryGetModule(CUmodule* pMod, CUlibrary library);
 CUresult cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name);
 CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel);
+CUresult cuKernelGetLibrary(CUlibrary* pLib, CUkernel kernel);
 typedef enum CUmoduleLoadingMode_enum {
     CU_MODULE_EAGER_LOADING = 0x1,
     CU_MODULE_LAZY_LOADING = 0x2,

@@ -78,7 +78,42 @@ void pitched_memory_and_2d_memsets()
     expect("cuStreamWriteValue32(misaligned)", cuStreamWriteValue32(s, d + 2, 1, 0), CUDA_ERROR_INVALID_VALUE);
     expect("cuStreamWriteValue64(misaligned)", cuStreamWriteValue64(s, d + 4, 1, 0), CUDA_ERROR_INVALID_VALUE);
     expect("cuStreamWaitValue32(unknown flags)", cuStreamWaitValue32(s, d, 1, 0x10), CUDA_ERROR_INVALID_VALUE);
+
+    // The same as one batch: a write, a flush, a wait on the write, a 64-bit write.
+    CUstreamBatchMemOpParams ops[4] = {};
+    ops[0].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+    ops[0].writeValue.address = d + 16;
+    ops[0].writeValue.value = 0x5151u;
+    ops[1].flushRemoteWrites.operation = CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES;
+    ops[2].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
+    ops[2].waitValue.address = d + 16;
+    ops[2].waitValue.value = 0x5151u;
+    ops[2].waitValue.flags = CU_STREAM_WAIT_VALUE_EQ;
+    ops[3].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+    ops[3].writeValue.address = d + 24;
+    ops[3].writeValue.value64 = 0x1122334455667788ull;
+    expect("cuStreamBatchMemOp", cuStreamBatchMemOp(s, 4, ops, 0), CUDA_SUCCESS);
+    CU_CHECK(cuMemcpyDtoH(&word, d + 16, 4));
+    CU_CHECK(cuMemcpyDtoH(&wide, d + 24, 8));
+    expect_true("batched stream values written", word == 0x5151u && wide == 0x1122334455667788ull);
+    expect("cuStreamBatchMemOp(flags)", cuStreamBatchMemOp(s, 1, ops, 1), CUDA_ERROR_INVALID_VALUE);
+    expect("cuStreamBatchMemOp(none)", cuStreamBatchMemOp(s, 0, ops, 0), CUDA_ERROR_INVALID_VALUE);
+    ops[1].operation = static_cast<CUstreamBatchMemOpType>(99);
+    expect("cuStreamBatchMemOp(unknown operation)", cuStreamBatchMemOp(s, 2, ops, 0), CUDA_ERROR_INVALID_VALUE);
+
+    // A stream's context: the one it was made in; the default stream's: the current one.
+    CUcontext ctx = nullptr, current = nullptr;
+    CU_CHECK(cuCtxGetCurrent(&current));
+    expect("cuStreamGetCtx", cuStreamGetCtx(s, &ctx), CUDA_SUCCESS);
+    expect_true("a stream's context is the one it was made in", ctx == current && ctx != nullptr);
+    ctx = nullptr;
+    expect("cuStreamGetCtx(default stream)", cuStreamGetCtx(nullptr, &ctx), CUDA_SUCCESS);
+    expect_true("the default stream's context is the current one", ctx == current);
+    CUgreenCtx green = reinterpret_cast<CUgreenCtx>(1);
+    expect("cuStreamGetCtx_v2", cuStreamGetCtx_v2(s, &ctx, &green), CUDA_SUCCESS);
+    expect_true("no green context", green == nullptr && ctx == current);
     CU_CHECK(cuStreamDestroy(s));
+    expect("cuStreamGetCtx(destroyed)", cuStreamGetCtx(s, &ctx), CUDA_ERROR_INVALID_HANDLE);
     CU_CHECK(cuMemFree(d));
 }
 
@@ -105,6 +140,11 @@ void parameters_libraries_and_links(CUfunction add)
     expect("cuModuleGetFunction(the library's module)", cuModuleGetFunction(&same, mod, "vector_add"), CUDA_SUCCESS);
     expect_true("a kernel's function is its module's", fn == same && fn != nullptr);
     expect("cuFuncGetParamInfo(a kernel's function)", cuFuncGetParamInfo(fn, 0, &offset, &size), CUDA_SUCCESS);
+    CUlibrary owner = nullptr;
+    expect("cuKernelGetLibrary", cuKernelGetLibrary(&owner, kernel), CUDA_SUCCESS);
+    expect_true("a kernel's library is the one it came from", owner == lib);
+    expect("cuKernelGetLibrary(a module's function)", cuKernelGetLibrary(&owner, reinterpret_cast<CUkernel>(add)),
+           CUDA_ERROR_INVALID_HANDLE);
     // Context-independent: a thread with no current context looks kernels up
     // too (NVIDIA's cudart does on a new thread before setting its context).
     CUcontext was = nullptr;

@@ -225,6 +225,9 @@ struct vgpu_graph_kernel_payload {
  * device can hold at once) and refuses a value past it with OUT_OF_MEMORY.
  * PERSISTING_L2_CACHE_SIZE sets aside L2 of a GPU other VMs share: kept as
  * a hint (reported back, up to the device's maximum), never forwarded.
+ * SHMEM_SIZE, CIG_ENABLED and CIG_SHMEM_FALLBACK_ENABLED describe a context
+ * made for CUDA-in-graphics, which a VM's context never is: read as the
+ * driver answers them, never set (VGPU_ERROR_UNSUPPORTED_LIMIT).
  * Other limits: VGPU_ERROR_UNSUPPORTED_LIMIT. RESET gives every limit its
  * start value back. */
 #define VGPU_LIMIT_STACK_SIZE 0x00u
@@ -234,7 +237,10 @@ struct vgpu_graph_kernel_payload {
 #define VGPU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT 0x04u
 #define VGPU_LIMIT_MAX_L2_FETCH_GRANULARITY 0x05u
 #define VGPU_LIMIT_PERSISTING_L2_CACHE_SIZE 0x06u
-#define VGPU_LIMIT_COUNT_ 0x07u
+#define VGPU_LIMIT_SHMEM_SIZE 0x07u
+#define VGPU_LIMIT_CIG_ENABLED 0x08u
+#define VGPU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED 0x09u
+#define VGPU_LIMIT_COUNT_ 0x0au
 
 /* RAND_GENERATE's kinds: curandGenerate (32-bit words),
  * curandGenerateUniform/Normal and their Double forms. A normal kind needs

@@ -126,6 +126,8 @@ CommandResult CommandDispatch::op_CTX_LIMIT(GuestCommand& c) {
     }
     if (lim == VGPU_LIMIT_DEV_RUNTIME_SYNC_DEPTH || lim == VGPU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT)
         return fail(VGPU_ERROR_UNSUPPORTED_LIMIT, "device-runtime limits cannot be set (no dynamic parallelism)");
+    if (lim >= VGPU_LIMIT_SHMEM_SIZE)
+        return fail(VGPU_ERROR_UNSUPPORTED_LIMIT, "CUDA-in-graphics limits cannot be set (not such a context)");
     LimitState& st = limits_[key];
     if (!st.known) {
         const Status s = backend_result(backend().get_limit(static_cast<int>(lim), &st.start));

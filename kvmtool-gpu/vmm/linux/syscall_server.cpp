@@ -205,6 +205,8 @@ int64_t SyscallServer::dispatch(const SyscallCall& c, CpuState& cpu, SyscallOutc
     case SYS_getegid: return 0;
     case SYS_sched_getaffinity: return sys_sched_getaffinity(a[0], a[1], a[2]);
     case SYS_sched_setaffinity: return sys_sched_setaffinity(a[0], a[1], a[2]);
+    case SYS_sched_get_priority_max: return sched_priority_bound(a[0], true);
+    case SYS_sched_get_priority_min: return sched_priority_bound(a[0], false);
     case SYS_sysinfo: return sys_sysinfo(a[0]);
     case SYS_prctl: return sys_prctl(c.tid, a[0], a[1]);
     case SYS_sigaltstack: return sys_sigaltstack(c.tid, a[0], a[1]);

@@ -290,6 +290,8 @@ private:
     int64_t sys_tgkill(int64_t tgid, int64_t tid, uint64_t sig);
     std::optional<SignalDelivery> start_handler(uint32_t tid, int sig);
     int64_t sys_sched_getaffinity(uint64_t pid, uint64_t len, uint64_t mask);
+    // sched_get_priority_max/min: Linux's bounds per policy (0 for the normal ones).
+    static int64_t sched_priority_bound(uint64_t policy, bool max);
     int64_t sys_sched_setaffinity(uint64_t pid, uint64_t len, uint64_t mask);
     int64_t sys_sysinfo(uint64_t buf);
     // syscalls_thread_state.cpp

@@ -1,6 +1,7 @@
 // The process as glibc's start-up, malloc and exit see it: pid 1, root,
 // one CPU reported; signal handlers recorded and never delivered. Threads
 // and futexes: syscalls_threads.cpp.
+#include <sched.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/sysinfo.h>
@@ -99,6 +100,14 @@ int64_t SyscallServer::sys_rt_sigprocmask(uint32_t tid, uint64_t how, uint64_t s
         mask &= ~kUnblockable;
     }
     return 0;
+}
+
+int64_t SyscallServer::sched_priority_bound(uint64_t policy, bool max) {
+    switch (static_cast<int32_t>(policy)) {
+    case SCHED_OTHER: case SCHED_BATCH: case SCHED_IDLE: case 6 /* SCHED_DEADLINE */: return 0;
+    case SCHED_FIFO: case SCHED_RR: return max ? 99 : 1;
+    default: return -EINVAL;
+    }
 }
 
 int64_t SyscallServer::sys_sched_getaffinity(uint64_t pid, uint64_t len, uint64_t mask) {

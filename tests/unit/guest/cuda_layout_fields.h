@@ -32,14 +32,18 @@
     X(CUDA_KERNEL_NODE_PARAMS, ctx) X(CUDA_MEMSET_NODE_PARAMS, pitch) X(CUDA_MEMSET_NODE_PARAMS, value)          \
     X(CUDA_MEMSET_NODE_PARAMS, elementSize) X(CUDA_MEMSET_NODE_PARAMS, width) X(CUDA_MEMSET_NODE_PARAMS, height) \
     X(CUDA_HOST_NODE_PARAMS, userData) X(CUgraphEdgeData, to_port) X(CUgraphEdgeData, type)                      \
-    X(CUgraphExecUpdateResultInfo, errorNode) X(CUgraphExecUpdateResultInfo, errorFromNode)
+    X(CUgraphExecUpdateResultInfo, errorNode) X(CUgraphExecUpdateResultInfo, errorFromNode)                      \
+    X(CUstreamBatchMemOpParams, waitValue.address) X(CUstreamBatchMemOpParams, waitValue.value64)                \
+    X(CUstreamBatchMemOpParams, waitValue.flags) X(CUstreamBatchMemOpParams, writeValue.value)                   \
+    X(CUstreamBatchMemOpParams, writeValue.flags) X(CUstreamBatchMemOpParams, flushRemoteWrites.flags)           \
+    X(CUstreamBatchMemOpParams, memoryBarrier.flags)
 
 #define KVMGPU_CUDA_LAYOUT_SIZES(X)                                                                                \
     X(CUDA_ARRAY_DESCRIPTOR) X(CUDA_ARRAY3D_DESCRIPTOR) X(CUDA_MEMCPY2D) X(CUDA_MEMCPY3D) X(CUDA_RESOURCE_DESC)  \
     X(CUDA_TEXTURE_DESC) X(CUDA_RESOURCE_VIEW_DESC) X(CUlaunchConfig) X(CUlaunchAttribute) X(CUtexObject)       \
     X(CUarray_format) X(CUmemorytype) X(CUDA_KERNEL_NODE_PARAMS) X(CUDA_MEMSET_NODE_PARAMS)                   \
     X(CUDA_HOST_NODE_PARAMS) X(CUgraphEdgeData) X(CUgraphExecUpdateResultInfo) X(CUstreamCaptureStatus)         \
-    X(CUstreamCaptureMode)
+    X(CUstreamCaptureMode) X(CUstreamBatchMemOpParams)
 
 #define KVMGPU_CUDA_LAYOUT_BODY                                                                               \
     std::vector<std::pair<std::string, size_t>> out;                                                          \

@@ -2,6 +2,7 @@
 // arguments (pointers outside RAM, wrapping, into unmapped pages or the
 // MMIO window; huge sizes; descriptor floods), what it does to guest RAM,
 // and its counters.
+#include <sched.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <linux/sched.h>
@@ -277,6 +278,13 @@ TEST_F(Server, ProcessCalls) {
     EXPECT_EQ(ret(SYS_rt_sigprocmask, 2, kBuf, kBuf + 64, 8), 0);
     EXPECT_EQ(ret(SYS_sched_getaffinity, 0, 128, kBuf), 8);
     EXPECT_EQ(ret(SYS_sched_getaffinity, 0, 4, kBuf), -EINVAL);
+    // Scheduling priorities' bounds, Linux's (PyTorch asks at import).
+    EXPECT_EQ(ret(SYS_sched_get_priority_max, SCHED_FIFO), 99);
+    EXPECT_EQ(ret(SYS_sched_get_priority_min, SCHED_RR), 1);
+    EXPECT_EQ(ret(SYS_sched_get_priority_max, SCHED_OTHER), 0);
+    EXPECT_EQ(ret(SYS_sched_get_priority_min, SCHED_BATCH), 0);
+    EXPECT_EQ(ret(SYS_sched_get_priority_max, 7), -EINVAL);
+    EXPECT_EQ(ret(SYS_sched_get_priority_min, uint64_t{0xffffffff}), -EINVAL);
     EXPECT_EQ(ret(SYS_getpid), 1);
     EXPECT_EQ(ret(SYS_set_robust_list, kBuf, 24), 0);
     EXPECT_EQ(ret(SYS_rseq, kBuf, 32, 0, 0), -ENOSYS);

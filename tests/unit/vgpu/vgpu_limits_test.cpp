@@ -98,6 +98,12 @@ TEST_F(VgpuLimits, HintsAndRefusedLimits) {
     EXPECT_EQ(limit(VGPU_LIMIT_DEV_RUNTIME_SYNC_DEPTH).status, VGPU_SUCCESS);
     EXPECT_EQ(limit(VGPU_LIMIT_DEV_RUNTIME_SYNC_DEPTH, 4, 1).status, VGPU_ERROR_UNSUPPORTED_LIMIT);
     EXPECT_EQ(limit(VGPU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, 1 << 30, 1).status, VGPU_ERROR_UNSUPPORTED_LIMIT);
+    // Not a CUDA-in-graphics context: its limits read 0 (cuBLASLt asks), none is set.
+    for (uint64_t cig : {VGPU_LIMIT_SHMEM_SIZE, VGPU_LIMIT_CIG_ENABLED, VGPU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED}) {
+        EXPECT_EQ(limit(cig).status, VGPU_SUCCESS) << cig;
+        EXPECT_EQ(limit(cig).r0, 0u) << cig;
+        EXPECT_EQ(limit(cig, 1, 1).status, VGPU_ERROR_UNSUPPORTED_LIMIT) << cig;
+    }
     EXPECT_EQ(limit(VGPU_LIMIT_COUNT_).status, VGPU_ERROR_UNSUPPORTED_LIMIT);
     EXPECT_EQ(limit(UINT64_MAX, 0, 1).status, VGPU_ERROR_UNSUPPORTED_LIMIT);
     EXPECT_EQ(limit(VGPU_LIMIT_STACK_SIZE, 0, 2).status, VGPU_ERROR_INVALID_VALUE);

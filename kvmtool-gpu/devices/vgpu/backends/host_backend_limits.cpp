@@ -44,9 +44,11 @@ Status HostBackend::max_cluster_size(BackendFunction f, const ClusterShape& shap
 
 // A GPU's start values: 1 KiB of stack per thread, 1 MiB printf FIFO,
 // 8 MiB malloc heap, sync depth 2, 2048 pending launches, 64-byte L2
-// fetches, no persisting L2.
+// fetches, no persisting L2; not a CUDA-in-graphics context (no shared
+// memory limit of its own, CIG off, its fallback off), as the driver says
+// of an ordinary context.
 std::array<uint64_t, VGPU_LIMIT_COUNT_> HostBackend::start_limits() {
-    return {1024, 1 << 20, 8 << 20, 2, 2048, 64, 0};
+    return {1024, 1 << 20, 8 << 20, 2, 2048, 64, 0, 0, 0, 0};
 }
 
 Status HostBackend::get_limit(int limit, uint64_t* out) {
