@@ -123,9 +123,4 @@ std::vector<NativeChaseResult> run_native_sweep(const std::vector<NativeRun>& ru
     return results;
 }
 
-NativeChaseResult run_native_chase(const NativeRun& run, const ChaseParams& params, PerfCounterSet* counters,
-                                   const Progress& progress) {
-    return run_native_sweep({run}, params, counters, progress).front();
-}
-
 } // namespace tlbstudy

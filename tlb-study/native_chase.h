@@ -50,10 +50,6 @@ using Progress = std::function<void(const std::string& line)>;
 std::vector<NativeChaseResult> run_native_sweep(const std::vector<NativeRun>& runs, const ChaseParams& params,
                                                 PerfCounterSet* counters, const Progress& progress);
 
-// One run alone.
-NativeChaseResult run_native_chase(const NativeRun& run, const ChaseParams& params, PerfCounterSet* counters,
-                                   const Progress& progress);
-
 // Median of a non-empty sample (the upper middle for even sizes).
 double median(std::vector<double> v);
 

@@ -15,7 +15,7 @@ bool FrameAllocator::init(uint64_t base, uint64_t end)
     if (e <= b)
         return false;
     base_ = next_ = b;
-    end_ = top_ = e;
+    end_ = e;
     return true;
 }
 
@@ -61,14 +61,6 @@ bool FrameAllocator::release(uint64_t mark)
         return false;
     next_ = mark;
     return true;
-}
-
-uint64_t FrameAllocator::largest_free(uint64_t align) const
-{
-    if (!is_pow2(align) || align < kPage4K || next_ > UINT64_MAX - (align - 1))
-        return 0;
-    uint64_t start = (next_ + align - 1) & ~(align - 1);
-    return start >= end_ ? 0 : end_ - start;
 }
 
 } // namespace guest

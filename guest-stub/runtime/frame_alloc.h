@@ -35,9 +35,6 @@ public:
     uint64_t end() const { return end_; } // end of what alloc may use
     uint64_t used_bytes() const { return next_ - base_; }
     uint64_t free_bytes() const { return end_ - next_; }
-    uint64_t top_bytes() const { return top_ - end_; } // taken by alloc_top
-    // The largest block alloc(bytes, align) could still return.
-    uint64_t largest_free(uint64_t align) const;
 
 private:
     // Validates a request; *size = bytes rounded up to 4 KiB.
@@ -45,7 +42,6 @@ private:
 
     uint64_t base_ = 0;
     uint64_t end_ = 0;  // moves down with alloc_top
-    uint64_t top_ = 0;  // the range's original end
     uint64_t next_ = 0;
 };
 

@@ -34,8 +34,6 @@ struct VgpuOpRow {
 inline constexpr VgpuOpRow kVgpuOps[] = {VGPU_OPS(VGPU_OP_ROW_)};
 #undef VGPU_OP_ROW_
 
-constexpr bool vgpu_op_known(uint32_t op) { return vgpu_op_name(op) != nullptr; }
-
 constexpr bool rows_fit_and_ascend() {
     for (uint32_t i = 0; i < sizeof kVgpuOps / sizeof kVgpuOps[0]; ++i) {
         const VgpuOpRow& r = kVgpuOps[i];

@@ -237,21 +237,4 @@ KvmStatsDiff diff(const KvmStatsSnapshot& before, const KvmStatsSnapshot& after)
     return out;
 }
 
-std::string format_changed_counters(const KvmStatsDiff& d, size_t max_items) {
-    std::vector<std::pair<std::string, int64_t>> changed;
-    for (const auto& [name, c] : d)
-        if (c.is_counter() && c.delta.size() == 1 && c.delta[0] != 0) changed.emplace_back(name, c.delta[0]);
-    std::stable_sort(changed.begin(), changed.end(), [](const auto& a, const auto& b) {
-        const auto mag = [](int64_t v) { return v < 0 ? -static_cast<uint64_t>(v) : static_cast<uint64_t>(v); };
-        return mag(a.second) > mag(b.second);
-    });
-    if (max_items != 0 && changed.size() > max_items) changed.resize(max_items);
-    std::string s;
-    for (const auto& [name, v] : changed) {
-        if (!s.empty()) s += ' ';
-        s += name + '=' + std::to_string(v);
-    }
-    return s;
-}
-
 } // namespace kvmgpu

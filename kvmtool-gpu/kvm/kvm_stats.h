@@ -112,8 +112,4 @@ private:
 // Statistics present in both snapshots with the same number of values.
 KvmStatsDiff diff(const KvmStatsSnapshot& before, const KvmStatsSnapshot& after);
 
-// "name=delta name=delta ..." of the scalar counters that changed, largest
-// first, at most max_items (0: all). For logs and progress lines.
-std::string format_changed_counters(const KvmStatsDiff& d, size_t max_items = 0);
-
 } // namespace kvmgpu

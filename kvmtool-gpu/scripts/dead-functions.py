@@ -13,11 +13,16 @@ a macro that pastes a parameter onto a prefix (op_##NAME), passed to an
 X-macro table (VGPU_OPS(that macro)), names prefix + that argument of
 every row of the table (pasted_uses()).
 
+--production-only counts no call from tests/: it fails on a production
+function (kvmtool-gpu/, guest-stub/, memmap/, tlb-study/) that only tests
+call, which the normal mode cannot see.
+
 dead-functions.allow lists the names foreign code calls (the CUDA-named
-entry points guest-stub/ exports, the fuzzer's entry): one name or an
+entry points guest-stub/ exports, the fuzzer's entry) and the few
+production functions kept though only tests call them: one name or an
 fnmatch pattern a line, each with its reason.
 
-Usage: dead-functions.py [--root DIR] [--self-test]
+Usage: dead-functions.py [--root DIR] [--production-only] [--self-test]
 """
 import argparse
 import fnmatch
@@ -39,6 +44,7 @@ IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 COMMENT_OR_STRING = re.compile(
     r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
 ALWAYS_LIVE = {"main"}
+TESTS = "tests"
 
 
 def strip_comments(text):
@@ -141,8 +147,17 @@ def allowed(name, places, allow):
                for n, where in allow)
 
 
-def dead_functions(root, allow):
+def is_test(rel_path):
+    return rel_path.split(os.sep, 1)[0] == TESTS
+
+
+def dead_functions(root, allow, production_only=False):
+    """Functions nothing calls; with production_only, neither the tests'
+    declarations nor their calls count, so a production function only tests
+    call is dead."""
     files = source_files(root)
+    if production_only:
+        files = [f for f in files if not is_test(os.path.relpath(f, root))]
     decls = declared_functions(root, files)
     uses = Counter()
     texts = []
@@ -162,10 +177,10 @@ def dead_functions(root, allow):
     return sorted(dead)
 
 
-def report(dead):
+def report(dead, by=""):
     for name, places in dead:
         where = ", ".join(f"{p}:{n}" for p, n in places)
-        print(f"dead-functions: {name} is never called ({where})")
+        print(f"dead-functions: {name} is never called{by} ({where})")
 
 
 def self_test(root, allow):
@@ -176,6 +191,7 @@ def self_test(root, allow):
             os.makedirs(os.path.dirname(dst), exist_ok=True)
             shutil.copyfile(path, dst)
         before = {n for n, _ in dead_functions(tmp, allow)}
+        prod_before = {n for n, _ in dead_functions(tmp, allow, production_only=True)}
         with open(os.path.join(tmp, "kvmtool-gpu", "util", "planted_dead.cpp"), "w") as f:
             f.write("namespace kvmgpu {\nint planted_never_called(int x) { return x + 1; }\n}\n")
         # A method declared in a header and defined elsewhere, never called.
@@ -193,13 +209,28 @@ def self_test(root, allow):
                     "int planted_op_ROW_ONE() { return 1; }\nint planted_op_ROW_TWO() { return 2; }\n"
                     "int planted_op_ROW_GONE() { return 3; }\n"
                     "using F = int (*)();\nF planted_ops[] = {PLANTED_ROWS(PLANTED_ENTRY)};\n")
+        # A production function only a test calls: live for the normal mode,
+        # dead for --production-only.
+        with open(os.path.join(tmp, "memmap", "planted_test_only.cpp"), "w") as f:
+            f.write("int planted_only_tests_call(int x) { return x; }\n")
+        os.makedirs(os.path.join(tmp, TESTS, "unit", "memmap"), exist_ok=True)
+        with open(os.path.join(tmp, TESTS, "unit", "memmap", "planted_test.cpp"), "w") as f:
+            f.write("int planted_only_tests_call(int x);\nint planted_check() { return planted_only_tests_call(1); }\n"
+                    "int main() { return planted_check(); }\n")
         after = {n for n, _ in dead_functions(tmp, allow)}
         want = {"planted_never_called", "planted_method_nobody_calls", "planted_op_ROW_GONE"}
         if after - before != want:
             print(f"dead-functions self-test FAILED: planted {sorted(want)}, caught {sorted(after - before)}")
             return 1
+        prod_after = {n for n, _ in dead_functions(tmp, allow, production_only=True)}
+        prod_want = want | {"planted_only_tests_call"}
+        if prod_after - prod_before != prod_want:
+            print(f"dead-functions self-test FAILED (--production-only): planted {sorted(prod_want)}, "
+                  f"caught {sorted(prod_after - prod_before)}")
+            return 1
     print(f"dead-functions self-test: every planted dead function caught ({', '.join(sorted(want))}), "
-          "the rows' pasted names not")
+          "the rows' pasted names not; --production-only also caught planted_only_tests_call, "
+          "which only a test calls")
     return 0
 
 
@@ -207,6 +238,8 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", default=os.path.normpath(os.path.join(here, "..", "..")))
+    ap.add_argument("--production-only", action="store_true",
+                    help="count no call from tests/: find production functions only tests call")
     ap.add_argument("--self-test", action="store_true", help="plant a dead function in a copy; expect it caught")
     args = ap.parse_args()
     if not shutil.which("ctags"):
@@ -215,13 +248,14 @@ def main():
     allow = load_allow(os.path.join(here, "dead-functions.allow"))
     if args.self_test:
         return self_test(args.root, allow)
-    dead = dead_functions(args.root, allow)
-    report(dead)
+    dead = dead_functions(args.root, allow, args.production_only)
+    by = " outside tests/" if args.production_only else ""
+    report(dead, by)
     if dead:
-        print(f"dead-functions: {len(dead)} uncalled; delete them, or (only for what foreign code calls) "
-              "list them in kvmtool-gpu/scripts/dead-functions.allow")
+        print(f"dead-functions: {len(dead)} uncalled{by}; delete them, or (only for what foreign code calls, "
+              "or an API kept for a reason) list them in kvmtool-gpu/scripts/dead-functions.allow")
         return 1
-    print("dead-functions: every function is called")
+    print(f"dead-functions: every function is called{by}")
     return 0
 
 

@@ -67,7 +67,7 @@ TEST(ChaseLayout, SameSeedSameCycleDifferentSeedDifferentCycle) {
 TEST(NativeChase, RunsEveryWorkingSetOn4KPages) {
     NativeRun run{memmap::PageSize::k4K, {4 * kKiB, 64 * kKiB, 1 * kMiB}, 1 * kMiB};
     std::vector<std::string> lines;
-    const auto r = run_native_chase(run, {3, 4096, 1}, nullptr, [&](const std::string& l) { lines.push_back(l); });
+    const auto r = run_native_sweep({run}, {3, 4096, 1}, nullptr, [&](const std::string& l) { lines.push_back(l); }).at(0);
     ASSERT_TRUE(r.error.empty()) << r.error;
     EXPECT_EQ(r.source, "anonymous");
     ASSERT_EQ(r.points.size(), 3u);
@@ -97,7 +97,7 @@ TEST(NativeChase, SweepRunsPageSizesSideBySideAndKeepsGoingPastAFailedOne) {
 
 TEST(NativeChase, SkippedRunsDoNothing) {
     NativeRun run{memmap::PageSize::k2M, {}, 0, "skipped: no 2 MiB huge pages reserved"};
-    const auto r = run_native_chase(run, {}, nullptr, nullptr);
+    const auto r = run_native_sweep({run}, {}, nullptr, nullptr).at(0);
     EXPECT_TRUE(r.points.empty());
     EXPECT_EQ(r.skip, run.skip);
 }

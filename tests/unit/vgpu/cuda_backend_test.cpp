@@ -268,15 +268,13 @@ TEST(CudaVgpu, GraphKernelNodeParams) { graph_case_on_cuda(kernel_node_params_in
 TEST(CudaVgpu, CaptureRecordsAndReplays) { graph_case_on_cuda(capture_records_and_replays); }
 TEST(CudaVgpu, SynchronizingACaptureInvalidatesIt) { graph_case_on_cuda(synchronizing_a_capture_invalidates_it); }
 
-TEST(CudaBackend, EmbeddedFatbinKernelRuns) {
+TEST(CudaBackend, LoadedModuleKernelRuns) {
     REQUIRE_CUDA(be);
     BackendModule m;
-    const Status s = be->load_builtin_module(&m);
-    if (s == VGPU_ERROR_NOT_SUPPORTED) GTEST_SKIP() << "built without nvcc: no embedded fatbin";
-    ASSERT_EQ(s, VGPU_SUCCESS);
+    ASSERT_EQ(be->module_load(test_fatbin(), &m), VGPU_SUCCESS);
     BackendFunction poke, empty;
-    ASSERT_EQ(kvmgpu::test::get_function(*be, m, "kvmgpu_poke", &poke), VGPU_SUCCESS);
-    ASSERT_EQ(kvmgpu::test::get_function(*be, m, "kvmgpu_empty", &empty), VGPU_SUCCESS);
+    ASSERT_EQ(kvmgpu::test::get_function(*be, m, "poke_u64", &poke), VGPU_SUCCESS);
+    ASSERT_EQ(kvmgpu::test::get_function(*be, m, "empty_kernel", &empty), VGPU_SUCCESS);
     EXPECT_EQ(kvmgpu::test::get_function(*be, m, "nope", &empty), VGPU_ERROR_NOT_FOUND);
     uint64_t d;
     ASSERT_EQ(be->mem_alloc(8, &d), VGPU_SUCCESS);
@@ -467,10 +465,10 @@ bool cuda_still_usable(std::string* why) {
 TEST(CudaSticky, BackendRecoversOrFailsCleanly) {
     REQUIRE_CUDA(be);
     BackendModule m;
-    if (be->load_builtin_module(&m) != VGPU_SUCCESS) GTEST_SKIP() << "no embedded fatbin";
+    ASSERT_EQ(be->module_load(test_fatbin(), &m), VGPU_SUCCESS);
     Ram ram(*be, 4 << 20);
     BackendFunction poke;
-    ASSERT_EQ(kvmgpu::test::get_function(*be, m, "kvmgpu_poke", &poke), VGPU_SUCCESS);
+    ASSERT_EQ(kvmgpu::test::get_function(*be, m, "poke_u64", &poke), VGPU_SUCCESS);
     uint64_t bad = 0x10, v = 1;
     void* params[] = {&bad, &v};
     const uint16_t sizes[] = {8, 8};

@@ -8,6 +8,11 @@ extern "C" __global__ void vector_add(const float* a, const float* b, float* c, 
 
 extern "C" __global__ void empty_kernel() {}
 
+// Writes v through p from one thread: an illegal p makes a sticky error.
+extern "C" __global__ void poke_u64(unsigned long long* p, unsigned long long v) {
+    if (threadIdx.x == 0 && blockIdx.x == 0) *p = v;
+}
+
 // A by-value parameter wider than any pointer: what a guest must supply in
 // full (the driver takes 64 bytes for it whatever a launch declares).
 struct Wide {

@@ -365,15 +365,6 @@ Status CudaBackend::module_load(std::span<const uint8_t> image, BackendModule* o
     return VGPU_SUCCESS;
 }
 
-Status CudaBackend::load_builtin_module(BackendModule* out) {
-#ifdef KVMGPU_HAVE_SG_FATBIN
-    return module_load({kvmgpu_sg_fatbin, static_cast<size_t>(kvmgpu_sg_fatbin_end - kvmgpu_sg_fatbin)}, out);
-#else
-    (void)out;
-    return VGPU_ERROR_NOT_SUPPORTED;
-#endif
-}
-
 Status CudaBackend::module_unload(BackendModule m) { return to_status(api_.cuModuleUnload(reinterpret_cast<CUmodule>(m))); }
 
 Status CudaBackend::module_get_function(BackendModule m, std::string_view name, BackendFunction* out,

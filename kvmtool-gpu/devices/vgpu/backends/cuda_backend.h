@@ -166,8 +166,6 @@ public:
     bool has_gather_kernel() const { return gather_fn_ != nullptr; }
     bool has_device_walk() const { return walk_copy_fn_ != nullptr && rejections_host_ != nullptr; }
     bool has_batch() const { return api_.cuMemcpyBatchAsync != nullptr; }
-    // Loads a module from the VMM's embedded fatbin (tests use its kernels).
-    Status load_builtin_module(BackendModule* out);
 
     // The host's libcublas (cuda_blas.h), loaded at the first cuBLAS call.
     BlasLibrary* blas() override;

@@ -62,11 +62,3 @@ extern "C" __global__ void __launch_bounds__(KVMGPU_SG_THREADS) kvmgpu_sg_scatte
 }
 
 #include "sg_walk_kernels.cuh"
-
-// For the GPU tests: a kernel that does nothing, and one that writes through
-// the pointer it is given (an illegal address makes a sticky error).
-extern "C" __global__ void kvmgpu_empty() {}
-
-extern "C" __global__ void kvmgpu_poke(uint64_t* p, uint64_t v) {
-    if (threadIdx.x == 0 && blockIdx.x == 0) *p = v;
-}
