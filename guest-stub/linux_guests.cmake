@@ -32,7 +32,7 @@ target_compile_definitions(kvmgpu_linux_cudart PRIVATE GUEST_THREADS=1)
 
 # The guest cuBLAS (cublas/): cuBLAS's API over the vGPU, built against
 # NVIDIA's cublas_v2.h; it checks each call with the VMM's own rules
-# (blas_checks.cpp) before sending it.
+# (kvmtool-gpu/abi/blas_checks.cpp, shared like the rest of abi/) before sending it.
 add_library(kvmgpu_linux_cublas STATIC
   cublas/cublas_data.cpp
   cublas/cublas_gemm.cpp
@@ -40,8 +40,8 @@ add_library(kvmgpu_linux_cublas STATIC
   cublas/cublas_level1.cpp
   cublas/cublas_level2.cpp
   cublas/cublas_level3.cpp
-  ${PROJECT_SOURCE_DIR}/kvmtool-gpu/devices/vgpu/blas/blas_checks.cpp
-  ${PROJECT_SOURCE_DIR}/kvmtool-gpu/devices/vgpu/blas/blas_extent.cpp
+  ${PROJECT_SOURCE_DIR}/kvmtool-gpu/abi/blas_checks.cpp
+  ${PROJECT_SOURCE_DIR}/kvmtool-gpu/abi/blas_extent.cpp
 )
 target_include_directories(kvmgpu_linux_cublas SYSTEM PRIVATE ${KVMGPU_NVCC_INCLUDE})
 target_link_libraries(kvmgpu_linux_cublas PUBLIC kvmgpu_linux_cudart)

@@ -2,16 +2,18 @@
 // native pointer chase per backing page size, the VMM's translation work,
 // and the guest pointer chase per (guest pages x host backing) when
 // /dev/kvm opens; markdown on stdout, progress on stderr, CSV/JSON/PNG on
-// request. It lives with the study and registers itself with the CLI, so the
-// VMM's folders never include the study.
+// request. It lives with the study and registers itself by name
+// (bench/bench_commands.h), so the VMM's folders never include the study
+// and the study never includes the command line (cli/).
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <string>
 
-#include "kvmtool-gpu/cli/arg_parser.h"
-#include "kvmtool-gpu/cli/bench_commands.h"
+#include "kvmtool-gpu/bench/bench_commands.h"
+#include "kvmtool-gpu/util/arg_parser.h"
 #include "kvmtool-gpu/util/plot_runner.h"
+#include "kvmtool-gpu/vmm/vcpu_watchdog.h"
 #include "tlb-study/report.h"
 #include "tlb-study/tlb_study.h"
 
@@ -20,11 +22,11 @@ namespace tlbstudy {
 namespace {
 
 using kvmgpu::find_plot_script;
+using kvmgpu::parse_seconds;
+using kvmgpu::parse_size;
+using kvmgpu::parse_u64;
 using kvmgpu::run_plot;
-using kvmgpu::cli::parse_seconds;
-using kvmgpu::cli::parse_size;
-using kvmgpu::cli::parse_u64;
-using kvmgpu::cli::UsageError;
+using kvmgpu::UsageError;
 
 const char* bench_tlb_help() {
     return "usage: kvmtool-gpu bench tlb [--quick] [--max-ws SIZE] [--guest-max-ws SIZE] [--reps N]\n"
@@ -56,7 +58,7 @@ const char* bench_tlb_help() {
 
 
 int bench_tlb_command(const std::vector<std::string>& args) {
-    kvmgpu::cli::ArgParser p({"max-ws", "guest-max-ws", "reps", "accesses", "guest-accesses", "guest-timeout", "seed", "guest", "csv",
+    kvmgpu::ArgParser p({"max-ws", "guest-max-ws", "reps", "accesses", "guest-accesses", "guest-timeout", "seed", "guest", "csv",
                  "json", "plot", "plot-script"},
                 {"quick", "no-guest", "require-guest", "help"});
     p.parse(args);
@@ -80,7 +82,7 @@ int bench_tlb_command(const std::vector<std::string>& args) {
     if (p.has("accesses") && o.sweep.accesses == 0) throw UsageError("--accesses must be positive");
     if (p.has("guest-accesses") && o.sweep.guest_accesses == 0) throw UsageError("--guest-accesses must be positive");
     if (p.has("no-guest") && p.has("require-guest")) throw UsageError("--no-guest and --require-guest exclude each other");
-    if (auto v = p.get("guest-timeout")) o.guest_timeout_s = parse_seconds(*v, "--guest-timeout");
+    if (auto v = p.get("guest-timeout")) o.guest_timeout_s = parse_seconds(*v, "--guest-timeout", kvmgpu::VcpuWatchdog::kMaxTimeoutS);
     if (auto v = p.get("seed")) o.seed = parse_u64(*v, "--seed");
     o.guest = p.get_or("guest", "pointer_chase");
 
@@ -117,7 +119,7 @@ int bench_tlb_command(const std::vector<std::string>& args) {
     return failures.empty() ? 0 : 1;
 }
 
-const kvmgpu::cli::BenchCommandRegistration kRegistered("tlb", bench_tlb_command);
+const kvmgpu::bench::BenchCommandRegistration kRegistered("tlb", bench_tlb_command);
 
 } // namespace
 

@@ -11,7 +11,7 @@
 #include <cublas_v2.h>
 
 #include "kvmtool-gpu/abi/vgpu_blas_abi.h"
-#include "kvmtool-gpu/devices/vgpu/blas/blas_checks.h"
+#include "kvmtool-gpu/abi/blas_checks.h"
 
 // The guest's side of a cublasHandle_t (opaque in cublas_v2.h).
 struct cublasContext {

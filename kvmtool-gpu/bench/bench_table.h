@@ -2,7 +2,7 @@
 // `kvmtool-gpu --help` lists them: its name, the parts it runs (a native
 // side in a child process, native_child.h; a guest side in VMs) and what it
 // reports. The CLI finds a bench here and runs the command registered under
-// its name (cli/bench_commands.h); each bench's own run is bench/<name>_bench.h
+// its name (bench/bench_commands.h); each bench's own run is bench/<name>_bench.h
 // (tlb: tlb-study/, boot: the CLI's own).
 #pragma once
 

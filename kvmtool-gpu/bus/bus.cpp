@@ -50,24 +50,26 @@ void Bus::note_unclaimed(const char* kind, uint64_t addr, uint64_t len) {
                  static_cast<unsigned long long>(len), static_cast<unsigned long long>(n));
 }
 
-bool Bus::read(uint64_t addr, std::span<uint8_t> data) {
+bool Bus::read(uint64_t addr, std::span<uint8_t> data, VcpuContext* from) {
     std::fill(data.begin(), data.end(), uint8_t{0});
     const Range* r = find(addr, data.size());
     if (!r) {
         note_unclaimed("read", addr, data.size());
         return false;
     }
-    r->device->read(addr - r->base, data);
+    if (from) r->device->vcpu_read(addr - r->base, data, *from);
+    else r->device->read(addr - r->base, data);
     return true;
 }
 
-bool Bus::write(uint64_t addr, std::span<const uint8_t> data) {
+bool Bus::write(uint64_t addr, std::span<const uint8_t> data, VcpuContext* from) {
     const Range* r = find(addr, data.size());
     if (!r) {
         note_unclaimed("write", addr, data.size());
         return false;
     }
-    r->device->write(addr - r->base, data);
+    if (from) r->device->vcpu_write(addr - r->base, data, *from);
+    else r->device->write(addr - r->base, data);
     return true;
 }
 

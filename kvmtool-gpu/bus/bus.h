@@ -25,9 +25,10 @@ public:
     void claim(uint64_t base, uint64_t length, std::shared_ptr<BusDevice> device);
 
     // False when no device owns [addr, addr+len): the access is counted and
-    // logged (rate-limited) and a read returns zeros.
-    bool read(uint64_t addr, std::span<uint8_t> data);
-    bool write(uint64_t addr, std::span<const uint8_t> data);
+    // logged (rate-limited) and a read returns zeros. `from`: the vCPU whose
+    // exit this is (the vCPU loop's accesses), handed to the device.
+    bool read(uint64_t addr, std::span<uint8_t> data, VcpuContext* from = nullptr);
+    bool write(uint64_t addr, std::span<const uint8_t> data, VcpuContext* from = nullptr);
 
     uint64_t unclaimed_accesses() const { return unclaimed_.load(std::memory_order_relaxed); }
     // Warning lines about unclaimed accesses this bus's rate limit held back.

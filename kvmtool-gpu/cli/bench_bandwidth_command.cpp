@@ -3,7 +3,7 @@
 // backing) against native pinned and pageable copies measured in the same
 // run.
 // Flags only: they become a plan that the bench runs; the command registers
-// itself under its name (cli/bench_commands.h).
+// itself under its name (bench/bench_commands.h).
 
 #include <algorithm>
 #include <cstdio>
@@ -12,17 +12,18 @@
 #include "kvmtool-gpu/abi/bandwidth_rules.h"
 #include "kvmtool-gpu/bench/bandwidth_bench.h"
 #include "kvmtool-gpu/bench/bandwidth_report.h"
-#include "kvmtool-gpu/cli/arg_parser.h"
-#include "kvmtool-gpu/cli/bench_commands.h"
+#include "kvmtool-gpu/bench/bench_commands.h"
+#include "kvmtool-gpu/cli/bench_flags.h"
+#include "kvmtool-gpu/util/arg_parser.h"
 #include "kvmtool-gpu/vmm/guest_locator.h"
 #include "kvmtool-gpu/cli/vgpu_flags.h"
+#include "kvmtool-gpu/vmm/vcpu_watchdog.h"
 #include "memmap/huge_page_pool.h"
 
 namespace kvmgpu::bench {
 
 namespace {
 
-using cli::UsageError;
 
 const char* bench_bandwidth_help() {
     static std::string text;
@@ -95,7 +96,7 @@ bool pool_1g_has_room(uint64_t ram) {
     return pool && pool->available() * (1ull << 30) >= ram;
 }
 
-BandwidthSweep sweep_from_args(const cli::ArgParser& p) {
+BandwidthSweep sweep_from_args(const ArgParser& p) {
     BandwidthSweep s;
     if (p.has("quick")) {
         s = quick_bandwidth_sweep();
@@ -103,7 +104,7 @@ BandwidthSweep sweep_from_args(const cli::ArgParser& p) {
         s = full_bandwidth_sweep(false);
     }
     try {
-        if (auto v = p.get("sizes")) s.sizes = cli::parse_size_list(*v, "--sizes");
+        if (auto v = p.get("sizes")) s.sizes = parse_size_list(*v, "--sizes");
     } catch (const std::exception& e) {
         throw UsageError(std::string("--sizes: ") + e.what());
     }
@@ -134,11 +135,11 @@ BandwidthSweep sweep_from_args(const cli::ArgParser& p) {
             throw UsageError("--kinds: expected pinned,pageable,registered,twocopy");
     }
     if (auto v = p.get("strategies")) s.strategies = split_list(*v);
-    if (auto v = p.get("slow-max")) s.slow_max = *v == "0" ? 0 : cli::parse_size(*v, "--slow-max");
-    if (auto v = p.get("target")) s.target = cli::parse_size(*v, "--target");
-    if (auto v = p.get("reps-min")) s.reps_min = cli::parse_u64(*v, "--reps-min");
-    if (auto v = p.get("reps-max")) s.reps_max = cli::parse_u64(*v, "--reps-max");
-    if (auto v = p.get("verify")) s.verify = *v == "0" ? 0 : cli::parse_size(*v, "--verify");
+    if (auto v = p.get("slow-max")) s.slow_max = *v == "0" ? 0 : parse_size(*v, "--slow-max");
+    if (auto v = p.get("target")) s.target = parse_size(*v, "--target");
+    if (auto v = p.get("reps-min")) s.reps_min = parse_u64(*v, "--reps-min");
+    if (auto v = p.get("reps-max")) s.reps_max = parse_u64(*v, "--reps-max");
+    if (auto v = p.get("verify")) s.verify = *v == "0" ? 0 : parse_size(*v, "--verify");
     if (s.reps_min == 0 || s.reps_max < s.reps_min) throw UsageError("need 1 <= --reps-min <= --reps-max");
     if (auto v = p.get("trials")) s.trials = parse_trials(*v);
     return s;
@@ -151,7 +152,7 @@ int bench_bandwidth_command(const std::vector<std::string>& args) {
                                     "target", "reps-min", "reps-max", "trials", "verify", "out", "plot-script", "mem",
                                     "timeout", "guest"};
     valued.insert(cli::vgpu_option_names().begin(), cli::vgpu_option_names().end());
-    cli::ArgParser p(valued, {"quick", "no-native", "help"});
+    ArgParser p(valued, {"quick", "no-native", "help"});
     p.parse(args);
     if (p.has("help")) {
         std::fputs(bench_bandwidth_help(), stdout);
@@ -168,14 +169,14 @@ int bench_bandwidth_command(const std::vector<std::string>& args) {
     const auto vgpu_cfg = cli::parse_vgpu_flags(p);
     if (!vgpu_cfg) throw UsageError("bench bandwidth needs a vGPU (--vgpu none makes no sense here)");
     plan.guest_path = locate_guest(p.get_or("guest", "bandwidth"));
-    plan.timeout_s = cli::parse_seconds(p.get_or("timeout", "1800"), "--timeout");
-    if (p.has("mem")) plan.ram_bytes = cli::parse_size(*p.get("mem"), "--mem");
+    plan.timeout_s = parse_seconds(p.get_or("timeout", "1800"), "--timeout", VcpuWatchdog::kMaxTimeoutS);
+    if (p.has("mem")) plan.ram_bytes = parse_size(*p.get("mem"), "--mem");
     cli::set_plan_common(p, args, *vgpu_cfg, &plan);
     return run_bandwidth_bench(plan);
 }
 
 
-const cli::BenchCommandRegistration kRegistered("bandwidth", bench_bandwidth_command);
+const bench::BenchCommandRegistration kRegistered("bandwidth", bench_bandwidth_command);
 
 } // namespace
 

@@ -1,7 +1,7 @@
 // `kvmtool-gpu bench boot`: VM creation -> first guest instruction, and ->
 // guest exit, repeated; prints median / min / p90 and optional CSV.
 // The CLI's own bench (a loop of VirtualMachine runs); the command registers
-// itself under its name (cli/bench_commands.h).
+// itself under its name (bench/bench_commands.h).
 
 #include <algorithm>
 #include <chrono>
@@ -9,8 +9,8 @@
 #include <ctime>
 #include <fstream>
 
-#include "kvmtool-gpu/cli/arg_parser.h"
-#include "kvmtool-gpu/cli/bench_commands.h"
+#include "kvmtool-gpu/bench/bench_commands.h"
+#include "kvmtool-gpu/util/arg_parser.h"
 #include "kvmtool-gpu/vmm/guest_locator.h"
 #include "kvmtool-gpu/kvm/open_kvm.h"
 #include "kvmtool-gpu/kvm/kvm_flavor.h"
@@ -99,7 +99,7 @@ int bench_boot_command(const std::vector<std::string>& args) {
     return 0;
 }
 
-const BenchCommandRegistration kRegistered("boot", bench_boot_command);
+const bench::BenchCommandRegistration kRegistered("boot", bench_boot_command);
 
 } // namespace
 

@@ -2,24 +2,25 @@
 // (trap, ioeventfd, poll) and with batching (deferred submission) off and
 // on, against the same calls made natively in the same run.
 // Flags only: they become a plan that the bench runs; the command registers
-// itself under its name (cli/bench_commands.h).
+// itself under its name (bench/bench_commands.h).
 
 #include <algorithm>
 #include <cstdio>
 #include <set>
 
 #include "kvmtool-gpu/bench/bandwidth_plan.h"
+#include "kvmtool-gpu/bench/bench_commands.h"
 #include "kvmtool-gpu/bench/calls_bench.h"
-#include "kvmtool-gpu/cli/arg_parser.h"
-#include "kvmtool-gpu/cli/bench_commands.h"
+#include "kvmtool-gpu/cli/bench_flags.h"
+#include "kvmtool-gpu/util/arg_parser.h"
 #include "kvmtool-gpu/vmm/guest_locator.h"
 #include "kvmtool-gpu/cli/vgpu_flags.h"
+#include "kvmtool-gpu/vmm/vcpu_watchdog.h"
 
 namespace kvmgpu::bench {
 
 namespace {
 
-using cli::UsageError;
 
 const char* bench_calls_help() {
     static std::string text;
@@ -62,7 +63,7 @@ const char* bench_calls_help() {
 
 namespace {
 
-CallsSweep sweep_from_args(const cli::ArgParser& p) {
+CallsSweep sweep_from_args(const ArgParser& p) {
     CallsSweep s = p.has("quick") ? quick_calls_sweep() : CallsSweep{};
     if (auto v = p.get("doorbells")) {
         s.doorbells.clear();
@@ -79,13 +80,13 @@ CallsSweep sweep_from_args(const cli::ArgParser& p) {
         if (b.empty() || b.size() != size_t(s.batching_off) + s.batching_on)
             throw UsageError("--batching: expected off,on");
     }
-    if (auto v = p.get("n")) s.n = cli::parse_u64(*v, "--n");
-    if (auto v = p.get("iters")) s.iters = cli::parse_u64(*v, "--iters");
-    if (auto v = p.get("copy-bytes")) s.copy_bytes = cli::parse_u64(*v, "--copy-bytes");
-    if (auto v = p.get("reps")) s.reps = cli::parse_u64(*v, "--reps");
-    if (auto v = p.get("wakes")) s.wakes = cli::parse_u64(*v, "--wakes");
-    if (auto v = p.get("pause-ms")) s.pause_ms = cli::parse_u64(*v, "--pause-ms");
-    if (auto v = p.get("idle-s")) s.idle_s = cli::parse_u64(*v, "--idle-s");
+    if (auto v = p.get("n")) s.n = parse_u64(*v, "--n");
+    if (auto v = p.get("iters")) s.iters = parse_u64(*v, "--iters");
+    if (auto v = p.get("copy-bytes")) s.copy_bytes = parse_u64(*v, "--copy-bytes");
+    if (auto v = p.get("reps")) s.reps = parse_u64(*v, "--reps");
+    if (auto v = p.get("wakes")) s.wakes = parse_u64(*v, "--wakes");
+    if (auto v = p.get("pause-ms")) s.pause_ms = parse_u64(*v, "--pause-ms");
+    if (auto v = p.get("idle-s")) s.idle_s = parse_u64(*v, "--idle-s");
     if (s.n == 0 || s.iters == 0 || s.reps == 0 || s.reps > 15 || s.copy_bytes == 0 || s.copy_bytes > 4096 ||
         s.wakes == 0 || s.pause_ms > 10000 || s.idle_s > 3600)
         throw UsageError("need --n, --iters, --wakes >= 1, --reps 1..15, --copy-bytes 1..4096, --pause-ms <= 10000, "
@@ -100,7 +101,7 @@ int bench_calls_command(const std::vector<std::string>& args) {
     std::set<std::string> valued = {"doorbells", "batching", "n", "iters", "copy-bytes", "reps", "wakes", "pause-ms", "idle-s", "out",
                                     "plot-script", "mem", "pages", "timeout", "guest"};
     valued.insert(cli::vgpu_option_names().begin(), cli::vgpu_option_names().end());
-    cli::ArgParser p(valued, {"quick", "no-native", "help"});
+    ArgParser p(valued, {"quick", "no-native", "help"});
     p.parse(args);
     if (p.has("help")) {
         std::fputs(bench_calls_help(), stdout);
@@ -112,16 +113,16 @@ int bench_calls_command(const std::vector<std::string>& args) {
     if (!vgpu_cfg) throw UsageError("bench calls needs a vGPU (--vgpu none makes no sense here)");
     VmOptions& base = plan.vm;
     base.guest_path = locate_guest(p.get_or("guest", "calls"));
-    base.ram_bytes = cli::parse_size(p.get_or("mem", "128M"), "--mem");
+    base.ram_bytes = parse_size(p.get_or("mem", "128M"), "--mem");
     if (!memmap::parse_page_size(p.get_or("pages", "4K"), &base.host_pages))
         throw UsageError("--pages: expected 4K, 2M or 1G");
-    base.timeout_s = cli::parse_seconds(p.get_or("timeout", "900"), "--timeout");
+    base.timeout_s = parse_seconds(p.get_or("timeout", "900"), "--timeout", VcpuWatchdog::kMaxTimeoutS);
 
     cli::set_plan_common(p, args, *vgpu_cfg, &plan);
     return run_calls_bench(plan);
 }
 
-const cli::BenchCommandRegistration kRegistered("calls", bench_calls_command);
+const bench::BenchCommandRegistration kRegistered("calls", bench_calls_command);
 
 } // namespace
 

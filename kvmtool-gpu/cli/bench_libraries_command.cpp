@@ -3,23 +3,24 @@
 // (guest-stub/samples/cublasBench.cu), its native twin run first in a
 // child process, then the guest.
 // Flags only: they become a plan that the bench runs; the command registers
-// itself under its name (cli/bench_commands.h).
+// itself under its name (bench/bench_commands.h).
 
 #include <cstdio>
 #include <filesystem>
 #include <set>
 
+#include "kvmtool-gpu/bench/bench_commands.h"
 #include "kvmtool-gpu/bench/libraries_bench.h"
-#include "kvmtool-gpu/cli/arg_parser.h"
-#include "kvmtool-gpu/cli/bench_commands.h"
+#include "kvmtool-gpu/cli/bench_flags.h"
+#include "kvmtool-gpu/util/arg_parser.h"
 #include "kvmtool-gpu/cli/vgpu_flags.h"
 #include "kvmtool-gpu/vmm/guest_locator.h"
+#include "kvmtool-gpu/vmm/vcpu_watchdog.h"
 
 namespace kvmgpu::bench {
 
 namespace {
 
-using cli::UsageError;
 
 const char* bench_libraries_help() {
     static std::string text;
@@ -58,14 +59,14 @@ const char* bench_libraries_help() {
 namespace {
 
 // The program's own arguments, as key=value words (cublasBench.cu).
-std::vector<std::string> program_args(const cli::ArgParser& p) {
+std::vector<std::string> program_args(const ArgParser& p) {
     std::vector<std::string> a;
     const bool quick = p.has("quick");
     a.push_back("sizes=" + p.get_or("sizes", quick ? "64,128" : "1024,2048,4096,8192,16384"));
-    if (auto v = p.get("reps")) a.push_back("reps=" + std::to_string(cli::parse_u64(*v, "--reps")));
+    if (auto v = p.get("reps")) a.push_back("reps=" + std::to_string(parse_u64(*v, "--reps")));
     else if (quick) a.push_back("reps=2");
-    a.push_back("calls=" + std::to_string(cli::parse_u64(p.get_or("calls", quick ? "50" : "2000"), "--calls")));
-    a.push_back("batch=" + std::to_string(cli::parse_u64(p.get_or("batch", quick ? "4" : "16"), "--batch")));
+    a.push_back("calls=" + std::to_string(parse_u64(p.get_or("calls", quick ? "50" : "2000"), "--calls")));
+    a.push_back("batch=" + std::to_string(parse_u64(p.get_or("batch", quick ? "4" : "16"), "--batch")));
     return a;
 }
 
@@ -74,7 +75,7 @@ std::vector<std::string> program_args(const cli::ArgParser& p) {
 int bench_libraries_command(const std::vector<std::string>& args) {
     std::set<std::string> valued = {"sizes", "reps", "calls", "batch", "native", "guest", "out", "mem", "timeout"};
     valued.insert(cli::vgpu_option_names().begin(), cli::vgpu_option_names().end());
-    cli::ArgParser p(valued, {"quick", "no-native", "help"});
+    ArgParser p(valued, {"quick", "no-native", "help"});
     p.parse(args);
     if (p.has("help")) {
         std::fputs(bench_libraries_help(), stdout);
@@ -85,8 +86,8 @@ int bench_libraries_command(const std::vector<std::string>& args) {
     LibrariesBenchPlan plan;
     VmOptions& o = plan.vm;
     o.guest_path = locate_guest(p.get_or("guest", "cublasBench"));
-    o.ram_bytes = cli::parse_size(p.get_or("mem", "256M"), "--mem");
-    o.timeout_s = cli::parse_seconds(p.get_or("timeout", "1800"), "--timeout");
+    o.ram_bytes = parse_size(p.get_or("mem", "256M"), "--mem");
+    o.timeout_s = parse_seconds(p.get_or("timeout", "1800"), "--timeout", VcpuWatchdog::kMaxTimeoutS);
     o.linux.args = program_args(p);
     plan.native_path = p.get_or(
         "native", (std::filesystem::path(o.guest_path).parent_path().parent_path() / "native-samples" / "cublasBench").string());
@@ -94,7 +95,7 @@ int bench_libraries_command(const std::vector<std::string>& args) {
     return run_libraries_bench(plan);
 }
 
-const cli::BenchCommandRegistration kRegistered("libraries", bench_libraries_command);
+const bench::BenchCommandRegistration kRegistered("libraries", bench_libraries_command);
 
 } // namespace
 

@@ -2,24 +2,25 @@
 // products gathered by peer copies (G_G) or through host memory (G_H), over
 // a sweep of matrix orders, natively and in a guest in the same run.
 // Flags only: they become a plan that the bench runs; the command registers
-// itself under its name (cli/bench_commands.h).
+// itself under its name (bench/bench_commands.h).
 
 #include <algorithm>
 #include <cstdio>
 #include <set>
 
 #include "kvmtool-gpu/bench/bandwidth_plan.h"
+#include "kvmtool-gpu/bench/bench_commands.h"
 #include "kvmtool-gpu/bench/multigpu_bench.h"
-#include "kvmtool-gpu/cli/arg_parser.h"
-#include "kvmtool-gpu/cli/bench_commands.h"
+#include "kvmtool-gpu/cli/bench_flags.h"
+#include "kvmtool-gpu/util/arg_parser.h"
 #include "kvmtool-gpu/cli/vgpu_flags.h"
 #include "kvmtool-gpu/vmm/guest_locator.h"
+#include "kvmtool-gpu/vmm/vcpu_watchdog.h"
 
 namespace kvmgpu::bench {
 
 namespace {
 
-using cli::UsageError;
 
 const char* bench_multigpu_help() {
     static std::string text;
@@ -63,13 +64,13 @@ namespace {
 
 constexpr uint64_t kMiB = 1ull << 20;
 
-std::vector<uint64_t> orders_from(const cli::ArgParser& p) {
+std::vector<uint64_t> orders_from(const ArgParser& p) {
     std::vector<uint64_t> out;
     if (p.has("quick")) out = {128, 256};
     else out = {1024, 2048, 4096, 8192};
     if (auto v = p.get("orders")) {
         out.clear();
-        for (const auto& o : split_list(*v)) out.push_back(cli::parse_u64(o, "--orders"));
+        for (const auto& o : split_list(*v)) out.push_back(parse_u64(o, "--orders"));
     }
     if (out.empty()) throw UsageError("--orders: empty list");
     for (uint64_t n : out)
@@ -88,7 +89,7 @@ uint64_t guest_bytes(uint64_t n) { return std::max<uint64_t>(256 * kMiB, (2 * n 
 int bench_multigpu_command(const std::vector<std::string>& args) {
     std::set<std::string> valued = {"orders", "reps", "samples", "out", "plot-script", "mem", "pages", "timeout", "guest"};
     valued.insert(cli::vgpu_option_names().begin(), cli::vgpu_option_names().end());
-    cli::ArgParser p(valued, {"quick", "no-native", "help"});
+    ArgParser p(valued, {"quick", "no-native", "help"});
     p.parse(args);
     if (p.has("help")) {
         std::fputs(bench_multigpu_help(), stdout);
@@ -97,8 +98,8 @@ int bench_multigpu_command(const std::vector<std::string>& args) {
     MultigpuBenchPlan plan;
     plan.orders = orders_from(p);
     const std::vector<uint64_t>& orders = plan.orders;
-    const uint64_t reps = plan.reps = cli::parse_u64(p.get_or("reps", p.has("quick") ? "1" : "3"), "--reps");
-    plan.samples = cli::parse_u64(p.get_or("samples", "64"), "--samples");
+    const uint64_t reps = plan.reps = parse_u64(p.get_or("reps", p.has("quick") ? "1" : "3"), "--reps");
+    plan.samples = parse_u64(p.get_or("samples", "64"), "--samples");
     if (reps == 0 || reps > 100) throw UsageError("--reps: 1..100");
     auto vgpu_cfg = cli::parse_vgpu_flags(p);
     if (!vgpu_cfg) throw UsageError("bench multigpu needs a vGPU (--vgpu none makes no sense here)");
@@ -107,15 +108,15 @@ int bench_multigpu_command(const std::vector<std::string>& args) {
     if (!p.get("gpu-mem-quota")) vgpu_cfg->options.device_mem_quota = std::max<uint64_t>(device_bytes(largest), 4ull << 30);
     VmOptions& base = plan.vm;
     base.guest_path = locate_guest(p.get_or("guest", "multigpu"));
-    base.ram_bytes = p.get("mem") ? cli::parse_size(*p.get("mem"), "--mem") : guest_bytes(largest);
+    base.ram_bytes = p.get("mem") ? parse_size(*p.get("mem"), "--mem") : guest_bytes(largest);
     if (!memmap::parse_page_size(p.get_or("pages", "4K"), &base.host_pages))
         throw UsageError("--pages: expected 4K, 2M or 1G");
-    base.timeout_s = cli::parse_seconds(p.get_or("timeout", "900"), "--timeout");
+    base.timeout_s = parse_seconds(p.get_or("timeout", "900"), "--timeout", VcpuWatchdog::kMaxTimeoutS);
     cli::set_plan_common(p, args, *vgpu_cfg, &plan);
     return run_multigpu_bench(plan);
 }
 
-const cli::BenchCommandRegistration kRegistered("multigpu", bench_multigpu_command);
+const bench::BenchCommandRegistration kRegistered("multigpu", bench_multigpu_command);
 
 } // namespace
 

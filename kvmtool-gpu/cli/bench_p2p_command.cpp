@@ -3,7 +3,7 @@
 // natively and in a guest in the same run, as p2pBandwidthLatencyTest's
 // matrices with the guest's share of native.
 // Flags only: they become a plan that the bench runs; the command registers
-// itself under its name (cli/bench_commands.h).
+// itself under its name (bench/bench_commands.h).
 
 #include <algorithm>
 #include <cstdio>
@@ -11,17 +11,18 @@
 
 #include "kvmtool-gpu/abi/p2p_rules.h"
 #include "kvmtool-gpu/bench/bandwidth_plan.h"
+#include "kvmtool-gpu/bench/bench_commands.h"
 #include "kvmtool-gpu/bench/p2p_bench.h"
-#include "kvmtool-gpu/cli/arg_parser.h"
-#include "kvmtool-gpu/cli/bench_commands.h"
+#include "kvmtool-gpu/cli/bench_flags.h"
+#include "kvmtool-gpu/util/arg_parser.h"
 #include "kvmtool-gpu/cli/vgpu_flags.h"
 #include "kvmtool-gpu/vmm/guest_locator.h"
+#include "kvmtool-gpu/vmm/vcpu_watchdog.h"
 
 namespace kvmgpu::bench {
 
 namespace {
 
-using cli::UsageError;
 
 const char* bench_p2p_help() {
     static std::string text;
@@ -59,21 +60,21 @@ const char* bench_p2p_help() {
 
 namespace {
 
-P2pPlan plan_from(const cli::ArgParser& p) {
+P2pPlan plan_from(const ArgParser& p) {
     P2pPlan plan;
     const bool quick = p.has("quick");
     const std::string sizes = p.get_or("sizes", quick ? "4K,64K,1M" : "4K,16K,64K,256K,1M,4M,16M,64M,256M,1G");
     for (const auto& s : split_list(sizes)) {
-        const uint64_t b = cli::parse_size(s, "--sizes");
+        const uint64_t b = parse_size(s, "--sizes");
         if (b == 0 || b % 4 != 0 || b > kP2pMaxBytes) throw UsageError("--sizes: each a multiple of 4 up to 1G");
         plan.sizes.push_back(b);
     }
     if (plan.sizes.empty() || plan.sizes.size() > kP2pMaxSizes)
         throw UsageError("--sizes: 1 to " + std::to_string(kP2pMaxSizes) + " sizes");
-    const uint64_t trials = cli::parse_u64(p.get_or("trials", quick ? "1" : "3"), "--trials");
+    const uint64_t trials = parse_u64(p.get_or("trials", quick ? "1" : "3"), "--trials");
     if (trials == 0 || trials > kP2pMaxTrials) throw UsageError("--trials: 1.." + std::to_string(kP2pMaxTrials));
     plan.trials = static_cast<unsigned>(trials);
-    plan.iters = cli::parse_u64(p.get_or("iters", quick ? "200" : "1000"), "--iters");
+    plan.iters = parse_u64(p.get_or("iters", quick ? "200" : "1000"), "--iters");
     if (plan.iters == 0 || plan.iters > kP2pMaxLatencyIters)
         throw UsageError("--iters: 1.." + std::to_string(kP2pMaxLatencyIters));
     plan.access_off = plan.access_on = false;
@@ -100,7 +101,7 @@ std::string guest_cmdline(const P2pPlan& plan) {
 int bench_p2p_command(const std::vector<std::string>& args) {
     std::set<std::string> valued = {"sizes", "trials", "iters", "access", "out", "mem", "pages", "timeout", "guest"};
     valued.insert(cli::vgpu_option_names().begin(), cli::vgpu_option_names().end());
-    cli::ArgParser p(valued, {"quick", "no-native", "help"});
+    ArgParser p(valued, {"quick", "no-native", "help"});
     p.parse(args);
     if (p.has("help")) {
         std::fputs(bench_p2p_help(), stdout);
@@ -119,16 +120,16 @@ int bench_p2p_command(const std::vector<std::string>& args) {
                                                                 1ull << 30);
     VmOptions& vm = plan.vm;
     vm.guest_path = locate_guest(p.get_or("guest", "p2p"));
-    vm.ram_bytes = cli::parse_size(p.get_or("mem", "256M"), "--mem");
+    vm.ram_bytes = parse_size(p.get_or("mem", "256M"), "--mem");
     if (!memmap::parse_page_size(p.get_or("pages", "4K"), &vm.host_pages))
         throw UsageError("--pages: expected 4K, 2M or 1G");
-    vm.timeout_s = cli::parse_seconds(p.get_or("timeout", "600"), "--timeout");
+    vm.timeout_s = parse_seconds(p.get_or("timeout", "600"), "--timeout", VcpuWatchdog::kMaxTimeoutS);
     vm.cmdline = guest_cmdline(plan.copies);
     cli::set_plan_common(p, args, *vgpu_cfg, &plan);
     return run_p2p_bench(plan);
 }
 
-const cli::BenchCommandRegistration kRegistered("p2p", bench_p2p_command);
+const bench::BenchCommandRegistration kRegistered("p2p", bench_p2p_command);
 
 } // namespace
 

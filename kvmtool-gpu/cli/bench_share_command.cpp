@@ -4,7 +4,7 @@
 // throughput, each VM's share and Jain's index, and the latency of a small
 // call while the others run.
 // Flags only: they become a plan that the bench runs; the command registers
-// itself under its name (cli/bench_commands.h).
+// itself under its name (bench/bench_commands.h).
 
 #include <algorithm>
 #include <cmath>
@@ -12,17 +12,18 @@
 #include <set>
 
 #include "kvmtool-gpu/bench/bandwidth_plan.h"
+#include "kvmtool-gpu/bench/bench_commands.h"
 #include "kvmtool-gpu/bench/share_bench.h"
-#include "kvmtool-gpu/cli/arg_parser.h"
-#include "kvmtool-gpu/cli/bench_commands.h"
+#include "kvmtool-gpu/cli/bench_flags.h"
+#include "kvmtool-gpu/util/arg_parser.h"
 #include "kvmtool-gpu/cli/vgpu_flags.h"
 #include "kvmtool-gpu/vmm/guest_locator.h"
+#include "kvmtool-gpu/vmm/vcpu_watchdog.h"
 
 namespace kvmgpu::bench {
 
 namespace {
 
-using cli::UsageError;
 
 const char* bench_share_help() {
     static std::string text;
@@ -81,10 +82,10 @@ namespace {
 constexpr uint64_t kMaxVms = 16;
 constexpr uint64_t kMiB = 1ull << 20;
 
-std::vector<unsigned> vm_counts(const cli::ArgParser& p) {
+std::vector<unsigned> vm_counts(const ArgParser& p) {
     std::vector<unsigned> out;
     for (const auto& v : split_list(p.get_or("vms", p.has("quick") ? "1,2" : "1,2,4,8"))) {
-        const uint64_t n = cli::parse_u64(v, "--vms");
+        const uint64_t n = parse_u64(v, "--vms");
         if (n == 0 || n > kMaxVms) throw UsageError("--vms: each 1.." + std::to_string(kMaxVms));
         out.push_back(static_cast<unsigned>(n));
     }
@@ -94,7 +95,7 @@ std::vector<unsigned> vm_counts(const cli::ArgParser& p) {
     return out;
 }
 
-std::vector<std::string> works(const cli::ArgParser& p) {
+std::vector<std::string> works(const ArgParser& p) {
     std::vector<std::string> out = split_list(p.get_or("work", "bandwidth,compute"));
     if (out.empty()) throw UsageError("--work: empty list");
     for (const auto& w : out)
@@ -103,19 +104,20 @@ std::vector<std::string> works(const cli::ArgParser& p) {
     return out;
 }
 
-SmallWork small_work(const cli::ArgParser& p) {
+SmallWork small_work(const ArgParser& p) {
     SmallWork w;
-    const uint64_t order = cli::parse_u64(p.get_or("small-order", p.has("quick") ? "32" : "128"), "--small-order");
+    const uint64_t order = parse_u64(p.get_or("small-order", p.has("quick") ? "32" : "128"), "--small-order");
     if (order < 16 || order > 8192 || order % 16 != 0) throw UsageError("--small-order: 16..8192, a multiple of 16");
-    const uint64_t batch = cli::parse_u64(p.get_or("small-batch", p.has("quick") ? "4" : "16"), "--small-batch");
+    const uint64_t batch = parse_u64(p.get_or("small-batch", p.has("quick") ? "4" : "16"), "--small-batch");
     if (batch < 1 || batch > 1024) throw UsageError("--small-batch: 1..1024");
     w.order = static_cast<unsigned>(order), w.batch = static_cast<unsigned>(batch);
     return w;
 }
 
 
-double seconds_arg(const cli::ArgParser& p, const char* name, const char* quick, const char* def) {
-    const double s = cli::parse_seconds(p.get_or(name, p.has("quick") ? quick : def), std::string("--") + name);
+double seconds_arg(const ArgParser& p, const char* name, const char* quick, const char* def) {
+    const double s = parse_seconds(p.get_or(name, p.has("quick") ? quick : def), std::string("--") + name,
+                                   VcpuWatchdog::kMaxTimeoutS);
     if (s <= 0) throw UsageError(std::string("--") + name + ": more than 0 seconds");
     return s;
 }
@@ -126,7 +128,7 @@ int bench_share_command(const std::vector<std::string>& args) {
     std::set<std::string> valued = {"vms", "work", "size", "order", "small-order", "small-batch", "window", "settle",
                                     "slack", "intruder", "out", "plot-script", "mem", "pages", "timeout", "guest"};
     valued.insert(cli::vgpu_option_names().begin(), cli::vgpu_option_names().end());
-    cli::ArgParser p(valued, {"quick", "no-native", "help"});
+    ArgParser p(valued, {"quick", "no-native", "help"});
     p.parse(args);
     if (p.has("help")) {
         std::fputs(bench_share_help(), stdout);
@@ -135,9 +137,9 @@ int bench_share_command(const std::vector<std::string>& args) {
     const bool quick = p.has("quick");
     const std::vector<unsigned> counts = vm_counts(p);
     const std::vector<std::string> work_list = works(p);
-    const uint64_t size = cli::parse_size(p.get_or("size", quick ? "1M" : "32M"), "--size");
+    const uint64_t size = parse_size(p.get_or("size", quick ? "1M" : "32M"), "--size");
     if (size < 4096 || size > (1ull << 30) || size % 4 != 0) throw UsageError("--size: 4K..1G, a multiple of 4");
-    const uint64_t order = cli::parse_u64(p.get_or("order", quick ? "64" : "2048"), "--order");
+    const uint64_t order = parse_u64(p.get_or("order", quick ? "64" : "2048"), "--order");
     if (order < 16 || order > 8192 || order % 16 != 0) throw UsageError("--order: 16..8192, a multiple of 16");
     const SmallWork small = small_work(p);
     ShareWindow window;
@@ -153,11 +155,11 @@ int bench_share_command(const std::vector<std::string>& args) {
     if (!vgpu_cfg) throw UsageError("bench share needs a vGPU (--vgpu none makes no sense here)");
     VmOptions base;
     base.guest_path = locate_guest(p.get_or("guest", "share"));
-    base.ram_bytes = p.get("mem") ? cli::parse_size(*p.get("mem"), "--mem")
+    base.ram_bytes = p.get("mem") ? parse_size(*p.get("mem"), "--mem")
                                   : std::max<uint64_t>(256 * kMiB, (2 * size + 128 * kMiB + 2 * kMiB - 1) / (2 * kMiB) * (2 * kMiB));
     if (!memmap::parse_page_size(p.get_or("pages", "4K"), &base.host_pages))
         throw UsageError("--pages: expected 4K, 2M or 1G");
-    base.timeout_s = cli::parse_seconds(p.get_or("timeout", "600"), "--timeout");
+    base.timeout_s = parse_seconds(p.get_or("timeout", "600"), "--timeout", VcpuWatchdog::kMaxTimeoutS);
     validate_options(base);
 
     ShareBenchPlan plan;
@@ -174,7 +176,7 @@ int bench_share_command(const std::vector<std::string>& args) {
     return run_share_bench(plan);
 }
 
-const cli::BenchCommandRegistration kRegistered("share", bench_share_command);
+const bench::BenchCommandRegistration kRegistered("share", bench_share_command);
 
 } // namespace
 

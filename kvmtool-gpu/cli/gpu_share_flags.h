@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 
-#include "kvmtool-gpu/cli/arg_parser.h"
+#include "kvmtool-gpu/util/arg_parser.h"
 #include "kvmtool-gpu/vmm/gpu_share.h"
 
 namespace kvmgpu::cli {

@@ -9,9 +9,9 @@
 
 #include "kvmtool-gpu/abi/platform_abi.h"
 #include "kvmtool-gpu/abi/vgpu_abi.h"
+#include "kvmtool-gpu/bench/bench_commands.h"
 #include "kvmtool-gpu/bench/bench_table.h"
-#include "kvmtool-gpu/cli/arg_parser.h"
-#include "kvmtool-gpu/cli/bench_commands.h"
+#include "kvmtool-gpu/util/arg_parser.h"
 #include "kvmtool-gpu/cli/run_command.h"
 #include "kvmtool-gpu/devices/vgpu_worker/worker_zygote.h"
 #include "kvmtool-gpu/util/process_limits.h"
@@ -57,13 +57,13 @@ int main(int argc, char** argv) {
         if (cmd == "run") return kvmgpu::cli::run_command(args);
         if (cmd == "bench") {
             if (args.empty() || args[0] == "--help")
-                throw kvmgpu::cli::UsageError("bench needs a benchmark name: " + kvmgpu::bench::bench_names_text() +
+                throw kvmgpu::UsageError("bench needs a benchmark name: " + kvmgpu::bench::bench_names_text() +
                                               " (see kvmtool-gpu --help)");
             const std::string which = args[0];
             args.erase(args.begin());
             const kvmgpu::bench::BenchEntry* bench = kvmgpu::bench::find_bench(which);
-            if (!bench) throw kvmgpu::cli::UsageError("unknown benchmark '" + which + "'");
-            const kvmgpu::cli::BenchCommand command = kvmgpu::cli::find_bench_command(bench->name);
+            if (!bench) throw kvmgpu::UsageError("unknown benchmark '" + which + "'");
+            const kvmgpu::bench::BenchCommand command = kvmgpu::bench::find_bench_command(bench->name);
             if (!command) throw std::logic_error("bench " + std::string(bench->name) + " has no command in this build");
             return command(args);
         }
@@ -72,8 +72,8 @@ int main(int argc, char** argv) {
                         VGPU_ABI_VERSION);
             return 0;
         }
-        throw kvmgpu::cli::UsageError("unknown command '" + cmd + "' (see kvmtool-gpu --help)");
-    } catch (const kvmgpu::cli::UsageError& e) {
+        throw kvmgpu::UsageError("unknown command '" + cmd + "' (see kvmtool-gpu --help)");
+    } catch (const kvmgpu::UsageError& e) {
         std::fprintf(stderr, "kvmtool-gpu: usage error: %s\n", e.what());
         return 2;
     } catch (const std::exception& e) {

@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "kvmtool-gpu/bench/topology_probe.h"
-#include "kvmtool-gpu/cli/arg_parser.h"
+#include "kvmtool-gpu/util/arg_parser.h"
 #include "kvmtool-gpu/cli/interrupt_stop.h"
 #include "kvmtool-gpu/vmm/guest_locator.h"
 #include "kvmtool-gpu/kvm/open_kvm.h"
@@ -17,6 +17,7 @@
 #include "kvmtool-gpu/devices/vgpu/alias_budget.h"
 #include "kvmtool-gpu/kvm/kvm_flavor.h"
 #include "kvmtool-gpu/kvm/kvm_system.h"
+#include "kvmtool-gpu/vmm/vcpu_watchdog.h"
 #include "kvmtool-gpu/vmm/virtual_machine.h"
 #include "kvmtool-gpu/util/process_limits.h"
 #include "memmap/huge_page_pool.h"
@@ -217,7 +218,7 @@ int run_command(const std::vector<std::string>& all_args) {
     else if (!memmap::parse_page_size(pages, &o.host_pages))
         throw UsageError("--pages '" + pages + "': expected auto, 4K, 2M or 1G");
     o.prefault = p.has("prefault");
-    o.timeout_s = parse_seconds(p.get_or("timeout", "60"), "--timeout");
+    o.timeout_s = parse_seconds(p.get_or("timeout", "60"), "--timeout", VcpuWatchdog::kMaxTimeoutS);
     o.cmdline = p.get_or("cmdline", "");
     o.seed = parse_u64(p.get_or("seed", "1"), "--seed");
     o.linux.seeded = p.get("seed").has_value();

@@ -1,6 +1,6 @@
 #include "kvmtool-gpu/cli/share_flag.h"
 
-#include "kvmtool-gpu/cli/arg_parser.h"
+#include "kvmtool-gpu/util/arg_parser.h"
 
 namespace kvmgpu::cli {
 

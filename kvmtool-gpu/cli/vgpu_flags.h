@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "kvmtool-gpu/cli/arg_parser.h"
+#include "kvmtool-gpu/util/arg_parser.h"
 #include "kvmtool-gpu/vmm/vgpu_attach.h"
 
 namespace kvmgpu::cli {

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <system_error>
@@ -20,15 +21,6 @@ namespace {
 constexpr int kKickSignal = SIGUSR1;
 constexpr auto kKickPeriod = std::chrono::milliseconds(20);
 
-GroupEnd fault_end(RunOutcome outcome, std::string detail, VcpuFd& vcpu) {
-    GroupEnd e{outcome, 0, std::move(detail), ""};
-    try {
-        e.register_dump = vcpu.dump_state();
-    } catch (const KvmError& err) {
-        e.register_dump = err.what();
-    }
-    return e;
-}
 } // namespace
 
 GuestThreads::GuestThreads(Env env) : env_(std::move(env)) {}
@@ -45,7 +37,7 @@ void GuestThreads::start(VcpuFd& first) {
 
 int64_t GuestThreads::spawn(const linux_abi::ThreadStart& start, const kvm_regs& regs, const kvm_sregs& sregs) {
     std::unique_lock lock(mu_);
-    if (stopping_ || !supervisor_.joinable()) return -EAGAIN;
+    if (quit_ || env_.group.ended() || !supervisor_.joinable()) return -EAGAIN;
     Request req{&start, &regs, &sregs};
     requests_.push_back(&req);
     supervisor_cv_.notify_all();
@@ -59,18 +51,19 @@ void GuestThreads::supervise() {
         while (!requests_.empty()) {
             Request* r = requests_.front();
             requests_.pop_front();
-            r->result = stopping_ ? -EAGAIN : create(*r);
+            const bool stopping = quit_ || env_.group.ended();
+            r->result = stopping ? -EAGAIN : create(*r);
             r->done = true;
             change_cv_.notify_all();
         }
         bool any_live = false;
         for (const auto& s : slots_) any_live |= s->live;
         if (quit_ && !any_live) break;
-        if (stopping_) {
+        if (quit_ || env_.group.ended()) {
             kick_all(); // again each period: a kick may land just before a KVM_RUN or a wait starts
             supervisor_cv_.wait_for(lock, kKickPeriod, [&] { return !requests_.empty(); });
         } else {
-            supervisor_cv_.wait(lock, [&] { return !requests_.empty() || stopping_ || quit_; });
+            supervisor_cv_.wait(lock, [&] { return !requests_.empty() || env_.group.ended() || quit_; });
         }
     }
     for (auto& s : slots_)
@@ -102,6 +95,7 @@ int64_t GuestThreads::create(const Request& r) {
         env_.process.prepare_thread_vcpu(*free_slot->vcpu, *r.regs, *r.sregs);
         free_slot->tid = r.start->tid;
         free_slot->live = true;
+        env_.group.thread_started();
         free_slot->thread = std::thread([this, free_slot] { run_thread(*free_slot); });
     } catch (const KvmError& e) {
         if (free_slot) free_slot->live = false;
@@ -109,6 +103,7 @@ int64_t GuestThreads::create(const Request& r) {
         return -EAGAIN;
     } catch (const std::system_error& e) {
         free_slot->live = false;
+        env_.group.thread_left(std::nullopt);
         log_warn("linux guest: no host thread for a new guest thread (%s): clone returns EAGAIN", e.what());
         return -EAGAIN;
     }
@@ -117,117 +112,21 @@ int64_t GuestThreads::create(const Request& r) {
 }
 
 void GuestThreads::run_thread(Slot& slot) {
-    bool exited = false;
-    uint32_t code = 0;
-    std::optional<GroupEnd> end;
+    VcpuContext ctx(*slot.vcpu, slot.tid);
+    bool confined = true;
     if (env_.seccomp) {
         try {
             confine_vcpu_thread(slot.vcpu->fd(), true, env_.vm.fd());
         } catch (const std::system_error& e) {
-            end = GroupEnd{RunOutcome::Unexpected, 0, e.what(), ""};
+            confined = false;
+            env_.group.end(GroupEnd{RunOutcome::Unexpected, 0, e.what(), ""});
         }
     }
-    if (!end) end = loop(slot, exited, code);
-    if (exited) env_.process.server().thread_exit(slot.tid);
-    if (end) end_group(std::move(*end));
+    if (confined) env_.loop.run(ctx);
+    env_.group.thread_left(ctx.exit_code());
     std::lock_guard lock(mu_);
-    if (exited) last_exit_code_ = code;
     slot.live = false;
-    change_cv_.notify_all();
     supervisor_cv_.notify_all();
-}
-
-std::optional<GroupEnd> GuestThreads::loop(Slot& slot, bool& exited, uint32_t& code) {
-    VcpuFd& vcpu = *slot.vcpu;
-    const std::string thread = " (thread " + std::to_string(slot.tid) + ")";
-    std::string last_call; // for a triple fault's report
-    for (;;) {
-        if (stopping_.load(std::memory_order_acquire)) return std::nullopt;
-        VcpuExit ex;
-        try {
-            ex = vcpu.run();
-        } catch (const KvmError& e) {
-            return fault_end(RunOutcome::Unexpected, e.what(), vcpu);
-        }
-        if (auto* io = std::get_if<exit::PortIo>(&ex)) {
-            if (io->port == KVMGPU_LINUX_SYSCALL_PORT && !io->in) {
-                std::optional<linux_abi::SyscallOutcome> call;
-                try {
-                    call = env_.process.on_port_write(vcpu, slot.tid);
-                } catch (const KvmError& e) {
-                    return fault_end(RunOutcome::Unexpected, e.what(), vcpu);
-                }
-                if (call) {
-                    last_call = linux_abi::describe_call(*call);
-                    if (call->exited)
-                        return GroupEnd{RunOutcome::GuestExit, static_cast<uint32_t>(call->exit_code),
-                                        "guest exited with code " + std::to_string(call->exit_code) + " (thread " +
-                                            std::to_string(slot.tid) + ")",
-                                        ""};
-                    if (call->thread_exited) {
-                        exited = true;
-                        code = static_cast<uint32_t>(call->exit_code);
-                        return std::nullopt;
-                    }
-                    if (!call->stopped.empty())
-                        return fault_end(RunOutcome::GuestFault, call->stopped + " (thread " + std::to_string(slot.tid) + ")",
-                                         vcpu);
-                    continue;
-                }
-            }
-            if (std::string refused = env_.process.port_refusal(vcpu, io->port, io->in); !refused.empty())
-                return fault_end(RunOutcome::GuestFault, refused + thread, vcpu);
-            // A fault whose signal the guest handles: its handler runs on this thread instead.
-            if (io->port == KVMGPU_FAULT_PORT && io->size == 4 && io->count == 1) {
-                uint32_t vector = 0;
-                std::memcpy(&vector, io->data.data(), 4);
-                try {
-                    if (env_.process.deliver_fault(vcpu, vector, slot.tid)) continue;
-                } catch (const KvmError& e) {
-                    return fault_end(RunOutcome::Unexpected, e.what(), vcpu);
-                }
-            }
-            for (uint32_t i = 0; i < io->count; ++i) {
-                auto chunk = io->data.subspan(uint64_t{i} * io->size, io->size);
-                if (io->in) env_.pio.read(io->port, chunk);
-                else env_.pio.write(io->port, chunk);
-            }
-            if (env_.after_port_write)
-                if (auto end = env_.after_port_write(vcpu)) {
-                    end->detail += " (thread " + std::to_string(slot.tid) + ")";
-                    return end;
-                }
-        } else if (auto* m = std::get_if<exit::Mmio>(&ex)) {
-            std::optional<std::string> in_window;
-            try {
-                in_window = env_.process.window_exit(vcpu, slot.tid, m->addr, m->data, m->write);
-            } catch (const KvmError& e) {
-                return fault_end(RunOutcome::Unexpected, e.what(), vcpu);
-            }
-            if (in_window) {
-                if (!in_window->empty()) return fault_end(RunOutcome::GuestFault, *in_window + thread, vcpu);
-                continue;
-            }
-            if (m->write) env_.mmio.write(m->addr, m->data);
-            else env_.mmio.read(m->addr, m->data);
-            if (env_.after_mmio)
-                if (auto end = env_.after_mmio(vcpu)) {
-                    end->detail += thread;
-                    return end;
-                }
-        } else if (std::holds_alternative<exit::Interrupted>(ex)) {
-            continue; // the loop's head looks at stopping_
-        } else if (std::holds_alternative<exit::Shutdown>(ex)) {
-            const std::string why = env_.describe_shutdown ? env_.describe_shutdown(vcpu, last_call)
-                                                           : "guest fault (KVM_EXIT_SHUTDOWN)";
-            return fault_end(RunOutcome::TripleFault, why + thread, vcpu);
-        } else if (std::holds_alternative<exit::Halt>(ex)) {
-            return fault_end(RunOutcome::Halted, "guest thread " + std::to_string(slot.tid) + " halted", vcpu);
-        } else {
-            return fault_end(RunOutcome::Unexpected,
-                             "unexpected exit on the vCPU of thread " + std::to_string(slot.tid), vcpu);
-        }
-    }
 }
 
 void GuestThreads::kick_all() {
@@ -242,41 +141,9 @@ void GuestThreads::kick_all() {
     }
 }
 
-void GuestThreads::end_group(GroupEnd end) {
-    {
-        std::lock_guard lock(mu_);
-        if (!end_) end_ = std::move(end);
-        stopping_ = true;
-    }
-    env_.process.server().request_stop();
+void GuestThreads::wake() {
+    { std::lock_guard lock(mu_); } // the supervisor waits under mu_: no wake-up lost between its check and its wait
     supervisor_cv_.notify_all();
-    change_cv_.notify_all();
-}
-
-std::optional<GroupEnd> GuestThreads::group_end() const {
-    std::lock_guard lock(mu_);
-    return end_;
-}
-
-bool GuestThreads::others_gone(std::chrono::milliseconds slice) {
-    std::unique_lock lock(mu_);
-    auto gone = [&] {
-        for (const auto& s : slots_)
-            if (s->live) return false;
-        return true;
-    };
-    change_cv_.wait_for(lock, slice, [&] { return gone() || end_.has_value(); });
-    return gone();
-}
-
-void GuestThreads::first_exited(uint32_t code) {
-    std::lock_guard lock(mu_);
-    last_exit_code_ = code;
-}
-
-uint32_t GuestThreads::last_exit_code() const {
-    std::lock_guard lock(mu_);
-    return last_exit_code_;
 }
 
 uint32_t GuestThreads::threads_started() const {
@@ -285,9 +152,10 @@ uint32_t GuestThreads::threads_started() const {
 }
 
 void GuestThreads::stop_and_join() {
+    if (!env_.group.ended()) // every loop stops only for the group's end
+        env_.group.end(GroupEnd{RunOutcome::Interrupted, 0, "the VMM stopped the guest's threads", ""});
     {
         std::lock_guard lock(mu_);
-        stopping_ = true;
         quit_ = true; // the first thread is leaving its run loop: no more kicks for it
     }
     env_.process.server().request_stop();

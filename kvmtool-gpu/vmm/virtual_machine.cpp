@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <stdexcept>
-#include <type_traits>
 
 #include "kvmtool-gpu/abi/linux_abi.h"
 #include "kvmtool-gpu/abi/platform_abi.h"
@@ -12,7 +10,8 @@
 #include "kvmtool-gpu/kvm/kvm_error.h"
 #include "kvmtool-gpu/util/log.h"
 #include "kvmtool-gpu/vmm/boot_state.h"
-#include "kvmtool-gpu/vmm/guest_fault.h"
+#include "kvmtool-gpu/vmm/fault_port.h"
+#include "kvmtool-gpu/vmm/linux/syscall_port.h"
 #include "kvmtool-gpu/vmm/vcpu_seccomp.h"
 #include "kvmtool-gpu/vmm/vcpu_watchdog.h"
 
@@ -37,13 +36,6 @@ void check_ram_size(const VmOptions& o) {
         throw std::invalid_argument("--mem exceeds the largest supported guest (" +
                                     std::to_string(max_boot_ram_bytes() >> 30) + "G)");
 }
-
-template <class... Ts>
-struct Overloaded : Ts... {
-    using Ts::operator()...;
-};
-template <class... Ts>
-Overloaded(Ts...) -> Overloaded<Ts...>;
 
 } // namespace
 
@@ -80,7 +72,12 @@ const char* to_string(RunOutcome o) {
     return "?";
 }
 
-VirtualMachine::VirtualMachine(const KvmSystem& kvm, VmOptions opts) : opts_(std::move(opts)) {
+VirtualMachine::VirtualMachine(const KvmSystem& kvm, VmOptions opts)
+    : opts_(std::move(opts)), group_([this] {
+          // Blocked system calls return; the supervisor kicks every other vCPU.
+          if (linux_) linux_->server().request_stop();
+          if (threads_) threads_->wake();
+      }) {
     check_ram_size(opts_);
     // Read the image before anything costly, so a bad path fails fast.
     const ImageFile file(opts_.guest_path);
@@ -106,13 +103,11 @@ VirtualMachine::VirtualMachine(const KvmSystem& kvm, VmOptions opts) : opts_(std
     console_ = std::make_shared<DebugConsole>(memory_, opts_.console);
     marker_ = std::make_shared<BootMarker>(t0_);
     exit_ = std::make_shared<ExitDevice>();
-    fault_ = std::make_shared<ExitDevice>();
     cpu_control_ = std::make_shared<CpuControl>();
     mmio_.claim(KVMGPU_CONSOLE_GPA, KVMGPU_CONSOLE_SIZE, console_);
     mmio_.claim(KVMGPU_MARKER_GPA, KVMGPU_MARKER_SIZE, marker_);
     mmio_.claim(KVMGPU_CPU_CONTROL_GPA, KVMGPU_CPU_CONTROL_SIZE, cpu_control_);
     pio_.claim(KVMGPU_EXIT_PORT, KVMGPU_EXIT_PORT_SIZE, exit_);
-    pio_.claim(KVMGPU_FAULT_PORT, KVMGPU_FAULT_PORT_SIZE, fault_);
 
     vcpu_ = vm_->create_vcpu(0);
     // A Linux-ABI guest runs with XSAVE where KVM has it (guest_xstate.h).
@@ -180,22 +175,6 @@ VirtualMachine::VirtualMachine(const KvmSystem& kvm, VmOptions opts) : opts_(std
         if (opts_.linux.max_threads < 1 || (max_vcpus > 0 && opts_.linux.max_threads > static_cast<uint32_t>(max_vcpus)))
             throw std::invalid_argument("--max-threads " + std::to_string(opts_.linux.max_threads) +
                                         " must be 1 to " + std::to_string(max_vcpus) + " (KVM's vCPUs per VM)");
-        threads_ = std::make_unique<GuestThreads>(GuestThreads::Env{
-            *vm_, cpuid, *linux_, memory_, mmio_, pio_, opts_.seccomp, opts_.linux.max_threads,
-            [this](VcpuFd& v) { return port_devices_end(v); },
-            [this](VcpuFd& v) -> std::optional<GroupEnd> {
-                const auto request = cpu_control_->take(); // this thread's own, if its exit made one
-                if (!request) return std::nullopt;
-                std::string refused = serve(v, *request, false);
-                if (refused.empty()) return std::nullopt;
-                GroupEnd e{RunOutcome::BadRequest, 0, std::move(refused), ""};
-                try {
-                    e.register_dump = v.dump_state();
-                } catch (const KvmError&) {
-                }
-                return e;
-            },
-            [this](VcpuFd& v, const std::string& last_call) { return describe_shutdown(v, last_call); }});
         linux_->set_spawn([this](const linux_abi::ThreadStart& t, const kvm_regs& r, const kvm_sregs& s) {
             return threads_->spawn(t, r, s);
         });
@@ -205,6 +184,13 @@ VirtualMachine::VirtualMachine(const KvmSystem& kvm, VmOptions opts) : opts_(std
         vcpu_->set_regs(entry_regs(image_.entry));
         vcpu_->set_fpu(initial_fpu());
     }
+    pio_.claim(KVMGPU_FAULT_PORT, KVMGPU_FAULT_PORT_SIZE, std::make_shared<FaultPort>(memory_, linux_.get()));
+    if (linux_) pio_.claim(KVMGPU_LINUX_SYSCALL_PORT, 1, std::make_shared<linux_abi::SyscallPort>(*linux_));
+    loop_ = std::make_unique<VcpuLoop>(
+        VcpuLoop::Env{pio_, mmio_, memory_, group_, *exit_, *cpu_control_, *execution_, linux_.get()});
+    if (linux_)
+        threads_ = std::make_unique<GuestThreads>(GuestThreads::Env{
+            *vm_, cpuid, *linux_, *loop_, group_, opts_.seccomp, opts_.linux.max_threads});
     setup_ns_ = ns_since(t0_) - prefault_ns_;
 }
 
@@ -212,34 +198,19 @@ VirtualMachine::~VirtualMachine() {
     if (threads_) threads_->stop_and_join();
 }
 
-std::optional<GroupEnd> VirtualMachine::port_devices_end(VcpuFd& vcpu) {
-    if (fault_->requested()) {
-        GroupEnd e{RunOutcome::GuestFault, 0, "guest fault, vector " + std::to_string(fault_->code()), ""};
-        try {
-            e.detail = describe_exception(memory_, fault_->code(), vcpu.regs(), vcpu.sregs());
-            e.register_dump = vcpu.dump_state();
-        } catch (const KvmError&) {
-        }
-        return e;
-    }
-    if (exit_->requested())
-        return GroupEnd{RunOutcome::GuestExit, exit_->code(), "guest exited with code " + std::to_string(exit_->code()), ""};
-    return std::nullopt;
-}
-
-RunResult VirtualMachine::finish(RunOutcome outcome, std::string detail, bool dump) {
+RunResult VirtualMachine::finish(GroupEnd end, const ExitCounts& exits) {
     console_->flush();
     RunResult r;
-    r.outcome = outcome;
-    r.exit_code = linux_exit_code_.value_or(exit_->code());
+    r.outcome = end.outcome;
+    r.exit_code = end.outcome == RunOutcome::GuestExit ? end.exit_code : exit_->code();
     if (linux_) {
         r.syscalls = linux_->server().report();
         if (const uint32_t n = threads_ ? threads_->threads_started() : 0) r.syscalls += "; " + std::to_string(n) + " more threads started";
     }
-    r.detail = std::move(detail);
+    r.detail = std::move(end.detail);
+    r.register_dump = std::move(end.register_dump);
     try {
         r.final_regs = vcpu_->regs();
-        if (dump) r.register_dump = vcpu_->dump_state();
     } catch (const KvmError& e) {
         r.register_dump = e.what();
     }
@@ -247,58 +218,9 @@ RunResult VirtualMachine::finish(RunOutcome outcome, std::string detail, bool du
     r.timings.prefault_ns = prefault_ns_;
     r.timings.first_instruction_ns = marker_->stage_ns(KVMGPU_MARKER_STAGE_ENTRY);
     r.timings.main_ns = marker_->stage_ns(KVMGPU_MARKER_STAGE_MAIN);
-    r.exits = exits_;
+    r.exits = exits;
     r.execution = execution_->mode();
     return r;
-}
-
-std::string VirtualMachine::serve(VcpuFd& vcpu, const CpuRequest& request, bool first) {
-    if (request.kind != CpuRequest::Kind::LoadCr3 && !first)
-        return "guest asked for the calibration window from a thread other than the first (it counts the first "
-               "thread's vCPU)";
-    switch (request.kind) {
-    case CpuRequest::Kind::CalibrateBegin: execution_->begin(request.value); return "";
-    case CpuRequest::Kind::CalibrateEnd: execution_->end(); return "";
-    case CpuRequest::Kind::LoadCr3: return load_cr3(vcpu, request.value);
-    }
-    return "";
-}
-
-std::string VirtualMachine::describe_shutdown(VcpuFd& vcpu, const std::string& last_call) const {
-    std::string why = "guest fault (KVM_EXIT_SHUTDOWN), registers unreadable";
-    try {
-        why = describe_guest_fault(memory_, vcpu.regs(), vcpu.sregs());
-    } catch (const KvmError&) {
-    }
-    if (!last_call.empty()) why += "; last system call on this thread: " + last_call;
-    return why;
-}
-
-std::string VirtualMachine::load_cr3(VcpuFd& vcpu, uint64_t root) {
-    const uint64_t ram = memory_.total_bytes();
-    if ((root & 0xfff) != 0 || root >= ram || ram - root < 0x1000) {
-        char buf[160];
-        std::snprintf(buf, sizeof buf, "guest asked to load CR3 = 0x%llx, which is not a 4 KiB-aligned page inside its RAM",
-                      static_cast<unsigned long long>(root));
-        return buf;
-    }
-    try {
-        // KVM finishes an MMIO exit on the next KVM_RUN; immediate_exit makes
-        // that run return right after, so the registers are consistent to edit.
-        vcpu.request_immediate_exit();
-        if (!std::holds_alternative<exit::Interrupted>(vcpu.run()))
-            return "unexpected exit while completing a CR3 load";
-        kvm_sregs s = vcpu.sregs();
-        // KVM rebuilds its shadow of the guest's tables only when CR3 changes,
-        // and the guest also asks for this after editing present entries: flip
-        // PWT (write-through for the walk of the top table only) so it always does.
-        constexpr uint64_t kPwt = 1ull << 3;
-        s.cr3 = root | ((s.cr3 & kPwt) ? 0 : kPwt);
-        vcpu.set_sregs(s);
-    } catch (const KvmError& e) {
-        return std::string("CR3 load failed: ") + e.what();
-    }
-    return "";
 }
 
 void VirtualMachine::request_stop() {
@@ -321,6 +243,7 @@ RunResult VirtualMachine::run() {
             vm->running_watchdog_ = nullptr;
         }
     } unregister{this};
+    group_.watch(watchdog, opts_.timeout_s);
     // The other threads' supervisor starts unconfined, like the watchdog; at
     // the end every thread is stopped before the result is read.
     if (threads_) threads_->start(*vcpu_);
@@ -333,181 +256,13 @@ RunResult VirtualMachine::run() {
     // After the watchdog's thread exists (it stays unconfined), before any guest code runs.
     if (opts_.seccomp) confine_vcpu_thread(vcpu_->fd(), linux_ != nullptr, vm_->fd());
     const auto start = std::chrono::steady_clock::now();
-    auto done = [&](RunOutcome o, std::string detail, bool dump) {
-        if (threads_) threads_->stop_and_join();
-        auto r = finish(o, std::move(detail), dump);
-        r.timings.run_ns = ns_since(start);
-        return r;
-    };
-    // Another thread ended the run (exit_group, a fault).
-    auto group_done = [&](GroupEnd e) {
-        if (e.outcome == RunOutcome::GuestExit) linux_exit_code_ = e.exit_code;
-        auto r = done(e.outcome, std::move(e.detail), false);
-        if (!e.register_dump.empty()) r.register_dump = std::move(e.register_dump);
-        return r;
-    };
-    // The watchdog ended the run: on request (Ctrl-C), or at the time-out.
-    auto watchdog_ended = [&] {
-        if (watchdog.interrupted()) return done(RunOutcome::Interrupted, "stopped on request (Ctrl-C)", false);
-        char buf[96];
-        std::snprintf(buf, sizeof buf, "guest did not exit within %.1f s (--timeout)", opts_.timeout_s);
-        return done(RunOutcome::Timeout, buf, true);
-    };
-
-    std::string last_call; // a Linux-ABI guest's last system call on this vCPU, for a triple fault's report
-    for (;;) {
-        VcpuExit ex;
-        try {
-            ex = vcpu_->run();
-        } catch (const KvmError& e) {
-            return done(RunOutcome::Unexpected, e.what(), true);
-        }
-        ++exits_.total;
-        std::optional<RunResult> result;
-        std::visit(Overloaded{
-                       [&](exit::PortIo& io) {
-                           ++exits_.pio;
-                           if (linux_ && io.port == KVMGPU_LINUX_SYSCALL_PORT && !io.in) {
-                               std::optional<linux_abi::SyscallOutcome> call;
-                               try {
-                                   call = linux_->on_port_write(*vcpu_);
-                               } catch (const KvmError& e) {
-                                   result = done(RunOutcome::Unexpected, e.what(), true);
-                                   return;
-                               }
-                               if (call) { // else not the stub's: refused below
-                                   last_call = linux_abi::describe_call(*call);
-                                   if (call->exited) {
-                                       linux_exit_code_ = static_cast<uint32_t>(call->exit_code);
-                                       result = done(RunOutcome::GuestExit,
-                                                     "guest exited with code " + std::to_string(call->exit_code), false);
-                                   } else if (call->thread_exited) {
-                                       // exit of the first thread: the process lives while another does.
-                                       linux_->server().thread_exit(1);
-                                       threads_->first_exited(static_cast<uint32_t>(call->exit_code));
-                                       for (;;) {
-                                           if (auto e = threads_->group_end()) {
-                                               result = group_done(std::move(*e));
-                                           } else if (watchdog.ended()) {
-                                               result = watchdog_ended();
-                                           } else if (threads_->others_gone(std::chrono::milliseconds(20))) {
-                                               if (auto e2 = threads_->group_end()) {
-                                                   result = group_done(std::move(*e2));
-                                                   return;
-                                               }
-                                               const uint32_t code = threads_->last_exit_code();
-                                               linux_exit_code_ = code;
-                                               result = done(RunOutcome::GuestExit,
-                                                             "guest exited with code " + std::to_string(code) +
-                                                                 " (its last thread's exit)",
-                                                             false);
-                                           } else {
-                                               continue;
-                                           }
-                                           return;
-                                       }
-                                   } else if (!call->stopped.empty()) {
-                                       result = done(RunOutcome::GuestFault, call->stopped, true);
-                                   }
-                                   return;
-                               }
-                           }
-                           if (linux_) {
-                               if (std::string refused = linux_->port_refusal(*vcpu_, io.port, io.in); !refused.empty()) {
-                                   result = done(RunOutcome::GuestFault, std::move(refused), true);
-                                   return;
-                               }
-                               // A fault whose signal the guest handles: its handler runs instead.
-                               if (io.port == KVMGPU_FAULT_PORT && io.size == 4 && io.count == 1) {
-                                   uint32_t vector = 0;
-                                   std::memcpy(&vector, io.data.data(), 4);
-                                   try {
-                                       if (linux_->deliver_fault(*vcpu_, vector)) return;
-                                   } catch (const KvmError& e) {
-                                       result = done(RunOutcome::Unexpected, e.what(), true);
-                                       return;
-                                   }
-                               }
-                           }
-                           for (uint32_t i = 0; i < io.count; ++i) {
-                               auto chunk = io.data.subspan(uint64_t{i} * io.size, io.size);
-                               if (io.in) pio_.read(io.port, chunk);
-                               else pio_.write(io.port, chunk);
-                           }
-                           if (fault_->requested()) {
-                               std::string why = "guest fault, vector " + std::to_string(fault_->code());
-                               try {
-                                   why = describe_exception(memory_, fault_->code(), vcpu_->regs(), vcpu_->sregs());
-                               } catch (const KvmError&) {
-                               }
-                               result = done(RunOutcome::GuestFault, why, true);
-                           } else if (exit_->requested())
-                               result = done(RunOutcome::GuestExit,
-                                             "guest exited with code " + std::to_string(exit_->code()), false);
-                           else if (threads_)
-                               if (auto e = threads_->group_end()) result = group_done(std::move(*e));
-                       },
-                       [&](exit::Mmio& m) {
-                           ++exits_.mmio;
-                           if (linux_) {
-                               std::optional<std::string> in_window;
-                               try {
-                                   in_window = linux_->window_exit(*vcpu_, 1, m.addr, m.data, m.write);
-                               } catch (const KvmError& e) {
-                                   result = done(RunOutcome::Unexpected, e.what(), true);
-                                   return;
-                               }
-                               if (in_window) {
-                                   if (!in_window->empty()) result = done(RunOutcome::GuestFault, *in_window, true);
-                                   return;
-                               }
-                           }
-                           if (m.write) mmio_.write(m.addr, m.data);
-                           else mmio_.read(m.addr, m.data);
-                           if (auto request = cpu_control_->take()) { // this thread's own
-                               const std::string refused = serve(*vcpu_, *request, true);
-                               if (!refused.empty()) result = done(RunOutcome::BadRequest, refused, true);
-                               else if (watchdog.ended()) // its signal may have ended the completing run
-                                   result = watchdog_ended();
-                           }
-                       },
-                       [&](exit::Halt&) {
-                           result = done(RunOutcome::Halted, "guest halted without writing the exit port", true);
-                       },
-                       [&](exit::Shutdown&) {
-                           result = done(RunOutcome::TripleFault, describe_shutdown(*vcpu_, last_call), true);
-                       },
-                       [&](exit::FailEntry& f) {
-                           char buf[96];
-                           std::snprintf(buf, sizeof buf, "KVM_EXIT_FAIL_ENTRY, hardware reason 0x%llx",
-                                         static_cast<unsigned long long>(f.reason));
-                           result = done(RunOutcome::EntryFailed, buf, true);
-                       },
-                       [&](exit::InternalError& e) {
-                           result = done(RunOutcome::InternalError,
-                                         "KVM_EXIT_INTERNAL_ERROR, suberror " + std::to_string(e.suberror), true);
-                       },
-                       [&](exit::Interrupted&) {
-                           ++exits_.interrupted;
-                           if (threads_)
-                               if (auto e = threads_->group_end()) {
-                                   result = group_done(std::move(*e));
-                                   return;
-                               }
-                           if (watchdog.ended()) result = watchdog_ended();
-                       },
-                       [&](exit::SystemEvent& s) {
-                           result = done(RunOutcome::Unexpected,
-                                         "KVM_EXIT_SYSTEM_EVENT type " + std::to_string(s.type), true);
-                       },
-                       [&](exit::Other& o) {
-                           result = done(RunOutcome::Unexpected, "unexpected exit reason " + std::to_string(o.reason),
-                                         true);
-                       },
-                   },
-                   ex);
-        if (result) return std::move(*result);
-    }
+    VcpuContext first(*vcpu_, 1);
+    loop_->run(first);
+    GroupEnd end = group_.settle(first);
+    if (threads_) threads_->stop_and_join();
+    RunResult r = finish(std::move(end), first.exits);
+    r.timings.run_ns = ns_since(start);
+    return r;
 }
 
 } // namespace kvmgpu

@@ -1,7 +1,9 @@
 // One guest: its RAM, buses, platform devices and first vCPU, assembled
-// from VmOptions, and the run loop that dispatches exits until the guest
-// reports, faults or times out. A Linux-ABI guest's further threads run on
-// vCPUs of their own (guest_threads.h). Several VMs may live in one process.
+// from VmOptions, and its run: the first vCPU's thread runs the vCPU loop
+// (vcpu_loop.h) until the guest reports, faults or times out. A Linux-ABI
+// guest's further threads run the same loop on vCPUs of their own
+// (guest_threads.h); how the run ends is group_exit.h's. Several VMs may
+// live in one process.
 #pragma once
 
 #include <chrono>
@@ -21,9 +23,11 @@
 #include "kvmtool-gpu/kvm/vm_fd.h"
 #include "kvmtool-gpu/vmm/elf_loader.h"
 #include "kvmtool-gpu/vmm/execution_mode.h"
+#include "kvmtool-gpu/vmm/group_exit.h"
 #include "kvmtool-gpu/vmm/guest_threads.h"
 #include "kvmtool-gpu/vmm/linux/linux_process.h"
 #include "kvmtool-gpu/vmm/run_result.h"
+#include "kvmtool-gpu/vmm/vcpu_loop.h"
 #include "kvmtool-gpu/vmm/vcpu_watchdog.h"
 #include "memmap/guest_memory.h"
 
@@ -80,18 +84,8 @@ public:
     void request_stop();
 
 private:
-    RunResult finish(RunOutcome outcome, std::string detail, bool dump);
-    // After a port write that is not a system call: the run's end if the
-    // exit device or the fault port says so, on `vcpu` (any thread's).
-    std::optional<GroupEnd> port_devices_end(VcpuFd& vcpu);
-    // Carries out a CPU control request on the vCPU whose exit made it
-    // (`first`: the first thread's, the only one the calibration window
-    // counts); "" or why it was refused.
-    std::string serve(VcpuFd& vcpu, const CpuRequest& request, bool first);
-    std::string load_cr3(VcpuFd& vcpu, uint64_t root);
-    // KVM_EXIT_SHUTDOWN on `vcpu`: the one line (guest_fault.h) and, for a
-    // Linux-ABI guest, the last system call that vCPU's thread made.
-    std::string describe_shutdown(VcpuFd& vcpu, const std::string& last_call) const;
+    // The run's result from its end and the first vCPU's exits.
+    RunResult finish(GroupEnd end, const ExitCounts& exits);
 
     VmOptions opts_;
     std::chrono::steady_clock::time_point t0_;
@@ -102,17 +96,16 @@ private:
     std::shared_ptr<DebugConsole> console_;
     std::shared_ptr<BootMarker> marker_;
     std::shared_ptr<ExitDevice> exit_;
-    std::shared_ptr<ExitDevice> fault_; // the VMM's exception stubs write the vector here
     std::shared_ptr<CpuControl> cpu_control_;
     std::unique_ptr<ExecutionProbe> execution_;
     std::unique_ptr<VcpuFd> vcpu_;
     LoadedImage image_;
     std::unique_ptr<linux_abi::LinuxProcess> linux_;
+    GroupExit group_;
+    std::unique_ptr<VcpuLoop> loop_;
     std::unique_ptr<GuestThreads> threads_; // Linux-ABI guests only
-    std::optional<uint32_t> linux_exit_code_;
     uint64_t setup_ns_ = 0;
     uint64_t prefault_ns_ = 0;
-    ExitCounts exits_;
     std::mutex stop_mu_; // guards stop_requested_ and running_watchdog_
     bool stop_requested_ = false;
     VcpuWatchdog* running_watchdog_ = nullptr;

@@ -22,7 +22,7 @@
 
 #include "kvmtool-gpu/devices/vgpu/allocation_table.h"
 #include "kvmtool-gpu/devices/vgpu/backends/device_backends.h"
-#include "kvmtool-gpu/devices/vgpu/blas/blas_checks.h"
+#include "kvmtool-gpu/abi/blas_checks.h"
 #include "kvmtool-gpu/devices/vgpu/blas/blas_library.h"
 #include "kvmtool-gpu/devices/vgpu/fft/fft_library.h"
 #include "kvmtool-gpu/devices/vgpu/rand/rand_library.h"

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "kvmtool-gpu/devices/vgpu/blas/blas_checks.h"
+#include "kvmtool-gpu/abi/blas_checks.h"
 #include "kvmtool-gpu/devices/vgpu/command_dispatch.h"
 
 namespace kvmgpu::vgpu {

@@ -591,10 +591,17 @@ std::string describe_call(const SyscallOutcome& call) {
 }
 
 std::string LinuxProcess::port_refusal(VcpuFd& vcpu, uint16_t port, bool in) const {
+    // The system-call port's device (syscall_port.h) tells the stub's write from a stray one.
+    if (port == KVMGPU_LINUX_SYSCALL_PORT && !in) return "";
     const uint64_t rip = vcpu.sync_regs_enabled() ? vcpu.synced().regs.rip : vcpu.regs().rip;
     // RIP on the stub's `out` (VMX, SVM) or after it (kvm-pvm).
     constexpr uint64_t kStubsEnd = KVMGPU_FAULT_STUBS_GPA + 32 * 16;
     if (port == KVMGPU_FAULT_PORT && !in && rip >= KVMGPU_FAULT_STUBS_GPA && rip <= kStubsEnd) return "";
+    return port_refused(vcpu, port, in);
+}
+
+std::string LinuxProcess::port_refused(VcpuFd& vcpu, uint16_t port, bool in) const {
+    const uint64_t rip = vcpu.sync_regs_enabled() ? vcpu.synced().regs.rip : vcpu.regs().rip;
     char line[192];
     std::snprintf(line, sizeof line,
                   "guest fault: port I/O (%s port 0x%x) at RIP 0x%llx: a Linux-ABI guest has no ports (IOPL 0)",

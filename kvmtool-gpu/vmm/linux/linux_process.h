@@ -135,12 +135,15 @@ public:
     // to end the run as before.
     bool deliver_fault(VcpuFd& vcpu, uint32_t vector, uint32_t tid = 1);
 
-    // Any other port exit of this guest's vCPU: "" for the VMM's exception
-    // stubs writing the fault port (from ring 0), else the one line that ends
-    // the run. Ring 3 has no port (IOPL 0, the TSS opens none); where KVM
-    // exits on its port I/O anyway (kvm-pvm), it must not reach the exit
-    // device or the fault port.
+    // A port exit of this guest's vCPU, before the bus: "" for a write to
+    // the system-call port (its device serves the stub's, refuses the rest)
+    // and for the VMM's exception stubs writing the fault port (from ring
+    // 0), else the one line that ends the run. Ring 3 has no port (IOPL 0,
+    // the TSS opens none); where KVM exits on its port I/O anyway (kvm-pvm),
+    // it must not reach the exit device or the fault port.
     std::string port_refusal(VcpuFd& vcpu, uint16_t port, bool in) const;
+    // The line that ends the run for ring 3's access to `port`.
+    std::string port_refused(VcpuFd& vcpu, uint16_t port, bool in) const;
     // An MMIO exit of thread `tid`'s vCPU at `addr`: nullopt when not in the
     // file window (file_window.h). In it: "" when the access was done on the
     // host mapping (the guest's protection allows it: a slot was being

@@ -1,8 +1,10 @@
-#include "kvmtool-gpu/cli/arg_parser.h"
+#include "kvmtool-gpu/util/arg_parser.h"
 
 #include <gtest/gtest.h>
 
-namespace kvmgpu::cli {
+#include "kvmtool-gpu/vmm/vcpu_watchdog.h"
+
+namespace kvmgpu {
 namespace {
 
 TEST(ArgParser, ValuesFlagsAndErrors) {
@@ -38,15 +40,15 @@ TEST(ArgParser, Sizes) {
 }
 
 TEST(ArgParser, Seconds) {
-    EXPECT_DOUBLE_EQ(parse_seconds("2.5", "--timeout"), 2.5);
-    EXPECT_THROW(parse_seconds("-1", "--timeout"), UsageError);
-    EXPECT_THROW(parse_seconds("nan", "--timeout"), UsageError);
-    EXPECT_THROW(parse_seconds("3s", "--timeout"), UsageError);
+    EXPECT_DOUBLE_EQ(parse_seconds("2.5", "--timeout", VcpuWatchdog::kMaxTimeoutS), 2.5);
+    EXPECT_THROW(parse_seconds("-1", "--timeout", VcpuWatchdog::kMaxTimeoutS), UsageError);
+    EXPECT_THROW(parse_seconds("nan", "--timeout", VcpuWatchdog::kMaxTimeoutS), UsageError);
+    EXPECT_THROW(parse_seconds("3s", "--timeout", VcpuWatchdog::kMaxTimeoutS), UsageError);
     // The watchdog's deadline overflowed past ~9.3e18 s and the VMM hung.
-    EXPECT_THROW(parse_seconds("1e19", "--timeout"), UsageError);
-    EXPECT_THROW(parse_seconds("inf", "--timeout"), UsageError);
-    EXPECT_DOUBLE_EQ(parse_seconds("1e9", "--timeout"), 1e9);
+    EXPECT_THROW(parse_seconds("1e19", "--timeout", VcpuWatchdog::kMaxTimeoutS), UsageError);
+    EXPECT_THROW(parse_seconds("inf", "--timeout", VcpuWatchdog::kMaxTimeoutS), UsageError);
+    EXPECT_DOUBLE_EQ(parse_seconds("1e9", "--timeout", VcpuWatchdog::kMaxTimeoutS), 1e9);
 }
 
 } // namespace
-} // namespace kvmgpu::cli
+} // namespace kvmgpu

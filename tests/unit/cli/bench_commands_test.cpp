@@ -7,14 +7,14 @@
 #include <set>
 #include <stdexcept>
 
+#include "kvmtool-gpu/bench/bench_commands.h"
 #include "kvmtool-gpu/bench/bench_table.h"
-#include "kvmtool-gpu/cli/bench_commands.h"
 
 using kvmgpu::bench::bench_names_text;
 using kvmgpu::bench::bench_table;
 using kvmgpu::bench::find_bench;
-using kvmgpu::cli::BenchCommandRegistration;
-using kvmgpu::cli::find_bench_command;
+using kvmgpu::bench::BenchCommandRegistration;
+using kvmgpu::bench::find_bench_command;
 
 namespace {
 

@@ -2,7 +2,7 @@
 // becoming one mount each (beside --root).
 #include <gtest/gtest.h>
 
-#include "kvmtool-gpu/cli/arg_parser.h"
+#include "kvmtool-gpu/util/arg_parser.h"
 #include "kvmtool-gpu/cli/share_flag.h"
 
 namespace kvmgpu::cli {

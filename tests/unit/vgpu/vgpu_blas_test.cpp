@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "kvmtool-gpu/abi/vgpu_blas_abi.h"
-#include "kvmtool-gpu/devices/vgpu/blas/blas_checks.h"
-#include "kvmtool-gpu/devices/vgpu/blas/blas_extent.h"
+#include "kvmtool-gpu/abi/blas_checks.h"
+#include "kvmtool-gpu/abi/blas_extent.h"
 #include "kvmtool-gpu/devices/vgpu/blas/blas_library.h"
 #include "kvmtool-gpu/devices/vgpu/fft/fft_library.h"
 #include "tests/support/vgpu_rig.h"

@@ -4,7 +4,7 @@
 #include <complex>
 #include <cstring>
 
-#include "kvmtool-gpu/devices/vgpu/blas/blas_extent.h"
+#include "kvmtool-gpu/abi/blas_extent.h"
 #include "kvmtool-gpu/util/log.h"
 
 namespace kvmgpu::vgpu {

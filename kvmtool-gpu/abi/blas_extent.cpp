@@ -1,4 +1,4 @@
-#include "kvmtool-gpu/devices/vgpu/blas/blas_extent.h"
+#include "kvmtool-gpu/abi/blas_extent.h"
 
 #include "kvmtool-gpu/abi/vgpu_blas_abi.h"
 

@@ -1,8 +1,8 @@
-#include "kvmtool-gpu/devices/vgpu/blas/blas_checks.h"
+#include "kvmtool-gpu/abi/blas_checks.h"
 
 #include <algorithm>
 
-#include "kvmtool-gpu/devices/vgpu/blas/blas_extent.h"
+#include "kvmtool-gpu/abi/blas_extent.h"
 
 namespace kvmgpu::vgpu {
 

@@ -1,6 +1,7 @@
-// A small long-option parser for the CLI's subcommands: "--name value",
-// "--name=value" and boolean "--flag". Unknown options and missing values
-// become one-line errors, never silent defaults.
+// A small long-option parser for commands (the CLI's subcommands, the
+// studies' bench commands): "--name value", "--name=value" and boolean
+// "--flag". Unknown options and missing values become one-line errors,
+// never silent defaults.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace kvmgpu::cli {
+namespace kvmgpu {
 
 struct UsageError : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -37,13 +38,12 @@ private:
 
 // "512M", "2G", "1048576", "64K" -> bytes. Throws UsageError naming `what`.
 uint64_t parse_size(const std::string& text, const std::string& what);
-// A non-negative decimal number of seconds. Throws UsageError.
-// A time-out in seconds: finite, >= 0, at most VcpuWatchdog::kMaxTimeoutS;
-// else UsageError naming `what`.
-double parse_seconds(const std::string& text, const std::string& what);
+// A time-out in seconds: finite, >= 0, at most `max_s` (the longest one
+// honoured: VcpuWatchdog::kMaxTimeoutS for a VM's); else UsageError naming `what`.
+double parse_seconds(const std::string& text, const std::string& what, double max_s);
 uint64_t parse_u64(const std::string& text, const std::string& what);
 // "4K,64K,1M": a comma-separated list of sizes (empty items skipped), at
 // least one. Throws UsageError naming `what`.
 std::vector<uint64_t> parse_size_list(const std::string& text, const std::string& what);
 
-} // namespace kvmgpu::cli
+} // namespace kvmgpu

@@ -3,7 +3,9 @@
 // fill modes), dimensions (>= 0), leading dimensions (>= max(1, rows), as
 // cuBLAS requires), increments, batch counts, and the device range every
 // operand covers (blas_extent.h). The device model then checks each range
-// against the VM's allocations. One function per opcode; no state.
+// against the VM's allocations. One function per opcode; no state. Part of
+// the guest/VMM contract: the guest's cuBLAS (guest-stub/cublas/) compiles
+// the same file and refuses at the call what the VMM would.
 #pragma once
 
 #include <array>

@@ -1,14 +1,13 @@
-#include "kvmtool-gpu/cli/arg_parser.h"
+#include "kvmtool-gpu/util/arg_parser.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
-#include "kvmtool-gpu/vmm/vcpu_watchdog.h"
-
-namespace kvmgpu::cli {
+namespace kvmgpu {
 
 void ArgParser::parse(const std::vector<std::string>& args) {
     for (size_t i = 0; i < args.size(); ++i) {
@@ -83,15 +82,18 @@ std::vector<uint64_t> parse_size_list(const std::string& text, const std::string
     return out;
 }
 
-double parse_seconds(const std::string& text, const std::string& what) {
+double parse_seconds(const std::string& text, const std::string& what, double max_s) {
     errno = 0;
     char* end = nullptr;
     const double v = std::strtod(text.c_str(), &end);
     if (text.empty() || errno || *end || !std::isfinite(v) || v < 0)
         throw UsageError(what + ": '" + text + "' is not a non-negative number of seconds");
-    if (v > VcpuWatchdog::kMaxTimeoutS)
-        throw UsageError(what + ": '" + text + "' is longer than the longest time-out, 1e9 s (0 means none)");
+    if (v > max_s) {
+        char longest[32];
+        std::snprintf(longest, sizeof longest, "%g", max_s);
+        throw UsageError(what + ": '" + text + "' is longer than the longest time-out, " + longest + " s (0 means none)");
+    }
     return v;
 }
 
-} // namespace kvmgpu::cli
+} // namespace kvmgpu

@@ -1,11 +1,11 @@
-#include "kvmtool-gpu/cli/bench_commands.h"
+#include "kvmtool-gpu/bench/bench_commands.h"
 
 #include <map>
 #include <stdexcept>
 
 #include "kvmtool-gpu/bench/bench_table.h"
 
-namespace kvmgpu::cli {
+namespace kvmgpu::bench {
 
 namespace {
 
@@ -19,7 +19,7 @@ std::map<std::string, BenchCommand, std::less<>>& commands() {
 } // namespace
 
 BenchCommandRegistration::BenchCommandRegistration(std::string_view name, BenchCommand command) {
-    const bench::BenchEntry* entry = bench::find_bench(name);
+    const BenchEntry* entry = find_bench(name);
     if (!entry || entry->name != name) throw std::logic_error("bench command '" + std::string(name) + "' has no row in bench_table()");
     if (!commands().emplace(std::string(name), command).second)
         throw std::logic_error("bench command '" + std::string(name) + "' registered twice");
@@ -30,13 +30,4 @@ BenchCommand find_bench_command(std::string_view name) {
     return it == commands().end() ? nullptr : it->second;
 }
 
-void set_plan_common(const ArgParser& p, const std::vector<std::string>& args, const VgpuConfig& vgpu,
-                     bench::BenchPlan* plan) {
-    plan->args = args;
-    plan->vgpu = vgpu;
-    plan->native = !p.has("no-native");
-    plan->out_dir = p.get_or("out", "bench-results");
-    plan->plot_script = p.get_or("plot-script", "");
-}
-
-} // namespace kvmgpu::cli
+} // namespace kvmgpu::bench
