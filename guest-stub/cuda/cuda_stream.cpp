@@ -11,54 +11,65 @@ using namespace guest::cuda;
 
 namespace {
 
-// The context each live event was made in, so that a stream can wait for
-// an event of another context (another device). Bounded: an event past
-// kTrackedEvents is not tracked, and waiting for it from another context
-// is then refused by the vGPU (CUDA_ERROR_INVALID_HANDLE), as before.
-constexpr unsigned kTrackedEvents = 1024;
-struct EventOwner {
-    CUevent event;
-    CUcontext ctx;
+// The context each live handle of a kind was made in, in a fixed table
+// (the guest library allocates nothing): remembered at creation when there
+// is room, forgotten at destruction and with its context.
+template <typename Handle, unsigned N>
+class Owners {
+public:
+    void remember(Handle h, CUcontext ctx)
+    {
+        if (Entry* e = find(nullptr))
+            *e = Entry{h, ctx};
+    }
+    void forget(Handle h)
+    {
+        if (Entry* e = h != nullptr ? find(h) : nullptr)
+            *e = Entry{};
+    }
+    void forget_context(CUcontext ctx)
+    {
+        for (Entry& e : entries_)
+            if (e.handle != nullptr && e.ctx == ctx)
+                e = Entry{};
+    }
+    // The context h was made in; null: not held (never made here, or past the table's room).
+    CUcontext owner(Handle h)
+    {
+        const Entry* e = h != nullptr ? find(h) : nullptr;
+        return e != nullptr ? e->ctx : nullptr;
+    }
+
+private:
+    struct Entry {
+        Handle handle;
+        CUcontext ctx;
+    };
+    Entry* find(Handle h)
+    {
+        for (Entry& e : entries_)
+            if (e.handle == h)
+                return &e;
+        return nullptr;
+    }
+    Entry entries_[N];
 };
-EventOwner g_event_owners[kTrackedEvents];
 
-EventOwner* owner_slot(CUevent e)
-{
-    for (EventOwner& o : g_event_owners)
-        if (o.event == e)
-            return &o;
-    return nullptr;
-}
-
-// The context each live stream was made in (cuStreamGetCtx). Bounded: a
-// stream past kTrackedStreams is made, and cuStreamGetCtx refuses it
-// (CUDA_ERROR_NOT_SUPPORTED) rather than guess.
-constexpr unsigned kTrackedStreams = 4096;
-struct StreamOwner {
-    CUstream stream;
-    CUcontext ctx;
-};
-StreamOwner g_stream_owners[kTrackedStreams];
-
-StreamOwner* stream_slot(CUstream s)
-{
-    for (StreamOwner& o : g_stream_owners)
-        if (o.stream == s)
-            return &o;
-    return nullptr;
-}
+// Events: a stream may wait for an event of another context (another
+// device). An event past the table is waited for only from its own context
+// (from another the vGPU refuses it: CUDA_ERROR_INVALID_HANDLE).
+Owners<CUevent, 1024> g_event_owners;
+// Streams, for cuStreamGetCtx: one past the table is refused
+// (CUDA_ERROR_NOT_SUPPORTED) rather than guessed.
+Owners<CUstream, 4096> g_stream_owners;
 
 } // namespace
 
 namespace guest::cuda {
 void events_forget(CUcontext ctx)
 {
-    for (EventOwner& o : g_event_owners)
-        if (o.event != nullptr && o.ctx == ctx)
-            o = EventOwner{};
-    for (StreamOwner& o : g_stream_owners)
-        if (o.stream != nullptr && o.ctx == ctx)
-            o = StreamOwner{};
+    g_event_owners.forget_context(ctx);
+    g_stream_owners.forget_context(ctx);
 }
 } // namespace guest::cuda
 
@@ -68,8 +79,7 @@ extern "C" CUresult cuStreamCreate(CUstream* stream, unsigned int flags)
     GUEST_API_LOCK();
     if (CUresult r = call_create(VGPU_OP_STREAM_CREATE, flags, stream))
         return r;
-    if (StreamOwner* o = stream_slot(nullptr))
-        *o = StreamOwner{*stream, current_context()};
+    g_stream_owners.remember(*stream, current_context());
     return CUDA_SUCCESS;
 }
 
@@ -89,8 +99,7 @@ extern "C" CUresult cuStreamDestroy(CUstream stream)
     const CUresult r = call_on(VGPU_OP_STREAM_DESTROY, handle_bits(stream));
     if (r == CUDA_SUCCESS) {
         capture_stream_destroyed(stream);
-        if (StreamOwner* o = stream_slot(stream))
-            *o = StreamOwner{};
+        g_stream_owners.forget(stream);
     }
     return r;
 }
@@ -105,13 +114,13 @@ extern "C" CUresult cuStreamGetCtx(CUstream hStream, CUcontext* pctx)
         *pctx = current_context();
         return *pctx != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
     }
-    const StreamOwner* o = stream_slot(hStream);
-    if (o == nullptr) {
+    const CUcontext owner = g_stream_owners.owner(hStream);
+    if (owner == nullptr) {
         // Not one this library made and still holds, or past the record's room.
         const CUresult r = call_on(VGPU_OP_STREAM_QUERY, stream_arg(hStream));
         return r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY ? CUDA_ERROR_NOT_SUPPORTED : r;
     }
-    *pctx = o->ctx;
+    *pctx = owner;
     return CUDA_SUCCESS;
 }
 
@@ -131,8 +140,7 @@ extern "C" CUresult cuEventCreate(CUevent* event, unsigned int flags)
     GUEST_API_LOCK();
     const CUresult r = call_create(VGPU_OP_EVENT_CREATE, flags, event);
     if (r == CUDA_SUCCESS)
-        if (EventOwner* o = owner_slot(nullptr))
-            *o = EventOwner{*event, current_context()};
+        g_event_owners.remember(*event, current_context());
     return r;
 }
 
@@ -179,9 +187,8 @@ extern "C" CUresult cuEventDestroy(CUevent event)
 {
     GUEST_API_LOCK();
     const CUresult r = call_on(VGPU_OP_EVENT_DESTROY, handle_bits(event));
-    if (r == CUDA_SUCCESS && event != nullptr)
-        if (EventOwner* o = owner_slot(event))
-            *o = EventOwner{};
+    if (r == CUDA_SUCCESS)
+        g_event_owners.forget(event);
     return r;
 }
 
@@ -205,12 +212,11 @@ KVMGPU_DRIVER_ENTRY(cuStreamWaitEvent, 3020);
 extern "C" CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags)
 {
     GUEST_API_LOCK();
-    const EventOwner* o = event != nullptr ? owner_slot(event) : nullptr;
-    if (o != nullptr && o->ctx != current_context() && flags == 0) {
+    const CUcontext owner = g_event_owners.owner(event);
+    if (owner != nullptr && owner != current_context() && flags == 0) {
         // An event of another context: the driver orders the stream after
         // it on the GPU; here the guest waits for it, in its context, before
         // anything later is queued (stricter ordering, never wrong).
-        const CUcontext owner = o->ctx;
         if (CUresult r = cuCtxPushCurrent(owner))
             return r;
         const CUresult r = cuEventSynchronize(event);
