@@ -49,7 +49,10 @@ void GroupExit::thread_left(std::optional<uint32_t> exit_code) {
     {
         std::lock_guard lock(mu_);
         --others_live_;
-        if (exit_code) last_exit_code_ = *exit_code;
+        if (exit_code) {
+            last_exit_code_ = *exit_code;
+            last_exit_at_ = std::chrono::steady_clock::now();
+        }
     }
     changed_.notify_all();
 }
@@ -57,8 +60,10 @@ void GroupExit::thread_left(std::optional<uint32_t> exit_code) {
 GroupEnd GroupExit::settle(VcpuContext& first) {
     if (const auto code = first.exit_code(); code && !ended()) {
         {
+            // The first thread's code, unless another thread exited after it
+            // (possibly before this look: the exits are ordered by their times).
             std::lock_guard lock(mu_);
-            last_exit_code_ = *code; // unless another thread exits after it
+            if (!last_exit_at_ || *last_exit_at_ < first.exited_at()) last_exit_code_ = *code;
         }
         // The watchdog's kick cannot wake a condition variable: look at it every slice.
         constexpr auto kSlice = std::chrono::milliseconds(20);

@@ -7,6 +7,7 @@
 // Scoped to one VM; every vCPU loop reads ended() at each exit.
 #pragma once
 
+#include <chrono>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -58,6 +59,7 @@ private:
     std::atomic<bool> ended_{false};
     uint32_t others_live_ = 0;
     uint32_t last_exit_code_ = 0;
+    std::optional<std::chrono::steady_clock::time_point> last_exit_at_; // another thread's, with a code
     const VcpuWatchdog* watchdog_ = nullptr;
     double timeout_s_ = 0;
 };

@@ -6,6 +6,7 @@
 // kvm_cpu to its port handlers.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -37,11 +38,16 @@ public:
     // unless it is an exit or a stop request.
     void end(RunOutcome outcome, std::string detail, uint32_t exit_code = 0);
     // This thread alone ended, with exit(code) (not exit_group).
-    void exited(uint32_t code) { exit_code_ = code; }
+    void exited(uint32_t code) {
+        exit_code_ = code;
+        exited_at_ = std::chrono::steady_clock::now();
+    }
     bool done() const { return end_.has_value() || exit_code_.has_value(); }
     // The end a handler reported, once.
     std::optional<GroupEnd> take_end();
     const std::optional<uint32_t>& exit_code() const { return exit_code_; }
+    // When exited() was called: which of several threads' exits came last.
+    std::chrono::steady_clock::time_point exited_at() const { return exited_at_; }
 
     ExitCounts exits;
     // A Linux-ABI guest's last system call on this thread, for a triple fault's report.
@@ -52,6 +58,7 @@ private:
     uint32_t tid_;
     std::optional<GroupEnd> end_;
     std::optional<uint32_t> exit_code_;
+    std::chrono::steady_clock::time_point exited_at_{};
 };
 
 } // namespace kvmgpu
