@@ -11,16 +11,16 @@ using namespace guest::cuda;
 
 namespace {
 
-// The context each live handle of a kind was made in, in a fixed table
-// (the guest library allocates nothing): remembered at creation when there
-// is room, forgotten at destruction and with its context.
+// The context each live handle of a kind was made in, and its id, in a
+// fixed table (the guest library allocates nothing): remembered at creation
+// when there is room, forgotten at destruction and with its context.
 template <typename Handle, unsigned N>
 class Owners {
 public:
-    void remember(Handle h, CUcontext ctx)
+    void remember(Handle h, CUcontext ctx, unsigned long long id = 0)
     {
         if (Entry* e = find(nullptr))
-            *e = Entry{h, ctx};
+            *e = Entry{h, ctx, id};
     }
     void forget(Handle h)
     {
@@ -39,11 +39,18 @@ public:
         const Entry* e = h != nullptr ? find(h) : nullptr;
         return e != nullptr ? e->ctx : nullptr;
     }
+    // h's id as remembered; 0: not held.
+    unsigned long long id(Handle h)
+    {
+        const Entry* e = h != nullptr ? find(h) : nullptr;
+        return e != nullptr ? e->id : 0;
+    }
 
 private:
     struct Entry {
         Handle handle;
         CUcontext ctx;
+        unsigned long long id;
     };
     Entry* find(Handle h)
     {
@@ -59,9 +66,23 @@ private:
 // device). An event past the table is waited for only from its own context
 // (from another the vGPU refuses it: CUDA_ERROR_INVALID_HANDLE).
 Owners<CUevent, 1024> g_event_owners;
-// Streams, for cuStreamGetCtx: one past the table is refused
-// (CUDA_ERROR_NOT_SUPPORTED) rather than guessed.
+// Streams, for cuStreamGetCtx and cuStreamGetId: one past the table is
+// refused (CUDA_ERROR_NOT_SUPPORTED) rather than guessed.
 Owners<CUstream, 4096> g_stream_owners;
+// Stream ids, unique in the process as the driver's are (NVIDIA's libraries
+// key per-stream state by them): a context's default stream has the
+// context's id (cuCtxGetId: from 1, one per context), a created stream one
+// counted from 2^32, past any context's.
+constexpr unsigned long long kFirstCreatedStreamId = 1ull << 32;
+unsigned long long g_last_stream_id = kFirstCreatedStreamId - 1;
+
+// Not one this library made and still holds (or past the record's room):
+// the vGPU's answer for a handle it does not know, else NOT_SUPPORTED.
+CUresult unrecorded_stream(CUstream s)
+{
+    const CUresult r = call_on(VGPU_OP_STREAM_QUERY, stream_arg(s));
+    return r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY ? CUDA_ERROR_NOT_SUPPORTED : r;
+}
 
 } // namespace
 
@@ -79,7 +100,7 @@ extern "C" CUresult cuStreamCreate(CUstream* stream, unsigned int flags)
     GUEST_API_LOCK();
     if (CUresult r = call_create(VGPU_OP_STREAM_CREATE, flags, stream))
         return r;
-    g_stream_owners.remember(*stream, current_context());
+    g_stream_owners.remember(*stream, current_context(), ++g_last_stream_id);
     return CUDA_SUCCESS;
 }
 
@@ -115,13 +136,34 @@ extern "C" CUresult cuStreamGetCtx(CUstream hStream, CUcontext* pctx)
         return *pctx != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
     }
     const CUcontext owner = g_stream_owners.owner(hStream);
-    if (owner == nullptr) {
-        // Not one this library made and still holds, or past the record's room.
-        const CUresult r = call_on(VGPU_OP_STREAM_QUERY, stream_arg(hStream));
-        return r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY ? CUDA_ERROR_NOT_SUPPORTED : r;
-    }
+    if (owner == nullptr)
+        return unrecorded_stream(hStream);
     *pctx = owner;
     return CUDA_SUCCESS;
+}
+
+namespace guest::cuda {
+CUresult stream_id_in(CUcontext ctx, CUstream hStream, unsigned long long* id)
+{
+    if (id == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (stream_arg(hStream) == 0) // a default stream: its context's id
+        return cuCtxGetId(ctx, id);
+    const unsigned long long known = g_stream_owners.id(hStream);
+    if (known == 0)
+        return unrecorded_stream(hStream);
+    *id = known;
+    return CUDA_SUCCESS;
+}
+} // namespace guest::cuda
+
+KVMGPU_DRIVER_ENTRY(cuStreamGetId, 12000);
+extern "C" CUresult cuStreamGetId(CUstream hStream, unsigned long long* streamId)
+{
+    GUEST_API_LOCK();
+    if (CUresult r = ready())
+        return r;
+    return stream_id_in(nullptr, hStream, streamId);
 }
 
 KVMGPU_DRIVER_ENTRY_AS(cuStreamGetCtx, 12050, cuStreamGetCtx_v2);

@@ -104,6 +104,7 @@ CUresult cuStreamBatchMemOp_v2(CUstream stream, unsigned int count, CUstreamBatc
 typedef struct CUgreenCtx_st* CUgreenCtx;
 CUresult cuStreamGetCtx(CUstream hStream, CUcontext* pctx);
 CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext* pCtx, CUgreenCtx* pGreenCtx);
+CUresult cuStreamGetId(CUstream hStream, unsigned long long* streamId);
 
 // ---- the linker (cuda_link.cpp) -----------------------------------------
 typedef enum CUjitInputType_enum {

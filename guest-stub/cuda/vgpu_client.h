@@ -165,6 +165,9 @@ void allocations_remove_within(uint64_t start, uint64_t bytes);
 // Forgets which context made the events of ctx (the vGPU freed them with
 // it; cuda_stream.cpp keeps the events' contexts for cross-context waits).
 void events_forget(CUcontext ctx);
+// cuStreamGetId's answer, a default stream's taken from `ctx` (null: the
+// current context) rather than the calling thread (cuda_stream.cpp).
+CUresult stream_id_in(CUcontext ctx, CUstream stream, unsigned long long* id);
 
 // A pinned buffer of VGPU_MAX_PARAM_BYTES for parameters that do not fit a
 // ring slot (made once); nullptr when out of memory.

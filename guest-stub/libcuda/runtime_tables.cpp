@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/libcuda/export_tables.h"
 #include "guest-stub/platform/platform.h"
 
@@ -77,23 +78,27 @@ CUresult cudart_fn7(size_t) { return CUDA_SUCCESS; }
 // TOOLS_TLS[2]: the calling thread's current context.
 CUresult tools_current_context(CUcontext* pctx) { return cuCtxGetCurrent(pctx); }
 
-// TOOLS_RUNTIME_CALLBACK_HOOKS[2] and [6]: buffers cudart keeps its tool
-// callback state in, of the driver's sizes.
-unsigned char g_hooks_buffer1[1024];
-unsigned char g_hooks_buffer2[14];
-void hooks_buffer1(void** p, size_t* bytes)
+// TOOLS_RUNTIME_CALLBACK_HOOKS[2] and [6]: the arrays of 32-bit "a tool
+// subscribed to this callback" flags that NVIDIA's libraries read before
+// each call they report (runtime callback ids, then callback domains), and
+// their lengths in entries, the driver's. cuBLASLt reads entry 0x111 of the
+// first (it wants more than 0x20a entries); all zero: no tool listens, and
+// the libraries call straight through.
+uint32_t g_runtime_callback_enabled[1024];
+uint32_t g_callback_domain_enabled[14];
+void runtime_callback_flags(void** p, size_t* entries)
 {
     if (p != nullptr)
-        *p = g_hooks_buffer1;
-    if (bytes != nullptr)
-        *bytes = sizeof g_hooks_buffer1;
+        *p = g_runtime_callback_enabled;
+    if (entries != nullptr)
+        *entries = sizeof g_runtime_callback_enabled / sizeof g_runtime_callback_enabled[0];
 }
-void hooks_buffer2(void** p, size_t* bytes)
+void callback_domain_flags(void** p, size_t* entries)
 {
     if (p != nullptr)
-        *p = g_hooks_buffer2;
-    if (bytes != nullptr)
-        *bytes = sizeof g_hooks_buffer2;
+        *p = g_callback_domain_enabled;
+    if (entries != nullptr)
+        *entries = sizeof g_callback_domain_enabled / sizeof g_callback_domain_enabled[0];
 }
 
 // CTX_CREATE_BYPASS[1]: cuCtxCreate_v2's arguments.
@@ -129,6 +134,29 @@ CUresult requirements_check(unsigned, const void*, const void*) { return CUDA_SU
 // cublasCreate, for the current context and for a null one).
 CUresult context_identity(CUcontext ctx, unsigned long long* id) { return cuCtxGetId(ctx, id); }
 
+// CONTEXT_IDENTITY[51]: a stream handle as the stream it stands for in
+// `ctx` (cuBLAS asks it for its handle's stream, then [39] for that
+// stream's id, the key of its per-stream workspace). Natively the driver's
+// stream object comes back; here a default stream (null, or named by its
+// special handle; per_thread: cuBLAS's handle was made for the per-thread
+// default stream) comes back as its special handle, any other as itself:
+// [39] and every cu* call take both.
+CUresult stream_of(CUcontext, CUstream stream, CUstream* out, int per_thread)
+{
+    if (out == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (stream == nullptr)
+        stream = per_thread ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
+    *out = stream;
+    return CUDA_SUCCESS;
+}
+// CONTEXT_IDENTITY[39]: a stream's id (cuStreamGetId), a default stream's
+// that of `ctx`.
+CUresult stream_identity(CUcontext ctx, CUstream stream, unsigned long long* id)
+{
+    return guest::cuda::stream_id_in(ctx, stream, id);
+}
+
 } // namespace
 
 extern const Entry kCudartInterface[] = {
@@ -157,11 +185,11 @@ extern const Entry kToolsTls[] = {
 extern const Entry kToolsRuntimeCallbackHooks[] = {
     KVMGPU_SIZE_WORD(7),
     KVMGPU_UNKNOWN(kHooksName, 1),
-    KVMGPU_ENTRY(hooks_buffer1),
+    KVMGPU_ENTRY(runtime_callback_flags),
     KVMGPU_UNKNOWN(kHooksName, 3),
     KVMGPU_UNKNOWN(kHooksName, 4),
     KVMGPU_UNKNOWN(kHooksName, 5),
-    KVMGPU_ENTRY(hooks_buffer2),
+    KVMGPU_ENTRY(callback_domain_flags),
 };
 
 extern const Entry kCtxCreateBypass[] = {
@@ -218,8 +246,8 @@ extern const Entry kRuntimeRequirements[] = {
     KVMGPU_UNKNOWN(kRequirementsName, 36),
 };
 
-// 93 entries (a size word of 744 bytes with CUDA 13.0's driver); only [4] is
-// known.
+// 93 entries (a size word of 744 bytes with CUDA 13.0's driver); [4], [39]
+// and [51] are known.
 extern const Entry kContextIdentity[] = {
     KVMGPU_SIZE_WORD(93),
     KVMGPU_UNKNOWN(kIdentityName, 1),
@@ -232,9 +260,23 @@ extern const Entry kContextIdentity[] = {
     KVMGPU_UNKNOWN_8(kIdentityName, 8),
     KVMGPU_UNKNOWN_8(kIdentityName, 16),
     KVMGPU_UNKNOWN_8(kIdentityName, 24),
-    KVMGPU_UNKNOWN_8(kIdentityName, 32),
+    KVMGPU_UNKNOWN(kIdentityName, 32),
+    KVMGPU_UNKNOWN(kIdentityName, 33),
+    KVMGPU_UNKNOWN(kIdentityName, 34),
+    KVMGPU_UNKNOWN(kIdentityName, 35),
+    KVMGPU_UNKNOWN(kIdentityName, 36),
+    KVMGPU_UNKNOWN(kIdentityName, 37),
+    KVMGPU_UNKNOWN(kIdentityName, 38),
+    KVMGPU_ENTRY(stream_identity),
     KVMGPU_UNKNOWN_8(kIdentityName, 40),
-    KVMGPU_UNKNOWN_8(kIdentityName, 48),
+    KVMGPU_UNKNOWN(kIdentityName, 48),
+    KVMGPU_UNKNOWN(kIdentityName, 49),
+    KVMGPU_UNKNOWN(kIdentityName, 50),
+    KVMGPU_ENTRY(stream_of),
+    KVMGPU_UNKNOWN(kIdentityName, 52),
+    KVMGPU_UNKNOWN(kIdentityName, 53),
+    KVMGPU_UNKNOWN(kIdentityName, 54),
+    KVMGPU_UNKNOWN(kIdentityName, 55),
     KVMGPU_UNKNOWN_8(kIdentityName, 56),
     KVMGPU_UNKNOWN_8(kIdentityName, 64),
     KVMGPU_UNKNOWN_8(kIdentityName, 72),

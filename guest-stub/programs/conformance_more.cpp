@@ -112,6 +112,21 @@ void pitched_memory_and_2d_memsets()
     CUgreenCtx green = reinterpret_cast<CUgreenCtx>(1);
     expect("cuStreamGetCtx_v2", cuStreamGetCtx_v2(s, &ctx, &green), CUDA_SUCCESS);
     expect_true("no green context", green == nullptr && ctx == current);
+
+    // Stream ids: unique in the process; every name of the default stream has one.
+    CUstream s2 = nullptr;
+    CU_CHECK(cuStreamCreate(&s2, 0));
+    unsigned long long id1 = 0, id2 = 0, id_default = 0, id_legacy = 0;
+    expect("cuStreamGetId", cuStreamGetId(s, &id1), CUDA_SUCCESS);
+    expect("cuStreamGetId(another stream)", cuStreamGetId(s2, &id2), CUDA_SUCCESS);
+    expect("cuStreamGetId(default stream)", cuStreamGetId(nullptr, &id_default), CUDA_SUCCESS);
+    expect("cuStreamGetId(CU_STREAM_LEGACY)", cuStreamGetId(CU_STREAM_LEGACY, &id_legacy), CUDA_SUCCESS);
+    expect_true("streams' ids differ", id1 != 0 && id2 != 0 && id1 != id2 && id1 != id_default && id2 != id_default);
+    expect_true("the default stream has one id", id_default == id_legacy);
+    expect("cuStreamGetId(null id)", cuStreamGetId(s, nullptr), CUDA_ERROR_INVALID_VALUE);
+    CU_CHECK(cuStreamDestroy(s2));
+    expect("cuStreamGetId(destroyed)", cuStreamGetId(s2, &id2), CUDA_ERROR_INVALID_HANDLE);
+
     CU_CHECK(cuStreamDestroy(s));
     expect("cuStreamGetCtx(destroyed)", cuStreamGetCtx(s, &ctx), CUDA_ERROR_INVALID_HANDLE);
     CU_CHECK(cuMemFree(d));

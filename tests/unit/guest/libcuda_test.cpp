@@ -182,6 +182,50 @@ TEST_F(Libcuda, ContextIdentityNeedsAContext)
     EXPECT_EQ(id, 77u);
 }
 
+// CONTEXT_IDENTITY[51] names a stream for [39] (cuStreamGetId): a default
+// stream by its special handle (per-thread when the fourth argument says
+// so), any other as itself; [39] needs a device.
+TEST_F(Libcuda, ContextIdentityNamesStreamsForTheirIds)
+{
+    const unsigned char identity[16] = {0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48,
+                                        0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2};
+    auto stream_of = reinterpret_cast<int (*)(void*, void*, void**, int)>(const_cast<void*>(table(identity)[51]));
+    void* out = nullptr;
+    EXPECT_EQ(stream_of(nullptr, nullptr, &out, 0), kSuccess);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(out), 0x1u); // CU_STREAM_LEGACY
+    EXPECT_EQ(stream_of(nullptr, nullptr, &out, 1), kSuccess);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(out), 0x2u); // CU_STREAM_PER_THREAD
+    void* const stream = reinterpret_cast<void*>(0x5000);
+    EXPECT_EQ(stream_of(nullptr, stream, &out, 0), kSuccess);
+    EXPECT_EQ(out, stream);
+    EXPECT_EQ(stream_of(nullptr, stream, nullptr, 0), kInvalidValue);
+
+    auto stream_id = reinterpret_cast<int (*)(void*, void*, unsigned long long*)>(const_cast<void*>(table(identity)[39]));
+    unsigned long long id = 77;
+    EXPECT_NE(stream_id(nullptr, reinterpret_cast<void*>(0x1), &id), kSuccess);
+    EXPECT_EQ(id, 77u);
+    EXPECT_EQ(stream_id(nullptr, stream, nullptr), kInvalidValue);
+}
+
+// TOOLS_RUNTIME_CALLBACK_HOOKS[2] and [6]: 32-bit flags per callback id
+// and per domain, all clear (no tool listens); cuBLASLt wants more than
+// 0x20a ids and reads id 0x111's flag before each call it would report.
+TEST_F(Libcuda, CallbackFlagsCoverEveryIdTheLibrariesRead)
+{
+    const unsigned char hooks[16] = {0xa0, 0x94, 0x79, 0x8c, 0x2e, 0x74, 0x2e, 0x74,
+                                     0x93, 0xf2, 0x08, 0x00, 0x20, 0x0c, 0x0a, 0x66};
+    using Flags = void (*)(void**, size_t*);
+    for (int index : {2, 6}) {
+        void* flags = nullptr;
+        size_t entries = 0;
+        reinterpret_cast<Flags>(const_cast<void*>(table(hooks)[index]))(&flags, &entries);
+        ASSERT_NE(flags, nullptr);
+        EXPECT_GT(entries, index == 2 ? 0x20au : 0xdu);
+        for (size_t i = 0; i < entries; ++i)
+            EXPECT_EQ(static_cast<const uint32_t*>(flags)[i], 0u) << "table entry " << index << ", flag " << i;
+    }
+}
+
 TEST_F(Libcuda, UnknownEntriesReturnAnErrorInsteadOfCrashing)
 {
     auto entry3 = reinterpret_cast<int (*)()>(const_cast<void*>(table(kCudart)[3]));
