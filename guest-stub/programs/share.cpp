@@ -41,6 +41,7 @@
 // Exit: 0 pass; 1 a check failed; 64 a CUDA call failed unexpectedly.
 #include "guest-stub/programs/bench_guest.h"
 #include "guest-stub/cuda/vgpu_client.h"
+#include "guest-stub/platform/platform.h"
 #include "guest-stub/programs/program_common.h"
 #include "guest-stub/runtime/heap.h"
 #include "guest-stub/runtime/mmio.h"
@@ -344,10 +345,26 @@ bool recover_work(CUresult first, Outages* o, Make make, Unit unit)
     return true;
 }
 
+// Set to nonzero by the VMM when the common window has ended (SHARE-READY
+// gives it the address): the work stops then; `seconds` only bounds it, for
+// a VMM that never says.
+volatile uint32_t g_window_over = 0;
+
+bool working(uint64_t until) { return tsc_end() < until && g_window_over == 0; }
+
+void announce_ready()
+{
+    uint64_t gpa = 0;
+    if (guest::platform::virt_to_phys(const_cast<const uint32_t*>(&g_window_over), &gpa))
+        printf(KVMGPU_TAG_SHARE_READY " stop=0x%lx\n", gpa);
+    else
+        printf(KVMGPU_TAG_SHARE_READY "\n");
+}
+
 void storm(uint64_t until)
 {
     uint64_t kicks = 0;
-    while (tsc_end() < until) {
+    while (working(until)) {
         for (int i = 0; i < 64; ++i)
             mmio_write32(KVMGPU_VGPU_GPA + VGPU_DOORBELL_OFFSET, 0);
         kicks += 64;
@@ -379,7 +396,7 @@ int guest_main(const kvmgpu_boot_info*)
         return kExitBadCmdline;
     }
     if (strcmp(role, "storm") == 0) {
-        printf(KVMGPU_TAG_SHARE_READY "\n");
+        announce_ready();
         storm(tsc_end() + seconds_to_tsc(seconds));
         return kExitPass;
     }
@@ -418,7 +435,7 @@ int guest_main(const kvmgpu_boot_info*)
     CU_CHECK(unit(&t));
     t = Totals{};
     Outages lost;
-    printf(KVMGPU_TAG_SHARE_READY "\n");
+    announce_ready();
     // The register intruder attacks while the others work (and measure).
     if (registers && !exhaust_registrations(size)) {
         printf("share: FAIL: registrations were not refused with CUDA_ERROR_OUT_OF_MEMORY, or did not come back\n");
@@ -428,7 +445,7 @@ int guest_main(const kvmgpu_boot_info*)
     const uint64_t start = tsc_end();
     const uint64_t until = start + seconds_to_tsc(seconds);
     const uint64_t fault_at = start + seconds_to_tsc(1) * fault_after_ms / 1000;
-    while (tsc_end() < until) {
+    while (working(until)) {
         if (fault && tsc_end() >= fault_at) {
             const CUresult r = launch_fault();
             const char* name = "?";

@@ -29,7 +29,9 @@
 
 // guest-stub/programs/share.cpp
 #define KVMGPU_TAG_SHARE "SHARE:"            // the member's report at its end
-#define KVMGPU_TAG_SHARE_READY "SHARE-READY" // set up: the common window may start
+// Set up: the common window may start. " stop=0xGPA" after it: a 32-bit word
+// the VMM sets to 1 when the window has ended, and the member stops working.
+#define KVMGPU_TAG_SHARE_READY "SHARE-READY"
 #define KVMGPU_TAG_SHARE_DONE "SHARE-DONE"
 
 // guest-stub/programs/pointer_chase.cpp (the TLB study, tlb-study/guest_chase.h)

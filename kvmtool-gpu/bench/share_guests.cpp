@@ -1,5 +1,6 @@
 #include "kvmtool-gpu/bench/share_guests.h"
 
+#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
@@ -30,6 +31,7 @@ struct Member {
     std::optional<AttachedVgpu> vgpu;
     SharedGuest out;
     std::optional<Clock::time_point> done_at; // SHARE-DONE, or the run's end
+    std::optional<uint64_t> stop_word;        // the guest address SHARE-READY named
     std::exception_ptr failed;
 };
 
@@ -39,6 +41,16 @@ uint64_t launches(const vgpu::VgpuCounterSnapshot& c) {
 uint64_t bytes(const vgpu::VgpuCounterSnapshot& c) { return c.bytes_htod + c.bytes_dtoh; }
 
 } // namespace
+
+std::optional<uint64_t> share_ready_stop_word(std::string_view line) {
+    constexpr std::string_view kPrefix = KVMGPU_TAG_SHARE_READY " stop=0x";
+    if (!line.starts_with(kPrefix)) return std::nullopt;
+    line.remove_prefix(kPrefix.size());
+    uint64_t gpa = 0;
+    const auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), gpa, 16);
+    if (line.empty() || ec != std::errc{} || end != line.data() + line.size()) return std::nullopt;
+    return gpa;
+}
 
 std::vector<SharedGuest> run_shared_guests(const KvmSystem& kvm, const VmOptions& base, const VgpuConfig& vgpu,
                                            const std::vector<std::string>& cmdlines,
@@ -54,8 +66,10 @@ std::vector<SharedGuest> run_shared_guests(const KvmSystem& kvm, const VmOptions
         o.cmdline = cmdlines[i];
         o.console = [&m, &progress](std::string_view line) {
             while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
-            if (line == KVMGPU_TAG_SHARE_READY) {
+            if (line.starts_with(KVMGPU_TAG_SHARE_READY)) {
+                const std::optional<uint64_t> stop = share_ready_stop_word(line);
                 std::lock_guard lock(progress.mu);
+                m.stop_word = stop;
                 ++progress.ready;
                 progress.changed.notify_all();
                 return;
@@ -107,6 +121,10 @@ std::vector<SharedGuest> run_shared_guests(const KvmSystem& kvm, const VmOptions
                 return s;
             });
             window_end = Clock::now();
+            // The window is over: the members may stop (natively the same).
+            std::lock_guard stop_lock(progress.mu);
+            for (Member& m : members)
+                if (m.stop_word) m.vm->memory().write_obj<uint32_t>(memmap::GuestPhysAddr{*m.stop_word}, 1);
             for (size_t i = 0; i < n; ++i) {
                 members[i].out.bytes_per_s = static_cast<double>(bytes(w.after[i]) - bytes(w.before[i])) / w.seconds;
                 members[i].out.launches_per_s =

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -57,6 +58,11 @@ struct SharedGuest {
     std::string status = "ok";        // else why its figures are not to be used
     std::vector<std::string> tail;    // its last console lines
 };
+
+// A SHARE-READY line's word to set when the window ends (" stop=0xGPA");
+// nullopt for another line, or one that names none (such a member works to
+// its time bound).
+std::optional<uint64_t> share_ready_stop_word(std::string_view line);
 
 // Boots one guest per entry of `cmdlines` from `base` (seeds base.seed + i)
 // and runs them at once. window: nullopt runs them to the end without

@@ -5,7 +5,7 @@
 # missing; and the nested suites, which run the kvm tests inside a QEMU
 # machine whose kernel has KVM, so machines without /dev/kvm still exercise
 # the real KVM path. Then the unit suites again under ASan+UBSan, and a
-# bounded (~1 minute) libFuzzer run of the vGPU device model. First, after
+# bounded (~45 s) libFuzzer run of the vGPU device model. First, after
 # the build, a one-second check that no function is left uncalled.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

@@ -3,7 +3,7 @@
 # and KVMGPU_SANITIZE on: ASan + UBSan + LSan) in <repo>/build-fuzz (or
 # $KVMGPU_FUZZ_BUILD_DIR), builds only the fuzz targets, and runs ctest -L
 # fuzz: each target from its committed seeds (tests/fuzz/corpus/) for a few
-# seconds, about a minute in all. New inputs land in the build tree, never in
+# seconds, about 45 in all. New inputs land in the build tree, never in
 # the source tree. A crash, leak, UBSan report or oracle violation fails the
 # run and leaves the input as crash-*/leak-*/timeout-* in build-fuzz/tests/fuzz.
 # Extra arguments go to ctest.

@@ -3,6 +3,7 @@
 // and the markdown's ratios against one and N native processes.
 #include <gtest/gtest.h>
 
+#include "kvmtool-gpu/bench/share_guests.h"
 #include "kvmtool-gpu/bench/share_report.h"
 #include "kvmtool-gpu/bench/share_stats.h"
 
@@ -63,3 +64,17 @@ TEST(ShareReport, MarkdownRatiosAgainstOneAndNNativeProcesses) {
 
 } // namespace
 } // namespace kvmgpu::bench
+
+// SHARE-READY names the word the VMM sets when the window ends; anything
+// else about the line leaves the member to its own time bound.
+TEST(ShareReady, NamesTheStopWordOrNothing) {
+    using kvmgpu::bench::share_ready_stop_word;
+    EXPECT_EQ(share_ready_stop_word("SHARE-READY stop=0x1f2a0"), 0x1f2a0u);
+    EXPECT_EQ(share_ready_stop_word("SHARE-READY stop=0xffffffffffffffff"), ~uint64_t{0});
+    EXPECT_FALSE(share_ready_stop_word("SHARE-READY"));
+    EXPECT_FALSE(share_ready_stop_word("SHARE-READY stop=0x"));
+    EXPECT_FALSE(share_ready_stop_word("SHARE-READY stop=0x12 more"));
+    EXPECT_FALSE(share_ready_stop_word("SHARE-READY stop=0x1ffffffffffffffff")); // past 64 bits
+    EXPECT_FALSE(share_ready_stop_word("SHARE-READY stop=12"));
+    EXPECT_FALSE(share_ready_stop_word("SHARE: stop=0x12"));
+}
