@@ -9,6 +9,7 @@ set(KVMGPU_LIBCUDA_SOURCES
   libcuda/integrity_check.cpp
   libcuda/older_exports.cpp
   libcuda/runtime_tables.cpp
+  libcuda/module_visit_table.cpp
 )
 # Its own cuGetProcAddress table: the common markers and cuGetExportTable's.
 set(libcuda_generated ${CMAKE_BINARY_DIR}/generated-libcuda)

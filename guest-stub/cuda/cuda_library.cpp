@@ -120,10 +120,14 @@ CUresult load(CUlibrary* library, const void* code, unsigned numJitOptions, CUji
 {
     if (library == nullptr || code == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
-    if (numLibraryOptions > 0 && (libraryOptions == nullptr || libraryOptionValues == nullptr))
+    // Both known options are hints here, so their values are not read: the
+    // driver takes CU_LIBRARY_BINARY_IS_PRESERVED with no values at all
+    // (cuBLASLt loads its kernels so).
+    (void)libraryOptionValues;
+    if (numLibraryOptions > 0 && libraryOptions == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     for (unsigned i = 0; i < numLibraryOptions; ++i)
-        if (libraryOptions[i] >= CU_LIBRARY_NUM_OPTIONS) // both known options are hints here
+        if (libraryOptions[i] >= CU_LIBRARY_NUM_OPTIONS)
             return CUDA_ERROR_INVALID_VALUE;
     Library* slot = nullptr;
     for (Library& l : g_libraries)
@@ -191,6 +195,42 @@ extern "C" CUresult cuLibraryLoadFromFile(CUlibrary* library, const char* fileNa
     guest::platform::release_file(image);
     return r;
 }
+
+KVMGPU_DRIVER_ENTRY(cuLibraryGetKernelCount, 12040);
+extern "C" CUresult cuLibraryGetKernelCount(unsigned int* count, CUlibrary lib)
+{
+    GUEST_API_LOCK();
+    if (count == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUmodule module = nullptr;
+    if (CUresult r = module_of(lib, &module))
+        return r;
+    return module_functions(module, nullptr, 0, count);
+}
+
+// A kernel is its module's function, the same value (see the top).
+KVMGPU_DRIVER_ENTRY(cuLibraryEnumerateKernels, 12040);
+extern "C" CUresult cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int numKernels, CUlibrary lib)
+{
+    GUEST_API_LOCK();
+    if (kernels == nullptr && numKernels > 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUmodule module = nullptr;
+    if (CUresult r = module_of(lib, &module))
+        return r;
+    unsigned count = 0;
+    return module_functions(module, reinterpret_cast<CUfunction*>(kernels), numKernels, &count);
+}
+
+namespace guest::cuda {
+CUresult module_of_library_or_module(const void* handle, CUmodule* module)
+{
+    if (library_of(static_cast<CUlibrary>(const_cast<void*>(handle))) != nullptr)
+        return module_of(static_cast<CUlibrary>(const_cast<void*>(handle)), module);
+    *module = static_cast<CUmodule>(const_cast<void*>(handle));
+    return CUDA_SUCCESS;
+}
+} // namespace guest::cuda
 
 KVMGPU_DRIVER_ENTRY(cuLibraryUnload, 12000);
 extern "C" CUresult cuLibraryUnload(CUlibrary library)

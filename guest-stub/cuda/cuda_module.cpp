@@ -258,22 +258,13 @@ extern "C" CUresult cuModuleGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUmodule
     return CUDA_SUCCESS;
 }
 
-KVMGPU_DRIVER_ENTRY(cuModuleGetFunction, 2000);
-extern "C" CUresult cuModuleGetFunction(CUfunction* f, CUmodule module, const char* name)
+namespace {
+// A function handle the device issued for `module`: its parameter layout
+// learnt once, as the module defines it, in as many calls as it takes.
+CUresult learn_function(CUfunction handle, CUmodule module)
 {
-    GUEST_API_LOCK();
-    Call c;
-    uint64_t gpa;
-    if (f == nullptr || !name_lookup(VGPU_OP_MODULE_GET_FUNCTION, module, name, &c, &gpa))
-        return CUDA_ERROR_INVALID_VALUE;
-    CUfunction handle;
-    if (CUresult r = call_result(c, &handle))
-        return r;
-    if (function_find(handle) != nullptr) { // asked before: the device gives the same handle
-        *f = handle;
+    if (function_find(handle) != nullptr) // asked before: the device gives the same handle
         return CUDA_SUCCESS;
-    }
-    // The layout, as the module defines it, in as many calls as it takes.
     constexpr uint32_t kPerCall = VGPU_PAYLOAD_BYTES / sizeof(vgpu_param_desc);
     vgpu_param_desc descs[kPerCall];
     uint64_t res[2];
@@ -294,8 +285,70 @@ extern "C" CUresult cuModuleGetFunction(CUfunction* f, CUmodule module, const ch
         l->offsets[i] = descs[i % kPerCall].offset;
         l->sizes[i] = descs[i % kPerCall].size;
     }
+    return CUDA_SUCCESS;
+}
+} // namespace
+
+KVMGPU_DRIVER_ENTRY(cuModuleGetFunction, 2000);
+extern "C" CUresult cuModuleGetFunction(CUfunction* f, CUmodule module, const char* name)
+{
+    GUEST_API_LOCK();
+    Call c;
+    uint64_t gpa;
+    if (f == nullptr || !name_lookup(VGPU_OP_MODULE_GET_FUNCTION, module, name, &c, &gpa))
+        return CUDA_ERROR_INVALID_VALUE;
+    CUfunction handle;
+    if (CUresult r = call_result(c, &handle))
+        return r;
+    if (CUresult r = learn_function(handle, module))
+        return r;
     *f = handle;
     return CUDA_SUCCESS;
+}
+
+namespace guest::cuda {
+CUresult module_functions(CUmodule module, CUfunction* functions, unsigned capacity, unsigned* count)
+{
+    constexpr uint32_t kPerCall = VGPU_PAYLOAD_BYTES / sizeof(uint64_t);
+    uint64_t handles[kPerCall];
+    uint64_t res[2] = {};
+    unsigned done = 0;
+    do {
+        Call c;
+        c.op = VGPU_OP_MODULE_FUNCTIONS;
+        c.arg[0] = handle_bits(module);
+        c.arg[1] = done;
+        if (CUresult r = call_sync(c, res, handles, sizeof handles))
+            return r;
+        *count = static_cast<unsigned>(res[0]);
+        for (uint64_t i = 0; i < res[1] && done < capacity; ++i, ++done) {
+            const CUfunction f = reinterpret_cast<CUfunction>(handles[i]);
+            if (CUresult r = learn_function(f, module))
+                return r;
+            functions[done] = f;
+        }
+    } while (done < capacity && done < res[0] && res[1] > 0);
+    return CUDA_SUCCESS;
+}
+} // namespace guest::cuda
+
+KVMGPU_DRIVER_ENTRY(cuModuleGetFunctionCount, 12040);
+extern "C" CUresult cuModuleGetFunctionCount(unsigned int* count, CUmodule mod)
+{
+    GUEST_API_LOCK();
+    if (count == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    return module_functions(mod, nullptr, 0, count);
+}
+
+KVMGPU_DRIVER_ENTRY(cuModuleEnumerateFunctions, 12040);
+extern "C" CUresult cuModuleEnumerateFunctions(CUfunction* functions, unsigned int numFunctions, CUmodule mod)
+{
+    GUEST_API_LOCK();
+    if (functions == nullptr && numFunctions > 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    unsigned count = 0;
+    return module_functions(mod, functions, numFunctions, &count);
 }
 
 KVMGPU_DRIVER_ENTRY(cuFuncGetAttribute, 2020);

@@ -105,6 +105,8 @@ typedef struct CUgreenCtx_st* CUgreenCtx;
 CUresult cuStreamGetCtx(CUstream hStream, CUcontext* pctx);
 CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext* pCtx, CUgreenCtx* pGreenCtx);
 CUresult cuStreamGetId(CUstream hStream, unsigned long long* streamId);
+CUresult cuModuleGetFunctionCount(unsigned int* count, CUmodule mod);
+CUresult cuModuleEnumerateFunctions(CUfunction* functions, unsigned int numFunctions, CUmodule mod);
 
 // ---- the linker (cuda_link.cpp) -----------------------------------------
 typedef enum CUjitInputType_enum {
@@ -149,6 +151,8 @@ CUresult cuLibraryLoadFromFile(CUlibrary* library, const char* fileName, CUjit_o
 CUresult cuLibraryUnload(CUlibrary library);
 CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, const char* name);
 CUresult cuLibraryGetModule(CUmodule* pMod, CUlibrary library);
+CUresult cuLibraryGetKernelCount(unsigned int* count, CUlibrary lib);
+CUresult cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int numKernels, CUlibrary lib);
 CUresult cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name);
 CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel);
 CUresult cuKernelGetLibrary(CUlibrary* pLib, CUkernel kernel);

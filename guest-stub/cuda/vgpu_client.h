@@ -165,6 +165,12 @@ void allocations_remove_within(uint64_t start, uint64_t bytes);
 // Forgets which context made the events of ctx (the vGPU freed them with
 // it; cuda_stream.cpp keeps the events' contexts for cross-context waits).
 void events_forget(CUcontext ctx);
+// The module's kernels, from the device (cuda_module.cpp): up to `capacity`
+// of them into functions[] (their layouts learnt), and *count, how many it has.
+CUresult module_functions(CUmodule module, CUfunction* functions, unsigned capacity, unsigned* count);
+// A library's module (made now if it is a lazy one's first use), or the
+// handle itself taken as a module (cuda_library.cpp).
+CUresult module_of_library_or_module(const void* handle, CUmodule* module);
 // cuStreamGetId's answer, a default stream's taken from `ctx` (null: the
 // current context) rather than the calling thread (cuda_stream.cpp).
 CUresult stream_id_in(CUcontext ctx, CUstream stream, unsigned long long* id);

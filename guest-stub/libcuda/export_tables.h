@@ -37,6 +37,7 @@ extern const Entry kIntegrityCheck[];
 extern const Entry kContextChecks[];
 extern const Entry kRuntimeRequirements[];
 extern const Entry kContextIdentity[];
+extern const Entry kModuleVisit[];
 
 // Macros, not functions, so that every table is constant-initialized (in
 // place before any constructor runs). The first word of a sized table:

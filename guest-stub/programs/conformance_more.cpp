@@ -155,6 +155,25 @@ void parameters_libraries_and_links(CUfunction add)
     expect("cuModuleGetFunction(the library's module)", cuModuleGetFunction(&same, mod, "vector_add"), CUDA_SUCCESS);
     expect_true("a kernel's function is its module's", fn == same && fn != nullptr);
     expect("cuFuncGetParamInfo(a kernel's function)", cuFuncGetParamInfo(fn, 0, &offset, &size), CUDA_SUCCESS);
+    // Enumeration: the module's kernels, vector_add's handle among them; the library's the same.
+    unsigned count = 0;
+    expect("cuModuleGetFunctionCount", cuModuleGetFunctionCount(&count, mod), CUDA_SUCCESS);
+    CUfunction listed[64] = {};
+    const unsigned room = count < 64 ? count : 64;
+    expect("cuModuleEnumerateFunctions", cuModuleEnumerateFunctions(listed, room, mod), CUDA_SUCCESS);
+    bool found = false;
+    for (unsigned i = 0; i < room; ++i)
+        found = found || listed[i] == fn;
+    expect_true("the module's kernels include vector_add", count > 1 && found);
+    unsigned kernels = 0;
+    expect("cuLibraryGetKernelCount", cuLibraryGetKernelCount(&kernels, lib), CUDA_SUCCESS);
+    expect_true("a library has its module's kernels", kernels == count);
+    CUkernel first = nullptr;
+    expect("cuLibraryEnumerateKernels(one)", cuLibraryEnumerateKernels(&first, 1, lib), CUDA_SUCCESS);
+    expect_true("a library's first kernel is its module's", reinterpret_cast<CUfunction>(first) == listed[0]);
+    expect("cuModuleGetFunctionCount(null)", cuModuleGetFunctionCount(nullptr, mod), CUDA_ERROR_INVALID_VALUE);
+    expect("cuModuleGetFunctionCount(bogus)", cuModuleGetFunctionCount(&count, reinterpret_cast<CUmodule>(bogus(reinterpret_cast<CUfunction>(mod)))),
+           CUDA_ERROR_INVALID_HANDLE);
     CUlibrary owner = nullptr;
     expect("cuKernelGetLibrary", cuKernelGetLibrary(&owner, kernel), CUDA_SUCCESS);
     expect_true("a kernel's library is the one it came from", owner == lib);
@@ -171,6 +190,16 @@ void parameters_libraries_and_links(CUfunction add)
     expect("cuLibraryUnload", cuLibraryUnload(lib), CUDA_SUCCESS);
     expect("cuLibraryUnload(again)", cuLibraryUnload(lib), CUDA_ERROR_INVALID_HANDLE);
     expect("cuLibraryGetModule(unloaded)", cuLibraryGetModule(&mod, lib), CUDA_ERROR_INVALID_HANDLE);
+    // A flag option with no values, as cuBLASLt loads its kernels; an unknown option is refused.
+    CUlibraryOption preserved = CU_LIBRARY_BINARY_IS_PRESERVED;
+    expect("cuLibraryLoadData(BINARY_IS_PRESERVED, no values)",
+           cuLibraryLoadData(&lib, kvmgpu_kernels_image, nullptr, nullptr, 0, &preserved, nullptr, 1), CUDA_SUCCESS);
+    expect("cuLibraryGetKernel(preserved binary)", cuLibraryGetKernel(&kernel, lib, "vector_add"), CUDA_SUCCESS);
+    expect("cuLibraryUnload(preserved binary)", cuLibraryUnload(lib), CUDA_SUCCESS);
+    CUlibraryOption unknown = CU_LIBRARY_NUM_OPTIONS;
+    expect("cuLibraryLoadData(unknown option)",
+           cuLibraryLoadData(&lib, kvmgpu_kernels_image, nullptr, nullptr, 0, &unknown, nullptr, 1),
+           CUDA_ERROR_INVALID_VALUE);
 
     CUlinkState link = nullptr;
     void* out = nullptr;

@@ -50,12 +50,13 @@
  *     STREAM_WAIT_VALUE (45, 46)
  *  11 VGPU_CMD_FLAG_CLUSTER (thread-block clusters on launches),
  *     FUNC_MAX_ACTIVE_CLUSTERS and FUNC_MAX_CLUSTER_SIZE (84, 85); names
- *     past the payload for MODULE_GET_FUNCTION and MODULE_GET_GLOBAL */
-#define VGPU_ABI_VERSION 11u
+ *     past the payload for MODULE_GET_FUNCTION and MODULE_GET_GLOBAL
+ *  12 MODULE_FUNCTIONS (39) */
+#define VGPU_ABI_VERSION 12u
 /* kvmgpu::abi::vgpu_abi_layout_hash() (vgpu_abi_layout.h) at this version:
  * a unit test fails when the layout moves and this is not the value. A
  * change that moves it bumps VGPU_ABI_VERSION and records the new value. */
-#define VGPU_ABI_LAYOUT_HASH 0x9c876e9ea5466942ull
+#define VGPU_ABI_LAYOUT_HASH 0x288c5373e9af38a8ull
 
 /* ---- what an opcode does (the table's third column) -------------------- */
 /* Needs a current context (else VGPU_ERROR_INVALID_CONTEXT, vgpu_abi.h "contexts"). */
@@ -105,6 +106,7 @@ struct vgpu_args_stream_value { uint64_t stream; uint64_t dptr; uint64_t value; 
 struct vgpu_args_guest_range { uint64_t gpa; uint64_t bytes; };
 struct vgpu_args_host_register { uint64_t sg_gpa; uint64_t count; uint64_t total; uint64_t flags; };
 struct vgpu_args_param_info { uint64_t function; uint64_t first; };
+struct vgpu_args_module_functions { uint64_t module; uint64_t first; };
 struct vgpu_args_attribute { uint64_t handle; uint64_t attribute; };
 struct vgpu_args_set_attribute { uint64_t handle; uint64_t attribute; uint64_t value; };
 struct vgpu_args_on_stream { uint64_t handle; uint64_t stream; }; /* an event record, a graph launch, a library's stream */
@@ -157,6 +159,7 @@ struct vgpu_result_global { uint64_t dptr; uint64_t bytes; };
 struct vgpu_result_mem_info { uint64_t free_bytes; uint64_t total_bytes; };
 struct vgpu_result_registration { uint64_t registration; uint64_t dptr; };
 struct vgpu_result_param_info { uint64_t count; uint64_t bytes; };
+struct vgpu_result_module_functions { uint64_t count; uint64_t returned; };
 struct vgpu_result_primary_retain { uint64_t context; uint64_t retains; };
 struct vgpu_result_primary_state { uint64_t flags; uint64_t active; };
 struct vgpu_result_capture_info { uint64_t status; uint64_t id; };
@@ -220,6 +223,9 @@ struct vgpu_result_bytes16 { uint8_t bytes[16]; }; /* a host-mode BLAS result */
     X(FUNC_SET_ATTRIBUTE, 37, VGPU_OPF_CTX, struct vgpu_args_set_attribute, void) \
     X(MODULE_GET_GLOBAL, 38, VGPU_OPF_CTX, struct vgpu_args_name_lookup, struct vgpu_result_global) \
         /* the name as MODULE_GET_FUNCTION's: a __device__ variable, usable as device memory */ \
+    X(MODULE_FUNCTIONS, 39, VGPU_OPF_CTX, struct vgpu_args_module_functions, struct vgpu_result_module_functions) \
+        /* payload <- function handles (uint64) of the module's kernels first, first+1, ... (as many as \
+           the payload holds) -> the module's count, how many the payload got */ \
     X(STREAM_CREATE, 40, VGPU_OPF_CTX, struct vgpu_args_flags, struct vgpu_result_handle) \
     X(STREAM_SYNCHRONIZE, 41, VGPU_OPF_CTX, struct vgpu_args_handle, void) \
     X(STREAM_DESTROY, 42, VGPU_OPF_CTX, struct vgpu_args_handle, void) \

@@ -19,8 +19,10 @@
 # console), 124 on timeout, 125 if the machine stopped without the marker
 # (e.g. "NESTED-ERROR no /dev/kvm", a kernel panic). The serial console is
 # streamed to stdout as it arrives.
-# Environment: NESTED_CACHE (default <repo>/.nested) holds the kernel and the
-# per-run directories; NESTED_QEMU_ARGS / NESTED_APPEND add QEMU arguments /
+# Environment: NESTED_CACHE (default <repo>/.nested) holds the per-run
+# directories; NESTED_KERNEL_CACHE (default ~/.cache/kvmtool-gpu/nested, or
+# under $XDG_CACHE_HOME) the fetched kernel, shared by every checkout (a
+# fresh clone does not download it again); NESTED_QEMU_ARGS / NESTED_APPEND add QEMU arguments /
 # kernel command-line words (for experiments). The kernel always gets
 # init_on_alloc=0 (else reserving huge pages zeroes them under TCG: ~1-4 s for
 # 300) and mitigations=off (nested MMIO exits ~10-20% cheaper); a test machine.
@@ -29,6 +31,8 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cache=${NESTED_CACHE:-$repo/.nested}
+kernel_cache=${NESTED_KERNEL_CACHE:-${XDG_CACHE_HOME:-${HOME:-$repo}/.cache}/kvmtool-gpu/nested}
+mkdir -p "$kernel_cache" 2>/dev/null || kernel_cache=$cache
 
 say() { echo "run-nested: $*" >&2; }
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
@@ -59,7 +63,7 @@ cmd=
 for a in "$@"; do cmd+="'${a//\'/\'\\\'\'}' "; done
 
 start=$SECONDS
-kdir=$("$here/fetch-kernel.sh" "$cache")
+kdir=$("$here/fetch-kernel.sh" "$kernel_cache")
 mkdir -p "$cache"
 run=$(mktemp -d "$cache/run.XXXXXX")
 # shellcheck disable=SC2317  # runs from the EXIT trap

@@ -274,6 +274,9 @@ private:
     const char* take_param_buffer(const uint8_t* p, uint32_t len, uint32_t room, uint64_t bytes);
     const char* take_cluster(const GuestCommand& c, LaunchMode* mode);
     const char* take_name(const GuestCommand& c, std::string* name);
+    // dispatch_kernels.cpp: the VM's handle for a function of a module.
+    std::optional<CommandResult> function_handle(uint64_t module, BackendFunction f, ParamLayout layout,
+                                                 uint64_t* out);
     // FUNC_MAX_ACTIVE_CLUSTERS / FUNC_MAX_CLUSTER_SIZE: the shape checked, then the backend's answer.
     CommandResult cluster_question(GuestCommand& c, bool active);
 

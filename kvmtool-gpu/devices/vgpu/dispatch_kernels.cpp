@@ -71,6 +71,15 @@ CommandResult CommandDispatch::op_MODULE_GET_FUNCTION(GuestCommand& c) {
     ParamLayout layout;
     const Status s = backend_result(backend().module_get_function(m->module, name, &f, &layout));
     if (s != VGPU_SUCCESS) return done(s);
+    uint64_t h = 0;
+    if (auto refused = function_handle(module, f, std::move(layout), &h)) return *refused;
+    return done(VGPU_SUCCESS, h);
+}
+
+// The VM's handle for the backend's function f of `module`: the one it has,
+// else a new one. nullopt, or the command's refusal.
+std::optional<CommandResult> CommandDispatch::function_handle(uint64_t module, BackendFunction f, ParamLayout layout,
+                                                              uint64_t* out) {
     // Launches copy total_bytes() of parameters for the driver: a layout
     // with overlapping parameters would make that figure a lie.
     if (const std::string why = layout.malformed(); !why.empty())
@@ -80,10 +89,38 @@ CommandResult CommandDispatch::op_MODULE_GET_FUNCTION(GuestCommand& c) {
     functions_.for_each([&](uint64_t h, const FunctionEntry& e) {
         if (e.module == module && e.function == f) existing = h;
     });
-    if (existing) return done(VGPU_SUCCESS, existing);
+    if (existing) {
+        *out = existing;
+        return std::nullopt;
+    }
     auto h = functions_.insert(FunctionEntry{f, module, std::move(layout)}, ctx_);
     if (!h) return fail(VGPU_ERROR_OUT_OF_MEMORY, "function table full");
-    return done(VGPU_SUCCESS, *h);
+    *out = *h;
+    return std::nullopt;
+}
+
+// arg0 module, arg1 first. Handles of the module's kernels first, first+1,
+// ... in the payload (uint64 each): result0 the module's count, result1 how
+// many the payload got.
+CommandResult CommandDispatch::op_MODULE_FUNCTIONS(GuestCommand& c) {
+    const uint64_t module = c.desc.arg[0], first = c.desc.arg[1];
+    const ModuleEntry* m = modules_.find(module, ctx_);
+    if (!m) return fail(VGPU_ERROR_INVALID_HANDLE, "module handle");
+    std::vector<BackendFunction> fs;
+    std::vector<ParamLayout> layouts;
+    const Status s = backend_result(backend().module_functions(m->module, &fs, &layouts));
+    if (s != VGPU_SUCCESS) return done(s);
+    if (first > fs.size()) return fail(VGPU_ERROR_INVALID_VALUE, "first function past the last");
+    const uint64_t n = std::min<uint64_t>(fs.size() - first, VGPU_PAYLOAD_BYTES / sizeof(uint64_t));
+    c.payload.fill(0);
+    for (uint64_t i = 0; i < n; ++i) {
+        uint64_t h = 0;
+        if (auto refused = function_handle(module, fs[first + i], std::move(layouts[first + i]), &h)) return *refused;
+        std::memcpy(c.payload.data() + i * sizeof h, &h, sizeof h);
+    }
+    CommandResult r = done(VGPU_SUCCESS, fs.size(), n);
+    r.write_payload = true;
+    return r;
 }
 
 // arg0 module; payload = the variable's name, payload_len bytes, no NUL.

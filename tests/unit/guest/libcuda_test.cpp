@@ -145,6 +145,7 @@ TEST_F(Libcuda, ExportTablesHaveTheirSizeWords)
         {{0x26, 0x3e, 0x88, 0x60, 0x7c, 0xd2, 0x61, 0x43, 0x92, 0xf6, 0xbb, 0xd5, 0x00, 0x6d, 0xfa, 0x7e}, 4},
         {{0xf8, 0xcf, 0xf9, 0x51, 0x21, 0x46, 0x8b, 0x4e, 0xb9, 0xe2, 0xfb, 0x46, 0x9e, 0x7c, 0x0d, 0xd9}, 3},
         {{0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48, 0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2}, 93},
+        {{0x6e, 0x16, 0x3f, 0xbe, 0xb9, 0x58, 0x44, 0x4d, 0x83, 0x5c, 0xe1, 0x82, 0xaf, 0xf1, 0x99, 0x1e}, 99},
     };
     for (const auto& t : sized) {
         const void* p = nullptr;
@@ -224,6 +225,21 @@ TEST_F(Libcuda, CallbackFlagsCoverEveryIdTheLibrariesRead)
         for (size_t i = 0; i < entries; ++i)
             EXPECT_EQ(static_cast<const uint32_t*>(flags)[i], 0u) << "table entry " << index << ", flag " << i;
     }
+}
+
+// MODULE_VISIT[7] visits a module's kernels and returns how many: none
+// where it cannot ask (no device outside a VM) or has nothing to call.
+TEST_F(Libcuda, ModuleVisitReturnsHowManyItVisited)
+{
+    const unsigned char visit_table[16] = {0x6e, 0x16, 0x3f, 0xbe, 0xb9, 0x58, 0x44, 0x4d,
+                                           0x83, 0x5c, 0xe1, 0x82, 0xaf, 0xf1, 0x99, 0x1e};
+    using Visit = void (*)(void*, void*);
+    auto visit = reinterpret_cast<unsigned (*)(void*, void*, Visit, void*)>(const_cast<void*>(table(visit_table)[7]));
+    int calls = 0;
+    const Visit count = [](void* cookie, void*) { ++*static_cast<int*>(cookie); };
+    EXPECT_EQ(visit(nullptr, reinterpret_cast<void*>(0x5000), count, &calls), 0u);
+    EXPECT_EQ(visit(nullptr, reinterpret_cast<void*>(0x5000), nullptr, &calls), 0u);
+    EXPECT_EQ(calls, 0);
 }
 
 TEST_F(Libcuda, UnknownEntriesReturnAnErrorInsteadOfCrashing)

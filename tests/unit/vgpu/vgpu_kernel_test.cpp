@@ -1,5 +1,6 @@
 // Modules, functions, launches (CPU reference kernels on the host backend),
 // streams, events, device queries, and the error paths of each.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -122,6 +123,37 @@ TEST_F(VgpuKernels, ModuleAndFunctionErrors) {
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_MODULE_UNLOAD, .args = {m}}).status, VGPU_ERROR_INVALID_HANDLE);
     EXPECT_EQ(rig.launch(fn, {}, 1, 1, 1, 1).status, VGPU_ERROR_INVALID_HANDLE);
     EXPECT_EQ(get(m, "vector_add"), VGPU_ERROR_INVALID_HANDLE);
+}
+
+// MODULE_FUNCTIONS lists a module's kernels as handles, the same ones
+// MODULE_GET_FUNCTION gives, from any first one on.
+TEST_F(VgpuKernels, ModuleFunctionsListsTheModulesKernels) {
+    // A module naming two of the reference kernels (a word inside another is no name).
+    static const char ptx[] = ".version 8.0\n.target sm_90\n.visible .entry vector_add(\n)\n{ ret; }\n"
+                              ".visible .entry empty_kernel()\n{ ret; }\n// not_vector_add_at_all\n";
+    uint64_t vector_add;
+    const uint64_t m = rig.module_with("vector_add", &vector_add,
+                                       {reinterpret_cast<const uint8_t*>(ptx), sizeof ptx - 1});
+    const Done all = rig.call({.opcode = VGPU_OP_MODULE_FUNCTIONS, .args = {m, 0}});
+    ASSERT_EQ(all.status, VGPU_SUCCESS);
+    ASSERT_EQ(all.r0, 2u);
+    EXPECT_EQ(all.r1, 2u); // the payload holds both
+    std::vector<uint64_t> handles(all.r1);
+    std::memcpy(handles.data(), all.payload.data(), handles.size() * sizeof(uint64_t));
+    EXPECT_NE(std::find(handles.begin(), handles.end(), vector_add), handles.end());
+    for (uint64_t h : handles)
+        EXPECT_EQ(rig.call({.opcode = VGPU_OP_FUNC_GET_PARAM_INFO, .args = {h, 0}}).status, VGPU_SUCCESS);
+    const Done rest = rig.call({.opcode = VGPU_OP_MODULE_FUNCTIONS, .args = {m, all.r0 - 1}});
+    ASSERT_EQ(rest.status, VGPU_SUCCESS);
+    EXPECT_EQ(rest.r1, 1u);
+    uint64_t last = 0;
+    std::memcpy(&last, rest.payload.data(), sizeof last);
+    EXPECT_EQ(last, handles.back());
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_MODULE_FUNCTIONS, .args = {m, all.r0}}).r1, 0u);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_MODULE_FUNCTIONS, .args = {m, all.r0 + 1}}).status,
+              VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_MODULE_FUNCTIONS, .args = {vector_add, 0}}).status,
+              VGPU_ERROR_INVALID_HANDLE);
 }
 
 TEST_F(VgpuKernels, LaunchShapeErrors) {
@@ -306,7 +338,7 @@ TEST_F(VgpuKernels, DeviceQueries) {
 }
 
 TEST_F(VgpuKernels, UnknownOpcodesAndFlags) {
-    for (uint16_t op : {uint16_t{7}, uint16_t{9}, uint16_t{27}, uint16_t{39}, uint16_t{56}, uint16_t{VGPU_OP_MAX_}, uint16_t{0xFFFF}})
+    for (uint16_t op : {uint16_t{7}, uint16_t{9}, uint16_t{27}, uint16_t{29}, uint16_t{56}, uint16_t{VGPU_OP_MAX_}, uint16_t{0xFFFF}})
         EXPECT_EQ(rig.call({.opcode = op}).status, VGPU_ERROR_NOT_SUPPORTED) << op;
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_NOP, .flags = 0x8000}).status, VGPU_ERROR_INVALID_VALUE);
     // The cooperative flag belongs to launches only.

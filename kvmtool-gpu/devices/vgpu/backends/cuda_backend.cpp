@@ -367,14 +367,10 @@ Status CudaBackend::module_load(std::span<const uint8_t> image, BackendModule* o
 
 Status CudaBackend::module_unload(BackendModule m) { return to_status(api_.cuModuleUnload(reinterpret_cast<CUmodule>(m))); }
 
-Status CudaBackend::module_get_function(BackendModule m, std::string_view name, BackendFunction* out,
-                                        ParamLayout* layout) {
-    const std::string n(name); // the driver wants a NUL-terminated name
-    CUfunction f = nullptr;
-    CU_TRY(api_.cuModuleGetFunction(&f, reinterpret_cast<CUmodule>(m), n.c_str()));
-    // The driver answers CUDA_ERROR_INVALID_VALUE past the last parameter;
-    // a kernel's parameters fill at most VGPU_MAX_PARAM_BYTES, one byte each
-    // at the least.
+// A kernel's parameters as the module defines them. The driver answers
+// CUDA_ERROR_INVALID_VALUE past the last parameter; a kernel's parameters
+// fill at most VGPU_MAX_PARAM_BYTES, one byte each at the least.
+Status CudaBackend::param_layout(CUfunction f, ParamLayout* layout) {
     ParamLayout l;
     for (size_t i = 0; i < VGPU_MAX_PARAM_BYTES; ++i) {
         size_t offset = 0, size = 0;
@@ -384,8 +380,35 @@ Status CudaBackend::module_get_function(BackendModule m, std::string_view name, 
         l.offsets.push_back(static_cast<uint32_t>(offset));
         l.sizes.push_back(static_cast<uint32_t>(size));
     }
-    *out = reinterpret_cast<BackendFunction>(f);
     *layout = std::move(l);
+    return VGPU_SUCCESS;
+}
+
+Status CudaBackend::module_get_function(BackendModule m, std::string_view name, BackendFunction* out,
+                                        ParamLayout* layout) {
+    const std::string n(name); // the driver wants a NUL-terminated name
+    CUfunction f = nullptr;
+    CU_TRY(api_.cuModuleGetFunction(&f, reinterpret_cast<CUmodule>(m), n.c_str()));
+    if (const Status s = param_layout(f, layout); s != VGPU_SUCCESS) return s;
+    *out = reinterpret_cast<BackendFunction>(f);
+    return VGPU_SUCCESS;
+}
+
+Status CudaBackend::module_functions(BackendModule m, std::vector<BackendFunction>* out,
+                                     std::vector<ParamLayout>* layouts) {
+    const auto count_of = KVMGPU_CUDA_LATE(api_, cuModuleGetFunctionCount, 12040);
+    const auto enumerate = KVMGPU_CUDA_LATE(api_, cuModuleEnumerateFunctions, 12040);
+    if (!count_of || !enumerate) return VGPU_ERROR_NOT_SUPPORTED;
+    unsigned count = 0;
+    CU_TRY(count_of(&count, reinterpret_cast<CUmodule>(m)));
+    std::vector<CUfunction> fs(count);
+    if (count > 0) CU_TRY(enumerate(fs.data(), count, reinterpret_cast<CUmodule>(m)));
+    out->clear();
+    layouts->assign(count, ParamLayout{});
+    for (unsigned i = 0; i < count; ++i) {
+        if (const Status s = param_layout(fs[i], &(*layouts)[i]); s != VGPU_SUCCESS) return s;
+        out->push_back(reinterpret_cast<BackendFunction>(fs[i]));
+    }
     return VGPU_SUCCESS;
 }
 

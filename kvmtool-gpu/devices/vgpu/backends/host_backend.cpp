@@ -267,7 +267,7 @@ Status HostBackend::stream_wait_value(BackendStream s, uint64_t dptr, uint64_t v
 Status HostBackend::module_load(std::span<const uint8_t> image, BackendModule* out) {
     if (module_image_kind(image) == ModuleImageKind::Invalid) return VGPU_ERROR_INVALID_IMAGE;
     *out = next_object();
-    modules_.insert(*out);
+    modules_[*out] = kernels_named_in(image);
     return VGPU_SUCCESS;
 }
 
@@ -281,9 +281,22 @@ Status HostBackend::module_get_function(BackendModule m, std::string_view name, 
     const int i = find_cpu_kernel(name);
     if (i < 0) return VGPU_ERROR_NOT_FOUND;
     *out = static_cast<BackendFunction>(i) + 1;
-    const CpuKernel& k = cpu_kernels()[i];
-    *layout = ParamLayout::natural(k.param_sizes);
-    if (!k.param_offsets.empty()) layout->offsets.assign(k.param_offsets.begin(), k.param_offsets.end());
+    *layout = cpu_kernel_layout(cpu_kernels()[i]);
+    return VGPU_SUCCESS;
+}
+
+// The reference kernels the module's image names (a compressed image names
+// none that can be read, and so lists none).
+Status HostBackend::module_functions(BackendModule m, std::vector<BackendFunction>* out,
+                                     std::vector<ParamLayout>* layouts) {
+    const auto it = modules_.find(m);
+    if (it == modules_.end()) return VGPU_ERROR_INVALID_HANDLE;
+    out->clear();
+    layouts->clear();
+    for (const int i : it->second) {
+        out->push_back(static_cast<BackendFunction>(i) + 1);
+        layouts->push_back(cpu_kernel_layout(cpu_kernels()[i]));
+    }
     return VGPU_SUCCESS;
 }
 

@@ -104,6 +104,8 @@ public:
     Status module_unload(BackendModule m) override;
     Status module_get_function(BackendModule m, std::string_view name, BackendFunction* out,
                                ParamLayout* layout) override;
+    Status module_functions(BackendModule m, std::vector<BackendFunction>* out,
+                            std::vector<ParamLayout>* layouts) override;
     Status function_attribute(BackendFunction f, int attribute, int* out) override;
     Status set_function_attribute(BackendFunction f, int attribute, int value) override;
     Status module_get_global(BackendModule m, std::string_view name, uint64_t* dptr, uint64_t* bytes) override;
@@ -221,7 +223,8 @@ private:
     uint64_t used_ = 0;
     GuestRamMap ram_;
     uint64_t register_ns_ = 0;
-    std::set<BackendModule> modules_;
+    // Each module's reference kernels: those whose names its image holds.
+    std::map<BackendModule, std::vector<int>> modules_;
     std::set<BackendStream> streams_;
     std::map<BackendEvent, Event> events_;
     std::map<BackendArray, HostArray> arrays_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstring>
 
 #include "kvmtool-gpu/abi/param_echo_shapes.h"
@@ -122,6 +123,34 @@ int find_cpu_kernel(std::string_view name) {
         if (kKernels[i].name == name || (!kKernels[i].mangled.empty() && kKernels[i].mangled == name))
             return static_cast<int>(i);
     return -1;
+}
+
+namespace {
+bool symbol_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '.'; }
+// `name` as a whole symbol: a string table's entry, or a PTX .entry's name.
+bool holds_symbol(std::span<const uint8_t> image, std::string_view name) {
+    if (name.empty()) return false;
+    const std::string_view text(reinterpret_cast<const char*>(image.data()), image.size());
+    for (size_t at = text.find(name); at != std::string_view::npos; at = text.find(name, at + 1)) {
+        const size_t end = at + name.size();
+        if ((at == 0 || !symbol_char(text[at - 1])) && (end == text.size() || !symbol_char(text[end]))) return true;
+    }
+    return false;
+}
+} // namespace
+
+std::vector<int> kernels_named_in(std::span<const uint8_t> image) {
+    std::vector<int> found;
+    for (size_t i = 0; i < kKernels.size(); ++i)
+        if (holds_symbol(image, kKernels[i].name) || holds_symbol(image, kKernels[i].mangled))
+            found.push_back(static_cast<int>(i));
+    return found;
+}
+
+ParamLayout cpu_kernel_layout(const CpuKernel& k) {
+    ParamLayout layout = ParamLayout::natural(k.param_sizes);
+    if (!k.param_offsets.empty()) layout.offsets.assign(k.param_offsets.begin(), k.param_offsets.end());
+    return layout;
 }
 
 } // namespace kvmgpu::vgpu

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
 
@@ -53,5 +54,10 @@ struct CpuKernel {
 std::span<const CpuKernel> cpu_kernels();
 // Index into cpu_kernels(), or -1 when no kernel has that name.
 int find_cpu_kernel(std::string_view name);
+// The indices of the kernels whose name (or mangled name) `image` holds as
+// a whole symbol (a string table's entry, a PTX .entry's name).
+std::vector<int> kernels_named_in(std::span<const uint8_t> image);
+// A kernel's parameters as its module would give them.
+ParamLayout cpu_kernel_layout(const CpuKernel& k);
 
 } // namespace kvmgpu::vgpu
