@@ -56,9 +56,10 @@ int run_share_bench(const ShareBenchPlan& plan) {
                                                 "counters read by the VMM over a common window");
     meta.set("vgpu_gpu_worker", vgpu::to_string(vgpu_cfg->worker));
     if (vgpu_cfg->share) meta.set("gpu_share", vgpu_cfg->share->describe());
-    char window_text[96];
-    std::snprintf(window_text, sizeof window_text, "%.2f s after all ready + %.2f s settle; guests work %llu s",
-                  window.window_s, window.settle_s, static_cast<unsigned long long>(guest_seconds));
+    char window_text[128];
+    std::snprintf(window_text, sizeof window_text,
+                  "%.2f s after all ready + %.2f s settle; guests work until it ends (at most %llu s)", window.window_s,
+                  window.settle_s, static_cast<unsigned long long>(guest_seconds));
     meta.set("window", window_text);
     meta.set("bandwidth_unit", "SIZE=" + size_text(size) + " host->device and back, pinned and pageable");
     meta.set("compute_unit", "matmul order " + std::to_string(order));
