@@ -9,7 +9,8 @@ set(KVMGPU_LIBCUDA_SOURCES
   libcuda/integrity_check.cpp
   libcuda/older_exports.cpp
   libcuda/runtime_tables.cpp
-  libcuda/module_visit_table.cpp
+  libcuda/tools_module_table.cpp
+  libcuda/unknown_tables.cpp
 )
 # Its own cuGetProcAddress table: the common markers and cuGetExportTable's.
 set(libcuda_generated ${CMAKE_BINARY_DIR}/generated-libcuda)

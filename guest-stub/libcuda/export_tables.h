@@ -37,7 +37,8 @@ extern const Entry kIntegrityCheck[];
 extern const Entry kContextChecks[];
 extern const Entry kRuntimeRequirements[];
 extern const Entry kContextIdentity[];
-extern const Entry kModuleVisit[];
+extern const Entry kToolsModule[];
+extern const Entry kUnnamed1734[];
 
 // Macros, not functions, so that every table is constant-initialized (in
 // place before any constructor runs). The first word of a sized table:
