@@ -196,30 +196,25 @@ extern "C" CUresult cuLibraryLoadFromFile(CUlibrary* library, const char* fileNa
     return r;
 }
 
+// A library's kernels are its module's functions, the same values (see the top).
 KVMGPU_DRIVER_ENTRY(cuLibraryGetKernelCount, 12040);
 extern "C" CUresult cuLibraryGetKernelCount(unsigned int* count, CUlibrary lib)
 {
     GUEST_API_LOCK();
-    if (count == nullptr)
-        return CUDA_ERROR_INVALID_VALUE;
     CUmodule module = nullptr;
     if (CUresult r = module_of(lib, &module))
         return r;
-    return module_functions(module, nullptr, 0, count);
+    return cuModuleGetFunctionCount(count, module);
 }
 
-// A kernel is its module's function, the same value (see the top).
 KVMGPU_DRIVER_ENTRY(cuLibraryEnumerateKernels, 12040);
 extern "C" CUresult cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int numKernels, CUlibrary lib)
 {
     GUEST_API_LOCK();
-    if (kernels == nullptr && numKernels > 0)
-        return CUDA_ERROR_INVALID_VALUE;
     CUmodule module = nullptr;
     if (CUresult r = module_of(lib, &module))
         return r;
-    unsigned count = 0;
-    return module_functions(module, reinterpret_cast<CUfunction*>(kernels), numKernels, &count);
+    return cuModuleEnumerateFunctions(reinterpret_cast<CUfunction*>(kernels), numKernels, module);
 }
 
 namespace guest::cuda {
