@@ -4,6 +4,7 @@
 // would send the caller through a null pointer.
 #include "guest-stub/libcuda/export_tables.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "guest-stub/cuda/driver_entry.h"
@@ -67,9 +68,19 @@ bool first_time(const unsigned char* b)
 
 } // namespace
 
-void log_unknown_entry(const char* table, unsigned index)
+CUresult refuse_once(bool* said, const char* what, const char* why)
 {
-    platform::printf("libcuda: %s[%u] called: not known here, answered CUDA_ERROR_NOT_SUPPORTED\n", table, index);
+    if (!*said)
+        platform::printf("libcuda: %s: %s, answered CUDA_ERROR_NOT_SUPPORTED\n", what, why);
+    *said = true;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult refuse_unknown_entry(bool* said, const char* table, unsigned index)
+{
+    char what[64];
+    snprintf(what, sizeof what, "%s[%u] called", table, index);
+    return refuse_once(said, what, "not known here");
 }
 
 } // namespace guest::libcuda

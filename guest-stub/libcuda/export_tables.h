@@ -51,17 +51,18 @@ extern const Entry kUnnamed1734[];
         KVMGPU_UNKNOWN(table, (first) + 3), KVMGPU_UNKNOWN(table, (first) + 4),                         \
         KVMGPU_UNKNOWN(table, (first) + 5), KVMGPU_UNKNOWN(table, (first) + 6), KVMGPU_UNKNOWN(table, (first) + 7)
 
-void log_unknown_entry(const char* table, unsigned index);
+// One console line the first time (*said false: "libcuda: WHAT: WHY,
+// answered CUDA_ERROR_NOT_SUPPORTED"), then CUDA_ERROR_NOT_SUPPORTED every
+// time: the caller's error path, never a crash. A race says it twice at worst.
+CUresult refuse_once(bool* said, const char* what, const char* why);
+// refuse_once for entry `index` of `table`, whose meaning is not known.
+CUresult refuse_unknown_entry(bool* said, const char* table, unsigned index);
 
 template <const char* Table, unsigned Index>
 CUresult unknown_entry()
 {
-    static bool logged = false; // a race logs twice at worst
-    if (!logged) {
-        logged = true;
-        log_unknown_entry(Table, Index);
-    }
-    return CUDA_ERROR_NOT_SUPPORTED;
+    static bool said = false;
+    return refuse_unknown_entry(&said, Table, Index);
 }
 
 } // namespace guest::libcuda

@@ -4,33 +4,18 @@
 // resolves its driver calls so and refuses to start when one is missing.
 // They are not in cuGetProcAddress's table, which answers by version.
 #include "guest-stub/cuda/guest_cuda.h"
+#include "guest-stub/libcuda/export_tables.h"
 #include "guest-stub/platform/api_lock.h"
-#include "guest-stub/platform/platform.h"
 
 #undef cuGraphInstantiate
-
-namespace {
-
-// A graph call the vGPU does not offer: one console line per name, then
-// CUDA_ERROR_NOT_SUPPORTED (the caller's error path, never a crash).
-CUresult not_offered(const char* name, bool* said)
-{
-    if (!*said)
-        guest::platform::printf("libcuda: %s: not supported in a VM, answered CUDA_ERROR_NOT_SUPPORTED\n", name);
-    *said = true;
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-} // namespace
 
 extern "C" {
 
 // CUDA 10.0's form: an error node and a log buffer beside the executable
 // graph. Instantiation either works or returns its error; neither names a
 // node nor writes a log here.
-CUresult cuGraphInstantiate(CUgraphExec* phGraphExec, CUgraph hGraph,
-                                                                   CUgraphNode* phErrorNode, char* logBuffer,
-                                                                   size_t bufferSize)
+CUresult cuGraphInstantiate(CUgraphExec* phGraphExec, CUgraph hGraph, CUgraphNode* phErrorNode, char* logBuffer,
+                            size_t bufferSize)
 {
     GUEST_API_LOCK();
     if (phErrorNode != nullptr)
@@ -41,29 +26,27 @@ CUresult cuGraphInstantiate(CUgraphExec* phGraphExec, CUgraph hGraph,
 }
 
 // CUDA 11.3's form: no edge data.
-CUresult cuStreamGetCaptureInfo_v2(CUstream hStream,
-                                                                          CUstreamCaptureStatus* captureStatus_out,
-                                                                          cuuint64_t* id_out, CUgraph* graph_out,
-                                                                          const CUgraphNode** dependencies_out,
-                                                                          size_t* numDependencies_out)
+CUresult cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out,
+                                   CUgraph* graph_out, const CUgraphNode** dependencies_out,
+                                   size_t* numDependencies_out)
 {
     return cuStreamGetCaptureInfo(hStream, captureStatus_out, id_out, graph_out, dependencies_out, nullptr,
                                   numDependencies_out);
 }
 
 // Reading a node back: the vGPU keeps graphs on the host and does not yet
-// answer what a node is or holds.
+// answer what a node is or holds (one console line per name).
 CUresult cuGraphKernelNodeGetParams(CUgraphNode, void*)
 {
     GUEST_API_LOCK();
     static bool said = false;
-    return not_offered("cuGraphKernelNodeGetParams", &said);
+    return guest::libcuda::refuse_once(&said, "cuGraphKernelNodeGetParams", "not supported in a VM");
 }
 CUresult cuGraphNodeGetType(CUgraphNode, CUgraphNodeType*)
 {
     GUEST_API_LOCK();
     static bool said = false;
-    return not_offered("cuGraphNodeGetType", &said);
+    return guest::libcuda::refuse_once(&said, "cuGraphNodeGetType", "not supported in a VM");
 }
 
 } // extern "C"
