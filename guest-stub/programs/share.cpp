@@ -474,10 +474,10 @@ int guest_main(const kvmgpu_boot_info*)
     const bool checked = bw ? bw->check() : cw->check();
     sort_u64(g_latency, t.lat_n);
     printf(KVMGPU_TAG_SHARE " role=%s work=%s units=%lu bytes=%lu launches=%lu elapsed_ns=%lu lat_n=%lu lat_p50_ns=%lu "
-           "lat_p99_ns=%lu lat_max_ns=%lu outages=%lu failed=%lu lost_ms=%lu check=%s\n",
+           "lat_p99_ns=%lu lat_max_ns=%lu outages=%lu failed=%lu lost_ms=%lu check=%s ended=%s\n",
            role, work, t.units, t.bytes, t.launches, elapsed, t.lat_n, percentile(g_latency, t.lat_n, 50),
            percentile(g_latency, t.lat_n, 99), t.lat_n ? g_latency[t.lat_n - 1] : 0, lost.outages, lost.failed,
-           lost.lost_ns / 1000000, checked ? "ok" : "FAIL");
+           lost.lost_ns / 1000000, checked ? "ok" : "FAIL", g_window_over != 0 ? "window" : "bound");
     printf(KVMGPU_TAG_SHARE_DONE "\n");
     return checked ? kExitPass : kExitCheckFailed;
 }

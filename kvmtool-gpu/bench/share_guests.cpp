@@ -151,6 +151,8 @@ std::vector<SharedGuest> run_shared_guests(const KvmSystem& kvm, const VmOptions
             g.status = window_failure;
         } else if (window && (!m.done_at || *m.done_at < window_end)) {
             g.status = "stopped working before the window ended (give it more --slack)";
+        } else if (window && m.stop_word && g.report && g.report->get("ended") == "bound") {
+            g.status = "worked to its time bound: the window's end never reached it";
         }
         out.push_back(std::move(g));
     }
