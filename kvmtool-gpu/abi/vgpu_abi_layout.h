@@ -21,6 +21,19 @@ struct LayoutBytes<void> {
     static constexpr uint32_t value = 0;
 };
 
+// Each opcode's layouts as types (Args, Results: the row's, `void` for
+// none): how the device decodes a command into its row's struct once.
+template <uint16_t Number>
+struct VgpuOpTypes;
+#define VGPU_OP_TYPES_(name, number, flags, args, result) \
+    template <>                                         \
+    struct VgpuOpTypes<number> {                        \
+        using Args = args;                              \
+        using Results = result;                         \
+    };
+VGPU_OPS(VGPU_OP_TYPES_)
+#undef VGPU_OP_TYPES_
+
 struct VgpuOpRow {
     uint16_t number;
     uint32_t flags;       // VGPU_OPF_*

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <array>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
@@ -23,6 +24,7 @@
 #include "kvmtool-gpu/devices/vgpu/allocation_table.h"
 #include "kvmtool-gpu/devices/vgpu/backends/device_backends.h"
 #include "kvmtool-gpu/abi/blas_checks.h"
+#include "kvmtool-gpu/abi/vgpu_abi_layout.h"
 #include "kvmtool-gpu/devices/vgpu/blas/blas_library.h"
 #include "kvmtool-gpu/devices/vgpu/fft/fft_library.h"
 #include "kvmtool-gpu/devices/vgpu/rand/rand_library.h"
@@ -124,6 +126,16 @@ private:
         return st;
     }
     uint8_t* guest_span(uint64_t gpa, uint64_t bytes);
+    // The command's arg[] as opcode Op's row declares it (vgpu_ops.h): the
+    // struct its handler reads instead of indexing arg[].
+    template <uint16_t Op>
+    static auto args_of(const GuestCommand& c) {
+        using Args = typename abi::VgpuOpTypes<Op>::Args;
+        static_assert(sizeof(Args) <= sizeof c.desc.arg, "a row's arguments fit arg[]");
+        Args a;
+        std::memcpy(&a, c.desc.arg, sizeof a);
+        return a;
+    }
     static bool is_async(const GuestCommand& c) { return c.desc.flags & VGPU_CMD_FLAG_ASYNC; }
     static bool is_cooperative(const GuestCommand& c) { return c.desc.flags & VGPU_CMD_FLAG_COOPERATIVE; }
     void drop_handles();

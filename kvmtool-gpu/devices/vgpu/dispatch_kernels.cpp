@@ -2,13 +2,14 @@
 #include <algorithm>
 #include <cstring>
 #include <string_view>
+#include <type_traits>
 
 #include "kvmtool-gpu/devices/vgpu/command_dispatch.h"
 
 namespace kvmgpu::vgpu {
 
 CommandResult CommandDispatch::op_MODULE_LOAD_DATA(GuestCommand& c) {
-    const uint64_t gpa = c.desc.arg[0], bytes = c.desc.arg[1];
+    const auto [gpa, bytes] = args_of<VGPU_OP_MODULE_LOAD_DATA>(c);
     if (bytes == 0) return fail(VGPU_ERROR_INVALID_VALUE, "empty module image");
     if (bytes > opts_.max_module_bytes) return fail(VGPU_ERROR_INVALID_VALUE, "module image larger than max_module_bytes");
     if (modules_.size() >= modules_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "module table full");
@@ -27,7 +28,7 @@ CommandResult CommandDispatch::op_MODULE_LOAD_DATA(GuestCommand& c) {
 }
 
 CommandResult CommandDispatch::op_MODULE_UNLOAD(GuestCommand& c) {
-    const uint64_t handle = c.desc.arg[0];
+    const uint64_t handle = args_of<VGPU_OP_MODULE_UNLOAD>(c).handle;
     auto m = modules_.erase(handle, ctx_);
     if (!m) return fail(VGPU_ERROR_INVALID_HANDLE, "module handle");
     // Its functions die with it: their handles become stale.
@@ -44,7 +45,9 @@ CommandResult CommandDispatch::op_MODULE_UNLOAD(GuestCommand& c) {
 // vgpu_args_name_lookup's name: in the payload, or copied once from the
 // guest RAM its gpa names. nullptr, or why it is refused.
 const char* CommandDispatch::take_name(const GuestCommand& c, std::string* name) {
-    const uint64_t bytes = c.desc.arg[1];
+    const uint64_t bytes = args_of<VGPU_OP_MODULE_GET_FUNCTION>(c).name_bytes; // GET_GLOBAL's row is the same
+    static_assert(std::is_same_v<abi::VgpuOpTypes<VGPU_OP_MODULE_GET_FUNCTION>::Args,
+                                 abi::VgpuOpTypes<VGPU_OP_MODULE_GET_GLOBAL>::Args>);
     if (bytes == 0) {
         name->assign(reinterpret_cast<const char*>(c.payload.data()), c.desc.payload_len);
     } else {
@@ -62,7 +65,7 @@ const char* CommandDispatch::take_name(const GuestCommand& c, std::string* name)
 }
 
 CommandResult CommandDispatch::op_MODULE_GET_FUNCTION(GuestCommand& c) {
-    const uint64_t module = c.desc.arg[0];
+    const uint64_t module = args_of<VGPU_OP_MODULE_GET_FUNCTION>(c).module;
     const ModuleEntry* m = modules_.find(module, ctx_);
     if (!m) return fail(VGPU_ERROR_INVALID_HANDLE, "module handle");
     std::string name;
@@ -103,7 +106,7 @@ std::optional<CommandResult> CommandDispatch::function_handle(uint64_t module, B
 // ... in the payload (uint64 each): result0 the module's count, result1 how
 // many the payload got.
 CommandResult CommandDispatch::op_MODULE_FUNCTIONS(GuestCommand& c) {
-    const uint64_t module = c.desc.arg[0], first = c.desc.arg[1];
+    const auto [module, first] = args_of<VGPU_OP_MODULE_FUNCTIONS>(c);
     const ModuleEntry* m = modules_.find(module, ctx_);
     if (!m) return fail(VGPU_ERROR_INVALID_HANDLE, "module handle");
     std::vector<BackendFunction> fs;
@@ -126,7 +129,7 @@ CommandResult CommandDispatch::op_MODULE_FUNCTIONS(GuestCommand& c) {
 // arg0 module; payload = the variable's name, payload_len bytes, no NUL.
 // The variable is the VM's device memory from now until the module goes.
 CommandResult CommandDispatch::op_MODULE_GET_GLOBAL(GuestCommand& c) {
-    const ModuleEntry* m = modules_.find(c.desc.arg[0], ctx_);
+    const ModuleEntry* m = modules_.find(args_of<VGPU_OP_MODULE_GET_GLOBAL>(c).module, ctx_);
     if (!m) return fail(VGPU_ERROR_INVALID_HANDLE, "module handle");
     std::string name;
     if (const char* why = take_name(c, &name)) return fail(VGPU_ERROR_INVALID_VALUE, why);
@@ -140,9 +143,10 @@ CommandResult CommandDispatch::op_MODULE_GET_GLOBAL(GuestCommand& c) {
 // arg0 function, arg1 first parameter. The module's layout, as
 // cuFuncGetParamInfo gives it: result0 count, result1 buffer bytes.
 CommandResult CommandDispatch::op_FUNC_GET_PARAM_INFO(GuestCommand& c) {
-    const FunctionEntry* f = functions_.find(c.desc.arg[0], ctx_);
+    const auto a = args_of<VGPU_OP_FUNC_GET_PARAM_INFO>(c);
+    const FunctionEntry* f = functions_.find(a.function, ctx_);
     if (!f) return fail(VGPU_ERROR_INVALID_HANDLE, "function handle");
-    const uint64_t first = c.desc.arg[1], count = f->params.count();
+    const uint64_t first = a.first, count = f->params.count();
     if (first > count) return fail(VGPU_ERROR_INVALID_VALUE, "first parameter past the last");
     const uint64_t n = std::min<uint64_t>(count - first, VGPU_PAYLOAD_BYTES / sizeof(vgpu_param_desc));
     c.payload.fill(0);
@@ -159,24 +163,26 @@ CommandResult CommandDispatch::op_FUNC_GET_PARAM_INFO(GuestCommand& c) {
 
 // arg0 function, arg1 CUfunction_attribute -> result0 the value (an int).
 CommandResult CommandDispatch::op_FUNC_GET_ATTRIBUTE(GuestCommand& c) {
-    const FunctionEntry* f = functions_.find(c.desc.arg[0], ctx_);
+    const auto a = args_of<VGPU_OP_FUNC_GET_ATTRIBUTE>(c);
+    const FunctionEntry* f = functions_.find(a.handle, ctx_);
     if (!f) return fail(VGPU_ERROR_INVALID_HANDLE, "function handle");
-    if (c.desc.arg[1] > 0xFFFF) return fail(VGPU_ERROR_INVALID_VALUE, "function attribute");
+    if (a.attribute > 0xFFFF) return fail(VGPU_ERROR_INVALID_VALUE, "function attribute");
     int v = 0;
-    const Status s = backend_result(backend().function_attribute(f->function, static_cast<int>(c.desc.arg[1]), &v));
+    const Status s = backend_result(backend().function_attribute(f->function, static_cast<int>(a.attribute), &v));
     return done(s, static_cast<uint64_t>(static_cast<int64_t>(v)));
 }
 
 // arg0 function, arg1 CUfunction_attribute, arg2 the value (an int): the
 // driver checks which attributes may be set and to what.
 CommandResult CommandDispatch::op_FUNC_SET_ATTRIBUTE(GuestCommand& c) {
-    const FunctionEntry* f = functions_.find(c.desc.arg[0], ctx_);
+    const auto a = args_of<VGPU_OP_FUNC_SET_ATTRIBUTE>(c);
+    const FunctionEntry* f = functions_.find(a.handle, ctx_);
     if (!f) return fail(VGPU_ERROR_INVALID_HANDLE, "function handle");
-    const auto value = static_cast<int64_t>(c.desc.arg[2]);
-    if (c.desc.arg[1] > 0xFFFF || value < INT32_MIN || value > INT32_MAX)
+    const auto value = static_cast<int64_t>(a.value);
+    if (a.attribute > 0xFFFF || value < INT32_MIN || value > INT32_MAX)
         return fail(VGPU_ERROR_INVALID_VALUE, "function attribute or value");
     return done(backend_result(
-        backend().set_function_attribute(f->function, static_cast<int>(c.desc.arg[1]), static_cast<int>(value))));
+        backend().set_function_attribute(f->function, static_cast<int>(a.attribute), static_cast<int>(value))));
 }
 
 CommandDispatch::LaunchShape CommandDispatch::launch_shape(const GuestCommand& c, bool with_stream) {
