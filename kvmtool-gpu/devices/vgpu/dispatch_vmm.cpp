@@ -25,7 +25,7 @@ CommandResult CommandDispatch::op_VMM_GRANULARITY(GuestCommand&) {
 
 // arg0 bytes, arg1 alignment, arg2 address asked for.
 CommandResult CommandDispatch::op_VMM_RESERVE(GuestCommand& c) {
-    const uint64_t bytes = c.desc.arg[0], align = c.desc.arg[1], fixed = c.desc.arg[2];
+    const auto [bytes, align, fixed] = args_of<VGPU_OP_VMM_RESERVE>(c);
     uint64_t g = 0, end = 0;
     if (!vmm_granule(&g)) return fail(VGPU_ERROR_NOT_SUPPORTED, "the backend has no virtual memory management");
     if (bytes == 0 || bytes % g != 0) return fail(VGPU_ERROR_INVALID_VALUE, "reservation size not whole granules");
@@ -51,7 +51,7 @@ CommandResult CommandDispatch::op_VMM_RESERVE(GuestCommand& c) {
 
 // arg0 address, arg1 bytes: any context's (unified addressing), as cuMemFree.
 CommandResult CommandDispatch::op_VMM_FREE_RESERVATION(GuestCommand& c) {
-    const uint64_t va = c.desc.arg[0], bytes = c.desc.arg[1];
+    const auto [va, bytes] = args_of<VGPU_OP_VMM_FREE_RESERVATION>(c);
     auto it = vmm_reserved_.find(va);
     if (it == vmm_reserved_.end() || it->second.bytes != bytes)
         return fail(VGPU_ERROR_INVALID_VALUE, "not a reservation of this VM (start and size)");
@@ -64,7 +64,7 @@ CommandResult CommandDispatch::op_VMM_FREE_RESERVATION(GuestCommand& c) {
 
 // arg0 bytes.
 CommandResult CommandDispatch::op_VMM_CREATE(GuestCommand& c) {
-    const uint64_t bytes = c.desc.arg[0];
+    const uint64_t bytes = args_of<VGPU_OP_VMM_CREATE>(c).bytes;
     uint64_t g = 0;
     if (!vmm_granule(&g)) return fail(VGPU_ERROR_NOT_SUPPORTED, "the backend has no virtual memory management");
     if (bytes == 0 || bytes % g != 0) return fail(VGPU_ERROR_INVALID_VALUE, "size not whole granules");
@@ -86,7 +86,8 @@ CommandResult CommandDispatch::op_VMM_CREATE(GuestCommand& c) {
 
 // arg0 handle, of the current context.
 CommandResult CommandDispatch::op_VMM_RELEASE(GuestCommand& c) {
-    PhysicalEntry* p = vmm_physical_.find(c.desc.arg[0], ctx_);
+    const uint64_t handle = args_of<VGPU_OP_VMM_RELEASE>(c).handle;
+    PhysicalEntry* p = vmm_physical_.find(handle, ctx_);
     if (!p || p->released) return fail(VGPU_ERROR_INVALID_VALUE, "physical memory handle");
     if (p->mappings > 0) {
         p->released = true; // the memory stays until its last mapping goes, as the driver keeps it
@@ -94,13 +95,13 @@ CommandResult CommandDispatch::op_VMM_RELEASE(GuestCommand& c) {
     }
     const Status s = backend().vmm_release(p->backend);
     allocs_.uncharge(p->bytes);
-    vmm_physical_.erase(c.desc.arg[0], ctx_);
+    vmm_physical_.erase(handle, ctx_);
     return done(backend_result(s));
 }
 
 // arg0 address, arg1 bytes, arg2 offset, arg3 handle.
 CommandResult CommandDispatch::op_VMM_MAP(GuestCommand& c) {
-    const uint64_t va = c.desc.arg[0], bytes = c.desc.arg[1], offset = c.desc.arg[2], handle = c.desc.arg[3];
+    const auto [va, bytes, offset, handle] = args_of<VGPU_OP_VMM_MAP>(c);
     uint64_t g = 0;
     if (!vmm_granule(&g)) return fail(VGPU_ERROR_NOT_SUPPORTED, "the backend has no virtual memory management");
     if (offset != 0) return fail(VGPU_ERROR_INVALID_VALUE, "offset into physical memory must be 0");
@@ -153,7 +154,8 @@ void CommandDispatch::vmm_unmap_one(uint64_t va) {
 
 // arg0 address, arg1 bytes: whole mappings.
 CommandResult CommandDispatch::op_VMM_UNMAP(GuestCommand& c) {
-    const std::vector<uint64_t> starts = vmm_tiling(c.desc.arg[0], c.desc.arg[1]);
+    const auto range = args_of<VGPU_OP_VMM_UNMAP>(c);
+    const std::vector<uint64_t> starts = vmm_tiling(range.address, range.bytes);
     if (starts.empty()) return fail(VGPU_ERROR_INVALID_VALUE, "range is not whole mappings of this VM");
     // The device's queued work may still use the memory.
     const Status s = backend_result(backend().ctx_synchronize());
@@ -164,7 +166,7 @@ CommandResult CommandDispatch::op_VMM_UNMAP(GuestCommand& c) {
 
 // arg0 address, arg1 bytes (whole mappings), arg2 device, arg3 flags.
 CommandResult CommandDispatch::op_VMM_SET_ACCESS(GuestCommand& c) {
-    const uint64_t va = c.desc.arg[0], bytes = c.desc.arg[1], device = c.desc.arg[2], flags = c.desc.arg[3];
+    const auto [va, bytes, device, flags] = args_of<VGPU_OP_VMM_SET_ACCESS>(c);
     if (flags != VGPU_VMM_ACCESS_NONE && flags != VGPU_VMM_ACCESS_READ && flags != VGPU_VMM_ACCESS_READWRITE)
         return fail(VGPU_ERROR_INVALID_VALUE, "unknown access flags");
     if (device != static_cast<uint64_t>(device_of(ctx_)))
