@@ -25,9 +25,9 @@ bool costs_memory(uint32_t limit) {
 // A block no GPU runs (over 1024 threads, over 4 GiB of shared memory)
 // fits 0 times, as the driver answers for one over the kernel's limits.
 CommandResult CommandDispatch::op_FUNC_OCCUPANCY(GuestCommand& c) {
-    const FunctionEntry* f = functions_.find(c.desc.arg[0], ctx_);
+    const auto [function, block, shared, flags] = args_of<VGPU_OP_FUNC_OCCUPANCY>(c);
+    const FunctionEntry* f = functions_.find(function, ctx_);
     if (!f) return fail(VGPU_ERROR_INVALID_HANDLE, "function handle");
-    const uint64_t block = c.desc.arg[1], shared = c.desc.arg[2], flags = c.desc.arg[3];
     if (block == 0 || block > INT_MAX) return fail(VGPU_ERROR_INVALID_VALUE, "occupancy block size 0 or past INT_MAX");
     if (flags & ~kOccupancyFlags) return fail(VGPU_ERROR_INVALID_VALUE, "unknown occupancy flags");
     if (block > 1024 || shared > UINT32_MAX) return done(VGPU_SUCCESS, 0);
@@ -40,9 +40,9 @@ CommandResult CommandDispatch::op_FUNC_OCCUPANCY(GuestCommand& c) {
 // The counts are ints' bits, passed on as the guest's ints: the driver
 // answers zero, negative and too large counts as it does natively.
 CommandResult CommandDispatch::op_FUNC_AVAILABLE_SHARED(GuestCommand& c) {
-    const FunctionEntry* f = functions_.find(c.desc.arg[0], ctx_);
+    const auto [function, blocks, block] = args_of<VGPU_OP_FUNC_AVAILABLE_SHARED>(c);
+    const FunctionEntry* f = functions_.find(function, ctx_);
     if (!f) return fail(VGPU_ERROR_INVALID_HANDLE, "function handle");
-    const uint64_t blocks = c.desc.arg[1], block = c.desc.arg[2];
     if (blocks > UINT32_MAX || block > UINT32_MAX) return fail(VGPU_ERROR_INVALID_VALUE, "counts past 32 bits");
     uint64_t bytes = 0;
     const Status s = backend_result(backend().available_shared(f->function, static_cast<int32_t>(blocks),
@@ -103,7 +103,7 @@ bool CommandDispatch::recharge(LimitState& st, uint64_t cost) {
 
 // arg0 CUlimit, arg1 value, arg2 1 = set, 0 = get (vgpu_abi.h, VGPU_LIMIT_*).
 CommandResult CommandDispatch::op_CTX_LIMIT(GuestCommand& c) {
-    const uint64_t limit = c.desc.arg[0], value = c.desc.arg[1], set = c.desc.arg[2];
+    const auto [limit, value, set] = args_of<VGPU_OP_CTX_LIMIT>(c);
     if (set > 1) return fail(VGPU_ERROR_INVALID_VALUE, "CTX_LIMIT arg2 is neither get (0) nor set (1)");
     if (limit >= VGPU_LIMIT_COUNT_) return fail(VGPU_ERROR_UNSUPPORTED_LIMIT, "limit not offered");
     const auto lim = static_cast<uint32_t>(limit);
@@ -167,13 +167,12 @@ void CommandDispatch::restore_limits() {
 
 // arg0 CUdevice_P2PAttribute (1..5), arg1 device, arg2 peer device.
 CommandResult CommandDispatch::op_DEVICE_P2P_ATTRIBUTE(GuestCommand& c) {
-    const uint64_t attr = c.desc.arg[0];
+    const auto [attr, device, peer] = args_of<VGPU_OP_DEVICE_P2P_ATTRIBUTE>(c);
     if (attr < 1 || attr > 5) return fail(VGPU_ERROR_INVALID_VALUE, "unknown P2P attribute");
-    if (!device_exists(c.desc.arg[1]) || !device_exists(c.desc.arg[2]))
-        return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
+    if (!device_exists(device) || !device_exists(peer)) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
     int v = 0;
-    const Status s = backend_result(devices_.p2p_attribute(static_cast<int>(attr), static_cast<int>(c.desc.arg[1]),
-                                                           static_cast<int>(c.desc.arg[2]), &v));
+    const Status s = backend_result(
+        devices_.p2p_attribute(static_cast<int>(attr), static_cast<int>(device), static_cast<int>(peer), &v));
     return done(s, static_cast<uint64_t>(static_cast<int64_t>(v)));
 }
 
