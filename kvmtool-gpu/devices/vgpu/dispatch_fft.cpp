@@ -11,8 +11,9 @@
 namespace kvmgpu::vgpu {
 
 CommandResult CommandDispatch::op_FFT_PLAN(GuestCommand& c) {
-    const uint64_t n[3] = {c.desc.arg[1], c.desc.arg[2], c.desc.arg[3]};
-    const auto shape = FftShape::from(c.desc.arg[0], n, c.desc.arg[4], c.desc.arg[5]);
+    const auto a = args_of<VGPU_OP_FFT_PLAN>(c);
+    const uint64_t n[3] = {a.nx, a.ny, a.nz};
+    const auto shape = FftShape::from(a.rank, n, a.type, a.batch);
     if (!shape) return fail(VGPU_ERROR_INVALID_VALUE, "cuFFT plan: rank, a size, the type or the batch");
     if (shape->rank > 1 && shape->batch != 1) return fail(VGPU_ERROR_INVALID_VALUE, "cuFFT plan: a 2-D or 3-D plan of a batch");
     return fft_add_plan(*shape, true);
@@ -65,9 +66,9 @@ CommandResult CommandDispatch::fft_add_plan(const FftShape& shape, bool auto_all
 // VM's allocations (the library writes it). The program may free it later:
 // each exec checks it again.
 CommandResult CommandDispatch::op_FFT_SET_WORK_AREA(GuestCommand& c) {
-    FftEntry* e = fft_.find(c.desc.arg[0], ctx_);
+    const auto [plan, dptr] = args_of<VGPU_OP_FFT_SET_WORK_AREA>(c);
+    FftEntry* e = fft_.find(plan, ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuFFT plan");
-    const uint64_t dptr = c.desc.arg[1];
     if (dptr == 0 || !library_range_ok(dptr, std::max<uint64_t>(e->work, 1)))
         return fail(VGPU_ERROR_INVALID_VALUE, "cuFFT work area not inside this VM's memory on this device");
     const Status s = backend_result(backend().fft()->set_work_area(e->plan, dptr));
@@ -76,28 +77,30 @@ CommandResult CommandDispatch::op_FFT_SET_WORK_AREA(GuestCommand& c) {
 }
 
 CommandResult CommandDispatch::op_FFT_DESTROY(GuestCommand& c) {
-    const auto e = fft_.erase(c.desc.arg[0], ctx_);
+    const auto e = fft_.erase(args_of<VGPU_OP_FFT_DESTROY>(c).handle, ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuFFT plan");
     allocs_.uncharge(e->auto_allocation ? e->work : 0);
     return done(backend_result(backend().fft()->destroy(e->plan)));
 }
 
 CommandResult CommandDispatch::op_FFT_SET_STREAM(GuestCommand& c) {
-    const FftEntry* e = fft_.find(c.desc.arg[0], ctx_);
+    const auto [plan, stream] = args_of<VGPU_OP_FFT_SET_STREAM>(c);
+    const FftEntry* e = fft_.find(plan, ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuFFT plan");
     BackendStream s;
-    if (!stream_of(c.desc.arg[1], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    if (!stream_of(stream, &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     return done(backend_result(backend().fft()->set_stream(e->plan, s)));
 }
 
 // arg1 input, arg2 output, arg3 the exec's type, arg4 direction.
 CommandResult CommandDispatch::op_FFT_EXEC(GuestCommand& c) {
-    const FftEntry* e = fft_.find(c.desc.arg[0], ctx_);
+    const auto a = args_of<VGPU_OP_FFT_EXEC>(c);
+    const FftEntry* e = fft_.find(a.plan, ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuFFT plan");
-    const uint64_t in = c.desc.arg[1], out = c.desc.arg[2];
-    if (c.desc.arg[3] != static_cast<uint64_t>(e->shape.type))
+    const uint64_t in = a.input, out = a.output;
+    if (a.type != static_cast<uint64_t>(e->shape.type))
         return fail(VGPU_ERROR_INVALID_VALUE, "cuFFT exec of another type than its plan's");
-    const auto direction = static_cast<int64_t>(c.desc.arg[4]);
+    const auto direction = static_cast<int64_t>(a.direction);
     const bool complex_both = e->shape.type == FftType::C2C || e->shape.type == FftType::Z2Z;
     if (complex_both && direction != -1 && direction != 1)
         return fail(VGPU_ERROR_INVALID_VALUE, "cuFFT direction is neither forward (-1) nor inverse (+1)");
