@@ -15,8 +15,9 @@ namespace kvmgpu::vgpu {
 CommandResult CommandDispatch::op_RAND_CREATE(GuestCommand& c) {
     RandLibrary* lib = backend().rand();
     if (!lib) return fail(VGPU_ERROR_NOT_INITIALIZED, "this backend has no cuRAND");
-    if (!rand_type_ok(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_VALUE, "not a curandRngType_t cuRAND generates with");
-    const auto type = static_cast<uint32_t>(c.desc.arg[0]);
+    const uint64_t requested = args_of<VGPU_OP_RAND_CREATE>(c).type;
+    if (!rand_type_ok(requested)) return fail(VGPU_ERROR_INVALID_VALUE, "not a curandRngType_t cuRAND generates with");
+    const auto type = static_cast<uint32_t>(requested);
     if (!allocs_.charge(kRandGeneratorCharge))
         return fail(VGPU_ERROR_OUT_OF_MEMORY, "a cuRAND generator's state is past the VM's device-memory quota");
     BackendRand g = 0;
@@ -35,7 +36,7 @@ CommandResult CommandDispatch::op_RAND_CREATE(GuestCommand& c) {
 }
 
 CommandResult CommandDispatch::op_RAND_DESTROY(GuestCommand& c) {
-    const auto e = rand_.erase(c.desc.arg[0], ctx_);
+    const auto e = rand_.erase(args_of<VGPU_OP_RAND_DESTROY>(c).handle, ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuRAND generator");
     allocs_.uncharge(kRandGeneratorCharge);
     return done(backend_result(backend().rand()->destroy(e->gen)));
@@ -69,9 +70,10 @@ CommandResult CommandDispatch::rand_set(GuestCommand& c) {
 
 // arg1 dptr, arg2 count, arg3 kind, arg4 mean, arg5 stddev (double bits).
 CommandResult CommandDispatch::op_RAND_GENERATE(GuestCommand& c) {
-    const RandEntry* e = rand_.find(c.desc.arg[0], ctx_);
+    const auto a = args_of<VGPU_OP_RAND_GENERATE>(c);
+    const RandEntry* e = rand_.find(a.generator, ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuRAND generator");
-    const uint64_t dptr = c.desc.arg[1], count = c.desc.arg[2], kind = c.desc.arg[3];
+    const uint64_t dptr = a.dptr, count = a.count, kind = a.kind;
     const uint64_t element = rand_element_bytes(kind);
     if (element == 0) return fail(VGPU_ERROR_INVALID_VALUE, "unknown cuRAND generation kind");
     if (rand_is_pseudo(e->type) && rand_is_normal(kind) && count % 2)
@@ -86,14 +88,14 @@ CommandResult CommandDispatch::op_RAND_GENERATE(GuestCommand& c) {
     if (dptr % element) return fail(VGPU_ERROR_INVALID_VALUE, "cuRAND output not aligned to its element");
     if (!library_range_ok(dptr, bytes))
         return fail(VGPU_ERROR_INVALID_VALUE, "cuRAND output not inside this VM's memory on this device");
-    const double mean = std::bit_cast<double>(c.desc.arg[4]), stddev = std::bit_cast<double>(c.desc.arg[5]);
+    const double mean = std::bit_cast<double>(a.mean_bits), stddev = std::bit_cast<double>(a.stddev_bits);
     return done(backend_result(backend().rand()->generate(e->gen, static_cast<uint32_t>(kind), dptr, count, mean, stddev)));
 }
 
 // arg0 the table, arg1 dptr, arg2 bytes (exactly the table's): a
 // synchronous copy from the host library's memory into the VM's.
 CommandResult CommandDispatch::op_RAND_GET_TABLE(GuestCommand& c) {
-    const uint64_t id = c.desc.arg[0], dptr = c.desc.arg[1], bytes = c.desc.arg[2];
+    const auto [id, dptr, bytes] = args_of<VGPU_OP_RAND_GET_TABLE>(c);
     const uint64_t want = curand_table_bytes(id);
     if (want == 0) return fail(VGPU_ERROR_INVALID_VALUE, "not a cuRAND direction-vector set or scramble-constant table");
     if (bytes != want) return fail(VGPU_ERROR_INVALID_VALUE, "cuRAND table: not the table's size");
