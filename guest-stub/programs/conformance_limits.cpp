@@ -89,8 +89,8 @@ void occupancy_and_limit_calls(CUfunction add, void** params)
     expect("cuCtxSetLimit(pending launches)", cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, 4096),
            CUDA_ERROR_UNSUPPORTED_LIMIT);
     // Not a CUDA-in-graphics context (cuBLASLt reads the shared memory limit
-    // at its start; the driver's value for the context comes back, 0 in a
-    // primary context and the multiprocessor's shared memory in another).
+    // at its start; the driver's value for the context comes back: 0 in a
+    // primary context, not 0 in the vGPU's own, which is not one).
     expect("cuCtxGetLimit(CIG shared memory)", cuCtxGetLimit(&v, CU_LIMIT_SHMEM_SIZE), CUDA_SUCCESS);
     v = 1;
     expect("cuCtxGetLimit(CIG enabled)", cuCtxGetLimit(&v, CU_LIMIT_CIG_ENABLED), CUDA_SUCCESS);

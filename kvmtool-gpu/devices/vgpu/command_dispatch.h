@@ -287,7 +287,7 @@ private:
     const char* take_cluster(const GuestCommand& c, LaunchMode* mode);
     const char* take_name(const GuestCommand& c, std::string* name);
     // dispatch_kernels.cpp: the VM's handle for a function of a module.
-    std::optional<CommandResult> function_handle(uint64_t module, BackendFunction f, ParamLayout layout,
+    std::optional<CommandResult> function_handle(uint64_t module, BackendFunction f, ParamLayout* layout,
                                                  uint64_t* out);
     // FUNC_MAX_ACTIVE_CLUSTERS / FUNC_MAX_CLUSTER_SIZE: the shape checked, then the backend's answer.
     CommandResult cluster_question(GuestCommand& c, bool active);

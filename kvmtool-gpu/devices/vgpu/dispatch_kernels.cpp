@@ -75,18 +75,15 @@ CommandResult CommandDispatch::op_MODULE_GET_FUNCTION(GuestCommand& c) {
     const Status s = backend_result(backend().module_get_function(m->module, name, &f, &layout));
     if (s != VGPU_SUCCESS) return done(s);
     uint64_t h = 0;
-    if (auto refused = function_handle(module, f, std::move(layout), &h)) return *refused;
+    if (auto refused = function_handle(module, f, &layout, &h)) return *refused;
     return done(VGPU_SUCCESS, h);
 }
 
 // The VM's handle for the backend's function f of `module`: the one it has,
-// else a new one. nullopt, or the command's refusal.
-std::optional<CommandResult> CommandDispatch::function_handle(uint64_t module, BackendFunction f, ParamLayout layout,
-                                                              uint64_t* out) {
-    // Launches copy total_bytes() of parameters for the driver: a layout
-    // with overlapping parameters would make that figure a lie.
-    if (const std::string why = layout.malformed(); !why.empty())
-        return fail(VGPU_ERROR_NOT_SUPPORTED, ("the function's parameter layout: " + why).c_str());
+// else a new one, with `layout` (null: the backend's, asked only then).
+// nullopt, or the command's refusal.
+std::optional<CommandResult> CommandDispatch::function_handle(uint64_t module, BackendFunction f,
+                                                              ParamLayout* layout, uint64_t* out) {
     // Asking twice gives the same handle, so lookups in a loop cannot fill the table.
     uint64_t existing = 0;
     functions_.for_each([&](uint64_t h, const FunctionEntry& e) {
@@ -96,7 +93,16 @@ std::optional<CommandResult> CommandDispatch::function_handle(uint64_t module, B
         *out = existing;
         return std::nullopt;
     }
-    auto h = functions_.insert(FunctionEntry{f, module, std::move(layout)}, ctx_);
+    ParamLayout asked;
+    if (layout == nullptr) {
+        if (const Status s = backend_result(backend().function_layout(f, &asked)); s != VGPU_SUCCESS) return done(s);
+        layout = &asked;
+    }
+    // Launches copy total_bytes() of parameters for the driver: a layout
+    // with overlapping parameters would make that figure a lie.
+    if (const std::string why = layout->malformed(); !why.empty())
+        return fail(VGPU_ERROR_NOT_SUPPORTED, ("the function's parameter layout: " + why).c_str());
+    auto h = functions_.insert(FunctionEntry{f, module, std::move(*layout)}, ctx_);
     if (!h) return fail(VGPU_ERROR_OUT_OF_MEMORY, "function table full");
     *out = *h;
     return std::nullopt;
@@ -110,15 +116,14 @@ CommandResult CommandDispatch::op_MODULE_FUNCTIONS(GuestCommand& c) {
     const ModuleEntry* m = modules_.find(module, ctx_);
     if (!m) return fail(VGPU_ERROR_INVALID_HANDLE, "module handle");
     std::vector<BackendFunction> fs;
-    std::vector<ParamLayout> layouts;
-    const Status s = backend_result(backend().module_functions(m->module, &fs, &layouts));
+    const Status s = backend_result(backend().module_functions(m->module, &fs));
     if (s != VGPU_SUCCESS) return done(s);
     if (first > fs.size()) return fail(VGPU_ERROR_INVALID_VALUE, "first function past the last");
     const uint64_t n = std::min<uint64_t>(fs.size() - first, VGPU_PAYLOAD_BYTES / sizeof(uint64_t));
     c.payload.fill(0);
     for (uint64_t i = 0; i < n; ++i) {
         uint64_t h = 0;
-        if (auto refused = function_handle(module, fs[first + i], std::move(layouts[first + i]), &h)) return *refused;
+        if (auto refused = function_handle(module, fs[first + i], nullptr, &h)) return *refused;
         std::memcpy(c.payload.data() + i * sizeof h, &h, sizeof h);
     }
     CommandResult r = done(VGPU_SUCCESS, fs.size(), n);

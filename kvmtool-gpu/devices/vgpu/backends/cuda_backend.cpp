@@ -370,7 +370,8 @@ Status CudaBackend::module_unload(BackendModule m) { return to_status(api_.cuMod
 // A kernel's parameters as the module defines them. The driver answers
 // CUDA_ERROR_INVALID_VALUE past the last parameter; a kernel's parameters
 // fill at most VGPU_MAX_PARAM_BYTES, one byte each at the least.
-Status CudaBackend::param_layout(CUfunction f, ParamLayout* layout) {
+Status CudaBackend::function_layout(BackendFunction function, ParamLayout* layout) {
+    const auto f = reinterpret_cast<CUfunction>(function);
     ParamLayout l;
     for (size_t i = 0; i < VGPU_MAX_PARAM_BYTES; ++i) {
         size_t offset = 0, size = 0;
@@ -389,13 +390,12 @@ Status CudaBackend::module_get_function(BackendModule m, std::string_view name, 
     const std::string n(name); // the driver wants a NUL-terminated name
     CUfunction f = nullptr;
     CU_TRY(api_.cuModuleGetFunction(&f, reinterpret_cast<CUmodule>(m), n.c_str()));
-    if (const Status s = param_layout(f, layout); s != VGPU_SUCCESS) return s;
+    if (const Status s = function_layout(reinterpret_cast<BackendFunction>(f), layout); s != VGPU_SUCCESS) return s;
     *out = reinterpret_cast<BackendFunction>(f);
     return VGPU_SUCCESS;
 }
 
-Status CudaBackend::module_functions(BackendModule m, std::vector<BackendFunction>* out,
-                                     std::vector<ParamLayout>* layouts) {
+Status CudaBackend::module_functions(BackendModule m, std::vector<BackendFunction>* out) {
     const auto count_of = KVMGPU_CUDA_LATE(api_, cuModuleGetFunctionCount, 12040);
     const auto enumerate = KVMGPU_CUDA_LATE(api_, cuModuleEnumerateFunctions, 12040);
     if (!count_of || !enumerate) return VGPU_ERROR_NOT_SUPPORTED;
@@ -404,11 +404,7 @@ Status CudaBackend::module_functions(BackendModule m, std::vector<BackendFunctio
     std::vector<CUfunction> fs(count);
     if (count > 0) CU_TRY(enumerate(fs.data(), count, reinterpret_cast<CUmodule>(m)));
     out->clear();
-    layouts->assign(count, ParamLayout{});
-    for (unsigned i = 0; i < count; ++i) {
-        if (const Status s = param_layout(fs[i], &(*layouts)[i]); s != VGPU_SUCCESS) return s;
-        out->push_back(reinterpret_cast<BackendFunction>(fs[i]));
-    }
+    for (CUfunction f : fs) out->push_back(reinterpret_cast<BackendFunction>(f));
     return VGPU_SUCCESS;
 }
 

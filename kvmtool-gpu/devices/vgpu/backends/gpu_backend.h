@@ -300,12 +300,12 @@ public:
     // any guest declares them); the device model checks launches against it.
     virtual Status module_get_function(BackendModule m, std::string_view name, BackendFunction* out,
                                        ParamLayout* layout) = 0;
-    // Every kernel of the module (cuModuleEnumerateFunctions), with its
-    // layout as module_get_function gives it; NOT_SUPPORTED where a backend
+    // Every kernel of the module (cuModuleEnumerateFunctions), and one
+    // kernel's layout as module_get_function gives it (asked only for the
+    // functions the VM gets a new handle for); NOT_SUPPORTED where a backend
     // cannot list them.
-    virtual Status module_functions(BackendModule, std::vector<BackendFunction>*, std::vector<ParamLayout>*) {
-        return VGPU_ERROR_NOT_SUPPORTED;
-    }
+    virtual Status module_functions(BackendModule, std::vector<BackendFunction>*) { return VGPU_ERROR_NOT_SUPPORTED; }
+    virtual Status function_layout(BackendFunction, ParamLayout*) { return VGPU_ERROR_NOT_SUPPORTED; }
     // cuFuncGetAttribute / cuFuncSetAttribute (CUfunction_attribute numbers).
     virtual Status function_attribute(BackendFunction f, int attribute, int* out) = 0;
     virtual Status set_function_attribute(BackendFunction f, int attribute, int value) = 0;

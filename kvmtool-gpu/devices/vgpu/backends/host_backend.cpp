@@ -287,16 +287,17 @@ Status HostBackend::module_get_function(BackendModule m, std::string_view name, 
 
 // The reference kernels the module's image names (a compressed image names
 // none that can be read, and so lists none).
-Status HostBackend::module_functions(BackendModule m, std::vector<BackendFunction>* out,
-                                     std::vector<ParamLayout>* layouts) {
+Status HostBackend::module_functions(BackendModule m, std::vector<BackendFunction>* out) {
     const auto it = modules_.find(m);
     if (it == modules_.end()) return VGPU_ERROR_INVALID_HANDLE;
     out->clear();
-    layouts->clear();
-    for (const int i : it->second) {
-        out->push_back(static_cast<BackendFunction>(i) + 1);
-        layouts->push_back(cpu_kernel_layout(cpu_kernels()[i]));
-    }
+    for (const int i : it->second) out->push_back(static_cast<BackendFunction>(i) + 1);
+    return VGPU_SUCCESS;
+}
+
+Status HostBackend::function_layout(BackendFunction f, ParamLayout* layout) {
+    if (f == 0 || f > cpu_kernels().size()) return VGPU_ERROR_INVALID_HANDLE;
+    *layout = cpu_kernel_layout(cpu_kernels()[f - 1]);
     return VGPU_SUCCESS;
 }
 

@@ -104,8 +104,8 @@ public:
     Status module_unload(BackendModule m) override;
     Status module_get_function(BackendModule m, std::string_view name, BackendFunction* out,
                                ParamLayout* layout) override;
-    Status module_functions(BackendModule m, std::vector<BackendFunction>* out,
-                            std::vector<ParamLayout>* layouts) override;
+    Status module_functions(BackendModule m, std::vector<BackendFunction>* out) override;
+    Status function_layout(BackendFunction f, ParamLayout* layout) override;
     Status function_attribute(BackendFunction f, int attribute, int* out) override;
     Status set_function_attribute(BackendFunction f, int attribute, int value) override;
     Status module_get_global(BackendModule m, std::string_view name, uint64_t* dptr, uint64_t* bytes) override;
