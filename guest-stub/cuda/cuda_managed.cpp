@@ -57,6 +57,7 @@ struct Managed {
     uint64_t physical = 0;         // the vGPU's handle
     CUcontext ctx = nullptr;
     unsigned attach = CU_MEM_ATTACH_GLOBAL;
+    uint64_t buffer_id = 0;
 };
 Managed g_managed[kMaxManaged];
 int g_count = 0; // live entries are [0, g_count)
@@ -211,13 +212,15 @@ void* managed_host_view(uint64_t p, uint64_t bytes)
     return m ? reinterpret_cast<void*>(static_cast<uintptr_t>(m->guest + (p - m->start))) : nullptr;
 }
 
-bool managed_find(uint64_t p, uint64_t* start, uint64_t* bytes)
+bool managed_find(uint64_t p, uint64_t* start, uint64_t* bytes, uint64_t* buffer_id)
 {
     const Managed* m = find_containing(p, 0);
     if (m == nullptr)
         return false;
     *start = m->start;
     *bytes = m->asked;
+    if (buffer_id != nullptr)
+        *buffer_id = m->buffer_id;
     return true;
 }
 
@@ -400,6 +403,7 @@ extern "C" CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytes, unsigned 
         m.zero_copy = true;
         m.start = m.guest = reinterpret_cast<uintptr_t>(m.block);
         m.bytes = m.asked;
+        m.buffer_id = next_buffer_id();
         g_managed[g_count++] = m;
         *dptr = m.start;
         return CUDA_SUCCESS;
@@ -427,6 +431,7 @@ extern "C" CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytes, unsigned 
     m.physical = 0;
     if (m.slot >= 0)
         g_slots[m.slot].in_use = true;
+    m.buffer_id = next_buffer_id();
     g_managed[g_count++] = m;
     *dptr = m.start;
     return CUDA_SUCCESS;

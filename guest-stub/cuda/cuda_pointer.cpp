@@ -20,14 +20,15 @@ enum class Kind { kUnknown, kManaged, kDevice, kHost };
 struct Pointer {
     Kind kind = Kind::kUnknown;
     uint64_t start = 0, bytes = 0;
+    uint64_t buffer_id = 0; // 0: page-locked host memory, whose blocks have none here
 };
 
 Pointer classify(CUdeviceptr p)
 {
     Pointer out;
-    if (managed_find(p, &out.start, &out.bytes))
+    if (managed_find(p, &out.start, &out.bytes, &out.buffer_id))
         out.kind = Kind::kManaged;
-    else if (allocation_containing(p, &out.start, &out.bytes))
+    else if (allocation_containing(p, &out.start, &out.bytes, &out.buffer_id))
         out.kind = Kind::kDevice;
     else if (page_locked(reinterpret_cast<const void*>(static_cast<uintptr_t>(p)), 1))
         out.kind = Kind::kHost;
@@ -55,6 +56,11 @@ CUresult answer(const Pointer& ptr, CUpointer_attribute attribute, CUdeviceptr p
         if (ptr.kind == Kind::kDevice)
             return CUDA_ERROR_INVALID_VALUE;
         *static_cast<void**>(data) = reinterpret_cast<void*>(static_cast<uintptr_t>(p));
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID: // cuFFT asks it of its work area
+        if (ptr.buffer_id == 0)
+            return CUDA_ERROR_NOT_SUPPORTED;
+        *static_cast<unsigned long long*>(data) = ptr.buffer_id;
         return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_IS_MANAGED:
         *static_cast<unsigned*>(data) = ptr.kind == Kind::kManaged;

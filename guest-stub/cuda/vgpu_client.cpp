@@ -44,6 +44,7 @@ struct Client {
         CUcontext ctx;
         CUmemoryPool pool; // cuMemAllocAsync's, else nullptr
         Allocation* next;
+        uint64_t buffer_id;
     };
     Allocation* allocations = nullptr;
     Allocation* spare_allocations = nullptr;
@@ -363,7 +364,7 @@ void allocation_add(CUdeviceptr dptr, uint64_t bytes, CUmemoryPool pool)
         g.spare_allocations = a->next;
     else if ((a = static_cast<Client::Allocation*>(arena_take(sizeof *a))) == nullptr)
         return; // cuMemcpy will not know this one: it says INVALID_VALUE for it
-    *a = {dptr, bytes, current_context(), pool, g.allocations};
+    *a = {dptr, bytes, current_context(), pool, g.allocations, next_buffer_id()};
     g.allocations = a;
 }
 
@@ -415,12 +416,20 @@ bool allocation_contains(uint64_t p, uint64_t bytes)
     return false;
 }
 
-bool allocation_containing(uint64_t p, uint64_t* start, uint64_t* bytes)
+uint64_t next_buffer_id()
+{
+    static uint64_t last = 0;
+    return __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
+}
+
+bool allocation_containing(uint64_t p, uint64_t* start, uint64_t* bytes, uint64_t* buffer_id)
 {
     for (const Client::Allocation* a = g.allocations; a != nullptr; a = a->next)
         if (p >= a->dptr && p - a->dptr < a->bytes) {
             *start = a->dptr;
             *bytes = a->bytes;
+            if (buffer_id != nullptr)
+                *buffer_id = a->buffer_id;
             return true;
         }
     return false;

@@ -158,8 +158,12 @@ void allocation_remove(CUdeviceptr dptr);
 void allocations_forget(CUcontext ctx);
 // [p, p + bytes) lies inside one live allocation.
 bool allocation_contains(uint64_t p, uint64_t bytes);
-// The allocation holding p: its start and size; false if none.
-bool allocation_containing(uint64_t p, uint64_t* start, uint64_t* bytes);
+// The allocation holding p: its start, size and buffer id; false if none.
+bool allocation_containing(uint64_t p, uint64_t* start, uint64_t* bytes, uint64_t* buffer_id = nullptr);
+// A process-unique allocation id (CU_POINTER_ATTRIBUTE_BUFFER_ID): never
+// reused, so a library can tell a new allocation at a freed one's address
+// from the old one.
+uint64_t next_buffer_id();
 // Forgets every allocation starting in [start, start + bytes) (cuMemUnmap).
 void allocations_remove_within(uint64_t start, uint64_t bytes);
 // Forgets which context made the events of ctx (the vGPU freed them with
@@ -202,7 +206,7 @@ CUresult managed_launch(const Call& c, CUstream stream, bool taken);
 // [p, p + bytes) inside one managed allocation: its guest bytes, else nullptr.
 void* managed_host_view(uint64_t p, uint64_t bytes);
 // The managed allocation holding p: its start and size; false if none.
-bool managed_find(uint64_t p, uint64_t* start, uint64_t* bytes);
+bool managed_find(uint64_t p, uint64_t* start, uint64_t* bytes, uint64_t* buffer_id = nullptr);
 // cuMemFree of a managed allocation; CUDA_ERROR_NOT_FOUND when dptr is not one.
 CUresult managed_free(CUdeviceptr dptr);
 void managed_forget(CUcontext ctx); // its context was destroyed: the vGPU freed the device side

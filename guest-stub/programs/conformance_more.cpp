@@ -26,6 +26,20 @@ void pitched_memory_and_2d_memsets()
     expect_true("cuMemGetAddressRange: the pitched allocation", base == d && bytes == 512 * 6);
     expect("cuMemGetAddressRange(size only)", cuMemGetAddressRange(nullptr, &bytes, d), CUDA_SUCCESS);
     expect("cuMemGetAddressRange(unknown)", cuMemGetAddressRange(&base, &bytes, 0x1000), CUDA_ERROR_NOT_FOUND);
+    // A buffer id names one allocation for the process's life: another
+    // allocation, even one at a freed allocation's address, gets a new one.
+    unsigned long long id = 0, other_id = 0, again_id = 0;
+    CUdeviceptr other = 0;
+    expect("cuPointerGetAttribute(BUFFER_ID)", cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, d + 700),
+           CUDA_SUCCESS);
+    CU_CHECK(cuMemAlloc(&other, 256));
+    CU_CHECK(cuPointerGetAttribute(&other_id, CU_POINTER_ATTRIBUTE_BUFFER_ID, other));
+    CU_CHECK(cuMemFree(other));
+    CU_CHECK(cuMemAlloc(&other, 256));
+    CU_CHECK(cuPointerGetAttribute(&again_id, CU_POINTER_ATTRIBUTE_BUFFER_ID, other));
+    CU_CHECK(cuMemFree(other));
+    expect_true("BUFFER_ID: one per allocation, never reused",
+                id != 0 && other_id != 0 && again_id != 0 && id != other_id && again_id != other_id && again_id != id);
 
     // Rows 1..4 of 25 u32s (100 bytes) in a zeroed allocation; then one u16
     // and one byte row by the other two forms, the last queued on a stream.

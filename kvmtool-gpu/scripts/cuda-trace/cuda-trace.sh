@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Builds the tracing libcuda.so.1 (cuda_trace.c says what it logs) and runs a
 # program under it:
-#   cuda-trace.sh [--calls] [--entries] [--dump PREFIXES] [--log FILE] [--build-only] -- PROGRAM [ARGS...]
+#   cuda-trace.sh [--calls] [--entries] [--exports] [--dump PREFIXES] [--log FILE] [--build-only] -- PROGRAM [ARGS...]
 # --calls logs every call into the export tables (CUDA_TRACE_CALLS=1);
 # --entries logs every Driver API call made through cuGetProcAddress's
 # answers (CUDA_TRACE_ENTRIES=1: NVIDIA's runtime calls the driver only so);
+# --exports logs every call to an exported name as well (CUDA_TRACE_EXPORTS=1:
+# how a library that dlsym()s the driver, cuFFT for one, calls it);
 # --dump (with --calls) also dumps the memory the arguments of the tables
 # whose UUIDs start with one of the comma-separated PREFIXES point at;
 # --log appends the trace to FILE instead of stderr. Builds with cc and the
@@ -22,6 +24,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --calls) calls=1; shift ;;
     --entries) export CUDA_TRACE_ENTRIES=1; shift ;;
+    --exports) export CUDA_TRACE_EXPORTS=1; shift ;;
     --dump) export CUDA_TRACE_DUMP=$2; shift 2 ;;
     --log) log=$2; shift 2 ;;
     --build-only) build_only=1; shift ;;
@@ -31,7 +34,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ $build_only = 0 ] && [ $# = 0 ]; then
-  echo "usage: cuda-trace.sh [--calls] [--entries] [--dump PREFIXES] [--log FILE] [--build-only] -- PROGRAM [ARGS...]" >&2
+  echo "usage: cuda-trace.sh [--calls] [--entries] [--exports] [--dump PREFIXES] [--log FILE] [--build-only] -- PROGRAM [ARGS...]" >&2
   exit 2
 fi
 

@@ -23,6 +23,8 @@
 // per entry, default 50), CUDA_TRACE_ENTRIES=1 (cuGetProcAddress hands out
 // a logging thunk for every entry point, so every Driver API call through
 // it is logged as "call NAME[0]", its return value the CUresult),
+// CUDA_TRACE_EXPORTS=1 (the same for every call to an exported name, which
+// is how a library that dlsym()s the driver's functions calls them),
 // CUDA_TRACE_DUMP=PREFIX[,PREFIX...] (for calls into
 // tables whose UUID starts with a PREFIX: 64 bytes at each argument that
 // points at readable memory, before and after the call, and at a returned
@@ -44,7 +46,7 @@
 // cuda.h maps the name to its _v2; both are defined here.
 #undef cuGetProcAddress
 
-#define kThunks 1024  // thunks.S's TRACE_THUNKS
+#define kThunks 2048  // thunks.S's TRACE_THUNKS
 #define kThunkBytes 16
 #define kMaxEntries 256 // entries of one table shown or wrapped
 
@@ -134,6 +136,8 @@ static const char* default_paths[] = {
 #include "forwarders.h"
 #undef FORWARD
 
+static void* entry_thunk(const char* symbol, void* fn);
+
 __attribute__((constructor)) static void cuda_trace_init(void)
 {
     const char* log_path = getenv("CUDA_TRACE_LOG");
@@ -152,6 +156,8 @@ __attribute__((constructor)) static void cuda_trace_init(void)
     g_wrap_calls = calls != NULL && strcmp(calls, "1") == 0;
     const char* entries = getenv("CUDA_TRACE_ENTRIES");
     g_wrap_entries = entries != NULL && strcmp(entries, "1") == 0;
+    const char* exports = getenv("CUDA_TRACE_EXPORTS");
+    const int wrap_exports = exports != NULL && strcmp(exports, "1") == 0;
     if (max_calls != NULL)
         g_max_calls = (unsigned)strtoul(max_calls, NULL, 10);
     if (real != NULL) {
@@ -175,7 +181,9 @@ __attribute__((constructor)) static void cuda_trace_init(void)
 #define FORWARD(name)                                                                  \
     cuda_trace_real_##name = dlsym(g_driver, #name);                                   \
     if (cuda_trace_real_##name == NULL && lacking++ == 0)                              \
-        first_lacking = #name;
+        first_lacking = #name;                                                         \
+    else if (cuda_trace_real_##name != NULL && wrap_exports)                           \
+        cuda_trace_real_##name = entry_thunk(#name, cuda_trace_real_##name);
 #include "forwarders.h"
 #undef FORWARD
     if (lacking != 0)
@@ -190,8 +198,6 @@ CUresult cuGetProcAddress(const char* symbol, void** pfn, int version, cuuint64_
                           CUdriverProcAddressQueryResult* status);
 CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, cuuint64_t flags,
                              CUdriverProcAddressQueryResult* status);
-
-static void* entry_thunk(const char* symbol, void* fn);
 
 static CUresult traced_gpa(const char* which, GetProcAddressFn real, const char* symbol, void** pfn, int version,
                            cuuint64_t flags, CUdriverProcAddressQueryResult* status)

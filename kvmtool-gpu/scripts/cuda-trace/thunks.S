@@ -6,7 +6,7 @@
 // stack arguments, logs the return value (cuda_trace_leave) and returns it.
 // The signature is unknown, so everything an argument could be in is kept.
 
-    .set TRACE_THUNKS, 1024 // cuda_trace.c's kThunks
+    .set TRACE_THUNKS, 2048 // cuda_trace.c's kThunks
     .set STACK_ARGS, 64     // caller stack arguments copied (8 qwords)
     .set SAVE, STACK_ARGS   // the save area, above the copied stack arguments
     .set FRAME, 256
