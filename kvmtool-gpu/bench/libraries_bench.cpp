@@ -1,5 +1,6 @@
 #include "kvmtool-gpu/bench/libraries_bench.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -15,6 +16,8 @@ namespace {
 
 // The native twin's bound: its full sweep (up to n = 16384) takes minutes.
 constexpr double kLibrariesNativeBoundS = 1800;
+// The least guest RAM the --nvidia-guest run gets.
+constexpr uint64_t kNvidiaGuestMinRam = 4ull << 30;
 
 std::string shell_quote(const std::string& s) {
     std::string out = "'";
@@ -61,6 +64,19 @@ void run_native(const std::string& path, const std::vector<std::string>& args, s
     out->insert(out->end(), rows.begin(), rows.end());
 }
 
+// The native twin as a Linux-ABI guest: the host's system read-only at "/",
+// the guest libcuda.so.1 lent for libcuda.so*, the same arguments.
+VmOptions nvidia_guest_options(const LibrariesBenchPlan& plan) {
+    VmOptions o = plan.vm;
+    o.guest_path = std::filesystem::absolute(plan.native_path).string();
+    o.linux.root_dir = "/";
+    o.linux.libcuda_overlay = plan.nvidia_guest_libcuda;
+    // NVIDIA's runtime and libraries keep large heaps of their own (module
+    // images, cuBLASLt's heuristics): the forwarded guest's default is too small.
+    o.ram_bytes = std::max<uint64_t>(o.ram_bytes, kNvidiaGuestMinRam);
+    return o;
+}
+
 void print_result(const std::vector<LibraryResult>& all, const LibraryResult& r) {
     std::string extra;
     if (auto q = library_ratio(all, r)) {
@@ -68,8 +84,9 @@ void print_result(const std::vector<LibraryResult>& all, const LibraryResult& r)
         std::snprintf(b, sizeof b, " (%.1f%% of native)", *q * 100);
         extra = b;
     }
-    if (r.ok()) std::printf("  [guest] %s n=%llu: %.2f %s%s\n", r.metric.c_str(), (unsigned long long)r.n, r.rate(), r.unit(), extra.c_str());
-    else std::printf("  [guest] %s n=%llu: %s\n", r.metric.c_str(), (unsigned long long)r.n, r.status.c_str());
+    const char* side = r.source == kNvidiaGuestSource ? "guest, NVIDIA's cuBLAS" : "guest";
+    if (r.ok()) std::printf("  [%s] %s n=%llu: %.2f %s%s\n", side, r.metric.c_str(), (unsigned long long)r.n, r.rate(), r.unit(), extra.c_str());
+    else std::printf("  [%s] %s n=%llu: %s\n", side, r.metric.c_str(), (unsigned long long)r.n, r.status.c_str());
     std::fflush(stdout);
 }
 
@@ -87,28 +104,42 @@ int run_libraries_bench(const LibrariesBenchPlan& plan) {
 
     KvmSystem kvm = open_kvm();
     const std::string& out_dir = plan.out_dir;
-    bool done = false;
-    auto on_line = [&](const BenchLine& l) {
-        if (l.tag == KVMGPU_TAG_BLAS_INFO) return meta.set("guest_cublas_version", l.get("cublas_version"));
-        if (l.tag == KVMGPU_TAG_BLAS_DONE) return void(done = l.get("status") == "ok");
-        auto r = library_result_from(l, "guest");
-        if (!r) return void(std::printf("  malformed line from the guest\n"));
-        results.push_back(*r);
-        print_result(results, *r);
-        write_result_files(out_dir, "libraries", libraries_csv(results), libraries_json(results, meta),
-                           libraries_markdown(results, meta));
+    // One guest run of `opts`, its rows under `source`; "" or why it failed.
+    auto run_guest = [&](const VmOptions& opts, const std::string& source, bool* done, GuestBenchOutcome* outcome) {
+        const std::string version_key = source == "guest" ? "guest_cublas_version" : "guest_nvidia_cublas_version";
+        auto on_line = [&](const BenchLine& l) {
+            if (l.tag == KVMGPU_TAG_BLAS_INFO) return meta.set(version_key, l.get("cublas_version"));
+            if (l.tag == KVMGPU_TAG_BLAS_DONE) return void(*done = l.get("status") == "ok");
+            auto r = library_result_from(l, source);
+            if (!r) return void(std::printf("  malformed line from the guest\n"));
+            results.push_back(*r);
+            print_result(results, *r);
+            write_result_files(out_dir, "libraries", libraries_csv(results), libraries_json(results, meta),
+                               libraries_markdown(results, meta));
+        };
+        return run_guest_bench_checked(kvm, opts, *vgpu_cfg, {KVMGPU_TAG_BLAS, KVMGPU_TAG_BLAS_INFO, KVMGPU_TAG_BLAS_DONE},
+                                       on_line, outcome);
     };
+    bool done = false;
     GuestBenchOutcome outcome;
-    const std::string failure =
-        run_guest_bench_checked(kvm, o, *vgpu_cfg, {KVMGPU_TAG_BLAS, KVMGPU_TAG_BLAS_INFO, KVMGPU_TAG_BLAS_DONE}, on_line, &outcome);
+    std::string failure = run_guest(o, "guest", &done, &outcome);
     record_guest_execution(&meta, outcome.result.execution);
     if (!outcome.backend.empty()) meta.set("vgpu_backend", outcome.backend);
+    if (!plan.nvidia_guest_libcuda.empty()) {
+        bool nvidia_done = false;
+        GuestBenchOutcome nvidia_outcome;
+        const std::string nvidia_failure =
+            run_guest(nvidia_guest_options(plan), kNvidiaGuestSource, &nvidia_done, &nvidia_outcome);
+        meta.set("guest_nvidia", "the native twin as a guest, --root /, libcuda " + plan.nvidia_guest_libcuda);
+        if (!nvidia_failure.empty()) failure += (failure.empty() ? "" : "; ") + ("NVIDIA's cuBLAS guest: " + nvidia_failure);
+        done = done && nvidia_done;
+    }
     // The host backend's CPU reference has no half-precision gemm: it
     // refuses those (not_supported), which is its answer, not a failure.
     const bool host_backend = outcome.backend.rfind("host backend", 0) == 0;
     bool all_ok = failure.empty() && done;
     for (const LibraryResult& r : results)
-        if (r.source == "guest") all_ok &= r.ok() || (host_backend && r.status == "not_supported");
+        if (r.source != "native") all_ok &= r.ok() || (host_backend && r.status == "not_supported");
     const std::string md = libraries_markdown(results, meta);
     write_result_files(out_dir, "libraries", libraries_csv(results), libraries_json(results, meta), md);
     std::printf("\n%s\nbench libraries: wrote %s/libraries.{csv,json,md}\n", md.c_str(), out_dir.c_str());

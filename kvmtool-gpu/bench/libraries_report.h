@@ -1,5 +1,6 @@
 // bench libraries' results: cublasBench's BLAS lines (guest-stub/samples/
-// cublasBench.cu) from the native twin and the guest, their rates (TFLOP/s
+// cublasBench.cu) from the native twin and the guest (forwarded cuBLAS, and
+// with --nvidia-guest the twin itself as a guest: NVIDIA's cuBLAS), their rates (TFLOP/s
 // by the GPU's events for the gemms, calls per second by the program's own
 // clock for the small batches), the guest's share of native's, and the
 // targets: 99% of native from n = 4096 for the gemms, 90% for the batches.
@@ -17,7 +18,7 @@
 namespace kvmgpu::bench {
 
 struct LibraryResult {
-    std::string source; // "native" or "guest"
+    std::string source; // "native", "guest" (forwarded cuBLAS) or kNvidiaGuestSource
     std::string metric; // sgemm, gemmex_fp16, gemmex_bf16, batched_strided, batched_pointers
     uint64_t n = 0, reps = 0;
     double flop = 0;
@@ -31,6 +32,10 @@ struct LibraryResult {
     double rate() const;
     const char* unit() const { return is_call_rate() ? "calls/s" : "TFLOP/s"; }
 };
+
+// The source of the rows of NVIDIA's own libcublas in the guest (the native
+// twin run as a Linux-ABI guest over the guest libcuda.so.1).
+inline constexpr const char* kNvidiaGuestSource = "guest_nvidia";
 
 // nullopt for a line that is not a well-formed BLAS line.
 std::optional<LibraryResult> library_result_from(const BenchLine& line, const std::string& source);

@@ -45,6 +45,10 @@ const char* bench_libraries_help() {
                    "  --native PATH       the native twin (default: native-samples/cublasBench beside\n"
                    "                      the guests' folder)\n"
                    "  --no-native         skip the native run\n"
+                   "  --nvidia-guest      also run the native twin as a Linux-ABI guest with the host's\n"
+                   "                      system as its read-only root (as run --root /): NVIDIA's own\n"
+                   "                      runtime and libcublas over the guest libcuda.so.1, beside the\n"
+                   "                      forwarded cuBLAS, with at least 4G of guest RAM (docs/libraries.md)\n"
                    "  --guest NAME|PATH   the guest (default cublasBench)\n"
                    "  --out DIR           writes DIR/libraries.{csv,json,md} (default bench-results)\n"
                    "  --mem SIZE          guest RAM (default 256M)\n"
@@ -75,7 +79,7 @@ std::vector<std::string> program_args(const ArgParser& p) {
 int bench_libraries_command(const std::vector<std::string>& args) {
     std::set<std::string> valued = {"sizes", "reps", "calls", "batch", "native", "guest", "out", "mem", "timeout"};
     valued.insert(cli::vgpu_option_names().begin(), cli::vgpu_option_names().end());
-    ArgParser p(valued, {"quick", "no-native", "help"});
+    ArgParser p(valued, {"quick", "no-native", "nvidia-guest", "help"});
     p.parse(args);
     if (p.has("help")) {
         std::fputs(bench_libraries_help(), stdout);
@@ -91,6 +95,11 @@ int bench_libraries_command(const std::vector<std::string>& args) {
     o.linux.args = program_args(p);
     plan.native_path = p.get_or(
         "native", (std::filesystem::path(o.guest_path).parent_path().parent_path() / "native-samples" / "cublasBench").string());
+    if (p.has("nvidia-guest")) {
+        const auto libcuda = locate_guest_library("libcuda.so.1");
+        if (!libcuda) throw UsageError("--nvidia-guest: no guest libcuda.so.1 beside the guests (build guest_libcuda)");
+        plan.nvidia_guest_libcuda = *libcuda;
+    }
     cli::set_plan_common(p, args, *vgpu_cfg, &plan);
     return run_libraries_bench(plan);
 }

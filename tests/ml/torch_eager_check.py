@@ -74,6 +74,27 @@ def matmul_bf16():
     return {"finite": bool(torch.isfinite(c).all())}, round(tflops, 1)
 
 
+@check("matmul_fp32_4096")
+def matmul_fp32_4096():
+    # cublasSgemm (TF32 off) at n = 4096: the rate NVIDIA's cuBLAS reaches.
+    n = 4096
+    torch.manual_seed(5)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    a = torch.randn(n, n, device="cuda")
+    b = torch.randn(n, n, device="cuda")
+    for _ in range(3):
+        a @ b
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    reps = 20
+    start.record()
+    for _ in range(reps):
+        c = a @ b
+    end.record()
+    end.synchronize()
+    tflops = 2 * n**3 * reps / (start.elapsed_time(end) / 1e3) / 1e12
+    return {"finite": bool(torch.isfinite(c).all())}, round(tflops, 2)
+
+
 @check("autograd")
 def autograd():
     torch.manual_seed(4)
