@@ -313,7 +313,11 @@ extern "C" CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev)
     return CUDA_SUCCESS;
 }
 
-// The last release frees what was made in the primary context.
+// The last release frees what was made in the primary context. 7000 is the
+// form before CUDA 11.0, which NVIDIA's cudart 13 still asks for (without
+// it cudaDeviceReset fails with cudaErrorCallRequiresNewerDriver): the same
+// signature, and the same behaviour here.
+KVMGPU_DRIVER_ENTRY(cuDevicePrimaryCtxRelease, 7000);
 KVMGPU_DRIVER_ENTRY(cuDevicePrimaryCtxRelease, 11000);
 extern "C" CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
 {
@@ -363,6 +367,8 @@ extern "C" CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags)
     return call_sync(c);
 }
 
+// 7000: as cuDevicePrimaryCtxRelease's (cudaDeviceReset calls it).
+KVMGPU_DRIVER_ENTRY(cuDevicePrimaryCtxReset, 7000);
 KVMGPU_DRIVER_ENTRY(cuDevicePrimaryCtxReset, 11000);
 extern "C" CUresult cuDevicePrimaryCtxReset(CUdevice dev)
 {

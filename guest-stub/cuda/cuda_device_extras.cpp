@@ -1,7 +1,10 @@
-// Device identity (compute capability, PCI bus id, UUID), P2P attributes,
-// context limits and the stream priority range.
+// Device identity (compute capability, the legacy properties, PCI bus id,
+// UUID), P2P attributes, context limits and the stream priority range.
+#include <string.h>
+
 #include "guest-stub/cuda/driver_entry.h"
 #include "guest-stub/cuda/guest_cuda.h"
+#include "guest-stub/cuda/guest_cuda_more.h"
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/platform/api_lock.h"
 
@@ -27,6 +30,23 @@ extern "C" CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice d
     if (CUresult r = cuDeviceGetAttribute(major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev))
         return r;
     return cuDeviceGetAttribute(minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+}
+
+// CUdevprop's 14 ints are attributes 1 to 14 (MAX_THREADS_PER_BLOCK ...
+// TEXTURE_ALIGNMENT) in order, as cuda.h numbers them.
+KVMGPU_DRIVER_ENTRY(cuDeviceGetProperties, 2000);
+extern "C" CUresult cuDeviceGetProperties(CUdevprop* prop, CUdevice dev)
+{
+    GUEST_API_LOCK();
+    static_assert(sizeof(CUdevprop) == 14 * sizeof(int));
+    if (prop == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    int values[14];
+    for (int i = 0; i < 14; ++i)
+        if (CUresult r = cuDeviceGetAttribute(&values[i], static_cast<CUdevice_attribute>(i + 1), dev))
+            return r;
+    memcpy(prop, values, sizeof values);
+    return CUDA_SUCCESS;
 }
 
 // "dddd:bb:dd.0": domain, bus and device as the VMM reports them.

@@ -28,6 +28,28 @@ CUresult cuMemsetD2D16Async(CUdeviceptr dst, size_t dstPitch, unsigned short val
 CUresult cuMemsetD2D32Async(CUdeviceptr dst, size_t dstPitch, unsigned int value, size_t Width, size_t Height,
                             CUstream stream);
 
+// ---- legacy device properties and the profiler (cuda_device_extras.cpp,
+// cuda_profiler.cpp) -------------------------------------------------------
+typedef struct CUdevprop_st {
+    int maxThreadsPerBlock;
+    int maxThreadsDim[3];
+    int maxGridSize[3];
+    int sharedMemPerBlock;
+    int totalConstantMemory;
+    int SIMDWidth;
+    int memPitch;
+    int regsPerBlock;
+    int clockRate;
+    int textureAlign;
+} CUdevprop;
+// The device's attributes in the CUDA 2.0 struct (old programs, and NVIDIA's
+// samples that load libcuda by hand, still ask for it).
+CUresult cuDeviceGetProperties(CUdevprop* prop, CUdevice dev);
+// No profiler runs inside the VM: start and stop succeed and collect nothing,
+// as the driver answers with no profiler attached.
+CUresult cuProfilerStart(void);
+CUresult cuProfilerStop(void);
+
 // ---- functions (cuda_module.cpp) ----------------------------------------
 // The paramIndex-th parameter's offset and size, from the layout the module
 // defines (the one cuLaunchKernel lays parameters out by).

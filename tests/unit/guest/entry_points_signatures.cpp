@@ -5,12 +5,20 @@
 // type calls the function it meant. Compile-time checks; the test below
 // only says they were compiled.
 #include <cuda.h>
+#include <cudaProfiler.h>
+#include <cudaProfilerTypedefs.h>
 #include <cudaTypedefs.h>
 #include <gtest/gtest.h>
 
 #include <type_traits>
 
 #include "guest-stub/cuda/cuda_entry_points.h"
+
+// The pre-11.0 forms NVIDIA's cudart 13 still asks for: cudaTypedefs.h
+// declares their types only for the driver's own build
+// (__CUDA_API_VERSION_INTERNAL); the signatures are its.
+typedef CUresult(CUDAAPI* PFN_cuDevicePrimaryCtxRelease_v7000)(CUdevice_v1 dev);
+typedef CUresult(CUDAAPI* PFN_cuDevicePrimaryCtxReset_v7000)(CUdevice_v1 dev);
 
 #define KVMGPU_CHECK_ENTRY(name, version, symbol)                            \
     static_assert(std::is_same_v<PFN_##name##_v##version, decltype(&::symbol)>, \
