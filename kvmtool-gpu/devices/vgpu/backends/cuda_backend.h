@@ -127,7 +127,8 @@ public:
     // driver call each on this backend's context: cuda_backend_limits.cpp
     // (occupancy, context limits, P2P attributes between two CUDA
     // backends), cuda_backend_vmm.cpp (the cuMem* virtual memory calls),
-    // cuda_backend_arrays.cpp (cuArray3DCreate, cuMemcpy3DAsync: guest RAM
+    // cuda_backend_arrays.cpp (cuArray3DCreate, cuMemcpy3DAsync or for one
+    // slice cuMemcpy2DAsync: guest RAM
     // is registered, so a host side stays asynchronous; cuTexObjectCreate,
     // cuSurfObjectCreate).
     KVMGPU_BACKEND_DEVICE_CALLS(KVMGPU_BACKEND_OVERRIDE)
@@ -190,6 +191,8 @@ protected:
                      void** params, void** extra, const LaunchMode& mode);
 
 private:
+    // memcpy_3d's single-slice copy (cuda_backend_arrays.cpp).
+    Status memcpy_2d(const Copy3D& copy, BackendStream s, bool async);
     CudaBackend(const CudaDriverApi& api, const CudaBackendOptions& opts) : api_(api), opts_(opts) {}
     CUresult make_context(std::string* why); // leaves it current on this thread
     void free_context();

@@ -62,6 +62,7 @@ Status CudaBackend::array_create(const ArrayShape& shape, BackendArray* out) {
 Status CudaBackend::array_destroy(BackendArray a) { return to_status(api_.cuArrayDestroy(cu_array(a))); }
 
 Status CudaBackend::memcpy_3d(const Copy3D& copy, BackendStream s, bool async) {
+    if (copy.depth == 1) return memcpy_2d(copy, s, async);
     CUDA_MEMCPY3D m{};
     const void* src_host = nullptr;
     const void* dst_host = nullptr;
@@ -75,6 +76,25 @@ Status CudaBackend::memcpy_3d(const Copy3D& copy, BackendStream s, bool async) {
     m.Height = copy.height;
     m.Depth = copy.depth;
     return finish(api_.cuMemcpy3DAsync(&m, stream(s)), stream(s), async);
+}
+
+// One slice: the driver's 2-D copy, so that the driver's 2-D rules apply as
+// they do to the program natively (its 3-D call is stricter: NVIDIA's cuBLAS
+// and cuSOLVER copy tiles with 2-D copies cuMemcpy3DAsync refuses).
+Status CudaBackend::memcpy_2d(const Copy3D& copy, BackendStream s, bool async) {
+    CUDA_MEMCPY2D m{};
+    const void* src_host = nullptr;
+    const void* dst_host = nullptr;
+    size_t src_z = 0, dst_z = 0, src_height = 0, dst_height = 0; // no slices in 2-D
+    fill_side(copy.src, {&m.srcXInBytes, &m.srcY, &src_z, &m.srcMemoryType, &m.srcDevice, &m.srcArray, &m.srcPitch,
+                         &src_height}, &src_host);
+    fill_side(copy.dst, {&m.dstXInBytes, &m.dstY, &dst_z, &m.dstMemoryType, &m.dstDevice, &m.dstArray, &m.dstPitch,
+                         &dst_height}, &dst_host);
+    m.srcHost = src_host;
+    m.dstHost = const_cast<void*>(dst_host); // guest RAM the VMM may write
+    m.WidthInBytes = copy.width_bytes;
+    m.Height = copy.height;
+    return finish(api_.cuMemcpy2DAsync(&m, stream(s)), stream(s), async);
 }
 
 Status CudaBackend::sampled_object_create(const TextureSpec& spec, bool surface, uint64_t* out) {

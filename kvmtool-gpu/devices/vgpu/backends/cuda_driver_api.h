@@ -41,7 +41,7 @@ namespace kvmgpu::vgpu {
     X(cuEventCreate, 2000) X(cuEventRecord, 2000) X(cuEventSynchronize, 2000) X(cuEventElapsedTime, 12080)       \
     X(cuEventDestroy, 4000) X(cuStreamQuery, 2000) X(cuEventQuery, 2000)                                        \
     X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 7000) X(cuCtxSetLimit, 3010) X(cuCtxGetLimit, 3010) \
-    X(cuArray3DCreate, 3020) X(cuArrayDestroy, 2000) X(cuMemcpy3DAsync, 3020) X(cuTexObjectCreate, 5000)         \
+    X(cuArray3DCreate, 3020) X(cuArrayDestroy, 2000) X(cuMemcpy3DAsync, 3020) X(cuMemcpy2DAsync, 3020) X(cuTexObjectCreate, 5000)         \
     X(cuTexObjectDestroy, 5000) X(cuSurfObjectCreate, 5000) X(cuSurfObjectDestroy, 5000)
 
 // Absent from older drivers; nullptr then.
