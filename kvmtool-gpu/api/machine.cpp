@@ -120,8 +120,6 @@ Result Machine::wait() {
 
 void Machine::stop() { impl_->vm->request_stop(); }
 
-bool Machine::has_vgpu() const { return impl_->vgpu.has_value(); }
-
 MachineSummary Machine::info() const {
     const VmOptions& o = impl_->config.options;
     MachineSummary s;

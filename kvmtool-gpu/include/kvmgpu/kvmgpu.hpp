@@ -222,7 +222,6 @@ public:
     void stop();
 
     MachineSummary info() const;
-    bool has_vgpu() const;
     VgpuCounters vgpu_counters() const; // zeros without a vGPU
     VgpuStatus vgpu_status() const;     // waits for the backend; Error without a vGPU
 
