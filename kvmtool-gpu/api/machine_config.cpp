@@ -74,6 +74,7 @@ void check_numbers(const VmConfig& c) {
 CheckedConfig check_config(VmConfig c) {
     check_numbers(c);
     CheckedConfig out;
+    if (c.vgpu) out.vgpu = to_vgpu_config(*c.vgpu);
     try {
         VmOptions& o = out.options;
         o.guest_path = locate_guest(c.guest);
@@ -105,7 +106,6 @@ CheckedConfig check_config(VmConfig c) {
     } catch (const std::exception& e) {
         throw Error(e.what());
     }
-    if (c.vgpu) out.vgpu = to_vgpu_config(*c.vgpu);
     return out;
 }
 
