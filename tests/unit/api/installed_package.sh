@@ -41,5 +41,8 @@ cmake --build "$project"
 if grep -q "KVMGPU_PACKAGE_HAS_CUDA_GUESTS ON" "$libdir/cmake/kvmgpu/kvmgpuConfig.cmake" && command -v nvcc >/dev/null; then
   [ -f "$project/guests/vecadd.elf" ] || { echo "FAIL: kvmgpu_add_cuda_guest built no guest"; exit 1; }
 fi
-PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --cflags --libs kvmgpu
+# pkg-config, relocated with the prefix: its flags name the installed files.
+flags=$(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --cflags --libs kvmgpu)
+echo "pkg-config kvmgpu: $flags"
+[ -f "$(echo "$flags" | sed -n 's/.*-I\([^ ]*\).*/\1/p')/kvmgpu/kvmgpu.h" ] || { echo "FAIL: pkg-config's -I"; exit 1; }
 echo "installed package: found, examples built against $prefix"
