@@ -7,14 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "kvmgpu/kvmgpu.hpp"
 #include "kvmtool-gpu/abi/platform_abi.h"
 #include "kvmtool-gpu/abi/vgpu_abi.h"
 #include "kvmtool-gpu/bench/bench_commands.h"
 #include "kvmtool-gpu/bench/bench_table.h"
 #include "kvmtool-gpu/util/arg_parser.h"
 #include "kvmtool-gpu/cli/run_command.h"
-#include "kvmtool-gpu/devices/vgpu_worker/worker_zygote.h"
-#include "kvmtool-gpu/util/process_limits.h"
 
 namespace {
 
@@ -36,10 +35,10 @@ std::string usage() {
 } // namespace
 
 int main(int argc, char** argv) {
-    // Before any VM or thread: shared by all of them (util/process_limits.h).
-    kvmgpu::ignore_file_size_signal();
-    kvmgpu::raise_open_file_limit();
-    kvmgpu::keep_memory_from_other_processes();
+    // Before any VM or thread: the process limits shared by all of them, and
+    // the process GPU workers start from, forked now, holding none of the VMs
+    // to come (if it cannot start, the first worker says why).
+    kvmgpu::prepare_process();
     std::vector<std::string> args(argv + 1, argv + argc);
     if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
         std::fputs(usage().c_str(), args.empty() ? stderr : stdout);
@@ -47,12 +46,6 @@ int main(int argc, char** argv) {
     }
     const std::string cmd = args[0];
     args.erase(args.begin());
-    // GPU workers start from a process forked now, holding none of the VMs
-    // to come. If it cannot start, the first worker says why.
-    try {
-        kvmgpu::vgpu::start_worker_zygote();
-    } catch (const std::exception&) {
-    }
     try {
         if (cmd == "run") return kvmgpu::cli::run_command(args);
         if (cmd == "bench") {

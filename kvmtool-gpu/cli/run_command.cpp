@@ -6,21 +6,15 @@
 #include <set>
 #include <thread>
 
+#include "kvmgpu/kvmgpu.hpp"
 #include "kvmtool-gpu/bench/topology_probe.h"
-#include "kvmtool-gpu/util/arg_parser.h"
 #include "kvmtool-gpu/cli/interrupt_stop.h"
-#include "kvmtool-gpu/vmm/guest_locator.h"
-#include "kvmtool-gpu/kvm/open_kvm.h"
 #include "kvmtool-gpu/cli/run_many.h"
 #include "kvmtool-gpu/cli/share_flag.h"
 #include "kvmtool-gpu/cli/vgpu_flags.h"
-#include "kvmtool-gpu/devices/vgpu/alias_budget.h"
-#include "kvmtool-gpu/kvm/kvm_flavor.h"
-#include "kvmtool-gpu/kvm/kvm_system.h"
+#include "kvmtool-gpu/util/arg_parser.h"
 #include "kvmtool-gpu/vmm/vcpu_watchdog.h"
-#include "kvmtool-gpu/vmm/virtual_machine.h"
-#include "kvmtool-gpu/util/process_limits.h"
-#include "memmap/huge_page_pool.h"
+#include "memmap/backing.h"
 
 namespace kvmgpu::cli {
 
@@ -93,7 +87,7 @@ const char* run_help() {
            "\n"
            "  --vms N             boot N guests of the image at once (1..16, default 1), each\n"
            "                      a VM with its own vGPU: GPU worker, context, quotas and\n"
-           "                      doorbell, sharing the GPU; seeds --seed, --seed + 1, ...\n"
+           "                      doorbell, sharing the GPU; with --seed S their seeds are S, S + 1, ...\n"
            "%s"
            "\n"
            "Ctrl-C (or SIGTERM) stops every guest of the run cleanly: each reports\n"
@@ -108,58 +102,18 @@ const char* run_help() {
 
 namespace {
 
-// --pages auto: 2 MiB pages where the pool can back all guest RAM of the run
-// (registering guest RAM with CUDA, and the TLB, cost far less on them),
-// else 4 KiB.
-memmap::PageSize pages_for(uint64_t ram_bytes) {
-    const auto pool = memmap::read_huge_page_pool(memmap::PageSize::k2M);
-    const uint64_t needed = (ram_bytes + (2ull << 20) - 1) >> 21;
-    return pool && pool->available() >= needed ? memmap::PageSize::k2M : memmap::PageSize::k4K;
-}
-
-// Each guest's descriptor table: its 3 console descriptors and what the
-// process's open-file limit leaves each VM (util/process_limits.h).
-int guest_descriptor_table(uint64_t vms, uint64_t max_threads) {
-    constexpr uint64_t kConsole = 3;
-    const uint64_t host = guest_descriptor_limit(open_file_limit(), open_descriptor_count(), vms, max_threads,
-                                                 linux_abi::kMaxFds - kConsole);
-    if (host + kConsole < linux_abi::kMaxFds)
-        std::printf("kvmtool-gpu: open-file limit %llu (ulimit -n) shared by %llu VM(s): each Linux-ABI guest may hold "
-                    "%llu descriptors\n",
-                    static_cast<unsigned long long>(open_file_limit()), static_cast<unsigned long long>(vms),
-                    static_cast<unsigned long long>(host + kConsole));
-    return static_cast<int>(host + kConsole);
-}
-
-// The backend, once up. `in_background`: it started while the guest ran, so
-// the factory's note only said so and the description names it.
-void print_vgpu_start(const AttachedVgpu& v, const VgpuConfig& cfg, bool in_background) {
-    const std::string& backend =
-        v.backend_note.empty() || in_background ? v.device->backend_description() : v.backend_note;
+// The vGPU's backend, once up (vgpu_status waits for it). `in_background`:
+// it started while the guest ran, so the start-up line only said so.
+void print_vgpu_start(const Machine& vm, const std::string& attached, const VgpuSpec& spec, bool in_background) {
+    const VgpuStatus s = vm.vgpu_status();
+    const std::string& backend = attached.empty() || in_background ? s.backend : attached;
     std::printf("kvmtool-gpu: vGPU backend: %s; doorbell %s; guest RAM registration %s (%.1f ms); up %.1f ms after "
                 "the device started\n",
-                backend.c_str(), vgpu::to_string(cfg.options.doorbell),
-                v.device->registration_status() == VGPU_SUCCESS ? "ok" : "FAILED (no zero-copy)",
-                v.device->registration_ns() * 1e-6, v.device->ready_after_ns() * 1e-6);
+                backend.c_str(), to_string(spec.doorbell), s.ram_registered ? "ok" : "FAILED (no zero-copy)",
+                s.registration_ns * 1e-6, s.ready_after_ns * 1e-6);
 }
 
-// Sets the guest libcuda the VMM lends a Linux-ABI guest with files (the
-// overlay, library_overlay.h) and says which libcuda the guest gets, for the
-// start-up line; "" when the guest has no files.
-std::string choose_guest_libcuda(linux_abi::LinuxGuestOptions& l, bool overlay_off) {
-    if (l.root_dir.empty() && l.shares.empty()) return "";
-    if (overlay_off) return "; libcuda: the root's own (--no-libcuda-overlay)";
-    const auto ours = locate_guest_library("libcuda.so.1");
-    if (!ours) {
-        std::string looked;
-        for (const auto& d : guest_dirs()) looked += (looked.empty() ? "" : ", ") + d + "/lib";
-        return "; libcuda: the root's own (no libcuda.so.1 in " + looked + ")";
-    }
-    l.libcuda_overlay = *ours;
-    return "; libcuda: " + *ours + " (the VMM's, for every libcuda.so*)";
-}
-
-void print_result(const RunResult& r, const VirtualMachine& vm) {
+void print_result(const Result& r, bool prefault) {
     const double ms = 1e-6;
     std::printf("kvmtool-gpu: result: %s, exit code %u (%s)\n", to_string(r.outcome), r.exit_code,
                 r.passed() ? "pass" : "FAIL");
@@ -168,13 +122,13 @@ void print_result(const RunResult& r, const VirtualMachine& vm) {
                     r.timings.first_instruction_ns * ms, r.timings.setup_ns * ms);
     else
         std::printf("kvmtool-gpu: timing: set-up %.3f ms (no boot marker", r.timings.setup_ns * ms);
-    if (vm.options().prefault) std::printf(", prefault %.3f ms not included", r.timings.prefault_ns * ms);
+    if (prefault) std::printf(", prefault %.3f ms not included", r.timings.prefault_ns * ms);
     std::printf("), run %.3f ms; exits: %llu mmio, %llu pio, %llu total\n", r.timings.run_ns * ms,
-                static_cast<unsigned long long>(r.exits.mmio), static_cast<unsigned long long>(r.exits.pio),
-                static_cast<unsigned long long>(r.exits.total));
-    std::printf("kvmtool-gpu: guest code: %s\n", r.execution.describe().c_str());
+                static_cast<unsigned long long>(r.mmio_exits), static_cast<unsigned long long>(r.pio_exits),
+                static_cast<unsigned long long>(r.exits));
+    std::printf("kvmtool-gpu: guest code: %s\n", r.guest_code.c_str());
     if (!r.syscalls.empty()) std::printf("kvmtool-gpu: system calls: %s\n", r.syscalls.c_str());
-    if (!r.passed() && r.outcome != RunOutcome::GuestExit)
+    if (!r.passed() && r.outcome != Outcome::GuestExit)
         std::fprintf(stderr, "kvmtool-gpu: error: %s\n%s\n", r.detail.c_str(), r.register_dump.c_str());
 }
 
@@ -209,118 +163,98 @@ int run_command(const std::vector<std::string>& all_args) {
     const auto guest = p.get("guest");
     if (!guest) throw UsageError("run needs --guest <image|name> (see kvmtool-gpu run --help)");
 
-    VmOptions o;
-    o.ram_bytes = parse_size(p.get_or("mem", "512M"), "--mem");
+    VmConfig c;
+    c.guest = *guest;
+    c.ram_bytes = parse_size(p.get_or("mem", "512M"), "--mem");
     const uint64_t vms = parse_u64(p.get_or("vms", "1"), "--vms");
     if (vms == 0 || vms > kMaxVms) throw UsageError("--vms: 1.." + std::to_string(kMaxVms));
+    // Before anything is built: VMs of this process share its open files,
+    // host mappings and huge-page pool evenly.
+    set_vms_in_process(static_cast<unsigned>(vms));
     const std::string pages = p.get_or("pages", "auto");
-    if (pages == "auto") o.host_pages = pages_for(o.ram_bytes * vms);
-    else if (!memmap::parse_page_size(pages, &o.host_pages))
-        throw UsageError("--pages '" + pages + "': expected auto, 4K, 2M or 1G");
-    o.prefault = p.has("prefault");
-    o.timeout_s = parse_seconds(p.get_or("timeout", "60"), "--timeout", VcpuWatchdog::kMaxTimeoutS);
-    o.cmdline = p.get_or("cmdline", "");
-    o.seed = parse_u64(p.get_or("seed", "1"), "--seed");
-    o.linux.seeded = p.get("seed").has_value();
-    if (p.has("quiet")) o.console = [](std::string_view) {};
-    o.seccomp = !p.has("no-seccomp");
-    o.guest_path = locate_guest(*guest);
-    o.linux.args = guest_args;
-    o.linux.env = env;
-    o.linux.sync_regs = !p.has("no-sync-regs");
-    o.linux.vdso = !p.has("no-vdso");
-    o.linux.file_window = !p.has("no-file-window");
+    if (pages != "auto") {
+        memmap::PageSize size;
+        if (!memmap::parse_page_size(pages, &size))
+            throw UsageError("--pages '" + pages + "': expected auto, 4K, 2M or 1G");
+        c.pages = size == memmap::PageSize::k1G ? PageSize::k1G
+                  : size == memmap::PageSize::k2M ? PageSize::k2M
+                                                  : PageSize::k4K;
+    }
+    c.prefault = p.has("prefault");
+    c.timeout_s = parse_seconds(p.get_or("timeout", "60"), "--timeout", VcpuWatchdog::kMaxTimeoutS);
+    c.cmdline = p.get_or("cmdline", "");
+    if (auto seed = p.get("seed")) c.seed = parse_u64(*seed, "--seed");
+    if (p.has("quiet")) c.console = [](std::string_view) {};
+    c.seccomp = !p.has("no-seccomp");
+    c.args = guest_args;
+    c.env = env;
+    c.sync_regs = !p.has("no-sync-regs");
+    c.vdso = !p.has("no-vdso");
+    c.file_window = !p.has("no-file-window");
     if (auto trace = p.get("trace-syscalls")) {
         if (trace->empty()) throw UsageError("--trace-syscalls needs a file");
-        o.linux.syscall_trace = *trace;
+        c.syscall_trace = *trace;
     }
     const uint64_t max_threads = parse_u64(p.get_or("max-threads", "64"), "--max-threads");
     if (max_threads == 0 || max_threads > 1024) throw UsageError("--max-threads: 1..1024");
-    o.linux.max_threads = static_cast<uint32_t>(max_threads);
-    o.linux.max_fds = guest_descriptor_table(vms, max_threads);
+    c.max_threads = static_cast<uint32_t>(max_threads);
     if (auto root = p.get("root")) {
         if (root->empty()) throw UsageError("--root needs a directory");
-        o.linux.root_dir = *root;
+        c.root = *root;
     }
-    for (const std::string& share : shares) o.linux.shares.push_back(parse_share_flag(share));
-    if (auto cwd = p.get("cwd")) o.linux.cwd = *cwd;
-    const std::string libcuda = choose_guest_libcuda(o.linux, p.has("no-libcuda-overlay"));
-    validate_options(o);
-    // Chosen (and checked) before the VM starts, so the start-up line can say
-    // it. With --vms and no --cwd each VM takes its own default: a writable
-    // share is then DIR/vm<i>, which holds none of the shell's directories.
-    const bool has_files = !o.linux.root_dir.empty() || !o.linux.shares.empty();
-    std::string cwd_note;
-    if (!o.linux.cwd.empty() || (has_files && vms == 1)) {
-        o.linux.cwd = linux_abi::guest_start_cwd(o.linux);
-        cwd_note = "; cwd " + o.linux.cwd;
-    } else if (has_files) {
-        cwd_note = "; cwd each VM's default (--cwd)";
+    for (const std::string& share : shares) {
+        const linux_abi::ShareSpec s = parse_share_flag(share);
+        c.shares.push_back({s.dir, s.guest_path, s.read_only});
     }
-    auto vgpu_cfg = parse_vgpu_flags(p);
-    // One VM: all of the GPU's memory, as a program has natively (PyTorch's
-    // caching allocator sizes itself by it); several: each its own quota.
-    if (vgpu_cfg && vms == 1 && !p.has("gpu-mem-quota")) vgpu_cfg->options.device_mem_quota = vgpu::kWholeDeviceQuota;
+    if (auto cwd = p.get("cwd")) c.cwd = *cwd;
+    c.libcuda_overlay = !p.has("no-libcuda-overlay");
+    c.vgpu = parse_vgpu_spec(p);
+    if (vms > 1) return run_many(c, static_cast<unsigned>(vms));
 
-    KvmSystem kvm = open_kvm();
-    std::printf("kvmtool-gpu: vCPU backend: %s; guest %s%s; RAM %lluM on %s host pages%s%s\n",
-                detect_kvm_flavor().describe().c_str(), o.guest_path.c_str(),
-                cwd_note.c_str(),
-                static_cast<unsigned long long>(o.ram_bytes >> 20), std::string(memmap::to_string(o.host_pages)).c_str(),
-                pages == "auto" ? " (--pages auto)" : "", libcuda.c_str());
-    if (vgpu_cfg && vgpu_cfg->share) std::printf("kvmtool-gpu: GPU sharing: %s\n", vgpu_cfg->share->describe().c_str());
-    std::fflush(stdout);
-    // VMs whose device models share this process share its mappings evenly.
-    vgpu::AliasBudget::process().set_vms_sharing(vms);
-    if (vms > 1) return run_many(kvm, o, vgpu_cfg, static_cast<unsigned>(vms));
-    VirtualMachine vm(kvm, o);
-    StopOnInterrupt stop_on_ctrl_c([&vm](int) { vm.request_stop(); });
-    std::optional<AttachedVgpu> vgpu;
+    Machine vm(c);
+    const MachineSummary info = vm.info();
+    for (const std::string& note : info.notes) std::printf("kvmtool-gpu: %s\n", note.c_str());
+    std::printf("kvmtool-gpu: vCPU backend: %s; guest %s%s; RAM %lluM on %s host pages%s%s\n", info.kvm.c_str(),
+                info.guest_path.c_str(), info.cwd.empty() ? "" : ("; cwd " + info.cwd).c_str(),
+                static_cast<unsigned long long>(info.ram_bytes >> 20), info.host_pages.c_str(),
+                pages == "auto" ? " (--pages auto)" : "", info.libcuda.empty() ? "" : ("; libcuda: " + info.libcuda).c_str());
+    if (c.vgpu && c.vgpu->sharing) std::printf("kvmtool-gpu: GPU sharing: %s\n", c.vgpu->sharing->describe().c_str());
+    else if (c.vgpu) std::printf("kvmtool-gpu: GPU sharing: contexts\n");
+    StopOnInterrupt stop_on_ctrl_c([&vm](int) { vm.stop(); });
     bool printed_start = false;
-    if (vgpu_cfg) {
-        vgpu = attach_vgpu(vm, *vgpu_cfg);
-        // The factory's note names the backend and, on a fallback, why; it
-        // replaces the bare description rather than repeating it.
+    if (c.vgpu) {
         // A GPU worker starts CUDA while the guest runs: then the backend and
         // its registration are reported after the run (print_vgpu_start).
-        if (vgpu->device->ready()) {
-            print_vgpu_start(*vgpu, *vgpu_cfg, false);
+        if (info.vgpu_ready) {
+            print_vgpu_start(vm, info.vgpu_backend, *c.vgpu, false);
             printed_start = true;
         } else {
-            std::printf("kvmtool-gpu: vGPU backend: %s; doorbell %s\n", vgpu->backend_note.c_str(),
-                        vgpu::to_string(vgpu_cfg->options.doorbell));
+            std::printf("kvmtool-gpu: vGPU backend: %s; doorbell %s\n", info.vgpu_backend.c_str(),
+                        to_string(c.vgpu->doorbell));
         }
         // Several devices: where each pair lives (probed in a child process).
-        if (vgpu_cfg->gpus.size() > 1)
+        if (c.vgpu->gpus.size() > 1) {
+            vgpu::BackendChoice backend = vgpu::BackendChoice::Auto;
+            vgpu::parse_backend_choice(p.get_or("vgpu", "auto"), &backend); // checked by parse_vgpu_spec
             kvmgpu::bench::print_device_pairs("kvmtool-gpu: vGPU",
-                                              kvmgpu::bench::probe_topology(vgpu_cfg->gpus, vgpu_cfg->backend),
-                                              vgpu_cfg->gpus);
+                                              kvmgpu::bench::probe_topology(c.vgpu->gpus, backend), c.vgpu->gpus);
+        }
     } else {
         std::printf("kvmtool-gpu: vGPU: none (--vgpu none)\n");
     }
     std::fflush(stdout);
-    // The vCPU runs on a thread of its own, which run() confines with seccomp:
-    // what follows (results, vGPU and CUDA teardown) runs unconfined here.
-    RunResult r;
-    std::exception_ptr failed;
-    std::thread vcpu([&] {
-        try {
-            r = vm.run();
-        } catch (...) {
-            failed = std::current_exception();
-        }
-    });
-    vcpu.join();
-    if (failed) std::rethrow_exception(failed);
-    print_result(r, vm);
-    if (vgpu && !printed_start) print_vgpu_start(*vgpu, *vgpu_cfg, true);
-    if (vgpu) {
-        const auto c = vgpu->device->counters();
+    // With seccomp the vCPU runs on a thread of the library's, which run()
+    // confines: what follows (results, vGPU and CUDA teardown) runs unconfined here.
+    const Result r = vm.run();
+    print_result(r, c.prefault);
+    if (c.vgpu && !printed_start) print_vgpu_start(vm, info.vgpu_backend, *c.vgpu, true);
+    if (c.vgpu) {
+        const VgpuCounters n = vm.vgpu_counters();
         std::printf("kvmtool-gpu: vGPU: %llu commands, %llu errors; guest RAM registered with the GPU: %.1f MiB "
                     "in %.1f ms (%s)\n",
-                    (unsigned long long)c.commands, (unsigned long long)c.errors,
-                    static_cast<double>(c.ram_registered_bytes) / (1 << 20), c.ram_register_ns * 1e-6,
-                    vgpu_cfg->options.lazy_ram_registration ? "lazily, as copies reached it" : "all, at start");
+                    (unsigned long long)n.commands, (unsigned long long)n.errors,
+                    static_cast<double>(n.ram_registered_bytes) / (1 << 20), n.ram_register_ns * 1e-6,
+                    c.vgpu->lazy_ram_registration ? "lazily, as copies reached it" : "all, at start");
     }
     return r.passed() ? 0 : 1;
 }

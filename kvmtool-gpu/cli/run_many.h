@@ -5,18 +5,14 @@
 // --share gives each VM its own subdirectory (cli/vm_share.h).
 #pragma once
 
-#include <optional>
-
-#include "kvmtool-gpu/kvm/kvm_system.h"
-#include "kvmtool-gpu/vmm/vgpu_attach.h"
-#include "kvmtool-gpu/vmm/virtual_machine.h"
+#include "kvmgpu/kvmgpu.hpp"
 
 namespace kvmgpu::cli {
 
-// Boots `vms` guests from `o` (seeds o.seed, o.seed + 1, ...), runs them
-// concurrently, prints each one's result and a summary line. Returns 0 when
-// every guest passed, else 1. Throws what VirtualMachine and attach_vgpu
-// throw for set-up failures.
-int run_many(const KvmSystem& kvm, const VmOptions& o, const std::optional<VgpuConfig>& vgpu, unsigned vms);
+// Boots `vms` guests from `c` (seeds c.seed, c.seed + 1, ...; unset: 1, 2,
+// ...), runs them concurrently through the embedding API, prints each one's
+// result and a summary line. Returns 0 when every guest passed, else 1.
+// Throws kvmgpu::Error for set-up failures.
+int run_many(const VmConfig& c, unsigned vms);
 
 } // namespace kvmgpu::cli

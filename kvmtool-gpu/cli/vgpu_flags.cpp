@@ -1,10 +1,7 @@
 #include "kvmtool-gpu/cli/vgpu_flags.h"
 
+#include "kvmtool-gpu/api/vgpu_spec.h"
 #include "kvmtool-gpu/cli/gpu_share_flags.h"
-
-#ifdef KVMGPU_HAVE_CUDA_BACKEND
-#include "kvmtool-gpu/devices/vgpu/blas/cuda_blas.h"
-#endif
 
 namespace kvmgpu::cli {
 
@@ -94,58 +91,87 @@ const char* vgpu_options_help() {
     return text.c_str();
 }
 
-std::optional<VgpuConfig> parse_vgpu_flags(const ArgParser& p) {
+std::optional<VgpuSpec> parse_vgpu_spec(const ArgParser& p) {
     const std::string which = p.get_or("vgpu", "auto");
     if (which == "none") return std::nullopt;
-    VgpuConfig c;
-    if (!vgpu::parse_backend_choice(which, &c.backend))
+    VgpuSpec c;
+    vgpu::BackendChoice backend;
+    if (!vgpu::parse_backend_choice(which, &backend))
         throw UsageError("--vgpu '" + which + "': expected auto, cuda, host or none");
+    c.backend = backend == vgpu::BackendChoice::Cuda ? VgpuBackend::Cuda
+                : backend == vgpu::BackendChoice::Host ? VgpuBackend::Host
+                                                       : VgpuBackend::Auto;
     const std::string worker = p.get_or("gpu-worker", "process");
-    if (!vgpu::parse_gpu_worker(worker, &c.worker))
+    vgpu::GpuWorker where;
+    if (!vgpu::parse_gpu_worker(worker, &where))
         throw UsageError("--gpu-worker '" + worker + "': expected process, inline or always");
+    c.worker = where == vgpu::GpuWorker::Inline ? GpuWorker::Inline
+               : where == vgpu::GpuWorker::Always ? GpuWorker::Always
+                                                  : GpuWorker::Process;
     // On by default from the command line (measured on the H100, docs/security.md);
     // under --gpu-share mps off unless asked (an MPS client's calls are not measured).
     const std::string sandbox = p.get_or("worker-sandbox", p.get_or("gpu-share", "contexts") == "mps" ? "off" : "on");
     if (sandbox != "on" && sandbox != "off") throw UsageError("--worker-sandbox '" + sandbox + "': expected on or off");
-    c.options.worker_sandbox = sandbox == "on";
+    c.worker_sandbox = sandbox == "on";
     const std::string bell = p.get_or("doorbell", vgpu::to_string(vgpu::VgpuOptions{}.doorbell));
-    if (!vgpu::parse_doorbell(bell, &c.options.doorbell))
+    vgpu::DoorbellMode mode;
+    if (!vgpu::parse_doorbell(bell, &mode))
         throw UsageError("--doorbell '" + bell + "': expected adaptive, trap, ioeventfd or poll");
+    c.doorbell = mode == vgpu::DoorbellMode::Trap        ? Doorbell::Trap
+                 : mode == vgpu::DoorbellMode::Ioeventfd ? Doorbell::Ioeventfd
+                 : mode == vgpu::DoorbellMode::Poll      ? Doorbell::Poll
+                                                         : Doorbell::Adaptive;
     const std::string reg = p.get_or("ram-registration", "lazy");
     if (reg != "lazy" && reg != "eager") throw UsageError("--ram-registration '" + reg + "': expected lazy or eager");
-    c.options.lazy_ram_registration = reg == "lazy";
-    if (auto v = p.get("gpu-mem-quota")) c.options.device_mem_quota = parse_size(*v, "--gpu-mem-quota");
-    if (auto v = p.get("max-handles")) c.options.max_handles = parse_u32(*v, "--max-handles");
-    if (auto v = p.get("max-graph-nodes")) c.options.max_graph_nodes = parse_u32(*v, "--max-graph-nodes");
-    if (auto v = p.get("max-module")) c.options.max_module_bytes = parse_size(*v, "--max-module");
-    if (auto v = p.get("max-registrations")) c.options.max_registrations = parse_u32(*v, "--max-registrations");
-    if (auto v = p.get("max-registered")) c.options.max_registered_bytes = parse_size(*v, "--max-registered");
-    if (auto v = p.get("max-alias-mappings")) c.options.max_alias_mappings = parse_u64(*v, "--max-alias-mappings");
-    if (auto v = p.get("ring-max")) c.options.max_ring = parse_u32(*v, "--ring-max");
-    if (auto v = p.get("poll-spin-us")) c.options.poll_spin_us = parse_u32(*v, "--poll-spin-us");
-    if (auto v = p.get("poll-max-us")) c.options.poll_max_us = parse_u32(*v, "--poll-max-us");
+    c.lazy_ram_registration = reg == "lazy";
+    if (auto v = p.get("gpu-mem-quota")) c.device_mem_quota = parse_size(*v, "--gpu-mem-quota");
+    if (auto v = p.get("max-handles")) c.max_handles = parse_u32(*v, "--max-handles");
+    if (auto v = p.get("max-graph-nodes")) c.max_graph_nodes = parse_u32(*v, "--max-graph-nodes");
+    if (auto v = p.get("max-module")) c.max_module_bytes = parse_size(*v, "--max-module");
+    if (auto v = p.get("max-registrations")) c.max_registrations = parse_u32(*v, "--max-registrations");
+    if (auto v = p.get("max-registered")) c.max_registered_bytes = parse_size(*v, "--max-registered");
+    if (auto v = p.get("max-alias-mappings")) c.max_alias_mappings = parse_u64(*v, "--max-alias-mappings");
+    if (auto v = p.get("ring-max")) c.max_ring = parse_u32(*v, "--ring-max");
+    if (auto v = p.get("poll-spin-us")) c.poll_spin_us = parse_u32(*v, "--poll-spin-us");
+    if (auto v = p.get("poll-max-us")) c.poll_max_us = parse_u32(*v, "--poll-max-us");
     if (auto v = p.get("gpus")) c.gpus = parse_gpu_list(*v);
     if (auto v = p.get("cublas")) {
 #ifdef KVMGPU_HAVE_CUDA_BACKEND
-        vgpu::set_cublas_path(*v); // before any GPU worker is forked: each inherits it
+        c.cublas_path = *v;
 #else
         throw UsageError("--cublas: this build has no CUDA backend (no cuda.h at build time)");
 #endif
     }
+    // The limits are checked (vgpu::validate) before anything starts.
     try {
-        vgpu::validate(c.options);
-    } catch (const std::invalid_argument& e) {
+        api::to_vgpu_config(c);
+    } catch (const Error& e) {
         throw UsageError(e.what());
     }
     const GpuShareOptions share = parse_gpu_share_flags(p);
     if (share.mode == GpuShareMode::Mps) {
-        if (c.worker == vgpu::GpuWorker::Inline)
+        if (c.worker == GpuWorker::Inline)
             throw UsageError("--gpu-share mps needs GPU worker processes (not --gpu-worker inline): each is an MPS client");
-        if (c.backend == vgpu::BackendChoice::Host && c.worker != vgpu::GpuWorker::Always)
+        if (c.backend == VgpuBackend::Host && c.worker != GpuWorker::Always)
             throw UsageError("--gpu-share mps: --vgpu host runs no CUDA (--gpu-worker always tests the plumbing)");
+        // Starts or attaches to the daemon, held until the spec's last copy goes.
+        c.sharing = GpuSharing::open_mps({share.mps_pipe, share.thread_percentage, share.pinned_mem_limit,
+                                          share.fallback == MpsFallback::Contexts},
+                                         c.gpus);
     }
-    c.share = GpuShare::open(share, c.gpus); // mps: starts or attaches to the daemon (vgpu::MpsError)
     return c;
+}
+
+std::optional<VgpuConfig> parse_vgpu_flags(const ArgParser& p) {
+    auto spec = parse_vgpu_spec(p);
+    if (!spec) return std::nullopt;
+    // The benches' guests: each its own quota (VgpuOptions' default) unless --gpu-mem-quota says.
+    if (!spec->device_mem_quota) spec->device_mem_quota = vgpu::VgpuOptions{}.device_mem_quota;
+    try {
+        return api::to_vgpu_config(*spec);
+    } catch (const Error& e) {
+        throw UsageError(e.what());
+    }
 }
 
 } // namespace kvmgpu::cli

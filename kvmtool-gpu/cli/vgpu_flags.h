@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kvmgpu/kvmgpu.hpp"
 #include "kvmtool-gpu/util/arg_parser.h"
 #include "kvmtool-gpu/vmm/vgpu_attach.h"
 
@@ -23,8 +24,13 @@ std::vector<int> parse_gpu_list(const std::string& text);
 
 // nullopt for --vgpu none. Throws UsageError for bad values. With
 // --gpu-share mps it starts (or attaches to) the MPS control daemon, held by
-// the config's `share` until its last copy goes; vgpu::MpsError (one line)
-// when MPS cannot be had and --mps-fallback is stop.
+// the spec's `sharing` until its last copy goes; kvmgpu::Error (one line)
+// when MPS cannot be had and --mps-fallback is stop. device_mem_quota is
+// unset (the API's default) unless --gpu-mem-quota is given.
+std::optional<VgpuSpec> parse_vgpu_spec(const ArgParser& p);
+// The same for the benches, which build VMs themselves: the spec as the
+// VMM's VgpuConfig (api/vgpu_spec.h), each guest with VgpuOptions' own
+// quota unless --gpu-mem-quota says.
 std::optional<VgpuConfig> parse_vgpu_flags(const ArgParser& p);
 
 } // namespace kvmgpu::cli

@@ -89,13 +89,17 @@ void report_refused_call(int, siginfo_t* info, void* context) {
     end_with_sigsys();
 }
 
-extern "C" char __executable_start, etext; // the linker's names for the program's code
+// The linker's names for the code of the object this is linked into (the
+// executable, or libkvmgpu.so): __ehdr_start exists in both, unlike
+// __executable_start, and hidden keeps an executable's etext from standing in
+// for the shared object's.
+extern "C" __attribute__((visibility("hidden"))) char __ehdr_start, etext;
 
 } // namespace
 
 void report_refused_calls(const RefusalReport& report) {
     g_report = report;
-    g_text_lo = reinterpret_cast<uintptr_t>(&__executable_start);
+    g_text_lo = reinterpret_cast<uintptr_t>(&__ehdr_start);
     g_text_hi = reinterpret_cast<uintptr_t>(&etext);
     struct sigaction sa {};
     sa.sa_sigaction = report_refused_call;
