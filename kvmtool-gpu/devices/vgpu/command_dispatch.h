@@ -19,6 +19,7 @@
 #include <utility>
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "kvmtool-gpu/devices/vgpu/allocation_table.h"
@@ -127,10 +128,15 @@ private:
     }
     uint8_t* guest_span(uint64_t gpa, uint64_t bytes);
     // The command's arg[] as opcode Op's row declares it (vgpu_ops.h): the
-    // struct its handler reads instead of indexing arg[].
-    template <uint16_t Op>
+    // struct its handler reads instead of indexing arg[]. A handler shared
+    // by several opcodes names them all (SameRows), and each row must
+    // declare the same struct, so a row given another layout later fails to
+    // compile rather than being read in the first row's.
+    template <uint16_t Op, uint16_t... SameRows>
     static auto args_of(const GuestCommand& c) {
         using Args = typename abi::VgpuOpTypes<Op>::Args;
+        static_assert((std::is_same_v<Args, typename abi::VgpuOpTypes<SameRows>::Args> && ...),
+                      "the opcodes a handler shares declare one argument struct");
         static_assert(sizeof(Args) <= sizeof c.desc.arg, "a row's arguments fit arg[]");
         Args a;
         std::memcpy(&a, c.desc.arg, sizeof a);
