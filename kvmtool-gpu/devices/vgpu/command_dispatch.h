@@ -155,11 +155,11 @@ private:
 #undef KVMGPU_DISPATCH_HANDLER
 
     // dispatch_contexts.cpp
-    CommandResult set_peer_access(GuestCommand&); // CTX_ENABLE_PEER_ACCESS, CTX_DISABLE_PEER_ACCESS
+    CommandResult set_peer_access(uint64_t peer, uint64_t flags, bool enable); // CTX_ENABLE/DISABLE_PEER_ACCESS
     // dispatch_memory.cpp
     CommandResult copy_host(GuestCommand&); // MEMCPY_HTOD, MEMCPY_DTOH
     CommandResult copy_sg(GuestCommand&); // MEMCPY_HTOD_SG, MEMCPY_DTOH_SG
-    CommandResult sg_device_walk(GuestCommand&, bool htod, BackendStream s);
+    CommandResult sg_device_walk(const GuestCommand&, const vgpu_args_memcpy_sg& a, bool htod, BackendStream s);
     // Copies the guest's list of `count` vgpu_sg_entry (count already
     // bounded by VGPU_MAX_SG_ENTRIES) at list_gpa into sg_list_, each entry
     // read once; false if the list is not in guest RAM.
