@@ -231,7 +231,6 @@ private:
     // Destroys, through the backend, the texture and surface objects ctx made.
     void free_sampled_objects_of(uint64_t ctx);
     // dispatch_blas.cpp
-    CommandResult blas_set(GuestCommand&); // SET_STREAM, SET_MATH_MODE, SET_WORKSPACE
     struct BlasEntry {
         BackendBlas library;
         BackendStream stream; // the handle's, for reading GEMM_POINTERS' arrays in order
@@ -246,7 +245,9 @@ private:
     const char* blas_operands_ok(const BlasPlan& plan); // nullptr, or why not
     void destroy_blas_of(uint64_t ctx);
     // dispatch_rand.cpp
-    CommandResult rand_set(GuestCommand&); // SET_STREAM, SET_SEED, SET_OFFSET, SET_ORDERING, SET_DIMENSIONS
+    // SET_STREAM, SET_SEED, SET_OFFSET, SET_ORDERING, SET_DIMENSIONS: op's value (or stream) for a generator.
+    CommandResult rand_set(uint16_t op, uint64_t generator, uint64_t v);
+    CommandResult rand_set_value(const GuestCommand&); // the four whose rows are vgpu_args_handle_value
     struct RandEntry {
         BackendRand gen;
         uint32_t type; // curandRngType_t: its family decides what each call may do
