@@ -19,6 +19,7 @@
 #include <utility>
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "kvmtool-gpu/devices/vgpu/allocation_table.h"
@@ -127,10 +128,15 @@ private:
     }
     uint8_t* guest_span(uint64_t gpa, uint64_t bytes);
     // The command's arg[] as opcode Op's row declares it (vgpu_ops.h): the
-    // struct its handler reads instead of indexing arg[].
-    template <uint16_t Op>
+    // struct its handler reads instead of indexing arg[]. A handler shared
+    // by several opcodes names them all (SameRows), and each row must
+    // declare the same struct, so a row given another layout later fails to
+    // compile rather than being read in the first row's.
+    template <uint16_t Op, uint16_t... SameRows>
     static auto args_of(const GuestCommand& c) {
         using Args = typename abi::VgpuOpTypes<Op>::Args;
+        static_assert((std::is_same_v<Args, typename abi::VgpuOpTypes<SameRows>::Args> && ...),
+                      "the opcodes a handler shares declare one argument struct");
         static_assert(sizeof(Args) <= sizeof c.desc.arg, "a row's arguments fit arg[]");
         Args a;
         std::memcpy(&a, c.desc.arg, sizeof a);
@@ -149,11 +155,11 @@ private:
 #undef KVMGPU_DISPATCH_HANDLER
 
     // dispatch_contexts.cpp
-    CommandResult set_peer_access(GuestCommand&); // CTX_ENABLE_PEER_ACCESS, CTX_DISABLE_PEER_ACCESS
+    CommandResult set_peer_access(uint64_t peer, uint64_t flags, bool enable); // CTX_ENABLE/DISABLE_PEER_ACCESS
     // dispatch_memory.cpp
     CommandResult copy_host(GuestCommand&); // MEMCPY_HTOD, MEMCPY_DTOH
     CommandResult copy_sg(GuestCommand&); // MEMCPY_HTOD_SG, MEMCPY_DTOH_SG
-    CommandResult sg_device_walk(GuestCommand&, bool htod, BackendStream s);
+    CommandResult sg_device_walk(const GuestCommand&, const vgpu_args_memcpy_sg& a, bool htod, BackendStream s);
     // Copies the guest's list of `count` vgpu_sg_entry (count already
     // bounded by VGPU_MAX_SG_ENTRIES) at list_gpa into sg_list_, each entry
     // read once; false if the list is not in guest RAM.
@@ -225,7 +231,6 @@ private:
     // Destroys, through the backend, the texture and surface objects ctx made.
     void free_sampled_objects_of(uint64_t ctx);
     // dispatch_blas.cpp
-    CommandResult blas_set(GuestCommand&); // SET_STREAM, SET_MATH_MODE, SET_WORKSPACE
     struct BlasEntry {
         BackendBlas library;
         BackendStream stream; // the handle's, for reading GEMM_POINTERS' arrays in order
@@ -240,7 +245,9 @@ private:
     const char* blas_operands_ok(const BlasPlan& plan); // nullptr, or why not
     void destroy_blas_of(uint64_t ctx);
     // dispatch_rand.cpp
-    CommandResult rand_set(GuestCommand&); // SET_STREAM, SET_SEED, SET_OFFSET, SET_ORDERING, SET_DIMENSIONS
+    // SET_STREAM, SET_SEED, SET_OFFSET, SET_ORDERING, SET_DIMENSIONS: op's value (or stream) for a generator.
+    CommandResult rand_set(uint16_t op, uint64_t generator, uint64_t v);
+    CommandResult rand_set_value(const GuestCommand&); // the four whose rows are vgpu_args_handle_value
     struct RandEntry {
         BackendRand gen;
         uint32_t type; // curandRngType_t: its family decides what each call may do

@@ -48,7 +48,7 @@ CommandResult CommandDispatch::op_ARRAY_CREATE(GuestCommand& c) {
 }
 
 CommandResult CommandDispatch::op_ARRAY_DESTROY(GuestCommand& c) {
-    const auto entry = arrays_.erase(c.desc.arg[0], ctx_);
+    const auto entry = arrays_.erase(args_of<VGPU_OP_ARRAY_DESTROY>(c).handle, ctx_);
     if (!entry) return fail(VGPU_ERROR_INVALID_HANDLE, "array handle");
     // Texture and surface objects on it stay, as in CUDA: a kernel that
     // samples one then reads what the driver freed in this VM's context.
@@ -57,7 +57,7 @@ CommandResult CommandDispatch::op_ARRAY_DESTROY(GuestCommand& c) {
 }
 
 CommandResult CommandDispatch::op_ARRAY_GET_DESCRIPTOR(GuestCommand& c) {
-    const ArrayEntry* a = arrays_.find(c.desc.arg[0], ctx_);
+    const ArrayEntry* a = arrays_.find(args_of<VGPU_OP_ARRAY_GET_DESCRIPTOR>(c).handle, ctx_);
     if (!a) return fail(VGPU_ERROR_INVALID_HANDLE, "array handle");
     const vgpu_array_desc d = a->shape.desc();
     c.payload.fill(0);
@@ -128,10 +128,10 @@ uint32_t CommandDispatch::copy_side(const vgpu_copy_side& in, const vgpu_copy3d&
     return VGPU_SUCCESS;
 }
 
-// arg0 stream; payload vgpu_copy3d.
+// On a stream; payload vgpu_copy3d.
 CommandResult CommandDispatch::op_MEMCPY_3D(GuestCommand& c) {
     BackendStream s;
-    if (!stream_of(c.desc.arg[0], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    if (!stream_of(args_of<VGPU_OP_MEMCPY_3D>(c).stream, &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     if (c.desc.payload_len != sizeof(vgpu_copy3d)) return fail(VGPU_ERROR_INVALID_VALUE, "copy descriptor size");
     vgpu_copy3d in;
     std::memcpy(&in, c.payload.data(), sizeof in);

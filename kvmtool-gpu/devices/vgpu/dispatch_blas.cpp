@@ -50,34 +50,41 @@ CommandResult CommandDispatch::op_BLAS_CREATE(GuestCommand&) {
 }
 
 CommandResult CommandDispatch::op_BLAS_DESTROY(GuestCommand& c) {
-    const auto e = blas_.erase(c.desc.arg[0], ctx_);
+    const auto e = blas_.erase(args_of<VGPU_OP_BLAS_DESTROY>(c).handle, ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuBLAS handle");
     allocs_.uncharge(kBlasHandleCharge);
     return done(backend_result(backend().blas()->destroy(e->library)));
 }
 
-CommandResult CommandDispatch::blas_set(GuestCommand& c) {
-    BlasEntry* e = blas_.find(c.desc.arg[0], ctx_);
+// A handle exists only where the backend has the library (BLAS_CREATE).
+CommandResult CommandDispatch::op_BLAS_SET_STREAM(GuestCommand& c) {
+    const auto [handle, stream] = args_of<VGPU_OP_BLAS_SET_STREAM>(c);
+    BlasEntry* e = blas_.find(handle, ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuBLAS handle");
-    BlasLibrary& lib = *backend().blas();
-    switch (c.desc.opcode) {
-    case VGPU_OP_BLAS_SET_STREAM: {
-        BackendStream s;
-        if (!stream_of(c.desc.arg[1], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
-        const Status st = backend_result(lib.set_stream(e->library, s));
-        if (st == VGPU_SUCCESS) e->stream = s;
-        return done(st);
-    }
-    case VGPU_OP_BLAS_SET_MATH_MODE:
-        if (!math_mode_ok(c.desc.arg[1])) return fail(VGPU_ERROR_INVALID_VALUE, "cublasMath_t");
-        return done(backend_result(lib.set_math_mode(e->library, static_cast<uint32_t>(c.desc.arg[1]))));
-    default: { // SET_WORKSPACE: memory the library writes, so one of the VM's allocations
-        const uint64_t dptr = c.desc.arg[1], bytes = c.desc.arg[2];
-        if ((dptr != 0 || bytes != 0) && !allocs_.in_allocation(dptr, bytes))
-            return fail(VGPU_ERROR_INVALID_VALUE, "cuBLAS workspace not inside one allocation of this VM");
-        return done(backend_result(lib.set_workspace(e->library, dptr, bytes)));
-    }
-    }
+    BackendStream s;
+    if (!stream_of(stream, &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    const Status st = backend_result(backend().blas()->set_stream(e->library, s));
+    if (st == VGPU_SUCCESS) e->stream = s;
+    return done(st);
+}
+
+CommandResult CommandDispatch::op_BLAS_SET_MATH_MODE(GuestCommand& c) {
+    const auto [handle, mode] = args_of<VGPU_OP_BLAS_SET_MATH_MODE>(c);
+    const BlasEntry* e = blas_.find(handle, ctx_);
+    if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuBLAS handle");
+    if (!math_mode_ok(mode)) return fail(VGPU_ERROR_INVALID_VALUE, "cublasMath_t");
+    return done(backend_result(backend().blas()->set_math_mode(e->library, static_cast<uint32_t>(mode))));
+}
+
+// Memory the library writes, so one of the VM's allocations (dptr and
+// bytes 0: the library's default).
+CommandResult CommandDispatch::op_BLAS_SET_WORKSPACE(GuestCommand& c) {
+    const auto [handle, dptr, bytes] = args_of<VGPU_OP_BLAS_SET_WORKSPACE>(c);
+    const BlasEntry* e = blas_.find(handle, ctx_);
+    if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuBLAS handle");
+    if ((dptr != 0 || bytes != 0) && !allocs_.in_allocation(dptr, bytes))
+        return fail(VGPU_ERROR_INVALID_VALUE, "cuBLAS workspace not inside one allocation of this VM");
+    return done(backend_result(backend().blas()->set_workspace(e->library, dptr, bytes)));
 }
 
 CommandResult CommandDispatch::op_BLAS_GET_VERSION(GuestCommand&) {
@@ -204,9 +211,5 @@ void CommandDispatch::destroy_blas_of(uint64_t ctx) {
         if (BlasLibrary* lib = backend().blas()) lib->destroy(e.library);
     });
 }
-
-CommandResult CommandDispatch::op_BLAS_SET_STREAM(GuestCommand& c) { return blas_set(c); }
-CommandResult CommandDispatch::op_BLAS_SET_MATH_MODE(GuestCommand& c) { return blas_set(c); }
-CommandResult CommandDispatch::op_BLAS_SET_WORKSPACE(GuestCommand& c) { return blas_set(c); }
 
 } // namespace kvmgpu::vgpu

@@ -78,19 +78,19 @@ void CommandDispatch::free_objects_of(uint64_t ctx, bool drain) {
     if (device != back) devices_.select(back);
 }
 
-// arg0 flags, arg1 device. The new context is current, as cuCtxCreate makes it.
+// The new context is current, as cuCtxCreate makes it.
 CommandResult CommandDispatch::op_CTX_CREATE(GuestCommand& c) {
-    if (!context_flags_ok(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_VALUE, "unknown context flags");
-    if (!device_exists(c.desc.arg[1])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
-    auto h = contexts_.insert(
-        ContextEntry{static_cast<uint32_t>(c.desc.arg[1]), static_cast<uint32_t>(c.desc.arg[0]), false});
+    const auto [flags, device] = args_of<VGPU_OP_CTX_CREATE>(c);
+    if (!context_flags_ok(flags)) return fail(VGPU_ERROR_INVALID_VALUE, "unknown context flags");
+    if (!device_exists(device)) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
+    auto h = contexts_.insert(ContextEntry{static_cast<uint32_t>(device), static_cast<uint32_t>(flags), false});
     if (!h) return fail(VGPU_ERROR_OUT_OF_MEMORY, "context table full");
     make_current(*h);
     return done(VGPU_SUCCESS, *h);
 }
 
 CommandResult CommandDispatch::op_CTX_DESTROY(GuestCommand& c) {
-    const uint64_t h = c.desc.arg[0];
+    const uint64_t h = args_of<VGPU_OP_CTX_DESTROY>(c).handle;
     const ContextEntry* e = contexts_.find(h);
     if (!e) return fail(VGPU_ERROR_INVALID_CONTEXT, "context handle");
     if (e->primary) return fail(VGPU_ERROR_INVALID_CONTEXT, "a primary context is released, not destroyed");
@@ -102,15 +102,16 @@ CommandResult CommandDispatch::op_CTX_DESTROY(GuestCommand& c) {
 }
 
 CommandResult CommandDispatch::op_CTX_SET_CURRENT(GuestCommand& c) {
-    const uint64_t h = c.desc.arg[0];
+    const uint64_t h = args_of<VGPU_OP_CTX_SET_CURRENT>(c).handle;
     if (h != 0 && !contexts_.find(h)) return fail(VGPU_ERROR_INVALID_CONTEXT, "context handle");
     make_current(h);
     return done(VGPU_SUCCESS);
 }
 
 CommandResult CommandDispatch::op_PRIMARY_CTX_RETAIN(GuestCommand& c) {
-    if (!device_exists(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
-    const auto device = static_cast<uint32_t>(c.desc.arg[0]);
+    const uint64_t ordinal = args_of<VGPU_OP_PRIMARY_CTX_RETAIN>(c).device;
+    if (!device_exists(ordinal)) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
+    const auto device = static_cast<uint32_t>(ordinal);
     const uint64_t h = primary_context(device);
     if (h == 0) return fail(VGPU_ERROR_OUT_OF_MEMORY, "context table full");
     PrimaryContext& p = primaries_[device];
@@ -121,8 +122,9 @@ CommandResult CommandDispatch::op_PRIMARY_CTX_RETAIN(GuestCommand& c) {
 // The last release frees what was made in it, as the driver's does.
 // result0: the retains left.
 CommandResult CommandDispatch::op_PRIMARY_CTX_RELEASE(GuestCommand& c) {
-    if (!device_exists(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
-    const auto device = static_cast<uint32_t>(c.desc.arg[0]);
+    const uint64_t ordinal = args_of<VGPU_OP_PRIMARY_CTX_RELEASE>(c).device;
+    if (!device_exists(ordinal)) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
+    const auto device = static_cast<uint32_t>(ordinal);
     if (primaries_.size() <= device || primaries_[device].retains == 0)
         return fail(VGPU_ERROR_INVALID_CONTEXT, "primary context not retained");
     PrimaryContext& p = primaries_[device];
@@ -134,50 +136,51 @@ CommandResult CommandDispatch::op_PRIMARY_CTX_RELEASE(GuestCommand& c) {
 }
 
 CommandResult CommandDispatch::op_PRIMARY_CTX_STATE(GuestCommand& c) {
-    if (!device_exists(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
-    const auto device = static_cast<uint32_t>(c.desc.arg[0]);
+    const uint64_t ordinal = args_of<VGPU_OP_PRIMARY_CTX_STATE>(c).device;
+    if (!device_exists(ordinal)) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
+    const auto device = static_cast<uint32_t>(ordinal);
     if (primaries_.size() <= device) return done(VGPU_SUCCESS, 0, 0);
     return done(VGPU_SUCCESS, primaries_[device].flags, primaries_[device].retains > 0);
 }
 
 CommandResult CommandDispatch::op_PRIMARY_CTX_SET_FLAGS(GuestCommand& c) {
-    if (!device_exists(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
-    if (!context_flags_ok(c.desc.arg[1])) return fail(VGPU_ERROR_INVALID_VALUE, "unknown context flags");
-    const auto device = static_cast<uint32_t>(c.desc.arg[0]);
+    const auto [ordinal, flags] = args_of<VGPU_OP_PRIMARY_CTX_SET_FLAGS>(c);
+    if (!device_exists(ordinal)) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
+    if (!context_flags_ok(flags)) return fail(VGPU_ERROR_INVALID_VALUE, "unknown context flags");
+    const auto device = static_cast<uint32_t>(ordinal);
     if (primary_context(device) == 0) return fail(VGPU_ERROR_OUT_OF_MEMORY, "context table full");
-    primaries_[device].flags = static_cast<uint32_t>(c.desc.arg[1]);
+    primaries_[device].flags = static_cast<uint32_t>(flags);
     return done(VGPU_SUCCESS);
 }
 
 // Frees what was made in it; retains and currency stay, as with the driver.
 CommandResult CommandDispatch::op_PRIMARY_CTX_RESET(GuestCommand& c) {
-    if (!device_exists(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
-    const auto device = static_cast<uint32_t>(c.desc.arg[0]);
+    const uint64_t ordinal = args_of<VGPU_OP_PRIMARY_CTX_RESET>(c).device;
+    if (!device_exists(ordinal)) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
+    const auto device = static_cast<uint32_t>(ordinal);
     if (primaries_.size() <= device || primaries_[device].handle == 0) return done(VGPU_SUCCESS);
     free_objects_of(primaries_[device].handle);
     primaries_[device].flags = 0;
     return done(VGPU_SUCCESS);
 }
 
-// arg0 device, arg1 peer device -> result0 1 if device can map peer's memory.
+// -> result0 1 if device can map peer's memory.
 CommandResult CommandDispatch::op_DEVICE_CAN_ACCESS_PEER(GuestCommand& c) {
-    if (!device_exists(c.desc.arg[0]) || !device_exists(c.desc.arg[1]))
-        return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
+    const auto [device, peer] = args_of<VGPU_OP_DEVICE_CAN_ACCESS_PEER>(c);
+    if (!device_exists(device) || !device_exists(peer)) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
     int can = 0;
-    const Status s = backend_result(
-        devices_.can_access_peer(static_cast<int>(c.desc.arg[0]), static_cast<int>(c.desc.arg[1]), &can));
+    const Status s =
+        backend_result(devices_.can_access_peer(static_cast<int>(device), static_cast<int>(peer), &can));
     return done(s, can != 0);
 }
 
-// ENABLE: arg0 peer context, arg1 flags (0); DISABLE: arg0 peer context.
-// From the current context's device to the peer's; the pairs enabled are
-// kept here, so every backend answers ALREADY_ENABLED / NOT_ENABLED alike.
-CommandResult CommandDispatch::set_peer_access(GuestCommand& c) {
-    const bool enable = c.desc.opcode == VGPU_OP_CTX_ENABLE_PEER_ACCESS;
-    const uint64_t peer = c.desc.arg[0];
+// From the current context's device to the peer context's; the pairs
+// enabled are kept here, so every backend answers ALREADY_ENABLED /
+// NOT_ENABLED alike. ENABLE's flags must be 0.
+CommandResult CommandDispatch::set_peer_access(uint64_t peer, uint64_t flags, bool enable) {
     const ContextEntry* p = contexts_.find(peer);
     if (!p) return fail(VGPU_ERROR_INVALID_CONTEXT, "peer context handle");
-    if (enable && c.desc.arg[1] != 0) return fail(VGPU_ERROR_INVALID_VALUE, "peer access flags must be 0");
+    if (flags != 0) return fail(VGPU_ERROR_INVALID_VALUE, "peer access flags must be 0");
     const auto pair = std::make_pair(ctx_, peer);
     if (enable && peer_access_.count(pair)) return fail(VGPU_ERROR_PEER_ACCESS_ALREADY_ENABLED, "already enabled");
     if (!enable && !peer_access_.count(pair)) return fail(VGPU_ERROR_PEER_ACCESS_NOT_ENABLED, "not enabled");
@@ -188,7 +191,12 @@ CommandResult CommandDispatch::set_peer_access(GuestCommand& c) {
     return done(VGPU_SUCCESS);
 }
 
-CommandResult CommandDispatch::op_CTX_ENABLE_PEER_ACCESS(GuestCommand& c) { return set_peer_access(c); }
-CommandResult CommandDispatch::op_CTX_DISABLE_PEER_ACCESS(GuestCommand& c) { return set_peer_access(c); }
+CommandResult CommandDispatch::op_CTX_ENABLE_PEER_ACCESS(GuestCommand& c) {
+    const auto [peer, flags] = args_of<VGPU_OP_CTX_ENABLE_PEER_ACCESS>(c);
+    return set_peer_access(peer, flags, true);
+}
+CommandResult CommandDispatch::op_CTX_DISABLE_PEER_ACCESS(GuestCommand& c) {
+    return set_peer_access(args_of<VGPU_OP_CTX_DISABLE_PEER_ACCESS>(c).handle, 0, false);
+}
 
 } // namespace kvmgpu::vgpu

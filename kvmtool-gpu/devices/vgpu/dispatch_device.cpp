@@ -23,16 +23,17 @@ CommandResult CommandDispatch::op_DEVICE_GET_COUNT(GuestCommand&) {
 }
 
 CommandResult CommandDispatch::op_DEVICE_GET_ATTRIBUTE(GuestCommand& c) {
-    if (c.desc.arg[0] > INT_MAX) return fail(VGPU_ERROR_INVALID_VALUE, "attribute out of range");
-    if (!device_exists(c.desc.arg[1])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
+    const auto [attribute, device] = args_of<VGPU_OP_DEVICE_GET_ATTRIBUTE>(c);
+    if (attribute > INT_MAX) return fail(VGPU_ERROR_INVALID_VALUE, "attribute out of range");
+    if (!device_exists(device)) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
     // Managed memory is the guest library's emulation, which needs device
     // memory at guest RAM addresses (docs/managed-memory.md): offered where
     // the backend can place it there.
     constexpr uint64_t kManagedMemory = 83; // CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY
-    if (c.desc.arg[0] == kManagedMemory) return done(VGPU_SUCCESS, managed_memory_placeable());
+    if (attribute == kManagedMemory) return done(VGPU_SUCCESS, managed_memory_placeable());
     int v = 0;
-    const Status s = backend_result(
-        devices_.at(static_cast<int>(c.desc.arg[1])).device_attribute(static_cast<int>(c.desc.arg[0]), &v));
+    const Status s =
+        backend_result(devices_.at(static_cast<int>(device)).device_attribute(static_cast<int>(attribute), &v));
     return done(s, static_cast<uint64_t>(static_cast<int64_t>(v)));
 }
 
@@ -52,9 +53,10 @@ bool CommandDispatch::managed_memory_placeable() {
 }
 
 CommandResult CommandDispatch::op_DEVICE_GET_NAME(GuestCommand& c) {
-    if (!device_exists(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
+    const uint64_t device = args_of<VGPU_OP_DEVICE_GET_NAME>(c).device;
+    if (!device_exists(device)) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
     char name[256] = {};
-    const Status s = backend_result(devices_.at(static_cast<int>(c.desc.arg[0])).device_name(name, sizeof name - 1));
+    const Status s = backend_result(devices_.at(static_cast<int>(device)).device_name(name, sizeof name - 1));
     if (s != VGPU_SUCCESS) return done(s);
     const size_t len = strnlen(name, VGPU_PAYLOAD_BYTES - 1);
     c.payload.fill(0);
@@ -65,9 +67,10 @@ CommandResult CommandDispatch::op_DEVICE_GET_NAME(GuestCommand& c) {
 }
 
 CommandResult CommandDispatch::op_DEVICE_TOTAL_MEM(GuestCommand& c) {
-    if (!device_exists(c.desc.arg[0])) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
+    const uint64_t device = args_of<VGPU_OP_DEVICE_TOTAL_MEM>(c).device;
+    if (!device_exists(device)) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
     uint64_t total = 0;
-    const Status s = backend_result(devices_.at(static_cast<int>(c.desc.arg[0])).device_total_mem(&total));
+    const Status s = backend_result(devices_.at(static_cast<int>(device)).device_total_mem(&total));
     return done(s, total); // the GPU's, as the driver says; cuMemGetInfo gives this VM's share
 }
 
@@ -76,53 +79,58 @@ CommandResult CommandDispatch::op_CTX_SYNCHRONIZE(GuestCommand&) {
 }
 
 CommandResult CommandDispatch::op_STREAM_CREATE(GuestCommand& c) {
-    if (c.desc.arg[0] & ~kStreamFlagsAllowed) return fail(VGPU_ERROR_INVALID_VALUE, "unknown stream flags");
+    const uint64_t flags = args_of<VGPU_OP_STREAM_CREATE>(c).flags;
+    if (flags & ~kStreamFlagsAllowed) return fail(VGPU_ERROR_INVALID_VALUE, "unknown stream flags");
     if (streams_.size() >= streams_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "stream table full");
     BackendStream s = 0;
-    const Status st = backend_result(backend().stream_create(static_cast<uint32_t>(c.desc.arg[0]), &s));
+    const Status st = backend_result(backend().stream_create(static_cast<uint32_t>(flags), &s));
     if (st != VGPU_SUCCESS) return done(st);
     return done(VGPU_SUCCESS, *streams_.insert(s, ctx_)); // capacity checked above
 }
 
 CommandResult CommandDispatch::op_STREAM_SYNCHRONIZE(GuestCommand& c) {
     BackendStream s;
-    if (!stream_of(c.desc.arg[0], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    if (!stream_of(args_of<VGPU_OP_STREAM_SYNCHRONIZE>(c).handle, &s))
+        return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     return done(backend_result(backend().stream_synchronize(s)));
 }
 
 CommandResult CommandDispatch::op_STREAM_DESTROY(GuestCommand& c) {
     // Stream 0 is the default stream: it cannot be destroyed.
-    auto s = streams_.erase(c.desc.arg[0], ctx_);
+    auto s = streams_.erase(args_of<VGPU_OP_STREAM_DESTROY>(c).handle, ctx_);
     if (!s) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     return done(backend_result(backend().stream_destroy(*s)));
 }
 
 CommandResult CommandDispatch::op_EVENT_CREATE(GuestCommand& c) {
-    if (c.desc.arg[0] & ~kEventFlagsAllowed) return fail(VGPU_ERROR_INVALID_VALUE, "unknown event flags");
+    const uint64_t flags = args_of<VGPU_OP_EVENT_CREATE>(c).flags;
+    if (flags & ~kEventFlagsAllowed) return fail(VGPU_ERROR_INVALID_VALUE, "unknown event flags");
     if (events_.size() >= events_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "event table full");
     BackendEvent e = 0;
-    const Status st = backend_result(backend().event_create(static_cast<uint32_t>(c.desc.arg[0]), &e));
+    const Status st = backend_result(backend().event_create(static_cast<uint32_t>(flags), &e));
     if (st != VGPU_SUCCESS) return done(st);
     return done(VGPU_SUCCESS, *events_.insert(e, ctx_));
 }
 
 CommandResult CommandDispatch::op_EVENT_RECORD(GuestCommand& c) {
-    const BackendEvent* e = events_.find(c.desc.arg[0], ctx_);
+    const auto [event, stream] = args_of<VGPU_OP_EVENT_RECORD>(c);
+    const BackendEvent* e = events_.find(event, ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
     BackendStream s;
-    if (!stream_of(c.desc.arg[1], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    if (!stream_of(stream, &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     return done(backend_result(backend().event_record(*e, s)));
 }
 
 CommandResult CommandDispatch::op_EVENT_SYNCHRONIZE(GuestCommand& c) {
-    const BackendEvent* e = events_.find(c.desc.arg[0], ctx_);
+    const BackendEvent* e = events_.find(args_of<VGPU_OP_EVENT_SYNCHRONIZE>(c).handle, ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
     return done(backend_result(backend().event_synchronize(*e)));
 }
 
 CommandResult CommandDispatch::op_EVENT_ELAPSED_TIME(GuestCommand& c) {
-    const BackendEvent* start = events_.find(c.desc.arg[0], ctx_);
-    const BackendEvent* end = events_.find(c.desc.arg[1], ctx_);
+    const auto [first, second] = args_of<VGPU_OP_EVENT_ELAPSED_TIME>(c);
+    const BackendEvent* start = events_.find(first, ctx_);
+    const BackendEvent* end = events_.find(second, ctx_);
     if (!start || !end) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
     float ms = 0;
     const Status s = backend_result(backend().event_elapsed_ms(*start, *end, &ms));
@@ -132,7 +140,7 @@ CommandResult CommandDispatch::op_EVENT_ELAPSED_TIME(GuestCommand& c) {
 }
 
 CommandResult CommandDispatch::op_EVENT_DESTROY(GuestCommand& c) {
-    auto e = events_.erase(c.desc.arg[0], ctx_);
+    auto e = events_.erase(args_of<VGPU_OP_EVENT_DESTROY>(c).handle, ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
     return done(backend_result(backend().event_destroy(*e)));
 }
@@ -147,23 +155,24 @@ CommandResult CommandDispatch::query_result(Status s) {
 
 CommandResult CommandDispatch::op_STREAM_QUERY(GuestCommand& c) {
     BackendStream s;
-    if (!stream_of(c.desc.arg[0], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    if (!stream_of(args_of<VGPU_OP_STREAM_QUERY>(c).handle, &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     return query_result(backend_result(backend().stream_query(s)));
 }
 
 CommandResult CommandDispatch::op_EVENT_QUERY(GuestCommand& c) {
-    const BackendEvent* e = events_.find(c.desc.arg[0], ctx_);
+    const BackendEvent* e = events_.find(args_of<VGPU_OP_EVENT_QUERY>(c).handle, ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
     return query_result(backend_result(backend().event_query(*e)));
 }
 
-// arg2: cuStreamWaitEvent's flags; only CU_EVENT_WAIT_DEFAULT (0) exists.
+// flags: cuStreamWaitEvent's; only CU_EVENT_WAIT_DEFAULT (0) exists.
 CommandResult CommandDispatch::op_STREAM_WAIT_EVENT(GuestCommand& c) {
+    const auto [stream, event, flags] = args_of<VGPU_OP_STREAM_WAIT_EVENT>(c);
     BackendStream s;
-    if (!stream_of(c.desc.arg[0], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
-    const BackendEvent* e = events_.find(c.desc.arg[1], ctx_);
+    if (!stream_of(stream, &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    const BackendEvent* e = events_.find(event, ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
-    if (c.desc.arg[2] != 0) return fail(VGPU_ERROR_INVALID_VALUE, "unknown wait flags");
+    if (flags != 0) return fail(VGPU_ERROR_INVALID_VALUE, "unknown wait flags");
     return done(backend_result(backend().stream_wait_event(s, *e)));
 }
 

@@ -62,7 +62,7 @@ CommandResult CommandDispatch::fft_add_plan(const FftShape& shape, bool auto_all
     return done(VGPU_SUCCESS, *vm, work);
 }
 
-// arg1: the work area; [dptr, + the plan's work bytes) inside one of the
+// The work area, [dptr, + the plan's work bytes), inside one of the
 // VM's allocations (the library writes it). The program may free it later:
 // each exec checks it again.
 CommandResult CommandDispatch::op_FFT_SET_WORK_AREA(GuestCommand& c) {
@@ -92,7 +92,7 @@ CommandResult CommandDispatch::op_FFT_SET_STREAM(GuestCommand& c) {
     return done(backend_result(backend().fft()->set_stream(e->plan, s)));
 }
 
-// arg1 input, arg2 output, arg3 the exec's type, arg4 direction.
+// type: the exec's (the plan's cufftType); direction for C2C and Z2Z.
 CommandResult CommandDispatch::op_FFT_EXEC(GuestCommand& c) {
     const auto a = args_of<VGPU_OP_FFT_EXEC>(c);
     const FftEntry* e = fft_.find(a.plan, ctx_);

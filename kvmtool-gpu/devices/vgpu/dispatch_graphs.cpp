@@ -46,25 +46,27 @@ void CommandDispatch::forget_graph(const GraphEntry& g) {
     graph_node_count_ -= std::min(graph_node_count_, g.nodes);
 }
 
-// arg0 stream (one the guest created), arg1 CUstreamCaptureMode.
+// A stream the guest created, a CUstreamCaptureMode.
 CommandResult CommandDispatch::op_STREAM_BEGIN_CAPTURE(GuestCommand& c) {
     GraphBackend* gb = graph_backend();
     if (!gb) return fail(VGPU_ERROR_NOT_SUPPORTED, "this backend has no CUDA graphs");
+    const auto [stream, mode] = args_of<VGPU_OP_STREAM_BEGIN_CAPTURE>(c);
     BackendStream s;
-    if (c.desc.arg[0] == 0) return fail(VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED, "the default stream cannot capture");
-    if (!stream_of(c.desc.arg[0], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
-    if (c.desc.arg[1] >= kCaptureModes) return fail(VGPU_ERROR_INVALID_VALUE, "capture mode");
-    const Status st = backend_result(gb->begin_capture(s, static_cast<uint32_t>(c.desc.arg[1])));
+    if (stream == 0) return fail(VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED, "the default stream cannot capture");
+    if (!stream_of(stream, &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    if (mode >= kCaptureModes) return fail(VGPU_ERROR_INVALID_VALUE, "capture mode");
+    const Status st = backend_result(gb->begin_capture(s, static_cast<uint32_t>(mode)));
     if (st == VGPU_SUCCESS && open_captures_++ == 0) captured_ops_ = 0;
     return done(st);
 }
 
-// arg0 stream -> result0 the captured graph.
+// The stream -> result0 the captured graph.
 CommandResult CommandDispatch::op_STREAM_END_CAPTURE(GuestCommand& c) {
     GraphBackend* gb = graph_backend();
     if (!gb) return fail(VGPU_ERROR_NOT_SUPPORTED, "this backend has no CUDA graphs");
+    const uint64_t stream = args_of<VGPU_OP_STREAM_END_CAPTURE>(c).handle;
     BackendStream s;
-    if (c.desc.arg[0] == 0 || !stream_of(c.desc.arg[0], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    if (stream == 0 || !stream_of(stream, &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     if (graphs_.size() >= graphs_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "graph table full");
     BackendGraph g = 0;
     const Status st = backend_result(gb->end_capture(s, &g));
@@ -82,11 +84,11 @@ CommandResult CommandDispatch::op_STREAM_END_CAPTURE(GuestCommand& c) {
     return done(VGPU_SUCCESS, *graphs_.insert(GraphEntry{g, nodes.size(), {}}, ctx_));
 }
 
-// arg0 stream -> result0 CUstreamCaptureStatus, result1 the capture's id.
+// The stream -> result0 CUstreamCaptureStatus, result1 the capture's id.
 CommandResult CommandDispatch::op_STREAM_CAPTURE_INFO(GuestCommand& c) {
     GraphBackend* gb = graph_backend();
     BackendStream s;
-    if (!stream_of(c.desc.arg[0], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    if (!stream_of(args_of<VGPU_OP_STREAM_CAPTURE_INFO>(c).handle, &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     if (!gb) return done(VGPU_SUCCESS, kCaptureNone, 0); // nothing captures here
     uint32_t status = kCaptureNone;
     uint64_t id = 0;
@@ -97,7 +99,7 @@ CommandResult CommandDispatch::op_STREAM_CAPTURE_INFO(GuestCommand& c) {
 CommandResult CommandDispatch::op_GRAPH_CREATE(GuestCommand& c) {
     GraphBackend* gb = graph_backend();
     if (!gb) return fail(VGPU_ERROR_NOT_SUPPORTED, "this backend has no CUDA graphs");
-    if (c.desc.arg[0] != 0) return fail(VGPU_ERROR_INVALID_VALUE, "graph flags");
+    if (args_of<VGPU_OP_GRAPH_CREATE>(c).flags != 0) return fail(VGPU_ERROR_INVALID_VALUE, "graph flags");
     if (graphs_.size() >= graphs_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "graph table full");
     BackendGraph g = 0;
     const Status st = backend_result(gb->graph_create(&g));
@@ -106,7 +108,7 @@ CommandResult CommandDispatch::op_GRAPH_CREATE(GuestCommand& c) {
 }
 
 CommandResult CommandDispatch::op_GRAPH_DESTROY(GuestCommand& c) {
-    auto g = graphs_.erase(c.desc.arg[0], ctx_);
+    auto g = graphs_.erase(args_of<VGPU_OP_GRAPH_DESTROY>(c).handle, ctx_);
     if (!g) return fail(VGPU_ERROR_INVALID_HANDLE, "graph handle");
     forget_graph(*g);
     return done(backend_result(graph_backend()->graph_destroy(g->graph)));
@@ -126,7 +128,7 @@ CommandResult CommandDispatch::add_graph_node(uint64_t graph, const GraphNodeSpe
 }
 
 CommandResult CommandDispatch::op_GRAPH_ADD_EMPTY_NODE(GuestCommand& c) {
-    return add_graph_node(c.desc.arg[0], GraphNodeSpec{});
+    return add_graph_node(args_of<VGPU_OP_GRAPH_ADD_EMPTY_NODE>(c).handle, GraphNodeSpec{});
 }
 
 CommandDispatch::KernelNode CommandDispatch::kernel_node(const GuestCommand& c) {
@@ -136,7 +138,9 @@ CommandDispatch::KernelNode CommandDispatch::kernel_node(const GuestCommand& c) 
         k.status = l.status, k.why = l.why;
         return k;
     }
-    std::memcpy(&k.target, &c.desc.arg[1], sizeof k.target);
+    k.target = args_of<VGPU_OP_GRAPH_ADD_KERNEL_NODE, VGPU_OP_GRAPH_KERNEL_NODE_SET_PARAMS,
+                       VGPU_OP_GRAPH_EXEC_KERNEL_NODE_SET_PARAMS>(c)
+                   .stream; // the graph, or the node
     if (c.desc.payload_len < 8) {
         k.status = VGPU_ERROR_INVALID_VALUE, k.why = "kernel node payload without its exec field";
         return k;
@@ -179,12 +183,13 @@ CommandResult CommandDispatch::set_kernel_node_params(GuestCommand& c) {
     return done(backend_result(graph_backend()->set_kernel_params(exec ? exec->exec : 0, node->node, k.spec)));
 }
 
-// arg0 graph, arg1 direction (a MEMCPY opcode), arg2 dst, arg3 src, arg4 bytes.
+// direction: a MEMCPY opcode (HTOD, DTOH, DTOD).
 CommandResult CommandDispatch::op_GRAPH_ADD_MEMCPY_NODE(GuestCommand& c) {
+    const auto a = args_of<VGPU_OP_GRAPH_ADD_MEMCPY_NODE>(c);
     GraphNodeSpec spec;
     spec.kind = GraphNodeSpec::Kind::Memcpy;
-    spec.dst = c.desc.arg[2], spec.src = c.desc.arg[3], spec.bytes = c.desc.arg[4];
-    const uint64_t dir = c.desc.arg[1];
+    spec.dst = a.dst, spec.src = a.src, spec.bytes = a.bytes;
+    const uint64_t dir = a.direction;
     if (dir != VGPU_OP_MEMCPY_HTOD && dir != VGPU_OP_MEMCPY_DTOH && dir != VGPU_OP_MEMCPY_DTOD)
         return fail(VGPU_ERROR_INVALID_VALUE, "memcpy node direction");
     spec.direction = static_cast<uint16_t>(dir);
@@ -200,15 +205,15 @@ CommandResult CommandDispatch::op_GRAPH_ADD_MEMCPY_NODE(GuestCommand& c) {
         if (const Status s = backend_result(devices_.prepare_guest_ram(spec.host, spec.bytes)); s != VGPU_SUCCESS)
             return done(s);
     }
-    return add_graph_node(c.desc.arg[0], spec);
+    return add_graph_node(a.graph, spec);
 }
 
-// arg0 graph, arg1 dptr, arg2 value, arg3 element bytes, arg4 count.
 CommandResult CommandDispatch::op_GRAPH_ADD_MEMSET_NODE(GuestCommand& c) {
+    const auto a = args_of<VGPU_OP_GRAPH_ADD_MEMSET_NODE>(c);
     GraphNodeSpec spec;
     spec.kind = GraphNodeSpec::Kind::Memset;
-    spec.dst = c.desc.arg[1], spec.count = c.desc.arg[4];
-    const uint64_t value = c.desc.arg[2], element = c.desc.arg[3];
+    spec.dst = a.dptr, spec.count = a.count;
+    const uint64_t value = a.value, element = a.element_bytes;
     if (element != 1 && element != 2 && element != 4) return fail(VGPU_ERROR_INVALID_VALUE, "memset element size");
     if (value >> (8 * element)) return fail(VGPU_ERROR_INVALID_VALUE, "memset value too wide");
     if (spec.dst % element) return fail(VGPU_ERROR_INVALID_VALUE, "memset dptr not aligned to its element");
@@ -217,15 +222,15 @@ CommandResult CommandDispatch::op_GRAPH_ADD_MEMSET_NODE(GuestCommand& c) {
         return fail(VGPU_ERROR_INVALID_VALUE, "memset count empty or wraps");
     if (!allocs_.contains(spec.dst, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "device range not this VM's");
     spec.value = static_cast<uint32_t>(value), spec.element_bytes = static_cast<uint32_t>(element);
-    return add_graph_node(c.desc.arg[0], spec);
+    return add_graph_node(a.graph, spec);
 }
 
-// arg0 graph, arg1 pairs, arg2 1 to remove; payload = {from, to} pairs.
+// remove 1 to remove (else add); payload = {from, to} pairs.
 CommandResult CommandDispatch::op_GRAPH_DEPENDENCIES(GuestCommand& c) {
-    const uint64_t graph = c.desc.arg[0], pairs = c.desc.arg[1];
+    const auto [graph, pairs, remove] = args_of<VGPU_OP_GRAPH_DEPENDENCIES>(c);
     const GraphEntry* g = graphs_.find(graph, ctx_);
     if (!g) return fail(VGPU_ERROR_INVALID_HANDLE, "graph handle");
-    if (pairs == 0 || pairs > VGPU_GRAPH_EDGES_PER_CALL || pairs * 16 > c.desc.payload_len || c.desc.arg[2] > 1)
+    if (pairs == 0 || pairs > VGPU_GRAPH_EDGES_PER_CALL || pairs * 16 > c.desc.payload_len || remove > 1)
         return fail(VGPU_ERROR_INVALID_VALUE, "edge count or flag");
     for (uint64_t i = 0; i < pairs; ++i) {
         uint64_t ends[2];
@@ -235,15 +240,15 @@ CommandResult CommandDispatch::op_GRAPH_DEPENDENCIES(GuestCommand& c) {
         if (!from || !to || from->graph != graph || to->graph != graph)
             return fail(VGPU_ERROR_INVALID_VALUE, "edge node not this graph's");
         if (from == to) return fail(VGPU_ERROR_INVALID_VALUE, "edge from a node to itself");
-        const Status st = backend_result(graph_backend()->dependency(g->graph, from->node, to->node, c.desc.arg[2] == 1));
+        const Status st = backend_result(graph_backend()->dependency(g->graph, from->node, to->node, remove == 1));
         if (st != VGPU_SUCCESS) return done(st);
     }
     return done(VGPU_SUCCESS);
 }
 
-// arg0 graph, arg1 first -> result0 count; payload <- handles from first on.
+// -> result0 count; payload <- handles from first on.
 CommandResult CommandDispatch::op_GRAPH_GET_NODES(GuestCommand& c) {
-    const uint64_t graph = c.desc.arg[0], first = c.desc.arg[1];
+    const auto [graph, first] = args_of<VGPU_OP_GRAPH_GET_NODES>(c);
     GraphEntry* g = graphs_.find(graph, ctx_);
     if (!g) return fail(VGPU_ERROR_INVALID_HANDLE, "graph handle");
     std::vector<BackendGraphNode> nodes;
@@ -263,7 +268,7 @@ CommandResult CommandDispatch::op_GRAPH_GET_NODES(GuestCommand& c) {
 }
 
 CommandResult CommandDispatch::op_GRAPH_DESTROY_NODE(GuestCommand& c) {
-    const uint64_t handle = c.desc.arg[0];
+    const uint64_t handle = args_of<VGPU_OP_GRAPH_DESTROY_NODE>(c).handle;
     const GraphNodeEntry* node = graph_nodes_.find(handle, ctx_);
     if (!node) return fail(VGPU_ERROR_INVALID_HANDLE, "graph node handle");
     GraphEntry* g = graphs_.find(node->graph, ctx_);
@@ -278,17 +283,18 @@ CommandResult CommandDispatch::op_GRAPH_DESTROY_NODE(GuestCommand& c) {
     return done(VGPU_SUCCESS);
 }
 
-// arg0 graph, arg1 flags -> result0 graph exec. Flags, cuda.h's
+// A graph, flags -> result0 graph exec. Flags, cuda.h's
 // CUgraphInstantiate_flags: AUTO_FREE_ON_LAUNCH (1; PyTorch instantiates
 // every captured graph with it) frees a graph's own allocations before a
 // relaunch, and no graph here holds any (no memory-allocation nodes), so it
 // changes nothing; USE_NODE_PRIORITY (8) is a scheduling hint, dropped. UPLOAD
 // (2) and DEVICE_LAUNCH (4) are not offered.
 CommandResult CommandDispatch::op_GRAPH_INSTANTIATE(GuestCommand& c) {
-    const GraphEntry* g = graphs_.find(c.desc.arg[0], ctx_);
+    const auto [graph, flags] = args_of<VGPU_OP_GRAPH_INSTANTIATE>(c);
+    const GraphEntry* g = graphs_.find(graph, ctx_);
     if (!g) return fail(VGPU_ERROR_INVALID_HANDLE, "graph handle");
     constexpr uint64_t kAutoFreeOnLaunch = 1, kUseNodePriority = 8;
-    if (c.desc.arg[1] & ~(kAutoFreeOnLaunch | kUseNodePriority))
+    if (flags & ~(kAutoFreeOnLaunch | kUseNodePriority))
         return fail(VGPU_ERROR_INVALID_VALUE, "instantiate flags (upload and device launch not offered)");
     if (graph_execs_.size() >= graph_execs_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "graph exec table full");
     if (graph_node_count_ + g->nodes > opts_.max_graph_nodes)
@@ -301,29 +307,31 @@ CommandResult CommandDispatch::op_GRAPH_INSTANTIATE(GuestCommand& c) {
 }
 
 CommandResult CommandDispatch::op_GRAPH_EXEC_DESTROY(GuestCommand& c) {
-    auto e = graph_execs_.erase(c.desc.arg[0], ctx_);
+    auto e = graph_execs_.erase(args_of<VGPU_OP_GRAPH_EXEC_DESTROY>(c).handle, ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "graph exec handle");
     graph_node_count_ -= std::min(graph_node_count_, e->nodes);
     return done(backend_result(graph_backend()->exec_destroy(e->exec)));
 }
 
-// GRAPH_LAUNCH and GRAPH_UPLOAD: arg0 graph exec, arg1 stream.
+// GRAPH_LAUNCH and GRAPH_UPLOAD: a graph exec on a stream.
 CommandResult CommandDispatch::launch_graph(GuestCommand& c) {
-    const GraphExecEntry* e = graph_execs_.find(c.desc.arg[0], ctx_);
+    const auto [exec, stream] = args_of<VGPU_OP_GRAPH_LAUNCH, VGPU_OP_GRAPH_UPLOAD>(c);
+    const GraphExecEntry* e = graph_execs_.find(exec, ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "graph exec handle");
     BackendStream s;
-    if (!stream_of(c.desc.arg[1], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    if (!stream_of(stream, &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     const bool upload = c.desc.opcode == VGPU_OP_GRAPH_UPLOAD;
     Status st = backend_result(graph_backend()->launch(e->exec, s, upload));
     if (st == VGPU_SUCCESS && !is_async(c)) st = backend_result(backend().stream_synchronize(s));
     return done(st);
 }
 
-// arg0 graph exec, arg1 graph -> result0 CUgraphExecUpdateResult.
+// A graph exec, a graph -> result0 CUgraphExecUpdateResult.
 CommandResult CommandDispatch::op_GRAPH_EXEC_UPDATE(GuestCommand& c) {
-    GraphExecEntry* e = graph_execs_.find(c.desc.arg[0], ctx_);
+    const auto [exec, graph] = args_of<VGPU_OP_GRAPH_EXEC_UPDATE>(c);
+    GraphExecEntry* e = graph_execs_.find(exec, ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "graph exec handle");
-    const GraphEntry* g = graphs_.find(c.desc.arg[1], ctx_);
+    const GraphEntry* g = graphs_.find(graph, ctx_);
     if (!g) return fail(VGPU_ERROR_INVALID_HANDLE, "graph handle");
     uint32_t result = 0;
     const Status st = backend_result(graph_backend()->exec_update(e->exec, g->graph, &result));

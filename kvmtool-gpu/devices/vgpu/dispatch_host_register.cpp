@@ -24,11 +24,11 @@ constexpr uint64_t kRegisterFlags = 0x1 | 0x2 | 0x8; // PORTABLE, DEVICEMAP, REA
 uint64_t driver_charge(uint64_t bytes) { return (64ull << 10) + bytes / 512; }
 } // namespace
 
-// arg0 list gpa, arg1 entries, arg2 their total, arg3 flags. Every limit
+// A vgpu_sg_entry list of `count` entries summing to `total`. Every limit
 // refuses with OUT_OF_MEMORY, as cuMemHostRegister does when it cannot pin.
 CommandResult CommandDispatch::op_HOST_REGISTER(GuestCommand& c) {
-    const uint64_t list_gpa = c.desc.arg[0], count = c.desc.arg[1], total = c.desc.arg[2];
-    if (c.desc.arg[3] & ~kRegisterFlags) return fail(VGPU_ERROR_INVALID_VALUE, "unknown registration flags");
+    const auto [list_gpa, count, total, flags] = args_of<VGPU_OP_HOST_REGISTER>(c);
+    if (flags & ~kRegisterFlags) return fail(VGPU_ERROR_INVALID_VALUE, "unknown registration flags");
     if (count == 0 || count > VGPU_MAX_SG_ENTRIES) return fail(VGPU_ERROR_INVALID_VALUE, "sg count 0 or too large");
     if (registrations_.size() >= std::min(registrations_.capacity(), opts_.max_registrations))
         return fail(VGPU_ERROR_OUT_OF_MEMORY, "registration limit reached (max_registrations)");
@@ -92,9 +92,10 @@ void CommandDispatch::forget_registration(const Registration& r) {
 }
 
 CommandResult CommandDispatch::op_HOST_UNREGISTER(GuestCommand& c) {
-    auto reg = registrations_.erase(c.desc.arg[0]);
+    const uint64_t handle = args_of<VGPU_OP_HOST_UNREGISTER>(c).handle;
+    auto reg = registrations_.erase(handle);
     if (!reg) return fail(VGPU_ERROR_HOST_MEMORY_NOT_REGISTERED, "registration handle");
-    allocs_.drop_globals_of(static_cast<uintptr_t>(c.desc.arg[0]));
+    allocs_.drop_globals_of(static_cast<uintptr_t>(handle));
     forget_registration(*reg);
     if (!reg->alias) return done(VGPU_SUCCESS);
     // Queued work may still read the buffer through the alias (unmapped when reg goes).

@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <cstring>
 #include <string_view>
-#include <type_traits>
 
 #include "kvmtool-gpu/devices/vgpu/command_dispatch.h"
 
@@ -41,13 +40,10 @@ CommandResult CommandDispatch::op_MODULE_UNLOAD(GuestCommand& c) {
     return done(backend_result(backend().module_unload(m->module)));
 }
 
-// arg0 module; payload = the name, payload_len bytes, no NUL.
-// vgpu_args_name_lookup's name: in the payload, or copied once from the
-// guest RAM its gpa names. nullptr, or why it is refused.
+// vgpu_args_name_lookup's name, no NUL: in the payload, or copied once
+// from the guest RAM its gpa names. nullptr, or why it is refused.
 const char* CommandDispatch::take_name(const GuestCommand& c, std::string* name) {
-    const uint64_t bytes = args_of<VGPU_OP_MODULE_GET_FUNCTION>(c).name_bytes; // GET_GLOBAL's row is the same
-    static_assert(std::is_same_v<abi::VgpuOpTypes<VGPU_OP_MODULE_GET_FUNCTION>::Args,
-                                 abi::VgpuOpTypes<VGPU_OP_MODULE_GET_GLOBAL>::Args>);
+    const uint64_t bytes = args_of<VGPU_OP_MODULE_GET_FUNCTION, VGPU_OP_MODULE_GET_GLOBAL>(c).name_bytes;
     if (bytes == 0) {
         name->assign(reinterpret_cast<const char*>(c.payload.data()), c.desc.payload_len);
     } else {
@@ -108,7 +104,7 @@ std::optional<CommandResult> CommandDispatch::function_handle(uint64_t module, B
     return std::nullopt;
 }
 
-// arg0 module, arg1 first. Handles of the module's kernels first, first+1,
+// Handles of the module's kernels first, first+1,
 // ... in the payload (uint64 each): result0 the module's count, result1 how
 // many the payload got.
 CommandResult CommandDispatch::op_MODULE_FUNCTIONS(GuestCommand& c) {
@@ -131,8 +127,8 @@ CommandResult CommandDispatch::op_MODULE_FUNCTIONS(GuestCommand& c) {
     return r;
 }
 
-// arg0 module; payload = the variable's name, payload_len bytes, no NUL.
-// The variable is the VM's device memory from now until the module goes.
+// The variable named (as take_name reads it) is the VM's device memory
+// from now until the module goes.
 CommandResult CommandDispatch::op_MODULE_GET_GLOBAL(GuestCommand& c) {
     const ModuleEntry* m = modules_.find(args_of<VGPU_OP_MODULE_GET_GLOBAL>(c).module, ctx_);
     if (!m) return fail(VGPU_ERROR_INVALID_HANDLE, "module handle");
@@ -145,7 +141,7 @@ CommandResult CommandDispatch::op_MODULE_GET_GLOBAL(GuestCommand& c) {
     return done(VGPU_SUCCESS, dptr, bytes);
 }
 
-// arg0 function, arg1 first parameter. The module's layout, as
+// Parameters from `first` on, in the module's layout as
 // cuFuncGetParamInfo gives it: result0 count, result1 buffer bytes.
 CommandResult CommandDispatch::op_FUNC_GET_PARAM_INFO(GuestCommand& c) {
     const auto a = args_of<VGPU_OP_FUNC_GET_PARAM_INFO>(c);
@@ -166,7 +162,7 @@ CommandResult CommandDispatch::op_FUNC_GET_PARAM_INFO(GuestCommand& c) {
     return r;
 }
 
-// arg0 function, arg1 CUfunction_attribute -> result0 the value (an int).
+// A CUfunction_attribute -> result0 the value (an int).
 CommandResult CommandDispatch::op_FUNC_GET_ATTRIBUTE(GuestCommand& c) {
     const auto a = args_of<VGPU_OP_FUNC_GET_ATTRIBUTE>(c);
     const FunctionEntry* f = functions_.find(a.handle, ctx_);
@@ -177,7 +173,7 @@ CommandResult CommandDispatch::op_FUNC_GET_ATTRIBUTE(GuestCommand& c) {
     return done(s, static_cast<uint64_t>(static_cast<int64_t>(v)));
 }
 
-// arg0 function, arg1 CUfunction_attribute, arg2 the value (an int): the
+// A CUfunction_attribute set to a value (an int): the
 // driver checks which attributes may be set and to what.
 CommandResult CommandDispatch::op_FUNC_SET_ATTRIBUTE(GuestCommand& c) {
     const auto a = args_of<VGPU_OP_FUNC_SET_ATTRIBUTE>(c);
@@ -196,8 +192,8 @@ CommandDispatch::LaunchShape CommandDispatch::launch_shape(const GuestCommand& c
         l.status = status, l.why = why;
         return l;
     };
-    vgpu_launch_args a;
-    std::memcpy(&a, c.desc.arg, sizeof a); // the command's copy: typed fields
+    const auto a = args_of<VGPU_OP_LAUNCH_KERNEL_PACKED, VGPU_OP_GRAPH_ADD_KERNEL_NODE,
+                           VGPU_OP_GRAPH_KERNEL_NODE_SET_PARAMS, VGPU_OP_GRAPH_EXEC_KERNEL_NODE_SET_PARAMS>(c);
     l.function = functions_.find(a.function, ctx_);
     if (!l.function) return bad(VGPU_ERROR_INVALID_HANDLE, "function handle");
     if (with_stream && !stream_of(a.stream, &l.stream)) return bad(VGPU_ERROR_INVALID_HANDLE, "stream handle");

@@ -3,7 +3,6 @@
 // limits whose device memory counts against the VM's quota.
 #include <algorithm>
 #include <climits>
-#include <cstring>
 
 #include "kvmtool-gpu/devices/vgpu/command_dispatch.h"
 
@@ -21,7 +20,6 @@ bool costs_memory(uint32_t limit) {
 }
 } // namespace
 
-// arg0 function, arg1 block size, arg2 dynamic shared bytes, arg3 flags.
 // A block no GPU runs (over 1024 threads, over 4 GiB of shared memory)
 // fits 0 times, as the driver answers for one over the kernel's limits.
 CommandResult CommandDispatch::op_FUNC_OCCUPANCY(GuestCommand& c) {
@@ -51,8 +49,7 @@ CommandResult CommandDispatch::op_FUNC_AVAILABLE_SHARED(GuestCommand& c) {
 }
 
 CommandResult CommandDispatch::cluster_question(GuestCommand& c, bool active) {
-    vgpu_args_cluster_occupancy a;
-    std::memcpy(&a, c.desc.arg, sizeof a);
+    const auto a = args_of<VGPU_OP_FUNC_MAX_ACTIVE_CLUSTERS, VGPU_OP_FUNC_MAX_CLUSTER_SIZE>(c);
     const FunctionEntry* f = functions_.find(a.function, ctx_);
     if (!f) return fail(VGPU_ERROR_INVALID_HANDLE, "function handle");
     ClusterShape shape{.grid = {a.grid[0], a.grid[1], a.grid[2]},
@@ -101,10 +98,10 @@ bool CommandDispatch::recharge(LimitState& st, uint64_t cost) {
     return true;
 }
 
-// arg0 CUlimit, arg1 value, arg2 1 = set, 0 = get (vgpu_abi.h, VGPU_LIMIT_*).
+// A CUlimit's value, set when `set` is 1, else read (vgpu_abi.h, VGPU_LIMIT_*).
 CommandResult CommandDispatch::op_CTX_LIMIT(GuestCommand& c) {
     const auto [limit, value, set] = args_of<VGPU_OP_CTX_LIMIT>(c);
-    if (set > 1) return fail(VGPU_ERROR_INVALID_VALUE, "CTX_LIMIT arg2 is neither get (0) nor set (1)");
+    if (set > 1) return fail(VGPU_ERROR_INVALID_VALUE, "CTX_LIMIT set is neither get (0) nor set (1)");
     if (limit >= VGPU_LIMIT_COUNT_) return fail(VGPU_ERROR_UNSUPPORTED_LIMIT, "limit not offered");
     const auto lim = static_cast<uint32_t>(limit);
     const std::pair<int, uint32_t> key{selected_device_, lim};
@@ -165,7 +162,7 @@ void CommandDispatch::restore_limits() {
     limits_.clear(); // the charges go with the allocation table's
 }
 
-// arg0 CUdevice_P2PAttribute (1..5), arg1 device, arg2 peer device.
+// A CUdevice_P2PAttribute (1..5) of a device towards a peer device.
 CommandResult CommandDispatch::op_DEVICE_P2P_ATTRIBUTE(GuestCommand& c) {
     const auto [attr, device, peer] = args_of<VGPU_OP_DEVICE_P2P_ATTRIBUTE>(c);
     if (attr < 1 || attr > 5) return fail(VGPU_ERROR_INVALID_VALUE, "unknown P2P attribute");

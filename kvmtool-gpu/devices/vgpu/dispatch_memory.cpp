@@ -11,7 +11,7 @@
 namespace kvmgpu::vgpu {
 
 CommandResult CommandDispatch::op_MEM_ALLOC(GuestCommand& c) {
-    const uint64_t bytes = c.desc.arg[0];
+    const uint64_t bytes = args_of<VGPU_OP_MEM_ALLOC>(c).bytes;
     if (bytes == 0) return fail(VGPU_ERROR_INVALID_VALUE, "zero-byte allocation");
     if (!allocs_.can_reserve(bytes)) {
         char why[160];
@@ -37,7 +37,7 @@ CommandResult CommandDispatch::op_MEM_ALLOC(GuestCommand& c) {
 // Any context may free the VM's memory (unified addressing): the device
 // that allocated it frees it.
 CommandResult CommandDispatch::op_MEM_FREE(GuestCommand& c) {
-    const uint64_t dptr = c.desc.arg[0];
+    const uint64_t dptr = args_of<VGPU_OP_MEM_FREE>(c).dptr;
     const int device = device_of(allocs_.owner_of(dptr));
     if (allocs_.erase(dptr) == 0)
         return fail(VGPU_ERROR_INVALID_VALUE, "not the start of an allocation of this VM");
@@ -55,13 +55,13 @@ CommandResult CommandDispatch::op_MEM_GET_INFO(GuestCommand&) {
     return done(VGPU_SUCCESS, std::min(free_bytes, quota_left), std::min(total, allocs_.quota()));
 }
 
-// MEMCPY_HTOD: arg0 dst dptr, arg1 src gpa. MEMCPY_DTOH: arg0 dst gpa,
-// arg1 src dptr. Both: arg2 bytes, arg3 stream.
+// MEMCPY_HTOD: dst a dptr, src a gpa. MEMCPY_DTOH: dst a gpa, src a dptr.
 CommandResult CommandDispatch::copy_host(GuestCommand& c) {
     const bool htod = c.desc.opcode == VGPU_OP_MEMCPY_HTOD;
-    const uint64_t dptr = c.desc.arg[htod ? 0 : 1], gpa = c.desc.arg[htod ? 1 : 0], bytes = c.desc.arg[2];
+    const auto a = args_of<VGPU_OP_MEMCPY_HTOD, VGPU_OP_MEMCPY_DTOH>(c);
+    const uint64_t dptr = htod ? a.dst : a.src, gpa = htod ? a.src : a.dst, bytes = a.bytes;
     BackendStream s;
-    if (!stream_of(c.desc.arg[3], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    if (!stream_of(a.stream, &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     if (bytes == 0) return done(VGPU_SUCCESS);
     if (!allocs_.contains(dptr, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "device range not this VM's");
     uint8_t* host = guest_span(gpa, bytes);
@@ -74,9 +74,9 @@ CommandResult CommandDispatch::copy_host(GuestCommand& c) {
 }
 
 CommandResult CommandDispatch::op_MEMCPY_DTOD(GuestCommand& c) {
-    const uint64_t dst = c.desc.arg[0], src = c.desc.arg[1], bytes = c.desc.arg[2];
+    const auto [dst, src, bytes, stream] = args_of<VGPU_OP_MEMCPY_DTOD>(c);
     BackendStream s;
-    if (!stream_of(c.desc.arg[3], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    if (!stream_of(stream, &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     if (bytes == 0) return done(VGPU_SUCCESS);
     if (!allocs_.contains(dst, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "dst device range not this VM's");
     if (!allocs_.contains(src, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "src device range not this VM's");
@@ -89,16 +89,16 @@ CommandResult CommandDispatch::op_MEMCPY_DTOD(GuestCommand& c) {
     return done(st);
 }
 
-// arg0 dst dptr, arg1 its context, arg2 src dptr, arg3 its context, arg4
-// bytes, arg5 stream (of the current context). cuMemcpyPeer: both
-// contexts must be live; the ranges must be the VM's, as for any copy.
+// Each dptr with its context; the stream is the current context's.
+// cuMemcpyPeer: both contexts must be live; the ranges must be the VM's, as
+// for any copy.
 CommandResult CommandDispatch::op_MEMCPY_PEER(GuestCommand& c) {
-    const uint64_t dst = c.desc.arg[0], src = c.desc.arg[2], bytes = c.desc.arg[4];
-    const ContextEntry* dst_ctx = contexts_.find(c.desc.arg[1]);
-    const ContextEntry* src_ctx = contexts_.find(c.desc.arg[3]);
+    const auto [dst, dst_context, src, src_context, bytes, stream] = args_of<VGPU_OP_MEMCPY_PEER>(c);
+    const ContextEntry* dst_ctx = contexts_.find(dst_context);
+    const ContextEntry* src_ctx = contexts_.find(src_context);
     if (!dst_ctx || !src_ctx) return fail(VGPU_ERROR_INVALID_CONTEXT, "peer copy context handle");
     BackendStream s;
-    if (!stream_of(c.desc.arg[5], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    if (!stream_of(stream, &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     if (bytes == 0) return done(VGPU_SUCCESS);
     if (!allocs_.contains(dst, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "dst device range not this VM's");
     if (!allocs_.contains(src, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "src device range not this VM's");
@@ -109,15 +109,15 @@ CommandResult CommandDispatch::op_MEMCPY_PEER(GuestCommand& c) {
     return done(st);
 }
 
-// MEMCPY_HTOD_SG and MEMCPY_DTOH_SG: arg0 device address (contiguous side),
-// arg1 gpa of a vgpu_sg_entry array, arg2 entries, arg3 stream, arg4
-// strategy, arg5 the entries' total bytes (0: not given).
+// MEMCPY_HTOD_SG and MEMCPY_DTOH_SG: the device side contiguous, the guest
+// side a vgpu_sg_entry list of `count` entries (vgpu_args_memcpy_sg).
 CommandResult CommandDispatch::copy_sg(GuestCommand& c) {
     const bool htod = c.desc.opcode == VGPU_OP_MEMCPY_HTOD_SG;
-    const uint64_t dptr = c.desc.arg[0], list_gpa = c.desc.arg[1], count = c.desc.arg[2], total = c.desc.arg[5];
+    const auto a = args_of<VGPU_OP_MEMCPY_HTOD_SG, VGPU_OP_MEMCPY_DTOH_SG>(c);
+    const uint64_t dptr = a.dptr, list_gpa = a.sg_gpa, count = a.count, total = a.total;
     BackendStream s;
-    if (!stream_of(c.desc.arg[3], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
-    if (c.desc.arg[4] >= VGPU_SG_STRATEGY_COUNT_) return fail(VGPU_ERROR_INVALID_VALUE, "unknown sg strategy");
+    if (!stream_of(a.stream, &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    if (a.strategy >= VGPU_SG_STRATEGY_COUNT_) return fail(VGPU_ERROR_INVALID_VALUE, "unknown sg strategy");
     // A captured node must name memory that outlives the call: the
     // strategies' staging buffers and walk scratch do not.
     uint32_t capture = kCaptureNone;
@@ -127,9 +127,9 @@ CommandResult CommandDispatch::copy_sg(GuestCommand& c) {
         return fail(VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED, "scatter-gather copy on a capturing stream");
     if (count > VGPU_MAX_SG_ENTRIES) return fail(VGPU_ERROR_INVALID_VALUE, "sg count > VGPU_MAX_SG_ENTRIES");
     if (count == 0) return done(VGPU_SUCCESS);
-    const bool auto_pick = c.desc.arg[4] == VGPU_SG_AUTO;
-    SgStrategy how = auto_pick ? backend().auto_sg_strategy(count, total) : static_cast<SgStrategy>(c.desc.arg[4] - 1);
-    if (how == SgStrategy::DeviceWalk && (!auto_pick || total != 0)) return sg_device_walk(c, htod, s);
+    const bool auto_pick = a.strategy == VGPU_SG_AUTO;
+    SgStrategy how = auto_pick ? backend().auto_sg_strategy(count, total) : static_cast<SgStrategy>(a.strategy - 1);
+    if (how == SgStrategy::DeviceWalk && (!auto_pick || total != 0)) return sg_device_walk(c, a, htod, s);
     if (how == SgStrategy::DeviceWalk) how = SgStrategy::GatherKernel; // AUTO without a total: the host reads the list
 
     if (!read_sg_list(list_gpa, count)) return fail(VGPU_ERROR_INVALID_VALUE, "sg list outside RAM");
@@ -138,7 +138,7 @@ CommandResult CommandDispatch::copy_sg(GuestCommand& c) {
                                             : memmap::coalesce(mem_, sg_list_, &stats);
     if (!runs) return fail(VGPU_ERROR_INVALID_VALUE, "sg entry empty, outside RAM, or total overflows");
     if (total != 0 && total != stats.total_bytes)
-        return fail(VGPU_ERROR_INVALID_VALUE, "sg entries do not sum to the total given (arg5)");
+        return fail(VGPU_ERROR_INVALID_VALUE, "sg entries do not sum to the total given");
     if (!allocs_.contains(dptr, stats.total_bytes))
         return fail(VGPU_ERROR_INVALID_VALUE, "device range not this VM's");
     VgpuCounters::add(counters_.sg_entries, stats.entries);
@@ -166,9 +166,10 @@ bool CommandDispatch::read_sg_list(uint64_t list_gpa, uint64_t count) {
 
 // VGPU_SG_DEVICE_WALK: O(1) here whatever the list's length. The entries
 // stay unread: the backend's device reads and checks them (sg_walk.h).
-CommandResult CommandDispatch::sg_device_walk(GuestCommand& c, bool htod, BackendStream s) {
-    const uint64_t dptr = c.desc.arg[0], list_gpa = c.desc.arg[1], count = c.desc.arg[2], total = c.desc.arg[5];
-    if (total == 0) return fail(VGPU_ERROR_INVALID_VALUE, "device walk needs the entries' total (arg5)");
+CommandResult CommandDispatch::sg_device_walk(const GuestCommand& c, const vgpu_args_memcpy_sg& a, bool htod,
+                                              BackendStream s) {
+    const uint64_t dptr = a.dptr, list_gpa = a.sg_gpa, count = a.count, total = a.total;
+    if (total == 0) return fail(VGPU_ERROR_INVALID_VALUE, "device walk needs the entries' total");
     // The GPU reads each entry as one 16-byte load, which must be aligned.
     if (list_gpa % 16 != 0) return fail(VGPU_ERROR_INVALID_VALUE, "sg list not 16-byte aligned");
     const uint8_t* list = guest_span(list_gpa, count * sizeof(vgpu_sg_entry)); // count <= 2^20: no overflow
@@ -184,13 +185,12 @@ CommandResult CommandDispatch::sg_device_walk(GuestCommand& c, bool htod, Backen
     return done(st);
 }
 
-// MEMSET_D8/D16/D32: arg0 dptr (aligned to the element), arg1 value,
-// arg2 count of elements, arg3 stream.
+// MEMSET_D8/D16/D32: dptr aligned to the element, count in elements.
 CommandResult CommandDispatch::set_memory(GuestCommand& c) {
     const uint32_t element = c.desc.opcode == VGPU_OP_MEMSET_D32 ? 4 : c.desc.opcode == VGPU_OP_MEMSET_D16 ? 2 : 1;
-    const uint64_t dptr = c.desc.arg[0], value = c.desc.arg[1], count = c.desc.arg[2];
+    const auto [dptr, value, count, stream] = args_of<VGPU_OP_MEMSET_D8, VGPU_OP_MEMSET_D16, VGPU_OP_MEMSET_D32>(c);
     BackendStream s;
-    if (!stream_of(c.desc.arg[3], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    if (!stream_of(stream, &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     if (value >> (8 * element)) return fail(VGPU_ERROR_INVALID_VALUE, "memset value too wide");
     if (dptr % element != 0) return fail(VGPU_ERROR_INVALID_VALUE, "memset dptr not aligned to its element");
     uint64_t bytes;
@@ -203,12 +203,13 @@ CommandResult CommandDispatch::set_memory(GuestCommand& c) {
 }
 
 CommandResult CommandDispatch::op_GUEST_RAM_DEVICE_PTR(GuestCommand& c) {
-    const uint8_t* host = guest_span(c.desc.arg[0], c.desc.arg[1]);
+    const auto [gpa, bytes] = args_of<VGPU_OP_GUEST_RAM_DEVICE_PTR>(c);
+    const uint8_t* host = guest_span(gpa, bytes);
     if (!host) return fail(VGPU_ERROR_INVALID_VALUE, "guest range outside RAM (or empty)");
     const uint64_t dev = backend().guest_ram_device_address(host);
     if (dev == 0) return fail(VGPU_ERROR_NOT_SUPPORTED, "guest RAM is not device-mapped");
     // Kernels will reach these bytes through the address: registered now.
-    if (const Status s = backend_result(devices_.prepare_guest_ram(host, c.desc.arg[1])); s != VGPU_SUCCESS)
+    if (const Status s = backend_result(devices_.prepare_guest_ram(host, bytes)); s != VGPU_SUCCESS)
         return done(s);
     return done(VGPU_SUCCESS, dev);
 }
@@ -233,7 +234,7 @@ namespace kvmgpu::vgpu {
 // past it whatever the pitch.
 CommandResult CommandDispatch::set_memory_2d(GuestCommand& c) {
     const uint32_t element = c.desc.opcode == VGPU_OP_MEMSET_2D_D32 ? 4 : c.desc.opcode == VGPU_OP_MEMSET_2D_D16 ? 2 : 1;
-    const vgpu_args_memset_2d a{c.desc.arg[0], c.desc.arg[1], c.desc.arg[2], c.desc.arg[3], c.desc.arg[4], c.desc.arg[5]};
+    const auto a = args_of<VGPU_OP_MEMSET_2D_D8, VGPU_OP_MEMSET_2D_D16, VGPU_OP_MEMSET_2D_D32>(c);
     BackendStream s;
     if (!stream_of(a.stream, &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     if (a.value >> (8 * element)) return fail(VGPU_ERROR_INVALID_VALUE, "memset value too wide");

@@ -44,13 +44,13 @@ CommandResult CommandDispatch::op_RAND_DESTROY(GuestCommand& c) {
 
 // SET_SEED (pseudo-random only), SET_STREAM, SET_OFFSET (any value: a
 // position in the sequence), SET_ORDERING (one of the generator's family),
-// SET_DIMENSIONS (quasi-random only, 1..20000).
-CommandResult CommandDispatch::rand_set(GuestCommand& c) {
-    const RandEntry* e = rand_.find(c.desc.arg[0], ctx_);
+// SET_DIMENSIONS (quasi-random only, 1..20000): the generator and the value
+// (for SET_STREAM the stream), as each opcode's row gives them.
+CommandResult CommandDispatch::rand_set(uint16_t op, uint64_t generator, uint64_t v) {
+    const RandEntry* e = rand_.find(generator, ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "cuRAND generator");
     RandLibrary& lib = *backend().rand();
-    const uint64_t v = c.desc.arg[1];
-    switch (c.desc.opcode) {
+    switch (op) {
     case VGPU_OP_RAND_SET_SEED:
         if (rand_is_quasi(e->type)) return fail(VGPU_ERROR_INVALID_VALUE, "a seed for a quasi-random generator");
         return done(backend_result(lib.set_seed(e->gen, v)));
@@ -68,7 +68,7 @@ CommandResult CommandDispatch::rand_set(GuestCommand& c) {
     return done(backend_result(lib.set_stream(e->gen, s)));
 }
 
-// arg1 dptr, arg2 count, arg3 kind, arg4 mean, arg5 stddev (double bits).
+// count values of a kind (VGPU_RAND_*) at dptr; mean and stddev as doubles' bits.
 CommandResult CommandDispatch::op_RAND_GENERATE(GuestCommand& c) {
     const auto a = args_of<VGPU_OP_RAND_GENERATE>(c);
     const RandEntry* e = rand_.find(a.generator, ctx_);
@@ -92,7 +92,7 @@ CommandResult CommandDispatch::op_RAND_GENERATE(GuestCommand& c) {
     return done(backend_result(backend().rand()->generate(e->gen, static_cast<uint32_t>(kind), dptr, count, mean, stddev)));
 }
 
-// arg0 the table, arg1 dptr, arg2 bytes (exactly the table's): a
+// A table (VGPU_RAND_TABLE_*) into dptr, bytes exactly the table's: a
 // synchronous copy from the host library's memory into the VM's.
 CommandResult CommandDispatch::op_RAND_GET_TABLE(GuestCommand& c) {
     const auto [id, dptr, bytes] = args_of<VGPU_OP_RAND_GET_TABLE>(c);
@@ -113,10 +113,19 @@ void CommandDispatch::destroy_rand_of(uint64_t ctx) {
     });
 }
 
-CommandResult CommandDispatch::op_RAND_SET_STREAM(GuestCommand& c) { return rand_set(c); }
-CommandResult CommandDispatch::op_RAND_SET_SEED(GuestCommand& c) { return rand_set(c); }
-CommandResult CommandDispatch::op_RAND_SET_OFFSET(GuestCommand& c) { return rand_set(c); }
-CommandResult CommandDispatch::op_RAND_SET_ORDERING(GuestCommand& c) { return rand_set(c); }
-CommandResult CommandDispatch::op_RAND_SET_DIMENSIONS(GuestCommand& c) { return rand_set(c); }
+CommandResult CommandDispatch::op_RAND_SET_STREAM(GuestCommand& c) {
+    const auto [generator, stream] = args_of<VGPU_OP_RAND_SET_STREAM>(c);
+    return rand_set(VGPU_OP_RAND_SET_STREAM, generator, stream);
+}
+// SET_SEED, SET_OFFSET, SET_ORDERING, SET_DIMENSIONS: one row layout.
+CommandResult CommandDispatch::rand_set_value(const GuestCommand& c) {
+    const auto [generator, value] = args_of<VGPU_OP_RAND_SET_SEED, VGPU_OP_RAND_SET_OFFSET, VGPU_OP_RAND_SET_ORDERING,
+                                            VGPU_OP_RAND_SET_DIMENSIONS>(c);
+    return rand_set(c.desc.opcode, generator, value);
+}
+CommandResult CommandDispatch::op_RAND_SET_SEED(GuestCommand& c) { return rand_set_value(c); }
+CommandResult CommandDispatch::op_RAND_SET_OFFSET(GuestCommand& c) { return rand_set_value(c); }
+CommandResult CommandDispatch::op_RAND_SET_ORDERING(GuestCommand& c) { return rand_set_value(c); }
+CommandResult CommandDispatch::op_RAND_SET_DIMENSIONS(GuestCommand& c) { return rand_set_value(c); }
 
 } // namespace kvmgpu::vgpu

@@ -13,12 +13,12 @@ constexpr uint64_t kWaitConditions = 0x3; // GEQ 0, EQ 1, AND 2, NOR 3
 constexpr uint64_t kWaitFlush = 1ull << 30;
 } // namespace
 
-// arg0 stream, arg1 dptr, arg2 value, arg3 flags, arg4 bytes (4 or 8).
+// A word of `bytes` (4 or 8) at dptr, on a stream.
 CommandResult CommandDispatch::stream_value(GuestCommand& c) {
     const bool write = c.desc.opcode == VGPU_OP_STREAM_WRITE_VALUE;
-    const uint64_t dptr = c.desc.arg[1], value = c.desc.arg[2], flags = c.desc.arg[3], bytes = c.desc.arg[4];
+    const auto [stream, dptr, value, flags, bytes] = args_of<VGPU_OP_STREAM_WRITE_VALUE, VGPU_OP_STREAM_WAIT_VALUE>(c);
     BackendStream s;
-    if (!stream_of(c.desc.arg[0], &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    if (!stream_of(stream, &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     if (bytes != 4 && bytes != 8) return fail(VGPU_ERROR_INVALID_VALUE, "stream value width not 4 or 8");
     if (bytes == 4 && value > UINT32_MAX) return fail(VGPU_ERROR_INVALID_VALUE, "stream value too wide");
     if (flags & ~(write ? kWriteNoMemoryBarrier : kWaitConditions | kWaitFlush))

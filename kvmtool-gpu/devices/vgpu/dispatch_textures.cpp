@@ -121,21 +121,23 @@ CommandResult CommandDispatch::create_sampled_object(GuestCommand& c) {
     return done(VGPU_SUCCESS, object);
 }
 
-// TEX_OBJECT_DESTROY / SURF_OBJECT_DESTROY: arg0 the object, one the
-// current context made, of that kind.
+// TEX_OBJECT_DESTROY / SURF_OBJECT_DESTROY: an object the current context
+// made, of that kind.
 CommandResult CommandDispatch::destroy_sampled_object(GuestCommand& c) {
     const bool surface = c.desc.opcode == VGPU_OP_SURF_OBJECT_DESTROY;
-    const auto it = sampled_.find({selected_device_, c.desc.arg[0]});
+    const uint64_t object = args_of<VGPU_OP_TEX_OBJECT_DESTROY, VGPU_OP_SURF_OBJECT_DESTROY>(c).handle;
+    const auto it = sampled_.find({selected_device_, object});
     if (it == sampled_.end() || it->second.owner != ctx_ || it->second.surface != surface)
         return fail(VGPU_ERROR_INVALID_VALUE, surface ? "surface object" : "texture object");
     sampled_.erase(it);
-    return done(backend_result(backend().sampled_object_destroy(c.desc.arg[0], surface)));
+    return done(backend_result(backend().sampled_object_destroy(object, surface)));
 }
 
-// arg0 the object, arg1 1 for a surface: its resource, into the payload.
+// An object (a surface when `surface` is 1): its resource, into the payload.
 CommandResult CommandDispatch::op_SAMPLED_OBJECT_RESOURCE(GuestCommand& c) {
-    const auto it = sampled_.find({selected_device_, c.desc.arg[0]});
-    if (it == sampled_.end() || it->second.owner != ctx_ || it->second.surface != (c.desc.arg[1] == 1))
+    const auto [object, surface] = args_of<VGPU_OP_SAMPLED_OBJECT_RESOURCE>(c);
+    const auto it = sampled_.find({selected_device_, object});
+    if (it == sampled_.end() || it->second.owner != ctx_ || it->second.surface != (surface == 1))
         return fail(VGPU_ERROR_INVALID_VALUE, "texture or surface object");
     c.payload.fill(0);
     std::memcpy(c.payload.data(), &it->second.resource, sizeof it->second.resource);

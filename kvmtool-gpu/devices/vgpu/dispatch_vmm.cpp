@@ -23,7 +23,7 @@ CommandResult CommandDispatch::op_VMM_GRANULARITY(GuestCommand&) {
     return done(VGPU_SUCCESS, g);
 }
 
-// arg0 bytes, arg1 alignment, arg2 address asked for.
+// bytes, alignment and the address asked for (0: any).
 CommandResult CommandDispatch::op_VMM_RESERVE(GuestCommand& c) {
     const auto [bytes, align, fixed] = args_of<VGPU_OP_VMM_RESERVE>(c);
     uint64_t g = 0, end = 0;
@@ -49,7 +49,7 @@ CommandResult CommandDispatch::op_VMM_RESERVE(GuestCommand& c) {
     return done(VGPU_SUCCESS, va);
 }
 
-// arg0 address, arg1 bytes: any context's (unified addressing), as cuMemFree.
+// One whole reservation, any context's (unified addressing), as cuMemFree.
 CommandResult CommandDispatch::op_VMM_FREE_RESERVATION(GuestCommand& c) {
     const auto [va, bytes] = args_of<VGPU_OP_VMM_FREE_RESERVATION>(c);
     auto it = vmm_reserved_.find(va);
@@ -62,7 +62,6 @@ CommandResult CommandDispatch::op_VMM_FREE_RESERVATION(GuestCommand& c) {
     return done(s);
 }
 
-// arg0 bytes.
 CommandResult CommandDispatch::op_VMM_CREATE(GuestCommand& c) {
     const uint64_t bytes = args_of<VGPU_OP_VMM_CREATE>(c).bytes;
     uint64_t g = 0;
@@ -84,7 +83,7 @@ CommandResult CommandDispatch::op_VMM_CREATE(GuestCommand& c) {
     return done(VGPU_SUCCESS, *h);
 }
 
-// arg0 handle, of the current context.
+// A physical handle of the current context.
 CommandResult CommandDispatch::op_VMM_RELEASE(GuestCommand& c) {
     const uint64_t handle = args_of<VGPU_OP_VMM_RELEASE>(c).handle;
     PhysicalEntry* p = vmm_physical_.find(handle, ctx_);
@@ -99,7 +98,6 @@ CommandResult CommandDispatch::op_VMM_RELEASE(GuestCommand& c) {
     return done(backend_result(s));
 }
 
-// arg0 address, arg1 bytes, arg2 offset, arg3 handle.
 CommandResult CommandDispatch::op_VMM_MAP(GuestCommand& c) {
     const auto [va, bytes, offset, handle] = args_of<VGPU_OP_VMM_MAP>(c);
     uint64_t g = 0;
@@ -152,7 +150,7 @@ void CommandDispatch::vmm_unmap_one(uint64_t va) {
     vmm_physical_.erase(m.physical, m.physical_owner);
 }
 
-// arg0 address, arg1 bytes: whole mappings.
+// A range of whole mappings.
 CommandResult CommandDispatch::op_VMM_UNMAP(GuestCommand& c) {
     const auto range = args_of<VGPU_OP_VMM_UNMAP>(c);
     const std::vector<uint64_t> starts = vmm_tiling(range.address, range.bytes);
@@ -164,7 +162,7 @@ CommandResult CommandDispatch::op_VMM_UNMAP(GuestCommand& c) {
     return done(VGPU_SUCCESS);
 }
 
-// arg0 address, arg1 bytes (whole mappings), arg2 device, arg3 flags.
+// A range of whole mappings, for a device, VGPU_VMM_ACCESS_* flags.
 CommandResult CommandDispatch::op_VMM_SET_ACCESS(GuestCommand& c) {
     const auto [va, bytes, device, flags] = args_of<VGPU_OP_VMM_SET_ACCESS>(c);
     if (flags != VGPU_VMM_ACCESS_NONE && flags != VGPU_VMM_ACCESS_READ && flags != VGPU_VMM_ACCESS_READWRITE)
