@@ -37,7 +37,7 @@ check "cudart_check: every step passed" grep -q "^guest: all cudart checks passe
 
 run vectorAdd@off --no-libcuda-overlay; rc=$?
 check "without the overlay vectorAdd fails (no usable libcuda)" [ "$rc" -ne 0 ]
-check "without the overlay the start-up line says so" grep -q "libcuda: the root's own (--no-libcuda-overlay)" \
+check "without the overlay the start-up line says so" grep -q "libcuda: the root's own (no libcuda overlay)" \
     "$work/vectorAdd@off.out"
 
 checks_done "CUDA guest"
