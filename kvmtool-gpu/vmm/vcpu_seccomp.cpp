@@ -5,6 +5,9 @@
 
 #include <fcntl.h>
 #include <linux/kvm.h>
+#include <stdio.h>
+#include <stdio_ext.h>
+#include <unistd.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
@@ -42,6 +45,18 @@ constexpr int kLinuxGuest[] = {SYS_openat2,    SYS_close,     SYS_lseek,   SYS_g
                                SYS_readlinkat, SYS_getrandom, SYS_fstatfs, SYS_memfd_create,
                                SYS_pipe2,      SYS_eventfd2,  SYS_ppoll,       SYS_mkdirat,
                                SYS_unlinkat,   SYS_renameat2, SYS_linkat,    SYS_symlinkat};
+
+// glibc sets a stream's buffer up at its first output, with fstat and, for a
+// character device, isatty (ioctl TCGETS), which the filter refuses. The
+// console's default sink prints to stdout from the vCPU thread, and a program
+// embedding the VMM may not have printed before: give stdout its buffer now,
+// in the mode glibc would choose (line-buffered on a terminal).
+void settle_stdout() {
+    static char buffer[BUFSIZ];
+    flockfile(stdout); // another thread's first output may not come between
+    if (__fbufsize(stdout) == 0) setvbuf(stdout, buffer, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, sizeof buffer);
+    funlockfile(stdout);
+}
 
 } // namespace
 
@@ -129,6 +144,7 @@ std::vector<sock_filter> vcpu_seccomp_program(int vcpu_fd, bool linux_guest, int
 void confine_vcpu_thread(int vcpu_fd, bool linux_guest, int vm_fd) {
     seccomp::report_refused_calls({"kvmtool-gpu", "the vCPU thread's seccomp filter",
                                    "ending the VMM (a bug: please report it with the guest that did this)"});
+    settle_stdout();
     // flags 0: no SECCOMP_FILTER_FLAG_TSYNC, so only this thread is confined.
     seccomp::install(vcpu_seccomp_program(vcpu_fd, linux_guest, vm_fd), 0, "vCPU seccomp",
                      " (run with --no-seccomp to go without)");
