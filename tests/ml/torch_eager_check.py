@@ -20,6 +20,23 @@ def timed_steps(step, steps):
     return out, steps / (time.perf_counter() - t0)
 
 
+def timed_matmul(n, dtype, seed, reps=20):
+    """a @ b for n x n random matrices, reps times after three warm-ups: the
+    last product and TFLOP/s by CUDA events around the timed ones."""
+    torch.manual_seed(seed)
+    a = torch.randn(n, n, device="cuda", dtype=dtype)
+    b = torch.randn(n, n, device="cuda", dtype=dtype)
+    for _ in range(3):
+        a @ b
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(reps):
+        c = a @ b
+    end.record()
+    end.synchronize()
+    return c, 2 * n**3 * reps / (start.elapsed_time(end) / 1e3) / 1e12
+
+
 @check("device")
 def device():
     assert torch.cuda.is_available()
@@ -57,41 +74,15 @@ def matmul_fp32():
 
 @check("matmul_bf16_8192")
 def matmul_bf16():
-    n = 8192
-    torch.manual_seed(3)
-    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
-    for _ in range(3):
-        a @ b
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    reps = 20
-    start.record()
-    for _ in range(reps):
-        c = a @ b
-    end.record()
-    end.synchronize()
-    tflops = 2 * n**3 * reps / (start.elapsed_time(end) / 1e3) / 1e12
+    c, tflops = timed_matmul(8192, torch.bfloat16, seed=3)
     return {"finite": bool(torch.isfinite(c).all())}, round(tflops, 1)
 
 
 @check("matmul_fp32_4096")
 def matmul_fp32_4096():
     # cublasSgemm (TF32 off) at n = 4096: the rate NVIDIA's cuBLAS reaches.
-    n = 4096
-    torch.manual_seed(5)
     torch.backends.cuda.matmul.allow_tf32 = False
-    a = torch.randn(n, n, device="cuda")
-    b = torch.randn(n, n, device="cuda")
-    for _ in range(3):
-        a @ b
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    reps = 20
-    start.record()
-    for _ in range(reps):
-        c = a @ b
-    end.record()
-    end.synchronize()
-    tflops = 2 * n**3 * reps / (start.elapsed_time(end) / 1e3) / 1e12
+    c, tflops = timed_matmul(4096, torch.float32, seed=5)
     return {"finite": bool(torch.isfinite(c).all())}, round(tflops, 2)
 
 
