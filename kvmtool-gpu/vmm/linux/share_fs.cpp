@@ -18,6 +18,8 @@ namespace {
 // Linux x86-64 values (the host's are the same: the VMM is x86-64 Linux).
 constexpr uint64_t kAllowed = O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | O_DSYNC |
                               O_SYNC | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | 0100000 /* O_LARGEFILE */;
+// openat2's retries after EAGAIN (resolve says why).
+constexpr int kResolveAttempts = 64;
 } // namespace
 
 ShareRoot::ShareRoot(const std::string& dir, bool read_only) : path_(dir), read_only_(read_only) {
@@ -35,7 +37,16 @@ int ShareRoot::resolve(int dirfd, const std::string& path, uint64_t open_flags, 
     // The share is the guest's root: "..", absolute paths and absolute
     // symlinks stay inside it; /proc-style magic links are refused.
     how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | resolve_extra;
-    const long fd = ::syscall(SYS_openat2, dirfd < 0 ? root_.get() : dirfd, path.c_str(), &how, sizeof how);
+    // EAGAIN: a rename or mount anywhere on the host happened while ".." was
+    // being resolved (a symlink such as ld.so's "../lib/..." target), and the
+    // kernel could not prove the walk stayed inside; it asks for a retry. A
+    // busy host (or the guest renaming in its own share) makes that happen,
+    // so try again, a bounded number of times.
+    long fd = -1;
+    for (int attempt = 0; attempt < kResolveAttempts; ++attempt) {
+        fd = ::syscall(SYS_openat2, dirfd < 0 ? root_.get() : dirfd, path.c_str(), &how, sizeof how);
+        if (fd >= 0 || errno != EAGAIN) break;
+    }
     if (fd < 0) return -errno;
     if (on_pseudo_fs(static_cast<int>(fd))) { // the host's /proc, /sys, ...: not the guest's
         ::close(static_cast<int>(fd));
