@@ -81,7 +81,8 @@ unsigned long long g_last_stream_id = kFirstCreatedStreamId - 1;
 CUresult unrecorded_stream(CUstream s)
 {
     const CUresult r = call_on(VGPU_OP_STREAM_QUERY, stream_arg(s));
-    return r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY ? CUDA_ERROR_NOT_SUPPORTED : r;
+    const bool exists = r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY || r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    return exists ? CUDA_ERROR_NOT_SUPPORTED : r;
 }
 
 } // namespace
@@ -302,10 +303,11 @@ extern "C" CUresult cuStreamGetPriority(CUstream stream, int* priority)
     GUEST_API_LOCK();
     if (priority == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
-    // A query checks the handle; NOT_READY (work pending) is an answer.
-    const CUresult r = call_on(VGPU_OP_STREAM_QUERY, stream_arg(stream));
-    if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY)
-        return r;
+    // The handle is checked against this library's own record, not with a
+    // query: a query would end a capture in progress on the stream, and the
+    // driver allows this call there (cuBLAS asks it inside a capture).
+    if (stream_arg(stream) != 0 && g_stream_owners.owner(stream) == nullptr)
+        return unrecorded_stream(stream);
     *priority = 0;
     return CUDA_SUCCESS;
 }

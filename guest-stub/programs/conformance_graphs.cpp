@@ -143,6 +143,8 @@ void captured_graph(CUfunction add, float* ha, float* hc, CUdeviceptr da, CUdevi
     expect("cuStreamGetCaptureInfo", cuStreamGetCaptureInfo(s, &status, &id, nullptr, nullptr, nullptr, nullptr),
            CUDA_SUCCESS);
     expect_true("an id", id != 0);
+    int priority = -1;
+    expect("cuStreamGetPriority(capturing; cuBLAS asks it so)", cuStreamGetPriority(s, &priority), CUDA_SUCCESS);
     CUgraph under = nullptr;
     expect("cuStreamGetCaptureInfo(the graph under capture)",
            cuStreamGetCaptureInfo(s, &status, &id, &under, nullptr, nullptr, nullptr), CUDA_ERROR_NOT_SUPPORTED);
