@@ -197,7 +197,10 @@ CommandResult CommandDispatch::set_memory(GuestCommand& c) {
     if (__builtin_mul_overflow(count, element, &bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "count wraps");
     if (bytes == 0) return done(VGPU_SUCCESS);
     if (!allocs_.contains(dptr, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "device range not this VM's");
-    return done(backend_result(on_device_of(dptr, s, is_async(c), [&](BackendStream on, bool async) {
+    // Captured by value: C++20 lets a lambda capture structured bindings,
+    // clang before 16 does not.
+    return done(backend_result(on_device_of(dptr, s, is_async(c),
+                                            [&, dptr = dptr, value = value, count = count](BackendStream on, bool async) {
         return backend().memset(dptr, static_cast<uint32_t>(value), element, count, on, async);
     })));
 }
