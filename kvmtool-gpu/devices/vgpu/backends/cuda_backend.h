@@ -127,8 +127,8 @@ public:
     // driver call each on this backend's context: cuda_backend_limits.cpp
     // (occupancy, context limits, P2P attributes between two CUDA
     // backends), cuda_backend_vmm.cpp (the cuMem* virtual memory calls),
-    // cuda_backend_arrays.cpp (cuArray3DCreate, cuMemcpy3DAsync or for one
-    // slice cuMemcpy2DAsync: guest RAM
+    // cuda_backend_arrays.cpp (cuArray3DCreate, cuMemcpy3DAsync, or cuMemcpy2DAsync for
+    // one slice between host and device memory: guest RAM
     // is registered, so a host side stays asynchronous; cuTexObjectCreate,
     // cuSurfObjectCreate).
     KVMGPU_BACKEND_DEVICE_CALLS(KVMGPU_BACKEND_OVERRIDE)

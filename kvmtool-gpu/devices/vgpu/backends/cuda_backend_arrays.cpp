@@ -62,7 +62,8 @@ Status CudaBackend::array_create(const ArrayShape& shape, BackendArray* out) {
 Status CudaBackend::array_destroy(BackendArray a) { return to_status(api_.cuArrayDestroy(cu_array(a))); }
 
 Status CudaBackend::memcpy_3d(const Copy3D& copy, BackendStream s, bool async) {
-    if (copy.depth == 1) return memcpy_2d(copy, s, async);
+    if (copy.depth == 1 && copy.src.kind != VGPU_COPY_ARRAY && copy.dst.kind != VGPU_COPY_ARRAY)
+        return memcpy_2d(copy, s, async);
     CUDA_MEMCPY3D m{};
     const void* src_host = nullptr;
     const void* dst_host = nullptr;
@@ -78,18 +79,21 @@ Status CudaBackend::memcpy_3d(const Copy3D& copy, BackendStream s, bool async) {
     return finish(api_.cuMemcpy3DAsync(&m, stream(s)), stream(s), async);
 }
 
-// One slice: the driver's 2-D copy, so that the driver's 2-D rules apply as
-// they do to the program natively (its 3-D call is stricter: NVIDIA's cuBLAS
-// and cuSOLVER copy tiles with 2-D copies cuMemcpy3DAsync refuses).
+// One slice between host and device memory: the driver's 2-D copy, so the
+// driver checks it by its 2-D rules, as it checks the program's own
+// cuMemcpy2D natively. (Some 2-D copies of NVIDIA's samples and libraries
+// were refused through cuMemcpy3DAsync; that this is why is not yet
+// confirmed on a GPU.) Arrays keep the 3-D call: it carries their z offset.
 Status CudaBackend::memcpy_2d(const Copy3D& copy, BackendStream s, bool async) {
     CUDA_MEMCPY2D m{};
     const void* src_host = nullptr;
     const void* dst_host = nullptr;
-    size_t src_z = 0, dst_z = 0, src_height = 0, dst_height = 0; // no slices in 2-D
-    fill_side(copy.src, {&m.srcXInBytes, &m.srcY, &src_z, &m.srcMemoryType, &m.srcDevice, &m.srcArray, &m.srcPitch,
-                         &src_height}, &src_host);
-    fill_side(copy.dst, {&m.dstXInBytes, &m.dstY, &dst_z, &m.dstMemoryType, &m.dstDevice, &m.dstArray, &m.dstPitch,
-                         &dst_height}, &dst_host);
+    size_t unused_z = 0, unused_height = 0; // host and device sides: offsets folded in, one slice
+    CUarray unused_array = nullptr;
+    fill_side(copy.src, {&m.srcXInBytes, &m.srcY, &unused_z, &m.srcMemoryType, &m.srcDevice, &unused_array,
+                         &m.srcPitch, &unused_height}, &src_host);
+    fill_side(copy.dst, {&m.dstXInBytes, &m.dstY, &unused_z, &m.dstMemoryType, &m.dstDevice, &unused_array,
+                         &m.dstPitch, &unused_height}, &dst_host);
     m.srcHost = src_host;
     m.dstHost = const_cast<void*>(dst_host); // guest RAM the VMM may write
     m.WidthInBytes = copy.width_bytes;
