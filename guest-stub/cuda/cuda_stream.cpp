@@ -303,11 +303,13 @@ extern "C" CUresult cuStreamGetPriority(CUstream stream, int* priority)
     GUEST_API_LOCK();
     if (priority == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
-    // The handle is checked against this library's own record, not with a
-    // query: a query would end a capture in progress on the stream, and the
-    // driver allows this call there (cuBLAS asks it inside a capture).
-    if (stream_arg(stream) != 0 && g_stream_owners.owner(stream) == nullptr)
-        return unrecorded_stream(stream);
+    // The handle is checked as cuStreamGetCtx checks it, against this
+    // library's own record, not with a query: a query would end a capture in
+    // progress on the stream, and the driver allows this call there (cuBLAS
+    // asks it inside a capture). A default stream needs a current context.
+    CUcontext owner = nullptr;
+    if (CUresult r = cuStreamGetCtx(stream, &owner))
+        return r;
     *priority = 0;
     return CUDA_SUCCESS;
 }
