@@ -1,12 +1,14 @@
 // kvmgpu::Machine (include/kvmgpu/kvmgpu.hpp) over VirtualMachine and
 // attach_vgpu: the VM is built by the constructor, run once, and torn down
 // (vGPU first, then the VM) by the destructor.
+#include <algorithm>
 #include <exception>
 #include <mutex>
 #include <thread>
 
 #include "kvmgpu/kvmgpu.hpp"
 #include "kvmtool-gpu/api/machine_config.h"
+#include "kvmtool-gpu/abi/vgpu_ops.h"
 #include "kvmtool-gpu/api/process_setup.h"
 #include "kvmtool-gpu/kvm/kvm_flavor.h"
 
@@ -153,6 +155,14 @@ VgpuCounters Machine::vgpu_counters() const {
     out.recoveries = c.recoveries;
     out.ram_registered_bytes = c.ram_registered_bytes;
     out.ram_register_ns = c.ram_register_ns;
+    for (size_t op = 0; op < c.waited_per_opcode.size(); ++op) {
+        if (c.waited_per_opcode[op] == 0) continue;
+        const char* name = vgpu_op_name(static_cast<unsigned>(op));
+        out.waited += c.waited_per_opcode[op];
+        out.waited_by_command.emplace_back(name ? name : "op " + std::to_string(op), c.waited_per_opcode[op]);
+    }
+    std::stable_sort(out.waited_by_command.begin(), out.waited_by_command.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
     return out;
 }
 

@@ -11,6 +11,7 @@
 #include "kvmtool-gpu/cli/interrupt_stop.h"
 #include "kvmtool-gpu/cli/run_many.h"
 #include "kvmtool-gpu/cli/share_flag.h"
+#include "kvmtool-gpu/cli/vgpu_report.h"
 #include "kvmtool-gpu/cli/vgpu_flags.h"
 #include "kvmtool-gpu/util/arg_parser.h"
 #include "kvmtool-gpu/vmm/vcpu_watchdog.h"
@@ -250,9 +251,8 @@ int run_command(const std::vector<std::string>& all_args) {
     if (c.vgpu && !printed_start) print_vgpu_start(vm, info.vgpu_backend, *c.vgpu, true);
     if (c.vgpu) {
         const VgpuCounters n = vm.vgpu_counters();
-        std::printf("kvmtool-gpu: vGPU: %llu commands, %llu errors; guest RAM registered with the GPU: %.1f MiB "
-                    "in %.1f ms (%s)\n",
-                    (unsigned long long)n.commands, (unsigned long long)n.errors,
+        std::printf("kvmtool-gpu: vGPU: %s; guest RAM registered with the GPU: %.1f MiB in %.1f ms (%s)\n",
+                    describe_commands(n).c_str(),
                     static_cast<double>(n.ram_registered_bytes) / (1 << 20), n.ram_register_ns * 1e-6,
                     c.vgpu->lazy_ram_registration ? "lazily, as copies reached it" : "all, at start");
     }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kvmtool-gpu/cli/interrupt_stop.h"
+#include "kvmtool-gpu/cli/vgpu_report.h"
 #include "kvmtool-gpu/cli/vm_share.h"
 #include "kvmtool-gpu/devices/terminal_text.h"
 
@@ -91,8 +92,7 @@ int run_many(const VmConfig& c, unsigned vms) {
                 std::printf("kvmtool-gpu: [vm %u] vGPU backend: %s (up %.1f ms after the device started)\n", i,
                             s.backend.c_str(), s.ready_after_ns * 1e-6);
             }
-            std::printf("kvmtool-gpu: [vm %u] vGPU: %llu commands, %llu errors\n", i,
-                        static_cast<unsigned long long>(n.commands), static_cast<unsigned long long>(n.errors));
+            std::printf("kvmtool-gpu: [vm %u] vGPU: %s\n", i, describe_commands(n).c_str());
         }
         passed += g.result.passed();
     }

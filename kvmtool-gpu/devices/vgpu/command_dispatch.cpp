@@ -70,6 +70,7 @@ CommandResult CommandDispatch::execute(GuestCommand& cmd) {
         r = fail(VGPU_ERROR_OUT_OF_MEMORY, "work captured while a capture is open past max_graph_nodes");
     } else {
         VgpuCounters::add(counters_.per_opcode[op]);
+        if (!(cmd.desc.flags & VGPU_CMD_FLAG_ASYNC)) VgpuCounters::add(counters_.waited_per_opcode[op]);
         r = (this->*kHandlers[op])(cmd);
     }
     // Any command may have written device memory (a copy, a kernel, a

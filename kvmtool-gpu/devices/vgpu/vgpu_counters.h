@@ -31,6 +31,7 @@ struct VgpuCounterSnapshot {
     uint64_t ram_registered_bytes = 0; // guest RAM registered with the GPU so far (lazily: as reached)
     uint64_t ram_register_ns = 0;      // ... and the time registering took
     std::array<uint64_t, VGPU_OP_MAX_> per_opcode{};
+    std::array<uint64_t, VGPU_OP_MAX_> waited_per_opcode{}; // ... of them without VGPU_CMD_FLAG_ASYNC: the guest waited
 };
 
 struct VgpuCounters {
@@ -41,6 +42,7 @@ struct VgpuCounters {
     std::atomic<uint64_t> broken{0}, recoveries{0};
     std::atomic<uint64_t> ram_registered_bytes{0}, ram_register_ns{0}; // gauges, stored after each command
     std::array<std::atomic<uint64_t>, VGPU_OP_MAX_> per_opcode{};
+    std::array<std::atomic<uint64_t>, VGPU_OP_MAX_> waited_per_opcode{};
 
     static void add(std::atomic<uint64_t>& c, uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
     // A ring pass that ran `done` commands (by the one thread or process
@@ -60,7 +62,10 @@ struct VgpuCounters {
         s.wakeups = ld(wakeups), s.missed_kicks = ld(missed_kicks);
         s.passes = ld(passes), s.max_pass = ld(max_pass), s.broken = ld(broken), s.recoveries = ld(recoveries);
         s.ram_registered_bytes = ld(ram_registered_bytes), s.ram_register_ns = ld(ram_register_ns);
-        for (size_t i = 0; i < per_opcode.size(); ++i) s.per_opcode[i] = ld(per_opcode[i]);
+        for (size_t i = 0; i < per_opcode.size(); ++i) {
+            s.per_opcode[i] = ld(per_opcode[i]);
+            s.waited_per_opcode[i] = ld(waited_per_opcode[i]);
+        }
         return s;
     }
 };

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -167,6 +168,10 @@ struct VgpuCounters {
     uint64_t bytes_htod = 0, bytes_dtoh = 0, bytes_dtod = 0;
     uint64_t kicks = 0, wakeups = 0, recoveries = 0;
     uint64_t ram_registered_bytes = 0, ram_register_ns = 0;
+    // Commands the guest waited for (sent without the asynchronous flag),
+    // and by command name, most first: the round trips a program pays.
+    uint64_t waited = 0;
+    std::vector<std::pair<std::string, uint64_t>> waited_by_command;
 };
 
 // The vGPU's backend once it is up (a GPU worker starts CUDA while the
