@@ -32,8 +32,15 @@ struct Client {
     uint64_t sg_used = 0;
     bool sg_pending = false;
     // Function layouts: a list (newest first) in arenas of permanent pinned
-    // memory; a forgotten module's records are not reused.
+    // memory; a forgotten module's records are not reused. A launch finds
+    // its layout through an open-addressed index of the list (a library
+    // that enumerates its modules' kernels makes thousands of layouts, and
+    // a walk through them is paid on every launch); a power-of-two table kept
+    // at most half full, rebuilt when it grows or a module is forgotten.
     FunctionLayout* functions = nullptr;
+    FunctionLayout** function_index = nullptr;
+    uint64_t function_index_slots = 0;
+    uint64_t function_count = 0;
     uint8_t* arena = nullptr;
     uint64_t arena_left = 0;
     uint8_t* param_scratch = nullptr;
@@ -318,6 +325,54 @@ void* arena_take(uint64_t bytes)
     g.arena_left -= need;
     return p;
 }
+uint64_t index_slot(CUfunction f, uint64_t mask)
+{
+    return (handle_bits(f) * 0x9e3779b97f4a7c15ull >> 17) & mask;
+}
+
+// The slot of f's layout, or the empty slot where it would go.
+uint64_t probe(FunctionLayout** table, uint64_t slots, CUfunction f)
+{
+    uint64_t i = index_slot(f, slots - 1);
+    while (table[i] != nullptr && table[i]->handle != f)
+        i = (i + 1) & (slots - 1);
+    return i;
+}
+
+// Puts l (the newest layout of its handle) in the index while it stays at
+// most half full; false when it needs a larger table, or has none.
+bool index_function(FunctionLayout* l)
+{
+    if (g.function_index == nullptr || 2 * g.function_count > g.function_index_slots)
+        return false;
+    g.function_index[probe(g.function_index, g.function_index_slots, l->handle)] = l;
+    return true;
+}
+
+// Builds the index anew from the list: in the same table while it stays at
+// most half full, else in one at least four times the count. An old table is
+// permanent memory and is not given back (tables double, so together they
+// stay under twice the last). Out of memory: no index, lookups walk the list.
+void reindex_functions()
+{
+    uint64_t slots = g.function_index_slots;
+    if (g.function_index == nullptr || 2 * g.function_count > slots) {
+        slots = 256;
+        while (slots < 4 * g.function_count)
+            slots *= 2;
+        g.function_index = static_cast<FunctionLayout**>(
+            platform::try_pinned_alloc_permanent(slots * sizeof(FunctionLayout*), 0));
+        g.function_index_slots = g.function_index != nullptr ? slots : 0;
+        if (g.function_index == nullptr)
+            return;
+    }
+    memset(g.function_index, 0, slots * sizeof(FunctionLayout*));
+    for (FunctionLayout* l = g.functions; l != nullptr; l = l->next) {
+        const uint64_t i = probe(g.function_index, slots, l->handle);
+        if (g.function_index[i] == nullptr) // newest first: an older layout of a handle stays out
+            g.function_index[i] = l;
+    }
+}
 } // namespace
 
 FunctionLayout* function_add(CUfunction f, CUmodule module, uint32_t count, uint32_t bytes)
@@ -334,26 +389,40 @@ FunctionLayout* function_add(CUfunction f, CUmodule module, uint32_t count, uint
     l->sizes = l->offsets + count;
     l->next = g.functions;
     g.functions = l;
+    ++g.function_count;
+    if (!index_function(l))
+        reindex_functions();
     return l;
 }
 
 FunctionLayout* function_find(CUfunction f)
 {
-    for (FunctionLayout* l = g.functions; l != nullptr; l = l->next)
-        if (l->handle == f)
+    if (g.function_index == nullptr) { // no memory for one: the list
+        for (FunctionLayout* l = g.functions; l != nullptr; l = l->next)
+            if (l->handle == f)
+                return l;
+        return nullptr;
+    }
+    const uint64_t mask = g.function_index_slots - 1;
+    for (uint64_t i = index_slot(f, mask);; i = (i + 1) & mask) {
+        FunctionLayout* l = g.function_index[i];
+        if (l == nullptr || l->handle == f)
             return l;
-    return nullptr;
+    }
 }
 
 void module_forget(CUmodule module)
 {
     FunctionLayout** link = &g.functions;
     while (*link != nullptr) {
-        if ((*link)->module == module)
+        if ((*link)->module == module) {
             *link = (*link)->next;
-        else
+            --g.function_count;
+        } else {
             link = &(*link)->next;
+        }
     }
+    reindex_functions();
 }
 
 

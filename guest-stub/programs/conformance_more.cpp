@@ -249,10 +249,64 @@ void parameters_libraries_and_links(CUfunction add)
            CUDA_ERROR_NOT_SUPPORTED);
 }
 
+// Many modules' kernels at once, as a library that enumerates its modules
+// makes them: every function's launch finds its own layout (the guest's
+// index of them grows past its first size), and unloading drops exactly
+// the unloaded modules' functions.
+void many_function_layouts(CUfunction add)
+{
+    constexpr unsigned kModules = 48;
+    static const char* const kNames[] = {"vector_add", "matmul", "empty_kernel"};
+    CUmodule mods[kModules] = {};
+    CUfunction adds[kModules] = {};
+    unsigned loaded = 0, found = 0;
+    for (unsigned m = 0; m < kModules; ++m) {
+        if (cuModuleLoadData(&mods[m], kvmgpu_kernels_image) != CUDA_SUCCESS)
+            break;
+        ++loaded;
+        for (const char* name : kNames) {
+            CUfunction f = nullptr;
+            if (cuModuleGetFunction(&f, mods[m], name) == CUDA_SUCCESS)
+                ++found;
+            if (f != nullptr && name == kNames[0])
+                adds[m] = f;
+        }
+    }
+    expect_true("48 modules loaded, 3 kernels found in each", loaded == kModules && found == 3 * kModules);
+    const unsigned n = 256;
+    auto* h = static_cast<float*>(pinned_alloc(3 * n * sizeof(float)));
+    for (unsigned i = 0; i < n; ++i)
+        h[i] = static_cast<float>(i), h[n + i] = 2.0f;
+    CUdeviceptr da = device_copy_of(h, n * 4), db = device_copy_of(h + n, n * 4), dc = 0;
+    CU_CHECK(cuMemAlloc(&dc, n * 4));
+    unsigned nn = n;
+    void* params[] = {&da, &db, &dc, &nn};
+    const CUfunction launched[] = {adds[0], adds[kModules / 2], adds[kModules - 1], add};
+    bool all_ran = true;
+    for (CUfunction f : launched)
+        all_ran = all_ran && cuLaunchKernel(f, 1, 1, 1, n, 1, 1, 0, 0, params, nullptr) == CUDA_SUCCESS;
+    expect_true("vector_add of the first, a middle, the last and the first-loaded module launch", all_ran);
+    expect("cuMemcpyDtoH", cuMemcpyDtoH(h + 2 * n, dc, n * 4), CUDA_SUCCESS);
+    expect_true("... and add", h[2 * n] == 2.0f && h[3 * n - 1] == 257.0f);
+    for (unsigned m = 0; m < kModules; m += 2)
+        cuModuleUnload(mods[m]);
+    expect("cuLaunchKernel(a kernel of an unloaded module among many)",
+           cuLaunchKernel(adds[0], 1, 1, 1, n, 1, 1, 0, 0, params, nullptr), CUDA_ERROR_INVALID_HANDLE);
+    expect("cuLaunchKernel(one of a module still loaded)",
+           cuLaunchKernel(adds[kModules - 1], 1, 1, 1, n, 1, 1, 0, 0, params, nullptr), CUDA_SUCCESS);
+    for (unsigned m = 1; m < kModules; m += 2)
+        cuModuleUnload(mods[m]);
+    expect("cuCtxSynchronize", cuCtxSynchronize(), CUDA_SUCCESS);
+    CU_CHECK(cuMemFree(da));
+    CU_CHECK(cuMemFree(db));
+    CU_CHECK(cuMemFree(dc));
+}
+
 } // namespace
 
 void library_support_calls(CUfunction add)
 {
     pitched_memory_and_2d_memsets();
     parameters_libraries_and_links(add);
+    many_function_layouts(add);
 }
