@@ -12,7 +12,7 @@ using namespace guest::cuda;
 namespace {
 
 // STREAM_CAPTURE_INFO: the device's word on the stream.
-CUresult capture_info(CUstream stream, CUstreamCaptureStatus* status, uint64_t* id)
+CUresult device_capture_info(CUstream stream, CUstreamCaptureStatus* status, uint64_t* id)
 {
     Call c;
     c.op = VGPU_OP_STREAM_CAPTURE_INFO;
@@ -24,6 +24,22 @@ CUresult capture_info(CUstream stream, CUstreamCaptureStatus* status, uint64_t* 
         *id = res[1];
     }
     return r;
+}
+
+// The stream's capture status and id. While no capture can be open in this
+// process the answer is known without a round trip (libraries ask it on
+// every call: cuBLASLt per matmul, PyTorch's allocator); the handle is then
+// checked against this library's stream records, as cuStreamGetCtx does.
+CUresult capture_info(CUstream stream, CUstreamCaptureStatus* status, uint64_t* id)
+{
+    if (capture_may_be_open())
+        return device_capture_info(stream, status, id);
+    CUcontext owner = nullptr;
+    if (CUresult r = cuStreamGetCtx(stream, &owner))
+        return r;
+    *status = CU_STREAM_CAPTURE_STATUS_NONE;
+    *id = 0;
+    return CUDA_SUCCESS;
 }
 
 // cuThreadExchangeStreamCaptureMode's value for this thread.
@@ -55,7 +71,7 @@ extern "C" CUresult cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode m
         return r;
     CUstreamCaptureStatus status;
     uint64_t id = 0;
-    if (CUresult r = capture_info(hStream, &status, &id))
+    if (CUresult r = device_capture_info(hStream, &status, &id))
         return r;
     capture_began(hStream, id);
     return CUDA_SUCCESS;

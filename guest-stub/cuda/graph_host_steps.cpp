@@ -13,6 +13,7 @@ uint64_t g_seq;
 // Live entries of each table: the common case (no graph host steps, no
 // capture) costs every launch and copy one compare, not a scan.
 unsigned g_live_steps, g_live_captures;
+bool g_unrecorded_capture; // a capture began when g_streams was full
 struct StreamCapture {
     CUstream stream;
     uint64_t id; // 0: free slot
@@ -122,6 +123,8 @@ uint64_t capture_of(CUstream s)
     return 0;
 }
 
+bool capture_may_be_open() { return g_live_captures != 0 || g_unrecorded_capture; }
+
 void capture_began(CUstream s, uint64_t id)
 {
     for (StreamCapture& c : g_streams)
@@ -130,6 +133,7 @@ void capture_began(CUstream s, uint64_t id)
             ++g_live_captures;
             return;
         }
+    g_unrecorded_capture = true;
 }
 
 void capture_ended(uint64_t id)

@@ -39,6 +39,10 @@ void host_steps_run(uint64_t owner);
 // Streams that capture, as this library saw captures begin, streams join
 // (through an event recorded in a capture) and captures end.
 uint64_t capture_of(CUstream s); // the capture id, 0 if none
+// False only when no capture can be open in this process: every one begins
+// here (cuStreamBeginCapture) and each began is recorded, or counted as
+// unrecorded for good when the table was full.
+bool capture_may_be_open();
 void capture_began(CUstream s, uint64_t id);
 void capture_ended(uint64_t id);
 void capture_event_recorded(CUevent e, CUstream s);
