@@ -34,6 +34,23 @@ struct Contexts {
 };
 
 Contexts g_contexts;
+
+// cuDevicePrimaryCtxGetState's answer per device, kept once asked: NVIDIA's
+// runtime asks it on most of its calls. The state changes only through this
+// library's retain, release, reset and set-flags, which forget it.
+constexpr int kCachedPrimaryStates = 64;
+struct PrimaryState {
+    bool known;
+    unsigned flags;
+    int active;
+};
+PrimaryState g_primary_states[kCachedPrimaryStates];
+
+void forget_primary_state(CUdevice dev)
+{
+    if (dev >= 0 && dev < kCachedPrimaryStates)
+        g_primary_states[dev].known = false;
+}
 GUEST_PER_THREAD ContextStack t_stack;
 CUcontext g_sent = nullptr; // the vGPU's current context, as last set (under the API lock)
 unsigned long long g_last_context_id = 0;
@@ -299,6 +316,7 @@ extern "C" CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev)
         return r;
     if (pctx == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
+    forget_primary_state(dev);
     Call c;
     c.op = VGPU_OP_PRIMARY_CTX_RETAIN;
     c.arg[0] = device_arg(dev);
@@ -324,6 +342,7 @@ extern "C" CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
     GUEST_API_LOCK();
     if (CUresult r = ready())
         return r;
+    forget_primary_state(dev);
     Call c;
     c.op = VGPU_OP_PRIMARY_CTX_RELEASE;
     c.arg[0] = device_arg(dev);
@@ -343,6 +362,12 @@ extern "C" CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags
         return r;
     if (flags == nullptr || active == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
+    const bool cacheable = dev >= 0 && dev < kCachedPrimaryStates;
+    if (cacheable && g_primary_states[dev].known) {
+        *flags = g_primary_states[dev].flags;
+        *active = g_primary_states[dev].active;
+        return CUDA_SUCCESS;
+    }
     Call c;
     c.op = VGPU_OP_PRIMARY_CTX_STATE;
     c.arg[0] = device_arg(dev);
@@ -351,6 +376,8 @@ extern "C" CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags
         return r;
     *flags = static_cast<unsigned>(res[0]);
     *active = static_cast<int>(res[1]);
+    if (cacheable)
+        g_primary_states[dev] = PrimaryState{true, *flags, *active};
     return CUDA_SUCCESS;
 }
 
@@ -360,6 +387,7 @@ extern "C" CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags)
     GUEST_API_LOCK();
     if (CUresult r = ready())
         return r;
+    forget_primary_state(dev);
     Call c;
     c.op = VGPU_OP_PRIMARY_CTX_SET_FLAGS;
     c.arg[0] = device_arg(dev);
@@ -375,6 +403,7 @@ extern "C" CUresult cuDevicePrimaryCtxReset(CUdevice dev)
     GUEST_API_LOCK();
     if (CUresult r = ready())
         return r;
+    forget_primary_state(dev);
     Call c;
     c.op = VGPU_OP_PRIMARY_CTX_RESET;
     c.arg[0] = device_arg(dev);

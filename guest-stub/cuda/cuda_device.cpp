@@ -37,9 +37,19 @@ extern "C" CUresult cuDeviceGetCount(int* count)
     GUEST_API_LOCK();
     if (count == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
+    // A VM's devices are fixed when it starts: asked once (libraries ask on
+    // every call: cuDNN).
+    static int known = -1;
+    if (known >= 0) {
+        *count = known;
+        return CUDA_SUCCESS;
+    }
     Call c;
     c.op = VGPU_OP_DEVICE_GET_COUNT;
-    return call_result(c, count);
+    const CUresult r = call_result(c, count);
+    if (r == CUDA_SUCCESS)
+        known = *count;
+    return r;
 }
 
 KVMGPU_DRIVER_ENTRY(cuDeviceGet, 2000);

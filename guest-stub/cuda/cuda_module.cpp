@@ -357,14 +357,26 @@ extern "C" CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUf
     GUEST_API_LOCK();
     if (pi == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
+    FunctionLayout* l = function_find(hfunc);
+    const unsigned a = static_cast<unsigned>(attrib);
+    const bool cacheable = l != nullptr && a < FunctionLayout::kCachedAttributes;
+    if (cacheable && (l->attributes_known & (1u << a))) {
+        *pi = l->attributes[a];
+        return CUDA_SUCCESS;
+    }
     Call c;
     c.op = VGPU_OP_FUNC_GET_ATTRIBUTE;
     c.arg[0] = handle_bits(hfunc);
     c.arg[1] = static_cast<uint64_t>(attrib);
     uint64_t res[2];
     CUresult r = call_sync(c, res);
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS) {
         *pi = static_cast<int>(static_cast<int64_t>(res[0]));
+        if (cacheable) {
+            l->attributes[a] = *pi;
+            l->attributes_known |= 1u << a;
+        }
+    }
     return r;
 }
 
@@ -378,8 +390,11 @@ extern "C" CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute at
     c.arg[1] = static_cast<uint64_t>(attrib);
     c.arg[2] = static_cast<uint64_t>(static_cast<int64_t>(value));
     CUresult r = call_sync(c);
-    if (r == CUDA_SUCCESS && attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
-        if (FunctionLayout* l = function_find(hfunc))
+    if (FunctionLayout* l = function_find(hfunc)) {
+        // Set or refused, the next read asks the device (a set attribute may
+        // move others with it, as the cluster ones do).
+        l->attributes_known = 0;
+        if (r == CUDA_SUCCESS && attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
             l->max_dynamic_shared = static_cast<uint32_t>(value);
     }
     return r;

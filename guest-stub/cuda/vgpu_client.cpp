@@ -385,6 +385,7 @@ FunctionLayout* function_add(CUfunction f, CUmodule module, uint32_t count, uint
     l->count = count;
     l->bytes = bytes;
     l->max_dynamic_shared = 48u << 10;
+    l->attributes_known = 0;
     l->offsets = reinterpret_cast<uint16_t*>(l + 1);
     l->sizes = l->offsets + count;
     l->next = g.functions;

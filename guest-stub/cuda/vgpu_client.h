@@ -133,6 +133,12 @@ struct FunctionLayout {
     uint32_t count;  // parameters
     uint32_t bytes;  // the parameter buffer
     uint32_t max_dynamic_shared; // what a launch may ask for (48 KiB unless raised)
+    // cuFuncGetAttribute's answers, kept once asked (bit a of known: attribute
+    // a); cuFuncSetAttribute forgets the one it sets. Libraries ask them
+    // before every launch (cuDNN).
+    static constexpr unsigned kCachedAttributes = 16;
+    uint32_t attributes_known;
+    int32_t attributes[kCachedAttributes];
     uint16_t* offsets;
     uint16_t* sizes;
     FunctionLayout* next;

@@ -184,7 +184,12 @@ void context_calls(CUcontext* main)
     expect("cuMemAlloc in the primary", cuMemAlloc(&in_primary, 4096), CUDA_SUCCESS);
     expect("cuCtxDestroy(primary)", cuCtxDestroy(primary), CUDA_ERROR_INVALID_CONTEXT);
     expect("cuCtxPopCurrent", cuCtxPopCurrent(nullptr), CUDA_SUCCESS);
+    expect("cuDevicePrimaryCtxGetState (asked again: the same)", cuDevicePrimaryCtxGetState(0, &flags, &active),
+           CUDA_SUCCESS);
+    expect_true("still active", active == 1);
     expect("cuDevicePrimaryCtxRelease (the last)", cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
+    expect("cuDevicePrimaryCtxGetState (released)", cuDevicePrimaryCtxGetState(0, &flags, &active), CUDA_SUCCESS);
+    expect_true("inactive once released", active == 0);
     expect("cuDevicePrimaryCtxRelease (not retained)", cuDevicePrimaryCtxRelease(0), CUDA_ERROR_INVALID_CONTEXT);
     expect("cuMemFree(primary memory, freed by the last release)", cuMemFree(in_primary), CUDA_ERROR_INVALID_VALUE);
     expect("cuDevicePrimaryCtxReset", cuDevicePrimaryCtxReset(0), CUDA_SUCCESS);
@@ -438,6 +443,10 @@ void module_and_launch_calls()
     expect("cuDeviceGetAttribute(shared opt-in)",
            cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 0), CUDA_SUCCESS);
     expect_true("an opt-in above 64 KiB", optin > (64 << 10));
+    int before = -1;
+    expect("cuFuncGetAttribute(dynamic shared, before setting it)",
+           cuFuncGetAttribute(&before, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, add), CUDA_SUCCESS);
+    expect_true("below 64 KiB", before >= 0 && before < (64 << 10));
     expect("cuFuncSetAttribute(64 KiB dynamic shared)",
            cuFuncSetAttribute(add, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 64 << 10), CUDA_SUCCESS);
     expect("cuFuncGetAttribute(dynamic shared)",
