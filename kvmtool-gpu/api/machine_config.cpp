@@ -63,6 +63,7 @@ void check_numbers(const VmConfig& c) {
     if (c.guest.empty()) throw Error("guest: empty (an ELF path or the name of a built guest)");
     if (!std::isfinite(c.timeout_s) || c.timeout_s < 0 || c.timeout_s > VcpuWatchdog::kMaxTimeoutS)
         throw Error("timeout_s: " + std::to_string(c.timeout_s) + " is not a time-out in seconds (0 means none)");
+    if (c.futex_spin_us > 10'000) throw Error("futex_spin_us: 0..10000, got " + std::to_string(c.futex_spin_us));
     if (c.max_threads == 0 || c.max_threads > kMostThreads)
         throw Error("max_threads: 1.." + std::to_string(kMostThreads) + ", got " + std::to_string(c.max_threads));
     for (const Share& s : c.shares)
@@ -98,6 +99,7 @@ CheckedConfig check_config(VmConfig c) {
         l.file_window = c.file_window;
         l.syscall_trace = c.syscall_trace;
         l.max_threads = c.max_threads;
+        l.futex_spin_ns = int64_t{c.futex_spin_us} * 1000;
         l.max_fds = descriptor_table(c.max_threads, out.notes);
         out.libcuda = choose_libcuda(l, c.libcuda_overlay);
         validate_options(o);

@@ -85,6 +85,10 @@ const char* run_help() {
            "                      or errno), as strace would; with --vms, FILE.vm<i>\n"
            "  --max-threads N     threads alive at once, the first included (default 64; each\n"
            "                      is a vCPU; past it pthread_create gets EAGAIN)\n"
+           "  --futex-spin-us N   a futex wait first watches its word N us (default 0, at most\n"
+           "                      10000): a thread woken by another resumes without waiting\n"
+           "                      for the waker's system call to reach the VMM, for a core's\n"
+           "                      time while it watches\n"
            "\n"
            "  --vms N             boot N guests of the image at once (1..16, default 1), each\n"
            "                      a VM with its own vGPU: GPU worker, context, quotas and\n"
@@ -153,7 +157,7 @@ int run_command(const std::vector<std::string>& all_args) {
             shares.push_back(a == "--share" ? all_args[++i] : a.substr(8));
         } else args.push_back(a);
     }
-    std::set<std::string> valued = {"guest", "mem", "pages", "timeout", "cmdline", "seed", "vms", "root", "cwd", "max-threads", "trace-syscalls"};
+    std::set<std::string> valued = {"guest", "mem", "pages", "timeout", "cmdline", "seed", "vms", "root", "cwd", "max-threads", "trace-syscalls", "futex-spin-us"};
     valued.insert(vgpu_option_names().begin(), vgpu_option_names().end());
     ArgParser p(valued, {"prefault", "quiet", "no-seccomp", "no-sync-regs", "no-vdso", "no-file-window", "no-libcuda-overlay", "help"});
     p.parse(args);
@@ -199,6 +203,9 @@ int run_command(const std::vector<std::string>& all_args) {
     const uint64_t max_threads = parse_u64(p.get_or("max-threads", "64"), "--max-threads");
     if (max_threads == 0 || max_threads > 1024) throw UsageError("--max-threads: 1..1024");
     c.max_threads = static_cast<uint32_t>(max_threads);
+    const uint64_t futex_spin = parse_u64(p.get_or("futex-spin-us", "0"), "--futex-spin-us");
+    if (futex_spin > 10'000) throw UsageError("--futex-spin-us: 0..10000");
+    c.futex_spin_us = static_cast<uint32_t>(futex_spin);
     if (auto root = p.get("root")) {
         if (root->empty()) throw UsageError("--root needs a directory");
         c.root = *root;

@@ -119,6 +119,7 @@ struct VmConfig {
     std::string cwd;                // "": where the host's current directory is seen, else "/"
     bool libcuda_overlay = true;    // the guest's libcuda.so* are the VMM's guest libcuda
     uint32_t max_threads = 64;      // guest threads alive at once, 1..1024
+    uint32_t futex_spin_us = 0;     // a futex wait first watches its word this long, 0..10000
     std::string syscall_trace;      // a host file for a line per guest system call; "": none
     bool seccomp = true;            // confine the vCPU thread with its seccomp filter
     bool sync_regs = true, vdso = true, file_window = true; // off only to compare their cost

@@ -31,9 +31,20 @@ FutexDeadline deadline_after(clockid_t clock, const timespec& rel) {
 }
 
 int64_t futex_wait(uint32_t* word, uint32_t expected, uint32_t bitset, const std::optional<FutexDeadline>& deadline,
-                   const std::atomic<bool>& stopping) {
+                   const std::atomic<bool>& stopping, int64_t spin_ns) {
     const clockid_t clock = deadline ? deadline->clock : CLOCK_MONOTONIC;
     const int64_t end = deadline ? to_ns_saturated(deadline->at) : INT64_MAX;
+    if (spin_ns > 0) {
+        const int64_t start = now_ns(CLOCK_MONOTONIC);
+        if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != expected) return -EAGAIN;
+        for (;;) {
+            for (int i = 0; i < 64; ++i) {
+                if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != expected) return 0; // a (possibly spurious) wake-up
+                __builtin_ia32_pause();
+            }
+            if (now_ns(CLOCK_MONOTONIC) - start >= spin_ns || stopping.load(std::memory_order_acquire)) break;
+        }
+    }
     const int op = FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG | (clock == CLOCK_REALTIME ? FUTEX_CLOCK_REALTIME : 0);
     for (bool first = true;; first = false) {
         if (stopping.load(std::memory_order_acquire)) return -EINTR;

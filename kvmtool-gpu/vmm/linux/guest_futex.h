@@ -27,8 +27,11 @@ struct FutexDeadline {
 // differed at the start, -ETIMEDOUT at the deadline, -EINTR when
 // `stopping` became true or the VMM kicked this thread (a signal: the run
 // loop must look at why). `word` must be 4-byte aligned host memory.
+// spin_ns > 0: first watch the word that long and return 0 as soon as it
+// changes (a wake-up's value is stored before its FUTEX_WAKE, which in a
+// guest reaches the VMM only after a VM exit of tens of microseconds).
 int64_t futex_wait(uint32_t* word, uint32_t expected, uint32_t bitset, const std::optional<FutexDeadline>& deadline,
-                   const std::atomic<bool>& stopping);
+                   const std::atomic<bool>& stopping, int64_t spin_ns = 0);
 
 // Wakes up to `count` waiters of `word` whose bitset meets `bitset`;
 // returns how many (or -errno).

@@ -227,6 +227,7 @@ LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& m
     const std::optional<uint64_t> seed = opts.seeded ? std::optional<uint64_t>(boot.seed) : std::nullopt;
     so.seed = seed;
     so.max_fds = opts.max_fds;
+    so.futex_spin_ns = opts.futex_spin_ns;
     so.window_slots = opts.window_slots;
     so.window_limits = opts.window_limits;
     struct utsname u {};

@@ -46,6 +46,7 @@ struct LinuxGuestOptions {
     bool file_window = true;        // read-only files mapped through memory slots (--no-file-window: copied)
     std::string syscall_trace;      // --trace-syscalls: a host file for a line per call (syscall_trace.h); empty: none
     uint32_t max_threads = 64;      // guest threads alive at once, the first included (--max-threads)
+    int64_t futex_spin_ns = 0;      // --futex-spin-us (ServerOptions::futex_spin_ns)
     // --seed given: getrandom and AT_RANDOM (so stack canaries) come from it
     // and repeat; else from the host's getrandom, different each run.
     bool seeded = false;

@@ -120,6 +120,10 @@ struct ServerOptions {
     // The guest's CPUID (/proc/cpuinfo's flags); empty: the host's.
     std::vector<kvm_cpuid_entry2> cpuid;
     std::shared_ptr<SyscallTrace> trace; // a line per call (--trace-syscalls); null: none
+    // A futex wait first watches the word this long (guest_futex.h): a
+    // handoff between two guest threads then resumes without waiting for
+    // the waker's system call to reach the VMM.
+    int64_t futex_spin_ns = 0;
 };
 
 // A handler to start (syscalls_signals.cpp): the signal, its action, the

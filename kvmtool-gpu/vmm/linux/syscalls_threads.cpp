@@ -123,7 +123,7 @@ int64_t SyscallServer::sys_futex(const uint64_t* a, SyscallOutcome& out) {
             out.stopped = "guest waits on a futex with no other thread to wake it (deadlock)";
             return -EINTR;
         }
-        return futex_wait(word, static_cast<uint32_t>(a[2]), bitset, deadline, stopping_);
+        return futex_wait(word, static_cast<uint32_t>(a[2]), bitset, deadline, stopping_, opts_.futex_spin_ns);
     }
     case FUTEX_WAKE:
     case FUTEX_WAKE_BITSET: {
