@@ -360,6 +360,43 @@ extern "C" CUresult cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec, CUgrap
     return CUDA_SUCCESS;
 }
 
+// Instantiated as cuGraphInstantiateWithFlags; UPLOAD then uploads to the
+// stream. The reason a refusal gives is CUDA_GRAPH_INSTANTIATE_ERROR (the
+// vGPU's status says why; no node is named).
+KVMGPU_DRIVER_ENTRY(cuGraphInstantiateWithParams, 12000);
+extern "C" CUresult cuGraphInstantiateWithParams(CUgraphExec* phGraphExec, CUgraph hGraph,
+                                                 CUDA_GRAPH_INSTANTIATE_PARAMS* p)
+{
+    GUEST_API_LOCK();
+    if (p == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    p->hErrNode_out = nullptr;
+    p->result_out = CUDA_GRAPH_INSTANTIATE_ERROR;
+    const bool upload = (p->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD) != 0;
+    if (CUresult r = cuGraphInstantiateWithFlags(phGraphExec, hGraph, p->flags & ~CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD))
+        return r;
+    if (upload) {
+        if (CUresult r = cuGraphUpload(*phGraphExec, p->hUploadStream)) {
+            cuGraphExecDestroy(*phGraphExec);
+            return r;
+        }
+    }
+    p->result_out = CUDA_GRAPH_INSTANTIATE_SUCCESS;
+    return CUDA_SUCCESS;
+}
+
+KVMGPU_DRIVER_ENTRY(cuGraphExecHostNodeSetParams, 10020);
+extern "C" CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                 const CUDA_HOST_NODE_PARAMS* p)
+{
+    GUEST_API_LOCK();
+    HostStep* s = host_step_in(handle_bits(hGraphExec), handle_bits(hNode));
+    if (s == nullptr || p == nullptr || p->fn == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    s->fn = p->fn, s->data = p->userData;
+    return CUDA_SUCCESS;
+}
+
 // Queued as any launch; a graph with host nodes then waits for the stream
 // and runs them (guest_cuda_graphs.h).
 KVMGPU_DRIVER_ENTRY(cuGraphLaunch, 10000);

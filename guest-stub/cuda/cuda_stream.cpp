@@ -17,10 +17,10 @@ namespace {
 template <typename Handle, unsigned N>
 class Owners {
 public:
-    void remember(Handle h, CUcontext ctx, unsigned long long id = 0)
+    void remember(Handle h, CUcontext ctx, unsigned long long id = 0, unsigned flags = 0)
     {
         if (Entry* e = find(nullptr))
-            *e = Entry{h, ctx, id};
+            *e = Entry{h, ctx, id, flags};
     }
     void forget(Handle h)
     {
@@ -45,12 +45,19 @@ public:
         const Entry* e = h != nullptr ? find(h) : nullptr;
         return e != nullptr ? e->id : 0;
     }
+    // h's creation flags as remembered (h held: owner(h) is not null).
+    unsigned flags(Handle h)
+    {
+        const Entry* e = h != nullptr ? find(h) : nullptr;
+        return e != nullptr ? e->flags : 0;
+    }
 
 private:
     struct Entry {
         Handle handle;
         CUcontext ctx;
         unsigned long long id;
+        unsigned flags;
     };
     Entry* find(Handle h)
     {
@@ -66,7 +73,7 @@ private:
 // device). An event past the table is waited for only from its own context
 // (from another the vGPU refuses it: CUDA_ERROR_INVALID_HANDLE).
 Owners<CUevent, 1024> g_event_owners;
-// Streams, for cuStreamGetCtx and cuStreamGetId: one past the table is
+// Streams, for cuStreamGetCtx, cuStreamGetId and cuStreamGetFlags: one past the table is
 // refused (CUDA_ERROR_NOT_SUPPORTED) rather than guessed.
 Owners<CUstream, 4096> g_stream_owners;
 // Stream ids, unique in the process as the driver's are (NVIDIA's libraries
@@ -101,7 +108,7 @@ extern "C" CUresult cuStreamCreate(CUstream* stream, unsigned int flags)
     GUEST_API_LOCK();
     if (CUresult r = call_create(VGPU_OP_STREAM_CREATE, flags, stream))
         return r;
-    g_stream_owners.remember(*stream, current_context(), ++g_last_stream_id);
+    g_stream_owners.remember(*stream, current_context(), ++g_last_stream_id, flags);
     return CUDA_SUCCESS;
 }
 
@@ -165,6 +172,34 @@ extern "C" CUresult cuStreamGetId(CUstream hStream, unsigned long long* streamId
     if (CUresult r = ready())
         return r;
     return stream_id_in(nullptr, hStream, streamId);
+}
+
+// The flags the stream was made with; a default stream's are 0 (assumed:
+// the legacy and per-thread default streams both block with each other).
+KVMGPU_DRIVER_ENTRY(cuStreamGetFlags, 5050);
+extern "C" CUresult cuStreamGetFlags(CUstream hStream, unsigned int* flags)
+{
+    GUEST_API_LOCK();
+    CUcontext owner = nullptr;
+    if (flags == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = cuStreamGetCtx(hStream, &owner)) // the same record-based check (no query: captures go on)
+        return r;
+    *flags = stream_arg(hStream) == 0 ? 0 : g_stream_owners.flags(hStream);
+    return CUDA_SUCCESS;
+}
+
+// The device of the stream's context.
+KVMGPU_DRIVER_ENTRY(cuStreamGetDevice, 12080);
+extern "C" CUresult cuStreamGetDevice(CUstream hStream, CUdevice* device)
+{
+    GUEST_API_LOCK();
+    CUcontext owner = nullptr;
+    if (device == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = cuStreamGetCtx(hStream, &owner))
+        return r;
+    return cuCtxGetDevice_v2(device, owner);
 }
 
 KVMGPU_DRIVER_ENTRY_AS(cuStreamGetCtx, 12050, cuStreamGetCtx_v2);

@@ -108,6 +108,18 @@ CUresult cuGraphAddDependencies_v2(CUgraph graph, const CUgraphNode* from, const
 {
     return cuGraphAddDependencies(graph, from, to, edge_data, n);
 }
+CUresult cuGraphGetEdges_v2(CUgraph graph, CUgraphNode* from, CUgraphNode* to, CUgraphEdgeData* edge_data, size_t* n)
+{
+    return cuGraphGetEdges(graph, from, to, edge_data, n);
+}
+CUresult cuGraphNodeGetDependencies_v2(CUgraphNode node, CUgraphNode* deps, CUgraphEdgeData* edge_data, size_t* n)
+{
+    return cuGraphNodeGetDependencies(node, deps, edge_data, n);
+}
+CUresult cuGraphNodeGetDependentNodes_v2(CUgraphNode node, CUgraphNode* deps, CUgraphEdgeData* edge_data, size_t* n)
+{
+    return cuGraphNodeGetDependentNodes(node, deps, edge_data, n);
+}
 CUresult cuGraphRemoveDependencies_v2(CUgraph graph, const CUgraphNode* from, const CUgraphNode* to,
                                       const CUgraphEdgeData* edge_data, size_t n)
 {

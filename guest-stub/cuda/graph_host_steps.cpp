@@ -47,6 +47,16 @@ HostStep* host_step_of_node(uint64_t node)
     return nullptr;
 }
 
+HostStep* host_step_in(uint64_t owner, uint64_t node)
+{
+    if (owner == 0 || node == 0)
+        return nullptr;
+    for (HostStep& s : g_steps)
+        if (s.owner == owner && s.node == node)
+            return &s;
+    return nullptr;
+}
+
 bool host_steps_any(uint64_t owner)
 {
     if (g_live_steps == 0)
@@ -91,6 +101,22 @@ bool host_steps_give(uint64_t from, uint64_t to, bool copy)
         if (c == nullptr)
             return false;
         c->seq = s.seq;
+    }
+    return true;
+}
+
+bool host_steps_clone(uint64_t from, uint64_t to, uint64_t (*copy_of)(uint64_t clone, uint64_t node))
+{
+    for (HostStep& s : g_steps) {
+        if (s.owner != from || from == 0)
+            continue;
+        const uint64_t node = s.node != 0 ? copy_of(to, s.node) : 0;
+        if (s.node != 0 && node == 0)
+            return false;
+        HostStep* c = host_step_add(to, node, s.fn, s.data);
+        if (c == nullptr)
+            return false;
+        c->seq = s.seq, c->device_after = s.device_after;
     }
     return true;
 }

@@ -26,6 +26,8 @@ inline uint64_t capture_owner(uint64_t capture_id) { return capture_id | (1ull <
 // nullptr when the table is full.
 HostStep* host_step_add(uint64_t owner, uint64_t node, CUhostFn fn, void* data);
 HostStep* host_step_of_node(uint64_t node);
+// owner's step for node (an exec's copy names the graph's node), or nullptr.
+HostStep* host_step_in(uint64_t owner, uint64_t node);
 bool host_steps_any(uint64_t owner);
 // Some step of owner has device work after it.
 bool host_steps_blocked(uint64_t owner);
@@ -33,6 +35,11 @@ void host_steps_drop(uint64_t owner);
 void host_step_drop_node(uint64_t node);
 // Gives `to` the steps of `from` (moved, or copied when copy).
 bool host_steps_give(uint64_t from, uint64_t to, bool copy);
+// Gives the clone `to` a copy of each step of graph `from`, its node the
+// clone's copy of the step's node (copy_of; a captured step keeps node 0),
+// its order and whether device work follows it. false: the table is full,
+// or a node has no copy.
+bool host_steps_clone(uint64_t from, uint64_t to, uint64_t (*copy_of)(uint64_t clone, uint64_t node));
 // Calls owner's functions in the order they were added.
 void host_steps_run(uint64_t owner);
 

@@ -142,6 +142,21 @@ CUresult cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode* from, cons
 CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numNodes);
 CUresult cuGraphDestroyNode(CUgraphNode hNode);
 
+// ---- a graph's shape, and copies (cuda_graph_topology.cpp) ----------------
+// The query calls fill lists as cuGraphGetNodes does (null array: the count;
+// room past the last entry nulled); edge data is always zeroed (default edges).
+CUresult cuGraphClone(CUgraph* phGraphClone, CUgraph originalGraph);
+CUresult cuGraphNodeFindInClone(CUgraphNode* phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph);
+CUresult cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode* rootNodes, size_t* numRootNodes);
+CUresult cuGraphGetEdges(CUgraph hGraph, CUgraphNode* from, CUgraphNode* to, CUgraphEdgeData* edgeData,
+                         size_t* numEdges);
+CUresult cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode* dependencies, CUgraphEdgeData* edgeData,
+                                    size_t* numDependencies);
+CUresult cuGraphNodeGetDependentNodes(CUgraphNode hNode, CUgraphNode* dependentNodes, CUgraphEdgeData* edgeData,
+                                      size_t* numDependentNodes);
+// A host node answers CU_GRAPH_NODE_TYPE_HOST; others as the device's graph has them.
+CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType* type);
+
 // ---- executable graphs ----------------------------------------------------
 // cuda.h's name for it, as cuda.h spells it.
 #define cuGraphInstantiate cuGraphInstantiateWithFlags
@@ -152,5 +167,27 @@ CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUp
 CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
                                         const CUDA_KERNEL_NODE_PARAMS* nodeParams);
 CUresult cuGraphExecDestroy(CUgraphExec hGraphExec);
+
+// cuGraphInstantiateWithParams: flags as cuGraphInstantiateWithFlags takes
+// them, and UPLOAD (an upload to hUploadStream after instantiating).
+#define CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD 2ull
+typedef enum CUgraphInstantiateResult_enum {
+    CUDA_GRAPH_INSTANTIATE_SUCCESS = 0,
+    CUDA_GRAPH_INSTANTIATE_ERROR = 1,
+    CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE = 2,
+    CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED = 3,
+    CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED = 4,
+    CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED = 5
+} CUgraphInstantiateResult;
+typedef struct CUDA_GRAPH_INSTANTIATE_PARAMS_st {
+    cuuint64_t flags;
+    CUstream hUploadStream;
+    CUgraphNode hErrNode_out;
+    CUgraphInstantiateResult result_out;
+} CUDA_GRAPH_INSTANTIATE_PARAMS;
+CUresult cuGraphInstantiateWithParams(CUgraphExec* phGraphExec, CUgraph hGraph,
+                                      CUDA_GRAPH_INSTANTIATE_PARAMS* instantiateParams);
+// The exec's copy of a host node (the graph's keeps its own).
+CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams);
 
 } // extern "C"

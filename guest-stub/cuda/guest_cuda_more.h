@@ -127,6 +127,17 @@ typedef struct CUgreenCtx_st* CUgreenCtx;
 CUresult cuStreamGetCtx(CUstream hStream, CUcontext* pctx);
 CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext* pCtx, CUgreenCtx* pGreenCtx);
 CUresult cuStreamGetId(CUstream hStream, unsigned long long* streamId);
+CUresult cuStreamGetFlags(CUstream hStream, unsigned int* flags);
+CUresult cuStreamGetDevice(CUstream hStream, CUdevice* device);
+
+// ---- stream attributes (cuda_stream_attributes.cpp) ------------------------
+// Access policy window, synchronization policy, memory sync domain and its
+// map forwarded (vgpu_abi.h, VGPU_STREAM_ATTR_*); priority 0 (the range is [0, 0]).
+CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue* value);
+CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue* value_out);
+CUresult cuStreamCopyAttributes(CUstream dst, CUstream src);
+// Nothing persists in L2 (no set-aside on a shared GPU): nothing to reset.
+CUresult cuCtxResetPersistingL2Cache(void);
 CUresult cuModuleGetFunctionCount(unsigned int* count, CUmodule mod);
 CUresult cuModuleEnumerateFunctions(CUfunction* functions, unsigned int numFunctions, CUmodule mod);
 

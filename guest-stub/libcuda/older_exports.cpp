@@ -34,19 +34,13 @@ CUresult cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus* capt
                                   numDependencies_out);
 }
 
-// Reading a node back: the vGPU keeps graphs on the host and does not yet
-// answer what a node is or holds (one console line per name).
+// Reading a kernel node's parameters back: the vGPU does not yet answer
+// what a node holds (one console line).
 CUresult cuGraphKernelNodeGetParams(CUgraphNode, void*)
 {
     GUEST_API_LOCK();
     static bool said = false;
     return guest::libcuda::refuse_once(&said, "cuGraphKernelNodeGetParams", "not supported in a VM");
-}
-CUresult cuGraphNodeGetType(CUgraphNode, CUgraphNodeType*)
-{
-    GUEST_API_LOCK();
-    static bool said = false;
-    return guest::libcuda::refuse_once(&said, "cuGraphNodeGetType", "not supported in a VM");
 }
 
 } // extern "C"

@@ -21,6 +21,8 @@ void array_and_texture_calls();
 void entry_point_calls();
 // conformance_graphs.cpp
 void graph_calls(CUfunction add);
+// conformance_graph_shape.cpp
+void graph_shape_and_stream_attribute_calls(CUfunction add);
 // conformance_managed.cpp
 void vmm_and_managed_calls(CUfunction add);
 // conformance_more.cpp

@@ -212,6 +212,30 @@ struct vgpu_param_desc {
  * (OUT_OF_MEMORY past VgpuOptions::max_graph_nodes). */
 #define VGPU_GRAPH_EDGES_PER_CALL (VGPU_PAYLOAD_BYTES / 16u)
 #define VGPU_GRAPH_NODES_PER_CALL (VGPU_PAYLOAD_BYTES / 8u)
+/* GRAPH_EDGES' kinds: the graph's edges (handle = a graph); a node's
+ * dependencies (edges into it) or dependents (edges out of it) (handle = a
+ * node); the graph's root nodes, as pairs {0, root} (handle = a graph).
+ * Edges in the order the device's graph lists them; roots in GET_NODES'
+ * order. */
+#define VGPU_GRAPH_EDGES_ALL 0u
+#define VGPU_GRAPH_EDGES_INTO 1u
+#define VGPU_GRAPH_EDGES_FROM 2u
+#define VGPU_GRAPH_EDGES_ROOTS 3u
+
+/* STREAM_SET/GET_ATTRIBUTE's attributes: the CUlaunchAttributeID numbers a
+ * stream takes, but priority (the guest's range is [0, 0]: the guest
+ * library keeps it). The window's range must be the VM's device memory, on
+ * the context's device; its hitRatio in [0, 1]. PERSISTING is forwarded:
+ * no L2 is set aside for it (PERSISTING_L2_CACHE_SIZE is a hint, below),
+ * so its lines are held as NORMAL ones. The other attributes that streams
+ * take (NVLINK_UTIL_CENTRIC_SCHEDULING): NOT_SUPPORTED; launch- and
+ * node-only ones and unknown numbers: INVALID_VALUE. */
+#define VGPU_STREAM_ATTR_ACCESS_POLICY_WINDOW 1u
+#define VGPU_STREAM_ATTR_SYNCHRONIZATION_POLICY 3u
+#define VGPU_STREAM_ATTR_MEM_SYNC_DOMAIN_MAP 9u
+#define VGPU_STREAM_ATTR_MEM_SYNC_DOMAIN 10u
+#define VGPU_STREAM_ATTR_NVLINK_UTIL_CENTRIC_SCHEDULING 16u
+
 /* The payload of the kernel-node opcodes: the parameter buffer inline when
  * it fits, else its guest-physical address (in guest RAM). */
 struct vgpu_graph_kernel_payload {
@@ -368,6 +392,7 @@ static_assert(__builtin_offsetof(struct vgpu_launch_args, params) == 5 * 8 + 4, 
 static_assert(sizeof(struct vgpu_param_desc) == 4, "param desc");
 static_assert(sizeof(struct vgpu_launch_cluster) == VGPU_LAUNCH_CLUSTER_BYTES, "cluster header");
 static_assert(sizeof(struct vgpu_graph_kernel_payload) == VGPU_PAYLOAD_BYTES, "kernel node payload fills a slot");
+static_assert(sizeof(struct vgpu_args_stream_attribute) == sizeof(((struct vgpu_command*)0)->arg), "fills arg[]");
 #endif
 
 #endif

@@ -51,12 +51,15 @@
  *  11 VGPU_CMD_FLAG_CLUSTER (thread-block clusters on launches),
  *     FUNC_MAX_ACTIVE_CLUSTERS and FUNC_MAX_CLUSTER_SIZE (84, 85); names
  *     past the payload for MODULE_GET_FUNCTION and MODULE_GET_GLOBAL
- *  12 MODULE_FUNCTIONS (39) */
+ *  12 MODULE_FUNCTIONS (39)
+ *  (to bump at the merge) STREAM_SET/GET_ATTRIBUTE (400, 401), GRAPH_CLONE,
+ *     GRAPH_NODE_FIND_IN_CLONE, GRAPH_EDGES, GRAPH_NODE_GET_TYPE (402-405),
+ *     VGPU_OP_MAX_ 450 (issue 42) */
 #define VGPU_ABI_VERSION 12u
 /* kvmgpu::abi::vgpu_abi_layout_hash() (vgpu_abi_layout.h) at this version:
  * a unit test fails when the layout moves and this is not the value. A
  * change that moves it bumps VGPU_ABI_VERSION and records the new value. */
-#define VGPU_ABI_LAYOUT_HASH 0x288c5373e9af38a8ull
+#define VGPU_ABI_LAYOUT_HASH 0x70d9187da048f265ull
 
 /* ---- what an opcode does (the table's third column) -------------------- */
 /* Needs a current context (else VGPU_ERROR_INVALID_CONTEXT, vgpu_abi.h "contexts"). */
@@ -150,6 +153,18 @@ struct vgpu_args_plan_work_area { uint64_t plan; uint64_t dptr; };
 struct vgpu_args_rand_table { uint64_t table; uint64_t dptr; uint64_t bytes; };
 struct vgpu_args_fft_plan { uint64_t rank; uint64_t nx; uint64_t ny; uint64_t nz; uint64_t type; uint64_t batch; };
 struct vgpu_args_fft_exec { uint64_t plan; uint64_t input; uint64_t output; uint64_t type; uint64_t direction; };
+/* A stream attribute's value (CUlaunchAttributeValue's members that streams
+ * take): the access policy window (base dptr, bytes, hitRatio as a float's
+ * bits, CUaccessProperty hit and miss), else `value`: a
+ * CUsynchronizationPolicy, a CUlaunchMemSyncDomain, or a
+ * CUlaunchMemSyncDomainMap as default_ | remote << 8. Fields the attribute
+ * does not use are 0. */
+struct vgpu_stream_attr_value {
+    uint64_t base; uint64_t bytes; uint32_t hit_ratio_bits; uint32_t hit_prop; uint32_t miss_prop; uint32_t value;
+};
+struct vgpu_args_stream_attribute { uint64_t stream; uint64_t attribute; struct vgpu_stream_attr_value v; };
+/* GRAPH_EDGES' question (kind, VGPU_GRAPH_EDGES_*) about a graph or a node. */
+struct vgpu_args_graph_edges { uint64_t handle; uint64_t first; uint64_t kind; };
 
 /* ---- result layouts (result[]) ----------------------------------------- */
 struct vgpu_result_value { uint64_t value; };
@@ -168,7 +183,8 @@ struct vgpu_result_bytes16 { uint8_t bytes[16]; }; /* a host-mode BLAS result */
 
 /* ---- the table: X(NAME, number, VGPU_OPF_*, arguments, results) --------
  * Numbers: 0-99 the Driver API's core, 100-159 more Driver API calls, cuBLAS
- * 200-299, cuRAND 300-319, cuFFT 320-349; 33 is retired (a descriptor-form
+ * 200-299, cuRAND 300-319, cuFFT 320-349, then more Driver API calls from
+ * 400 (issue 42: stream attributes, graph topology); 33 is retired (a descriptor-form
  * launch no guest library sent). Rows in number order. */
 #define VGPU_OPS(X) \
     X(NOP, 0, 0, void, void) \
@@ -378,12 +394,27 @@ struct vgpu_result_bytes16 { uint8_t bytes[16]; }; /* a host-mode BLAS result */
         /* payload vgpu_fft_plan_many (cufftMakePlanMany64's arguments) */ \
     X(FFT_SET_WORK_AREA, 325, VGPU_OPF_CTX, struct vgpu_args_plan_work_area, void) \
         /* the plan's work area: its work bytes from dptr, inside one of the VM's allocations (checked \
-           again at each exec) */
+           again at each exec) */ \
+    /* Stream attributes (cuStreamSetAttribute): VGPU_STREAM_ATTR_* (vgpu_abi.h). */ \
+    X(STREAM_SET_ATTRIBUTE, 400, VGPU_OPF_CTX, struct vgpu_args_stream_attribute, void) \
+        /* a window inside one of the VM's allocations on the context's device */ \
+    X(STREAM_GET_ATTRIBUTE, 401, VGPU_OPF_CTX, struct vgpu_args_attribute, void) \
+        /* stream, attribute -> payload vgpu_stream_attr_value */ \
+    /* Graph shape and copies (see "graphs" in vgpu_abi.h). */ \
+    X(GRAPH_CLONE, 402, VGPU_OPF_CTX | VGPU_OPF_NODES, struct vgpu_args_handle, struct vgpu_result_handle) \
+        /* graph -> a copy of it (its nodes counted again) */ \
+    X(GRAPH_NODE_FIND_IN_CLONE, 403, VGPU_OPF_CTX, struct vgpu_args_two_handles, struct vgpu_result_handle) \
+        /* clone, a node of the graph it was cloned from (then) -> the clone's copy */ \
+    X(GRAPH_EDGES, 404, VGPU_OPF_CTX, struct vgpu_args_graph_edges, struct vgpu_result_value) \
+        /* kind VGPU_GRAPH_EDGES_* -> how many pairs; payload <- {from, to} node handles (uint64 each) \
+           from pair `first` on */ \
+    X(GRAPH_NODE_GET_TYPE, 405, VGPU_OPF_CTX, struct vgpu_args_handle, struct vgpu_result_value) \
+        /* -> CUgraphNodeType as the device's graph has it (a guest host node is an empty one there) */
 
 #define VGPU_OP_ENUMERATOR_(name, number, flags, args, result) VGPU_OP_##name = number,
 enum vgpu_opcode {
     VGPU_OPS(VGPU_OP_ENUMERATOR_)
-    VGPU_OP_MAX_ = 350 /* the dispatch is indexed by opcode: numbers not in VGPU_OPS are NOT_SUPPORTED */
+    VGPU_OP_MAX_ = 450 /* the dispatch is indexed by opcode: numbers not in VGPU_OPS are NOT_SUPPORTED */
 };
 
 #ifdef __cplusplus

@@ -100,6 +100,12 @@ public:
     Status stream_create(uint32_t flags, BackendStream* out) override { return inner_->stream_create(flags, out); }
     Status stream_synchronize(BackendStream s) override { return inner_->stream_synchronize(s); }
     Status stream_destroy(BackendStream s) override { return inner_->stream_destroy(s); }
+    Status stream_set_attribute(BackendStream s, uint32_t a, const vgpu_stream_attr_value& v) override {
+        return inner_->stream_set_attribute(s, a, v);
+    }
+    Status stream_get_attribute(BackendStream s, uint32_t a, vgpu_stream_attr_value* out) override {
+        return inner_->stream_get_attribute(s, a, out);
+    }
     Status event_create(uint32_t flags, BackendEvent* out) override { return inner_->event_create(flags, out); }
     Status event_record(BackendEvent e, BackendStream s) override { return inner_->event_record(e, s); }
     Status event_synchronize(BackendEvent e) override { return inner_->event_synchronize(e); }

@@ -1,5 +1,7 @@
 #include "tests/support/graph_cases.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace kvmgpu::vgpu::test {
@@ -40,6 +42,24 @@ Done GraphVm::edge(uint64_t g, uint64_t from, uint64_t to, uint64_t remove) {
     std::memcpy(p.data() + 8, &to, 8);
     return rig.call({.opcode = VGPU_OP_GRAPH_DEPENDENCIES, .args = {g, 1, remove}, .payload = p});
 }
+std::vector<std::pair<uint64_t, uint64_t>> GraphVm::pairs(uint64_t handle, uint64_t kind) {
+    std::vector<std::pair<uint64_t, uint64_t>> out;
+    uint64_t total = 1;
+    while (out.size() < total) {
+        const Done d = rig.call({.opcode = VGPU_OP_GRAPH_EDGES, .args = {handle, out.size(), kind}});
+        EXPECT_EQ(d.status, VGPU_SUCCESS);
+        if (d.status != VGPU_SUCCESS) break;
+        total = d.r0;
+        for (size_t i = 0; i < VGPU_GRAPH_EDGES_PER_CALL && out.size() < total; ++i) {
+            uint64_t ends[2];
+            std::memcpy(ends, d.payload.data() + i * 16, sizeof ends);
+            out.emplace_back(ends[0], ends[1]);
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+uint64_t GraphVm::node_type(uint64_t node) { return ok({.opcode = VGPU_OP_GRAPH_NODE_GET_TYPE, .args = {node}}); }
 std::vector<float> GraphVm::floats(uint64_t gpa, size_t n) {
     std::vector<float> v(n);
     rig.get(gpa, v.data(), n * sizeof(float));
@@ -172,6 +192,125 @@ void synchronizing_a_capture_invalidates_it(GraphVm& v) {
               VGPU_ERROR_STREAM_CAPTURE_INVALIDATED);
     // The stream works as before.
     v.ok({.opcode = VGPU_OP_MEMSET_D8, .args = {a, 1, 16, s}});
+}
+
+void graph_shape_and_clone(GraphVm& v) {
+    VgpuRig& rig = v.rig;
+    const uint64_t a = v.a, b = v.b, c = v.c;
+    const uint64_t g = v.graph();
+    const uint64_t in_a = v.memcpy_node(g, VGPU_OP_MEMCPY_HTOD, a, kGraphIn, 64 * 4).r0;
+    const uint64_t set_b = v.memset_node(g, b, 0x3f800000 /* 1.0f */, 4, 64).r0;
+    const uint64_t sum = v.ok(v.kernel_cmd(VGPU_OP_GRAPH_ADD_KERNEL_NODE, g, a, b, c, 64));
+    const uint64_t out = v.memcpy_node(g, VGPU_OP_MEMCPY_DTOH, kGraphOut, c, 64 * 4).r0;
+    const uint64_t lone = v.ok({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g}});
+    ASSERT_EQ(v.edge(g, in_a, sum).status, VGPU_SUCCESS);
+    ASSERT_EQ(v.edge(g, set_b, sum).status, VGPU_SUCCESS);
+    ASSERT_EQ(v.edge(g, sum, out).status, VGPU_SUCCESS);
+    using Pairs = std::vector<std::pair<uint64_t, uint64_t>>;
+    auto sorted = [](Pairs p) {
+        std::sort(p.begin(), p.end());
+        return p;
+    };
+    EXPECT_EQ(v.pairs(g, VGPU_GRAPH_EDGES_ALL), sorted({{in_a, sum}, {set_b, sum}, {sum, out}}));
+    EXPECT_EQ(v.pairs(g, VGPU_GRAPH_EDGES_ROOTS), sorted({{0, in_a}, {0, set_b}, {0, lone}}));
+    EXPECT_EQ(v.pairs(sum, VGPU_GRAPH_EDGES_INTO), sorted({{in_a, sum}, {set_b, sum}}));
+    EXPECT_EQ(v.pairs(sum, VGPU_GRAPH_EDGES_FROM), Pairs({{sum, out}}));
+    EXPECT_EQ(v.pairs(in_a, VGPU_GRAPH_EDGES_INTO), Pairs{});
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_EDGES, .args = {g, 4, VGPU_GRAPH_EDGES_ALL}}).status,
+              VGPU_ERROR_INVALID_VALUE); // first past the last
+    EXPECT_EQ(v.node_type(sum), 0u);    // CU_GRAPH_NODE_TYPE_KERNEL
+    EXPECT_EQ(v.node_type(in_a), 1u);   // _MEMCPY
+    EXPECT_EQ(v.node_type(set_b), 2u);  // _MEMSET
+    EXPECT_EQ(v.node_type(lone), 5u);   // _EMPTY
+
+    // The clone: its own nodes, the same edges between their copies.
+    const uint64_t copy = v.ok({.opcode = VGPU_OP_GRAPH_CLONE, .args = {g}});
+    ASSERT_NE(copy, g);
+    auto find = [&](uint64_t n) { return v.ok({.opcode = VGPU_OP_GRAPH_NODE_FIND_IN_CLONE, .args = {copy, n}}); };
+    const uint64_t in_a2 = find(in_a), set_b2 = find(set_b), sum2 = find(sum), out2 = find(out);
+    EXPECT_NE(sum2, sum);
+    EXPECT_EQ(find(sum), sum2); // the same handle each time
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_GET_NODES, .args = {copy, 0}}).r0, 5u);
+    EXPECT_EQ(v.pairs(copy, VGPU_GRAPH_EDGES_ALL), sorted({{in_a2, sum2}, {set_b2, sum2}, {sum2, out2}}));
+    EXPECT_EQ(v.node_type(sum2), 0u);
+    // A node of the original added later, a node of the clone, the original asked: no copy.
+    const uint64_t late = v.ok({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g}});
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_NODE_FIND_IN_CLONE, .args = {copy, late}}).status,
+              VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_NODE_FIND_IN_CLONE, .args = {copy, sum2}}).status,
+              VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_NODE_FIND_IN_CLONE, .args = {g, sum}}).status,
+              VGPU_ERROR_INVALID_VALUE);
+    // The original goes; the clone runs as it would have.
+    v.ok({.opcode = VGPU_OP_GRAPH_DESTROY, .args = {g}});
+    const uint64_t exec = v.ok({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {copy, 0}});
+    v.put_floats(kGraphIn, 10.0f, 64);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_LAUNCH, .args = {exec, 0}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(v.floats(kGraphOut, 64)[5], 16.0f);
+    // A destroyed copy is not found again.
+    v.ok({.opcode = VGPU_OP_GRAPH_DESTROY_NODE, .args = {out2}});
+    EXPECT_EQ(v.pairs(sum2, VGPU_GRAPH_EDGES_FROM), Pairs{});
+}
+
+void stream_attributes_round_trip(GraphVm& v) {
+    VgpuRig& rig = v.rig;
+    const uint64_t s = v.ok({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}});
+    auto get = [&](uint64_t stream, uint64_t attr) {
+        const Done d = rig.call({.opcode = VGPU_OP_STREAM_GET_ATTRIBUTE, .args = {stream, attr}});
+        EXPECT_EQ(d.status, VGPU_SUCCESS) << "attribute " << attr;
+        vgpu_stream_attr_value out{};
+        std::memcpy(&out, d.payload.data(), sizeof out);
+        return out;
+    };
+    auto set = [&](uint64_t stream, uint64_t attr, const vgpu_stream_attr_value& value) {
+        vgpu_args_stream_attribute a{stream, attr, value};
+        Cmd cmd{.opcode = VGPU_OP_STREAM_SET_ATTRIBUTE, .args = std::vector<uint64_t>(6)};
+        std::memcpy(cmd.args.data(), &a, sizeof a);
+        return rig.call(cmd).status;
+    };
+    // A stream never set (assumed as the driver's: no window, AUTO, DEFAULT, map {0, 1}).
+    EXPECT_EQ(get(s, VGPU_STREAM_ATTR_ACCESS_POLICY_WINDOW).bytes, 0u);
+    EXPECT_EQ(get(s, VGPU_STREAM_ATTR_SYNCHRONIZATION_POLICY).value, 1u);
+    EXPECT_EQ(get(s, VGPU_STREAM_ATTR_MEM_SYNC_DOMAIN).value, 0u);
+    // A window over the first KiB of a: read back as set.
+    const float ratio = 0.5f;
+    vgpu_stream_attr_value w{.base = v.a, .bytes = 1024, .hit_ratio_bits = 0, .hit_prop = 2, .miss_prop = 1, .value = 0};
+    std::memcpy(&w.hit_ratio_bits, &ratio, sizeof ratio);
+    ASSERT_EQ(set(s, VGPU_STREAM_ATTR_ACCESS_POLICY_WINDOW, w), VGPU_SUCCESS);
+    const vgpu_stream_attr_value back = get(s, VGPU_STREAM_ATTR_ACCESS_POLICY_WINDOW);
+    EXPECT_EQ(back.base, v.a);
+    EXPECT_EQ(back.bytes, 1024u);
+    EXPECT_EQ(back.hit_prop, 2u);
+    EXPECT_EQ(back.miss_prop, 1u);
+    float back_ratio;
+    std::memcpy(&back_ratio, &back.hit_ratio_bits, sizeof back_ratio);
+    EXPECT_NEAR(back_ratio, 0.5f, 1e-6);
+    EXPECT_EQ(set(s, VGPU_STREAM_ATTR_SYNCHRONIZATION_POLICY, {.value = 4}), VGPU_SUCCESS); // BLOCKING_SYNC
+    EXPECT_EQ(get(s, VGPU_STREAM_ATTR_SYNCHRONIZATION_POLICY).value, 4u);
+    EXPECT_EQ(set(s, VGPU_STREAM_ATTR_MEM_SYNC_DOMAIN, {.value = 1}), VGPU_SUCCESS); // REMOTE
+    EXPECT_EQ(get(s, VGPU_STREAM_ATTR_MEM_SYNC_DOMAIN).value, 1u);
+    EXPECT_EQ(set(s, VGPU_STREAM_ATTR_MEM_SYNC_DOMAIN_MAP, {.value = 1 | 0 << 8}), VGPU_SUCCESS);
+    EXPECT_EQ(get(s, VGPU_STREAM_ATTR_MEM_SYNC_DOMAIN_MAP).value, 1u);
+    // Kernels still run on the stream.
+    v.put_floats(kGraphIn, 2.0f, 8);
+    v.ok({.opcode = VGPU_OP_MEMCPY_HTOD, .args = {v.a, kGraphIn, 32, s}});
+    v.ok({.opcode = VGPU_OP_MEMCPY_HTOD, .args = {v.b, kGraphIn, 32, s}});
+    Cmd launch = v.kernel_cmd(VGPU_OP_LAUNCH_KERNEL_PACKED, s, v.a, v.b, v.c, 8);
+    launch.payload.erase(launch.payload.begin(), launch.payload.begin() + 8);
+    v.ok(launch);
+    v.ok({.opcode = VGPU_OP_MEMCPY_DTOH, .args = {kGraphOut, v.c, 32, s}});
+    v.ok({.opcode = VGPU_OP_STREAM_SYNCHRONIZE, .args = {s}});
+    EXPECT_EQ(v.floats(kGraphOut, 8)[3], 10.0f); // (2 + 3) * 2
+    // A window past the allocation, or over memory that is not the VM's: refused.
+    vgpu_stream_attr_value outside = w;
+    outside.bytes = 8192;
+    EXPECT_EQ(set(s, VGPU_STREAM_ATTR_ACCESS_POLICY_WINDOW, outside), VGPU_ERROR_INVALID_VALUE);
+    outside = w;
+    outside.base = kGraphIn; // guest RAM's address, no device memory of the VM
+    EXPECT_EQ(set(s, VGPU_STREAM_ATTR_ACCESS_POLICY_WINDOW, outside), VGPU_ERROR_INVALID_VALUE);
+    // Clearing the window: base and bytes 0.
+    EXPECT_EQ(set(s, VGPU_STREAM_ATTR_ACCESS_POLICY_WINDOW, {}), VGPU_SUCCESS);
+    EXPECT_EQ(get(s, VGPU_STREAM_ATTR_ACCESS_POLICY_WINDOW).bytes, 0u);
 }
 
 } // namespace kvmgpu::vgpu::test

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "tests/support/vgpu_rig.h"
@@ -26,6 +27,9 @@ struct GraphVm {
     Cmd kernel_cmd(uint16_t op, uint64_t target, uint64_t x, uint64_t y, uint64_t out, uint32_t n, uint64_t exec = 0,
                    uint32_t bytes = 28);
     Done edge(uint64_t g, uint64_t from, uint64_t to, uint64_t remove = 0);
+    // GRAPH_EDGES' pairs about `handle` (VGPU_GRAPH_EDGES_*), all of them, sorted.
+    std::vector<std::pair<uint64_t, uint64_t>> pairs(uint64_t handle, uint64_t kind);
+    uint64_t node_type(uint64_t node);
     std::vector<float> floats(uint64_t gpa, size_t n);
     void put_floats(uint64_t gpa, float first, size_t n);
 };
@@ -39,5 +43,12 @@ void kernel_node_params_in_graph_and_exec(GraphVm& v);
 void capture_records_and_replays(GraphVm& v);
 // A capturing stream's synchronize is refused and invalidates the capture.
 void synchronizing_a_capture_invalidates_it(GraphVm& v);
+// A graph's edges, roots, each node's dependencies, dependents and type
+// read back; a clone has copies of each node (found through the original's)
+// and runs as the original does.
+void graph_shape_and_clone(GraphVm& v);
+// Stream attributes set on a created stream and read back; the defaults of
+// one never set; a window over memory that is not the VM's refused.
+void stream_attributes_round_trip(GraphVm& v);
 
 } // namespace kvmgpu::vgpu::test

@@ -168,6 +168,8 @@ private:
     CommandResult set_memory_2d(GuestCommand&); // MEMSET_2D_D8, _D16, _D32
     // dispatch_stream_values.cpp
     CommandResult stream_value(GuestCommand&); // STREAM_WRITE_VALUE, STREAM_WAIT_VALUE
+    // dispatch_stream_attributes.cpp: why a STREAM_SET_ATTRIBUTE value is refused, or nullptr.
+    const char* stream_attribute_why(uint32_t attribute, const vgpu_stream_attr_value& v);
     // dispatch_host_register.cpp
     void unregister_all();
     // dispatch_graphs.cpp
@@ -179,6 +181,10 @@ private:
         BackendGraph graph = 0;
         uint64_t nodes = 0;
         std::map<BackendGraphNode, uint64_t> handles;
+        // A clone: the VM handle of the graph it was cloned from, and each of
+        // that graph's nodes then -> its copy here (while the copy lives).
+        uint64_t cloned_from = 0;
+        std::map<BackendGraphNode, BackendGraphNode> copies;
     };
     struct GraphNodeEntry {
         uint64_t graph; // VM handle of its graph
@@ -205,6 +211,10 @@ private:
     KernelNode kernel_node(const GuestCommand& c);
     void forget_graph(const GraphEntry& g);
     void destroy_graphs_of(uint64_t ctx);
+    // dispatch_graph_topology.cpp: GRAPH_EDGES' pairs (kind VGPU_GRAPH_EDGES_*)
+    // about a graph or node; *graph its graph's VM handle. nullptr, or why not.
+    const char* graph_edge_pairs(uint64_t handle, uint64_t kind, uint64_t* graph,
+                                 std::vector<std::pair<BackendGraphNode, BackendGraphNode>>* out, Status* st);
     // Ends the captures open on ctx's streams (their graphs dropped): before
     // its objects are freed, which the driver refuses during a global capture.
     void end_captures_of(uint64_t ctx);

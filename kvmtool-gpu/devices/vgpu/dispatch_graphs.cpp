@@ -81,7 +81,7 @@ CommandResult CommandDispatch::op_STREAM_END_CAPTURE(GuestCommand& c) {
         return fail(VGPU_ERROR_OUT_OF_MEMORY, "captured graph past max_graph_nodes");
     }
     graph_node_count_ += nodes.size();
-    return done(VGPU_SUCCESS, *graphs_.insert(GraphEntry{g, nodes.size(), {}}, ctx_));
+    return done(VGPU_SUCCESS, *graphs_.insert(GraphEntry{g, nodes.size(), {}, 0, {}}, ctx_));
 }
 
 // The stream -> result0 CUstreamCaptureStatus, result1 the capture's id.
@@ -104,7 +104,7 @@ CommandResult CommandDispatch::op_GRAPH_CREATE(GuestCommand& c) {
     BackendGraph g = 0;
     const Status st = backend_result(gb->graph_create(&g));
     if (st != VGPU_SUCCESS) return done(st);
-    return done(VGPU_SUCCESS, *graphs_.insert(GraphEntry{g, 0, {}}, ctx_));
+    return done(VGPU_SUCCESS, *graphs_.insert(GraphEntry{g, 0, {}, 0, {}}, ctx_));
 }
 
 CommandResult CommandDispatch::op_GRAPH_DESTROY(GuestCommand& c) {
@@ -278,6 +278,7 @@ CommandResult CommandDispatch::op_GRAPH_DESTROY_NODE(GuestCommand& c) {
     graph_nodes_.erase(handle, ctx_);
     if (g) {
         g->handles.erase(n);
+        std::erase_if(g->copies, [n](const auto& e) { return e.second == n; }); // never found again
         if (g->nodes) --g->nodes, --graph_node_count_;
     }
     return done(VGPU_SUCCESS);

@@ -36,13 +36,17 @@
     X(CUstreamBatchMemOpParams, waitValue.address) X(CUstreamBatchMemOpParams, waitValue.value64)                \
     X(CUstreamBatchMemOpParams, waitValue.flags) X(CUstreamBatchMemOpParams, writeValue.value)                   \
     X(CUstreamBatchMemOpParams, writeValue.flags) X(CUstreamBatchMemOpParams, flushRemoteWrites.flags)           \
-    X(CUstreamBatchMemOpParams, memoryBarrier.flags)
+    X(CUstreamBatchMemOpParams, memoryBarrier.flags) X(CUaccessPolicyWindow, num_bytes)                          \
+    X(CUaccessPolicyWindow, hitRatio) X(CUaccessPolicyWindow, hitProp) X(CUaccessPolicyWindow, missProp)         \
+    X(CUstreamAttrValue, syncPolicy) X(CUstreamAttrValue, memSyncDomainMap.remote)                               \
+    X(CUstreamAttrValue, memSyncDomain) X(CUDA_GRAPH_INSTANTIATE_PARAMS, hUploadStream)                          \
+    X(CUDA_GRAPH_INSTANTIATE_PARAMS, hErrNode_out) X(CUDA_GRAPH_INSTANTIATE_PARAMS, result_out)
 
 #define KVMGPU_CUDA_LAYOUT_SIZES(X)                                                                                \
     X(CUDA_ARRAY_DESCRIPTOR) X(CUDA_ARRAY3D_DESCRIPTOR) X(CUDA_MEMCPY2D) X(CUDA_MEMCPY3D) X(CUDA_RESOURCE_DESC)  \
     X(CUDA_TEXTURE_DESC) X(CUDA_RESOURCE_VIEW_DESC) X(CUlaunchConfig) X(CUlaunchAttribute) X(CUtexObject)       \
     X(CUarray_format) X(CUmemorytype) X(CUDA_KERNEL_NODE_PARAMS) X(CUDA_MEMSET_NODE_PARAMS)                   \
-    X(CUDA_HOST_NODE_PARAMS) X(CUgraphEdgeData) X(CUgraphExecUpdateResultInfo) X(CUstreamCaptureStatus)         \
+    X(CUDA_HOST_NODE_PARAMS) X(CUaccessPolicyWindow) X(CUstreamAttrValue) X(CUDA_GRAPH_INSTANTIATE_PARAMS) X(CUgraphEdgeData) X(CUgraphExecUpdateResultInfo) X(CUstreamCaptureStatus)         \
     X(CUstreamCaptureMode) X(CUstreamBatchMemOpParams)
 
 #define KVMGPU_CUDA_LAYOUT_BODY                                                                               \

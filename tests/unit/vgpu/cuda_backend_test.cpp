@@ -267,6 +267,8 @@ TEST(CudaVgpu, GraphRunsInDependencyOrder) { graph_case_on_cuda(graph_runs_in_de
 TEST(CudaVgpu, GraphKernelNodeParams) { graph_case_on_cuda(kernel_node_params_in_graph_and_exec); }
 TEST(CudaVgpu, CaptureRecordsAndReplays) { graph_case_on_cuda(capture_records_and_replays); }
 TEST(CudaVgpu, SynchronizingACaptureInvalidatesIt) { graph_case_on_cuda(synchronizing_a_capture_invalidates_it); }
+TEST(CudaVgpu, GraphShapeAndClone) { graph_case_on_cuda(graph_shape_and_clone); }
+TEST(CudaVgpu, StreamAttributesRoundTrip) { graph_case_on_cuda(stream_attributes_round_trip); }
 
 TEST(CudaBackend, LoadedModuleKernelRuns) {
     REQUIRE_CUDA(be);

@@ -109,6 +109,11 @@ const Word kWords[] = {
     WORD(vgpu_launch_args, function, 0), WORD(vgpu_launch_args, stream, 1), WORD(vgpu_launch_args, grid, 2),
     HIGH_HALF(vgpu_launch_args, block, 3), WORD(vgpu_launch_args, shared_bytes, 5), HIGH_HALF(vgpu_launch_args,
     params, 5),
+    WORD(vgpu_args_stream_attribute, stream, 0), WORD(vgpu_args_stream_attribute, attribute, 1),
+    WORD(vgpu_args_stream_attribute, v.base, 2), WORD(vgpu_args_stream_attribute, v.bytes, 3),
+    WORD(vgpu_args_stream_attribute, v.hit_ratio_bits, 4), HIGH_HALF(vgpu_args_stream_attribute, v.hit_prop, 4),
+    WORD(vgpu_args_stream_attribute, v.miss_prop, 5), HIGH_HALF(vgpu_args_stream_attribute, v.value, 5),
+    WORD(vgpu_args_graph_edges, handle, 0), WORD(vgpu_args_graph_edges, first, 1), WORD(vgpu_args_graph_edges, kind, 2),
 };
 #undef WORD
 #undef HIGH_HALF
@@ -137,7 +142,8 @@ const Size kSizes[] = {
     SIZE(vgpu_args_stream, 1), SIZE(vgpu_args_sampled_resource, 2), SIZE(vgpu_args_handle_value, 2),
     SIZE(vgpu_args_blas_workspace, 3), SIZE(vgpu_args_rand_generate, 6), SIZE(vgpu_args_rand_create, 1),
     SIZE(vgpu_args_plan_work_area, 2), SIZE(vgpu_args_rand_table, 3), SIZE(vgpu_args_fft_plan, 6),
-    SIZE(vgpu_args_fft_exec, 5), SIZE(vgpu_launch_args, 6),
+    SIZE(vgpu_args_fft_exec, 5), SIZE(vgpu_launch_args, 6), SIZE(vgpu_args_stream_attribute, 6),
+    SIZE(vgpu_args_graph_edges, 3),
 };
 #undef SIZE
 

@@ -3,6 +3,8 @@
 // graphs run in dependency order, captures record instead of running,
 // kernel nodes are checked as launches are, every hostile field is
 // refused, and graphs go with their context, RESET and the node quota.
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include <memory>
@@ -43,6 +45,142 @@ TEST_F(VgpuGraph, KernelNodeParamsInTheGraphAndInTheExec) { kernel_node_params_i
 TEST_F(VgpuGraph, CaptureRecordsTheStreamsWorkAndReplaysIt) { capture_records_and_replays(*vm); }
 
 TEST_F(VgpuGraph, SynchronizingACaptureInvalidatesIt) { synchronizing_a_capture_invalidates_it(*vm); }
+
+TEST_F(VgpuGraph, ShapeReadBackAndClone) { graph_shape_and_clone(*vm); }
+
+TEST_F(VgpuGraph, StreamAttributesRoundTrip) { stream_attributes_round_trip(*vm); }
+
+// A captured graph's nodes have their kinds; its clone replays as it does.
+TEST_F(VgpuGraph, CapturedGraphClones) {
+    const uint64_t s = ok({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}});
+    ok({.opcode = VGPU_OP_STREAM_BEGIN_CAPTURE, .args = {s, 0}});
+    ok({.opcode = VGPU_OP_MEMSET_D32, .args = {c, 0x40400000 /* 3.0f */, 16, s}, .flags = VGPU_CMD_FLAG_ASYNC});
+    ok({.opcode = VGPU_OP_MEMCPY_DTOH, .args = {kGraphOut, c, 64, s}, .flags = VGPU_CMD_FLAG_ASYNC});
+    const uint64_t g = ok({.opcode = VGPU_OP_STREAM_END_CAPTURE, .args = {s}});
+    const auto roots = vm->pairs(g, VGPU_GRAPH_EDGES_ROOTS);
+    ASSERT_EQ(roots.size(), 2u); // the host backend records no edges: both are roots
+    std::vector<uint64_t> types{vm->node_type(roots[0].second), vm->node_type(roots[1].second)};
+    std::sort(types.begin(), types.end());
+    EXPECT_EQ(types, (std::vector<uint64_t>{1, 2})); // a memcpy and a memset, not empty nodes
+    const uint64_t copy = ok({.opcode = VGPU_OP_GRAPH_CLONE, .args = {g}});
+    ok({.opcode = VGPU_OP_GRAPH_DESTROY, .args = {g}});
+    const uint64_t exec = ok({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {copy, 0}});
+    ok({.opcode = VGPU_OP_GRAPH_LAUNCH, .args = {exec, s}});
+    EXPECT_EQ(vm->floats(kGraphOut, 16)[15], 3.0f);
+}
+
+// Every handle and value the shape and clone opcodes take, hostile.
+TEST_F(VgpuGraph, ShapeAndCloneRefuseHostileArguments) {
+    const uint64_t g = graph(), g2 = graph();
+    const uint64_t n = ok({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g}});
+    const uint64_t s = ok({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}});
+    for (uint64_t bad : std::vector<uint64_t>{0, g + 100, g ^ (1ull << 40), s, ~0ull}) {
+        EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_CLONE, .args = {bad}}).status, VGPU_ERROR_INVALID_HANDLE);
+        EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_NODE_GET_TYPE, .args = {bad}}).status, VGPU_ERROR_INVALID_HANDLE);
+        EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_NODE_FIND_IN_CLONE, .args = {bad, n}}).status,
+                  VGPU_ERROR_INVALID_HANDLE);
+        EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_NODE_FIND_IN_CLONE, .args = {g, bad}}).status,
+                  VGPU_ERROR_INVALID_HANDLE);
+        for (uint64_t kind = 0; kind < 4; ++kind)
+            EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_EDGES, .args = {bad, 0, kind}}).status,
+                      VGPU_ERROR_INVALID_HANDLE);
+    }
+    // A node where a graph is asked about, and a graph where a node is.
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_CLONE, .args = {n}}).status, VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_EDGES, .args = {n, 0, VGPU_GRAPH_EDGES_ALL}}).status,
+              VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_EDGES, .args = {g, 0, VGPU_GRAPH_EDGES_INTO}}).status,
+              VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_NODE_GET_TYPE, .args = {g}}).status, VGPU_ERROR_INVALID_HANDLE);
+    for (uint64_t kind : std::vector<uint64_t>{4, uint64_t{1} << 32, ~0ull})
+        EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_EDGES, .args = {g, 0, kind}}).status, VGPU_ERROR_INVALID_VALUE);
+    for (uint64_t first : std::vector<uint64_t>{2, ~0ull})
+        EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_EDGES, .args = {g, first, VGPU_GRAPH_EDGES_ROOTS}}).status,
+                  VGPU_ERROR_INVALID_VALUE);
+    // Finding in a graph that is no clone, or in a clone of another graph.
+    const uint64_t copy2 = ok({.opcode = VGPU_OP_GRAPH_CLONE, .args = {g2}});
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_NODE_FIND_IN_CLONE, .args = {g2, n}}).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_NODE_FIND_IN_CLONE, .args = {copy2, n}}).status,
+              VGPU_ERROR_INVALID_VALUE);
+    // The clone's handles go with the clone.
+    const uint64_t copy = ok({.opcode = VGPU_OP_GRAPH_CLONE, .args = {g}});
+    const uint64_t n2 = ok({.opcode = VGPU_OP_GRAPH_NODE_FIND_IN_CLONE, .args = {copy, n}});
+    ok({.opcode = VGPU_OP_GRAPH_DESTROY, .args = {copy}});
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_NODE_GET_TYPE, .args = {n2}}).status, VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_NODE_FIND_IN_CLONE, .args = {copy, n}}).status,
+              VGPU_ERROR_INVALID_HANDLE);
+}
+
+// A clone's nodes count against max_graph_nodes (16 here) as a new graph's.
+TEST_F(VgpuGraph, ClonesAreBoundedByTheNodeQuota) {
+    const uint64_t g = graph();
+    for (int i = 0; i < 6; ++i) ok({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g}});
+    const uint64_t copy = ok({.opcode = VGPU_OP_GRAPH_CLONE, .args = {g}}); // 12 held
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_CLONE, .args = {g}}).status, VGPU_ERROR_OUT_OF_MEMORY);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_CLONE, .args = {copy}}).status, VGPU_ERROR_OUT_OF_MEMORY);
+    ok({.opcode = VGPU_OP_GRAPH_DESTROY, .args = {copy}}); // gives its 6 back
+    ok({.opcode = VGPU_OP_GRAPH_CLONE, .args = {g}});
+}
+
+// Stream attributes: the attribute, the stream, and every field of the value, hostile.
+TEST_F(VgpuGraph, StreamAttributesRefuseHostileValues) {
+    const uint64_t s = ok({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}});
+    auto set = [&](uint64_t stream, uint64_t attr, const vgpu_stream_attr_value& value) {
+        vgpu_args_stream_attribute args{stream, attr, value};
+        Cmd cmd{.opcode = VGPU_OP_STREAM_SET_ATTRIBUTE, .args = std::vector<uint64_t>(6)};
+        std::memcpy(cmd.args.data(), &args, sizeof args);
+        return rig.call(cmd).status;
+    };
+    auto get = [&](uint64_t stream, uint64_t attr) {
+        return rig.call({.opcode = VGPU_OP_STREAM_GET_ATTRIBUTE, .args = {stream, attr}}).status;
+    };
+    const uint64_t g = graph();
+    for (uint64_t bad : std::vector<uint64_t>{s + 100, s ^ (1ull << 40), g, ~0ull}) {
+        EXPECT_EQ(set(bad, VGPU_STREAM_ATTR_SYNCHRONIZATION_POLICY, {.value = 1}), VGPU_ERROR_INVALID_HANDLE);
+        EXPECT_EQ(get(bad, VGPU_STREAM_ATTR_SYNCHRONIZATION_POLICY), VGPU_ERROR_INVALID_HANDLE);
+    }
+    // Launch- and node-only attributes, priority (the guest's), unknown numbers; one not offered.
+    for (uint64_t attr : std::vector<uint64_t>{0, 2, 4, 8, 12, 99, ~0ull}) {
+        EXPECT_EQ(set(s, attr, {}), VGPU_ERROR_INVALID_VALUE) << attr;
+        EXPECT_EQ(get(s, attr), VGPU_ERROR_INVALID_VALUE) << attr;
+    }
+    EXPECT_EQ(set(s, VGPU_STREAM_ATTR_NVLINK_UTIL_CENTRIC_SCHEDULING, {}), VGPU_ERROR_NOT_SUPPORTED);
+    // Values outside their enums, and fields the attribute does not use.
+    EXPECT_EQ(set(s, VGPU_STREAM_ATTR_SYNCHRONIZATION_POLICY, {.value = 0}), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(set(s, VGPU_STREAM_ATTR_SYNCHRONIZATION_POLICY, {.value = 5}), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(set(s, VGPU_STREAM_ATTR_SYNCHRONIZATION_POLICY, {.base = a, .value = 1}), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(set(s, VGPU_STREAM_ATTR_MEM_SYNC_DOMAIN, {.value = 2}), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(set(s, VGPU_STREAM_ATTR_MEM_SYNC_DOMAIN_MAP, {.value = 2}), VGPU_ERROR_INVALID_VALUE); // 2 domains here
+    EXPECT_EQ(set(s, VGPU_STREAM_ATTR_MEM_SYNC_DOMAIN_MAP, {.value = 2 << 8}), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(set(s, VGPU_STREAM_ATTR_MEM_SYNC_DOMAIN_MAP, {.value = 1u << 16}), VGPU_ERROR_INVALID_VALUE);
+    // The window: its ratio, its properties, its range.
+    auto window = [&](uint64_t base, uint64_t bytes, float ratio, uint32_t hit, uint32_t miss) {
+        vgpu_stream_attr_value w{.base = base, .bytes = bytes, .hit_ratio_bits = 0, .hit_prop = hit, .miss_prop = miss,
+                                 .value = 0};
+        std::memcpy(&w.hit_ratio_bits, &ratio, sizeof ratio);
+        return set(s, VGPU_STREAM_ATTR_ACCESS_POLICY_WINDOW, w);
+    };
+    EXPECT_EQ(window(a, 64, 1.0f, 2, 0), VGPU_SUCCESS);
+    EXPECT_EQ(window(a, 64, 1.5f, 2, 0), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(window(a, 64, -0.1f, 2, 0), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(window(a, 64, std::nanf(""), 2, 0), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(window(a, 64, 0.5f, 3, 0), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(window(a, 64, 0.5f, 0, 2), VGPU_ERROR_INVALID_VALUE); // a miss cannot persist
+    EXPECT_EQ(window(a + 4096 - 8, 64, 0.5f, 0, 0), VGPU_ERROR_INVALID_VALUE); // past a's end
+    EXPECT_EQ(window(~0ull - 8, 64, 0.5f, 0, 0), VGPU_ERROR_INVALID_VALUE);   // wraps
+    EXPECT_EQ(window(0, 64, 0.5f, 0, 0), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(window(a, ~0ull, 0.5f, 0, 0), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(window(kRamBytes - 64, 64, 0.5f, 0, 0), VGPU_ERROR_INVALID_VALUE); // guest RAM is not a window
+    vgpu_stream_attr_value stray{};
+    stray.value = 1;
+    EXPECT_EQ(set(s, VGPU_STREAM_ATTR_ACCESS_POLICY_WINDOW, stray), VGPU_ERROR_INVALID_VALUE);
+    // A freed allocation's window goes with the allocation's range: refused after.
+    ok({.opcode = VGPU_OP_MEM_FREE, .args = {a}});
+    EXPECT_EQ(window(a, 64, 0.5f, 0, 0), VGPU_ERROR_INVALID_VALUE);
+    // A destroyed stream's attributes go with it.
+    ok({.opcode = VGPU_OP_STREAM_DESTROY, .args = {s}});
+    EXPECT_EQ(get(s, VGPU_STREAM_ATTR_ACCESS_POLICY_WINDOW), VGPU_ERROR_INVALID_HANDLE);
+}
 
 // (Here only: what the driver does to the capture after this answer is not checked.)
 TEST_F(VgpuGraph, OnlyTheOriginStreamEndsACapture) {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <numeric>
 #include <thread>
 
@@ -405,6 +406,42 @@ TEST_F(Attack, AnotherVmsHandlesAndDevicePointers) {
             EXPECT_EQ(a.launch(fn, p, 1, 1, 16, 1).status, VGPU_ERROR_ILLEGAL_ADDRESS);
         }
     }
+    carry_on();
+}
+
+// A stream's access policy window names device memory to the driver: never
+// B's buffer or B's RAM window; B's streams and graphs are not A's to read,
+// clone or ask about.
+TEST_F(Attack, StreamWindowsAndGraphShapesOfAnotherVm) {
+    const uint64_t s = a.call({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}}).r0;
+    auto window = [&](uint64_t stream, uint64_t base) {
+        const float ratio = 1.0f;
+        vgpu_args_stream_attribute w{stream, VGPU_STREAM_ATTR_ACCESS_POLICY_WINDOW, {base, 256, 0, 2, 0, 0}};
+        std::memcpy(&w.v.hit_ratio_bits, &ratio, sizeof ratio);
+        Cmd cmd{.opcode = VGPU_OP_STREAM_SET_ATTRIBUTE, .args = std::vector<uint64_t>(6)};
+        std::memcpy(cmd.args.data(), &w, sizeof w);
+        return a_status(cmd);
+    };
+    EXPECT_EQ(window(s, b_buf), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(window(0, b_buf), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(window(s, b_window), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(window(b_stream, b_buf), VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(a_status({.opcode = VGPU_OP_STREAM_GET_ATTRIBUTE, .args = {b_stream, VGPU_STREAM_ATTR_ACCESS_POLICY_WINDOW}}),
+              VGPU_ERROR_INVALID_HANDLE);
+    const uint64_t bg = b.call({.opcode = VGPU_OP_GRAPH_CREATE, .args = {0}}).r0;
+    const uint64_t bn = b.call({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {bg}}).r0;
+    const uint64_t bclone = b.call({.opcode = VGPU_OP_GRAPH_CLONE, .args = {bg}}).r0;
+    ASSERT_NE(bclone, 0u);
+    const uint64_t ag = a.call({.opcode = VGPU_OP_GRAPH_CREATE, .args = {0}}).r0;
+    const uint64_t aclone = a.call({.opcode = VGPU_OP_GRAPH_CLONE, .args = {ag}}).r0;
+    EXPECT_EQ(a_status({.opcode = VGPU_OP_GRAPH_CLONE, .args = {bg}}), VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(a_status({.opcode = VGPU_OP_GRAPH_NODE_FIND_IN_CLONE, .args = {bclone, bn}}), VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(a_status({.opcode = VGPU_OP_GRAPH_NODE_FIND_IN_CLONE, .args = {aclone, bn}}), VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(a_status({.opcode = VGPU_OP_GRAPH_NODE_GET_TYPE, .args = {bn}}), VGPU_ERROR_INVALID_HANDLE);
+    for (uint64_t kind = 0; kind < 4; ++kind)
+        EXPECT_EQ(a_status({.opcode = VGPU_OP_GRAPH_EDGES, .args = {kind % 3 == 0 ? bg : bn, 0, kind}}),
+                  VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(b.call({.opcode = VGPU_OP_GRAPH_NODE_GET_TYPE, .args = {bn}}).r0, 5u); // B's node still B's
     carry_on();
 }
 

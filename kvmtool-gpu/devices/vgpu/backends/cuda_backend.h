@@ -145,6 +145,8 @@ public:
     Status stream_destroy(BackendStream s) override;
     Status stream_query(BackendStream s) override;
     Status stream_wait_event(BackendStream s, BackendEvent e) override;
+    Status stream_set_attribute(BackendStream s, uint32_t attribute, const vgpu_stream_attr_value& v) override;
+    Status stream_get_attribute(BackendStream s, uint32_t attribute, vgpu_stream_attr_value* out) override;
     Status event_create(uint32_t flags, BackendEvent* out) override;
     Status event_record(BackendEvent e, BackendStream s) override;
     Status event_synchronize(BackendEvent e) override;

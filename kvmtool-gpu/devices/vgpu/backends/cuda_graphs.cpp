@@ -133,6 +133,52 @@ Status CudaGraphs::nodes(BackendGraph g, std::vector<BackendGraphNode>* out) {
 
 Status CudaGraphs::destroy_node(BackendGraphNode n) { return to_status(api_.cuGraphDestroyNode(node(n))); }
 
+Status CudaGraphs::edges(BackendGraph g, std::vector<std::pair<BackendGraphNode, BackendGraphNode>>* out) {
+    const auto fn = KVMGPU_CUDA_LATE(api_, cuGraphGetEdges, 12030);
+    if (!fn) return VGPU_ERROR_NOT_SUPPORTED;
+    size_t count = 0;
+    CU_TRY(fn(graph(g), nullptr, nullptr, nullptr, &count));
+    std::vector<CUgraphNode> from(count), to(count);
+    // No edge data asked for: the guest adds none but default edges (a
+    // capture's programmatic ones would make this LOSSY_QUERY).
+    CU_TRY(fn(graph(g), from.data(), to.data(), nullptr, &count));
+    out->clear();
+    for (size_t i = 0; i < count && i < from.size(); ++i)
+        out->emplace_back(reinterpret_cast<BackendGraphNode>(from[i]), reinterpret_cast<BackendGraphNode>(to[i]));
+    return VGPU_SUCCESS;
+}
+
+Status CudaGraphs::node_type(BackendGraphNode n, uint32_t* type) {
+    const auto fn = KVMGPU_CUDA_LATE(api_, cuGraphNodeGetType, 10000);
+    if (!fn) return VGPU_ERROR_NOT_SUPPORTED;
+    CUgraphNodeType t = CU_GRAPH_NODE_TYPE_EMPTY;
+    CU_TRY(fn(node(n), &t));
+    *type = static_cast<uint32_t>(t);
+    return VGPU_SUCCESS;
+}
+
+Status CudaGraphs::clone(BackendGraph g, BackendGraph* out,
+                        std::vector<std::pair<BackendGraphNode, BackendGraphNode>>* map) {
+    const auto clone_fn = KVMGPU_CUDA_LATE(api_, cuGraphClone, 10000);
+    const auto find_fn = KVMGPU_CUDA_LATE(api_, cuGraphNodeFindInClone, 10000);
+    if (!clone_fn || !find_fn) return VGPU_ERROR_NOT_SUPPORTED;
+    std::vector<BackendGraphNode> originals;
+    if (const Status st = nodes(g, &originals); st != VGPU_SUCCESS) return st;
+    CUgraph copy = nullptr;
+    CU_TRY(clone_fn(&copy, graph(g)));
+    map->clear();
+    for (BackendGraphNode n : originals) {
+        CUgraphNode c = nullptr;
+        if (const CUresult r = find_fn(&c, node(n), copy); r != CUDA_SUCCESS) {
+            api_.cuGraphDestroy(copy);
+            return to_status(r);
+        }
+        map->emplace_back(n, reinterpret_cast<BackendGraphNode>(c));
+    }
+    *out = reinterpret_cast<BackendGraph>(copy);
+    return VGPU_SUCCESS;
+}
+
 Status CudaGraphs::instantiate(BackendGraph g, BackendGraphExec* out) {
     CUgraphExec e = nullptr;
     CU_TRY(api_.cuGraphInstantiateWithFlags(&e, graph(g), 0));

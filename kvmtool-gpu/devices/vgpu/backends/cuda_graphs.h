@@ -28,6 +28,10 @@ public:
     Status dependency(BackendGraph g, BackendGraphNode from, BackendGraphNode to, bool remove) override;
     Status nodes(BackendGraph g, std::vector<BackendGraphNode>* out) override;
     Status destroy_node(BackendGraphNode node) override;
+    Status edges(BackendGraph g, std::vector<std::pair<BackendGraphNode, BackendGraphNode>>* out) override;
+    Status node_type(BackendGraphNode node, uint32_t* type) override;
+    Status clone(BackendGraph g, BackendGraph* out,
+                 std::vector<std::pair<BackendGraphNode, BackendGraphNode>>* map) override;
     Status instantiate(BackendGraph g, BackendGraphExec* out) override;
     Status exec_destroy(BackendGraphExec e) override;
     Status exec_update(BackendGraphExec e, BackendGraph g, uint32_t* result) override;

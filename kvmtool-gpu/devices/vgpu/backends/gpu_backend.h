@@ -342,6 +342,11 @@ public:
     // VGPU_SUCCESS when done, VGPU_ERROR_NOT_READY while work is pending.
     virtual Status stream_query(BackendStream s) = 0;
     virtual Status stream_wait_event(BackendStream s, BackendEvent e) = 0;
+    // cuStreamSetAttribute / cuStreamGetAttribute of a VGPU_STREAM_ATTR_*
+    // (vgpu_abi.h) that the device model checked: a window over the VM's
+    // device memory, the other attributes' values in their enum's range.
+    virtual Status stream_set_attribute(BackendStream s, uint32_t attribute, const vgpu_stream_attr_value& v) = 0;
+    virtual Status stream_get_attribute(BackendStream s, uint32_t attribute, vgpu_stream_attr_value* out) = 0;
     virtual Status event_create(uint32_t flags, BackendEvent* out) = 0;
     virtual Status event_record(BackendEvent e, BackendStream s) = 0;
     virtual Status event_synchronize(BackendEvent e) = 0;

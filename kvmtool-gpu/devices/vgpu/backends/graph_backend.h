@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
@@ -63,6 +64,14 @@ public:
     virtual Status dependency(BackendGraph g, BackendGraphNode from, BackendGraphNode to, bool remove) = 0;
     virtual Status nodes(BackendGraph g, std::vector<BackendGraphNode>* out) = 0;
     virtual Status destroy_node(BackendGraphNode node) = 0;
+    // g's edges (from, to), in the order the graph lists them.
+    virtual Status edges(BackendGraph g, std::vector<std::pair<BackendGraphNode, BackendGraphNode>>* out) = 0;
+    // cuGraphNodeGetType: a CUgraphNodeType number.
+    virtual Status node_type(BackendGraphNode node, uint32_t* type) = 0;
+    // cuGraphClone: a new graph with g's nodes and edges; *map pairs each
+    // node of g with its copy (cuGraphNodeFindInClone's answers).
+    virtual Status clone(BackendGraph g, BackendGraph* out,
+                         std::vector<std::pair<BackendGraphNode, BackendGraphNode>>* map) = 0;
 
     virtual Status instantiate(BackendGraph g, BackendGraphExec* out) = 0;
     virtual Status exec_destroy(BackendGraphExec e) = 0;

@@ -104,6 +104,8 @@ Status HostBackend::device_attribute(int attribute, int* out) {
     case 41: *out = 1; break;         // UNIFIED_ADDRESSING
     case 95: *out = 1; break;         // COOPERATIVE_LAUNCH (blocks run in turn: any grid fits)
     case 102: *out = 1; break;        // VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED (host_backend_vmm.cpp)
+    case 109: *out = kMaxAccessPolicyWindow; break; // MAX_ACCESS_POLICY_WINDOW_SIZE (a window is kept, a hint)
+    case 126: *out = 2; break;        // MEM_SYNC_DOMAIN_COUNT: the two CUlaunchMemSyncDomain names
     case 75: case 76: *out = 0; break; // COMPUTE_CAPABILITY_MAJOR, _MINOR
     default:
         // Every other attribute CUDA 13 names (below CU_DEVICE_ATTRIBUTE_MAX)
@@ -164,7 +166,8 @@ Status HostBackend::mem_get_info(uint64_t* free_bytes, uint64_t* total_bytes) {
 Status HostBackend::memcpy_htod(uint64_t dst, const void* src, uint64_t bytes, BackendStream s, bool) {
     if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
     if (graphs_.capturing(s))
-        return graphs_.record(s, [this, dst, src, bytes] { return memcpy_htod(dst, src, bytes, 0, false); });
+        return graphs_.record(s, GraphNodeSpec::Kind::Memcpy,
+                              [this, dst, src, bytes] { return memcpy_htod(dst, src, bytes, 0, false); });
     uint8_t* d = translate(dst, bytes);
     if (!d) return VGPU_ERROR_INVALID_VALUE;
     std::memmove(d, src, bytes); // src may be guest RAM that is also a window
@@ -174,7 +177,8 @@ Status HostBackend::memcpy_htod(uint64_t dst, const void* src, uint64_t bytes, B
 Status HostBackend::memcpy_dtoh(void* dst, uint64_t src, uint64_t bytes, BackendStream s, bool) {
     if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
     if (graphs_.capturing(s))
-        return graphs_.record(s, [this, dst, src, bytes] { return memcpy_dtoh(dst, src, bytes, 0, false); });
+        return graphs_.record(s, GraphNodeSpec::Kind::Memcpy,
+                              [this, dst, src, bytes] { return memcpy_dtoh(dst, src, bytes, 0, false); });
     const uint8_t* p = translate(src, bytes);
     if (!p) return VGPU_ERROR_INVALID_VALUE;
     std::memmove(dst, p, bytes);
@@ -184,7 +188,8 @@ Status HostBackend::memcpy_dtoh(void* dst, uint64_t src, uint64_t bytes, Backend
 Status HostBackend::memcpy_dtod(uint64_t dst, uint64_t src, uint64_t bytes, BackendStream s, bool) {
     if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
     if (graphs_.capturing(s))
-        return graphs_.record(s, [this, dst, src, bytes] { return memcpy_dtod(dst, src, bytes, 0, false); });
+        return graphs_.record(s, GraphNodeSpec::Kind::Memcpy,
+                              [this, dst, src, bytes] { return memcpy_dtod(dst, src, bytes, 0, false); });
     uint8_t* d = translate(dst, bytes);
     const uint8_t* p = translate(src, bytes);
     if (!d || !p) return VGPU_ERROR_INVALID_VALUE;
@@ -196,7 +201,8 @@ Status HostBackend::memset(uint64_t dptr, uint32_t value, uint32_t element_bytes
                            bool) {
     if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
     if (graphs_.capturing(s))
-        return graphs_.record(s, [=, this] { return memset(dptr, value, element_bytes, count, 0, false); });
+        return graphs_.record(s, GraphNodeSpec::Kind::Memset,
+                              [=, this] { return memset(dptr, value, element_bytes, count, 0, false); });
     if (element_bytes != 1 && element_bytes != 2 && element_bytes != 4) return VGPU_ERROR_INVALID_VALUE;
     uint64_t bytes;
     if (dptr % element_bytes || __builtin_mul_overflow(count, element_bytes, &bytes)) return VGPU_ERROR_INVALID_VALUE;
@@ -210,7 +216,9 @@ Status HostBackend::memset_2d(uint64_t dptr, uint64_t pitch, uint32_t value, uin
                               uint64_t height, BackendStream s, bool) {
     if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
     if (graphs_.capturing(s))
-        return graphs_.record(s, [=, this] { return memset_2d(dptr, pitch, value, element_bytes, width, height, 0, false); });
+        return graphs_.record(s, GraphNodeSpec::Kind::Memset, [=, this] {
+            return memset_2d(dptr, pitch, value, element_bytes, width, height, 0, false);
+        });
     if (element_bytes != 1 && element_bytes != 2 && element_bytes != 4) return VGPU_ERROR_INVALID_VALUE;
     uint64_t row = 0, span = 0;
     if (dptr % element_bytes || pitch % element_bytes || __builtin_mul_overflow(width, element_bytes, &row) ||
@@ -359,7 +367,7 @@ Status HostBackend::run_launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_
             kept->emplace_back(p, p + sizes[i]);
         }
         std::vector<uint16_t> kept_sizes(sizes.begin(), sizes.end());
-        return graphs_.record(s, [=, this] {
+        return graphs_.record(s, GraphNodeSpec::Kind::Kernel, [=, this] {
             std::vector<void*> ptrs;
             for (auto& v : *kept) ptrs.push_back(v.data());
             return launch(f, grid, block, shared_bytes, 0, ptrs, kept_sizes, false);
@@ -380,6 +388,7 @@ Status HostBackend::stream_synchronize(BackendStream s) {
 
 Status HostBackend::stream_destroy(BackendStream s) {
     graphs_.forget_stream(s);
+    std::erase_if(stream_attributes_, [s](const auto& e) { return e.first.first == s; });
     return streams_.erase(s) ? VGPU_SUCCESS : VGPU_ERROR_INVALID_HANDLE;
 }
 
@@ -448,6 +457,7 @@ void HostBackend::drop_all() {
     used_ = 0;
     modules_.clear();
     streams_.clear();
+    stream_attributes_.clear();
     events_.clear();
     peers_.clear();
     graphs_.clear();

@@ -52,6 +52,7 @@ public:
     static constexpr int kBlocksPerMultiprocessor = 32;
     static constexpr int kSharedPerMultiprocessor = 228 << 10;
     static constexpr int kMaxClusterBlocks = 8; // the portable cluster size
+    static constexpr int kMaxAccessPolicyWindow = 134213632; // an H100's accessPolicyMaxWindowSize
     // A cluster this "device" runs: tiling the grid, at most kMaxClusterBlocks.
     static bool cluster_fits(Dim3 grid, Dim3 cluster) {
         return cluster_tiles(grid, cluster) && cluster_size_ok(cluster, kMaxClusterBlocks);
@@ -135,6 +136,8 @@ public:
     Status stream_destroy(BackendStream s) override;
     Status stream_query(BackendStream s) override;
     Status stream_wait_event(BackendStream s, BackendEvent e) override;
+    Status stream_set_attribute(BackendStream s, uint32_t attribute, const vgpu_stream_attr_value& v) override;
+    Status stream_get_attribute(BackendStream s, uint32_t attribute, vgpu_stream_attr_value* out) override;
     Status event_create(uint32_t flags, BackendEvent* out) override;
     Status event_record(BackendEvent e, BackendStream s) override;
     Status event_synchronize(BackendEvent e) override;
@@ -226,6 +229,9 @@ private:
     // Each module's reference kernels: those whose names its image holds.
     std::map<BackendModule, std::vector<int>> modules_;
     std::set<BackendStream> streams_;
+    // host_backend_stream_attributes.cpp: what each stream was set to (by
+    // stream, attribute); an attribute never set reads as its default.
+    std::map<std::pair<BackendStream, uint32_t>, vgpu_stream_attr_value> stream_attributes_;
     std::map<BackendEvent, Event> events_;
     std::map<BackendArray, HostArray> arrays_;
     std::map<uint64_t, bool> sampled_objects_; // texture or surface object -> is a surface

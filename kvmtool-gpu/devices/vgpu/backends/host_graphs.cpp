@@ -31,12 +31,12 @@ std::function<Status()> HostGraphs::runner(const GraphNodeSpec& spec) {
     return [] { return VGPU_ERROR_INVALID_VALUE; };
 }
 
-Status HostGraphs::record(BackendStream s, std::function<Status()> run) {
+Status HostGraphs::record(BackendStream s, GraphNodeSpec::Kind kind, std::function<Status()> run) {
     Capture& c = captures_.at(stream_capture_.at(s));
     if (c.invalidated) return VGPU_ERROR_STREAM_CAPTURE_INVALIDATED;
     // Nodes replay in the order added, which is the order the streams of
     // the capture asked for them: a valid order for every dependency.
-    graphs_[c.graph].nodes.push_back(Node{next_id_++, GraphNodeSpec::Kind::Empty, std::move(run)});
+    graphs_[c.graph].nodes.push_back(Node{next_id_++, kind, std::move(run)});
     return VGPU_SUCCESS;
 }
 
@@ -172,6 +172,46 @@ Status HostGraphs::destroy_node(BackendGraphNode node) {
     if (!n) return VGPU_ERROR_INVALID_VALUE;
     std::erase_if(g->edges, [node](const auto& e) { return e.first == node || e.second == node; });
     g->nodes.erase(g->nodes.begin() + (n - g->nodes.data()));
+    return VGPU_SUCCESS;
+}
+
+Status HostGraphs::edges(BackendGraph g, std::vector<std::pair<BackendGraphNode, BackendGraphNode>>* out) {
+    const auto it = graphs_.find(g);
+    if (it == graphs_.end()) return VGPU_ERROR_INVALID_HANDLE;
+    out->assign(it->second.edges.begin(), it->second.edges.end());
+    return VGPU_SUCCESS;
+}
+
+Status HostGraphs::node_type(BackendGraphNode node, uint32_t* type) {
+    const Node* n = node_of(node);
+    if (!n) return VGPU_ERROR_INVALID_VALUE;
+    switch (n->kind) { // CUgraphNodeType
+    case GraphNodeSpec::Kind::Kernel: *type = 0; break;
+    case GraphNodeSpec::Kind::Memcpy: *type = 1; break;
+    case GraphNodeSpec::Kind::Memset: *type = 2; break;
+    case GraphNodeSpec::Kind::Empty: *type = 5; break;
+    }
+    return VGPU_SUCCESS;
+}
+
+// The copy's nodes run what the original's do (a kernel's parameters are
+// shared until either node's are set: set_kernel_params replaces `run`).
+Status HostGraphs::clone(BackendGraph g, BackendGraph* out,
+                         std::vector<std::pair<BackendGraphNode, BackendGraphNode>>* map) {
+    const auto it = graphs_.find(g);
+    if (it == graphs_.end()) return VGPU_ERROR_INVALID_HANDLE;
+    Graph copy;
+    std::map<BackendGraphNode, BackendGraphNode> to_copy;
+    map->clear();
+    for (const Node& n : it->second.nodes) {
+        const BackendGraphNode id = next_id_++;
+        copy.nodes.push_back(Node{id, n.kind, n.run});
+        to_copy[n.id] = id;
+        map->emplace_back(n.id, id);
+    }
+    for (const auto& [from, to] : it->second.edges) copy.edges.insert({to_copy.at(from), to_copy.at(to)});
+    *out = next_id_++;
+    graphs_[*out] = std::move(copy); // `it` stays valid: std::map
     return VGPU_SUCCESS;
 }
 

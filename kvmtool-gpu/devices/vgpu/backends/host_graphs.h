@@ -30,7 +30,7 @@ public:
     // For the backend's stream operations: whether s is capturing; then
     // record() keeps `run` as the capture's next node instead of running it.
     bool capturing(BackendStream s) const { return s != 0 && stream_capture_.count(s); }
-    Status record(BackendStream s, std::function<Status()> run);
+    Status record(BackendStream s, GraphNodeSpec::Kind kind, std::function<Status()> run);
     // A capturing stream's synchronize or query: refused, and the capture
     // is invalidated. VGPU_SUCCESS when s is not capturing.
     Status refuse_sync(BackendStream s);
@@ -50,6 +50,10 @@ public:
     Status dependency(BackendGraph g, BackendGraphNode from, BackendGraphNode to, bool remove) override;
     Status nodes(BackendGraph g, std::vector<BackendGraphNode>* out) override;
     Status destroy_node(BackendGraphNode node) override;
+    Status edges(BackendGraph g, std::vector<std::pair<BackendGraphNode, BackendGraphNode>>* out) override;
+    Status node_type(BackendGraphNode node, uint32_t* type) override;
+    Status clone(BackendGraph g, BackendGraph* out,
+                 std::vector<std::pair<BackendGraphNode, BackendGraphNode>>* map) override;
     Status instantiate(BackendGraph g, BackendGraphExec* out) override;
     Status exec_destroy(BackendGraphExec e) override;
     Status exec_update(BackendGraphExec e, BackendGraph g, uint32_t* result) override;
