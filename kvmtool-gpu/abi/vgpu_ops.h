@@ -52,10 +52,10 @@
  *     FUNC_MAX_ACTIVE_CLUSTERS and FUNC_MAX_CLUSTER_SIZE (84, 85); names
  *     past the payload for MODULE_GET_FUNCTION and MODULE_GET_GLOBAL
  *  12 MODULE_FUNCTIONS (39)
- *  (to bump at the merge) STREAM_SET/GET_ATTRIBUTE (400, 401), GRAPH_CLONE,
+ *  13 STREAM_SET/GET_ATTRIBUTE (400, 401), GRAPH_CLONE,
  *     GRAPH_NODE_FIND_IN_CLONE, GRAPH_EDGES, GRAPH_NODE_GET_TYPE (402-405),
  *     VGPU_OP_MAX_ 450 (issue 42) */
-#define VGPU_ABI_VERSION 12u
+#define VGPU_ABI_VERSION 13u
 /* kvmgpu::abi::vgpu_abi_layout_hash() (vgpu_abi_layout.h) at this version:
  * a unit test fails when the layout moves and this is not the value. A
  * change that moves it bumps VGPU_ABI_VERSION and records the new value. */
