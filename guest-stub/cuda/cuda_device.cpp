@@ -64,17 +64,45 @@ extern "C" CUresult cuDeviceGet(CUdevice* device, int ordinal)
     return CUDA_SUCCESS;
 }
 
+namespace {
+// A device's attributes are fixed while the VM runs: each is asked of the
+// vGPU once (libraries ask some before every launch).
+constexpr int kCachedDevices = 16;
+constexpr unsigned kCachedAttributes = 256;
+struct AttributeCache {
+    uint64_t known[kCachedAttributes / 64];
+    int values[kCachedAttributes];
+};
+AttributeCache g_attributes[kCachedDevices];
+
+CUresult device_attribute(int* pi, CUdevice_attribute attrib, CUdevice dev)
+{
+    const unsigned a = static_cast<unsigned>(attrib);
+    AttributeCache* cache = dev < kCachedDevices && a < kCachedAttributes ? &g_attributes[dev] : nullptr;
+    if (cache != nullptr && (cache->known[a / 64] >> (a % 64) & 1)) {
+        *pi = cache->values[a];
+        return CUDA_SUCCESS;
+    }
+    Call c;
+    c.op = VGPU_OP_DEVICE_GET_ATTRIBUTE;
+    c.arg[0] = static_cast<uint64_t>(attrib);
+    c.arg[1] = device_arg(dev);
+    const CUresult r = call_result(c, pi);
+    if (r == CUDA_SUCCESS && cache != nullptr) {
+        cache->values[a] = *pi;
+        cache->known[a / 64] |= uint64_t{1} << (a % 64);
+    }
+    return r;
+}
+} // namespace
+
 KVMGPU_DRIVER_ENTRY(cuDeviceGetAttribute, 2000);
 extern "C" CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev)
 {
     GUEST_API_LOCK();
     if (pi == nullptr || dev < 0)
         return CUDA_ERROR_INVALID_VALUE;
-    Call c;
-    c.op = VGPU_OP_DEVICE_GET_ATTRIBUTE;
-    c.arg[0] = static_cast<uint64_t>(attrib);
-    c.arg[1] = device_arg(dev);
-    const CUresult r = call_result(c, pi);
+    const CUresult r = device_attribute(pi, attrib, dev);
     // Managed memory is the guest library's emulation (docs/managed-memory.md):
     // where the VMM says it is offered or aliases exist (MANAGED_MEMORY), never accessed
     // concurrently by CPU and GPU; access to pageable memory is the VMM's
