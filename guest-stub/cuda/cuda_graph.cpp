@@ -4,6 +4,8 @@
 
 #include "guest-stub/cuda/driver_entry.h"
 #include "guest-stub/cuda/graph_host_steps.h"
+#include "guest-stub/cuda/graph_kernel_params.h"
+#include "guest-stub/cuda/graph_nodes.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/platform/platform.h"
@@ -20,6 +22,18 @@ CUresult destroy(uint16_t op, uint64_t handle, void (*forget)(uint64_t))
     if (r == CUDA_SUCCESS)
         forget(handle);
     return r;
+}
+
+void forget_graph(uint64_t graph)
+{
+    host_steps_drop(graph);
+    kernel_params_forget_graph(graph);
+}
+
+void forget_node(uint64_t node)
+{
+    host_step_drop_node(node);
+    kernel_params_forget_node(node);
 }
 
 // Edges from[i] -> to[i] (to == nullptr: every one to `to_all`), sent in
@@ -63,7 +77,9 @@ CUresult with_dependencies(CUgraphNode* out, CUgraph graph, uint64_t node, const
     return CUDA_SUCCESS;
 }
 
-CUresult add_node(Call& c, CUgraphNode* out, CUgraph graph, const CUgraphNode* deps, size_t n)
+} // namespace
+
+CUresult guest::cuda::add_graph_node(Call& c, CUgraphNode* out, CUgraph graph, const CUgraphNode* deps, size_t n)
 {
     if (out == nullptr || (n > 0 && deps == nullptr))
         return CUDA_ERROR_INVALID_VALUE;
@@ -72,6 +88,8 @@ CUresult add_node(Call& c, CUgraphNode* out, CUgraph graph, const CUgraphNode* d
         return r;
     return with_dependencies(out, graph, res[0], deps, n);
 }
+
+namespace {
 
 // The kernel-node opcodes: the launch shape, the parameter buffer laid out
 // by the function's layout (as cuLaunchKernel's) in the slot or in the
@@ -109,7 +127,16 @@ CUresult kernel_call(uint16_t op, uint64_t target, uint64_t exec, const CUDA_KER
     c.set_args(a);
     c.payload = &payload;
     c.payload_len = len;
-    return call_sync(c, res); // waited for: the vGPU has copied the scratch
+    uint64_t made[2] = {};
+    if (CUresult r = call_sync(c, made)) // waited for: the vGPU has copied the scratch
+        return r;
+    if (op == VGPU_OP_GRAPH_ADD_KERNEL_NODE)
+        kernel_params_keep(target, made[0], *p, *l, buffer);
+    else if (op == VGPU_OP_GRAPH_KERNEL_NODE_SET_PARAMS)
+        kernel_params_keep(0, target, *p, *l, buffer); // an exec's copy changes nothing here
+    if (res != nullptr)
+        res[0] = made[0], res[1] = made[1];
+    return CUDA_SUCCESS;
 }
 
 // One side of a 1D copy: a device address, or guest RAM by its physical
@@ -147,7 +174,7 @@ KVMGPU_DRIVER_ENTRY(cuGraphDestroy, 10000);
 extern "C" CUresult cuGraphDestroy(CUgraph hGraph)
 {
     GUEST_API_LOCK();
-    return destroy(VGPU_OP_GRAPH_DESTROY, handle_bits(hGraph), host_steps_drop);
+    return destroy(VGPU_OP_GRAPH_DESTROY, handle_bits(hGraph), forget_graph);
 }
 
 KVMGPU_DRIVER_ENTRY(cuGraphAddEmptyNode, 10000);
@@ -158,7 +185,7 @@ extern "C" CUresult cuGraphAddEmptyNode(CUgraphNode* phGraphNode, CUgraph hGraph
     Call c;
     c.op = VGPU_OP_GRAPH_ADD_EMPTY_NODE;
     c.arg[0] = handle_bits(hGraph);
-    return add_node(c, phGraphNode, hGraph, dependencies, numDependencies);
+    return add_graph_node(c, phGraphNode, hGraph, dependencies, numDependencies);
 }
 
 KVMGPU_DRIVER_ENTRY(cuGraphAddKernelNode, 12000);
@@ -171,7 +198,10 @@ extern "C" CUresult cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGrap
     uint64_t res[2];
     if (CUresult r = kernel_call(VGPU_OP_GRAPH_ADD_KERNEL_NODE, handle_bits(hGraph), 0, nodeParams, res))
         return r;
-    return with_dependencies(phGraphNode, hGraph, res[0], dependencies, numDependencies);
+    const CUresult r = with_dependencies(phGraphNode, hGraph, res[0], dependencies, numDependencies);
+    if (r != CUDA_SUCCESS)
+        kernel_params_forget_node(res[0]); // destroyed again
+    return r;
 }
 
 KVMGPU_DRIVER_ENTRY(cuGraphKernelNodeSetParams, 12000);
@@ -179,6 +209,24 @@ extern "C" CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KER
 {
     GUEST_API_LOCK();
     return kernel_call(VGPU_OP_GRAPH_KERNEL_NODE_SET_PARAMS, handle_bits(hNode), 0, nodeParams, nullptr);
+}
+
+// What the node was given, with kernelParams pointing into this library's
+// copy of its packed buffer (extra null): valid until the node's parameters
+// are set again or it goes. A kernel node this library did not add (a
+// captured one): CUDA_ERROR_NOT_SUPPORTED.
+KVMGPU_DRIVER_ENTRY_AS(cuGraphKernelNodeGetParams, 12000, cuGraphKernelNodeGetParams_v2);
+extern "C" CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS* nodeParams)
+{
+    GUEST_API_LOCK();
+    if (nodeParams == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (kernel_params_of(handle_bits(hNode), nodeParams))
+        return CUDA_SUCCESS;
+    uint64_t type = 0;
+    if (CUresult r = call_args(VGPU_OP_GRAPH_NODE_GET_TYPE, handle_bits(hNode), 0, 0, 0, &type))
+        return r;
+    return type == CU_GRAPH_NODE_TYPE_KERNEL ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
 }
 
 KVMGPU_DRIVER_ENTRY(cuGraphExecKernelNodeSetParams, 12000);
@@ -215,7 +263,7 @@ extern "C" CUresult cuGraphAddMemcpyNode(CUgraphNode* phGraphNode, CUgraph hGrap
     c.arg[2] = dst;
     c.arg[3] = src;
     c.arg[4] = bytes;
-    return add_node(c, phGraphNode, hGraph, dependencies, numDependencies);
+    return add_graph_node(c, phGraphNode, hGraph, dependencies, numDependencies);
 }
 
 KVMGPU_DRIVER_ENTRY(cuGraphAddMemsetNode, 10000);
@@ -234,7 +282,7 @@ extern "C" CUresult cuGraphAddMemsetNode(CUgraphNode* phGraphNode, CUgraph hGrap
     c.arg[2] = p->value;
     c.arg[3] = p->elementSize;
     c.arg[4] = p->width;
-    return add_node(c, phGraphNode, hGraph, dependencies, numDependencies);
+    return add_graph_node(c, phGraphNode, hGraph, dependencies, numDependencies);
 }
 
 KVMGPU_DRIVER_ENTRY(cuGraphAddHostNode, 10000);
@@ -331,7 +379,7 @@ KVMGPU_DRIVER_ENTRY(cuGraphDestroyNode, 10000);
 extern "C" CUresult cuGraphDestroyNode(CUgraphNode hNode)
 {
     GUEST_API_LOCK();
-    return destroy(VGPU_OP_GRAPH_DESTROY_NODE, handle_bits(hNode), host_step_drop_node);
+    return destroy(VGPU_OP_GRAPH_DESTROY_NODE, handle_bits(hNode), forget_node);
 }
 
 KVMGPU_DRIVER_ENTRY(cuGraphInstantiateWithFlags, 11040);

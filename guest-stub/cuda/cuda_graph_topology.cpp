@@ -6,6 +6,7 @@
 // a clone gets its own copy of each.
 #include "guest-stub/cuda/driver_entry.h"
 #include "guest-stub/cuda/graph_host_steps.h"
+#include "guest-stub/cuda/graph_kernel_params.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/platform/api_lock.h"
@@ -76,6 +77,7 @@ extern "C" CUresult cuGraphClone(CUgraph* phGraphClone, CUgraph originalGraph)
         call_on(VGPU_OP_GRAPH_DESTROY, clone);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
+    kernel_params_clone(handle_bits(originalGraph), clone, copy_in_clone); // best effort, as the adds' are
     *phGraphClone = handle_of<CUgraph>(clone);
     return CUDA_SUCCESS;
 }

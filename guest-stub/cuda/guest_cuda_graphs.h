@@ -50,7 +50,9 @@ typedef enum CUgraphNodeType_enum {
     CU_GRAPH_NODE_TYPE_MEMSET = 2,
     CU_GRAPH_NODE_TYPE_HOST = 3,
     CU_GRAPH_NODE_TYPE_GRAPH = 4,
-    CU_GRAPH_NODE_TYPE_EMPTY = 5
+    CU_GRAPH_NODE_TYPE_EMPTY = 5,
+    CU_GRAPH_NODE_TYPE_WAIT_EVENT = 6,
+    CU_GRAPH_NODE_TYPE_EVENT_RECORD = 7
 } CUgraphNodeType;
 
 typedef enum CUgraphExecUpdateResult_enum {
@@ -123,6 +125,11 @@ CUresult cuGraphDestroy(CUgraph hGraph);
 CUresult cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
                               size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS* nodeParams);
 CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams);
+// As set (kernelParams into this library's copy of the packed buffer, extra
+// null); a captured kernel node: CUDA_ERROR_NOT_SUPPORTED. cuda.h's name for
+// it is the _v2 one; the plain name is CUDA 10.0's form (older_exports.cpp).
+CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS* nodeParams);
+#define cuGraphKernelNodeGetParams cuGraphKernelNodeGetParams_v2
 CUresult cuGraphAddMemcpyNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
                               size_t numDependencies, const CUDA_MEMCPY3D* copyParams, CUcontext ctx);
 CUresult cuGraphAddMemsetNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
@@ -189,5 +196,24 @@ CUresult cuGraphInstantiateWithParams(CUgraphExec* phGraphExec, CUgraph hGraph,
                                       CUDA_GRAPH_INSTANTIATE_PARAMS* instantiateParams);
 // The exec's copy of a host node (the graph's keeps its own).
 CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams);
+
+// ---- event nodes, nodes switched off, an exec's flags (cuda_graph_node_controls.cpp)
+// The event is one of the graph's context; destroying it while a node
+// names it is allowed (the VMM keeps it until the context goes), and then
+// the Get*Event calls answer CUDA_ERROR_INVALID_HANDLE. Exec flags: as
+// instantiated, UPLOAD left out (the upload is done at instantiation).
+CUresult cuGraphAddEventRecordNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                                   size_t numDependencies, CUevent event);
+CUresult cuGraphAddEventWaitNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                                 size_t numDependencies, CUevent event);
+CUresult cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent* event_out);
+CUresult cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event);
+CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent* event_out);
+CUresult cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event);
+CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event);
+CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event);
+CUresult cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled);
+CUresult cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int* isEnabled);
+CUresult cuGraphExecGetFlags(CUgraphExec hGraphExec, cuuint64_t* flags);
 
 } // extern "C"

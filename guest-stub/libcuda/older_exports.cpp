@@ -8,6 +8,7 @@
 #include "guest-stub/platform/api_lock.h"
 
 #undef cuGraphInstantiate
+#undef cuGraphKernelNodeGetParams
 
 extern "C" {
 
@@ -34,13 +35,26 @@ CUresult cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus* capt
                                   numDependencies_out);
 }
 
-// Reading a kernel node's parameters back: the vGPU does not yet answer
-// what a node holds (one console line).
-CUresult cuGraphKernelNodeGetParams(CUgraphNode, void*)
+// CUDA 10.0's form: the parameters without the kernel and context fields
+// the 12.0 form added, written field by field into the caller's smaller struct.
+struct KernelNodeParamsV1 {
+    CUfunction func;
+    unsigned int gridDimX, gridDimY, gridDimZ;
+    unsigned int blockDimX, blockDimY, blockDimZ;
+    unsigned int sharedMemBytes;
+    void** kernelParams;
+    void** extra;
+};
+CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode, KernelNodeParamsV1* nodeParams)
 {
-    GUEST_API_LOCK();
-    static bool said = false;
-    return guest::libcuda::refuse_once(&said, "cuGraphKernelNodeGetParams", "not supported in a VM");
+    if (nodeParams == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUDA_KERNEL_NODE_PARAMS p = {};
+    if (CUresult r = cuGraphKernelNodeGetParams_v2(hNode, &p))
+        return r;
+    *nodeParams = KernelNodeParamsV1{p.func,      p.gridDimX,  p.gridDimY,      p.gridDimZ,      p.blockDimX,
+                                     p.blockDimY, p.blockDimZ, p.sharedMemBytes, p.kernelParams, p.extra};
+    return CUDA_SUCCESS;
 }
 
 } // extern "C"

@@ -23,6 +23,8 @@ void entry_point_calls();
 void graph_calls(CUfunction add);
 // conformance_graph_shape.cpp
 void graph_shape_and_stream_attribute_calls(CUfunction add);
+// conformance_graph_nodes.cpp
+void graph_node_calls(CUfunction add);
 // conformance_managed.cpp
 void vmm_and_managed_calls(CUfunction add);
 // conformance_more.cpp

@@ -54,12 +54,15 @@
  *  12 MODULE_FUNCTIONS (39)
  *  13 STREAM_SET/GET_ATTRIBUTE (400, 401), GRAPH_CLONE,
  *     GRAPH_NODE_FIND_IN_CLONE, GRAPH_EDGES, GRAPH_NODE_GET_TYPE (402-405),
- *     VGPU_OP_MAX_ 450 (issue 42) */
+ *     VGPU_OP_MAX_ 450 (issue 42)
+ *  (to bump at the merge) GRAPH_ADD_EVENT_NODE, GRAPH_EVENT_NODE_SET/GET_EVENT,
+ *     GRAPH_NODE_SET/GET_ENABLED, GRAPH_EXEC_GET_FLAGS (406-411), layout
+ *     hash 0xee9c89beda5f35c4 (issue 42) */
 #define VGPU_ABI_VERSION 13u
 /* kvmgpu::abi::vgpu_abi_layout_hash() (vgpu_abi_layout.h) at this version:
  * a unit test fails when the layout moves and this is not the value. A
  * change that moves it bumps VGPU_ABI_VERSION and records the new value. */
-#define VGPU_ABI_LAYOUT_HASH 0x70d9187da048f265ull
+#define VGPU_ABI_LAYOUT_HASH 0xee9c89beda5f35c4ull
 
 /* ---- what an opcode does (the table's third column) -------------------- */
 /* Needs a current context (else VGPU_ERROR_INVALID_CONTEXT, vgpu_abi.h "contexts"). */
@@ -165,6 +168,11 @@ struct vgpu_stream_attr_value {
 struct vgpu_args_stream_attribute { uint64_t stream; uint64_t attribute; struct vgpu_stream_attr_value v; };
 /* GRAPH_EDGES' question (kind, VGPU_GRAPH_EDGES_*) about a graph or a node. */
 struct vgpu_args_graph_edges { uint64_t handle; uint64_t first; uint64_t kind; };
+/* An event node: wait 1 waits for the event, 0 records it. exec 0 names the
+ * graph's node, else only the exec's copy of it. */
+struct vgpu_args_event_node { uint64_t graph; uint64_t event; uint64_t wait; };
+struct vgpu_args_node_event { uint64_t exec; uint64_t node; uint64_t event; uint64_t wait; };
+struct vgpu_args_node_enabled { uint64_t exec; uint64_t node; uint64_t enabled; };
 
 /* ---- result layouts (result[]) ----------------------------------------- */
 struct vgpu_result_value { uint64_t value; };
@@ -409,7 +417,20 @@ struct vgpu_result_bytes16 { uint8_t bytes[16]; }; /* a host-mode BLAS result */
         /* kind VGPU_GRAPH_EDGES_* -> how many pairs; payload <- {from, to} node handles (uint64 each) \
            from pair `first` on */ \
     X(GRAPH_NODE_GET_TYPE, 405, VGPU_OPF_CTX, struct vgpu_args_handle, struct vgpu_result_value) \
-        /* -> CUgraphNodeType as the device's graph has it (a guest host node is an empty one there) */
+        /* -> CUgraphNodeType as the device's graph has it (a guest host node is an empty one there) */ \
+    /* Event nodes, nodes switched off in an exec, an exec's flags (issue 42). */ \
+    X(GRAPH_ADD_EVENT_NODE, 406, VGPU_OPF_CTX | VGPU_OPF_NODES, struct vgpu_args_event_node, struct vgpu_result_handle) \
+        /* an event of the graph's context */ \
+    X(GRAPH_EVENT_NODE_SET_EVENT, 407, VGPU_OPF_CTX, struct vgpu_args_node_event, void) \
+        /* `wait` must be the node's kind; exec: one instantiated from the node's graph */ \
+    X(GRAPH_EVENT_NODE_GET_EVENT, 408, VGPU_OPF_CTX, struct vgpu_args_handle_value, struct vgpu_result_handle) \
+        /* node, wait (the node's kind) -> the event's handle (INVALID_HANDLE once destroyed) */ \
+    X(GRAPH_NODE_SET_ENABLED, 409, VGPU_OPF_CTX, struct vgpu_args_node_enabled, void) \
+        /* kernel, memcpy and memset nodes, in an exec instantiated from the node's graph */ \
+    X(GRAPH_NODE_GET_ENABLED, 410, VGPU_OPF_CTX, struct vgpu_args_two_handles, struct vgpu_result_value) \
+        /* exec, node -> 1 enabled, 0 disabled */ \
+    X(GRAPH_EXEC_GET_FLAGS, 411, VGPU_OPF_CTX, struct vgpu_args_handle, struct vgpu_result_value) \
+        /* -> the flags GRAPH_INSTANTIATE accepted */
 
 #define VGPU_OP_ENUMERATOR_(name, number, flags, args, result) VGPU_OP_##name = number,
 enum vgpu_opcode {

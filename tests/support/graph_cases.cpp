@@ -313,4 +313,72 @@ void stream_attributes_round_trip(GraphVm& v) {
     EXPECT_EQ(get(s, VGPU_STREAM_ATTR_ACCESS_POLICY_WINDOW).bytes, 0u);
 }
 
+void event_nodes_and_switched_off_nodes(GraphVm& v) {
+    VgpuRig& rig = v.rig;
+    const uint64_t c = v.c;
+    const uint64_t ev1 = v.ok({.opcode = VGPU_OP_EVENT_CREATE, .args = {0}});
+    const uint64_t ev2 = v.ok({.opcode = VGPU_OP_EVENT_CREATE, .args = {0}});
+    v.ok({.opcode = VGPU_OP_EVENT_RECORD, .args = {ev2, 0}}); // what the wait node waits for
+    const uint64_t g = v.graph();
+    const uint64_t wait = v.ok({.opcode = VGPU_OP_GRAPH_ADD_EVENT_NODE, .args = {g, ev2, 1}});
+    const uint64_t set = v.memset_node(g, c, 0x40400000 /* 3.0f */, 4, 16).r0;
+    const uint64_t out = v.memcpy_node(g, VGPU_OP_MEMCPY_DTOH, kGraphOut, c, 16 * 4).r0;
+    const uint64_t record = v.ok({.opcode = VGPU_OP_GRAPH_ADD_EVENT_NODE, .args = {g, ev1, 0}});
+    ASSERT_EQ(v.edge(g, wait, set).status, VGPU_SUCCESS);
+    ASSERT_EQ(v.edge(g, set, out).status, VGPU_SUCCESS);
+    ASSERT_EQ(v.edge(g, out, record).status, VGPU_SUCCESS);
+    EXPECT_EQ(v.node_type(wait), 6u);   // CU_GRAPH_NODE_TYPE_WAIT_EVENT
+    EXPECT_EQ(v.node_type(record), 7u); // _EVENT_RECORD
+    auto event_of = [&](uint64_t node, uint64_t is_wait) {
+        return rig.call({.opcode = VGPU_OP_GRAPH_EVENT_NODE_GET_EVENT, .args = {node, is_wait}});
+    };
+    EXPECT_EQ(event_of(record, 0).r0, ev1);
+    EXPECT_EQ(event_of(wait, 1).r0, ev2);
+    EXPECT_EQ(event_of(record, 1).status, VGPU_ERROR_INVALID_VALUE); // the other kind
+    EXPECT_EQ(event_of(set, 0).status, VGPU_ERROR_INVALID_VALUE);
+    // The graph's node changed, then changed back.
+    v.ok({.opcode = VGPU_OP_GRAPH_EVENT_NODE_SET_EVENT, .args = {0, record, ev2, 0}});
+    EXPECT_EQ(event_of(record, 0).r0, ev2);
+    v.ok({.opcode = VGPU_OP_GRAPH_EVENT_NODE_SET_EVENT, .args = {0, record, ev1, 0}});
+
+    const uint64_t exec = v.ok({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {g, 0}});
+    const uint64_t exec_auto_free = v.ok({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {g, 1}});
+    EXPECT_EQ(v.ok({.opcode = VGPU_OP_GRAPH_EXEC_GET_FLAGS, .args = {exec}}), 0u);
+    EXPECT_EQ(v.ok({.opcode = VGPU_OP_GRAPH_EXEC_GET_FLAGS, .args = {exec_auto_free}}), 1u);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_LAUNCH, .args = {exec, 0}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(v.floats(kGraphOut, 16)[15], 3.0f);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_EVENT_QUERY, .args = {ev1}}).status, VGPU_SUCCESS);
+
+    // Switched off in the exec: c keeps what it was given since.
+    auto enabled = [&](uint64_t node) { return v.ok({.opcode = VGPU_OP_GRAPH_NODE_GET_ENABLED, .args = {exec, node}}); };
+    EXPECT_EQ(enabled(set), 1u);
+    v.ok({.opcode = VGPU_OP_GRAPH_NODE_SET_ENABLED, .args = {exec, set, 0}});
+    EXPECT_EQ(enabled(set), 0u);
+    EXPECT_EQ(v.ok({.opcode = VGPU_OP_GRAPH_NODE_GET_ENABLED, .args = {exec_auto_free, set}}), 1u); // one exec's only
+    v.ok({.opcode = VGPU_OP_MEMSET_D32, .args = {c, 0x40a00000 /* 5.0f */, 16, 0}});
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_LAUNCH, .args = {exec, 0}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(v.floats(kGraphOut, 16)[15], 5.0f);
+    v.ok({.opcode = VGPU_OP_GRAPH_NODE_SET_ENABLED, .args = {exec, set, 1}});
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_LAUNCH, .args = {exec, 0}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(v.floats(kGraphOut, 16)[15], 3.0f);
+    // Event nodes are not switched off.
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_NODE_SET_ENABLED, .args = {exec, record, 0}}).status,
+              VGPU_ERROR_INVALID_VALUE);
+
+    // The exec's copy records ev2; the graph's node still names ev1.
+    v.ok({.opcode = VGPU_OP_GRAPH_EVENT_NODE_SET_EVENT, .args = {exec, record, ev2, 0}});
+    EXPECT_EQ(event_of(record, 0).r0, ev1);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_LAUNCH, .args = {exec, 0}}).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_EVENT_QUERY, .args = {ev2}}).status, VGPU_SUCCESS);
+
+    // ev1 destroyed while nodes name it: gone for the guest, still there for the launch.
+    v.ok({.opcode = VGPU_OP_EVENT_DESTROY, .args = {ev1}});
+    EXPECT_EQ(event_of(record, 0).status, VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_EVENT_QUERY, .args = {ev1}}).status, VGPU_ERROR_INVALID_HANDLE);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_LAUNCH, .args = {exec_auto_free, 0}}).status, VGPU_SUCCESS);
+    v.ok({.opcode = VGPU_OP_GRAPH_EXEC_DESTROY, .args = {exec_auto_free}});
+    v.ok({.opcode = VGPU_OP_GRAPH_EXEC_DESTROY, .args = {exec}});
+    v.ok({.opcode = VGPU_OP_GRAPH_DESTROY, .args = {g}});
+}
+
 } // namespace kvmgpu::vgpu::test

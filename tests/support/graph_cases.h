@@ -50,5 +50,9 @@ void graph_shape_and_clone(GraphVm& v);
 // Stream attributes set on a created stream and read back; the defaults of
 // one never set; a window over memory that is not the VM's refused.
 void stream_attributes_round_trip(GraphVm& v);
+// Event record and wait nodes (their kinds, events read back and changed in
+// the graph and in an exec, an event destroyed while a node names it still
+// recorded); a memset node switched off in an exec and on again; an exec's flags.
+void event_nodes_and_switched_off_nodes(GraphVm& v);
 
 } // namespace kvmgpu::vgpu::test

@@ -153,6 +153,8 @@ void CommandDispatch::drop_handles() {
     open_captures_ = 0;
     streams_.clear();
     events_.clear();
+    graph_events_.clear();
+    retired_events_.clear(); // freed with their contexts (RESET), or lost with the backend's
     vmm_physical_.clear();
     vmm_reserved_.clear();
     vmm_maps_.clear();

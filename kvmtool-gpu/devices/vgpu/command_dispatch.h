@@ -193,6 +193,8 @@ private:
     struct GraphExecEntry {
         BackendGraphExec exec = 0;
         uint64_t nodes = 0;
+        uint64_t graph = 0; // VM handle of the graph instantiated (its nodes name the exec's)
+        uint64_t flags = 0; // as GRAPH_INSTANTIATE accepted them
     };
     // The backend's graphs, or nullptr after the refusal was logged.
     GraphBackend* graph_backend();
@@ -211,6 +213,15 @@ private:
     KernelNode kernel_node(const GuestCommand& c);
     void forget_graph(const GraphEntry& g);
     void destroy_graphs_of(uint64_t ctx);
+    // dispatch_graph_node_controls.cpp: the node (of this context), if the
+    // device's graph has it as CUgraphNodeType `type`; else *st and why not.
+    const GraphNodeEntry* node_of_type(uint64_t node, uint32_t type, Status* st, const char** why);
+    // The exec (of this context) and a node of the graph it was instantiated from.
+    const char* exec_and_node(uint64_t exec, uint64_t node, const GraphExecEntry** x, const GraphNodeEntry** n,
+                              Status* st);
+    // EVENT_DESTROY of an event a graph node may name: kept until its context goes.
+    bool retire_if_in_graph(BackendEvent e);
+    void free_retired_events_of(uint64_t ctx);
     // dispatch_graph_topology.cpp: GRAPH_EDGES' pairs (kind VGPU_GRAPH_EDGES_*)
     // about a graph or node; *graph its graph's VM handle. nullptr, or why not.
     const char* graph_edge_pairs(uint64_t handle, uint64_t kind, uint64_t* graph,
@@ -383,6 +394,11 @@ private:
     HandleTable<GraphEntry> graphs_;
     HandleTable<GraphNodeEntry> graph_nodes_;
     HandleTable<GraphExecEntry> graph_execs_;
+    // Events any graph node was given (the driver's node holds the CUevent
+    // without a reference), and those destroyed by the guest while so named:
+    // alive until their context goes, counted against the event table.
+    std::set<BackendEvent> graph_events_;
+    std::vector<std::pair<uint64_t, BackendEvent>> retired_events_; // (owner context, event)
     uint64_t graph_node_count_ = 0; // in graphs and execs, against max_graph_nodes
     uint32_t open_captures_ = 0;    // begun and not yet ended (the driver may have ended them)
     uint64_t captured_ops_ = 0;     // stream-ordered commands while a capture is open

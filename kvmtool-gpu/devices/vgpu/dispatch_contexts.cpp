@@ -55,7 +55,11 @@ void CommandDispatch::free_objects_of(uint64_t ctx, bool drain) {
     destroy_rand_of(ctx);
     destroy_fft_of(ctx);
     destroy_graphs_of(ctx);
-    events_.erase_owned_by(ctx, [&](BackendEvent e) { backend().event_destroy(e); });
+    free_retired_events_of(ctx);
+    events_.erase_owned_by(ctx, [&](BackendEvent e) {
+        graph_events_.erase(e);
+        backend().event_destroy(e);
+    });
     streams_.erase_owned_by(ctx, [&](BackendStream s) { backend().stream_destroy(s); });
     functions_.erase_owned_by(ctx, [](const FunctionEntry&) {});
     free_sampled_objects_of(ctx); // before the arrays they sample

@@ -105,7 +105,8 @@ CommandResult CommandDispatch::op_STREAM_DESTROY(GuestCommand& c) {
 CommandResult CommandDispatch::op_EVENT_CREATE(GuestCommand& c) {
     const uint64_t flags = args_of<VGPU_OP_EVENT_CREATE>(c).flags;
     if (flags & ~kEventFlagsAllowed) return fail(VGPU_ERROR_INVALID_VALUE, "unknown event flags");
-    if (events_.size() >= events_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "event table full");
+    if (events_.size() + retired_events_.size() >= events_.capacity())
+        return fail(VGPU_ERROR_OUT_OF_MEMORY, "event table full"); // retired: still the driver's
     BackendEvent e = 0;
     const Status st = backend_result(backend().event_create(static_cast<uint32_t>(flags), &e));
     if (st != VGPU_SUCCESS) return done(st);
@@ -142,6 +143,7 @@ CommandResult CommandDispatch::op_EVENT_ELAPSED_TIME(GuestCommand& c) {
 CommandResult CommandDispatch::op_EVENT_DESTROY(GuestCommand& c) {
     auto e = events_.erase(args_of<VGPU_OP_EVENT_DESTROY>(c).handle, ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "event handle");
+    if (retire_if_in_graph(*e)) return done(VGPU_SUCCESS);
     return done(backend_result(backend().event_destroy(*e)));
 }
 

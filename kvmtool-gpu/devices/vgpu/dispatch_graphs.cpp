@@ -304,7 +304,7 @@ CommandResult CommandDispatch::op_GRAPH_INSTANTIATE(GuestCommand& c) {
     const Status st = backend_result(graph_backend()->instantiate(g->graph, &e));
     if (st != VGPU_SUCCESS) return done(st);
     graph_node_count_ += g->nodes;
-    return done(VGPU_SUCCESS, *graph_execs_.insert(GraphExecEntry{e, g->nodes}, ctx_));
+    return done(VGPU_SUCCESS, *graph_execs_.insert(GraphExecEntry{e, g->nodes, graph, flags}, ctx_));
 }
 
 CommandResult CommandDispatch::op_GRAPH_EXEC_DESTROY(GuestCommand& c) {

@@ -269,6 +269,7 @@ TEST(CudaVgpu, CaptureRecordsAndReplays) { graph_case_on_cuda(capture_records_an
 TEST(CudaVgpu, SynchronizingACaptureInvalidatesIt) { graph_case_on_cuda(synchronizing_a_capture_invalidates_it); }
 TEST(CudaVgpu, GraphShapeAndClone) { graph_case_on_cuda(graph_shape_and_clone); }
 TEST(CudaVgpu, StreamAttributesRoundTrip) { graph_case_on_cuda(stream_attributes_round_trip); }
+TEST(CudaVgpu, EventNodesAndSwitchedOffNodes) { graph_case_on_cuda(event_nodes_and_switched_off_nodes); }
 
 TEST(CudaBackend, LoadedModuleKernelRuns) {
     REQUIRE_CUDA(be);

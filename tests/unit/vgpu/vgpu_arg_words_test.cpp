@@ -114,6 +114,10 @@ const Word kWords[] = {
     WORD(vgpu_args_stream_attribute, v.hit_ratio_bits, 4), HIGH_HALF(vgpu_args_stream_attribute, v.hit_prop, 4),
     WORD(vgpu_args_stream_attribute, v.miss_prop, 5), HIGH_HALF(vgpu_args_stream_attribute, v.value, 5),
     WORD(vgpu_args_graph_edges, handle, 0), WORD(vgpu_args_graph_edges, first, 1), WORD(vgpu_args_graph_edges, kind, 2),
+    WORD(vgpu_args_event_node, graph, 0), WORD(vgpu_args_event_node, event, 1), WORD(vgpu_args_event_node, wait, 2),
+    WORD(vgpu_args_node_event, exec, 0), WORD(vgpu_args_node_event, node, 1), WORD(vgpu_args_node_event, event, 2),
+    WORD(vgpu_args_node_event, wait, 3), WORD(vgpu_args_node_enabled, exec, 0), WORD(vgpu_args_node_enabled, node, 1),
+    WORD(vgpu_args_node_enabled, enabled, 2),
 };
 #undef WORD
 #undef HIGH_HALF
@@ -143,7 +147,8 @@ const Size kSizes[] = {
     SIZE(vgpu_args_blas_workspace, 3), SIZE(vgpu_args_rand_generate, 6), SIZE(vgpu_args_rand_create, 1),
     SIZE(vgpu_args_plan_work_area, 2), SIZE(vgpu_args_rand_table, 3), SIZE(vgpu_args_fft_plan, 6),
     SIZE(vgpu_args_fft_exec, 5), SIZE(vgpu_launch_args, 6), SIZE(vgpu_args_stream_attribute, 6),
-    SIZE(vgpu_args_graph_edges, 3),
+    SIZE(vgpu_args_graph_edges, 3), SIZE(vgpu_args_event_node, 3), SIZE(vgpu_args_node_event, 4),
+    SIZE(vgpu_args_node_enabled, 3),
 };
 #undef SIZE
 

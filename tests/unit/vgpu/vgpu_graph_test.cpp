@@ -50,6 +50,101 @@ TEST_F(VgpuGraph, ShapeReadBackAndClone) { graph_shape_and_clone(*vm); }
 
 TEST_F(VgpuGraph, StreamAttributesRoundTrip) { stream_attributes_round_trip(*vm); }
 
+TEST_F(VgpuGraph, EventNodesAndSwitchedOffNodes) { event_nodes_and_switched_off_nodes(*vm); }
+
+// Every handle and value the event-node, enable and exec-flag opcodes take, hostile.
+TEST_F(VgpuGraph, EventNodesAndEnablingRefuseHostileArguments) {
+    const uint64_t g = graph(), g2 = graph();
+    const uint64_t ev = ok({.opcode = VGPU_OP_EVENT_CREATE, .args = {0}});
+    const uint64_t s = ok({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}});
+    const uint64_t rec = ok({.opcode = VGPU_OP_GRAPH_ADD_EVENT_NODE, .args = {g, ev, 0}});
+    const uint64_t set = memset_node(g, c, 0, 4, 4).r0;
+    const uint64_t other = ok({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g2}});
+    const uint64_t exec = ok({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {g, 0}});
+    const uint64_t exec2 = ok({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {g2, 0}});
+    auto status = [&](uint16_t op, std::vector<uint64_t> args) { return rig.call({.opcode = op, .args = args}).status; };
+    for (uint64_t bad : std::vector<uint64_t>{0, ev + 100, ev ^ (1ull << 40), s, g, ~0ull}) {
+        EXPECT_EQ(status(VGPU_OP_GRAPH_ADD_EVENT_NODE, {g, bad, 0}), VGPU_ERROR_INVALID_HANDLE); // not an event
+        EXPECT_EQ(status(VGPU_OP_GRAPH_EVENT_NODE_SET_EVENT, {0, rec, bad, 0}), VGPU_ERROR_INVALID_HANDLE);
+    }
+    for (uint64_t bad : std::vector<uint64_t>{0, g + 100, g ^ (1ull << 40), rec, ev, ~0ull}) {
+        EXPECT_EQ(status(VGPU_OP_GRAPH_ADD_EVENT_NODE, {bad, ev, 1}), VGPU_ERROR_INVALID_HANDLE); // not a graph
+        EXPECT_EQ(status(VGPU_OP_GRAPH_EXEC_GET_FLAGS, {bad}), VGPU_ERROR_INVALID_HANDLE);       // not an exec
+        EXPECT_EQ(status(VGPU_OP_GRAPH_NODE_SET_ENABLED, {bad, set, 0}), VGPU_ERROR_INVALID_HANDLE);
+        EXPECT_EQ(status(VGPU_OP_GRAPH_NODE_GET_ENABLED, {bad, set}), VGPU_ERROR_INVALID_HANDLE);
+        if (bad != 0) { // exec 0 names the graph's own node
+            EXPECT_EQ(status(VGPU_OP_GRAPH_EVENT_NODE_SET_EVENT, {bad, rec, ev, 0}), VGPU_ERROR_INVALID_HANDLE);
+        }
+    }
+    for (uint64_t bad : std::vector<uint64_t>{0, rec + 100, rec ^ (1ull << 40), g, exec, ~0ull}) { // not a node
+        EXPECT_EQ(status(VGPU_OP_GRAPH_EVENT_NODE_SET_EVENT, {0, bad, ev, 0}), VGPU_ERROR_INVALID_HANDLE);
+        EXPECT_EQ(status(VGPU_OP_GRAPH_EVENT_NODE_GET_EVENT, {bad, 0}), VGPU_ERROR_INVALID_HANDLE);
+        EXPECT_EQ(status(VGPU_OP_GRAPH_NODE_SET_ENABLED, {exec, bad, 0}), VGPU_ERROR_INVALID_HANDLE);
+        EXPECT_EQ(status(VGPU_OP_GRAPH_NODE_GET_ENABLED, {exec, bad}), VGPU_ERROR_INVALID_HANDLE);
+    }
+    // Kinds and flags out of range; a node of the wrong kind; an exec of another graph.
+    for (uint64_t bad : std::vector<uint64_t>{2, 1ull << 32, ~0ull}) {
+        EXPECT_EQ(status(VGPU_OP_GRAPH_ADD_EVENT_NODE, {g, ev, bad}), VGPU_ERROR_INVALID_VALUE);
+        EXPECT_EQ(status(VGPU_OP_GRAPH_EVENT_NODE_SET_EVENT, {0, rec, ev, bad}), VGPU_ERROR_INVALID_VALUE);
+        EXPECT_EQ(status(VGPU_OP_GRAPH_EVENT_NODE_GET_EVENT, {rec, bad}), VGPU_ERROR_INVALID_VALUE);
+        EXPECT_EQ(status(VGPU_OP_GRAPH_NODE_SET_ENABLED, {exec, set, bad}), VGPU_ERROR_INVALID_VALUE);
+    }
+    EXPECT_EQ(status(VGPU_OP_GRAPH_EVENT_NODE_SET_EVENT, {0, set, ev, 0}), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(status(VGPU_OP_GRAPH_EVENT_NODE_SET_EVENT, {0, rec, ev, 1}), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(status(VGPU_OP_GRAPH_EVENT_NODE_SET_EVENT, {exec2, rec, ev, 0}), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(status(VGPU_OP_GRAPH_NODE_SET_ENABLED, {exec2, set, 0}), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(status(VGPU_OP_GRAPH_NODE_GET_ENABLED, {exec2, set}), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(status(VGPU_OP_GRAPH_NODE_SET_ENABLED, {exec2, other, 0}), VGPU_ERROR_INVALID_VALUE); // an empty node
+    // A node added after the exec was made is not in it.
+    const uint64_t late = memset_node(g, c, 0, 4, 4).r0;
+    EXPECT_EQ(status(VGPU_OP_GRAPH_NODE_SET_ENABLED, {exec, late, 0}), VGPU_ERROR_INVALID_VALUE);
+    // Another context's event, and the event of a context since destroyed.
+    const uint64_t primary = ok({.opcode = VGPU_OP_PRIMARY_CTX_RETAIN, .args = {0}});
+    const uint64_t ctx = ok({.opcode = VGPU_OP_CTX_CREATE, .args = {0, 0}});
+    const uint64_t foreign = ok({.opcode = VGPU_OP_EVENT_CREATE, .args = {0}});
+    EXPECT_EQ(status(VGPU_OP_GRAPH_ADD_EVENT_NODE, {g, ev, 0}), VGPU_ERROR_INVALID_HANDLE); // g is not this context's
+    ok({.opcode = VGPU_OP_CTX_SET_CURRENT, .args = {primary}});
+    EXPECT_EQ(status(VGPU_OP_GRAPH_ADD_EVENT_NODE, {g, foreign, 0}), VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(status(VGPU_OP_GRAPH_EVENT_NODE_SET_EVENT, {0, rec, foreign, 0}), VGPU_ERROR_INVALID_HANDLE);
+    ok({.opcode = VGPU_OP_CTX_DESTROY, .args = {ctx}});
+    ok({.opcode = VGPU_OP_CTX_SET_CURRENT, .args = {primary}});
+    EXPECT_EQ(status(VGPU_OP_GRAPH_ADD_EVENT_NODE, {g, foreign, 0}), VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(status(VGPU_OP_GRAPH_EVENT_NODE_GET_EVENT, {rec, 0}), VGPU_SUCCESS); // still ev
+}
+
+// Events destroyed while a node names them stay the driver's until their
+// context goes, so they count against the event table: a guest cannot make
+// the VMM hold more of them than max_handles.
+TEST_F(VgpuGraph, EventsNamedByNodesAreKeptBoundedAndFreedWithTheirContext) {
+    const uint64_t primary = ok({.opcode = VGPU_OP_PRIMARY_CTX_RETAIN, .args = {0}});
+    const uint64_t ctx = ok({.opcode = VGPU_OP_CTX_CREATE, .args = {0, 0}});
+    const uint64_t before = rig.host->live_events();
+    const uint64_t g = graph();
+    const uint64_t first = ok({.opcode = VGPU_OP_EVENT_CREATE, .args = {0}});
+    const uint64_t rec = ok({.opcode = VGPU_OP_GRAPH_ADD_EVENT_NODE, .args = {g, first, 0}});
+    ok({.opcode = VGPU_OP_EVENT_DESTROY, .args = {first}});
+    int made = 1;
+    for (; made < 1000; ++made) {
+        const Done e = rig.call({.opcode = VGPU_OP_EVENT_CREATE, .args = {0}});
+        if (e.status != VGPU_SUCCESS) {
+            EXPECT_EQ(e.status, VGPU_ERROR_OUT_OF_MEMORY);
+            break;
+        }
+        ok({.opcode = VGPU_OP_GRAPH_EVENT_NODE_SET_EVENT, .args = {0, rec, e.r0, 0}});
+        ok({.opcode = VGPU_OP_EVENT_DESTROY, .args = {e.r0}});
+    }
+    EXPECT_EQ(made, 64); // max_handles: the retired ones held the table full
+    EXPECT_EQ(rig.host->live_events(), before + static_cast<uint64_t>(made)); // none freed under the node
+    // An event no node named is freed at once, as before.
+    ok({.opcode = VGPU_OP_GRAPH_DESTROY, .args = {g}});
+    ok({.opcode = VGPU_OP_CTX_DESTROY, .args = {ctx}});
+    EXPECT_EQ(rig.host->live_events(), before);
+    ok({.opcode = VGPU_OP_CTX_SET_CURRENT, .args = {primary}});
+    const uint64_t plain = ok({.opcode = VGPU_OP_EVENT_CREATE, .args = {0}});
+    ok({.opcode = VGPU_OP_EVENT_DESTROY, .args = {plain}});
+    EXPECT_EQ(rig.host->live_events(), before);
+}
+
 // A captured graph's nodes have their kinds; its clone replays as it does.
 TEST_F(VgpuGraph, CapturedGraphClones) {
     const uint64_t s = ok({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}});

@@ -445,6 +445,38 @@ TEST_F(Attack, StreamWindowsAndGraphShapesOfAnotherVm) {
     carry_on();
 }
 
+// An event node names an event to the driver: never B's; B's graphs,
+// nodes and execs are not A's to add to, change, switch off or ask about.
+TEST_F(Attack, EventNodesAndEnablingOfAnotherVm) {
+    const uint64_t bg = b.call({.opcode = VGPU_OP_GRAPH_CREATE, .args = {0}}).r0;
+    const uint64_t brec = b.call({.opcode = VGPU_OP_GRAPH_ADD_EVENT_NODE, .args = {bg, b_event, 0}}).r0;
+    const uint64_t bset = b.call({.opcode = VGPU_OP_GRAPH_ADD_MEMSET_NODE, .args = {bg, b_buf, 0, 4, 4}}).r0;
+    const uint64_t bexec = b.call({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {bg, 0}}).r0;
+    ASSERT_NE(bexec, 0u);
+    const uint64_t ag = a.call({.opcode = VGPU_OP_GRAPH_CREATE, .args = {0}}).r0;
+    const uint64_t aev = a.call({.opcode = VGPU_OP_EVENT_CREATE, .args = {0}}).r0;
+    const uint64_t arec = a.call({.opcode = VGPU_OP_GRAPH_ADD_EVENT_NODE, .args = {ag, aev, 0}}).r0;
+    const uint64_t aexec = a.call({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {ag, 0}}).r0;
+    ASSERT_NE(aexec, 0u);
+    EXPECT_EQ(a_status({.opcode = VGPU_OP_GRAPH_ADD_EVENT_NODE, .args = {ag, b_event, 0}}), VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(a_status({.opcode = VGPU_OP_GRAPH_ADD_EVENT_NODE, .args = {bg, aev, 1}}), VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(a_status({.opcode = VGPU_OP_GRAPH_EVENT_NODE_SET_EVENT, .args = {0, arec, b_event, 0}}),
+              VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(a_status({.opcode = VGPU_OP_GRAPH_EVENT_NODE_SET_EVENT, .args = {0, brec, aev, 0}}),
+              VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(a_status({.opcode = VGPU_OP_GRAPH_EVENT_NODE_SET_EVENT, .args = {bexec, arec, aev, 0}}),
+              VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(a_status({.opcode = VGPU_OP_GRAPH_EVENT_NODE_GET_EVENT, .args = {brec, 0}}), VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(a_status({.opcode = VGPU_OP_GRAPH_NODE_SET_ENABLED, .args = {bexec, bset, 0}}), VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(a_status({.opcode = VGPU_OP_GRAPH_NODE_SET_ENABLED, .args = {aexec, bset, 0}}), VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(a_status({.opcode = VGPU_OP_GRAPH_NODE_GET_ENABLED, .args = {bexec, bset}}), VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(a_status({.opcode = VGPU_OP_GRAPH_EXEC_GET_FLAGS, .args = {bexec}}), VGPU_ERROR_INVALID_HANDLE);
+    // B's node still records B's event, its memset still on.
+    EXPECT_EQ(b.call({.opcode = VGPU_OP_GRAPH_EVENT_NODE_GET_EVENT, .args = {brec, 0}}).r0, b_event);
+    EXPECT_EQ(b.call({.opcode = VGPU_OP_GRAPH_NODE_GET_ENABLED, .args = {bexec, bset}}).r0, 1u);
+    carry_on();
+}
+
 // ---- limits ----------------------------------------------------------------
 
 TEST_F(Attack, AllocationRequestsPastTheQuota) {

@@ -102,6 +102,8 @@ Status CudaGraphs::add_node(BackendGraph g, const GraphNodeSpec& spec, BackendGr
         CU_TRY(api_.cuGraphAddMemsetNode(&n, graph(g), nullptr, 0, &m, ctx_));
         break;
     }
+    case GraphNodeSpec::Kind::EventRecord:
+    case GraphNodeSpec::Kind::EventWait: return add_event_node(g, spec, out);
     }
     *out = reinterpret_cast<BackendGraphNode>(n);
     return VGPU_SUCCESS;

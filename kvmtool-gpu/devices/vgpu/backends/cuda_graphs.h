@@ -32,6 +32,13 @@ public:
     Status node_type(BackendGraphNode node, uint32_t* type) override;
     Status clone(BackendGraph g, BackendGraph* out,
                  std::vector<std::pair<BackendGraphNode, BackendGraphNode>>* map) override;
+    // cuda_graph_node_controls.cpp:
+    Status set_node_event(BackendGraphExec exec, BackendGraphNode node, bool wait, BackendEvent e) override;
+    Status node_event(BackendGraphNode node, bool wait, BackendEvent* out) override;
+    Status set_enabled(BackendGraphExec exec, BackendGraphNode node, bool enabled) override;
+    Status enabled(BackendGraphExec exec, BackendGraphNode node, bool* out) override;
+    Status add_event_node(BackendGraph g, const GraphNodeSpec& spec, BackendGraphNode* out);
+
     Status instantiate(BackendGraph g, BackendGraphExec* out) override;
     Status exec_destroy(BackendGraphExec e) override;
     Status exec_update(BackendGraphExec e, BackendGraph g, uint32_t* result) override;

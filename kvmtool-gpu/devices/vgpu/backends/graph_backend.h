@@ -24,9 +24,10 @@ using BackendGraphNode = uintptr_t;
 // keeps its own copy. Memcpy: `direction` is VGPU_OP_MEMCPY_HTOD (host ->
 // dst), _DTOH (src -> host) or _DTOD (src -> dst); host points into guest
 // RAM, which stays registered for the VM's life. Memset: count elements of
-// element_bytes (1, 2, 4) from dst.
+// element_bytes (1, 2, 4) from dst. EventRecord, EventWait: records or
+// waits for `event` (the device model keeps it alive while nodes name it).
 struct GraphNodeSpec {
-    enum class Kind { Empty, Kernel, Memcpy, Memset };
+    enum class Kind { Empty, Kernel, Memcpy, Memset, EventRecord, EventWait };
     Kind kind = Kind::Empty;
     BackendFunction function = 0;
     Dim3 grid, block;
@@ -38,6 +39,7 @@ struct GraphNodeSpec {
     void* host = nullptr;
     uint32_t value = 0, element_bytes = 0;
     uint64_t count = 0;
+    BackendEvent event = 0;
 };
 
 // CUstreamCaptureStatus.
@@ -72,6 +74,15 @@ public:
     // node of g with its copy (cuGraphNodeFindInClone's answers).
     virtual Status clone(BackendGraph g, BackendGraph* out,
                          std::vector<std::pair<BackendGraphNode, BackendGraphNode>>* map) = 0;
+
+    // An event node's event (wait: the node is a wait node, else a record
+    // node; the other kind is INVALID_VALUE), in the graph (exec 0) or only in exec.
+    virtual Status set_node_event(BackendGraphExec exec, BackendGraphNode node, bool wait, BackendEvent e) = 0;
+    virtual Status node_event(BackendGraphNode node, bool wait, BackendEvent* out) = 0;
+    // cuGraphNodeSetEnabled / GetEnabled: node is of the graph exec was
+    // instantiated from; kernel, memcpy and memset nodes only.
+    virtual Status set_enabled(BackendGraphExec exec, BackendGraphNode node, bool enabled) = 0;
+    virtual Status enabled(BackendGraphExec exec, BackendGraphNode node, bool* out) = 0;
 
     virtual Status instantiate(BackendGraph g, BackendGraphExec* out) = 0;
     virtual Status exec_destroy(BackendGraphExec e) = 0;

@@ -130,6 +130,7 @@ public:
     Status sampled_object_create(const TextureSpec& spec, bool surface, uint64_t* out) override;
     Status sampled_object_destroy(uint64_t object, bool surface) override;
     uint64_t live_arrays() const { return arrays_.size(); }
+    uint64_t live_events() const { return events_.size(); } // for tests: retired ones included
 
     Status stream_create(uint32_t flags, BackendStream* out) override;
     Status stream_synchronize(BackendStream s) override;

@@ -27,6 +27,8 @@ std::function<Status()> HostGraphs::runner(const GraphNodeSpec& spec) {
         return [&d, spec] { return d.memcpy_dtod(spec.dst, spec.src, spec.bytes, 0, false); };
     case GraphNodeSpec::Kind::Memset:
         return [&d, spec] { return d.memset(spec.dst, spec.value, spec.element_bytes, spec.count, 0, false); };
+    case GraphNodeSpec::Kind::EventRecord: return [&d, e = spec.event] { return d.event_record(e, 0); };
+    case GraphNodeSpec::Kind::EventWait: return [&d, e = spec.event] { return d.stream_wait_event(0, e); };
     }
     return [] { return VGPU_ERROR_INVALID_VALUE; };
 }
@@ -36,7 +38,7 @@ Status HostGraphs::record(BackendStream s, GraphNodeSpec::Kind kind, std::functi
     if (c.invalidated) return VGPU_ERROR_STREAM_CAPTURE_INVALIDATED;
     // Nodes replay in the order added, which is the order the streams of
     // the capture asked for them: a valid order for every dependency.
-    graphs_[c.graph].nodes.push_back(Node{next_id_++, kind, std::move(run)});
+    graphs_[c.graph].nodes.push_back(Node{next_id_++, kind, std::move(run), 0, true});
     return VGPU_SUCCESS;
 }
 
@@ -121,7 +123,53 @@ Status HostGraphs::add_node(BackendGraph g, const GraphNodeSpec& spec, BackendGr
     const auto it = graphs_.find(g);
     if (it == graphs_.end()) return VGPU_ERROR_INVALID_HANDLE;
     *out = next_id_++;
-    it->second.nodes.push_back(Node{*out, spec.kind, runner(spec)});
+    it->second.nodes.push_back(Node{*out, spec.kind, runner(spec), spec.event, true});
+    return VGPU_SUCCESS;
+}
+
+HostGraphs::Node* HostGraphs::node_in(BackendGraphExec exec, BackendGraphNode id) {
+    if (exec == 0) return node_of(id);
+    const auto e = execs_.find(exec);
+    if (e == execs_.end()) return nullptr;
+    const auto at = e->second.at.find(id);
+    return at == e->second.at.end() ? nullptr : &e->second.order[at->second];
+}
+
+Status HostGraphs::set_node_event(BackendGraphExec exec, BackendGraphNode node, bool wait, BackendEvent e) {
+    Node* n = node_in(exec, node);
+    const auto kind = wait ? GraphNodeSpec::Kind::EventWait : GraphNodeSpec::Kind::EventRecord;
+    if (!n || n->kind != kind) return VGPU_ERROR_INVALID_VALUE;
+    GraphNodeSpec spec;
+    spec.kind = kind, spec.event = e;
+    n->run = runner(spec), n->event = e;
+    return VGPU_SUCCESS;
+}
+
+Status HostGraphs::node_event(BackendGraphNode node, bool wait, BackendEvent* out) {
+    const Node* n = node_of(node);
+    if (!n || n->kind != (wait ? GraphNodeSpec::Kind::EventWait : GraphNodeSpec::Kind::EventRecord))
+        return VGPU_ERROR_INVALID_VALUE;
+    *out = n->event;
+    return VGPU_SUCCESS;
+}
+
+namespace {
+bool can_disable(GraphNodeSpec::Kind k) {
+    return k == GraphNodeSpec::Kind::Kernel || k == GraphNodeSpec::Kind::Memcpy || k == GraphNodeSpec::Kind::Memset;
+}
+} // namespace
+
+Status HostGraphs::set_enabled(BackendGraphExec exec, BackendGraphNode node, bool enabled) {
+    Node* n = exec ? node_in(exec, node) : nullptr;
+    if (!n || !can_disable(n->kind)) return VGPU_ERROR_INVALID_VALUE;
+    n->enabled = enabled;
+    return VGPU_SUCCESS;
+}
+
+Status HostGraphs::enabled(BackendGraphExec exec, BackendGraphNode node, bool* out) {
+    const Node* n = exec ? node_in(exec, node) : nullptr;
+    if (!n || !can_disable(n->kind)) return VGPU_ERROR_INVALID_VALUE;
+    *out = n->enabled;
     return VGPU_SUCCESS;
 }
 
@@ -136,13 +184,7 @@ HostGraphs::Node* HostGraphs::node_of(BackendGraphNode id, Graph** graph) {
 }
 
 Status HostGraphs::set_kernel_params(BackendGraphExec exec, BackendGraphNode node, const GraphNodeSpec& spec) {
-    Node* n = nullptr;
-    if (exec == 0) {
-        n = node_of(node);
-    } else if (const auto e = execs_.find(exec); e != execs_.end()) {
-        const auto at = e->second.at.find(node);
-        if (at != e->second.at.end()) n = &e->second.order[at->second];
-    }
+    Node* n = node_in(exec, node);
     if (!n) return VGPU_ERROR_INVALID_VALUE;
     if (n->kind != GraphNodeSpec::Kind::Kernel) return VGPU_ERROR_INVALID_VALUE;
     n->run = runner(spec);
@@ -190,6 +232,8 @@ Status HostGraphs::node_type(BackendGraphNode node, uint32_t* type) {
     case GraphNodeSpec::Kind::Memcpy: *type = 1; break;
     case GraphNodeSpec::Kind::Memset: *type = 2; break;
     case GraphNodeSpec::Kind::Empty: *type = 5; break;
+    case GraphNodeSpec::Kind::EventWait: *type = 6; break;
+    case GraphNodeSpec::Kind::EventRecord: *type = 7; break;
     }
     return VGPU_SUCCESS;
 }
@@ -205,7 +249,7 @@ Status HostGraphs::clone(BackendGraph g, BackendGraph* out,
     map->clear();
     for (const Node& n : it->second.nodes) {
         const BackendGraphNode id = next_id_++;
-        copy.nodes.push_back(Node{id, n.kind, n.run});
+        copy.nodes.push_back(Node{id, n.kind, n.run, n.event, true});
         to_copy[n.id] = id;
         map->emplace_back(n.id, id);
     }
@@ -277,6 +321,8 @@ Status HostGraphs::exec_update(BackendGraphExec e, BackendGraph g, uint32_t* res
             *result = kUpdateNodeTypeChanged;
             return VGPU_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
         }
+    // Nodes switched off stay off: an update changes parameters, not that.
+    for (size_t i = 0; i < order.size(); ++i) fresh.order[i].enabled = ei->second.order[i].enabled;
     ei->second = std::move(fresh);
     *result = 0;
     return VGPU_SUCCESS;
@@ -288,7 +334,7 @@ Status HostGraphs::launch(BackendGraphExec e, BackendStream s, bool upload_only)
     if (capturing(s)) return VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED; // no child graphs here
     if (upload_only) return VGPU_SUCCESS;
     for (const Node& n : it->second.order)
-        if (const Status st = n.run(); st != VGPU_SUCCESS) return st;
+        if (const Status st = n.enabled ? n.run() : VGPU_SUCCESS; st != VGPU_SUCCESS) return st;
     return VGPU_SUCCESS;
 }
 

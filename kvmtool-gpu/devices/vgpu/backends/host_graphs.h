@@ -54,6 +54,10 @@ public:
     Status node_type(BackendGraphNode node, uint32_t* type) override;
     Status clone(BackendGraph g, BackendGraph* out,
                  std::vector<std::pair<BackendGraphNode, BackendGraphNode>>* map) override;
+    Status set_node_event(BackendGraphExec exec, BackendGraphNode node, bool wait, BackendEvent e) override;
+    Status node_event(BackendGraphNode node, bool wait, BackendEvent* out) override;
+    Status set_enabled(BackendGraphExec exec, BackendGraphNode node, bool enabled) override;
+    Status enabled(BackendGraphExec exec, BackendGraphNode node, bool* out) override;
     Status instantiate(BackendGraph g, BackendGraphExec* out) override;
     Status exec_destroy(BackendGraphExec e) override;
     Status exec_update(BackendGraphExec e, BackendGraph g, uint32_t* result) override;
@@ -64,6 +68,8 @@ private:
         BackendGraphNode id;
         GraphNodeSpec::Kind kind;
         std::function<Status()> run;
+        BackendEvent event = 0; // event nodes'
+        bool enabled = true;    // an exec's copy may be switched off
     };
     struct Graph {
         std::vector<Node> nodes;                                    // in the order added
@@ -84,6 +90,8 @@ private:
     static bool topological(const Graph& g, std::vector<size_t>* order);
     static Exec build(const Graph& g, const std::vector<size_t>& order);
     Node* node_of(BackendGraphNode id, Graph** graph = nullptr);
+    // The graph's node (exec 0) or exec's copy of it; nullptr if neither.
+    Node* node_in(BackendGraphExec exec, BackendGraphNode id);
 
     GpuBackend& device_;
     uint64_t next_id_ = 0x10000;
