@@ -55,10 +55,10 @@
  *  13 STREAM_SET/GET_ATTRIBUTE (400, 401), GRAPH_CLONE,
  *     GRAPH_NODE_FIND_IN_CLONE, GRAPH_EDGES, GRAPH_NODE_GET_TYPE (402-405),
  *     VGPU_OP_MAX_ 450 (issue 42)
- *  (to bump at the merge) GRAPH_ADD_EVENT_NODE, GRAPH_EVENT_NODE_SET/GET_EVENT,
+ *  14 GRAPH_ADD_EVENT_NODE, GRAPH_EVENT_NODE_SET/GET_EVENT,
  *     GRAPH_NODE_SET/GET_ENABLED, GRAPH_EXEC_GET_FLAGS (406-411), layout
  *     hash 0xee9c89beda5f35c4 (issue 42) */
-#define VGPU_ABI_VERSION 13u
+#define VGPU_ABI_VERSION 14u
 /* kvmgpu::abi::vgpu_abi_layout_hash() (vgpu_abi_layout.h) at this version:
  * a unit test fails when the layout moves and this is not the value. A
  * change that moves it bumps VGPU_ABI_VERSION and records the new value. */
