@@ -9,6 +9,7 @@ import time
 import torch
 
 from ml_checks import check, finish
+from train_steps import model_and_batch, training_step
 
 
 def timed_steps(step, steps):
@@ -139,21 +140,8 @@ def allocator():
     return {"peak_mib": peak >> 20, "reserved_after": torch.cuda.memory_reserved() >> 20}, None
 
 
-def train(model, batch, steps=100):
-    torch.manual_seed(5)
-    g = torch.Generator(device="cuda").manual_seed(6)
-    x = torch.randn(*batch, device="cuda", generator=g)
-    y = torch.randint(0, 10, (batch[0],), device="cuda", generator=g)
-    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-    lossf = torch.nn.CrossEntropyLoss()
-
-    def step():
-        opt.zero_grad(set_to_none=True)
-        loss = lossf(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-
+def train(kind, steps=100):
+    step = training_step(*model_and_batch(kind))
     first = float(step())
     last, rate = timed_steps(step, steps)
     return {"first_loss": first, "last_loss": float(last)}, round(rate, 1)
@@ -161,19 +149,12 @@ def train(model, batch, steps=100):
 
 @check("train_mlp")
 def train_mlp():
-    torch.manual_seed(7)
-    model = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 1024),
-                                torch.nn.ReLU(), torch.nn.Linear(1024, 10)).cuda()
-    return train(model, (256, 512))
+    return train("mlp")
 
 
 @check("train_cnn")
 def train_cnn():
-    torch.manual_seed(8)
-    model = torch.nn.Sequential(torch.nn.Conv2d(3, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
-                                torch.nn.Conv2d(32, 64, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
-                                torch.nn.Flatten(), torch.nn.Linear(64 * 8 * 8, 10)).cuda()
-    return train(model, (128, 3, 32, 32))
+    return train("cnn")
 
 
 @check("sdpa")

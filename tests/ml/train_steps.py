@@ -14,7 +14,8 @@ import torch
 
 
 def model_and_batch(kind):
-    torch.manual_seed(7)
+    """torch_eager_check.py's models: its train_mlp's and train_cnn's, and their batch shapes."""
+    torch.manual_seed(7 if kind == "mlp" else 8)
     if kind == "mlp":
         return torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 1024),
                                    torch.nn.ReLU(), torch.nn.Linear(1024, 10)).cuda(), (256, 512)
@@ -23,9 +24,10 @@ def model_and_batch(kind):
                                torch.nn.Flatten(), torch.nn.Linear(64 * 8 * 8, 10)).cuda(), (128, 3, 32, 32)
 
 
-def main():
-    kind, steps = sys.argv[1], int(sys.argv[2])
-    model, batch = model_and_batch(kind)
+def training_step(model, batch):
+    """One SGD step of `model` on a seeded random batch of shape `batch` with
+    10 classes, as a function returning the step's loss."""
+    torch.manual_seed(5)
     g = torch.Generator(device="cuda").manual_seed(6)
     x = torch.randn(*batch, device="cuda", generator=g)
     y = torch.randint(0, 10, (batch[0],), device="cuda", generator=g)
@@ -39,6 +41,12 @@ def main():
         opt.step()
         return loss
 
+    return step
+
+
+def main():
+    kind, steps = sys.argv[1], int(sys.argv[2])
+    step = training_step(*model_and_batch(kind))
     for _ in range(3):
         step()
     torch.cuda.synchronize()
