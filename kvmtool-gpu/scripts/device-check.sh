@@ -23,7 +23,8 @@
 # --gpu-share contexts and mps side by side, a faulting VM in both, and prints the table;
 # `dynamic` (not in the default): python3 and an ordinary nvcc build with --root /; `trace`: the
 # tracing libcuda over an nvcc build, cuBLAS and PyTorch (logs under trace/);
-# `ml` (not in the default): PyTorch and CuPy natively and as guests;
+# `ml` (not in the default): PyTorch and CuPy natively and as guests; `train` (not in the default): the
+# training loops of tests/ml/train_steps.py natively and as guests with each futex spin (KVMGPU_TRAIN_SPINS);
 # `ordinary` (not in the default; one device call, under 8 minutes): NVIDIA's cuda-samples and
 # CUDALibrarySamples built the ordinary way, from .pack/ (build-ordinary-samples.sh), natively and as guests;
 # `isolation` (not in the default) checks that each GPU worker maps only its VM and compares the
@@ -149,6 +150,32 @@ if want boot; then
   step bench-boot-2M-prefault "$bin/kvmtool-gpu" bench boot --mem 512M --pages 2M --reps 20 --prefault
   step bench-boot-4K "$bin/kvmtool-gpu" bench boot --mem 512M --pages 4K --reps 50 --csv "$out/boot-4K.csv"
   for b in bench-boot-2M bench-boot-2M-prefault bench-boot-4K; do sed 's/^/    /' "$out/$b.log" | tee -a "$summary"; done
+  # The embedding API against the CLI's path (issue 45): each repetition
+  # booted through kvmgpu::Machine, alternated twice with the CLI's.
+  for i in 1 2; do
+    for via in cli api; do
+      step bench-boot-2M-$via-$i "$bin/kvmtool-gpu" bench boot --mem 512M --pages 2M --reps 30 \
+        $([ $via = api ] && echo --api)
+      sed 's/^/    /' "$out/bench-boot-2M-$via-$i.log" | tee -a "$summary"
+    done
+  done
+fi
+# One training step's cost (tests/ml/train_steps.py): natively and as a
+# guest, KVMGPU_TRAIN_STEPS timed steps, the guest once per futex spin of
+# KVMGPU_TRAIN_SPINS, all alternated KVMGPU_TRAIN_RUNS times.
+if want train; then
+  py=${KVMGPU_PYTHON:-python3}
+  for r in $(seq "${KVMGPU_TRAIN_RUNS:-3}"); do
+    for model in mlp cnn; do
+      step train-$model-native-$r "$py" "$repo/tests/ml/train_steps.py" $model "${KVMGPU_TRAIN_STEPS:-300}"
+      note "    $(tail -n 1 "$out/train-$model-native-$r.log")"
+      for spin in ${KVMGPU_TRAIN_SPINS:-0 50}; do
+        step train-$model-spin$spin-$r "$bin/kvmtool-gpu" run --guest "$py" --root / --mem 8G --vgpu cuda \
+          --futex-spin-us "$spin" -- "$repo/tests/ml/train_steps.py" $model "${KVMGPU_TRAIN_STEPS:-300}"
+        grep -E ' rate |commands \(' "$out/train-$model-spin$spin-$r.log" | cut -c1-200 | sed 's/^/    /' | tee -a "$summary"
+      done
+    done
+  done
 fi
 # Translation cost: native chase on 4K/2M/1G up to 4 GiB, VMM work, and the
 # guest chase (ring 3: native guest code, measured per run) for guest 4K/2M
@@ -517,6 +544,17 @@ cupy_prog='import cupy as cp; a = cp.arange(1 << 20, dtype=cp.float32); print("s
 if want ml; then
   MEM=${KVMGPU_ML_MEM:-32G} RUNS=${KVMGPU_ML_RUNS:-3} step ml timeout 560 sh "$repo/tests/ml/run-ml.sh" "$bin/kvmtool-gpu" "$out/ml"
   grep -E '^\|.*(FAILED|NO|missing)|differs|: [0-9.]+ /|rate' "$out/ml.log" | cut -c1-220 | sed 's/^/    /' | tee -a "$summary"
+fi
+# ggml's CUDA backend (issue 43): test-backend-ops natively and as a guest,
+# built here from the ggml source tree at $KVMGPU_GGML_SRC (default
+# .pack/ggml-src, unpacked from .pack/ggml-src.tar.xz) into build-ggml/,
+# which later calls on a warm machine reuse.
+if want ggml; then
+  src=${KVMGPU_GGML_SRC:-$repo/.pack/ggml-src}
+  [ -d "$src" ] || [ ! -f "$src.tar.xz" ] || tar -C "$(dirname "$src")" -xJf "$src.tar.xz"
+  BUILD_DIR=$repo/build-ggml step ggml timeout 580 sh "$repo/tests/ml/run-ggml.sh" "$bin/kvmtool-gpu" "$src" "$out/ggml"
+  grep -E '^(native|guest) |^\| (native|guest) |^Passing|^- |^\| [A-Z]|run-ggml' "$out/ggml.log" | cut -c1-220 |
+    sed 's/^/    /' | tee -a "$summary"
 fi
 # What NVIDIA's cudart and libraries ask of libcuda.so.1 (issue 42): the
 # tracing libcuda (scripts/cuda-trace) over an nvcc build, PyTorch (cuBLAS) and CuPy.
