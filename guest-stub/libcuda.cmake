@@ -7,7 +7,6 @@ set(KVMGPU_LIBCUDA_SOURCES
   libcuda/context_local_storage.cpp
   libcuda/export_tables.cpp
   libcuda/integrity_check.cpp
-  libcuda/older_exports.cpp
   libcuda/runtime_tables.cpp
   libcuda/tools_module_table.cpp
   libcuda/unknown_tables.cpp
@@ -26,6 +25,7 @@ add_custom_command(
   VERBATIM)
 add_custom_target(kvmgpu_libcuda_entry_table DEPENDS ${libcuda_table})
 set(KVMGPU_LIBCUDA_ENTRY_TABLE ${libcuda_table} CACHE INTERNAL "libcuda.so.1's cuGetProcAddress table")
+set(KVMGPU_LIBCUDA_GENERATED_DIR ${libcuda_generated} CACHE INTERNAL "where that table is generated")
 
 add_library(kvmgpu_libcuda SHARED ${KVMGPU_GUEST_CUDA_SOURCES} ${KVMGPU_LIBCUDA_SOURCES}
             platform/linux.cpp runtime/cmdline.cpp runtime/sg_list.cpp runtime/tsc.cpp)

@@ -138,7 +138,6 @@ CUresult copy_3d(const CUDA_MEMCPY3D* p, CUstream stream, bool async)
 
 } // namespace
 
-KVMGPU_DRIVER_ENTRY(cuArrayCreate, 3020);
 extern "C" CUresult cuArrayCreate(CUarray* pHandle, const CUDA_ARRAY_DESCRIPTOR* d)
 {
     GUEST_API_LOCK();
@@ -147,7 +146,6 @@ extern "C" CUresult cuArrayCreate(CUarray* pHandle, const CUDA_ARRAY_DESCRIPTOR*
     return create(pHandle, vgpu_array_desc{d->Width, d->Height, 0, static_cast<uint32_t>(d->Format), d->NumChannels, 0, 0});
 }
 
-KVMGPU_DRIVER_ENTRY(cuArray3DCreate, 3020);
 extern "C" CUresult cuArray3DCreate(CUarray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR* d)
 {
     GUEST_API_LOCK();
@@ -167,7 +165,6 @@ extern "C" CUresult cuArrayDestroy(CUarray hArray)
     return call_sync(c);
 }
 
-KVMGPU_DRIVER_ENTRY(cuArrayGetDescriptor, 3020);
 extern "C" CUresult cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR* out, CUarray hArray)
 {
     GUEST_API_LOCK();
@@ -178,7 +175,6 @@ extern "C" CUresult cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR* out, CUarray hAr
     return CUDA_SUCCESS;
 }
 
-KVMGPU_DRIVER_ENTRY(cuArray3DGetDescriptor, 3020);
 extern "C" CUresult cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR* out, CUarray hArray)
 {
     GUEST_API_LOCK();
@@ -189,32 +185,27 @@ extern "C" CUresult cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR* out, CUarray
     return CUDA_SUCCESS;
 }
 
-KVMGPU_DRIVER_ENTRY(cuMemcpy2D, 3020);
 extern "C" CUresult cuMemcpy2D(const CUDA_MEMCPY2D* p)
 {
     GUEST_API_LOCK();
     return copy_2d(p, 0, false);
 }
 // The vGPU has no alignment rule of its own for 2-D copies: the same copy.
-KVMGPU_DRIVER_ENTRY(cuMemcpy2DUnaligned, 3020);
 extern "C" CUresult cuMemcpy2DUnaligned(const CUDA_MEMCPY2D* p)
 {
     GUEST_API_LOCK();
     return copy_2d(p, 0, false);
 }
-KVMGPU_DRIVER_ENTRY(cuMemcpy2DAsync, 3020);
 extern "C" CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D* p, CUstream s)
 {
     GUEST_API_LOCK();
     return copy_2d(p, s, true);
 }
-KVMGPU_DRIVER_ENTRY(cuMemcpy3D, 3020);
 extern "C" CUresult cuMemcpy3D(const CUDA_MEMCPY3D* p)
 {
     GUEST_API_LOCK();
     return copy_3d(p, 0, false);
 }
-KVMGPU_DRIVER_ENTRY(cuMemcpy3DAsync, 3020);
 extern "C" CUresult cuMemcpy3DAsync(const CUDA_MEMCPY3D* p, CUstream s)
 {
     GUEST_API_LOCK();
@@ -232,14 +223,12 @@ CUresult linear(CUarray array, size_t offset, const void* host, size_t bytes, bo
 }
 } // namespace
 
-KVMGPU_DRIVER_ENTRY(cuMemcpyHtoA, 3020);
 extern "C" CUresult cuMemcpyHtoA(CUarray dstArray, size_t dstOffset, const void* srcHost, size_t ByteCount)
 {
     GUEST_API_LOCK();
     return linear(dstArray, dstOffset, srcHost, ByteCount, true);
 }
 
-KVMGPU_DRIVER_ENTRY(cuMemcpyAtoH, 3020);
 extern "C" CUresult cuMemcpyAtoH(void* dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount)
 {
     GUEST_API_LOCK();

@@ -59,7 +59,7 @@ extern "C" CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode)
     return CUDA_SUCCESS;
 }
 
-KVMGPU_DRIVER_ENTRY(cuStreamBeginCapture, 10010);
+KVMGPU_DRIVER_ENTRY_AS(cuStreamBeginCapture, 10010, cuStreamBeginCapture_v2);
 extern "C" CUresult cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode mode)
 {
     GUEST_API_LOCK();
@@ -122,7 +122,7 @@ extern "C" CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus*
     return capture_info(hStream, captureStatus, &id);
 }
 
-KVMGPU_DRIVER_ENTRY(cuStreamGetCaptureInfo, 12030);
+KVMGPU_DRIVER_ENTRY_AS(cuStreamGetCaptureInfo, 12030, cuStreamGetCaptureInfo_v3);
 extern "C" CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus* captureStatus_out,
                                            cuuint64_t* id_out, CUgraph* graph_out,
                                            const CUgraphNode** dependencies_out,

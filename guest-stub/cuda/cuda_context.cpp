@@ -114,7 +114,7 @@ CUresult match_current()
 }
 } // namespace guest::cuda
 
-KVMGPU_DRIVER_ENTRY(cuCtxCreate, 12050);
+KVMGPU_DRIVER_ENTRY_AS(cuCtxCreate, 12050, cuCtxCreate_v4);
 extern "C" CUresult cuCtxCreate(CUcontext* pctx, CUctxCreateParams* params, unsigned int flags, CUdevice dev)
 {
     GUEST_API_LOCK();

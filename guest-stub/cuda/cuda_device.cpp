@@ -151,7 +151,6 @@ extern "C" CUresult cuDeviceGetName(char* name, int len, CUdevice dev)
     return CUDA_SUCCESS;
 }
 
-KVMGPU_DRIVER_ENTRY(cuDeviceTotalMem, 3020);
 extern "C" CUresult cuDeviceTotalMem(size_t* bytes, CUdevice dev)
 {
     GUEST_API_LOCK();

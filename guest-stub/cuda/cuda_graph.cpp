@@ -188,7 +188,7 @@ extern "C" CUresult cuGraphAddEmptyNode(CUgraphNode* phGraphNode, CUgraph hGraph
     return add_graph_node(c, phGraphNode, hGraph, dependencies, numDependencies);
 }
 
-KVMGPU_DRIVER_ENTRY(cuGraphAddKernelNode, 12000);
+KVMGPU_DRIVER_ENTRY_AS(cuGraphAddKernelNode, 12000, cuGraphAddKernelNode_v2);
 extern "C" CUresult cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
                                          size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS* nodeParams)
 {
@@ -204,7 +204,7 @@ extern "C" CUresult cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGrap
     return r;
 }
 
-KVMGPU_DRIVER_ENTRY(cuGraphKernelNodeSetParams, 12000);
+KVMGPU_DRIVER_ENTRY_AS(cuGraphKernelNodeSetParams, 12000, cuGraphKernelNodeSetParams_v2);
 extern "C" CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams)
 {
     GUEST_API_LOCK();
@@ -229,7 +229,7 @@ extern "C" CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL
     return type == CU_GRAPH_NODE_TYPE_KERNEL ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
 }
 
-KVMGPU_DRIVER_ENTRY(cuGraphExecKernelNodeSetParams, 12000);
+KVMGPU_DRIVER_ENTRY_AS(cuGraphExecKernelNodeSetParams, 12000, cuGraphExecKernelNodeSetParams_v2);
 extern "C" CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
                                                    const CUDA_KERNEL_NODE_PARAMS* nodeParams)
 {
@@ -326,7 +326,7 @@ extern "C" CUresult cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_
     return CUDA_SUCCESS;
 }
 
-KVMGPU_DRIVER_ENTRY(cuGraphAddDependencies, 12030);
+KVMGPU_DRIVER_ENTRY_AS(cuGraphAddDependencies, 12030, cuGraphAddDependencies_v2);
 extern "C" CUresult cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to,
                                            const CUgraphEdgeData* edgeData, size_t numDependencies)
 {
@@ -339,7 +339,7 @@ extern "C" CUresult cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* fr
     return edges(handle_bits(hGraph), from, to, 0, numDependencies, false);
 }
 
-KVMGPU_DRIVER_ENTRY(cuGraphRemoveDependencies, 12030);
+KVMGPU_DRIVER_ENTRY_AS(cuGraphRemoveDependencies, 12030, cuGraphRemoveDependencies_v2);
 extern "C" CUresult cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to,
                                               const CUgraphEdgeData*, size_t numDependencies)
 {
@@ -481,7 +481,7 @@ extern "C" CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream)
     return call_async(c);
 }
 
-KVMGPU_DRIVER_ENTRY(cuGraphExecUpdate, 12000);
+KVMGPU_DRIVER_ENTRY_AS(cuGraphExecUpdate, 12000, cuGraphExecUpdate_v2);
 extern "C" CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo* info)
 {
     GUEST_API_LOCK();

@@ -105,7 +105,7 @@ extern "C" CUresult cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode* rootNodes, 
 }
 
 // from and to both null: the count. Edge data, when asked for, is zeroed.
-KVMGPU_DRIVER_ENTRY(cuGraphGetEdges, 12030);
+KVMGPU_DRIVER_ENTRY_AS(cuGraphGetEdges, 12030, cuGraphGetEdges_v2);
 extern "C" CUresult cuGraphGetEdges(CUgraph hGraph, CUgraphNode* from, CUgraphNode* to, CUgraphEdgeData* edgeData,
                                     size_t* numEdges)
 {
@@ -115,7 +115,7 @@ extern "C" CUresult cuGraphGetEdges(CUgraph hGraph, CUgraphNode* from, CUgraphNo
     return edge_query(handle_bits(hGraph), VGPU_GRAPH_EDGES_ALL, from == nullptr, from, to, edgeData, numEdges);
 }
 
-KVMGPU_DRIVER_ENTRY(cuGraphNodeGetDependencies, 12030);
+KVMGPU_DRIVER_ENTRY_AS(cuGraphNodeGetDependencies, 12030, cuGraphNodeGetDependencies_v2);
 extern "C" CUresult cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode* dependencies,
                                                CUgraphEdgeData* edgeData, size_t* numDependencies)
 {
@@ -124,7 +124,7 @@ extern "C" CUresult cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode* d
                       edgeData, numDependencies);
 }
 
-KVMGPU_DRIVER_ENTRY(cuGraphNodeGetDependentNodes, 12030);
+KVMGPU_DRIVER_ENTRY_AS(cuGraphNodeGetDependentNodes, 12030, cuGraphNodeGetDependentNodes_v2);
 extern "C" CUresult cuGraphNodeGetDependentNodes(CUgraphNode hNode, CUgraphNode* dependentNodes,
                                                  CUgraphEdgeData* edgeData, size_t* numDependentNodes)
 {

@@ -225,7 +225,6 @@ extern "C" CUresult cuMemHostAlloc(void** pp, size_t bytes, unsigned int flags)
     return CUDA_SUCCESS;
 }
 
-KVMGPU_DRIVER_ENTRY(cuMemAllocHost, 3020);
 extern "C" CUresult cuMemAllocHost(void** pp, size_t bytes)
 {
     GUEST_API_LOCK();
@@ -333,7 +332,6 @@ extern "C" CUresult cuMemHostUnregister(void* p)
 // memory (cuMemHostAlloc blocks, registered identity-mapped RAM) has its
 // window's; a registered pageable buffer the address the vGPU gave it, and
 // none (CUDA_ERROR_NOT_SUPPORTED) where guest RAM is on huge host pages.
-KVMGPU_DRIVER_ENTRY(cuMemHostGetDevicePointer, 3020);
 extern "C" CUresult cuMemHostGetDevicePointer(CUdeviceptr* dptr, void* p, unsigned int flags)
 {
     GUEST_API_LOCK();

@@ -470,6 +470,7 @@ CUmemLocation location_of(CUdevice d)
 }
 } // namespace
 
+KVMGPU_DRIVER_ENTRY(cuMemPrefetchAsync, 8000);
 extern "C" CUresult cuMemPrefetchAsync(CUdeviceptr dptr, size_t count, CUdevice dst_device, CUstream)
 {
     GUEST_API_LOCK();
@@ -484,6 +485,7 @@ extern "C" CUresult cuMemPrefetchAsync_v2(CUdeviceptr dptr, size_t count, CUmemL
     return prefetch(dptr, count, location, flags);
 }
 
+KVMGPU_DRIVER_ENTRY(cuMemAdvise, 8000);
 extern "C" CUresult cuMemAdvise(CUdeviceptr dptr, size_t count, CUmem_advise advice, CUdevice device)
 {
     GUEST_API_LOCK();

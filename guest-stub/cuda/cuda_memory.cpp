@@ -190,7 +190,6 @@ CUresult copy_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stre
 
 } // namespace
 
-KVMGPU_DRIVER_ENTRY(cuMemAlloc, 3020);
 extern "C" CUresult cuMemAlloc(CUdeviceptr* dptr, size_t bytes)
 {
     GUEST_API_LOCK();
@@ -205,7 +204,6 @@ extern "C" CUresult cuMemAlloc(CUdeviceptr* dptr, size_t bytes)
     return r;
 }
 
-KVMGPU_DRIVER_ENTRY(cuMemFree, 3020);
 extern "C" CUresult cuMemFree(CUdeviceptr dptr)
 {
     GUEST_API_LOCK();
@@ -265,7 +263,6 @@ extern "C" CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes
     return copy_any(dst, src, bytes, stream, true);
 }
 
-KVMGPU_DRIVER_ENTRY(cuMemGetInfo, 3020);
 extern "C" CUresult cuMemGetInfo(size_t* free, size_t* total)
 {
     GUEST_API_LOCK();
@@ -282,42 +279,36 @@ extern "C" CUresult cuMemGetInfo(size_t* free, size_t* total)
     return r;
 }
 
-KVMGPU_DRIVER_ENTRY(cuMemcpyHtoD, 3020);
 extern "C" CUresult cuMemcpyHtoD(CUdeviceptr dst, const void* src, size_t bytes)
 {
     GUEST_API_LOCK();
     return copy(Dir::kHtoD, dst, src, bytes, 0, false);
 }
 
-KVMGPU_DRIVER_ENTRY(cuMemcpyDtoH, 3020);
 extern "C" CUresult cuMemcpyDtoH(void* dst, CUdeviceptr src, size_t bytes)
 {
     GUEST_API_LOCK();
     return copy(Dir::kDtoH, src, dst, bytes, 0, false);
 }
 
-KVMGPU_DRIVER_ENTRY(cuMemcpyHtoDAsync, 3020);
 extern "C" CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, size_t bytes, CUstream stream)
 {
     GUEST_API_LOCK();
     return copy(Dir::kHtoD, dst, src, bytes, stream, true);
 }
 
-KVMGPU_DRIVER_ENTRY(cuMemcpyDtoHAsync, 3020);
 extern "C" CUresult cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, size_t bytes, CUstream stream)
 {
     GUEST_API_LOCK();
     return copy(Dir::kDtoH, src, dst, bytes, stream, true);
 }
 
-KVMGPU_DRIVER_ENTRY(cuMemcpyDtoD, 3020);
 extern "C" CUresult cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t bytes)
 {
     GUEST_API_LOCK();
     return copy_dtod(dst, src, bytes, 0, false);
 }
 
-KVMGPU_DRIVER_ENTRY(cuMemcpyDtoDAsync, 3020);
 extern "C" CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream)
 {
     GUEST_API_LOCK();
@@ -385,21 +376,18 @@ CUresult memset_op(uint16_t op, CUdeviceptr dst, uint64_t value, size_t count, u
 }
 } // namespace
 
-KVMGPU_DRIVER_ENTRY(cuMemsetD8, 3020);
 extern "C" CUresult cuMemsetD8(CUdeviceptr dst, unsigned char value, size_t count)
 {
     GUEST_API_LOCK();
     return memset_op(VGPU_OP_MEMSET_D8, dst, value, count, 1, 0, false);
 }
 
-KVMGPU_DRIVER_ENTRY(cuMemsetD32, 3020);
 extern "C" CUresult cuMemsetD32(CUdeviceptr dst, unsigned int value, size_t count)
 {
     GUEST_API_LOCK();
     return memset_op(VGPU_OP_MEMSET_D32, dst, value, count, 4, 0, false);
 }
 
-KVMGPU_DRIVER_ENTRY(cuMemsetD16, 3020);
 extern "C" CUresult cuMemsetD16(CUdeviceptr dst, unsigned short value, size_t count)
 {
     GUEST_API_LOCK();
@@ -456,7 +444,6 @@ extern "C" CUresult vgpuGuestRamDevicePtr(CUdeviceptr* dptr, const void* p, size
     return call_result(c, dptr);
 }
 
-KVMGPU_DRIVER_ENTRY(cuMemGetAddressRange, 3020);
 extern "C" CUresult cuMemGetAddressRange(CUdeviceptr* pbase, size_t* psize, CUdeviceptr dptr)
 {
     GUEST_API_LOCK();
@@ -472,7 +459,6 @@ extern "C" CUresult cuMemGetAddressRange(CUdeviceptr* pbase, size_t* psize, CUde
     return CUDA_SUCCESS;
 }
 
-KVMGPU_DRIVER_ENTRY(cuMemAllocPitch, 3020);
 extern "C" CUresult cuMemAllocPitch(CUdeviceptr* dptr, size_t* pPitch, size_t WidthInBytes, size_t Height,
                                     unsigned int ElementSizeBytes)
 {
@@ -531,21 +517,18 @@ CUresult memset_2d_op(uint16_t op, unsigned element, CUdeviceptr dst, size_t pit
 }
 } // namespace
 
-KVMGPU_DRIVER_ENTRY(cuMemsetD2D8, 3020);
 extern "C" CUresult cuMemsetD2D8(CUdeviceptr dst, size_t dstPitch, unsigned char value, size_t Width, size_t Height)
 {
     GUEST_API_LOCK();
     return memset_2d_op(VGPU_OP_MEMSET_2D_D8, 1, dst, dstPitch, value, Width, Height, 0, false);
 }
 
-KVMGPU_DRIVER_ENTRY(cuMemsetD2D16, 3020);
 extern "C" CUresult cuMemsetD2D16(CUdeviceptr dst, size_t dstPitch, unsigned short value, size_t Width, size_t Height)
 {
     GUEST_API_LOCK();
     return memset_2d_op(VGPU_OP_MEMSET_2D_D16, 2, dst, dstPitch, value, Width, Height, 0, false);
 }
 
-KVMGPU_DRIVER_ENTRY(cuMemsetD2D32, 3020);
 extern "C" CUresult cuMemsetD2D32(CUdeviceptr dst, size_t dstPitch, unsigned int value, size_t Width, size_t Height)
 {
     GUEST_API_LOCK();

@@ -240,7 +240,6 @@ bool name_lookup(uint16_t op, CUmodule module, const char* name, Call* c, uint64
 }
 } // namespace
 
-KVMGPU_DRIVER_ENTRY(cuModuleGetGlobal, 3020);
 extern "C" CUresult cuModuleGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUmodule module, const char* name)
 {
     GUEST_API_LOCK();

@@ -6,6 +6,7 @@
 #include "guest-stub/cuda/cuda_entry_points.h"
 #include "guest-stub/cuda/driver_entry.h"
 #include "guest-stub/cuda/guest_cuda.h"
+#include "guest-stub/cuda/versioned_forms.h"
 #include "guest-stub/platform/api_lock.h"
 
 namespace {
@@ -24,9 +25,9 @@ constexpr cuuint64_t kKnownFlags = CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PR
 
 } // namespace
 
-KVMGPU_DRIVER_ENTRY(cuGetProcAddress, 12000);
-extern "C" CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
-                                     CUdriverProcAddressQueryResult* symbolStatus)
+KVMGPU_DRIVER_ENTRY_AS(cuGetProcAddress, 12000, cuGetProcAddress_v2);
+extern "C" CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
+                                        CUdriverProcAddressQueryResult* symbolStatus)
 {
     GUEST_API_LOCK();
     // A version past the driver's is refused, as the driver refuses it
@@ -49,12 +50,4 @@ extern "C" CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVer
     if (symbolStatus != nullptr)
         *symbolStatus = status;
     return status == CU_GET_PROC_ADDRESS_SUCCESS ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
-}
-
-// cuda.h's name for it (CUDA 12's signature, the one above).
-extern "C" CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
-                                        CUdriverProcAddressQueryResult* symbolStatus)
-{
-    GUEST_API_LOCK();
-    return cuGetProcAddress(symbol, pfn, cudaVersion, flags, symbolStatus);
 }

@@ -297,6 +297,8 @@ CUresult cuDeviceTotalMem(size_t* bytes, CUdevice dev);
 CUresult cuCtxSynchronize(void);
 
 // ---- contexts: a stack per thread (the guest has one), as in the driver --
+// cuda.h's names: the plain ones are their oldest forms (cuda_older_forms.cpp).
+#define cuCtxCreate cuCtxCreate_v4
 CUresult cuCtxCreate(CUcontext* pctx, CUctxCreateParams* params, unsigned int flags, CUdevice dev);
 CUresult cuCtxDestroy(CUcontext ctx);
 CUresult cuCtxPushCurrent(CUcontext ctx);
@@ -358,6 +360,7 @@ typedef enum CUdriverProcAddressQueryResult_enum {
 #define CU_GET_PROC_ADDRESS_DEFAULT 0
 #define CU_GET_PROC_ADDRESS_LEGACY_STREAM (1 << 0)
 #define CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM (1 << 1)
+#define cuGetProcAddress cuGetProcAddress_v2
 CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
                           CUdriverProcAddressQueryResult* symbolStatus);
 CUresult cuGetErrorString(CUresult error, const char** str);

@@ -108,6 +108,10 @@ typedef struct CUDA_HOST_NODE_PARAMS_st {
 extern "C" {
 
 // ---- stream capture -----------------------------------------------------
+// Where cuda.h renames a call to a versioned symbol (#define X X_vN), so
+// does this header: the plain symbols are the calls' oldest forms, as the
+// driver exports them for dlsym (cuda_older_forms.cpp).
+#define cuStreamBeginCapture cuStreamBeginCapture_v2
 CUresult cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode mode);
 // The calling thread's capture mode, exchanged for *mode. Kept per thread
 // and handed back; a capture's work is checked by the VMM's driver, which
@@ -115,6 +119,7 @@ CUresult cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode mode);
 CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode);
 CUresult cuStreamEndCapture(CUstream hStream, CUgraph* phGraph);
 CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* captureStatus);
+#define cuStreamGetCaptureInfo cuStreamGetCaptureInfo_v3
 CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out,
                                 CUgraph* graph_out, const CUgraphNode** dependencies_out,
                                 const CUgraphEdgeData** edgeData_out, size_t* numDependencies_out);
@@ -122,12 +127,14 @@ CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus* capture
 // ---- graphs ---------------------------------------------------------------
 CUresult cuGraphCreate(CUgraph* phGraph, unsigned int flags);
 CUresult cuGraphDestroy(CUgraph hGraph);
+#define cuGraphAddKernelNode cuGraphAddKernelNode_v2
 CUresult cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
                               size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS* nodeParams);
+#define cuGraphKernelNodeSetParams cuGraphKernelNodeSetParams_v2
 CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams);
 // As set (kernelParams into this library's copy of the packed buffer, extra
 // null); a captured kernel node: CUDA_ERROR_NOT_SUPPORTED. cuda.h's name for
-// it is the _v2 one; the plain name is CUDA 10.0's form (older_exports.cpp).
+// it is the _v2 one; the plain name is CUDA 10.0's form (cuda_older_forms.cpp).
 CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS* nodeParams);
 #define cuGraphKernelNodeGetParams cuGraphKernelNodeGetParams_v2
 CUresult cuGraphAddMemcpyNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
@@ -140,8 +147,10 @@ CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS* node
 CUresult cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams);
 CUresult cuGraphAddEmptyNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
                              size_t numDependencies);
+#define cuGraphAddDependencies cuGraphAddDependencies_v2
 CUresult cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to,
                                 const CUgraphEdgeData* edgeData, size_t numDependencies);
+#define cuGraphRemoveDependencies cuGraphRemoveDependencies_v2
 CUresult cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to,
                                    const CUgraphEdgeData* edgeData, size_t numDependencies);
 // nodes nullptr: *numNodes = the count; else up to *numNodes handles, and
@@ -155,10 +164,13 @@ CUresult cuGraphDestroyNode(CUgraphNode hNode);
 CUresult cuGraphClone(CUgraph* phGraphClone, CUgraph originalGraph);
 CUresult cuGraphNodeFindInClone(CUgraphNode* phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph);
 CUresult cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode* rootNodes, size_t* numRootNodes);
+#define cuGraphGetEdges cuGraphGetEdges_v2
 CUresult cuGraphGetEdges(CUgraph hGraph, CUgraphNode* from, CUgraphNode* to, CUgraphEdgeData* edgeData,
                          size_t* numEdges);
+#define cuGraphNodeGetDependencies cuGraphNodeGetDependencies_v2
 CUresult cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode* dependencies, CUgraphEdgeData* edgeData,
                                     size_t* numDependencies);
+#define cuGraphNodeGetDependentNodes cuGraphNodeGetDependentNodes_v2
 CUresult cuGraphNodeGetDependentNodes(CUgraphNode hNode, CUgraphNode* dependentNodes, CUgraphEdgeData* edgeData,
                                       size_t* numDependentNodes);
 // A host node answers CU_GRAPH_NODE_TYPE_HOST; others as the device's graph has them.
@@ -170,7 +182,9 @@ CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType* type);
 CUresult cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec, CUgraph hGraph, unsigned long long flags);
 CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream);
 CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream);
+#define cuGraphExecUpdate cuGraphExecUpdate_v2
 CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo* resultInfo);
+#define cuGraphExecKernelNodeSetParams cuGraphExecKernelNodeSetParams_v2
 CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
                                         const CUDA_KERNEL_NODE_PARAMS* nodeParams);
 CUresult cuGraphExecDestroy(CUgraphExec hGraphExec);

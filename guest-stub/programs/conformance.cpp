@@ -497,6 +497,7 @@ void module_and_launch_calls()
     cross_context_event_wait();
     array_and_texture_calls();
     entry_point_calls();
+    older_form_calls();
     graph_calls(add);
     graph_shape_and_stream_attribute_calls(add);
     graph_node_calls(add);

@@ -19,6 +19,8 @@ void cross_context_event_wait();
 void array_and_texture_calls();
 // conformance_entry_points.cpp
 void entry_point_calls();
+// conformance_older_forms.cpp
+void older_form_calls();
 // conformance_graphs.cpp
 void graph_calls(CUfunction add);
 // conformance_graph_shape.cpp

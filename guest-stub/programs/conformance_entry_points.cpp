@@ -5,6 +5,7 @@
 // without files.
 #include "guest-stub/cuda/cuda_entry_points.h"
 #include "guest-stub/programs/conformance.h"
+#include "guest-stub/cuda/versioned_forms.h" // the table names older forms by their plain names
 
 using namespace guest;
 
@@ -14,7 +15,7 @@ bool resolves_to(const char* name, int version, void* fn)
 {
     void* p = nullptr;
     CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-    return cuGetProcAddress(name, &p, version, CU_GET_PROC_ADDRESS_DEFAULT, &st) == CUDA_SUCCESS &&
+    return cuGetProcAddress_v2(name, &p, version, CU_GET_PROC_ADDRESS_DEFAULT, &st) == CUDA_SUCCESS &&
            st == CU_GET_PROC_ADDRESS_SUCCESS && p == fn;
 }
 
@@ -37,17 +38,17 @@ void entry_point_calls()
 
     void* p = &p;
     CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SUCCESS;
-    expect("cuGetProcAddress(unknown name)", cuGetProcAddress("cuNoSuchCall", &p, 13000, 0, &st), CUDA_ERROR_NOT_FOUND);
+    expect("cuGetProcAddress(unknown name)", cuGetProcAddress_v2("cuNoSuchCall", &p, 13000, 0, &st), CUDA_ERROR_NOT_FOUND);
     expect_true("unknown name: SYMBOL_NOT_FOUND, no pointer", st == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND && p == nullptr);
-    expect("cuGetProcAddress(cuMemAlloc, 2000)", cuGetProcAddress("cuMemAlloc", &p, 2000, 0, &st), CUDA_ERROR_NOT_FOUND);
+    expect("cuGetProcAddress(cuMemAlloc, 2000)", cuGetProcAddress_v2("cuMemAlloc", &p, 2000, 0, &st), CUDA_ERROR_NOT_FOUND);
     expect_true("the 32-bit cuMemAlloc: VERSION_NOT_SUFFICIENT", st == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
-    expect("cuGetProcAddress(a version past the driver's)", cuGetProcAddress("cuMemAlloc", &p, 99000, 0, &st),
+    expect("cuGetProcAddress(a version past the driver's)", cuGetProcAddress_v2("cuMemAlloc", &p, 99000, 0, &st),
            CUDA_ERROR_INVALID_VALUE);
-    expect("cuGetProcAddress(unknown flags)", cuGetProcAddress("cuMemAlloc", &p, 13000, 0x10, &st),
+    expect("cuGetProcAddress(unknown flags)", cuGetProcAddress_v2("cuMemAlloc", &p, 13000, 0x10, &st),
            CUDA_ERROR_INVALID_VALUE);
-    expect("cuGetProcAddress(nullptr)", cuGetProcAddress(nullptr, &p, 13000, 0, &st), CUDA_ERROR_INVALID_VALUE);
+    expect("cuGetProcAddress(nullptr)", cuGetProcAddress_v2(nullptr, &p, 13000, 0, &st), CUDA_ERROR_INVALID_VALUE);
     expect("cuGetProcAddress(per-thread stream, no status)",
-           cuGetProcAddress("cuMemcpyHtoDAsync", &p, 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, nullptr),
+           cuGetProcAddress_v2("cuMemcpyHtoDAsync", &p, 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, nullptr),
            CUDA_SUCCESS);
 
     // Called through the pointers, as a program does.
@@ -55,11 +56,11 @@ void entry_point_calls()
     using Free = CUresult (*)(CUdeviceptr);
     using Sync = CUresult (*)(CUcontext);
     CUdeviceptr d = 0;
-    CU_CHECK(cuGetProcAddress("cuMemAlloc", &p, 13000, 0, nullptr));
+    CU_CHECK(cuGetProcAddress_v2("cuMemAlloc", &p, 13000, 0, nullptr));
     expect("cuMemAlloc through cuGetProcAddress", reinterpret_cast<Alloc>(p)(&d, 256), CUDA_SUCCESS);
-    CU_CHECK(cuGetProcAddress("cuMemFree", &p, 13000, 0, nullptr));
+    CU_CHECK(cuGetProcAddress_v2("cuMemFree", &p, 13000, 0, nullptr));
     expect("cuMemFree through cuGetProcAddress", reinterpret_cast<Free>(p)(d), CUDA_SUCCESS);
-    CU_CHECK(cuGetProcAddress("cuCtxSynchronize", &p, 13000, 0, nullptr));
+    CU_CHECK(cuGetProcAddress_v2("cuCtxSynchronize", &p, 13000, 0, nullptr));
     expect("cuCtxSynchronize(CUcontext) through cuGetProcAddress", reinterpret_cast<Sync>(p)(nullptr), CUDA_SUCCESS);
     CUcontext ctx = nullptr;
     CU_CHECK(cuCtxGetCurrent(&ctx));

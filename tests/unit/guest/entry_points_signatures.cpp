@@ -1,9 +1,15 @@
-// Each entry of the guest's cuGetProcAddress table (cuda_entry_points.h,
-// generated from the markers of guest-stub/cuda/driver_entry.h) names the
-// version whose PFN type (cudaTypedefs.h) is the signature
-// cuda.h declares for the symbol: a program that casts the pointer to that
-// type calls the function it meant. Compile-time checks; the test below
-// only says they were compiled.
+// Each entry of a guest cuGetProcAddress table (cuda_entry_points.h,
+// generated from the markers of guest-stub/cuda/driver_entry.h: the static
+// guest library's, or libcuda.so.1's with its older forms) names the
+// version whose PFN type (cudaTypedefs.h) is the signature the driver gives
+// the symbol: a program that casts the pointer to that type calls the
+// function it meant. cuda.h is read as the driver's own build reads it
+// (__CUDA_API_VERSION_INTERNAL): no macro renames a call to its versioned
+// symbol, and each plain symbol is declared with its first signature, as
+// the driver exports it (cuGraphGetEdges without edge data). So a marker
+// must name the symbol that has its version's signature. Compile-time
+// checks; the test below only says they were compiled.
+#define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 #include <cudaProfiler.h>
 #include <cudaProfilerTypedefs.h>

@@ -99,7 +99,8 @@ TEST_F(Libcuda, EveryNameCudartMayAskForIsProvidedOrListedAsNot)
 
 TEST_F(Libcuda, GetProcAddressAnswersItselfTheTablesAndRefusesLaterVersions)
 {
-    EXPECT_EQ(proc("cuGetProcAddress"), dlsym(lib_, "cuGetProcAddress")) << "the _v2 signature at 12.0 and later";
+    EXPECT_EQ(proc("cuGetProcAddress"), dlsym(lib_, "cuGetProcAddress_v2")) << "the _v2 signature at 12.0 and later";
+    EXPECT_EQ(proc("cuGetProcAddress", 11030), dlsym(lib_, "cuGetProcAddress")) << "11.3's form, without a status";
     EXPECT_EQ(proc("cuGetExportTable"), reinterpret_cast<void*>(get_table_));
     EXPECT_NE(proc("cuMemAlloc", 12080), nullptr) << "a cu12 runtime";
     EXPECT_EQ(proc("cuMemAlloc", 13010), nullptr) << "a version past the driver's, refused as the driver refuses it";
@@ -109,6 +110,45 @@ TEST_F(Libcuda, GetProcAddressAnswersItselfTheTablesAndRefusesLaterVersions)
     EXPECT_EQ(status, kSymbolNotFound);
     EXPECT_EQ(fn, nullptr);
     EXPECT_EQ(gpa_(nullptr, &fn, 13000, 0, &status), kInvalidValue);
+}
+
+// Where cuda.h renames a call to a versioned symbol, the plain symbol is the
+// call's first form (as the driver exports it, for dlsym) and is what
+// cuGetProcAddress gives at that form's version; the versioned symbol is
+// what it gives at 13.0.
+TEST_F(Libcuda, PlainNamesAreTheFirstFormsAndVersionedNamesTheNewest)
+{
+    struct Renamed {
+        const char* name;
+        int first_version;
+        const char* newest;
+    };
+    for (const Renamed& r : {Renamed{"cuCtxCreate", 3020, "cuCtxCreate_v4"},
+                             Renamed{"cuGetProcAddress", 11030, "cuGetProcAddress_v2"},
+                             Renamed{"cuStreamBeginCapture", 10000, "cuStreamBeginCapture_v2"},
+                             Renamed{"cuStreamGetCaptureInfo", 10010, "cuStreamGetCaptureInfo_v3"},
+                             Renamed{"cuGraphExecUpdate", 10020, "cuGraphExecUpdate_v2"},
+                             Renamed{"cuGraphAddKernelNode", 10000, "cuGraphAddKernelNode_v2"},
+                             Renamed{"cuGraphKernelNodeGetParams", 10000, "cuGraphKernelNodeGetParams_v2"},
+                             Renamed{"cuGraphKernelNodeSetParams", 10000, "cuGraphKernelNodeSetParams_v2"},
+                             Renamed{"cuGraphExecKernelNodeSetParams", 10010, "cuGraphExecKernelNodeSetParams_v2"},
+                             Renamed{"cuGraphAddDependencies", 10000, "cuGraphAddDependencies_v2"},
+                             Renamed{"cuGraphRemoveDependencies", 10000, "cuGraphRemoveDependencies_v2"},
+                             Renamed{"cuGraphGetEdges", 10000, "cuGraphGetEdges_v2"},
+                             Renamed{"cuGraphNodeGetDependencies", 10000, "cuGraphNodeGetDependencies_v2"},
+                             Renamed{"cuGraphNodeGetDependentNodes", 10000, "cuGraphNodeGetDependentNodes_v2"}}) {
+        void* plain = dlsym(lib_, r.name);
+        void* newest = dlsym(lib_, r.newest);
+        ASSERT_NE(plain, nullptr) << r.name;
+        ASSERT_NE(newest, nullptr) << r.newest;
+        EXPECT_NE(plain, newest) << r.name << ": the plain symbol must keep its first signature";
+        if (r.first_version >= 3020) // cuCtxCreate's first form is cuCtxCreate_v2 in the table
+            EXPECT_TRUE(proc(r.name, r.first_version) == plain ||
+                        proc(r.name, r.first_version) == dlsym(lib_, (std::string(r.name) + "_v2").c_str()))
+                << r.name << " at " << r.first_version;
+        EXPECT_EQ(proc(r.name), newest) << r.name << " at 13.0";
+    }
+    EXPECT_NE(proc("cuMemAdvise", 8000), proc("cuMemAdvise")) << "CUDA 8.0's form takes a device, 12.2's a location";
 }
 
 TEST_F(Libcuda, DriverVersionIs13000)
