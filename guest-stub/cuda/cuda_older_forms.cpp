@@ -166,6 +166,14 @@ CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v
 }
 KVMGPU_DRIVER_ENTRY(cuGraphKernelNodeGetParams, 10000);
 
+// CUDA 12.2's form: no edge data.
+CUresult cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                        size_t numDependencies, CUgraphNodeParams* nodeParams)
+{
+    return cuGraphAddNode_v2(phGraphNode, hGraph, dependencies, nullptr, numDependencies, nodeParams);
+}
+KVMGPU_DRIVER_ENTRY(cuGraphAddNode, 12020);
+
 // CUDA 10.0's edge calls: edges without data (every edge here is a default one).
 CUresult cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to,
                                 size_t numDependencies)

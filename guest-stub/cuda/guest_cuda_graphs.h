@@ -231,3 +231,57 @@ CUresult cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsign
 CUresult cuGraphExecGetFlags(CUgraphExec hGraphExec, cuuint64_t* flags);
 
 } // extern "C"
+
+// ---- nodes of any kind by one call (cuda_graph_generic_nodes.cpp) ---------
+// CUDA 12.2's calls: each kind the calls above offer, by its parameters
+// (kernel, memcpy, memset, host, empty, event record and wait); child
+// graphs, memory, conditional, external semaphore and batch memop nodes:
+// CUDA_ERROR_NOT_SUPPORTED. Set: kernel, host and event nodes (a memcpy or
+// memset node's parameters cannot be changed: NOT_SUPPORTED).
+typedef struct CUDA_MEMCPY_NODE_PARAMS_st {
+    int flags; // 0
+    int reserved;
+    CUcontext copyCtx;
+    CUDA_MEMCPY3D copyParams;
+} CUDA_MEMCPY_NODE_PARAMS;
+typedef struct CUDA_MEMSET_NODE_PARAMS_v2_st {
+    CUdeviceptr dst;
+    size_t pitch;
+    unsigned int value;
+    unsigned int elementSize;
+    size_t width;
+    size_t height;
+    CUcontext ctx;
+} CUDA_MEMSET_NODE_PARAMS_v2;
+typedef struct CUDA_CHILD_GRAPH_NODE_PARAMS_st {
+    CUgraph graph;
+} CUDA_CHILD_GRAPH_NODE_PARAMS;
+typedef struct CUDA_EVENT_RECORD_NODE_PARAMS_st {
+    CUevent event;
+} CUDA_EVENT_RECORD_NODE_PARAMS;
+typedef struct CUDA_EVENT_WAIT_NODE_PARAMS_st {
+    CUevent event;
+} CUDA_EVENT_WAIT_NODE_PARAMS;
+typedef struct CUgraphNodeParams_st {
+    CUgraphNodeType type;
+    int reserved0[3]; // 0
+    union {
+        long long reserved1[29];
+        CUDA_KERNEL_NODE_PARAMS kernel; // 12.0's layout is 12.2's v3
+        CUDA_MEMCPY_NODE_PARAMS memcpy;
+        CUDA_MEMSET_NODE_PARAMS_v2 memset;
+        CUDA_HOST_NODE_PARAMS host;
+        CUDA_CHILD_GRAPH_NODE_PARAMS graph;
+        CUDA_EVENT_WAIT_NODE_PARAMS eventWait;
+        CUDA_EVENT_RECORD_NODE_PARAMS eventRecord;
+    };
+    long long reserved2;
+} CUgraphNodeParams;
+
+extern "C" {
+#define cuGraphAddNode cuGraphAddNode_v2
+CUresult cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                        const CUgraphEdgeData* dependencyData, size_t numDependencies, CUgraphNodeParams* nodeParams);
+CUresult cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* nodeParams);
+CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams* nodeParams);
+} // extern "C"

@@ -24,6 +24,7 @@
 #undef cuGraphGetEdges
 #undef cuGraphNodeGetDependencies
 #undef cuGraphNodeGetDependentNodes
+#undef cuGraphAddNode
 
 // CUDA 10.0's kernel node parameters: 12.0's without the kernel and context
 // fields at their end.
@@ -102,5 +103,7 @@ CUresult cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode* from, cons
 CUresult cuGraphGetEdges(CUgraph hGraph, CUgraphNode* from, CUgraphNode* to, size_t* numEdges);
 CUresult cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode* dependencies, size_t* numDependencies);
 CUresult cuGraphNodeGetDependentNodes(CUgraphNode hNode, CUgraphNode* dependentNodes, size_t* numDependentNodes);
+CUresult cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                        size_t numDependencies, CUgraphNodeParams* nodeParams);
 
 } // extern "C"

@@ -2,7 +2,8 @@
 // changed in the graph and in an exec, their event destroyed while named),
 // nodes switched off in an exec, an exec's flags, and a kernel node's
 // parameters read back (cuGraphKernelNodeGetParams, as simpleCudaGraphs and
-// cuBLAS use it). `add` is vector_add(a, b, c, n).
+// cuBLAS use it), and nodes of every kind by one call (cuGraphAddNode).
+// `add` is vector_add(a, b, c, n).
 #include "guest-stub/programs/conformance.h"
 
 using namespace guest;
@@ -162,6 +163,113 @@ void kernel_node_params(CUfunction add, CUdeviceptr da, CUdeviceptr db, CUdevice
     CU_CHECK(cuGraphDestroy(g));
 }
 
+// CUDA 12.2's one call for every kind: memset a = 2, memset b = 1 ->
+// kernel c = a + b -> copy c to the host -> record `done`; a host node, then
+// parameters changed through cuGraphNodeSetParams and cuGraphExecNodeSetParams.
+void host_count(void* data) { ++*static_cast<int*>(data); }
+
+void generic_nodes(CUfunction add, CUdeviceptr da, CUdeviceptr db, CUdeviceptr dc, float* hc)
+{
+    CUgraph g = nullptr;
+    CU_CHECK(cuGraphCreate(&g, 0));
+    CUgraphNodeParams p = {};
+    p.type = CU_GRAPH_NODE_TYPE_MEMSET;
+    p.memset = CUDA_MEMSET_NODE_PARAMS_v2{da, 0, 0x40000000u /* 2.0f */, 4, kN, 1, nullptr};
+    CUgraphNode set_a = nullptr, set_b = nullptr, sum = nullptr, out = nullptr, record = nullptr, host = nullptr;
+    expect("cuGraphAddNode(memset)", cuGraphAddNode(&set_a, g, nullptr, nullptr, 0, &p), CUDA_SUCCESS);
+    p.memset.dst = db, p.memset.value = 0x3f800000u; // 1.0f
+    CU_CHECK(cuGraphAddNode(&set_b, g, nullptr, nullptr, 0, &p));
+    unsigned n = kN;
+    CUdeviceptr x = da, y = db, z = dc;
+    void* params[] = {&x, &y, &z, &n};
+    p = {};
+    p.type = CU_GRAPH_NODE_TYPE_KERNEL;
+    p.kernel = CUDA_KERNEL_NODE_PARAMS{add, 2, 1, 1, kN / 2, 1, 1, 0, params, nullptr, nullptr, nullptr};
+    const CUgraphNode sets[] = {set_a, set_b};
+    expect("cuGraphAddNode(kernel)", cuGraphAddNode(&sum, g, sets, nullptr, 2, &p), CUDA_SUCCESS);
+    p = {};
+    p.type = CU_GRAPH_NODE_TYPE_MEMCPY;
+    p.memcpy.copyParams.srcMemoryType = CU_MEMORYTYPE_DEVICE, p.memcpy.copyParams.srcDevice = dc;
+    p.memcpy.copyParams.dstMemoryType = CU_MEMORYTYPE_HOST, p.memcpy.copyParams.dstHost = hc;
+    p.memcpy.copyParams.WidthInBytes = kN * 4, p.memcpy.copyParams.Height = 1, p.memcpy.copyParams.Depth = 1;
+    expect("cuGraphAddNode(memcpy)", cuGraphAddNode(&out, g, &sum, nullptr, 1, &p), CUDA_SUCCESS);
+    CUevent done = nullptr, other = nullptr;
+    CU_CHECK(cuEventCreate(&done, 0));
+    CU_CHECK(cuEventCreate(&other, 0));
+    p = {};
+    p.type = CU_GRAPH_NODE_TYPE_EVENT_RECORD;
+    p.eventRecord.event = done;
+    expect("cuGraphAddNode(event record)", cuGraphAddNode(&record, g, &out, nullptr, 1, &p), CUDA_SUCCESS);
+    int ran = 0;
+    p = {};
+    p.type = CU_GRAPH_NODE_TYPE_HOST;
+    p.host = CUDA_HOST_NODE_PARAMS{host_count, &ran};
+    expect("cuGraphAddNode(host)", cuGraphAddNode(&host, g, &record, nullptr, 1, &p), CUDA_SUCCESS);
+    CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;
+    CU_CHECK(cuGraphNodeGetType(sum, &type));
+    expect_true("cuGraphAddNode(kernel): a kernel node", type == CU_GRAPH_NODE_TYPE_KERNEL);
+
+    CUgraphNodeParams bad = {};
+    bad.type = CU_GRAPH_NODE_TYPE_GRAPH;
+    bad.graph.graph = g;
+    CUgraphNode child = nullptr;
+    expect("cuGraphAddNode(child graph)", cuGraphAddNode(&child, g, nullptr, nullptr, 0, &bad), CUDA_ERROR_NOT_SUPPORTED);
+    bad = {};
+    bad.type = CU_GRAPH_NODE_TYPE_EMPTY;
+    bad.reserved0[1] = 1;
+    expect("cuGraphAddNode(reserved field set)", cuGraphAddNode(&child, g, nullptr, nullptr, 0, &bad),
+           CUDA_ERROR_INVALID_VALUE);
+    bad.reserved0[1] = 0;
+    CUgraphEdgeData programmatic = {};
+    programmatic.type = 1;
+    expect("cuGraphAddNode(a programmatic edge)", cuGraphAddNode(&child, g, &host, &programmatic, 1, &bad),
+           CUDA_ERROR_NOT_SUPPORTED);
+    expect("cuGraphAddNode(null parameters)", cuGraphAddNode(&child, g, nullptr, nullptr, 0, nullptr),
+           CUDA_ERROR_INVALID_VALUE);
+
+    CUgraphExec exec = nullptr;
+    CU_CHECK(cuGraphInstantiateWithFlags(&exec, g, 0));
+    hc[0] = hc[kN - 1] = 0;
+    CU_CHECK(cuGraphLaunch(exec, 0));
+    expect("cuEventSynchronize(recorded by a cuGraphAddNode node)", cuEventSynchronize(done), CUDA_SUCCESS);
+    CU_CHECK(cuStreamSynchronize(0));
+    expect_true("cuGraphAddNode's graph: c = 2 + 1, the host node once", hc[0] == 3.0f && hc[kN - 1] == 3.0f && ran == 1);
+
+    // In the graph: the kernel now writes b + b into c; a kind that does not match is refused.
+    p = {};
+    p.type = CU_GRAPH_NODE_TYPE_KERNEL;
+    x = db;
+    p.kernel = CUDA_KERNEL_NODE_PARAMS{add, 2, 1, 1, kN / 2, 1, 1, 0, params, nullptr, nullptr, nullptr};
+    expect("cuGraphNodeSetParams(kernel)", cuGraphNodeSetParams(sum, &p), CUDA_SUCCESS);
+    expect("cuGraphNodeSetParams(kernel params on a host node)", cuGraphNodeSetParams(host, &p),
+           CUDA_ERROR_INVALID_VALUE);
+    CUDA_KERNEL_NODE_PARAMS got = {};
+    CU_CHECK(cuGraphKernelNodeGetParams(sum, &got));
+    expect_true("cuGraphNodeSetParams: the kernel node's parameters", *static_cast<CUdeviceptr*>(got.kernelParams[0]) == db);
+    p = {};
+    p.type = CU_GRAPH_NODE_TYPE_MEMSET;
+    p.memset = CUDA_MEMSET_NODE_PARAMS_v2{da, 0, 0, 4, kN, 1, nullptr};
+    expect("cuGraphNodeSetParams(memset)", cuGraphNodeSetParams(set_a, &p), CUDA_ERROR_NOT_SUPPORTED);
+    // In the exec: record `other`, count twice.
+    p = {};
+    p.type = CU_GRAPH_NODE_TYPE_EVENT_RECORD;
+    p.eventRecord.event = other;
+    expect("cuGraphExecNodeSetParams(event record)", cuGraphExecNodeSetParams(exec, record, &p), CUDA_SUCCESS);
+    int ran_twice = 0;
+    p = {};
+    p.type = CU_GRAPH_NODE_TYPE_HOST;
+    p.host = CUDA_HOST_NODE_PARAMS{host_count, &ran_twice};
+    expect("cuGraphExecNodeSetParams(host)", cuGraphExecNodeSetParams(exec, host, &p), CUDA_SUCCESS);
+    CU_CHECK(cuGraphLaunch(exec, 0));
+    expect("cuEventSynchronize(the exec's event)", cuEventSynchronize(other), CUDA_SUCCESS);
+    CU_CHECK(cuStreamSynchronize(0));
+    expect_true("the exec's host node ran, the graph's was not changed", ran_twice == 1 && ran == 1);
+    CU_CHECK(cuGraphExecDestroy(exec));
+    CU_CHECK(cuGraphDestroy(g));
+    CU_CHECK(cuEventDestroy(done));
+    CU_CHECK(cuEventDestroy(other));
+}
+
 } // namespace
 
 void graph_node_calls(CUfunction add)
@@ -173,6 +281,7 @@ void graph_node_calls(CUfunction add)
     CU_CHECK(cuMemAlloc(&dc, kN * 4));
     event_nodes(dc, hc);
     kernel_node_params(add, da, db, dc, hc);
+    generic_nodes(add, da, db, dc, hc);
     CU_CHECK(cuMemFree(da));
     CU_CHECK(cuMemFree(db));
     CU_CHECK(cuMemFree(dc));

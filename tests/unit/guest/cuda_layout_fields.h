@@ -40,14 +40,20 @@
     X(CUaccessPolicyWindow, hitRatio) X(CUaccessPolicyWindow, hitProp) X(CUaccessPolicyWindow, missProp)         \
     X(CUstreamAttrValue, syncPolicy) X(CUstreamAttrValue, memSyncDomainMap.remote)                               \
     X(CUstreamAttrValue, memSyncDomain) X(CUDA_GRAPH_INSTANTIATE_PARAMS, hUploadStream)                          \
-    X(CUDA_GRAPH_INSTANTIATE_PARAMS, hErrNode_out) X(CUDA_GRAPH_INSTANTIATE_PARAMS, result_out)
+    X(CUDA_GRAPH_INSTANTIATE_PARAMS, hErrNode_out) X(CUDA_GRAPH_INSTANTIATE_PARAMS, result_out)                \
+    X(CUgraphNodeParams, reserved0) X(CUgraphNodeParams, kernel.kernelParams) X(CUgraphNodeParams, kernel.ctx)   \
+    X(CUgraphNodeParams, memcpy.copyCtx) X(CUgraphNodeParams, memcpy.copyParams.Depth)                         \
+    X(CUgraphNodeParams, memset.height) X(CUgraphNodeParams, memset.ctx) X(CUgraphNodeParams, host.userData)     \
+    X(CUgraphNodeParams, graph.graph) X(CUgraphNodeParams, eventWait.event)                                      \
+    X(CUgraphNodeParams, eventRecord.event) X(CUgraphNodeParams, reserved2)
 
 #define KVMGPU_CUDA_LAYOUT_SIZES(X)                                                                                \
     X(CUDA_ARRAY_DESCRIPTOR) X(CUDA_ARRAY3D_DESCRIPTOR) X(CUDA_MEMCPY2D) X(CUDA_MEMCPY3D) X(CUDA_RESOURCE_DESC)  \
     X(CUDA_TEXTURE_DESC) X(CUDA_RESOURCE_VIEW_DESC) X(CUlaunchConfig) X(CUlaunchAttribute) X(CUtexObject)       \
     X(CUarray_format) X(CUmemorytype) X(CUDA_KERNEL_NODE_PARAMS) X(CUDA_MEMSET_NODE_PARAMS)                   \
     X(CUDA_HOST_NODE_PARAMS) X(CUaccessPolicyWindow) X(CUstreamAttrValue) X(CUDA_GRAPH_INSTANTIATE_PARAMS) X(CUgraphEdgeData) X(CUgraphExecUpdateResultInfo) X(CUstreamCaptureStatus)         \
-    X(CUstreamCaptureMode) X(CUstreamBatchMemOpParams)
+    X(CUstreamCaptureMode) X(CUstreamBatchMemOpParams) X(CUgraphNodeParams) X(CUDA_MEMCPY_NODE_PARAMS)            \
+    X(CUDA_MEMSET_NODE_PARAMS_v2)
 
 #define KVMGPU_CUDA_LAYOUT_BODY                                                                               \
     std::vector<std::pair<std::string, size_t>> out;                                                          \

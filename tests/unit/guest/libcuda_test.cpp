@@ -136,7 +136,8 @@ TEST_F(Libcuda, PlainNamesAreTheFirstFormsAndVersionedNamesTheNewest)
                              Renamed{"cuGraphRemoveDependencies", 10000, "cuGraphRemoveDependencies_v2"},
                              Renamed{"cuGraphGetEdges", 10000, "cuGraphGetEdges_v2"},
                              Renamed{"cuGraphNodeGetDependencies", 10000, "cuGraphNodeGetDependencies_v2"},
-                             Renamed{"cuGraphNodeGetDependentNodes", 10000, "cuGraphNodeGetDependentNodes_v2"}}) {
+                             Renamed{"cuGraphNodeGetDependentNodes", 10000, "cuGraphNodeGetDependentNodes_v2"},
+                             Renamed{"cuGraphAddNode", 12020, "cuGraphAddNode_v2"}}) {
         void* plain = dlsym(lib_, r.name);
         void* newest = dlsym(lib_, r.newest);
         ASSERT_NE(plain, nullptr) << r.name;
