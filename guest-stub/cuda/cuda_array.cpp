@@ -29,9 +29,7 @@ CUresult describe(CUarray a, const void* out, vgpu_array_desc* d)
 {
     if (out == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
-    Call c;
-    c.op = VGPU_OP_ARRAY_GET_DESCRIPTOR;
-    c.arg[0] = handle_bits(a);
+    Call c = command<VGPU_OP_ARRAY_GET_DESCRIPTOR>({handle_bits(a)});
     return call_sync(c, nullptr, d, sizeof *d);
 }
 
@@ -104,9 +102,7 @@ CUresult copy(const Side& src, const Side& dst, size_t width, size_t height, siz
     d.width_bytes = width;
     d.height = height;
     d.depth = depth;
-    Call c;
-    c.op = VGPU_OP_MEMCPY_3D;
-    c.arg[0] = stream_arg(stream);
+    Call c = command<VGPU_OP_MEMCPY_3D>({stream_arg(stream)});
     c.payload = &d;
     c.payload_len = sizeof d;
     if (async && pageable) // CUDA's rules for pageable memory, as cuMemcpyAsync
@@ -159,9 +155,7 @@ KVMGPU_DRIVER_ENTRY(cuArrayDestroy, 2000);
 extern "C" CUresult cuArrayDestroy(CUarray hArray)
 {
     GUEST_API_LOCK();
-    Call c;
-    c.op = VGPU_OP_ARRAY_DESTROY;
-    c.arg[0] = handle_bits(hArray);
+    Call c = command<VGPU_OP_ARRAY_DESTROY>({handle_bits(hArray)});
     return call_sync(c);
 }
 

@@ -14,9 +14,7 @@ namespace {
 // STREAM_CAPTURE_INFO: the device's word on the stream.
 CUresult device_capture_info(CUstream stream, CUstreamCaptureStatus* status, uint64_t* id)
 {
-    Call c;
-    c.op = VGPU_OP_STREAM_CAPTURE_INFO;
-    c.arg[0] = stream_arg(stream);
+    Call c = command<VGPU_OP_STREAM_CAPTURE_INFO>({stream_arg(stream)});
     uint64_t res[2];
     const CUresult r = call_sync(c, res);
     if (r == CUDA_SUCCESS) {
@@ -63,10 +61,7 @@ KVMGPU_DRIVER_ENTRY_AS(cuStreamBeginCapture, 10010, cuStreamBeginCapture_v2);
 extern "C" CUresult cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode mode)
 {
     GUEST_API_LOCK();
-    Call c;
-    c.op = VGPU_OP_STREAM_BEGIN_CAPTURE;
-    c.arg[0] = stream_arg(hStream);
-    c.arg[1] = static_cast<uint64_t>(mode);
+    Call c = command<VGPU_OP_STREAM_BEGIN_CAPTURE>({stream_arg(hStream), static_cast<uint64_t>(mode)});
     if (CUresult r = call_sync(c))
         return r;
     CUstreamCaptureStatus status;
@@ -85,18 +80,14 @@ extern "C" CUresult cuStreamEndCapture(CUstream hStream, CUgraph* phGraph)
         return CUDA_ERROR_INVALID_VALUE;
     const uint64_t id = capture_of(hStream);
     const bool blocked = id != 0 && host_steps_blocked(capture_owner(id));
-    Call c;
-    c.op = VGPU_OP_STREAM_END_CAPTURE;
-    c.arg[0] = stream_arg(hStream);
+    Call c = command<VGPU_OP_STREAM_END_CAPTURE>({stream_arg(hStream)});
     uint64_t res[2];
     const CUresult r = call_sync(c, res);
     if (r == CUDA_ERROR_STREAM_CAPTURE_UNMATCHED)
         return r; // not where it began: the capture goes on
     if (r == CUDA_SUCCESS && blocked) {
         host_step_order_refused("cuStreamEndCapture");
-        Call d;
-        d.op = VGPU_OP_GRAPH_DESTROY;
-        d.arg[0] = res[0];
+        Call d = command<VGPU_OP_GRAPH_DESTROY>({res[0]});
         call_sync(d);
         capture_ended(id);
         *phGraph = nullptr;

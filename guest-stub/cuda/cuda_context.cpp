@@ -79,9 +79,7 @@ CUcontext top() { return t_stack.depth > 0 ? t_stack.stack[t_stack.depth - 1] : 
 
 CUresult send_current(CUcontext ctx)
 {
-    Call c;
-    c.op = VGPU_OP_CTX_SET_CURRENT;
-    c.arg[0] = handle_bits(ctx);
+    Call c = command<VGPU_OP_CTX_SET_CURRENT>({handle_bits(ctx)});
     const CUresult r = call_sync(c);
     if (r == CUDA_SUCCESS)
         g_sent = ctx;
@@ -129,17 +127,12 @@ extern "C" CUresult cuCtxCreate(CUcontext* pctx, CUctxCreateParams* params, unsi
         return CUDA_ERROR_NOT_SUPPORTED;
     if (t_stack.depth == kMaxStackDepth)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    Call c;
-    c.op = VGPU_OP_CTX_CREATE;
-    c.arg[0] = flags;
-    c.arg[1] = device_arg(dev);
+    Call c = command<VGPU_OP_CTX_CREATE>({flags, device_arg(dev)});
     CUcontext ctx;
     if (CUresult r = call_result(c, &ctx))
         return r;
     if (add_record(ctx, dev, flags, false) == nullptr) {
-        Call undo;
-        undo.op = VGPU_OP_CTX_DESTROY;
-        undo.arg[0] = handle_bits(ctx);
+        Call undo = command<VGPU_OP_CTX_DESTROY>({handle_bits(ctx)});
         call_sync(undo);
         send_current(top()); // the vGPU made the new one current
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -161,9 +154,7 @@ extern "C" CUresult cuCtxDestroy(CUcontext ctx)
     if (ctx == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     const CUcontext was_current = top();
-    Call c;
-    c.op = VGPU_OP_CTX_DESTROY;
-    c.arg[0] = handle_bits(ctx);
+    Call c = command<VGPU_OP_CTX_DESTROY>({handle_bits(ctx)});
     if (CUresult r = call_sync(c))
         return r;
     if (g_sent == ctx)
@@ -317,9 +308,7 @@ extern "C" CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev)
     if (pctx == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     forget_primary_state(dev);
-    Call c;
-    c.op = VGPU_OP_PRIMARY_CTX_RETAIN;
-    c.arg[0] = device_arg(dev);
+    Call c = command<VGPU_OP_PRIMARY_CTX_RETAIN>({device_arg(dev)});
     CUcontext ctx;
     if (CUresult r = call_result(c, &ctx))
         return r;
@@ -343,9 +332,7 @@ extern "C" CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
     if (CUresult r = ready())
         return r;
     forget_primary_state(dev);
-    Call c;
-    c.op = VGPU_OP_PRIMARY_CTX_RELEASE;
-    c.arg[0] = device_arg(dev);
+    Call c = command<VGPU_OP_PRIMARY_CTX_RELEASE>({device_arg(dev)});
     uint64_t res[2];
     if (CUresult r = call_sync(c, res))
         return r;
@@ -368,9 +355,7 @@ extern "C" CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags
         *active = g_primary_states[dev].active;
         return CUDA_SUCCESS;
     }
-    Call c;
-    c.op = VGPU_OP_PRIMARY_CTX_STATE;
-    c.arg[0] = device_arg(dev);
+    Call c = command<VGPU_OP_PRIMARY_CTX_STATE>({device_arg(dev)});
     uint64_t res[2];
     if (CUresult r = call_sync(c, res))
         return r;
@@ -388,10 +373,7 @@ extern "C" CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags)
     if (CUresult r = ready())
         return r;
     forget_primary_state(dev);
-    Call c;
-    c.op = VGPU_OP_PRIMARY_CTX_SET_FLAGS;
-    c.arg[0] = device_arg(dev);
-    c.arg[1] = flags;
+    Call c = command<VGPU_OP_PRIMARY_CTX_SET_FLAGS>({device_arg(dev), flags});
     return call_sync(c);
 }
 
@@ -404,9 +386,7 @@ extern "C" CUresult cuDevicePrimaryCtxReset(CUdevice dev)
     if (CUresult r = ready())
         return r;
     forget_primary_state(dev);
-    Call c;
-    c.op = VGPU_OP_PRIMARY_CTX_RESET;
-    c.arg[0] = device_arg(dev);
+    Call c = command<VGPU_OP_PRIMARY_CTX_RESET>({device_arg(dev)});
     if (CUresult r = call_sync(c))
         return r;
     forget_primary_objects(dev);
@@ -419,10 +399,7 @@ extern "C" CUresult cuDeviceCanAccessPeer(int* can_access, CUdevice dev, CUdevic
     GUEST_API_LOCK();
     if (can_access == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
-    Call c;
-    c.op = VGPU_OP_DEVICE_CAN_ACCESS_PEER;
-    c.arg[0] = device_arg(dev);
-    c.arg[1] = device_arg(peer);
+    Call c = command<VGPU_OP_DEVICE_CAN_ACCESS_PEER>({device_arg(dev), device_arg(peer)});
     return call_result(c, can_access);
 }
 
@@ -430,10 +407,7 @@ KVMGPU_DRIVER_ENTRY(cuCtxEnablePeerAccess, 4000);
 extern "C" CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
 {
     GUEST_API_LOCK();
-    Call c;
-    c.op = VGPU_OP_CTX_ENABLE_PEER_ACCESS;
-    c.arg[0] = handle_bits(peer);
-    c.arg[1] = flags;
+    Call c = command<VGPU_OP_CTX_ENABLE_PEER_ACCESS>({handle_bits(peer), flags});
     return call_sync(c);
 }
 
@@ -441,9 +415,7 @@ KVMGPU_DRIVER_ENTRY(cuCtxDisablePeerAccess, 4000);
 extern "C" CUresult cuCtxDisablePeerAccess(CUcontext peer)
 {
     GUEST_API_LOCK();
-    Call c;
-    c.op = VGPU_OP_CTX_DISABLE_PEER_ACCESS;
-    c.arg[0] = handle_bits(peer);
+    Call c = command<VGPU_OP_CTX_DISABLE_PEER_ACCESS>({handle_bits(peer)});
     return call_sync(c);
 }
 

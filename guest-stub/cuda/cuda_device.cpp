@@ -83,10 +83,7 @@ CUresult device_attribute(int* pi, CUdevice_attribute attrib, CUdevice dev)
         *pi = cache->values[a];
         return CUDA_SUCCESS;
     }
-    Call c;
-    c.op = VGPU_OP_DEVICE_GET_ATTRIBUTE;
-    c.arg[0] = static_cast<uint64_t>(attrib);
-    c.arg[1] = device_arg(dev);
+    Call c = command<VGPU_OP_DEVICE_GET_ATTRIBUTE>({static_cast<uint64_t>(attrib), device_arg(dev)});
     const CUresult r = call_result(c, pi);
     if (r == CUDA_SUCCESS && cache != nullptr) {
         cache->values[a] = *pi;
@@ -135,9 +132,7 @@ extern "C" CUresult cuDeviceGetName(char* name, int len, CUdevice dev)
     GUEST_API_LOCK();
     if (name == nullptr || len <= 0 || dev < 0)
         return CUDA_ERROR_INVALID_VALUE;
-    Call c;
-    c.op = VGPU_OP_DEVICE_GET_NAME;
-    c.arg[0] = device_arg(dev);
+    Call c = command<VGPU_OP_DEVICE_GET_NAME>({device_arg(dev)});
     char buf[VGPU_PAYLOAD_BYTES];
     CUresult r = call_sync(c, nullptr, buf, sizeof buf);
     if (r != CUDA_SUCCESS)
@@ -156,9 +151,7 @@ extern "C" CUresult cuDeviceTotalMem(size_t* bytes, CUdevice dev)
     GUEST_API_LOCK();
     if (bytes == nullptr || dev < 0)
         return CUDA_ERROR_INVALID_VALUE;
-    Call c;
-    c.op = VGPU_OP_DEVICE_TOTAL_MEM;
-    c.arg[0] = device_arg(dev);
+    Call c = command<VGPU_OP_DEVICE_TOTAL_MEM>({device_arg(dev)});
     return call_result(c, bytes);
 }
 

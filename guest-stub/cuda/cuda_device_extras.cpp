@@ -114,11 +114,8 @@ extern "C" CUresult cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute at
         return CUDA_ERROR_INVALID_VALUE;
     if (CUresult r = ready())
         return r;
-    Call c;
-    c.op = VGPU_OP_DEVICE_P2P_ATTRIBUTE;
-    c.arg[0] = static_cast<uint64_t>(attrib);
-    c.arg[1] = device_arg(srcDevice);
-    c.arg[2] = device_arg(dstDevice);
+    Call c = command<VGPU_OP_DEVICE_P2P_ATTRIBUTE>(
+        {static_cast<uint64_t>(attrib), device_arg(srcDevice), device_arg(dstDevice)});
     uint64_t res[2];
     CUresult r = call_sync(c, res);
     if (r == CUDA_SUCCESS)
@@ -130,11 +127,7 @@ KVMGPU_DRIVER_ENTRY(cuCtxSetLimit, 3010);
 extern "C" CUresult cuCtxSetLimit(CUlimit limit, size_t value)
 {
     GUEST_API_LOCK();
-    Call c;
-    c.op = VGPU_OP_CTX_LIMIT;
-    c.arg[0] = static_cast<uint64_t>(limit);
-    c.arg[1] = value;
-    c.arg[2] = 1;
+    Call c = command<VGPU_OP_CTX_LIMIT>({static_cast<uint64_t>(limit), value, 1});
     return call_sync(c);
 }
 
@@ -144,9 +137,7 @@ extern "C" CUresult cuCtxGetLimit(size_t* value, CUlimit limit)
     GUEST_API_LOCK();
     if (value == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
-    Call c;
-    c.op = VGPU_OP_CTX_LIMIT;
-    c.arg[0] = static_cast<uint64_t>(limit);
+    Call c = command<VGPU_OP_CTX_LIMIT>({static_cast<uint64_t>(limit)});
     return call_result(c, value);
 }
 

@@ -47,11 +47,7 @@ CUresult edges(uint64_t graph, const CUgraphNode* from, const CUgraphNode* to, u
             pairs[2 * i] = handle_bits(from[done + i]);
             pairs[2 * i + 1] = to ? handle_bits(to[done + i]) : to_all;
         }
-        Call c;
-        c.op = VGPU_OP_GRAPH_DEPENDENCIES;
-        c.arg[0] = graph;
-        c.arg[1] = batch;
-        c.arg[2] = remove ? 1 : 0;
+        Call c = command<VGPU_OP_GRAPH_DEPENDENCIES>({graph, batch, remove ? 1 : 0});
         c.payload = pairs;
         c.payload_len = static_cast<uint32_t>(batch * 16);
         if (CUresult r = call_sync(c))
@@ -182,9 +178,7 @@ extern "C" CUresult cuGraphAddEmptyNode(CUgraphNode* phGraphNode, CUgraph hGraph
                                         size_t numDependencies)
 {
     GUEST_API_LOCK();
-    Call c;
-    c.op = VGPU_OP_GRAPH_ADD_EMPTY_NODE;
-    c.arg[0] = handle_bits(hGraph);
+    Call c = command<VGPU_OP_GRAPH_ADD_EMPTY_NODE>({handle_bits(hGraph)});
     return add_graph_node(c, phGraphNode, hGraph, dependencies, numDependencies);
 }
 
@@ -256,13 +250,8 @@ extern "C" CUresult cuGraphAddMemcpyNode(CUgraphNode* phGraphNode, CUgraph hGrap
         !copy_end(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, bytes, &dst_device, &dst) ||
         (!src_device && !dst_device))
         return CUDA_ERROR_NOT_SUPPORTED; // arrays, host to host, or pageable memory without one range
-    Call c;
-    c.op = VGPU_OP_GRAPH_ADD_MEMCPY_NODE;
-    c.arg[0] = handle_bits(hGraph);
-    c.arg[1] = !src_device ? VGPU_OP_MEMCPY_HTOD : !dst_device ? VGPU_OP_MEMCPY_DTOH : VGPU_OP_MEMCPY_DTOD;
-    c.arg[2] = dst;
-    c.arg[3] = src;
-    c.arg[4] = bytes;
+    Call c = command<VGPU_OP_GRAPH_ADD_MEMCPY_NODE>(
+        {handle_bits(hGraph), !src_device ? VGPU_OP_MEMCPY_HTOD : !dst_device ? VGPU_OP_MEMCPY_DTOH : VGPU_OP_MEMCPY_DTOD, dst, src, bytes});
     return add_graph_node(c, phGraphNode, hGraph, dependencies, numDependencies);
 }
 
@@ -275,13 +264,7 @@ extern "C" CUresult cuGraphAddMemsetNode(CUgraphNode* phGraphNode, CUgraph hGrap
         return CUDA_ERROR_INVALID_VALUE;
     if (p->height > 1)
         return CUDA_ERROR_NOT_SUPPORTED; // 2D memsets: not offered
-    Call c;
-    c.op = VGPU_OP_GRAPH_ADD_MEMSET_NODE;
-    c.arg[0] = handle_bits(hGraph);
-    c.arg[1] = p->dst;
-    c.arg[2] = p->value;
-    c.arg[3] = p->elementSize;
-    c.arg[4] = p->width;
+    Call c = command<VGPU_OP_GRAPH_ADD_MEMSET_NODE>({handle_bits(hGraph), p->dst, p->value, p->elementSize, p->width});
     return add_graph_node(c, phGraphNode, hGraph, dependencies, numDependencies);
 }
 
@@ -358,10 +341,7 @@ extern "C" CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* 
     const size_t room = nodes == nullptr ? 0 : *numNodes;
     size_t total = 0, got = 0;
     do {
-        Call c;
-        c.op = VGPU_OP_GRAPH_GET_NODES;
-        c.arg[0] = handle_bits(hGraph);
-        c.arg[1] = got;
+        Call c = command<VGPU_OP_GRAPH_GET_NODES>({handle_bits(hGraph), got});
         uint64_t res[2], handles[VGPU_GRAPH_NODES_PER_CALL];
         if (CUresult r = call_sync(c, res, handles, sizeof handles))
             return r;
@@ -392,10 +372,7 @@ extern "C" CUresult cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec, CUgrap
         host_step_order_refused("cuGraphInstantiate");
         return CUDA_ERROR_NOT_SUPPORTED;
     }
-    Call c;
-    c.op = VGPU_OP_GRAPH_INSTANTIATE;
-    c.arg[0] = handle_bits(hGraph);
-    c.arg[1] = flags;
+    Call c = command<VGPU_OP_GRAPH_INSTANTIATE>({handle_bits(hGraph), flags});
     uint64_t res[2];
     if (CUresult r = call_sync(c, res))
         return r;
@@ -456,10 +433,7 @@ extern "C" CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
     if (host && capture_of(hStream) != 0)
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; // its host functions could not run in order
     capture_note_work(hStream);
-    Call c;
-    c.op = VGPU_OP_GRAPH_LAUNCH;
-    c.arg[0] = exec;
-    c.arg[1] = stream_arg(hStream);
+    Call c = command<VGPU_OP_GRAPH_LAUNCH>({exec, stream_arg(hStream)});
     if (!host)
         return managed_launch(c, hStream, false);
     if (CUresult r = managed_launch(c, hStream, false))
@@ -474,10 +448,7 @@ KVMGPU_DRIVER_ENTRY(cuGraphUpload, 11010);
 extern "C" CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream)
 {
     GUEST_API_LOCK();
-    Call c;
-    c.op = VGPU_OP_GRAPH_UPLOAD;
-    c.arg[0] = handle_bits(hGraphExec);
-    c.arg[1] = stream_arg(hStream);
+    Call c = command<VGPU_OP_GRAPH_UPLOAD>({handle_bits(hGraphExec), stream_arg(hStream)});
     return call_async(c);
 }
 
@@ -490,10 +461,7 @@ extern "C" CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CU
     *info = CUgraphExecUpdateResultInfo{CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED, nullptr, nullptr};
     if (host_steps_blocked(handle_bits(hGraph)))
         return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
-    Call c;
-    c.op = VGPU_OP_GRAPH_EXEC_UPDATE;
-    c.arg[0] = handle_bits(hGraphExec);
-    c.arg[1] = handle_bits(hGraph);
+    Call c = command<VGPU_OP_GRAPH_EXEC_UPDATE>({handle_bits(hGraphExec), handle_bits(hGraph)});
     uint64_t res[2] = {};
     const CUresult r = call_sync(c, res);
     if (r == CUDA_SUCCESS || r == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)

@@ -151,10 +151,7 @@ uint64_t unified_offset()
         return 0;
     const uint64_t ram = guest::platform::boot_info().ram_size & ~(k2M - 1);
     uint64_t dev = 0;
-    Call c;
-    c.op = VGPU_OP_GUEST_RAM_DEVICE_PTR;
-    c.arg[0] = k2M;
-    c.arg[1] = 4096;
+    Call c = command<VGPU_OP_GUEST_RAM_DEVICE_PTR>({k2M, 4096});
     if (ram <= k2M || call_result(c, &dev) != CUDA_SUCCESS || dev < k2M || (dev - k2M) % k2M != 0)
         return 0;
     // [0, 2 MiB) holds the boot structures, never a block: left out.
@@ -216,10 +213,7 @@ extern "C" CUresult cuMemHostAlloc(void** pp, size_t bytes, unsigned int flags)
     // at its first copy (a timed one, often). Best effort: a copy would too.
     uint64_t gpa, window;
     if (ready() == CUDA_SUCCESS && current_context() != nullptr && guest::platform::phys_contiguous(p, need, &gpa)) {
-        Call c;
-        c.op = VGPU_OP_GUEST_RAM_DEVICE_PTR;
-        c.arg[0] = gpa;
-        c.arg[1] = need;
+        Call c = command<VGPU_OP_GUEST_RAM_DEVICE_PTR>({gpa, need});
         (void)call_result(c, &window);
     }
     return CUDA_SUCCESS;
@@ -256,12 +250,7 @@ CUresult register_pages(const uint8_t* p, uint64_t bytes, unsigned flags, uint64
     CUresult r = CUDA_ERROR_INVALID_VALUE;
     if (guest::platform::build_sg(p, bytes, static_cast<vgpu_sg_entry*>(list), max_entries, &count) == guest::SgResult::kOk &&
         guest::platform::phys_contiguous(list, max_entries * sizeof(vgpu_sg_entry), &list_gpa)) {
-        Call c;
-        c.op = VGPU_OP_HOST_REGISTER;
-        c.arg[0] = list_gpa;
-        c.arg[1] = count;
-        c.arg[2] = bytes;
-        c.arg[3] = flags;
+        Call c = command<VGPU_OP_HOST_REGISTER>({list_gpa, count, bytes, flags});
         uint64_t res[2];
         r = call_sync(c, res);
         if (r == CUDA_SUCCESS)
@@ -319,9 +308,7 @@ extern "C" CUresult cuMemHostUnregister(void* p)
         return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
     CUresult result = CUDA_SUCCESS;
     if (r->registration != 0) {
-        Call c;
-        c.op = VGPU_OP_HOST_UNREGISTER;
-        c.arg[0] = r->registration;
+        Call c = command<VGPU_OP_HOST_UNREGISTER>({r->registration});
         result = call_sync(c);
     }
     give_node(r);

@@ -195,9 +195,7 @@ extern "C" CUresult cuMemAlloc(CUdeviceptr* dptr, size_t bytes)
     GUEST_API_LOCK();
     if (dptr == nullptr || bytes == 0)
         return CUDA_ERROR_INVALID_VALUE;
-    Call c;
-    c.op = VGPU_OP_MEM_ALLOC;
-    c.arg[0] = bytes;
+    Call c = command<VGPU_OP_MEM_ALLOC>({bytes});
     CUresult r = call_result(c, dptr);
     if (r == CUDA_SUCCESS)
         allocation_add(*dptr, bytes);
@@ -211,9 +209,7 @@ extern "C" CUresult cuMemFree(CUdeviceptr dptr)
         return ready(); // nothing to free, as the driver answers (cuBLAS's cublasCreate frees 0)
     if (CUresult r = managed_free(dptr); r != CUDA_ERROR_NOT_FOUND)
         return r;
-    Call c;
-    c.op = VGPU_OP_MEM_FREE;
-    c.arg[0] = dptr;
+    Call c = command<VGPU_OP_MEM_FREE>({dptr});
     CUresult r = call_sync(c);
     if (r == CUDA_SUCCESS)
         allocation_remove(dptr);
@@ -437,10 +433,7 @@ extern "C" CUresult vgpuGuestRamDevicePtr(CUdeviceptr* dptr, const void* p, size
     uint64_t gpa;
     if (!guest::platform::phys_contiguous(p, bytes, &gpa))
         return CUDA_ERROR_INVALID_VALUE; // zero copy needs pinned (contiguous) memory
-    Call c;
-    c.op = VGPU_OP_GUEST_RAM_DEVICE_PTR;
-    c.arg[0] = gpa;
-    c.arg[1] = bytes;
+    Call c = command<VGPU_OP_GUEST_RAM_DEVICE_PTR>({gpa, bytes});
     return call_result(c, dptr);
 }
 

@@ -49,9 +49,7 @@ bool known(CUmemoryPool pool)
 // The stream is one of the current context's (a query checks the handle).
 CUresult check_stream(CUstream stream)
 {
-    Call c;
-    c.op = VGPU_OP_STREAM_QUERY;
-    c.arg[0] = stream_arg(stream);
+    Call c = command<VGPU_OP_STREAM_QUERY>({stream_arg(stream)});
     const CUresult r = call_sync(c);
     return r == CUDA_ERROR_NOT_READY ? CUDA_SUCCESS : r;
 }
@@ -106,9 +104,7 @@ extern "C" CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytes, CUm
         return CUDA_ERROR_NOT_SUPPORTED; // a pool of another device: allocate with its context current
     if (CUresult r = check_stream(stream))
         return r;
-    Call c;
-    c.op = VGPU_OP_MEM_ALLOC;
-    c.arg[0] = bytes;
+    Call c = command<VGPU_OP_MEM_ALLOC>({bytes});
     if (CUresult r = call_result(c, dptr))
         return r;
     allocation_add(*dptr, bytes, pool);

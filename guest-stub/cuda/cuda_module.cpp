@@ -125,10 +125,7 @@ extern "C" CUresult vgpuModuleLoadDataSized(CUmodule* module, const void* image,
             return CUDA_ERROR_INVALID_VALUE;
         }
     }
-    Call c;
-    c.op = VGPU_OP_MODULE_LOAD_DATA;
-    c.arg[0] = gpa;
-    c.arg[1] = bytes;
+    Call c = command<VGPU_OP_MODULE_LOAD_DATA>({gpa, bytes});
     const CUresult r = call_result(c, module);
     if (bounce != nullptr)
         cuMemFreeHost(bounce);
@@ -200,9 +197,7 @@ KVMGPU_DRIVER_ENTRY(cuModuleUnload, 2000);
 extern "C" CUresult cuModuleUnload(CUmodule module)
 {
     GUEST_API_LOCK();
-    Call c;
-    c.op = VGPU_OP_MODULE_UNLOAD;
-    c.arg[0] = handle_bits(module);
+    Call c = command<VGPU_OP_MODULE_UNLOAD>({handle_bits(module)});
     CUresult r = call_sync(c);
     if (r == CUDA_SUCCESS)
         module_forget(module);
@@ -267,9 +262,7 @@ CUresult learn_function(CUfunction handle, CUmodule module)
     constexpr uint32_t kPerCall = VGPU_PAYLOAD_BYTES / sizeof(vgpu_param_desc);
     vgpu_param_desc descs[kPerCall];
     uint64_t res[2];
-    Call q;
-    q.op = VGPU_OP_FUNC_GET_PARAM_INFO;
-    q.arg[0] = handle_bits(handle);
+    Call q = command<VGPU_OP_FUNC_GET_PARAM_INFO>({handle_bits(handle)});
     if (CUresult r = call_sync(q, res, descs, sizeof descs))
         return r;
     FunctionLayout* l = function_add(handle, module, static_cast<uint32_t>(res[0]), static_cast<uint32_t>(res[1]));
@@ -313,10 +306,7 @@ CUresult module_functions(CUmodule module, CUfunction* functions, unsigned capac
     uint64_t res[2] = {};
     unsigned done = 0;
     do {
-        Call c;
-        c.op = VGPU_OP_MODULE_FUNCTIONS;
-        c.arg[0] = handle_bits(module);
-        c.arg[1] = done;
+        Call c = command<VGPU_OP_MODULE_FUNCTIONS>({handle_bits(module), done});
         if (CUresult r = call_sync(c, res, handles, sizeof handles))
             return r;
         *count = static_cast<unsigned>(res[0]);
@@ -363,10 +353,7 @@ extern "C" CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUf
         *pi = l->attributes[a];
         return CUDA_SUCCESS;
     }
-    Call c;
-    c.op = VGPU_OP_FUNC_GET_ATTRIBUTE;
-    c.arg[0] = handle_bits(hfunc);
-    c.arg[1] = static_cast<uint64_t>(attrib);
+    Call c = command<VGPU_OP_FUNC_GET_ATTRIBUTE>({handle_bits(hfunc), static_cast<uint64_t>(attrib)});
     uint64_t res[2];
     CUresult r = call_sync(c, res);
     if (r == CUDA_SUCCESS) {
@@ -383,11 +370,8 @@ KVMGPU_DRIVER_ENTRY(cuFuncSetAttribute, 9000);
 extern "C" CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
 {
     GUEST_API_LOCK();
-    Call c;
-    c.op = VGPU_OP_FUNC_SET_ATTRIBUTE;
-    c.arg[0] = handle_bits(hfunc);
-    c.arg[1] = static_cast<uint64_t>(attrib);
-    c.arg[2] = static_cast<uint64_t>(static_cast<int64_t>(value));
+    Call c = command<VGPU_OP_FUNC_SET_ATTRIBUTE>(
+        {handle_bits(hfunc), static_cast<uint64_t>(attrib), static_cast<uint64_t>(static_cast<int64_t>(value))});
     CUresult r = call_sync(c);
     if (FunctionLayout* l = function_find(hfunc)) {
         // Set or refused, the next read asks the device (a set attribute may

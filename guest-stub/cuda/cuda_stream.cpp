@@ -226,10 +226,7 @@ KVMGPU_DRIVER_ENTRY(cuEventRecord, 2000);
 extern "C" CUresult cuEventRecord(CUevent event, CUstream stream)
 {
     GUEST_API_LOCK();
-    Call c;
-    c.op = VGPU_OP_EVENT_RECORD;
-    c.arg[0] = handle_bits(event);
-    c.arg[1] = stream_arg(stream);
+    Call c = command<VGPU_OP_EVENT_RECORD>({handle_bits(event), stream_arg(stream)});
     capture_event_recorded(event, stream);
     return call_async(c);
 }
@@ -247,10 +244,7 @@ extern "C" CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end)
     GUEST_API_LOCK();
     if (ms == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
-    Call c;
-    c.op = VGPU_OP_EVENT_ELAPSED_TIME;
-    c.arg[0] = handle_bits(start);
-    c.arg[1] = handle_bits(end);
+    Call c = command<VGPU_OP_EVENT_ELAPSED_TIME>({handle_bits(start), handle_bits(end)});
     uint64_t res[2];
     CUresult r = call_sync(c, res);
     if (r == CUDA_SUCCESS) {
@@ -302,11 +296,7 @@ extern "C" CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned i
         cuCtxPopCurrent(&popped);
         return r;
     }
-    Call c;
-    c.op = VGPU_OP_STREAM_WAIT_EVENT;
-    c.arg[0] = stream_arg(stream);
-    c.arg[1] = handle_bits(event);
-    c.arg[2] = flags;
+    Call c = command<VGPU_OP_STREAM_WAIT_EVENT>({stream_arg(stream), handle_bits(event), flags});
     capture_stream_waits(stream, event);
     capture_note_work(stream);
     return call_async(c);

@@ -46,10 +46,7 @@ CUresult resource_desc(CUDA_RESOURCE_DESC* out, uint64_t object, bool surface)
 {
     if (out == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
-    Call c;
-    c.op = VGPU_OP_SAMPLED_OBJECT_RESOURCE;
-    c.arg[0] = object;
-    c.arg[1] = surface ? 1 : 0;
+    Call c = command<VGPU_OP_SAMPLED_OBJECT_RESOURCE>({object, surface ? 1 : 0});
     vgpu_tex_resource r;
     if (CUresult e = call_sync(c, nullptr, &r, sizeof r))
         return e;

@@ -8,6 +8,7 @@
 
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/ring_producer.h"
+#include "kvmtool-gpu/abi/vgpu_abi_layout.h"
 
 namespace guest::cuda {
 
@@ -40,6 +41,27 @@ struct Call {
     }
 };
 
+// The command for opcode Op with its arguments in Op's own layout (its row
+// in vgpu_ops.h), so the compiler holds each call to the row: the one typed
+// way to build a command.
+template <uint16_t Op>
+Call command(const typename kvmgpu::abi::VgpuOpTypes<Op>::Args& args)
+{
+    Call c;
+    c.op = Op;
+    c.set_args(args);
+    return c;
+}
+// ... for an opcode that takes no arguments.
+template <uint16_t Op>
+Call command()
+{
+    static_assert(kvmgpu::abi::LayoutBytes<typename kvmgpu::abi::VgpuOpTypes<Op>::Args>::value == 0,
+                  "this opcode takes arguments");
+    Call c;
+    c.op = Op;
+    return c;
+}
 // The vGPU's handle for a stream argument: CU_STREAM_LEGACY and
 // CU_STREAM_PER_THREAD are the default stream (guest_cuda.h).
 inline uint64_t stream_arg(CUstream s)

@@ -249,9 +249,7 @@ bool exhaust_registrations(uint64_t bytes)
     reg.arg[1] = count;
     reg.arg[2] = bytes;
     auto unregister = [](uint64_t h) {
-        Call u;
-        u.op = VGPU_OP_HOST_UNREGISTER;
-        u.arg[0] = h;
+        Call u = guest::cuda::command<VGPU_OP_HOST_UNREGISTER>({h});
         return guest::cuda::call_sync(u);
     };
     unsigned n = 0;
