@@ -71,16 +71,12 @@ using namespace guest;
 using namespace guest::cublas;
 
 namespace {
-cublasStatus_t handle_call(uint16_t op, cublasHandle_t h, uint64_t a1 = 0, uint64_t a2 = 0)
+template <uint16_t Op, class... More>
+cublasStatus_t handle_call(cublasHandle_t h, More... more)
 {
     if (!h)
         return CUBLAS_STATUS_NOT_INITIALIZED;
-    cuda::Call c;
-    c.op = op;
-    c.arg[0] = h->vgpu;
-    c.arg[1] = a1;
-    c.arg[2] = a2;
-    return status_of(cuda::call_sync(c));
+    return status_of(cuda::call<Op>({h->vgpu, static_cast<uint64_t>(more)...}));
 }
 } // namespace
 
@@ -101,7 +97,7 @@ cublasStatus_t cublasCreate(cublasHandle_t* handle)
     if (!h) {
         cublasContext lost;
         lost.vgpu = vgpu;
-        handle_call(VGPU_OP_BLAS_DESTROY, &lost);
+        handle_call<VGPU_OP_BLAS_DESTROY>(&lost);
         return CUBLAS_STATUS_ALLOC_FAILED;
     }
     h->vgpu = vgpu;
@@ -116,7 +112,7 @@ cublasStatus_t cublasDestroy(cublasHandle_t handle)
         return CUBLAS_STATUS_NOT_INITIALIZED;
     // The VMM destroys it after the calls queued before (the ring is in
     // order), and cublasDestroy waits for the handle's work on the host.
-    const cublasStatus_t s = handle_call(VGPU_OP_BLAS_DESTROY, handle);
+    const cublasStatus_t s = handle_call<VGPU_OP_BLAS_DESTROY>(handle);
     delete handle;
     return s;
 }
@@ -124,7 +120,7 @@ cublasStatus_t cublasDestroy(cublasHandle_t handle)
 cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream)
 {
     GUEST_API_LOCK();
-    const cublasStatus_t s = handle_call(VGPU_OP_BLAS_SET_STREAM, handle, cuda::stream_arg(stream));
+    const cublasStatus_t s = handle_call<VGPU_OP_BLAS_SET_STREAM>(handle, cuda::stream_arg(stream));
     if (s == CUBLAS_STATUS_SUCCESS)
         handle->stream = stream;
     return s;
@@ -167,7 +163,7 @@ cublasStatus_t cublasGetPointerMode(cublasHandle_t handle, cublasPointerMode_t* 
 cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode)
 {
     GUEST_API_LOCK();
-    const cublasStatus_t s = handle_call(VGPU_OP_BLAS_SET_MATH_MODE, handle, static_cast<uint64_t>(mode));
+    const cublasStatus_t s = handle_call<VGPU_OP_BLAS_SET_MATH_MODE>(handle, static_cast<uint64_t>(mode));
     if (s == CUBLAS_STATUS_SUCCESS)
         handle->math_mode = mode;
     return s;
@@ -187,7 +183,7 @@ cublasStatus_t cublasGetMathMode(cublasHandle_t handle, cublasMath_t* mode)
 cublasStatus_t cublasSetWorkspace(cublasHandle_t handle, void* workspace, size_t bytes)
 {
     GUEST_API_LOCK();
-    return handle_call(VGPU_OP_BLAS_SET_WORKSPACE, handle, cublas::dev(workspace), bytes);
+    return handle_call<VGPU_OP_BLAS_SET_WORKSPACE>(handle, cublas::dev(workspace), bytes);
 }
 
 // The host library's version, as cuBLAS reports its own.

@@ -16,9 +16,10 @@ using namespace guest::cuda;
 namespace {
 
 // A destroy call; on success `forget` drops what this library kept for the handle.
-CUresult destroy(uint16_t op, uint64_t handle, void (*forget)(uint64_t))
+template <uint16_t Op>
+CUresult destroy(uint64_t handle, void (*forget)(uint64_t))
 {
-    const CUresult r = call_on(op, handle);
+    const CUresult r = call<Op>({handle});
     if (r == CUDA_SUCCESS)
         forget(handle);
     return r;
@@ -66,7 +67,7 @@ CUresult edges(uint64_t graph, const CUgraphNode* from, const CUgraphNode* to, u
 CUresult with_dependencies(CUgraphNode* out, CUgraph graph, uint64_t node, const CUgraphNode* deps, size_t n)
 {
     if (CUresult r = edges(handle_bits(graph), deps, nullptr, node, n, false)) {
-        call_on(VGPU_OP_GRAPH_DESTROY_NODE, node);
+        call<VGPU_OP_GRAPH_DESTROY_NODE>({node});
         return r;
     }
     *out = handle_of<CUgraphNode>(node);
@@ -163,14 +164,14 @@ KVMGPU_DRIVER_ENTRY(cuGraphCreate, 10000);
 extern "C" CUresult cuGraphCreate(CUgraph* phGraph, unsigned int flags)
 {
     GUEST_API_LOCK();
-    return call_create(VGPU_OP_GRAPH_CREATE, flags, phGraph);
+    return call_create<VGPU_OP_GRAPH_CREATE>(flags, phGraph);
 }
 
 KVMGPU_DRIVER_ENTRY(cuGraphDestroy, 10000);
 extern "C" CUresult cuGraphDestroy(CUgraph hGraph)
 {
     GUEST_API_LOCK();
-    return destroy(VGPU_OP_GRAPH_DESTROY, handle_bits(hGraph), forget_graph);
+    return destroy<VGPU_OP_GRAPH_DESTROY>(handle_bits(hGraph), forget_graph);
 }
 
 KVMGPU_DRIVER_ENTRY(cuGraphAddEmptyNode, 10000);
@@ -218,7 +219,7 @@ extern "C" CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL
     if (kernel_params_of(handle_bits(hNode), nodeParams))
         return CUDA_SUCCESS;
     uint64_t type = 0;
-    if (CUresult r = call_args(VGPU_OP_GRAPH_NODE_GET_TYPE, handle_bits(hNode), 0, 0, 0, &type))
+    if (CUresult r = call<VGPU_OP_GRAPH_NODE_GET_TYPE>({handle_bits(hNode)}, &type))
         return r;
     return type == CU_GRAPH_NODE_TYPE_KERNEL ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
 }
@@ -359,7 +360,7 @@ KVMGPU_DRIVER_ENTRY(cuGraphDestroyNode, 10000);
 extern "C" CUresult cuGraphDestroyNode(CUgraphNode hNode)
 {
     GUEST_API_LOCK();
-    return destroy(VGPU_OP_GRAPH_DESTROY_NODE, handle_bits(hNode), forget_node);
+    return destroy<VGPU_OP_GRAPH_DESTROY_NODE>(handle_bits(hNode), forget_node);
 }
 
 KVMGPU_DRIVER_ENTRY(cuGraphInstantiateWithFlags, 11040);
@@ -378,7 +379,7 @@ extern "C" CUresult cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec, CUgrap
         return r;
     if (!host_steps_give(handle_bits(hGraph), res[0], true)) {
         host_steps_drop(res[0]);
-        call_on(VGPU_OP_GRAPH_EXEC_DESTROY, res[0]);
+        call<VGPU_OP_GRAPH_EXEC_DESTROY>({res[0]});
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     *phGraphExec = handle_of<CUgraphExec>(res[0]);
@@ -478,5 +479,5 @@ KVMGPU_DRIVER_ENTRY(cuGraphExecDestroy, 10000);
 extern "C" CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
 {
     GUEST_API_LOCK();
-    return destroy(VGPU_OP_GRAPH_EXEC_DESTROY, handle_bits(hGraphExec), host_steps_drop);
+    return destroy<VGPU_OP_GRAPH_EXEC_DESTROY>(handle_bits(hGraphExec), host_steps_drop);
 }

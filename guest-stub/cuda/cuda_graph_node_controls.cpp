@@ -15,17 +15,13 @@ namespace {
 
 CUresult add_event_node(CUgraphNode* out, CUgraph graph, const CUgraphNode* deps, size_t n, CUevent event, bool wait)
 {
-    Call c;
-    c.op = VGPU_OP_GRAPH_ADD_EVENT_NODE;
-    c.set_args(vgpu_args_event_node{handle_bits(graph), handle_bits(event), wait ? 1u : 0u});
+    Call c = command<VGPU_OP_GRAPH_ADD_EVENT_NODE>(vgpu_args_event_node{handle_bits(graph), handle_bits(event), wait ? 1u : 0u});
     return add_graph_node(c, out, graph, deps, n);
 }
 
 CUresult set_event(CUgraphExec exec, CUgraphNode node, CUevent event, bool wait)
 {
-    Call c;
-    c.op = VGPU_OP_GRAPH_EVENT_NODE_SET_EVENT;
-    c.set_args(vgpu_args_node_event{handle_bits(exec), handle_bits(node), handle_bits(event), wait ? 1u : 0u});
+    Call c = command<VGPU_OP_GRAPH_EVENT_NODE_SET_EVENT>(vgpu_args_node_event{handle_bits(exec), handle_bits(node), handle_bits(event), wait ? 1u : 0u});
     return call_sync(c);
 }
 
@@ -34,7 +30,7 @@ CUresult get_event(CUgraphNode node, CUevent* out, bool wait)
     if (out == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t event = 0;
-    if (CUresult r = call_args(VGPU_OP_GRAPH_EVENT_NODE_GET_EVENT, handle_bits(node), wait ? 1 : 0, 0, 0, &event))
+    if (CUresult r = call<VGPU_OP_GRAPH_EVENT_NODE_GET_EVENT>({handle_bits(node), wait ? 1 : 0}, &event))
         return r;
     *out = handle_of<CUevent>(event);
     return CUDA_SUCCESS;
@@ -105,9 +101,7 @@ KVMGPU_DRIVER_ENTRY(cuGraphNodeSetEnabled, 11060);
 extern "C" CUresult cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled)
 {
     GUEST_API_LOCK();
-    Call c;
-    c.op = VGPU_OP_GRAPH_NODE_SET_ENABLED;
-    c.set_args(vgpu_args_node_enabled{handle_bits(hGraphExec), handle_bits(hNode), isEnabled != 0 ? 1u : 0u});
+    Call c = command<VGPU_OP_GRAPH_NODE_SET_ENABLED>(vgpu_args_node_enabled{handle_bits(hGraphExec), handle_bits(hNode), isEnabled != 0 ? 1u : 0u});
     return call_sync(c);
 }
 
@@ -118,7 +112,7 @@ extern "C" CUresult cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hN
     if (isEnabled == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t on = 0;
-    if (CUresult r = call_args(VGPU_OP_GRAPH_NODE_GET_ENABLED, handle_bits(hGraphExec), handle_bits(hNode), 0, 0, &on))
+    if (CUresult r = call<VGPU_OP_GRAPH_NODE_GET_ENABLED>({handle_bits(hGraphExec), handle_bits(hNode)}, &on))
         return r;
     *isEnabled = static_cast<unsigned int>(on);
     return CUDA_SUCCESS;
@@ -131,7 +125,7 @@ extern "C" CUresult cuGraphExecGetFlags(CUgraphExec hGraphExec, cuuint64_t* flag
     if (flags == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t f = 0;
-    if (CUresult r = call_args(VGPU_OP_GRAPH_EXEC_GET_FLAGS, handle_bits(hGraphExec), 0, 0, 0, &f))
+    if (CUresult r = call<VGPU_OP_GRAPH_EXEC_GET_FLAGS>({handle_bits(hGraphExec)}, &f))
         return r;
     *flags = f;
     return CUDA_SUCCESS;

@@ -27,9 +27,7 @@ CUresult edge_query(uint64_t handle, uint64_t kind, bool counting, CUgraphNode* 
     const size_t room = counting ? 0 : *num;
     size_t total = 0, got = 0;
     do {
-        Call c;
-        c.op = VGPU_OP_GRAPH_EDGES;
-        c.set_args(vgpu_args_graph_edges{handle, got, kind});
+        Call c = command<VGPU_OP_GRAPH_EDGES>(vgpu_args_graph_edges{handle, got, kind});
         uint64_t res[2], pairs[VGPU_GRAPH_EDGES_PER_CALL * 2];
         if (CUresult r = call_sync(c, res, pairs, sizeof pairs))
             return r;
@@ -58,7 +56,7 @@ CUresult edge_query(uint64_t handle, uint64_t kind, bool counting, CUgraphNode* 
 uint64_t copy_in_clone(uint64_t clone, uint64_t node)
 {
     uint64_t res[2] = {};
-    return call_args(VGPU_OP_GRAPH_NODE_FIND_IN_CLONE, clone, node, 0, 0, res) == CUDA_SUCCESS ? res[0] : 0;
+    return call<VGPU_OP_GRAPH_NODE_FIND_IN_CLONE>({clone, node}, res) == CUDA_SUCCESS ? res[0] : 0;
 }
 
 } // namespace
@@ -70,11 +68,11 @@ extern "C" CUresult cuGraphClone(CUgraph* phGraphClone, CUgraph originalGraph)
     if (phGraphClone == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t clone = 0;
-    if (CUresult r = call_args(VGPU_OP_GRAPH_CLONE, handle_bits(originalGraph), 0, 0, 0, &clone))
+    if (CUresult r = call<VGPU_OP_GRAPH_CLONE>({handle_bits(originalGraph)}, &clone))
         return r;
     if (!host_steps_clone(handle_bits(originalGraph), clone, copy_in_clone)) {
         host_steps_drop(clone);
-        call_on(VGPU_OP_GRAPH_DESTROY, clone);
+        call<VGPU_OP_GRAPH_DESTROY>({clone});
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     kernel_params_clone(handle_bits(originalGraph), clone, copy_in_clone); // best effort, as the adds' are
@@ -89,8 +87,7 @@ extern "C" CUresult cuGraphNodeFindInClone(CUgraphNode* phNode, CUgraphNode hOri
     if (phNode == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t node = 0;
-    if (CUresult r = call_args(VGPU_OP_GRAPH_NODE_FIND_IN_CLONE, handle_bits(hClonedGraph),
-                               handle_bits(hOriginalNode), 0, 0, &node))
+    if (CUresult r = call<VGPU_OP_GRAPH_NODE_FIND_IN_CLONE>({handle_bits(hClonedGraph), handle_bits(hOriginalNode)}, &node))
         return r;
     *phNode = handle_of<CUgraphNode>(node);
     return CUDA_SUCCESS;
@@ -141,7 +138,7 @@ extern "C" CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType* type)
     if (type == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t t = 0;
-    if (CUresult r = call_args(VGPU_OP_GRAPH_NODE_GET_TYPE, handle_bits(hNode), 0, 0, 0, &t))
+    if (CUresult r = call<VGPU_OP_GRAPH_NODE_GET_TYPE>({handle_bits(hNode)}, &t))
         return r;
     *type = host_step_of_node(handle_bits(hNode)) != nullptr ? CU_GRAPH_NODE_TYPE_HOST : static_cast<CUgraphNodeType>(t);
     return CUDA_SUCCESS;

@@ -89,11 +89,8 @@ CUresult move_all(bool to_device)
         const Managed& m = g_managed[i];
         if (m.ctx != ctx || m.attach == CU_MEM_ATTACH_HOST || m.zero_copy)
             continue;
-        Call c;
-        c.op = to_device ? VGPU_OP_MEMCPY_HTOD : VGPU_OP_MEMCPY_DTOH;
-        c.arg[0] = to_device ? m.start : m.guest;
-        c.arg[1] = to_device ? m.guest : m.start;
-        c.arg[2] = m.asked;
+        const Call c = to_device ? command<VGPU_OP_MEMCPY_HTOD>({m.start, m.guest, m.asked})
+                                 : command<VGPU_OP_MEMCPY_DTOH>({m.guest, m.start, m.asked});
         if (CUresult r = call_sync(c))
             return r;
     }
@@ -153,11 +150,11 @@ void teardown(const Managed& m, bool mapped, bool reserved)
         return;
     }
     if (mapped)
-        call_args(VGPU_OP_VMM_UNMAP, m.start, m.bytes);
+        call<VGPU_OP_VMM_UNMAP>({m.start, m.bytes});
     if (m.physical)
-        call_args(VGPU_OP_VMM_RELEASE, m.physical);
+        call<VGPU_OP_VMM_RELEASE>({m.physical});
     if (reserved)
-        call_args(VGPU_OP_VMM_FREE_RESERVATION, m.start, m.bytes);
+        call<VGPU_OP_VMM_FREE_RESERVATION>({m.start, m.bytes});
     release_guest_bytes(m);
 }
 
@@ -323,7 +320,7 @@ CUresult place(Managed* m, uint64_t granule)
         // take).
         const uint64_t want = slot >= 0 ? g_slots[slot].va : fresh_tries++ == 0 ? asked_address(g, m->bytes) : 0;
         uint64_t va = 0;
-        if ((r = call_args(VGPU_OP_VMM_RESERVE, m->bytes, granule, want, 0, &va)) != CUDA_SUCCESS)
+        if ((r = call<VGPU_OP_VMM_RESERVE>({m->bytes, granule, want}, &va)) != CUDA_SUCCESS)
             break;
         m->start = va;
         if (slot >= 0) {
@@ -352,7 +349,7 @@ CUresult place(Managed* m, uint64_t granule)
                 break;
             }
             if (e != EEXIST) { // no aliases here, or none left: another address will not help
-                call_args(VGPU_OP_VMM_FREE_RESERVATION, va, m->bytes);
+                call<VGPU_OP_VMM_FREE_RESERVATION>({va, m->bytes});
                 r = CUDA_ERROR_NOT_SUPPORTED;
                 break;
             }
@@ -362,7 +359,7 @@ CUresult place(Managed* m, uint64_t granule)
     }
     for (uint64_t va : held)
         if (va != 0)
-            call_args(VGPU_OP_VMM_FREE_RESERVATION, va, m->bytes);
+            call<VGPU_OP_VMM_FREE_RESERVATION>({va, m->bytes});
     if (block != nullptr)
         cuMemFreeHost(block);
     if (r == CUDA_ERROR_NOT_SUPPORTED)
@@ -388,7 +385,7 @@ extern "C" CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytes, unsigned 
     if (g_count == kMaxManaged)
         return CUDA_ERROR_OUT_OF_MEMORY;
     uint64_t granule = 0;
-    if (CUresult r = call_args(VGPU_OP_VMM_GRANULARITY, 0, 0, 0, 0, &granule))
+    if (CUresult r = call<VGPU_OP_VMM_GRANULARITY>(&granule))
         return r;
     if (bytes > UINT64_MAX / 2 - 2 * granule)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -410,24 +407,24 @@ extern "C" CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytes, unsigned 
     }
     if (CUresult r = place(&m, granule))
         return r;
-    CUresult r = call_args(VGPU_OP_VMM_CREATE, m.bytes, 0, 0, 0, &m.physical);
+    CUresult r = call<VGPU_OP_VMM_CREATE>({m.bytes}, &m.physical);
     if (r != CUDA_SUCCESS) {
         teardown(m, false, true);
         return r;
     }
-    if ((r = call_args(VGPU_OP_VMM_MAP, m.start, m.bytes, 0, m.physical)) != CUDA_SUCCESS) {
+    if ((r = call<VGPU_OP_VMM_MAP>({m.start, m.bytes, 0, m.physical})) != CUDA_SUCCESS) {
         teardown(m, false, true);
         return r;
     }
     CUdevice dev = 0;
     cuCtxGetDevice(&dev);
-    if ((r = call_args(VGPU_OP_VMM_SET_ACCESS, m.start, m.bytes, device_arg(dev), VGPU_VMM_ACCESS_READWRITE))) {
+    if ((r = call<VGPU_OP_VMM_SET_ACCESS>({m.start, m.bytes, device_arg(dev), VGPU_VMM_ACCESS_READWRITE}))) {
         teardown(m, true, true);
         return r;
     }
     // The mapping keeps the memory: the handle goes now, as the driver's
     // cuMemAllocManaged has none to give back.
-    call_args(VGPU_OP_VMM_RELEASE, m.physical);
+    call<VGPU_OP_VMM_RELEASE>({m.physical});
     m.physical = 0;
     if (m.slot >= 0)
         g_slots[m.slot].in_use = true;

@@ -62,14 +62,10 @@ CUresult copy_scattered(Dir dir, CUdeviceptr dptr, const void* host, size_t byte
 
 // The common shape of copies and memsets: arg0..2, arg3 = stream; queued
 // (async) or waited for as a synchronization point.
-CUresult stream_op(uint16_t op, uint64_t a0, uint64_t a1, uint64_t a2, CUstream stream, bool async)
+template <uint16_t Op>
+CUresult stream_op(uint64_t a0, uint64_t a1, uint64_t a2, CUstream stream, bool async)
 {
-    Call c;
-    c.op = op;
-    c.arg[0] = a0;
-    c.arg[1] = a1;
-    c.arg[2] = a2;
-    c.arg[3] = stream_arg(stream);
+    const Call c = command<Op>({a0, a1, a2, stream_arg(stream)});
     capture_note_work(stream);
     return async ? call_async(c) : sync_point(call_sync(c));
 }
@@ -119,9 +115,9 @@ CUresult bounced_copy(Dir dir, CUdeviceptr dptr, const void* host, size_t bytes,
         const size_t n = bytes - done < size ? bytes - done : size;
         if (dir == Dir::kHtoD) {
             memcpy(bounce, static_cast<const uint8_t*>(host) + done, n);
-            r = stream_op(VGPU_OP_MEMCPY_HTOD, dptr + done, gpa, n, stream, false);
+            r = stream_op<VGPU_OP_MEMCPY_HTOD>(dptr + done, gpa, n, stream, false);
         } else {
-            r = stream_op(VGPU_OP_MEMCPY_DTOH, gpa, dptr + done, n, stream, false);
+            r = stream_op<VGPU_OP_MEMCPY_DTOH>(gpa, dptr + done, n, stream, false);
             if (r == CUDA_SUCCESS)
                 memcpy(static_cast<uint8_t*>(const_cast<void*>(host)) + done, bounce, n);
         }
@@ -150,8 +146,8 @@ CUresult copy(Dir dir, CUdeviceptr dptr, const void* host, size_t bytes, CUstrea
     uint64_t gpa;
     CUdeviceptr registered;
     if (registered_device_address(host, bytes, &registered)) // the copy engine, through the buffer's host alias
-        return dir == Dir::kHtoD ? stream_op(VGPU_OP_MEMCPY_DTOD, dptr, registered, bytes, stream, async)
-                                 : stream_op(VGPU_OP_MEMCPY_DTOD, registered, dptr, bytes, stream, async);
+        return dir == Dir::kHtoD ? stream_op<VGPU_OP_MEMCPY_DTOD>(dptr, registered, bytes, stream, async)
+                                 : stream_op<VGPU_OP_MEMCPY_DTOD>(registered, dptr, bytes, stream, async);
     if (!guest::platform::phys_contiguous(host, bytes, &gpa)) {
         if (!guest::platform::virt_to_phys(host, &gpa)) // not RAM at all (no range spans RAM and what is not)
             return bounced_copy(dir, dptr, host, bytes, stream);
@@ -159,8 +155,8 @@ CUresult copy(Dir dir, CUdeviceptr dptr, const void* host, size_t bytes, CUstrea
         return async ? r : sync_point(r);
     }
     if (dir == Dir::kHtoD)
-        return stream_op(VGPU_OP_MEMCPY_HTOD, dptr, gpa, bytes, stream, async);
-    return stream_op(VGPU_OP_MEMCPY_DTOH, gpa, dptr, bytes, stream, async);
+        return stream_op<VGPU_OP_MEMCPY_HTOD>(dptr, gpa, bytes, stream, async);
+    return stream_op<VGPU_OP_MEMCPY_DTOH>(gpa, dptr, bytes, stream, async);
 }
 
 // The vgpuMemcpy*Scattered entry points: always SG lists, always queued.
@@ -185,7 +181,7 @@ CUresult copy_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stre
         return dst_m ? copy(Dir::kDtoH, src, dst_m, bytes, stream, async)
                      : copy(Dir::kHtoD, dst, src_m, bytes, stream, async);
     }
-    return stream_op(VGPU_OP_MEMCPY_DTOD, dst, src, bytes, stream, async);
+    return stream_op<VGPU_OP_MEMCPY_DTOD>(dst, src, bytes, stream, async);
 }
 
 } // namespace
@@ -319,9 +315,7 @@ CUresult copy_peer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontex
 {
     if (dst_ctx == nullptr || src_ctx == nullptr)
         return CUDA_ERROR_INVALID_CONTEXT;
-    Call c;
-    c.op = VGPU_OP_MEMCPY_PEER;
-    c.set_args(vgpu_args_memcpy_peer{.dst = dst,
+    Call c = command<VGPU_OP_MEMCPY_PEER>(vgpu_args_memcpy_peer{.dst = dst,
                                      .dst_context = handle_bits(dst_ctx),
                                      .src = src,
                                      .src_context = handle_bits(src_ctx),
@@ -353,7 +347,8 @@ namespace {
 // point's: a misaligned start, a size that wraps, or a range that starts in
 // one of this guest's allocations and runs past its end. (Other addresses,
 // a mapped host buffer's or a __device__ variable's, only the vGPU knows.)
-CUresult memset_op(uint16_t op, CUdeviceptr dst, uint64_t value, size_t count, unsigned element, CUstream stream,
+template <uint16_t Op>
+CUresult memset_op(CUdeviceptr dst, uint64_t value, size_t count, unsigned element, CUstream stream,
                 bool async)
 {
     uint64_t bytes = 0;
@@ -368,47 +363,47 @@ CUresult memset_op(uint16_t op, CUdeviceptr dst, uint64_t value, size_t count, u
             memcpy(static_cast<uint8_t*>(m) + i * element, &value, element); // little-endian: the low bytes
         return CUDA_SUCCESS;
     }
-    return stream_op(op, dst, value, count, stream, async);
+    return stream_op<Op>(dst, value, count, stream, async);
 }
 } // namespace
 
 extern "C" CUresult cuMemsetD8(CUdeviceptr dst, unsigned char value, size_t count)
 {
     GUEST_API_LOCK();
-    return memset_op(VGPU_OP_MEMSET_D8, dst, value, count, 1, 0, false);
+    return memset_op<VGPU_OP_MEMSET_D8>(dst, value, count, 1, 0, false);
 }
 
 extern "C" CUresult cuMemsetD32(CUdeviceptr dst, unsigned int value, size_t count)
 {
     GUEST_API_LOCK();
-    return memset_op(VGPU_OP_MEMSET_D32, dst, value, count, 4, 0, false);
+    return memset_op<VGPU_OP_MEMSET_D32>(dst, value, count, 4, 0, false);
 }
 
 extern "C" CUresult cuMemsetD16(CUdeviceptr dst, unsigned short value, size_t count)
 {
     GUEST_API_LOCK();
-    return memset_op(VGPU_OP_MEMSET_D16, dst, value, count, 2, 0, false);
+    return memset_op<VGPU_OP_MEMSET_D16>(dst, value, count, 2, 0, false);
 }
 
 KVMGPU_DRIVER_ENTRY(cuMemsetD16Async, 3020);
 extern "C" CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short value, size_t count, CUstream stream)
 {
     GUEST_API_LOCK();
-    return memset_op(VGPU_OP_MEMSET_D16, dst, value, count, 2, stream, true);
+    return memset_op<VGPU_OP_MEMSET_D16>(dst, value, count, 2, stream, true);
 }
 
 KVMGPU_DRIVER_ENTRY(cuMemsetD8Async, 3020);
 extern "C" CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t count, CUstream stream)
 {
     GUEST_API_LOCK();
-    return memset_op(VGPU_OP_MEMSET_D8, dst, value, count, 1, stream, true);
+    return memset_op<VGPU_OP_MEMSET_D8>(dst, value, count, 1, stream, true);
 }
 
 KVMGPU_DRIVER_ENTRY(cuMemsetD32Async, 3020);
 extern "C" CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t count, CUstream stream)
 {
     GUEST_API_LOCK();
-    return memset_op(VGPU_OP_MEMSET_D32, dst, value, count, 4, stream, true);
+    return memset_op<VGPU_OP_MEMSET_D32>(dst, value, count, 4, stream, true);
 }
 
 extern "C" CUresult vgpuMemcpyHtoDScattered(CUdeviceptr dst, const void* src, size_t bytes,

@@ -209,15 +209,15 @@ namespace {
 // the payload without its NUL, or, longer than the payload, in the
 // identity-mapped scratch whose address the payload holds (`gpa` keeps it
 // for the call). False for a name the vGPU would refuse.
-bool name_lookup(uint16_t op, CUmodule module, const char* name, Call* c, uint64_t* gpa)
+template <uint16_t Op>
+bool name_lookup(CUmodule module, const char* name, Call* c, uint64_t* gpa)
 {
     size_t len = 0; // at most one past the limit: a name need not end where the limit does
     while (name != nullptr && len <= VGPU_MAX_NAME_BYTES && name[len] != '\0')
         ++len;
     if (len == 0 || len > VGPU_MAX_NAME_BYTES)
         return false;
-    c->op = op;
-    c->arg[0] = handle_bits(module);
+    *c = command<Op>({handle_bits(module), 0});
     if (len <= VGPU_PAYLOAD_BYTES) {
         c->payload = name;
         c->payload_len = static_cast<uint32_t>(len);
@@ -228,7 +228,7 @@ bool name_lookup(uint16_t op, CUmodule module, const char* name, Call* c, uint64
         return false;
     memcpy(scratch, name, len);
     *gpa = reinterpret_cast<uintptr_t>(scratch);
-    c->arg[1] = len;
+    *c = command<Op>({handle_bits(module), len});
     c->payload = gpa;
     c->payload_len = sizeof *gpa;
     return true;
@@ -240,7 +240,7 @@ extern "C" CUresult cuModuleGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUmodule
     GUEST_API_LOCK();
     Call c;
     uint64_t gpa;
-    if (!name_lookup(VGPU_OP_MODULE_GET_GLOBAL, module, name, &c, &gpa))
+    if (!name_lookup<VGPU_OP_MODULE_GET_GLOBAL>(module, name, &c, &gpa))
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t res[2];
     if (CUresult r = call_sync(c, res))
@@ -262,16 +262,15 @@ CUresult learn_function(CUfunction handle, CUmodule module)
     constexpr uint32_t kPerCall = VGPU_PAYLOAD_BYTES / sizeof(vgpu_param_desc);
     vgpu_param_desc descs[kPerCall];
     uint64_t res[2];
-    Call q = command<VGPU_OP_FUNC_GET_PARAM_INFO>({handle_bits(handle)});
-    if (CUresult r = call_sync(q, res, descs, sizeof descs))
+    if (CUresult r = call_sync(command<VGPU_OP_FUNC_GET_PARAM_INFO>({handle_bits(handle), 0}), res, descs, sizeof descs))
         return r;
     FunctionLayout* l = function_add(handle, module, static_cast<uint32_t>(res[0]), static_cast<uint32_t>(res[1]));
     if (l == nullptr)
         return CUDA_ERROR_OUT_OF_MEMORY;
     for (uint32_t i = 0; i < l->count; ++i) {
         if (i > 0 && i % kPerCall == 0) {
-            q.arg[1] = i;
-            if (CUresult r = call_sync(q, res, descs, sizeof descs))
+            if (CUresult r = call_sync(command<VGPU_OP_FUNC_GET_PARAM_INFO>({handle_bits(handle), i}), res, descs,
+                                       sizeof descs))
                 return r;
         }
         l->offsets[i] = descs[i % kPerCall].offset;
@@ -287,7 +286,7 @@ extern "C" CUresult cuModuleGetFunction(CUfunction* f, CUmodule module, const ch
     GUEST_API_LOCK();
     Call c;
     uint64_t gpa;
-    if (f == nullptr || !name_lookup(VGPU_OP_MODULE_GET_FUNCTION, module, name, &c, &gpa))
+    if (f == nullptr || !name_lookup<VGPU_OP_MODULE_GET_FUNCTION>(module, name, &c, &gpa))
         return CUDA_ERROR_INVALID_VALUE;
     CUfunction handle;
     if (CUresult r = call_result(c, &handle))

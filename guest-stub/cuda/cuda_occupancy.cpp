@@ -30,9 +30,7 @@ extern "C" CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* nu
     GUEST_API_LOCK();
     if (numBlocks == nullptr || blockSize <= 0)
         return CUDA_ERROR_INVALID_VALUE;
-    Call c;
-    c.op = VGPU_OP_FUNC_OCCUPANCY;
-    c.set_args(vgpu_args_occupancy{.function = handle_bits(func),
+    Call c = command<VGPU_OP_FUNC_OCCUPANCY>(vgpu_args_occupancy{.function = handle_bits(func),
                                    .block_threads = static_cast<uint64_t>(blockSize),
                                    .shared_bytes = dynamicSMemSize,
                                    .flags = flags});

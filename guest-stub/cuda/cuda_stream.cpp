@@ -87,7 +87,7 @@ unsigned long long g_last_stream_id = kFirstCreatedStreamId - 1;
 // the vGPU's answer for a handle it does not know, else NOT_SUPPORTED.
 CUresult unrecorded_stream(CUstream s)
 {
-    const CUresult r = call_on(VGPU_OP_STREAM_QUERY, stream_arg(s));
+    const CUresult r = call<VGPU_OP_STREAM_QUERY>({stream_arg(s)});
     const bool exists = r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY || r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     return exists ? CUDA_ERROR_NOT_SUPPORTED : r;
 }
@@ -106,7 +106,7 @@ KVMGPU_DRIVER_ENTRY(cuStreamCreate, 2000);
 extern "C" CUresult cuStreamCreate(CUstream* stream, unsigned int flags)
 {
     GUEST_API_LOCK();
-    if (CUresult r = call_create(VGPU_OP_STREAM_CREATE, flags, stream))
+    if (CUresult r = call_create<VGPU_OP_STREAM_CREATE>(flags, stream))
         return r;
     g_stream_owners.remember(*stream, current_context(), ++g_last_stream_id, flags);
     return CUDA_SUCCESS;
@@ -116,7 +116,7 @@ KVMGPU_DRIVER_ENTRY(cuStreamSynchronize, 2000);
 extern "C" CUresult cuStreamSynchronize(CUstream stream)
 {
     GUEST_API_LOCK();
-    return sync_point(call_on(VGPU_OP_STREAM_SYNCHRONIZE, stream_arg(stream)));
+    return sync_point(call<VGPU_OP_STREAM_SYNCHRONIZE>({stream_arg(stream)}));
 }
 
 KVMGPU_DRIVER_ENTRY(cuStreamDestroy, 4000);
@@ -125,7 +125,7 @@ extern "C" CUresult cuStreamDestroy(CUstream stream)
     GUEST_API_LOCK();
     if (stream_arg(stream) == 0)
         return CUDA_ERROR_INVALID_HANDLE; // the default streams are not destroyed
-    const CUresult r = call_on(VGPU_OP_STREAM_DESTROY, handle_bits(stream));
+    const CUresult r = call<VGPU_OP_STREAM_DESTROY>({handle_bits(stream)});
     if (r == CUDA_SUCCESS) {
         capture_stream_destroyed(stream);
         g_stream_owners.forget(stream);
@@ -216,7 +216,7 @@ KVMGPU_DRIVER_ENTRY(cuEventCreate, 2000);
 extern "C" CUresult cuEventCreate(CUevent* event, unsigned int flags)
 {
     GUEST_API_LOCK();
-    const CUresult r = call_create(VGPU_OP_EVENT_CREATE, flags, event);
+    const CUresult r = call_create<VGPU_OP_EVENT_CREATE>(flags, event);
     if (r == CUDA_SUCCESS)
         g_event_owners.remember(*event, current_context());
     return r;
@@ -235,7 +235,7 @@ KVMGPU_DRIVER_ENTRY(cuEventSynchronize, 2000);
 extern "C" CUresult cuEventSynchronize(CUevent event)
 {
     GUEST_API_LOCK();
-    return sync_point(call_on(VGPU_OP_EVENT_SYNCHRONIZE, handle_bits(event)));
+    return sync_point(call<VGPU_OP_EVENT_SYNCHRONIZE>({handle_bits(event)}));
 }
 
 KVMGPU_DRIVER_ENTRY(cuEventElapsedTime, 12080);
@@ -258,7 +258,7 @@ KVMGPU_DRIVER_ENTRY(cuEventDestroy, 4000);
 extern "C" CUresult cuEventDestroy(CUevent event)
 {
     GUEST_API_LOCK();
-    const CUresult r = call_on(VGPU_OP_EVENT_DESTROY, handle_bits(event));
+    const CUresult r = call<VGPU_OP_EVENT_DESTROY>({handle_bits(event)});
     if (r == CUDA_SUCCESS)
         g_event_owners.forget(event);
     return r;
@@ -270,14 +270,14 @@ KVMGPU_DRIVER_ENTRY(cuStreamQuery, 2000);
 extern "C" CUresult cuStreamQuery(CUstream stream)
 {
     GUEST_API_LOCK();
-    return sync_point(call_on(VGPU_OP_STREAM_QUERY, stream_arg(stream)));
+    return sync_point(call<VGPU_OP_STREAM_QUERY>({stream_arg(stream)}));
 }
 
 KVMGPU_DRIVER_ENTRY(cuEventQuery, 2000);
 extern "C" CUresult cuEventQuery(CUevent event)
 {
     GUEST_API_LOCK();
-    return sync_point(call_on(VGPU_OP_EVENT_QUERY, handle_bits(event)));
+    return sync_point(call<VGPU_OP_EVENT_QUERY>({handle_bits(event)}));
 }
 
 KVMGPU_DRIVER_ENTRY(cuStreamWaitEvent, 3020);

@@ -72,9 +72,7 @@ extern "C" CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, 
         CUcontext owner = nullptr;
         return cuStreamGetCtx(hStream, &owner);
     }
-    Call c;
-    c.op = VGPU_OP_STREAM_SET_ATTRIBUTE;
-    c.set_args(vgpu_args_stream_attribute{stream_arg(hStream), static_cast<uint64_t>(attr), to_vgpu(attr, *value)});
+    Call c = command<VGPU_OP_STREAM_SET_ATTRIBUTE>(vgpu_args_stream_attribute{stream_arg(hStream), static_cast<uint64_t>(attr), to_vgpu(attr, *value)});
     return call_sync(c);
 }
 
@@ -91,9 +89,7 @@ extern "C" CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, 
         memset(value_out, 0, sizeof *value_out);
         return CUDA_SUCCESS;
     }
-    Call c;
-    c.op = VGPU_OP_STREAM_GET_ATTRIBUTE;
-    c.set_args(vgpu_args_attribute{stream_arg(hStream), static_cast<uint64_t>(attr)});
+    Call c = command<VGPU_OP_STREAM_GET_ATTRIBUTE>(vgpu_args_attribute{stream_arg(hStream), static_cast<uint64_t>(attr)});
     vgpu_stream_attr_value v{};
     if (CUresult r = call_sync(c, nullptr, &v, sizeof v))
         return r;

@@ -81,12 +81,10 @@ CUresult create(uint16_t op, const void* desc, uint32_t bytes, unsigned long lon
     return call_result(c, out);
 }
 
-CUresult destroy(uint16_t op, uint64_t object)
+template <uint16_t Op>
+CUresult destroy(uint64_t object)
 {
-    Call c;
-    c.op = op;
-    c.arg[0] = object;
-    return call_sync(c);
+    return call<Op>({object});
 }
 
 } // namespace
@@ -121,7 +119,7 @@ KVMGPU_DRIVER_ENTRY(cuTexObjectDestroy, 5000);
 extern "C" CUresult cuTexObjectDestroy(CUtexObject texObject)
 {
     GUEST_API_LOCK();
-    return destroy(VGPU_OP_TEX_OBJECT_DESTROY, texObject);
+    return destroy<VGPU_OP_TEX_OBJECT_DESTROY>(texObject);
 }
 
 KVMGPU_DRIVER_ENTRY(cuTexObjectGetResourceDesc, 5000);
@@ -147,7 +145,7 @@ KVMGPU_DRIVER_ENTRY(cuSurfObjectDestroy, 5000);
 extern "C" CUresult cuSurfObjectDestroy(CUsurfObject surfObject)
 {
     GUEST_API_LOCK();
-    return destroy(VGPU_OP_SURF_OBJECT_DESTROY, surfObject);
+    return destroy<VGPU_OP_SURF_OBJECT_DESTROY>(surfObject);
 }
 
 KVMGPU_DRIVER_ENTRY(cuSurfObjectGetResourceDesc, 5000);

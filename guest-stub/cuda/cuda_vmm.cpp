@@ -42,7 +42,7 @@ extern "C" CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUm
     if (CUresult r = prop_ok(prop))
         return r;
     uint64_t g = 0;
-    CUresult r = call_args(VGPU_OP_VMM_GRANULARITY, 0, 0, 0, 0, &g);
+    CUresult r = call<VGPU_OP_VMM_GRANULARITY>(&g);
     if (r == CUDA_SUCCESS)
         *granularity = g;
     return r;
@@ -56,7 +56,7 @@ extern "C" CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t al
     if (ptr == nullptr || flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t va = 0;
-    CUresult r = call_args(VGPU_OP_VMM_RESERVE, size, alignment, addr, 0, &va);
+    CUresult r = call<VGPU_OP_VMM_RESERVE>({size, alignment, addr}, &va);
     if (r == CUDA_SUCCESS)
         *ptr = va;
     return r;
@@ -66,7 +66,7 @@ KVMGPU_DRIVER_ENTRY(cuMemAddressFree, 10020);
 extern "C" CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
 {
     GUEST_API_LOCK();
-    return call_args(VGPU_OP_VMM_FREE_RESERVATION, ptr, size);
+    return call<VGPU_OP_VMM_FREE_RESERVATION>({ptr, size});
 }
 
 KVMGPU_DRIVER_ENTRY(cuMemCreate, 10020);
@@ -79,7 +79,7 @@ extern "C" CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t siz
     if (CUresult r = prop_ok(prop))
         return r;
     uint64_t h = 0;
-    CUresult r = call_args(VGPU_OP_VMM_CREATE, size, 0, 0, 0, &h);
+    CUresult r = call<VGPU_OP_VMM_CREATE>({size}, &h);
     if (r == CUDA_SUCCESS)
         *handle = h;
     return r;
@@ -89,7 +89,7 @@ KVMGPU_DRIVER_ENTRY(cuMemRelease, 10020);
 extern "C" CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 {
     GUEST_API_LOCK();
-    return call_args(VGPU_OP_VMM_RELEASE, handle);
+    return call<VGPU_OP_VMM_RELEASE>({handle});
 }
 
 KVMGPU_DRIVER_ENTRY(cuMemMap, 10020);
@@ -99,14 +99,14 @@ extern "C" CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemG
     GUEST_API_LOCK();
     if (flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
-    return call_args(VGPU_OP_VMM_MAP, ptr, size, offset, handle);
+    return call<VGPU_OP_VMM_MAP>({ptr, size, offset, handle});
 }
 
 KVMGPU_DRIVER_ENTRY(cuMemUnmap, 10020);
 extern "C" CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
     GUEST_API_LOCK();
-    CUresult r = call_args(VGPU_OP_VMM_UNMAP, ptr, size);
+    CUresult r = call<VGPU_OP_VMM_UNMAP>({ptr, size});
     if (r == CUDA_SUCCESS)
         allocations_remove_within(ptr, size);
     return r;
@@ -123,7 +123,7 @@ extern "C" CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAcce
     for (size_t i = 0; i < count; ++i) {
         if (desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE)
             return CUDA_ERROR_INVALID_VALUE;
-        if (CUresult r = call_args(VGPU_OP_VMM_SET_ACCESS, ptr, size, device_arg(desc[i].location.id), desc[i].flags))
+        if (CUresult r = call<VGPU_OP_VMM_SET_ACCESS>({ptr, size, device_arg(desc[i].location.id), desc[i].flags}))
             return r;
         allocations_remove_within(ptr, size);
         if (desc[i].flags != CU_MEM_ACCESS_FLAGS_PROT_NONE)

@@ -212,25 +212,6 @@ CUresult call_sync(const Call& c, uint64_t* result, void* payload_out, uint32_t 
     return static_cast<CUresult>(done.status);
 }
 
-CUresult call_on(uint16_t op, uint64_t handle)
-{
-    Call c;
-    c.op = op;
-    c.arg[0] = handle;
-    return call_sync(c);
-}
-
-CUresult call_args(uint16_t op, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t* result)
-{
-    Call c;
-    c.op = op;
-    c.arg[0] = a0;
-    c.arg[1] = a1;
-    c.arg[2] = a2;
-    c.arg[3] = a3;
-    return result ? call_result(c, result) : call_sync(c);
-}
-
 CUresult call_async(const Call& c)
 {
     GUEST_API_LOCK(); // also for libraries that submit without taking it (cuRAND, cuFFT)

@@ -113,21 +113,27 @@ CUresult call_sync_typed(const Call& call, Result* out)
         __builtin_memcpy(out, res, sizeof *out);
     return r;
 }
-// call_sync of `op` with arg0 = handle, the shape of most calls on one object.
-CUresult call_on(uint16_t op, uint64_t handle);
-// call_sync of `op` with up to four plain arguments; result[0] into *result when given.
-CUresult call_args(uint16_t op, uint64_t a0, uint64_t a1 = 0, uint64_t a2 = 0, uint64_t a3 = 0,
-                   uint64_t* result = nullptr);
-// A call that makes an object from arg0 = flags: *handle = result[0].
-template <class H>
-CUresult call_create(uint16_t op, uint64_t flags, H* handle)
+// call_sync of opcode Op with its typed arguments; result[0] into *result when given.
+template <uint16_t Op>
+CUresult call(const typename kvmgpu::abi::VgpuOpTypes<Op>::Args& args, uint64_t* result = nullptr)
+{
+    const Call c = command<Op>(args);
+    return result != nullptr ? call_result(c, result) : call_sync(c);
+}
+// ... of an opcode that takes no arguments.
+template <uint16_t Op>
+CUresult call(uint64_t* result)
+{
+    const Call c = command<Op>();
+    return result != nullptr ? call_result(c, result) : call_sync(c);
+}
+// A call that makes an object from its flags: *handle = result[0].
+template <uint16_t Op, class H>
+CUresult call_create(uint64_t flags, H* handle)
 {
     if (handle == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
-    Call c;
-    c.op = op;
-    c.arg[0] = flags;
-    return call_result(c, handle);
+    return call_result(command<Op>({flags}), handle);
 }
 // Submits with VGPU_CMD_FLAG_ASYNC and returns; errors come at a sync point.
 // Only for an opcode with VGPU_OPF_ASYNC (else CUDA_ERROR_INVALID_VALUE, and

@@ -44,10 +44,7 @@ cufftResult result_of(CUresult r)
 
 cufftResult send_stream(const PlanSlot& s)
 {
-    cuda::Call c;
-    c.op = VGPU_OP_FFT_SET_STREAM;
-    c.arg[0] = s.vgpu;
-    c.arg[1] = cuda::stream_arg(s.stream);
+    cuda::Call c = cuda::command<VGPU_OP_FFT_SET_STREAM>({s.vgpu, cuda::stream_arg(s.stream)});
     return result_of(cuda::call_sync(c));
 }
 
@@ -74,9 +71,7 @@ cufftResult plan(cufftHandle* out, int rank, int nx, int ny, int nz, cufftType t
     const int slot = take_slot();
     if (slot < 0)
         return CUFFT_ALLOC_FAILED;
-    cuda::Call c;
-    c.op = VGPU_OP_FFT_PLAN;
-    c.set_args(vgpu_args_fft_plan{.rank = static_cast<uint64_t>(rank),
+    cuda::Call c = cuda::command<VGPU_OP_FFT_PLAN>(vgpu_args_fft_plan{.rank = static_cast<uint64_t>(rank),
                                   .nx = static_cast<uint64_t>(nx),
                                   .ny = static_cast<uint64_t>(ny),
                                   .nz = static_cast<uint64_t>(nz),
@@ -99,9 +94,7 @@ cufftResult exec(cufftHandle h, cufftType type, const void* in, const void* out,
     const uint64_t p = vgpu_plan(h);
     if (!p)
         return CUFFT_INVALID_PLAN;
-    cuda::Call c;
-    c.op = VGPU_OP_FFT_EXEC;
-    c.set_args(vgpu_args_fft_exec{.plan = p,
+    cuda::Call c = cuda::command<VGPU_OP_FFT_EXEC>(vgpu_args_fft_exec{.plan = p,
                                   .input = reinterpret_cast<uintptr_t>(in),
                                   .output = reinterpret_cast<uintptr_t>(out),
                                   .type = static_cast<uint64_t>(type),
@@ -138,9 +131,7 @@ cufftResult cufftDestroy(cufftHandle h)
     s->taken = false;
     if (!p)
         return CUFFT_SUCCESS;
-    cuda::Call c;
-    c.op = VGPU_OP_FFT_DESTROY;
-    c.arg[0] = p;
+    cuda::Call c = cuda::command<VGPU_OP_FFT_DESTROY>({p});
     return result_of(cuda::call_sync(c));
 }
 

@@ -205,9 +205,6 @@ cufftResult cufftSetWorkArea(cufftHandle plan, void* workArea)
     const PlanSlot* s = slot_of(plan);
     if (!s || !s->vgpu)
         return CUFFT_INVALID_PLAN;
-    cuda::Call c;
-    c.op = VGPU_OP_FFT_SET_WORK_AREA;
-    c.arg[0] = s->vgpu;
-    c.arg[1] = reinterpret_cast<uintptr_t>(workArea);
+    cuda::Call c = cuda::command<VGPU_OP_FFT_SET_WORK_AREA>({s->vgpu, reinterpret_cast<uintptr_t>(workArea)});
     return result_of(cuda::call_sync(c));
 }

@@ -46,22 +46,17 @@ namespace {
 bool is_quasi(curandRngType_t t) { return t >= CURAND_RNG_QUASI_DEFAULT && t <= CURAND_RNG_QUASI_SCRAMBLED_SOBOL64; }
 bool is_wide(curandRngType_t t) { return t == CURAND_RNG_QUASI_SOBOL64 || t == CURAND_RNG_QUASI_SCRAMBLED_SOBOL64; }
 
-curandStatus_t send(uint16_t op, curandGenerator_t g, uint64_t a1 = 0)
+template <uint16_t Op, class... More>
+curandStatus_t send(curandGenerator_t g, More... more)
 {
     if (!g)
         return CURAND_STATUS_NOT_INITIALIZED;
-    cuda::Call c;
-    c.op = op;
-    c.arg[0] = g->vgpu;
-    c.arg[1] = a1;
-    return status_of(cuda::call_sync(c));
+    return status_of(cuda::call<Op>({g->vgpu, static_cast<uint64_t>(more)...}));
 }
 
 curandStatus_t queue(curandGenerator_t g, uint32_t kind, uintptr_t out, size_t n, double mean, double stddev)
 {
-    cuda::Call c;
-    c.op = VGPU_OP_RAND_GENERATE;
-    c.set_args(vgpu_args_rand_generate{.generator = g->vgpu,
+    cuda::Call c = cuda::command<VGPU_OP_RAND_GENERATE>(vgpu_args_rand_generate{.generator = g->vgpu,
                                        .dptr = out,
                                        .count = n,
                                        .kind = kind,
@@ -118,9 +113,7 @@ curandStatus_t create(curandGenerator_t* generator, curandRngType_t rng_type, bo
         return CURAND_STATUS_TYPE_ERROR;
     if (cudart::enter() != cudaSuccess)
         return CURAND_STATUS_INITIALIZATION_FAILED;
-    cuda::Call c;
-    c.op = VGPU_OP_RAND_CREATE;
-    c.arg[0] = static_cast<uint64_t>(rng_type);
+    cuda::Call c = cuda::command<VGPU_OP_RAND_CREATE>({static_cast<uint64_t>(rng_type)});
     uint64_t vgpu = 0;
     const CUresult r = cuda::call_result(c, &vgpu);
     if (r != CUDA_SUCCESS)
@@ -129,7 +122,7 @@ curandStatus_t create(curandGenerator_t* generator, curandRngType_t rng_type, bo
     if (!g) {
         curandGenerator_st lost;
         lost.vgpu = vgpu;
-        send(VGPU_OP_RAND_DESTROY, &lost);
+        send<VGPU_OP_RAND_DESTROY>(&lost);
         return CURAND_STATUS_ALLOCATION_FAILED;
     }
     g->vgpu = vgpu;
@@ -156,7 +149,7 @@ curandStatus_t curandCreateGeneratorHost(curandGenerator_t* generator, curandRng
 curandStatus_t curandDestroyGenerator(curandGenerator_t generator)
 {
     GUEST_API_LOCK();
-    const curandStatus_t s = send(VGPU_OP_RAND_DESTROY, generator);
+    const curandStatus_t s = send<VGPU_OP_RAND_DESTROY>(generator);
     delete generator;
     return s;
 }
@@ -164,7 +157,7 @@ curandStatus_t curandDestroyGenerator(curandGenerator_t generator)
 curandStatus_t curandSetStream(curandGenerator_t generator, cudaStream_t stream)
 {
     GUEST_API_LOCK();
-    const curandStatus_t s = send(VGPU_OP_RAND_SET_STREAM, generator, cuda::stream_arg(stream));
+    const curandStatus_t s = send<VGPU_OP_RAND_SET_STREAM>(generator, cuda::stream_arg(stream));
     if (s == CURAND_STATUS_SUCCESS)
         generator->stream = stream;
     return s;
@@ -175,13 +168,13 @@ curandStatus_t curandSetPseudoRandomGeneratorSeed(curandGenerator_t generator, u
     GUEST_API_LOCK();
     if (generator && is_quasi(generator->type))
         return CURAND_STATUS_TYPE_ERROR;
-    return send(VGPU_OP_RAND_SET_SEED, generator, seed);
+    return send<VGPU_OP_RAND_SET_SEED>(generator, seed);
 }
 
 curandStatus_t curandSetGeneratorOffset(curandGenerator_t generator, unsigned long long offset)
 {
     GUEST_API_LOCK();
-    return send(VGPU_OP_RAND_SET_OFFSET, generator, offset);
+    return send<VGPU_OP_RAND_SET_OFFSET>(generator, offset);
 }
 
 curandStatus_t curandSetGeneratorOrdering(curandGenerator_t generator, curandOrdering_t order)
@@ -190,7 +183,7 @@ curandStatus_t curandSetGeneratorOrdering(curandGenerator_t generator, curandOrd
     if (generator && (is_quasi(generator->type) ? order != CURAND_ORDERING_QUASI_DEFAULT
                                                 : order < CURAND_ORDERING_PSEUDO_BEST || order > CURAND_ORDERING_PSEUDO_DYNAMIC))
         return CURAND_STATUS_OUT_OF_RANGE;
-    return send(VGPU_OP_RAND_SET_ORDERING, generator, static_cast<uint64_t>(order));
+    return send<VGPU_OP_RAND_SET_ORDERING>(generator, static_cast<uint64_t>(order));
 }
 
 curandStatus_t curandSetQuasiRandomGeneratorDimensions(curandGenerator_t generator, unsigned int num_dimensions)
@@ -202,7 +195,7 @@ curandStatus_t curandSetQuasiRandomGeneratorDimensions(curandGenerator_t generat
         return CURAND_STATUS_TYPE_ERROR;
     if (num_dimensions < 1 || num_dimensions > VGPU_RAND_MAX_DIMENSIONS)
         return CURAND_STATUS_OUT_OF_RANGE;
-    const curandStatus_t s = send(VGPU_OP_RAND_SET_DIMENSIONS, generator, num_dimensions);
+    const curandStatus_t s = send<VGPU_OP_RAND_SET_DIMENSIONS>(generator, num_dimensions);
     if (s == CURAND_STATUS_SUCCESS)
         generator->dimensions = num_dimensions;
     return s;

@@ -46,11 +46,7 @@ curandStatus_t fetch(uint64_t id, void** out)
         std::free(host);
         return CURAND_STATUS_ALLOCATION_FAILED;
     }
-    cuda::Call c;
-    c.op = VGPU_OP_RAND_GET_TABLE;
-    c.arg[0] = id;
-    c.arg[1] = reinterpret_cast<uintptr_t>(dev);
-    c.arg[2] = bytes;
+    cuda::Call c = cuda::command<VGPU_OP_RAND_GET_TABLE>({id, reinterpret_cast<uintptr_t>(dev), bytes});
     curandStatus_t s = guest::curand::status_of(cuda::call_sync(c));
     if (s == CURAND_STATUS_SUCCESS && cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost) != cudaSuccess)
         s = CURAND_STATUS_INTERNAL_ERROR;

@@ -243,11 +243,8 @@ bool exhaust_registrations(uint64_t bytes)
     uint64_t count = 0;
     if (build_sg(buf, bytes, static_cast<vgpu_sg_entry*>(list), max_entries, &count) != SgResult::kOk)
         return false;
-    Call reg;
-    reg.op = VGPU_OP_HOST_REGISTER;
-    reg.arg[0] = reinterpret_cast<uintptr_t>(list); // pinned: GPA == VA
-    reg.arg[1] = count;
-    reg.arg[2] = bytes;
+    const Call reg = guest::cuda::command<VGPU_OP_HOST_REGISTER>(
+        {reinterpret_cast<uintptr_t>(list) /* pinned: GPA == VA */, count, bytes});
     auto unregister = [](uint64_t h) {
         Call u = guest::cuda::command<VGPU_OP_HOST_UNREGISTER>({h});
         return guest::cuda::call_sync(u);
