@@ -39,7 +39,7 @@ struct CallsSweep {
     uint64_t n = 1000;       // asynchronous calls per run
     uint64_t iters = 200;    // round trips per run
     uint64_t copy_bytes = 8;
-    uint64_t reps = 3;       // runs per measurement (median reported), after a warm-up run
+    uint64_t reps = 5;       // runs per measurement (min, median, p90 reported), after a warm-up run
     uint64_t wakes = 20;     // wake_launch round trips per run ...
     uint64_t pause_ms = 10;  // ... each after this pause
     uint64_t idle_s = 10;    // then the guest idles this long: the VMM's and the worker's CPU is measured

@@ -13,7 +13,7 @@ TEST(CallsPlan, OneVmPerDoorbellWithBothBatchingSettings) {
     for (const auto& vm : vms) {
         EXPECT_EQ(vm.expected.size(), 2 * call_metrics().size());
         EXPECT_NE(vm.cmdline.find("batching=off,on"), std::string::npos);
-        EXPECT_NE(vm.cmdline.find("n=1000 iters=200 copy_bytes=8 reps=3"), std::string::npos);
+        EXPECT_NE(vm.cmdline.find("n=1000 iters=200 copy_bytes=8 reps=5"), std::string::npos);
     }
     EXPECT_EQ(vms[2].expected[0], (CallsKey{"guest", "ioeventfd", "off", "launch"}));
     EXPECT_EQ(vms[2].expected.back(), (CallsKey{"guest", "ioeventfd", "on", "managed_launch"}));
@@ -32,9 +32,11 @@ TEST(CallsPlan, OneVmPerDoorbellWithBothBatchingSettings) {
 }
 
 namespace {
+// Five runs, all as fast as the median unless p90_ns says otherwise.
 CallsResult make(const char* source, const char* bell, const char* batching, const char* metric, uint64_t calls,
-                 uint64_t wall_ns, uint64_t event_ns) {
-    return {{source, bell, batching, metric}, calls, 3, event_ns, wall_ns, 1, 1, "ok"};
+                 uint64_t wall_ns, uint64_t event_ns, uint64_t p90_ns = 0, uint64_t reps = 5) {
+    return {{source, bell, batching, metric}, calls, reps, event_ns, wall_ns, wall_ns, p90_ns ? p90_ns : wall_ns,
+            1, 1, "ok"};
 }
 } // namespace
 
@@ -55,8 +57,35 @@ TEST(CallsReport, RatiosExcessAndTargets) {
     const auto v = calls_targets(all);
     ASSERT_EQ(v.size(), 3u);
     EXPECT_TRUE(v[0].met);
+    EXPECT_TRUE(v[1].judged);
     EXPECT_FALSE(v[1].met);
     EXPECT_TRUE(v[2].met);
+
+    // The median alone is not enough: a 90th percentile past twice the margin misses.
+    std::vector<CallsResult> spread = {
+        make("native", "-", "-", "sync_launch", 200, 1920000, 1900000),               // 9.6 us
+        make("guest", "poll", "on", "sync_launch", 200, 2100000, 2000000, 2300000),   // +0.9, p90 +1.9: met
+        make("guest", "adaptive", "on", "sync_launch", 200, 2100000, 2000000, 2400000), // p90 +2.4: missed
+        make("native", "-", "-", "launch", 1000, 4100000, 4000000),
+        make("guest", "poll", "on", "launch", 1000, 4200000, 4050000, 4700000),       // p90 87%: missed
+    };
+    const auto s = calls_targets(spread);
+    ASSERT_EQ(s.size(), 3u);
+    EXPECT_TRUE(s[0].met);
+    EXPECT_NEAR(*s[0].p90, 11500 - 9600, 1e-9);
+    EXPECT_TRUE(s[1].judged);
+    EXPECT_FALSE(s[1].met);
+    EXPECT_TRUE(s[2].judged);
+    EXPECT_FALSE(s[2].met);
+    // Fewer than five runs on either side: reported, not judged.
+    std::vector<CallsResult> few = {make("native", "-", "-", "sync_launch", 200, 1920000, 1900000),
+                                    make("guest", "poll", "on", "sync_launch", 200, 2100000, 2000000, 0, 3)};
+    const auto f = calls_targets(few);
+    ASSERT_EQ(f.size(), 1u);
+    EXPECT_TRUE(f[0].value);
+    EXPECT_FALSE(f[0].judged);
+    EXPECT_FALSE(f[0].met);
+    EXPECT_NE(calls_markdown(few, BenchMeta{.native_baseline = true}).find("not judged (reps < 5)"), std::string::npos);
     CallsResult failed = make("guest", "poll", "off", "launch", 1000, 0, 0);
     failed.status = "error:CUDA_ERROR_TIMEOUT";
     EXPECT_EQ(failed.wall_per_call_ns(), 0.0);
@@ -82,13 +111,13 @@ TEST(CallsReport, LineAndRenderings) {
     meta.native_baseline = true;
     const std::string csv = calls_csv(all);
     EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);
-    EXPECT_NE(csv.find("guest,guest trap batching on,trap,on,loop,100,1,1000,5000,10,50,1,1,,,ok"), std::string::npos)
+    EXPECT_NE(csv.find("guest,guest trap batching on,trap,on,loop,100,1,1000,5000,10,50,1,1,,,ok,50,50"), std::string::npos)
         << csv;
     EXPECT_NE(calls_json(all, meta).find("\"rate_vs_native\": null"), std::string::npos);
     const std::string md = calls_markdown(all, meta);
     EXPECT_NE(md.find("| native | 4.10 / 4.00 |"), std::string::npos) << md;
     EXPECT_NE(md.find("| guest poll batching off | missing |"), std::string::npos) << md;
-    EXPECT_NE(md.find("| guest trap batching on | loop | 0.05 | - | - | rate >= 95% of native | n/a |"),
+    EXPECT_NE(md.find("| guest trap batching on | loop | 0.05 / 0.05 / 0.05 | - | - | - | rate >= 95% of native | n/a |"),
               std::string::npos)
         << md;
     EXPECT_EQ(us_text(4100), "4.10");

@@ -45,7 +45,8 @@ TEST(NativeChild, RowsAndMetaComeBackAsTheyWere) {
 }
 
 TEST(NativeChild, EveryCallsFieldTravels) {
-    const CallsResult c{{"native", "-", "-", "sync_launch"}, 200, 3, 1900000, 1920000, 5, 6, "error:CUDA_ERROR_X"};
+    const CallsResult c{{"native", "-", "-", "sync_launch"}, 200, 3, 1900000, 1920000, 1910000, 1990000, 5, 6,
+                        "error:CUDA_ERROR_X"};
     std::string why;
     const auto back = run_in_child<CallsResult>("test", 30, [&] { return c; }, &why);
     ASSERT_TRUE(back) << why;
@@ -54,6 +55,8 @@ TEST(NativeChild, EveryCallsFieldTravels) {
     EXPECT_EQ(back->reps, 3u);
     EXPECT_EQ(back->event_ns, 1900000u);
     EXPECT_EQ(back->wall_ns, 1920000u);
+    EXPECT_EQ(back->wall_min_ns, 1910000u);
+    EXPECT_EQ(back->wall_p90_ns, 1990000u);
     EXPECT_EQ(back->doorbells, 5u);
     EXPECT_EQ(back->waits, 6u);
     EXPECT_EQ(back->status, "error:CUDA_ERROR_X");
@@ -129,7 +132,7 @@ TEST(NativeChild, AHungChildIsKilledAtItsDeadline) {
 
 TEST(NativeChild, TruncatedBytesAreRefused) {
     kvmgpu::bench::wire::Writer w;
-    w.put(CallsResult{{"native", "-", "-", "launch"}, 1, 2, 3, 4, 5, 6, "ok"});
+    w.put(CallsResult{{"native", "-", "-", "launch"}, 1, 2, 3, 4, 5, 6, 7, 8, "ok"});
     const std::string bytes = w.take();
     for (size_t cut : {size_t{0}, size_t{7}, bytes.size() - 1}) {
         CallsResult r;
