@@ -87,8 +87,7 @@ cublasStatus_t cublasCreate(cublasHandle_t* handle)
         return CUBLAS_STATUS_INVALID_VALUE;
     if (cudart::enter() != cudaSuccess)
         return CUBLAS_STATUS_NOT_INITIALIZED;
-    cuda::Call c;
-    c.op = VGPU_OP_BLAS_CREATE;
+    cuda::Call c = cuda::command<VGPU_OP_BLAS_CREATE>();
     uint64_t vgpu = 0;
     const CUresult r = cuda::call_result(c, &vgpu);
     if (r != CUDA_SUCCESS)
@@ -194,8 +193,7 @@ cublasStatus_t cublasGetVersion(cublasHandle_t handle, int* version)
         return CUBLAS_STATUS_NOT_INITIALIZED;
     if (!version)
         return CUBLAS_STATUS_INVALID_VALUE;
-    cuda::Call c;
-    c.op = VGPU_OP_BLAS_GET_VERSION;
+    cuda::Call c = cuda::command<VGPU_OP_BLAS_GET_VERSION>();
     uint64_t v = 0;
     const CUresult r = cuda::call_result(c, &v);
     if (r == CUDA_SUCCESS)

@@ -17,8 +17,7 @@ CUresult create(CUarray* out, const vgpu_array_desc& d)
 {
     if (out == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
-    Call c;
-    c.op = VGPU_OP_ARRAY_CREATE;
+    Call c = command<VGPU_OP_ARRAY_CREATE>();
     c.payload = &d;
     c.payload_len = sizeof d;
     return call_result(c, out);

@@ -44,8 +44,7 @@ extern "C" CUresult cuDeviceGetCount(int* count)
         *count = known;
         return CUDA_SUCCESS;
     }
-    Call c;
-    c.op = VGPU_OP_DEVICE_GET_COUNT;
+    Call c = command<VGPU_OP_DEVICE_GET_COUNT>();
     const CUresult r = call_result(c, count);
     if (r == CUDA_SUCCESS)
         known = *count;
@@ -159,8 +158,7 @@ KVMGPU_DRIVER_ENTRY(cuCtxSynchronize, 2000);
 extern "C" CUresult cuCtxSynchronize(void)
 {
     GUEST_API_LOCK();
-    Call c;
-    c.op = VGPU_OP_CTX_SYNCHRONIZE;
+    Call c = command<VGPU_OP_CTX_SYNCHRONIZE>();
     return sync_point(call_sync(c));
 }
 

@@ -260,8 +260,7 @@ extern "C" CUresult cuMemGetInfo(size_t* free, size_t* total)
     GUEST_API_LOCK();
     if (free == nullptr || total == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
-    Call c;
-    c.op = VGPU_OP_MEM_GET_INFO;
+    Call c = command<VGPU_OP_MEM_GET_INFO>();
     uint64_t res[2];
     CUresult r = call_sync(c, res);
     if (r == CUDA_SUCCESS) {

@@ -53,12 +53,10 @@ extern "C" CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemS
     GUEST_API_LOCK();
     if (dynamicSmemSize == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
-    Call c;
-    c.op = VGPU_OP_FUNC_AVAILABLE_SHARED;
     // The ints as they are (their bits): the driver judges zero and negative counts.
-    c.set_args(vgpu_args_available_shared{.function = handle_bits(func),
-                                          .blocks = static_cast<uint32_t>(numBlocks),
-                                          .block_threads = static_cast<uint32_t>(blockSize)});
+    const Call c = command<VGPU_OP_FUNC_AVAILABLE_SHARED>(vgpu_args_available_shared{
+        .function = handle_bits(func), .blocks = static_cast<uint32_t>(numBlocks),
+        .block_threads = static_cast<uint32_t>(blockSize)});
     return call_result(c, dynamicSmemSize);
 }
 

@@ -160,17 +160,14 @@ CUresult init_device()
     g.info.ring_entries = entries;
     g.initialized = true; // call_sync needs it
 
-    Call c;
-    c.op = VGPU_OP_INIT;
+    Call c = command<VGPU_OP_INIT>();
     uint64_t result[2];
     CUresult r = call_sync(c, result);
     if (r == CUDA_SUCCESS) {
         // The vGPU starts a VM in device 0's primary context; the driver
         // starts a thread with none current (cuCtxCreate or
         // cuDevicePrimaryCtxRetain + cuCtxSetCurrent come next).
-        Call none;
-        none.op = VGPU_OP_CTX_SET_CURRENT;
-        r = call_sync(none);
+        r = call_sync(command<VGPU_OP_CTX_SET_CURRENT>({0})); // no context
     }
     if (r != CUDA_SUCCESS) {
         g.initialized = false;
@@ -268,8 +265,7 @@ CUresult sg_acquire(vgpu_sg_entry** entries, uint64_t* capacity)
     // any other asynchronous error. Keep a list whole if 1/4 is left.
     if (g.sg_used != 0 && g.sg_capacity - g.sg_used < g.sg_capacity / 4) {
         if (g.sg_pending) {
-            Call drain;
-            drain.op = VGPU_OP_CTX_SYNCHRONIZE;
+            Call drain = command<VGPU_OP_CTX_SYNCHRONIZE>();
             RingProducer::Slot slot;
             vgpu_completion ignored;
             if (submit(drain, VGPU_CMD_FLAG_ASYNC, &slot) != CUDA_SUCCESS || g.ring.wait(slot, &ignored) != 0)

@@ -45,8 +45,7 @@ cufftResult make_plan(cufftHandle h, int rank, const long long* n, const long lo
     m.odist = odist;
     m.batch = batch;
     m.flags = (inembed ? VGPU_FFT_ADVANCED : 0) | (s->auto_allocation ? 0 : VGPU_FFT_NO_AUTO_ALLOCATION);
-    cuda::Call c;
-    c.op = VGPU_OP_FFT_PLAN_MANY;
+    cuda::Call c = cuda::command<VGPU_OP_FFT_PLAN_MANY>();
     c.payload = &m;
     c.payload_len = sizeof m;
     uint64_t result[2] = {};
