@@ -20,6 +20,17 @@ CUresult kernel_ok(const CUDA_KERNEL_NODE_PARAMS& k)
                              : CUDA_SUCCESS;
 }
 
+// For the Set calls: p must name the node's own kind.
+CUresult same_kind(CUgraphNode node, const CUgraphNodeParams* p)
+{
+    if (p == nullptr || !reserved_clear(*p))
+        return CUDA_ERROR_INVALID_VALUE;
+    CUgraphNodeType type;
+    if (CUresult r = cuGraphNodeGetType(node, &type))
+        return r;
+    return type == p->type ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
 CUDA_MEMSET_NODE_PARAMS memset_of(const CUDA_MEMSET_NODE_PARAMS_v2& m)
 {
     return CUDA_MEMSET_NODE_PARAMS{m.dst, m.pitch, m.value, m.elementSize, m.width, m.height};
@@ -66,19 +77,13 @@ extern "C" CUresult cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph, con
     }
 }
 
-// The node's own kind must be p's.
 KVMGPU_DRIVER_ENTRY(cuGraphNodeSetParams, 12020);
 extern "C" CUresult cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* nodeParams)
 {
     GUEST_API_LOCK();
-    if (nodeParams == nullptr || !reserved_clear(*nodeParams))
-        return CUDA_ERROR_INVALID_VALUE;
-    CUgraphNodeType type;
-    if (CUresult r = cuGraphNodeGetType(hNode, &type))
+    if (CUresult r = same_kind(hNode, nodeParams))
         return r;
     const CUgraphNodeParams& p = *nodeParams;
-    if (type != p.type)
-        return CUDA_ERROR_INVALID_VALUE;
     switch (p.type) {
     case CU_GRAPH_NODE_TYPE_KERNEL:
         if (CUresult r = kernel_ok(p.kernel))
@@ -102,14 +107,11 @@ KVMGPU_DRIVER_ENTRY(cuGraphExecNodeSetParams, 12020);
 extern "C" CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams* nodeParams)
 {
     GUEST_API_LOCK();
-    if (hGraphExec == nullptr || nodeParams == nullptr || !reserved_clear(*nodeParams))
+    if (hGraphExec == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
-    CUgraphNodeType type;
-    if (CUresult r = cuGraphNodeGetType(hNode, &type))
+    if (CUresult r = same_kind(hNode, nodeParams))
         return r;
     const CUgraphNodeParams& p = *nodeParams;
-    if (type != p.type)
-        return CUDA_ERROR_INVALID_VALUE;
     switch (p.type) {
     case CU_GRAPH_NODE_TYPE_KERNEL:
         if (CUresult r = kernel_ok(p.kernel))
