@@ -2,11 +2,24 @@
 # Packs what the device check needs from a build into <repo>/.carry (git-
 # ignored): bin/ (the VMM and test binaries, which need only glibc) and
 # guests/. The device tool carries that folder to the GPU machine.
+# --slim: only the VMM, vgpu_gpu_tests, the guests and the guest libcuda.so.1
+# (56 MB; about 7 MB xz-packed under the carry limit beside other packs), for the parts that need no more (guests,
+# boot, train, ml, ggml, ordinary, conformance on CUDA).
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${KVMGPU_BUILD_DIR:-$repo/build}
 out=$repo/.carry
 rm -rf "$out" && mkdir -p "$out/bin" "$out/guests"
+if [ "${1:-}" = --slim ]; then
+  cp "$build/kvmtool-gpu/kvmtool-gpu" "$out/bin/"
+  gpu_tests=$(find "$build/tests" -name vgpu_gpu_tests -type f -perm -u+x | head -n 1)
+  [ -n "$gpu_tests" ] && cp "$gpu_tests" "$out/bin/"
+  cp "$build"/guests/*.elf "$out/guests/"
+  [ -f "$build/guests/lib/libcuda.so.1" ] && mkdir -p "$out/guests/lib" && cp "$build/guests/lib/libcuda.so.1" "$out/guests/lib/"
+  strip --strip-debug "$out"/bin/* "$out"/guests/lib/* 2>/dev/null || true
+  du -sh "$out"
+  exit 0
+fi
 for t in kvmtool-gpu/kvmtool-gpu $(cd "$build" && find tests -maxdepth 3 -type f -perm -u+x -name '*_tests'); do
   [ -f "$build/$t" ] && cp "$build/$t" "$out/bin/"
 done
