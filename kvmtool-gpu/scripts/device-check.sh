@@ -44,6 +44,10 @@ parts=${*:-tests guests linux runtime boot calls tlb bench bench2 multigpu p2p s
 want() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bin=$repo/.carry/bin
+# A carry that travelled packed (pack-carry.sh --slim writes .pack/carry.tar.xz).
+if [ ! -d "$bin" ] && [ -f "$repo/.pack/carry.tar.xz" ]; then
+  mkdir -p "$repo/.carry" && tar -C "$repo/.carry" -xJf "$repo/.pack/carry.tar.xz"
+fi
 export KVMGPU_GUEST_DIR=$repo/.carry/guests
 out=$repo/device-out
 rm -rf "$out" && mkdir -p "$out"
