@@ -317,9 +317,8 @@ extern "C" CUresult cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* fr
     GUEST_API_LOCK();
     if (numDependencies > 0 && (from == nullptr || to == nullptr))
         return CUDA_ERROR_INVALID_VALUE;
-    for (size_t i = 0; edgeData != nullptr && i < numDependencies; ++i)
-        if (edgeData[i].from_port || edgeData[i].to_port || edgeData[i].type)
-            return CUDA_ERROR_NOT_SUPPORTED; // programmatic edges: not offered
+    if (!default_edges(edgeData, numDependencies))
+        return CUDA_ERROR_NOT_SUPPORTED;
     return edges(handle_bits(hGraph), from, to, 0, numDependencies, false);
 }
 

@@ -3,6 +3,7 @@
 // go to the call for that kind, so the checks and the vGPU commands are
 // theirs. The kinds those calls do not offer are CUDA_ERROR_NOT_SUPPORTED.
 #include "guest-stub/cuda/driver_entry.h"
+#include "guest-stub/cuda/graph_nodes.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/platform/api_lock.h"
 
@@ -46,9 +47,8 @@ extern "C" CUresult cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph, con
     GUEST_API_LOCK();
     if (phGraphNode == nullptr || nodeParams == nullptr || !reserved_clear(*nodeParams))
         return CUDA_ERROR_INVALID_VALUE;
-    for (size_t i = 0; dependencyData != nullptr && i < numDependencies; ++i)
-        if (dependencyData[i].from_port || dependencyData[i].to_port || dependencyData[i].type)
-            return CUDA_ERROR_NOT_SUPPORTED; // programmatic edges: not offered
+    if (!guest::cuda::default_edges(dependencyData, numDependencies))
+        return CUDA_ERROR_NOT_SUPPORTED;
     const CUgraphNodeParams& p = *nodeParams;
     switch (p.type) {
     case CU_GRAPH_NODE_TYPE_KERNEL:

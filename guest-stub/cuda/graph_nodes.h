@@ -12,4 +12,14 @@ namespace guest::cuda {
 // dependencies; the node is destroyed again if they fail. *out on success.
 CUresult add_graph_node(Call& c, CUgraphNode* out, CUgraph graph, const CUgraphNode* deps, size_t n);
 
+// Every one of the n edges (data null: all) is a default edge; programmatic
+// edges (ports, types) are not offered.
+inline bool default_edges(const CUgraphEdgeData* data, size_t n)
+{
+    for (size_t i = 0; data != nullptr && i < n; ++i)
+        if (data[i].from_port || data[i].to_port || data[i].type)
+            return false;
+    return true;
+}
+
 } // namespace guest::cuda
