@@ -29,12 +29,14 @@ void forget_graph(uint64_t graph)
 {
     host_steps_drop(graph);
     kernel_params_forget_graph(graph);
+    graph_memory_forget_graph(graph);
 }
 
 void forget_node(uint64_t node)
 {
     host_step_drop_node(node);
     kernel_params_forget_node(node);
+    graph_memory_forget_node(node);
 }
 
 // Edges from[i] -> to[i] (to == nullptr: every one to `to_all`), sent in
@@ -76,14 +78,19 @@ CUresult with_dependencies(CUgraphNode* out, CUgraph graph, uint64_t node, const
 
 } // namespace
 
-CUresult guest::cuda::add_graph_node(Call& c, CUgraphNode* out, CUgraph graph, const CUgraphNode* deps, size_t n)
+CUresult guest::cuda::add_graph_node(Call& c, CUgraphNode* out, CUgraph graph, const CUgraphNode* deps, size_t n,
+                                     uint64_t* second)
 {
     if (out == nullptr || (n > 0 && deps == nullptr))
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t res[2];
     if (CUresult r = call_sync(c, res))
         return r;
-    return with_dependencies(out, graph, res[0], deps, n);
+    if (CUresult r = with_dependencies(out, graph, res[0], deps, n))
+        return r;
+    if (second != nullptr)
+        *second = res[1];
+    return CUDA_SUCCESS;
 }
 
 namespace {

@@ -72,7 +72,17 @@ extern "C" CUresult cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph, con
         return cuGraphAddEventRecordNode(phGraphNode, hGraph, dependencies, numDependencies, p.eventRecord.event);
     case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
         return cuGraphAddEventWaitNode(phGraphNode, hGraph, dependencies, numDependencies, p.eventWait.event);
-    default: // child graphs, memory, conditional, external semaphore and batch memop nodes
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC: {
+        const CUDA_MEM_ALLOC_NODE_PARAMS_v2& a = p.alloc;
+        CUDA_MEM_ALLOC_NODE_PARAMS v1{a.poolProps, a.accessDescs, a.accessDescCount, a.bytesize, 0};
+        const CUresult r = cuGraphAddMemAllocNode(phGraphNode, hGraph, dependencies, numDependencies, &v1);
+        if (r == CUDA_SUCCESS)
+            nodeParams->alloc.dptr = v1.dptr; // the one output the call has
+        return r;
+    }
+    case CU_GRAPH_NODE_TYPE_MEM_FREE:
+        return cuGraphAddMemFreeNode(phGraphNode, hGraph, dependencies, numDependencies, p.free.dptr);
+    default: // child graphs, conditional, external semaphore and batch memop nodes
         return static_cast<unsigned>(p.type) <= 13 ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
     }
 }
@@ -97,7 +107,7 @@ extern "C" CUresult cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* n
         return cuGraphEventRecordNodeSetEvent(hNode, p.eventRecord.event);
     case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
         return cuGraphEventWaitNodeSetEvent(hNode, p.eventWait.event);
-    default: // memcpy and memset nodes keep what they were added with
+    default: // memcpy, memset and memory nodes keep what they were added with
         return CUDA_ERROR_NOT_SUPPORTED;
     }
 }

@@ -207,7 +207,7 @@ extern "C" CUresult cuMemFree(CUdeviceptr dptr)
         return r;
     Call c = command<VGPU_OP_MEM_FREE>({dptr});
     CUresult r = call_sync(c);
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS && !graph_allocation(dptr))
         allocation_remove(dptr);
     return r;
 }

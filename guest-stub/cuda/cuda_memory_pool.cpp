@@ -3,6 +3,8 @@
 // against the VM's quota and frees it at RESET. Pools live here, one per
 // device, holding what the driver reports about a pool.
 #include "guest-stub/cuda/driver_entry.h"
+#include "guest-stub/cuda/graph_host_steps.h"
+#include "guest-stub/cuda/graph_nodes.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/platform/api_lock.h"
@@ -102,6 +104,8 @@ extern "C" CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytes, CUm
         return r;
     if (dev != pool->device)
         return CUDA_ERROR_NOT_SUPPORTED; // a pool of another device: allocate with its context current
+    if (capture_of(stream) != 0)
+        return graph_allocation_captured(dptr, bytes, stream);
     if (CUresult r = check_stream(stream))
         return r;
     Call c = command<VGPU_OP_MEM_ALLOC>({bytes});
@@ -134,6 +138,8 @@ KVMGPU_DRIVER_ENTRY(cuMemFreeAsync, 11020);
 extern "C" CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
 {
     GUEST_API_LOCK();
+    if (graph_allocation(dptr))
+        return graph_allocation_free(dptr, stream);
     uint64_t bytes = 0;
     CUmemoryPool pool = nullptr;
     if (!allocation_find(dptr, &bytes, &pool))

@@ -9,8 +9,17 @@
 namespace guest::cuda {
 
 // Sends c (a GRAPH_ADD_* call: result[0] the node), then the node's
-// dependencies; the node is destroyed again if they fail. *out on success.
-CUresult add_graph_node(Call& c, CUgraphNode* out, CUgraph graph, const CUgraphNode* deps, size_t n);
+// dependencies; the node is destroyed again if they fail. *out (and
+// *second, result[1], where given) on success.
+CUresult add_graph_node(Call& c, CUgraphNode* out, CUgraph graph, const CUgraphNode* deps, size_t n,
+                        uint64_t* second = nullptr);
+
+// cuda_graph_memory.cpp: the memory nodes this library keeps go with their
+// graph or node; cuMemAllocAsync / cuMemFreeAsync of a graph allocation.
+void graph_memory_forget_graph(uint64_t graph);
+void graph_memory_forget_node(uint64_t node);
+CUresult graph_allocation_captured(CUdeviceptr* dptr, size_t bytes, CUstream stream);
+CUresult graph_allocation_free(CUdeviceptr dptr, CUstream stream);
 
 // Every one of the n edges (data null: all) is a default edge; programmatic
 // edges (ports, types) are not offered.

@@ -419,7 +419,9 @@ CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t count, CUs
 // driver returns at once; later work on the stream is never affected).
 // Each device has one pool, its default (cuMemPoolCreate: not offered);
 // the release threshold and reuse policies are kept and reported: memory
-// goes back to the VMM at every free, as with threshold 0.
+// goes back to the VMM at every free, as with threshold 0. On a capturing
+// stream both are the driver's own (cuda_graph_memory.cpp): the capture's
+// allocation and free nodes, a graph allocation the VMM keeps with the graph.
 CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytes, CUstream stream);
 CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUstream stream);
 CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream);

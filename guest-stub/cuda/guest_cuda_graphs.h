@@ -21,11 +21,17 @@
 //     CUDA_ERROR_NOT_SUPPORTED.
 //   * cuStreamGetCaptureInfo gives status and id; asking for the graph
 //     under capture or its dependencies while capturing: NOT_SUPPORTED.
-//   * Instantiate flags: 0 only (the upload, auto-free and device-launch
-//     flags are not offered: INVALID_VALUE).
+//   * Instantiate flags: auto-free-on-launch and node priority (upload: by
+//     cuGraphInstantiateWithParams, after instantiating); device launch is
+//     not offered (INVALID_VALUE).
+//   * Memory nodes and cuMemAllocAsync/cuMemFreeAsync while capturing are
+//     the driver's own (cuda_graph_memory.cpp): on the current context's
+//     device, no peer access; GetParams knows the nodes added here, not
+//     captured or cloned ones (NOT_SUPPORTED).
 #pragma once
 
 #include "guest-stub/cuda/guest_cuda_arrays.h" // CUmemorytype, CUDA_MEMCPY3D
+#include "guest-stub/cuda/guest_cuda_vmm.h"    // CUmemAllocationType, CUmemAllocationHandleType
 
 typedef struct CUgraph_st* CUgraph;
 typedef struct CUgraphNode_st* CUgraphNode;
@@ -52,7 +58,13 @@ typedef enum CUgraphNodeType_enum {
     CU_GRAPH_NODE_TYPE_GRAPH = 4,
     CU_GRAPH_NODE_TYPE_EMPTY = 5,
     CU_GRAPH_NODE_TYPE_WAIT_EVENT = 6,
-    CU_GRAPH_NODE_TYPE_EVENT_RECORD = 7
+    CU_GRAPH_NODE_TYPE_EVENT_RECORD = 7,
+    CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL = 8,
+    CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT = 9,
+    CU_GRAPH_NODE_TYPE_MEM_ALLOC = 10,
+    CU_GRAPH_NODE_TYPE_MEM_FREE = 11,
+    CU_GRAPH_NODE_TYPE_BATCH_MEM_OP = 12,
+    CU_GRAPH_NODE_TYPE_CONDITIONAL = 13
 } CUgraphNodeType;
 
 typedef enum CUgraphExecUpdateResult_enum {
@@ -189,9 +201,11 @@ CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNod
                                         const CUDA_KERNEL_NODE_PARAMS* nodeParams);
 CUresult cuGraphExecDestroy(CUgraphExec hGraphExec);
 
-// cuGraphInstantiateWithParams: flags as cuGraphInstantiateWithFlags takes
-// them, and UPLOAD (an upload to hUploadStream after instantiating).
+// cuGraphInstantiateWithFlags' flags; cuGraphInstantiateWithParams also
+// takes UPLOAD (an upload to hUploadStream after instantiating).
+#define CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH 1ull
 #define CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD 2ull
+#define CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY 8ull
 typedef enum CUgraphInstantiateResult_enum {
     CUDA_GRAPH_INSTANTIATE_SUCCESS = 0,
     CUDA_GRAPH_INSTANTIATE_ERROR = 1,
@@ -262,6 +276,44 @@ typedef struct CUDA_EVENT_RECORD_NODE_PARAMS_st {
 typedef struct CUDA_EVENT_WAIT_NODE_PARAMS_st {
     CUevent event;
 } CUDA_EVENT_WAIT_NODE_PARAMS;
+// Graph memory (cuGraphAddMemAllocNode...): allocations on the current
+// context's device, pinned, without export handles; access descriptors may
+// only name that device, read-write (no peer access to graph memory).
+typedef struct CUmemPoolProps_st {
+    CUmemAllocationType allocType;
+    CUmemAllocationHandleType handleTypes;
+    CUmemLocation location;
+    void* win32SecurityAttributes;
+    size_t maxSize;
+    unsigned short usage;
+    unsigned char reserved[54];
+} CUmemPoolProps;
+typedef struct CUDA_MEM_ALLOC_NODE_PARAMS_v1_st {
+    CUmemPoolProps poolProps;
+    const CUmemAccessDesc* accessDescs;
+    size_t accessDescCount;
+    size_t bytesize;
+    CUdeviceptr dptr; // out
+} CUDA_MEM_ALLOC_NODE_PARAMS;
+typedef struct CUDA_MEM_ALLOC_NODE_PARAMS_v2_st {
+    CUmemPoolProps poolProps;
+    const CUmemAccessDesc* accessDescs;
+    size_t accessDescCount;
+    size_t bytesize;
+    CUdeviceptr dptr; // out
+} CUDA_MEM_ALLOC_NODE_PARAMS_v2;
+typedef struct CUDA_MEM_FREE_NODE_PARAMS_st {
+    CUdeviceptr dptr;
+} CUDA_MEM_FREE_NODE_PARAMS;
+// The VM's graph allocations on the device are both the used and the
+// reserved figures; the high marks may be set, to 0 only (a reset).
+typedef enum CUgraphMem_attribute_enum {
+    CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT,
+    CU_GRAPH_MEM_ATTR_USED_MEM_HIGH,
+    CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT,
+    CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
+} CUgraphMem_attribute;
+
 typedef struct CUgraphNodeParams_st {
     CUgraphNodeType type;
     int reserved0[3]; // 0
@@ -274,6 +326,8 @@ typedef struct CUgraphNodeParams_st {
         CUDA_CHILD_GRAPH_NODE_PARAMS graph;
         CUDA_EVENT_WAIT_NODE_PARAMS eventWait;
         CUDA_EVENT_RECORD_NODE_PARAMS eventRecord;
+        CUDA_MEM_ALLOC_NODE_PARAMS_v2 alloc;
+        CUDA_MEM_FREE_NODE_PARAMS free;
     };
     long long reserved2;
 } CUgraphNodeParams;
@@ -283,5 +337,14 @@ extern "C" {
 CUresult cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
                         const CUgraphEdgeData* dependencyData, size_t numDependencies, CUgraphNodeParams* nodeParams);
 CUresult cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* nodeParams);
+CUresult cuGraphAddMemAllocNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                                size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS* nodeParams);
+CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS* params_out);
+CUresult cuGraphAddMemFreeNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                               size_t numDependencies, CUdeviceptr dptr);
+CUresult cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr* dptr_out);
+CUresult cuDeviceGraphMemTrim(CUdevice device);
+CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value);
+CUresult cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value);
 CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams* nodeParams);
 } // extern "C"

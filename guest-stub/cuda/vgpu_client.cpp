@@ -52,6 +52,7 @@ struct Client {
         CUmemoryPool pool; // cuMemAllocAsync's, else nullptr
         Allocation* next;
         uint64_t buffer_id;
+        bool graph; // a graph allocation
     };
     Allocation* allocations = nullptr;
     Allocation* spare_allocations = nullptr;
@@ -404,15 +405,46 @@ void module_forget(CUmodule module)
 }
 
 
-void allocation_add(CUdeviceptr dptr, uint64_t bytes, CUmemoryPool pool)
+namespace {
+Client::Allocation* record_allocation(CUdeviceptr dptr, uint64_t bytes, CUmemoryPool pool, bool graph)
 {
+    for (Client::Allocation** link = &g.allocations; *link != nullptr;) {
+        Client::Allocation* old = *link;
+        if (old->graph && old->dptr < dptr + bytes && dptr < old->dptr + old->bytes) {
+            *link = old->next;
+            old->next = g.spare_allocations;
+            g.spare_allocations = old;
+        } else {
+            link = &old->next;
+        }
+    }
     Client::Allocation* a = g.spare_allocations;
     if (a != nullptr)
         g.spare_allocations = a->next;
     else if ((a = static_cast<Client::Allocation*>(arena_take(sizeof *a))) == nullptr)
-        return; // cuMemcpy will not know this one: it says INVALID_VALUE for it
-    *a = {dptr, bytes, current_context(), pool, g.allocations, next_buffer_id()};
+        return nullptr; // cuMemcpy will not know this one: it says INVALID_VALUE for it
+    *a = {dptr, bytes, current_context(), pool, g.allocations, next_buffer_id(), graph};
     g.allocations = a;
+    return a;
+}
+} // namespace
+
+void allocation_add(CUdeviceptr dptr, uint64_t bytes, CUmemoryPool pool)
+{
+    record_allocation(dptr, bytes, pool, false);
+}
+
+void graph_allocation_add(CUdeviceptr dptr, uint64_t bytes)
+{
+    record_allocation(dptr, bytes, nullptr, true);
+}
+
+bool graph_allocation(CUdeviceptr dptr)
+{
+    for (const Client::Allocation* a = g.allocations; a != nullptr; a = a->next)
+        if (a->dptr == dptr)
+            return a->graph;
+    return false;
 }
 
 void allocation_remove(CUdeviceptr dptr)

@@ -185,7 +185,13 @@ void module_forget(CUmodule module);
 // cuMemcpy can tell device from guest addresses (unified addressing). Each
 // is the current context's; allocations_forget drops a context's (the
 // vGPU freed them with it).
+// A graph allocation's record overlapping the new one is dropped: its graph
+// went, and the device gave the address again.
 void allocation_add(CUdeviceptr dptr, uint64_t bytes, CUmemoryPool pool = nullptr);
+// A graph allocation (a memory node's): cuMemFree and cuMemFreeAsync free
+// it in stream order and keep the record (the address stays the graph's).
+void graph_allocation_add(CUdeviceptr dptr, uint64_t bytes);
+bool graph_allocation(CUdeviceptr dptr);
 // The allocation starting at dptr: its size and pool (nullptr: cuMemAlloc's).
 bool allocation_find(CUdeviceptr dptr, uint64_t* bytes, CUmemoryPool* pool);
 void allocation_remove(CUdeviceptr dptr);

@@ -57,12 +57,17 @@
  *     VGPU_OP_MAX_ 450 (issue 42)
  *  14 GRAPH_ADD_EVENT_NODE, GRAPH_EVENT_NODE_SET/GET_EVENT,
  *     GRAPH_NODE_SET/GET_ENABLED, GRAPH_EXEC_GET_FLAGS (406-411), layout
- *     hash 0xee9c89beda5f35c4 (issue 42) */
-#define VGPU_ABI_VERSION 14u
+ *     hash 0xee9c89beda5f35c4 (issue 42)
+ *  15 graph memory: MEM_ALLOC_CAPTURED, MEM_FREE_GRAPH_ALLOCATION,
+ *     GRAPH_ADD_MEM_ALLOC_NODE, GRAPH_ADD_MEM_FREE_NODE, GRAPH_MEM_ATTRIBUTE
+ *     (412-416); GRAPH_DESTROY, GRAPH_EXEC_DESTROY and STREAM_END_CAPTURE
+ *     may give quota back; GRAPH_INSTANTIATE's AUTO_FREE_ON_LAUNCH reaches
+ *     the driver; layout hash 0x13bbd106de23e31d (issue 42) */
+#define VGPU_ABI_VERSION 15u
 /* kvmgpu::abi::vgpu_abi_layout_hash() (vgpu_abi_layout.h) at this version:
  * a unit test fails when the layout moves and this is not the value. A
  * change that moves it bumps VGPU_ABI_VERSION and records the new value. */
-#define VGPU_ABI_LAYOUT_HASH 0xee9c89beda5f35c4ull
+#define VGPU_ABI_LAYOUT_HASH 0x13bbd106de23e31dull
 
 /* ---- what an opcode does (the table's third column) -------------------- */
 /* Needs a current context (else VGPU_ERROR_INVALID_CONTEXT, vgpu_abi.h "contexts"). */
@@ -173,6 +178,13 @@ struct vgpu_args_graph_edges { uint64_t handle; uint64_t first; uint64_t kind; }
 struct vgpu_args_event_node { uint64_t graph; uint64_t event; uint64_t wait; };
 struct vgpu_args_node_event { uint64_t exec; uint64_t node; uint64_t event; uint64_t wait; };
 struct vgpu_args_node_enabled { uint64_t exec; uint64_t node; uint64_t enabled; };
+/* Graph memory (cuMemAllocAsync/cuMemFreeAsync in a capture, memory nodes). */
+struct vgpu_args_stream_bytes { uint64_t stream; uint64_t bytes; };
+struct vgpu_args_stream_dptr { uint64_t stream; uint64_t dptr; };
+struct vgpu_args_graph_bytes { uint64_t graph; uint64_t bytes; };
+struct vgpu_args_graph_dptr { uint64_t graph; uint64_t dptr; };
+/* CUgraphMem_attribute of a device; set 1 writes value (0: the high marks' reset). */
+struct vgpu_args_graph_mem_attribute { uint64_t device; uint64_t attribute; uint64_t set; uint64_t value; };
 
 /* ---- result layouts (result[]) ----------------------------------------- */
 struct vgpu_result_value { uint64_t value; };
@@ -186,6 +198,7 @@ struct vgpu_result_module_functions { uint64_t count; uint64_t returned; };
 struct vgpu_result_primary_retain { uint64_t context; uint64_t retains; };
 struct vgpu_result_primary_state { uint64_t flags; uint64_t active; };
 struct vgpu_result_capture_info { uint64_t status; uint64_t id; };
+struct vgpu_result_alloc_node { uint64_t node; uint64_t dptr; };
 struct vgpu_result_fft_plan { uint64_t plan; uint64_t work_bytes; };
 struct vgpu_result_bytes16 { uint8_t bytes[16]; }; /* a host-mode BLAS result */
 
@@ -315,12 +328,13 @@ struct vgpu_result_bytes16 { uint8_t bytes[16]; }; /* a host-mode BLAS result */
     /* CUDA graphs and stream capture (see "graphs" in vgpu_abi.h). */ \
     X(STREAM_BEGIN_CAPTURE, 100, VGPU_OPF_CTX, struct vgpu_args_begin_capture, void) \
         /* not the default stream; CUstreamCaptureMode 0..2 */ \
-    X(STREAM_END_CAPTURE, 101, VGPU_OPF_CTX | VGPU_OPF_NODES, struct vgpu_args_handle, struct vgpu_result_handle) \
+    X(STREAM_END_CAPTURE, 101, VGPU_OPF_CTX | VGPU_OPF_NODES | VGPU_OPF_GIVES_QUOTA, struct vgpu_args_handle, \
+      struct vgpu_result_handle) \
         /* the stream where the capture began -> the graph */ \
     X(STREAM_CAPTURE_INFO, 102, VGPU_OPF_CTX, struct vgpu_args_handle, struct vgpu_result_capture_info) \
         /* CUstreamCaptureStatus, capture id */ \
     X(GRAPH_CREATE, 103, VGPU_OPF_CTX, struct vgpu_args_flags, struct vgpu_result_handle) /* flags 0 */ \
-    X(GRAPH_DESTROY, 104, VGPU_OPF_CTX, struct vgpu_args_handle, void) /* its nodes' handles go with it */ \
+    X(GRAPH_DESTROY, 104, VGPU_OPF_CTX | VGPU_OPF_GIVES_QUOTA, struct vgpu_args_handle, void) /* its nodes' handles go with it */ \
     X(GRAPH_ADD_EMPTY_NODE, 105, VGPU_OPF_CTX | VGPU_OPF_NODES, struct vgpu_args_handle, struct vgpu_result_handle) \
     X(GRAPH_ADD_KERNEL_NODE, 106, VGPU_OPF_CTX | VGPU_OPF_NODES, struct vgpu_launch_args, struct vgpu_result_handle) \
         /* `stream` = the graph, params = the buffer's bytes; payload vgpu_graph_kernel_payload */ \
@@ -338,7 +352,7 @@ struct vgpu_result_bytes16 { uint8_t bytes[16]; }; /* a host-mode BLAS result */
         /* as ADD_KERNEL_NODE with `stream` = the node */ \
     X(GRAPH_INSTANTIATE, 113, VGPU_OPF_CTX | VGPU_OPF_NODES, struct vgpu_args_handle_value, \
       struct vgpu_result_handle) /* graph, flags 0 -> graph exec */ \
-    X(GRAPH_EXEC_DESTROY, 114, VGPU_OPF_CTX, struct vgpu_args_handle, void) \
+    X(GRAPH_EXEC_DESTROY, 114, VGPU_OPF_CTX | VGPU_OPF_GIVES_QUOTA, struct vgpu_args_handle, void) \
     X(GRAPH_LAUNCH, 115, VGPU_OPF_CTX | VGPU_OPF_ASYNC | VGPU_OPF_CAPTURED, struct vgpu_args_on_stream, void) \
     X(GRAPH_UPLOAD, 116, VGPU_OPF_CTX | VGPU_OPF_ASYNC, struct vgpu_args_on_stream, void) \
     X(GRAPH_EXEC_UPDATE, 117, VGPU_OPF_CTX, struct vgpu_args_two_handles, struct vgpu_result_value) \
@@ -430,7 +444,21 @@ struct vgpu_result_bytes16 { uint8_t bytes[16]; }; /* a host-mode BLAS result */
     X(GRAPH_NODE_GET_ENABLED, 410, VGPU_OPF_CTX, struct vgpu_args_two_handles, struct vgpu_result_value) \
         /* exec, node -> 1 enabled, 0 disabled */ \
     X(GRAPH_EXEC_GET_FLAGS, 411, VGPU_OPF_CTX, struct vgpu_args_handle, struct vgpu_result_value) \
-        /* -> the flags GRAPH_INSTANTIATE accepted */
+        /* -> the flags GRAPH_INSTANTIATE accepted */ \
+    /* Graph memory (issue 42): an allocation a graph makes. Its address is the VM's from the node's \
+       creation until the last graph and exec holding the node are destroyed (counted against the quota \
+       all that time); the driver backs it while a launch has it allocated. */ \
+    X(MEM_ALLOC_CAPTURED, 412, VGPU_OPF_CTX | VGPU_OPF_TAKES_QUOTA | VGPU_OPF_CAPTURED, \
+      struct vgpu_args_stream_bytes, struct vgpu_result_dptr) \
+        /* cuMemAllocAsync on a capturing stream: the capture's allocation node */ \
+    X(MEM_FREE_GRAPH_ALLOCATION, 413, VGPU_OPF_CTX | VGPU_OPF_ASYNC | VGPU_OPF_CAPTURED, struct vgpu_args_stream_dptr, \
+      void) /* a graph allocation: a free node on a capturing stream, else cuMemFreeAsync (0: the default stream) */ \
+    X(GRAPH_ADD_MEM_ALLOC_NODE, 414, VGPU_OPF_CTX | VGPU_OPF_NODES | VGPU_OPF_TAKES_QUOTA, \
+      struct vgpu_args_graph_bytes, struct vgpu_result_alloc_node) /* on the context's device */ \
+    X(GRAPH_ADD_MEM_FREE_NODE, 415, VGPU_OPF_CTX | VGPU_OPF_NODES, struct vgpu_args_graph_dptr, \
+      struct vgpu_result_handle) /* dptr: a graph allocation's start */ \
+    X(GRAPH_MEM_ATTRIBUTE, 416, 0, struct vgpu_args_graph_mem_attribute, struct vgpu_result_value) \
+        /* the VM's graph allocations on the device: bytes held now and the high mark since its reset */
 
 #define VGPU_OP_ENUMERATOR_(name, number, flags, args, result) VGPU_OP_##name = number,
 enum vgpu_opcode {

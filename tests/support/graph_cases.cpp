@@ -381,4 +381,115 @@ void event_nodes_and_switched_off_nodes(GraphVm& v) {
     v.ok({.opcode = VGPU_OP_GRAPH_DESTROY, .args = {g}});
 }
 
+namespace {
+uint64_t graph_memory_now(VgpuRig& rig) {
+    const Done d = rig.call({.opcode = VGPU_OP_GRAPH_MEM_ATTRIBUTE, .args = {0, 0, 0, 0}}); // USED_MEM_CURRENT
+    EXPECT_EQ(d.status, VGPU_SUCCESS);
+    return d.r0;
+}
+} // namespace
+
+void graph_memory_nodes(GraphVm& v) {
+    VgpuRig& rig = v.rig;
+    const uint64_t b = v.b, c = v.c;
+    const uint16_t async = VGPU_CMD_FLAG_ASYNC;
+    v.ok({.opcode = VGPU_OP_MEMSET_D32, .args = {b, 0x3f800000 /* 1.0f */, 32, 0}});
+    EXPECT_EQ(graph_memory_now(rig), 0u);
+
+    // alloc -> memset 2 -> c = a + b -> copy c out; the kernel -> free.
+    const uint64_t g = v.graph();
+    const Done alloc = rig.call({.opcode = VGPU_OP_GRAPH_ADD_MEM_ALLOC_NODE, .args = {g, 4096}});
+    ASSERT_EQ(alloc.status, VGPU_SUCCESS);
+    const uint64_t a = alloc.r1;
+    EXPECT_NE(a, 0u);
+    EXPECT_EQ(graph_memory_now(rig), 4096u);
+    const uint64_t set = v.memset_node(g, a, 0x40000000 /* 2.0f */, 4, 32).r0;
+    const uint64_t sum = v.ok(v.kernel_cmd(VGPU_OP_GRAPH_ADD_KERNEL_NODE, g, a, b, c, 32));
+    const uint64_t out = v.memcpy_node(g, VGPU_OP_MEMCPY_DTOH, kGraphOut, c, 128).r0;
+    const uint64_t release = v.ok({.opcode = VGPU_OP_GRAPH_ADD_MEM_FREE_NODE, .args = {g, a}});
+    for (auto [from, to] : std::vector<std::pair<uint64_t, uint64_t>>{{alloc.r0, set}, {set, sum}, {sum, out}, {sum, release}})
+        EXPECT_EQ(v.edge(g, from, to).status, VGPU_SUCCESS);
+    EXPECT_EQ(v.node_type(alloc.r0), 10u); // CU_GRAPH_NODE_TYPE_MEM_ALLOC
+    EXPECT_EQ(v.node_type(release), 11u);  // CU_GRAPH_NODE_TYPE_MEM_FREE
+    const uint64_t exec = v.ok({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {g, 0}});
+    v.ok({.opcode = VGPU_OP_GRAPH_DESTROY, .args = {g}});
+    EXPECT_EQ(graph_memory_now(rig), 4096u); // the exec holds it
+    for (int launch = 0; launch < 2; ++launch) {
+        v.put_floats(kGraphOut, 0.0f, 1);
+        v.ok({.opcode = VGPU_OP_GRAPH_LAUNCH, .args = {exec, 0}});
+        EXPECT_EQ(v.floats(kGraphOut, 32)[31], 3.0f);
+    }
+    v.ok({.opcode = VGPU_OP_GRAPH_EXEC_DESTROY, .args = {exec}});
+    EXPECT_EQ(graph_memory_now(rig), 0u);
+    EXPECT_GE(rig.call({.opcode = VGPU_OP_GRAPH_MEM_ATTRIBUTE, .args = {0, 1, 0, 0}}).r0, 4096u); // USED_MEM_HIGH
+
+    // Hostile values.
+    const uint64_t g2 = v.graph();
+    const uint64_t s = v.ok({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}});
+    auto status = [&](uint16_t op, std::vector<uint64_t> args) { return rig.call({.opcode = op, .args = args}).status; };
+    for (uint64_t bad : std::vector<uint64_t>{0, b, b + 64, a, ~0ull}) { // a: released with its graph
+        EXPECT_EQ(status(VGPU_OP_GRAPH_ADD_MEM_FREE_NODE, {g2, bad}), VGPU_ERROR_INVALID_VALUE) << bad;
+        EXPECT_EQ(status(VGPU_OP_MEM_FREE_GRAPH_ALLOCATION, {s, bad}), VGPU_ERROR_INVALID_VALUE) << bad;
+    }
+    EXPECT_EQ(status(VGPU_OP_GRAPH_ADD_MEM_ALLOC_NODE, {g2, 0}), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(status(VGPU_OP_GRAPH_ADD_MEM_ALLOC_NODE, {g2, 1ull << 62}), VGPU_ERROR_OUT_OF_MEMORY);
+    EXPECT_EQ(status(VGPU_OP_GRAPH_ADD_MEM_ALLOC_NODE, {g2 + 100, 64}), VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(status(VGPU_OP_MEM_ALLOC_CAPTURED, {s, 64}), VGPU_ERROR_INVALID_VALUE); // not capturing
+    EXPECT_EQ(status(VGPU_OP_MEM_ALLOC_CAPTURED, {0, 64}), VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(status(VGPU_OP_MEM_ALLOC_CAPTURED, {s + 100, 64}), VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(status(VGPU_OP_GRAPH_MEM_ATTRIBUTE, {99, 0, 0, 0}), VGPU_ERROR_INVALID_DEVICE);
+    EXPECT_EQ(status(VGPU_OP_GRAPH_MEM_ATTRIBUTE, {0, 4, 0, 0}), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(status(VGPU_OP_GRAPH_MEM_ATTRIBUTE, {0, 0, 1, 0}), VGPU_ERROR_INVALID_VALUE); // a current figure
+    EXPECT_EQ(status(VGPU_OP_GRAPH_MEM_ATTRIBUTE, {0, 1, 1, 5}), VGPU_ERROR_INVALID_VALUE); // not 0
+    EXPECT_EQ(status(VGPU_OP_GRAPH_MEM_ATTRIBUTE, {0, 3, 1, 0}), VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_MEM_ATTRIBUTE, .args = {0, 3, 0, 0}}).r0, 0u); // reset to what is held
+
+    // Captured: cuMemAllocAsync and cuMemFreeAsync become the graph's nodes.
+    v.ok({.opcode = VGPU_OP_STREAM_BEGIN_CAPTURE, .args = {s, 0}});
+    const uint64_t d = v.ok({.opcode = VGPU_OP_MEM_ALLOC_CAPTURED, .args = {s, 4096}});
+    EXPECT_EQ(graph_memory_now(rig), 4096u);
+    v.ok({.opcode = VGPU_OP_MEMSET_D32, .args = {d, 0x40000000, 32, s}, .flags = async});
+    Cmd launch = v.kernel_cmd(VGPU_OP_LAUNCH_KERNEL_PACKED, s, d, b, c, 32);
+    launch.payload.erase(launch.payload.begin(), launch.payload.begin() + 8);
+    launch.flags = async;
+    v.ok(launch);
+    v.ok({.opcode = VGPU_OP_MEMCPY_DTOH, .args = {kGraphOut, c, 128, s}, .flags = async});
+    v.ok({.opcode = VGPU_OP_MEM_FREE_GRAPH_ALLOCATION, .args = {s, d}, .flags = async});
+    const uint64_t g3 = v.ok({.opcode = VGPU_OP_STREAM_END_CAPTURE, .args = {s}});
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_GET_NODES, .args = {g3, 0}}).r0, 5u);
+    const uint64_t exec3 = v.ok({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {g3, 1 /* AUTO_FREE_ON_LAUNCH */}});
+    for (int launch_no = 0; launch_no < 2; ++launch_no) {
+        v.put_floats(kGraphOut, 0.0f, 1);
+        v.ok({.opcode = VGPU_OP_GRAPH_LAUNCH, .args = {exec3, s}});
+        EXPECT_EQ(v.floats(kGraphOut, 32)[0], 3.0f);
+    }
+    v.ok({.opcode = VGPU_OP_GRAPH_EXEC_DESTROY, .args = {exec3}});
+    v.ok({.opcode = VGPU_OP_GRAPH_DESTROY, .args = {g3}});
+    EXPECT_EQ(graph_memory_now(rig), 0u);
+
+    // An invalidated capture gives its allocation back.
+    v.ok({.opcode = VGPU_OP_STREAM_BEGIN_CAPTURE, .args = {s, 0}});
+    v.ok({.opcode = VGPU_OP_MEM_ALLOC_CAPTURED, .args = {s, 4096}});
+    EXPECT_EQ(status(VGPU_OP_STREAM_SYNCHRONIZE, {s}), VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    EXPECT_EQ(status(VGPU_OP_STREAM_END_CAPTURE, {s}), VGPU_ERROR_STREAM_CAPTURE_INVALIDATED);
+    EXPECT_EQ(graph_memory_now(rig), 0u);
+
+    // A launch leaves an allocation live: read, freed, made again, freed on a stream.
+    v.ok({.opcode = VGPU_OP_STREAM_BEGIN_CAPTURE, .args = {s, 0}});
+    const uint64_t live = v.ok({.opcode = VGPU_OP_MEM_ALLOC_CAPTURED, .args = {s, 4096}});
+    v.ok({.opcode = VGPU_OP_MEMSET_D32, .args = {live, 0x40e00000 /* 7.0f */, 32, s}, .flags = async});
+    const uint64_t g4 = v.ok({.opcode = VGPU_OP_STREAM_END_CAPTURE, .args = {s}});
+    const uint64_t exec4 = v.ok({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {g4, 0}});
+    v.ok({.opcode = VGPU_OP_GRAPH_LAUNCH, .args = {exec4, s}});
+    v.ok({.opcode = VGPU_OP_MEMCPY_DTOH, .args = {kGraphOut, live, 128, 0}});
+    EXPECT_EQ(v.floats(kGraphOut, 32)[31], 7.0f);
+    v.ok({.opcode = VGPU_OP_MEM_FREE, .args = {live}});
+    EXPECT_EQ(graph_memory_now(rig), 4096u); // the address stays the graph's
+    v.ok({.opcode = VGPU_OP_GRAPH_LAUNCH, .args = {exec4, s}});
+    v.ok({.opcode = VGPU_OP_MEM_FREE_GRAPH_ALLOCATION, .args = {s, live}});
+    v.ok({.opcode = VGPU_OP_GRAPH_EXEC_DESTROY, .args = {exec4}});
+    v.ok({.opcode = VGPU_OP_GRAPH_DESTROY, .args = {g4}});
+    EXPECT_EQ(graph_memory_now(rig), 0u);
+}
+
 } // namespace kvmgpu::vgpu::test

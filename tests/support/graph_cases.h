@@ -54,5 +54,11 @@ void stream_attributes_round_trip(GraphVm& v);
 // the graph and in an exec, an event destroyed while a node names it still
 // recorded); a memset node switched off in an exec and on again; an exec's flags.
 void event_nodes_and_switched_off_nodes(GraphVm& v);
+// Graph memory: an allocation node's address is the VM's (nodes and copies
+// name it) and counted while its graph or an exec holds it, given back with
+// the last; a capture's allocations and frees become its nodes, and an
+// invalidated capture gives its allocations back; an allocation a launch
+// leaves live is read and freed outside the graph; hostile values refused.
+void graph_memory_nodes(GraphVm& v);
 
 } // namespace kvmgpu::vgpu::test

@@ -159,6 +159,9 @@ void CommandDispatch::drop_handles() {
     vmm_reserved_.clear();
     vmm_maps_.clear();
     allocs_.clear();
+    graph_allocations_.clear();
+    capture_allocations_.clear();
+    graph_memory_high_.clear();
 }
 
 void CommandDispatch::reset() {

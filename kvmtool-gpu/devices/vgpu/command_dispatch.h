@@ -185,6 +185,7 @@ private:
         // that graph's nodes then -> its copy here (while the copy lives).
         uint64_t cloned_from = 0;
         std::map<BackendGraphNode, BackendGraphNode> copies;
+        std::vector<uint64_t> allocations; // its memory nodes' graph allocations (held)
     };
     struct GraphNodeEntry {
         uint64_t graph; // VM handle of its graph
@@ -195,6 +196,7 @@ private:
         uint64_t nodes = 0;
         uint64_t graph = 0; // VM handle of the graph instantiated (its nodes name the exec's)
         uint64_t flags = 0; // as GRAPH_INSTANTIATE accepted them
+        std::vector<uint64_t> allocations; // the graph's when instantiated (held)
     };
     // The backend's graphs, or nullptr after the refusal was logged.
     GraphBackend* graph_backend();
@@ -232,6 +234,26 @@ private:
     // Whether a captured command (VGPU_OPF_CAPTURED), counted while a
     // capture is open, takes the VM past max_graph_nodes.
     bool capture_quota_exceeded();
+    // dispatch_graph_memory.cpp: graph allocations (a memory node's address),
+    // the VM's, in allocs_ and its quota, from the node's creation until no
+    // graph, exec or open capture holds the node.
+    struct GraphAllocation {
+        uint64_t bytes = 0;
+        uint32_t holders = 0;
+        uint64_t ctx = 0; // the context that made it
+    };
+    // Records a new graph allocation (one holder); false if the backend's
+    // range overlaps one recorded (a backend bug).
+    bool add_graph_allocation(uint64_t dptr, uint64_t bytes);
+    void hold_graph_allocations(const std::vector<uint64_t>& dptrs);
+    // Drops one hold of each; one no longer held leaves allocs_ and the backend.
+    void drop_graph_allocations(const std::vector<uint64_t>& dptrs);
+    // The allocations an open capture made, when the capture ends (graph 0: none came of it).
+    void end_capture_allocations(uint64_t capture_id, GraphEntry* graph);
+    // The VM's graph allocations on `device`, in bytes.
+    uint64_t graph_allocation_bytes(int device);
+    // Why `bytes` more would break the VM's quota or allocation count, in *why; false if it fits.
+    bool quota_refuses(uint64_t bytes, char (&why)[160]) const;
     // dispatch_vmm.cpp: cuMemAddressReserve, cuMemCreate, cuMemMap...
     bool vmm_granule(uint64_t* out);
     // The mappings that exactly tile [va, va + bytes), in order; empty when
@@ -400,6 +422,9 @@ private:
     std::set<BackendEvent> graph_events_;
     std::vector<std::pair<uint64_t, BackendEvent>> retired_events_; // (owner context, event)
     uint64_t graph_node_count_ = 0; // in graphs and execs, against max_graph_nodes
+    std::map<uint64_t, GraphAllocation> graph_allocations_;        // by address
+    std::map<uint64_t, std::vector<uint64_t>> capture_allocations_; // by open capture's id
+    std::map<int, uint64_t> graph_memory_high_;                      // by device: bytes since the last reset
     uint32_t open_captures_ = 0;    // begun and not yet ended (the driver may have ended them)
     uint64_t captured_ops_ = 0;     // stream-ordered commands while a capture is open
     AllocationTable allocs_;

@@ -68,20 +68,29 @@ CommandResult CommandDispatch::op_STREAM_END_CAPTURE(GuestCommand& c) {
     BackendStream s;
     if (stream == 0 || !stream_of(stream, &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     if (graphs_.size() >= graphs_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "graph table full");
+    uint32_t status = kCaptureNone;
+    uint64_t capture = 0;
+    gb->capture_status(s, &status, &capture);
     BackendGraph g = 0;
     const Status st = backend_result(gb->end_capture(s, &g));
     uint32_t still = kCaptureNone;
     uint64_t id = 0;
-    if (open_captures_ > 0 && (gb->capture_status(s, &still, &id) != VGPU_SUCCESS || still == kCaptureNone))
-        --open_captures_;
-    if (st != VGPU_SUCCESS) return done(st);
+    const bool ended = gb->capture_status(s, &still, &id) != VGPU_SUCCESS || still == kCaptureNone;
+    if (open_captures_ > 0 && ended) --open_captures_;
+    if (st != VGPU_SUCCESS) {
+        if (ended) end_capture_allocations(capture, nullptr);
+        return done(st);
+    }
     std::vector<BackendGraphNode> nodes;
     if (gb->nodes(g, &nodes) != VGPU_SUCCESS || graph_node_count_ + nodes.size() > opts_.max_graph_nodes) {
         gb->graph_destroy(g);
+        end_capture_allocations(capture, nullptr);
         return fail(VGPU_ERROR_OUT_OF_MEMORY, "captured graph past max_graph_nodes");
     }
     graph_node_count_ += nodes.size();
-    return done(VGPU_SUCCESS, *graphs_.insert(GraphEntry{g, nodes.size(), {}, 0, {}}, ctx_));
+    GraphEntry entry{g, nodes.size(), {}, 0, {}, {}};
+    end_capture_allocations(capture, &entry);
+    return done(VGPU_SUCCESS, *graphs_.insert(std::move(entry), ctx_));
 }
 
 // The stream -> result0 CUstreamCaptureStatus, result1 the capture's id.
@@ -104,14 +113,16 @@ CommandResult CommandDispatch::op_GRAPH_CREATE(GuestCommand& c) {
     BackendGraph g = 0;
     const Status st = backend_result(gb->graph_create(&g));
     if (st != VGPU_SUCCESS) return done(st);
-    return done(VGPU_SUCCESS, *graphs_.insert(GraphEntry{g, 0, {}, 0, {}}, ctx_));
+    return done(VGPU_SUCCESS, *graphs_.insert(GraphEntry{g, 0, {}, 0, {}, {}}, ctx_));
 }
 
 CommandResult CommandDispatch::op_GRAPH_DESTROY(GuestCommand& c) {
     auto g = graphs_.erase(args_of<VGPU_OP_GRAPH_DESTROY>(c).handle, ctx_);
     if (!g) return fail(VGPU_ERROR_INVALID_HANDLE, "graph handle");
     forget_graph(*g);
-    return done(backend_result(graph_backend()->graph_destroy(g->graph)));
+    const Status st = backend_result(graph_backend()->graph_destroy(g->graph));
+    drop_graph_allocations(g->allocations);
+    return done(st);
 }
 
 CommandResult CommandDispatch::add_graph_node(uint64_t graph, const GraphNodeSpec& spec) {
@@ -120,11 +131,18 @@ CommandResult CommandDispatch::add_graph_node(uint64_t graph, const GraphNodeSpe
     if (graph_node_count_ >= opts_.max_graph_nodes) return fail(VGPU_ERROR_OUT_OF_MEMORY, "graph nodes past max_graph_nodes");
     if (graph_nodes_.size() >= graph_nodes_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "graph node table full");
     BackendGraphNode n = 0;
-    const Status st = backend_result(graph_backend()->add_node(g->graph, spec, &n));
+    uint64_t dptr = 0;
+    const bool alloc = spec.kind == GraphNodeSpec::Kind::MemAlloc;
+    const Status st = backend_result(alloc ? graph_backend()->add_alloc_node(g->graph, spec.bytes, &n, &dptr)
+                                           : graph_backend()->add_node(g->graph, spec, &n));
     if (st != VGPU_SUCCESS) return done(st);
     ++g->nodes;
     ++graph_node_count_;
-    return done(VGPU_SUCCESS, *node_handle(graph, *g, n));
+    const uint64_t handle = *node_handle(graph, *g, n); // room checked above
+    if (!alloc) return done(VGPU_SUCCESS, handle);
+    if (!add_graph_allocation(dptr, spec.bytes)) return fail(VGPU_ERROR_UNKNOWN, "backend returned an overlapping allocation");
+    g->allocations.push_back(dptr);
+    return done(VGPU_SUCCESS, handle, dptr);
 }
 
 CommandResult CommandDispatch::op_GRAPH_ADD_EMPTY_NODE(GuestCommand& c) {
@@ -285,11 +303,10 @@ CommandResult CommandDispatch::op_GRAPH_DESTROY_NODE(GuestCommand& c) {
 }
 
 // A graph, flags -> result0 graph exec. Flags, cuda.h's
-// CUgraphInstantiate_flags: AUTO_FREE_ON_LAUNCH (1; PyTorch instantiates
-// every captured graph with it) frees a graph's own allocations before a
-// relaunch, and no graph here holds any (no memory-allocation nodes), so it
-// changes nothing; USE_NODE_PRIORITY (8) is a scheduling hint, dropped. UPLOAD
-// (2) and DEVICE_LAUNCH (4) are not offered.
+// CUgraphInstantiate_flags, go to the backend: AUTO_FREE_ON_LAUNCH (1;
+// PyTorch instantiates every captured graph with it) frees the graph's
+// allocations still live before a relaunch; USE_NODE_PRIORITY (8) is a
+// scheduling hint. UPLOAD (2) and DEVICE_LAUNCH (4) are not offered.
 CommandResult CommandDispatch::op_GRAPH_INSTANTIATE(GuestCommand& c) {
     const auto [graph, flags] = args_of<VGPU_OP_GRAPH_INSTANTIATE>(c);
     const GraphEntry* g = graphs_.find(graph, ctx_);
@@ -301,17 +318,20 @@ CommandResult CommandDispatch::op_GRAPH_INSTANTIATE(GuestCommand& c) {
     if (graph_node_count_ + g->nodes > opts_.max_graph_nodes)
         return fail(VGPU_ERROR_OUT_OF_MEMORY, "graph exec nodes past max_graph_nodes");
     BackendGraphExec e = 0;
-    const Status st = backend_result(graph_backend()->instantiate(g->graph, &e));
+    const Status st = backend_result(graph_backend()->instantiate(g->graph, flags, &e));
     if (st != VGPU_SUCCESS) return done(st);
     graph_node_count_ += g->nodes;
-    return done(VGPU_SUCCESS, *graph_execs_.insert(GraphExecEntry{e, g->nodes, graph, flags}, ctx_));
+    hold_graph_allocations(g->allocations);
+    return done(VGPU_SUCCESS, *graph_execs_.insert(GraphExecEntry{e, g->nodes, graph, flags, g->allocations}, ctx_));
 }
 
 CommandResult CommandDispatch::op_GRAPH_EXEC_DESTROY(GuestCommand& c) {
     auto e = graph_execs_.erase(args_of<VGPU_OP_GRAPH_EXEC_DESTROY>(c).handle, ctx_);
     if (!e) return fail(VGPU_ERROR_INVALID_HANDLE, "graph exec handle");
     graph_node_count_ -= std::min(graph_node_count_, e->nodes);
-    return done(backend_result(graph_backend()->exec_destroy(e->exec)));
+    const Status st = backend_result(graph_backend()->exec_destroy(e->exec));
+    drop_graph_allocations(e->allocations);
+    return done(st);
 }
 
 // GRAPH_LAUNCH and GRAPH_UPLOAD: a graph exec on a stream.
@@ -364,12 +384,26 @@ void CommandDispatch::destroy_graphs_of(uint64_t ctx) {
     graph_execs_.erase_owned_by(ctx, [&](const GraphExecEntry& e) {
         if (gb) gb->exec_destroy(e.exec);
         graph_node_count_ -= std::min(graph_node_count_, e.nodes);
+        drop_graph_allocations(e.allocations);
     });
     graph_nodes_.erase_owned_by(ctx, [](const GraphNodeEntry&) {});
     graphs_.erase_owned_by(ctx, [&](const GraphEntry& g) {
         if (gb) gb->graph_destroy(g.graph);
         graph_node_count_ -= std::min(graph_node_count_, g.nodes);
+        drop_graph_allocations(g.allocations);
     });
+    // Allocations of captures that never ended (their streams went first).
+    for (auto it = capture_allocations_.begin(); it != capture_allocations_.end();) {
+        std::vector<uint64_t> mine;
+        std::erase_if(it->second, [&](uint64_t d) {
+            const auto a = graph_allocations_.find(d);
+            if (a == graph_allocations_.end() || a->second.ctx != ctx) return false;
+            mine.push_back(d);
+            return true;
+        });
+        drop_graph_allocations(mine);
+        it = it->second.empty() ? capture_allocations_.erase(it) : std::next(it);
+    }
 }
 
 CommandResult CommandDispatch::op_GRAPH_KERNEL_NODE_SET_PARAMS(GuestCommand& c) { return set_kernel_node_params(c); }

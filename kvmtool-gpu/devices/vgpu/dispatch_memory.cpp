@@ -13,17 +13,7 @@ namespace kvmgpu::vgpu {
 CommandResult CommandDispatch::op_MEM_ALLOC(GuestCommand& c) {
     const uint64_t bytes = args_of<VGPU_OP_MEM_ALLOC>(c).bytes;
     if (bytes == 0) return fail(VGPU_ERROR_INVALID_VALUE, "zero-byte allocation");
-    if (!allocs_.can_reserve(bytes)) {
-        char why[160];
-        if (allocs_.count() >= allocs_.max_count())
-            std::snprintf(why, sizeof why, "refused: the VM holds its maximum of %llu allocations",
-                          static_cast<unsigned long long>(allocs_.max_count()));
-        else
-            std::snprintf(why, sizeof why, "%llu bytes refused by the VM's device-memory quota (%llu of %llu bytes in use)",
-                          static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(allocs_.used()),
-                          static_cast<unsigned long long>(allocs_.quota()));
-        return fail(VGPU_ERROR_OUT_OF_MEMORY, why);
-    }
+    if (char why[160]; quota_refuses(bytes, why)) return fail(VGPU_ERROR_OUT_OF_MEMORY, why);
     uint64_t dptr = 0;
     const Status s = backend_result(backend().mem_alloc(bytes, &dptr));
     if (s != VGPU_SUCCESS) return done(s);
@@ -39,6 +29,15 @@ CommandResult CommandDispatch::op_MEM_ALLOC(GuestCommand& c) {
 CommandResult CommandDispatch::op_MEM_FREE(GuestCommand& c) {
     const uint64_t dptr = args_of<VGPU_OP_MEM_FREE>(c).dptr;
     const int device = device_of(allocs_.owner_of(dptr));
+    if (graph_allocations_.count(dptr)) {
+        // cuMemFree of a graph allocation a launch left live: freed in stream
+        // order on its device; the address stays the graph's.
+        if (device != selected_device_) devices_.select(device);
+        Status s = graph_backend() ? graph_backend()->free_graph_allocation(0, dptr) : VGPU_ERROR_NOT_SUPPORTED;
+        if (s == VGPU_SUCCESS) s = backend().stream_synchronize(0);
+        if (device != selected_device_) devices_.select(selected_device_);
+        return done(backend_result(s));
+    }
     if (allocs_.erase(dptr) == 0)
         return fail(VGPU_ERROR_INVALID_VALUE, "not the start of an allocation of this VM");
     if (device != selected_device_) devices_.select(device);

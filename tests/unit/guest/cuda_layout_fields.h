@@ -45,7 +45,12 @@
     X(CUgraphNodeParams, memcpy.copyCtx) X(CUgraphNodeParams, memcpy.copyParams.Depth)                         \
     X(CUgraphNodeParams, memset.height) X(CUgraphNodeParams, memset.ctx) X(CUgraphNodeParams, host.userData)     \
     X(CUgraphNodeParams, graph.graph) X(CUgraphNodeParams, eventWait.event)                                      \
-    X(CUgraphNodeParams, eventRecord.event) X(CUgraphNodeParams, reserved2)
+    X(CUgraphNodeParams, eventRecord.event) X(CUgraphNodeParams, reserved2) X(CUgraphNodeParams, alloc.dptr)     \
+    X(CUgraphNodeParams, free.dptr) X(CUmemPoolProps, handleTypes) X(CUmemPoolProps, location)                  \
+    X(CUmemPoolProps, win32SecurityAttributes) X(CUmemPoolProps, maxSize) X(CUmemPoolProps, usage)               \
+    X(CUmemPoolProps, reserved) X(CUDA_MEM_ALLOC_NODE_PARAMS, accessDescs)                                      \
+    X(CUDA_MEM_ALLOC_NODE_PARAMS, accessDescCount) X(CUDA_MEM_ALLOC_NODE_PARAMS, bytesize)                      \
+    X(CUDA_MEM_ALLOC_NODE_PARAMS, dptr) X(CUDA_MEM_ALLOC_NODE_PARAMS_v2, dptr)
 
 #define KVMGPU_CUDA_LAYOUT_SIZES(X)                                                                                \
     X(CUDA_ARRAY_DESCRIPTOR) X(CUDA_ARRAY3D_DESCRIPTOR) X(CUDA_MEMCPY2D) X(CUDA_MEMCPY3D) X(CUDA_RESOURCE_DESC)  \
@@ -53,7 +58,8 @@
     X(CUarray_format) X(CUmemorytype) X(CUDA_KERNEL_NODE_PARAMS) X(CUDA_MEMSET_NODE_PARAMS)                   \
     X(CUDA_HOST_NODE_PARAMS) X(CUaccessPolicyWindow) X(CUstreamAttrValue) X(CUDA_GRAPH_INSTANTIATE_PARAMS) X(CUgraphEdgeData) X(CUgraphExecUpdateResultInfo) X(CUstreamCaptureStatus)         \
     X(CUstreamCaptureMode) X(CUstreamBatchMemOpParams) X(CUgraphNodeParams) X(CUDA_MEMCPY_NODE_PARAMS)            \
-    X(CUDA_MEMSET_NODE_PARAMS_v2)
+    X(CUDA_MEMSET_NODE_PARAMS_v2) X(CUmemPoolProps) X(CUDA_MEM_ALLOC_NODE_PARAMS) X(CUDA_MEM_ALLOC_NODE_PARAMS_v2)  \
+    X(CUDA_MEM_FREE_NODE_PARAMS) X(CUgraphMem_attribute)
 
 #define KVMGPU_CUDA_LAYOUT_BODY                                                                               \
     std::vector<std::pair<std::string, size_t>> out;                                                          \

@@ -117,7 +117,12 @@ const Word kWords[] = {
     WORD(vgpu_args_event_node, graph, 0), WORD(vgpu_args_event_node, event, 1), WORD(vgpu_args_event_node, wait, 2),
     WORD(vgpu_args_node_event, exec, 0), WORD(vgpu_args_node_event, node, 1), WORD(vgpu_args_node_event, event, 2),
     WORD(vgpu_args_node_event, wait, 3), WORD(vgpu_args_node_enabled, exec, 0), WORD(vgpu_args_node_enabled, node, 1),
-    WORD(vgpu_args_node_enabled, enabled, 2),
+    WORD(vgpu_args_node_enabled, enabled, 2), WORD(vgpu_args_stream_bytes, stream, 0),
+    WORD(vgpu_args_stream_bytes, bytes, 1), WORD(vgpu_args_stream_dptr, stream, 0), WORD(vgpu_args_stream_dptr, dptr, 1),
+    WORD(vgpu_args_graph_bytes, graph, 0), WORD(vgpu_args_graph_bytes, bytes, 1), WORD(vgpu_args_graph_dptr, graph, 0),
+    WORD(vgpu_args_graph_dptr, dptr, 1), WORD(vgpu_args_graph_mem_attribute, device, 0),
+    WORD(vgpu_args_graph_mem_attribute, attribute, 1), WORD(vgpu_args_graph_mem_attribute, set, 2),
+    WORD(vgpu_args_graph_mem_attribute, value, 3),
 };
 #undef WORD
 #undef HIGH_HALF
@@ -148,7 +153,8 @@ const Size kSizes[] = {
     SIZE(vgpu_args_plan_work_area, 2), SIZE(vgpu_args_rand_table, 3), SIZE(vgpu_args_fft_plan, 6),
     SIZE(vgpu_args_fft_exec, 5), SIZE(vgpu_launch_args, 6), SIZE(vgpu_args_stream_attribute, 6),
     SIZE(vgpu_args_graph_edges, 3), SIZE(vgpu_args_event_node, 3), SIZE(vgpu_args_node_event, 4),
-    SIZE(vgpu_args_node_enabled, 3),
+    SIZE(vgpu_args_node_enabled, 3), SIZE(vgpu_args_stream_bytes, 2), SIZE(vgpu_args_stream_dptr, 2),
+    SIZE(vgpu_args_graph_bytes, 2), SIZE(vgpu_args_graph_dptr, 2), SIZE(vgpu_args_graph_mem_attribute, 4),
 };
 #undef SIZE
 

@@ -52,6 +52,21 @@ TEST_F(VgpuGraph, StreamAttributesRoundTrip) { stream_attributes_round_trip(*vm)
 
 TEST_F(VgpuGraph, EventNodesAndSwitchedOffNodes) { event_nodes_and_switched_off_nodes(*vm); }
 
+TEST_F(VgpuGraph, GraphMemoryNodes) { graph_memory_nodes(*vm); }
+
+// Graph allocations go with their context, as its graphs do.
+TEST_F(VgpuGraph, GraphMemoryGoesWithItsContext) {
+    const uint64_t ctx = ok({.opcode = VGPU_OP_CTX_CREATE, .args = {0, 0}});
+    const uint64_t g = graph();
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_ADD_MEM_ALLOC_NODE, .args = {g, 8192}}).status, VGPU_SUCCESS);
+    const uint64_t s = ok({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}});
+    ok({.opcode = VGPU_OP_STREAM_BEGIN_CAPTURE, .args = {s, 0}});
+    ok({.opcode = VGPU_OP_MEM_ALLOC_CAPTURED, .args = {s, 4096}}); // a capture never ended
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_MEM_ATTRIBUTE, .args = {0, 0, 0, 0}}).r0, 12288u);
+    ok({.opcode = VGPU_OP_CTX_DESTROY, .args = {ctx}});
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_MEM_ATTRIBUTE, .args = {0, 0, 0, 0}}).r0, 0u);
+}
+
 // Every handle and value the event-node, enable and exec-flag opcodes take, hostile.
 TEST_F(VgpuGraph, EventNodesAndEnablingRefuseHostileArguments) {
     const uint64_t g = graph(), g2 = graph();
@@ -425,7 +440,8 @@ TEST_F(VgpuGraph, GraphsGoWithTheirContextAndWithReset) {
 // runs the same dispatch; the graphs live in its backend).
 TEST(VgpuGraphInWorker, TheSharedCases) {
     for (auto graph_case : {graph_runs_in_dependency_order, kernel_node_params_in_graph_and_exec,
-                            capture_records_and_replays, synchronizing_a_capture_invalidates_it}) {
+                            capture_records_and_replays, synchronizing_a_capture_invalidates_it,
+                            graph_memory_nodes}) {
         WorkerVgpu w;
         ASSERT_EQ(w.rig.enable(), VGPU_SUCCESS);
         GraphVm vm(w.rig);

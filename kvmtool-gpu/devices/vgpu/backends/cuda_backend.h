@@ -267,7 +267,7 @@ private:
     std::unique_ptr<CudaBlas> blas_;
     std::unique_ptr<CudaRand> rand_;
     std::unique_ptr<CudaFft> fft_;
-    CudaGraphs graphs_{api_, ctx_};
+    CudaGraphs graphs_{api_, ctx_, dev_};
 
     // Scratch for Batch, reused.
     std::vector<CUdeviceptr> batch_dst_, batch_src_;

@@ -104,6 +104,8 @@ Status CudaGraphs::add_node(BackendGraph g, const GraphNodeSpec& spec, BackendGr
     }
     case GraphNodeSpec::Kind::EventRecord:
     case GraphNodeSpec::Kind::EventWait: return add_event_node(g, spec, out);
+    case GraphNodeSpec::Kind::MemFree: return add_free_node(g, spec, out);
+    case GraphNodeSpec::Kind::MemAlloc: return VGPU_ERROR_INVALID_VALUE; // add_alloc_node makes these
     }
     *out = reinterpret_cast<BackendGraphNode>(n);
     return VGPU_SUCCESS;
@@ -181,9 +183,9 @@ Status CudaGraphs::clone(BackendGraph g, BackendGraph* out,
     return VGPU_SUCCESS;
 }
 
-Status CudaGraphs::instantiate(BackendGraph g, BackendGraphExec* out) {
+Status CudaGraphs::instantiate(BackendGraph g, uint64_t flags, BackendGraphExec* out) {
     CUgraphExec e = nullptr;
-    CU_TRY(api_.cuGraphInstantiateWithFlags(&e, graph(g), 0));
+    CU_TRY(api_.cuGraphInstantiateWithFlags(&e, graph(g), flags));
     *out = reinterpret_cast<BackendGraphExec>(e);
     return VGPU_SUCCESS;
 }

@@ -14,7 +14,9 @@ namespace kvmgpu::vgpu {
 class CudaGraphs final : public GraphBackend {
 public:
     // `ctx` is the backend's context, read at each call (a recovery makes a new one).
-    CudaGraphs(const CudaDriverApi& api, CUcontext const& ctx) : api_(api), ctx_(ctx) {}
+    // `device` is the backend's device (graph allocations are made there).
+    CudaGraphs(const CudaDriverApi& api, CUcontext const& ctx, CUdevice const& device)
+        : api_(api), ctx_(ctx), device_(device) {}
     // Whether the driver gave every entry point graphs need.
     bool available() const;
 
@@ -39,7 +41,13 @@ public:
     Status enabled(BackendGraphExec exec, BackendGraphNode node, bool* out) override;
     Status add_event_node(BackendGraph g, const GraphNodeSpec& spec, BackendGraphNode* out);
 
-    Status instantiate(BackendGraph g, BackendGraphExec* out) override;
+    // cuda_graph_memory.cpp: the driver's memory nodes.
+    Status add_alloc_node(BackendGraph g, uint64_t bytes, BackendGraphNode* out, uint64_t* dptr) override;
+    Status alloc_in_capture(BackendStream s, uint64_t bytes, uint64_t* dptr) override;
+    Status free_graph_allocation(BackendStream s, uint64_t dptr) override;
+    Status add_free_node(BackendGraph g, const GraphNodeSpec& spec, BackendGraphNode* out);
+
+    Status instantiate(BackendGraph g, uint64_t flags, BackendGraphExec* out) override;
     Status exec_destroy(BackendGraphExec e) override;
     Status exec_update(BackendGraphExec e, BackendGraph g, uint32_t* result) override;
     Status launch(BackendGraphExec e, BackendStream s, bool upload_only) override;
@@ -47,6 +55,7 @@ public:
 private:
     const CudaDriverApi& api_;
     CUcontext const& ctx_;
+    CUdevice const& device_;
 };
 
 } // namespace kvmgpu::vgpu

@@ -26,8 +26,10 @@ using BackendGraphNode = uintptr_t;
 // RAM, which stays registered for the VM's life. Memset: count elements of
 // element_bytes (1, 2, 4) from dst. EventRecord, EventWait: records or
 // waits for `event` (the device model keeps it alive while nodes name it).
+// MemFree: frees the graph allocation at dst (a MemAlloc node's, made by
+// add_alloc_node or alloc_in_capture).
 struct GraphNodeSpec {
-    enum class Kind { Empty, Kernel, Memcpy, Memset, EventRecord, EventWait };
+    enum class Kind { Empty, Kernel, Memcpy, Memset, EventRecord, EventWait, MemAlloc, MemFree };
     Kind kind = Kind::Empty;
     BackendFunction function = 0;
     Dim3 grid, block;
@@ -84,7 +86,19 @@ public:
     virtual Status set_enabled(BackendGraphExec exec, BackendGraphNode node, bool enabled) = 0;
     virtual Status enabled(BackendGraphExec exec, BackendGraphNode node, bool* out) = 0;
 
-    virtual Status instantiate(BackendGraph g, BackendGraphExec* out) = 0;
+    // Graph memory. An allocation node of `bytes` on the backend's device;
+    // *dptr its address, fixed for the node's life. In a capture (s
+    // capturing): cuMemAllocAsync's node, cuMemFreeAsync's node. Outside
+    // one: a graph allocation freed on s. release_graph_allocation: no graph
+    // or exec holds the node any more (the driver dropped the address with
+    // them; a backend that made it itself frees it now).
+    virtual Status add_alloc_node(BackendGraph, uint64_t, BackendGraphNode*, uint64_t*) { return VGPU_ERROR_NOT_SUPPORTED; }
+    virtual Status alloc_in_capture(BackendStream, uint64_t, uint64_t*) { return VGPU_ERROR_NOT_SUPPORTED; }
+    virtual Status free_graph_allocation(BackendStream, uint64_t) { return VGPU_ERROR_NOT_SUPPORTED; }
+    virtual void release_graph_allocation(uint64_t) {}
+
+    // flags: CUgraphInstantiate_flags the device model accepted (AUTO_FREE_ON_LAUNCH, USE_NODE_PRIORITY).
+    virtual Status instantiate(BackendGraph g, uint64_t flags, BackendGraphExec* out) = 0;
     virtual Status exec_destroy(BackendGraphExec e) = 0;
     // *result: CUgraphExecUpdateResult (0 success); the status is
     // GRAPH_EXEC_UPDATE_FAILURE's when the update was refused.

@@ -29,6 +29,8 @@ std::function<Status()> HostGraphs::runner(const GraphNodeSpec& spec) {
         return [&d, spec] { return d.memset(spec.dst, spec.value, spec.element_bytes, spec.count, 0, false); };
     case GraphNodeSpec::Kind::EventRecord: return [&d, e = spec.event] { return d.event_record(e, 0); };
     case GraphNodeSpec::Kind::EventWait: return [&d, e = spec.event] { return d.stream_wait_event(0, e); };
+    case GraphNodeSpec::Kind::MemAlloc: // the memory is made with the node and lives as long
+    case GraphNodeSpec::Kind::MemFree: return [] { return VGPU_SUCCESS; };
     }
     return [] { return VGPU_ERROR_INVALID_VALUE; };
 }
@@ -234,6 +236,8 @@ Status HostGraphs::node_type(BackendGraphNode node, uint32_t* type) {
     case GraphNodeSpec::Kind::Empty: *type = 5; break;
     case GraphNodeSpec::Kind::EventWait: *type = 6; break;
     case GraphNodeSpec::Kind::EventRecord: *type = 7; break;
+    case GraphNodeSpec::Kind::MemAlloc: *type = 10; break;
+    case GraphNodeSpec::Kind::MemFree: *type = 11; break;
     }
     return VGPU_SUCCESS;
 }
@@ -294,7 +298,33 @@ HostGraphs::Exec HostGraphs::build(const Graph& g, const std::vector<size_t>& or
     return e;
 }
 
-Status HostGraphs::instantiate(BackendGraph g, BackendGraphExec* out) {
+Status HostGraphs::add_alloc_node(BackendGraph g, uint64_t bytes, BackendGraphNode* out, uint64_t* dptr) {
+    if (!graphs_.count(g)) return VGPU_ERROR_INVALID_HANDLE;
+    if (const Status st = device_.mem_alloc(bytes, dptr); st != VGPU_SUCCESS) return st;
+    GraphNodeSpec spec;
+    spec.kind = GraphNodeSpec::Kind::MemAlloc;
+    return add_node(g, spec, out);
+}
+
+Status HostGraphs::alloc_in_capture(BackendStream s, uint64_t bytes, uint64_t* dptr) {
+    if (!capturing(s)) return VGPU_ERROR_INVALID_VALUE;
+    if (const Status st = device_.mem_alloc(bytes, dptr); st != VGPU_SUCCESS) return st;
+    if (const Status st = record(s, GraphNodeSpec::Kind::MemAlloc, [] { return VGPU_SUCCESS; }); st != VGPU_SUCCESS) {
+        device_.mem_free(*dptr);
+        return st;
+    }
+    return VGPU_SUCCESS;
+}
+
+// The memory stays until no graph holds its allocation node.
+Status HostGraphs::free_graph_allocation(BackendStream s, uint64_t) {
+    if (!capturing(s)) return VGPU_SUCCESS;
+    return record(s, GraphNodeSpec::Kind::MemFree, [] { return VGPU_SUCCESS; });
+}
+
+void HostGraphs::release_graph_allocation(uint64_t dptr) { device_.mem_free(dptr); }
+
+Status HostGraphs::instantiate(BackendGraph g, uint64_t, BackendGraphExec* out) {
     const auto it = graphs_.find(g);
     if (it == graphs_.end()) return VGPU_ERROR_INVALID_HANDLE;
     std::vector<size_t> order;

@@ -58,7 +58,13 @@ public:
     Status node_event(BackendGraphNode node, bool wait, BackendEvent* out) override;
     Status set_enabled(BackendGraphExec exec, BackendGraphNode node, bool enabled) override;
     Status enabled(BackendGraphExec exec, BackendGraphNode node, bool* out) override;
-    Status instantiate(BackendGraph g, BackendGraphExec* out) override;
+    // Graph memory: the backend's own allocations, made with the node (or
+    // captured call) and freed when the device model releases them.
+    Status add_alloc_node(BackendGraph g, uint64_t bytes, BackendGraphNode* out, uint64_t* dptr) override;
+    Status alloc_in_capture(BackendStream s, uint64_t bytes, uint64_t* dptr) override;
+    Status free_graph_allocation(BackendStream s, uint64_t dptr) override;
+    void release_graph_allocation(uint64_t dptr) override;
+    Status instantiate(BackendGraph g, uint64_t flags, BackendGraphExec* out) override;
     Status exec_destroy(BackendGraphExec e) override;
     Status exec_update(BackendGraphExec e, BackendGraph g, uint32_t* result) override;
     Status launch(BackendGraphExec e, BackendStream s, bool upload_only) override;
