@@ -13,20 +13,40 @@ using namespace guest::cuda;
 
 namespace {
 
-// Pinned device memory of the current context's device, no export handle:
-// what the vGPU offers.
+// Pinned device memory of the current context's device, no export handle,
+// compressible or not: what the vGPU offers.
 CUresult prop_ok(const CUmemAllocationProp* prop)
 {
     if (prop == nullptr || prop->type != CU_MEM_ALLOCATION_TYPE_PINNED ||
-        prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+        prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+        (prop->allocFlags.compressionType != CU_MEM_ALLOCATION_COMP_NONE &&
+         prop->allocFlags.compressionType != CU_MEM_ALLOCATION_COMP_GENERIC))
         return CUDA_ERROR_INVALID_VALUE;
-    if (prop->requestedHandleTypes != CU_MEM_HANDLE_TYPE_NONE || prop->win32HandleMetaData != nullptr ||
-        prop->allocFlags.compressionType != 0)
-        return CUDA_ERROR_NOT_SUPPORTED; // IPC handles, compression: not offered
+    if (prop->requestedHandleTypes != CU_MEM_HANDLE_TYPE_NONE || prop->win32HandleMetaData != nullptr)
+        return CUDA_ERROR_NOT_SUPPORTED; // IPC handles: not offered
     CUdevice dev;
     if (CUresult r = cuCtxGetDevice(&dev))
         return r;
     return prop->location.id == dev ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+// What each physical handle of this guest was made as, for
+// cuMemGetAllocationPropertiesFromHandle; a handle past the table's room is
+// not known here (NOT_SUPPORTED).
+struct PhysicalMemory {
+    uint64_t handle; // 0: a free entry
+    CUdevice device;
+    bool compressible;
+};
+constexpr unsigned kKeptHandles = 256;
+PhysicalMemory g_physical[kKeptHandles];
+
+PhysicalMemory* physical(uint64_t handle)
+{
+    for (PhysicalMemory& p : g_physical)
+        if (handle != 0 && p.handle == handle)
+            return &p;
+    return nullptr;
 }
 
 } // namespace
@@ -78,18 +98,46 @@ extern "C" CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t siz
         return CUDA_ERROR_INVALID_VALUE;
     if (CUresult r = prop_ok(prop))
         return r;
-    uint64_t h = 0;
-    CUresult r = call<VGPU_OP_VMM_CREATE>({size}, &h);
-    if (r == CUDA_SUCCESS)
-        *handle = h;
-    return r;
+    const bool compress = prop->allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC;
+    Call c = command<VGPU_OP_VMM_CREATE>({size, compress ? 1u : 0u});
+    uint64_t res[2] = {};
+    if (CUresult r = call_sync(c, res))
+        return r;
+    *handle = res[0];
+    for (PhysicalMemory& p : g_physical)
+        if (p.handle == 0) {
+            p = PhysicalMemory{res[0], prop->location.id, res[1] != 0};
+            break;
+        }
+    return CUDA_SUCCESS;
+}
+
+// What the handle was made as: the device, and compression as the driver granted it.
+KVMGPU_DRIVER_ENTRY(cuMemGetAllocationPropertiesFromHandle, 10020);
+extern "C" CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop, CUmemGenericAllocationHandle handle)
+{
+    GUEST_API_LOCK();
+    if (prop == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    const PhysicalMemory* p = physical(handle);
+    if (p == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    *prop = CUmemAllocationProp{};
+    prop->type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop->location = CUmemLocation{CU_MEM_LOCATION_TYPE_DEVICE, p->device};
+    prop->allocFlags.compressionType = p->compressible ? CU_MEM_ALLOCATION_COMP_GENERIC : CU_MEM_ALLOCATION_COMP_NONE;
+    return CUDA_SUCCESS;
 }
 
 KVMGPU_DRIVER_ENTRY(cuMemRelease, 10020);
 extern "C" CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 {
     GUEST_API_LOCK();
-    return call<VGPU_OP_VMM_RELEASE>({handle});
+    const CUresult r = call<VGPU_OP_VMM_RELEASE>({handle});
+    if (r == CUDA_SUCCESS)
+        if (PhysicalMemory* p = physical(handle))
+            p->handle = 0;
+    return r;
 }
 
 KVMGPU_DRIVER_ENTRY(cuMemMap, 10020);

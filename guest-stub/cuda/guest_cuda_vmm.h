@@ -40,6 +40,11 @@ typedef struct CUmemAllocationProp_st {
         unsigned char reserved[4];
     } allocFlags;
 } CUmemAllocationProp;
+// allocFlags.compressionType: compressible memory where the device offers
+// it (CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED); the driver may
+// give plain memory, as cuMemGetAllocationPropertiesFromHandle then says.
+#define CU_MEM_ALLOCATION_COMP_NONE 0x0
+#define CU_MEM_ALLOCATION_COMP_GENERIC 0x1
 
 // cuMemAllocManaged / cuStreamAttachMemAsync flags.
 #define CU_MEM_ATTACH_GLOBAL 0x1u
@@ -78,6 +83,7 @@ CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size);
 CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CUmemAllocationProp* prop,
                      unsigned long long flags);
 CUresult cuMemRelease(CUmemGenericAllocationHandle handle);
+CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop, CUmemGenericAllocationHandle handle);
 CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
                   unsigned long long flags);
 CUresult cuMemUnmap(CUdeviceptr ptr, size_t size);

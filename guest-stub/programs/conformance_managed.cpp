@@ -45,6 +45,27 @@ void vmm_calls(CUfunction add)
     expect("cuMemAddressReserve(part of a granule)", cuMemAddressReserve(&va, g / 2, 0, 0, 0), CUDA_ERROR_INVALID_VALUE);
     expect("cuMemCreate", cuMemCreate(&h[0], g, &prop, 0), CUDA_SUCCESS);
     expect("cuMemCreate", cuMemCreate(&h[1], g, &prop, 0), CUDA_SUCCESS);
+    CUmemAllocationProp made = {};
+    expect("cuMemGetAllocationPropertiesFromHandle", cuMemGetAllocationPropertiesFromHandle(&made, h[0]), CUDA_SUCCESS);
+    expect_true("pinned, this device, not compressible",
+                made.type == CU_MEM_ALLOCATION_TYPE_PINNED && made.location.id == dev &&
+                    made.allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_NONE);
+    // Compressible memory: granted where the device offers it, as the driver says.
+    int compression = 0;
+    CU_CHECK(cuDeviceGetAttribute(&compression, CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED, dev));
+    CUmemAllocationProp compressible = prop;
+    compressible.allocFlags.compressionType = CU_MEM_ALLOCATION_COMP_GENERIC;
+    CUmemGenericAllocationHandle ch = 0;
+    expect("cuMemCreate(compressible)", cuMemCreate(&ch, g, &compressible, 0), CUDA_SUCCESS);
+    expect("cuMemGetAllocationPropertiesFromHandle(compressible)", cuMemGetAllocationPropertiesFromHandle(&made, ch),
+           CUDA_SUCCESS);
+    expect_true("compressible where the device offers it",
+                made.allocFlags.compressionType == (compression ? CU_MEM_ALLOCATION_COMP_GENERIC : CU_MEM_ALLOCATION_COMP_NONE));
+    expect("cuMemRelease(compressible)", cuMemRelease(ch), CUDA_SUCCESS);
+    expect("cuMemGetAllocationPropertiesFromHandle(released)", cuMemGetAllocationPropertiesFromHandle(&made, ch),
+           CUDA_ERROR_INVALID_VALUE);
+    compressible.allocFlags.compressionType = 7;
+    expect("cuMemCreate(unknown compression)", cuMemCreate(&ch, g, &compressible, 0), CUDA_ERROR_INVALID_VALUE);
     expect("cuMemCreate(past the quota)", cuMemCreate(&h[1], size_t{1} << 50, &prop, 0) == CUDA_ERROR_OUT_OF_MEMORY
                                               ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN, CUDA_SUCCESS);
     expect("cuMemMap(offset)", cuMemMap(va, g, g, h[0], 0), CUDA_ERROR_INVALID_VALUE);

@@ -62,8 +62,10 @@
  *     GRAPH_ADD_MEM_ALLOC_NODE, GRAPH_ADD_MEM_FREE_NODE, GRAPH_MEM_ATTRIBUTE
  *     (412-416); GRAPH_DESTROY, GRAPH_EXEC_DESTROY and STREAM_END_CAPTURE
  *     may give quota back; GRAPH_INSTANTIATE's AUTO_FREE_ON_LAUNCH reaches
- *     the driver; layout hash 0x13bbd106de23e31d (issue 42) */
-#define VGPU_ABI_VERSION 15u
+ *     the driver; layout hash 0x13bbd106de23e31d (issue 42)
+ *  16 VMM_CREATE takes a compression request and says what was granted
+ *     (issue 42) */
+#define VGPU_ABI_VERSION 16u
 /* kvmgpu::abi::vgpu_abi_layout_hash() (vgpu_abi_layout.h) at this version:
  * a unit test fails when the layout moves and this is not the value. A
  * change that moves it bumps VGPU_ABI_VERSION and records the new value. */
@@ -139,6 +141,8 @@ struct vgpu_args_cluster_occupancy {
 };
 struct vgpu_args_available_shared { uint64_t function; uint64_t blocks; uint64_t block_threads; }; /* ints' bits */
 struct vgpu_args_ctx_limit { uint64_t limit; uint64_t value; uint64_t set; };
+/* compression: 1 asks for compressible memory (CU_MEM_ALLOCATION_COMP_GENERIC), 0 not. */
+struct vgpu_args_vmm_create { uint64_t bytes; uint64_t compression; };
 struct vgpu_args_vmm_reserve { uint64_t bytes; uint64_t alignment; uint64_t address; };
 struct vgpu_args_va_range { uint64_t address; uint64_t bytes; };
 struct vgpu_args_vmm_map { uint64_t address; uint64_t bytes; uint64_t offset; uint64_t physical; };
@@ -199,6 +203,7 @@ struct vgpu_result_primary_retain { uint64_t context; uint64_t retains; };
 struct vgpu_result_primary_state { uint64_t flags; uint64_t active; };
 struct vgpu_result_capture_info { uint64_t status; uint64_t id; };
 struct vgpu_result_alloc_node { uint64_t node; uint64_t dptr; };
+struct vgpu_result_vmm_create { uint64_t handle; uint64_t compression; }; /* compression: what the driver granted */
 struct vgpu_result_fft_plan { uint64_t plan; uint64_t work_bytes; };
 struct vgpu_result_bytes16 { uint8_t bytes[16]; }; /* a host-mode BLAS result */
 
@@ -309,7 +314,7 @@ struct vgpu_result_bytes16 { uint8_t bytes[16]; }; /* a host-mode BLAS result */
     X(VMM_RESERVE, 76, VGPU_OPF_CTX, struct vgpu_args_vmm_reserve, struct vgpu_result_dptr) \
         /* alignment 0 or a power of two; address 0: any (a hint, as the driver's) */ \
     X(VMM_FREE_RESERVATION, 77, VGPU_OPF_CTX, struct vgpu_args_va_range, void) /* one reservation, nothing mapped */ \
-    X(VMM_CREATE, 78, VGPU_OPF_CTX | VGPU_OPF_TAKES_QUOTA, struct vgpu_args_bytes, struct vgpu_result_handle) \
+    X(VMM_CREATE, 78, VGPU_OPF_CTX | VGPU_OPF_TAKES_QUOTA, struct vgpu_args_vmm_create, struct vgpu_result_vmm_create) \
         /* physical memory */ \
     X(VMM_RELEASE, 79, VGPU_OPF_CTX | VGPU_OPF_GIVES_QUOTA, struct vgpu_args_handle, void) \
         /* its memory goes when its last mapping does */ \

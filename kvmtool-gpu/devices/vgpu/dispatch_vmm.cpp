@@ -63,13 +63,15 @@ CommandResult CommandDispatch::op_VMM_FREE_RESERVATION(GuestCommand& c) {
 }
 
 CommandResult CommandDispatch::op_VMM_CREATE(GuestCommand& c) {
-    const uint64_t bytes = args_of<VGPU_OP_VMM_CREATE>(c).bytes;
+    const auto [bytes, compression] = args_of<VGPU_OP_VMM_CREATE>(c);
+    if (compression > 1) return fail(VGPU_ERROR_INVALID_VALUE, "compression type");
     uint64_t g = 0;
     if (!vmm_granule(&g)) return fail(VGPU_ERROR_NOT_SUPPORTED, "the backend has no virtual memory management");
     if (bytes == 0 || bytes % g != 0) return fail(VGPU_ERROR_INVALID_VALUE, "size not whole granules");
     if (!allocs_.charge(bytes)) return fail(VGPU_ERROR_OUT_OF_MEMORY, "refused by the VM's device-memory quota");
     uint64_t backend_handle = 0;
-    const Status s = backend_result(backend().vmm_create(bytes, &backend_handle));
+    bool compressible = compression == 1;
+    const Status s = backend_result(backend().vmm_create(bytes, &compressible, &backend_handle));
     if (s != VGPU_SUCCESS) {
         allocs_.uncharge(bytes);
         return done(s);
@@ -80,7 +82,7 @@ CommandResult CommandDispatch::op_VMM_CREATE(GuestCommand& c) {
         allocs_.uncharge(bytes);
         return fail(VGPU_ERROR_OUT_OF_MEMORY, "physical memory handle table full");
     }
-    return done(VGPU_SUCCESS, *h);
+    return done(VGPU_SUCCESS, *h, compressible ? 1 : 0);
 }
 
 // A physical handle of the current context.

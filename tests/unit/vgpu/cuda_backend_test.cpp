@@ -715,6 +715,29 @@ TEST(CudaBackend, AutoPicksByAverageRun) {
 namespace kvmgpu::vgpu::test {
 namespace {
 
+// Compressible memory where the device offers it (CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED):
+// asked for, granted, mapped and used like any other.
+TEST(CudaBackendVmm, CompressibleMemoryWhereTheDeviceOffersIt) {
+    REQUIRE_CUDA(be);
+    int offered = 0;
+    ASSERT_EQ(be->device_attribute(CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED, &offered), VGPU_SUCCESS);
+    uint64_t g = 0, va = 0, h = 0;
+    ASSERT_EQ(be->vmm_granularity(&g), VGPU_SUCCESS);
+    ASSERT_EQ(be->vmm_reserve(g, g, 0, &va), VGPU_SUCCESS);
+    bool compressible = true;
+    ASSERT_EQ(be->vmm_create(g, &compressible, &h), VGPU_SUCCESS);
+    EXPECT_EQ(compressible, offered != 0);
+    ASSERT_EQ(be->vmm_map(va, g, h), VGPU_SUCCESS);
+    ASSERT_EQ(be->vmm_set_access(va, g, VGPU_VMM_ACCESS_READWRITE), VGPU_SUCCESS);
+    std::vector<uint8_t> in(4096, 0x3c), out(4096, 0);
+    ASSERT_EQ(be->memcpy_htod(va, in.data(), in.size(), 0, false), VGPU_SUCCESS);
+    ASSERT_EQ(be->memcpy_dtoh(out.data(), va, out.size(), 0, false), VGPU_SUCCESS);
+    EXPECT_EQ(in, out);
+    ASSERT_EQ(be->vmm_unmap(va, g), VGPU_SUCCESS);
+    ASSERT_EQ(be->vmm_release(h), VGPU_SUCCESS);
+    ASSERT_EQ(be->vmm_free_reservation(va, g), VGPU_SUCCESS);
+}
+
 // The driver's VMM calls through the backend: a mapping reachable by
 // copies, and an address asked for in the range where a Linux-ABI guest's
 // page-locked memory lies (what managed memory needs: docs/managed-memory.md).
@@ -725,7 +748,9 @@ TEST(CudaBackendVmm, ReserveCreateMapAccessCopyAndTheAddressAskedFor) {
     ASSERT_TRUE(g >= 4096 && (g & (g - 1)) == 0) << g;
     uint64_t va = 0, h = 0;
     ASSERT_EQ(be->vmm_reserve(2 * g, g, 0, &va), VGPU_SUCCESS);
-    ASSERT_EQ(be->vmm_create(g, &h), VGPU_SUCCESS);
+    bool compressible = false;
+    ASSERT_EQ(be->vmm_create(g, &compressible, &h), VGPU_SUCCESS);
+    EXPECT_FALSE(compressible); // not asked for
     ASSERT_EQ(be->vmm_map(va + g, g, h), VGPU_SUCCESS);
     ASSERT_EQ(be->vmm_release(h), VGPU_SUCCESS); // the mapping keeps the memory
     ASSERT_EQ(be->vmm_set_access(va + g, g, VGPU_VMM_ACCESS_READWRITE), VGPU_SUCCESS);

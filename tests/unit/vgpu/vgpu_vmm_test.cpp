@@ -113,6 +113,12 @@ TEST_F(VgpuVmm, HostileFieldsAreRefused) {
     // Create.
     EXPECT_EQ(op(VGPU_OP_VMM_CREATE, {0}).status, VGPU_ERROR_INVALID_VALUE);
     EXPECT_EQ(op(VGPU_OP_VMM_CREATE, {4096}).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(op(VGPU_OP_VMM_CREATE, {kG, 2}).status, VGPU_ERROR_INVALID_VALUE); // compression type
+    EXPECT_EQ(op(VGPU_OP_VMM_CREATE, {kG, ~0ull}).status, VGPU_ERROR_INVALID_VALUE);
+    const auto compressible = op(VGPU_OP_VMM_CREATE, {kG, 1});
+    EXPECT_EQ(compressible.status, VGPU_SUCCESS);
+    EXPECT_EQ(compressible.r1, 0u); // asked for, not granted: the host backend has none
+    EXPECT_EQ(op(VGPU_OP_VMM_RELEASE, {compressible.r0}).status, VGPU_SUCCESS);
     // Map.
     EXPECT_EQ(op(VGPU_OP_VMM_MAP, {va, kG, kG, h}).status, VGPU_ERROR_INVALID_VALUE);     // offset
     EXPECT_EQ(op(VGPU_OP_VMM_MAP, {va + 4096, kG, 0, h}).status, VGPU_ERROR_INVALID_VALUE); // unaligned

@@ -47,13 +47,22 @@ Status CudaBackend::vmm_free_reservation(uint64_t va, uint64_t bytes) {
     return VGPU_SUCCESS;
 }
 
-Status CudaBackend::vmm_create(uint64_t bytes, uint64_t* handle) {
+// Compressible memory is asked for as the driver takes it; the driver may
+// give plain memory instead, and says which.
+Status CudaBackend::vmm_create(uint64_t bytes, bool* compressible, uint64_t* handle) {
     if (!vmm_ready()) return VGPU_ERROR_NOT_SUPPORTED;
-    const CUmemAllocationProp prop = device_prop(dev_);
+    CUmemAllocationProp prop = device_prop(dev_);
+    if (*compressible) prop.allocFlags.compressionType = CU_MEM_ALLOCATION_COMP_GENERIC;
     CUmemGenericAllocationHandle h = 0;
     CU_TRY(api_.cuMemCreate(&h, bytes, &prop, 0));
     vmm_handles_.insert(h);
     *handle = h;
+    if (*compressible) {
+        const auto props_of = KVMGPU_CUDA_LATE(api_, cuMemGetAllocationPropertiesFromHandle, 10020);
+        CUmemAllocationProp granted{};
+        *compressible = props_of && props_of(&granted, h) == CUDA_SUCCESS &&
+                        granted.allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC;
+    }
     return VGPU_SUCCESS;
 }
 

@@ -172,11 +172,12 @@ class GpuBackend;
        is an address asked for (0: any), which the backend may not give    \
        (the driver treats it as a hint too). A physical handle is the       \
        backend's; its memory stays while mapped after vmm_release.         \
-       vmm_set_access's flags: VGPU_VMM_ACCESS_* for this device. */        \
+       vmm_set_access's flags: VGPU_VMM_ACCESS_* for this device.           \
+       vmm_create's *compressible: asked for, then what was granted. */     \
     X(vmm_granularity, (uint64_t* out))                                      \
     X(vmm_reserve, (uint64_t bytes, uint64_t align, uint64_t fixed, uint64_t* va)) \
     X(vmm_free_reservation, (uint64_t va, uint64_t bytes))                   \
-    X(vmm_create, (uint64_t bytes, uint64_t* handle))                        \
+    X(vmm_create, (uint64_t bytes, bool* compressible, uint64_t* handle))    \
     X(vmm_release, (uint64_t handle))                                        \
     X(vmm_map, (uint64_t va, uint64_t bytes, uint64_t handle))               \
     X(vmm_unmap, (uint64_t va, uint64_t bytes))                              \

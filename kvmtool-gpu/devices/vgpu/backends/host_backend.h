@@ -167,7 +167,7 @@ public:
     Status vmm_granularity(uint64_t* out) override;
     Status vmm_reserve(uint64_t bytes, uint64_t align, uint64_t fixed, uint64_t* va) override;
     Status vmm_free_reservation(uint64_t va, uint64_t bytes) override;
-    Status vmm_create(uint64_t bytes, uint64_t* handle) override;
+    Status vmm_create(uint64_t bytes, bool* compressible, uint64_t* handle) override; // never compressible
     Status vmm_release(uint64_t handle) override;
     Status vmm_map(uint64_t va, uint64_t bytes, uint64_t handle) override;
     Status vmm_unmap(uint64_t va, uint64_t bytes) override;

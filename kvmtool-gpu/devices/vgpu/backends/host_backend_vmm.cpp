@@ -57,8 +57,9 @@ Status HostBackend::vmm_free_reservation(uint64_t va, uint64_t bytes) {
     return VGPU_SUCCESS;
 }
 
-Status HostBackend::vmm_create(uint64_t bytes, uint64_t* handle) {
+Status HostBackend::vmm_create(uint64_t bytes, bool* compressible, uint64_t* handle) {
     if (bytes == 0) return VGPU_ERROR_INVALID_VALUE;
+    *compressible = false;
     if (bytes > opts_.total_bytes - used_) return VGPU_ERROR_OUT_OF_MEMORY;
     auto* raw = static_cast<uint8_t*>(std::calloc(1, bytes)); // fresh zero pages, touched lazily
     if (!raw) return VGPU_ERROR_OUT_OF_MEMORY;
