@@ -64,12 +64,12 @@
  *     may give quota back; GRAPH_INSTANTIATE's AUTO_FREE_ON_LAUNCH reaches
  *     the driver; layout hash 0x13bbd106de23e31d (issue 42)
  *  16 VMM_CREATE takes a compression request and says what was granted
- *     (issue 42) */
+ *     (issue 42); layout hash 0x35f41148dc10d41d */
 #define VGPU_ABI_VERSION 16u
 /* kvmgpu::abi::vgpu_abi_layout_hash() (vgpu_abi_layout.h) at this version:
  * a unit test fails when the layout moves and this is not the value. A
  * change that moves it bumps VGPU_ABI_VERSION and records the new value. */
-#define VGPU_ABI_LAYOUT_HASH 0x13bbd106de23e31dull
+#define VGPU_ABI_LAYOUT_HASH 0x35f41148dc10d41dull
 
 /* ---- what an opcode does (the table's third column) -------------------- */
 /* Needs a current context (else VGPU_ERROR_INVALID_CONTEXT, vgpu_abi.h "contexts"). */
