@@ -65,14 +65,6 @@ CUresult alloc_params_ok(const CUDA_MEM_ALLOC_NODE_PARAMS& p, CUdevice device)
     return CUDA_SUCCESS;
 }
 
-CUresult device_exists(CUdevice device)
-{
-    int count = 0;
-    if (CUresult r = cuDeviceGetCount(&count))
-        return r;
-    return device >= 0 && device < count ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
-}
-
 } // namespace
 
 namespace guest::cuda {
@@ -173,12 +165,14 @@ extern "C" CUresult cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr* 
 }
 
 // A hint: the VMM's backend keeps no graph memory a trim would give back
-// sooner than the graphs' destruction does.
+// sooner than the graphs' destruction does. The device is checked (a read
+// of an attribute).
 KVMGPU_DRIVER_ENTRY(cuDeviceGraphMemTrim, 11040);
 extern "C" CUresult cuDeviceGraphMemTrim(CUdevice device)
 {
     GUEST_API_LOCK();
-    return device_exists(device);
+    uint64_t ignored = 0;
+    return call<VGPU_OP_GRAPH_MEM_ATTRIBUTE>({device_arg(device), 0, 0, 0}, &ignored);
 }
 
 KVMGPU_DRIVER_ENTRY(cuDeviceGetGraphMemAttribute, 11040);
@@ -188,7 +182,7 @@ extern "C" CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_att
     if (value == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t v = 0;
-    if (CUresult r = call<VGPU_OP_GRAPH_MEM_ATTRIBUTE>({static_cast<uint64_t>(device), static_cast<uint64_t>(attr), 0, 0}, &v))
+    if (CUresult r = call<VGPU_OP_GRAPH_MEM_ATTRIBUTE>({device_arg(device), static_cast<uint64_t>(attr), 0, 0}, &v))
         return r;
     *static_cast<cuuint64_t*>(value) = v;
     return CUDA_SUCCESS;
@@ -202,5 +196,5 @@ extern "C" CUresult cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_att
         return CUDA_ERROR_INVALID_VALUE;
     const cuuint64_t v = *static_cast<const cuuint64_t*>(value);
     uint64_t ignored = 0;
-    return call<VGPU_OP_GRAPH_MEM_ATTRIBUTE>({static_cast<uint64_t>(device), static_cast<uint64_t>(attr), 1, v}, &ignored);
+    return call<VGPU_OP_GRAPH_MEM_ATTRIBUTE>({device_arg(device), static_cast<uint64_t>(attr), 1, v}, &ignored);
 }
