@@ -86,8 +86,15 @@ void occupancy_and_limit_calls(CUfunction add, void** params)
                CUDA_ERROR_OUT_OF_MEMORY);
     expect("cuCtxSetLimit(heap back)", cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, heap), CUDA_SUCCESS);
     expect("cuCtxSetLimit(persisting L2, a hint)", cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0), CUDA_SUCCESS);
+    // Dynamic parallelism's pending launches (cdpAdvancedQuicksort asks for 4096), charged to the quota.
+    expect("cuCtxGetLimit(pending launches)", cuCtxGetLimit(&v, CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT), CUDA_SUCCESS);
+    const size_t pending = v;
     expect("cuCtxSetLimit(pending launches)", cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, 4096),
-           CUDA_ERROR_UNSUPPORTED_LIMIT);
+           CUDA_SUCCESS);
+    expect("cuCtxGetLimit(pending launches)", cuCtxGetLimit(&v, CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT), CUDA_SUCCESS);
+    expect_true("at least what was asked", v >= 4096);
+    expect("cuCtxSetLimit(pending launches back)", cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, pending),
+           CUDA_SUCCESS);
     // Not a CUDA-in-graphics context (cuBLASLt reads the shared memory limit
     // at its start; the driver's value for the context comes back: 0 in a
     // primary context, not 0 in the vGPU's own, which is not one).

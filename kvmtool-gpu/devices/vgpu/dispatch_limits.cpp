@@ -13,10 +13,14 @@ constexpr int kAttrMultiprocessors = 16;          // CU_DEVICE_ATTRIBUTE_MULTIPR
 constexpr int kAttrThreadsPerMultiprocessor = 39; // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR
 constexpr int kAttrMaxPersistingL2 = 108;         // CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE
 constexpr uint64_t kOccupancyFlags = 0x1;         // CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE
+// What a pending device-runtime launch is charged: the driver reserves room
+// for each (its record and parameters) and says nothing of the size; this
+// bounds it from above (4 KiB parameters, the launch record).
+constexpr uint64_t kPendingLaunchBytes = 8 << 10;
 
 bool costs_memory(uint32_t limit) {
     return limit == VGPU_LIMIT_STACK_SIZE || limit == VGPU_LIMIT_PRINTF_FIFO_SIZE ||
-           limit == VGPU_LIMIT_MALLOC_HEAP_SIZE;
+           limit == VGPU_LIMIT_MALLOC_HEAP_SIZE || limit == VGPU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT;
 }
 } // namespace
 
@@ -77,6 +81,7 @@ CommandResult CommandDispatch::op_FUNC_MAX_CLUSTER_SIZE(GuestCommand& c) { retur
 uint64_t CommandDispatch::limit_cost(uint32_t limit, uint64_t value, uint64_t start) {
     if (!costs_memory(limit) || value <= start) return 0;
     uint64_t per = value - start, threads = 1;
+    if (limit == VGPU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT) threads = kPendingLaunchBytes; // a launch's room
     if (limit == VGPU_LIMIT_STACK_SIZE) {
         // Every thread the device can hold gets the stack: the driver reserves it up front.
         int sms = 0, per_sm = 0;
@@ -121,8 +126,10 @@ CommandResult CommandDispatch::op_CTX_LIMIT(GuestCommand& c) {
         const Status s = backend_result(backend().get_limit(static_cast<int>(lim), &now));
         return done(s, now);
     }
-    if (lim == VGPU_LIMIT_DEV_RUNTIME_SYNC_DEPTH || lim == VGPU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT)
-        return fail(VGPU_ERROR_UNSUPPORTED_LIMIT, "device-runtime limits cannot be set (no dynamic parallelism)");
+    // Dynamic parallelism's pending launches cost memory, charged above; the
+    // synchronization depth is gone from devices of compute capability 9.0 on.
+    if (lim == VGPU_LIMIT_DEV_RUNTIME_SYNC_DEPTH)
+        return fail(VGPU_ERROR_UNSUPPORTED_LIMIT, "the device-runtime synchronization depth cannot be set");
     if (lim >= VGPU_LIMIT_SHMEM_SIZE)
         return fail(VGPU_ERROR_UNSUPPORTED_LIMIT, "CUDA-in-graphics limits cannot be set (not such a context)");
     LimitState& st = limits_[key];

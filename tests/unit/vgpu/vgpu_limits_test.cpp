@@ -97,7 +97,13 @@ TEST_F(VgpuLimits, HintsAndRefusedLimits) {
     EXPECT_EQ(limit(VGPU_LIMIT_MAX_L2_FETCH_GRANULARITY, 129, 1).status, VGPU_ERROR_INVALID_VALUE);
     EXPECT_EQ(limit(VGPU_LIMIT_DEV_RUNTIME_SYNC_DEPTH).status, VGPU_SUCCESS);
     EXPECT_EQ(limit(VGPU_LIMIT_DEV_RUNTIME_SYNC_DEPTH, 4, 1).status, VGPU_ERROR_UNSUPPORTED_LIMIT);
-    EXPECT_EQ(limit(VGPU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, 1 << 30, 1).status, VGPU_ERROR_UNSUPPORTED_LIMIT);
+    // Pending device-runtime launches: charged 8 KiB each past the start, bounded by the quota.
+    EXPECT_EQ(limit(VGPU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, 1ull << 40, 1).status, VGPU_ERROR_OUT_OF_MEMORY);
+    const uint64_t start = limit(VGPU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT).r0, before = used();
+    EXPECT_EQ(limit(VGPU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, start + 4096, 1).status, VGPU_SUCCESS);
+    EXPECT_EQ(used(), before + 4096 * 8192);
+    EXPECT_EQ(limit(VGPU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, start, 1).status, VGPU_SUCCESS);
+    EXPECT_EQ(used(), before);
     // Not a CUDA-in-graphics context: its limits read 0 (cuBLASLt asks), none is set.
     for (uint64_t cig : {VGPU_LIMIT_SHMEM_SIZE, VGPU_LIMIT_CIG_ENABLED, VGPU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED}) {
         EXPECT_EQ(limit(cig).status, VGPU_SUCCESS) << cig;
