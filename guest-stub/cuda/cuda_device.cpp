@@ -64,30 +64,67 @@ extern "C" CUresult cuDeviceGet(CUdevice* device, int ordinal)
 }
 
 namespace {
-// A device's attributes are fixed while the VM runs: each is asked of the
-// vGPU once (libraries ask some before every launch).
+// A device's attributes are fixed while the VM runs: the first one asked
+// brings its block of VGPU_ATTRIBUTES_PER_CALL in one command (a runtime
+// reads a device's properties as a hundred of them); one the block lacks
+// is asked alone, once.
 constexpr int kCachedDevices = 16;
-constexpr unsigned kCachedAttributes = 256;
+constexpr unsigned kCachedAttributes = 2 * VGPU_ATTRIBUTES_PER_CALL;
 struct AttributeCache {
-    uint64_t known[kCachedAttributes / 64];
+    uint64_t known[(kCachedAttributes + 63) / 64];
+    bool block_asked[kCachedAttributes / VGPU_ATTRIBUTES_PER_CALL];
     int values[kCachedAttributes];
 };
 AttributeCache g_attributes[kCachedDevices];
+
+void remember(AttributeCache& cache, unsigned a, int value)
+{
+    cache.values[a] = value;
+    cache.known[a / 64] |= uint64_t{1} << (a % 64);
+}
+
+bool cached(const AttributeCache& cache, unsigned a, int* pi)
+{
+    if (!(cache.known[a / 64] >> (a % 64) & 1))
+        return false;
+    *pi = cache.values[a];
+    return true;
+}
+
+// Attribute a's block, asked once; a device the vGPU does not know answers
+// nothing here (the single question then says so).
+void ask_block(AttributeCache& cache, unsigned a, CUdevice dev)
+{
+    const unsigned block = a / VGPU_ATTRIBUTES_PER_CALL;
+    if (cache.block_asked[block])
+        return;
+    cache.block_asked[block] = true;
+    const uint64_t first = uint64_t{block} * VGPU_ATTRIBUTES_PER_CALL;
+    Call c = command<VGPU_OP_DEVICE_GET_ATTRIBUTES>({device_arg(dev), first});
+    uint64_t mask[2] = {0, 0};
+    int32_t values[VGPU_ATTRIBUTES_PER_CALL];
+    if (call_sync(c, mask, values, sizeof values) != CUDA_SUCCESS)
+        return;
+    for (unsigned i = 0; i < VGPU_ATTRIBUTES_PER_CALL; ++i)
+        if (mask[i / 64] >> (i % 64) & 1)
+            remember(cache, static_cast<unsigned>(first) + i, values[i]);
+}
 
 CUresult device_attribute(int* pi, CUdevice_attribute attrib, CUdevice dev)
 {
     const unsigned a = static_cast<unsigned>(attrib);
     AttributeCache* cache = dev < kCachedDevices && a < kCachedAttributes ? &g_attributes[dev] : nullptr;
-    if (cache != nullptr && (cache->known[a / 64] >> (a % 64) & 1)) {
-        *pi = cache->values[a];
-        return CUDA_SUCCESS;
+    if (cache != nullptr) {
+        if (cached(*cache, a, pi))
+            return CUDA_SUCCESS;
+        ask_block(*cache, a, dev);
+        if (cached(*cache, a, pi))
+            return CUDA_SUCCESS;
     }
     Call c = command<VGPU_OP_DEVICE_GET_ATTRIBUTE>({static_cast<uint64_t>(attrib), device_arg(dev)});
     const CUresult r = call_result(c, pi);
-    if (r == CUDA_SUCCESS && cache != nullptr) {
-        cache->values[a] = *pi;
-        cache->known[a / 64] |= uint64_t{1} << (a % 64);
-    }
+    if (r == CUDA_SUCCESS && cache != nullptr)
+        remember(*cache, a, *pi);
     return r;
 }
 } // namespace

@@ -64,12 +64,14 @@
  *     may give quota back; GRAPH_INSTANTIATE's AUTO_FREE_ON_LAUNCH reaches
  *     the driver; layout hash 0x13bbd106de23e31d (issue 42)
  *  16 VMM_CREATE takes a compression request and says what was granted
- *     (issue 42); layout hash 0x35f41148dc10d41d */
-#define VGPU_ABI_VERSION 16u
+ *     (issue 42); layout hash 0x35f41148dc10d41d
+ *  17 DEVICE_GET_ATTRIBUTES (417): a block of a device's attributes in one
+ *     command (issue 46); layout hash 0xd73d54b8c6c763b7 */
+#define VGPU_ABI_VERSION 17u
 /* kvmgpu::abi::vgpu_abi_layout_hash() (vgpu_abi_layout.h) at this version:
  * a unit test fails when the layout moves and this is not the value. A
  * change that moves it bumps VGPU_ABI_VERSION and records the new value. */
-#define VGPU_ABI_LAYOUT_HASH 0x35f41148dc10d41dull
+#define VGPU_ABI_LAYOUT_HASH 0xd73d54b8c6c763b7ull
 
 /* ---- what an opcode does (the table's third column) -------------------- */
 /* Needs a current context (else VGPU_ERROR_INVALID_CONTEXT, vgpu_abi.h "contexts"). */
@@ -143,6 +145,9 @@ struct vgpu_args_available_shared { uint64_t function; uint64_t blocks; uint64_t
 struct vgpu_args_ctx_limit { uint64_t limit; uint64_t value; uint64_t set; };
 /* compression: 1 asks for compressible memory (CU_MEM_ALLOCATION_COMP_GENERIC), 0 not. */
 struct vgpu_args_vmm_create { uint64_t bytes; uint64_t compression; };
+/* DEVICE_GET_ATTRIBUTES: attributes first .. first + VGPU_ATTRIBUTES_PER_CALL - 1. */
+struct vgpu_args_device_attributes { uint64_t device; uint64_t first; };
+#define VGPU_ATTRIBUTES_PER_CALL 112u /* int32 values: the payload's 448 bytes */
 struct vgpu_args_vmm_reserve { uint64_t bytes; uint64_t alignment; uint64_t address; };
 struct vgpu_args_va_range { uint64_t address; uint64_t bytes; };
 struct vgpu_args_vmm_map { uint64_t address; uint64_t bytes; uint64_t offset; uint64_t physical; };
@@ -204,6 +209,8 @@ struct vgpu_result_primary_state { uint64_t flags; uint64_t active; };
 struct vgpu_result_capture_info { uint64_t status; uint64_t id; };
 struct vgpu_result_alloc_node { uint64_t node; uint64_t dptr; };
 struct vgpu_result_vmm_create { uint64_t handle; uint64_t compression; }; /* compression: what the driver granted */
+/* Bit i (of low, then high) set: attribute first + i is in the payload; clear: ask for it alone. */
+struct vgpu_result_attribute_mask { uint64_t low; uint64_t high; };
 struct vgpu_result_fft_plan { uint64_t plan; uint64_t work_bytes; };
 struct vgpu_result_bytes16 { uint8_t bytes[16]; }; /* a host-mode BLAS result */
 
@@ -463,7 +470,10 @@ struct vgpu_result_bytes16 { uint8_t bytes[16]; }; /* a host-mode BLAS result */
     X(GRAPH_ADD_MEM_FREE_NODE, 415, VGPU_OPF_CTX | VGPU_OPF_NODES, struct vgpu_args_graph_dptr, \
       struct vgpu_result_handle) /* dptr: a graph allocation's start */ \
     X(GRAPH_MEM_ATTRIBUTE, 416, 0, struct vgpu_args_graph_mem_attribute, struct vgpu_result_value) \
-        /* the VM's graph allocations on the device: bytes held now and the high mark since its reset */
+        /* the VM's graph allocations on the device: bytes held now and the high mark since its reset */ \
+    X(DEVICE_GET_ATTRIBUTES, 417, 0, struct vgpu_args_device_attributes, struct vgpu_result_attribute_mask) \
+        /* payload <- int32 values of attributes first.. (issue 46: a runtime's device properties in one \
+           command); each answered as DEVICE_GET_ATTRIBUTE answers it */
 
 #define VGPU_OP_ENUMERATOR_(name, number, flags, args, result) VGPU_OP_##name = number,
 enum vgpu_opcode {

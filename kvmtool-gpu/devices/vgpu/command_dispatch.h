@@ -95,6 +95,8 @@ private:
     bool stream_of(uint64_t handle, BackendStream* out);
     // Whether the backend places device memory at guest RAM addresses (managed memory's need).
     bool managed_memory_placeable();
+    // An attribute of a device that exists, as DEVICE_GET_ATTRIBUTE answers it.
+    Status attribute_of(int device, int attribute, int* out);
     int managed_placeable_ = -1; // -1: not asked yet
     bool device_exists(uint64_t ordinal);
     // Device `device`'s primary context (made on first use; 0 if the table is full).

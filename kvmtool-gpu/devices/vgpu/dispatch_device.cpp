@@ -22,19 +22,47 @@ CommandResult CommandDispatch::op_DEVICE_GET_COUNT(GuestCommand&) {
     return done(VGPU_SUCCESS, static_cast<uint64_t>(devices_.count()));
 }
 
+// An attribute of a device that exists. Managed memory is the guest
+// library's emulation, which needs device memory at guest RAM addresses
+// (docs/managed-memory.md): offered where the backend can place it there.
+Status CommandDispatch::attribute_of(int device, int attribute, int* out) {
+    constexpr int kManagedMemory = 83; // CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY
+    if (attribute == kManagedMemory) {
+        *out = managed_memory_placeable() ? 1 : 0;
+        return VGPU_SUCCESS;
+    }
+    return backend_result(devices_.at(device).device_attribute(attribute, out));
+}
+
 CommandResult CommandDispatch::op_DEVICE_GET_ATTRIBUTE(GuestCommand& c) {
     const auto [attribute, device] = args_of<VGPU_OP_DEVICE_GET_ATTRIBUTE>(c);
     if (attribute > INT_MAX) return fail(VGPU_ERROR_INVALID_VALUE, "attribute out of range");
     if (!device_exists(device)) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
-    // Managed memory is the guest library's emulation, which needs device
-    // memory at guest RAM addresses (docs/managed-memory.md): offered where
-    // the backend can place it there.
-    constexpr uint64_t kManagedMemory = 83; // CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY
-    if (attribute == kManagedMemory) return done(VGPU_SUCCESS, managed_memory_placeable());
     int v = 0;
-    const Status s =
-        backend_result(devices_.at(static_cast<int>(device)).device_attribute(static_cast<int>(attribute), &v));
+    const Status s = attribute_of(static_cast<int>(device), static_cast<int>(attribute), &v);
     return done(s, static_cast<uint64_t>(static_cast<int64_t>(v)));
+}
+
+// A block of attributes in one command, each answered as DEVICE_GET_ATTRIBUTE
+// would: a runtime reading a device's properties makes one round trip, not
+// one an attribute. One the backend refuses has its bit clear.
+CommandResult CommandDispatch::op_DEVICE_GET_ATTRIBUTES(GuestCommand& c) {
+    static_assert(VGPU_ATTRIBUTES_PER_CALL * sizeof(int32_t) <= VGPU_PAYLOAD_BYTES);
+    const auto [device, first] = args_of<VGPU_OP_DEVICE_GET_ATTRIBUTES>(c);
+    if (!device_exists(device)) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
+    if (first > INT_MAX - VGPU_ATTRIBUTES_PER_CALL) return fail(VGPU_ERROR_INVALID_VALUE, "attribute out of range");
+    c.payload.fill(0);
+    uint64_t mask[2] = {0, 0};
+    for (uint32_t i = 0; i < VGPU_ATTRIBUTES_PER_CALL; ++i) {
+        int v = 0;
+        if (attribute_of(static_cast<int>(device), static_cast<int>(first + i), &v) != VGPU_SUCCESS) continue;
+        const int32_t value = v;
+        std::memcpy(c.payload.data() + i * sizeof value, &value, sizeof value);
+        mask[i / 64] |= uint64_t{1} << (i % 64);
+    }
+    CommandResult r = done(VGPU_SUCCESS, mask[0], mask[1]);
+    r.write_payload = true;
+    return r;
 }
 
 // Asked once: a granule reserved at an address inside guest RAM, given as

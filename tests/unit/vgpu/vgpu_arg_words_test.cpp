@@ -123,7 +123,8 @@ const Word kWords[] = {
     WORD(vgpu_args_graph_dptr, dptr, 1), WORD(vgpu_args_graph_mem_attribute, device, 0),
     WORD(vgpu_args_graph_mem_attribute, attribute, 1), WORD(vgpu_args_graph_mem_attribute, set, 2),
     WORD(vgpu_args_graph_mem_attribute, value, 3), WORD(vgpu_args_vmm_create, bytes, 0),
-    WORD(vgpu_args_vmm_create, compression, 1),
+    WORD(vgpu_args_vmm_create, compression, 1), WORD(vgpu_args_device_attributes, device, 0),
+    WORD(vgpu_args_device_attributes, first, 1),
 };
 #undef WORD
 #undef HIGH_HALF
@@ -155,7 +156,7 @@ const Size kSizes[] = {
     SIZE(vgpu_args_fft_exec, 5), SIZE(vgpu_launch_args, 6), SIZE(vgpu_args_stream_attribute, 6),
     SIZE(vgpu_args_graph_edges, 3), SIZE(vgpu_args_event_node, 3), SIZE(vgpu_args_node_event, 4),
     SIZE(vgpu_args_node_enabled, 3), SIZE(vgpu_args_stream_bytes, 2), SIZE(vgpu_args_stream_dptr, 2),
-    SIZE(vgpu_args_graph_bytes, 2), SIZE(vgpu_args_graph_dptr, 2), SIZE(vgpu_args_graph_mem_attribute, 4), SIZE(vgpu_args_vmm_create, 2),
+    SIZE(vgpu_args_graph_bytes, 2), SIZE(vgpu_args_graph_dptr, 2), SIZE(vgpu_args_graph_mem_attribute, 4), SIZE(vgpu_args_vmm_create, 2), SIZE(vgpu_args_device_attributes, 2),
 };
 #undef SIZE
 

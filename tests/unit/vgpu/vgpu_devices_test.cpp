@@ -57,6 +57,32 @@ TEST_F(VgpuDevices, EachOrdinalIsADevice) {
     EXPECT_EQ(status({.opcode = VGPU_OP_PRIMARY_CTX_RETAIN, .args = {2}}), VGPU_SUCCESS);
 }
 
+// A block of attributes in one command: each as the single question
+// answers it, refused ones left out of the mask; hostile values refused.
+TEST_F(VgpuDevices, AttributesComeInBlocks) {
+    for (uint64_t first : {uint64_t{0}, uint64_t{VGPU_ATTRIBUTES_PER_CALL}}) {
+        const Done block = rig.call({.opcode = VGPU_OP_DEVICE_GET_ATTRIBUTES, .args = {1, first}});
+        ASSERT_EQ(block.status, VGPU_SUCCESS);
+        unsigned answered = 0;
+        for (uint32_t i = 0; i < VGPU_ATTRIBUTES_PER_CALL; ++i) {
+            const Done one = rig.call({.opcode = VGPU_OP_DEVICE_GET_ATTRIBUTE, .args = {first + i, 1}});
+            const bool in_block = ((i < 64 ? block.r0 : block.r1) >> (i % 64)) & 1;
+            EXPECT_EQ(in_block, one.status == VGPU_SUCCESS) << first + i;
+            int32_t value = 0;
+            std::memcpy(&value, block.payload.data() + i * sizeof value, sizeof value);
+            if (in_block) {
+                EXPECT_EQ(static_cast<uint64_t>(static_cast<int64_t>(value)), one.r0) << first + i;
+                ++answered;
+            }
+        }
+        if (first == 0) EXPECT_GT(answered, 60u); // the attributes a runtime reads
+    }
+    EXPECT_EQ(status({.opcode = VGPU_OP_DEVICE_GET_ATTRIBUTES, .args = {3, 0}}), VGPU_ERROR_INVALID_DEVICE);
+    EXPECT_EQ(status({.opcode = VGPU_OP_DEVICE_GET_ATTRIBUTES, .args = {~0ull, 0}}), VGPU_ERROR_INVALID_DEVICE);
+    EXPECT_EQ(status({.opcode = VGPU_OP_DEVICE_GET_ATTRIBUTES, .args = {0, 1ull << 40}}), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(status({.opcode = VGPU_OP_DEVICE_GET_ATTRIBUTES, .args = {0, INT_MAX}}), VGPU_ERROR_INVALID_VALUE);
+}
+
 TEST_F(VgpuDevices, AContextWorksOnItsOwnDevice) {
     context_on(1);
     const uint64_t on1 = rig.alloc(4096);
