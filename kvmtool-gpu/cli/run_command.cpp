@@ -1,6 +1,8 @@
 #include "kvmtool-gpu/cli/run_command.h"
 
+#include <chrono>
 #include <cstdio>
+#include <memory>
 #include <exception>
 #include <optional>
 #include <set>
@@ -219,7 +221,9 @@ int run_command(const std::vector<std::string>& all_args) {
     c.vgpu = parse_vgpu_spec(p);
     if (vms > 1) return run_many(c, static_cast<unsigned>(vms));
 
-    Machine vm(c);
+    // Held by pointer: its destruction (the vGPU's and guest RAM's tear-down) is timed.
+    auto machine = std::make_unique<Machine>(c);
+    Machine& vm = *machine;
     const MachineSummary info = vm.info();
     for (const std::string& note : info.notes) std::printf("kvmtool-gpu: %s\n", note.c_str());
     std::printf("kvmtool-gpu: vCPU backend: %s; guest %s%s; RAM %lluM on %s host pages%s%s\n", info.kvm.c_str(),
@@ -228,7 +232,7 @@ int run_command(const std::vector<std::string>& all_args) {
                 pages == "auto" ? " (--pages auto)" : "", info.libcuda.empty() ? "" : ("; libcuda: " + info.libcuda).c_str());
     if (c.vgpu && c.vgpu->sharing) std::printf("kvmtool-gpu: GPU sharing: %s\n", c.vgpu->sharing->describe().c_str());
     else if (c.vgpu) std::printf("kvmtool-gpu: GPU sharing: contexts\n");
-    StopOnInterrupt stop_on_ctrl_c([&vm](int) { vm.stop(); });
+    std::optional<StopOnInterrupt> stop_on_ctrl_c(std::in_place, [&vm](int) { vm.stop(); });
     bool printed_start = false;
     if (c.vgpu) {
         // A GPU worker starts CUDA while the guest runs: then the backend and
@@ -263,6 +267,14 @@ int run_command(const std::vector<std::string>& all_args) {
                     static_cast<double>(n.ram_registered_bytes) / (1 << 20), n.ram_register_ns * 1e-6,
                     c.vgpu->lazy_ram_registration ? "lazily, as copies reached it" : "all, at start");
     }
+    // What a program pays after it exits: the GPU worker's and CUDA's stop,
+    // guest RAM unmapped (part of the fixed cost a short program sees).
+    stop_on_ctrl_c.reset();
+    const auto torn_from = std::chrono::steady_clock::now();
+    machine.reset();
+    const double tear_down_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - torn_from).count();
+    std::printf("kvmtool-gpu: tear-down %.1f ms (vGPU and guest RAM)\n", tear_down_ms);
     return r.passed() ? 0 : 1;
 }
 
