@@ -407,7 +407,7 @@ extern "C" CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytes, unsigned 
     }
     if (CUresult r = place(&m, granule))
         return r;
-    CUresult r = call<VGPU_OP_VMM_CREATE>({m.bytes}, &m.physical);
+    CUresult r = call<VGPU_OP_VMM_CREATE>({m.bytes, 0}, &m.physical);
     if (r != CUDA_SUCCESS) {
         teardown(m, false, true);
         return r;

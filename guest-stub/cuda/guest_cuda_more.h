@@ -10,6 +10,22 @@ extern "C" {
 
 typedef uint32_t cuuint32_t;
 
+// ---- preferences (cuda_preferences.cpp) ---------------------------------
+// Kept for the process and reported back; the GPU may ignore them, as the
+// driver's may. A function's bank size is checked and dropped.
+typedef enum CUsharedconfig_enum {
+    CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE = 0x00,
+    CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE = 0x01,
+    CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE = 0x02
+} CUsharedconfig;
+CUresult cuCtxGetCacheConfig(CUfunc_cache* pconfig);
+CUresult cuCtxSetCacheConfig(CUfunc_cache config);
+CUresult cuCtxGetSharedMemConfig(CUsharedconfig* pConfig);
+CUresult cuCtxSetSharedMemConfig(CUsharedconfig config);
+CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config);
+// The device whose PCI domain, bus and device match "[domain:]bus:device.function" (hex).
+CUresult cuDeviceGetByPCIBusId(CUdevice* dev, const char* pciBusId);
+
 // ---- memory (cuda_memory.cpp, cuda_memset_2d.cpp) -----------------------
 // The allocation (device or managed) that dptr lies in; unknown memory:
 // CUDA_ERROR_NOT_FOUND. Either output may be left out.

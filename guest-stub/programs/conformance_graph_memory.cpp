@@ -116,7 +116,7 @@ void explicit_nodes(CUfunction add, CUdevice dev, CUdeviceptr db, CUdeviceptr dc
 // The same work captured: cuMemAllocAsync and cuMemFreeAsync become the
 // graph's nodes. Then an allocation a launch leaves live, read and freed
 // outside the graph, and made again by the next launch.
-void captured(CUfunction add, CUdevice dev, CUdeviceptr db, CUdeviceptr dc, float* hc)
+void captured(CUfunction add, CUdeviceptr db, CUdeviceptr dc, float* hc)
 {
     CUstream s = nullptr;
     CU_CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
@@ -230,7 +230,7 @@ void graph_memory_calls(CUfunction add)
     CU_CHECK(cuMemAlloc(&dc, kN * 4));
     CU_CHECK(cuMemsetD32(db, 0x3f800000u /* 1.0f */, kN));
     explicit_nodes(add, dev, db, dc, hc);
-    captured(add, dev, db, dc, hc);
+    captured(add, db, dc, hc);
     generic_nodes_and_attributes(dev);
     CU_CHECK(cuMemFree(db));
     CU_CHECK(cuMemFree(dc));

@@ -304,8 +304,59 @@ void many_function_layouts(CUfunction add)
 
 } // namespace
 
+namespace {
+// Cache and bank-size preferences kept and read back; a device found by its PCI bus id.
+void preferences_and_bus_ids(CUfunction add)
+{
+    CUfunc_cache cache = CU_FUNC_CACHE_PREFER_NONE;
+    expect("cuCtxSetCacheConfig(L1)", cuCtxSetCacheConfig(CU_FUNC_CACHE_PREFER_L1), CUDA_SUCCESS);
+    expect("cuCtxGetCacheConfig", cuCtxGetCacheConfig(&cache), CUDA_SUCCESS);
+    expect_true("PREFER_L1 kept", cache == CU_FUNC_CACHE_PREFER_L1);
+    expect("cuCtxSetCacheConfig(unknown)", cuCtxSetCacheConfig(static_cast<CUfunc_cache>(7)), CUDA_ERROR_INVALID_VALUE);
+    expect("cuCtxSetCacheConfig(none)", cuCtxSetCacheConfig(CU_FUNC_CACHE_PREFER_NONE), CUDA_SUCCESS);
+    CUsharedconfig banks = CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE;
+    expect("cuCtxSetSharedMemConfig(8 bytes)", cuCtxSetSharedMemConfig(CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE),
+           CUDA_SUCCESS);
+    expect("cuCtxGetSharedMemConfig", cuCtxGetSharedMemConfig(&banks), CUDA_SUCCESS);
+    expect_true("8-byte banks kept", banks == CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE);
+    expect("cuCtxSetSharedMemConfig(default)", cuCtxSetSharedMemConfig(CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE),
+           CUDA_SUCCESS);
+    expect("cuCtxGetSharedMemConfig", cuCtxGetSharedMemConfig(&banks), CUDA_SUCCESS);
+    expect_true("the default is 4-byte banks", banks == CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE);
+    expect("cuCtxSetSharedMemConfig(unknown)", cuCtxSetSharedMemConfig(static_cast<CUsharedconfig>(5)),
+           CUDA_ERROR_INVALID_VALUE);
+    expect("cuFuncSetSharedMemConfig", cuFuncSetSharedMemConfig(add, CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE),
+           CUDA_SUCCESS);
+    expect("cuFuncSetSharedMemConfig(stale)", cuFuncSetSharedMemConfig(bogus(add), CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE),
+           CUDA_ERROR_INVALID_HANDLE);
+
+    char id[32] = {};
+    CU_CHECK(cuDeviceGetPCIBusId(id, sizeof id, 0));
+    CUdevice dev = -1;
+    expect("cuDeviceGetByPCIBusId", cuDeviceGetByPCIBusId(&dev, id), CUDA_SUCCESS);
+    expect_true("device 0 by its own id", dev == 0);
+    for (char* c = id; *c != '\0'; ++c)
+        if (*c >= 'A' && *c <= 'F')
+            *c = static_cast<char>(*c - 'A' + 'a');
+    dev = -1;
+    expect("cuDeviceGetByPCIBusId(lower case)", cuDeviceGetByPCIBusId(&dev, id), CUDA_SUCCESS);
+    expect_true("device 0 again", dev == 0);
+    if (strncmp(id, "0000:", 5) == 0) {
+        dev = -1;
+        expect("cuDeviceGetByPCIBusId(no domain)", cuDeviceGetByPCIBusId(&dev, id + 5), CUDA_SUCCESS);
+        expect_true("device 0 without its domain", dev == 0);
+    }
+    static const char* const kMalformed[] = {"", "zz", "0000:00", "0000:00:00", "1:2:3:4.0", "0000:00:00.0x"};
+    for (const char* bad : kMalformed)
+        expect("cuDeviceGetByPCIBusId(malformed)", cuDeviceGetByPCIBusId(&dev, bad), CUDA_ERROR_INVALID_VALUE);
+    expect("cuDeviceGetByPCIBusId(null)", cuDeviceGetByPCIBusId(&dev, nullptr), CUDA_ERROR_INVALID_VALUE);
+    expect("cuDeviceGetByPCIBusId(no such bus)", cuDeviceGetByPCIBusId(&dev, "7fff:fe:1f.7"), CUDA_ERROR_INVALID_DEVICE);
+}
+} // namespace
+
 void library_support_calls(CUfunction add)
 {
+    preferences_and_bus_ids(add);
     pitched_memory_and_2d_memsets();
     parameters_libraries_and_links(add);
     many_function_layouts(add);
