@@ -15,6 +15,28 @@ namespace {
 CUfunc_cache g_cache_config = CU_FUNC_CACHE_PREFER_NONE;
 CUsharedconfig g_bank_size = CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE;
 
+template <typename T>
+CUresult read_preference(T* out, T kept)
+{
+    if (out == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = ready())
+        return r;
+    *out = kept;
+    return CUDA_SUCCESS;
+}
+
+template <typename T>
+CUresult keep_preference(T* kept, T value, bool known)
+{
+    if (!known)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = ready())
+        return r;
+    *kept = value;
+    return CUDA_SUCCESS;
+}
+
 bool bank_size_known(CUsharedconfig c)
 {
     return c >= CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE && c <= CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE;
@@ -69,48 +91,31 @@ KVMGPU_DRIVER_ENTRY(cuCtxGetCacheConfig, 3020);
 extern "C" CUresult cuCtxGetCacheConfig(CUfunc_cache* pconfig)
 {
     GUEST_API_LOCK();
-    if (pconfig == nullptr)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (CUresult r = ready())
-        return r;
-    *pconfig = g_cache_config;
-    return CUDA_SUCCESS;
+    return read_preference(pconfig, g_cache_config);
 }
 
 KVMGPU_DRIVER_ENTRY(cuCtxSetCacheConfig, 3020);
 extern "C" CUresult cuCtxSetCacheConfig(CUfunc_cache config)
 {
     GUEST_API_LOCK();
-    if (config < CU_FUNC_CACHE_PREFER_NONE || config > CU_FUNC_CACHE_PREFER_EQUAL)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (CUresult r = ready())
-        return r;
-    g_cache_config = config;
-    return CUDA_SUCCESS;
+    return keep_preference(&g_cache_config, config,
+                           config >= CU_FUNC_CACHE_PREFER_NONE && config <= CU_FUNC_CACHE_PREFER_EQUAL);
 }
 
 KVMGPU_DRIVER_ENTRY(cuCtxGetSharedMemConfig, 4020);
 extern "C" CUresult cuCtxGetSharedMemConfig(CUsharedconfig* pConfig)
 {
     GUEST_API_LOCK();
-    if (pConfig == nullptr)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (CUresult r = ready())
-        return r;
-    *pConfig = g_bank_size;
-    return CUDA_SUCCESS;
+    return read_preference(pConfig, g_bank_size);
 }
 
 KVMGPU_DRIVER_ENTRY(cuCtxSetSharedMemConfig, 4020);
 extern "C" CUresult cuCtxSetSharedMemConfig(CUsharedconfig config)
 {
     GUEST_API_LOCK();
-    if (!bank_size_known(config))
-        return CUDA_ERROR_INVALID_VALUE;
-    if (CUresult r = ready())
-        return r;
-    g_bank_size = config == CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE ? CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE : config;
-    return CUDA_SUCCESS;
+    const CUsharedconfig kept =
+        config == CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE ? CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE : config;
+    return keep_preference(&g_bank_size, kept, bank_size_known(config));
 }
 
 KVMGPU_DRIVER_ENTRY(cuFuncSetSharedMemConfig, 4020);
