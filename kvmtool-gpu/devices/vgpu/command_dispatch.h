@@ -252,6 +252,8 @@ private:
     void drop_graph_allocations(const std::vector<uint64_t>& dptrs);
     // The allocations an open capture made, when the capture ends (graph 0: none came of it).
     void end_capture_allocations(uint64_t capture_id, GraphEntry* graph);
+    // dptr starts a graph allocation of this VM on the current context's device.
+    bool graph_allocation_here(uint64_t dptr);
     // The VM's graph allocations on `device`, in bytes.
     uint64_t graph_allocation_bytes(int device);
     // Why `bytes` more would break the VM's quota or allocation count, in *why; false if it fits.

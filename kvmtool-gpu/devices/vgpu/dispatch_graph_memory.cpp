@@ -62,6 +62,11 @@ void CommandDispatch::end_capture_allocations(uint64_t capture_id, GraphEntry* g
     capture_allocations_.erase(it);
 }
 
+bool CommandDispatch::graph_allocation_here(uint64_t dptr) {
+    const auto it = graph_allocations_.find(dptr);
+    return it != graph_allocations_.end() && device_of(it->second.ctx) == device_of(ctx_);
+}
+
 uint64_t CommandDispatch::graph_allocation_bytes(int device) {
     uint64_t bytes = 0;
     for (const auto& [dptr, a] : graph_allocations_)
@@ -97,8 +102,7 @@ CommandResult CommandDispatch::op_MEM_FREE_GRAPH_ALLOCATION(GuestCommand& c) {
     const auto [stream, dptr] = args_of<VGPU_OP_MEM_FREE_GRAPH_ALLOCATION>(c);
     BackendStream s;
     if (!stream_of(stream, &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
-    const auto it = graph_allocations_.find(dptr);
-    if (it == graph_allocations_.end() || device_of(it->second.ctx) != device_of(ctx_))
+    if (!graph_allocation_here(dptr))
         return fail(VGPU_ERROR_INVALID_VALUE, "not a graph allocation of this VM on this device");
     Status st = backend_result(gb->free_graph_allocation(s, dptr));
     uint32_t status = kCaptureNone;
@@ -121,8 +125,7 @@ CommandResult CommandDispatch::op_GRAPH_ADD_MEM_ALLOC_NODE(GuestCommand& c) {
 
 CommandResult CommandDispatch::op_GRAPH_ADD_MEM_FREE_NODE(GuestCommand& c) {
     const auto [graph, dptr] = args_of<VGPU_OP_GRAPH_ADD_MEM_FREE_NODE>(c);
-    const auto it = graph_allocations_.find(dptr);
-    if (it == graph_allocations_.end() || device_of(it->second.ctx) != device_of(ctx_))
+    if (!graph_allocation_here(dptr))
         return fail(VGPU_ERROR_INVALID_VALUE, "not a graph allocation of this VM on this device");
     GraphNodeSpec spec;
     spec.kind = GraphNodeSpec::Kind::MemFree;

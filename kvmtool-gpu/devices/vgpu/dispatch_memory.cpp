@@ -29,19 +29,19 @@ CommandResult CommandDispatch::op_MEM_ALLOC(GuestCommand& c) {
 CommandResult CommandDispatch::op_MEM_FREE(GuestCommand& c) {
     const uint64_t dptr = args_of<VGPU_OP_MEM_FREE>(c).dptr;
     const int device = device_of(allocs_.owner_of(dptr));
-    if (graph_allocations_.count(dptr)) {
-        // cuMemFree of a graph allocation a launch left live: freed in stream
-        // order on its device; the address stays the graph's.
-        if (device != selected_device_) devices_.select(device);
-        Status s = graph_backend() ? graph_backend()->free_graph_allocation(0, dptr) : VGPU_ERROR_NOT_SUPPORTED;
-        if (s == VGPU_SUCCESS) s = backend().stream_synchronize(0);
-        if (device != selected_device_) devices_.select(selected_device_);
-        return done(backend_result(s));
-    }
-    if (allocs_.erase(dptr) == 0)
+    // A graph allocation a launch left live is freed in stream order; its
+    // address stays the graph's (and in the table).
+    const bool graph = graph_allocations_.count(dptr) != 0;
+    if (!graph && allocs_.erase(dptr) == 0)
         return fail(VGPU_ERROR_INVALID_VALUE, "not the start of an allocation of this VM");
     if (device != selected_device_) devices_.select(device);
-    const Status s = backend().mem_free(dptr);
+    Status s = VGPU_SUCCESS;
+    if (!graph) {
+        s = backend().mem_free(dptr);
+    } else {
+        s = graph_backend() ? graph_backend()->free_graph_allocation(0, dptr) : VGPU_ERROR_NOT_SUPPORTED;
+        if (s == VGPU_SUCCESS) s = backend().stream_synchronize(0);
+    }
     if (device != selected_device_) devices_.select(selected_device_);
     return done(backend_result(s));
 }
