@@ -6,7 +6,7 @@
 # Usage: bash kvmtool-gpu/scripts/install-deps.sh
 set -euo pipefail
 
-packages=(g++ cmake ninja-build ccache libgtest-dev libboost-dev libhugetlbfs-dev libpfm4-dev nlohmann-json3-dev
+packages=(g++ cmake ninja-build ccache libgtest-dev libboost-dev libhugetlbfs-dev libpfm4-dev nlohmann-json3-dev libucx-dev
           qemu-system-x86 busybox-static cpio python3 universal-ctags)
 # Optional extras: installed when the archive has them (checked with apt-cache).
 # CPython's own test package for the system python3 (Debian's

@@ -73,6 +73,8 @@ CommandResult CommandDispatch::execute(GuestCommand& cmd) {
         if (!(cmd.desc.flags & VGPU_CMD_FLAG_ASYNC)) VgpuCounters::add(counters_.waited_per_opcode[op]);
         r = (this->*kHandlers[op])(cmd);
     }
+    if (r.status != VGPU_SUCCESS) written_.clear(); // what a failed command wrote is undefined, as the driver's
+    if (!publish_written()) r = fail(VGPU_ERROR_UNKNOWN, "guest RAM out of reach (remote VMM)");
     // Any command may have written device memory (a copy, a kernel, a
     // library call), except one that says it did not touch what is cached.
     if (!keeps_device_memory_) ++device_write_epoch_;
@@ -129,9 +131,47 @@ bool CommandDispatch::stream_of(uint64_t handle, BackendStream* out) {
     return true;
 }
 
-uint8_t* CommandDispatch::guest_span(uint64_t gpa, uint64_t bytes) {
+const uint8_t* CommandDispatch::guest_read(uint64_t gpa, uint64_t bytes) {
     auto span = mem_.translate(memmap::GuestPhysAddr{gpa}, bytes);
-    return span ? span->data() : nullptr;
+    if (!span) return nullptr;
+    if (remote_ram_ && !remote_ram_->fetch(gpa, span->data(), bytes)) return nullptr;
+    return span->data();
+}
+
+uint8_t* CommandDispatch::guest_write(uint64_t gpa, uint64_t bytes) {
+    auto span = mem_.translate(memmap::GuestPhysAddr{gpa}, bytes);
+    if (!span) return nullptr;
+    if (remote_ram_) written_.push_back(WrittenSpan{gpa, span->data(), bytes});
+    return span->data();
+}
+
+bool CommandDispatch::sg_ranges_ready(bool htod) {
+    if (!remote_ram_) return true;
+    // Guest-contiguous neighbours travel as one transfer.
+    for (size_t i = 0; i < sg_list_.size();) {
+        const uint64_t start = sg_list_[i].gpa.value;
+        uint64_t bytes = sg_list_[i].len;
+        size_t j = i + 1;
+        while (j < sg_list_.size() && sg_list_[j].gpa.value == start + bytes &&
+               mem_.translate(memmap::GuestPhysAddr{start}, bytes + sg_list_[j].len))
+            bytes += sg_list_[j++].len;
+        if (!(htod ? guest_read(start, bytes) != nullptr : guest_write(start, bytes) != nullptr)) return false;
+        i = j;
+    }
+    return true;
+}
+
+bool CommandDispatch::publish_written() {
+    if (written_.empty()) return true;
+    // Copies to guest RAM may still be queued on a stream: they land first.
+    const int devices = devices_.count();
+    for (int d = 0; d < devices; ++d)
+        if (devices_.select(d) == VGPU_SUCCESS) (void)backend().ctx_synchronize();
+    devices_.select(selected_device_);
+    bool ok = true;
+    for (const WrittenSpan& w : written_) ok = remote_ram_->publish(w.gpa, w.host, w.bytes) && ok;
+    written_.clear();
+    return remote_ram_->flush() && ok;
 }
 
 void CommandDispatch::drop_handles() {
@@ -194,7 +234,9 @@ void CommandDispatch::release_other_devices(int lost) {
 }
 
 void CommandDispatch::refresh_ram_windows() {
-    // Every device's window onto guest RAM is the VM's.
+    // Every device's window onto guest RAM is the VM's; a remote copy of
+    // guest RAM offers none (a kernel would read stale bytes).
+    if (remote_ram_) return;
     const int devices = devices_.count();
     std::vector<std::pair<uint64_t, uint64_t>> windows;
     for (int d = 0; d < devices; ++d) {

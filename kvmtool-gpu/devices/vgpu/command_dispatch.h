@@ -38,6 +38,7 @@
 #include "kvmtool-gpu/util/log.h"
 #include "memmap/guest_memory.h"
 #include "memmap/scatter_gather.h"
+#include "kvmtool-gpu/devices/vgpu/guest_ram_remote.h"
 
 namespace kvmgpu::vgpu {
 
@@ -60,6 +61,11 @@ public:
     void refresh_ram_windows();
 
     const AllocationTable& allocations() const { return allocs_; }
+
+    // Guest RAM is a copy of the VM's (a GPU server): reads fetch, writes
+    // publish (guest_ram_remote.h). Set before the first command; `remote`
+    // outlives the dispatch.
+    void use_remote_ram(GuestRamRemote* remote) { remote_ram_ = remote; }
 
 private:
     // A guest context: what the guest's objects are scoped to. Every
@@ -128,7 +134,20 @@ private:
         devices_.select(selected_device_);
         return st;
     }
-    uint8_t* guest_span(uint64_t gpa, uint64_t bytes);
+    // Host view of guest RAM the command reads (fetched first when the RAM
+    // is remote), or writes (sent back to the VM before the command
+    // completes); nullptr outside RAM or when the VM is out of reach.
+    const uint8_t* guest_read(uint64_t gpa, uint64_t bytes);
+    uint8_t* guest_write(uint64_t gpa, uint64_t bytes);
+    uint8_t* guest_span(uint64_t gpa, uint64_t bytes, bool htod) {
+        return htod ? const_cast<uint8_t*>(guest_read(gpa, bytes)) : guest_write(gpa, bytes);
+    }
+    // The ranges of sg_list_ (each inside RAM), the same way.
+    bool sg_ranges_ready(bool htod);
+    // Before the completion: the bytes written to a remote copy go back.
+    bool publish_written();
+    // Refusals for what a remote copy of guest RAM cannot do.
+    bool ram_is_remote() const { return remote_ram_ != nullptr; }
     // The command's arg[] as opcode Op's row declares it (vgpu_ops.h): the
     // struct its handler reads instead of indexing arg[]. A handler shared
     // by several opcodes names them all (SameRows), and each row must
@@ -269,7 +288,7 @@ private:
     // One side of a MEMCPY_3D checked (its kind, its extent or span, its
     // memory this VM's on the selected device) and translated; VGPU_SUCCESS
     // and *out filled, else the status with *why.
-    uint32_t copy_side(const vgpu_copy_side& in, const vgpu_copy3d& c, CopySide* out, const char** why);
+    uint32_t copy_side(const vgpu_copy_side& in, const vgpu_copy3d& c, bool destination, CopySide* out, const char** why);
     // dispatch_textures.cpp
     CommandResult create_sampled_object(GuestCommand&); // TEX_OBJECT_CREATE, SURF_OBJECT_CREATE
     CommandResult destroy_sampled_object(GuestCommand&); // TEX_OBJECT_DESTROY, SURF_OBJECT_DESTROY
@@ -453,6 +472,13 @@ private:
 
     // Reused between commands so large transfers do not allocate each time.
     std::vector<memmap::GuestRange> sg_list_;
+    GuestRamRemote* remote_ram_ = nullptr;
+    struct WrittenSpan {
+        uint64_t gpa;
+        uint8_t* host;
+        uint64_t bytes;
+    };
+    std::vector<WrittenSpan> written_; // this command's writes to a remote copy
     std::vector<RamRegion> ram_regions_; // guest RAM as the device walk sees it, made on first use
     std::vector<uint8_t> module_image_;
     // A packed launch's parameters, copied out of the command or guest RAM.

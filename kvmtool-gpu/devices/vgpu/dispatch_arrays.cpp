@@ -67,7 +67,8 @@ CommandResult CommandDispatch::op_ARRAY_GET_DESCRIPTOR(GuestCommand& c) {
     return r;
 }
 
-uint32_t CommandDispatch::copy_side(const vgpu_copy_side& in, const vgpu_copy3d& c, CopySide* out, const char** why) {
+uint32_t CommandDispatch::copy_side(const vgpu_copy_side& in, const vgpu_copy3d& c, bool destination, CopySide* out,
+                                   const char** why) {
     out->kind = in.kind;
     if (in.reserved != 0) {
         *why = "copy side: reserved field not 0";
@@ -105,7 +106,10 @@ uint32_t CommandDispatch::copy_side(const vgpu_copy_side& in, const vgpu_copy3d&
     out->pitch = in.pitch;
     out->height = in.height;
     if (in.kind == VGPU_COPY_HOST) {
-        out->host = guest_span(at, bytes);
+        // A pitched destination's span has gaps the copy leaves alone: a
+        // remote copy of guest RAM reads them first, so they go back unchanged.
+        out->host = destination ? (guest_read(at, bytes) ? guest_write(at, bytes) : nullptr)
+                                : const_cast<uint8_t*>(guest_read(at, bytes));
         if (!out->host) {
             *why = "copy side: guest range outside RAM";
             return VGPU_ERROR_INVALID_VALUE;
@@ -141,8 +145,8 @@ CommandResult CommandDispatch::op_MEMCPY_3D(GuestCommand& c) {
     copy.height = in.height;
     copy.depth = in.depth;
     const char* why = nullptr;
-    if (const uint32_t st = copy_side(in.src, in, &copy.src, &why)) return fail(st, why);
-    if (const uint32_t st = copy_side(in.dst, in, &copy.dst, &why)) return fail(st, why);
+    if (const uint32_t st = copy_side(in.src, in, false, &copy.src, &why)) return fail(st, why);
+    if (const uint32_t st = copy_side(in.dst, in, true, &copy.dst, &why)) return fail(st, why);
     return done(backend_result(backend().memcpy_3d(copy, s, is_async(c))));
 }
 

@@ -215,10 +215,12 @@ CommandResult CommandDispatch::op_GRAPH_ADD_MEMCPY_NODE(GuestCommand& c) {
     const uint64_t device_dst = dir == VGPU_OP_MEMCPY_DTOH ? 0 : spec.dst, device_src = dir == VGPU_OP_MEMCPY_HTOD ? 0 : spec.src;
     if (device_dst && !allocs_.contains(device_dst, spec.bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "dst device range not this VM's");
     if (device_src && !allocs_.contains(device_src, spec.bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "src device range not this VM's");
+    if (dir != VGPU_OP_MEMCPY_DTOD && ram_is_remote())
+        return fail(VGPU_ERROR_NOT_SUPPORTED, "graph copy node on guest RAM: a remote GPU has no view of it at launch");
     if (dir != VGPU_OP_MEMCPY_DTOD) {
         // Registered now, and guest RAM stays registered while the VM lives:
         // the node may be launched at any later time.
-        spec.host = guest_span(dir == VGPU_OP_MEMCPY_HTOD ? spec.src : spec.dst, spec.bytes);
+        spec.host = guest_span(dir == VGPU_OP_MEMCPY_HTOD ? spec.src : spec.dst, spec.bytes, dir == VGPU_OP_MEMCPY_HTOD);
         if (!spec.host) return fail(VGPU_ERROR_INVALID_VALUE, "guest range outside RAM");
         if (const Status s = backend_result(devices_.prepare_guest_ram(spec.host, spec.bytes)); s != VGPU_SUCCESS)
             return done(s);

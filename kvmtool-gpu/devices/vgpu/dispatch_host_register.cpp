@@ -29,6 +29,7 @@ uint64_t driver_charge(uint64_t bytes) { return (64ull << 10) + bytes / 512; }
 CommandResult CommandDispatch::op_HOST_REGISTER(GuestCommand& c) {
     const auto [list_gpa, count, total, flags] = args_of<VGPU_OP_HOST_REGISTER>(c);
     if (flags & ~kRegisterFlags) return fail(VGPU_ERROR_INVALID_VALUE, "unknown registration flags");
+    if (ram_is_remote()) return fail(VGPU_ERROR_NOT_SUPPORTED, "registered guest memory: a remote GPU cannot reach guest RAM");
     if (count == 0 || count > VGPU_MAX_SG_ENTRIES) return fail(VGPU_ERROR_INVALID_VALUE, "sg count 0 or too large");
     if (registrations_.size() >= std::min(registrations_.capacity(), opts_.max_registrations))
         return fail(VGPU_ERROR_OUT_OF_MEMORY, "registration limit reached (max_registrations)");

@@ -12,7 +12,7 @@ CommandResult CommandDispatch::op_MODULE_LOAD_DATA(GuestCommand& c) {
     if (bytes == 0) return fail(VGPU_ERROR_INVALID_VALUE, "empty module image");
     if (bytes > opts_.max_module_bytes) return fail(VGPU_ERROR_INVALID_VALUE, "module image larger than max_module_bytes");
     if (modules_.size() >= modules_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "module table full");
-    const uint8_t* image = guest_span(gpa, bytes);
+    const uint8_t* image = guest_read(gpa, bytes);
     if (!image) return fail(VGPU_ERROR_INVALID_VALUE, "module image outside RAM");
     // The driver parses the image at leisure: give it a private copy, plus a
     // NUL after it so a PTX text image cannot make it read past the end.
@@ -51,7 +51,7 @@ const char* CommandDispatch::take_name(const GuestCommand& c, std::string* name)
         uint64_t gpa;
         if (c.desc.payload_len < sizeof gpa) return "no name address";
         std::memcpy(&gpa, c.payload.data(), sizeof gpa);
-        const uint8_t* src = guest_span(gpa, bytes);
+        const uint8_t* src = guest_read(gpa, bytes);
         if (!src) return "name outside RAM";
         // SAFETY: [src, src + bytes) was translated above; copied once.
         name->assign(reinterpret_cast<const char*>(src), bytes);
@@ -214,7 +214,7 @@ const char* CommandDispatch::take_param_buffer(const uint8_t* p, uint32_t len, u
         uint64_t gpa;
         if (len < sizeof gpa) return "no parameter buffer address";
         std::memcpy(&gpa, p, sizeof gpa);
-        src = guest_span(gpa, bytes);
+        src = guest_read(gpa, bytes);
         if (!src) return "parameter buffer outside RAM";
     } else if (len < bytes) {
         return "parameter buffer longer than the payload";

@@ -63,7 +63,7 @@ CommandResult CommandDispatch::copy_host(GuestCommand& c) {
     if (!stream_of(a.stream, &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     if (bytes == 0) return done(VGPU_SUCCESS);
     if (!allocs_.contains(dptr, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "device range not this VM's");
-    uint8_t* host = guest_span(gpa, bytes);
+    uint8_t* host = guest_span(gpa, bytes, htod);
     if (!host) return fail(VGPU_ERROR_INVALID_VALUE, "guest range outside RAM");
     const Status st = backend_result(on_device_of(dptr, s, is_async(c), [&](BackendStream on, bool async) {
         return htod ? backend().memcpy_htod(dptr, host, bytes, on, async) : backend().memcpy_dtoh(host, dptr, bytes, on, async);
@@ -128,8 +128,10 @@ CommandResult CommandDispatch::copy_sg(GuestCommand& c) {
     if (count == 0) return done(VGPU_SUCCESS);
     const bool auto_pick = a.strategy == VGPU_SG_AUTO;
     SgStrategy how = auto_pick ? backend().auto_sg_strategy(count, total) : static_cast<SgStrategy>(a.strategy - 1);
-    if (how == SgStrategy::DeviceWalk && (!auto_pick || total != 0)) return sg_device_walk(c, a, htod, s);
-    if (how == SgStrategy::DeviceWalk) how = SgStrategy::GatherKernel; // AUTO without a total: the host reads the list
+    if (how == SgStrategy::DeviceWalk && (!auto_pick || total != 0) && !(auto_pick && ram_is_remote()))
+        return sg_device_walk(c, a, htod, s);
+    // AUTO without a total (or with remote RAM): the host reads the list.
+    if (how == SgStrategy::DeviceWalk) how = SgStrategy::GatherKernel;
 
     if (!read_sg_list(list_gpa, count)) return fail(VGPU_ERROR_INVALID_VALUE, "sg list outside RAM");
     memmap::SgStats stats;
@@ -138,6 +140,7 @@ CommandResult CommandDispatch::copy_sg(GuestCommand& c) {
     if (!runs) return fail(VGPU_ERROR_INVALID_VALUE, "sg entry empty, outside RAM, or total overflows");
     if (total != 0 && total != stats.total_bytes)
         return fail(VGPU_ERROR_INVALID_VALUE, "sg entries do not sum to the total given");
+    if (!sg_ranges_ready(htod)) return fail(VGPU_ERROR_UNKNOWN, "guest RAM out of reach (remote VMM)");
     if (!allocs_.contains(dptr, stats.total_bytes))
         return fail(VGPU_ERROR_INVALID_VALUE, "device range not this VM's");
     VgpuCounters::add(counters_.sg_entries, stats.entries);
@@ -151,7 +154,7 @@ CommandResult CommandDispatch::copy_sg(GuestCommand& c) {
 
 bool CommandDispatch::read_sg_list(uint64_t list_gpa, uint64_t count) {
     // count <= VGPU_MAX_SG_ENTRIES (2^20), so the list is at most 16 MiB: no overflow.
-    const uint8_t* list = guest_span(list_gpa, count * sizeof(vgpu_sg_entry));
+    const uint8_t* list = guest_read(list_gpa, count * sizeof(vgpu_sg_entry));
     if (!list) return false;
     sg_list_.resize(count);
     for (uint64_t i = 0; i < count; ++i) {
@@ -171,7 +174,8 @@ CommandResult CommandDispatch::sg_device_walk(const GuestCommand& c, const vgpu_
     if (total == 0) return fail(VGPU_ERROR_INVALID_VALUE, "device walk needs the entries' total");
     // The GPU reads each entry as one 16-byte load, which must be aligned.
     if (list_gpa % 16 != 0) return fail(VGPU_ERROR_INVALID_VALUE, "sg list not 16-byte aligned");
-    const uint8_t* list = guest_span(list_gpa, count * sizeof(vgpu_sg_entry)); // count <= 2^20: no overflow
+    if (ram_is_remote()) return fail(VGPU_ERROR_NOT_SUPPORTED, "sg device walk: a remote GPU cannot read guest RAM");
+    const uint8_t* list = guest_read(list_gpa, count * sizeof(vgpu_sg_entry)); // count <= 2^20: no overflow
     if (!list) return fail(VGPU_ERROR_INVALID_VALUE, "sg list outside RAM");
     if (!allocs_.contains(dptr, total)) return fail(VGPU_ERROR_INVALID_VALUE, "device range not this VM's");
     if (ram_regions_.empty())
@@ -206,7 +210,8 @@ CommandResult CommandDispatch::set_memory(GuestCommand& c) {
 
 CommandResult CommandDispatch::op_GUEST_RAM_DEVICE_PTR(GuestCommand& c) {
     const auto [gpa, bytes] = args_of<VGPU_OP_GUEST_RAM_DEVICE_PTR>(c);
-    const uint8_t* host = guest_span(gpa, bytes);
+    if (ram_is_remote()) return fail(VGPU_ERROR_NOT_SUPPORTED, "device address of guest RAM: a remote GPU cannot reach it");
+    const uint8_t* host = guest_read(gpa, bytes);
     if (!host) return fail(VGPU_ERROR_INVALID_VALUE, "guest range outside RAM (or empty)");
     const uint64_t dev = backend().guest_ram_device_address(host);
     if (dev == 0) return fail(VGPU_ERROR_NOT_SUPPORTED, "guest RAM is not device-mapped");

@@ -1,0 +1,188 @@
+#include "kvmtool-gpu/remote/remote_engine.h"
+
+#include <cstring>
+#include <vector>
+
+#include "kvmtool-gpu/abi/vgpu_abi_layout.h"
+#include "kvmtool-gpu/remote/remote_wire.h"
+#include "kvmtool-gpu/remote/ucx_link.h"
+#include "kvmtool-gpu/util/log.h"
+
+namespace kvmgpu::remote {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kHandshakeTimeout = std::chrono::seconds(20);
+
+template <typename T>
+bool header_as(const UcxMessage& m, T* out) {
+    if (m.header.size() != sizeof(T)) return false;
+    std::memcpy(out, m.header.data(), sizeof(T));
+    return true;
+}
+
+std::string body_text(const UcxMessage& m) {
+    std::string s(m.body.begin(), m.body.begin() + std::min<size_t>(m.body.size(), 512));
+    for (char& ch : s)
+        if (ch < 0x20 || ch > 0x7e) ch = '?';
+    return s;
+}
+
+class RemoteEngine final : public vgpu::CommandEngine, public vgpu::CommandSink {
+public:
+    RemoteEngine(const memmap::GuestMemory& mem, const vgpu::VgpuOptions& opts, std::string address)
+        : CommandEngine(opts, nullptr), mem_(mem), address_(std::move(address)) {}
+
+    bool connect(const SharedKey& key, std::string* why);
+
+    uint32_t backend_id() const override { return backend_id_; }
+    vgpu::EngineStart start() override { return start_; }
+    vgpu::CommandSink* sink() override { return this; }
+    vgpu::CommandResult execute(vgpu::GuestCommand& cmd) override;
+    void reset() override { control(ControlOp::Reset); }
+    void stop() override { control(ControlOp::Stop); }
+
+private:
+    bool handshake(const SharedKey& key, std::string* why);
+    void control(ControlOp op);
+    vgpu::CommandResult lost();
+
+    const memmap::GuestMemory& mem_;
+    std::string address_;
+    std::shared_ptr<UcxContext> ctx_;
+    std::vector<std::unique_ptr<UcxRegion>> regions_;
+    std::unique_ptr<UcxLink> link_;
+    uint32_t backend_id_ = 0;
+    vgpu::EngineStart start_;
+    uint64_t seq_ = 0;
+    bool stopped_ = false;
+};
+
+bool RemoteEngine::connect(const SharedKey& key, std::string* why) {
+    ctx_ = UcxContext::create(why);
+    if (!ctx_) return false;
+    for (const memmap::Region& r : mem_.regions()) {
+        auto region = UcxRegion::map(ctx_, r.backing->data(), r.size(), why);
+        if (!region) return false;
+        regions_.push_back(std::move(region));
+    }
+    link_ = UcxLink::connect(ctx_, address_, why);
+    if (!link_) return false;
+    if (handshake(key, why)) return true;
+    link_.reset();
+    return false;
+}
+
+bool RemoteEngine::handshake(const SharedKey& key, std::string* why) {
+    const auto deadline = Clock::now() + kHandshakeTimeout;
+    WireHello hello{kWireMagic, kWireVersion, VGPU_ABI_VERSION, 0, VGPU_ABI_LAYOUT_HASH, fresh_nonce()};
+    if (!link_->send(kHello, &hello, sizeof hello, nullptr, 0, kHandshakeTimeout, why)) {
+        *why = "no GPU server answers at " + address_ + " (" + *why + ")";
+        return false;
+    }
+    UcxMessage m;
+    WireChallenge challenge{};
+    if (!link_->receive(kChallenge, &m, deadline) || !header_as(m, &challenge) || challenge.magic != kWireMagic) {
+        *why = "no GPU server answers at " + address_ + (link_->peer_lost() ? " (" + link_->peer_error() + ")" : "");
+        return false;
+    }
+    if (challenge.status != 0) {
+        *why = "GPU server at " + address_ + " refused: " + body_text(m);
+        return false;
+    }
+    // The server proves the key before it learns anything about guest RAM.
+    if (!same_digest(challenge.server_proof, key_proof(key, "server", hello.client_nonce, challenge.server_nonce))) {
+        *why = "GPU server at " + address_ + " does not hold our key: not connecting";
+        return false;
+    }
+    WireProof proof{key_proof(key, "client", challenge.server_nonce, hello.client_nonce),
+                    static_cast<uint32_t>(regions_.size()), 0};
+    std::vector<uint8_t> body;
+    for (size_t i = 0; i < regions_.size(); ++i) {
+        const memmap::Region& r = mem_.regions()[i];
+        const WireRegion w{r.base.value, r.size(), reinterpret_cast<uint64_t>(r.backing->data()),
+                           static_cast<uint32_t>(regions_[i]->packed_rkey().size()), 0};
+        const auto* p = reinterpret_cast<const uint8_t*>(&w);
+        body.insert(body.end(), p, p + sizeof w);
+    }
+    for (const auto& region : regions_) body.insert(body.end(), region->packed_rkey().begin(), region->packed_rkey().end());
+    if (!link_->send(kProof, &proof, sizeof proof, body.data(), body.size(), kHandshakeTimeout, why)) return false;
+    WireWelcome welcome{};
+    if (!link_->receive(kWelcome, &m, deadline) || !header_as(m, &welcome)) {
+        *why = "GPU server at " + address_ + " did not finish the handshake" +
+               (link_->peer_lost() ? " (" + link_->peer_error() + ")" : "");
+        return false;
+    }
+    if (welcome.status != 0) {
+        *why = "GPU server at " + address_ + " refused: " + body_text(m);
+        return false;
+    }
+    backend_id_ = welcome.backend_id;
+    start_.description = body_text(m) + " on the GPU server at " + address_;
+    start_.features = welcome.features;
+    start_.registration = static_cast<vgpu_status>(welcome.registration);
+    start_.registration_ns = welcome.registration_ns;
+    return true;
+}
+
+vgpu::CommandResult RemoteEngine::lost() {
+    vgpu::CommandResult r;
+    r.status = VGPU_ERROR_NO_DEVICE;
+    return r;
+}
+
+vgpu::CommandResult RemoteEngine::execute(vgpu::GuestCommand& cmd) {
+    if (stopped_ || link_->peer_lost()) return lost();
+    const WireCommand head{++seq_, cmd.desc, cmd.slot, 0};
+    const size_t payload = std::min<size_t>(cmd.desc.payload_len, VGPU_PAYLOAD_BYTES);
+    std::string why;
+    if (!link_->send(kCommand, &head, sizeof head, cmd.payload.data(), payload, std::chrono::seconds(30), &why)) {
+        log_warn("vgpu: remote GPU at %s: %s", address_.c_str(), why.c_str());
+        return lost();
+    }
+    // A command may run long (a kernel, a synchronize): wait while the
+    // server is there, answering its RMA where UCX emulates it.
+    UcxMessage m;
+    while (!link_->receive(kResult, &m, Clock::now() + std::chrono::seconds(1)))
+        if (link_->peer_lost()) {
+            log_warn("vgpu: remote GPU at %s: %s", address_.c_str(), link_->peer_error().c_str());
+            return lost();
+        }
+    WireResult res{};
+    if (!header_as(m, &res) || res.seq != head.seq) {
+        log_warn("vgpu: remote GPU at %s answered out of order", address_.c_str());
+        return lost();
+    }
+    vgpu::CommandResult r;
+    r.status = res.status;
+    r.result[0] = res.result[0];
+    r.result[1] = res.result[1];
+    if (res.write_payload && m.body.size() == VGPU_PAYLOAD_BYTES) {
+        std::memcpy(cmd.payload.data(), m.body.data(), VGPU_PAYLOAD_BYTES);
+        r.write_payload = true;
+    }
+    return r;
+}
+
+void RemoteEngine::control(ControlOp op) {
+    if (stopped_ || !link_ || link_->peer_lost()) return;
+    const WireControl c{static_cast<uint32_t>(op), 0};
+    std::string why;
+    UcxMessage m;
+    if (!link_->send(kControl, &c, sizeof c, nullptr, 0, std::chrono::seconds(30), &why) ||
+        !link_->receive(kControlDone, &m, Clock::now() + std::chrono::seconds(60)))
+        log_warn("vgpu: remote GPU at %s did not confirm %s", address_.c_str(), op == ControlOp::Reset ? "RESET" : "stop");
+    if (op == ControlOp::Stop) stopped_ = true;
+}
+
+} // namespace
+
+std::unique_ptr<vgpu::CommandEngine> make_remote_engine(const memmap::GuestMemory& mem, const vgpu::VgpuOptions& opts,
+                                                        const RemoteTarget& target, std::string* why) {
+    auto e = std::make_unique<RemoteEngine>(mem, opts, target.address);
+    if (!e->connect(target.key, why)) return nullptr;
+    return e;
+}
+
+} // namespace kvmgpu::remote

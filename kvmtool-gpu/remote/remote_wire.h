@@ -1,0 +1,94 @@
+// The messages between a VMM and a GPU server (UCX active messages: a fixed
+// header, then a body). Both ends are built from one tree: the hello
+// carries VGPU_ABI_VERSION and the layout hash, and a server refuses a VMM of
+// another build. Every field a VMM sends is checked by the server as guest
+// input is.
+//
+//   VMM                                   server
+//   HELLO {versions, client nonce}   ->
+//                                    <-   CHALLENGE {server nonce, server's proof}
+//   PROOF {client's proof, RAM regions + remote keys}  ->   (only once the server proved the key)
+//                                    <-   WELCOME {status, backend, features, description}
+//   COMMAND {seq, descriptor, payload} ->   ... runs it, reading/writing guest RAM by RMA ...
+//                                    <-   RESULT {seq, status, result, payload}
+//   CONTROL {RESET | STOP}           ->   <- CONTROL_DONE
+#pragma once
+
+#include <cstdint>
+
+#include "kvmtool-gpu/abi/vgpu_abi.h"
+#include "kvmtool-gpu/remote/key_proof.h"
+
+namespace kvmgpu::remote {
+
+enum WireId : uint16_t {
+    kHello = 0,
+    kChallenge = 1,
+    kProof = 2,
+    kWelcome = 3,
+    kCommand = 4,
+    kResult = 5,
+    kControl = 6,
+    kControlDone = 7,
+};
+
+inline constexpr uint32_t kWireMagic = 0x4b564752; // "KVGR"
+inline constexpr uint32_t kWireVersion = 1;
+inline constexpr uint32_t kMaxRemoteRegions = 16;
+inline constexpr uint32_t kMaxRkeyBytes = 4096;
+
+struct WireHello {
+    uint32_t magic, wire_version, abi_version, reserved;
+    uint64_t layout_hash;
+    Nonce client_nonce;
+};
+
+struct WireChallenge {
+    uint32_t magic, status; // status != 0: refused (the body is the reason)
+    Nonce server_nonce;
+    Digest server_proof;
+};
+
+// Followed in the body by `regions` WireRegions, then their remote keys
+// back to back.
+struct WireProof {
+    Digest client_proof;
+    uint32_t regions, reserved;
+};
+struct WireRegion {
+    uint64_t gpa, bytes;
+    uint64_t address; // where the VMM maps it: the RMA target
+    uint32_t rkey_bytes, reserved;
+};
+
+// Body: the description (text).
+struct WireWelcome {
+    uint32_t status; // 0: accepted; else refused, the body says why
+    uint32_t backend_id;
+    uint64_t features;
+    uint32_t registration; // vgpu_status of registering RAM with the backend
+    uint32_t reserved;
+    uint64_t registration_ns;
+};
+
+// Body: the payload's first min(desc.payload_len, VGPU_PAYLOAD_BYTES) bytes.
+struct WireCommand {
+    uint64_t seq;
+    vgpu_command desc;
+    uint32_t slot, reserved;
+};
+
+// Body: VGPU_PAYLOAD_BYTES when write_payload.
+struct WireResult {
+    uint64_t seq;
+    uint64_t result[2];
+    uint32_t status;
+    uint32_t write_payload;
+};
+
+enum class ControlOp : uint32_t { Reset = 1, Stop = 2 };
+struct WireControl {
+    uint32_t op, reserved;
+};
+
+} // namespace kvmgpu::remote

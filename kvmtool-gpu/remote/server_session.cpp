@@ -1,0 +1,170 @@
+#include "kvmtool-gpu/remote/server_session.h"
+
+#include <cstring>
+#include <string>
+
+#include "kvmtool-gpu/abi/vgpu_abi_layout.h"
+#include "kvmtool-gpu/devices/vgpu/inline_engine.h"
+#include "kvmtool-gpu/remote/guest_ram_copy.h"
+#include "kvmtool-gpu/remote/remote_wire.h"
+#include "kvmtool-gpu/util/log.h"
+
+namespace kvmgpu::remote {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kHandshakeTimeout = std::chrono::seconds(20);
+
+template <typename T>
+bool header_as(const UcxMessage& m, T* out) {
+    if (m.header.size() != sizeof(T)) return false;
+    std::memcpy(out, m.header.data(), sizeof(T));
+    return true;
+}
+
+class Session {
+public:
+    Session(UcxLink& link, const GpuServerOptions& opts, GpuServerStats& stats) : link_(link), opts_(opts), stats_(stats) {}
+    // False (logged) when the VMM is refused.
+    bool handshake();
+    void serve(const std::atomic<bool>& stop);
+
+private:
+    bool refuse_challenge(const std::string& why);
+    bool refuse_welcome(const std::string& why);
+    bool run_command(const UcxMessage& m);
+    bool run_control(const UcxMessage& m, bool* stopped);
+
+    UcxLink& link_;
+    const GpuServerOptions& opts_;
+    GpuServerStats& stats_;
+    std::unique_ptr<GuestRamCopy> ram_;
+    std::unique_ptr<vgpu::InlineEngine> engine_;
+    vgpu::GuestCommand cmd_{};
+};
+
+bool Session::refuse_challenge(const std::string& why) {
+    WireChallenge c{};
+    c.magic = kWireMagic;
+    c.status = 1;
+    link_.send(kChallenge, &c, sizeof c, why.data(), why.size(), std::chrono::seconds(2));
+    ++stats_.refused;
+    log_warn("gpu-server: refused a VMM: %s", why.c_str());
+    return false;
+}
+
+bool Session::refuse_welcome(const std::string& why) {
+    WireWelcome w{};
+    w.status = 1;
+    link_.send(kWelcome, &w, sizeof w, why.data(), why.size(), std::chrono::seconds(2));
+    ++stats_.refused;
+    log_warn("gpu-server: refused a VMM: %s", why.c_str());
+    return false;
+}
+
+bool Session::handshake() {
+    const auto deadline = Clock::now() + kHandshakeTimeout;
+    UcxMessage m;
+    WireHello hello{};
+    if (!link_.receive(kHello, &m, deadline)) return false; // gone, or never spoke
+    if (!header_as(m, &hello) || hello.magic != kWireMagic) return refuse_challenge("not a kvmtool-gpu VMM");
+    if (hello.wire_version != kWireVersion || hello.abi_version != VGPU_ABI_VERSION ||
+        hello.layout_hash != VGPU_ABI_LAYOUT_HASH)
+        return refuse_challenge("VMM built with vGPU ABI " + std::to_string(hello.abi_version) + ", this server with " +
+                                std::to_string(VGPU_ABI_VERSION) + " (both ends must come from one build)");
+    WireChallenge challenge{};
+    challenge.magic = kWireMagic;
+    challenge.server_nonce = fresh_nonce();
+    challenge.server_proof = key_proof(opts_.key, "server", hello.client_nonce, challenge.server_nonce);
+    if (!link_.send(kChallenge, &challenge, sizeof challenge, nullptr, 0, kHandshakeTimeout)) return false;
+    WireProof proof{};
+    if (!link_.receive(kProof, &m, deadline)) return false;
+    if (!header_as(m, &proof) ||
+        !same_digest(proof.client_proof, key_proof(opts_.key, "client", challenge.server_nonce, hello.client_nonce)))
+        return refuse_welcome("key refused");
+    std::string why;
+    ram_ = GuestRamCopy::create(link_, proof.regions, m.body, opts_.max_guest_ram, &why);
+    if (!ram_) return refuse_welcome("guest RAM: " + why);
+    vgpu::DeviceBackends backends = vgpu::make_backend(opts_.backend, &why, opts_.gpus);
+    if (!backends) return refuse_welcome("no backend: " + why);
+    try {
+        engine_ = std::make_unique<vgpu::InlineEngine>(ram_->memory(), std::move(backends), opts_.vgpu);
+    } catch (const std::exception& e) {
+        return refuse_welcome(std::string("engine: ") + e.what());
+    }
+    engine_->use_remote_ram(ram_.get());
+    const vgpu::EngineStart st = engine_->start();
+    WireWelcome w{};
+    w.backend_id = engine_->backend_id();
+    w.features = st.features;
+    w.registration = st.registration;
+    w.registration_ns = st.registration_ns;
+    return link_.send(kWelcome, &w, sizeof w, st.description.data(), st.description.size(), kHandshakeTimeout);
+}
+
+bool Session::run_command(const UcxMessage& m) {
+    WireCommand head{};
+    if (!header_as(m, &head) || m.body.size() > VGPU_PAYLOAD_BYTES) return false;
+    cmd_.desc = head.desc;
+    cmd_.slot = head.slot;
+    if (!m.body.empty()) std::memcpy(cmd_.payload.data(), m.body.data(), m.body.size());
+    const vgpu::CommandResult r = engine_->execute(cmd_);
+    ++stats_.commands;
+    const WireResult res{head.seq, {r.result[0], r.result[1]}, r.status, r.write_payload ? 1u : 0u};
+    return link_.send(kResult, &res, sizeof res, r.write_payload ? cmd_.payload.data() : nullptr,
+                      r.write_payload ? VGPU_PAYLOAD_BYTES : 0);
+}
+
+bool Session::run_control(const UcxMessage& m, bool* stopped) {
+    WireControl c{};
+    if (!header_as(m, &c)) return false;
+    if (c.op == static_cast<uint32_t>(ControlOp::Reset)) {
+        engine_->reset();
+    } else if (c.op == static_cast<uint32_t>(ControlOp::Stop)) {
+        engine_->stop();
+        *stopped = true;
+    } else {
+        return false;
+    }
+    return link_.send(kControlDone, &c, sizeof c, nullptr, 0);
+}
+
+void Session::serve(const std::atomic<bool>& stop) {
+    bool stopped = false;
+    while (!stopped && !stop.load(std::memory_order_relaxed)) {
+        UcxMessage m;
+        if (!link_.receive_any(&m, Clock::now() + std::chrono::milliseconds(200))) {
+            if (link_.peer_lost()) break;
+            continue;
+        }
+        const bool ok = m.id == kCommand ? run_command(m) : m.id == kControl ? run_control(m, &stopped) : false;
+        if (!ok) {
+            if (!link_.peer_lost()) log_warn("gpu-server: a VMM broke the protocol (message %u): session ended", m.id);
+            break;
+        }
+    }
+    // Whatever the VMM left (allocations, modules, streams) goes with it.
+    if (!stopped) engine_->stop();
+}
+
+} // namespace
+
+void serve_session(std::shared_ptr<UcxContext> ctx, ucp_conn_request_h request, const GpuServerOptions& opts,
+                   GpuServerStats& stats, const std::atomic<bool>& stop) {
+    std::string why;
+    auto link = UcxLink::accept(std::move(ctx), request, &why);
+    if (!link) {
+        log_warn("gpu-server: %s", why.c_str());
+        return;
+    }
+    Session s(*link, opts, stats);
+    if (!s.handshake()) return;
+    ++stats.sessions_started;
+    log_info("gpu-server: session started");
+    s.serve(stop);
+    ++stats.sessions_ended;
+    log_info("gpu-server: session ended");
+}
+
+} // namespace kvmgpu::remote

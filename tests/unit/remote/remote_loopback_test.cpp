@@ -1,0 +1,99 @@
+// Commands of a VM running on a GPU server over UCX's loopback: the device
+// model's results are the local ones, and guest RAM moves only by RMA.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "tests/support/ring_vector_add.h"
+#include "tests/unit/remote/loopback_server.h"
+
+namespace kvmgpu::remote::test {
+namespace {
+
+using vgpu::test::Cmd;
+using vgpu::test::kDataGpa;
+using vgpu::test::VgpuRig;
+
+TEST(RemoteLoopback, VectorAddRunsOnTheServer) {
+    KVMGPU_SKIP_WITHOUT_UCX();
+    LoopbackServer server;
+    std::string why;
+    VgpuRig rig({}, remote_engine_on(server, &why));
+    ASSERT_TRUE(rig.dev) << why;
+    ASSERT_EQ(rig.enable(), 0u);
+    EXPECT_EQ(rig.reg_read32(VGPU_REG_BACKEND), VGPU_BACKEND_HOST);
+    uint64_t fn = 0;
+    rig.module_with("vector_add", &fn);
+    vgpu::test::expect_vector_add_through_ring(rig, fn, 5000, 0.5f);
+    EXPECT_GE(server.server->stats().commands.load(), 8u);
+}
+
+TEST(RemoteLoopback, AsyncCopiesOutLandBeforeTheCommandCompletes) {
+    KVMGPU_SKIP_WITHOUT_UCX();
+    LoopbackServer server;
+    std::string why;
+    VgpuRig rig({}, remote_engine_on(server, &why));
+    ASSERT_TRUE(rig.dev) << why;
+    ASSERT_EQ(rig.enable(), 0u);
+    const uint64_t bytes = 1 << 20;
+    const uint64_t d = rig.alloc(bytes);
+    std::vector<uint8_t> in(bytes), out(bytes, 0);
+    for (uint64_t i = 0; i < bytes; ++i) in[i] = static_cast<uint8_t>(i * 7 + 3);
+    rig.put(kDataGpa, in.data(), bytes);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_MEMCPY_HTOD, .args = {d, kDataGpa, bytes, 0}, .flags = VGPU_CMD_FLAG_ASYNC}).status,
+              VGPU_SUCCESS);
+    rig.put(kDataGpa + bytes, out.data(), bytes);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_MEMCPY_DTOH, .args = {kDataGpa + bytes, d, bytes, 0}, .flags = VGPU_CMD_FLAG_ASYNC})
+                  .status,
+              VGPU_SUCCESS);
+    rig.get(kDataGpa + bytes, out.data(), bytes);
+    EXPECT_EQ(in, out);
+}
+
+TEST(RemoteLoopback, ScatterGatherCopiesBothWays) {
+    KVMGPU_SKIP_WITHOUT_UCX();
+    LoopbackServer server;
+    std::string why;
+    VgpuRig rig({}, remote_engine_on(server, &why));
+    ASSERT_TRUE(rig.dev) << why;
+    ASSERT_EQ(rig.enable(), 0u);
+    // Three pieces, the first two guest-contiguous, the third apart.
+    const uint64_t piece = 8192, d = rig.alloc(3 * piece);
+    const uint64_t at[3] = {kDataGpa, kDataGpa + piece, kDataGpa + 5 * piece};
+    std::vector<uint8_t> src(3 * piece);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i % 251);
+    for (int i = 0; i < 3; ++i) rig.put(at[i], src.data() + i * piece, piece);
+    const uint64_t list = kDataGpa + 16 * piece;
+    vgpu_sg_entry sg[3];
+    for (int i = 0; i < 3; ++i) sg[i] = vgpu_sg_entry{at[i], piece};
+    rig.put(list, sg, sizeof sg);
+    for (uint32_t strategy : {uint32_t{VGPU_SG_AUTO}, uint32_t{VGPU_SG_PER_CHUNK}}) {
+        ASSERT_EQ(rig.call({.opcode = VGPU_OP_MEMCPY_HTOD_SG, .args = {d, list, 3, 0, strategy, 3 * piece}}).status,
+                  VGPU_SUCCESS);
+        std::vector<uint8_t> zero(3 * piece, 0), back(3 * piece);
+        for (int i = 0; i < 3; ++i) rig.put(at[i], zero.data(), piece);
+        ASSERT_EQ(rig.call({.opcode = VGPU_OP_MEMCPY_DTOH_SG, .args = {d, list, 3, 0, strategy, 3 * piece}}).status,
+                  VGPU_SUCCESS);
+        for (int i = 0; i < 3; ++i) rig.get(at[i], back.data() + i * piece, piece);
+        EXPECT_EQ(back, src) << "strategy " << strategy;
+    }
+}
+
+TEST(RemoteLoopback, ResetFreesWhatTheVmHeldOnTheServer) {
+    KVMGPU_SKIP_WITHOUT_UCX();
+    LoopbackServer server;
+    std::string why;
+    VgpuRig rig({}, remote_engine_on(server, &why));
+    ASSERT_TRUE(rig.dev) << why;
+    ASSERT_EQ(rig.enable(), 0u);
+    const uint64_t d = rig.alloc(4096);
+    rig.reset();
+    ASSERT_EQ(rig.enable(), 0u);
+    // The handle died with RESET on the server.
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_MEM_FREE, .args = {d}}).status, VGPU_ERROR_INVALID_VALUE);
+}
+
+} // namespace
+} // namespace kvmgpu::remote::test

@@ -1,0 +1,126 @@
+// What a GPU server refuses, and what a VMM refuses of a server.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "kvmtool-gpu/remote/remote_wire.h"
+#include "kvmtool-gpu/remote/ucx_link.h"
+#include "tests/unit/remote/loopback_server.h"
+
+namespace kvmgpu::remote::test {
+namespace {
+
+using vgpu::test::VgpuRig;
+
+template <typename Done>
+bool eventually(Done done) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > until) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+}
+
+TEST(RemoteSecurity, AVmmWithAnotherKeyIsNotServed) {
+    KVMGPU_SKIP_WITHOUT_UCX();
+    LoopbackServer server;
+    std::string why;
+    VgpuRig rig({}, remote_engine_on(server, &why, SharedKey{"some-other-key-0123456789"}));
+    EXPECT_FALSE(rig.dev);
+    // The server proves the key first: the VMM stops there, before it gives
+    // the server any access to guest RAM.
+    EXPECT_NE(why.find("does not hold our key"), std::string::npos) << why;
+    EXPECT_EQ(server.server->stats().sessions_started.load(), 0u);
+}
+
+TEST(RemoteSecurity, NobodyListeningIsOneLine) {
+    KVMGPU_SKIP_WITHOUT_UCX();
+    std::string why;
+    auto ctx = UcxContext::create(&why);
+    ASSERT_TRUE(ctx) << why;
+    auto listener = UcxListener::listen(ctx, "127.0.0.1:0", &why);
+    ASSERT_TRUE(listener) << why;
+    const std::string address = "127.0.0.1:" + std::to_string(listener->port());
+    listener.reset(); // the port is closed now
+    memmap::GuestMemory mem;
+    mem.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, 1 << 20));
+    EXPECT_FALSE(make_remote_engine(mem, {}, RemoteTarget{address, kTestKey}, &why));
+    EXPECT_NE(why.find(address), std::string::npos) << why;
+    EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+}
+
+TEST(RemoteSecurity, AnotherBuildOrGarbageIsRefused) {
+    KVMGPU_SKIP_WITHOUT_UCX();
+    LoopbackServer server;
+    std::string why;
+    auto ctx = UcxContext::create(&why);
+    ASSERT_TRUE(ctx) << why;
+    auto link = UcxLink::connect(ctx, server.address(), &why);
+    ASSERT_TRUE(link) << why;
+    WireHello hello{kWireMagic, kWireVersion, VGPU_ABI_VERSION + 1, 0, 0, fresh_nonce()};
+    ASSERT_TRUE(link->send(kHello, &hello, sizeof hello, nullptr, 0));
+    UcxMessage m;
+    ASSERT_TRUE(link->receive(kChallenge, &m, std::chrono::steady_clock::now() + std::chrono::seconds(20)));
+    WireChallenge c{};
+    ASSERT_EQ(m.header.size(), sizeof c);
+    std::memcpy(&c, m.header.data(), sizeof c);
+    EXPECT_NE(c.status, 0u);
+    EXPECT_NE(std::string(m.body.begin(), m.body.end()).find("vGPU ABI"), std::string::npos);
+    // A header of the wrong size is refused too.
+    auto garbage = UcxLink::connect(ctx, server.address(), &why);
+    ASSERT_TRUE(garbage) << why;
+    const uint32_t junk = 7;
+    ASSERT_TRUE(garbage->send(kHello, &junk, sizeof junk, nullptr, 0));
+    ASSERT_TRUE(garbage->receive(kChallenge, &m, std::chrono::steady_clock::now() + std::chrono::seconds(20)));
+    std::memcpy(&c, m.header.data(), sizeof c);
+    EXPECT_NE(c.status, 0u);
+    EXPECT_TRUE(eventually([&] { return server.server->stats().refused.load() == 2; }));
+    EXPECT_EQ(server.server->stats().sessions_started.load(), 0u);
+}
+
+TEST(RemoteSecurity, ZeroCopyAndRegisteredGuestMemoryAreRefused) {
+    KVMGPU_SKIP_WITHOUT_UCX();
+    LoopbackServer server;
+    std::string why;
+    VgpuRig rig({}, remote_engine_on(server, &why));
+    ASSERT_TRUE(rig.dev) << why;
+    ASSERT_EQ(rig.enable(), 0u);
+    EXPECT_EQ(rig.reg_read64(VGPU_REG_FEATURES) & VGPU_FEATURE_ZERO_COPY, 0u);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GUEST_RAM_DEVICE_PTR, .args = {vgpu::test::kDataGpa, 4096}}).status,
+              VGPU_ERROR_NOT_SUPPORTED);
+    vgpu_sg_entry e{vgpu::test::kDataGpa, 4096};
+    rig.put(vgpu::test::kDataGpa + 65536, &e, sizeof e);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_HOST_REGISTER, .args = {vgpu::test::kDataGpa + 65536, 1, 4096, 0}}).status,
+              VGPU_ERROR_NOT_SUPPORTED);
+}
+
+TEST(RemoteSecurity, AVmmThatVanishesLeavesNoSession) {
+    KVMGPU_SKIP_WITHOUT_UCX();
+    LoopbackServer server;
+    {
+        std::string why;
+        VgpuRig rig({}, remote_engine_on(server, &why));
+        ASSERT_TRUE(rig.dev) << why;
+        ASSERT_EQ(rig.enable(), 0u);
+        rig.alloc(1 << 20);
+        EXPECT_EQ(server.server->sessions_alive(), 1u);
+    }
+    EXPECT_TRUE(eventually([&] { return server.server->sessions_alive() == 0; }));
+    EXPECT_EQ(server.server->stats().sessions_ended.load(), 1u);
+}
+
+TEST(RemoteSecurity, RamLargerThanTheServerTakesIsRefused) {
+    KVMGPU_SKIP_WITHOUT_UCX();
+    GpuServerOptions o;
+    o.max_guest_ram = 4 << 20; // the rig's RAM is 8 MiB
+    LoopbackServer server(o);
+    std::string why;
+    VgpuRig rig({}, remote_engine_on(server, &why));
+    EXPECT_FALSE(rig.dev);
+    EXPECT_NE(why.find("--max-guest-ram"), std::string::npos) << why;
+}
+
+} // namespace
+} // namespace kvmgpu::remote::test
