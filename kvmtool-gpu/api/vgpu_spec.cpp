@@ -116,6 +116,15 @@ VgpuConfig to_vgpu_config(const VgpuSpec& spec) {
     if (c.share->mode() == GpuShareMode::Mps && c.backend == vgpu::BackendChoice::Host &&
         c.worker != vgpu::GpuWorker::Always)
         throw Error("vgpu.sharing MPS: the host backend runs no CUDA (GpuWorker::Always tests the plumbing)");
+    if (!spec.remote.empty()) {
+        remote::RemoteTarget t{spec.remote, {}};
+        std::string why;
+        if (spec.remote_key_file.empty()) throw Error("vgpu.remote needs vgpu.remote_key_file (the server's shared key)");
+        if (!remote::load_shared_key(spec.remote_key_file, &t.key, &why)) throw Error("vgpu.remote_key_file: " + why);
+        c.remote = std::move(t);
+    } else if (!spec.remote_key_file.empty()) {
+        throw Error("vgpu.remote_key_file without vgpu.remote");
+    }
     if (!spec.cublas_path.empty()) {
 #ifdef KVMGPU_HAVE_CUDA_BACKEND
         vgpu::set_cublas_path(spec.cublas_path); // before any GPU worker is forked: each inherits it

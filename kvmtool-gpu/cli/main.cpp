@@ -14,6 +14,7 @@
 #include "kvmtool-gpu/bench/bench_table.h"
 #include "kvmtool-gpu/util/arg_parser.h"
 #include "kvmtool-gpu/cli/run_command.h"
+#include "kvmtool-gpu/cli/gpu_server_command.h"
 
 namespace {
 
@@ -25,7 +26,8 @@ std::string usage() {
                        "guest's CUDA Driver API calls in the VMM.\n"
                        "\n"
                        "commands:\n"
-                       "  run         boot a guest (kvmtool-gpu run --help)\n";
+                       "  run         boot a guest (kvmtool-gpu run --help)\n"
+                       "  gpu-server  serve the vGPUs of VMs on other hosts (gpu-server --help)\n";
     for (const auto& b : kvmgpu::bench::bench_table()) text += b.usage;
     return text + "  version     print the version and ABI versions\n"
                   "\n"
@@ -48,6 +50,7 @@ int main(int argc, char** argv) {
     args.erase(args.begin());
     try {
         if (cmd == "run") return kvmgpu::cli::run_command(args);
+        if (cmd == "gpu-server") return kvmgpu::cli::gpu_server_command(args);
         if (cmd == "bench") {
             if (args.empty() || args[0] == "--help")
                 throw kvmgpu::UsageError("bench needs a benchmark name: " + kvmgpu::bench::bench_names_text() +

@@ -38,7 +38,7 @@ const std::set<std::string>& vgpu_option_names() {
                                                 "max-module", "ring-max", "poll-spin-us", "poll-max-us", "gpus",
                                                 "max-registrations", "max-registered", "max-alias-mappings", "cublas",
                                                 "max-graph-nodes", "ram-registration",
-                                                "worker-sandbox"};
+                                                "worker-sandbox", "gpu-remote", "gpu-key"};
     static const std::set<std::string> with_share = [] {
         std::set<std::string> all = names;
         all.insert(gpu_share_option_names().begin(), gpu_share_option_names().end());
@@ -84,6 +84,12 @@ const char* vgpu_options_help() {
            "  --ring-max N        largest command ring, entries, power of two (default 4096)\n"
            "  --poll-spin-us N    poll doorbell: spin this long before sleeping (default 50)\n"
            "  --poll-max-us N     adaptive doorbell: the cap of its polling window (default 20000)\n"
+           "  --gpu-remote HOST:PORT  run the vGPU's commands on a GPU server on another\n"
+           "                      host (kvmtool-gpu gpu-server --help; docs/remote.md): the\n"
+           "                      server's GPUs, backend and per-VM limits apply; guest RAM\n"
+           "                      moves by UCX RMA, and zero-copy is refused\n"
+           "  --gpu-key FILE      the key the server was given (mode 0600; needed with\n"
+           "                      --gpu-remote; both sides prove they hold it)\n"
            "  --cublas PATH       the host's libcublas for the guests' cuBLAS calls (default:\n"
            "                      libcublas.so.13 on the loader's path, then the CUDA\n"
            "                      toolkit's lib64); the run's log says which was loaded\n") +
@@ -135,6 +141,8 @@ std::optional<VgpuSpec> parse_vgpu_spec(const ArgParser& p) {
     if (auto v = p.get("poll-spin-us")) c.poll_spin_us = parse_u32(*v, "--poll-spin-us");
     if (auto v = p.get("poll-max-us")) c.poll_max_us = parse_u32(*v, "--poll-max-us");
     if (auto v = p.get("gpus")) c.gpus = parse_gpu_list(*v);
+    if (auto v = p.get("gpu-remote")) c.remote = *v;
+    if (auto v = p.get("gpu-key")) c.remote_key_file = *v;
     if (auto v = p.get("cublas")) {
 #ifdef KVMGPU_HAVE_CUDA_BACKEND
         c.cublas_path = *v;

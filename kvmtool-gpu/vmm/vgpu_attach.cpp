@@ -9,9 +9,16 @@ namespace kvmgpu {
 
 AttachedVgpu attach_vgpu(VirtualMachine& vm, const VgpuConfig& cfg) {
     std::string why;
-    auto engine = vgpu::make_engine(vm.memory(), cfg.options, cfg.backend, cfg.worker, &why, cfg.gpus,
-                                    cfg.share ? cfg.share->group() : nullptr);
-    if (!engine) throw std::runtime_error("vGPU backend '" + std::string(vgpu::to_string(cfg.backend)) + "': " + why);
+    std::unique_ptr<vgpu::CommandEngine> engine;
+    if (cfg.remote) {
+        engine = remote::make_remote_engine(vm.memory(), cfg.options, *cfg.remote, &why);
+        if (!engine) throw std::runtime_error("vGPU remote: " + why);
+        why = "remote GPU server at " + cfg.remote->address;
+    } else {
+        engine = vgpu::make_engine(vm.memory(), cfg.options, cfg.backend, cfg.worker, &why, cfg.gpus,
+                                   cfg.share ? cfg.share->group() : nullptr);
+        if (!engine) throw std::runtime_error("vGPU backend '" + std::string(vgpu::to_string(cfg.backend)) + "': " + why);
+    }
     AttachedVgpu out;
     out.backend_note = why;
     if (std::set<int>(cfg.gpus.begin(), cfg.gpus.end()).size() < cfg.gpus.size())

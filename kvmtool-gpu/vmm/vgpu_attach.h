@@ -4,11 +4,13 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kvmtool-gpu/devices/vgpu/vgpu_device.h"
 #include "kvmtool-gpu/devices/vgpu_worker/engine_factory.h"
+#include "kvmtool-gpu/remote/remote_engine.h"
 #include "kvmtool-gpu/vmm/gpu_share.h"
 #include "kvmtool-gpu/vmm/virtual_machine.h"
 
@@ -23,6 +25,8 @@ struct VgpuConfig {
     // --gpu-share: nullptr or contexts for a context per worker; mps makes
     // every worker of the run a client of one MPS server.
     std::shared_ptr<GpuShare> share;
+    // Set: the commands run on that GPU server (remote/remote_engine.h).
+    std::optional<remote::RemoteTarget> remote;
 };
 
 struct AttachedVgpu {

@@ -270,7 +270,9 @@ void stream_attributes_round_trip(GraphVm& v) {
     };
     // A stream never set (assumed as the driver's: no window, AUTO, DEFAULT, map {0, 1}).
     EXPECT_EQ(get(s, VGPU_STREAM_ATTR_ACCESS_POLICY_WINDOW).bytes, 0u);
-    EXPECT_EQ(get(s, VGPU_STREAM_ATTR_SYNCHRONIZATION_POLICY).value, 1u);
+    // Driver 580 answers ~0u (no policy set) where the host backend answers AUTO.
+    const uint64_t policy = get(s, VGPU_STREAM_ATTR_SYNCHRONIZATION_POLICY).value;
+    EXPECT_TRUE(policy == 1u || policy == 0xffffffffu) << policy;
     EXPECT_EQ(get(s, VGPU_STREAM_ATTR_MEM_SYNC_DOMAIN).value, 0u);
     // A window over the first KiB of a: read back as set.
     const float ratio = 0.5f;

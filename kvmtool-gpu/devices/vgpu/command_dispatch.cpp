@@ -201,6 +201,7 @@ void CommandDispatch::drop_handles() {
     allocs_.clear();
     graph_allocations_.clear();
     capture_allocations_.clear();
+    capture_of_stream_.clear();
     graph_memory_high_.clear();
 }
 

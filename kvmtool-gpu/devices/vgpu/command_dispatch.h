@@ -447,6 +447,9 @@ private:
     uint64_t graph_node_count_ = 0; // in graphs and execs, against max_graph_nodes
     std::map<uint64_t, GraphAllocation> graph_allocations_;        // by address
     std::map<uint64_t, std::vector<uint64_t>> capture_allocations_; // by open capture's id
+    // The capture each capturing stream was seen in: the driver gives no id
+    // for a capture it has invalidated, and its allocations must still go.
+    std::map<BackendStream, uint64_t> capture_of_stream_;
     std::map<int, uint64_t> graph_memory_high_;                      // by device: bytes since the last reset
     uint32_t open_captures_ = 0;    // begun and not yet ended (the driver may have ended them)
     uint64_t captured_ops_ = 0;     // stream-ordered commands while a capture is open

@@ -92,6 +92,7 @@ CommandResult CommandDispatch::op_MEM_ALLOC_CAPTURED(GuestCommand& c) {
     if (st != VGPU_SUCCESS) return done(st);
     if (!add_graph_allocation(dptr, bytes)) return fail(VGPU_ERROR_UNKNOWN, "backend returned an overlapping allocation");
     capture_allocations_[id].push_back(dptr);
+    capture_of_stream_[s] = id; // a stream joined to the capture
     return done(VGPU_SUCCESS, dptr);
 }
 

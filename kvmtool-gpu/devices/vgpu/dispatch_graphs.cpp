@@ -57,6 +57,10 @@ CommandResult CommandDispatch::op_STREAM_BEGIN_CAPTURE(GuestCommand& c) {
     if (mode >= kCaptureModes) return fail(VGPU_ERROR_INVALID_VALUE, "capture mode");
     const Status st = backend_result(gb->begin_capture(s, static_cast<uint32_t>(mode)));
     if (st == VGPU_SUCCESS && open_captures_++ == 0) captured_ops_ = 0;
+    uint32_t status = kCaptureNone;
+    uint64_t id = 0;
+    if (st == VGPU_SUCCESS && gb->capture_status(s, &status, &id) == VGPU_SUCCESS && status == kCaptureActive)
+        capture_of_stream_[s] = id;
     return done(st);
 }
 
@@ -70,7 +74,11 @@ CommandResult CommandDispatch::op_STREAM_END_CAPTURE(GuestCommand& c) {
     if (graphs_.size() >= graphs_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "graph table full");
     uint32_t status = kCaptureNone;
     uint64_t capture = 0;
-    gb->capture_status(s, &status, &capture);
+    if (gb->capture_status(s, &status, &capture) != VGPU_SUCCESS || status != kCaptureActive) {
+        const auto seen = capture_of_stream_.find(s);
+        capture = seen == capture_of_stream_.end() ? 0 : seen->second;
+    }
+    capture_of_stream_.erase(s);
     BackendGraph g = 0;
     const Status st = backend_result(gb->end_capture(s, &g));
     uint32_t still = kCaptureNone;

@@ -100,6 +100,12 @@ struct VgpuSpec {
     uint32_t poll_max_us = 20000;        // Doorbell::Adaptive: its polling window's cap
     std::string cublas_path;           // the host libcublas (process-wide; "": the default search)
     std::shared_ptr<GpuSharing> sharing; // null: a CUDA context per worker
+    // A GPU server on another host ("HOST:PORT", kvmtool-gpu gpu-server) runs
+    // the vGPU's commands instead of a local backend; remote_key_file holds
+    // the key both were given (mode 0600). backend, gpus, worker and the
+    // quotas are then the server's.
+    std::string remote;
+    std::string remote_key_file;
 };
 
 // One guest. A project image (guest-stub/) or an x86-64 Linux executable,
