@@ -31,7 +31,7 @@ struct GpuServerOptions {
 };
 
 struct GpuServerStats {
-    std::atomic<uint64_t> sessions_started{0}, sessions_ended{0}, refused{0}, commands{0};
+    std::atomic<uint64_t> sessions_started{0}, sessions_ended{0}, refused{0}, commands{0}, batches{0};
 };
 
 class GpuServer {

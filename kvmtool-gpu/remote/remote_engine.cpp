@@ -40,6 +40,8 @@ public:
     vgpu::EngineStart start() override { return start_; }
     vgpu::CommandSink* sink() override { return this; }
     vgpu::CommandResult execute(vgpu::GuestCommand& cmd) override;
+    uint32_t batch_limit() const override { return kMaxBatch; }
+    void execute_batch(std::span<vgpu::GuestCommand> cmds, std::span<vgpu::CommandResult> out) override;
     void reset() override { control(ControlOp::Reset); }
     void stop() override { control(ControlOp::Stop); }
 
@@ -57,6 +59,7 @@ private:
     vgpu::EngineStart start_;
     uint64_t seq_ = 0;
     bool stopped_ = false;
+    std::vector<uint8_t> body_; // a batch being sent
 };
 
 bool RemoteEngine::connect(const SharedKey& key, std::string* why) {
@@ -133,36 +136,62 @@ vgpu::CommandResult RemoteEngine::lost() {
 }
 
 vgpu::CommandResult RemoteEngine::execute(vgpu::GuestCommand& cmd) {
-    if (stopped_ || link_->peer_lost()) return lost();
-    const WireCommand head{++seq_, cmd.desc, cmd.slot, 0};
-    const size_t payload = std::min<size_t>(cmd.desc.payload_len, VGPU_PAYLOAD_BYTES);
-    std::string why;
-    if (!link_->send(kCommand, &head, sizeof head, cmd.payload.data(), payload, std::chrono::seconds(30), &why)) {
-        log_warn("vgpu: remote GPU at %s: %s", address_.c_str(), why.c_str());
-        return lost();
+    vgpu::CommandResult r;
+    execute_batch({&cmd, 1}, {&r, 1});
+    return r;
+}
+
+void RemoteEngine::execute_batch(std::span<vgpu::GuestCommand> cmds, std::span<vgpu::CommandResult> out) {
+    const vgpu::CommandResult gone = lost();
+    std::fill(out.begin(), out.end(), gone);
+    if (stopped_ || link_->peer_lost()) return;
+    const WireBatch head{++seq_, static_cast<uint32_t>(cmds.size()), 0};
+    body_.clear();
+    for (const vgpu::GuestCommand& c : cmds) {
+        const WireCommand w{c.desc, c.slot, std::min<uint32_t>(c.desc.payload_len, VGPU_PAYLOAD_BYTES)};
+        const auto* p = reinterpret_cast<const uint8_t*>(&w);
+        body_.insert(body_.end(), p, p + sizeof w);
+        body_.insert(body_.end(), c.payload.data(), c.payload.data() + w.payload_bytes);
     }
-    // A command may run long (a kernel, a synchronize): wait while the
+    std::string why;
+    if (!link_->send(kCommands, &head, sizeof head, body_.data(), body_.size(), std::chrono::seconds(30), &why)) {
+        log_warn("vgpu: remote GPU at %s: %s", address_.c_str(), why.c_str());
+        return;
+    }
+    // Commands may run long (a kernel, a synchronize): wait while the
     // server is there, answering its RMA where UCX emulates it.
     UcxMessage m;
-    while (!link_->receive(kResult, &m, Clock::now() + std::chrono::seconds(1)))
+    while (!link_->receive(kResults, &m, Clock::now() + std::chrono::seconds(1)))
         if (link_->peer_lost()) {
             log_warn("vgpu: remote GPU at %s: %s", address_.c_str(), link_->peer_error().c_str());
-            return lost();
+            return;
         }
-    WireResult res{};
-    if (!header_as(m, &res) || res.seq != head.seq) {
+    WireBatch back{};
+    if (!header_as(m, &back) || back.seq != head.seq || back.count != cmds.size()) {
         log_warn("vgpu: remote GPU at %s answered out of order", address_.c_str());
-        return lost();
+        return;
     }
-    vgpu::CommandResult r;
-    r.status = res.status;
-    r.result[0] = res.result[0];
-    r.result[1] = res.result[1];
-    if (res.write_payload && m.body.size() == VGPU_PAYLOAD_BYTES) {
-        std::memcpy(cmd.payload.data(), m.body.data(), VGPU_PAYLOAD_BYTES);
-        r.write_payload = true;
+    size_t at = 0;
+    for (size_t i = 0; i < cmds.size(); ++i) {
+        WireResult res{};
+        if (m.body.size() - at < sizeof res) break;
+        std::memcpy(&res, m.body.data() + at, sizeof res);
+        at += sizeof res;
+        vgpu::CommandResult& r = out[i];
+        r.status = res.status;
+        r.result[0] = res.result[0];
+        r.result[1] = res.result[1];
+        r.write_payload = false;
+        if (res.write_payload) {
+            if (m.body.size() - at < VGPU_PAYLOAD_BYTES) {
+                r = gone;
+                break;
+            }
+            std::memcpy(cmds[i].payload.data(), m.body.data() + at, VGPU_PAYLOAD_BYTES);
+            at += VGPU_PAYLOAD_BYTES;
+            r.write_payload = true;
+        }
     }
-    return r;
 }
 
 void RemoteEngine::control(ControlOp op) {

@@ -9,8 +9,11 @@
 //                                    <-   CHALLENGE {server nonce, server's proof}
 //   PROOF {client's proof, RAM regions + remote keys}  ->   (only once the server proved the key)
 //                                    <-   WELCOME {status, backend, features, description}
-//   COMMAND {seq, descriptor, payload} ->   ... runs it, reading/writing guest RAM by RMA ...
-//                                    <-   RESULT {seq, status, result, payload}
+//   COMMANDS {seq, count; descriptors and payloads}  ->   ... runs them in order,
+//                                         reading/writing guest RAM by RMA ...
+//                                    <-   RESULTS {seq, count; statuses, results, payloads}
+// A batch is what the ring held: asynchronous commands up to and with the
+// first synchronous one (CommandSink::batch_limit).
 //   CONTROL {RESET | STOP}           ->   <- CONTROL_DONE
 #pragma once
 
@@ -26,8 +29,8 @@ enum WireId : uint16_t {
     kChallenge = 1,
     kProof = 2,
     kWelcome = 3,
-    kCommand = 4,
-    kResult = 5,
+    kCommands = 4,
+    kResults = 5,
     kControl = 6,
     kControlDone = 7,
 };
@@ -71,16 +74,22 @@ struct WireWelcome {
     uint64_t registration_ns;
 };
 
-// Body: the payload's first min(desc.payload_len, VGPU_PAYLOAD_BYTES) bytes.
-struct WireCommand {
-    uint64_t seq;
-    vgpu_command desc;
-    uint32_t slot, reserved;
-};
+inline constexpr uint32_t kMaxBatch = 256;
 
-// Body: VGPU_PAYLOAD_BYTES when write_payload.
-struct WireResult {
+// The header of COMMANDS and of RESULTS.
+struct WireBatch {
     uint64_t seq;
+    uint32_t count, reserved;
+};
+// COMMANDS' body: `count` of these, each followed by its payload's first
+// payload_bytes = min(desc.payload_len, VGPU_PAYLOAD_BYTES) bytes.
+struct WireCommand {
+    vgpu_command desc;
+    uint32_t slot, payload_bytes;
+};
+// RESULTS' body: `count` of these, each followed by VGPU_PAYLOAD_BYTES when
+// write_payload.
+struct WireResult {
     uint64_t result[2];
     uint32_t status;
     uint32_t write_payload;

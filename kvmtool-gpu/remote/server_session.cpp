@@ -33,7 +33,7 @@ public:
 private:
     bool refuse_challenge(const std::string& why);
     bool refuse_welcome(const std::string& why);
-    bool run_command(const UcxMessage& m);
+    bool run_commands(const UcxMessage& m);
     bool run_control(const UcxMessage& m, bool* stopped);
 
     UcxLink& link_;
@@ -42,6 +42,7 @@ private:
     std::unique_ptr<GuestRamCopy> ram_;
     std::unique_ptr<vgpu::InlineEngine> engine_;
     vgpu::GuestCommand cmd_{};
+    std::vector<uint8_t> results_; // a batch's answers
 };
 
 bool Session::refuse_challenge(const std::string& why) {
@@ -103,17 +104,32 @@ bool Session::handshake() {
     return link_.send(kWelcome, &w, sizeof w, st.description.data(), st.description.size(), kHandshakeTimeout);
 }
 
-bool Session::run_command(const UcxMessage& m) {
-    WireCommand head{};
-    if (!header_as(m, &head) || m.body.size() > VGPU_PAYLOAD_BYTES) return false;
-    cmd_.desc = head.desc;
-    cmd_.slot = head.slot;
-    if (!m.body.empty()) std::memcpy(cmd_.payload.data(), m.body.data(), m.body.size());
-    const vgpu::CommandResult r = engine_->execute(cmd_);
-    ++stats_.commands;
-    const WireResult res{head.seq, {r.result[0], r.result[1]}, r.status, r.write_payload ? 1u : 0u};
-    return link_.send(kResult, &res, sizeof res, r.write_payload ? cmd_.payload.data() : nullptr,
-                      r.write_payload ? VGPU_PAYLOAD_BYTES : 0);
+bool Session::run_commands(const UcxMessage& m) {
+    WireBatch head{};
+    if (!header_as(m, &head) || head.count == 0 || head.count > kMaxBatch) return false;
+    results_.clear();
+    size_t at = 0;
+    for (uint32_t i = 0; i < head.count; ++i) {
+        WireCommand w{};
+        if (m.body.size() - at < sizeof w) return false;
+        std::memcpy(&w, m.body.data() + at, sizeof w);
+        at += sizeof w;
+        if (w.payload_bytes > VGPU_PAYLOAD_BYTES || m.body.size() - at < w.payload_bytes) return false;
+        cmd_.desc = w.desc;
+        cmd_.slot = w.slot;
+        if (w.payload_bytes) std::memcpy(cmd_.payload.data(), m.body.data() + at, w.payload_bytes);
+        at += w.payload_bytes;
+        const vgpu::CommandResult r = engine_->execute(cmd_);
+        ++stats_.commands;
+        const WireResult res{{r.result[0], r.result[1]}, r.status, r.write_payload ? 1u : 0u};
+        const auto* p = reinterpret_cast<const uint8_t*>(&res);
+        results_.insert(results_.end(), p, p + sizeof res);
+        if (r.write_payload) results_.insert(results_.end(), cmd_.payload.begin(), cmd_.payload.end());
+    }
+    if (at != m.body.size()) return false;
+    ++stats_.batches;
+    const WireBatch back{head.seq, head.count, 0};
+    return link_.send(kResults, &back, sizeof back, results_.data(), results_.size());
 }
 
 bool Session::run_control(const UcxMessage& m, bool* stopped) {
@@ -138,7 +154,7 @@ void Session::serve(const std::atomic<bool>& stop) {
             if (link_.peer_lost()) break;
             continue;
         }
-        const bool ok = m.id == kCommand ? run_command(m) : m.id == kControl ? run_control(m, &stopped) : false;
+        const bool ok = m.id == kCommands ? run_commands(m) : m.id == kControl ? run_control(m, &stopped) : false;
         if (!ok) {
             if (!link_.peer_lost()) log_warn("gpu-server: a VMM broke the protocol (message %u): session ended", m.id);
             break;

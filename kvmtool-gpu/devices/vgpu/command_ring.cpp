@@ -114,6 +114,7 @@ CommandRing::Pass CommandRing::run_pass(CommandSink& sink, uint32_t max, const s
     if (pending == 0) return Pass::Idle;
     if (pending > entries_) return Pass::Broken;
     const uint32_t budget = pending < max ? pending : max;
+    if (sink.batch_limit() > 1) return run_batches(sink, budget, stop, done, progress);
     GuestCommand cmd{}; // zeroed once: payload bytes past payload_len are never the guest's
     while (*done < budget && !stop.load(std::memory_order_relaxed)) {
         copy_in(consumer_ & (entries_ - 1), &cmd);
@@ -123,6 +124,30 @@ CommandRing::Pass CommandRing::run_pass(CommandSink& sink, uint32_t max, const s
         ++*done;
         if (progress) progress->store(consumer_, std::memory_order_release);
         publish_consumer(); // per command: the guest may reuse the slot at once
+    }
+    return *done ? Pass::Progress : Pass::Idle;
+}
+
+CommandRing::Pass CommandRing::run_batches(CommandSink& sink, uint32_t budget, const std::atomic<bool>& stop,
+                                           uint32_t* done, std::atomic<uint32_t>* progress) {
+    const uint32_t limit = sink.batch_limit();
+    if (batch_.size() < limit) {
+        batch_.resize(limit); // value-initialised: payload bytes past payload_len are never the guest's
+        batch_results_.resize(limit);
+    }
+    while (*done < budget && !stop.load(std::memory_order_relaxed)) {
+        uint32_t n = 0;
+        while (n < limit && *done + n < budget) {
+            GuestCommand& cmd = batch_[n++];
+            copy_in((consumer_ + n - 1) & (entries_ - 1), &cmd);
+            if (!(cmd.desc.flags & VGPU_CMD_FLAG_ASYNC)) break; // the guest waits on this one
+        }
+        sink.execute_batch({batch_.data(), n}, {batch_results_.data(), n});
+        for (uint32_t i = 0; i < n; ++i) complete(batch_[i], batch_results_[i]);
+        consumer_ += n;
+        *done += n;
+        if (progress) progress->store(consumer_, std::memory_order_release);
+        publish_consumer();
     }
     return *done ? Pass::Progress : Pass::Idle;
 }

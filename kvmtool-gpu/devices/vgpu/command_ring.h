@@ -12,6 +12,8 @@
 #include <atomic>
 #include <cstdint>
 #include <optional>
+#include <span>
+#include <vector>
 
 #include "kvmtool-gpu/abi/vgpu_abi.h"
 #include "memmap/guest_memory.h"
@@ -41,6 +43,14 @@ class CommandSink {
 public:
     virtual ~CommandSink() = default;
     virtual CommandResult execute(GuestCommand& cmd) = 0;
+    // A sink for which one call per command costs a round trip (a remote
+    // GPU) takes them in batches: asynchronous commands, up to and with the
+    // first synchronous one, at most batch_limit(). The results come back in
+    // order, and only then are the commands completed.
+    virtual uint32_t batch_limit() const { return 1; }
+    virtual void execute_batch(std::span<GuestCommand> cmds, std::span<CommandResult> out) {
+        for (size_t i = 0; i < cmds.size(); ++i) out[i] = execute(cmds[i]);
+    }
 };
 
 // Why ENABLE refused a ring (reported in VGPU_REG_ERROR).
@@ -91,6 +101,8 @@ private:
     CommandRing(uint8_t* base, uint64_t gpa, uint32_t entries) : base_(base), gpa_(gpa), entries_(entries) {}
     uint32_t load_producer() const;
     void copy_in(uint32_t slot, GuestCommand* out) const;
+    Pass run_batches(CommandSink& sink, uint32_t budget, const std::atomic<bool>& stop, uint32_t* done,
+                     std::atomic<uint32_t>* progress);
     void complete(const GuestCommand& cmd, const CommandResult& r);
     void publish_consumer();
     void publish_event(uint32_t kick_event, uint32_t state);
@@ -99,6 +111,8 @@ private:
     uint64_t gpa_;
     uint32_t entries_;
     uint32_t consumer_ = 0;
+    std::vector<GuestCommand> batch_; // a batching sink's commands in hand
+    std::vector<CommandResult> batch_results_;
 };
 
 } // namespace kvmgpu::vgpu

@@ -81,6 +81,30 @@ TEST(RemoteLoopback, ScatterGatherCopiesBothWays) {
     }
 }
 
+TEST(RemoteLoopback, AsynchronousCommandsTravelInBatches) {
+    KVMGPU_SKIP_WITHOUT_UCX();
+    LoopbackServer server;
+    std::string why;
+    // The trap doorbell: the ring is looked at only when kicked, so the 41
+    // commands are all there at once (a polling executor could take them one by one).
+    VgpuRig rig({.doorbell = vgpu::DoorbellMode::Trap}, remote_engine_on(server, &why));
+    ASSERT_TRUE(rig.dev) << why;
+    rig.entries = 64;
+    ASSERT_EQ(rig.enable(vgpu::test::kRingGpa, 64), 0u);
+    const uint64_t d = rig.alloc(4 * 40);
+    const uint64_t before = server.server->stats().batches.load();
+    // 40 memsets, each one element further, then the copy back: one kick.
+    for (uint32_t i = 0; i < 40; ++i)
+        rig.post({.opcode = VGPU_OP_MEMSET_D32, .args = {d + 4 * i, i + 1, 1, 0}, .flags = VGPU_CMD_FLAG_ASYNC});
+    const uint64_t last = rig.post({.opcode = VGPU_OP_MEMCPY_DTOH, .args = {kDataGpa, d, 4 * 40, 0}});
+    rig.doorbell();
+    ASSERT_EQ(rig.wait(last).status, VGPU_SUCCESS);
+    std::vector<uint32_t> got(40);
+    rig.get(kDataGpa, got.data(), 4 * 40);
+    for (uint32_t i = 0; i < 40; ++i) EXPECT_EQ(got[i], i + 1) << i;
+    EXPECT_EQ(server.server->stats().batches.load() - before, 1u);
+}
+
 TEST(RemoteLoopback, ResetFreesWhatTheVmHeldOnTheServer) {
     KVMGPU_SKIP_WITHOUT_UCX();
     LoopbackServer server;
