@@ -5,6 +5,7 @@
 
 #include "kvmtool-gpu/abi/vgpu_abi_layout.h"
 #include "kvmtool-gpu/remote/remote_wire.h"
+#include "kvmtool-gpu/remote/guest_ram_copy.h"
 #include "kvmtool-gpu/remote/ucx_link.h"
 #include "kvmtool-gpu/util/log.h"
 
@@ -47,13 +48,13 @@ public:
 
 private:
     bool handshake(const SharedKey& key, std::string* why);
+    void serve_fetch(const UcxMessage& m);
     void control(ControlOp op);
     vgpu::CommandResult lost();
 
     const memmap::GuestMemory& mem_;
     std::string address_;
     std::shared_ptr<UcxContext> ctx_;
-    std::vector<std::unique_ptr<UcxRegion>> regions_;
     std::unique_ptr<UcxLink> link_;
     uint32_t backend_id_ = 0;
     vgpu::EngineStart start_;
@@ -65,13 +66,13 @@ private:
 bool RemoteEngine::connect(const SharedKey& key, std::string* why) {
     ctx_ = UcxContext::create(why);
     if (!ctx_) return false;
-    for (const memmap::Region& r : mem_.regions()) {
-        auto region = UcxRegion::map(ctx_, r.backing->data(), r.size(), why);
-        if (!region) return false;
-        regions_.push_back(std::move(region));
+    if (mem_.regions().size() > kMaxRemoteRegions) {
+        *why = "guest RAM has more regions than a GPU server takes";
+        return false;
     }
     link_ = UcxLink::connect(ctx_, address_, why);
     if (!link_) return false;
+    link_->set_landing(kData, data_landing(mem_)); // what the server's commands wrote
     if (handshake(key, why)) return true;
     link_.reset();
     return false;
@@ -100,16 +101,13 @@ bool RemoteEngine::handshake(const SharedKey& key, std::string* why) {
         return false;
     }
     WireProof proof{key_proof(key, "client", challenge.server_nonce, hello.client_nonce),
-                    static_cast<uint32_t>(regions_.size()), 0};
+                    static_cast<uint32_t>(mem_.regions().size()), 0};
     std::vector<uint8_t> body;
-    for (size_t i = 0; i < regions_.size(); ++i) {
-        const memmap::Region& r = mem_.regions()[i];
-        const WireRegion w{r.base.value, r.size(), reinterpret_cast<uint64_t>(r.backing->data()),
-                           static_cast<uint32_t>(regions_[i]->packed_rkey().size()), 0};
+    for (const memmap::Region& r : mem_.regions()) {
+        const WireRegion w{r.base.value, r.size()};
         const auto* p = reinterpret_cast<const uint8_t*>(&w);
         body.insert(body.end(), p, p + sizeof w);
     }
-    for (const auto& region : regions_) body.insert(body.end(), region->packed_rkey().begin(), region->packed_rkey().end());
     if (!link_->send(kProof, &proof, sizeof proof, body.data(), body.size(), kHandshakeTimeout, why)) return false;
     WireWelcome welcome{};
     if (!link_->receive(kWelcome, &m, deadline) || !header_as(m, &welcome)) {
@@ -159,13 +157,22 @@ void RemoteEngine::execute_batch(std::span<vgpu::GuestCommand> cmds, std::span<v
         return;
     }
     // Commands may run long (a kernel, a synchronize): wait while the
-    // server is there, answering its RMA where UCX emulates it.
+    // server is there, serving the guest RAM they read and write.
     UcxMessage m;
-    while (!link_->receive(kResults, &m, Clock::now() + std::chrono::seconds(1)))
-        if (link_->peer_lost()) {
+    for (;;) {
+        if (!link_->receive_any(&m, Clock::now() + std::chrono::seconds(1))) {
+            if (!link_->peer_lost()) continue;
             log_warn("vgpu: remote GPU at %s: %s", address_.c_str(), link_->peer_error().c_str());
             return;
         }
+        if (m.id == kResults) break;
+        if (m.id == kFetch) {
+            serve_fetch(m);
+        } else if (m.id != kData || m.refused) {
+            log_warn("vgpu: remote GPU at %s broke the protocol (message %u, outside guest RAM?)", address_.c_str(), m.id);
+            return;
+        }
+    }
     WireBatch back{};
     if (!header_as(m, &back) || back.seq != head.seq || back.count != cmds.size()) {
         log_warn("vgpu: remote GPU at %s answered out of order", address_.c_str());
@@ -192,6 +199,18 @@ void RemoteEngine::execute_batch(std::span<vgpu::GuestCommand> cmds, std::span<v
             r.write_payload = true;
         }
     }
+}
+
+void RemoteEngine::serve_fetch(const UcxMessage& m) {
+    // The server names the span; it is answered only inside guest RAM.
+    WireSpan span{};
+    const uint8_t* bytes = nullptr;
+    if (m.header.size() == sizeof span) {
+        std::memcpy(&span, m.header.data(), sizeof span);
+        if (auto view = mem_.translate(memmap::GuestPhysAddr{span.gpa}, span.bytes)) bytes = view->data();
+    }
+    if (!bytes) span.bytes = 0; // an empty answer: the server's command fails
+    link_->send(kData, &span, sizeof span, bytes, span.bytes);
 }
 
 void RemoteEngine::control(ControlOp op) {

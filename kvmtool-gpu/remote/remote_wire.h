@@ -7,10 +7,12 @@
 //   VMM                                   server
 //   HELLO {versions, client nonce}   ->
 //                                    <-   CHALLENGE {server nonce, server's proof}
-//   PROOF {client's proof, RAM regions + remote keys}  ->   (only once the server proved the key)
+//   PROOF {client's proof, RAM regions}  ->   (only once the server proved the key)
 //                                    <-   WELCOME {status, backend, features, description}
-//   COMMANDS {seq, count; descriptors and payloads}  ->   ... runs them in order,
-//                                         reading/writing guest RAM by RMA ...
+//   COMMANDS {seq, count; descriptors and payloads}  ->   runs them in order; meanwhile
+//                                    <-   FETCH {gpa, bytes}: the guest RAM a command reads
+//   DATA {gpa, bytes; the bytes}     ->
+//                                    <-   DATA {gpa, bytes; the bytes}: what a command wrote
 //                                    <-   RESULTS {seq, count; statuses, results, payloads}
 // A batch is what the ring held: asynchronous commands up to and with the
 // first synchronous one (CommandSink::batch_limit).
@@ -33,12 +35,13 @@ enum WireId : uint16_t {
     kResults = 5,
     kControl = 6,
     kControlDone = 7,
+    kFetch = 8,
+    kData = 9,
 };
 
 inline constexpr uint32_t kWireMagic = 0x4b564752; // "KVGR"
 inline constexpr uint32_t kWireVersion = 1;
 inline constexpr uint32_t kMaxRemoteRegions = 16;
-inline constexpr uint32_t kMaxRkeyBytes = 4096;
 
 struct WireHello {
     uint32_t magic, wire_version, abi_version, reserved;
@@ -52,16 +55,19 @@ struct WireChallenge {
     Digest server_proof;
 };
 
-// Followed in the body by `regions` WireRegions, then their remote keys
-// back to back.
+// Followed in the body by `regions` WireRegions.
 struct WireProof {
     Digest client_proof;
     uint32_t regions, reserved;
 };
 struct WireRegion {
     uint64_t gpa, bytes;
-    uint64_t address; // where the VMM maps it: the RMA target
-    uint32_t rkey_bytes, reserved;
+};
+
+// FETCH's and DATA's header: a span of guest RAM (DATA's body holds it),
+// checked by each receiver against its view of guest RAM.
+struct WireSpan {
+    uint64_t gpa, bytes;
 };
 
 // Body: the description (text).

@@ -14,9 +14,7 @@ namespace kvmgpu::remote {
     X(ucp_config_read) X(ucp_config_release) X(ucp_init_version) X(ucp_cleanup) X(ucp_worker_create)             \
     X(ucp_worker_destroy) X(ucp_worker_progress) X(ucp_worker_get_efd) X(ucp_worker_arm) X(ucp_worker_set_am_recv_handler) X(ucp_listener_create)        \
     X(ucp_listener_destroy) X(ucp_listener_query) X(ucp_listener_reject) X(ucp_conn_request_query)              \
-    X(ucp_ep_create) X(ucp_ep_close_nbx) X(ucp_am_send_nbx) X(ucp_am_recv_data_nbx) X(ucp_am_data_release)       \
-    X(ucp_mem_map) X(ucp_mem_unmap) X(ucp_rkey_pack) X(ucp_rkey_buffer_release) X(ucp_ep_rkey_unpack)            \
-    X(ucp_rkey_destroy) X(ucp_get_nbx) X(ucp_put_nbx) X(ucp_ep_flush_nbx) X(ucp_request_check_status)            \
+    X(ucp_ep_create) X(ucp_ep_close_nbx) X(ucp_am_send_nbx) X(ucp_am_recv_data_nbx) X(ucp_request_check_status) \
     X(ucp_request_free) X(ucs_status_string)
 
 struct UcxApi {

@@ -31,7 +31,7 @@ std::shared_ptr<UcxContext> UcxContext::create(std::string* why) {
     }
     ucp_params_t params{};
     params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
-    params.features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
+    params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
     params.mt_workers_shared = 1; // each session's thread makes its worker on the server's one context
     ucp_context_h ctx = nullptr;
     s = api->ucp_init_version(UCP_API_MAJOR, UCP_API_MINOR, &params, config, &ctx);
@@ -89,35 +89,6 @@ bool UcxWorker::wait(const std::function<bool()>& done, Clock::time_point deadli
         if (now >= spin_until) sleep_until(deadline);
     }
 }
-
-// ---- registered memory -----------------------------------------------------
-
-std::unique_ptr<UcxRegion> UcxRegion::map(std::shared_ptr<UcxContext> ctx, void* base, uint64_t bytes, std::string* why) {
-    const UcxApi& api = ctx->api();
-    ucp_mem_map_params_t params{};
-    params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
-    params.address = base;
-    params.length = bytes;
-    ucp_mem_h m = nullptr;
-    ucs_status_t s = api.ucp_mem_map(ctx->handle(), &params, &m);
-    if (s != UCS_OK) {
-        *why = ucx_error(api, "registering guest RAM with UCX", s);
-        return nullptr;
-    }
-    std::unique_ptr<UcxRegion> r(new UcxRegion(ctx, m));
-    void* packed = nullptr;
-    size_t packed_bytes = 0;
-    s = api.ucp_rkey_pack(ctx->handle(), m, &packed, &packed_bytes);
-    if (s != UCS_OK) {
-        *why = ucx_error(api, "packing guest RAM's remote key", s);
-        return nullptr;
-    }
-    r->rkey_.assign(static_cast<uint8_t*>(packed), static_cast<uint8_t*>(packed) + packed_bytes);
-    api.ucp_rkey_buffer_release(packed);
-    return r;
-}
-
-UcxRegion::~UcxRegion() { ctx_->api().ucp_mem_unmap(ctx_->handle(), mem_); }
 
 // ---- addresses -------------------------------------------------------------
 
@@ -261,9 +232,22 @@ ucs_status_t UcxLink::on_message(void* arg, const void* header, size_t header_by
     auto msg = std::make_unique<UcxMessage>();
     msg->id = h->id;
     msg->header.assign(static_cast<const uint8_t*>(header), static_cast<const uint8_t*>(header) + header_bytes);
-    msg->body.resize(body_bytes);
+    uint8_t* dst = nullptr;
+    if (link.landings_[h->id] && body_bytes > 0) {
+        dst = link.landings_[h->id](msg->header, body_bytes);
+        if (!dst) {
+            // Dropped: returning UCS_OK without receiving releases it.
+            msg->refused = true;
+            link.inbox_.push_back(std::move(msg));
+            return UCS_OK;
+        }
+        msg->landed = true;
+    } else {
+        msg->body.resize(body_bytes);
+        dst = msg->body.data();
+    }
     if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
-        if (body_bytes) std::memcpy(msg->body.data(), body, body_bytes);
+        if (body_bytes) std::memcpy(dst, body, body_bytes);
         link.inbox_.push_back(std::move(msg));
         return UCS_OK;
     }
@@ -274,20 +258,18 @@ ucs_status_t UcxLink::on_message(void* arg, const void* header, size_t header_by
     m->complete = false;
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    // The request is freed when it completes (freed earlier, no callback would come).
     p.cb.recv_am = [](void* request, ucs_status_t, size_t, void* user) {
         static_cast<UcxMessage*>(user)->complete = true;
-        (void)request;
+        ucx_api(nullptr)->ucp_request_free(request);
     };
     p.user_data = m;
-    ucs_status_ptr_t req = link.worker_->api().ucp_am_recv_data_nbx(link.worker_->handle(), body, m->body.data(),
-                                                                    body_bytes, &p);
+    ucs_status_ptr_t req = link.worker_->api().ucp_am_recv_data_nbx(link.worker_->handle(), body, dst, body_bytes, &p);
     if (req == nullptr) {
         m->complete = true;
     } else if (UCS_PTR_IS_ERR(req)) {
         link.peer_lost_ = true;
         link.peer_error_ = ucx_error(link.worker_->api(), "receiving a message body", UCS_PTR_STATUS(req));
-    } else {
-        link.worker_->api().ucp_request_free(req); // the callback still runs
     }
     return UCS_OK;
 }
@@ -358,54 +340,6 @@ bool UcxLink::take(int id, UcxMessage* out, Clock::time_point deadline) {
     bool found = false;
     worker_->wait([&] { return (found = find()) || peer_lost_; }, deadline);
     return found;
-}
-
-// ---- RMA -------------------------------------------------------------------
-
-struct UcxLink::RemoteKey {
-    const UcxApi* api;
-    ucp_rkey_h rkey;
-};
-
-std::unique_ptr<UcxLink::RemoteKey, void (*)(UcxLink::RemoteKey*)> UcxLink::unpack_rkey(const std::vector<uint8_t>& packed,
-                                                                                        std::string* why) {
-    auto destroy = [](RemoteKey* k) {
-        if (k) k->api->ucp_rkey_destroy(k->rkey);
-        delete k;
-    };
-    ucp_rkey_h rkey = nullptr;
-    const ucs_status_t s = worker_->api().ucp_ep_rkey_unpack(ep_, packed.data(), &rkey);
-    if (s != UCS_OK) {
-        *why = ucx_error(worker_->api(), "unpacking the peer's remote key", s);
-        return {nullptr, destroy};
-    }
-    return {new RemoteKey{&worker_->api(), rkey}, destroy};
-}
-
-bool UcxLink::get(void* local, uint64_t bytes, uint64_t remote_address, RemoteKey& key) {
-    if (peer_lost_) return false;
-    ucp_request_param_t p{};
-    ucs_status_ptr_t req = worker_->api().ucp_get_nbx(ep_, local, bytes, remote_address, key.rkey, &p);
-    std::string why;
-    return finish(req, Clock::now() + std::chrono::seconds(30), &why) && !peer_lost_;
-}
-
-bool UcxLink::put(const void* local, uint64_t bytes, uint64_t remote_address, RemoteKey& key) {
-    if (peer_lost_) return false;
-    ucp_request_param_t p{};
-    ucs_status_ptr_t req = worker_->api().ucp_put_nbx(ep_, local, bytes, remote_address, key.rkey, &p);
-    std::string why;
-    // The local buffer is reused as soon as this returns: wait for local
-    // completion (the bytes are on their way); flush() for remote completion.
-    return finish(req, Clock::now() + std::chrono::seconds(30), &why) && !peer_lost_;
-}
-
-bool UcxLink::flush() {
-    if (peer_lost_) return false;
-    ucp_request_param_t p{};
-    ucs_status_ptr_t req = worker_->api().ucp_ep_flush_nbx(ep_, &p);
-    std::string why;
-    return finish(req, Clock::now() + std::chrono::seconds(30), &why) && !peer_lost_;
 }
 
 // ---- listener --------------------------------------------------------------

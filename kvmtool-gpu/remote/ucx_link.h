@@ -1,7 +1,7 @@
 // One UCX connection and the worker that drives it, for the remote GPU:
 // active messages (a small header and a body, each message kept whole until
-// taken by id), sends that wait for their local completion, and RMA on the
-// peer's registered memory. A UcxLink is used by one thread (its worker is
+// taken), sends that wait for their local completion, and bodies that land
+// straight where their header says (guest RAM, or a server's copy of it). A UcxLink is used by one thread (its worker is
 // made UCS_THREAD_MODE_SINGLE). Waits spin for a short window, then sleep on
 // the worker's event descriptor.
 #pragma once
@@ -56,32 +56,23 @@ private:
     int efd_;
 };
 
-// Memory of this process registered for the peer's RMA; its packed remote
-// key travels to the peer, which reads and writes the memory directly.
-class UcxRegion {
-public:
-    static std::unique_ptr<UcxRegion> map(std::shared_ptr<UcxContext> ctx, void* base, uint64_t bytes, std::string* why);
-    ~UcxRegion();
-    const std::vector<uint8_t>& packed_rkey() const { return rkey_; }
-
-private:
-    UcxRegion(std::shared_ptr<UcxContext> ctx, ucp_mem_h m) : ctx_(std::move(ctx)), mem_(m) {}
-    std::shared_ptr<UcxContext> ctx_;
-    ucp_mem_h mem_;
-    std::vector<uint8_t> rkey_;
-};
-
 struct UcxMessage {
     uint16_t id = 0;
     std::vector<uint8_t> header;
     std::vector<uint8_t> body;
     bool complete = true; // false while a rendezvous body is still arriving
+    bool landed = false;  // the body went where the landing asked (body is empty)
+    bool refused = false; // the landing refused the header: the body was dropped
 };
+
+// Where the body of a message of some id goes, from its header: nullptr
+// refuses it (the message is kept, marked refused, without its body).
+using Landing = std::function<uint8_t*(const std::vector<uint8_t>& header, size_t body_bytes)>;
 
 class UcxLink {
 public:
     // Messages of ids [0, kMaxIds) are received (and queued) from the start.
-    static constexpr unsigned kMaxIds = 8;
+    static constexpr unsigned kMaxIds = 10;
 
     // "HOST:PORT" ("[V6ADDR]:PORT" too); the connection itself completes in
     // the background, and its failure shows at the first send or receive.
@@ -104,13 +95,8 @@ public:
     bool peer_lost() const { return peer_lost_; }
     const std::string& peer_error() const { return peer_error_; }
 
-    // RMA on the peer's memory (`rkey` from its UcxRegion). get waits for the
-    // bytes; put is queued, and flush() waits until every put has landed.
-    struct RemoteKey;
-    std::unique_ptr<RemoteKey, void (*)(RemoteKey*)> unpack_rkey(const std::vector<uint8_t>& packed, std::string* why);
-    bool get(void* local, uint64_t bytes, uint64_t remote_address, RemoteKey& key);
-    bool put(const void* local, uint64_t bytes, uint64_t remote_address, RemoteKey& key);
-    bool flush();
+    // Bodies of messages of `id` land where `landing` says.
+    void set_landing(uint16_t id, Landing landing) { landings_[id] = std::move(landing); }
 
 private:
     explicit UcxLink(std::unique_ptr<UcxWorker> worker);
@@ -131,6 +117,7 @@ private:
         uint16_t id;
     };
     HandlerArg handler_args_[kMaxIds];
+    Landing landings_[kMaxIds];
 };
 
 // The server's listening socket: connection requests queue up until taken.

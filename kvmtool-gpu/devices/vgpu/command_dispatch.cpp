@@ -161,6 +161,13 @@ bool CommandDispatch::sg_ranges_ready(bool htod) {
     return true;
 }
 
+bool CommandDispatch::capturing(BackendStream s) {
+    uint32_t status = kCaptureNone;
+    uint64_t id = 0;
+    return open_captures_ > 0 && graph_backend() && graph_backend()->capture_status(s, &status, &id) == VGPU_SUCCESS &&
+           status != kCaptureNone;
+}
+
 bool CommandDispatch::publish_written() {
     if (written_.empty()) return true;
     // Copies to guest RAM may still be queued on a stream: they land first.

@@ -148,6 +148,8 @@ private:
     bool publish_written();
     // Refusals for what a remote copy of guest RAM cannot do.
     bool ram_is_remote() const { return remote_ram_ != nullptr; }
+    // A stream recording into a capture: its commands run at a launch.
+    bool capturing(BackendStream s);
     // The command's arg[] as opcode Op's row declares it (vgpu_ops.h): the
     // struct its handler reads instead of indexing arg[]. A handler shared
     // by several opcodes names them all (SameRows), and each row must

@@ -140,6 +140,8 @@ CommandResult CommandDispatch::op_MEMCPY_3D(GuestCommand& c) {
     vgpu_copy3d in;
     std::memcpy(&in, c.payload.data(), sizeof in);
     if (in.width_bytes == 0 || in.height == 0 || in.depth == 0) return done(VGPU_SUCCESS); // nothing to copy
+    if (ram_is_remote() && (in.src.kind == VGPU_COPY_HOST || in.dst.kind == VGPU_COPY_HOST) && capturing(s))
+        return fail(VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED, "captured copy of guest RAM: a remote GPU has no view of it at launch");
     Copy3D copy;
     copy.width_bytes = in.width_bytes;
     copy.height = in.height;

@@ -63,6 +63,8 @@ CommandResult CommandDispatch::copy_host(GuestCommand& c) {
     if (!stream_of(a.stream, &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     if (bytes == 0) return done(VGPU_SUCCESS);
     if (!allocs_.contains(dptr, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "device range not this VM's");
+    if (ram_is_remote() && capturing(s))
+        return fail(VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED, "captured copy of guest RAM: a remote GPU has no view of it at launch");
     uint8_t* host = guest_span(gpa, bytes, htod);
     if (!host) return fail(VGPU_ERROR_INVALID_VALUE, "guest range outside RAM");
     const Status st = backend_result(on_device_of(dptr, s, is_async(c), [&](BackendStream on, bool async) {

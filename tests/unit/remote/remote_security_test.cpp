@@ -4,6 +4,7 @@
 #include <chrono>
 #include <thread>
 
+#include "kvmtool-gpu/remote/guest_ram_copy.h"
 #include "kvmtool-gpu/remote/remote_wire.h"
 #include "kvmtool-gpu/remote/ucx_link.h"
 #include "tests/unit/remote/loopback_server.h"
@@ -120,6 +121,29 @@ TEST(RemoteSecurity, RamLargerThanTheServerTakesIsRefused) {
     VgpuRig rig({}, remote_engine_on(server, &why));
     EXPECT_FALSE(rig.dev);
     EXPECT_NE(why.find("--max-guest-ram"), std::string::npos) << why;
+}
+
+} // namespace
+} // namespace kvmgpu::remote::test
+
+namespace kvmgpu::remote::test {
+namespace {
+
+// What a server may write into a VMM's guest RAM: spans inside one region,
+// of the size the header says; nothing else lands.
+TEST(RemoteSecurity, DataLandsOnlyInsideGuestRam) {
+    memmap::GuestMemory mem;
+    mem.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, 1 << 20));
+    const Landing land = data_landing(mem);
+    auto header = [](uint64_t gpa, uint64_t bytes) {
+        const WireSpan s{gpa, bytes};
+        return std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(&s), reinterpret_cast<const uint8_t*>(&s) + sizeof s);
+    };
+    EXPECT_EQ(land(header(4096, 100), 100), mem.translate(memmap::GuestPhysAddr{4096}, 100)->data());
+    EXPECT_EQ(land(header((1 << 20) - 50, 100), 100), nullptr); // runs past RAM
+    EXPECT_EQ(land(header(~0ull - 10, 100), 100), nullptr);     // wraps
+    EXPECT_EQ(land(header(4096, 100), 4096), nullptr);          // body larger than the span
+    EXPECT_EQ(land(std::vector<uint8_t>(3), 100), nullptr);     // no span at all
 }
 
 } // namespace
