@@ -160,7 +160,9 @@ bool UcxLink::install_handlers(std::string* why) {
     for (uint16_t id = 0; id < kMaxIds; ++id) {
         handler_args_[id] = HandlerArg{this, id};
         ucp_am_handler_param_t h{};
-        h.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
+        h.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG |
+                       UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+        h.flags = UCP_AM_FLAG_WHOLE_MSG; // an eager message of many fragments arrives whole
         h.id = id;
         h.cb = &UcxLink::on_message;
         h.arg = &handler_args_[id];
@@ -290,7 +292,7 @@ bool UcxLink::finish(ucs_status_ptr_t req, Clock::time_point deadline, std::stri
     const bool finished = worker_->wait([&] { return (s = api.ucp_request_check_status(req)) != UCS_INPROGRESS; },
                                         deadline);
     if (!finished) {
-        // The request stays UCX's: it completes (in error) when the link goes.
+        api.ucp_request_free(req); // UCX finishes (or fails) it on its own
         *why = "the peer did not answer in time";
         peer_lost_ = true;
         peer_error_ = *why;
@@ -314,7 +316,10 @@ bool UcxLink::send(uint16_t id, const void* header, size_t header_bytes, const v
     }
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    p.flags = UCP_AM_SEND_FLAG_REPLY;
+    // Eager only: the rendezvous protocol over TCP between two network
+    // namespaces of one host never completed on the H100 machine (UCX 1.13),
+    // where the same bodies landed on a loopback.
+    p.flags = UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_EAGER;
     ucs_status_ptr_t req = worker_->api().ucp_am_send_nbx(ep_, id, header, header_bytes, body, body_bytes, &p);
     return finish(req, Clock::now() + timeout, why) && !peer_lost_;
 }

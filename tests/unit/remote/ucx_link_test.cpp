@@ -1,0 +1,55 @@
+// Bodies of every size land where their landing says, over whatever
+// transport UCX picks (UCX_TLS=tcp: the rendezvous path over sockets).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "tests/unit/remote/loopback_server.h"
+#include "kvmtool-gpu/remote/ucx_link.h"
+
+namespace kvmgpu::remote::test {
+namespace {
+
+TEST(UcxLink, BodiesOfEverySizeLandInPlace) {
+    KVMGPU_SKIP_WITHOUT_UCX();
+    std::string why;
+    auto ctx = UcxContext::create(&why);
+    ASSERT_TRUE(ctx) << why;
+    auto listener = UcxListener::listen(ctx, "127.0.0.1:0", &why);
+    ASSERT_TRUE(listener) << why;
+    auto client = UcxLink::connect(ctx, "127.0.0.1:" + std::to_string(listener->port()), &why);
+    ASSERT_TRUE(client) << why;
+    const std::vector<size_t> sizes = {1, 4096, 65536, 1 << 20, 16 << 20, 64 << 20};
+    std::vector<uint8_t> landed(64 << 20);
+    std::thread server([&] {
+        ucp_conn_request_h req = listener->take(std::chrono::steady_clock::now() + std::chrono::seconds(20));
+        ASSERT_NE(req, nullptr);
+        std::string w;
+        auto link = UcxLink::accept(ctx, req, &w);
+        ASSERT_TRUE(link) << w;
+        link->set_landing(1, [&](const std::vector<uint8_t>&, size_t bytes) { return bytes <= landed.size() ? landed.data() : nullptr; });
+        for (size_t n : sizes) {
+            UcxMessage m;
+            ASSERT_TRUE(link->receive(1, &m, std::chrono::steady_clock::now() + std::chrono::seconds(60))) << n;
+            EXPECT_TRUE(m.landed && !m.refused) << n;
+            const uint64_t echo = n;
+            ASSERT_TRUE(link->send(2, &echo, sizeof echo, nullptr, 0)) << n; // its data is in place now
+        }
+    });
+    std::vector<uint8_t> src(64 << 20);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 131 + 7);
+    for (size_t n : sizes) {
+        const uint64_t h = n;
+        ASSERT_TRUE(client->send(1, &h, sizeof h, src.data(), n, std::chrono::seconds(60), &why)) << n << ": " << why;
+        UcxMessage ack;
+        ASSERT_TRUE(client->receive(2, &ack, std::chrono::steady_clock::now() + std::chrono::seconds(60))) << n;
+        EXPECT_EQ(std::memcmp(landed.data(), src.data(), n), 0) << n;
+    }
+    server.join();
+}
+
+} // namespace
+} // namespace kvmgpu::remote::test
