@@ -161,11 +161,24 @@ bool CommandDispatch::sg_ranges_ready(bool htod) {
     return true;
 }
 
-bool CommandDispatch::capturing(BackendStream s) {
+bool CommandDispatch::capturing(BackendStream s, uint64_t* id) {
     uint32_t status = kCaptureNone;
-    uint64_t id = 0;
-    return open_captures_ > 0 && graph_backend() && graph_backend()->capture_status(s, &status, &id) == VGPU_SUCCESS &&
-           status != kCaptureNone;
+    uint64_t capture = 0;
+    const bool yes = open_captures_ > 0 && graph_backend() &&
+                     graph_backend()->capture_status(s, &status, &capture) == VGPU_SUCCESS && status != kCaptureNone;
+    if (id) *id = capture;
+    return yes;
+}
+
+bool CommandDispatch::fetch_graph_reads(const std::vector<GuestRamUse>& uses) {
+    for (const GuestRamUse& u : uses)
+        if (!u.written && !guest_read(u.gpa, u.bytes)) return false;
+    return true;
+}
+
+void CommandDispatch::mark_graph_writes(const std::vector<GuestRamUse>& uses) {
+    for (const GuestRamUse& u : uses)
+        if (u.written) guest_write(u.gpa, u.bytes);
 }
 
 bool CommandDispatch::publish_written() {
@@ -209,6 +222,7 @@ void CommandDispatch::drop_handles() {
     graph_allocations_.clear();
     capture_allocations_.clear();
     capture_of_stream_.clear();
+    capture_ram_.clear();
     graph_memory_high_.clear();
 }
 

@@ -148,8 +148,8 @@ private:
     bool publish_written();
     // Refusals for what a remote copy of guest RAM cannot do.
     bool ram_is_remote() const { return remote_ram_ != nullptr; }
-    // A stream recording into a capture: its commands run at a launch.
-    bool capturing(BackendStream s);
+    // A stream recording into a capture (its id in *id): its commands run at a launch.
+    bool capturing(BackendStream s, uint64_t* id = nullptr);
     // The command's arg[] as opcode Op's row declares it (vgpu_ops.h): the
     // struct its handler reads instead of indexing arg[]. A handler shared
     // by several opcodes names them all (SameRows), and each row must
@@ -200,6 +200,13 @@ private:
     CommandResult launch_graph(GuestCommand&); // GRAPH_LAUNCH, GRAPH_UPLOAD
     // A graph the VM holds: its nodes' VM handles by backend node, and how
     // many nodes it has (against max_graph_nodes).
+    // Guest RAM a graph's copies read (fetched before each launch) or write
+    // (sent back after it): kept only when guest RAM is a remote copy.
+    struct GuestRamUse {
+        uint64_t gpa, bytes;
+        bool written;
+        BackendGraphNode node; // 0: a captured copy
+    };
     struct GraphEntry {
         BackendGraph graph = 0;
         uint64_t nodes = 0;
@@ -209,6 +216,7 @@ private:
         uint64_t cloned_from = 0;
         std::map<BackendGraphNode, BackendGraphNode> copies;
         std::vector<uint64_t> allocations; // its memory nodes' graph allocations (held)
+        std::vector<GuestRamUse> guest_ram;
     };
     struct GraphNodeEntry {
         uint64_t graph; // VM handle of its graph
@@ -220,7 +228,11 @@ private:
         uint64_t graph = 0; // VM handle of the graph instantiated (its nodes name the exec's)
         uint64_t flags = 0; // as GRAPH_INSTANTIATE accepted them
         std::vector<uint64_t> allocations; // the graph's when instantiated (held)
+        std::vector<GuestRamUse> guest_ram; // the graph's when instantiated or updated
     };
+    // A remote copy of guest RAM, before a graph's launch and after it.
+    bool fetch_graph_reads(const std::vector<GuestRamUse>& uses);
+    void mark_graph_writes(const std::vector<GuestRamUse>& uses);
     // The backend's graphs, or nullptr after the refusal was logged.
     GraphBackend* graph_backend();
     // The guest's graph node handle for backend node n of graph g (issued on first sight).
@@ -452,6 +464,7 @@ private:
     // The capture each capturing stream was seen in: the driver gives no id
     // for a capture it has invalidated, and its allocations must still go.
     std::map<BackendStream, uint64_t> capture_of_stream_;
+    std::map<uint64_t, std::vector<GuestRamUse>> capture_ram_; // by open capture's id (remote guest RAM)
     std::map<int, uint64_t> graph_memory_high_;                      // by device: bytes since the last reset
     uint32_t open_captures_ = 0;    // begun and not yet ended (the driver may have ended them)
     uint64_t captured_ops_ = 0;     // stream-ordered commands while a capture is open

@@ -23,8 +23,11 @@ CommandResult CommandDispatch::op_GRAPH_CLONE(GuestCommand& c) {
     std::vector<std::pair<BackendGraphNode, BackendGraphNode>> map;
     const Status st = backend_result(graph_backend()->clone(g->graph, &copy, &map));
     if (st != VGPU_SUCCESS) return done(st);
-    GraphEntry entry{copy, nodes, {}, graph, {}, g->allocations};
+    GraphEntry entry{copy, nodes, {}, graph, {}, g->allocations, g->guest_ram};
     entry.copies.insert(map.begin(), map.end());
+    for (GuestRamUse& u : entry.guest_ram) // the clone's copy of each copy node
+        for (const auto& [original, mine] : map)
+            if (u.node == original) u.node = mine;
     hold_graph_allocations(entry.allocations);
     graph_node_count_ += nodes;
     return done(VGPU_SUCCESS, *graphs_.insert(entry, ctx_)); // room checked above

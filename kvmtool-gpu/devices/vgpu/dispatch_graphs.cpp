@@ -85,6 +85,11 @@ CommandResult CommandDispatch::op_STREAM_END_CAPTURE(GuestCommand& c) {
     uint64_t id = 0;
     const bool ended = gb->capture_status(s, &still, &id) != VGPU_SUCCESS || still == kCaptureNone;
     if (open_captures_ > 0 && ended) --open_captures_;
+    std::vector<GuestRamUse> guest_ram;
+    if (auto it = capture_ram_.find(capture); it != capture_ram_.end() && ended) {
+        guest_ram = std::move(it->second);
+        capture_ram_.erase(it);
+    }
     if (st != VGPU_SUCCESS) {
         if (ended) end_capture_allocations(capture, nullptr);
         return done(st);
@@ -96,7 +101,7 @@ CommandResult CommandDispatch::op_STREAM_END_CAPTURE(GuestCommand& c) {
         return fail(VGPU_ERROR_OUT_OF_MEMORY, "captured graph past max_graph_nodes");
     }
     graph_node_count_ += nodes.size();
-    GraphEntry entry{g, nodes.size(), {}, 0, {}, {}};
+    GraphEntry entry{g, nodes.size(), {}, 0, {}, {}, std::move(guest_ram)};
     end_capture_allocations(capture, &entry);
     return done(VGPU_SUCCESS, *graphs_.insert(std::move(entry), ctx_));
 }
@@ -223,17 +228,24 @@ CommandResult CommandDispatch::op_GRAPH_ADD_MEMCPY_NODE(GuestCommand& c) {
     const uint64_t device_dst = dir == VGPU_OP_MEMCPY_DTOH ? 0 : spec.dst, device_src = dir == VGPU_OP_MEMCPY_HTOD ? 0 : spec.src;
     if (device_dst && !allocs_.contains(device_dst, spec.bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "dst device range not this VM's");
     if (device_src && !allocs_.contains(device_src, spec.bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "src device range not this VM's");
-    if (dir != VGPU_OP_MEMCPY_DTOD && ram_is_remote())
-        return fail(VGPU_ERROR_NOT_SUPPORTED, "graph copy node on guest RAM: a remote GPU has no view of it at launch");
+    const uint64_t guest = dir == VGPU_OP_MEMCPY_HTOD ? spec.src : spec.dst;
     if (dir != VGPU_OP_MEMCPY_DTOD) {
         // Registered now, and guest RAM stays registered while the VM lives:
-        // the node may be launched at any later time.
-        spec.host = guest_span(dir == VGPU_OP_MEMCPY_HTOD ? spec.src : spec.dst, spec.bytes, dir == VGPU_OP_MEMCPY_HTOD);
+        // the node may be launched at any later time. A remote copy of guest
+        // RAM is filled or sent back at each launch instead.
+        auto span = mem_.translate(memmap::GuestPhysAddr{guest}, spec.bytes);
+        spec.host = span ? span->data() : nullptr;
         if (!spec.host) return fail(VGPU_ERROR_INVALID_VALUE, "guest range outside RAM");
         if (const Status s = backend_result(devices_.prepare_guest_ram(spec.host, spec.bytes)); s != VGPU_SUCCESS)
             return done(s);
     }
-    return add_graph_node(a.graph, spec);
+    CommandResult r = add_graph_node(a.graph, spec);
+    if (r.status == VGPU_SUCCESS && dir != VGPU_OP_MEMCPY_DTOD && ram_is_remote()) {
+        GraphEntry* g = graphs_.find(a.graph, ctx_);
+        const GraphNodeEntry* n = graph_nodes_.find(r.result[0], ctx_);
+        if (g && n) g->guest_ram.push_back(GuestRamUse{guest, spec.bytes, dir == VGPU_OP_MEMCPY_DTOH, n->node});
+    }
+    return r;
 }
 
 CommandResult CommandDispatch::op_GRAPH_ADD_MEMSET_NODE(GuestCommand& c) {
@@ -307,6 +319,7 @@ CommandResult CommandDispatch::op_GRAPH_DESTROY_NODE(GuestCommand& c) {
     if (g) {
         g->handles.erase(n);
         std::erase_if(g->copies, [n](const auto& e) { return e.second == n; }); // never found again
+        std::erase_if(g->guest_ram, [n](const GuestRamUse& u) { return u.node == n; });
         if (g->nodes) --g->nodes, --graph_node_count_;
     }
     return done(VGPU_SUCCESS);
@@ -332,7 +345,8 @@ CommandResult CommandDispatch::op_GRAPH_INSTANTIATE(GuestCommand& c) {
     if (st != VGPU_SUCCESS) return done(st);
     graph_node_count_ += g->nodes;
     hold_graph_allocations(g->allocations);
-    return done(VGPU_SUCCESS, *graph_execs_.insert(GraphExecEntry{e, g->nodes, graph, flags, g->allocations}, ctx_));
+    return done(VGPU_SUCCESS,
+                *graph_execs_.insert(GraphExecEntry{e, g->nodes, graph, flags, g->allocations, g->guest_ram}, ctx_));
 }
 
 CommandResult CommandDispatch::op_GRAPH_EXEC_DESTROY(GuestCommand& c) {
@@ -352,8 +366,10 @@ CommandResult CommandDispatch::launch_graph(GuestCommand& c) {
     BackendStream s;
     if (!stream_of(stream, &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     const bool upload = c.desc.opcode == VGPU_OP_GRAPH_UPLOAD;
+    if (!upload && !fetch_graph_reads(e->guest_ram)) return fail(VGPU_ERROR_UNKNOWN, "guest RAM out of reach (remote VMM)");
     Status st = backend_result(graph_backend()->launch(e->exec, s, upload));
     if (st == VGPU_SUCCESS && !is_async(c)) st = backend_result(backend().stream_synchronize(s));
+    if (st == VGPU_SUCCESS && !upload) mark_graph_writes(e->guest_ram); // sent back once the device has drained
     return done(st);
 }
 
@@ -366,6 +382,7 @@ CommandResult CommandDispatch::op_GRAPH_EXEC_UPDATE(GuestCommand& c) {
     if (!g) return fail(VGPU_ERROR_INVALID_HANDLE, "graph handle");
     uint32_t result = 0;
     const Status st = backend_result(graph_backend()->exec_update(e->exec, g->graph, &result));
+    if (st == VGPU_SUCCESS) e->guest_ram = g->guest_ram;
     // A refused update is an answer: the result says why, as cuGraphExecUpdate's does.
     CommandResult r;
     r.status = st;

@@ -63,9 +63,16 @@ CommandResult CommandDispatch::copy_host(GuestCommand& c) {
     if (!stream_of(a.stream, &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     if (bytes == 0) return done(VGPU_SUCCESS);
     if (!allocs_.contains(dptr, bytes)) return fail(VGPU_ERROR_INVALID_VALUE, "device range not this VM's");
-    if (ram_is_remote() && capturing(s))
-        return fail(VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED, "captured copy of guest RAM: a remote GPU has no view of it at launch");
-    uint8_t* host = guest_span(gpa, bytes, htod);
+    uint64_t capture = 0;
+    uint8_t* host = nullptr;
+    if (ram_is_remote() && capturing(s, &capture)) {
+        // Recorded: each launch of the graph fetches or sends back these bytes.
+        auto span = mem_.translate(memmap::GuestPhysAddr{gpa}, bytes);
+        if (span) capture_ram_[capture].push_back(GuestRamUse{gpa, bytes, !htod, 0});
+        host = span ? span->data() : nullptr;
+    } else {
+        host = guest_span(gpa, bytes, htod);
+    }
     if (!host) return fail(VGPU_ERROR_INVALID_VALUE, "guest range outside RAM");
     const Status st = backend_result(on_device_of(dptr, s, is_async(c), [&](BackendStream on, bool async) {
         return htod ? backend().memcpy_htod(dptr, host, bytes, on, async) : backend().memcpy_dtoh(host, dptr, bytes, on, async);
