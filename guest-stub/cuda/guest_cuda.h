@@ -301,6 +301,8 @@ CUresult cuCtxSynchronize(void);
 #define cuCtxCreate cuCtxCreate_v4
 CUresult cuCtxCreate(CUcontext* pctx, CUctxCreateParams* params, unsigned int flags, CUdevice dev);
 CUresult cuCtxDestroy(CUcontext ctx);
+CUresult cuCtxAttach(CUcontext* pctx, unsigned int flags); // deprecated: a usage count (cuda_context_attach.cpp)
+CUresult cuCtxDetach(CUcontext ctx);
 CUresult cuCtxPushCurrent(CUcontext ctx);
 CUresult cuCtxPopCurrent(CUcontext* pctx);
 CUresult cuCtxSetCurrent(CUcontext ctx);

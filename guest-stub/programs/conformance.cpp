@@ -194,6 +194,17 @@ void context_calls(CUcontext* main)
     expect("cuMemFree(primary memory, freed by the last release)", cuMemFree(in_primary), CUDA_ERROR_INVALID_VALUE);
     expect("cuDevicePrimaryCtxReset", cuDevicePrimaryCtxReset(0), CUDA_SUCCESS);
     expect("cuMemFree", cuMemFree(in_main), CUDA_SUCCESS);
+    // The deprecated usage count: an attach adds one, a detach takes one, the last detach destroys.
+    CUcontext counted = nullptr, attached = nullptr;
+    expect("cuCtxCreate (counted)", cuCtxCreate(&counted, nullptr, 0, 0), CUDA_SUCCESS);
+    expect("cuCtxAttach", cuCtxAttach(&attached, 0), CUDA_SUCCESS);
+    expect_true("attached to the current context", attached == counted);
+    expect("cuCtxAttach(flags)", cuCtxAttach(&attached, 1), CUDA_ERROR_INVALID_VALUE);
+    expect("cuCtxDetach(not current)", cuCtxDetach(*main), CUDA_ERROR_INVALID_CONTEXT);
+    expect("cuCtxDetach (the attach)", cuCtxDetach(counted), CUDA_SUCCESS);
+    expect_true("still current", cuCtxGetCurrent(&c) == 0 && c == counted);
+    expect("cuCtxDetach (the last: destroyed)", cuCtxDetach(counted), CUDA_SUCCESS);
+    expect("cuCtxPushCurrent(detached)", cuCtxPushCurrent(counted), CUDA_ERROR_INVALID_CONTEXT);
     expect_true("the first is current", cuCtxGetCurrent(&c) == 0 && c == *main);
 }
 
