@@ -59,7 +59,6 @@ GpuServer::~GpuServer() {
 
 uint16_t GpuServer::port() const { return s_->listener->port(); }
 const GpuServerStats& GpuServer::stats() const { return s_->stats; }
-uint32_t GpuServer::sessions_alive() const { return s_->alive.load(); }
 
 void GpuServer::run(const std::atomic<bool>& stop) {
     State& s = *s_;

@@ -43,7 +43,6 @@ public:
     // Accepts and serves until `stop`; sessions run on threads of their own.
     void run(const std::atomic<bool>& stop);
     const GpuServerStats& stats() const;
-    uint32_t sessions_alive() const;
 
 private:
     struct State;

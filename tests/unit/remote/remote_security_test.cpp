@@ -100,16 +100,21 @@ TEST(RemoteSecurity, ZeroCopyAndRegisteredGuestMemoryAreRefused) {
 TEST(RemoteSecurity, AVmmThatVanishesLeavesNoSession) {
     KVMGPU_SKIP_WITHOUT_UCX();
     LoopbackServer server;
+    memmap::GuestMemory mem;
+    mem.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, 1 << 20));
     {
         std::string why;
-        VgpuRig rig({}, remote_engine_on(server, &why));
-        ASSERT_TRUE(rig.dev) << why;
-        ASSERT_EQ(rig.enable(), 0u);
-        rig.alloc(1 << 20);
-        EXPECT_EQ(server.server->sessions_alive(), 1u);
+        auto engine = make_remote_engine(mem, {}, RemoteTarget{server.address(), kTestKey}, &why);
+        ASSERT_TRUE(engine) << why;
+        engine->start();
+        vgpu::GuestCommand alloc{};
+        alloc.desc.opcode = VGPU_OP_MEM_ALLOC;
+        alloc.desc.arg[0] = 1 << 20;
+        EXPECT_EQ(engine->sink()->execute(alloc).status, VGPU_SUCCESS);
+        EXPECT_EQ(server.server->stats().sessions_started.load(), 1u);
+        // Gone without stop(): no word to the server, the connection just closes.
     }
-    EXPECT_TRUE(eventually([&] { return server.server->sessions_alive() == 0; }));
-    EXPECT_EQ(server.server->stats().sessions_ended.load(), 1u);
+    EXPECT_TRUE(eventually([&] { return server.server->stats().sessions_ended.load() == 1; }));
 }
 
 TEST(RemoteSecurity, RamLargerThanTheServerTakesIsRefused) {
