@@ -179,6 +179,7 @@ void RemoteEngine::execute_batch(std::span<vgpu::GuestCommand> cmds, std::span<v
         return;
     }
     size_t at = 0;
+    vgpu::VgpuCounters::add(counters().commands, cmds.size()); // as the server counted them: errors below
     for (size_t i = 0; i < cmds.size(); ++i) {
         WireResult res{};
         if (m.body.size() - at < sizeof res) break;
@@ -189,6 +190,7 @@ void RemoteEngine::execute_batch(std::span<vgpu::GuestCommand> cmds, std::span<v
         r.result[0] = res.result[0];
         r.result[1] = res.result[1];
         r.write_payload = false;
+        if (r.status != VGPU_SUCCESS && r.status != VGPU_ERROR_NOT_READY) vgpu::VgpuCounters::add(counters().errors);
         if (res.write_payload) {
             if (m.body.size() - at < VGPU_PAYLOAD_BYTES) {
                 r = gone;

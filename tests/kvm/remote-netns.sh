@@ -6,36 +6,39 @@
 # Needs root, iproute2 and KVM (run through if-kvm.sh); exits 77 with the
 # reason when something is missing.
 # Usage: remote-netns.sh KVMTOOL_GPU GUEST_DIR
+# Environment: IP, TC: the iproute2 programs (default ip, tc from PATH).
 set -u
 vmm=$1 guests=$2
+IP=${IP:-ip} TC=${TC:-tc}
 [ "$(id -u)" = 0 ] || { echo "SKIP: network namespaces need root"; exit 77; }
-command -v ip >/dev/null || { echo "SKIP: no ip (iproute2)"; exit 77; }
+command -v "$IP" >/dev/null && "$IP" netns list >/dev/null 2>&1 || { echo "SKIP: no ip (iproute2) with netns"; exit 77; }
 ns=kvmgpu$$ a=kg$$a b=kg$$b
-cleanup() { ip netns del ${ns}s 2>/dev/null; ip netns del ${ns}v 2>/dev/null; rm -rf "$work"; }
+cleanup() { "$IP" netns del ${ns}s 2>/dev/null; "$IP" netns del ${ns}v 2>/dev/null; rm -rf "$work"; }
 work=$(mktemp -d); trap cleanup EXIT
-ip netns add ${ns}s && ip netns add ${ns}v || { echo "SKIP: cannot make network namespaces here"; exit 77; }
-ip link add $a type veth peer name $b || { echo "SKIP: cannot make a veth pair here"; exit 77; }
-ip link set $a netns ${ns}s && ip link set $b netns ${ns}v
-ip -n ${ns}s addr add 10.231.0.1/24 dev $a && ip -n ${ns}v addr add 10.231.0.2/24 dev $b
-for n in ${ns}s ${ns}v; do ip -n $n link set lo up; done
-ip -n ${ns}s link set $a up && ip -n ${ns}v link set $b up
+mkdir -p /run/netns 2>/dev/null
+"$IP" netns add ${ns}s && "$IP" netns add ${ns}v || { echo "SKIP: cannot make network namespaces here"; exit 77; }
+"$IP" link add $a type veth peer name $b || { echo "SKIP: cannot make a veth pair here"; exit 77; }
+"$IP" link set $a netns ${ns}s && "$IP" link set $b netns ${ns}v
+"$IP" -n ${ns}s addr add 10.231.0.1/24 dev $a && "$IP" -n ${ns}v addr add 10.231.0.2/24 dev $b
+for n in ${ns}s ${ns}v; do "$IP" -n $n link set lo up; done
+"$IP" -n ${ns}s link set $a up && "$IP" -n ${ns}v link set $b up
 head -c 32 /dev/urandom | base64 > "$work/key"; chmod 600 "$work/key"
 # Each side offers UCX its veth only: the other namespace's loopback is no way back.
-UCX_TLS=tcp,self UCX_NET_DEVICES=$a ip netns exec ${ns}s "$vmm" gpu-server --key "$work/key" --vgpu host \
+UCX_TLS=tcp,self UCX_NET_DEVICES=$a "$IP" netns exec ${ns}s "$vmm" gpu-server --key "$work/key" --vgpu host \
   --listen 10.231.0.1:18515 > "$work/server.log" 2>&1 &
 server=$!
 sleep 1
 runs=0 failed=0
 for delay in 0 10 100; do
   if [ $delay -gt 0 ]; then
-    if ! ip netns exec ${ns}v tc qdisc replace dev $b root netem delay ${delay}us 2>/dev/null; then
+    if ! "$IP" netns exec ${ns}v "$TC" qdisc replace dev $b root netem delay ${delay}us 2>/dev/null; then
       echo "netem: this kernel has no sch_netem; the ${delay} us run is skipped"
       continue
     fi
   fi
   for g in vecadd matrixMul streamsEvents cudaGraphs; do
     runs=$((runs + 1))
-    if UCX_TLS=tcp,self UCX_NET_DEVICES=$b KVMGPU_GUEST_DIR="$guests" ip netns exec ${ns}v "$vmm" run --guest $g --mem 256M \
+    if UCX_TLS=tcp,self UCX_NET_DEVICES=$b KVMGPU_GUEST_DIR="$guests" "$IP" netns exec ${ns}v "$vmm" run --guest $g --mem 256M \
         --pages 4K --gpu-remote 10.231.0.1:18515 --gpu-key "$work/key" > "$work/$g-$delay.log" 2>&1; then
       echo "remote $g, delay $delay us: pass"
     else
