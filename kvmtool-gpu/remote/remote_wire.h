@@ -19,10 +19,13 @@
 //   CONTROL {RESET | STOP}           ->   <- CONTROL_DONE
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <cstring>
 
 #include "kvmtool-gpu/abi/vgpu_abi.h"
 #include "kvmtool-gpu/remote/key_proof.h"
+#include "kvmtool-gpu/remote/ucx_link.h"
 
 namespace kvmgpu::remote {
 
@@ -102,6 +105,17 @@ struct WireResult {
 };
 
 enum class ControlOp : uint32_t { Reset = 1, Stop = 2 };
+
+using Clock = std::chrono::steady_clock;
+inline constexpr auto kHandshakeTimeout = std::chrono::seconds(20);
+
+// A message's header as T: false unless it has T's size exactly.
+template <typename T>
+bool header_as(const UcxMessage& m, T* out) {
+    if (m.header.size() != sizeof(T)) return false;
+    std::memcpy(out, m.header.data(), sizeof(T));
+    return true;
+}
 struct WireControl {
     uint32_t op, reserved;
 };

@@ -13,15 +13,6 @@ namespace kvmgpu::remote {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-constexpr auto kHandshakeTimeout = std::chrono::seconds(20);
-
-template <typename T>
-bool header_as(const UcxMessage& m, T* out) {
-    if (m.header.size() != sizeof(T)) return false;
-    std::memcpy(out, m.header.data(), sizeof(T));
-    return true;
-}
 
 class Session {
 public:

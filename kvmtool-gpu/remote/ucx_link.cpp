@@ -181,50 +181,42 @@ void UcxLink::on_error(void* arg, ucp_ep_h, ucs_status_t status) {
     link->peer_error_ = ucx_error(link->worker_->api(), "connection lost", status);
 }
 
-std::unique_ptr<UcxLink> UcxLink::connect(std::shared_ptr<UcxContext> ctx, const std::string& address, std::string* why) {
-    sockaddr_storage sa{};
-    socklen_t sa_len = 0;
-    if (!parse_socket_address(address, &sa, &sa_len, why)) return nullptr;
+std::unique_ptr<UcxLink> UcxLink::open(std::shared_ptr<UcxContext> ctx, ucp_ep_params_t p, const std::string& what,
+                                       std::string* why) {
     auto worker = UcxWorker::create(std::move(ctx), why);
     if (!worker) return nullptr;
     std::unique_ptr<UcxLink> link(new UcxLink(std::move(worker)));
     if (!link->install_handlers(why)) return nullptr;
-    ucp_ep_params_t p{};
-    p.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR | UCP_EP_PARAM_FIELD_ERR_HANDLER |
-                   UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
-    p.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
-    p.sockaddr.addr = reinterpret_cast<const sockaddr*>(&sa);
-    p.sockaddr.addrlen = sa_len;
+    p.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
     p.err_mode = UCP_ERR_HANDLING_MODE_PEER;
     p.err_handler.cb = &UcxLink::on_error;
     p.err_handler.arg = link.get();
     const ucs_status_t s = link->worker_->api().ucp_ep_create(link->worker_->handle(), &p, &link->ep_);
     if (s != UCS_OK) {
         link->ep_ = nullptr;
-        *why = ucx_error(link->worker_->api(), ("connecting to " + address).c_str(), s);
+        *why = ucx_error(link->worker_->api(), what.c_str(), s);
         return nullptr;
     }
     return link;
 }
 
-std::unique_ptr<UcxLink> UcxLink::accept(std::shared_ptr<UcxContext> ctx, ucp_conn_request_h request, std::string* why) {
-    auto worker = UcxWorker::create(std::move(ctx), why);
-    if (!worker) return nullptr;
-    std::unique_ptr<UcxLink> link(new UcxLink(std::move(worker)));
-    if (!link->install_handlers(why)) return nullptr;
+std::unique_ptr<UcxLink> UcxLink::connect(std::shared_ptr<UcxContext> ctx, const std::string& address, std::string* why) {
+    sockaddr_storage sa{};
+    socklen_t sa_len = 0;
+    if (!parse_socket_address(address, &sa, &sa_len, why)) return nullptr;
     ucp_ep_params_t p{};
-    p.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST | UCP_EP_PARAM_FIELD_ERR_HANDLER | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+    p.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR;
+    p.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
+    p.sockaddr.addr = reinterpret_cast<const sockaddr*>(&sa);
+    p.sockaddr.addrlen = sa_len;
+    return open(std::move(ctx), p, "connecting to " + address, why);
+}
+
+std::unique_ptr<UcxLink> UcxLink::accept(std::shared_ptr<UcxContext> ctx, ucp_conn_request_h request, std::string* why) {
+    ucp_ep_params_t p{};
+    p.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST;
     p.conn_request = request;
-    p.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-    p.err_handler.cb = &UcxLink::on_error;
-    p.err_handler.arg = link.get();
-    const ucs_status_t s = link->worker_->api().ucp_ep_create(link->worker_->handle(), &p, &link->ep_);
-    if (s != UCS_OK) {
-        link->ep_ = nullptr;
-        *why = ucx_error(link->worker_->api(), "accepting a connection", s);
-        return nullptr;
-    }
-    return link;
+    return open(std::move(ctx), p, "accepting a connection", why);
 }
 
 ucs_status_t UcxLink::on_message(void* arg, const void* header, size_t header_bytes, void* body, size_t body_bytes,

@@ -100,6 +100,10 @@ public:
 
 private:
     explicit UcxLink(std::unique_ptr<UcxWorker> worker);
+    // A worker of its own, the handlers, and the endpoint `p` asks for (the
+    // peer-failure handler added).
+    static std::unique_ptr<UcxLink> open(std::shared_ptr<UcxContext> ctx, ucp_ep_params_t p, const std::string& what,
+                                         std::string* why);
     bool install_handlers(std::string* why);
     bool take(int id, UcxMessage* out, std::chrono::steady_clock::time_point deadline); // id < 0: any
     bool finish(ucs_status_ptr_t request, std::chrono::steady_clock::time_point deadline, std::string* why);

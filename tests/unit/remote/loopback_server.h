@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
@@ -55,5 +56,26 @@ inline vgpu::test::EngineMaker remote_engine_on(const LoopbackServer& server, st
         return make_remote_engine(mem, o, RemoteTarget{server.address(), key}, why);
     };
 }
+
+// A GPU server and a VM (a VgpuRig) whose commands run there, its ring
+// enabled: the fixture of the remote tests. `options` and `ring_entries`
+// may be set in a derived fixture's constructor.
+struct RemoteVm : ::testing::Test {
+    vgpu::VgpuOptions options;
+    uint32_t ring_entries = vgpu::test::kRingEntries;
+    std::unique_ptr<LoopbackServer> server;
+    std::unique_ptr<vgpu::test::VgpuRig> rig;
+    std::string why;
+    void SetUp() override {
+        KVMGPU_SKIP_WITHOUT_UCX();
+        server = std::make_unique<LoopbackServer>();
+        rig = std::make_unique<vgpu::test::VgpuRig>(options, remote_engine_on(*server, &why));
+        ASSERT_TRUE(rig->dev) << why;
+        rig->entries = ring_entries;
+        ASSERT_EQ(rig->enable(vgpu::test::kRingGpa, ring_entries), 0u);
+    }
+    void TearDown() override { rig.reset(); } // before the server it talks to
+    const GpuServerStats& stats() const { return server->server->stats(); }
+};
 
 } // namespace kvmgpu::remote::test

@@ -13,24 +13,17 @@ namespace kvmgpu::remote::test {
 namespace {
 
 using vgpu::test::GraphVm;
-using vgpu::test::VgpuRig;
 
-struct RemoteGraph : ::testing::Test {
-    std::unique_ptr<LoopbackServer> server;
-    std::unique_ptr<VgpuRig> rig;
+struct RemoteGraph : RemoteVm {
     std::unique_ptr<GraphVm> vm;
-    std::string why;
     void SetUp() override {
-        KVMGPU_SKIP_WITHOUT_UCX();
-        server = std::make_unique<LoopbackServer>();
-        rig = std::make_unique<VgpuRig>(vgpu::VgpuOptions{}, remote_engine_on(*server, &why));
-        ASSERT_TRUE(rig->dev) << why;
-        ASSERT_EQ(rig->enable(), VGPU_SUCCESS);
+        RemoteVm::SetUp();
+        if (IsSkipped() || HasFatalFailure()) return;
         vm = std::make_unique<GraphVm>(*rig);
     }
     void TearDown() override {
         vm.reset();
-        rig.reset(); // before the server it talks to
+        RemoteVm::TearDown();
     }
 };
 

@@ -15,28 +15,19 @@ namespace {
 using vgpu::test::Cmd;
 using vgpu::test::kDataGpa;
 using vgpu::test::VgpuRig;
+using RemoteLoopback = RemoteVm;
 
-TEST(RemoteLoopback, VectorAddRunsOnTheServer) {
-    KVMGPU_SKIP_WITHOUT_UCX();
-    LoopbackServer server;
-    std::string why;
-    VgpuRig rig({}, remote_engine_on(server, &why));
-    ASSERT_TRUE(rig.dev) << why;
-    ASSERT_EQ(rig.enable(), 0u);
+TEST_F(RemoteLoopback, VectorAddRunsOnTheServer) {
+    VgpuRig& rig = *this->rig;
     EXPECT_EQ(rig.reg_read32(VGPU_REG_BACKEND), VGPU_BACKEND_HOST);
     uint64_t fn = 0;
     rig.module_with("vector_add", &fn);
     vgpu::test::expect_vector_add_through_ring(rig, fn, 5000, 0.5f);
-    EXPECT_GE(server.server->stats().commands.load(), 8u);
+    EXPECT_GE(stats().commands.load(), 8u);
 }
 
-TEST(RemoteLoopback, AsyncCopiesOutLandBeforeTheCommandCompletes) {
-    KVMGPU_SKIP_WITHOUT_UCX();
-    LoopbackServer server;
-    std::string why;
-    VgpuRig rig({}, remote_engine_on(server, &why));
-    ASSERT_TRUE(rig.dev) << why;
-    ASSERT_EQ(rig.enable(), 0u);
+TEST_F(RemoteLoopback, AsyncCopiesOutLandBeforeTheCommandCompletes) {
+    VgpuRig& rig = *this->rig;
     const uint64_t bytes = 1 << 20;
     const uint64_t d = rig.alloc(bytes);
     std::vector<uint8_t> in(bytes), out(bytes, 0);
@@ -52,13 +43,8 @@ TEST(RemoteLoopback, AsyncCopiesOutLandBeforeTheCommandCompletes) {
     EXPECT_EQ(in, out);
 }
 
-TEST(RemoteLoopback, ScatterGatherCopiesBothWays) {
-    KVMGPU_SKIP_WITHOUT_UCX();
-    LoopbackServer server;
-    std::string why;
-    VgpuRig rig({}, remote_engine_on(server, &why));
-    ASSERT_TRUE(rig.dev) << why;
-    ASSERT_EQ(rig.enable(), 0u);
+TEST_F(RemoteLoopback, ScatterGatherCopiesBothWays) {
+    VgpuRig& rig = *this->rig;
     // Three pieces, the first two guest-contiguous, the third apart.
     const uint64_t piece = 8192, d = rig.alloc(3 * piece);
     const uint64_t at[3] = {kDataGpa, kDataGpa + piece, kDataGpa + 5 * piece};
@@ -81,18 +67,20 @@ TEST(RemoteLoopback, ScatterGatherCopiesBothWays) {
     }
 }
 
-TEST(RemoteLoopback, AsynchronousCommandsTravelInBatches) {
-    KVMGPU_SKIP_WITHOUT_UCX();
-    LoopbackServer server;
-    std::string why;
-    // The trap doorbell: the ring is looked at only when kicked, so the 41
-    // commands are all there at once (a polling executor could take them one by one).
-    VgpuRig rig({.doorbell = vgpu::DoorbellMode::Trap}, remote_engine_on(server, &why));
-    ASSERT_TRUE(rig.dev) << why;
-    rig.entries = 64;
-    ASSERT_EQ(rig.enable(vgpu::test::kRingGpa, 64), 0u);
+// The trap doorbell: the ring is looked at only when kicked, so the 41
+// commands below are all there at once (a polling executor could take them
+// one by one).
+struct RemoteBatches : RemoteVm {
+    RemoteBatches() {
+        options.doorbell = vgpu::DoorbellMode::Trap;
+        ring_entries = 64;
+    }
+};
+
+TEST_F(RemoteBatches, AsynchronousCommandsTravelInBatches) {
+    VgpuRig& rig = *this->rig;
     const uint64_t d = rig.alloc(4 * 40);
-    const uint64_t before = server.server->stats().batches.load();
+    const uint64_t before = stats().batches.load();
     // 40 memsets, each one element further, then the copy back: one kick.
     for (uint32_t i = 0; i < 40; ++i)
         rig.post({.opcode = VGPU_OP_MEMSET_D32, .args = {d + 4 * i, i + 1, 1, 0}, .flags = VGPU_CMD_FLAG_ASYNC});
@@ -102,16 +90,11 @@ TEST(RemoteLoopback, AsynchronousCommandsTravelInBatches) {
     std::vector<uint32_t> got(40);
     rig.get(kDataGpa, got.data(), 4 * 40);
     for (uint32_t i = 0; i < 40; ++i) EXPECT_EQ(got[i], i + 1) << i;
-    EXPECT_EQ(server.server->stats().batches.load() - before, 1u);
+    EXPECT_EQ(stats().batches.load() - before, 1u);
 }
 
-TEST(RemoteLoopback, ResetFreesWhatTheVmHeldOnTheServer) {
-    KVMGPU_SKIP_WITHOUT_UCX();
-    LoopbackServer server;
-    std::string why;
-    VgpuRig rig({}, remote_engine_on(server, &why));
-    ASSERT_TRUE(rig.dev) << why;
-    ASSERT_EQ(rig.enable(), 0u);
+TEST_F(RemoteLoopback, ResetFreesWhatTheVmHeldOnTheServer) {
+    VgpuRig& rig = *this->rig;
     const uint64_t d = rig.alloc(4096);
     rig.reset();
     ASSERT_EQ(rig.enable(), 0u);

@@ -81,13 +81,10 @@ TEST(RemoteSecurity, AnotherBuildOrGarbageIsRefused) {
     EXPECT_EQ(server.server->stats().sessions_started.load(), 0u);
 }
 
-TEST(RemoteSecurity, ZeroCopyAndRegisteredGuestMemoryAreRefused) {
-    KVMGPU_SKIP_WITHOUT_UCX();
-    LoopbackServer server;
-    std::string why;
-    VgpuRig rig({}, remote_engine_on(server, &why));
-    ASSERT_TRUE(rig.dev) << why;
-    ASSERT_EQ(rig.enable(), 0u);
+using RemoteRefusals = RemoteVm;
+
+TEST_F(RemoteRefusals, ZeroCopyAndRegisteredGuestMemoryAreRefused) {
+    VgpuRig& rig = *this->rig;
     EXPECT_EQ(rig.reg_read64(VGPU_REG_FEATURES) & VGPU_FEATURE_ZERO_COPY, 0u);
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_GUEST_RAM_DEVICE_PTR, .args = {vgpu::test::kDataGpa, 4096}}).status,
               VGPU_ERROR_NOT_SUPPORTED);
