@@ -47,21 +47,43 @@ std::unique_ptr<GuestRamCopy> GuestRamCopy::create(UcxLink& link, uint32_t regio
     return copy;
 }
 
+namespace {
+// Large transfers go in pieces: a piece arrives whole (eager, reassembled by
+// UCX) before it is copied in place, so pieces keep that copy in cache and
+// let it overlap the next piece's transfer.
+constexpr uint64_t kPiece = 1ull << 20;
+} // namespace
+
 bool GuestRamCopy::fetch(uint64_t gpa, uint8_t* local, uint64_t bytes) {
     (void)local; // DATA lands at the copy's view of gpa, which is `local`
-    const WireSpan span{gpa, bytes};
-    if (!link_.send(kFetch, &span, sizeof span, nullptr, 0)) return false;
-    UcxMessage m;
-    if (!link_.receive(kData, &m, std::chrono::steady_clock::now() + std::chrono::seconds(30))) return false;
-    WireSpan got{};
-    if (m.refused || !m.landed || m.header.size() != sizeof got) return false;
-    std::memcpy(&got, m.header.data(), sizeof got);
-    return got.gpa == gpa && got.bytes == bytes;
+    return ask_and_land({Span{gpa, bytes}});
+}
+
+bool GuestRamCopy::fetch_all(const std::vector<Span>& spans) { return ask_and_land(spans); }
+
+bool GuestRamCopy::ask_and_land(const std::vector<Span>& spans) {
+    for (const Span& s : spans)
+        for (uint64_t at = 0; at < s.bytes; at += kPiece) {
+            const WireSpan piece{s.gpa + at, std::min(kPiece, s.bytes - at)};
+            if (!link_.send(kFetch, &piece, sizeof piece, nullptr, 0)) return false;
+        }
+    for (const Span& s : spans)
+        for (uint64_t at = 0; at < s.bytes; at += kPiece) {
+            UcxMessage m;
+            if (!link_.receive(kData, &m, Clock::now() + std::chrono::seconds(30))) return false;
+            WireSpan got{};
+            if (m.refused || !m.landed || !header_as(m, &got)) return false;
+            if (got.gpa != s.gpa + at || got.bytes != std::min(kPiece, s.bytes - at)) return false;
+        }
+    return true;
 }
 
 bool GuestRamCopy::publish(uint64_t gpa, const uint8_t* local, uint64_t bytes) {
-    const WireSpan span{gpa, bytes};
-    return link_.send(kData, &span, sizeof span, local, bytes);
+    for (uint64_t at = 0; at < bytes; at += kPiece) {
+        const WireSpan piece{gpa + at, std::min(kPiece, bytes - at)};
+        if (!link_.send(kData, &piece, sizeof piece, local + at, piece.bytes)) return false;
+    }
+    return true;
 }
 
 } // namespace kvmgpu::remote

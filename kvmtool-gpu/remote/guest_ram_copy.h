@@ -30,6 +30,7 @@ public:
     const memmap::GuestMemory& memory() const { return mem_; }
 
     bool fetch(uint64_t gpa, uint8_t* local, uint64_t bytes) override;
+    bool fetch_all(const std::vector<Span>& spans) override;
     bool publish(uint64_t gpa, const uint8_t* local, uint64_t bytes) override;
     // DATA follows its command's earlier DATA and comes before its result on
     // one connection: nothing to wait for.
@@ -37,6 +38,9 @@ public:
 
 private:
     explicit GuestRamCopy(UcxLink& link) : link_(link) {}
+    // Every span's FETCHes first (in pieces of kPiece), then their DATA in
+    // order: one round trip, and the VMM answers back to back.
+    bool ask_and_land(const std::vector<Span>& spans);
 
     UcxLink& link_;
     memmap::GuestMemory mem_;

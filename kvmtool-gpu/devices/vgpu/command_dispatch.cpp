@@ -147,7 +147,8 @@ uint8_t* CommandDispatch::guest_write(uint64_t gpa, uint64_t bytes) {
 
 bool CommandDispatch::sg_ranges_ready(bool htod) {
     if (!remote_ram_) return true;
-    // Guest-contiguous neighbours travel as one transfer.
+    // Guest-contiguous neighbours travel as one span; a read asks for all at once.
+    std::vector<GuestRamRemote::Span> spans;
     for (size_t i = 0; i < sg_list_.size();) {
         const uint64_t start = sg_list_[i].gpa.value;
         uint64_t bytes = sg_list_[i].len;
@@ -155,10 +156,11 @@ bool CommandDispatch::sg_ranges_ready(bool htod) {
         while (j < sg_list_.size() && sg_list_[j].gpa.value == start + bytes &&
                mem_.translate(memmap::GuestPhysAddr{start}, bytes + sg_list_[j].len))
             bytes += sg_list_[j++].len;
-        if (!(htod ? guest_read(start, bytes) != nullptr : guest_write(start, bytes) != nullptr)) return false;
+        if (!htod && !guest_write(start, bytes)) return false;
+        spans.push_back({start, bytes});
         i = j;
     }
-    return true;
+    return !htod || remote_ram_->fetch_all(spans);
 }
 
 bool CommandDispatch::capturing(BackendStream s, uint64_t* id) {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace kvmgpu::vgpu {
 
@@ -20,6 +21,11 @@ public:
     // [gpa, gpa+bytes) of the VM into `local` (this copy's view of it);
     // false when the VM is out of reach.
     virtual bool fetch(uint64_t gpa, uint8_t* local, uint64_t bytes) = 0;
+    // Several spans at once (a scatter-gather list's runs): one wait for all.
+    struct Span {
+        uint64_t gpa, bytes;
+    };
+    virtual bool fetch_all(const std::vector<Span>& spans) = 0;
     // `local`'s bytes back to the VM's [gpa, gpa+bytes), and flush():
     // all of them landed.
     virtual bool publish(uint64_t gpa, const uint8_t* local, uint64_t bytes) = 0;

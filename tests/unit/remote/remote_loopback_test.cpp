@@ -28,7 +28,7 @@ TEST_F(RemoteLoopback, VectorAddRunsOnTheServer) {
 
 TEST_F(RemoteLoopback, AsyncCopiesOutLandBeforeTheCommandCompletes) {
     VgpuRig& rig = *this->rig;
-    const uint64_t bytes = 1 << 20;
+    const uint64_t bytes = (2 << 20) + 123; // three pieces each way, the last short
     const uint64_t d = rig.alloc(bytes);
     std::vector<uint8_t> in(bytes), out(bytes, 0);
     for (uint64_t i = 0; i < bytes; ++i) in[i] = static_cast<uint8_t>(i * 7 + 3);
