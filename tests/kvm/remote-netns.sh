@@ -27,7 +27,9 @@ head -c 32 /dev/urandom | base64 > "$work/key"; chmod 600 "$work/key"
 UCX_TLS=tcp,self UCX_NET_DEVICES=$a "$IP" netns exec ${ns}s "$vmm" gpu-server --key "$work/key" --vgpu host \
   --listen 10.231.0.1:18515 > "$work/server.log" 2>&1 &
 server=$!
-sleep 1
+# Listening before the first guest asks (at most 10 s).
+for i in $(seq 100); do grep -q "listening on" "$work/server.log" 2>/dev/null && break; sleep 0.1; done
+grep -q "listening on" "$work/server.log" || { echo "FAIL: the GPU server did not start"; cat "$work/server.log"; exit 1; }
 runs=0 failed=0
 for delay in 0 10 100; do
   if [ $delay -gt 0 ]; then
