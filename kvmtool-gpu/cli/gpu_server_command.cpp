@@ -54,8 +54,13 @@ int gpu_server_command(const std::vector<std::string>& args) {
     if (!vgpu::parse_backend_choice(which, &o.backend)) throw UsageError("--vgpu '" + which + "': expected auto, cuda or host");
     if (auto v = p.get("gpus")) o.gpus = parse_gpu_list(*v);
     if (auto v = p.get("gpu-mem-quota")) o.vgpu.device_mem_quota = parse_size(*v, "--gpu-mem-quota");
-    if (auto v = p.get("max-handles")) o.vgpu.max_handles = static_cast<uint32_t>(parse_u64(*v, "--max-handles"));
-    if (auto v = p.get("max-graph-nodes")) o.vgpu.max_graph_nodes = static_cast<uint32_t>(parse_u64(*v, "--max-graph-nodes"));
+    const auto u32 = [](const std::string& text, const char* what) {
+        const uint64_t n = parse_u64(text, what);
+        if (n > UINT32_MAX) throw UsageError(std::string(what) + " '" + text + "': too large");
+        return static_cast<uint32_t>(n);
+    };
+    if (auto v = p.get("max-handles")) o.vgpu.max_handles = u32(*v, "--max-handles");
+    if (auto v = p.get("max-graph-nodes")) o.vgpu.max_graph_nodes = u32(*v, "--max-graph-nodes");
     if (auto v = p.get("max-module")) o.vgpu.max_module_bytes = parse_size(*v, "--max-module");
     if (auto v = p.get("max-sessions")) {
         const uint64_t n = parse_u64(*v, "--max-sessions");
