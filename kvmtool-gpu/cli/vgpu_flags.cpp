@@ -143,6 +143,8 @@ std::optional<VgpuSpec> parse_vgpu_spec(const ArgParser& p) {
     if (auto v = p.get("gpus")) c.gpus = parse_gpu_list(*v);
     if (auto v = p.get("gpu-remote")) c.remote = *v;
     if (auto v = p.get("gpu-key")) c.remote_key_file = *v;
+    if (c.remote.empty() != c.remote_key_file.empty())
+        throw UsageError(c.remote.empty() ? "--gpu-key is for --gpu-remote HOST:PORT" : "--gpu-remote needs --gpu-key FILE (the key the GPU server was given)");
     if (auto v = p.get("cublas")) {
 #ifdef KVMGPU_HAVE_CUDA_BACKEND
         c.cublas_path = *v;
