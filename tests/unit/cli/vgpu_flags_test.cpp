@@ -81,3 +81,18 @@ TEST(GpusFlag, ListsTheGuestsDevices) {
 
 } // namespace
 } // namespace kvmgpu::cli
+
+namespace kvmgpu::cli {
+namespace {
+
+// --gpu-remote and --gpu-key go together, and the key file must be private.
+TEST(GpuRemoteFlags, TheAddressAndTheKeyGoTogether) {
+    EXPECT_THROW(parse({"--gpu-remote", "gpu-host:18515"}), UsageError);
+    EXPECT_THROW(parse({"--gpu-key", "/some/key"}), UsageError);
+    EXPECT_THROW(parse({"--gpu-remote", "gpu-host:18515", "--gpu-key", "/nonexistent/key"}), UsageError);
+    const std::string help = vgpu_options_help();
+    for (const char* flag : {"--gpu-remote", "--gpu-key"}) EXPECT_NE(help.find(flag), std::string::npos) << flag;
+}
+
+} // namespace
+} // namespace kvmgpu::cli
