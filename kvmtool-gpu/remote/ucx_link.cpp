@@ -311,7 +311,7 @@ bool UcxLink::send(uint16_t id, const void* header, size_t header_bytes, const v
     // Eager only: the rendezvous protocol over TCP between two network
     // namespaces of one host never completed on the H100 machine (UCX 1.13),
     // where the same bodies landed on a loopback.
-    p.flags = UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_EAGER;
+    p.flags = UCP_AM_SEND_FLAG_EAGER; // no REPLY: each side answers on its own endpoint
     ucs_status_ptr_t req = worker_->api().ucp_am_send_nbx(ep_, id, header, header_bytes, body, body_bytes, &p);
     return finish(req, Clock::now() + timeout, why) && !peer_lost_;
 }
