@@ -52,6 +52,7 @@ namespace {
 // UCX) before it is copied in place, so pieces keep that copy in cache and
 // let it overlap the next piece's transfer.
 constexpr uint64_t kPiece = 1ull << 20;
+constexpr size_t kWindow = 32;
 } // namespace
 
 bool GuestRamCopy::fetch(uint64_t gpa, uint8_t* local, uint64_t bytes) {
@@ -62,19 +63,21 @@ bool GuestRamCopy::fetch(uint64_t gpa, uint8_t* local, uint64_t bytes) {
 bool GuestRamCopy::fetch_all(const std::vector<Span>& spans) { return ask_and_land(spans); }
 
 bool GuestRamCopy::ask_and_land(const std::vector<Span>& spans) {
+    std::vector<WireSpan> pieces;
     for (const Span& s : spans)
-        for (uint64_t at = 0; at < s.bytes; at += kPiece) {
-            const WireSpan piece{s.gpa + at, std::min(kPiece, s.bytes - at)};
-            if (!link_.send(kFetch, &piece, sizeof piece, nullptr, 0)) return false;
-        }
-    for (const Span& s : spans)
-        for (uint64_t at = 0; at < s.bytes; at += kPiece) {
-            UcxMessage m;
-            if (!link_.receive(kData, &m, Clock::now() + std::chrono::seconds(30))) return false;
-            WireSpan got{};
-            if (m.refused || !m.landed || !header_as(m, &got)) return false;
-            if (got.gpa != s.gpa + at || got.bytes != std::min(kPiece, s.bytes - at)) return false;
-        }
+        for (uint64_t at = 0; at < s.bytes; at += kPiece) pieces.push_back(WireSpan{s.gpa + at, std::min(kPiece, s.bytes - at)});
+    // At most kWindow pieces asked and not yet landed: the VMM answers back
+    // to back, and neither side's inbox grows with the copy's size.
+    size_t asked = 0;
+    for (size_t landed = 0; landed < pieces.size(); ++landed) {
+        for (; asked < pieces.size() && asked < landed + kWindow; ++asked)
+            if (!link_.send(kFetch, &pieces[asked], sizeof pieces[asked], nullptr, 0)) return false;
+        UcxMessage m;
+        if (!link_.receive(kData, &m, Clock::now() + std::chrono::seconds(30))) return false;
+        WireSpan got{};
+        if (m.refused || !m.landed || !header_as(m, &got)) return false;
+        if (got.gpa != pieces[landed].gpa || got.bytes != pieces[landed].bytes) return false;
+    }
     return true;
 }
 

@@ -38,8 +38,8 @@ public:
 
 private:
     explicit GuestRamCopy(UcxLink& link) : link_(link) {}
-    // Every span's FETCHes first (in pieces of kPiece), then their DATA in
-    // order: one round trip, and the VMM answers back to back.
+    // The spans' FETCHes (in pieces), a window of them ahead of the DATA
+    // landing in order: about one round trip, the VMM answering back to back.
     bool ask_and_land(const std::vector<Span>& spans);
 
     UcxLink& link_;

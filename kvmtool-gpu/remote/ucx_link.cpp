@@ -223,6 +223,11 @@ ucs_status_t UcxLink::on_message(void* arg, const void* header, size_t header_by
                                  const ucp_am_recv_param_t* param) {
     auto* h = static_cast<HandlerArg*>(arg);
     UcxLink& link = *h->link;
+    if (link.inbox_.size() >= kMaxInbox) {
+        link.peer_lost_ = true;
+        link.peer_error_ = "the peer sent more than " + std::to_string(kMaxInbox) + " messages unanswered";
+        return UCS_OK; // dropped (a rendezvous body unread)
+    }
     auto msg = std::make_unique<UcxMessage>();
     msg->id = h->id;
     msg->header.assign(static_cast<const uint8_t*>(header), static_cast<const uint8_t*>(header) + header_bytes);

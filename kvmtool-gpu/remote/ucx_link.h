@@ -73,6 +73,10 @@ class UcxLink {
 public:
     // Messages of ids [0, kMaxIds) are received (and queued) from the start.
     static constexpr unsigned kMaxIds = 10;
+    // Messages waiting to be taken, at most: the protocol never has more
+    // than a batch and its guest RAM pieces in flight, so a peer that sends
+    // more is flooding, and the link is dropped rather than its memory grown.
+    static constexpr size_t kMaxInbox = 4096;
 
     // "HOST:PORT" ("[V6ADDR]:PORT" too); the connection itself completes in
     // the background, and its failure shows at the first send or receive.

@@ -81,6 +81,30 @@ TEST(RemoteSecurity, AnotherBuildOrGarbageIsRefused) {
     EXPECT_EQ(server.server->stats().sessions_started.load(), 0u);
 }
 
+TEST(RemoteSecurity, AFloodingPeerIsDroppedAndOthersServed) {
+    KVMGPU_SKIP_WITHOUT_UCX();
+    LoopbackServer server;
+    std::string why;
+    auto ctx = UcxContext::create(&why);
+    ASSERT_TRUE(ctx) << why;
+    auto flood = UcxLink::connect(ctx, server.address(), &why);
+    ASSERT_TRUE(flood) << why;
+    // Messages the server never asked for, far past any batch in flight.
+    const uint64_t junk = 0;
+    for (size_t i = 0; i < 2 * UcxLink::kMaxInbox && !flood->peer_lost(); ++i)
+        flood->send(kControlDone, &junk, sizeof junk, nullptr, 0, std::chrono::seconds(5));
+    EXPECT_TRUE(eventually([&] {
+        flood->progress();
+        return flood->peer_lost();
+    }));
+    EXPECT_EQ(server.server->stats().sessions_started.load(), 0u);
+    // The server still serves the next VMM.
+    VgpuRig rig({}, remote_engine_on(server, &why));
+    ASSERT_TRUE(rig.dev) << why;
+    ASSERT_EQ(rig.enable(), 0u);
+    rig.alloc(4096);
+}
+
 using RemoteRefusals = RemoteVm;
 
 TEST_F(RemoteRefusals, ZeroCopyAndRegisteredGuestMemoryAreRefused) {

@@ -53,3 +53,40 @@ TEST(UcxLink, BodiesOfEverySizeLandInPlace) {
 
 } // namespace
 } // namespace kvmgpu::remote::test
+
+namespace kvmgpu::remote::test {
+namespace {
+
+// A peer that sends more than kMaxInbox messages nobody takes is dropped:
+// the receiver's memory does not grow with what the peer sends.
+TEST(UcxLink, AFloodEndsTheLink) {
+    KVMGPU_SKIP_WITHOUT_UCX();
+    std::string why;
+    auto ctx = UcxContext::create(&why);
+    ASSERT_TRUE(ctx) << why;
+    auto listener = UcxListener::listen(ctx, "127.0.0.1:0", &why);
+    ASSERT_TRUE(listener) << why;
+    auto sender = UcxLink::connect(ctx, "127.0.0.1:" + std::to_string(listener->port()), &why);
+    ASSERT_TRUE(sender) << why;
+    std::atomic<bool> sent{false};
+    std::thread receiver([&] {
+        ucp_conn_request_h req = listener->take(std::chrono::steady_clock::now() + std::chrono::seconds(20));
+        ASSERT_NE(req, nullptr);
+        std::string w;
+        auto link = UcxLink::accept(ctx, req, &w);
+        ASSERT_TRUE(link) << w;
+        // Takes no message of what arrives (id 1): waits for one never sent.
+        while (!sent) link->progress();
+        UcxMessage m;
+        EXPECT_FALSE(link->receive(9, &m, std::chrono::steady_clock::now() + std::chrono::seconds(20)));
+        EXPECT_TRUE(link->peer_lost()); // not the deadline: the flood
+        EXPECT_NE(link->peer_error().find("unanswered"), std::string::npos) << link->peer_error();
+    });
+    const uint64_t h = 0;
+    for (size_t i = 0; i < UcxLink::kMaxInbox + 16; ++i) ASSERT_TRUE(sender->send(1, &h, sizeof h, nullptr, 0)) << i;
+    sent = true;
+    receiver.join();
+}
+
+} // namespace
+} // namespace kvmgpu::remote::test
