@@ -41,6 +41,7 @@ bool Session::refuse_challenge(const std::string& why) {
     c.magic = kWireMagic;
     c.status = 1;
     link_.send(kChallenge, &c, sizeof c, why.data(), why.size(), std::chrono::seconds(2));
+    link_.wait_for_peer_to_leave(std::chrono::seconds(2));
     ++stats_.refused;
     log_warn("gpu-server: refused a VMM: %s", why.c_str());
     return false;
@@ -50,6 +51,7 @@ bool Session::refuse_welcome(const std::string& why) {
     WireWelcome w{};
     w.status = 1;
     link_.send(kWelcome, &w, sizeof w, why.data(), why.size(), std::chrono::seconds(2));
+    link_.wait_for_peer_to_leave(std::chrono::seconds(2));
     ++stats_.refused;
     log_warn("gpu-server: refused a VMM: %s", why.c_str());
     return false;
@@ -134,7 +136,9 @@ bool Session::run_control(const UcxMessage& m, bool* stopped) {
     } else {
         return false;
     }
-    return link_.send(kControlDone, &c, sizeof c, nullptr, 0);
+    if (!link_.send(kControlDone, &c, sizeof c, nullptr, 0)) return false;
+    if (*stopped) link_.wait_for_peer_to_leave(std::chrono::seconds(2));
+    return true;
 }
 
 void Session::serve(const std::atomic<bool>& stop) {

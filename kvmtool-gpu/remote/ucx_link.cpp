@@ -139,13 +139,16 @@ UcxLink::UcxLink(std::unique_ptr<UcxWorker> worker) : worker_(std::move(worker))
 
 UcxLink::~UcxLink() {
     if (ep_) {
-        // Flush what is queued and close, briefly: a lost peer closes at once.
+        // Forced: a graceful close waits for the peer to flush, and UCX aborts
+        // if a worker goes with that still pending (a peer that never took
+        // the connection, or stopped answering). The protocol makes sure
+        // each side's last message was taken before the link goes
+        // (wait_for_peer_to_leave).
         ucp_request_param_t p{};
         p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-        p.flags = peer_lost_ ? UCP_EP_CLOSE_FLAG_FORCE : 0;
-        ucs_status_ptr_t req = worker_->api().ucp_ep_close_nbx(ep_, &p);
+        p.flags = UCP_EP_CLOSE_FLAG_FORCE;
         std::string ignored;
-        finish(req, Clock::now() + std::chrono::seconds(1), &ignored);
+        finish(worker_->api().ucp_ep_close_nbx(ep_, &p), Clock::now() + std::chrono::seconds(1), &ignored);
     }
     for (uint16_t id = 0; id < kMaxIds; ++id) {
         ucp_am_handler_param_t h{};
@@ -154,6 +157,10 @@ UcxLink::~UcxLink() {
         h.cb = nullptr;
         worker_->api().ucp_worker_set_am_recv_handler(worker_->handle(), &h);
     }
+}
+
+void UcxLink::wait_for_peer_to_leave(std::chrono::milliseconds most) {
+    worker_->wait([&] { return peer_lost_; }, Clock::now() + most);
 }
 
 bool UcxLink::install_handlers(std::string* why) {

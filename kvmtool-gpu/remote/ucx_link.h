@@ -94,8 +94,11 @@ public:
     bool receive(uint16_t id, UcxMessage* out, std::chrono::steady_clock::time_point deadline);
     // The oldest whole message, whatever its id.
     bool receive_any(UcxMessage* out, std::chrono::steady_clock::time_point deadline);
-    // Runs the worker once (answers the peer's RMA where UCX emulates it).
+    // Runs the worker once.
     void progress();
+    // After a last message the peer must read (a refusal, the answer to its
+    // stop): the peer closes once it has it; this link's own close is forced.
+    void wait_for_peer_to_leave(std::chrono::milliseconds most);
     bool peer_lost() const { return peer_lost_; }
     const std::string& peer_error() const { return peer_error_; }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -14,6 +15,7 @@
 #include "kvmtool-gpu/remote/gpu_server.h"
 #include "kvmtool-gpu/remote/remote_engine.h"
 #include "kvmtool-gpu/remote/ucx_api.h"
+#include "kvmtool-gpu/remote/ucx_link.h"
 #include "tests/support/vgpu_rig.h"
 
 namespace kvmgpu::remote::test {
@@ -46,6 +48,45 @@ struct LoopbackServer {
         if (thread.joinable()) thread.join();
     }
     std::string address() const { return "127.0.0.1:" + std::to_string(server->port()); }
+};
+
+// A raw link to `address` (a test speaking the protocol by hand), or to a
+// listener of its own on the loopback; nullptr with a failed assertion.
+inline std::unique_ptr<UcxLink> raw_link(const std::string& address, std::shared_ptr<UcxContext>* ctx_out = nullptr) {
+    std::string why;
+    auto ctx = UcxContext::create(&why);
+    EXPECT_TRUE(ctx) << why;
+    if (!ctx) return nullptr;
+    auto link = UcxLink::connect(ctx, address, &why);
+    EXPECT_TRUE(link) << why;
+    if (ctx_out) *ctx_out = ctx;
+    return link;
+}
+
+// A listener on the loopback and a link connected to it; accept() gives the
+// listener's end (call it on the thread that will use it).
+struct LinkPair {
+    std::shared_ptr<UcxContext> ctx;
+    std::unique_ptr<UcxListener> listener;
+    std::unique_ptr<UcxLink> client;
+    LinkPair() {
+        std::string why;
+        ctx = UcxContext::create(&why);
+        EXPECT_TRUE(ctx) << why;
+        if (ctx) listener = UcxListener::listen(ctx, "127.0.0.1:0", &why);
+        EXPECT_TRUE(listener) << why;
+        if (listener) client = UcxLink::connect(ctx, "127.0.0.1:" + std::to_string(listener->port()), &why);
+        EXPECT_TRUE(client) << why;
+    }
+    std::unique_ptr<UcxLink> accept() {
+        ucp_conn_request_h req = listener->take(std::chrono::steady_clock::now() + std::chrono::seconds(20));
+        EXPECT_NE(req, nullptr);
+        if (!req) return nullptr;
+        std::string why;
+        auto link = UcxLink::accept(ctx, req, &why);
+        EXPECT_TRUE(link) << why;
+        return link;
+    }
 };
 
 // A rig whose commands run on `server`; dev is null (and *why says so) if

@@ -39,12 +39,11 @@ TEST(RemoteSecurity, AVmmWithAnotherKeyIsNotServed) {
 TEST(RemoteSecurity, NobodyListeningIsOneLine) {
     KVMGPU_SKIP_WITHOUT_UCX();
     std::string why;
-    auto ctx = UcxContext::create(&why);
-    ASSERT_TRUE(ctx) << why;
-    auto listener = UcxListener::listen(ctx, "127.0.0.1:0", &why);
-    ASSERT_TRUE(listener) << why;
-    const std::string address = "127.0.0.1:" + std::to_string(listener->port());
-    listener.reset(); // the port is closed now
+    LinkPair pair;
+    ASSERT_TRUE(pair.listener);
+    const std::string address = "127.0.0.1:" + std::to_string(pair.listener->port());
+    pair.listener.reset(); // the port is closed now (the pair's own connection refused with it)
+    pair.client.reset();
     memmap::GuestMemory mem;
     mem.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, 1 << 20));
     EXPECT_FALSE(make_remote_engine(mem, {}, RemoteTarget{address, kTestKey}, &why));
@@ -55,11 +54,9 @@ TEST(RemoteSecurity, NobodyListeningIsOneLine) {
 TEST(RemoteSecurity, AnotherBuildOrGarbageIsRefused) {
     KVMGPU_SKIP_WITHOUT_UCX();
     LoopbackServer server;
-    std::string why;
-    auto ctx = UcxContext::create(&why);
-    ASSERT_TRUE(ctx) << why;
-    auto link = UcxLink::connect(ctx, server.address(), &why);
-    ASSERT_TRUE(link) << why;
+    std::shared_ptr<UcxContext> ctx;
+    auto link = raw_link(server.address(), &ctx);
+    ASSERT_TRUE(link);
     WireHello hello{kWireMagic, kWireVersion, VGPU_ABI_VERSION + 1, 0, 0, fresh_nonce()};
     ASSERT_TRUE(link->send(kHello, &hello, sizeof hello, nullptr, 0));
     UcxMessage m;
@@ -70,8 +67,8 @@ TEST(RemoteSecurity, AnotherBuildOrGarbageIsRefused) {
     EXPECT_NE(c.status, 0u);
     EXPECT_NE(std::string(m.body.begin(), m.body.end()).find("vGPU ABI"), std::string::npos);
     // A header of the wrong size is refused too.
-    auto garbage = UcxLink::connect(ctx, server.address(), &why);
-    ASSERT_TRUE(garbage) << why;
+    auto garbage = raw_link(server.address());
+    ASSERT_TRUE(garbage);
     const uint32_t junk = 7;
     ASSERT_TRUE(garbage->send(kHello, &junk, sizeof junk, nullptr, 0));
     ASSERT_TRUE(garbage->receive(kChallenge, &m, std::chrono::steady_clock::now() + std::chrono::seconds(20)));
@@ -84,11 +81,8 @@ TEST(RemoteSecurity, AnotherBuildOrGarbageIsRefused) {
 TEST(RemoteSecurity, AFloodingPeerIsDroppedAndOthersServed) {
     KVMGPU_SKIP_WITHOUT_UCX();
     LoopbackServer server;
-    std::string why;
-    auto ctx = UcxContext::create(&why);
-    ASSERT_TRUE(ctx) << why;
-    auto flood = UcxLink::connect(ctx, server.address(), &why);
-    ASSERT_TRUE(flood) << why;
+    auto flood = raw_link(server.address());
+    ASSERT_TRUE(flood);
     // Messages the server never asked for, far past any batch in flight.
     const uint64_t junk = 0;
     for (size_t i = 0; i < 2 * UcxLink::kMaxInbox && !flood->peer_lost(); ++i)
@@ -99,6 +93,7 @@ TEST(RemoteSecurity, AFloodingPeerIsDroppedAndOthersServed) {
     }));
     EXPECT_EQ(server.server->stats().sessions_started.load(), 0u);
     // The server still serves the next VMM.
+    std::string why;
     VgpuRig rig({}, remote_engine_on(server, &why));
     ASSERT_TRUE(rig.dev) << why;
     ASSERT_EQ(rig.enable(), 0u);

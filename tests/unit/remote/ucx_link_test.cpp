@@ -16,20 +16,14 @@ namespace {
 TEST(UcxLink, BodiesOfEverySizeLandInPlace) {
     KVMGPU_SKIP_WITHOUT_UCX();
     std::string why;
-    auto ctx = UcxContext::create(&why);
-    ASSERT_TRUE(ctx) << why;
-    auto listener = UcxListener::listen(ctx, "127.0.0.1:0", &why);
-    ASSERT_TRUE(listener) << why;
-    auto client = UcxLink::connect(ctx, "127.0.0.1:" + std::to_string(listener->port()), &why);
-    ASSERT_TRUE(client) << why;
+    LinkPair pair;
+    ASSERT_TRUE(pair.client);
+    UcxLink* client = pair.client.get();
     const std::vector<size_t> sizes = {1, 4096, 65536, 1 << 20, 16 << 20, 64 << 20};
     std::vector<uint8_t> landed(64 << 20);
     std::thread server([&] {
-        ucp_conn_request_h req = listener->take(std::chrono::steady_clock::now() + std::chrono::seconds(20));
-        ASSERT_NE(req, nullptr);
-        std::string w;
-        auto link = UcxLink::accept(ctx, req, &w);
-        ASSERT_TRUE(link) << w;
+        auto link = pair.accept();
+        ASSERT_TRUE(link);
         link->set_landing(1, [&](const std::vector<uint8_t>&, size_t bytes) { return bytes <= landed.size() ? landed.data() : nullptr; });
         for (size_t n : sizes) {
             UcxMessage m;
@@ -61,20 +55,13 @@ namespace {
 // the receiver's memory does not grow with what the peer sends.
 TEST(UcxLink, AFloodEndsTheLink) {
     KVMGPU_SKIP_WITHOUT_UCX();
-    std::string why;
-    auto ctx = UcxContext::create(&why);
-    ASSERT_TRUE(ctx) << why;
-    auto listener = UcxListener::listen(ctx, "127.0.0.1:0", &why);
-    ASSERT_TRUE(listener) << why;
-    auto sender = UcxLink::connect(ctx, "127.0.0.1:" + std::to_string(listener->port()), &why);
-    ASSERT_TRUE(sender) << why;
+    LinkPair pair;
+    ASSERT_TRUE(pair.client);
+    UcxLink* sender = pair.client.get();
     std::atomic<bool> sent{false};
     std::thread receiver([&] {
-        ucp_conn_request_h req = listener->take(std::chrono::steady_clock::now() + std::chrono::seconds(20));
-        ASSERT_NE(req, nullptr);
-        std::string w;
-        auto link = UcxLink::accept(ctx, req, &w);
-        ASSERT_TRUE(link) << w;
+        auto link = pair.accept();
+        ASSERT_TRUE(link);
         // Takes no message of what arrives (id 1): waits for one never sent.
         while (!sent) link->progress();
         UcxMessage m;
