@@ -1,5 +1,6 @@
 #include "kvmtool-gpu/remote/remote_engine.h"
 
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -36,6 +37,10 @@ public:
     void execute_batch(std::span<vgpu::GuestCommand> cmds, std::span<vgpu::CommandResult> out) override;
     void reset() override { control(ControlOp::Reset); }
     void stop() override { control(ControlOp::Stop); }
+    // A server that keeps its connection but does not answer: the wait ends,
+    // the command fails as with a lost GPU, and so does every later one (its
+    // answer may still come, out of step).
+    void cancel_call_in_flight() override { cancel_.store(true, std::memory_order_release); }
 
 private:
     bool handshake(const SharedKey& key, std::string* why);
@@ -51,6 +56,7 @@ private:
     vgpu::EngineStart start_;
     uint64_t seq_ = 0;
     bool stopped_ = false;
+    std::atomic<bool> cancel_{false};
     std::vector<uint8_t> body_; // a batch being sent
 };
 
@@ -133,7 +139,7 @@ vgpu::CommandResult RemoteEngine::execute(vgpu::GuestCommand& cmd) {
 void RemoteEngine::execute_batch(std::span<vgpu::GuestCommand> cmds, std::span<vgpu::CommandResult> out) {
     const vgpu::CommandResult gone = lost();
     std::fill(out.begin(), out.end(), gone);
-    if (stopped_ || link_->peer_lost()) return;
+    if (stopped_ || cancel_.load(std::memory_order_acquire) || link_->peer_lost()) return;
     const WireBatch head{++seq_, static_cast<uint32_t>(cmds.size()), 0};
     body_.clear();
     for (const vgpu::GuestCommand& c : cmds) {
@@ -151,7 +157,12 @@ void RemoteEngine::execute_batch(std::span<vgpu::GuestCommand> cmds, std::span<v
     // server is there, serving the guest RAM they read and write.
     UcxMessage m;
     for (;;) {
-        if (!link_->receive_any(&m, Clock::now() + std::chrono::seconds(1))) {
+        if (cancel_.load(std::memory_order_acquire)) {
+            log_warn("vgpu: remote GPU at %s: a call was cancelled while the server held it; the vGPU is lost",
+                     address_.c_str());
+            return;
+        }
+        if (!link_->receive_any(&m, Clock::now() + std::chrono::milliseconds(100))) {
             if (!link_->peer_lost()) continue;
             log_warn("vgpu: remote GPU at %s: %s", address_.c_str(), link_->peer_error().c_str());
             return;
@@ -207,7 +218,7 @@ void RemoteEngine::serve_fetch(const UcxMessage& m) {
 }
 
 void RemoteEngine::control(ControlOp op) {
-    if (stopped_ || !link_ || link_->peer_lost()) return;
+    if (stopped_ || cancel_.load(std::memory_order_acquire) || !link_ || link_->peer_lost()) return;
     const WireControl c{static_cast<uint32_t>(op), 0};
     std::string why;
     UcxMessage m;

@@ -1,6 +1,7 @@
 // What a GPU server refuses, and what a VMM refuses of a server.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -98,6 +99,63 @@ TEST(RemoteSecurity, AFloodingPeerIsDroppedAndOthersServed) {
     ASSERT_TRUE(rig.dev) << why;
     ASSERT_EQ(rig.enable(), 0u);
     rig.alloc(4096);
+}
+
+// A server that proves the key, takes a command and never answers: a
+// cancel (RESET's grace, a hung GPU) ends the VMM's wait.
+TEST(RemoteSecurity, ACallAServerHoldsCanBeCancelled) {
+    KVMGPU_SKIP_WITHOUT_UCX();
+    std::string why;
+    auto ctx = UcxContext::create(&why);
+    ASSERT_TRUE(ctx) << why;
+    auto listener = UcxListener::listen(ctx, "127.0.0.1:0", &why);
+    ASSERT_TRUE(listener) << why;
+    const std::string address = "127.0.0.1:" + std::to_string(listener->port());
+    std::atomic<bool> holding{false}, done{false};
+    std::thread silent([&] {
+        ucp_conn_request_h req = listener->take(Clock::now() + std::chrono::seconds(20));
+        ASSERT_NE(req, nullptr);
+        std::string refused;
+        auto link = UcxLink::accept(ctx, req, &refused);
+        ASSERT_TRUE(link) << refused;
+        UcxMessage m;
+        const auto soon = [] { return Clock::now() + std::chrono::seconds(20); };
+        WireHello hello{};
+        ASSERT_TRUE(link->receive(kHello, &m, soon()) && header_as(m, &hello));
+        WireChallenge c{};
+        c.magic = kWireMagic;
+        c.server_nonce = fresh_nonce();
+        c.server_proof = key_proof(kTestKey, "server", hello.client_nonce, c.server_nonce);
+        ASSERT_TRUE(link->send(kChallenge, &c, sizeof c, nullptr, 0));
+        ASSERT_TRUE(link->receive(kProof, &m, soon()));
+        const WireWelcome w{};
+        const char name[] = "silent";
+        ASSERT_TRUE(link->send(kWelcome, &w, sizeof w, name, sizeof name - 1));
+        ASSERT_TRUE(link->receive(kCommands, &m, soon()));
+        holding = true; // and never answers
+        while (!done) link->progress();
+    });
+    struct StopSilent { // also when an assertion below ends the test early
+        std::atomic<bool>& done;
+        std::thread& t;
+        ~StopSilent() {
+            done = true;
+            t.join();
+        }
+    } stop_silent{done, silent};
+    memmap::GuestMemory mem;
+    mem.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, 1 << 20));
+    auto engine = make_remote_engine(mem, {}, RemoteTarget{address, kTestKey}, &why);
+    ASSERT_TRUE(engine) << why;
+    vgpu::GuestCommand nop{};
+    nop.desc.opcode = VGPU_OP_NOP;
+    vgpu::CommandResult r;
+    std::thread caller([&] { r = engine->sink()->execute(nop); });
+    EXPECT_TRUE(eventually([&] { return holding.load(); }));
+    engine->cancel_call_in_flight();
+    caller.join();
+    EXPECT_EQ(r.status, VGPU_ERROR_NO_DEVICE);
+    EXPECT_EQ(engine->sink()->execute(nop).status, VGPU_ERROR_NO_DEVICE); // and every later call
 }
 
 using RemoteRefusals = RemoteVm;
