@@ -22,6 +22,8 @@ public:
     void serve(const std::atomic<bool>& stop);
 
 private:
+    template <typename Header>
+    bool refuse(WireId id, Header header, const std::string& why);
     bool refuse_challenge(const std::string& why);
     bool refuse_welcome(const std::string& why);
     bool run_commands(const UcxMessage& m);
@@ -36,26 +38,21 @@ private:
     std::vector<uint8_t> results_; // a batch's answers
 };
 
-bool Session::refuse_challenge(const std::string& why) {
-    WireChallenge c{};
-    c.magic = kWireMagic;
-    c.status = 1;
-    link_.send(kChallenge, &c, sizeof c, why.data(), why.size(), std::chrono::seconds(2));
+// A refusal in the message the VMM waits for (its status set), the reason
+// as its body; the VMM reads it before the link goes.
+template <typename Header>
+bool Session::refuse(WireId id, Header header, const std::string& why) {
+    header.status = 1;
+    link_.send(id, &header, sizeof header, why.data(), why.size(), std::chrono::seconds(2));
     link_.wait_for_peer_to_leave(std::chrono::seconds(2));
     ++stats_.refused;
     log_warn("gpu-server: refused a VMM: %s", why.c_str());
     return false;
 }
 
-bool Session::refuse_welcome(const std::string& why) {
-    WireWelcome w{};
-    w.status = 1;
-    link_.send(kWelcome, &w, sizeof w, why.data(), why.size(), std::chrono::seconds(2));
-    link_.wait_for_peer_to_leave(std::chrono::seconds(2));
-    ++stats_.refused;
-    log_warn("gpu-server: refused a VMM: %s", why.c_str());
-    return false;
-}
+bool Session::refuse_challenge(const std::string& why) { return refuse(kChallenge, WireChallenge{.magic = kWireMagic}, why); }
+
+bool Session::refuse_welcome(const std::string& why) { return refuse(kWelcome, WireWelcome{}, why); }
 
 bool Session::handshake() {
     const auto deadline = Clock::now() + kHandshakeTimeout;
