@@ -131,18 +131,21 @@ bool CommandDispatch::stream_of(uint64_t handle, BackendStream* out) {
     return true;
 }
 
-const uint8_t* CommandDispatch::guest_read(uint64_t gpa, uint64_t bytes) {
+uint8_t* CommandDispatch::guest_view(uint64_t gpa, uint64_t bytes) {
     auto span = mem_.translate(memmap::GuestPhysAddr{gpa}, bytes);
-    if (!span) return nullptr;
-    if (remote_ram_ && !remote_ram_->fetch(gpa, span->data(), bytes)) return nullptr;
-    return span->data();
+    return span ? span->data() : nullptr;
+}
+
+const uint8_t* CommandDispatch::guest_read(uint64_t gpa, uint64_t bytes) {
+    uint8_t* host = guest_view(gpa, bytes);
+    if (host && remote_ram_ && !remote_ram_->fetch(gpa, host, bytes)) return nullptr;
+    return host;
 }
 
 uint8_t* CommandDispatch::guest_write(uint64_t gpa, uint64_t bytes) {
-    auto span = mem_.translate(memmap::GuestPhysAddr{gpa}, bytes);
-    if (!span) return nullptr;
-    if (remote_ram_) written_.push_back(WrittenSpan{gpa, span->data(), bytes});
-    return span->data();
+    uint8_t* host = guest_view(gpa, bytes);
+    if (host && remote_ram_) written_.push_back(WrittenSpan{gpa, host, bytes});
+    return host;
 }
 
 bool CommandDispatch::sg_ranges_ready(bool htod) {
@@ -154,7 +157,7 @@ bool CommandDispatch::sg_ranges_ready(bool htod) {
         uint64_t bytes = sg_list_[i].len;
         size_t j = i + 1;
         while (j < sg_list_.size() && sg_list_[j].gpa.value == start + bytes &&
-               mem_.translate(memmap::GuestPhysAddr{start}, bytes + sg_list_[j].len))
+               guest_view(start, bytes + sg_list_[j].len))
             bytes += sg_list_[j++].len;
         if (!htod && !guest_write(start, bytes)) return false;
         spans.push_back({start, bytes});

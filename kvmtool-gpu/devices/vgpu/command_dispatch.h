@@ -66,6 +66,7 @@ public:
     // publish (guest_ram_remote.h). Set before the first command; `remote`
     // outlives the dispatch.
     void use_remote_ram(GuestRamRemote* remote) { remote_ram_ = remote; }
+    bool ram_is_remote() const { return remote_ram_ != nullptr; }
 
 private:
     // A guest context: what the guest's objects are scoped to. Every
@@ -134,9 +135,12 @@ private:
         devices_.select(selected_device_);
         return st;
     }
-    // Host view of guest RAM the command reads (fetched first when the RAM
-    // is remote), or writes (sent back to the VM before the command
-    // completes); nullptr outside RAM or when the VM is out of reach.
+    // Host view of guest RAM, as it is here (a remote copy not filled);
+    // nullptr outside RAM.
+    uint8_t* guest_view(uint64_t gpa, uint64_t bytes);
+    // ... that the command reads (fetched first when the RAM is remote), or
+    // writes (sent back to the VM before the command completes); nullptr
+    // outside RAM or when the VM is out of reach.
     const uint8_t* guest_read(uint64_t gpa, uint64_t bytes);
     uint8_t* guest_write(uint64_t gpa, uint64_t bytes);
     uint8_t* guest_span(uint64_t gpa, uint64_t bytes, bool htod) {
@@ -146,8 +150,6 @@ private:
     bool sg_ranges_ready(bool htod);
     // Before the completion: the bytes written to a remote copy go back.
     bool publish_written();
-    // Refusals for what a remote copy of guest RAM cannot do.
-    bool ram_is_remote() const { return remote_ram_ != nullptr; }
     // A stream recording into a capture (its id in *id): its commands run at a launch.
     bool capturing(BackendStream s, uint64_t* id = nullptr);
     // The command's arg[] as opcode Op's row declares it (vgpu_ops.h): the

@@ -233,8 +233,7 @@ CommandResult CommandDispatch::op_GRAPH_ADD_MEMCPY_NODE(GuestCommand& c) {
         // Registered now, and guest RAM stays registered while the VM lives:
         // the node may be launched at any later time. A remote copy of guest
         // RAM is filled or sent back at each launch instead.
-        auto span = mem_.translate(memmap::GuestPhysAddr{guest}, spec.bytes);
-        spec.host = span ? span->data() : nullptr;
+        spec.host = guest_view(guest, spec.bytes);
         if (!spec.host) return fail(VGPU_ERROR_INVALID_VALUE, "guest range outside RAM");
         if (const Status s = backend_result(devices_.prepare_guest_ram(spec.host, spec.bytes)); s != VGPU_SUCCESS)
             return done(s);

@@ -67,9 +67,8 @@ CommandResult CommandDispatch::copy_host(GuestCommand& c) {
     uint8_t* host = nullptr;
     if (ram_is_remote() && capturing(s, &capture)) {
         // Recorded: each launch of the graph fetches or sends back these bytes.
-        auto span = mem_.translate(memmap::GuestPhysAddr{gpa}, bytes);
-        if (span) capture_ram_[capture].push_back(GuestRamUse{gpa, bytes, !htod, 0});
-        host = span ? span->data() : nullptr;
+        host = guest_view(gpa, bytes);
+        if (host) capture_ram_[capture].push_back(GuestRamUse{gpa, bytes, !htod, 0});
     } else {
         host = guest_span(gpa, bytes, htod);
     }
@@ -128,11 +127,7 @@ CommandResult CommandDispatch::copy_sg(GuestCommand& c) {
     if (a.strategy >= VGPU_SG_STRATEGY_COUNT_) return fail(VGPU_ERROR_INVALID_VALUE, "unknown sg strategy");
     // A captured node must name memory that outlives the call: the
     // strategies' staging buffers and walk scratch do not.
-    uint32_t capture = kCaptureNone;
-    uint64_t capture_id = 0;
-    if (open_captures_ > 0 && graph_backend() && graph_backend()->capture_status(s, &capture, &capture_id) == VGPU_SUCCESS &&
-        capture != kCaptureNone)
-        return fail(VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED, "scatter-gather copy on a capturing stream");
+    if (capturing(s)) return fail(VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED, "scatter-gather copy on a capturing stream");
     if (count > VGPU_MAX_SG_ENTRIES) return fail(VGPU_ERROR_INVALID_VALUE, "sg count > VGPU_MAX_SG_ENTRIES");
     if (count == 0) return done(VGPU_SUCCESS);
     const bool auto_pick = a.strategy == VGPU_SG_AUTO;

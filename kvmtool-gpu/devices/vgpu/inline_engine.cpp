@@ -35,7 +35,7 @@ EngineStart InlineEngine::start() {
     out.registration_ns = backends_.register_ns();
     out.description = backends_.describe();
     dispatch_.refresh_ram_windows();
-    if (!remote_ram_ && !mem_.regions().empty() && backends_.current().guest_ram_device_address(mem_.regions().front().backing->data()) != 0)
+    if (!dispatch_.ram_is_remote() && !mem_.regions().empty() && backends_.current().guest_ram_device_address(mem_.regions().front().backing->data()) != 0)
         out.features |= VGPU_FEATURE_ZERO_COPY;
     if (backends_.real_kernels()) out.features |= VGPU_FEATURE_REAL_KERNELS;
     if (out.registration != VGPU_SUCCESS)

@@ -34,16 +34,12 @@ public:
     DeviceBackends& backends() { return backends_; }
     // `mem` is a GPU server's copy of a remote VM's RAM (guest_ram_remote.h):
     // before start(); no zero-copy is offered then.
-    void use_remote_ram(GuestRamRemote* remote) {
-        remote_ram_ = remote;
-        dispatch_.use_remote_ram(remote);
-    }
+    void use_remote_ram(GuestRamRemote* remote) { dispatch_.use_remote_ram(remote); }
 
 private:
     const memmap::GuestMemory& mem_;
     DeviceBackends backends_;
     CommandDispatch dispatch_;
-    GuestRamRemote* remote_ram_ = nullptr;
 };
 
 } // namespace kvmgpu::vgpu
