@@ -8,9 +8,7 @@ namespace kvmgpu::remote {
 Landing data_landing(const memmap::GuestMemory& mem) {
     return [&mem](const std::vector<uint8_t>& header, size_t body_bytes) -> uint8_t* {
         WireSpan span{};
-        if (header.size() != sizeof span) return nullptr;
-        std::memcpy(&span, header.data(), sizeof span);
-        if (span.bytes != body_bytes) return nullptr;
+        if (!bytes_as(header, &span) || span.bytes != body_bytes) return nullptr;
         auto view = mem.translate(memmap::GuestPhysAddr{span.gpa}, span.bytes);
         return view ? view->data() : nullptr;
     };
@@ -24,9 +22,10 @@ std::unique_ptr<GuestRamCopy> GuestRamCopy::create(UcxLink& link, uint32_t regio
     }
     std::unique_ptr<GuestRamCopy> copy(new GuestRamCopy(link));
     uint64_t total = 0;
+    size_t at = 0;
     for (uint32_t i = 0; i < regions; ++i) {
-        WireRegion w;
-        std::memcpy(&w, body.data() + i * sizeof w, sizeof w);
+        WireRegion w{};
+        take_struct(body, &at, &w); // the body's size was checked above
         const uint64_t page = bytes(memmap::PageSize::k4K);
         if (w.bytes == 0 || w.bytes % page != 0 || w.gpa % page != 0) {
             *why = "region " + std::to_string(i) + " malformed";

@@ -50,7 +50,6 @@ private:
 
     const memmap::GuestMemory& mem_;
     std::string address_;
-    std::shared_ptr<UcxContext> ctx_;
     std::unique_ptr<UcxLink> link_;
     uint32_t backend_id_ = 0;
     vgpu::EngineStart start_;
@@ -61,13 +60,13 @@ private:
 };
 
 bool RemoteEngine::connect(const SharedKey& key, std::string* why) {
-    ctx_ = UcxContext::create(why);
-    if (!ctx_) return false;
+    auto ctx = UcxContext::create(why); // the link's worker keeps it
+    if (!ctx) return false;
     if (mem_.regions().size() > kMaxRemoteRegions) {
         *why = "guest RAM has more regions than a GPU server takes";
         return false;
     }
-    link_ = UcxLink::connect(ctx_, address_, why);
+    link_ = UcxLink::connect(std::move(ctx), address_, why);
     if (!link_) return false;
     link_->set_landing(kData, data_landing(mem_)); // what the server's commands wrote
     if (handshake(key, why)) return true;
@@ -100,11 +99,7 @@ bool RemoteEngine::handshake(const SharedKey& key, std::string* why) {
     WireProof proof{key_proof(key, "client", challenge.server_nonce, hello.client_nonce),
                     static_cast<uint32_t>(mem_.regions().size()), 0};
     std::vector<uint8_t> body;
-    for (const memmap::Region& r : mem_.regions()) {
-        const WireRegion w{r.base.value, r.size()};
-        const auto* p = reinterpret_cast<const uint8_t*>(&w);
-        body.insert(body.end(), p, p + sizeof w);
-    }
+    for (const memmap::Region& r : mem_.regions()) put_struct(&body, WireRegion{r.base.value, r.size()});
     if (!link_->send(kProof, &proof, sizeof proof, body.data(), body.size(), kHandshakeTimeout, why)) return false;
     WireWelcome welcome{};
     if (!link_->receive(kWelcome, &m, deadline) || !header_as(m, &welcome)) {
@@ -144,8 +139,7 @@ void RemoteEngine::execute_batch(std::span<vgpu::GuestCommand> cmds, std::span<v
     body_.clear();
     for (const vgpu::GuestCommand& c : cmds) {
         const WireCommand w{c.desc, c.slot, std::min<uint32_t>(c.desc.payload_len, VGPU_PAYLOAD_BYTES)};
-        const auto* p = reinterpret_cast<const uint8_t*>(&w);
-        body_.insert(body_.end(), p, p + sizeof w);
+        put_struct(&body_, w);
         body_.insert(body_.end(), c.payload.data(), c.payload.data() + w.payload_bytes);
     }
     std::string why;
@@ -184,9 +178,7 @@ void RemoteEngine::execute_batch(std::span<vgpu::GuestCommand> cmds, std::span<v
     vgpu::VgpuCounters::add(counters().commands, cmds.size()); // as the server counted them: errors below
     for (size_t i = 0; i < cmds.size(); ++i) {
         WireResult res{};
-        if (m.body.size() - at < sizeof res) break;
-        std::memcpy(&res, m.body.data() + at, sizeof res);
-        at += sizeof res;
+        if (!take_struct(m.body, &at, &res)) break;
         vgpu::CommandResult& r = out[i];
         r.status = res.status;
         r.result[0] = res.result[0];
@@ -209,10 +201,8 @@ void RemoteEngine::serve_fetch(const UcxMessage& m) {
     // The server names the span; it is answered only inside guest RAM.
     WireSpan span{};
     const uint8_t* bytes = nullptr;
-    if (m.header.size() == sizeof span) {
-        std::memcpy(&span, m.header.data(), sizeof span);
+    if (header_as(m, &span))
         if (auto view = mem_.translate(memmap::GuestPhysAddr{span.gpa}, span.bytes)) bytes = view->data();
-    }
     if (!bytes) span.bytes = 0; // an empty answer: the server's command fails
     link_->send(kData, &span, sizeof span, bytes, span.bytes);
 }

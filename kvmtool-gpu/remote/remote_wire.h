@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "kvmtool-gpu/abi/vgpu_abi.h"
 #include "kvmtool-gpu/remote/key_proof.h"
@@ -109,15 +110,34 @@ enum class ControlOp : uint32_t { Reset = 1, Stop = 2 };
 using Clock = std::chrono::steady_clock;
 inline constexpr auto kHandshakeTimeout = std::chrono::seconds(20);
 
-// A message's header as T: false unless it has T's size exactly.
-template <typename T>
-bool header_as(const UcxMessage& m, T* out) {
-    if (m.header.size() != sizeof(T)) return false;
-    std::memcpy(out, m.header.data(), sizeof(T));
-    return true;
-}
 struct WireControl {
     uint32_t op, reserved;
 };
+
+// The structs above, as bytes (both ends are one build: one layout).
+// `bytes` as T: false unless it has T's size exactly.
+template <typename T>
+bool bytes_as(const std::vector<uint8_t>& bytes, T* out) {
+    if (bytes.size() != sizeof(T)) return false;
+    std::memcpy(out, bytes.data(), sizeof(T));
+    return true;
+}
+template <typename T>
+bool header_as(const UcxMessage& m, T* out) {
+    return bytes_as(m.header, out);
+}
+// The next T of a body at *at (moved past it); false when the body is short.
+template <typename T>
+bool take_struct(const std::vector<uint8_t>& body, size_t* at, T* out) {
+    if (*at > body.size() || body.size() - *at < sizeof(T)) return false;
+    std::memcpy(out, body.data() + *at, sizeof(T));
+    *at += sizeof(T);
+    return true;
+}
+template <typename T>
+void put_struct(std::vector<uint8_t>* body, const T& v) {
+    const auto* p = reinterpret_cast<const uint8_t*>(&v);
+    body->insert(body->end(), p, p + sizeof(T));
+}
 
 } // namespace kvmgpu::remote

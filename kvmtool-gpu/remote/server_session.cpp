@@ -101,9 +101,7 @@ bool Session::run_commands(const UcxMessage& m) {
     size_t at = 0;
     for (uint32_t i = 0; i < head.count; ++i) {
         WireCommand w{};
-        if (m.body.size() - at < sizeof w) return false;
-        std::memcpy(&w, m.body.data() + at, sizeof w);
-        at += sizeof w;
+        if (!take_struct(m.body, &at, &w)) return false;
         if (w.payload_bytes > VGPU_PAYLOAD_BYTES || m.body.size() - at < w.payload_bytes) return false;
         cmd_.desc = w.desc;
         cmd_.slot = w.slot;
@@ -111,9 +109,7 @@ bool Session::run_commands(const UcxMessage& m) {
         at += w.payload_bytes;
         const vgpu::CommandResult r = engine_->execute(cmd_);
         ++stats_.commands;
-        const WireResult res{{r.result[0], r.result[1]}, r.status, r.write_payload ? 1u : 0u};
-        const auto* p = reinterpret_cast<const uint8_t*>(&res);
-        results_.insert(results_.end(), p, p + sizeof res);
+        put_struct(&results_, WireResult{{r.result[0], r.result[1]}, r.status, r.write_payload ? 1u : 0u});
         if (r.write_payload) results_.insert(results_.end(), cmd_.payload.begin(), cmd_.payload.end());
     }
     if (at != m.body.size()) return false;
