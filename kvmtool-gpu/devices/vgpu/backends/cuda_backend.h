@@ -40,6 +40,7 @@
 #include "kvmtool-gpu/devices/vgpu/blas/cuda_blas.h"
 #include "kvmtool-gpu/devices/vgpu/fft/cuda_fft.h"
 #include "kvmtool-gpu/devices/vgpu/rand/cuda_rand.h"
+#include "kvmtool-gpu/util/log.h"
 
 namespace kvmgpu::vgpu {
 
@@ -193,8 +194,8 @@ protected:
                      void** params, void** extra, const LaunchMode& mode);
 
 private:
-    // memcpy_3d's single-slice copy (cuda_backend_arrays.cpp).
-    Status memcpy_2d(const Copy3D& copy, BackendStream s, bool async);
+    // One box of memcpy_3d, enqueued (cuda_backend_arrays.cpp).
+    CUresult copy_box(const Copy3D& copy, CUstream s);
     CudaBackend(const CudaDriverApi& api, const CudaBackendOptions& opts) : api_(api), opts_(opts) {}
     CUresult make_context(std::string* why); // leaves it current on this thread
     void free_context();
@@ -227,6 +228,7 @@ private:
     std::string device_name_;
     GuestRamMap ram_; // guest RAM's zero-copy windows (lazy ones included)
     LazyRegistration lazy_;
+    RateLimiter copy_refusals_logged_{5}; // a guest may repeat a refused copy at will
     bool host_pointer_is_device_pointer_ = false; // registered memory keeps its address on the device
     uint64_t register_ns_ = 0, eager_bytes_ = 0;
     uint64_t builtin_ns_ = 0;                // loading the built-in kernels (make_context)

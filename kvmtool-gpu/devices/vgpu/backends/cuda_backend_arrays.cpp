@@ -2,6 +2,9 @@
 // driver call on this backend's context with what the device model checked.
 #include <cstring>
 
+#include "kvmtool-gpu/util/log.h"
+
+#include "kvmtool-gpu/devices/vgpu/backends/copy_boxes.h"
 #include "kvmtool-gpu/devices/vgpu/backends/cuda_backend.h"
 #include "kvmtool-gpu/devices/vgpu/backends/cuda_status.h"
 
@@ -61,12 +64,48 @@ Status CudaBackend::array_create(const ArrayShape& shape, BackendArray* out) {
 
 Status CudaBackend::array_destroy(BackendArray a) { return to_status(api_.cuArrayDestroy(cu_array(a))); }
 
+// Box by box where guest RAM is registered in pieces (copy_boxes.h). A
+// refusal is logged with the box's shape: the guest sees only the status.
 Status CudaBackend::memcpy_3d(const Copy3D& copy, BackendStream s, bool async) {
-    if (copy.depth == 1 && copy.src.kind != VGPU_COPY_ARRAY && copy.dst.kind != VGPU_COPY_ARRAY)
-        return memcpy_2d(copy, s, async);
-    CUDA_MEMCPY3D m{};
+    const PieceBytes piece_bytes = [this](const uint8_t* host, uint64_t left) { return lazy_.piece_bytes(host, left); };
+    CUresult refused = CUDA_SUCCESS;
+    for_each_registered_box(copy, piece_bytes, [&](const Copy3D& box) {
+        refused = copy_box(box, stream(s));
+        if (refused != CUDA_SUCCESS && copy_refusals_logged_.allow())
+            log_warn("cuda backend: the driver refused a copy box (%s): kinds %u->%u, width %llu bytes, height %llu, "
+                     "depth %llu, pitches %llu/%llu, slice heights %llu/%llu", api_.describe(refused).c_str(),
+                     box.src.kind, box.dst.kind, static_cast<unsigned long long>(box.width_bytes),
+                     static_cast<unsigned long long>(box.height), static_cast<unsigned long long>(box.depth),
+                     static_cast<unsigned long long>(box.src.pitch), static_cast<unsigned long long>(box.dst.pitch),
+                     static_cast<unsigned long long>(box.src.height), static_cast<unsigned long long>(box.dst.height));
+        return static_cast<int>(refused);
+    });
+    return finish(refused, stream(s), async);
+}
+
+// One slice between host and device memory goes as the driver's 2-D copy,
+// which the driver checks by its 2-D rules as it checks a program's own
+// cuMemcpy2D natively; arrays and several slices as the 3-D copy (it
+// carries the arrays' z offset).
+CUresult CudaBackend::copy_box(const Copy3D& copy, CUstream s) {
+    const bool two_d = copy.depth == 1 && copy.src.kind != VGPU_COPY_ARRAY && copy.dst.kind != VGPU_COPY_ARRAY;
     const void* src_host = nullptr;
     const void* dst_host = nullptr;
+    if (two_d) {
+        CUDA_MEMCPY2D m{};
+        size_t unused_z = 0, unused_height = 0; // host and device sides: offsets folded in, one slice
+        CUarray unused_array = nullptr;
+        fill_side(copy.src, {&m.srcXInBytes, &m.srcY, &unused_z, &m.srcMemoryType, &m.srcDevice, &unused_array,
+                             &m.srcPitch, &unused_height}, &src_host);
+        fill_side(copy.dst, {&m.dstXInBytes, &m.dstY, &unused_z, &m.dstMemoryType, &m.dstDevice, &unused_array,
+                             &m.dstPitch, &unused_height}, &dst_host);
+        m.srcHost = src_host;
+        m.dstHost = const_cast<void*>(dst_host); // guest RAM the VMM may write
+        m.WidthInBytes = copy.width_bytes;
+        m.Height = copy.height;
+        return api_.cuMemcpy2DAsync(&m, s);
+    }
+    CUDA_MEMCPY3D m{};
     fill_side(copy.src, {&m.srcXInBytes, &m.srcY, &m.srcZ, &m.srcMemoryType, &m.srcDevice, &m.srcArray, &m.srcPitch,
                          &m.srcHeight}, &src_host);
     fill_side(copy.dst, {&m.dstXInBytes, &m.dstY, &m.dstZ, &m.dstMemoryType, &m.dstDevice, &m.dstArray, &m.dstPitch,
@@ -76,29 +115,7 @@ Status CudaBackend::memcpy_3d(const Copy3D& copy, BackendStream s, bool async) {
     m.WidthInBytes = copy.width_bytes;
     m.Height = copy.height;
     m.Depth = copy.depth;
-    return finish(api_.cuMemcpy3DAsync(&m, stream(s)), stream(s), async);
-}
-
-// One slice between host and device memory: the driver's 2-D copy, so the
-// driver checks it by its 2-D rules, as it checks the program's own
-// cuMemcpy2D natively. (Some 2-D copies of NVIDIA's samples and libraries
-// were refused through cuMemcpy3DAsync; that this is why is not yet
-// confirmed on a GPU.) Arrays keep the 3-D call: it carries their z offset.
-Status CudaBackend::memcpy_2d(const Copy3D& copy, BackendStream s, bool async) {
-    CUDA_MEMCPY2D m{};
-    const void* src_host = nullptr;
-    const void* dst_host = nullptr;
-    size_t unused_z = 0, unused_height = 0; // host and device sides: offsets folded in, one slice
-    CUarray unused_array = nullptr;
-    fill_side(copy.src, {&m.srcXInBytes, &m.srcY, &unused_z, &m.srcMemoryType, &m.srcDevice, &unused_array,
-                         &m.srcPitch, &unused_height}, &src_host);
-    fill_side(copy.dst, {&m.dstXInBytes, &m.dstY, &unused_z, &m.dstMemoryType, &m.dstDevice, &unused_array,
-                         &m.dstPitch, &unused_height}, &dst_host);
-    m.srcHost = src_host;
-    m.dstHost = const_cast<void*>(dst_host); // guest RAM the VMM may write
-    m.WidthInBytes = copy.width_bytes;
-    m.Height = copy.height;
-    return finish(api_.cuMemcpy2DAsync(&m, stream(s)), stream(s), async);
+    return api_.cuMemcpy3DAsync(&m, s);
 }
 
 Status CudaBackend::sampled_object_create(const TextureSpec& spec, bool surface, uint64_t* out) {

@@ -69,6 +69,15 @@ uint64_t LazyRegistration::piece_at(const Region& r, uint64_t at, uint64_t left)
     return next == r.done.end() ? left : std::min(left, next->first - at);
 }
 
+uint64_t LazyRegistration::piece_bytes(const void* host, uint64_t left) const {
+    const auto* p = static_cast<const uint8_t*>(host);
+    const int i = region_index(p, 1);
+    if (i < 0) return left;
+    const Region& r = regions_[static_cast<size_t>(i)];
+    const uint64_t at = static_cast<uint64_t>(p - r.host);
+    return piece_at(r, at, std::min(left, r.bytes - at));
+}
+
 std::vector<LazyRegistration::Piece> LazyRegistration::registrations() const {
     std::vector<Piece> out;
     for (const Region& r : regions_)

@@ -41,6 +41,9 @@ public:
     // one registration (or, where nothing is registered, up to the next one).
     template <class F>
     void for_each_piece(const void* host, uint64_t bytes, F&& f) const;
+    // The length of the piece that starts at `host`, at most `left` (and at
+    // most to its region's end); `left` outside every region.
+    uint64_t piece_bytes(const void* host, uint64_t left) const;
 
     std::vector<Piece> registrations() const;
     // The regions stay; what was registered is forgotten (a lost context).
