@@ -3,6 +3,7 @@
 // its copies and host functions (graph_host_steps.h).
 #include "guest-stub/cuda/driver_entry.h"
 #include "guest-stub/cuda/graph_host_steps.h"
+#include "guest-stub/cuda/graph_nodes.h"
 #include "guest-stub/cuda/guest_cuda.h"
 #include "guest-stub/cuda/vgpu_client.h"
 #include "guest-stub/platform/api_lock.h"
@@ -129,8 +130,11 @@ extern "C" CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStat
         *id_out = id;
     const bool more = graph_out != nullptr || dependencies_out != nullptr || edgeData_out != nullptr ||
                       numDependencies_out != nullptr;
-    if (more && *captureStatus_out == CU_STREAM_CAPTURE_STATUS_ACTIVE)
-        return CUDA_ERROR_NOT_SUPPORTED; // the graph under capture stays the VMM's (guest_cuda_graphs.h)
+    if (more && *captureStatus_out == CU_STREAM_CAPTURE_STATUS_ACTIVE) {
+        if (edgeData_out != nullptr)
+            *edgeData_out = nullptr; // every edge a default one
+        return capture_graph_of(hStream, graph_out, dependencies_out, numDependencies_out);
+    }
     if (graph_out != nullptr)
         *graph_out = nullptr;
     if (dependencies_out != nullptr)

@@ -91,6 +91,14 @@ CUresult cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus* capt
 }
 KVMGPU_DRIVER_ENTRY_AS(cuStreamGetCaptureInfo, 11030, cuStreamGetCaptureInfo_v2);
 
+// CUDA 11.3's form: no edge data.
+CUresult cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode* dependencies, size_t numDependencies,
+                                           unsigned int flags)
+{
+    return cuStreamUpdateCaptureDependencies_v2(hStream, dependencies, nullptr, numDependencies, flags);
+}
+KVMGPU_DRIVER_ENTRY(cuStreamUpdateCaptureDependencies, 11030);
+
 // ---- graphs -----------------------------------------------------------------
 
 // CUDA 10.0's form (and 11.0's _v2): an error node and a log buffer beside

@@ -21,6 +21,13 @@ void graph_memory_forget_node(uint64_t node);
 CUresult graph_allocation_captured(CUdeviceptr* dptr, size_t bytes, CUstream stream);
 CUresult graph_allocation_free(CUdeviceptr dptr, CUstream stream);
 
+// cuda_graph_conditionals.cpp: a conditional node (cuGraphAddNode's
+// CU_GRAPH_NODE_TYPE_CONDITIONAL), its body graphs written to p->phGraph_out;
+// the graph an active capture on `stream` records into and its dependencies.
+CUresult add_conditional_node(CUgraphNode* out, CUgraph graph, const CUgraphNode* deps, size_t n,
+                              CUDA_CONDITIONAL_NODE_PARAMS* p);
+CUresult capture_graph_of(CUstream stream, CUgraph* graph, const CUgraphNode** deps, size_t* count);
+
 // Every one of the n edges (data null: all) is a default edge; programmatic
 // edges (ports, types) are not offered.
 inline bool default_edges(const CUgraphEdgeData* data, size_t n)

@@ -314,6 +314,23 @@ typedef enum CUgraphMem_attribute_enum {
     CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
 } CUgraphMem_attribute;
 
+// Conditional nodes (CUDA 12.3): the conditional a kernel sets, the node
+// that tests it, and the body graphs the driver makes for the node.
+typedef uint64_t CUgraphConditionalHandle;
+typedef enum CUgraphConditionalNodeType_enum {
+    CU_GRAPH_COND_TYPE_IF = 0,
+    CU_GRAPH_COND_TYPE_WHILE = 1,
+    CU_GRAPH_COND_TYPE_SWITCH = 2
+} CUgraphConditionalNodeType;
+#define CU_GRAPH_COND_ASSIGN_DEFAULT 0x1
+typedef struct CUDA_CONDITIONAL_NODE_PARAMS {
+    CUgraphConditionalHandle handle;
+    CUgraphConditionalNodeType type;
+    unsigned int size;     // body graphs
+    CUgraph* phGraph_out;  // written: the body graphs (the node's)
+    CUcontext ctx;
+} CUDA_CONDITIONAL_NODE_PARAMS;
+
 typedef struct CUgraphNodeParams_st {
     CUgraphNodeType type;
     int reserved0[3]; // 0
@@ -328,6 +345,7 @@ typedef struct CUgraphNodeParams_st {
         CUDA_EVENT_RECORD_NODE_PARAMS eventRecord;
         CUDA_MEM_ALLOC_NODE_PARAMS_v2 alloc;
         CUDA_MEM_FREE_NODE_PARAMS free;
+        CUDA_CONDITIONAL_NODE_PARAMS conditional;
     };
     long long reserved2;
 } CUgraphNodeParams;
@@ -337,6 +355,15 @@ extern "C" {
 CUresult cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
                         const CUgraphEdgeData* dependencyData, size_t numDependencies, CUgraphNodeParams* nodeParams);
 CUresult cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* nodeParams);
+CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle* pHandle_out, CUgraph hGraph, CUcontext ctx,
+                                        unsigned int defaultLaunchValue, unsigned int flags);
+#define cuStreamUpdateCaptureDependencies cuStreamUpdateCaptureDependencies_v2
+CUresult cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode* dependencies,
+                                           const CUgraphEdgeData* dependencyData, size_t numDependencies,
+                                           unsigned int flags);
+CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode* dependencies,
+                                     const CUgraphEdgeData* dependencyData, size_t numDependencies,
+                                     CUstreamCaptureMode mode);
 CUresult cuGraphAddMemAllocNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
                                 size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS* nodeParams);
 CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS* params_out);

@@ -25,6 +25,7 @@
 #undef cuGraphNodeGetDependencies
 #undef cuGraphNodeGetDependentNodes
 #undef cuGraphAddNode
+#undef cuStreamUpdateCaptureDependencies
 
 // CUDA 10.0's kernel node parameters: 12.0's without the kernel and context
 // fields at their end.
@@ -81,6 +82,8 @@ CUresult cuCtxCreate_v3(CUcontext* pctx, CUexecAffinityParam* paramsArray, int n
 CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags);
 CUresult cuStreamBeginCapture(CUstream hStream);
 CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out);
+CUresult cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode* dependencies, size_t numDependencies,
+                                           unsigned int flags);
 CUresult cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out,
                                    CUgraph* graph_out, const CUgraphNode** dependencies_out,
                                    size_t* numDependencies_out);

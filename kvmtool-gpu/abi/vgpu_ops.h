@@ -66,12 +66,16 @@
  *  16 VMM_CREATE takes a compression request and says what was granted
  *     (issue 42); layout hash 0x35f41148dc10d41d
  *  17 DEVICE_GET_ATTRIBUTES (417): a block of a device's attributes in one
- *     command (issue 46); layout hash 0xd73d54b8c6c763b7 */
-#define VGPU_ABI_VERSION 17u
+ *     command (issue 46); layout hash 0xd73d54b8c6c763b7
+ *  18 conditional nodes and the graph under capture: GRAPH_CONDITIONAL_CREATE,
+ *     GRAPH_ADD_CONDITIONAL_NODE, STREAM_CAPTURE_GRAPH,
+ *     STREAM_UPDATE_CAPTURE_DEPENDENCIES, STREAM_BEGIN_CAPTURE_TO_GRAPH
+ *     (418-422, issue 42); layout hash 0x70e17fb2648cc833 */
+#define VGPU_ABI_VERSION 18u
 /* kvmgpu::abi::vgpu_abi_layout_hash() (vgpu_abi_layout.h) at this version:
  * a unit test fails when the layout moves and this is not the value. A
  * change that moves it bumps VGPU_ABI_VERSION and records the new value. */
-#define VGPU_ABI_LAYOUT_HASH 0xd73d54b8c6c763b7ull
+#define VGPU_ABI_LAYOUT_HASH 0x70e17fb2648cc833ull
 
 /* ---- what an opcode does (the table's third column) -------------------- */
 /* Needs a current context (else VGPU_ERROR_INVALID_CONTEXT, vgpu_abi.h "contexts"). */
@@ -195,6 +199,19 @@ struct vgpu_args_graph_dptr { uint64_t graph; uint64_t dptr; };
 /* CUgraphMem_attribute of a device; set 1 writes value (0: the high marks' reset). */
 struct vgpu_args_graph_mem_attribute { uint64_t device; uint64_t attribute; uint64_t set; uint64_t value; };
 
+/* Conditional nodes (CUgraphConditionalNodeType IF 0, WHILE 1, SWITCH 2;
+ * size: the body graphs, VGPU_CONDITIONAL_BODIES at most). */
+struct vgpu_args_conditional_create { uint64_t graph; uint64_t default_value; uint64_t flags; };
+struct vgpu_args_conditional_node { uint64_t graph; uint64_t conditional; uint64_t type; uint64_t size; };
+#define VGPU_CONDITIONAL_BODIES 56u /* uint64 handles: the payload's 448 bytes */
+/* The graph a stream captures into and its capture's dependencies from `first`. */
+struct vgpu_args_capture_graph { uint64_t stream; uint64_t first; };
+/* count node handles in the payload (VGPU_CAPTURE_DEPENDENCIES at most);
+ * flags: CUstreamUpdateCaptureDependencies_flags (0 add, 1 set). */
+struct vgpu_args_capture_dependencies { uint64_t stream; uint64_t count; uint64_t flags; };
+struct vgpu_args_capture_to_graph { uint64_t stream; uint64_t graph; uint64_t mode; uint64_t count; };
+#define VGPU_CAPTURE_DEPENDENCIES 56u
+
 /* ---- result layouts (result[]) ----------------------------------------- */
 struct vgpu_result_value { uint64_t value; };
 struct vgpu_result_handle { uint64_t handle; };
@@ -207,6 +224,7 @@ struct vgpu_result_module_functions { uint64_t count; uint64_t returned; };
 struct vgpu_result_primary_retain { uint64_t context; uint64_t retains; };
 struct vgpu_result_primary_state { uint64_t flags; uint64_t active; };
 struct vgpu_result_capture_info { uint64_t status; uint64_t id; };
+struct vgpu_result_capture_graph { uint64_t graph; uint64_t dependencies; }; /* dependencies: all of them */
 struct vgpu_result_alloc_node { uint64_t node; uint64_t dptr; };
 struct vgpu_result_vmm_create { uint64_t handle; uint64_t compression; }; /* compression: what the driver granted */
 /* Bit i (of low, then high) set: attribute first + i is in the payload; clear: ask for it alone. */
@@ -473,7 +491,18 @@ struct vgpu_result_bytes16 { uint8_t bytes[16]; }; /* a host-mode BLAS result */
         /* the VM's graph allocations on the device: bytes held now and the high mark since its reset */ \
     X(DEVICE_GET_ATTRIBUTES, 417, 0, struct vgpu_args_device_attributes, struct vgpu_result_attribute_mask) \
         /* payload <- int32 values of attributes first.. (issue 46: a runtime's device properties in one \
-           command); each answered as DEVICE_GET_ATTRIBUTE answers it */
+           command); each answered as DEVICE_GET_ATTRIBUTE answers it */ \
+    /* Conditional nodes and the graph under capture (issue 42). A conditional node's body graphs are \
+       the node's: the guest adds nodes to them, never destroys them; they go with the node. */ \
+    X(GRAPH_CONDITIONAL_CREATE, 418, VGPU_OPF_CTX, struct vgpu_args_conditional_create, struct vgpu_result_value) \
+        /* -> the conditional's handle, as kernels set it (cudaGraphSetConditional) */ \
+    X(GRAPH_ADD_CONDITIONAL_NODE, 419, VGPU_OPF_CTX | VGPU_OPF_NODES, struct vgpu_args_conditional_node, \
+      struct vgpu_result_handle) /* payload <- the size body graphs' handles (uint64 each) */ \
+    X(STREAM_CAPTURE_GRAPH, 420, VGPU_OPF_CTX, struct vgpu_args_capture_graph, struct vgpu_result_capture_graph) \
+        /* an active capture: its graph; payload <- dependency node handles from first (uint64 each) */ \
+    X(STREAM_UPDATE_CAPTURE_DEPENDENCIES, 421, VGPU_OPF_CTX, struct vgpu_args_capture_dependencies, void) \
+    X(STREAM_BEGIN_CAPTURE_TO_GRAPH, 422, VGPU_OPF_CTX, struct vgpu_args_capture_to_graph, void) \
+        /* payload: the capture's first dependencies, node handles of that graph */
 
 #define VGPU_OP_ENUMERATOR_(name, number, flags, args, result) VGPU_OP_##name = number,
 enum vgpu_opcode {

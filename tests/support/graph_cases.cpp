@@ -494,4 +494,116 @@ void graph_memory_nodes(GraphVm& v) {
     EXPECT_EQ(graph_memory_now(rig), 0u);
 }
 
+namespace {
+uint64_t handle_at(const Done& d, size_t i) {
+    uint64_t h = 0;
+    if (d.payload.size() >= (i + 1) * 8) std::memcpy(&h, d.payload.data() + i * 8, 8);
+    return h;
+}
+} // namespace
+
+void conditional_nodes_and_capture_graphs(GraphVm& v) {
+    VgpuRig& rig = v.rig;
+    const uint64_t g = v.graph(), other = v.graph();
+    auto conditional = [&](uint64_t graph, uint64_t value) {
+        return v.ok({.opcode = VGPU_OP_GRAPH_CONDITIONAL_CREATE, .args = {graph, value, 1 /* assign default */}});
+    };
+    auto node = [&](uint64_t graph, uint64_t cond, uint64_t type, uint64_t size) {
+        return rig.call({.opcode = VGPU_OP_GRAPH_ADD_CONDITIONAL_NODE, .args = {graph, cond, type, size}});
+    };
+    const uint64_t yes = conditional(g, 1), no = conditional(g, 0), two = conditional(g, 2);
+    EXPECT_EQ(node(g, conditional(other, 1), 0, 1).status, VGPU_ERROR_INVALID_VALUE) << "another graph's conditional";
+    EXPECT_EQ(node(g, yes, 0, 3).status, VGPU_ERROR_INVALID_VALUE) << "an IF with three bodies";
+    EXPECT_EQ(node(g, yes, 7, 1).status, VGPU_ERROR_INVALID_VALUE) << "no such type";
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_CONDITIONAL_CREATE, .args = {g, 1ull << 32, 0}}).status,
+              VGPU_ERROR_INVALID_VALUE);
+    // a = 1.0 where IF(yes) runs its body; b = 2.0 from IF(no)'s else body; c = 3.0 from SWITCH(2)'s third.
+    const Done if_yes = node(g, yes, 0, 1), if_no = node(g, no, 0, 2), sw = node(g, two, 2, 3);
+    ASSERT_EQ(if_yes.status, VGPU_SUCCESS);
+    ASSERT_EQ(if_no.status, VGPU_SUCCESS);
+    ASSERT_EQ(sw.status, VGPU_SUCCESS);
+    EXPECT_EQ(v.node_type(if_yes.r0), 13u); // CU_GRAPH_NODE_TYPE_CONDITIONAL
+    for (uint64_t body : {handle_at(if_yes, 0), handle_at(if_no, 0), handle_at(if_no, 1), handle_at(sw, 0), handle_at(sw, 1)})
+        ASSERT_NE(body, 0u);
+    v.ok({.opcode = VGPU_OP_MEMSET_D32, .args = {v.a, 0, 16, 0}});
+    v.ok({.opcode = VGPU_OP_MEMSET_D32, .args = {v.b, 0, 16, 0}});
+    v.ok({.opcode = VGPU_OP_MEMSET_D32, .args = {v.c, 0, 16, 0}});
+    ASSERT_EQ(v.memset_node(handle_at(if_yes, 0), v.a, 0x3f800000, 4, 16).status, VGPU_SUCCESS);
+    ASSERT_EQ(v.memset_node(handle_at(if_no, 0), v.b, 0x40e00000 /* 7.0f: the IF's body, not run */, 4, 16).status,
+              VGPU_SUCCESS);
+    ASSERT_EQ(v.memset_node(handle_at(if_no, 1), v.b, 0x40000000, 4, 16).status, VGPU_SUCCESS);
+    ASSERT_EQ(v.memset_node(handle_at(sw, 0), v.c, 0x40e00000, 4, 16).status, VGPU_SUCCESS);
+    ASSERT_EQ(v.memset_node(handle_at(sw, 2), v.c, 0x40400000, 4, 16).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_DESTROY, .args = {handle_at(sw, 1)}}).status, VGPU_ERROR_INVALID_VALUE)
+        << "a body goes with its node";
+    const uint64_t exec = v.ok({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {g, 0}});
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_LAUNCH, .args = {exec, 0}}).status, VGPU_SUCCESS);
+    const uint64_t bytes = 16 * 4;
+    for (auto [dptr, want] : {std::pair{v.a, 1.0f}, std::pair{v.b, 2.0f}, std::pair{v.c, 3.0f}}) {
+        v.ok({.opcode = VGPU_OP_MEMCPY_DTOH, .args = {kGraphOut, dptr, bytes, 0}});
+        EXPECT_EQ(v.floats(kGraphOut, 16)[15], want);
+    }
+    // The SWITCH node destroyed: its bodies' handles go with it.
+    const uint64_t sw_body = handle_at(sw, 2);
+    v.ok({.opcode = VGPU_OP_GRAPH_DESTROY_NODE, .args = {sw.r0}});
+    EXPECT_EQ(v.memset_node(sw_body, v.c, 0, 4, 16).status, VGPU_ERROR_INVALID_HANDLE);
+    v.ok({.opcode = VGPU_OP_GRAPH_EXEC_DESTROY, .args = {exec}});
+
+    // A capture's graph, named while it runs: memset, then an IF node
+    // added to it by hand, then the capture's dependencies set to that node.
+    const uint64_t s = v.ok({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}});
+    v.ok({.opcode = VGPU_OP_STREAM_BEGIN_CAPTURE, .args = {s, 2 /* relaxed */}});
+    v.ok({.opcode = VGPU_OP_MEMSET_D32, .args = {v.a, 0x40a00000 /* 5.0f */, 16, s}});
+    const Done cg = rig.call({.opcode = VGPU_OP_STREAM_CAPTURE_GRAPH, .args = {s, 0}});
+    ASSERT_EQ(cg.status, VGPU_SUCCESS);
+    const uint64_t captured = cg.r0;
+    ASSERT_EQ(cg.r1, 1u) << "the memset";
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_DESTROY, .args = {captured}}).status,
+              VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED) << "the capture's while it runs";
+    const uint64_t cond = conditional(captured, 1);
+    const Done in_capture = node(captured, cond, 0, 1);
+    ASSERT_EQ(in_capture.status, VGPU_SUCCESS);
+    ASSERT_EQ(v.edge(captured, handle_at(cg, 0), in_capture.r0).status, VGPU_SUCCESS);
+    ASSERT_EQ(v.memset_node(handle_at(in_capture, 0), v.b, 0x40c00000 /* 6.0f */, 4, 16).status, VGPU_SUCCESS);
+    std::vector<uint8_t> dep(8);
+    std::memcpy(dep.data(), &in_capture.r0, 8);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_STREAM_UPDATE_CAPTURE_DEPENDENCIES, .args = {s, 1, 1}, .payload = dep}).status,
+              VGPU_SUCCESS);
+    std::vector<uint8_t> foreign(8);
+    std::memcpy(foreign.data(), &if_yes.r0, 8);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_UPDATE_CAPTURE_DEPENDENCIES, .args = {s, 1, 1}, .payload = foreign}).status,
+              VGPU_ERROR_INVALID_VALUE) << "a node of another graph";
+    v.ok({.opcode = VGPU_OP_MEMCPY_DTOD, .args = {v.c, v.b, bytes, s}});
+    EXPECT_EQ(v.ok({.opcode = VGPU_OP_STREAM_END_CAPTURE, .args = {s}}), captured) << "the handle given while it ran";
+    v.ok({.opcode = VGPU_OP_MEMSET_D32, .args = {v.c, 0, 16, 0}});
+    const uint64_t exec2 = v.ok({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {captured, 0}});
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_LAUNCH, .args = {exec2, 0}}).status, VGPU_SUCCESS);
+    v.ok({.opcode = VGPU_OP_MEMCPY_DTOH, .args = {kGraphOut, v.c, bytes, 0}});
+    EXPECT_EQ(v.floats(kGraphOut, 16)[15], 6.0f) << "the copy ran after the conditional's body";
+
+    // A capture into the guest's own graph (after one of its nodes): END_CAPTURE names it again.
+    const uint64_t mine = v.graph();
+    const uint64_t first = v.memset_node(mine, v.a, 0x41000000 /* 8.0f */, 4, 16).r0;
+    std::memcpy(dep.data(), &first, 8);
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_STREAM_BEGIN_CAPTURE_TO_GRAPH, .args = {s, mine, 2, 1}, .payload = dep}).status,
+              VGPU_SUCCESS);
+    v.ok({.opcode = VGPU_OP_MEMCPY_DTOD, .args = {v.c, v.a, bytes, s}});
+    EXPECT_EQ(v.ok({.opcode = VGPU_OP_STREAM_END_CAPTURE, .args = {s}}), mine);
+    const uint64_t exec3 = v.ok({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {mine, 0}});
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_LAUNCH, .args = {exec3, 0}}).status, VGPU_SUCCESS);
+    v.ok({.opcode = VGPU_OP_MEMCPY_DTOH, .args = {kGraphOut, v.c, bytes, 0}});
+    EXPECT_EQ(v.floats(kGraphOut, 16)[15], 8.0f);
+
+    // Graphs destroyed with conditional nodes: every body handle goes.
+    v.ok({.opcode = VGPU_OP_GRAPH_EXEC_DESTROY, .args = {exec2}});
+    v.ok({.opcode = VGPU_OP_GRAPH_EXEC_DESTROY, .args = {exec3}});
+    const uint64_t body = handle_at(if_no, 1);
+    v.ok({.opcode = VGPU_OP_GRAPH_DESTROY, .args = {g}});
+    EXPECT_EQ(v.memset_node(body, v.b, 0, 4, 16).status, VGPU_ERROR_INVALID_HANDLE);
+    v.ok({.opcode = VGPU_OP_GRAPH_DESTROY, .args = {captured}});
+    v.ok({.opcode = VGPU_OP_GRAPH_DESTROY, .args = {mine}});
+    v.ok({.opcode = VGPU_OP_GRAPH_DESTROY, .args = {other}});
+    v.ok({.opcode = VGPU_OP_STREAM_DESTROY, .args = {s}});
+}
+
 } // namespace kvmgpu::vgpu::test

@@ -54,6 +54,14 @@ void stream_attributes_round_trip(GraphVm& v);
 // the graph and in an exec, an event destroyed while a node names it still
 // recorded); a memset node switched off in an exec and on again; an exec's flags.
 void event_nodes_and_switched_off_nodes(GraphVm& v);
+// Conditional nodes: IF (with an else body) and SWITCH nodes run the body
+// their conditional's default picks at each launch; body graphs take nodes
+// but are never destroyed by the guest, and go with their node or graph;
+// conditionals of another graph are refused. The graph under a capture:
+// named while the capture runs, given a conditional node between captured
+// work, its dependencies set to that node, and named again at the end; a
+// capture into a graph of the guest's adds to it.
+void conditional_nodes_and_capture_graphs(GraphVm& v);
 // Graph memory: an allocation node's address is the VM's (nodes and copies
 // name it) and counted while its graph or an exec holds it, given back with
 // the last; a capture's allocations and frees become its nodes, and an

@@ -219,6 +219,14 @@ private:
         std::map<BackendGraphNode, BackendGraphNode> copies;
         std::vector<uint64_t> allocations; // its memory nodes' graph allocations (held)
         std::vector<GuestRamUse> guest_ram;
+        // A conditional node's body: the VM handle of the graph holding the
+        // node, and the node. The driver owns it; it goes with the node.
+        uint64_t body_of = 0;
+        BackendGraphNode body_node = 0;
+        // The graph a capture on this stream made (named to the guest while
+        // the capture runs): the capture's until STREAM_END_CAPTURE.
+        BackendStream capture_stream = 0;
+        std::vector<uint64_t> conditionals; // the conditional handles made for it
     };
     struct GraphNodeEntry {
         uint64_t graph; // VM handle of its graph
@@ -251,6 +259,21 @@ private:
     };
     KernelNode kernel_node(const GuestCommand& c);
     void forget_graph(const GraphEntry& g);
+    // dispatch_graph_conditionals.cpp: the bodies of graph's conditional
+    // nodes (of `node` alone when not 0), and theirs, forgotten: the driver
+    // dropped them with the node or graph.
+    void forget_bodies(uint64_t graph, BackendGraphNode node);
+    // The graph's nodes and its bodies' (an exec copies both).
+    uint64_t nodes_with_bodies(uint64_t graph);
+    // The VM handle of backend graph g, if one names it.
+    std::optional<uint64_t> handle_of_graph(BackendGraph g);
+    // When the capture on s ends: the graph it made, if the guest was given
+    // a handle for it (0 else), now an ordinary graph when `kept`, else
+    // forgotten (the driver dropped it).
+    uint64_t settle_capture_graph(BackendStream s, bool kept);
+    // Node handles of graph (payload, count of them) -> backend nodes; the why when one is not that graph's.
+    const char* nodes_of_graph(uint64_t graph, const uint8_t* payload, uint64_t count,
+                               std::vector<BackendGraphNode>* out);
     void destroy_graphs_of(uint64_t ctx);
     // dispatch_graph_node_controls.cpp: the node (of this context), if the
     // device's graph has it as CUgraphNodeType `type`; else *st and why not.

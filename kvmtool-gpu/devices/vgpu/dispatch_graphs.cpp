@@ -10,7 +10,6 @@ namespace kvmgpu::vgpu {
 
 namespace {
 constexpr uint32_t kKernelPayloadRoom = sizeof(vgpu_graph_kernel_payload::params);
-constexpr uint32_t kCaptureModes = 3; // CU_STREAM_CAPTURE_MODE_GLOBAL, _THREAD_LOCAL, _RELAXED
 } // namespace
 
 GraphBackend* CommandDispatch::graph_backend() { return backend().graphs(); }
@@ -91,16 +90,36 @@ CommandResult CommandDispatch::op_STREAM_END_CAPTURE(GuestCommand& c) {
         capture_ram_.erase(it);
     }
     if (st != VGPU_SUCCESS) {
-        if (ended) end_capture_allocations(capture, nullptr);
+        if (ended) {
+            end_capture_allocations(capture, nullptr);
+            settle_capture_graph(s, false);
+        }
         return done(st);
     }
+    // A graph the guest already names: the capture's own, named while it
+    // ran, or the guest's that it captured into.
+    const uint64_t made = settle_capture_graph(s, true);
+    const std::optional<uint64_t> named = made ? std::optional<uint64_t>{made} : handle_of_graph(g);
+    GraphEntry* known = named ? graphs_.find(*named, ctx_) : nullptr;
+    const uint64_t counted = known ? known->nodes : 0;
     std::vector<BackendGraphNode> nodes;
-    if (gb->nodes(g, &nodes) != VGPU_SUCCESS || graph_node_count_ + nodes.size() > opts_.max_graph_nodes) {
-        gb->graph_destroy(g);
+    if (gb->nodes(g, &nodes) != VGPU_SUCCESS || graph_node_count_ - counted + nodes.size() > opts_.max_graph_nodes) {
         end_capture_allocations(capture, nullptr);
+        if (known) { // destroyed below with its entry, as GRAPH_DESTROY would
+            auto e = graphs_.erase(*named, ctx_);
+            forget_graph(*e);
+            forget_bodies(*named, 0);
+        }
+        gb->graph_destroy(g);
         return fail(VGPU_ERROR_OUT_OF_MEMORY, "captured graph past max_graph_nodes");
     }
-    graph_node_count_ += nodes.size();
+    graph_node_count_ += nodes.size() - counted;
+    if (known) {
+        known->nodes = nodes.size();
+        known->guest_ram.insert(known->guest_ram.end(), guest_ram.begin(), guest_ram.end());
+        end_capture_allocations(capture, known);
+        return done(VGPU_SUCCESS, *named);
+    }
     GraphEntry entry{g, nodes.size(), {}, 0, {}, {}, std::move(guest_ram)};
     end_capture_allocations(capture, &entry);
     return done(VGPU_SUCCESS, *graphs_.insert(std::move(entry), ctx_));
@@ -130,9 +149,14 @@ CommandResult CommandDispatch::op_GRAPH_CREATE(GuestCommand& c) {
 }
 
 CommandResult CommandDispatch::op_GRAPH_DESTROY(GuestCommand& c) {
-    auto g = graphs_.erase(args_of<VGPU_OP_GRAPH_DESTROY>(c).handle, ctx_);
-    if (!g) return fail(VGPU_ERROR_INVALID_HANDLE, "graph handle");
+    const uint64_t handle = args_of<VGPU_OP_GRAPH_DESTROY>(c).handle;
+    const GraphEntry* live = graphs_.find(handle, ctx_);
+    if (!live) return fail(VGPU_ERROR_INVALID_HANDLE, "graph handle");
+    if (live->body_of) return fail(VGPU_ERROR_INVALID_VALUE, "a conditional node's body graph goes with its node");
+    if (live->capture_stream) return fail(VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED, "the graph of a capture still running");
+    auto g = graphs_.erase(handle, ctx_);
     forget_graph(*g);
+    forget_bodies(handle, 0);
     const Status st = backend_result(graph_backend()->graph_destroy(g->graph));
     drop_graph_allocations(g->allocations);
     return done(st);
@@ -310,11 +334,14 @@ CommandResult CommandDispatch::op_GRAPH_DESTROY_NODE(GuestCommand& c) {
     const uint64_t handle = args_of<VGPU_OP_GRAPH_DESTROY_NODE>(c).handle;
     const GraphNodeEntry* node = graph_nodes_.find(handle, ctx_);
     if (!node) return fail(VGPU_ERROR_INVALID_HANDLE, "graph node handle");
-    GraphEntry* g = graphs_.find(node->graph, ctx_);
+    const uint64_t graph = node->graph;
+    GraphEntry* g = graphs_.find(graph, ctx_);
     const BackendGraphNode n = node->node;
     const Status st = backend_result(graph_backend()->destroy_node(n));
     if (st != VGPU_SUCCESS) return done(st);
     graph_nodes_.erase(handle, ctx_);
+    forget_bodies(graph, n); // a conditional node's bodies went with it
+    g = graphs_.find(graph, ctx_);
     if (g) {
         g->handles.erase(n);
         std::erase_if(g->copies, [n](const auto& e) { return e.second == n; }); // never found again
@@ -337,15 +364,16 @@ CommandResult CommandDispatch::op_GRAPH_INSTANTIATE(GuestCommand& c) {
     if (flags & ~(kAutoFreeOnLaunch | kUseNodePriority))
         return fail(VGPU_ERROR_INVALID_VALUE, "instantiate flags (upload and device launch not offered)");
     if (graph_execs_.size() >= graph_execs_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "graph exec table full");
-    if (graph_node_count_ + g->nodes > opts_.max_graph_nodes)
+    const uint64_t nodes = nodes_with_bodies(graph); // the exec copies its conditionals' bodies too
+    if (graph_node_count_ + nodes > opts_.max_graph_nodes)
         return fail(VGPU_ERROR_OUT_OF_MEMORY, "graph exec nodes past max_graph_nodes");
     BackendGraphExec e = 0;
     const Status st = backend_result(graph_backend()->instantiate(g->graph, flags, &e));
     if (st != VGPU_SUCCESS) return done(st);
-    graph_node_count_ += g->nodes;
+    graph_node_count_ += nodes;
     hold_graph_allocations(g->allocations);
     return done(VGPU_SUCCESS,
-                *graph_execs_.insert(GraphExecEntry{e, g->nodes, graph, flags, g->allocations, g->guest_ram}, ctx_));
+                *graph_execs_.insert(GraphExecEntry{e, nodes, graph, flags, g->allocations, g->guest_ram}, ctx_));
 }
 
 CommandResult CommandDispatch::op_GRAPH_EXEC_DESTROY(GuestCommand& c) {
@@ -399,7 +427,14 @@ void CommandDispatch::end_captures_of(uint64_t ctx) {
         if (!streams_.find(h, ctx) || gb->capture_status(s, &status, &id) != VGPU_SUCCESS || status == kCaptureNone)
             return;
         BackendGraph g = 0;
-        if (gb->end_capture(s, &g) == VGPU_SUCCESS && g) gb->graph_destroy(g); // a joined stream's end is refused
+        // A joined stream's end is refused. A graph the guest captured into
+        // stays its own (destroyed with the context's graphs).
+        const bool ended = gb->end_capture(s, &g) == VGPU_SUCCESS && g;
+        const uint64_t made = settle_capture_graph(s, true);
+        if (made) {
+            if (auto e = graphs_.erase(made, ctx_)) forget_graph(*e), forget_bodies(made, 0);
+        }
+        if (ended && (made || !handle_of_graph(g))) gb->graph_destroy(g);
         if (gb->capture_status(s, &status, &id) == VGPU_SUCCESS && status == kCaptureNone && open_captures_ > 0)
             --open_captures_;
     });
@@ -414,7 +449,7 @@ void CommandDispatch::destroy_graphs_of(uint64_t ctx) {
     });
     graph_nodes_.erase_owned_by(ctx, [](const GraphNodeEntry&) {});
     graphs_.erase_owned_by(ctx, [&](const GraphEntry& g) {
-        if (gb) gb->graph_destroy(g.graph);
+        if (gb && !g.body_of && !g.capture_stream) gb->graph_destroy(g.graph); // bodies and captures' go with theirs
         graph_node_count_ -= std::min(graph_node_count_, g.nodes);
         drop_graph_allocations(g.allocations);
     });

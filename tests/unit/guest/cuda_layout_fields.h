@@ -46,7 +46,7 @@
     X(CUgraphNodeParams, memset.height) X(CUgraphNodeParams, memset.ctx) X(CUgraphNodeParams, host.userData)     \
     X(CUgraphNodeParams, graph.graph) X(CUgraphNodeParams, eventWait.event)                                      \
     X(CUgraphNodeParams, eventRecord.event) X(CUgraphNodeParams, reserved2) X(CUgraphNodeParams, alloc.dptr)     \
-    X(CUgraphNodeParams, free.dptr) X(CUmemPoolProps, handleTypes) X(CUmemPoolProps, location)                  \
+    X(CUgraphNodeParams, free.dptr) X(CUgraphNodeParams, conditional.ctx) X(CUDA_CONDITIONAL_NODE_PARAMS, size) X(CUDA_CONDITIONAL_NODE_PARAMS, phGraph_out) X(CUmemPoolProps, handleTypes) X(CUmemPoolProps, location)                  \
     X(CUmemPoolProps, win32SecurityAttributes) X(CUmemPoolProps, maxSize) X(CUmemPoolProps, usage)               \
     X(CUmemPoolProps, reserved) X(CUDA_MEM_ALLOC_NODE_PARAMS, accessDescs)                                      \
     X(CUDA_MEM_ALLOC_NODE_PARAMS, accessDescCount) X(CUDA_MEM_ALLOC_NODE_PARAMS, bytesize)                      \
@@ -59,7 +59,7 @@
     X(CUDA_HOST_NODE_PARAMS) X(CUaccessPolicyWindow) X(CUstreamAttrValue) X(CUDA_GRAPH_INSTANTIATE_PARAMS) X(CUgraphEdgeData) X(CUgraphExecUpdateResultInfo) X(CUstreamCaptureStatus)         \
     X(CUstreamCaptureMode) X(CUstreamBatchMemOpParams) X(CUgraphNodeParams) X(CUDA_MEMCPY_NODE_PARAMS)            \
     X(CUDA_MEMSET_NODE_PARAMS_v2) X(CUmemPoolProps) X(CUDA_MEM_ALLOC_NODE_PARAMS) X(CUDA_MEM_ALLOC_NODE_PARAMS_v2)  \
-    X(CUDA_MEM_FREE_NODE_PARAMS) X(CUgraphMem_attribute)
+    X(CUDA_MEM_FREE_NODE_PARAMS) X(CUDA_CONDITIONAL_NODE_PARAMS) X(CUgraphMem_attribute)
 
 #define KVMGPU_CUDA_LAYOUT_BODY                                                                               \
     std::vector<std::pair<std::string, size_t>> out;                                                          \

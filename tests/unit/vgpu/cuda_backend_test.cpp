@@ -300,6 +300,7 @@ TEST(CudaVgpu, GraphShapeAndClone) { graph_case_on_cuda(graph_shape_and_clone); 
 TEST(CudaVgpu, StreamAttributesRoundTrip) { graph_case_on_cuda(stream_attributes_round_trip); }
 TEST(CudaVgpu, EventNodesAndSwitchedOffNodes) { graph_case_on_cuda(event_nodes_and_switched_off_nodes); }
 TEST(CudaVgpu, GraphMemoryNodes) { graph_case_on_cuda(graph_memory_nodes); }
+TEST(CudaVgpu, ConditionalNodesAndCaptureGraphs) { graph_case_on_cuda(conditional_nodes_and_capture_graphs); }
 
 TEST(CudaBackend, LoadedModuleKernelRuns) {
     REQUIRE_CUDA(be);

@@ -125,6 +125,14 @@ const Word kWords[] = {
     WORD(vgpu_args_graph_mem_attribute, value, 3), WORD(vgpu_args_vmm_create, bytes, 0),
     WORD(vgpu_args_vmm_create, compression, 1), WORD(vgpu_args_device_attributes, device, 0),
     WORD(vgpu_args_device_attributes, first, 1),
+    WORD(vgpu_args_conditional_create, graph, 0), WORD(vgpu_args_conditional_create, default_value, 1),
+    WORD(vgpu_args_conditional_create, flags, 2), WORD(vgpu_args_conditional_node, graph, 0),
+    WORD(vgpu_args_conditional_node, conditional, 1), WORD(vgpu_args_conditional_node, type, 2),
+    WORD(vgpu_args_conditional_node, size, 3), WORD(vgpu_args_capture_graph, stream, 0),
+    WORD(vgpu_args_capture_graph, first, 1), WORD(vgpu_args_capture_dependencies, stream, 0),
+    WORD(vgpu_args_capture_dependencies, count, 1), WORD(vgpu_args_capture_dependencies, flags, 2),
+    WORD(vgpu_args_capture_to_graph, stream, 0), WORD(vgpu_args_capture_to_graph, graph, 1),
+    WORD(vgpu_args_capture_to_graph, mode, 2), WORD(vgpu_args_capture_to_graph, count, 3),
 };
 #undef WORD
 #undef HIGH_HALF
@@ -157,6 +165,8 @@ const Size kSizes[] = {
     SIZE(vgpu_args_graph_edges, 3), SIZE(vgpu_args_event_node, 3), SIZE(vgpu_args_node_event, 4),
     SIZE(vgpu_args_node_enabled, 3), SIZE(vgpu_args_stream_bytes, 2), SIZE(vgpu_args_stream_dptr, 2),
     SIZE(vgpu_args_graph_bytes, 2), SIZE(vgpu_args_graph_dptr, 2), SIZE(vgpu_args_graph_mem_attribute, 4), SIZE(vgpu_args_vmm_create, 2), SIZE(vgpu_args_device_attributes, 2),
+    SIZE(vgpu_args_conditional_create, 3), SIZE(vgpu_args_conditional_node, 4), SIZE(vgpu_args_capture_graph, 2),
+    SIZE(vgpu_args_capture_dependencies, 3), SIZE(vgpu_args_capture_to_graph, 4),
 };
 #undef SIZE
 

@@ -53,6 +53,13 @@ TEST_F(VgpuGraph, StreamAttributesRoundTrip) { stream_attributes_round_trip(*vm)
 TEST_F(VgpuGraph, EventNodesAndSwitchedOffNodes) { event_nodes_and_switched_off_nodes(*vm); }
 
 TEST_F(VgpuGraph, GraphMemoryNodes) { graph_memory_nodes(*vm); }
+// Room for the conditionals' bodies and the execs that copy them.
+TEST(VgpuGraphConditionals, ConditionalNodesAndCaptureGraphs) {
+    VgpuRig rig{VgpuOptions{.max_handles = 64, .max_graph_nodes = 128}};
+    ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
+    GraphVm vm(rig);
+    conditional_nodes_and_capture_graphs(vm);
+}
 
 // Graph allocations go with their context, as its graphs do.
 TEST_F(VgpuGraph, GraphMemoryGoesWithItsContext) {

@@ -47,6 +47,13 @@ public:
     Status free_graph_allocation(BackendStream s, uint64_t dptr) override;
     Status add_free_node(BackendGraph g, const GraphNodeSpec& spec, BackendGraphNode* out);
 
+    Status conditional_create(BackendGraph g, uint32_t default_value, uint32_t flags, uint64_t* out) override;
+    Status add_conditional_node(BackendGraph g, uint64_t conditional, uint32_t type, uint32_t size,
+                                BackendGraphNode* out, std::vector<BackendGraph>* bodies) override;
+    Status capture_graph(BackendStream s, BackendGraph* g, std::vector<BackendGraphNode>* deps) override;
+    Status update_capture_dependencies(BackendStream s, std::span<const BackendGraphNode> deps, uint32_t flags) override;
+    Status begin_capture_to_graph(BackendStream s, BackendGraph g, std::span<const BackendGraphNode> deps,
+                                  uint32_t mode) override;
     Status instantiate(BackendGraph g, uint64_t flags, BackendGraphExec* out) override;
     Status exec_destroy(BackendGraphExec e) override;
     Status exec_update(BackendGraphExec e, BackendGraph g, uint32_t* result) override;

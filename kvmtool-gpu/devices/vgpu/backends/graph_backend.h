@@ -27,9 +27,10 @@ using BackendGraphNode = uintptr_t;
 // element_bytes (1, 2, 4) from dst. EventRecord, EventWait: records or
 // waits for `event` (the device model keeps it alive while nodes name it).
 // MemFree: frees the graph allocation at dst (a MemAlloc node's, made by
-// add_alloc_node or alloc_in_capture).
+// add_alloc_node or alloc_in_capture). Conditional: made only by
+// add_conditional_node (a backend's own record of the node's kind).
 struct GraphNodeSpec {
-    enum class Kind { Empty, Kernel, Memcpy, Memset, EventRecord, EventWait, MemAlloc, MemFree };
+    enum class Kind { Empty, Kernel, Memcpy, Memset, EventRecord, EventWait, MemAlloc, MemFree, Conditional };
     Kind kind = Kind::Empty;
     BackendFunction function = 0;
     Dim3 grid, block;
@@ -46,6 +47,7 @@ struct GraphNodeSpec {
 
 // CUstreamCaptureStatus.
 enum CaptureStatus : uint32_t { kCaptureNone = 0, kCaptureActive = 1, kCaptureInvalidated = 2 };
+constexpr uint32_t kCaptureModes = 3; // CU_STREAM_CAPTURE_MODE_GLOBAL, _THREAD_LOCAL, _RELAXED
 
 class GraphBackend {
 public:
@@ -96,6 +98,28 @@ public:
     virtual Status alloc_in_capture(BackendStream, uint64_t, uint64_t*) { return VGPU_ERROR_NOT_SUPPORTED; }
     virtual Status free_graph_allocation(BackendStream, uint64_t) { return VGPU_ERROR_NOT_SUPPORTED; }
     virtual void release_graph_allocation(uint64_t) {}
+
+    // Conditional nodes (CUDA 12.3): a conditional of g (its default value
+    // and CUgraphConditionalHandleFlags), then a node of g testing it
+    // (CUgraphConditionalNodeType), whose `size` body graphs the driver
+    // makes and owns. And the graph under a capture: the graph s captures
+    // into and the capture's dependencies now; changing them (flags 0 add,
+    // 1 set); a capture into an existing graph g after deps. A backend
+    // without them answers NOT_SUPPORTED.
+    virtual Status conditional_create(BackendGraph, uint32_t, uint32_t, uint64_t*) { return VGPU_ERROR_NOT_SUPPORTED; }
+    virtual Status add_conditional_node(BackendGraph, uint64_t, uint32_t, uint32_t, BackendGraphNode*,
+                                        std::vector<BackendGraph>*) {
+        return VGPU_ERROR_NOT_SUPPORTED;
+    }
+    virtual Status capture_graph(BackendStream, BackendGraph*, std::vector<BackendGraphNode>*) {
+        return VGPU_ERROR_NOT_SUPPORTED;
+    }
+    virtual Status update_capture_dependencies(BackendStream, std::span<const BackendGraphNode>, uint32_t) {
+        return VGPU_ERROR_NOT_SUPPORTED;
+    }
+    virtual Status begin_capture_to_graph(BackendStream, BackendGraph, std::span<const BackendGraphNode>, uint32_t) {
+        return VGPU_ERROR_NOT_SUPPORTED;
+    }
 
     // flags: CUgraphInstantiate_flags the device model accepted (AUTO_FREE_ON_LAUNCH, USE_NODE_PRIORITY).
     virtual Status instantiate(BackendGraph g, uint64_t flags, BackendGraphExec* out) = 0;

@@ -31,6 +31,7 @@ std::function<Status()> HostGraphs::runner(const GraphNodeSpec& spec) {
     case GraphNodeSpec::Kind::EventWait: return [&d, e = spec.event] { return d.stream_wait_event(0, e); };
     case GraphNodeSpec::Kind::MemAlloc: // the memory is made with the node and lives as long
     case GraphNodeSpec::Kind::MemFree: return [] { return VGPU_SUCCESS; };
+    case GraphNodeSpec::Kind::Conditional: break; // add_conditional_node's
     }
     return [] { return VGPU_ERROR_INVALID_VALUE; };
 }
@@ -71,6 +72,8 @@ void HostGraphs::forget_stream(BackendStream s) {
 
 void HostGraphs::clear() {
     graphs_.clear();
+    conditionals_.clear();
+    bodies_.clear();
     execs_.clear();
     captures_.clear();
     stream_capture_.clear();
@@ -97,7 +100,7 @@ Status HostGraphs::end_capture(BackendStream s, BackendGraph* out) {
     std::erase_if(event_capture_, [id](const auto& p) { return p.second == id; });
     captures_.erase(id);
     if (c.invalidated) {
-        graphs_.erase(c.graph);
+        if (!c.into_existing) graphs_.erase(c.graph);
         return VGPU_ERROR_STREAM_CAPTURE_INVALIDATED;
     }
     *out = c.graph;
@@ -119,7 +122,16 @@ Status HostGraphs::graph_create(BackendGraph* out) {
     return VGPU_SUCCESS;
 }
 
-Status HostGraphs::graph_destroy(BackendGraph g) { return graphs_.erase(g) ? VGPU_SUCCESS : VGPU_ERROR_INVALID_HANDLE; }
+Status HostGraphs::graph_destroy(BackendGraph g) {
+    const auto it = graphs_.find(g);
+    if (it == graphs_.end()) return VGPU_ERROR_INVALID_HANDLE;
+    std::vector<BackendGraphNode> nodes;
+    for (const Node& n : it->second.nodes) nodes.push_back(n.id);
+    graphs_.erase(it);
+    std::erase_if(conditionals_, [g](const auto& c) { return c.second.graph == g; });
+    for (BackendGraphNode n : nodes) drop_bodies(n);
+    return VGPU_SUCCESS;
+}
 
 Status HostGraphs::add_node(BackendGraph g, const GraphNodeSpec& spec, BackendGraphNode* out) {
     const auto it = graphs_.find(g);
@@ -216,6 +228,7 @@ Status HostGraphs::destroy_node(BackendGraphNode node) {
     if (!n) return VGPU_ERROR_INVALID_VALUE;
     std::erase_if(g->edges, [node](const auto& e) { return e.first == node || e.second == node; });
     g->nodes.erase(g->nodes.begin() + (n - g->nodes.data()));
+    drop_bodies(node);
     return VGPU_SUCCESS;
 }
 
@@ -238,6 +251,7 @@ Status HostGraphs::node_type(BackendGraphNode node, uint32_t* type) {
     case GraphNodeSpec::Kind::EventRecord: *type = 7; break;
     case GraphNodeSpec::Kind::MemAlloc: *type = 10; break;
     case GraphNodeSpec::Kind::MemFree: *type = 11; break;
+    case GraphNodeSpec::Kind::Conditional: *type = 13; break;
     }
     return VGPU_SUCCESS;
 }
@@ -251,6 +265,8 @@ Status HostGraphs::clone(BackendGraph g, BackendGraph* out,
     Graph copy;
     std::map<BackendGraphNode, BackendGraphNode> to_copy;
     map->clear();
+    for (const Node& n : it->second.nodes)
+        if (n.kind == GraphNodeSpec::Kind::Conditional) return VGPU_ERROR_NOT_SUPPORTED; // bodies are never shared here
     for (const Node& n : it->second.nodes) {
         const BackendGraphNode id = next_id_++;
         copy.nodes.push_back(Node{id, n.kind, n.run, n.event, true});
@@ -363,6 +379,7 @@ Status HostGraphs::launch(BackendGraphExec e, BackendStream s, bool upload_only)
     if (it == execs_.end()) return VGPU_ERROR_INVALID_HANDLE;
     if (capturing(s)) return VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED; // no child graphs here
     if (upload_only) return VGPU_SUCCESS;
+    assign_defaults();
     for (const Node& n : it->second.order)
         if (const Status st = n.enabled ? n.run() : VGPU_SUCCESS; st != VGPU_SUCCESS) return st;
     return VGPU_SUCCESS;

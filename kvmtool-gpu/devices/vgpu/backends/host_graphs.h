@@ -64,6 +64,16 @@ public:
     Status alloc_in_capture(BackendStream s, uint64_t bytes, uint64_t* dptr) override;
     Status free_graph_allocation(BackendStream s, uint64_t dptr) override;
     void release_graph_allocation(uint64_t dptr) override;
+    // host_graph_conditionals.cpp. Host kernels never set a conditional:
+    // it keeps its default, so IF and SWITCH nodes run the body it picks,
+    // and WHILE nodes (which would never end) are not offered.
+    Status conditional_create(BackendGraph g, uint32_t default_value, uint32_t flags, uint64_t* out) override;
+    Status add_conditional_node(BackendGraph g, uint64_t conditional, uint32_t type, uint32_t size,
+                                BackendGraphNode* out, std::vector<BackendGraph>* bodies) override;
+    Status capture_graph(BackendStream s, BackendGraph* g, std::vector<BackendGraphNode>* deps) override;
+    Status update_capture_dependencies(BackendStream s, std::span<const BackendGraphNode> deps, uint32_t flags) override;
+    Status begin_capture_to_graph(BackendStream s, BackendGraph g, std::span<const BackendGraphNode> deps,
+                                  uint32_t mode) override;
     Status instantiate(BackendGraph g, uint64_t flags, BackendGraphExec* out) override;
     Status exec_destroy(BackendGraphExec e) override;
     Status exec_update(BackendGraphExec e, BackendGraph g, uint32_t* result) override;
@@ -90,7 +100,18 @@ private:
         BackendGraph graph;
         BackendStream origin;
         bool invalidated = false;
+        bool into_existing = false; // a graph of the guest's (begin_capture_to_graph): it stays
     };
+    struct Conditional {
+        BackendGraph graph;
+        uint32_t default_value, flags, value;
+    };
+    // A launch's start: CU_GRAPH_COND_ASSIGN_DEFAULT conditionals take their default.
+    void assign_defaults();
+    // Runs graph g's nodes now, in a topological order (a conditional's body).
+    Status run_body(BackendGraph g);
+    // The body graphs of a conditional node that is gone, and theirs.
+    void drop_bodies(BackendGraphNode node);
     std::function<Status()> runner(const GraphNodeSpec& spec);
     // g's nodes in a topological order (indices into g.nodes); false on a cycle.
     static bool topological(const Graph& g, std::vector<size_t>* order);
@@ -106,6 +127,8 @@ private:
     std::map<uint64_t, Capture> captures_;             // by capture id
     std::map<BackendStream, uint64_t> stream_capture_; // capturing streams (origin and joined)
     std::map<BackendEvent, uint64_t> event_capture_;   // events recorded in a capture
+    std::map<uint64_t, Conditional> conditionals_;      // by handle
+    std::map<BackendGraphNode, std::vector<BackendGraph>> bodies_; // a conditional node's (never shared: no clones)
 };
 
 } // namespace kvmgpu::vgpu

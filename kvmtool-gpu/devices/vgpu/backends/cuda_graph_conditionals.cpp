@@ -1,0 +1,79 @@
+// Conditional nodes and the graph under a capture on the real driver
+// (CUDA 12.3 and later): what NVIDIA's graphConditionalNodes sample and
+// runtimes that build graphs around a capture ask for.
+#include <vector>
+
+#include "kvmtool-gpu/devices/vgpu/backends/cuda_graphs.h"
+#include "kvmtool-gpu/devices/vgpu/backends/cuda_status.h"
+
+namespace kvmgpu::vgpu {
+
+namespace {
+
+std::vector<CUgraphNode> driver_nodes(std::span<const BackendGraphNode> nodes) {
+    std::vector<CUgraphNode> out;
+    out.reserve(nodes.size());
+    for (BackendGraphNode n : nodes) out.push_back(reinterpret_cast<CUgraphNode>(n));
+    return out;
+}
+
+} // namespace
+
+Status CudaGraphs::conditional_create(BackendGraph g, uint32_t default_value, uint32_t flags, uint64_t* out) {
+    const auto fn = KVMGPU_CUDA_LATE(api_, cuGraphConditionalHandleCreate, 12030);
+    if (!fn) return VGPU_ERROR_NOT_SUPPORTED;
+    CUgraphConditionalHandle h = 0;
+    CU_TRY(fn(&h, reinterpret_cast<CUgraph>(g), ctx_, default_value, flags));
+    *out = h;
+    return VGPU_SUCCESS;
+}
+
+Status CudaGraphs::add_conditional_node(BackendGraph g, uint64_t conditional, uint32_t type, uint32_t size,
+                                        BackendGraphNode* out, std::vector<BackendGraph>* bodies) {
+    const auto fn = KVMGPU_CUDA_LATE(api_, cuGraphAddNode, 12030);
+    if (!fn) return VGPU_ERROR_NOT_SUPPORTED;
+    CUgraphNodeParams p{};
+    p.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    p.conditional.handle = conditional;
+    p.conditional.type = static_cast<CUgraphConditionalNodeType>(type);
+    p.conditional.size = size;
+    p.conditional.ctx = ctx_;
+    std::vector<CUgraph> made(size);
+    p.conditional.phGraph_out = made.data();
+    CUgraphNode n = nullptr;
+    CU_TRY(fn(&n, reinterpret_cast<CUgraph>(g), nullptr, nullptr, 0, &p));
+    *out = reinterpret_cast<BackendGraphNode>(n);
+    bodies->clear();
+    for (CUgraph b : made) bodies->push_back(reinterpret_cast<BackendGraph>(b));
+    return VGPU_SUCCESS;
+}
+
+Status CudaGraphs::capture_graph(BackendStream s, BackendGraph* g, std::vector<BackendGraphNode>* deps) {
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUgraph captured = nullptr;
+    const CUgraphNode* nodes = nullptr;
+    size_t count = 0;
+    CU_TRY(api_.cuStreamGetCaptureInfo(reinterpret_cast<CUstream>(s), &st, nullptr, &captured, &nodes, nullptr, &count));
+    if (st != CU_STREAM_CAPTURE_STATUS_ACTIVE) return VGPU_ERROR_STREAM_CAPTURE_INVALIDATED;
+    *g = reinterpret_cast<BackendGraph>(captured);
+    deps->assign(reinterpret_cast<const BackendGraphNode*>(nodes), reinterpret_cast<const BackendGraphNode*>(nodes) + count);
+    return VGPU_SUCCESS;
+}
+
+Status CudaGraphs::update_capture_dependencies(BackendStream s, std::span<const BackendGraphNode> deps, uint32_t flags) {
+    const auto fn = KVMGPU_CUDA_LATE(api_, cuStreamUpdateCaptureDependencies, 12030);
+    if (!fn) return VGPU_ERROR_NOT_SUPPORTED;
+    std::vector<CUgraphNode> nodes = driver_nodes(deps);
+    return to_status(fn(reinterpret_cast<CUstream>(s), nodes.data(), nullptr, nodes.size(), flags));
+}
+
+Status CudaGraphs::begin_capture_to_graph(BackendStream s, BackendGraph g, std::span<const BackendGraphNode> deps,
+                                          uint32_t mode) {
+    const auto fn = KVMGPU_CUDA_LATE(api_, cuStreamBeginCaptureToGraph, 12030);
+    if (!fn) return VGPU_ERROR_NOT_SUPPORTED;
+    std::vector<CUgraphNode> nodes = driver_nodes(deps);
+    return to_status(fn(reinterpret_cast<CUstream>(s), reinterpret_cast<CUgraph>(g), nodes.data(), nullptr,
+                        nodes.size(), static_cast<CUstreamCaptureMode>(mode)));
+}
+
+} // namespace kvmgpu::vgpu
