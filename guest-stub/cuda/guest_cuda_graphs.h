@@ -357,6 +357,10 @@ CUresult cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphN
 CUresult cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* nodeParams);
 CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle* pHandle_out, CUgraph hGraph, CUcontext ctx,
                                         unsigned int defaultLaunchValue, unsigned int flags);
+typedef enum CUstreamUpdateCaptureDependencies_flags_enum {
+    CU_STREAM_ADD_CAPTURE_DEPENDENCIES = 0x0,
+    CU_STREAM_SET_CAPTURE_DEPENDENCIES = 0x1
+} CUstreamUpdateCaptureDependencies_flags;
 #define cuStreamUpdateCaptureDependencies cuStreamUpdateCaptureDependencies_v2
 CUresult cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode* dependencies,
                                            const CUgraphEdgeData* dependencyData, size_t numDependencies,

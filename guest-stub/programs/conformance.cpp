@@ -513,6 +513,7 @@ void module_and_launch_calls()
     graph_shape_and_stream_attribute_calls(add);
     graph_node_calls(add);
     graph_memory_calls(add);
+    graph_conditional_calls();
     vmm_and_managed_calls(add);
     library_support_calls(add);
     // Cooperative launches and cuLaunchKernelEx.

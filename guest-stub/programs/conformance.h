@@ -29,6 +29,8 @@ void graph_shape_and_stream_attribute_calls(CUfunction add);
 void graph_node_calls(CUfunction add);
 // conformance_graph_memory.cpp
 void graph_memory_calls(CUfunction add);
+// conformance_graph_conditionals.cpp
+void graph_conditional_calls();
 // conformance_managed.cpp
 void vmm_and_managed_calls(CUfunction add);
 // conformance_more.cpp

@@ -147,7 +147,7 @@ void captured_graph(CUfunction add, float* ha, float* hc, CUdeviceptr da, CUdevi
     expect("cuStreamGetPriority(capturing; cuBLAS asks it so)", cuStreamGetPriority(s, &priority), CUDA_SUCCESS);
     CUgraph under = nullptr;
     expect("cuStreamGetCaptureInfo(the graph under capture)",
-           cuStreamGetCaptureInfo(s, &status, &id, &under, nullptr, nullptr, nullptr), CUDA_ERROR_NOT_SUPPORTED);
+           cuStreamGetCaptureInfo(s, &status, &id, &under, nullptr, nullptr, nullptr), CUDA_SUCCESS);
     expect("cuMemcpyHtoDAsync(captured)", cuMemcpyHtoDAsync(da, ha, kN * 4, s), CUDA_SUCCESS);
     expect("cuEventRecord(fork)", cuEventRecord(fork, s), CUDA_SUCCESS);
     expect("cuStreamWaitEvent(side joins)", cuStreamWaitEvent(side, fork, 0), CUDA_SUCCESS);
@@ -162,6 +162,7 @@ void captured_graph(CUfunction add, float* ha, float* hc, CUdeviceptr da, CUdevi
     expect_true("nothing ran while capturing", hc[0] == -1.0f && g_host_calls == 0);
     CUgraph g = nullptr;
     expect("cuStreamEndCapture", cuStreamEndCapture(s, &g), CUDA_SUCCESS);
+    expect_true("the graph named while the capture ran", g == under && g != nullptr);
     expect("cuStreamIsCapturing(after)", cuStreamIsCapturing(s, &status), CUDA_SUCCESS);
     expect_true("NONE", status == CU_STREAM_CAPTURE_STATUS_NONE);
     size_t count = 0;

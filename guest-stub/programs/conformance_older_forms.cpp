@@ -90,10 +90,11 @@ void older_capture_calls()
     cuuint64_t id2 = 0;
     if (auto info = older<Info113>("cuStreamGetCaptureInfo", 11030)) {
         expect("cuStreamGetCaptureInfo at 11.3", info(s, &status, &id2, nullptr, nullptr, nullptr), CUDA_SUCCESS);
-        // As the newest form answers: the graph under capture stays the VMM's.
+        // As the newest form answers: the graph under capture, named.
         CUgraph graph = nullptr;
         expect("cuStreamGetCaptureInfo at 11.3 (the graph)", info(s, &status, nullptr, &graph, nullptr, nullptr),
-               CUDA_ERROR_NOT_SUPPORTED);
+               CUDA_SUCCESS);
+        expect_true("cuStreamGetCaptureInfo at 11.3: a graph", graph != nullptr);
     }
     expect_true("cuStreamGetCaptureInfo at 11.3: capturing, the same id", status == CU_STREAM_CAPTURE_STATUS_ACTIVE && id2 == id);
     CUgraph captured = nullptr;

@@ -1,0 +1,149 @@
+// conformance, continued: conditional nodes and the graph under a capture,
+// through the Driver API as NVIDIA's graphConditionalNodes sample calls it:
+// cuGraphConditionalHandleCreate, cuGraphAddNode with conditional
+// parameters (IF with an else body, SWITCH), nodes added to the bodies,
+// cuStreamGetCaptureInfo's graph and dependencies, a node added to the
+// graph under capture, cuStreamUpdateCaptureDependencies, and
+// cuStreamBeginCaptureToGraph. Conditionals keep their defaults here (no
+// kernel sets one), which picks the body that runs.
+#include "guest-stub/programs/conformance.h"
+
+using namespace guest;
+
+namespace {
+
+constexpr unsigned kN = 64;
+
+float first_of(CUdeviceptr d)
+{
+    float v = -1;
+    CU_CHECK(cuMemcpyDtoH(&v, d, sizeof v));
+    return v;
+}
+
+CUgraphNode conditional_node(CUgraph g, CUgraphConditionalHandle h, CUgraphConditionalNodeType type, unsigned size,
+                             CUgraph* bodies, const CUgraphNode* deps = nullptr, size_t n = 0)
+{
+    CUcontext ctx = nullptr;
+    CU_CHECK(cuCtxGetCurrent(&ctx));
+    CUgraphNodeParams p = {};
+    p.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    p.conditional.handle = h;
+    p.conditional.type = type;
+    p.conditional.size = size;
+    p.conditional.phGraph_out = bodies;
+    p.conditional.ctx = ctx;
+    CUgraphNode node = nullptr;
+    expect("cuGraphAddNode(conditional)", cuGraphAddNode(&node, g, deps, nullptr, n, &p), CUDA_SUCCESS);
+    return node;
+}
+
+void set_node(CUgraph g, CUdeviceptr d, float v)
+{
+    CUDA_MEMSET_NODE_PARAMS m = {};
+    m.dst = d;
+    m.elementSize = 4;
+    m.width = kN;
+    m.height = 1;
+    __builtin_memcpy(&m.value, &v, 4);
+    CUcontext ctx = nullptr;
+    CU_CHECK(cuCtxGetCurrent(&ctx));
+    CUgraphNode n = nullptr;
+    expect("cuGraphAddMemsetNode (a body's)", cuGraphAddMemsetNode(&n, g, nullptr, 0, &m, ctx), CUDA_SUCCESS);
+}
+
+void launch_once(CUgraph g)
+{
+    CUgraphExec e = nullptr;
+    expect("cuGraphInstantiate (conditionals)", cuGraphInstantiateWithFlags(&e, g, 0), CUDA_SUCCESS);
+    expect("cuGraphLaunch (conditionals)", cuGraphLaunch(e, nullptr), CUDA_SUCCESS);
+    CU_CHECK(cuCtxSynchronize());
+    CU_CHECK(cuGraphExecDestroy(e));
+}
+
+void explicit_conditionals(CUdeviceptr da, CUdeviceptr db)
+{
+    CUgraph g = nullptr;
+    CU_CHECK(cuGraphCreate(&g, 0));
+    CUgraphConditionalHandle off = 0, pick = 0;
+    expect("cuGraphConditionalHandleCreate",
+           cuGraphConditionalHandleCreate(&off, g, nullptr, 0, CU_GRAPH_COND_ASSIGN_DEFAULT), CUDA_SUCCESS);
+    CU_CHECK(cuGraphConditionalHandleCreate(&pick, g, nullptr, 1, CU_GRAPH_COND_ASSIGN_DEFAULT));
+    expect("cuGraphConditionalHandleCreate(null)", cuGraphConditionalHandleCreate(nullptr, g, nullptr, 0, 0),
+           CUDA_ERROR_INVALID_VALUE);
+    CUgraph if_else[2] = {}, cases[2] = {};
+    conditional_node(g, off, CU_GRAPH_COND_TYPE_IF, 2, if_else);
+    conditional_node(g, pick, CU_GRAPH_COND_TYPE_SWITCH, 2, cases);
+    expect_true("every body a graph", if_else[0] && if_else[1] && cases[0] && cases[1]);
+    set_node(if_else[0], da, 7.0f);
+    set_node(if_else[1], da, 2.0f); // the else body: the conditional is 0
+    set_node(cases[0], db, 7.0f);
+    set_node(cases[1], db, 3.0f);   // case 1
+    expect("cuGraphDestroy(a body)", cuGraphDestroy(cases[0]), CUDA_ERROR_INVALID_VALUE);
+    launch_once(g);
+    expect_true("IF ran its else body", first_of(da) == 2.0f);
+    expect_true("SWITCH ran case 1", first_of(db) == 3.0f);
+    CU_CHECK(cuGraphDestroy(g));
+}
+
+// Captured: a memset, then (by hand) an IF node on the capture's graph after
+// it, the capture's dependencies set to the node, then a copy.
+void captured_conditional(CUdeviceptr da, CUdeviceptr db)
+{
+    CUstream s = nullptr;
+    CU_CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CU_CHECK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CU_CHECK(cuMemsetD32Async(da, 0x40a00000u /* 5.0f */, kN, s));
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUgraph under = nullptr;
+    const CUgraphNode* deps = nullptr;
+    size_t n = 0;
+    expect("cuStreamGetCaptureInfo(graph, dependencies)",
+           cuStreamGetCaptureInfo(s, &status, nullptr, &under, &deps, nullptr, &n), CUDA_SUCCESS);
+    expect_true("the capture's graph and its one dependency", under != nullptr && n == 1 && deps != nullptr);
+    CUgraphConditionalHandle on = 0;
+    CU_CHECK(cuGraphConditionalHandleCreate(&on, under, nullptr, 1, CU_GRAPH_COND_ASSIGN_DEFAULT));
+    CUgraph body = nullptr;
+    CUgraphNode node = conditional_node(under, on, CU_GRAPH_COND_TYPE_IF, 1, &body, deps, n);
+    set_node(body, db, 6.0f);
+    expect("cuStreamUpdateCaptureDependencies(set)",
+           cuStreamUpdateCaptureDependencies(s, &node, nullptr, 1, CU_STREAM_SET_CAPTURE_DEPENDENCIES), CUDA_SUCCESS);
+    CU_CHECK(cuMemcpyDtoDAsync(da, db, kN * 4, s));
+    CUgraph g = nullptr;
+    expect("cuStreamEndCapture (a graph named while it ran)", cuStreamEndCapture(s, &g), CUDA_SUCCESS);
+    expect_true("the same graph", g == under);
+    launch_once(g);
+    expect_true("the copy ran after the IF's body", first_of(da) == 6.0f);
+    CU_CHECK(cuGraphDestroy(g));
+
+    // Into a graph of the program's, after its one node.
+    CU_CHECK(cuGraphCreate(&g, 0));
+    CUgraphNode first = nullptr;
+    CU_CHECK(cuGraphAddEmptyNode(&first, g, nullptr, 0));
+    expect("cuStreamBeginCaptureToGraph",
+           cuStreamBeginCaptureToGraph(s, g, &first, nullptr, 1, CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    CU_CHECK(cuMemsetD32Async(db, 0x41000000u /* 8.0f */, kN, s));
+    CUgraph back = nullptr;
+    expect("cuStreamEndCapture (into a graph)", cuStreamEndCapture(s, &back), CUDA_SUCCESS);
+    expect_true("the program's graph", back == g);
+    size_t nodes = 0;
+    CU_CHECK(cuGraphGetNodes(g, nullptr, &nodes));
+    expect_true("its node and the captured one", nodes == 2);
+    launch_once(g);
+    expect_true("the captured memset ran", first_of(db) == 8.0f);
+    CU_CHECK(cuGraphDestroy(g));
+    CU_CHECK(cuStreamDestroy(s));
+}
+
+} // namespace
+
+void graph_conditional_calls()
+{
+    CUdeviceptr da = 0, db = 0;
+    CU_CHECK(cuMemAlloc(&da, kN * 4));
+    CU_CHECK(cuMemAlloc(&db, kN * 4));
+    explicit_conditionals(da, db);
+    captured_conditional(da, db);
+    CU_CHECK(cuMemFree(da));
+    CU_CHECK(cuMemFree(db));
+}
