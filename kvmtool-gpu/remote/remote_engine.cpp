@@ -41,6 +41,10 @@ public:
     // the command fails as with a lost GPU, and so does every later one (its
     // answer may still come, out of step).
     void cancel_call_in_flight() override { cancel_.store(true, std::memory_order_release); }
+    void vm_stopping() override {
+        const auto at = Clock::now() + kStopGrace;
+        stop_by_ns_.store(at.time_since_epoch().count(), std::memory_order_release);
+    }
 
 private:
     bool handshake(const SharedKey& key, std::string* why);
@@ -56,6 +60,15 @@ private:
     uint64_t seq_ = 0;
     bool stopped_ = false;
     std::atomic<bool> cancel_{false};
+    // Set when the VM is going away: a call the server still holds then is
+    // given up (the command in hand may finish; a silent server must not
+    // hold the VM's teardown). 0: not stopping.
+    static constexpr std::chrono::seconds kStopGrace{2};
+    std::atomic<Clock::rep> stop_by_ns_{0};
+    bool past_stop_grace() const {
+        const Clock::rep by = stop_by_ns_.load(std::memory_order_acquire);
+        return by != 0 && Clock::now().time_since_epoch().count() > by;
+    }
     std::vector<uint8_t> body_; // a batch being sent
 };
 
@@ -151,9 +164,10 @@ void RemoteEngine::execute_batch(std::span<vgpu::GuestCommand> cmds, std::span<v
     // server is there, serving the guest RAM they read and write.
     UcxMessage m;
     for (;;) {
-        if (cancel_.load(std::memory_order_acquire)) {
-            log_warn("vgpu: remote GPU at %s: a call was cancelled while the server held it; the vGPU is lost",
-                     address_.c_str());
+        if (cancel_.load(std::memory_order_acquire) || past_stop_grace()) {
+            log_warn("vgpu: remote GPU at %s: a call was %s while the server held it; the vGPU is lost",
+                     address_.c_str(), past_stop_grace() ? "given up as the VM stopped" : "cancelled");
+            cancel_.store(true, std::memory_order_release);
             return;
         }
         if (!link_->receive_any(&m, Clock::now() + std::chrono::milliseconds(100))) {

@@ -6,7 +6,7 @@
 // vhost-user backend owns its vring; the device's executor only
 // supervises it).
 //
-// All methods but cancel_call_in_flight(), kick() and counters() run on
+// All methods but cancel_call_in_flight(), vm_stopping(), kick() and counters() run on
 // the device's executor thread.
 #pragma once
 
@@ -48,6 +48,10 @@ public:
     // Any thread: ends the backend call the executor is blocked in now (a
     // hung worker). Engines that cannot interrupt the driver ignore it.
     virtual void cancel_call_in_flight() {}
+    // Any thread: the VM is going away. An engine whose call waits on
+    // another host (a server that went silent) stops waiting after a grace;
+    // one whose calls end by themselves ignores it.
+    virtual void vm_stopping() {}
 
     // An engine that runs commands in this process: the device's executor
     // consumes the ring and hands them to it. nullptr for an engine that

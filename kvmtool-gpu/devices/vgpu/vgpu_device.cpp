@@ -67,6 +67,7 @@ void VgpuDevice::stop() {
     pass_stop_.store(true, std::memory_order_release);
     // An engine still starting (a GPU worker initialising CUDA) stops waiting.
     if (!ready_.load(std::memory_order_acquire)) engine_->cancel_call_in_flight();
+    engine_->vm_stopping();
     executor_.stop();
 }
 

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include "kvmtool-gpu/remote/guest_ram_copy.h"
@@ -101,10 +102,9 @@ TEST(RemoteSecurity, AFloodingPeerIsDroppedAndOthersServed) {
     rig.alloc(4096);
 }
 
-// A server that proves the key, takes a command and never answers: a
-// cancel (RESET's grace, a hung GPU) ends the VMM's wait.
-TEST(RemoteSecurity, ACallAServerHoldsCanBeCancelled) {
-    KVMGPU_SKIP_WITHOUT_UCX();
+// A server that proves the key, takes a command and never answers; then
+// `end_wait` on the VMM's engine, which must end the call it waits in.
+void call_a_silent_server_holds(const std::function<void(vgpu::CommandEngine&)>& end_wait) {
     std::string why;
     auto ctx = UcxContext::create(&why);
     ASSERT_TRUE(ctx) << why;
@@ -152,10 +152,22 @@ TEST(RemoteSecurity, ACallAServerHoldsCanBeCancelled) {
     vgpu::CommandResult r;
     std::thread caller([&] { r = engine->sink()->execute(nop); });
     EXPECT_TRUE(eventually([&] { return holding.load(); }));
-    engine->cancel_call_in_flight();
+    end_wait(*engine);
     caller.join();
     EXPECT_EQ(r.status, VGPU_ERROR_NO_DEVICE);
     EXPECT_EQ(engine->sink()->execute(nop).status, VGPU_ERROR_NO_DEVICE); // and every later call
+}
+
+// A cancel (RESET's grace, a hung GPU) ends the VMM's wait.
+TEST(RemoteSecurity, ACallAServerHoldsCanBeCancelled) {
+    KVMGPU_SKIP_WITHOUT_UCX();
+    call_a_silent_server_holds([](vgpu::CommandEngine& e) { e.cancel_call_in_flight(); });
+}
+
+// The VM stopping ends it too, after a grace: a silent server cannot hold a VMM's teardown.
+TEST(RemoteSecurity, AStoppingVmStopsWaitingForASilentServer) {
+    KVMGPU_SKIP_WITHOUT_UCX();
+    call_a_silent_server_holds([](vgpu::CommandEngine& e) { e.vm_stopping(); });
 }
 
 using RemoteRefusals = RemoteVm;
