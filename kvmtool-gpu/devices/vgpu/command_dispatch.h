@@ -265,6 +265,8 @@ private:
     void forget_bodies(uint64_t graph, BackendGraphNode node);
     // The graph's nodes and its bodies' (an exec copies both).
     uint64_t nodes_with_bodies(uint64_t graph);
+    // A capture that began on s (`began` SUCCESS) is counted and its id kept; returns `began`.
+    Status capture_began(BackendStream s, Status began);
     // The VM handle of backend graph g, if one names it.
     std::optional<uint64_t> handle_of_graph(BackendGraph g);
     // When the capture on s ends: the graph it made, if the guest was given

@@ -208,12 +208,7 @@ CommandResult CommandDispatch::op_STREAM_BEGIN_CAPTURE_TO_GRAPH(GuestCommand& c)
     std::vector<BackendGraphNode> deps;
     if (const char* why = nodes_of_graph(a.graph, c.payload.data(), a.count, &deps)) return fail(VGPU_ERROR_INVALID_VALUE, why);
     const Status st = backend_result(gb->begin_capture_to_graph(s, g->graph, deps, static_cast<uint32_t>(a.mode)));
-    if (st == VGPU_SUCCESS && open_captures_++ == 0) captured_ops_ = 0;
-    uint32_t status = kCaptureNone;
-    uint64_t id = 0;
-    if (st == VGPU_SUCCESS && gb->capture_status(s, &status, &id) == VGPU_SUCCESS && status == kCaptureActive)
-        capture_of_stream_[s] = id;
-    return done(st);
+    return done(capture_began(s, st));
 }
 
 } // namespace kvmgpu::vgpu

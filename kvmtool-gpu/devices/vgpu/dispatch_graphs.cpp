@@ -54,13 +54,17 @@ CommandResult CommandDispatch::op_STREAM_BEGIN_CAPTURE(GuestCommand& c) {
     if (stream == 0) return fail(VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED, "the default stream cannot capture");
     if (!stream_of(stream, &s)) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
     if (mode >= kCaptureModes) return fail(VGPU_ERROR_INVALID_VALUE, "capture mode");
-    const Status st = backend_result(gb->begin_capture(s, static_cast<uint32_t>(mode)));
-    if (st == VGPU_SUCCESS && open_captures_++ == 0) captured_ops_ = 0;
+    return done(capture_began(s, backend_result(gb->begin_capture(s, static_cast<uint32_t>(mode)))));
+}
+
+Status CommandDispatch::capture_began(BackendStream s, Status began) {
+    if (began != VGPU_SUCCESS) return began;
+    if (open_captures_++ == 0) captured_ops_ = 0;
     uint32_t status = kCaptureNone;
     uint64_t id = 0;
-    if (st == VGPU_SUCCESS && gb->capture_status(s, &status, &id) == VGPU_SUCCESS && status == kCaptureActive)
+    if (graph_backend()->capture_status(s, &status, &id) == VGPU_SUCCESS && status == kCaptureActive)
         capture_of_stream_[s] = id;
-    return done(st);
+    return began;
 }
 
 // The stream -> result0 the captured graph.
