@@ -1,8 +1,9 @@
-// Conditional nodes (CUDA 12.3) and the graph under a capture: a
-// conditional's handle as the driver made it (kernels set it with
-// cudaGraphSetConditional on the GPU), a conditional node's body graphs as
-// handles of their own, a capture's graph and dependencies, and a capture
-// into a graph of the program's.
+// Conditional nodes (CUDA 12.3), child graph nodes and the graph under a
+// capture: a conditional's handle as the driver made it (kernels set it
+// with cudaGraphSetConditional on the GPU), a conditional node's body
+// graphs and a child graph node's copy of its child as handles of their
+// own, a capture's graph and dependencies, and a capture into a graph of
+// the program's.
 #include <string.h>
 
 #include "guest-stub/cuda/driver_entry.h"
@@ -148,5 +149,33 @@ extern "C" CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph
     if (CUresult r = call_sync(command<VGPU_OP_STREAM_CAPTURE_INFO>({stream_arg(hStream)}), info))
         return r;
     capture_began(hStream, info[1]);
+    return CUDA_SUCCESS;
+}
+
+// The child's host nodes would not come along (they run in this library):
+// a child that has any is not offered.
+KVMGPU_DRIVER_ENTRY(cuGraphAddChildGraphNode, 10000);
+extern "C" CUresult cuGraphAddChildGraphNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                                             size_t numDependencies, CUgraph childGraph)
+{
+    GUEST_API_LOCK();
+    if (phGraphNode == nullptr || hGraph == nullptr || childGraph == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (host_steps_any(handle_bits(childGraph)))
+        return CUDA_ERROR_NOT_SUPPORTED;
+    Call c = command<VGPU_OP_GRAPH_ADD_CHILD_GRAPH_NODE>({handle_bits(hGraph), handle_bits(childGraph)});
+    return add_graph_node(c, phGraphNode, hGraph, dependencies, numDependencies);
+}
+
+KVMGPU_DRIVER_ENTRY(cuGraphChildGraphNodeGetGraph, 10000);
+extern "C" CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph* phGraph)
+{
+    GUEST_API_LOCK();
+    if (phGraph == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t g = 0;
+    if (CUresult r = call<VGPU_OP_GRAPH_CHILD_GRAPH>({handle_bits(hNode)}, &g))
+        return r;
+    *phGraph = handle_of<CUgraph>(g);
     return CUDA_SUCCESS;
 }

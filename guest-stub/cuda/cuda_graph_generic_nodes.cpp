@@ -82,10 +82,12 @@ extern "C" CUresult cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph, con
     }
     case CU_GRAPH_NODE_TYPE_MEM_FREE:
         return cuGraphAddMemFreeNode(phGraphNode, hGraph, dependencies, numDependencies, p.free.dptr);
+    case CU_GRAPH_NODE_TYPE_GRAPH:
+        return cuGraphAddChildGraphNode(phGraphNode, hGraph, dependencies, numDependencies, p.graph.graph);
     case CU_GRAPH_NODE_TYPE_CONDITIONAL:
         return guest::cuda::add_conditional_node(phGraphNode, hGraph, dependencies, numDependencies,
                                                  &nodeParams->conditional);
-    default: // child graphs, external semaphore and batch memop nodes
+    default: // external semaphore and batch memop nodes
         return static_cast<unsigned>(p.type) <= 13 ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
     }
 }

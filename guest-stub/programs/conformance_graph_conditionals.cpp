@@ -1,4 +1,4 @@
-// conformance, continued: conditional nodes and the graph under a capture,
+// conformance, continued: conditional and child graph nodes and the graph under a capture,
 // through the Driver API as NVIDIA's graphConditionalNodes sample calls it:
 // cuGraphConditionalHandleCreate, cuGraphAddNode with conditional
 // parameters (IF with an else body, SWITCH), nodes added to the bodies,
@@ -135,6 +135,30 @@ void captured_conditional(CUdeviceptr da, CUdeviceptr db)
     CU_CHECK(cuStreamDestroy(s));
 }
 
+// A child graph node: a copy of the child, named by the node.
+void child_graph(CUdeviceptr da)
+{
+    CUgraph child = nullptr, parent = nullptr;
+    CU_CHECK(cuGraphCreate(&child, 0));
+    CU_CHECK(cuGraphCreate(&parent, 0));
+    set_node(child, da, 9.0f);
+    CUgraphNode node = nullptr;
+    expect("cuGraphAddChildGraphNode", cuGraphAddChildGraphNode(&node, parent, nullptr, 0, child), CUDA_SUCCESS);
+    CUgraph held = nullptr;
+    expect("cuGraphChildGraphNodeGetGraph", cuGraphChildGraphNodeGetGraph(node, &held), CUDA_SUCCESS);
+    size_t n = 0;
+    CU_CHECK(cuGraphGetNodes(held, nullptr, &n));
+    expect_true("the node's copy of the child", held != nullptr && held != child && n == 1);
+    set_node(child, da, 7.0f); // after the copy: not in it
+    CU_CHECK(cuMemsetD32(da, 0, kN));
+    launch_once(parent);
+    expect_true("the child graph node ran its copy", first_of(da) == 9.0f);
+    expect("cuGraphAddChildGraphNode(itself)", cuGraphAddChildGraphNode(&node, parent, nullptr, 0, parent),
+           CUDA_ERROR_INVALID_VALUE);
+    CU_CHECK(cuGraphDestroy(parent));
+    CU_CHECK(cuGraphDestroy(child));
+}
+
 } // namespace
 
 void graph_conditional_calls()
@@ -144,6 +168,7 @@ void graph_conditional_calls()
     CU_CHECK(cuMemAlloc(&db, kN * 4));
     explicit_conditionals(da, db);
     captured_conditional(da, db);
+    child_graph(da);
     CU_CHECK(cuMemFree(da));
     CU_CHECK(cuMemFree(db));
 }

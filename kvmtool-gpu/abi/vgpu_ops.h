@@ -70,12 +70,14 @@
  *  18 conditional nodes and the graph under capture: GRAPH_CONDITIONAL_CREATE,
  *     GRAPH_ADD_CONDITIONAL_NODE, STREAM_CAPTURE_GRAPH,
  *     STREAM_UPDATE_CAPTURE_DEPENDENCIES, STREAM_BEGIN_CAPTURE_TO_GRAPH
- *     (418-422, issue 42); layout hash 0x70e17fb2648cc833 */
-#define VGPU_ABI_VERSION 18u
+ *     (418-422, issue 42); layout hash 0x70e17fb2648cc833
+ *  19 child graph nodes: GRAPH_ADD_CHILD_GRAPH_NODE, GRAPH_CHILD_GRAPH
+ *     (423, 424, issue 42); layout hash 0xd53fb43c9d5dfa20 */
+#define VGPU_ABI_VERSION 19u
 /* kvmgpu::abi::vgpu_abi_layout_hash() (vgpu_abi_layout.h) at this version:
  * a unit test fails when the layout moves and this is not the value. A
  * change that moves it bumps VGPU_ABI_VERSION and records the new value. */
-#define VGPU_ABI_LAYOUT_HASH 0x70e17fb2648cc833ull
+#define VGPU_ABI_LAYOUT_HASH 0xd53fb43c9d5dfa20ull
 
 /* ---- what an opcode does (the table's third column) -------------------- */
 /* Needs a current context (else VGPU_ERROR_INVALID_CONTEXT, vgpu_abi.h "contexts"). */
@@ -225,6 +227,7 @@ struct vgpu_result_primary_retain { uint64_t context; uint64_t retains; };
 struct vgpu_result_primary_state { uint64_t flags; uint64_t active; };
 struct vgpu_result_capture_info { uint64_t status; uint64_t id; };
 struct vgpu_result_capture_graph { uint64_t graph; uint64_t dependencies; }; /* dependencies: all of them */
+struct vgpu_result_child_graph_node { uint64_t node; uint64_t graph; };
 struct vgpu_result_alloc_node { uint64_t node; uint64_t dptr; };
 struct vgpu_result_vmm_create { uint64_t handle; uint64_t compression; }; /* compression: what the driver granted */
 /* Bit i (of low, then high) set: attribute first + i is in the payload; clear: ask for it alone. */
@@ -502,7 +505,13 @@ struct vgpu_result_bytes16 { uint8_t bytes[16]; }; /* a host-mode BLAS result */
         /* an active capture: its graph; payload <- dependency node handles from first (uint64 each) */ \
     X(STREAM_UPDATE_CAPTURE_DEPENDENCIES, 421, VGPU_OPF_CTX, struct vgpu_args_capture_dependencies, void) \
     X(STREAM_BEGIN_CAPTURE_TO_GRAPH, 422, VGPU_OPF_CTX, struct vgpu_args_capture_to_graph, void) \
-        /* payload: the capture's first dependencies, node handles of that graph */
+        /* payload: the capture's first dependencies, node handles of that graph */ \
+    /* Child graph nodes: the node holds a copy of the child graph, a graph of the node's (as a \
+       conditional node's bodies are). */ \
+    X(GRAPH_ADD_CHILD_GRAPH_NODE, 423, VGPU_OPF_CTX | VGPU_OPF_NODES, struct vgpu_args_two_handles, \
+      struct vgpu_result_child_graph_node) /* graph, child -> the node and its copy of the child */ \
+    X(GRAPH_CHILD_GRAPH, 424, VGPU_OPF_CTX, struct vgpu_args_handle, struct vgpu_result_handle) \
+        /* a child graph node -> its graph (a handle issued on first sight, e.g. for a captured graph launch) */
 
 #define VGPU_OP_ENUMERATOR_(name, number, flags, args, result) VGPU_OP_##name = number,
 enum vgpu_opcode {

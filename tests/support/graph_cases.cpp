@@ -606,4 +606,33 @@ void conditional_nodes_and_capture_graphs(GraphVm& v) {
     v.ok({.opcode = VGPU_OP_STREAM_DESTROY, .args = {s}});
 }
 
+void child_graph_nodes(GraphVm& v) {
+    VgpuRig& rig = v.rig;
+    const uint64_t child = v.graph(), parent = v.graph();
+    ASSERT_EQ(v.memset_node(child, v.a, 0x41100000 /* 9.0f */, 4, 16).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_ADD_CHILD_GRAPH_NODE, .args = {parent, parent}}).status,
+              VGPU_ERROR_INVALID_VALUE);
+    const Done added = rig.call({.opcode = VGPU_OP_GRAPH_ADD_CHILD_GRAPH_NODE, .args = {parent, child}});
+    ASSERT_EQ(added.status, VGPU_SUCCESS);
+    const uint64_t node = added.r0, copy = added.r1;
+    EXPECT_EQ(v.node_type(node), 4u); // CU_GRAPH_NODE_TYPE_GRAPH
+    EXPECT_EQ(v.ok({.opcode = VGPU_OP_GRAPH_CHILD_GRAPH, .args = {node}}), copy);
+    const uint64_t set = v.memset_node(parent, v.b, 0x3f800000, 4, 16).r0;
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_CHILD_GRAPH, .args = {set}}).status, VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_DESTROY, .args = {copy}}).status, VGPU_ERROR_INVALID_VALUE);
+    // Changed after the node was made: the node's copy keeps 9.0.
+    ASSERT_EQ(v.memset_node(child, v.a, 0x40e00000 /* 7.0f */, 4, 16).status, VGPU_SUCCESS);
+    v.ok({.opcode = VGPU_OP_MEMSET_D32, .args = {v.a, 0, 16, 0}});
+    const uint64_t exec = v.ok({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {parent, 0}});
+    ASSERT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_LAUNCH, .args = {exec, 0}}).status, VGPU_SUCCESS);
+    v.ok({.opcode = VGPU_OP_MEMCPY_DTOH, .args = {kGraphOut, v.a, 16 * 4, 0}});
+    EXPECT_EQ(v.floats(kGraphOut, 16)[15], 9.0f);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_GET_NODES, .args = {copy, 0}}).r0, 1u) << "the child's one node then";
+    v.ok({.opcode = VGPU_OP_GRAPH_EXEC_DESTROY, .args = {exec}});
+    v.ok({.opcode = VGPU_OP_GRAPH_DESTROY, .args = {parent}});
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_CHILD_GRAPH, .args = {node}}).status, VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(v.memset_node(copy, v.a, 0, 4, 16).status, VGPU_ERROR_INVALID_HANDLE) << "gone with its node's graph";
+    v.ok({.opcode = VGPU_OP_GRAPH_DESTROY, .args = {child}});
+}
+
 } // namespace kvmgpu::vgpu::test

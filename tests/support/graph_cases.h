@@ -62,6 +62,10 @@ void event_nodes_and_switched_off_nodes(GraphVm& v);
 // work, its dependencies set to that node, and named again at the end; a
 // capture into a graph of the guest's adds to it.
 void conditional_nodes_and_capture_graphs(GraphVm& v);
+// Child graph nodes: the node holds a copy of the child (later changes to
+// the child do not reach it), named as a graph of the node's that the guest
+// never destroys; a graph cannot hold itself.
+void child_graph_nodes(GraphVm& v);
 // Graph memory: an allocation node's address is the VM's (nodes and copies
 // name it) and counted while its graph or an exec holds it, given back with
 // the last; a capture's allocations and frees become its nodes, and an

@@ -1,5 +1,6 @@
 // Conditional nodes (their conditionals, the body graphs the driver makes
-// for them) and the graph under a capture (named to the guest, its
+// for them), child graph nodes (the copy of the child each holds) and the
+// graph under a capture (named to the guest, its
 // dependencies changed, a capture into a graph the guest made): what
 // NVIDIA's graphConditionalNodes sample builds its graphs with.
 #include <cstring>
@@ -209,6 +210,71 @@ CommandResult CommandDispatch::op_STREAM_BEGIN_CAPTURE_TO_GRAPH(GuestCommand& c)
     if (const char* why = nodes_of_graph(a.graph, c.payload.data(), a.count, &deps)) return fail(VGPU_ERROR_INVALID_VALUE, why);
     const Status st = backend_result(gb->begin_capture_to_graph(s, g->graph, deps, static_cast<uint32_t>(a.mode)));
     return done(capture_began(s, st));
+}
+
+// The node's copy of the child is a graph of the node's, counted with it.
+CommandResult CommandDispatch::op_GRAPH_ADD_CHILD_GRAPH_NODE(GuestCommand& c) {
+    const auto [graph, child] = args_of<VGPU_OP_GRAPH_ADD_CHILD_GRAPH_NODE>(c);
+    GraphEntry* g = graphs_.find(graph, ctx_);
+    const GraphEntry* ch = graphs_.find(child, ctx_);
+    if (!g || !ch) return fail(VGPU_ERROR_INVALID_HANDLE, "graph handle");
+    if (graph == child) return fail(VGPU_ERROR_INVALID_VALUE, "a graph cannot hold itself");
+    if (ch->capture_stream) return fail(VGPU_ERROR_STREAM_CAPTURE_UNSUPPORTED, "the graph of a capture still running");
+    const uint64_t copied = nodes_with_bodies(child);
+    if (graph_node_count_ + 1 + copied > opts_.max_graph_nodes)
+        return fail(VGPU_ERROR_OUT_OF_MEMORY, "graph nodes past max_graph_nodes");
+    if (graph_nodes_.size() >= graph_nodes_.capacity() || graphs_.size() >= graphs_.capacity())
+        return fail(VGPU_ERROR_OUT_OF_MEMORY, "graph or graph node table full");
+    const std::vector<GuestRamUse> child_ram = ch->guest_ram;
+    GraphBackend* gb = graph_backend();
+    BackendGraphNode n = 0;
+    if (const Status st = backend_result(gb->add_child_graph_node(g->graph, ch->graph, &n)); st != VGPU_SUCCESS)
+        return done(st);
+    BackendGraph copy = 0;
+    if (const Status st = backend_result(gb->child_graph(n, &copy)); st != VGPU_SUCCESS) {
+        gb->destroy_node(n);
+        return done(st);
+    }
+    g = graphs_.find(graph, ctx_);
+    ++g->nodes, ++graph_node_count_;
+    const uint64_t node = *node_handle(graph, *g, n); // room checked above
+    for (GuestRamUse u : child_ram) { // a remote copy of guest RAM: the parent's launches fetch them
+        u.node = n;
+        g->guest_ram.push_back(u);
+    }
+    GraphEntry body{copy, copied, {}, 0, {}, {}, {}};
+    body.body_of = graph, body.body_node = n;
+    graph_node_count_ += copied;
+    return done(VGPU_SUCCESS, node, *graphs_.insert(body, ctx_)); // room checked above
+}
+
+// A child graph node's graph: named on first sight (a graph launched into a
+// capture becomes a child graph node the guest never made), counted then.
+CommandResult CommandDispatch::op_GRAPH_CHILD_GRAPH(GuestCommand& c) {
+    const GraphNodeEntry* n = graph_nodes_.find(args_of<VGPU_OP_GRAPH_CHILD_GRAPH>(c).handle, ctx_);
+    if (!n) return fail(VGPU_ERROR_INVALID_HANDLE, "graph node handle");
+    const uint64_t graph = n->graph;
+    const BackendGraphNode node = n->node;
+    GraphBackend* gb = graph_backend();
+    uint32_t type = 0;
+    if (gb->node_type(node, &type) != VGPU_SUCCESS || type != 4 /* CU_GRAPH_NODE_TYPE_GRAPH */)
+        return fail(VGPU_ERROR_INVALID_VALUE, "not a child graph node");
+    uint64_t found = 0;
+    graphs_.for_each([&](uint64_t h, const GraphEntry& e) {
+        if (e.body_of == graph && e.body_node == node) found = h;
+    });
+    if (found) return done(VGPU_SUCCESS, found);
+    if (graphs_.size() >= graphs_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "graph table full");
+    BackendGraph copy = 0;
+    if (const Status st = backend_result(gb->child_graph(node, &copy)); st != VGPU_SUCCESS) return done(st);
+    std::vector<BackendGraphNode> nodes;
+    if (const Status st = backend_result(gb->nodes(copy, &nodes)); st != VGPU_SUCCESS) return done(st);
+    if (graph_node_count_ + nodes.size() > opts_.max_graph_nodes)
+        return fail(VGPU_ERROR_OUT_OF_MEMORY, "graph nodes past max_graph_nodes");
+    GraphEntry body{copy, nodes.size(), {}, 0, {}, {}, {}};
+    body.body_of = graph, body.body_node = node;
+    graph_node_count_ += nodes.size();
+    return done(VGPU_SUCCESS, *graphs_.insert(body, ctx_));
 }
 
 } // namespace kvmgpu::vgpu

@@ -301,6 +301,7 @@ TEST(CudaVgpu, StreamAttributesRoundTrip) { graph_case_on_cuda(stream_attributes
 TEST(CudaVgpu, EventNodesAndSwitchedOffNodes) { graph_case_on_cuda(event_nodes_and_switched_off_nodes); }
 TEST(CudaVgpu, GraphMemoryNodes) { graph_case_on_cuda(graph_memory_nodes); }
 TEST(CudaVgpu, ConditionalNodesAndCaptureGraphs) { graph_case_on_cuda(conditional_nodes_and_capture_graphs); }
+TEST(CudaVgpu, ChildGraphNodes) { graph_case_on_cuda(child_graph_nodes); }
 
 TEST(CudaBackend, LoadedModuleKernelRuns) {
     REQUIRE_CUDA(be);

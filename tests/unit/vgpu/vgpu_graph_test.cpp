@@ -60,6 +60,7 @@ TEST(VgpuGraphConditionals, ConditionalNodesAndCaptureGraphs) {
     GraphVm vm(rig);
     conditional_nodes_and_capture_graphs(vm);
 }
+TEST_F(VgpuGraph, ChildGraphNodes) { child_graph_nodes(*vm); }
 
 // Graph allocations go with their context, as its graphs do.
 TEST_F(VgpuGraph, GraphMemoryGoesWithItsContext) {

@@ -1,6 +1,6 @@
-// Conditional nodes and the graph under a capture on the real driver
-// (CUDA 12.3 and later): what NVIDIA's graphConditionalNodes sample and
-// runtimes that build graphs around a capture ask for.
+// Conditional and child graph nodes, and the graph under a capture, on
+// the real driver (CUDA 12.3 and later): what NVIDIA's graphConditionalNodes
+// sample and runtimes that build graphs around a capture ask for.
 #include <vector>
 
 #include "kvmtool-gpu/devices/vgpu/backends/cuda_graphs.h"
@@ -74,6 +74,24 @@ Status CudaGraphs::begin_capture_to_graph(BackendStream s, BackendGraph g, std::
     std::vector<CUgraphNode> nodes = driver_nodes(deps);
     return to_status(fn(reinterpret_cast<CUstream>(s), reinterpret_cast<CUgraph>(g), nodes.data(), nullptr,
                         nodes.size(), static_cast<CUstreamCaptureMode>(mode)));
+}
+
+Status CudaGraphs::add_child_graph_node(BackendGraph g, BackendGraph child, BackendGraphNode* out) {
+    const auto fn = KVMGPU_CUDA_LATE(api_, cuGraphAddChildGraphNode, 10000);
+    if (!fn) return VGPU_ERROR_NOT_SUPPORTED;
+    CUgraphNode n = nullptr;
+    CU_TRY(fn(&n, reinterpret_cast<CUgraph>(g), nullptr, 0, reinterpret_cast<CUgraph>(child)));
+    *out = reinterpret_cast<BackendGraphNode>(n);
+    return VGPU_SUCCESS;
+}
+
+Status CudaGraphs::child_graph(BackendGraphNode node, BackendGraph* out) {
+    const auto fn = KVMGPU_CUDA_LATE(api_, cuGraphChildGraphNodeGetGraph, 10000);
+    if (!fn) return VGPU_ERROR_NOT_SUPPORTED;
+    CUgraph g = nullptr;
+    CU_TRY(fn(reinterpret_cast<CUgraphNode>(node), &g));
+    *out = reinterpret_cast<BackendGraph>(g);
+    return VGPU_SUCCESS;
 }
 
 } // namespace kvmgpu::vgpu

@@ -105,7 +105,8 @@ Status CudaGraphs::add_node(BackendGraph g, const GraphNodeSpec& spec, BackendGr
     case GraphNodeSpec::Kind::EventRecord:
     case GraphNodeSpec::Kind::EventWait: return add_event_node(g, spec, out);
     case GraphNodeSpec::Kind::MemFree: return add_free_node(g, spec, out);
-    case GraphNodeSpec::Kind::Conditional: return VGPU_ERROR_INVALID_VALUE; // add_conditional_node's
+    case GraphNodeSpec::Kind::Conditional: // add_conditional_node's
+    case GraphNodeSpec::Kind::ChildGraph: return VGPU_ERROR_INVALID_VALUE; // add_child_graph_node's
     case GraphNodeSpec::Kind::MemAlloc: return VGPU_ERROR_INVALID_VALUE; // add_alloc_node makes these
     }
     *out = reinterpret_cast<BackendGraphNode>(n);

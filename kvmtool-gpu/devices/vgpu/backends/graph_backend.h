@@ -27,10 +27,11 @@ using BackendGraphNode = uintptr_t;
 // element_bytes (1, 2, 4) from dst. EventRecord, EventWait: records or
 // waits for `event` (the device model keeps it alive while nodes name it).
 // MemFree: frees the graph allocation at dst (a MemAlloc node's, made by
-// add_alloc_node or alloc_in_capture). Conditional: made only by
-// add_conditional_node (a backend's own record of the node's kind).
+// add_alloc_node or alloc_in_capture). Conditional, ChildGraph: made only
+// by add_conditional_node and add_child_graph_node (a backend's own record
+// of the node's kind).
 struct GraphNodeSpec {
-    enum class Kind { Empty, Kernel, Memcpy, Memset, EventRecord, EventWait, MemAlloc, MemFree, Conditional };
+    enum class Kind { Empty, Kernel, Memcpy, Memset, EventRecord, EventWait, MemAlloc, MemFree, Conditional, ChildGraph };
     Kind kind = Kind::Empty;
     BackendFunction function = 0;
     Dim3 grid, block;
@@ -120,6 +121,11 @@ public:
     virtual Status begin_capture_to_graph(BackendStream, BackendGraph, std::span<const BackendGraphNode>, uint32_t) {
         return VGPU_ERROR_NOT_SUPPORTED;
     }
+    // A node of g holding a copy of `child` (cuGraphAddChildGraphNode), and
+    // the graph a child graph node holds (the node's; *out 0 for a node of
+    // another kind).
+    virtual Status add_child_graph_node(BackendGraph, BackendGraph, BackendGraphNode*) { return VGPU_ERROR_NOT_SUPPORTED; }
+    virtual Status child_graph(BackendGraphNode, BackendGraph*) { return VGPU_ERROR_NOT_SUPPORTED; }
 
     // flags: CUgraphInstantiate_flags the device model accepted (AUTO_FREE_ON_LAUNCH, USE_NODE_PRIORITY).
     virtual Status instantiate(BackendGraph g, uint64_t flags, BackendGraphExec* out) = 0;

@@ -1,4 +1,5 @@
-// The host backend's conditional nodes and the graph under a capture.
+// The host backend's conditional and child graph nodes, and the graph
+// under a capture.
 // A capture replays its nodes in the order they were recorded, which every
 // dependency the program names respects; so a capture's dependencies are
 // its last node, and changing them changes nothing the replay needs.
@@ -101,6 +102,27 @@ Status HostGraphs::begin_capture_to_graph(BackendStream s, BackendGraph g, std::
     const uint64_t id = next_id_++;
     captures_[id] = Capture{g, s, false, true};
     stream_capture_[s] = id;
+    return VGPU_SUCCESS;
+}
+
+// The node's graph is a copy of the child made now (clone()'s), run whole when the node runs.
+Status HostGraphs::add_child_graph_node(BackendGraph g, BackendGraph child, BackendGraphNode* out) {
+    const auto it = graphs_.find(g);
+    if (it == graphs_.end() || !graphs_.count(child)) return VGPU_ERROR_INVALID_HANDLE;
+    BackendGraph copy = 0;
+    std::vector<std::pair<BackendGraphNode, BackendGraphNode>> map;
+    if (const Status st = clone(child, &copy, &map); st != VGPU_SUCCESS) return st;
+    *out = next_id_++;
+    graphs_.at(g).nodes.push_back(Node{*out, GraphNodeSpec::Kind::ChildGraph, [this, copy] { return run_body(copy); }, 0, true});
+    bodies_[*out] = {copy};
+    return VGPU_SUCCESS;
+}
+
+Status HostGraphs::child_graph(BackendGraphNode node, BackendGraph* out) {
+    const Node* n = node_of(node);
+    const auto it = bodies_.find(node);
+    if (!n || n->kind != GraphNodeSpec::Kind::ChildGraph || it == bodies_.end()) return VGPU_ERROR_INVALID_VALUE;
+    *out = it->second.front();
     return VGPU_SUCCESS;
 }
 

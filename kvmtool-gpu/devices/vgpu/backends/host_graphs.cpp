@@ -31,7 +31,8 @@ std::function<Status()> HostGraphs::runner(const GraphNodeSpec& spec) {
     case GraphNodeSpec::Kind::EventWait: return [&d, e = spec.event] { return d.stream_wait_event(0, e); };
     case GraphNodeSpec::Kind::MemAlloc: // the memory is made with the node and lives as long
     case GraphNodeSpec::Kind::MemFree: return [] { return VGPU_SUCCESS; };
-    case GraphNodeSpec::Kind::Conditional: break; // add_conditional_node's
+    case GraphNodeSpec::Kind::Conditional: // add_conditional_node's
+    case GraphNodeSpec::Kind::ChildGraph: break; // add_child_graph_node's
     }
     return [] { return VGPU_ERROR_INVALID_VALUE; };
 }
@@ -252,6 +253,7 @@ Status HostGraphs::node_type(BackendGraphNode node, uint32_t* type) {
     case GraphNodeSpec::Kind::MemAlloc: *type = 10; break;
     case GraphNodeSpec::Kind::MemFree: *type = 11; break;
     case GraphNodeSpec::Kind::Conditional: *type = 13; break;
+    case GraphNodeSpec::Kind::ChildGraph: *type = 4; break;
     }
     return VGPU_SUCCESS;
 }
@@ -266,7 +268,8 @@ Status HostGraphs::clone(BackendGraph g, BackendGraph* out,
     std::map<BackendGraphNode, BackendGraphNode> to_copy;
     map->clear();
     for (const Node& n : it->second.nodes)
-        if (n.kind == GraphNodeSpec::Kind::Conditional) return VGPU_ERROR_NOT_SUPPORTED; // bodies are never shared here
+        if (n.kind == GraphNodeSpec::Kind::Conditional || n.kind == GraphNodeSpec::Kind::ChildGraph)
+            return VGPU_ERROR_NOT_SUPPORTED; // bodies are never shared here
     for (const Node& n : it->second.nodes) {
         const BackendGraphNode id = next_id_++;
         copy.nodes.push_back(Node{id, n.kind, n.run, n.event, true});

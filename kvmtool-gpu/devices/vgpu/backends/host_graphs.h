@@ -74,6 +74,8 @@ public:
     Status update_capture_dependencies(BackendStream s, std::span<const BackendGraphNode> deps, uint32_t flags) override;
     Status begin_capture_to_graph(BackendStream s, BackendGraph g, std::span<const BackendGraphNode> deps,
                                   uint32_t mode) override;
+    Status add_child_graph_node(BackendGraph g, BackendGraph child, BackendGraphNode* out) override;
+    Status child_graph(BackendGraphNode node, BackendGraph* out) override;
     Status instantiate(BackendGraph g, uint64_t flags, BackendGraphExec* out) override;
     Status exec_destroy(BackendGraphExec e) override;
     Status exec_update(BackendGraphExec e, BackendGraph g, uint32_t* result) override;
