@@ -127,6 +127,7 @@ CommandResult CommandDispatch::op_STREAM_DESTROY(GuestCommand& c) {
     // Stream 0 is the default stream: it cannot be destroyed.
     auto s = streams_.erase(args_of<VGPU_OP_STREAM_DESTROY>(c).handle, ctx_);
     if (!s) return fail(VGPU_ERROR_INVALID_HANDLE, "stream handle");
+    settle_capture_graph(*s, false); // a capture it never ended: its graph's handle goes (the driver drops the graph)
     return done(backend_result(backend().stream_destroy(*s)));
 }
 

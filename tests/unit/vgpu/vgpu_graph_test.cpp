@@ -62,6 +62,17 @@ TEST(VgpuGraphConditionals, ConditionalNodesAndCaptureGraphs) {
 }
 TEST_F(VgpuGraph, ChildGraphNodes) { child_graph_nodes(*vm); }
 
+// A capture's graph named to the guest goes when its stream goes unended.
+TEST_F(VgpuGraph, ACaptureGraphGoesWithItsStream) {
+    const uint64_t s = ok({.opcode = VGPU_OP_STREAM_CREATE, .args = {0}});
+    ok({.opcode = VGPU_OP_STREAM_BEGIN_CAPTURE, .args = {s, 2}});
+    const Done cg = rig.call({.opcode = VGPU_OP_STREAM_CAPTURE_GRAPH, .args = {s, 0}});
+    ASSERT_EQ(cg.status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_GET_NODES, .args = {cg.r0, 0}}).status, VGPU_SUCCESS);
+    ok({.opcode = VGPU_OP_STREAM_DESTROY, .args = {s}});
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_GET_NODES, .args = {cg.r0, 0}}).status, VGPU_ERROR_INVALID_HANDLE);
+}
+
 // Graph allocations go with their context, as its graphs do.
 TEST_F(VgpuGraph, GraphMemoryGoesWithItsContext) {
     const uint64_t ctx = ok({.opcode = VGPU_OP_CTX_CREATE, .args = {0, 0}});
