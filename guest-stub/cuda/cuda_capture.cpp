@@ -88,8 +88,10 @@ extern "C" CUresult cuStreamEndCapture(CUstream hStream, CUgraph* phGraph)
         return r; // not where it began: the capture goes on
     if (r == CUDA_SUCCESS && blocked) {
         host_step_order_refused("cuStreamEndCapture");
-        Call d = command<VGPU_OP_GRAPH_DESTROY>({res[0]});
-        call_sync(d);
+        if (!capture_into_program_graph(id)) { // the program's own graph stays the program's
+            Call d = command<VGPU_OP_GRAPH_DESTROY>({res[0]});
+            call_sync(d);
+        }
         capture_ended(id);
         *phGraph = nullptr;
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;

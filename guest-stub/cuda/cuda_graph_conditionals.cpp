@@ -19,8 +19,10 @@ using namespace guest::cuda;
 namespace {
 
 // cuStreamGetCaptureInfo's dependencies stay readable until the next call
-// on this thread (the driver's rule is the next call on that stream).
-constexpr size_t kMostDependencies = 4096;
+// on this thread (the driver's rule is the next call on that stream). A
+// capture's open ends are few (about one per stream joined to it); past
+// this many the call is NOT_SUPPORTED rather than every thread carrying more.
+constexpr size_t kMostDependencies = 256;
 GUEST_PER_THREAD CUgraphNode t_dependencies[kMostDependencies];
 
 // n node handles into the command's payload (at most VGPU_CAPTURE_DEPENDENCIES).
@@ -148,7 +150,7 @@ extern "C" CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph
     uint64_t info[2]; // status, id
     if (CUresult r = call_sync(command<VGPU_OP_STREAM_CAPTURE_INFO>({stream_arg(hStream)}), info))
         return r;
-    capture_began(hStream, info[1]);
+    capture_began(hStream, info[1], true);
     return CUDA_SUCCESS;
 }
 

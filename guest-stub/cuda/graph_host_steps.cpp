@@ -17,6 +17,7 @@ bool g_unrecorded_capture; // a capture began when g_streams was full
 struct StreamCapture {
     CUstream stream;
     uint64_t id; // 0: free slot
+    bool into_program_graph; // cuStreamBeginCaptureToGraph began it on this stream
 };
 StreamCapture g_streams[kMaxStreams];
 struct EventCapture {
@@ -151,15 +152,23 @@ uint64_t capture_of(CUstream s)
 
 bool capture_may_be_open() { return g_live_captures != 0 || g_unrecorded_capture; }
 
-void capture_began(CUstream s, uint64_t id)
+void capture_began(CUstream s, uint64_t id, bool into_program_graph)
 {
     for (StreamCapture& c : g_streams)
         if (c.id == 0) {
-            c = StreamCapture{s, id};
+            c = StreamCapture{s, id, into_program_graph};
             ++g_live_captures;
             return;
         }
     g_unrecorded_capture = true;
+}
+
+bool capture_into_program_graph(uint64_t id)
+{
+    for (const StreamCapture& c : g_streams)
+        if (c.id == id && id != 0 && c.into_program_graph)
+            return true;
+    return false;
 }
 
 void capture_ended(uint64_t id)

@@ -50,7 +50,9 @@ uint64_t capture_of(CUstream s); // the capture id, 0 if none
 // here (cuStreamBeginCapture) and each began is recorded, or counted as
 // unrecorded for good when the table was full.
 bool capture_may_be_open();
-void capture_began(CUstream s, uint64_t id);
+void capture_began(CUstream s, uint64_t id, bool into_program_graph = false);
+// The capture fills a graph the program made (cuStreamBeginCaptureToGraph).
+bool capture_into_program_graph(uint64_t id);
 void capture_ended(uint64_t id);
 void capture_event_recorded(CUevent e, CUstream s);
 void capture_stream_waits(CUstream s, CUevent e);

@@ -52,6 +52,8 @@ void set_node(CUgraph g, CUdeviceptr d, float v)
     expect("cuGraphAddMemsetNode (a body's)", cuGraphAddMemsetNode(&n, g, nullptr, 0, &m, ctx), CUDA_SUCCESS);
 }
 
+void no_op(void*) {}
+
 void launch_once(CUgraph g)
 {
     CUgraphExec e = nullptr;
@@ -131,7 +133,16 @@ void captured_conditional(CUdeviceptr da, CUdeviceptr db)
     expect_true("its node and the captured one", nodes == 2);
     launch_once(g);
     expect_true("the captured memset ran", first_of(db) == 8.0f);
-    CU_CHECK(cuGraphDestroy(g));
+    // Device work after a captured host function is refused at the end; the
+    // program's graph stays the program's.
+    CU_CHECK(cuStreamBeginCaptureToGraph(s, g, nullptr, nullptr, 0, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CU_CHECK(cuLaunchHostFunc(s, no_op, nullptr));
+    CU_CHECK(cuMemsetD32Async(db, 0, kN, s));
+    expect("cuStreamEndCapture (into a graph, device work after a host function)", cuStreamEndCapture(s, &back),
+           CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    expect("cuGraphGetNodes (the program's graph after a refused capture)", cuGraphGetNodes(g, nullptr, &nodes),
+           CUDA_SUCCESS);
+    expect("cuGraphDestroy (the program's graph after a refused capture)", cuGraphDestroy(g), CUDA_SUCCESS);
     CU_CHECK(cuStreamDestroy(s));
 }
 

@@ -263,6 +263,8 @@ private:
     // nodes (of `node` alone when not 0), and theirs, forgotten: the driver
     // dropped them with the node or graph.
     void forget_bodies(uint64_t graph, BackendGraphNode node);
+    // The handles of graph's body graphs (of `node` alone when not 0).
+    std::vector<uint64_t> bodies_of(uint64_t graph, BackendGraphNode node);
     // The graph's nodes and its bodies' (an exec copies both).
     uint64_t nodes_with_bodies(uint64_t graph);
     // A capture that began on s (`began` SUCCESS) is counted and its id kept; returns `began`.

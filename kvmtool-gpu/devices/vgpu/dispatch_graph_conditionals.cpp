@@ -35,23 +35,23 @@ std::optional<uint64_t> CommandDispatch::handle_of_graph(BackendGraph g) {
     return found;
 }
 
-uint64_t CommandDispatch::nodes_with_bodies(uint64_t graph) {
-    const GraphEntry* g = graphs_.find(graph, ctx_);
-    uint64_t n = g ? g->nodes : 0;
-    std::vector<uint64_t> bodies;
-    graphs_.for_each([&](uint64_t h, const GraphEntry& e) {
-        if (e.body_of == graph) bodies.push_back(h);
-    });
-    for (uint64_t b : bodies) n += nodes_with_bodies(b);
-    return n;
-}
-
-void CommandDispatch::forget_bodies(uint64_t graph, BackendGraphNode node) {
+std::vector<uint64_t> CommandDispatch::bodies_of(uint64_t graph, BackendGraphNode node) {
     std::vector<uint64_t> bodies;
     graphs_.for_each([&](uint64_t h, const GraphEntry& e) {
         if (e.body_of == graph && (node == 0 || e.body_node == node)) bodies.push_back(h);
     });
-    for (uint64_t h : bodies) {
+    return bodies;
+}
+
+uint64_t CommandDispatch::nodes_with_bodies(uint64_t graph) {
+    const GraphEntry* g = graphs_.find(graph, ctx_);
+    uint64_t n = g ? g->nodes : 0;
+    for (uint64_t b : bodies_of(graph, 0)) n += nodes_with_bodies(b);
+    return n;
+}
+
+void CommandDispatch::forget_bodies(uint64_t graph, BackendGraphNode node) {
+    for (uint64_t h : bodies_of(graph, node)) {
         auto e = graphs_.erase(h, ctx_);
         if (!e) continue;
         forget_graph(*e);
@@ -259,11 +259,7 @@ CommandResult CommandDispatch::op_GRAPH_CHILD_GRAPH(GuestCommand& c) {
     uint32_t type = 0;
     if (gb->node_type(node, &type) != VGPU_SUCCESS || type != 4 /* CU_GRAPH_NODE_TYPE_GRAPH */)
         return fail(VGPU_ERROR_INVALID_VALUE, "not a child graph node");
-    uint64_t found = 0;
-    graphs_.for_each([&](uint64_t h, const GraphEntry& e) {
-        if (e.body_of == graph && e.body_node == node) found = h;
-    });
-    if (found) return done(VGPU_SUCCESS, found);
+    if (const std::vector<uint64_t> named = bodies_of(graph, node); !named.empty()) return done(VGPU_SUCCESS, named.front());
     if (graphs_.size() >= graphs_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "graph table full");
     BackendGraph copy = 0;
     if (const Status st = backend_result(gb->child_graph(node, &copy)); st != VGPU_SUCCESS) return done(st);
