@@ -50,7 +50,7 @@ CUresult edges(uint64_t graph, const CUgraphNode* from, const CUgraphNode* to, u
             pairs[2 * i] = handle_bits(from[done + i]);
             pairs[2 * i + 1] = to ? handle_bits(to[done + i]) : to_all;
         }
-        Call c = command<VGPU_OP_GRAPH_DEPENDENCIES>({graph, batch, remove ? 1 : 0});
+        Call c = command<VGPU_OP_GRAPH_DEPENDENCIES>({graph, batch, uint64_t{remove}});
         c.payload = pairs;
         c.payload_len = static_cast<uint32_t>(batch * 16);
         if (CUresult r = call_sync(c))

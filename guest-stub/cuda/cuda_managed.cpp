@@ -89,8 +89,8 @@ CUresult move_all(bool to_device)
         const Managed& m = g_managed[i];
         if (m.ctx != ctx || m.attach == CU_MEM_ATTACH_HOST || m.zero_copy)
             continue;
-        const Call c = to_device ? command<VGPU_OP_MEMCPY_HTOD>({m.start, m.guest, m.asked})
-                                 : command<VGPU_OP_MEMCPY_DTOH>({m.guest, m.start, m.asked});
+        const Call c = to_device ? command<VGPU_OP_MEMCPY_HTOD>({m.start, m.guest, m.asked, 0})
+                                 : command<VGPU_OP_MEMCPY_DTOH>({m.guest, m.start, m.asked, 0});
         if (CUresult r = call_sync(c))
             return r;
     }
