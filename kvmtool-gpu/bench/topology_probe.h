@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "kvmtool-gpu/bench/gpu_topology.h"
-#include "kvmtool-gpu/devices/vgpu/backends/backend_factory.h"
+#include "kvmtool-gpu/devices/vgpu/backend_factory.h"
 
 namespace kvmgpu::bench {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "kvmtool-gpu/devices/vgpu/backends/backend_factory.h"
+#include "kvmtool-gpu/devices/vgpu/backend_factory.h"
 #include "kvmtool-gpu/devices/vgpu/vgpu_options.h"
 #include "kvmtool-gpu/remote/key_proof.h"
 

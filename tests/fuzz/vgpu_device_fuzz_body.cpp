@@ -14,7 +14,7 @@
 
 #include "kvmtool-gpu/abi/platform_abi.h"
 #include "kvmtool-gpu/abi/vgpu_abi.h"
-#include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
+#include "kvmtool-gpu/devices/vgpu/backend_factory.h"
 #include "kvmtool-gpu/devices/vgpu/vgpu_device.h"
 #include "kvmtool-gpu/util/log.h"
 #include "memmap/guest_memory.h"
@@ -71,7 +71,7 @@ struct Vm {
             mem.add_region(memmap::GuestPhysAddr{base_gpa}, memmap::Backing::create(memmap::PageSize::k4K, bytes));
             guard(mem.regions().back().backing->data(), bytes);
         }
-        auto backend = std::make_unique<HostBackend>(HostBackendOptions{.total_bytes = 8 << 20, .bounce_bytes = 4096});
+        auto backend = make_host_backend(HostBackendOptions{.total_bytes = 8 << 20, .bounce_bytes = 4096});
         host = backend.get();
         dev = std::make_unique<VgpuDevice>(mem, std::move(backend), opts);
         dev->start();

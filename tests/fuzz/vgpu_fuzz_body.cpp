@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "kvmtool-gpu/devices/vgpu/backends/device_backends.h"
-#include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
+#include "kvmtool-gpu/devices/vgpu/backend_factory.h"
 #include "kvmtool-gpu/devices/vgpu/command_dispatch.h"
 #include "kvmtool-gpu/devices/vgpu/command_ring.h"
 #include "memmap/backing.h"
@@ -85,7 +85,7 @@ void run_one(const uint8_t* data, size_t size, VgpuCounterSnapshot* seen) {
     memmap::GuestMemory& mem = guest_ram();
     uint8_t* ram = mem.regions().front().backing->data();
     std::memset(ram, 0, kRam);
-    DeviceBackends backend(std::make_unique<HostBackend>(HostBackendOptions{.total_bytes = 8ull << 20, .bounce_bytes = 4096}));
+    DeviceBackends backend(make_host_backend(HostBackendOptions{.total_bytes = 8ull << 20, .bounce_bytes = 4096}));
     backend.register_guest_ram(ram, kRam);
     VgpuCounters counters;
     // The quota holds a cuBLAS handle's and two cuRAND generators' charges and 1 MiB more.

@@ -8,13 +8,13 @@
 #include <memory>
 
 #include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
-#include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
+#include "kvmtool-gpu/devices/vgpu/backend_factory.h"
 
 namespace kvmgpu::vgpu::test {
 
 class ForwardingBackend : public GpuBackend {
 public:
-    explicit ForwardingBackend(std::unique_ptr<GpuBackend> inner = std::make_unique<HostBackend>())
+    explicit ForwardingBackend(std::unique_ptr<GpuBackend> inner = make_host_backend())
         : inner_(std::move(inner)) {}
     GpuBackend& inner() { return *inner_; }
 

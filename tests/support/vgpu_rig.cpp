@@ -7,6 +7,8 @@
 #include <string_view>
 #include <thread>
 
+#include "kvmtool-gpu/devices/vgpu/backend_factory.h"
+
 namespace kvmgpu::vgpu::test {
 
 namespace {
@@ -14,7 +16,7 @@ constexpr uint64_t kSlotMemory = 1 << 16; // seqs wait() can still find
 } // namespace
 
 VgpuRig::VgpuRig(VgpuOptions opts, HostBackendOptions host_opts)
-    : VgpuRig(opts, std::make_unique<HostBackend>(host_opts)) {}
+    : VgpuRig(opts, make_host_backend(host_opts)) {}
 
 VgpuRig::VgpuRig(VgpuOptions opts, DeviceBackends backends) {
     mem.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, kRamBytes));

@@ -17,17 +17,17 @@
 #include <string>
 #include <thread>
 
-#include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
+#include "kvmtool-gpu/devices/vgpu/backend_factory.h"
 #include "kvmtool-gpu/devices/vgpu_worker/worker_engine.h"
 #include "tests/support/forwarding_backend.h"
 #include "tests/support/vgpu_rig.h"
 
 namespace kvmgpu::vgpu::test {
 
-inline DeviceBackends make_host_backend(const std::string&, std::string*) {
-    return std::make_unique<HostBackend>(HostBackendOptions{.bounce_bytes = 8192});
+inline DeviceBackends host_devices_for_worker(const std::string&, std::string*) {
+    return make_host_backend(HostBackendOptions{.bounce_bytes = 8192});
 }
-inline BackendFactory host_factory() { return {&make_host_backend, ""}; }
+inline BackendFactory host_factory() { return {&host_devices_for_worker, ""}; }
 
 template <class Backend>
 DeviceBackends make_test_backend(const std::string&, std::string*) {
@@ -127,7 +127,7 @@ inline WorkerFaults& shared_faults() {
 class FaultyBackend final : public ForwardingBackend {
 public:
     FaultyBackend()
-        : ForwardingBackend(std::make_unique<HostBackend>(HostBackendOptions{.bounce_bytes = 8192})),
+        : ForwardingBackend(make_host_backend(HostBackendOptions{.bounce_bytes = 8192})),
           faults_(g_shared_worker_faults) {}
     Status ctx_synchronize() override {
         switch (faults_.take()) {

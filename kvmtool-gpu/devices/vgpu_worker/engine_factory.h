@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "kvmtool-gpu/devices/vgpu/backends/backend_factory.h"
+#include "kvmtool-gpu/devices/vgpu/backend_factory.h"
 #include "kvmtool-gpu/devices/vgpu/command_engine.h"
 #include "memmap/guest_memory.h"
 

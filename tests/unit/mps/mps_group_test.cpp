@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "kvmtool-gpu/devices/vgpu/backend_factory.h"
 #include "kvmtool-gpu/devices/vgpu_worker/mps_server_group.h"
 #include "tests/support/worker_vgpu.h"
 
@@ -33,7 +34,7 @@ DeviceBackends make_client_backend(const std::string&, std::string* why) {
         *why = "the worker has no MPS client environment";
         return {};
     }
-    return std::make_unique<HostBackend>(HostBackendOptions{.bounce_bytes = 8192});
+    return make_host_backend(HostBackendOptions{.bounce_bytes = 8192});
 }
 BackendFactory client_factory() { return {&make_client_backend, ""}; }
 
@@ -140,7 +141,7 @@ EnvSeen g_env_seen;
 
 DeviceBackends EnvSeen::make(const std::string&, std::string*) {
     g_env_seen.seen_->store(std::getenv(kVar) ? 1 : 0);
-    return std::make_unique<HostBackend>(HostBackendOptions{.bounce_bytes = 8192});
+    return make_host_backend(HostBackendOptions{.bounce_bytes = 8192});
 }
 BackendFactory EnvSeen::factory() { return {&EnvSeen::make, ""}; }
 

@@ -11,8 +11,9 @@
 #include "kvmtool-gpu/abi/vgpu_blas_abi.h"
 #include "kvmtool-gpu/abi/blas_checks.h"
 #include "kvmtool-gpu/abi/blas_extent.h"
-#include "kvmtool-gpu/devices/vgpu/blas/blas_library.h"
-#include "kvmtool-gpu/devices/vgpu/fft/fft_library.h"
+#include "kvmtool-gpu/devices/vgpu/backends/blas_library.h"
+#include "kvmtool-gpu/devices/vgpu/backends/fft_library.h"
+#include "tests/support/host_libraries.h"
 #include "tests/support/vgpu_rig.h"
 
 namespace kvmgpu::vgpu::test {
@@ -240,16 +241,16 @@ TEST_F(VgpuBlas, HandlesBelongToTheirContextAndGoWithItAndWithReset) {
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_BLAS_SET_MATH_MODE, .args = {handle, 0}}).status, VGPU_ERROR_INVALID_HANDLE);
     const Done h2 = rig.call({.opcode = VGPU_OP_BLAS_CREATE});
     ASSERT_EQ(h2.status, VGPU_SUCCESS);
-    EXPECT_EQ(rig.host->host_blas().live_handles(), 2u);
+    EXPECT_EQ(host_blas_of(*rig.host).live_handles(), 2u);
     ASSERT_EQ(rig.call({.opcode = VGPU_OP_CTX_DESTROY, .args = {ctx.r0}}).status, VGPU_SUCCESS);
-    EXPECT_EQ(rig.host->host_blas().live_handles(), 1u);
+    EXPECT_EQ(host_blas_of(*rig.host).live_handles(), 1u);
     const Done primary = rig.call({.opcode = VGPU_OP_PRIMARY_CTX_RETAIN, .args = {0}});
     ASSERT_EQ(rig.call({.opcode = VGPU_OP_CTX_SET_CURRENT, .args = {primary.r0}}).status, VGPU_SUCCESS);
     EXPECT_EQ(used(), charged); // the destroyed context's handle gave its charge back
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_CTX_SET_CURRENT, .args = {0}}).status, VGPU_SUCCESS);
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_BLAS_DESTROY, .args = {handle}}).status, VGPU_ERROR_INVALID_CONTEXT);
     rig.reset();
-    EXPECT_EQ(rig.host->host_blas().live_handles(), 0u);
+    EXPECT_EQ(host_blas_of(*rig.host).live_handles(), 0u);
     ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
     EXPECT_EQ(used(), 0u);
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_BLAS_DESTROY, .args = {handle}}).status, VGPU_ERROR_INVALID_HANDLE);
@@ -273,7 +274,7 @@ TEST(VgpuBlasQuota, AHandlePastTheQuotaIsRefused) {
     VgpuRig rig{VgpuOptions{.device_mem_quota = 16ull << 20, .max_handles = 8}};
     ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_BLAS_CREATE}).status, VGPU_ERROR_OUT_OF_MEMORY);
-    EXPECT_EQ(rig.host->host_blas().live_handles(), 0u);
+    EXPECT_EQ(host_blas_of(*rig.host).live_handles(), 0u);
 }
 
 } // namespace
@@ -340,9 +341,9 @@ TEST_F(VgpuRand, RefusesWhatCuRandRefusesAndEverythingOutsideTheVm) {
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_RAND_CREATE, .args = {205}}).status, VGPU_ERROR_INVALID_VALUE); // no such type
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_RAND_SET_SEED, .args = {gen + 1, 1}}).status, VGPU_ERROR_INVALID_HANDLE);
     // Freed at RESET.
-    EXPECT_EQ(rig.host->host_rand().live_generators(), 1u);
+    EXPECT_EQ(host_rand_of(*rig.host).live_generators(), 1u);
     rig.reset();
-    EXPECT_EQ(rig.host->host_rand().live_generators(), 0u);
+    EXPECT_EQ(host_rand_of(*rig.host).live_generators(), 0u);
 }
 
 } // namespace
@@ -394,12 +395,12 @@ TEST(VgpuFft, PlansExecsAndRefusals) {
     EXPECT_EQ(exec(d, d, 0x2a, 0), VGPU_ERROR_INVALID_VALUE);      // not the plan's type
     EXPECT_EQ(exec(d, d, 0x29, 2), VGPU_ERROR_INVALID_VALUE);      // direction
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_FFT_PLAN, .args = {2, 4, 4, 1, 0x29, 2}}).status, VGPU_ERROR_INVALID_VALUE);
-    EXPECT_EQ(rig.host->host_fft().live_plans(), 1u);
+    EXPECT_EQ(host_fft_of(*rig.host).live_plans(), 1u);
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_FFT_DESTROY, .args = {p.r0}}).status, VGPU_SUCCESS);
     EXPECT_EQ(exec(d, d, 0x29, -1), VGPU_ERROR_INVALID_HANDLE);
     ASSERT_EQ(rig.call({.opcode = VGPU_OP_FFT_PLAN, .args = {3, 4, 4, 4, 0x6a, 1}}).status, VGPU_SUCCESS);
     rig.reset();
-    EXPECT_EQ(rig.host->host_fft().live_plans(), 0u);
+    EXPECT_EQ(host_fft_of(*rig.host).live_plans(), 0u);
 }
 
 } // namespace

@@ -3,6 +3,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "kvmtool-gpu/devices/vgpu/backend_factory.h"
 #include "kvmtool-gpu/abi/platform_abi.h"
 #include "tests/support/vgpu_rig.h"
 
@@ -168,8 +169,8 @@ TEST(VgpuDevice, StopThenEnableReportsNotInitialized) {
 
 TEST(VgpuOptionsCheck, BadOptionsThrow) {
     memmap::GuestMemory mem;
-    EXPECT_THROW(VgpuDevice(mem, std::make_unique<HostBackend>(), VgpuOptions{.max_ring = 100}), std::invalid_argument);
-    EXPECT_THROW(VgpuDevice(mem, std::make_unique<HostBackend>(), VgpuOptions{.max_handles = 0}), std::invalid_argument);
+    EXPECT_THROW(VgpuDevice(mem, make_host_backend(), VgpuOptions{.max_ring = 100}), std::invalid_argument);
+    EXPECT_THROW(VgpuDevice(mem, make_host_backend(), VgpuOptions{.max_handles = 0}), std::invalid_argument);
     EXPECT_THROW(VgpuDevice(mem, std::unique_ptr<GpuBackend>{}), std::invalid_argument);
     EXPECT_THROW(VgpuDevice(mem, std::unique_ptr<CommandEngine>{}), std::invalid_argument);
 }

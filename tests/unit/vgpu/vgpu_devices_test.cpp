@@ -5,8 +5,10 @@
 // kernel on one device reading another's memory.
 #include <cstring>
 
+#include "kvmtool-gpu/devices/vgpu/backend_factory.h"
 #include "kvmtool-gpu/abi/vgpu_blas_abi.h"
 #include "kvmtool-gpu/devices/vgpu/backends/device_backends.h"
+#include "tests/support/host_libraries.h"
 #include "tests/support/forwarding_backend.h"
 #include "tests/support/vgpu_rig.h"
 
@@ -18,7 +20,7 @@ constexpr int kDevices = 3;
 DeviceBackends three_host_devices(std::vector<HostBackend*>* each) {
     std::vector<std::unique_ptr<GpuBackend>> devices;
     for (int i = 0; i < kDevices; ++i) {
-        auto h = std::make_unique<HostBackend>();
+        auto h = make_host_backend();
         each->push_back(h.get());
         devices.push_back(std::move(h));
     }
@@ -252,17 +254,17 @@ TEST(DeviceBackends, RefusesEmptyNullAndMixedLists) {
     with_null.push_back(nullptr);
     EXPECT_THROW(DeviceBackends(std::move(with_null)), std::invalid_argument);
     std::vector<std::unique_ptr<GpuBackend>> mixed;
-    mixed.push_back(std::make_unique<HostBackend>());
+    mixed.push_back(make_host_backend());
     mixed.push_back(std::make_unique<OtherKind>());
     EXPECT_THROW(DeviceBackends(std::move(mixed)), std::invalid_argument);
     // A null single backend is no device at all, which an engine refuses.
     EXPECT_FALSE(DeviceBackends(std::unique_ptr<HostBackend>{}));
-    EXPECT_EQ(DeviceBackends(std::make_unique<HostBackend>()).count(), 1);
+    EXPECT_EQ(DeviceBackends(make_host_backend()).count(), 1);
 }
 
 // One device: its own description, and no other ordinal to select.
 TEST(DeviceBackends, OneDeviceIsItsBackend) {
-    auto h = std::make_unique<HostBackend>();
+    auto h = make_host_backend();
     const std::string line = h->describe();
     DeviceBackends one(std::move(h));
     EXPECT_EQ(one.describe(), line);
@@ -307,8 +309,8 @@ TEST(VgpuDevicesBlas, LibraryOperandsMustBeOnTheCurrentDevice) {
               VGPU_ERROR_INVALID_VALUE);
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_RAND_GENERATE, .args = {g.r0, on_device1, 4, VGPU_RAND_UNIFORM}}).status,
               VGPU_SUCCESS);
-    EXPECT_EQ(host[1]->host_blas().live_handles(), 1u);
-    EXPECT_EQ(host[0]->host_blas().live_handles(), 0u);
+    EXPECT_EQ(host_blas_of(*host[1]).live_handles(), 1u);
+    EXPECT_EQ(host_blas_of(*host[0]).live_handles(), 0u);
 }
 
 } // namespace

@@ -8,7 +8,8 @@
 #include <cstring>
 #include <vector>
 
-#include "kvmtool-gpu/devices/vgpu/fft/fft_library.h"
+#include "kvmtool-gpu/devices/vgpu/backends/fft_library.h"
+#include "tests/support/host_libraries.h"
 #include "tests/support/vgpu_rig.h"
 
 namespace kvmgpu::vgpu::test {
@@ -160,7 +161,7 @@ TEST_F(VgpuFftMany, RefusesBadPlansAndWorkAreas) {
     const uint64_t d2 = rig.alloc(64);
     if (d2 != d) EXPECT_EQ(exec(p.r0, d2, d2, 0x29, 1), VGPU_ERROR_INVALID_VALUE);
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_FFT_DESTROY, .args = {p.r0}}).status, VGPU_SUCCESS);
-    EXPECT_EQ(rig.host->host_fft().live_plans(), 0u);
+    EXPECT_EQ(host_fft_of(*rig.host).live_plans(), 0u);
 }
 
 } // namespace

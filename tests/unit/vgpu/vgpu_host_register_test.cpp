@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "kvmtool-gpu/devices/vgpu/backend_factory.h"
 #include "kvmtool-gpu/devices/vgpu/command_dispatch.h"
 #include "kvmtool-gpu/devices/vgpu/host_alias.h"
 #include "tests/support/vgpu_rig.h"
@@ -134,7 +135,7 @@ TEST(HostRegisterOnHugePages, NoDeviceAddress) {
     }
     memmap::GuestMemory mem;
     mem.add_region(memmap::GuestPhysAddr{0}, std::move(huge));
-    DeviceBackends host(std::make_unique<HostBackend>());
+    DeviceBackends host(make_host_backend());
     VgpuCounters counters;
     CommandDispatch d(mem, host, VgpuOptions{}, counters, 1);
     const vgpu_sg_entry list[2] = {{8 * kPage, kPage}, {2 * kPage, kPage}};

@@ -1,6 +1,7 @@
 // Occupancy, context limits and P2P attributes through the ring, on the
 // host backend (its nominal figures: 2048 threads, 32 blocks and 228 KiB
 // of shared memory per multiprocessor), and their error paths.
+#include "kvmtool-gpu/devices/vgpu/backend_factory.h"
 #include "kvmtool-gpu/devices/vgpu/backends/device_backends.h"
 #include "tests/support/vgpu_rig.h"
 
@@ -127,8 +128,8 @@ TEST_F(VgpuLimits, P2PAttributeOfOneDeviceIsRefused) {
 
 TEST(VgpuLimitsDevices, P2PAttributesBetweenHostDevices) {
     std::vector<std::unique_ptr<GpuBackend>> devices;
-    devices.push_back(std::make_unique<HostBackend>());
-    devices.push_back(std::make_unique<HostBackend>());
+    devices.push_back(make_host_backend());
+    devices.push_back(make_host_backend());
     VgpuRig rig{VgpuOptions{.max_handles = 8}, DeviceBackends(std::move(devices))};
     ASSERT_EQ(rig.enable(), VGPU_SUCCESS);
     const Done access = rig.call({.opcode = VGPU_OP_DEVICE_P2P_ATTRIBUTE, .args = {2, 0, 1}});

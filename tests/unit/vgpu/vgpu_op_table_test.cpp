@@ -13,7 +13,7 @@
 
 #include "kvmtool-gpu/abi/vgpu_abi_layout.h"
 #include "kvmtool-gpu/devices/vgpu/backends/device_backends.h"
-#include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
+#include "kvmtool-gpu/devices/vgpu/backend_factory.h"
 #include "kvmtool-gpu/devices/vgpu/command_dispatch.h"
 #include "memmap/backing.h"
 #include "memmap/guest_memory.h"
@@ -54,7 +54,7 @@ struct Rig {
 
     Rig() {
         mem.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, kRam));
-        auto backend = std::make_unique<HostBackend>(HostBackendOptions{.total_bytes = 256ull << 20, .bounce_bytes = 4096});
+        auto backend = make_host_backend(HostBackendOptions{.total_bytes = 256ull << 20, .bounce_bytes = 4096});
         backend->register_guest_ram(ram(), kRam);
         devices = DeviceBackends(std::move(backend));
         const VgpuOptions opts{.device_mem_quota = 128ull << 20, .max_handles = 64, .max_module_bytes = 64 << 10,

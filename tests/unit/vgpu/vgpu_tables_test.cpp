@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include "kvmtool-gpu/devices/vgpu/allocation_table.h"
-#include "kvmtool-gpu/devices/vgpu/backends/backend_factory.h"
+#include "kvmtool-gpu/devices/vgpu/backend_factory.h"
 #include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
 #include "kvmtool-gpu/devices/vgpu/backends/run_cursor.h"
 #include "kvmtool-gpu/devices/vgpu/handle_table.h"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "kvmtool-gpu/abi/vgpu_abi.h"
-#include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
+#include "kvmtool-gpu/devices/vgpu/backend_factory.h"
 #include "kvmtool-gpu/devices/vgpu/vgpu_device.h"
 #include "memmap/guest_memory.h"
 
@@ -35,7 +35,7 @@ public:
         mem.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, kLowEnd));
         mem.add_region(memmap::GuestPhysAddr{kHighBase},
                        memmap::Backing::create(memmap::PageSize::k4K, kHighEnd - kHighBase));
-        dev = std::make_unique<VgpuDevice>(mem, std::make_unique<HostBackend>(), VgpuOptions{});
+        dev = std::make_unique<VgpuDevice>(mem, make_host_backend(), VgpuOptions{});
         dev->start();
     }
     ~HoleyVm() { dev->stop(); }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kvmtool-gpu/devices/vgpu/backend_factory.h"
 #include "kvmtool-gpu/bus/bus.h"
 #include "kvmtool-gpu/devices/debug_console.h"
 #include "kvmtool-gpu/devices/vgpu/alias_budget.h"
@@ -255,7 +256,7 @@ TEST(VgpuResourceLimits, AFaultOnOneDeviceFreesEveryDevicesMemory) {
     std::vector<HostBackend*> host;
     std::vector<std::unique_ptr<GpuBackend>> devices;
     for (int i = 0; i < 2; ++i) {
-        auto h = std::make_unique<HostBackend>();
+        auto h = make_host_backend();
         host.push_back(h.get());
         devices.push_back(std::move(h));
     }

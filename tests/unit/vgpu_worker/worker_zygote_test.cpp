@@ -56,7 +56,7 @@ DeviceBackends make_backend_after_looking(const std::string& arg, std::string* w
     if (mem >= 0) close(mem);
     g_findings->found.store(found);
     g_findings->checked.store(checked);
-    return make_host_backend("", why);
+    return host_devices_for_worker("", why);
 }
 
 std::string hex_of(const uint8_t* p, size_t n) {

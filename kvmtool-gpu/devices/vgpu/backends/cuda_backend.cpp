@@ -63,9 +63,7 @@ std::unique_ptr<CudaBackend> CudaBackend::create(const CudaBackendOptions& opts,
 CudaBackend::~CudaBackend() {
     if (!ctx_) return;
     api_.cuCtxSetCurrent(ctx_);
-    blas_.reset(); // its handles go while the context is there
-    rand_.reset();
-    fft_.reset();
+    drop_libraries(); // their handles go while the context is there
     free_context();
 }
 
@@ -102,21 +100,6 @@ CUresult CudaBackend::make_context(std::string* why) {
     return CUDA_SUCCESS;
 }
 
-BlasLibrary* CudaBackend::blas() {
-    if (!blas_) blas_ = std::make_unique<CudaBlas>(api_);
-    return blas_.get();
-}
-
-RandLibrary* CudaBackend::rand() {
-    if (!rand_) rand_ = std::make_unique<CudaRand>();
-    return rand_.get();
-}
-
-FftLibrary* CudaBackend::fft() {
-    if (!fft_) fft_ = std::make_unique<CudaFft>();
-    return fft_.get();
-}
-
 void CudaBackend::free_context() {
     // Destroying the context frees its memory, modules, streams and events;
     // registrations are undone first so the pages can be registered again.
@@ -124,9 +107,7 @@ void CudaBackend::free_context() {
         if (!lazy_.is_region(r.host)) api_.cuMemHostUnregister(r.host);
     for (const auto& piece : lazy_.registrations()) api_.cuMemHostUnregister(piece.host);
     drop_vmm();
-    if (blas_) blas_->forget_all(); // the context takes the handles' memory with it
-    if (rand_) rand_->forget_all();
-    if (fft_) fft_->forget_all();
+    libraries_lost_context();
     api_.cuCtxDestroy(ctx_);
     ctx_ = nullptr;
     internal_ = nullptr;

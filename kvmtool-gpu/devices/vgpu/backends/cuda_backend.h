@@ -37,9 +37,6 @@
 #include "kvmtool-gpu/devices/vgpu/backends/guest_ram_map.h"
 #include "kvmtool-gpu/devices/vgpu/backends/lazy_registration.h"
 #include "kvmtool-gpu/devices/vgpu/backends/sg_copy_run.h"
-#include "kvmtool-gpu/devices/vgpu/blas/cuda_blas.h"
-#include "kvmtool-gpu/devices/vgpu/fft/cuda_fft.h"
-#include "kvmtool-gpu/devices/vgpu/rand/cuda_rand.h"
 #include "kvmtool-gpu/util/log.h"
 
 namespace kvmgpu::vgpu {
@@ -172,13 +169,7 @@ public:
     bool has_gather_kernel() const { return gather_fn_ != nullptr; }
     bool has_device_walk() const { return walk_copy_fn_ != nullptr && rejections_host_ != nullptr; }
     bool has_batch() const { return api_.cuMemcpyBatchAsync != nullptr; }
-
-    // The host's libcublas (cuda_blas.h), loaded at the first cuBLAS call.
-    BlasLibrary* blas() override;
-    // The host's libcurand (cuda_rand.h), loaded at the first generator.
-    RandLibrary* rand() override;
-    // The host's libcufft (cuda_fft.h), loaded at the first plan.
-    FftLibrary* fft() override;
+    const CudaDriverApi& driver_api() const { return api_; }
 
 protected:
     Status run_launch(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes, BackendStream s,
@@ -266,9 +257,6 @@ private:
     std::map<uint64_t, uint64_t> vmm_reserved_, vmm_maps_; // start -> bytes
     std::set<uint64_t> vmm_handles_;
 
-    std::unique_ptr<CudaBlas> blas_;
-    std::unique_ptr<CudaRand> rand_;
-    std::unique_ptr<CudaFft> fft_;
     CudaGraphs graphs_{api_, ctx_, dev_};
 
     // Scratch for Batch, reused.

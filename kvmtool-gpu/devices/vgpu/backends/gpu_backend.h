@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -24,9 +25,18 @@
 namespace kvmgpu::vgpu {
 
 using Status = vgpu_status;
-class BlasLibrary; // blas/blas_library.h
-class RandLibrary; // rand/rand_library.h
-class FftLibrary;  // fft/fft_library.h
+class BlasLibrary; // blas_library.h
+class RandLibrary; // rand_library.h
+class FftLibrary;  // fft_library.h
+
+// How a backend comes by the libraries it offers. They are built on it
+// (blas/, rand/, fft/), so it cannot name them: whoever makes the backend
+// (backend_factory.h) gives it these, and each runs at the library's first use.
+struct LibraryMakers {
+    std::function<std::unique_ptr<BlasLibrary>()> blas;
+    std::function<std::unique_ptr<RandLibrary>()> rand;
+    std::function<std::unique_ptr<FftLibrary>()> fft;
+};
 
 // Opaque backend objects (CUmodule, CUfunction, CUstream, CUevent as
 // integers). 0 is the default stream.
@@ -188,7 +198,8 @@ class GpuBackend;
 
 class GpuBackend {
 public:
-    virtual ~GpuBackend() = default;
+    GpuBackend();
+    virtual ~GpuBackend();
 
     virtual uint32_t id() const = 0;            // VGPU_BACKEND_*
     virtual std::string describe() const = 0;   // one line, for result tables and logs
@@ -355,13 +366,14 @@ public:
     virtual Status event_destroy(BackendEvent e) = 0;
     virtual Status event_query(BackendEvent e) = 0;
 
-    // This device's BLAS library (cuBLAS forwarded as calls),
-    // nullptr when the backend has none. The backend owns it.
-    virtual BlasLibrary* blas() { return nullptr; }
-    // ... and its cuRAND host API, nullptr when it has none.
-    virtual RandLibrary* rand() { return nullptr; }
-    // ... and its cuFFT basic plans, nullptr when it has none.
-    virtual FftLibrary* fft() { return nullptr; }
+    // This device's BLAS library (cuBLAS forwarded as calls), made at its
+    // first use; nullptr when the backend was given none. The backend owns it.
+    virtual BlasLibrary* blas();
+    // ... and its cuRAND host API.
+    virtual RandLibrary* rand();
+    // ... and its cuFFT plans.
+    virtual FftLibrary* fft();
+    void offer_libraries(LibraryMakers makers) { makers_ = std::move(makers); }
     // CUDA graphs and stream capture (graph_backend.h); nullptr where the
     // backend has none (the device model refuses them, NOT_SUPPORTED).
     virtual GraphBackend* graphs() { return nullptr; }
@@ -372,6 +384,12 @@ public:
     virtual bool recover_from(Status s) = 0;
 
 protected:
+    // The libraries made so far go (their handles with them); a backend
+    // calls this while the context they live in is still there.
+    void drop_libraries();
+    // The context went and took the libraries' handles with it.
+    void libraries_lost_context();
+
     // The backend's launches, called only by launch() and launch_packed()
     // once the shape is within the limits. run_launch_packed's default
     // points into the buffer and calls run_launch(); the CUDA backend hands
@@ -381,6 +399,12 @@ protected:
     virtual Status run_launch_packed(BackendFunction f, Dim3 grid, Dim3 block, uint32_t shared_bytes,
                                      BackendStream s, std::span<const uint8_t> buffer, const ParamLayout& layout,
                                      LaunchMode mode);
+
+private:
+    LibraryMakers makers_;
+    std::unique_ptr<BlasLibrary> blas_;
+    std::unique_ptr<RandLibrary> rand_;
+    std::unique_ptr<FftLibrary> fft_;
 };
 
 } // namespace kvmgpu::vgpu

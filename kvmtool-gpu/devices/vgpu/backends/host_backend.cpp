@@ -25,7 +25,10 @@ constexpr int kAttributeMax = 148;             // CU_DEVICE_ATTRIBUTE_MAX in CUD
 HostBackend::HostBackend(HostBackendOptions opts)
     : opts_(opts), alloc_addresses_(slice_.slice_of(kAllocBase)), ram_addresses_(slice_.slice_of(kRamBase)), bounce_(std::max<uint64_t>(opts.bounce_bytes, 4096)) {}
 
-HostBackend::~HostBackend() { drop_all(); }
+HostBackend::~HostBackend() {
+    drop_libraries(); // they read this device's memory
+    drop_all();
+}
 
 std::string HostBackend::describe() const {
     return "host backend: device memory in host RAM, CPU reference kernels (vector_add, matmul, empty_kernel, "
@@ -442,9 +445,7 @@ bool HostBackend::recover_from(Status s) {
 }
 
 void HostBackend::drop_all() {
-    blas_.forget_all();
-    rand_.forget_all();
-    fft_.forget_all();
+    libraries_lost_context();
     limits_ = start_limits(); // a recovered context starts afresh, as a new CUDA context does
     for (auto& [dev, a] : allocs_) {
         std::free(a.host);

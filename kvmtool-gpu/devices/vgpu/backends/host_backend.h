@@ -29,9 +29,6 @@
 #include "kvmtool-gpu/devices/vgpu/backends/guest_ram_map.h"
 #include "kvmtool-gpu/devices/vgpu/backends/host_graphs.h"
 #include "kvmtool-gpu/devices/vgpu/backends/host_kernels.h"
-#include "kvmtool-gpu/devices/vgpu/blas/host_blas.h"
-#include "kvmtool-gpu/devices/vgpu/fft/host_fft.h"
-#include "kvmtool-gpu/devices/vgpu/rand/host_rand.h"
 
 namespace kvmgpu::vgpu {
 
@@ -178,15 +175,6 @@ public:
     uint8_t* translate(uint64_t dptr, uint64_t bytes) const override;
 
     uint64_t live_allocations() const { return allocs_.size(); }
-    // The CPU reference BLAS (host_blas.h), over this device's memory.
-    BlasLibrary* blas() override { return &blas_; }
-    const HostBlas& host_blas() const { return blas_; }
-    // A CPU generator with cuRAND's ranges (host_rand.h).
-    RandLibrary* rand() override { return &rand_; }
-    const HostRand& host_rand() const { return rand_; }
-    // A naive DFT with cuFFT's conventions (host_fft.h).
-    FftLibrary* fft() override { return &fft_; }
-    const HostFft& host_fft() const { return fft_; }
 
 protected:
     // The function's parameter sizes and dynamic shared memory checked
@@ -266,9 +254,6 @@ private:
     void drop_vmm();
 
     std::set<const HostBackend*> peers_; // peer access enabled to these
-    HostBlas blas_{*this};
-    HostRand rand_{*this};
-    HostFft fft_{*this};
     HostGraphs graphs_{*this};
 };
 

@@ -20,7 +20,7 @@
 #include <string>
 
 #include "kvmtool-gpu/devices/vgpu/backends/cuda_driver_api.h"
-#include "kvmtool-gpu/devices/vgpu/blas/blas_library.h"
+#include "kvmtool-gpu/devices/vgpu/backends/blas_library.h"
 
 namespace kvmgpu::vgpu {
 
@@ -48,7 +48,7 @@ public:
     Status level3(BackendBlas h, const vgpu_blas_level3& c) override;
 
     // The context is gone (a sticky error): its handles and buffers with it.
-    void forget_all();
+    void forget_all() override;
 
 private:
     struct Handle; // cuda_blas.cpp

@@ -10,7 +10,7 @@
 #include <map>
 
 #include "kvmtool-gpu/devices/vgpu/backends/host_kernels.h"
-#include "kvmtool-gpu/devices/vgpu/blas/blas_library.h"
+#include "kvmtool-gpu/devices/vgpu/backends/blas_library.h"
 
 namespace kvmgpu::vgpu {
 
@@ -37,7 +37,7 @@ public:
     Status level3(BackendBlas h, const vgpu_blas_level3& c) override;
 
     size_t live_handles() const { return handles_.size(); }
-    void forget_all() { handles_.clear(); } // the backend dropped its context
+    void forget_all() override { handles_.clear(); }
 
 private:
     Status unsupported(const char* what);

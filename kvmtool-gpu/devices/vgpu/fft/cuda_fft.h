@@ -7,7 +7,7 @@
 
 #include <set>
 
-#include "kvmtool-gpu/devices/vgpu/fft/fft_library.h"
+#include "kvmtool-gpu/devices/vgpu/backends/fft_library.h"
 
 namespace kvmgpu::vgpu {
 
@@ -22,7 +22,7 @@ public:
     Status set_stream(BackendFft p, BackendStream s) override;
     Status exec(BackendFft p, const FftShape& shape, uint64_t in, uint64_t out, int direction) override;
     // The context is gone (a sticky error): its plans with it.
-    void forget_all() { live_.clear(); }
+    void forget_all() override { live_.clear(); }
 
 private:
     const CufftApi* api(); // loads on first use; nullptr when missing

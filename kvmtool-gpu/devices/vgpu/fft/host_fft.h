@@ -10,7 +10,7 @@
 #include <set>
 
 #include "kvmtool-gpu/devices/vgpu/backends/host_kernels.h"
-#include "kvmtool-gpu/devices/vgpu/fft/fft_library.h"
+#include "kvmtool-gpu/devices/vgpu/backends/fft_library.h"
 
 namespace kvmgpu::vgpu {
 
@@ -29,7 +29,7 @@ public:
     Status exec(BackendFft p, const FftShape& shape, uint64_t in, uint64_t out, int direction) override;
 
     size_t live_plans() const { return live_.size(); }
-    void forget_all() { live_.clear(); } // the backend dropped its context
+    void forget_all() override { live_.clear(); }
 
 private:
     const DeviceAddressSpace& mem_;

@@ -8,7 +8,7 @@
 
 #include <set>
 
-#include "kvmtool-gpu/devices/vgpu/rand/rand_library.h"
+#include "kvmtool-gpu/devices/vgpu/backends/rand_library.h"
 
 namespace kvmgpu::vgpu {
 
@@ -26,7 +26,7 @@ public:
     Status set_ordering(BackendRand g, uint32_t ordering) override;
     Status set_dimensions(BackendRand g, uint32_t dimensions) override;
     // The context is gone (a sticky error): its generators with it.
-    void forget_all() { live_.clear(); }
+    void forget_all() override { live_.clear(); }
 
 private:
     const CurandApi* api(); // loads on first use; nullptr when missing

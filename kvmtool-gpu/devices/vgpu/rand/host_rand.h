@@ -10,7 +10,7 @@
 #include <map>
 
 #include "kvmtool-gpu/devices/vgpu/backends/host_kernels.h"
-#include "kvmtool-gpu/devices/vgpu/rand/rand_library.h"
+#include "kvmtool-gpu/devices/vgpu/backends/rand_library.h"
 
 namespace kvmgpu::vgpu {
 
@@ -28,7 +28,7 @@ public:
     Status set_dimensions(BackendRand g, uint32_t dimensions) override;
 
     size_t live_generators() const { return state_.size(); }
-    void forget_all() { state_.clear(); } // the backend dropped its context
+    void forget_all() override { state_.clear(); }
 
 private:
     struct Generator {

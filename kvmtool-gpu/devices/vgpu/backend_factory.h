@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "kvmtool-gpu/devices/vgpu/backends/device_backends.h"
+#include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
 
 namespace kvmgpu::vgpu {
 
@@ -37,5 +38,9 @@ DeviceBackends host_instead_of_cuda(const std::string& reason, std::string* why,
                                                  std::span<const int> gpus = kDefaultGpus);
 // The CUDA backend alone: empty with *why when it cannot be made.
 DeviceBackends make_cuda_backend(std::span<const int> gpus, std::string* why);
+
+// One host backend, offering the CPU references of cuBLAS, cuRAND and
+// cuFFT (blas/, rand/, fft/) over its memory.
+std::unique_ptr<HostBackend> make_host_backend(HostBackendOptions opts = {});
 
 } // namespace kvmgpu::vgpu

@@ -41,6 +41,8 @@ struct BlasPointers {
 class BlasLibrary {
 public:
     virtual ~BlasLibrary() = default;
+    // The backend's context went and took every handle's memory with it.
+    virtual void forget_all() = 0;
 
     // Where the library came from, for the log ("libcublas 13.1.0 from /usr/...").
     virtual std::string describe() const = 0;

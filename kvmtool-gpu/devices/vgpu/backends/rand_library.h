@@ -54,6 +54,8 @@ inline bool rand_ordering_ok(uint64_t type, uint64_t ordering) {
 class RandLibrary {
 public:
     virtual ~RandLibrary() = default;
+    // The backend's context went and took every generator with it.
+    virtual void forget_all() = 0;
     virtual Status create(uint32_t rng_type, BackendRand* out) = 0;
     virtual Status destroy(BackendRand g) = 0;
     virtual Status set_stream(BackendRand g, BackendStream s) = 0;

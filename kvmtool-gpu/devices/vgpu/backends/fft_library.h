@@ -67,6 +67,8 @@ struct FftShape {
 class FftLibrary {
 public:
     virtual ~FftLibrary() = default;
+    // The backend's context went and took every plan with it.
+    virtual void forget_all() = 0;
     // *work: the plan's work area, which the device model charges to the VM
     // when the library allocates it (auto_allocation; else the program
     // gives one with set_work_area before an exec).

@@ -1,4 +1,4 @@
-#include "kvmtool-gpu/devices/vgpu/fft/fft_library.h"
+#include "kvmtool-gpu/devices/vgpu/backends/fft_library.h"
 
 namespace kvmgpu::vgpu {
 

@@ -1,12 +1,17 @@
-#include "kvmtool-gpu/devices/vgpu/backends/backend_factory.h"
+#include "kvmtool-gpu/devices/vgpu/backend_factory.h"
 
 #include <strings.h>
 
 #include <vector>
 
-#include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
+#include "kvmtool-gpu/devices/vgpu/blas/host_blas.h"
+#include "kvmtool-gpu/devices/vgpu/fft/host_fft.h"
+#include "kvmtool-gpu/devices/vgpu/rand/host_rand.h"
 #ifdef KVMGPU_HAVE_CUDA_BACKEND
 #include "kvmtool-gpu/devices/vgpu/backends/cuda_backend.h"
+#include "kvmtool-gpu/devices/vgpu/blas/cuda_blas.h"
+#include "kvmtool-gpu/devices/vgpu/fft/cuda_fft.h"
+#include "kvmtool-gpu/devices/vgpu/rand/cuda_rand.h"
 #endif
 
 namespace kvmgpu::vgpu {
@@ -45,14 +50,41 @@ DeviceBackends devices_of(std::span<const int> gpus, MakeOne make_one) {
 }
 
 DeviceBackends host_devices(std::span<const int> gpus) {
-    return devices_of(gpus, [](int) { return std::make_unique<HostBackend>(); });
+    return devices_of(gpus, [](int) { return make_host_backend(); });
 }
+
+#ifdef KVMGPU_HAVE_CUDA_BACKEND
+// The host's libcublas, libcurand and libcufft, each loaded at its first use.
+std::unique_ptr<CudaBackend> with_cuda_libraries(std::unique_ptr<CudaBackend> b) {
+    if (!b) return b;
+    const CudaDriverApi* api = &b->driver_api();
+    b->offer_libraries({
+        .blas = [api] { return std::make_unique<CudaBlas>(*api); },
+        .rand = [] { return std::make_unique<CudaRand>(); },
+        .fft = [] { return std::make_unique<CudaFft>(); },
+    });
+    return b;
+}
+#endif
 
 } // namespace
 
+std::unique_ptr<HostBackend> make_host_backend(HostBackendOptions opts) {
+    auto b = std::make_unique<HostBackend>(opts);
+    const DeviceAddressSpace* memory = b.get();
+    b->offer_libraries({
+        .blas = [memory] { return std::make_unique<HostBlas>(*memory); },
+        .rand = [memory] { return std::make_unique<HostRand>(*memory); },
+        .fft = [memory] { return std::make_unique<HostFft>(*memory); },
+    });
+    return b;
+}
+
 DeviceBackends make_cuda_backend(std::span<const int> gpus, std::string* why) {
 #ifdef KVMGPU_HAVE_CUDA_BACKEND
-    return devices_of(gpus, [why](int ordinal) { return CudaBackend::create(CudaBackendOptions{.ordinal = ordinal}, why); });
+    return devices_of(gpus, [why](int ordinal) {
+        return with_cuda_libraries(CudaBackend::create(CudaBackendOptions{.ordinal = ordinal}, why));
+    });
 #else
     (void)gpus;
     *why = "this VMM was built without cuda.h: no CUDA backend";
