@@ -1,12 +1,14 @@
 // The GPU server: runs the vGPU command engines of VMs on other hosts
 // (remote_engine.h). Each connection that proves the shared key gets a
-// session of its own: a copy of the VM's RAM layout in this process (pages
-// appear as commands use them), a backend on the server's GPUs with the
-// same per-VM limits as a local VM (VgpuOptions), and the dispatch that
-// checks every command exactly as the VMM's own worker does. A VMM that
-// goes away (or breaks the protocol) ends its session, and everything the
-// session held is freed.
+// session in a process of its own (session_process.h): a copy of the VM's
+// RAM layout (pages appear as commands use them), a backend on the server's
+// GPUs with the same per-VM limits as a local VM (VgpuOptions), and the
+// dispatch that checks every command exactly as the VMM's own worker does.
+// A VMM that goes away (or breaks the protocol) ends its session, and its
+// process with everything the session held.
 #pragma once
+
+#include <sys/types.h>
 
 #include <atomic>
 #include <cstdint>
@@ -30,6 +32,7 @@ struct GpuServerOptions {
     uint32_t max_sessions = 16;
 };
 
+// Counted by the server and its session processes (shared memory).
 struct GpuServerStats {
     std::atomic<uint64_t> sessions_started{0}, sessions_ended{0}, refused{0}, commands{0}, batches{0};
 };
@@ -37,12 +40,16 @@ struct GpuServerStats {
 class GpuServer {
 public:
     // Listens; nullptr with *why (one line) when UCX or the address fail.
+    // Call it before this process has a UCX context or a CUDA context of
+    // its own: the session processes are forked from it as it is now.
     static std::unique_ptr<GpuServer> start(GpuServerOptions opts, std::string* why);
     ~GpuServer(); // ends every session (their VMMs see the GPU lost)
     uint16_t port() const;
-    // Accepts and serves until `stop`; sessions run on threads of their own.
+    // Accepts and serves until `stop`, then ends every session.
     void run(const std::atomic<bool>& stop);
     const GpuServerStats& stats() const;
+    // The processes of the sessions running now.
+    std::vector<pid_t> session_pids() const;
 
 private:
     struct State;

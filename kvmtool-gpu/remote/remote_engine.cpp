@@ -15,6 +15,11 @@ namespace kvmgpu::remote {
 namespace {
 
 
+// address ("HOST:PORT") with another port.
+std::string with_port(const std::string& address, uint32_t port) {
+    return address.substr(0, address.rfind(':') + 1) + std::to_string(port);
+}
+
 std::string body_text(const UcxMessage& m) {
     std::string s(m.body.begin(), m.body.begin() + std::min<size_t>(m.body.size(), 512));
     for (char& ch : s)
@@ -47,7 +52,9 @@ public:
     }
 
 private:
-    bool handshake(const SharedKey& key, std::string* why);
+    bool open_link(const std::string& address, std::string* why);
+    // True once WELCOMEd, or with *redirect set to the port of the session's own process.
+    bool handshake(const SharedKey& key, uint32_t* redirect, std::string* why);
     void serve_fetch(const UcxMessage& m);
     void control(ControlOp op);
     vgpu::CommandResult lost();
@@ -72,22 +79,39 @@ private:
     std::vector<uint8_t> body_; // a batch being sent
 };
 
-bool RemoteEngine::connect(const SharedKey& key, std::string* why) {
+bool RemoteEngine::open_link(const std::string& address, std::string* why) {
     auto ctx = UcxContext::create(why); // the link's worker keeps it
     if (!ctx) return false;
+    link_ = UcxLink::connect(std::move(ctx), address, why);
+    if (!link_) return false;
+    link_->set_landing(kData, data_landing(mem_)); // what the server's commands wrote
+    return true;
+}
+
+// The server proves the key and sends the VMM on to its session's process,
+// where both prove it again (that process holds the key too).
+bool RemoteEngine::connect(const SharedKey& key, std::string* why) {
     if (mem_.regions().size() > kMaxRemoteRegions) {
         *why = "guest RAM has more regions than a GPU server takes";
         return false;
     }
-    link_ = UcxLink::connect(std::move(ctx), address_, why);
-    if (!link_) return false;
-    link_->set_landing(kData, data_landing(mem_)); // what the server's commands wrote
-    if (handshake(key, why)) return true;
+    uint32_t redirect = 0;
+    if (open_link(address_, why) && handshake(key, &redirect, why)) {
+        if (redirect == 0) return true;
+        link_.reset();
+        const std::string server = address_;
+        address_ = with_port(server, redirect);
+        if (open_link(address_, why) && handshake(key, &redirect, why)) {
+            if (redirect == 0) return true;
+            *why = "GPU server at " + server + " sent the VMM on twice";
+        }
+    }
     link_.reset();
     return false;
 }
 
-bool RemoteEngine::handshake(const SharedKey& key, std::string* why) {
+bool RemoteEngine::handshake(const SharedKey& key, uint32_t* redirect, std::string* why) {
+    *redirect = 0;
     const auto deadline = Clock::now() + kHandshakeTimeout;
     WireHello hello{kWireMagic, kWireVersion, VGPU_ABI_VERSION, 0, VGPU_ABI_LAYOUT_HASH, fresh_nonce()};
     if (!link_->send(kHello, &hello, sizeof hello, nullptr, 0, kHandshakeTimeout, why)) {
@@ -115,7 +139,13 @@ bool RemoteEngine::handshake(const SharedKey& key, std::string* why) {
     for (const memmap::Region& r : mem_.regions()) put_struct(&body, WireRegion{r.base.value, r.size()});
     if (!link_->send(kProof, &proof, sizeof proof, body.data(), body.size(), kHandshakeTimeout, why)) return false;
     WireWelcome welcome{};
-    if (!link_->receive(kWelcome, &m, deadline) || !header_as(m, &welcome)) {
+    WireRedirect to{};
+    const bool answered = link_->receive_any(&m, deadline);
+    if (answered && m.id == kRedirect && header_as(m, &to) && to.port != 0 && to.port <= 65535) {
+        *redirect = to.port;
+        return true;
+    }
+    if (!answered || m.id != kWelcome || !header_as(m, &welcome)) {
         *why = "GPU server at " + address_ + " did not finish the handshake" +
                (link_->peer_lost() ? " (" + link_->peer_error() + ")" : "");
         return false;

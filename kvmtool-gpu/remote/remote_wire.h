@@ -9,6 +9,9 @@
 //                                    <-   CHALLENGE {server nonce, server's proof}
 //   PROOF {client's proof, RAM regions}  ->   (only once the server proved the key)
 //                                    <-   WELCOME {status, backend, features, description}
+//                                    or   REDIRECT {port}: the session is a process of its
+//                                         own, listening there; the VMM connects to it and
+//                                         says HELLO again (at most once)
 //   COMMANDS {seq, count; descriptors and payloads}  ->   runs them in order; meanwhile
 //                                    <-   FETCH {gpa, bytes}: the guest RAM a command reads
 //   DATA {gpa, bytes; the bytes}     ->
@@ -41,6 +44,7 @@ enum WireId : uint16_t {
     kControlDone = 7,
     kFetch = 8,
     kData = 9,
+    kRedirect = 10,
 };
 
 inline constexpr uint32_t kWireMagic = 0x4b564752; // "KVGR"
@@ -82,6 +86,11 @@ struct WireWelcome {
     uint32_t registration; // vgpu_status of registering RAM with the backend
     uint32_t reserved;
     uint64_t registration_ns;
+};
+
+// The port of the session's own process, on the host the VMM reached.
+struct WireRedirect {
+    uint32_t port, reserved;
 };
 
 inline constexpr uint32_t kMaxBatch = 256;

@@ -13,6 +13,21 @@ namespace kvmgpu::remote {
 
 namespace {
 
+// A refusal in the message the VMM waits for (its status set), the reason
+// as its body; the VMM reads it before the link goes.
+template <typename Header>
+bool refuse(UcxLink& link, GpuServerStats& stats, WireId id, Header header, const std::string& why) {
+    header.status = 1;
+    link.send(id, &header, sizeof header, why.data(), why.size(), std::chrono::seconds(2));
+    link.wait_for_peer_to_leave(std::chrono::seconds(2));
+    ++stats.refused;
+    log_warn("gpu-server: refused a VMM: %s", why.c_str());
+    return false;
+}
+
+bool refuse_challenge(UcxLink& link, GpuServerStats& stats, const std::string& why) {
+    return refuse(link, stats, kChallenge, WireChallenge{.magic = kWireMagic}, why);
+}
 
 class Session {
 public:
@@ -22,10 +37,7 @@ public:
     void serve(const std::atomic<bool>& stop);
 
 private:
-    template <typename Header>
-    bool refuse(WireId id, Header header, const std::string& why);
-    bool refuse_challenge(const std::string& why);
-    bool refuse_welcome(const std::string& why);
+    bool refuse_welcome(const std::string& why) { return refuse(link_, stats_, kWelcome, WireWelcome{}, why); }
     bool run_commands(const UcxMessage& m);
     bool run_control(const UcxMessage& m, bool* stopped);
 
@@ -38,42 +50,11 @@ private:
     std::vector<uint8_t> results_; // a batch's answers
 };
 
-// A refusal in the message the VMM waits for (its status set), the reason
-// as its body; the VMM reads it before the link goes.
-template <typename Header>
-bool Session::refuse(WireId id, Header header, const std::string& why) {
-    header.status = 1;
-    link_.send(id, &header, sizeof header, why.data(), why.size(), std::chrono::seconds(2));
-    link_.wait_for_peer_to_leave(std::chrono::seconds(2));
-    ++stats_.refused;
-    log_warn("gpu-server: refused a VMM: %s", why.c_str());
-    return false;
-}
-
-bool Session::refuse_challenge(const std::string& why) { return refuse(kChallenge, WireChallenge{.magic = kWireMagic}, why); }
-
-bool Session::refuse_welcome(const std::string& why) { return refuse(kWelcome, WireWelcome{}, why); }
-
 bool Session::handshake() {
-    const auto deadline = Clock::now() + kHandshakeTimeout;
     UcxMessage m;
-    WireHello hello{};
-    if (!link_.receive(kHello, &m, deadline)) return false; // gone, or never spoke
-    if (!header_as(m, &hello) || hello.magic != kWireMagic) return refuse_challenge("not a kvmtool-gpu VMM");
-    if (hello.wire_version != kWireVersion || hello.abi_version != VGPU_ABI_VERSION ||
-        hello.layout_hash != VGPU_ABI_LAYOUT_HASH)
-        return refuse_challenge("VMM built with vGPU ABI " + std::to_string(hello.abi_version) + ", this server with " +
-                                std::to_string(VGPU_ABI_VERSION) + " (both ends must come from one build)");
-    WireChallenge challenge{};
-    challenge.magic = kWireMagic;
-    challenge.server_nonce = fresh_nonce();
-    challenge.server_proof = key_proof(opts_.key, "server", hello.client_nonce, challenge.server_nonce);
-    if (!link_.send(kChallenge, &challenge, sizeof challenge, nullptr, 0, kHandshakeTimeout)) return false;
+    if (!prove_key(link_, opts_, stats_, &m)) return false;
     WireProof proof{};
-    if (!link_.receive(kProof, &m, deadline)) return false;
-    if (!header_as(m, &proof) ||
-        !same_digest(proof.client_proof, key_proof(opts_.key, "client", challenge.server_nonce, hello.client_nonce)))
-        return refuse_welcome("key refused");
+    header_as(m, &proof); // prove_key checked it
     std::string why;
     ram_ = GuestRamCopy::create(link_, proof.regions, m.body, opts_.max_guest_ram, &why);
     if (!ram_) return refuse_welcome("guest RAM: " + why);
@@ -154,21 +135,46 @@ void Session::serve(const std::atomic<bool>& stop) {
 
 } // namespace
 
-void serve_session(std::shared_ptr<UcxContext> ctx, ucp_conn_request_h request, const GpuServerOptions& opts,
+bool prove_key(UcxLink& link, const GpuServerOptions& opts, GpuServerStats& stats, UcxMessage* proof_message) {
+    const auto deadline = Clock::now() + kHandshakeTimeout;
+    UcxMessage& m = *proof_message;
+    WireHello hello{};
+    if (!link.receive(kHello, &m, deadline)) return false; // gone, or never spoke
+    if (!header_as(m, &hello) || hello.magic != kWireMagic) return refuse_challenge(link, stats, "not a kvmtool-gpu VMM");
+    if (hello.wire_version != kWireVersion || hello.abi_version != VGPU_ABI_VERSION ||
+        hello.layout_hash != VGPU_ABI_LAYOUT_HASH)
+        return refuse_challenge(link, stats,
+                                "VMM built with vGPU ABI " + std::to_string(hello.abi_version) + ", this server with " +
+                                    std::to_string(VGPU_ABI_VERSION) + " (both ends must come from one build)");
+    WireChallenge challenge{};
+    challenge.magic = kWireMagic;
+    challenge.server_nonce = fresh_nonce();
+    challenge.server_proof = key_proof(opts.key, "server", hello.client_nonce, challenge.server_nonce);
+    if (!link.send(kChallenge, &challenge, sizeof challenge, nullptr, 0, kHandshakeTimeout)) return false;
+    WireProof proof{};
+    if (!link.receive(kProof, &m, deadline)) return false;
+    if (!header_as(m, &proof) ||
+        !same_digest(proof.client_proof, key_proof(opts.key, "client", challenge.server_nonce, hello.client_nonce)))
+        return refuse(link, stats, kWelcome, WireWelcome{}, "key refused");
+    return true;
+}
+
+bool serve_session(std::shared_ptr<UcxContext> ctx, ucp_conn_request_h request, const GpuServerOptions& opts,
                    GpuServerStats& stats, const std::atomic<bool>& stop) {
     std::string why;
     auto link = UcxLink::accept(std::move(ctx), request, &why);
     if (!link) {
         log_warn("gpu-server: %s", why.c_str());
-        return;
+        return false;
     }
     Session s(*link, opts, stats);
-    if (!s.handshake()) return;
+    if (!s.handshake()) return false;
     ++stats.sessions_started;
     log_info("gpu-server: session started");
     s.serve(stop);
     ++stats.sessions_ended;
     log_info("gpu-server: session ended");
+    return true;
 }
 
 } // namespace kvmgpu::remote

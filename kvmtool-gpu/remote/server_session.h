@@ -1,6 +1,6 @@
 // One VMM's session on the GPU server: the handshake (versions, the key
 // proved both ways, the RAM table), then its commands, one at a time, until
-// it stops or goes away. Runs on a thread of its own.
+// it stops or goes away. Runs in a process of its own (session_process.h).
 #pragma once
 
 #include <atomic>
@@ -11,7 +11,14 @@
 
 namespace kvmgpu::remote {
 
-void serve_session(std::shared_ptr<UcxContext> ctx, ucp_conn_request_h request, const GpuServerOptions& opts,
+// The VMM's HELLO checked and the key proved both ways: true with the VMM's
+// PROOF (its RAM table) in *proof_message; false when it went or was
+// refused (told why, logged, counted).
+bool prove_key(UcxLink& link, const GpuServerOptions& opts, GpuServerStats& stats, UcxMessage* proof_message);
+
+// The whole session of the VMM behind `request`: false when it was refused
+// or went before WELCOME (no session).
+bool serve_session(std::shared_ptr<UcxContext> ctx, ucp_conn_request_h request, const GpuServerOptions& opts,
                    GpuServerStats& stats, const std::atomic<bool>& stop);
 
 } // namespace kvmgpu::remote

@@ -1,5 +1,7 @@
 // What a GPU server refuses, and what a VMM refuses of a server.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -201,6 +203,32 @@ TEST(RemoteSecurity, AVmmThatVanishesLeavesNoSession) {
         // Gone without stop(): no word to the server, the connection just closes.
     }
     EXPECT_TRUE(eventually([&] { return server.server->stats().sessions_ended.load() == 1; }));
+}
+
+// Each session is a process of its own, not the server's: one that dies (as
+// a sticky driver fault ends CUDA in its process) takes no other VM's GPU.
+TEST(RemoteSecurity, EachSessionIsAProcessOfItsOwn) {
+    KVMGPU_SKIP_WITHOUT_UCX();
+    LoopbackServer server;
+    std::string why_first, why_second;
+    VgpuRig first({}, remote_engine_on(server, &why_first));
+    ASSERT_TRUE(first.dev) << why_first;
+    ASSERT_TRUE(eventually([&] { return server.server->session_pids().size() == 1; }));
+    const pid_t first_pid = server.server->session_pids()[0];
+    VgpuRig second({}, remote_engine_on(server, &why_second));
+    ASSERT_TRUE(second.dev) << why_second;
+    ASSERT_EQ(first.enable(), 0u);
+    ASSERT_EQ(second.enable(), 0u);
+    first.alloc(4096);
+    second.alloc(4096);
+    const std::vector<pid_t> pids = server.server->session_pids();
+    ASSERT_EQ(pids.size(), 2u);
+    EXPECT_NE(pids[0], pids[1]);
+    for (pid_t p : pids) EXPECT_NE(p, getpid());
+    ASSERT_EQ(kill(first_pid, SIGKILL), 0);
+    EXPECT_EQ(first.call({VGPU_OP_MEM_ALLOC, {4096}}).status, VGPU_ERROR_NO_DEVICE);
+    EXPECT_EQ(second.call({VGPU_OP_MEM_ALLOC, {4096}}).status, VGPU_SUCCESS);
+    EXPECT_TRUE(eventually([&] { return server.server->session_pids().size() == 1; }));
 }
 
 TEST(RemoteSecurity, RamLargerThanTheServerTakesIsRefused) {
