@@ -1,7 +1,8 @@
 // Stream-ordered allocation over the vGPU's ordinary allocations (see
 // guest_cuda.h): MEM_ALLOC and MEM_FREE, so the VMM counts every byte
-// against the VM's quota and frees it at RESET. Pools live here, one per
-// device, holding what the driver reports about a pool.
+// against the VM's quota and frees it at RESET. Pools live here, each
+// device's default one and those the program makes, holding what the driver
+// reports about a pool; a device's current pool is what cuMemAllocAsync uses.
 #include "guest-stub/cuda/driver_entry.h"
 #include "guest-stub/cuda/graph_host_steps.h"
 #include "guest-stub/cuda/graph_nodes.h"
@@ -22,15 +23,23 @@ struct CUmemPoolHandle_st {
 namespace {
 
 constexpr int kMaxPoolDevices = 32;
-CUmemPoolHandle_st g_pools[kMaxPoolDevices];
-bool g_pool_ready[kMaxPoolDevices];
+constexpr int kMaxMadePools = 64;
+// Default pools first (one per device ordinal), then the pools made.
+CUmemPoolHandle_st g_pools[kMaxPoolDevices + kMaxMadePools];
+bool g_pool_ready[kMaxPoolDevices + kMaxMadePools];
+CUmemoryPool g_current[kMaxPoolDevices]; // nullptr: the device's default pool
+
+bool device_ordinal(CUdevice dev)
+{
+    int count = 0;
+    return cuDeviceGetCount(&count) == CUDA_SUCCESS && dev >= 0 && dev < count && dev < kMaxPoolDevices;
+}
 
 CUresult pool_of_device(CUdevice dev, CUmemoryPool* out)
 {
-    int count = 0;
-    if (CUresult r = cuDeviceGetCount(&count))
+    if (CUresult r = ready())
         return r;
-    if (dev < 0 || dev >= count || dev >= kMaxPoolDevices)
+    if (!device_ordinal(dev))
         return CUDA_ERROR_INVALID_DEVICE;
     if (!g_pool_ready[dev]) {
         g_pools[dev] = CUmemPoolHandle_st{dev, {true, true, true}, 0, 0, 0, 0};
@@ -43,9 +52,22 @@ CUresult pool_of_device(CUdevice dev, CUmemoryPool* out)
 bool known(CUmemoryPool pool)
 {
     const uintptr_t p = reinterpret_cast<uintptr_t>(pool), first = reinterpret_cast<uintptr_t>(&g_pools[0]);
-    if (p < first || (p - first) % sizeof g_pools[0] != 0 || (p - first) / sizeof g_pools[0] >= kMaxPoolDevices)
+    if (p < first || (p - first) % sizeof g_pools[0] != 0 || (p - first) / sizeof g_pools[0] >= sizeof g_pools / sizeof g_pools[0])
         return false;
     return g_pool_ready[(p - first) / sizeof g_pools[0]];
+}
+
+bool is_default(CUmemoryPool pool) { return pool < &g_pools[kMaxPoolDevices]; }
+
+// The device pools of a CUDA 13 location: device memory only.
+CUresult location_device(const CUmemLocation* location, CUmemAllocationType type, CUdevice* dev)
+{
+    if (location == nullptr || type != CU_MEM_ALLOCATION_TYPE_PINNED)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (location->type != CU_MEM_LOCATION_TYPE_DEVICE)
+        return CUDA_ERROR_NOT_SUPPORTED; // host memory pools are not offered
+    *dev = location->id;
+    return CUDA_SUCCESS;
 }
 
 // The stream is one of the current context's (a query checks the handle).
@@ -90,7 +112,94 @@ KVMGPU_DRIVER_ENTRY(cuDeviceGetMemPool, 11020);
 extern "C" CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice dev)
 {
     GUEST_API_LOCK();
+    if (CUresult r = cuDeviceGetDefaultMemPool(pool, dev))
+        return r;
+    if (g_current[dev] != nullptr)
+        *pool = g_current[dev];
+    return CUDA_SUCCESS;
+}
+
+KVMGPU_DRIVER_ENTRY(cuDeviceSetMemPool, 11020);
+extern "C" CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
+{
+    GUEST_API_LOCK();
+    if (CUresult r = ready())
+        return r;
+    if (!device_ordinal(dev))
+        return CUDA_ERROR_INVALID_DEVICE;
+    if (!known(pool) || pool->device != dev)
+        return CUDA_ERROR_INVALID_VALUE;
+    g_current[dev] = is_default(pool) ? nullptr : pool;
+    return CUDA_SUCCESS;
+}
+
+// A pool of device memory. Pools whose allocations other processes could
+// import (handle types) are not offered: a guest has no other processes on
+// this GPU to share with.
+KVMGPU_DRIVER_ENTRY(cuMemPoolCreate, 11020);
+extern "C" CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* props)
+{
+    GUEST_API_LOCK();
+    if (pool == nullptr || props == nullptr || props->allocType != CU_MEM_ALLOCATION_TYPE_PINNED)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = ready())
+        return r;
+    if (props->location.type != CU_MEM_LOCATION_TYPE_DEVICE || props->handleTypes != CU_MEM_HANDLE_TYPE_NONE)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    if (!device_ordinal(props->location.id))
+        return CUDA_ERROR_INVALID_DEVICE;
+    for (int i = kMaxPoolDevices; i < kMaxPoolDevices + kMaxMadePools; ++i) {
+        if (g_pool_ready[i] || g_pools[i].used != 0) // a destroyed pool's slot waits for its allocations
+            continue;
+        g_pools[i] = CUmemPoolHandle_st{props->location.id, {true, true, true}, 0, 0, 0, 0};
+        g_pool_ready[i] = true;
+        *pool = &g_pools[i];
+        return CUDA_SUCCESS;
+    }
+    return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+// Its allocations stay valid until freed, as with the driver.
+KVMGPU_DRIVER_ENTRY(cuMemPoolDestroy, 11020);
+extern "C" CUresult cuMemPoolDestroy(CUmemoryPool pool)
+{
+    GUEST_API_LOCK();
+    if (!known(pool) || is_default(pool))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (g_current[pool->device] == pool)
+        g_current[pool->device] = nullptr;
+    g_pool_ready[pool - g_pools] = false;
+    return CUDA_SUCCESS;
+}
+
+KVMGPU_DRIVER_ENTRY(cuMemGetDefaultMemPool, 13000);
+extern "C" CUresult cuMemGetDefaultMemPool(CUmemoryPool* pool, CUmemLocation* location, CUmemAllocationType type)
+{
+    GUEST_API_LOCK();
+    CUdevice dev = 0;
+    if (CUresult r = location_device(location, type, &dev))
+        return r;
     return cuDeviceGetDefaultMemPool(pool, dev);
+}
+
+KVMGPU_DRIVER_ENTRY(cuMemGetMemPool, 13000);
+extern "C" CUresult cuMemGetMemPool(CUmemoryPool* pool, CUmemLocation* location, CUmemAllocationType type)
+{
+    GUEST_API_LOCK();
+    CUdevice dev = 0;
+    if (CUresult r = location_device(location, type, &dev))
+        return r;
+    return cuDeviceGetMemPool(pool, dev);
+}
+
+KVMGPU_DRIVER_ENTRY(cuMemSetMemPool, 13000);
+extern "C" CUresult cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType type, CUmemoryPool pool)
+{
+    GUEST_API_LOCK();
+    CUdevice dev = 0;
+    if (CUresult r = location_device(location, type, &dev))
+        return r;
+    return cuDeviceSetMemPool(dev, pool);
 }
 
 KVMGPU_DRIVER_ENTRY(cuMemAllocFromPoolAsync, 11020);
@@ -128,7 +237,7 @@ extern "C" CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytes, CUstream st
     CUmemoryPool pool = nullptr;
     if (CUresult r = cuCtxGetDevice(&dev))
         return r;
-    if (CUresult r = pool_of_device(dev, &pool))
+    if (CUresult r = cuDeviceGetMemPool(&pool, dev))
         return r;
     return cuMemAllocFromPoolAsync(dptr, bytes, pool, stream);
 }

@@ -419,8 +419,8 @@ CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t count, CUs
 // that is valid for work on any stream satisfies stream order);
 // cuMemFreeAsync waits for the stream's earlier work, then frees (the
 // driver returns at once; later work on the stream is never affected).
-// Each device has one pool, its default (cuMemPoolCreate: not offered);
-// the release threshold and reuse policies are kept and reported: memory
+// Each device has its default pool, and pools the program makes
+// (guest_cuda_vmm.h); the release threshold and reuse policies are kept and reported: memory
 // goes back to the VMM at every free, as with threshold 0. On a capturing
 // stream both are the driver's own (cuda_graph_memory.cpp): the capture's
 // allocation and free nodes, a graph allocation the VMM keeps with the graph.

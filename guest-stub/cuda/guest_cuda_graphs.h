@@ -279,15 +279,7 @@ typedef struct CUDA_EVENT_WAIT_NODE_PARAMS_st {
 // Graph memory (cuGraphAddMemAllocNode...): allocations on the current
 // context's device, pinned, without export handles; access descriptors may
 // only name that device, read-write (no peer access to graph memory).
-typedef struct CUmemPoolProps_st {
-    CUmemAllocationType allocType;
-    CUmemAllocationHandleType handleTypes;
-    CUmemLocation location;
-    void* win32SecurityAttributes;
-    size_t maxSize;
-    unsigned short usage;
-    unsigned char reserved[54];
-} CUmemPoolProps;
+// CUmemPoolProps: guest_cuda_vmm.h.
 typedef struct CUDA_MEM_ALLOC_NODE_PARAMS_v1_st {
     CUmemPoolProps poolProps;
     const CUmemAccessDesc* accessDescs;

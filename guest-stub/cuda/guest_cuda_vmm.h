@@ -103,6 +103,26 @@ CUresult cuMemAdvise_v2(CUdeviceptr dptr, size_t count, CUmem_advise advice, CUm
 // A host attachment keeps the allocation out of what moves at a launch.
 CUresult cuStreamAttachMemAsync(CUstream stream, CUdeviceptr dptr, size_t length, unsigned int flags);
 
+// Memory pools the program makes (cuda_memory_pool.cpp): device memory,
+// without export handles (NOT_SUPPORTED); one may be a device's current
+// pool, which cuMemAllocAsync uses. CUDA 13's location forms name device
+// pools only.
+typedef struct CUmemPoolProps_st {
+    CUmemAllocationType allocType;
+    CUmemAllocationHandleType handleTypes;
+    CUmemLocation location;
+    void* win32SecurityAttributes;
+    size_t maxSize;
+    unsigned short usage;
+    unsigned char reserved[54];
+} CUmemPoolProps;
+CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* props);
+CUresult cuMemPoolDestroy(CUmemoryPool pool);
+CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool);
+CUresult cuMemGetDefaultMemPool(CUmemoryPool* pool, CUmemLocation* location, CUmemAllocationType type);
+CUresult cuMemGetMemPool(CUmemoryPool* pool, CUmemLocation* location, CUmemAllocationType type);
+CUresult cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType type, CUmemoryPool pool);
+
 CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr);
 CUresult cuPointerGetAttributes(unsigned int count, CUpointer_attribute* attributes, void** data, CUdeviceptr ptr);
 }

@@ -505,6 +505,7 @@ void module_and_launch_calls()
     registered_pageable_calls(add);
     occupancy_and_limit_calls(add, params);
     stream_ordered_calls();
+    made_pools();
     cross_context_event_wait();
     array_and_texture_calls();
     entry_point_calls();

@@ -14,6 +14,7 @@ CUfunction bogus(CUfunction f);
 // conformance_limits.cpp
 void occupancy_and_limit_calls(CUfunction add, void** params);
 void stream_ordered_calls();
+void made_pools();
 void cross_context_event_wait();
 // conformance_arrays.cpp
 void array_and_texture_calls();

@@ -215,6 +215,46 @@ void stream_ordered_calls()
            CUDA_ERROR_INVALID_VALUE);
 }
 
+// A pool the program makes: current for its device, allocated from,
+// destroyed with an allocation still out (valid until freed).
+void made_pools()
+{
+    CUdevice dev = 0;
+    CU_CHECK(cuCtxGetDevice(&dev));
+    CUmemPoolProps props = {};
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location = {CU_MEM_LOCATION_TYPE_DEVICE, dev};
+    CUmemoryPool made = nullptr, current = nullptr, fallback = nullptr;
+    expect("cuMemPoolCreate", cuMemPoolCreate(&made, &props), CUDA_SUCCESS);
+    expect("cuDeviceSetMemPool", cuDeviceSetMemPool(dev, made), CUDA_SUCCESS);
+    expect("cuDeviceGetMemPool(after a set)", cuDeviceGetMemPool(&current, dev), CUDA_SUCCESS);
+    expect_true("the made pool is current", current == made);
+    CUmemLocation here = {CU_MEM_LOCATION_TYPE_DEVICE, dev};
+    expect("cuMemGetMemPool", cuMemGetMemPool(&current, &here, CU_MEM_ALLOCATION_TYPE_PINNED), CUDA_SUCCESS);
+    expect_true("the same, by location", current == made);
+    CUdeviceptr a = 0;
+    expect("cuMemAllocAsync(the current pool)", cuMemAllocAsync(&a, 8192, 0), CUDA_SUCCESS);
+    cuuint64_t used = 0;
+    CU_CHECK(cuMemPoolGetAttribute(made, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used));
+    expect_true("counted in the made pool", used == 8192);
+    expect("cuMemPoolDestroy", cuMemPoolDestroy(made), CUDA_SUCCESS);
+    expect("cuDeviceGetMemPool(after the destroy)", cuDeviceGetMemPool(&current, dev), CUDA_SUCCESS);
+    CU_CHECK(cuDeviceGetDefaultMemPool(&fallback, dev));
+    expect_true("the default pool is current again", current == fallback);
+    expect("cuMemsetD32(an allocation of the destroyed pool)", cuMemsetD32(a, 1, 2048), CUDA_SUCCESS);
+    expect("cuMemFreeAsync(an allocation of the destroyed pool)", cuMemFreeAsync(a, 0), CUDA_SUCCESS);
+    expect("cuMemPoolDestroy(again)", cuMemPoolDestroy(made), CUDA_ERROR_INVALID_VALUE);
+    expect("cuMemPoolDestroy(a default pool)", cuMemPoolDestroy(fallback), CUDA_ERROR_INVALID_VALUE);
+    expect("cuMemGetDefaultMemPool", cuMemGetDefaultMemPool(&current, &here, CU_MEM_ALLOCATION_TYPE_PINNED),
+           CUDA_SUCCESS);
+    expect_true("the device's default pool", current == fallback);
+    props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    expect("cuMemPoolCreate(exportable)", cuMemPoolCreate(&made, &props), CUDA_ERROR_NOT_SUPPORTED);
+    props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+    props.location.id = 99;
+    expect("cuMemPoolCreate(no such device)", cuMemPoolCreate(&made, &props), CUDA_ERROR_INVALID_DEVICE);
+}
+
 // A stream waits for an event of another context (the driver allows it
 // across contexts and devices): the guest waits for the event there.
 void cross_context_event_wait()
