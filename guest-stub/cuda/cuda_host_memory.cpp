@@ -31,6 +31,7 @@ struct Range {
     Range* next;
     uint64_t registration = 0; // the vGPU's, for a registered pageable buffer
     CUdeviceptr dptr = 0;      // its device address (0: none, see cuMemHostGetDevicePointer)
+    unsigned flags = 0;        // a block's, as cuMemHostAlloc was given them
 };
 
 struct HostMemory {
@@ -207,6 +208,7 @@ extern "C" CUresult cuMemHostAlloc(void** pp, size_t bytes, unsigned int flags)
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     *n = Range{p, need, g.live};
+    n->flags = flags;
     g.live = n;
     *pp = p;
     // As the driver pins at allocation: the vGPU registers the block now, not
@@ -313,6 +315,18 @@ extern "C" CUresult cuMemHostUnregister(void* p)
     }
     give_node(r);
     return result;
+}
+
+// The flags a block was allocated with; any other pointer is refused, as by the driver.
+KVMGPU_DRIVER_ENTRY(cuMemHostGetFlags, 2030);
+extern "C" CUresult cuMemHostGetFlags(unsigned int* flags, void* p)
+{
+    GUEST_API_LOCK();
+    const Range* block = flags != nullptr ? containing(g.live, static_cast<const uint8_t*>(p)) : nullptr;
+    if (block == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    *flags = block->flags;
+    return CUDA_SUCCESS;
 }
 
 // Page-locked memory's device address (zero copy). Physically contiguous

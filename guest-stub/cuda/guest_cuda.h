@@ -392,6 +392,8 @@ CUresult cuMemHostUnregister(void* p);
 // The device address of page-locked memory (flags 0). For a registered
 // buffer of scattered pageable pages: CUDA_ERROR_NOT_SUPPORTED for now.
 CUresult cuMemHostGetDevicePointer(CUdeviceptr* dptr, void* p, unsigned int flags);
+// The flags a cuMemHostAlloc block was given (cuMemAllocHost's: 0).
+CUresult cuMemHostGetFlags(unsigned int* flags, void* p);
 CUresult cuMemcpyHtoD(CUdeviceptr dst, const void* src, size_t bytes);
 CUresult cuMemcpyDtoH(void* dst, CUdeviceptr src, size_t bytes);
 CUresult cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t bytes);

@@ -220,6 +220,10 @@ void host_memory_calls()
     expect("cuMemHostGetDevicePointer", cuMemHostGetDevicePointer(&dp, p2, 0), CUDA_SUCCESS);
     expect("cuMemsetD8 through it", cuMemsetD8(dp, 0x42, 4096), CUDA_SUCCESS);
     expect_true("the block written by the device", static_cast<uint8_t*>(p2)[4095] == 0x42);
+    unsigned flags = 0;
+    expect("cuMemHostGetFlags", cuMemHostGetFlags(&flags, static_cast<uint8_t*>(p2) + 100), CUDA_SUCCESS);
+    expect_true("the flags it was given", flags == (CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP));
+    expect("cuMemHostGetFlags(not page-locked)", cuMemHostGetFlags(&flags, &flags), CUDA_ERROR_INVALID_VALUE);
     expect("cuMemFreeHost", cuMemFreeHost(p1), CUDA_SUCCESS);
     expect("cuMemFreeHost again", cuMemFreeHost(p1), CUDA_ERROR_INVALID_VALUE);
     expect("cuMemAllocHost (reuses the freed block)", cuMemAllocHost(&p3, 4096), CUDA_SUCCESS);
