@@ -77,9 +77,10 @@ KVMGPU_DRIVER_ENTRY(cuStreamEndCapture, 10000);
 extern "C" CUresult cuStreamEndCapture(CUstream hStream, CUgraph* phGraph)
 {
     GUEST_API_LOCK();
-    if (phGraph == nullptr)
-        return CUDA_ERROR_INVALID_VALUE;
     const uint64_t id = capture_of(hStream);
+    // A capture into the program's own graph may end without asking for it back.
+    if (phGraph == nullptr && (id == 0 || !capture_into_program_graph(id)))
+        return CUDA_ERROR_INVALID_VALUE;
     const bool blocked = id != 0 && host_steps_blocked(capture_owner(id));
     Call c = command<VGPU_OP_STREAM_END_CAPTURE>({stream_arg(hStream)});
     uint64_t res[2];
@@ -93,7 +94,8 @@ extern "C" CUresult cuStreamEndCapture(CUstream hStream, CUgraph* phGraph)
             call_sync(d);
         }
         capture_ended(id);
-        *phGraph = nullptr;
+        if (phGraph != nullptr)
+            *phGraph = nullptr;
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     }
     if (r == CUDA_SUCCESS && id != 0)
@@ -102,7 +104,8 @@ extern "C" CUresult cuStreamEndCapture(CUstream hStream, CUgraph* phGraph)
         capture_ended(id);
     if (r != CUDA_SUCCESS)
         return r;
-    *phGraph = handle_of<CUgraph>(res[0]);
+    if (phGraph != nullptr)
+        *phGraph = handle_of<CUgraph>(res[0]);
     return CUDA_SUCCESS;
 }
 

@@ -25,6 +25,22 @@ namespace {
 constexpr size_t kMostDependencies = 256;
 GUEST_PER_THREAD CUgraphNode t_dependencies[kMostDependencies];
 
+// phGraph_out is the driver's array, valid while the node lives: here, room
+// for the most recent bodies (a program reads them as the node is made; the
+// room is reused after kBodyRoom more).
+constexpr size_t kBodyRoom = 4096;
+CUgraph g_body_room[kBodyRoom];
+size_t g_body_next;
+
+CUgraph* body_array(size_t n)
+{
+    if (g_body_next + n > kBodyRoom)
+        g_body_next = 0;
+    CUgraph* at = &g_body_room[g_body_next];
+    g_body_next += n;
+    return at;
+}
+
 // n node handles into the command's payload (at most VGPU_CAPTURE_DEPENDENCIES).
 bool node_payload(const CUgraphNode* nodes, size_t n, uint64_t (&out)[VGPU_CAPTURE_DEPENDENCIES], Call* c)
 {
@@ -44,7 +60,7 @@ namespace guest::cuda {
 CUresult add_conditional_node(CUgraphNode* out, CUgraph graph, const CUgraphNode* deps, size_t n,
                               CUDA_CONDITIONAL_NODE_PARAMS* p)
 {
-    if (p->phGraph_out == nullptr || p->size == 0 || p->size > VGPU_CONDITIONAL_BODIES)
+    if (p->size == 0 || p->size > VGPU_CONDITIONAL_BODIES)
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t bodies[VGPU_CONDITIONAL_BODIES] = {};
     Call c = command<VGPU_OP_GRAPH_ADD_CONDITIONAL_NODE>(
@@ -59,6 +75,7 @@ CUresult add_conditional_node(CUgraphNode* out, CUgraph graph, const CUgraphNode
             return r;
         }
     }
+    p->phGraph_out = body_array(p->size);
     for (unsigned i = 0; i < p->size; ++i)
         p->phGraph_out[i] = handle_of<CUgraph>(bodies[i]);
     *out = made;

@@ -253,6 +253,32 @@ extern "C" CUresult cuModuleGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUmodule
 }
 
 namespace {
+CUresult no_reference(const void* out, CUmodule module, const char* name)
+{
+    unsigned functions = 0;
+    if (out == nullptr || name == nullptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = cuModuleGetFunctionCount(&functions, module)) // the module is checked
+        return r;
+    return CUDA_ERROR_NOT_FOUND;
+}
+} // namespace
+
+KVMGPU_DRIVER_ENTRY(cuModuleGetTexRef, 2000);
+extern "C" CUresult cuModuleGetTexRef(CUtexref* texref, CUmodule module, const char* name)
+{
+    GUEST_API_LOCK();
+    return no_reference(texref, module, name);
+}
+
+KVMGPU_DRIVER_ENTRY(cuModuleGetSurfRef, 3000);
+extern "C" CUresult cuModuleGetSurfRef(CUsurfref* surfref, CUmodule module, const char* name)
+{
+    GUEST_API_LOCK();
+    return no_reference(surfref, module, name);
+}
+
+namespace {
 // A function handle the device issued for `module`: its parameter layout
 // learnt once, as the module defines it, in as many calls as it takes.
 CUresult learn_function(CUfunction handle, CUmodule module)

@@ -65,6 +65,8 @@ typedef uint64_t CUdeviceptr; // device address in this VM's context
 typedef int CUdevice;         // device ordinal, as in cuda.h
 // Opaque handles, typed as in cuda.h (the vGPU's handle numbers inside).
 typedef struct CUmod_st* CUmodule;
+typedef struct CUtexref_st* CUtexref;
+typedef struct CUsurfref_st* CUsurfref;
 typedef struct CUfunc_st* CUfunction;
 typedef struct CUstream_st* CUstream; // nullptr (0) = the default stream
 typedef struct CUevent_st* CUevent;
@@ -443,6 +445,10 @@ CUresult cuMemPoolGetAccess(CUmemAccess_flags* flags, CUmemoryPool pool, CUmemLo
 // image: a fatbin, cubin (ELF) or NUL-terminated PTX; its size is read from
 // its header (fatbin, ELF) or its NUL (PTX), as the driver does.
 CUresult cuModuleLoadData(CUmodule* module, const void* image);
+// Texture and surface references (deprecated; CUDA 12's compilers make
+// none): a module's are never looked up, every name is CUDA_ERROR_NOT_FOUND.
+CUresult cuModuleGetTexRef(CUtexref* texref, CUmodule module, const char* name);
+CUresult cuModuleGetSurfRef(CUsurfref* surfref, CUmodule module, const char* name);
 // A file the guest reads itself (a Linux-ABI guest: through the VMM's file
 // calls, e.g. from its --share), then loaded as cuModuleLoadData; no such
 // file: CUDA_ERROR_FILE_NOT_FOUND; a freestanding guest has no files:

@@ -410,6 +410,8 @@ void module_and_launch_calls()
     expect("cuModuleLoadData", cuModuleLoadData(&mod, kvmgpu_kernels_image), CUDA_SUCCESS);
     expect("cuModuleGetFunction", cuModuleGetFunction(&add, mod, "vector_add"), CUDA_SUCCESS);
     expect("cuModuleGetFunction(unknown)", cuModuleGetFunction(&none, mod, "no_such_kernel"), CUDA_ERROR_NOT_FOUND);
+    CUtexref tex = nullptr;
+    expect("cuModuleGetTexRef", cuModuleGetTexRef(&tex, mod, "tex"), CUDA_ERROR_NOT_FOUND);
     unsigned count = 0;
     size_t bytes = 0;
     expect("vgpuFuncGetParamLayout", vgpuFuncGetParamLayout(add, &count, nullptr, nullptr, &bytes), CUDA_SUCCESS);
@@ -518,7 +520,7 @@ void module_and_launch_calls()
     graph_shape_and_stream_attribute_calls(add);
     graph_node_calls(add);
     graph_memory_calls(add);
-    graph_conditional_calls();
+    graph_conditional_calls(add);
     vmm_and_managed_calls(add);
     library_support_calls(add);
     // Cooperative launches and cuLaunchKernelEx.

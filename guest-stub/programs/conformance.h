@@ -31,7 +31,7 @@ void graph_node_calls(CUfunction add);
 // conformance_graph_memory.cpp
 void graph_memory_calls(CUfunction add);
 // conformance_graph_conditionals.cpp
-void graph_conditional_calls();
+void graph_conditional_calls(CUfunction add);
 // conformance_managed.cpp
 void vmm_and_managed_calls(CUfunction add);
 // conformance_more.cpp

@@ -31,10 +31,12 @@ CUgraphNode conditional_node(CUgraph g, CUgraphConditionalHandle h, CUgraphCondi
     p.conditional.handle = h;
     p.conditional.type = type;
     p.conditional.size = size;
-    p.conditional.phGraph_out = bodies;
     p.conditional.ctx = ctx;
     CUgraphNode node = nullptr;
     expect("cuGraphAddNode(conditional)", cuGraphAddNode(&node, g, deps, nullptr, n, &p), CUDA_SUCCESS);
+    expect_true("the driver's array of bodies", p.conditional.phGraph_out != nullptr);
+    for (unsigned i = 0; p.conditional.phGraph_out != nullptr && i < size; ++i)
+        bodies[i] = p.conditional.phGraph_out[i];
     return node;
 }
 
@@ -49,10 +51,34 @@ void set_node(CUgraph g, CUdeviceptr d, float v)
     CUcontext ctx = nullptr;
     CU_CHECK(cuCtxGetCurrent(&ctx));
     CUgraphNode n = nullptr;
-    expect("cuGraphAddMemsetNode (a body's)", cuGraphAddMemsetNode(&n, g, nullptr, 0, &m, ctx), CUDA_SUCCESS);
+    expect("cuGraphAddMemsetNode", cuGraphAddMemsetNode(&n, g, nullptr, 0, &m, ctx), CUDA_SUCCESS);
 }
 
 void no_op(void*) {}
+
+// A body's node: d = h + h, h holding v / 2 (the driver takes no memset
+// nodes in a conditional's body). The halves are freed at the end.
+CUfunction g_add;
+CUdeviceptr g_halves[16];
+int g_half_count;
+
+void set_in_body(CUgraph body, CUdeviceptr d, float v)
+{
+    CUdeviceptr half = 0;
+    CU_CHECK(cuMemAlloc(&half, kN * 4));
+    const float h = v / 2;
+    unsigned bits;
+    __builtin_memcpy(&bits, &h, 4);
+    CU_CHECK(cuMemsetD32(half, bits, kN));
+    if (g_half_count < 16)
+        g_halves[g_half_count++] = half;
+    unsigned n = kN;
+    CUdeviceptr x = half, y = half, out = d;
+    void* params[] = {&x, &y, &out, &n};
+    CUDA_KERNEL_NODE_PARAMS kp = {g_add, 1, 1, 1, kN, 1, 1, 0, params, nullptr, nullptr, nullptr};
+    CUgraphNode k = nullptr;
+    expect("cuGraphAddKernelNode (a body's)", cuGraphAddKernelNode(&k, body, nullptr, 0, &kp), CUDA_SUCCESS);
+}
 
 void launch_once(CUgraph g)
 {
@@ -77,10 +103,10 @@ void explicit_conditionals(CUdeviceptr da, CUdeviceptr db)
     conditional_node(g, off, CU_GRAPH_COND_TYPE_IF, 2, if_else);
     conditional_node(g, pick, CU_GRAPH_COND_TYPE_SWITCH, 2, cases);
     expect_true("every body a graph", if_else[0] && if_else[1] && cases[0] && cases[1]);
-    set_node(if_else[0], da, 7.0f);
-    set_node(if_else[1], da, 2.0f); // the else body: the conditional is 0
-    set_node(cases[0], db, 7.0f);
-    set_node(cases[1], db, 3.0f);   // case 1
+    set_in_body(if_else[0], da, 7.0f);
+    set_in_body(if_else[1], da, 2.0f); // the else body: the conditional is 0
+    set_in_body(cases[0], db, 7.0f);
+    set_in_body(cases[1], db, 3.0f);   // case 1
     expect("cuGraphDestroy(a body)", cuGraphDestroy(cases[0]), CUDA_ERROR_INVALID_VALUE);
     launch_once(g);
     expect_true("IF ran its else body", first_of(da) == 2.0f);
@@ -107,7 +133,7 @@ void captured_conditional(CUdeviceptr da, CUdeviceptr db)
     CU_CHECK(cuGraphConditionalHandleCreate(&on, under, nullptr, 1, CU_GRAPH_COND_ASSIGN_DEFAULT));
     CUgraph body = nullptr;
     CUgraphNode node = conditional_node(under, on, CU_GRAPH_COND_TYPE_IF, 1, &body, deps, n);
-    set_node(body, db, 6.0f);
+    set_in_body(body, db, 6.0f);
     expect("cuStreamUpdateCaptureDependencies(set)",
            cuStreamUpdateCaptureDependencies(s, &node, nullptr, 1, CU_STREAM_SET_CAPTURE_DEPENDENCIES), CUDA_SUCCESS);
     CU_CHECK(cuMemcpyDtoDAsync(da, db, kN * 4, s));
@@ -128,6 +154,8 @@ void captured_conditional(CUdeviceptr da, CUdeviceptr db)
     CUgraph back = nullptr;
     expect("cuStreamEndCapture (into a graph)", cuStreamEndCapture(s, &back), CUDA_SUCCESS);
     expect_true("the program's graph", back == g);
+    CU_CHECK(cuStreamBeginCaptureToGraph(s, g, nullptr, nullptr, 0, CU_STREAM_CAPTURE_MODE_RELAXED));
+    expect("cuStreamEndCapture (into a graph, not asked back)", cuStreamEndCapture(s, nullptr), CUDA_SUCCESS);
     size_t nodes = 0;
     CU_CHECK(cuGraphGetNodes(g, nullptr, &nodes));
     expect_true("its node and the captured one", nodes == 2);
@@ -172,8 +200,9 @@ void child_graph(CUdeviceptr da)
 
 } // namespace
 
-void graph_conditional_calls()
+void graph_conditional_calls(CUfunction add)
 {
+    g_add = add;
     CUdeviceptr da = 0, db = 0;
     CU_CHECK(cuMemAlloc(&da, kN * 4));
     CU_CHECK(cuMemAlloc(&db, kN * 4));
@@ -182,4 +211,6 @@ void graph_conditional_calls()
     child_graph(da);
     CU_CHECK(cuMemFree(da));
     CU_CHECK(cuMemFree(db));
+    for (int i = 0; i < g_half_count; ++i)
+        CU_CHECK(cuMemFree(g_halves[i]));
 }

@@ -30,6 +30,21 @@ bool CommandDispatch::quota_refuses(uint64_t bytes, char (&why)[160]) const {
 }
 
 bool CommandDispatch::add_graph_allocation(uint64_t dptr, uint64_t bytes) {
+    // The driver gives an address again to a graph allocation whose lifetime
+    // cannot overlap the first's (one freed earlier in the same graph or
+    // capture): one range of the VM's, held by both.
+    if (auto it = graph_allocations_.find(dptr); it != graph_allocations_.end() && it->second.ctx == ctx_) {
+        if (bytes > it->second.bytes) {
+            allocs_.erase(dptr);
+            if (!allocs_.insert(dptr, bytes, ctx_)) {
+                allocs_.insert(dptr, it->second.bytes, ctx_);
+                return false;
+            }
+            it->second.bytes = bytes;
+        }
+        ++it->second.holders;
+        return true;
+    }
     if (!allocs_.insert(dptr, bytes, ctx_)) return false;
     graph_allocations_[dptr] = GraphAllocation{bytes, 1, ctx_};
     const int device = device_of(ctx_);

@@ -217,7 +217,11 @@ void run_gpu_worker(WorkerChannel& ch, const WorkerSetup& setup, pid_t parent) {
     // Both before the backend, while this process is one thread: every
     // thread the driver starts shares the namespaces and the recorder's filter.
     std::string namespaces;
-    if (setup.opts.worker_sandbox) namespaces = enter_worker_namespaces();
+    if (setup.opts.worker_sandbox) {
+        bool mps = getenv("CUDA_MPS_PIPE_DIRECTORY") != nullptr;
+        for (const auto& [name, value] : setup.env) mps = mps || name == "CUDA_MPS_PIPE_DIRECTORY";
+        namespaces = enter_worker_namespaces(mps);
+    }
     SyscallRecorder* recorder = nullptr;
     // The MPS client's settings (CUDA_MPS_*), read when CUDA starts.
     for (const auto& [name, value] : setup.env) setenv(name.c_str(), value.c_str(), 1);

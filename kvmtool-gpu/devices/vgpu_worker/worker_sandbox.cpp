@@ -16,6 +16,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "kvmtool-gpu/devices/vgpu_worker/worker_private_dev.h"
 #include "kvmtool-gpu/devices/vgpu_worker/worker_syscalls.h"
 #include "kvmtool-gpu/util/seccomp_bpf.h"
 #include "kvmtool-gpu/util/seccomp_report.h"
@@ -27,6 +28,11 @@ namespace {
 using namespace seccomp;
 
 bool own_mounts = false;
+bool own_dev = false; // make_private_dev's /dev
+// Every mount but /dev's read-only and without device nodes, over a /dev of
+// the worker's own: an open for writing reaches only the GPU's nodes and
+// the worker's own tmpfs, so openat may have it (the driver's late opens).
+bool writable_opens_confined = false;
 
 // Keeps only the capabilities in `keep` (a mask of CAP_* bits) in this
 // thread's effective, permitted and inheritable sets, and no ambient ones.
@@ -95,15 +101,16 @@ std::vector<std::string> mount_points() {
     return out;
 }
 
-// In the worker's own mount namespace: each mount read-only but /dev and
-// those below it (the driver's nodes, /dev/shm; device nodes open for
-// writing on a read-only mount anyway, files do not). One at a time, not
-// AT_RECURSIVE: the kernel refuses a mount that has a file open for writing
-// (EBUSY), and that one stays writable rather than failing every other.
-// Says how many it made read-only and which it could not.
-std::string read_only_mounts() {
+// In the worker's own mount namespace: each mount read-only and without
+// device nodes but /dev and those below it (the driver's nodes, /dev/shm;
+// device nodes open for writing on a read-only mount anyway, files do not).
+// One at a time, not AT_RECURSIVE: the kernel refuses a mount that has a
+// file open for writing (EBUSY), and that one stays writable rather than
+// failing every other. Says how many it made read-only and which it could
+// not; *all: every one.
+std::string read_only_mounts(bool* all) {
     mount_attr ro{};
-    ro.attr_set = MOUNT_ATTR_RDONLY;
+    ro.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV;
     int done = 0;
     std::string kept;
     std::set<std::string> seen; // a point mounted over twice: its top mount is the one paths reach
@@ -112,12 +119,13 @@ std::string read_only_mounts() {
         if (syscall(SYS_mount_setattr, AT_FDCWD, m.c_str(), AT_SYMLINK_NOFOLLOW, &ro, sizeof ro) == 0) ++done;
         else kept += (kept.empty() ? "" : ", ") + m + " (" + std::strerror(errno) + ")";
     }
+    *all = kept.empty();
     return std::to_string(done) + " mounts read-only, /dev not" + (kept.empty() ? "" : "; writable still: " + kept);
 }
 
 } // namespace
 
-std::string enter_worker_namespaces() {
+std::string enter_worker_namespaces(bool host_shm) {
     // While this is the worker's only thread: every thread the driver
     // starts later has no CAP_SYS_PTRACE (nor anything but what step 2's
     // read-only mounts need).
@@ -128,14 +136,18 @@ std::string enter_worker_namespaces() {
     if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
         return std::string("network namespace; mount namespace not private (") + std::strerror(errno) + ")";
     own_mounts = true;
-    return "network and mount namespaces";
+    std::string why;
+    own_dev = make_private_dev(host_shm, &why);
+    return own_dev ? std::string("network and mount namespaces, a /dev of its own") + (host_shm ? " (the host's /dev/shm)" : "")
+                   : "network and mount namespaces, the host's /dev (" + why + ")";
 }
 
 std::vector<sock_filter> worker_seccomp_program(pid_t self) {
     Program p;
     p.allow(sanitizer_runtime_calls());
     for (const WorkerSyscall& s : worker_syscalls()) {
-        if (s.rule == SyscallRule::Allow) p.on(s.nr, kAllow);
+        if (s.rule == SyscallRule::Allow || (s.rule == SyscallRule::ReadOnlyOpen && writable_opens_confined))
+            p.on(s.nr, kAllow);
         else if (s.rule == SyscallRule::Enosys) p.on(s.nr, errno_action(ENOSYS));
         else p.guarded(s.nr, block_for(s.rule, self));
     }
@@ -145,7 +157,12 @@ std::vector<sock_filter> worker_seccomp_program(pid_t self) {
 std::string confine_worker() {
     std::string done;
     // Only in a mount namespace of its own: in the VMM's it would make the host's mounts read-only.
-    if (own_mounts) done = read_only_mounts() + ", ";
+    if (own_mounts) {
+        bool all = false;
+        done = read_only_mounts(&all) + ", ";
+        writable_opens_confined = own_dev && all;
+        if (writable_opens_confined) done += "opens for writing allowed (nothing else is writable), ";
+    }
     keep_capabilities(0);
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); // nor may another process read this one's memory
     const auto program = worker_seccomp_program(getpid());

@@ -26,7 +26,8 @@
 namespace kvmgpu::vgpu {
 
 // Step 1. Says what it did ("network and mount namespaces", or why none).
-std::string enter_worker_namespaces();
+// host_shm: the worker keeps the host's /dev/shm (an MPS client's).
+std::string enter_worker_namespaces(bool host_shm);
 
 // The filter for a worker whose pid is `self` (for tests and docs).
 std::vector<sock_filter> worker_seccomp_program(pid_t self);

@@ -40,7 +40,7 @@ int confined(const std::function<int()>& body, bool namespaces = false, const st
     if (pid == 0) {
         if (before) before();
         try {
-            if (namespaces) enter_worker_namespaces();
+            if (namespaces) enter_worker_namespaces(/*host_shm=*/false);
             confine_worker();
         } catch (...) {
             _exit(99);
@@ -190,6 +190,35 @@ TEST(WorkerSandbox, CannotReadTheVmmsMemoryThroughProc) {
     }, /*namespaces=*/true);
     prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
     EXPECT_EQ(exit_code(st), 0) << "the confined worker opened " << mem;
+}
+
+// After both steps a worker may open for writing what its own /dev holds
+// (the driver opens its nodes so, late) and nothing else: every other mount
+// is read-only, and the host's other devices are not there.
+TEST(WorkerSandbox, OpensForWritingReachOnlyItsOwnDev) {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root: the namespaces step";
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    const int st = confined([&fds] {
+        close(fds[0]);
+        auto say = [&](const char* line) {
+            (void)!write(fds[1], line, std::strlen(line));
+            return 1;
+        };
+        const int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        if (null < 0) return say("/dev/null not writable");
+        close(null);
+        const int shm = open("/dev/shm/kvmgpu-test", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (shm < 0) return say("its /dev/shm not writable");
+        close(shm);
+        if (open("/tmp/kvmgpu-worker-write-test", O_WRONLY | O_CREAT | O_CLOEXEC, 0600) >= 0 || errno != EROFS)
+            return say("/tmp writable");
+        if (access("/dev/kmsg", F_OK) == 0 || access("/dev/tty", F_OK) == 0) return say("a host device is there");
+        return 0;
+    }, /*namespaces=*/true);
+    const std::string said = read_until_closed(fds);
+    EXPECT_EQ(exit_code(st), 0) << said;
+    EXPECT_EQ(access("/dev/shm/kvmgpu-test", F_OK), -1) << "the worker's /dev/shm is its own";
 }
 
 // Two VMs in one process, each with its own sandboxed worker. A's worker

@@ -1,6 +1,8 @@
 // Conditional and child graph nodes, and the graph under a capture, on
 // the real driver (CUDA 12.3 and later): what NVIDIA's graphConditionalNodes
 // sample and runtimes that build graphs around a capture ask for.
+
+#include <algorithm>
 #include <vector>
 
 #include "kvmtool-gpu/devices/vgpu/backends/cuda_graphs.h"
@@ -38,13 +40,14 @@ Status CudaGraphs::add_conditional_node(BackendGraph g, uint64_t conditional, ui
     p.conditional.type = static_cast<CUgraphConditionalNodeType>(type);
     p.conditional.size = size;
     p.conditional.ctx = ctx_;
-    std::vector<CUgraph> made(size);
-    p.conditional.phGraph_out = made.data();
     CUgraphNode n = nullptr;
     CU_TRY(fn(&n, reinterpret_cast<CUgraph>(g), nullptr, nullptr, 0, &p));
     *out = reinterpret_cast<BackendGraphNode>(n);
-    bodies->clear();
-    for (CUgraph b : made) bodies->push_back(reinterpret_cast<BackendGraph>(b));
+    bodies->clear(); // phGraph_out: the driver's own array, which it points the parameters at
+    for (uint32_t i = 0; p.conditional.phGraph_out != nullptr && i < size; ++i)
+        bodies->push_back(reinterpret_cast<BackendGraph>(p.conditional.phGraph_out[i]));
+    if (bodies->size() != size || std::find(bodies->begin(), bodies->end(), BackendGraph{0}) != bodies->end())
+        return VGPU_ERROR_UNKNOWN;
     return VGPU_SUCCESS;
 }
 
