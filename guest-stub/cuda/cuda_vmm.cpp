@@ -13,9 +13,9 @@ using namespace guest::cuda;
 
 namespace {
 
-// Pinned device memory of the current context's device, no export handle,
-// compressible or not: what the vGPU offers.
-CUresult prop_ok(const CUmemAllocationProp* prop)
+// Pinned device memory of the current context's device (of_current_context;
+// else of any device), no export handle, compressible or not: what the vGPU offers.
+CUresult prop_ok(const CUmemAllocationProp* prop, bool of_current_context = true)
 {
     if (prop == nullptr || prop->type != CU_MEM_ALLOCATION_TYPE_PINNED ||
         prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
@@ -24,6 +24,12 @@ CUresult prop_ok(const CUmemAllocationProp* prop)
         return CUDA_ERROR_INVALID_VALUE;
     if (prop->requestedHandleTypes != CU_MEM_HANDLE_TYPE_NONE || prop->win32HandleMetaData != nullptr)
         return CUDA_ERROR_NOT_SUPPORTED; // IPC handles: not offered
+    if (!of_current_context) { // as the driver: a question about a device needs no context
+        int count = 0;
+        if (CUresult r = cuDeviceGetCount(&count))
+            return r;
+        return prop->location.id >= 0 && prop->location.id < count ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+    }
     CUdevice dev;
     if (CUresult r = cuCtxGetDevice(&dev))
         return r;
@@ -59,7 +65,7 @@ extern "C" CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUm
     if (granularity == nullptr || (option != CU_MEM_ALLOC_GRANULARITY_MINIMUM &&
                                    option != CU_MEM_ALLOC_GRANULARITY_RECOMMENDED))
         return CUDA_ERROR_INVALID_VALUE;
-    if (CUresult r = prop_ok(prop))
+    if (CUresult r = prop_ok(prop, false))
         return r;
     uint64_t g = 0;
     CUresult r = call<VGPU_OP_VMM_GRANULARITY>(&g);

@@ -30,6 +30,13 @@ void vmm_calls(CUfunction add)
     expect("cuMemGetAllocationGranularity", cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
            CUDA_SUCCESS);
     expect_true("a granule of a power of two pages", g >= 4096 && (g & (g - 1)) == 0);
+    CUcontext current = nullptr;
+    CU_CHECK(cuCtxPopCurrent(&current));
+    size_t without = 0; // ggml asks before any context is current
+    expect("cuMemGetAllocationGranularity(no current context)",
+           cuMemGetAllocationGranularity(&without, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM), CUDA_SUCCESS);
+    CU_CHECK(cuCtxPushCurrent(current));
+    expect_true("the same granule", without == g);
     expect("cuMemGetAllocationGranularity(nullptr prop)",
            cuMemGetAllocationGranularity(&g, nullptr, CU_MEM_ALLOC_GRANULARITY_MINIMUM), CUDA_ERROR_INVALID_VALUE);
     CUmemAllocationProp other = prop;
