@@ -166,8 +166,9 @@ Status HostBackend::mem_get_info(uint64_t* free_bytes, uint64_t* total_bytes) {
 }
 
 // Copies finish before returning, so `async` changes nothing here.
-Status HostBackend::memcpy_htod(uint64_t dst, const void* src, uint64_t bytes, BackendStream s, bool) {
+Status HostBackend::memcpy_htod(uint64_t dst, const void* src, uint64_t bytes, BackendStream s, bool async) {
     if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
+    if (graphs_.capturing(s) && !async) return graphs_.refuse_sync(s); // as the driver: a synchronous call
     if (graphs_.capturing(s))
         return graphs_.record(s, GraphNodeSpec::Kind::Memcpy,
                               [this, dst, src, bytes] { return memcpy_htod(dst, src, bytes, 0, false); });
@@ -177,8 +178,9 @@ Status HostBackend::memcpy_htod(uint64_t dst, const void* src, uint64_t bytes, B
     return VGPU_SUCCESS;
 }
 
-Status HostBackend::memcpy_dtoh(void* dst, uint64_t src, uint64_t bytes, BackendStream s, bool) {
+Status HostBackend::memcpy_dtoh(void* dst, uint64_t src, uint64_t bytes, BackendStream s, bool async) {
     if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
+    if (graphs_.capturing(s) && !async) return graphs_.refuse_sync(s); // as the driver: a synchronous call
     if (graphs_.capturing(s))
         return graphs_.record(s, GraphNodeSpec::Kind::Memcpy,
                               [this, dst, src, bytes] { return memcpy_dtoh(dst, src, bytes, 0, false); });
@@ -188,8 +190,9 @@ Status HostBackend::memcpy_dtoh(void* dst, uint64_t src, uint64_t bytes, Backend
     return VGPU_SUCCESS;
 }
 
-Status HostBackend::memcpy_dtod(uint64_t dst, uint64_t src, uint64_t bytes, BackendStream s, bool) {
+Status HostBackend::memcpy_dtod(uint64_t dst, uint64_t src, uint64_t bytes, BackendStream s, bool async) {
     if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
+    if (graphs_.capturing(s) && !async) return graphs_.refuse_sync(s); // as the driver: a synchronous call
     if (graphs_.capturing(s))
         return graphs_.record(s, GraphNodeSpec::Kind::Memcpy,
                               [this, dst, src, bytes] { return memcpy_dtod(dst, src, bytes, 0, false); });
@@ -201,8 +204,9 @@ Status HostBackend::memcpy_dtod(uint64_t dst, uint64_t src, uint64_t bytes, Back
 }
 
 Status HostBackend::memset(uint64_t dptr, uint32_t value, uint32_t element_bytes, uint64_t count, BackendStream s,
-                           bool) {
+                           bool async) {
     if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
+    if (graphs_.capturing(s) && !async) return graphs_.refuse_sync(s); // as the driver: a synchronous call
     if (graphs_.capturing(s))
         return graphs_.record(s, GraphNodeSpec::Kind::Memset,
                               [=, this] { return memset(dptr, value, element_bytes, count, 0, false); });
@@ -216,8 +220,9 @@ Status HostBackend::memset(uint64_t dptr, uint32_t value, uint32_t element_bytes
 }
 
 Status HostBackend::memset_2d(uint64_t dptr, uint64_t pitch, uint32_t value, uint32_t element_bytes, uint64_t width,
-                              uint64_t height, BackendStream s, bool) {
+                              uint64_t height, BackendStream s, bool async) {
     if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
+    if (graphs_.capturing(s) && !async) return graphs_.refuse_sync(s); // as the driver: a synchronous call
     if (graphs_.capturing(s))
         return graphs_.record(s, GraphNodeSpec::Kind::Memset, [=, this] {
             return memset_2d(dptr, pitch, value, element_bytes, width, height, 0, false);
