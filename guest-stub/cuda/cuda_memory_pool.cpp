@@ -70,6 +70,15 @@ CUresult location_device(const CUmemLocation* location, CUmemAllocationType type
     return CUDA_SUCCESS;
 }
 
+template <typename Then>
+CUresult at_location(const CUmemLocation* location, CUmemAllocationType type, Then then)
+{
+    CUdevice dev = 0;
+    if (CUresult r = location_device(location, type, &dev))
+        return r;
+    return then(dev);
+}
+
 // The stream is one of the current context's (a query checks the handle).
 CUresult check_stream(CUstream stream)
 {
@@ -176,30 +185,21 @@ KVMGPU_DRIVER_ENTRY(cuMemGetDefaultMemPool, 13000);
 extern "C" CUresult cuMemGetDefaultMemPool(CUmemoryPool* pool, CUmemLocation* location, CUmemAllocationType type)
 {
     GUEST_API_LOCK();
-    CUdevice dev = 0;
-    if (CUresult r = location_device(location, type, &dev))
-        return r;
-    return cuDeviceGetDefaultMemPool(pool, dev);
+    return at_location(location, type, [&](CUdevice dev) { return cuDeviceGetDefaultMemPool(pool, dev); });
 }
 
 KVMGPU_DRIVER_ENTRY(cuMemGetMemPool, 13000);
 extern "C" CUresult cuMemGetMemPool(CUmemoryPool* pool, CUmemLocation* location, CUmemAllocationType type)
 {
     GUEST_API_LOCK();
-    CUdevice dev = 0;
-    if (CUresult r = location_device(location, type, &dev))
-        return r;
-    return cuDeviceGetMemPool(pool, dev);
+    return at_location(location, type, [&](CUdevice dev) { return cuDeviceGetMemPool(pool, dev); });
 }
 
 KVMGPU_DRIVER_ENTRY(cuMemSetMemPool, 13000);
 extern "C" CUresult cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType type, CUmemoryPool pool)
 {
     GUEST_API_LOCK();
-    CUdevice dev = 0;
-    if (CUresult r = location_device(location, type, &dev))
-        return r;
-    return cuDeviceSetMemPool(dev, pool);
+    return at_location(location, type, [&](CUdevice dev) { return cuDeviceSetMemPool(dev, pool); });
 }
 
 KVMGPU_DRIVER_ENTRY(cuMemAllocFromPoolAsync, 11020);
