@@ -231,6 +231,8 @@ KVMGPU_DRIVER_ENTRY(cuMemFreeHost, 2000);
 extern "C" CUresult cuMemFreeHost(void* p)
 {
     GUEST_API_LOCK();
+    if (p == nullptr)
+        return ready(); // nothing to free, as cuMemFree(0)
     Range* block = unlink_at(&g.live, p);
     if (block == nullptr)
         return CUDA_ERROR_INVALID_VALUE;

@@ -247,6 +247,8 @@ KVMGPU_DRIVER_ENTRY(cuMemFreeAsync, 11020);
 extern "C" CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
 {
     GUEST_API_LOCK();
+    if (dptr == 0)
+        return ready(); // nothing to free, as cuMemFree(0)
     if (graph_allocation(dptr))
         return graph_allocation_free(dptr, stream);
     uint64_t bytes = 0;

@@ -20,6 +20,8 @@ void pitched_memory_and_2d_memsets()
     expect("cuMemAllocPitch(element 3)", cuMemAllocPitch(&d, &pitch, 100, 6, 3), CUDA_ERROR_INVALID_VALUE);
     expect("cuMemAllocPitch(no height)", cuMemAllocPitch(&d, &pitch, 100, 0, 4), CUDA_ERROR_INVALID_VALUE);
     expect("cuMemFree(0): nothing to free", cuMemFree(0), CUDA_SUCCESS);
+    expect("cuMemFreeAsync(0): nothing to free", cuMemFreeAsync(0, 0), CUDA_SUCCESS);
+    expect("cuMemFreeHost(nullptr): nothing to free", cuMemFreeHost(nullptr), CUDA_SUCCESS);
     CUdeviceptr base = 0;
     size_t bytes = 0;
     expect("cuMemGetAddressRange", cuMemGetAddressRange(&base, &bytes, d + 700), CUDA_SUCCESS);
