@@ -206,15 +206,50 @@ extern "C" CUresult cuMemcpy3DAsync(const CUDA_MEMCPY3D* p, CUstream s)
 }
 
 namespace {
-// cuMemcpyHtoA/AtoH: `bytes` between a host buffer and an array from byte
-// `offset` of its first row.
+// The linear copies to, from and between arrays: `bytes` from byte `offset`
+// of an array's first row.
+Side host_side(const void* host, size_t bytes) { return Side{CU_MEMORYTYPE_HOST, host, 0, nullptr, 0, 0, 0, bytes, 0}; }
+Side device_side(CUdeviceptr d, size_t bytes) { return Side{CU_MEMORYTYPE_DEVICE, nullptr, d, nullptr, 0, 0, 0, bytes, 0}; }
+Side array_side(CUarray a, size_t offset) { return Side{CU_MEMORYTYPE_ARRAY, nullptr, 0, a, offset, 0, 0, 0, 0}; }
+
 CUresult linear(CUarray array, size_t offset, const void* host, size_t bytes, bool to_array)
 {
-    const Side h{CU_MEMORYTYPE_HOST, host, 0, nullptr, 0, 0, 0, bytes, 0};
-    const Side a{CU_MEMORYTYPE_ARRAY, nullptr, 0, array, offset, 0, 0, 0, 0};
-    return to_array ? copy(h, a, bytes, 1, 1, 0, false) : copy(a, h, bytes, 1, 1, 0, false);
+    return to_array ? copy(host_side(host, bytes), array_side(array, offset), bytes, 1, 1, 0, false)
+                    : copy(array_side(array, offset), host_side(host, bytes), bytes, 1, 1, 0, false);
 }
 } // namespace
+
+extern "C" CUresult cuMemcpyDtoA(CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount)
+{
+    GUEST_API_LOCK();
+    return copy(device_side(srcDevice, ByteCount), array_side(dstArray, dstOffset), ByteCount, 1, 1, 0, false);
+}
+
+extern "C" CUresult cuMemcpyAtoD(CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount)
+{
+    GUEST_API_LOCK();
+    return copy(array_side(srcArray, srcOffset), device_side(dstDevice, ByteCount), ByteCount, 1, 1, 0, false);
+}
+
+extern "C" CUresult cuMemcpyAtoA(CUarray dstArray, size_t dstOffset, CUarray srcArray, size_t srcOffset, size_t ByteCount)
+{
+    GUEST_API_LOCK();
+    return copy(array_side(srcArray, srcOffset), array_side(dstArray, dstOffset), ByteCount, 1, 1, 0, false);
+}
+
+extern "C" CUresult cuMemcpyHtoAAsync(CUarray dstArray, size_t dstOffset, const void* srcHost, size_t ByteCount,
+                                      CUstream hStream)
+{
+    GUEST_API_LOCK();
+    return copy(host_side(srcHost, ByteCount), array_side(dstArray, dstOffset), ByteCount, 1, 1, hStream, true);
+}
+
+extern "C" CUresult cuMemcpyAtoHAsync(void* dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount,
+                                      CUstream hStream)
+{
+    GUEST_API_LOCK();
+    return copy(array_side(srcArray, srcOffset), host_side(dstHost, ByteCount), ByteCount, 1, 1, hStream, true);
+}
 
 extern "C" CUresult cuMemcpyHtoA(CUarray dstArray, size_t dstOffset, const void* srcHost, size_t ByteCount)
 {

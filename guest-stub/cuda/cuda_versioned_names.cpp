@@ -157,5 +157,24 @@ CUresult cuMemcpyHtoA_v2(CUarray a, size_t offset, const void* src, size_t bytes
 KVMGPU_DRIVER_ENTRY_AS(cuMemcpyHtoA, 3020, cuMemcpyHtoA_v2);
 CUresult cuMemcpyAtoH_v2(void* dst, CUarray a, size_t offset, size_t bytes) { return cuMemcpyAtoH(dst, a, offset, bytes); }
 KVMGPU_DRIVER_ENTRY_AS(cuMemcpyAtoH, 3020, cuMemcpyAtoH_v2);
+CUresult cuMemcpyDtoA_v2(CUarray a, size_t offset, CUdeviceptr src, size_t bytes) { return cuMemcpyDtoA(a, offset, src, bytes); }
+KVMGPU_DRIVER_ENTRY_AS(cuMemcpyDtoA, 3020, cuMemcpyDtoA_v2);
+CUresult cuMemcpyAtoD_v2(CUdeviceptr dst, CUarray a, size_t offset, size_t bytes) { return cuMemcpyAtoD(dst, a, offset, bytes); }
+KVMGPU_DRIVER_ENTRY_AS(cuMemcpyAtoD, 3020, cuMemcpyAtoD_v2);
+CUresult cuMemcpyAtoA_v2(CUarray dst, size_t dst_offset, CUarray src, size_t src_offset, size_t bytes)
+{
+    return cuMemcpyAtoA(dst, dst_offset, src, src_offset, bytes);
+}
+KVMGPU_DRIVER_ENTRY_AS(cuMemcpyAtoA, 3020, cuMemcpyAtoA_v2);
+CUresult cuMemcpyHtoAAsync_v2(CUarray a, size_t offset, const void* src, size_t bytes, CUstream s)
+{
+    return cuMemcpyHtoAAsync(a, offset, src, bytes, s);
+}
+KVMGPU_DRIVER_ENTRY_AS(cuMemcpyHtoAAsync, 3020, cuMemcpyHtoAAsync_v2);
+CUresult cuMemcpyAtoHAsync_v2(void* dst, CUarray a, size_t offset, size_t bytes, CUstream s)
+{
+    return cuMemcpyAtoHAsync(dst, a, offset, bytes, s);
+}
+KVMGPU_DRIVER_ENTRY_AS(cuMemcpyAtoHAsync, 3020, cuMemcpyAtoHAsync_v2);
 
 } // extern "C"

@@ -73,6 +73,11 @@ CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D* p);
 CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D* p, CUstream s);
 CUresult cuMemcpyHtoA_v2(CUarray a, size_t offset, const void* src, size_t bytes);
 CUresult cuMemcpyAtoH_v2(void* dst, CUarray a, size_t offset, size_t bytes);
+CUresult cuMemcpyDtoA_v2(CUarray a, size_t offset, CUdeviceptr src, size_t bytes);
+CUresult cuMemcpyAtoD_v2(CUdeviceptr dst, CUarray a, size_t offset, size_t bytes);
+CUresult cuMemcpyAtoA_v2(CUarray dst, size_t dst_offset, CUarray src, size_t src_offset, size_t bytes);
+CUresult cuMemcpyHtoAAsync_v2(CUarray a, size_t offset, const void* src, size_t bytes, CUstream s);
+CUresult cuMemcpyAtoHAsync_v2(void* dst, CUarray a, size_t offset, size_t bytes, CUstream s);
 
 // ---- older forms (cuda_older_forms.cpp) -------------------------------------
 CUresult cuCtxCreate(CUcontext* pctx, unsigned int flags, CUdevice dev);

@@ -81,6 +81,21 @@ void two_dimensional_copies(float* host, float* back, CUstream stream)
     expect_true("the box's values", four[0] == 5 * kW + 10 && four[3] == 5 * kW + 13);
     expect("cuMemcpyHtoA", cuMemcpyHtoA(l, 8, host, 32), CUDA_SUCCESS);
     expect("cuMemcpyHtoA(past the end)", cuMemcpyHtoA(l, 40, host, 32), CUDA_ERROR_INVALID_VALUE);
+    // The other linear forms: l (host[0..7] from byte 8) to a second array, to device memory, back to the host.
+    CUarray l2 = nullptr;
+    CU_CHECK(cuArrayCreate(&l2, &line));
+    expect("cuMemcpyAtoA", cuMemcpyAtoA(l2, 0, l, 8, 32), CUDA_SUCCESS);
+    expect("cuMemcpyAtoD", cuMemcpyAtoD(dev, l2, 0, 32), CUDA_SUCCESS);
+    expect("cuMemcpyDtoA", cuMemcpyDtoA(l2, 32, dev, 16), CUDA_SUCCESS);
+    float eight[8] = {};
+    expect("cuMemcpyAtoHAsync", cuMemcpyAtoHAsync(eight, l2, 16, 32, stream), CUDA_SUCCESS);
+    CU_CHECK(cuStreamSynchronize(stream));
+    expect_true("array -> array -> device -> array -> host",
+                eight[0] == host[4] && eight[3] == host[7] && eight[4] == host[0] && eight[7] == host[3]);
+    expect("cuMemcpyHtoAAsync", cuMemcpyHtoAAsync(l2, 0, host, 64, stream), CUDA_SUCCESS);
+    CU_CHECK(cuStreamSynchronize(stream));
+    expect("cuMemcpyAtoA(past the end)", cuMemcpyAtoA(l2, 40, l, 0, 32), CUDA_ERROR_INVALID_VALUE);
+    CU_CHECK(cuArrayDestroy(l2));
     // Refused: a box past the array, a pitch narrower than the rows.
     box.srcY = kH;
     expect("cuMemcpy2D(box past the array)", cuMemcpy2D(&box), CUDA_ERROR_INVALID_VALUE);
