@@ -449,6 +449,18 @@ CUresult cuModuleLoadData(CUmodule* module, const void* image);
 // none): a module's are never looked up, every name is CUDA_ERROR_NOT_FOUND.
 CUresult cuModuleGetTexRef(CUtexref* texref, CUmodule module, const char* name);
 CUresult cuModuleGetSurfRef(CUsurfref* surfref, CUmodule module, const char* name);
+// The launch calls before cuLaunchKernel (cuda_legacy_launch.cpp): a
+// function's block shape, shared bytes and parameter bytes, then a launch
+// on a grid (cuLaunch: 1x1) through cuLaunchKernel's parameter buffer.
+CUresult cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z);
+CUresult cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes);
+CUresult cuParamSetSize(CUfunction hfunc, unsigned int numbytes);
+CUresult cuParamSeti(CUfunction hfunc, int offset, unsigned int value);
+CUresult cuParamSetf(CUfunction hfunc, int offset, float value);
+CUresult cuParamSetv(CUfunction hfunc, int offset, void* ptr, unsigned int numbytes);
+CUresult cuLaunch(CUfunction f);
+CUresult cuLaunchGrid(CUfunction f, int grid_width, int grid_height);
+CUresult cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream);
 // A file the guest reads itself (a Linux-ABI guest: through the VMM's file
 // calls, e.g. from its --share), then loaded as cuModuleLoadData; no such
 // file: CUDA_ERROR_FILE_NOT_FOUND; a freestanding guest has no files:

@@ -449,6 +449,22 @@ void module_and_launch_calls()
     for (unsigned i = 0; i < n; ++i)
         sums &= h[2 * n + i] == static_cast<float>(i) + 0.5f;
     expect_true("vector_add's sums", sums);
+    // The same sums through the launch calls before cuLaunchKernel.
+    CU_CHECK(cuMemsetD32(dc, 0, n));
+    expect("cuFuncSetBlockShape", cuFuncSetBlockShape(add, 256, 1, 1), CUDA_SUCCESS);
+    expect("cuFuncSetSharedSize", cuFuncSetSharedSize(add, 0), CUDA_SUCCESS);
+    expect("cuParamSetv(a)", cuParamSetv(add, 0, &da, sizeof da), CUDA_SUCCESS);
+    expect("cuParamSetv(b)", cuParamSetv(add, 8, &db, sizeof db), CUDA_SUCCESS);
+    expect("cuParamSetv(c)", cuParamSetv(add, 16, &dc, sizeof dc), CUDA_SUCCESS);
+    expect("cuParamSeti(n)", cuParamSeti(add, 24, nn), CUDA_SUCCESS);
+    expect("cuParamSetSize", cuParamSetSize(add, 28), CUDA_SUCCESS);
+    expect("cuParamSeti(past the limit)", cuParamSeti(add, 4094, 1), CUDA_ERROR_INVALID_VALUE);
+    expect("cuLaunchGrid", cuLaunchGrid(add, static_cast<int>((n + 255) / 256), 1), CUDA_SUCCESS);
+    CU_CHECK(cuMemcpyDtoH(h + 2 * n, dc, n * 4));
+    sums = true;
+    for (unsigned i = 0; i < n; ++i)
+        sums &= h[2 * n + i] == static_cast<float>(i) + 0.5f;
+    expect_true("vector_add's sums through cuLaunchGrid", sums);
     // Function attributes: more dynamic shared memory than 48 KiB once asked for.
     int attr = 0;
     expect("cuFuncGetAttribute(max threads)", cuFuncGetAttribute(&attr, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, add),
