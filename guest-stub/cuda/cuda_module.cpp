@@ -144,6 +144,14 @@ extern "C" CUresult cuModuleLoadData(CUmodule* module, const void* image)
     return vgpuModuleLoadDataSized(module, image, bytes);
 }
 
+// The fat binary's own header gives its size, as cuModuleLoadData reads it.
+KVMGPU_DRIVER_ENTRY(cuModuleLoadFatBinary, 2000);
+extern "C" CUresult cuModuleLoadFatBinary(CUmodule* module, const void* fatCubin)
+{
+    GUEST_API_LOCK();
+    return cuModuleLoadData(module, fatCubin);
+}
+
 KVMGPU_DRIVER_ENTRY(cuModuleLoad, 2000);
 extern "C" CUresult cuModuleLoad(CUmodule* module, const char* fname)
 {

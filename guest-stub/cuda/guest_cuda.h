@@ -445,6 +445,7 @@ CUresult cuMemPoolGetAccess(CUmemAccess_flags* flags, CUmemoryPool pool, CUmemLo
 // image: a fatbin, cubin (ELF) or NUL-terminated PTX; its size is read from
 // its header (fatbin, ELF) or its NUL (PTX), as the driver does.
 CUresult cuModuleLoadData(CUmodule* module, const void* image);
+CUresult cuModuleLoadFatBinary(CUmodule* module, const void* fatCubin);
 // Texture and surface references (deprecated; CUDA 12's compilers make
 // none): a module's are never looked up, every name is CUDA_ERROR_NOT_FOUND.
 CUresult cuModuleGetTexRef(CUtexref* texref, CUmodule module, const char* name);

@@ -410,6 +410,9 @@ void module_and_launch_calls()
     expect("cuModuleLoadData", cuModuleLoadData(&mod, kvmgpu_kernels_image), CUDA_SUCCESS);
     expect("cuModuleGetFunction", cuModuleGetFunction(&add, mod, "vector_add"), CUDA_SUCCESS);
     expect("cuModuleGetFunction(unknown)", cuModuleGetFunction(&none, mod, "no_such_kernel"), CUDA_ERROR_NOT_FOUND);
+    CUmodule again = 0;
+    expect("cuModuleLoadFatBinary", cuModuleLoadFatBinary(&again, kvmgpu_kernels_image), CUDA_SUCCESS);
+    expect("cuModuleUnload(the fat binary's)", cuModuleUnload(again), CUDA_SUCCESS);
     CUtexref tex = nullptr;
     expect("cuModuleGetTexRef", cuModuleGetTexRef(&tex, mod, "tex"), CUDA_ERROR_NOT_FOUND);
     unsigned count = 0;
