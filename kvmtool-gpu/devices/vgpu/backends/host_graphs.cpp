@@ -327,21 +327,39 @@ Status HostGraphs::add_alloc_node(BackendGraph g, uint64_t bytes, BackendGraphNo
 
 Status HostGraphs::alloc_in_capture(BackendStream s, uint64_t bytes, uint64_t* dptr) {
     if (!capturing(s)) return VGPU_ERROR_INVALID_VALUE;
-    if (const Status st = device_.mem_alloc(bytes, dptr); st != VGPU_SUCCESS) return st;
-    if (const Status st = record(s, GraphNodeSpec::Kind::MemAlloc, [] { return VGPU_SUCCESS; }); st != VGPU_SUCCESS) {
-        device_.mem_free(*dptr);
+    const uint64_t id = stream_capture_.at(s);
+    auto& freed = captures_.at(id).freed;
+    const auto again = std::find_if(freed.begin(), freed.end(), [bytes](const auto& f) { return f.second >= bytes; });
+    const bool reused = again != freed.end();
+    if (reused) {
+        *dptr = again->first;
+        freed.erase(again);
+    } else if (const Status st = device_.mem_alloc(bytes, dptr); st != VGPU_SUCCESS) {
         return st;
     }
+    if (const Status st = record(s, GraphNodeSpec::Kind::MemAlloc, [] { return VGPU_SUCCESS; }); st != VGPU_SUCCESS) {
+        if (!reused) device_.mem_free(*dptr);
+        return st;
+    }
+    if (!reused) captured_allocations_[*dptr] = CapturedAllocation{bytes, id};
     return VGPU_SUCCESS;
 }
 
 // The memory stays until no graph holds its allocation node.
-Status HostGraphs::free_graph_allocation(BackendStream s, uint64_t) {
+Status HostGraphs::free_graph_allocation(BackendStream s, uint64_t dptr) {
     if (!capturing(s)) return VGPU_SUCCESS;
-    return record(s, GraphNodeSpec::Kind::MemFree, [] { return VGPU_SUCCESS; });
+    const Status st = record(s, GraphNodeSpec::Kind::MemFree, [] { return VGPU_SUCCESS; });
+    const uint64_t id = stream_capture_.at(s);
+    const auto it = captured_allocations_.find(dptr);
+    if (st == VGPU_SUCCESS && it != captured_allocations_.end() && it->second.capture == id) // the same graph's only
+        captures_.at(id).freed.emplace_back(dptr, it->second.bytes);
+    return st;
 }
 
-void HostGraphs::release_graph_allocation(uint64_t dptr) { device_.mem_free(dptr); }
+void HostGraphs::release_graph_allocation(uint64_t dptr) {
+    captured_allocations_.erase(dptr);
+    device_.mem_free(dptr);
+}
 
 Status HostGraphs::instantiate(BackendGraph g, uint64_t, BackendGraphExec* out) {
     const auto it = graphs_.find(g);

@@ -103,6 +103,9 @@ private:
         BackendStream origin;
         bool invalidated = false;
         bool into_existing = false; // a graph of the guest's (begin_capture_to_graph): it stays
+        // Graph allocations freed in it (address, bytes): the next allocation
+        // that fits takes the address again, as the driver's may.
+        std::vector<std::pair<uint64_t, uint64_t>> freed;
     };
     struct Conditional {
         BackendGraph graph;
@@ -131,6 +134,10 @@ private:
     std::map<BackendEvent, uint64_t> event_capture_;   // events recorded in a capture
     std::map<uint64_t, Conditional> conditionals_;      // by handle
     std::map<BackendGraphNode, std::vector<BackendGraph>> bodies_; // a conditional node's (never shared: no clones)
+    struct CapturedAllocation {
+        uint64_t bytes, capture;
+    };
+    std::map<uint64_t, CapturedAllocation> captured_allocations_; // graph allocations made in captures, by address
 };
 
 } // namespace kvmgpu::vgpu
