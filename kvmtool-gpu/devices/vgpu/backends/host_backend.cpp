@@ -165,13 +165,12 @@ Status HostBackend::mem_get_info(uint64_t* free_bytes, uint64_t* total_bytes) {
     return VGPU_SUCCESS;
 }
 
-// Copies finish before returning, so `async` changes nothing here.
+// Copies finish before returning; `async` matters only on a capturing stream.
 Status HostBackend::memcpy_htod(uint64_t dst, const void* src, uint64_t bytes, BackendStream s, bool async) {
     if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
-    if (graphs_.capturing(s) && !async) return graphs_.refuse_sync(s); // as the driver: a synchronous call
     if (graphs_.capturing(s))
         return graphs_.record(s, GraphNodeSpec::Kind::Memcpy,
-                              [this, dst, src, bytes] { return memcpy_htod(dst, src, bytes, 0, false); });
+                              [this, dst, src, bytes] { return memcpy_htod(dst, src, bytes, 0, false); }, async);
     uint8_t* d = translate(dst, bytes);
     if (!d) return VGPU_ERROR_INVALID_VALUE;
     std::memmove(d, src, bytes); // src may be guest RAM that is also a window
@@ -180,10 +179,9 @@ Status HostBackend::memcpy_htod(uint64_t dst, const void* src, uint64_t bytes, B
 
 Status HostBackend::memcpy_dtoh(void* dst, uint64_t src, uint64_t bytes, BackendStream s, bool async) {
     if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
-    if (graphs_.capturing(s) && !async) return graphs_.refuse_sync(s); // as the driver: a synchronous call
     if (graphs_.capturing(s))
         return graphs_.record(s, GraphNodeSpec::Kind::Memcpy,
-                              [this, dst, src, bytes] { return memcpy_dtoh(dst, src, bytes, 0, false); });
+                              [this, dst, src, bytes] { return memcpy_dtoh(dst, src, bytes, 0, false); }, async);
     const uint8_t* p = translate(src, bytes);
     if (!p) return VGPU_ERROR_INVALID_VALUE;
     std::memmove(dst, p, bytes);
@@ -192,10 +190,9 @@ Status HostBackend::memcpy_dtoh(void* dst, uint64_t src, uint64_t bytes, Backend
 
 Status HostBackend::memcpy_dtod(uint64_t dst, uint64_t src, uint64_t bytes, BackendStream s, bool async) {
     if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
-    if (graphs_.capturing(s) && !async) return graphs_.refuse_sync(s); // as the driver: a synchronous call
     if (graphs_.capturing(s))
         return graphs_.record(s, GraphNodeSpec::Kind::Memcpy,
-                              [this, dst, src, bytes] { return memcpy_dtod(dst, src, bytes, 0, false); });
+                              [this, dst, src, bytes] { return memcpy_dtod(dst, src, bytes, 0, false); }, async);
     uint8_t* d = translate(dst, bytes);
     const uint8_t* p = translate(src, bytes);
     if (!d || !p) return VGPU_ERROR_INVALID_VALUE;
@@ -206,10 +203,9 @@ Status HostBackend::memcpy_dtod(uint64_t dst, uint64_t src, uint64_t bytes, Back
 Status HostBackend::memset(uint64_t dptr, uint32_t value, uint32_t element_bytes, uint64_t count, BackendStream s,
                            bool async) {
     if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
-    if (graphs_.capturing(s) && !async) return graphs_.refuse_sync(s); // as the driver: a synchronous call
     if (graphs_.capturing(s))
         return graphs_.record(s, GraphNodeSpec::Kind::Memset,
-                              [=, this] { return memset(dptr, value, element_bytes, count, 0, false); });
+                              [=, this] { return memset(dptr, value, element_bytes, count, 0, false); }, async);
     if (element_bytes != 1 && element_bytes != 2 && element_bytes != 4) return VGPU_ERROR_INVALID_VALUE;
     uint64_t bytes;
     if (dptr % element_bytes || __builtin_mul_overflow(count, element_bytes, &bytes)) return VGPU_ERROR_INVALID_VALUE;
@@ -222,11 +218,10 @@ Status HostBackend::memset(uint64_t dptr, uint32_t value, uint32_t element_bytes
 Status HostBackend::memset_2d(uint64_t dptr, uint64_t pitch, uint32_t value, uint32_t element_bytes, uint64_t width,
                               uint64_t height, BackendStream s, bool async) {
     if (!stream_ok(s)) return VGPU_ERROR_INVALID_HANDLE;
-    if (graphs_.capturing(s) && !async) return graphs_.refuse_sync(s); // as the driver: a synchronous call
     if (graphs_.capturing(s))
         return graphs_.record(s, GraphNodeSpec::Kind::Memset, [=, this] {
             return memset_2d(dptr, pitch, value, element_bytes, width, height, 0, false);
-        });
+        }, async);
     if (element_bytes != 1 && element_bytes != 2 && element_bytes != 4) return VGPU_ERROR_INVALID_VALUE;
     uint64_t row = 0, span = 0;
     if (dptr % element_bytes || pitch % element_bytes || __builtin_mul_overflow(width, element_bytes, &row) ||

@@ -37,7 +37,8 @@ std::function<Status()> HostGraphs::runner(const GraphNodeSpec& spec) {
     return [] { return VGPU_ERROR_INVALID_VALUE; };
 }
 
-Status HostGraphs::record(BackendStream s, GraphNodeSpec::Kind kind, std::function<Status()> run) {
+Status HostGraphs::record(BackendStream s, GraphNodeSpec::Kind kind, std::function<Status()> run, bool async) {
+    if (!async) return refuse_sync(s);
     Capture& c = captures_.at(stream_capture_.at(s));
     if (c.invalidated) return VGPU_ERROR_STREAM_CAPTURE_INVALIDATED;
     // Nodes replay in the order added, which is the order the streams of

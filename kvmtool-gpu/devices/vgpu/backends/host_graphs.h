@@ -29,8 +29,10 @@ public:
 
     // For the backend's stream operations: whether s is capturing; then
     // record() keeps `run` as the capture's next node instead of running it.
+    // A synchronous call (`async` false) is refused instead and invalidates
+    // the capture, as the driver does.
     bool capturing(BackendStream s) const { return s != 0 && stream_capture_.count(s); }
-    Status record(BackendStream s, GraphNodeSpec::Kind kind, std::function<Status()> run);
+    Status record(BackendStream s, GraphNodeSpec::Kind kind, std::function<Status()> run, bool async = true);
     // A capturing stream's synchronize or query: refused, and the capture
     // is invalidated. VGPU_SUCCESS when s is not capturing.
     Status refuse_sync(BackendStream s);
