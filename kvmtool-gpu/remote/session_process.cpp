@@ -15,6 +15,7 @@
 #include "kvmtool-gpu/remote/server_session.h"
 #include "kvmtool-gpu/remote/ucx_link.h"
 #include "kvmtool-gpu/util/close_descriptors.h"
+#include "kvmtool-gpu/util/descriptor_passing.h"
 #include "kvmtool-gpu/util/log.h"
 
 namespace kvmgpu::remote {
@@ -27,41 +28,17 @@ struct SessionHello {
     uint32_t port;
 };
 
-bool send_descriptor(int sock, int fd) {
-    char byte = 0;
-    iovec io{&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &io, msg.msg_iovlen = 1;
-    msg.msg_control = control, msg.msg_controllen = sizeof control;
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET, c->cmsg_type = SCM_RIGHTS, c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    ssize_t n;
-    while ((n = sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
-    }
-    return n == 1;
-}
-
 // The descriptor a request carried; -1 when the server went (or sent none).
 int receive_descriptor(int sock) {
     for (;;) {
-        char byte;
-        iovec io{&byte, 1};
-        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-        msghdr msg{};
-        msg.msg_iov = &io, msg.msg_iovlen = 1;
-        msg.msg_control = control, msg.msg_controllen = sizeof control;
-        const ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return -1;
-        const cmsghdr* c = CMSG_FIRSTHDR(&msg);
-        if (c == nullptr || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
-            c->cmsg_len != CMSG_LEN(sizeof(int)))
-            continue;
-        int fd;
-        std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
-        return fd;
+        uint8_t byte;
+        ReceivedMessage got = receive_with_descriptors(sock, {&byte, 1});
+        if (got.bytes <= 0) {
+            for (const int fd : got.fds) close(fd);
+            return -1;
+        }
+        if (got.fds.size() == 1 && !got.truncated) return got.fds[0];
+        for (const int fd : got.fds) close(fd);
     }
 }
 
@@ -161,7 +138,9 @@ std::optional<SessionProcess> SessionSpawner::spawn(std::string* why) {
     bool sent;
     {
         std::lock_guard lock(mu_);
-        sent = send_descriptor(sock_, pair[1]);
+        const uint8_t byte = 0;
+        const int fds[] = {pair[1]};
+        sent = send_with_descriptors(sock_, {&byte, 1}, fds) == 1;
     }
     close(pair[1]);
     SessionHello hello{-1, 0};

@@ -20,8 +20,11 @@
 #include <vector>
 
 #include "kvmtool-gpu/util/close_descriptors.h"
+#include "kvmtool-gpu/util/descriptor_passing.h"
 
 namespace kvmgpu::vgpu {
+
+static_assert(kRecipeMaxFds <= kMaxPassedDescriptors, "a recipe's descriptors fit one message");
 
 namespace {
 
@@ -37,18 +40,6 @@ struct Zygote {
 Zygote& zygote() {
     static Zygote z;
     return z;
-}
-
-// The descriptors an SCM_RIGHTS message carried; MSG_CTRUNC leaves out any past the buffer.
-std::vector<int> received_fds(msghdr& msg) {
-    std::vector<int> fds;
-    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-        const size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        const auto* p = reinterpret_cast<const int*>(CMSG_DATA(c));
-        fds.insert(fds.end(), p, p + n);
-    }
-    return fds;
 }
 
 void reply(int sock, int32_t value) { send(sock, &value, sizeof value, MSG_NOSIGNAL); }
@@ -70,21 +61,14 @@ pid_t clone_for_parent() {
     const int keep[] = {sock};
     close_descriptors_but(keep);
     std::vector<uint8_t> buf(kRecipeMaxBytes);
-    alignas(cmsghdr) char control[CMSG_SPACE(kRecipeMaxFds * sizeof(int))];
     for (;;) {
-        iovec iov{buf.data(), buf.size()};
-        msghdr msg{};
-        msg.msg_iov = &iov, msg.msg_iovlen = 1;
-        msg.msg_control = control, msg.msg_controllen = sizeof control;
-        const ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-        if (n == 0) _exit(0); // the VMM closed its end
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            _exit(1);
-        }
-        const std::vector<int> fds = received_fds(msg);
+        const ReceivedMessage got = receive_with_descriptors(sock, buf);
+        if (got.bytes == 0) _exit(0); // the VMM closed its end
+        if (got.bytes < 0) _exit(1);
+        const std::vector<int>& fds = got.fds;
+        const ssize_t n = got.bytes;
         pid_t pid = -EMSGSIZE;
-        if (!(msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+        if (!got.truncated) {
             pid = clone_for_parent();
             if (pid == 0) {
                 close(sock);
@@ -165,17 +149,7 @@ pid_t spawn_gpu_worker(const WorkerRecipe& recipe, std::string* why) {
         }
     }
     if (z.sock < 0) return *why = "the GPU worker zygote has ended: no GPU worker can start", -1;
-    iovec iov{bytes.data(), bytes.size()};
-    alignas(cmsghdr) char control[CMSG_SPACE(kRecipeMaxFds * sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov, msg.msg_iovlen = 1;
-    msg.msg_control = control, msg.msg_controllen = CMSG_SPACE(fds.size() * sizeof(int));
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET, c->cmsg_type = SCM_RIGHTS, c->cmsg_len = CMSG_LEN(fds.size() * sizeof(int));
-    std::memcpy(CMSG_DATA(c), fds.data(), fds.size() * sizeof(int));
-    ssize_t sent;
-    while ((sent = sendmsg(z.sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
-    }
+    const ssize_t sent = send_with_descriptors(z.sock, bytes, fds);
     if (sent < 0) return *why = lost(z, (std::string("took no recipe: ") + std::strerror(errno)).c_str()), -1;
     pollfd p{z.sock, POLLIN, 0};
     int ready;
