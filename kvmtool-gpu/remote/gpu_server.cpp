@@ -68,12 +68,7 @@ struct GpuServer::State {
         }
         std::optional<SessionProcess> session = spawner->spawn(&why);
         if (!session) {
-            const std::string reason = "no session: " + why;
-            WireWelcome w{};
-            w.status = 1;
-            link->send(kWelcome, &w, sizeof w, reason.data(), reason.size(), std::chrono::seconds(2));
-            log_warn("gpu-server: %s", reason.c_str());
-            ++stats->refused;
+            refuse_welcome(*link, *stats, "no session: " + why);
             --alive;
             return;
         }

@@ -29,6 +29,14 @@ bool refuse_challenge(UcxLink& link, GpuServerStats& stats, const std::string& w
     return refuse(link, stats, kChallenge, WireChallenge{.magic = kWireMagic}, why);
 }
 
+} // namespace
+
+bool refuse_welcome(UcxLink& link, GpuServerStats& stats, const std::string& why) {
+    return refuse(link, stats, kWelcome, WireWelcome{}, why);
+}
+
+namespace {
+
 class Session {
 public:
     Session(UcxLink& link, const GpuServerOptions& opts, GpuServerStats& stats) : link_(link), opts_(opts), stats_(stats) {}
@@ -37,7 +45,7 @@ public:
     void serve(const std::atomic<bool>& stop);
 
 private:
-    bool refuse_welcome(const std::string& why) { return refuse(link_, stats_, kWelcome, WireWelcome{}, why); }
+    bool refuse_welcome(const std::string& why) { return remote::refuse_welcome(link_, stats_, why); }
     bool run_commands(const UcxMessage& m);
     bool run_control(const UcxMessage& m, bool* stopped);
 

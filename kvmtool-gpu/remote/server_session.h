@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
 
 #include "kvmtool-gpu/remote/gpu_server.h"
 #include "kvmtool-gpu/remote/ucx_link.h"
@@ -15,6 +16,10 @@ namespace kvmgpu::remote {
 // PROOF (its RAM table) in *proof_message; false when it went or was
 // refused (told why, logged, counted).
 bool prove_key(UcxLink& link, const GpuServerOptions& opts, GpuServerStats& stats, UcxMessage* proof_message);
+
+// Refuses a VMM that proved its key in the WELCOME it waits for, `why` as
+// its body (logged, counted); false, as a refused handshake.
+bool refuse_welcome(UcxLink& link, GpuServerStats& stats, const std::string& why);
 
 // The whole session of the VMM behind `request`: false when it was refused
 // or went before WELCOME (no session).

@@ -200,6 +200,15 @@ bool Worker::serve(const WorkerRequest& q) {
 } // namespace
 
 namespace {
+// An MPS client shares memory with its server through the host's /dev/shm:
+// one told where the server listens, or one whose server has the default
+// pipe directory (a daemon the user started without settings).
+bool may_be_mps_client() {
+    const char* dir = getenv("CUDA_MPS_PIPE_DIRECTORY");
+    const std::string control = std::string(dir && *dir ? dir : "/tmp/nvidia-mps") + "/control";
+    return (dir && *dir) || access(control.c_str(), F_OK) == 0;
+}
+
 // Its memory is all it may hold of any VM: a worker that finds more (a
 // mapping its zygote should never have had) does not start.
 void check_only_this_vm(const WorkerSetup& setup) {
@@ -216,15 +225,11 @@ void run_gpu_worker(WorkerChannel& ch, const WorkerSetup& setup, pid_t parent) {
     AliasBudget::process().serve_one_vm();
     // Both before the backend, while this process is one thread: every
     // thread the driver starts shares the namespaces and the recorder's filter.
-    std::string namespaces;
-    if (setup.opts.worker_sandbox) {
-        bool mps = getenv("CUDA_MPS_PIPE_DIRECTORY") != nullptr;
-        for (const auto& [name, value] : setup.env) mps = mps || name == "CUDA_MPS_PIPE_DIRECTORY";
-        namespaces = enter_worker_namespaces(mps);
-    }
-    SyscallRecorder* recorder = nullptr;
     // The MPS client's settings (CUDA_MPS_*), read when CUDA starts.
     for (const auto& [name, value] : setup.env) setenv(name.c_str(), value.c_str(), 1);
+    std::string namespaces;
+    if (setup.opts.worker_sandbox) namespaces = enter_worker_namespaces(may_be_mps_client());
+    SyscallRecorder* recorder = nullptr;
     std::string why;
     if (const char* dir = getenv(kWorkerSyscallLogEnv); dir && *dir) {
         recorder = SyscallRecorder::start(dir, &why);

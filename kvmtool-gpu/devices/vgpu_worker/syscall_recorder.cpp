@@ -15,6 +15,7 @@
 #include <exception>
 #include <thread>
 
+#include "kvmtool-gpu/devices/vgpu_worker/worker_sandbox.h"
 #include "kvmtool-gpu/devices/vgpu_worker/worker_syscalls.h"
 #include "kvmtool-gpu/util/seccomp_bpf.h"
 #include "kvmtool-gpu/util/syscall_names.h"
@@ -89,7 +90,7 @@ void SyscallRecorder::State::write_file() {
     Text t{file, kFileBytes};
     t.put("# GPU worker "), t.put(uint64_t(self)),
         t.put(" system calls: phase number name verdict count (before: fork to backend start; after: from then "
-              "on; verdict: what the sandbox's table would do)\n");
+              "on; verdict: what the sandbox's table would do, opens for writing as this worker's sandbox confined them)\n");
     for (int ph = 0; ph < 2; ++ph)
         for (int nr = 0; nr < kNumbers; ++nr)
             for (int v = 0; v < kVerdicts; ++v) {
@@ -125,7 +126,7 @@ void SyscallRecorder::State::run() {
         const int ph = phase.load(std::memory_order_acquire);
         uint64_t args[6];
         std::memcpy(args, req->data.args, sizeof args);
-        const auto v = static_cast<int>(worker_verdict(req->data.nr, args, self));
+        const auto v = static_cast<int>(worker_verdict(req->data.nr, args, self, worker_writable_opens_confined()));
         const bool first = counts[ph][nr][v]++ == 0;
         if (ph == 1 && req->data.nr == SYS_openat) keep_path(static_cast<pid_t>(req->pid), args[1]);
         // The worker's last call: the file must be complete before it runs.

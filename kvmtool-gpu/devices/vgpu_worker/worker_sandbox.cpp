@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -32,7 +33,7 @@ bool own_dev = false; // make_private_dev's /dev
 // Every mount but /dev's read-only and without device nodes, over a /dev of
 // the worker's own: an open for writing reaches only the GPU's nodes and
 // the worker's own tmpfs, so openat may have it (the driver's late opens).
-bool writable_opens_confined = false;
+std::atomic<bool> writable_opens_confined{false}; // read by the syscall recorder's thread
 
 // Keeps only the capabilities in `keep` (a mask of CAP_* bits) in this
 // thread's effective, permitted and inheritable sets, and no ambient ones.
@@ -142,6 +143,8 @@ std::string enter_worker_namespaces(bool host_shm) {
                    : "network and mount namespaces, the host's /dev (" + why + ")";
 }
 
+bool worker_writable_opens_confined() { return writable_opens_confined.load(); }
+
 std::vector<sock_filter> worker_seccomp_program(pid_t self) {
     Program p;
     p.allow(sanitizer_runtime_calls());
@@ -161,7 +164,7 @@ std::string confine_worker() {
         bool all = false;
         done = read_only_mounts(&all) + ", ";
         writable_opens_confined = own_dev && all;
-        if (writable_opens_confined) done += "opens for writing allowed (nothing else is writable), ";
+        if (writable_opens_confined.load()) done += "opens for writing allowed (nothing else is writable), ";
     }
     keep_capabilities(0);
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); // nor may another process read this one's memory

@@ -29,6 +29,10 @@ namespace kvmgpu::vgpu {
 // host_shm: the worker keeps the host's /dev/shm (an MPS client's).
 std::string enter_worker_namespaces(bool host_shm);
 
+// Step 2 found every mount but the worker's own /dev read-only and allows
+// opens for writing (false before step 2, and without the sandbox).
+bool worker_writable_opens_confined();
+
 // The filter for a worker whose pid is `self` (for tests and docs).
 std::vector<sock_filter> worker_seccomp_program(pid_t self);
 

@@ -51,7 +51,7 @@ constexpr WorkerSyscall kTable[] = {
 
 std::span<const WorkerSyscall> worker_syscalls() { return kTable; }
 
-Verdict worker_verdict(int nr, const uint64_t (&args)[6], pid_t self) {
+Verdict worker_verdict(int nr, const uint64_t (&args)[6], pid_t self, bool writable_opens_confined) {
     // The low 32 bits, as the filter reads them (seccomp_bpf.h).
     const auto lo = [&](int i) { return static_cast<uint32_t>(args[i]); };
     for (const WorkerSyscall& s : kTable) {
@@ -61,7 +61,9 @@ Verdict worker_verdict(int nr, const uint64_t (&args)[6], pid_t self) {
         case ThreadsOnly: return lo(0) & CLONE_THREAD ? Verdict::Allowed : Verdict::Killed;
         case OwnProcess: return lo(0) == static_cast<uint32_t>(self) ? Verdict::Allowed : Verdict::Killed;
         case NotTerminal: return lo(1) == TIOCSTI || lo(1) == TIOCLINUX ? Verdict::Killed : Verdict::Allowed;
-        case ReadOnlyOpen: return lo(2) & (O_ACCMODE | O_CREAT | O_TRUNC) ? Verdict::Refused : Verdict::Allowed;
+        case ReadOnlyOpen:
+            return !writable_opens_confined && lo(2) & (O_ACCMODE | O_CREAT | O_TRUNC) ? Verdict::Refused
+                                                                                       : Verdict::Allowed;
         case Enosys: return Verdict::Refused;
         }
     }

@@ -31,8 +31,10 @@ struct WorkerSyscall {
 std::span<const WorkerSyscall> worker_syscalls();
 
 // What the filter does with one call (the recorder's label).
+// writable_opens_confined: the sandbox allows opens for writing, having
+// confined them to the worker's own /dev (worker_sandbox.h).
 enum class Verdict : uint8_t { Allowed, Refused /* fails with an errno */, Killed };
-Verdict worker_verdict(int nr, const uint64_t (&args)[6], pid_t self);
+Verdict worker_verdict(int nr, const uint64_t (&args)[6], pid_t self, bool writable_opens_confined);
 const char* to_string(Verdict v);
 
 } // namespace kvmgpu::vgpu

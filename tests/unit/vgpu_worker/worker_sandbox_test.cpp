@@ -106,14 +106,15 @@ TEST(WorkerSandbox, EachRuleDoesWhatItsVerdictSays) {
     // The recorder's labels agree with the filter on the same calls.
     const uint64_t none[6] = {}, other[6] = {1}, self[6] = {uint64_t(getpid())};
     const uint64_t write_open[6] = {0, 0, O_WRONLY | O_CREAT}, tiocsti[6] = {0, TIOCSTI};
-    EXPECT_EQ(worker_verdict(SYS_socket, none, getpid()), Verdict::Killed);
-    EXPECT_EQ(worker_verdict(SYS_kill, other, getpid()), Verdict::Killed);
-    EXPECT_EQ(worker_verdict(SYS_kill, self, getpid()), Verdict::Allowed);
-    EXPECT_EQ(worker_verdict(SYS_ioctl, tiocsti, getpid()), Verdict::Killed);
-    EXPECT_EQ(worker_verdict(SYS_openat, write_open, getpid()), Verdict::Refused);
-    EXPECT_EQ(worker_verdict(SYS_openat, none, getpid()), Verdict::Allowed);
-    EXPECT_EQ(worker_verdict(SYS_clone3, none, getpid()), Verdict::Refused);
-    EXPECT_EQ(worker_verdict(SYS_clone, none, getpid()), Verdict::Killed); // no CLONE_THREAD: a process
+    EXPECT_EQ(worker_verdict(SYS_socket, none, getpid(), false), Verdict::Killed);
+    EXPECT_EQ(worker_verdict(SYS_kill, other, getpid(), false), Verdict::Killed);
+    EXPECT_EQ(worker_verdict(SYS_kill, self, getpid(), false), Verdict::Allowed);
+    EXPECT_EQ(worker_verdict(SYS_ioctl, tiocsti, getpid(), false), Verdict::Killed);
+    EXPECT_EQ(worker_verdict(SYS_openat, write_open, getpid(), false), Verdict::Refused);
+    EXPECT_EQ(worker_verdict(SYS_openat, none, getpid(), false), Verdict::Allowed);
+    EXPECT_EQ(worker_verdict(SYS_openat, write_open, getpid(), true), Verdict::Allowed); // confined to its own /dev
+    EXPECT_EQ(worker_verdict(SYS_clone3, none, getpid(), false), Verdict::Refused);
+    EXPECT_EQ(worker_verdict(SYS_clone, none, getpid(), false), Verdict::Killed); // no CLONE_THREAD: a process
 }
 
 // A refused call is named on stderr, with its first arguments, before the

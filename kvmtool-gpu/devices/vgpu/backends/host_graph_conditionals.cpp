@@ -107,9 +107,8 @@ Status HostGraphs::begin_capture_to_graph(BackendStream s, BackendGraph g, std::
 
 // The node's graph is a copy of the child made now (clone()'s), run whole when the node runs.
 Status HostGraphs::add_child_graph_node(BackendGraph g, BackendGraph child, BackendGraphNode* out) {
-    const auto it = graphs_.find(g);
-    if (it == graphs_.end() || !graphs_.count(child)) return VGPU_ERROR_INVALID_HANDLE;
-    BackendGraph copy = 0;
+    if (!graphs_.count(g) || !graphs_.count(child)) return VGPU_ERROR_INVALID_HANDLE;
+    BackendGraph copy = 0; // clone adds a graph: `g` is looked up again after it
     std::vector<std::pair<BackendGraphNode, BackendGraphNode>> map;
     if (const Status st = clone(child, &copy, &map); st != VGPU_SUCCESS) return st;
     *out = next_id_++;
