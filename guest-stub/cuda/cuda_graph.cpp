@@ -65,7 +65,7 @@ CUresult edges(uint64_t graph, const CUgraphNode* from, const CUgraphNode* to, u
     return CUDA_SUCCESS;
 }
 
-// A node the vGPU just made (res[0]) gets its dependencies; undone if they fail.
+// A node the vGPU just made (res[0]) gets its dependencies as edges; undone if they fail.
 CUresult with_dependencies(CUgraphNode* out, CUgraph graph, uint64_t node, const CUgraphNode* deps, size_t n)
 {
     if (CUresult r = edges(handle_bits(graph), deps, nullptr, node, n, false)) {
@@ -76,18 +76,51 @@ CUresult with_dependencies(CUgraphNode* out, CUgraph graph, uint64_t node, const
     return CUDA_SUCCESS;
 }
 
+// The dependencies the graph's next node is made with, in slot-sized batches.
+CUresult next_node_dependencies(CUgraph graph, const CUgraphNode* deps, size_t n)
+{
+    uint64_t handles[VGPU_GRAPH_NODES_PER_CALL];
+    for (size_t done = 0; done < n;) {
+        const size_t batch = n - done < VGPU_GRAPH_NODES_PER_CALL ? n - done : VGPU_GRAPH_NODES_PER_CALL;
+        for (size_t i = 0; i < batch; ++i)
+            handles[i] = handle_bits(deps[done + i]);
+        Call c = command<VGPU_OP_GRAPH_NEXT_NODE_DEPENDENCIES>({handle_bits(graph), batch, uint64_t{done > 0}});
+        c.payload = handles;
+        c.payload_len = static_cast<uint32_t>(batch * 8);
+        if (CUresult r = call_sync(c))
+            return r;
+        done += batch;
+    }
+    return CUDA_SUCCESS;
+}
+
+// A host node among a new device node's dependencies has a device node after it.
+void device_node_after(const CUgraphNode* deps, size_t n)
+{
+    for (size_t i = 0; i < n; ++i)
+        if (HostStep* f = host_step_of_node(handle_bits(deps[i])))
+            f->device_after = true;
+}
+
 } // namespace
 
 CUresult guest::cuda::add_graph_node(Call& c, CUgraphNode* out, CUgraph graph, const CUgraphNode* deps, size_t n,
-                                     uint64_t* second)
+                                     uint64_t* second, DependenciesAt when)
 {
     if (out == nullptr || (n > 0 && deps == nullptr))
         return CUDA_ERROR_INVALID_VALUE;
+    if (when == DependenciesAt::Creation && n > 0)
+        if (CUresult r = next_node_dependencies(graph, deps, n))
+            return r;
     uint64_t res[2];
     if (CUresult r = call_sync(c, res))
         return r;
-    if (CUresult r = with_dependencies(out, graph, res[0], deps, n))
+    if (when == DependenciesAt::Creation) {
+        device_node_after(deps, n);
+        *out = handle_of<CUgraphNode>(res[0]);
+    } else if (CUresult r = with_dependencies(out, graph, res[0], deps, n)) {
         return r;
+    }
     if (second != nullptr)
         *second = res[1];
     return CUDA_SUCCESS;
@@ -197,13 +230,15 @@ extern "C" CUresult cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGrap
     GUEST_API_LOCK();
     if (phGraphNode == nullptr || (numDependencies > 0 && dependencies == nullptr))
         return CUDA_ERROR_INVALID_VALUE;
+    if (numDependencies > 0)
+        if (CUresult r = next_node_dependencies(hGraph, dependencies, numDependencies))
+            return r;
     uint64_t res[2];
     if (CUresult r = kernel_call(VGPU_OP_GRAPH_ADD_KERNEL_NODE, handle_bits(hGraph), 0, nodeParams, res))
         return r;
-    const CUresult r = with_dependencies(phGraphNode, hGraph, res[0], dependencies, numDependencies);
-    if (r != CUDA_SUCCESS)
-        kernel_params_forget_node(res[0]); // destroyed again
-    return r;
+    device_node_after(dependencies, numDependencies);
+    *phGraphNode = handle_of<CUgraphNode>(res[0]);
+    return CUDA_SUCCESS;
 }
 
 KVMGPU_DRIVER_ENTRY_AS(cuGraphKernelNodeSetParams, 12000, cuGraphKernelNodeSetParams_v2);

@@ -183,7 +183,7 @@ extern "C" CUresult cuGraphAddChildGraphNode(CUgraphNode* phGraphNode, CUgraph h
     if (host_steps_any(handle_bits(childGraph)))
         return CUDA_ERROR_NOT_SUPPORTED;
     Call c = command<VGPU_OP_GRAPH_ADD_CHILD_GRAPH_NODE>({handle_bits(hGraph), handle_bits(childGraph)});
-    return add_graph_node(c, phGraphNode, hGraph, dependencies, numDependencies);
+    return add_graph_node(c, phGraphNode, hGraph, dependencies, numDependencies, nullptr, DependenciesAt::Edges);
 }
 
 KVMGPU_DRIVER_ENTRY(cuGraphChildGraphNodeGetGraph, 10000);

@@ -385,7 +385,10 @@ extern "C" CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytes, unsigned 
     if (g_count == kMaxManaged)
         return CUDA_ERROR_OUT_OF_MEMORY;
     uint64_t granule = 0;
-    if (CUresult r = call<VGPU_OP_VMM_GRANULARITY>(&granule))
+    CUdevice dev = 0;
+    if (CUresult r = cuCtxGetDevice(&dev))
+        return r;
+    if (CUresult r = call<VGPU_OP_VMM_GRANULARITY>({static_cast<uint64_t>(dev)}, &granule))
         return r;
     if (bytes > UINT64_MAX / 2 - 2 * granule)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -416,8 +419,6 @@ extern "C" CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytes, unsigned 
         teardown(m, false, true);
         return r;
     }
-    CUdevice dev = 0;
-    cuCtxGetDevice(&dev);
     if ((r = call<VGPU_OP_VMM_SET_ACCESS>({m.start, m.bytes, device_arg(dev), VGPU_VMM_ACCESS_READWRITE}))) {
         teardown(m, true, true);
         return r;

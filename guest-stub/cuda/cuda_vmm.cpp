@@ -68,7 +68,7 @@ extern "C" CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUm
     if (CUresult r = prop_ok(prop, false))
         return r;
     uint64_t g = 0;
-    CUresult r = call<VGPU_OP_VMM_GRANULARITY>(&g);
+    CUresult r = call<VGPU_OP_VMM_GRANULARITY>({static_cast<uint64_t>(prop->location.id)}, &g);
     if (r == CUDA_SUCCESS)
         *granularity = g;
     return r;

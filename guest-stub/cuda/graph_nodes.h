@@ -8,11 +8,16 @@
 
 namespace guest::cuda {
 
-// Sends c (a GRAPH_ADD_* call: result[0] the node), then the node's
-// dependencies; the node is destroyed again if they fail. *out (and
-// *second, result[1], where given) on success.
+// When a new node gets its dependencies: with it (GRAPH_NEXT_NODE_DEPENDENCIES
+// before c, as the driver checks a graph allocation's use then), or as
+// edges after it (an opcode that does not take them: the node is destroyed
+// again if they fail).
+enum class DependenciesAt { Creation, Edges };
+
+// Sends c (a GRAPH_ADD_* call: result[0] the node) with the node's
+// dependencies. *out (and *second, result[1], where given) on success.
 CUresult add_graph_node(Call& c, CUgraphNode* out, CUgraph graph, const CUgraphNode* deps, size_t n,
-                        uint64_t* second = nullptr);
+                        uint64_t* second = nullptr, DependenciesAt when = DependenciesAt::Creation);
 
 // cuda_graph_memory.cpp: the memory nodes this library keeps go with their
 // graph or node; cuMemAllocAsync / cuMemFreeAsync of a graph allocation.

@@ -199,8 +199,8 @@ struct vgpu_param_desc {
 
 /* Graphs: a graph, a graph exec and a node are VM handles owned by the
  * context they were made in, as streams are; a node's handle goes with its
- * graph. Nodes are added without dependencies (GRAPH_DEPENDENCIES adds the
- * edges). Kernel nodes are checked as LAUNCH_KERNEL_PACKED is (the
+ * graph. A node is made with the dependencies GRAPH_NEXT_NODE_DEPENDENCIES
+ * gave just before (GRAPH_DEPENDENCIES adds and removes edges later). Kernel nodes are checked as LAUNCH_KERNEL_PACKED is (the
  * function's layout, the dimensions). Copy nodes name guest RAM by
  * guest-physical address (registered with the device for the VM's life, so
  * the node stays valid) or device ranges of this VM. Stream capture records

@@ -72,12 +72,16 @@
  *     STREAM_UPDATE_CAPTURE_DEPENDENCIES, STREAM_BEGIN_CAPTURE_TO_GRAPH
  *     (418-422, issue 42); layout hash 0x70e17fb2648cc833
  *  19 child graph nodes: GRAPH_ADD_CHILD_GRAPH_NODE, GRAPH_CHILD_GRAPH
- *     (423, 424, issue 42); layout hash 0xd53fb43c9d5dfa20 */
-#define VGPU_ABI_VERSION 19u
+ *     (423, 424, issue 42); layout hash 0xd53fb43c9d5dfa20
+ *  20 GRAPH_NEXT_NODE_DEPENDENCIES (425): a node is made with its
+ *     dependencies, as the driver checks a graph allocation's use then;
+ *     VMM_GRANULARITY names a device and needs no context (issue 42);
+ *     layout hash 0x36433e35011af632 */
+#define VGPU_ABI_VERSION 20u
 /* kvmgpu::abi::vgpu_abi_layout_hash() (vgpu_abi_layout.h) at this version:
  * a unit test fails when the layout moves and this is not the value. A
  * change that moves it bumps VGPU_ABI_VERSION and records the new value. */
-#define VGPU_ABI_LAYOUT_HASH 0xd53fb43c9d5dfa20ull
+#define VGPU_ABI_LAYOUT_HASH 0x36433e35011af632ull
 
 /* ---- what an opcode does (the table's third column) -------------------- */
 /* Needs a current context (else VGPU_ERROR_INVALID_CONTEXT, vgpu_abi.h "contexts"). */
@@ -163,6 +167,7 @@ struct vgpu_args_memcpy_node { uint64_t graph; uint64_t direction; uint64_t dst;
 struct vgpu_args_memset_node { uint64_t graph; uint64_t dptr; uint64_t value; uint64_t element_bytes; uint64_t count; };
 struct vgpu_args_dependencies { uint64_t graph; uint64_t pairs; uint64_t remove; };
 struct vgpu_args_get_nodes { uint64_t graph; uint64_t first; };
+struct vgpu_args_next_node_dependencies { uint64_t graph; uint64_t count; uint64_t append; };
 struct vgpu_args_stream { uint64_t stream; };
 struct vgpu_args_sampled_resource { uint64_t object; uint64_t surface; };
 struct vgpu_args_handle_value { uint64_t handle; uint64_t value; }; /* a library handle's setting */
@@ -338,7 +343,8 @@ struct vgpu_result_bytes16 { uint8_t bytes[16]; }; /* a host-mode BLAS result */
         /* CUdevice_P2PAttribute */ \
     /* Virtual memory management on the current context's device; sizes, addresses and offsets in whole \
        granules (VMM_GRANULARITY). Managed memory is made of these (docs/managed-memory.md). */ \
-    X(VMM_GRANULARITY, 75, VGPU_OPF_CTX, void, struct vgpu_result_value) /* minimum = recommended */ \
+    X(VMM_GRANULARITY, 75, 0, struct vgpu_args_device, struct vgpu_result_value) \
+        /* of a device (no context needed); minimum = recommended */ \
     X(VMM_RESERVE, 76, VGPU_OPF_CTX, struct vgpu_args_vmm_reserve, struct vgpu_result_dptr) \
         /* alignment 0 or a power of two; address 0: any (a hint, as the driver's) */ \
     X(VMM_FREE_RESERVATION, 77, VGPU_OPF_CTX, struct vgpu_args_va_range, void) /* one reservation, nothing mapped */ \
@@ -511,7 +517,12 @@ struct vgpu_result_bytes16 { uint8_t bytes[16]; }; /* a host-mode BLAS result */
     X(GRAPH_ADD_CHILD_GRAPH_NODE, 423, VGPU_OPF_CTX | VGPU_OPF_NODES, struct vgpu_args_two_handles, \
       struct vgpu_result_child_graph_node) /* graph, child -> the node and its copy of the child */ \
     X(GRAPH_CHILD_GRAPH, 424, VGPU_OPF_CTX, struct vgpu_args_handle, struct vgpu_result_handle) \
-        /* a child graph node -> its graph (a handle issued on first sight, e.g. for a captured graph launch) */
+        /* a child graph node -> its graph (a handle issued on first sight, e.g. for a captured graph launch) */ \
+    X(GRAPH_NEXT_NODE_DEPENDENCIES, 425, VGPU_OPF_CTX, struct vgpu_args_next_node_dependencies, void) \
+        /* the dependencies the next node added to `graph` is made with (the driver checks a graph \
+           allocation's use against them then): payload = count (0..VGPU_GRAPH_NODES_PER_CALL) node \
+           handles, append 1 adds to those given before; the next EMPTY, KERNEL, MEMCPY, MEMSET, \
+           MEM_ALLOC, MEM_FREE or event node added to any graph takes them (or, another graph's, drops them) */
 
 #define VGPU_OP_ENUMERATOR_(name, number, flags, args, result) VGPU_OP_##name = number,
 enum vgpu_opcode {

@@ -42,6 +42,11 @@ Done GraphVm::edge(uint64_t g, uint64_t from, uint64_t to, uint64_t remove) {
     std::memcpy(p.data() + 8, &to, 8);
     return rig.call({.opcode = VGPU_OP_GRAPH_DEPENDENCIES, .args = {g, 1, remove}, .payload = p});
 }
+Done GraphVm::next_depends_on(uint64_t g, const std::vector<uint64_t>& nodes, uint64_t append) {
+    std::vector<uint8_t> p(nodes.size() * 8);
+    if (!nodes.empty()) std::memcpy(p.data(), nodes.data(), p.size());
+    return rig.call({.opcode = VGPU_OP_GRAPH_NEXT_NODE_DEPENDENCIES, .args = {g, nodes.size(), append}, .payload = p});
+}
 std::vector<std::pair<uint64_t, uint64_t>> GraphVm::pairs(uint64_t handle, uint64_t kind) {
     std::vector<std::pair<uint64_t, uint64_t>> out;
     uint64_t total = 1;
@@ -405,12 +410,20 @@ void graph_memory_nodes(GraphVm& v) {
     const uint64_t a = alloc.r1;
     EXPECT_NE(a, 0u);
     EXPECT_EQ(graph_memory_now(rig), 4096u);
+    // Each node made with its dependencies, as the driver checks the use of
+    // a graph allocation when a node is made.
+    EXPECT_EQ(v.memcpy_node(g, VGPU_OP_MEMCPY_DTOH, kGraphOut, a, 128).status, VGPU_ERROR_INVALID_VALUE)
+        << "a copy out of graph memory before its allocation node";
+    ASSERT_EQ(v.next_depends_on(g, {alloc.r0}).status, VGPU_SUCCESS);
     const uint64_t set = v.memset_node(g, a, 0x40000000 /* 2.0f */, 4, 32).r0;
+    ASSERT_EQ(v.next_depends_on(g, {set}).status, VGPU_SUCCESS);
     const uint64_t sum = v.ok(v.kernel_cmd(VGPU_OP_GRAPH_ADD_KERNEL_NODE, g, a, b, c, 32));
+    ASSERT_EQ(v.next_depends_on(g, {sum}).status, VGPU_SUCCESS);
     const uint64_t out = v.memcpy_node(g, VGPU_OP_MEMCPY_DTOH, kGraphOut, c, 128).r0;
+    ASSERT_EQ(v.next_depends_on(g, {sum}).status, VGPU_SUCCESS);
     const uint64_t release = v.ok({.opcode = VGPU_OP_GRAPH_ADD_MEM_FREE_NODE, .args = {g, a}});
-    for (auto [from, to] : std::vector<std::pair<uint64_t, uint64_t>>{{alloc.r0, set}, {set, sum}, {sum, out}, {sum, release}})
-        EXPECT_EQ(v.edge(g, from, to).status, VGPU_SUCCESS);
+    const std::vector<std::pair<uint64_t, uint64_t>> made{{alloc.r0, set}, {set, sum}, {sum, out}, {sum, release}};
+    for (const auto& e : made) EXPECT_TRUE(std::ranges::count(v.pairs(g, VGPU_GRAPH_EDGES_ALL), e)) << e.first << "->" << e.second;
     EXPECT_EQ(v.node_type(alloc.r0), 10u); // CU_GRAPH_NODE_TYPE_MEM_ALLOC
     EXPECT_EQ(v.node_type(release), 11u);  // CU_GRAPH_NODE_TYPE_MEM_FREE
     const uint64_t exec = v.ok({.opcode = VGPU_OP_GRAPH_INSTANTIATE, .args = {g, 0}});

@@ -27,6 +27,8 @@ struct GraphVm {
     Cmd kernel_cmd(uint16_t op, uint64_t target, uint64_t x, uint64_t y, uint64_t out, uint32_t n, uint64_t exec = 0,
                    uint32_t bytes = 28);
     Done edge(uint64_t g, uint64_t from, uint64_t to, uint64_t remove = 0);
+    // GRAPH_NEXT_NODE_DEPENDENCIES: the next node added to g depends on `nodes`.
+    Done next_depends_on(uint64_t g, const std::vector<uint64_t>& nodes, uint64_t append = 0);
     // GRAPH_EDGES' pairs about `handle` (VGPU_GRAPH_EDGES_*), all of them, sorted.
     std::vector<std::pair<uint64_t, uint64_t>> pairs(uint64_t handle, uint64_t kind);
     uint64_t node_type(uint64_t node);

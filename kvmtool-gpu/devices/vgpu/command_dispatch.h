@@ -488,6 +488,11 @@ private:
     std::set<BackendEvent> graph_events_;
     std::vector<std::pair<uint64_t, BackendEvent>> retired_events_; // (owner context, event)
     uint64_t graph_node_count_ = 0; // in graphs and execs, against max_graph_nodes
+    // GRAPH_NEXT_NODE_DEPENDENCIES': handles, looked up when the node is made.
+    struct NextNodeDependencies {
+        uint64_t graph = 0;
+        std::vector<uint64_t> handles;
+    } next_node_deps_;
     std::map<uint64_t, GraphAllocation> graph_allocations_;        // by address
     std::map<uint64_t, std::vector<uint64_t>> capture_allocations_; // by open capture's id
     // The capture each capturing stream was seen in: the driver gives no id

@@ -3,6 +3,7 @@
 // nodes are checked as the commands they stand for are; the nodes a VM
 // holds are bounded by max_graph_nodes.
 #include <cstring>
+#include <utility>
 
 #include "kvmtool-gpu/devices/vgpu/command_dispatch.h"
 
@@ -166,15 +167,45 @@ CommandResult CommandDispatch::op_GRAPH_DESTROY(GuestCommand& c) {
     return done(st);
 }
 
-CommandResult CommandDispatch::add_graph_node(uint64_t graph, const GraphNodeSpec& spec) {
+// count handles, appended to those given before or in their place.
+CommandResult CommandDispatch::op_GRAPH_NEXT_NODE_DEPENDENCIES(GuestCommand& c) {
+    const auto [graph, count, append] = args_of<VGPU_OP_GRAPH_NEXT_NODE_DEPENDENCIES>(c);
+    NextNodeDependencies& next = next_node_deps_;
+    if (!append || next.graph != graph) next.handles.clear();
+    next.graph = graph;
+    if (!graphs_.find(graph, ctx_)) return fail(VGPU_ERROR_INVALID_HANDLE, "graph handle");
+    if (count > VGPU_GRAPH_NODES_PER_CALL || count * 8 > c.desc.payload_len || append > 1 ||
+        next.handles.size() + count > opts_.max_graph_nodes) {
+        next.handles.clear();
+        return fail(VGPU_ERROR_INVALID_VALUE, "dependency count or flag");
+    }
+    for (uint64_t i = 0; i < count; ++i) {
+        uint64_t h;
+        std::memcpy(&h, c.payload.data() + i * 8, 8);
+        next.handles.push_back(h);
+    }
+    return done(VGPU_SUCCESS);
+}
+
+CommandResult CommandDispatch::add_graph_node(uint64_t graph, const GraphNodeSpec& asked) {
+    // The node takes the dependencies given for it, checked now: a node
+    // they named may have gone since.
+    NextNodeDependencies next = std::exchange(next_node_deps_, {});
     GraphEntry* g = graphs_.find(graph, ctx_);
     if (!g) return fail(VGPU_ERROR_INVALID_HANDLE, "graph handle");
     if (graph_node_count_ >= opts_.max_graph_nodes) return fail(VGPU_ERROR_OUT_OF_MEMORY, "graph nodes past max_graph_nodes");
     if (graph_nodes_.size() >= graph_nodes_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "graph node table full");
+    std::vector<BackendGraphNode> deps;
+    if (next.graph == graph && !next.handles.empty())
+        if (const char* why = nodes_of_graph(graph, reinterpret_cast<const uint8_t*>(next.handles.data()),
+                                             next.handles.size(), &deps))
+            return fail(VGPU_ERROR_INVALID_VALUE, why);
+    GraphNodeSpec spec = asked;
+    spec.dependencies = deps;
     BackendGraphNode n = 0;
     uint64_t dptr = 0;
     const bool alloc = spec.kind == GraphNodeSpec::Kind::MemAlloc;
-    const Status st = backend_result(alloc ? graph_backend()->add_alloc_node(g->graph, spec.bytes, &n, &dptr)
+    const Status st = backend_result(alloc ? graph_backend()->add_alloc_node(g->graph, spec, &n, &dptr)
                                            : graph_backend()->add_node(g->graph, spec, &n));
     if (st != VGPU_SUCCESS) return done(st);
     ++g->nodes;

@@ -108,6 +108,43 @@ TEST_F(VgpuGraph, AGraphAllocationsAddressGivenAgainIsOneRange) {
     EXPECT_EQ(graph_memory(), 0u);
 }
 
+// GRAPH_NEXT_NODE_DEPENDENCIES: taken by the next node of its graph only,
+// looked up when that node is made, and every hostile value refused.
+TEST_F(VgpuGraph, NextNodeDependenciesAreTheNextNodesOnly) {
+    const uint64_t g = graph(), other = graph();
+    const uint64_t first = ok({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g}});
+    const uint64_t second = ok({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g}});
+    const uint64_t elsewhere = ok({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {other}});
+    ASSERT_EQ(vm->next_depends_on(g, {first}).status, VGPU_SUCCESS);
+    ASSERT_EQ(vm->next_depends_on(g, {second}, 1).status, VGPU_SUCCESS); // appended
+    const uint64_t third = ok({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g}});
+    const uint64_t fourth = ok({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g}}); // none left for it
+    using Edges = std::vector<std::pair<uint64_t, uint64_t>>;
+    EXPECT_EQ(vm->pairs(third, VGPU_GRAPH_EDGES_INTO), (Edges{{first, third}, {second, third}}));
+    EXPECT_TRUE(vm->pairs(fourth, VGPU_GRAPH_EDGES_INTO).empty());
+    // Given for g, then a node of another graph: dropped, not carried to g's next.
+    ASSERT_EQ(vm->next_depends_on(g, {first}).status, VGPU_SUCCESS);
+    ok({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {other}});
+    EXPECT_TRUE(vm->pairs(ok({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g}}), VGPU_GRAPH_EDGES_INTO).empty());
+    // A node of another graph, or one gone since it was named: the node is refused.
+    ASSERT_EQ(vm->next_depends_on(g, {elsewhere}).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g}}).status, VGPU_ERROR_INVALID_VALUE);
+    ASSERT_EQ(vm->next_depends_on(g, {fourth}).status, VGPU_SUCCESS);
+    ok({.opcode = VGPU_OP_GRAPH_DESTROY_NODE, .args = {fourth}});
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g}}).status, VGPU_ERROR_INVALID_VALUE);
+    // Counts, flags and graphs the guest made up.
+    auto next = [&](std::vector<uint64_t> args, size_t payload) {
+        return rig.call({.opcode = VGPU_OP_GRAPH_NEXT_NODE_DEPENDENCIES, .args = args,
+                         .payload = std::vector<uint8_t>(payload)}).status;
+    };
+    EXPECT_EQ(next({g + 1000, 0, 0}, 0), VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(next({g, VGPU_GRAPH_NODES_PER_CALL + 1, 0}, VGPU_PAYLOAD_BYTES), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(next({g, 4, 0}, 16), VGPU_ERROR_INVALID_VALUE); // more than the payload holds
+    EXPECT_EQ(next({g, 0, 2}, 0), VGPU_ERROR_INVALID_VALUE);
+    for (int i = 0; i < 16; ++i) ASSERT_EQ(next({g, 1, 1}, 8), VGPU_SUCCESS); // max_graph_nodes in all
+    EXPECT_EQ(next({g, 1, 1}, 8), VGPU_ERROR_INVALID_VALUE);
+}
+
 // Every handle and value the event-node, enable and exec-flag opcodes take, hostile.
 TEST_F(VgpuGraph, EventNodesAndEnablingRefuseHostileArguments) {
     const uint64_t g = graph(), g2 = graph();

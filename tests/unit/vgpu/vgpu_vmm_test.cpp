@@ -31,6 +31,15 @@ struct VgpuVmm : ::testing::Test {
     }
 };
 
+// A question about a device, as the driver's: no current context needed.
+TEST_F(VgpuVmm, GranularityNamesADeviceAndNeedsNoContext) {
+    ok(VGPU_OP_CTX_SET_CURRENT, {0});
+    EXPECT_EQ(op(VGPU_OP_MEM_ALLOC, {4096}).status, VGPU_ERROR_INVALID_CONTEXT);
+    EXPECT_EQ(ok(VGPU_OP_VMM_GRANULARITY, {0}), kG);
+    EXPECT_EQ(op(VGPU_OP_VMM_GRANULARITY, {7}).status, VGPU_ERROR_INVALID_DEVICE);
+    EXPECT_EQ(op(VGPU_OP_VMM_GRANULARITY, {~0ull}).status, VGPU_ERROR_INVALID_DEVICE);
+}
+
 TEST_F(VgpuVmm, MappedMemoryIsTheVmsForCopiesAndKernels) {
     EXPECT_EQ(ok(VGPU_OP_VMM_GRANULARITY, {}), kG);
     uint64_t h = 0;

@@ -10,17 +10,6 @@
 
 namespace kvmgpu::vgpu {
 
-namespace {
-
-std::vector<CUgraphNode> driver_nodes(std::span<const BackendGraphNode> nodes) {
-    std::vector<CUgraphNode> out;
-    out.reserve(nodes.size());
-    for (BackendGraphNode n : nodes) out.push_back(reinterpret_cast<CUgraphNode>(n));
-    return out;
-}
-
-} // namespace
-
 Status CudaGraphs::conditional_create(BackendGraph g, uint32_t default_value, uint32_t flags, uint64_t* out) {
     const auto fn = KVMGPU_CUDA_LATE(api_, cuGraphConditionalHandleCreate, 12030);
     if (!fn) return VGPU_ERROR_NOT_SUPPORTED;

@@ -7,16 +7,17 @@
 
 namespace kvmgpu::vgpu {
 
-Status CudaGraphs::add_alloc_node(BackendGraph g, uint64_t bytes, BackendGraphNode* out, uint64_t* dptr) {
+Status CudaGraphs::add_alloc_node(BackendGraph g, const GraphNodeSpec& spec, BackendGraphNode* out, uint64_t* dptr) {
     const auto fn = KVMGPU_CUDA_LATE(api_, cuGraphAddMemAllocNode, 11040);
     if (!fn) return VGPU_ERROR_NOT_SUPPORTED;
     CUDA_MEM_ALLOC_NODE_PARAMS p{};
     p.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
     p.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     p.poolProps.location.id = device_;
-    p.bytesize = bytes;
+    p.bytesize = spec.bytes;
     CUgraphNode n = nullptr;
-    CU_TRY(fn(&n, reinterpret_cast<CUgraph>(g), nullptr, 0, &p));
+    const std::vector<CUgraphNode> deps = driver_nodes(spec.dependencies);
+    CU_TRY(fn(&n, reinterpret_cast<CUgraph>(g), deps.data(), deps.size(), &p));
     *out = reinterpret_cast<BackendGraphNode>(n);
     *dptr = p.dptr;
     return VGPU_SUCCESS;
@@ -26,7 +27,8 @@ Status CudaGraphs::add_free_node(BackendGraph g, const GraphNodeSpec& spec, Back
     const auto fn = KVMGPU_CUDA_LATE(api_, cuGraphAddMemFreeNode, 11040);
     if (!fn) return VGPU_ERROR_NOT_SUPPORTED;
     CUgraphNode n = nullptr;
-    CU_TRY(fn(&n, reinterpret_cast<CUgraph>(g), nullptr, 0, spec.dst));
+    const std::vector<CUgraphNode> deps = driver_nodes(spec.dependencies);
+    CU_TRY(fn(&n, reinterpret_cast<CUgraph>(g), deps.data(), deps.size(), spec.dst));
     *out = reinterpret_cast<BackendGraphNode>(n);
     return VGPU_SUCCESS;
 }

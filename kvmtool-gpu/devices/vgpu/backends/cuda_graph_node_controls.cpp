@@ -20,7 +20,8 @@ Status CudaGraphs::add_event_node(BackendGraph g, const GraphNodeSpec& spec, Bac
                           : KVMGPU_CUDA_LATE(api_, cuGraphAddEventRecordNode, 11010);
     if (!add) return VGPU_ERROR_NOT_SUPPORTED;
     CUgraphNode n = nullptr;
-    CU_TRY(add(&n, graph(g), nullptr, 0, event(spec.event)));
+    const std::vector<CUgraphNode> deps = driver_nodes(spec.dependencies);
+    CU_TRY(add(&n, graph(g), deps.data(), deps.size(), event(spec.event)));
     *out = reinterpret_cast<BackendGraphNode>(n);
     return VGPU_SUCCESS;
 }

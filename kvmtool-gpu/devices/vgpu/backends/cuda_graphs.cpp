@@ -70,13 +70,14 @@ Status CudaGraphs::graph_destroy(BackendGraph g) { return to_status(api_.cuGraph
 
 Status CudaGraphs::add_node(BackendGraph g, const GraphNodeSpec& spec, BackendGraphNode* out) {
     CUgraphNode n = nullptr;
+    const std::vector<CUgraphNode> deps = driver_nodes(spec.dependencies);
     switch (spec.kind) {
-    case GraphNodeSpec::Kind::Empty: CU_TRY(api_.cuGraphAddEmptyNode(&n, graph(g), nullptr, 0)); break;
+    case GraphNodeSpec::Kind::Empty: CU_TRY(api_.cuGraphAddEmptyNode(&n, graph(g), deps.data(), deps.size())); break;
     case GraphNodeSpec::Kind::Kernel: {
         void* extra[5];
         size_t bytes;
         const CUDA_KERNEL_NODE_PARAMS p = kernel_params(spec, extra, bytes);
-        CU_TRY(api_.cuGraphAddKernelNode(&n, graph(g), nullptr, 0, &p));
+        CU_TRY(api_.cuGraphAddKernelNode(&n, graph(g), deps.data(), deps.size(), &p));
         break;
     }
     case GraphNodeSpec::Kind::Memcpy: {
@@ -92,14 +93,14 @@ Status CudaGraphs::add_node(BackendGraph g, const GraphNodeSpec& spec, BackendGr
             c.srcMemoryType = CU_MEMORYTYPE_DEVICE, c.srcDevice = spec.src;
         }
         c.WidthInBytes = spec.bytes, c.Height = 1, c.Depth = 1;
-        CU_TRY(api_.cuGraphAddMemcpyNode(&n, graph(g), nullptr, 0, &c, ctx_));
+        CU_TRY(api_.cuGraphAddMemcpyNode(&n, graph(g), deps.data(), deps.size(), &c, ctx_));
         break;
     }
     case GraphNodeSpec::Kind::Memset: {
         CUDA_MEMSET_NODE_PARAMS m{};
         m.dst = spec.dst, m.value = spec.value, m.elementSize = spec.element_bytes;
         m.width = spec.count, m.height = 1, m.pitch = 0;
-        CU_TRY(api_.cuGraphAddMemsetNode(&n, graph(g), nullptr, 0, &m, ctx_));
+        CU_TRY(api_.cuGraphAddMemsetNode(&n, graph(g), deps.data(), deps.size(), &m, ctx_));
         break;
     }
     case GraphNodeSpec::Kind::EventRecord:

@@ -6,10 +6,20 @@
 
 #include <cuda.h>
 
+#include <vector>
+
 #include "kvmtool-gpu/devices/vgpu/backends/cuda_driver_api.h"
 #include "kvmtool-gpu/devices/vgpu/backends/graph_backend.h"
 
 namespace kvmgpu::vgpu {
+
+// Nodes (a new node's dependencies, a capture's) as the driver takes them.
+inline std::vector<CUgraphNode> driver_nodes(std::span<const BackendGraphNode> nodes) {
+    std::vector<CUgraphNode> out;
+    out.reserve(nodes.size());
+    for (const BackendGraphNode n : nodes) out.push_back(reinterpret_cast<CUgraphNode>(n));
+    return out;
+}
 
 class CudaGraphs final : public GraphBackend {
 public:
@@ -42,7 +52,7 @@ public:
     Status add_event_node(BackendGraph g, const GraphNodeSpec& spec, BackendGraphNode* out);
 
     // cuda_graph_memory.cpp: the driver's memory nodes.
-    Status add_alloc_node(BackendGraph g, uint64_t bytes, BackendGraphNode* out, uint64_t* dptr) override;
+    Status add_alloc_node(BackendGraph g, const GraphNodeSpec& spec, BackendGraphNode* out, uint64_t* dptr) override;
     Status alloc_in_capture(BackendStream s, uint64_t bytes, uint64_t* dptr) override;
     Status free_graph_allocation(BackendStream s, uint64_t dptr) override;
     Status add_free_node(BackendGraph g, const GraphNodeSpec& spec, BackendGraphNode* out);

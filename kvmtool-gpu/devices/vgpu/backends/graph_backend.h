@@ -44,6 +44,9 @@ struct GraphNodeSpec {
     uint32_t value = 0, element_bytes = 0;
     uint64_t count = 0;
     BackendEvent event = 0;
+    // Nodes of the same graph the new node depends on (the driver checks a
+    // graph allocation's use against them when the node is made).
+    std::span<const BackendGraphNode> dependencies;
 };
 
 // CUstreamCaptureStatus.
@@ -89,13 +92,15 @@ public:
     virtual Status set_enabled(BackendGraphExec exec, BackendGraphNode node, bool enabled) = 0;
     virtual Status enabled(BackendGraphExec exec, BackendGraphNode node, bool* out) = 0;
 
-    // Graph memory. An allocation node of `bytes` on the backend's device;
+    // Graph memory. An allocation node of spec.bytes on the backend's device;
     // *dptr its address, fixed for the node's life. In a capture (s
     // capturing): cuMemAllocAsync's node, cuMemFreeAsync's node. Outside
     // one: a graph allocation freed on s. release_graph_allocation: no graph
     // or exec holds the node any more (the driver dropped the address with
     // them; a backend that made it itself frees it now).
-    virtual Status add_alloc_node(BackendGraph, uint64_t, BackendGraphNode*, uint64_t*) { return VGPU_ERROR_NOT_SUPPORTED; }
+    virtual Status add_alloc_node(BackendGraph, const GraphNodeSpec&, BackendGraphNode*, uint64_t*) {
+        return VGPU_ERROR_NOT_SUPPORTED;
+    }
     virtual Status alloc_in_capture(BackendStream, uint64_t, uint64_t*) { return VGPU_ERROR_NOT_SUPPORTED; }
     virtual Status free_graph_allocation(BackendStream, uint64_t) { return VGPU_ERROR_NOT_SUPPORTED; }
     virtual void release_graph_allocation(uint64_t) {}
