@@ -47,8 +47,9 @@ CUgraphNodeType type_of(CUgraphNode n)
     return t;
 }
 
-// alloc a -> memset a to 2 -> c = a + b (b holds 1) -> copy c out, free a;
-// the exec outlives its graph and keeps the allocation.
+// alloc a -> memset a to 2 -> c = a + b (b holds 1) -> copy c out, and
+// copy a itself out, free a; the exec outlives its graph and keeps the
+// allocation.
 void explicit_nodes(CUfunction add, CUdevice dev, CUdeviceptr db, CUdeviceptr dc, float* hc)
 {
     const cuuint64_t before = graph_memory(dev, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT);
@@ -71,7 +72,14 @@ void explicit_nodes(CUfunction add, CUdevice dev, CUdeviceptr db, CUdeviceptr dc
     back.dstMemoryType = CU_MEMORYTYPE_HOST, back.dstHost = hc;
     back.WidthInBytes = kN * 4, back.Height = 1, back.Depth = 1;
     CU_CHECK(cuGraphAddMemcpyNode(&out, g, &sum, 1, &back, nullptr));
-    expect("cuGraphAddMemFreeNode", cuGraphAddMemFreeNode(&release, g, &sum, 1, da), CUDA_SUCCESS);
+    static float ha[kN];
+    CUDA_MEMCPY3D peek = back;
+    peek.srcDevice = da, peek.dstHost = ha;
+    CUgraphNode peeked = nullptr;
+    expect("cuGraphAddMemcpyNode(out of graph memory)", cuGraphAddMemcpyNode(&peeked, g, &sum, 1, &peek, nullptr),
+           CUDA_SUCCESS);
+    const CUgraphNode before_free[] = {sum, peeked};
+    expect("cuGraphAddMemFreeNode", cuGraphAddMemFreeNode(&release, g, before_free, 2, da), CUDA_SUCCESS);
     expect_true("CU_GRAPH_NODE_TYPE_MEM_ALLOC", type_of(alloc) == CU_GRAPH_NODE_TYPE_MEM_ALLOC);
     expect_true("CU_GRAPH_NODE_TYPE_MEM_FREE", type_of(release) == CU_GRAPH_NODE_TYPE_MEM_FREE);
     CUDA_MEM_ALLOC_NODE_PARAMS got = {};
@@ -104,9 +112,11 @@ void explicit_nodes(CUfunction add, CUdevice dev, CUdeviceptr db, CUdeviceptr dc
     expect_true("still counted", graph_memory(dev, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT) == before + kN * 4);
     for (int launch = 0; launch < 2; ++launch) {
         clear(hc);
+        clear(ha);
         expect("cuGraphLaunch(memory nodes)", cuGraphLaunch(e, 0), CUDA_SUCCESS);
         CU_CHECK(cuStreamSynchronize(0));
         expect_true("2 + 1 through graph memory", all_are(hc, 3.0f));
+        expect_true("graph memory copied out", all_are(ha, 2.0f));
     }
     expect("cuGraphExecDestroy", cuGraphExecDestroy(e), CUDA_SUCCESS);
     expect_true("given back", graph_memory(dev, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT) == before);
