@@ -610,3 +610,4 @@ const char* vgpuBackendName(uint32_t backend);
 #include "guest-stub/cuda/guest_cuda_graphs.h"
 #include "guest-stub/cuda/guest_cuda_vmm.h"
 #include "guest-stub/cuda/guest_cuda_more.h"
+#include "guest-stub/cuda/guest_cuda_not_offered.h"

@@ -415,6 +415,13 @@ void module_and_launch_calls()
     expect("cuModuleUnload(the fat binary's)", cuModuleUnload(again), CUDA_SUCCESS);
     CUtexref tex = nullptr;
     expect("cuModuleGetTexRef", cuModuleGetTexRef(&tex, mod, "tex"), CUDA_ERROR_NOT_FOUND);
+    // What a VM does not offer answers as the driver does without the feature.
+    expect("cuTexRefCreate", cuTexRefCreate(&tex), CUDA_ERROR_NOT_SUPPORTED);
+    expect("cuTexRefSetFlags(no texture reference)", cuTexRefSetFlags(tex, 0), CUDA_ERROR_INVALID_HANDLE);
+    CUipcMemHandle ipc = {};
+    expect("cuIpcGetMemHandle", cuIpcGetMemHandle(&ipc, 0), CUDA_ERROR_NOT_SUPPORTED);
+    CUgraphicsResource resource = nullptr;
+    expect("cuGraphicsMapResources(no resource)", cuGraphicsMapResources(1, &resource, 0), CUDA_ERROR_INVALID_HANDLE);
     unsigned count = 0;
     size_t bytes = 0;
     expect("vgpuFuncGetParamLayout", vgpuFuncGetParamLayout(add, &count, nullptr, nullptr, &bytes), CUDA_SUCCESS);
