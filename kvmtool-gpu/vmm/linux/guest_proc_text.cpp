@@ -131,4 +131,14 @@ std::string meminfo_text(uint64_t total_bytes, uint64_t free_bytes) {
     return out;
 }
 
+std::string status_text(const std::string& name, uint32_t threads, uint64_t used_bytes) {
+    const size_t slash = name.rfind('/');
+    const std::string base = (slash == std::string::npos ? name : name.substr(slash + 1)).substr(0, 15);
+    const std::string kb = std::to_string(used_bytes / 1024) + " kB\n";
+    return "Name:\t" + base + "\nUmask:\t0022\nState:\tR (running)\nTgid:\t1\nNgid:\t0\nPid:\t1\nPPid:\t0\n"
+           "TracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t64\nGroups:\t\nVmSize:\t" + kb +
+           "VmRSS:\t" + kb + "Threads:\t" + std::to_string(threads) +
+           "\nCpus_allowed:\t1\nCpus_allowed_list:\t0\n";
+}
+
 } // namespace kvmgpu::linux_abi

@@ -33,4 +33,9 @@ std::string cpuinfo_text(const std::vector<kvm_cpuid_entry2>& cpuid);
 // has not handed out. Values in kB, as Linux writes them.
 std::string meminfo_text(uint64_t total_bytes, uint64_t free_bytes);
 
+// /proc/self/status of the guest, the one process of its VM: pid 1, no
+// parent and no tracer, root, one CPU; `name` is the executable's base name
+// (cut to 15 bytes, as the kernel's), `used_bytes` its RAM in use.
+std::string status_text(const std::string& name, uint32_t threads, uint64_t used_bytes);
+
 } // namespace kvmgpu::linux_abi

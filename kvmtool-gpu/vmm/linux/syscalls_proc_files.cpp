@@ -11,7 +11,7 @@
 // /dev/urandom and /dev/random (the host's character devices, none of
 // which blocks), /sys/devices/system/cpu/{online,possible,present}
 // ("0": one CPU, as sched_getaffinity says), /proc/self/maps (the guest's
-// address space as the server records it), /proc/cpuinfo and /proc/meminfo
+// address space as the server records it), /proc/self/status, /proc/cpuinfo and /proc/meminfo
 // (guest_proc_text.h). Made-up text is a memfd written when the guest opens
 // it, so read, pread, lseek, fstat and mmap treat it as any file.
 #include <cstdio>
@@ -33,7 +33,7 @@ namespace kvmgpu::linux_abi {
 namespace {
 constexpr int64_t kAtFdcwd = -100;
 
-enum class Special { None, Exe, Cwd, OwnFd, FdDir, HostDevice, Text, Maps, CpuInfo, MemInfo };
+enum class Special { None, Exe, Cwd, OwnFd, FdDir, HostDevice, Text, Maps, Status, CpuInfo, MemInfo };
 
 struct Resolved {
     Special kind = Special::None;
@@ -65,6 +65,7 @@ Resolved resolve(int64_t dirfd, const std::string& path) {
         if (rest == "exe") r.kind = Special::Exe;
         if (rest == "cwd") r.kind = Special::Cwd;
         if (rest == "maps") r.kind = Special::Maps;
+        if (rest == "status") r.kind = Special::Status;
         if (rest == "fd") r.kind = Special::FdDir;
         if (rest.starts_with("fd/") && (r.fd = fd_number(rest.substr(3))) >= 0) r.kind = Special::OwnFd;
         return r;
@@ -145,9 +146,12 @@ std::optional<int64_t> SyscallServer::open_special(int64_t dirfd, const std::str
         }
     } else {
         if (access != O_RDONLY || (flags & (O_CREAT | O_TRUNC))) return -EACCES;
+        const uint64_t ram = user_.memory().total_bytes();
         const std::string text = r.kind == Special::Maps      ? maps()
+                                 : r.kind == Special::Status  ? status_text(opts_.exe_guest_path, live_threads_.load(),
+                                                                            ram - space_.free_bytes())
                                  : r.kind == Special::CpuInfo ? cpuinfo_text(opts_.cpuid)
-                                 : r.kind == Special::MemInfo ? meminfo_text(user_.memory().total_bytes(), space_.free_bytes())
+                                 : r.kind == Special::MemInfo ? meminfo_text(ram, space_.free_bytes())
                                                               : std::string(r.text);
         host = text_file(text);
     }

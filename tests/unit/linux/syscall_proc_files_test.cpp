@@ -110,6 +110,22 @@ TEST_F(ProcFiles, MeminfoIsTheGuestsRamAndTheAllocatorsFreePages) {
     EXPECT_EQ(ret(SYS_stat, kBuf, kBuf + 4096), 0);
 }
 
+// Read by programs that check for a debugger (ggml's abort path reads
+// TracerPid and would fault on a file that is not there).
+TEST_F(ProcFiles, StatusIsTheOneProcessUntraced) {
+    make(false);
+    for (const char* path : {"/proc/self/status", "/proc/1/status", "/proc/thread-self/status"}) {
+        const std::string status = read_file(path);
+        EXPECT_TRUE(has_line(status, "TracerPid:\t0")) << path << "\n" << status;
+        EXPECT_TRUE(has_line(status, "Pid:\t1")) << status;
+        EXPECT_TRUE(has_line(status, "Threads:\t1")) << status;
+        EXPECT_NE(status.find("VmRSS:\t"), std::string::npos) << status;
+    }
+    put(kBuf, "/proc/self/status");
+    EXPECT_EQ(ret(SYS_openat, static_cast<uint64_t>(-100), kBuf, O_WRONLY), -EACCES);
+    EXPECT_EQ(status_text("/usr/bin/a-very-long-program-name", 3, 8192).substr(0, 22), "Name:\ta-very-long-pro\n");
+}
+
 TEST_F(ProcFiles, CpuinfoIsProcessorZeroWithTheHostsVendorAndFlags) {
     make(false);
     const std::string info = read_file("/proc/cpuinfo");
