@@ -10,7 +10,8 @@
 #   gives guests no XSAVE, so AVX code would fault there.
 # Environment: TEST_OPS, PERF_OPS (comma-separated op names for -o; empty
 # TEST_OPS = every op), RUN_ARGS (more `kvmtool-gpu run` options, default
-# --vgpu cuda), MEM (guest RAM, default 16G), JOBS (build jobs).
+# --vgpu cuda), MEM (guest RAM, default 16G), JOBS (build jobs), MODES (default
+# "test perf").
 vmm=$1 ggml=$2 out=$3
 [ -x "$vmm" ] && [ -n "$ggml" ] && [ -n "$out" ] || { echo "usage: $0 VMM GGML OUT_DIR" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
@@ -33,7 +34,7 @@ if [ -d "$ggml" ]; then
 fi
 ops() { [ -n "$1" ] && echo "-o $1"; }
 status=0
-for mode in test perf; do
+for mode in ${MODES:-test perf}; do
   o=$test_ops; [ $mode = perf ] && o=$perf_ops
   # shellcheck disable=SC2046
   "$tbo" $mode -b CUDA0 $(ops "$o") >"$out/$mode-native.log" 2>&1
