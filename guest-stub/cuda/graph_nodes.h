@@ -9,7 +9,7 @@
 namespace guest::cuda {
 
 // When a new node gets its dependencies: with it (GRAPH_NEXT_NODE_DEPENDENCIES
-// before c, as the driver checks a graph allocation's use then), or as
+// before c: the driver makes the node as the program asked), or as
 // edges after it (an opcode that does not take them: the node is destroyed
 // again if they fail).
 enum class DependenciesAt { Creation, Edges };

@@ -74,7 +74,7 @@
  *  19 child graph nodes: GRAPH_ADD_CHILD_GRAPH_NODE, GRAPH_CHILD_GRAPH
  *     (423, 424, issue 42); layout hash 0xd53fb43c9d5dfa20
  *  20 GRAPH_NEXT_NODE_DEPENDENCIES (425): a node is made with its
- *     dependencies, as the driver checks a graph allocation's use then;
+ *     dependencies, in one driver call as the program made it;
  *     VMM_GRANULARITY names a device and needs no context (issue 42);
  *     layout hash 0x36433e35011af632 */
 #define VGPU_ABI_VERSION 20u
@@ -519,8 +519,8 @@ struct vgpu_result_bytes16 { uint8_t bytes[16]; }; /* a host-mode BLAS result */
     X(GRAPH_CHILD_GRAPH, 424, VGPU_OPF_CTX, struct vgpu_args_handle, struct vgpu_result_handle) \
         /* a child graph node -> its graph (a handle issued on first sight, e.g. for a captured graph launch) */ \
     X(GRAPH_NEXT_NODE_DEPENDENCIES, 425, VGPU_OPF_CTX, struct vgpu_args_next_node_dependencies, void) \
-        /* the dependencies the next node added to `graph` is made with (the driver checks a graph \
-           allocation's use against them then): payload = count (0..VGPU_GRAPH_NODES_PER_CALL) node \
+        /* the dependencies the next node added to `graph` is made with (one driver call, as the \
+           program's): payload = count (0..VGPU_GRAPH_NODES_PER_CALL) node \
            handles, append 1 adds to those given before; the next EMPTY, KERNEL, MEMCPY, MEMSET, \
            MEM_ALLOC, MEM_FREE or event node added to any graph takes them (or, another graph's, drops them) */
 

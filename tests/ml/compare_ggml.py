@@ -12,7 +12,7 @@ import statistics
 import sys
 from collections import defaultdict
 
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
+ANSI = re.compile(r"(\x1b|\\x1b)\[[0-9;]*m")  # raw, or as the VMM escapes it in "guest: " lines
 CASE = re.compile(r"  ([A-Z][A-Z0-9_]*)\((.*)\): (.*)$")
 PERF = re.compile(r"(\d+) runs - +([0-9.]+) us/run")
 

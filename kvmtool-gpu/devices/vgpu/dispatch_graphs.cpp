@@ -294,7 +294,7 @@ CommandResult CommandDispatch::op_GRAPH_ADD_MEMCPY_NODE(GuestCommand& c) {
         // RAM is filled or sent back at each launch instead.
         spec.host = guest_view(guest, spec.bytes);
         if (!spec.host) return fail(VGPU_ERROR_INVALID_VALUE, "guest range outside RAM");
-        if (const Status s = backend_result(devices_.prepare_guest_ram(spec.host, spec.bytes)); s != VGPU_SUCCESS)
+        if (const Status s = backend_result(devices_.prepare_guest_ram_in_one(spec.host, spec.bytes)); s != VGPU_SUCCESS)
             return done(s);
     }
     CommandResult r = add_graph_node(a.graph, spec);

@@ -63,6 +63,41 @@ TEST(LazyRegistration, FillsOnlyTheGapsAndCutsCopiesWhereRegistrationsMeet) {
     EXPECT_EQ(got, cut);
 }
 
+// A graph's copy node needs its host range in one registration: those it
+// meets are undone and one is made over them and the gaps.
+TEST(LazyRegistration, PrepareAsOneMergesWhatARangeMeets) {
+    LazyRegistration l;
+    Recorder made{fake_base(), {}}, dropped{fake_base(), {}};
+    l.add_region(made.base, 64 * kG);
+    ASSERT_EQ(l.prepare(made.base + 2 * kG, kG, made.fn()), VGPU_SUCCESS);
+    ASSERT_EQ(l.prepare(made.base + 5 * kG, 2 * kG, made.fn()), VGPU_SUCCESS);
+    ASSERT_EQ(l.prepare(made.base + 20 * kG, kG, made.fn()), VGPU_SUCCESS);
+    made.calls.clear();
+    // Inside one registration already: nothing changes.
+    ASSERT_EQ(l.prepare_as_one(made.base + 5 * kG + 7, kG, made.fn(), dropped.fn()), VGPU_SUCCESS);
+    EXPECT_TRUE(made.calls.empty() && dropped.calls.empty());
+    // [2G + 100, 6G): meets [2,3) and [5,7); one registration [2, 7) replaces them.
+    ASSERT_EQ(l.prepare_as_one(made.base + 2 * kG + 100, 4 * kG - 100, made.fn(), dropped.fn()), VGPU_SUCCESS);
+    const std::vector<std::pair<uint64_t, uint64_t>> gone = {{2 * kG, kG}, {5 * kG, 2 * kG}};
+    EXPECT_EQ(dropped.calls, gone);
+    const std::vector<std::pair<uint64_t, uint64_t>> one = {{2 * kG, 5 * kG}};
+    EXPECT_EQ(made.calls, one);
+    EXPECT_EQ(l.registered_bytes(), 6 * kG);
+    EXPECT_EQ(pieces(l, made.base + 2 * kG, 5 * kG).size(), 1u);
+    // A range in no registration: one, rounded out to granules.
+    made.calls.clear(), dropped.calls.clear();
+    ASSERT_EQ(l.prepare_as_one(made.base + 30 * kG + 1, 3 * kG, made.fn(), dropped.fn()), VGPU_SUCCESS);
+    EXPECT_TRUE(dropped.calls.empty());
+    EXPECT_EQ(made.calls, (std::vector<std::pair<uint64_t, uint64_t>>{{30 * kG, 4 * kG}}));
+    // A registration ending inside the rounded-out start is taken in too.
+    made.calls.clear(), dropped.calls.clear();
+    ASSERT_EQ(l.prepare(made.base + 40 * kG, 1, made.fn()), VGPU_SUCCESS);
+    made.calls.clear();
+    ASSERT_EQ(l.prepare_as_one(made.base + 40 * kG + kG / 2, 2 * kG, made.fn(), dropped.fn()), VGPU_SUCCESS);
+    EXPECT_EQ(dropped.calls, (std::vector<std::pair<uint64_t, uint64_t>>{{40 * kG, kG}}));
+    EXPECT_EQ(made.calls, (std::vector<std::pair<uint64_t, uint64_t>>{{40 * kG, 3 * kG}}));
+}
+
 TEST(LazyRegistration, ClipsToTheRegionAndLeavesOtherMemoryAlone) {
     LazyRegistration l;
     Recorder rec{fake_base(), {}};

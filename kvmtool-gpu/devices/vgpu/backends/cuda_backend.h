@@ -81,6 +81,7 @@ public:
     Status register_guest_ram(void* host, uint64_t bytes) override;
     Status add_guest_ram(void* host, uint64_t bytes) override;
     Status prepare_guest_ram(const void* host, uint64_t bytes) override;
+    Status prepare_guest_ram_in_one(const void* host, uint64_t bytes) override;
     uint64_t registered_bytes() const override { return eager_bytes_ + lazy_.registered_bytes(); }
     Status unregister_guest_ram(void* host) override;
     uint64_t register_ns() const override { return register_ns_; }

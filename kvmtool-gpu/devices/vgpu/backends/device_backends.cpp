@@ -61,6 +61,11 @@ Status DeviceBackends::prepare_guest_ram(const void* host, uint64_t bytes) {
     return VGPU_SUCCESS; // registered at once (add_guest_ram)
 }
 
+Status DeviceBackends::prepare_guest_ram_in_one(const void* host, uint64_t bytes) {
+    if (devices_.size() == 1) return current().prepare_guest_ram_in_one(host, bytes);
+    return VGPU_SUCCESS; // registered at once (add_guest_ram)
+}
+
 uint64_t DeviceBackends::register_ns() const {
     uint64_t ns = 0;
     for (const auto& d : devices_) ns += d->register_ns();

@@ -63,6 +63,7 @@ public:
     Status register_guest_ram(void* host, uint64_t bytes);
     Status add_guest_ram(void* host, uint64_t bytes);
     Status prepare_guest_ram(const void* host, uint64_t bytes);
+    Status prepare_guest_ram_in_one(const void* host, uint64_t bytes);
     Status unregister_guest_ram(void* host);
     uint64_t register_ns() const;      // summed over the devices
     uint64_t registered_bytes() const; // summed over the devices

@@ -234,6 +234,9 @@ public:
         (void)host, (void)bytes;
         return VGPU_SUCCESS;
     }
+    // As prepare_guest_ram, all of the range in one registration: a graph's
+    // copy node names host memory the driver requires to be one.
+    virtual Status prepare_guest_ram_in_one(const void* host, uint64_t bytes) { return prepare_guest_ram(host, bytes); }
     // Bytes of guest RAM registered so far (added RAM counts as it is).
     virtual uint64_t registered_bytes() const { return 0; }
     // Undoes register_guest_ram for the range starting at host (an alias of

@@ -44,8 +44,8 @@ struct GraphNodeSpec {
     uint32_t value = 0, element_bytes = 0;
     uint64_t count = 0;
     BackendEvent event = 0;
-    // Nodes of the same graph the new node depends on (the driver checks a
-    // graph allocation's use against them when the node is made).
+    // Nodes of the same graph the new node depends on, given with it (one
+    // driver call, as the program made it).
     std::span<const BackendGraphNode> dependencies;
 };
 

@@ -142,34 +142,12 @@ Status HostGraphs::add_node(BackendGraph g, const GraphNodeSpec& spec, BackendGr
         Graph* owner = nullptr;
         if (!node_of(d, &owner) || owner != &it->second) return VGPU_ERROR_INVALID_VALUE;
     }
-    if (!after_its_allocations(it->second, spec)) return VGPU_ERROR_INVALID_VALUE;
     *out = next_id_++;
     it->second.nodes.push_back(Node{*out, spec.kind, runner(spec), spec.event, true});
     for (const BackendGraphNode d : spec.dependencies) it->second.edges.insert({d, *out});
     return VGPU_SUCCESS;
 }
 
-bool HostGraphs::after_its_allocations(const Graph& g, const GraphNodeSpec& spec) {
-    std::vector<std::pair<uint64_t, uint64_t>> touched; // device ranges (start, bytes)
-    if (spec.kind == GraphNodeSpec::Kind::Memset) touched.emplace_back(spec.dst, spec.count * spec.element_bytes);
-    if (spec.kind == GraphNodeSpec::Kind::Memcpy) {
-        if (spec.direction != VGPU_OP_MEMCPY_DTOH) touched.emplace_back(spec.dst, spec.bytes);
-        if (spec.direction != VGPU_OP_MEMCPY_HTOD) touched.emplace_back(spec.src, spec.bytes);
-    }
-    std::set<BackendGraphNode> before(spec.dependencies.begin(), spec.dependencies.end());
-    for (std::vector<BackendGraphNode> todo(before.begin(), before.end()); !todo.empty();) {
-        const BackendGraphNode n = todo.back();
-        todo.pop_back();
-        for (const auto& [from, to] : g.edges)
-            if (to == n && before.insert(from).second) todo.push_back(from);
-    }
-    for (const Node& a : g.nodes) {
-        if (a.kind != GraphNodeSpec::Kind::MemAlloc || before.count(a.id)) continue;
-        for (const auto& [start, bytes] : touched)
-            if (start < a.alloc_dptr + a.alloc_bytes && a.alloc_dptr < start + bytes) return false;
-    }
-    return true;
-}
 
 HostGraphs::Node* HostGraphs::node_in(BackendGraphExec exec, BackendGraphNode id) {
     if (exec == 0) return node_of(id);

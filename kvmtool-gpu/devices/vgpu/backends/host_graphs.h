@@ -62,9 +62,6 @@ public:
     Status enabled(BackendGraphExec exec, BackendGraphNode node, bool* out) override;
     // Graph memory: the backend's own allocations, made with the node (or
     // captured call) and freed when the device model releases them.
-    // A copy or memset node that touches an allocation node's memory must
-    // come after that node (it depends on it, directly or not), as the
-    // driver checks when the node is made.
     Status add_alloc_node(BackendGraph g, const GraphNodeSpec& spec, BackendGraphNode* out, uint64_t* dptr) override;
     Status alloc_in_capture(BackendStream s, uint64_t bytes, uint64_t* dptr) override;
     Status free_graph_allocation(BackendStream s, uint64_t dptr) override;
@@ -128,9 +125,6 @@ private:
     static bool topological(const Graph& g, std::vector<size_t>* order);
     static Exec build(const Graph& g, const std::vector<size_t>& order);
     Node* node_of(BackendGraphNode id, Graph** graph = nullptr);
-    // Whether every allocation node of g whose memory spec's copy or memset
-    // touches is among spec.dependencies or before them.
-    static bool after_its_allocations(const Graph& g, const GraphNodeSpec& spec);
     // The graph's node (exec 0) or exec's copy of it; nullptr if neither.
     Node* node_in(BackendGraphExec exec, BackendGraphNode id);
 

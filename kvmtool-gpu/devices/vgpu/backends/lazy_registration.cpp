@@ -30,6 +30,35 @@ LazyRegistration::Status LazyRegistration::prepare(const void* host, uint64_t by
     return fill(r, lo, hi, fn);
 }
 
+LazyRegistration::Status LazyRegistration::prepare_as_one(const void* host, uint64_t bytes, const RegisterFn& fn,
+                                                          const RegisterFn& drop) {
+    const int i = region_index(static_cast<const uint8_t*>(host), bytes);
+    if (i < 0 || bytes == 0) return VGPU_SUCCESS;
+    Region& r = regions_[static_cast<size_t>(i)];
+    const uint64_t at = static_cast<uint64_t>(static_cast<const uint8_t*>(host) - r.host);
+    if (piece_at(r, at, bytes) == bytes && r.done.upper_bound(at) != r.done.begin()) {
+        const auto& [start, len] = *std::prev(r.done.upper_bound(at));
+        if (at < start + len) return VGPU_SUCCESS; // one registration holds it already
+    }
+    uint64_t lo = at / kGranule * kGranule;
+    uint64_t hi = std::min(r.bytes, (at + bytes + kGranule - 1) / kGranule * kGranule);
+    // The registrations meeting [lo, hi): they are disjoint, so taking their
+    // ends in meets no other.
+    auto first = r.done.upper_bound(lo);
+    if (first != r.done.begin() && std::prev(first)->first + std::prev(first)->second > lo) --first;
+    const auto last = r.done.lower_bound(hi);
+    if (first != last) {
+        lo = std::min(lo, first->first);
+        hi = std::max(hi, std::prev(last)->first + std::prev(last)->second);
+    }
+    for (auto it = first; it != last;) {
+        if (const Status s = drop(r.host + it->first, it->second); s != VGPU_SUCCESS) return s;
+        registered_bytes_ -= it->second;
+        it = r.done.erase(it);
+    }
+    return fill(r, lo, hi, fn); // one gap now: one registration
+}
+
 LazyRegistration::Status LazyRegistration::prepare_all(const RegisterFn& fn) {
     for (Region& r : regions_)
         if (const Status s = fill(r, 0, r.bytes, fn); s != VGPU_SUCCESS) return s;

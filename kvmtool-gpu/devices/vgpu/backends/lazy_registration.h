@@ -37,6 +37,12 @@ public:
     // RAM of this object's, or spans two regions, which no copy does.
     Status prepare(const void* host, uint64_t bytes, const RegisterFn& fn);
     Status prepare_all(const RegisterFn& fn);
+    // As prepare, but all of the range then lies in ONE registration (what a
+    // graph's copy node needs: the driver refuses host memory that spans
+    // two). Registrations that meet the rounded-out range are undone
+    // through `drop` (whose caller has let the device finish with them) and
+    // one is made over them and the gaps between.
+    Status prepare_as_one(const void* host, uint64_t bytes, const RegisterFn& fn, const RegisterFn& drop);
     // f(offset, length) for each piece of [host, host + bytes) that lies in
     // one registration (or, where nothing is registered, up to the next one).
     template <class F>
