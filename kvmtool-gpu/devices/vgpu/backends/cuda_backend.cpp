@@ -215,7 +215,8 @@ Status keeps_its_address(Status s, const uint8_t* p, CUdeviceptr dev) {
 Status CudaBackend::prepare_guest_ram(const void* host, uint64_t bytes) {
     auto register_piece = [this](uint8_t* p, uint64_t n) {
         CUdeviceptr dev = 0;
-        return keeps_its_address(register_range(p, n, &dev), p, dev);
+        const Status s = register_range(p, n, &dev); // before dev is read
+        return keeps_its_address(s, p, dev);
     };
     return host ? lazy_.prepare(host, bytes, register_piece) : lazy_.prepare_all(register_piece);
 }
@@ -223,7 +224,8 @@ Status CudaBackend::prepare_guest_ram(const void* host, uint64_t bytes) {
 Status CudaBackend::prepare_guest_ram_in_one(const void* host, uint64_t bytes) {
     auto register_piece = [this](uint8_t* p, uint64_t n) {
         CUdeviceptr dev = 0;
-        return keeps_its_address(register_range(p, n, &dev), p, dev);
+        const Status s = register_range(p, n, &dev); // before dev is read
+        return keeps_its_address(s, p, dev);
     };
     bool idle = false;
     auto drop_piece = [&](uint8_t* p, uint64_t) {
