@@ -321,7 +321,8 @@ private:
     // Why `bytes` more would break the VM's quota or allocation count, in *why; false if it fits.
     bool quota_refuses(uint64_t bytes, char (&why)[160]) const;
     // dispatch_vmm.cpp: cuMemAddressReserve, cuMemCreate, cuMemMap...
-    bool vmm_granule(uint64_t* out);
+    // The VMM granule of `be` (the current context's device unless named).
+    bool vmm_granule(uint64_t* out, GpuBackend* be = nullptr);
     // The mappings that exactly tile [va, va + bytes), in order; empty when
     // the range has a hole or cuts a mapping.
     std::vector<uint64_t> vmm_tiling(uint64_t va, uint64_t bytes) const;

@@ -13,8 +13,8 @@
 
 namespace kvmgpu::vgpu {
 
-bool CommandDispatch::vmm_granule(uint64_t* out) {
-    return backend().vmm_granularity(out) == VGPU_SUCCESS && *out != 0 && std::has_single_bit(*out);
+bool CommandDispatch::vmm_granule(uint64_t* out, GpuBackend* be) {
+    return (be ? *be : backend()).vmm_granularity(out) == VGPU_SUCCESS && *out != 0 && std::has_single_bit(*out);
 }
 
 // Of any device, with or without a current context (as the driver's).
@@ -22,7 +22,7 @@ CommandResult CommandDispatch::op_VMM_GRANULARITY(GuestCommand& c) {
     const uint64_t device = args_of<VGPU_OP_VMM_GRANULARITY>(c).device;
     if (!device_exists(device)) return fail(VGPU_ERROR_INVALID_DEVICE, "no such device");
     uint64_t g = 0;
-    if (devices_.at(static_cast<int>(device)).vmm_granularity(&g) != VGPU_SUCCESS || g == 0 || !std::has_single_bit(g))
+    if (!vmm_granule(&g, &devices_.at(static_cast<int>(device))))
         return fail(VGPU_ERROR_NOT_SUPPORTED, "the backend has no virtual memory management");
     return done(VGPU_SUCCESS, g);
 }

@@ -65,18 +65,16 @@ pid_t clone_for_parent() {
         const ReceivedMessage got = receive_with_descriptors(sock, buf);
         if (got.bytes == 0) _exit(0); // the VMM closed its end
         if (got.bytes < 0) _exit(1);
-        const std::vector<int>& fds = got.fds;
-        const ssize_t n = got.bytes;
         pid_t pid = -EMSGSIZE;
         if (!got.truncated) {
             pid = clone_for_parent();
             if (pid == 0) {
                 close(sock);
-                run_worker_from_recipe(std::span<const uint8_t>(buf.data(), static_cast<size_t>(n)), fds, vmm);
+                run_worker_from_recipe(std::span<const uint8_t>(buf.data(), static_cast<size_t>(got.bytes)), got.fds, vmm);
             }
             if (pid < 0) pid = -errno;
         }
-        for (const int fd : fds) close(fd);
+        for (const int fd : got.fds) close(fd);
         reply(sock, pid);
     }
 }

@@ -200,33 +200,23 @@ Status CudaBackend::add_guest_ram(void* host, uint64_t bytes) {
     return VGPU_SUCCESS;
 }
 
-namespace {
-// A lazy registration must keep the host address on the device (unified addressing).
-Status keeps_its_address(Status s, const uint8_t* p, CUdeviceptr dev) {
-    if (s == VGPU_SUCCESS && dev != reinterpret_cast<uint64_t>(p)) {
+Status CudaBackend::register_lazy_piece(uint8_t* host, uint64_t bytes) {
+    CUdeviceptr dev = 0;
+    const Status s = register_range(host, bytes, &dev);
+    if (s == VGPU_SUCCESS && dev != reinterpret_cast<uint64_t>(host)) {
         log_error("cuda backend: registered guest RAM at %p got device address %#llx: no lazy registration here",
-                  static_cast<const void*>(p), static_cast<unsigned long long>(dev));
+                  static_cast<void*>(host), static_cast<unsigned long long>(dev));
         return VGPU_ERROR_NOT_SUPPORTED;
     }
     return s;
 }
-} // namespace
 
 Status CudaBackend::prepare_guest_ram(const void* host, uint64_t bytes) {
-    auto register_piece = [this](uint8_t* p, uint64_t n) {
-        CUdeviceptr dev = 0;
-        const Status s = register_range(p, n, &dev); // before dev is read
-        return keeps_its_address(s, p, dev);
-    };
+    auto register_piece = [this](uint8_t* p, uint64_t n) { return register_lazy_piece(p, n); };
     return host ? lazy_.prepare(host, bytes, register_piece) : lazy_.prepare_all(register_piece);
 }
 
 Status CudaBackend::prepare_guest_ram_in_one(const void* host, uint64_t bytes) {
-    auto register_piece = [this](uint8_t* p, uint64_t n) {
-        CUdeviceptr dev = 0;
-        const Status s = register_range(p, n, &dev); // before dev is read
-        return keeps_its_address(s, p, dev);
-    };
     bool idle = false;
     auto drop_piece = [&](uint8_t* p, uint64_t) {
         // Copies in flight may still read what is undone: the device finishes first.
@@ -234,7 +224,8 @@ Status CudaBackend::prepare_guest_ram_in_one(const void* host, uint64_t bytes) {
         idle = true;
         return to_status(api_.cuMemHostUnregister(p));
     };
-    return lazy_.prepare_as_one(host, bytes, register_piece, drop_piece);
+    return lazy_.prepare_as_one(host, bytes, [this](uint8_t* p, uint64_t n) { return register_lazy_piece(p, n); },
+                                drop_piece);
 }
 
 Status CudaBackend::unregister_guest_ram(void* host) {

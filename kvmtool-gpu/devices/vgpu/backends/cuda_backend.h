@@ -195,6 +195,8 @@ private:
     Status finish(CUresult r, CUstream s, bool async);
     // cuMemHostRegister (PORTABLE | DEVICEMAP) and the range's device address.
     Status register_range(void* host, uint64_t bytes, CUdeviceptr* dev);
+    // A lazy registration's piece: registered, and kept at its host address on the device.
+    Status register_lazy_piece(uint8_t* host, uint64_t bytes);
     // The runs, prepared, cut where lazy registrations meet (split_runs_ or runs itself).
     Status prepare_runs(std::span<const memmap::HostRun> runs, std::span<const memmap::HostRun>* out);
 

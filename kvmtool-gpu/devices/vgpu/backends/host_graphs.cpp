@@ -148,7 +148,6 @@ Status HostGraphs::add_node(BackendGraph g, const GraphNodeSpec& spec, BackendGr
     return VGPU_SUCCESS;
 }
 
-
 HostGraphs::Node* HostGraphs::node_in(BackendGraphExec exec, BackendGraphNode id) {
     if (exec == 0) return node_of(id);
     const auto e = execs_.find(exec);
@@ -330,13 +329,9 @@ Status HostGraphs::add_alloc_node(BackendGraph g, const GraphNodeSpec& asked, Ba
     GraphNodeSpec spec;
     spec.kind = GraphNodeSpec::Kind::MemAlloc;
     spec.dependencies = asked.dependencies;
-    if (const Status st = add_node(g, spec, out); st != VGPU_SUCCESS) {
-        device_.mem_free(*dptr);
-        return st;
-    }
-    Node& made = graphs_.at(g).nodes.back();
-    made.alloc_dptr = *dptr, made.alloc_bytes = asked.bytes;
-    return VGPU_SUCCESS;
+    const Status st = add_node(g, spec, out);
+    if (st != VGPU_SUCCESS) device_.mem_free(*dptr);
+    return st;
 }
 
 Status HostGraphs::alloc_in_capture(BackendStream s, uint64_t bytes, uint64_t* dptr) {

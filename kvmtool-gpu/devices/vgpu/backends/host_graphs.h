@@ -90,7 +90,6 @@ private:
         std::function<Status()> run;
         BackendEvent event = 0; // event nodes'
         bool enabled = true;    // an exec's copy may be switched off
-        uint64_t alloc_dptr = 0, alloc_bytes = 0; // a MemAlloc node's memory
     };
     struct Graph {
         std::vector<Node> nodes;                                    // in the order added
