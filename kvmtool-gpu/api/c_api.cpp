@@ -131,6 +131,13 @@ int kvmgpu_config_add_share(kvmgpu_config* c, const char* host_dir, const char* 
         c->cfg.shares.push_back({host_dir ? host_dir : "", guest_path ? guest_path : "", read_only != 0});
     });
 }
+int kvmgpu_config_set_stdio(kvmgpu_config* c, const char* stdio) {
+    return guarded([&] {
+        const std::string s = stdio ? stdio : "";
+        if (s != "console" && s != "raw") throw kvmgpu::Error("stdio: expected console or raw, got '" + s + "'");
+        c->cfg.raw_stdio = s == "raw";
+    });
+}
 int kvmgpu_config_set_console(kvmgpu_config* c, void (*line)(const char*, size_t, void*), void* user) {
     return guarded([&] {
         if (!line) c->cfg.console = nullptr;

@@ -1,6 +1,7 @@
 #include "kvmtool-gpu/api/machine_config.h"
 
 #include <cmath>
+#include <cstdio>
 
 #include "kvmtool-gpu/api/process_setup.h"
 #include "kvmtool-gpu/api/vgpu_spec.h"
@@ -87,6 +88,11 @@ CheckedConfig check_config(VmConfig c) {
         o.seed = c.seed.value_or(1);
         o.seccomp = c.seccomp;
         if (c.console) o.console = std::move(c.console);
+        else if (c.raw_stdio) o.console = [](std::string_view line) { // a project image's lines, as they are
+            std::fwrite(line.data(), 1, line.size(), stdout);
+            std::fputc('\n', stdout);
+            std::fflush(stdout);
+        };
         linux_abi::LinuxGuestOptions& l = o.linux;
         l.seeded = c.seed.has_value();
         l.args = std::move(c.args);
@@ -100,6 +106,7 @@ CheckedConfig check_config(VmConfig c) {
         l.syscall_trace = c.syscall_trace;
         l.max_threads = c.max_threads;
         l.futex_spin_ns = int64_t{c.futex_spin_us} * 1000;
+        l.raw_stdio = c.raw_stdio;
         l.max_fds = descriptor_table(c.max_threads, out.notes);
         out.libcuda = choose_libcuda(l, c.libcuda_overlay);
         validate_options(o);

@@ -1,6 +1,5 @@
 #include "kvmtool-gpu/bench/topology_probe.h"
 
-#include <cstdio>
 #include <iterator>
 #include <set>
 
@@ -97,11 +96,6 @@ GpuTopology probe_topology(const std::vector<int>& gpus, vgpu::BackendChoice bac
     GpuTopology t;
     t.why = "the topology probe returned nothing: none (" + why + ")";
     return t;
-}
-
-void print_device_pairs(const char* prefix, const GpuTopology& t, const std::vector<int>& gpus) {
-    for (const auto& line : device_pair_lines(t, gpus)) std::printf("%s: %s\n", prefix, line.c_str());
-    std::fflush(stdout);
 }
 
 } // namespace kvmgpu::bench

@@ -16,8 +16,4 @@ namespace kvmgpu::bench {
 // With Cuda and no driver: no pairs, `why` says so.
 GpuTopology probe_topology(const std::vector<int>& gpus, vgpu::BackendChoice backend);
 
-// Prints device_pair_lines (and, for bench multigpu, nothing more) as
-// "<prefix>: <line>" on stdout; nothing for one device.
-void print_device_pairs(const char* prefix, const GpuTopology& t, const std::vector<int>& gpus);
-
 } // namespace kvmgpu::bench

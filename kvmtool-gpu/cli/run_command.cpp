@@ -45,6 +45,14 @@ const char* run_help() {
            "                      Linux-ABI guest also its getrandom and AT_RANDOM (stack canaries),\n"
            "                      which without --seed come from the host's getrandom\n"
            "  --quiet             print only the result line\n"
+           "  --stdio console|raw  where the guest's standard streams go (default console):\n"
+           "                      console: stdin is empty, stdout and stderr become \"guest: \"\n"
+           "                      lines on stdout, control bytes escaped, 16 MiB at most;\n"
+           "                      raw: a Linux-ABI guest reads this shell's stdin and writes\n"
+           "                      its stdout and stderr byte for byte, as it would natively\n"
+           "                      (pipes, redirections, a terminal it may query but never\n"
+           "                      set); this tool's own lines go to stderr and its exit\n"
+           "                      status is the guest's exit code. One VM (--vms 1)\n"
            "  --no-seccomp        do not confine the vCPU thread with its seccomp filter\n"
            "\n"
            "A Linux-ABI guest is an x86-64 Linux executable, static or dynamic; the\n"
@@ -101,7 +109,8 @@ const char* run_help() {
            "'interrupted', GPU workers are shut down; a second Ctrl-C quits at once.\n"
            "\n"
            "Exit status: 0 the guest passed its own checks, 1 it failed, faulted, timed\n"
-           "out or was interrupted, 2 bad usage or a set-up error.\n",
+           "out or was interrupted, 2 bad usage or a set-up error; with --stdio raw, the\n"
+           "guest's own exit code when it exited.\n",
                   vgpu_options_help());
     text = buf;
     return text.c_str();
@@ -111,30 +120,31 @@ namespace {
 
 // The vGPU's backend, once up (vgpu_status waits for it). `in_background`:
 // it started while the guest ran, so the start-up line only said so.
-void print_vgpu_start(const Machine& vm, const std::string& attached, const VgpuSpec& spec, bool in_background) {
+void print_vgpu_start(std::FILE* out, const Machine& vm, const std::string& attached, const VgpuSpec& spec,
+                      bool in_background) {
     const VgpuStatus s = vm.vgpu_status();
     const std::string& backend = attached.empty() || in_background ? s.backend : attached;
-    std::printf("kvmtool-gpu: vGPU backend: %s; doorbell %s; guest RAM registration %s (%.1f ms); up %.1f ms after "
+    std::fprintf(out, "kvmtool-gpu: vGPU backend: %s; doorbell %s; guest RAM registration %s (%.1f ms); up %.1f ms after "
                 "the device started\n",
                 backend.c_str(), to_string(spec.doorbell), s.ram_registered ? "ok" : "FAILED (no zero-copy)",
                 s.registration_ns * 1e-6, s.ready_after_ns * 1e-6);
 }
 
-void print_result(const Result& r, bool prefault) {
+void print_result(std::FILE* out, const Result& r, bool prefault) {
     const double ms = 1e-6;
-    std::printf("kvmtool-gpu: result: %s, exit code %u (%s)\n", to_string(r.outcome), r.exit_code,
+    std::fprintf(out, "kvmtool-gpu: result: %s, exit code %u (%s)\n", to_string(r.outcome), r.exit_code,
                 r.passed() ? "pass" : "FAIL");
     if (r.timings.first_instruction_ns) // a Linux-ABI guest writes no boot marker
-        std::printf("kvmtool-gpu: timing: first instruction %.3f ms after VM creation (set-up %.3f ms",
+        std::fprintf(out, "kvmtool-gpu: timing: first instruction %.3f ms after VM creation (set-up %.3f ms",
                     r.timings.first_instruction_ns * ms, r.timings.setup_ns * ms);
     else
-        std::printf("kvmtool-gpu: timing: set-up %.3f ms (no boot marker", r.timings.setup_ns * ms);
-    if (prefault) std::printf(", prefault %.3f ms not included", r.timings.prefault_ns * ms);
-    std::printf("), run %.3f ms; exits: %llu mmio, %llu pio, %llu total\n", r.timings.run_ns * ms,
+        std::fprintf(out, "kvmtool-gpu: timing: set-up %.3f ms (no boot marker", r.timings.setup_ns * ms);
+    if (prefault) std::fprintf(out, ", prefault %.3f ms not included", r.timings.prefault_ns * ms);
+    std::fprintf(out, "), run %.3f ms; exits: %llu mmio, %llu pio, %llu total\n", r.timings.run_ns * ms,
                 static_cast<unsigned long long>(r.mmio_exits), static_cast<unsigned long long>(r.pio_exits),
                 static_cast<unsigned long long>(r.exits));
-    std::printf("kvmtool-gpu: guest code: %s\n", r.guest_code.c_str());
-    if (!r.syscalls.empty()) std::printf("kvmtool-gpu: system calls: %s\n", r.syscalls.c_str());
+    std::fprintf(out, "kvmtool-gpu: guest code: %s\n", r.guest_code.c_str());
+    if (!r.syscalls.empty()) std::fprintf(out, "kvmtool-gpu: system calls: %s\n", r.syscalls.c_str());
     if (!r.passed() && r.outcome != Outcome::GuestExit)
         std::fprintf(stderr, "kvmtool-gpu: error: %s\n%s\n", r.detail.c_str(), r.register_dump.c_str());
 }
@@ -159,7 +169,7 @@ int run_command(const std::vector<std::string>& all_args) {
             shares.push_back(a == "--share" ? all_args[++i] : a.substr(8));
         } else args.push_back(a);
     }
-    std::set<std::string> valued = {"guest", "mem", "pages", "timeout", "cmdline", "seed", "vms", "root", "cwd", "max-threads", "trace-syscalls", "futex-spin-us"};
+    std::set<std::string> valued = {"guest", "mem", "pages", "timeout", "cmdline", "seed", "vms", "root", "cwd", "max-threads", "trace-syscalls", "futex-spin-us", "stdio"};
     valued.insert(vgpu_option_names().begin(), vgpu_option_names().end());
     ArgParser p(valued, {"prefault", "quiet", "no-seccomp", "no-sync-regs", "no-vdso", "no-file-window", "no-libcuda-overlay", "help"});
     p.parse(args);
@@ -218,51 +228,58 @@ int run_command(const std::vector<std::string>& all_args) {
     }
     if (auto cwd = p.get("cwd")) c.cwd = *cwd;
     c.libcuda_overlay = !p.has("no-libcuda-overlay");
+    const std::string stdio = p.get_or("stdio", "console");
+    if (stdio != "console" && stdio != "raw") throw UsageError("--stdio '" + stdio + "': expected console or raw");
+    c.raw_stdio = stdio == "raw";
+    if (c.raw_stdio && vms > 1) throw UsageError("--stdio raw lends this shell's streams to one guest: not with --vms");
     c.vgpu = parse_vgpu_spec(p);
     if (vms > 1) return run_many(c, static_cast<unsigned>(vms));
 
     // Held by pointer: its destruction (the vGPU's and guest RAM's tear-down) is timed.
     auto machine = std::make_unique<Machine>(c);
     Machine& vm = *machine;
+    // With the guest's stdout its own, this tool's lines stay out of it.
+    std::FILE* const report = c.raw_stdio ? stderr : stdout;
     const MachineSummary info = vm.info();
-    for (const std::string& note : info.notes) std::printf("kvmtool-gpu: %s\n", note.c_str());
-    std::printf("kvmtool-gpu: vCPU backend: %s; guest %s%s; RAM %lluM on %s host pages%s%s\n", info.kvm.c_str(),
+    for (const std::string& note : info.notes) std::fprintf(report, "kvmtool-gpu: %s\n", note.c_str());
+    std::fprintf(report, "kvmtool-gpu: vCPU backend: %s; guest %s%s; RAM %lluM on %s host pages%s%s\n", info.kvm.c_str(),
                 info.guest_path.c_str(), info.cwd.empty() ? "" : ("; cwd " + info.cwd).c_str(),
                 static_cast<unsigned long long>(info.ram_bytes >> 20), info.host_pages.c_str(),
                 pages == "auto" ? " (--pages auto)" : "", info.libcuda.empty() ? "" : ("; libcuda: " + info.libcuda).c_str());
-    if (c.vgpu && c.vgpu->sharing) std::printf("kvmtool-gpu: GPU sharing: %s\n", c.vgpu->sharing->describe().c_str());
-    else if (c.vgpu) std::printf("kvmtool-gpu: GPU sharing: contexts\n");
+    if (c.vgpu && c.vgpu->sharing) std::fprintf(report, "kvmtool-gpu: GPU sharing: %s\n", c.vgpu->sharing->describe().c_str());
+    else if (c.vgpu) std::fprintf(report, "kvmtool-gpu: GPU sharing: contexts\n");
     std::optional<StopOnInterrupt> stop_on_ctrl_c(std::in_place, [&vm](int) { vm.stop(); });
     bool printed_start = false;
     if (c.vgpu) {
         // A GPU worker starts CUDA while the guest runs: then the backend and
         // its registration are reported after the run (print_vgpu_start).
         if (info.vgpu_ready) {
-            print_vgpu_start(vm, info.vgpu_backend, *c.vgpu, false);
+            print_vgpu_start(report, vm, info.vgpu_backend, *c.vgpu, false);
             printed_start = true;
         } else {
-            std::printf("kvmtool-gpu: vGPU backend: %s; doorbell %s\n", info.vgpu_backend.c_str(),
+            std::fprintf(report, "kvmtool-gpu: vGPU backend: %s; doorbell %s\n", info.vgpu_backend.c_str(),
                         to_string(c.vgpu->doorbell));
         }
         // Several devices: where each pair lives (probed in a child process).
         if (c.vgpu->gpus.size() > 1) {
             vgpu::BackendChoice backend = vgpu::BackendChoice::Auto;
             vgpu::parse_backend_choice(p.get_or("vgpu", "auto"), &backend); // checked by parse_vgpu_spec
-            kvmgpu::bench::print_device_pairs("kvmtool-gpu: vGPU",
-                                              kvmgpu::bench::probe_topology(c.vgpu->gpus, backend), c.vgpu->gpus);
+            for (const auto& line : kvmgpu::bench::device_pair_lines(kvmgpu::bench::probe_topology(c.vgpu->gpus, backend),
+                                                                     c.vgpu->gpus))
+                std::fprintf(report, "kvmtool-gpu: vGPU: %s\n", line.c_str());
         }
     } else {
-        std::printf("kvmtool-gpu: vGPU: none (--vgpu none)\n");
+        std::fprintf(report, "kvmtool-gpu: vGPU: none (--vgpu none)\n");
     }
-    std::fflush(stdout);
+    std::fflush(report);
     // With seccomp the vCPU runs on a thread of the library's, which run()
     // confines: what follows (results, vGPU and CUDA teardown) runs unconfined here.
     const Result r = vm.run();
-    print_result(r, c.prefault);
-    if (c.vgpu && !printed_start) print_vgpu_start(vm, info.vgpu_backend, *c.vgpu, true);
+    print_result(report, r, c.prefault);
+    if (c.vgpu && !printed_start) print_vgpu_start(report, vm, info.vgpu_backend, *c.vgpu, true);
     if (c.vgpu) {
         const VgpuCounters n = vm.vgpu_counters();
-        std::printf("kvmtool-gpu: vGPU: %s; guest RAM registered with the GPU: %.1f MiB in %.1f ms (%s)\n",
+        std::fprintf(report, "kvmtool-gpu: vGPU: %s; guest RAM registered with the GPU: %.1f MiB in %.1f ms (%s)\n",
                     describe_commands(n).c_str(),
                     static_cast<double>(n.ram_registered_bytes) / (1 << 20), n.ram_register_ns * 1e-6,
                     c.vgpu->lazy_ram_registration ? "lazily, as copies reached it" : "all, at start");
@@ -274,7 +291,8 @@ int run_command(const std::vector<std::string>& all_args) {
     machine.reset();
     const double tear_down_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - torn_from).count();
-    std::printf("kvmtool-gpu: tear-down %.1f ms (vGPU and guest RAM)\n", tear_down_ms);
+    std::fprintf(report, "kvmtool-gpu: tear-down %.1f ms (vGPU and guest RAM)\n", tear_down_ms);
+    if (c.raw_stdio) return r.outcome == Outcome::GuestExit ? static_cast<int>(r.exit_code & 0xff) : 1;
     return r.passed() ? 0 : 1;
 }
 

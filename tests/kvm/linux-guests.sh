@@ -6,7 +6,8 @@
 # dynamic executable, a non-x86-64 ELF and a truncated one are refused with
 # one line; a dynamic executable runs with --root / (ld.so, libstdc++,
 # exceptions, a thread, dlopen, /dev/stdout by path) as natively and is
-# refused without a root; threads (thread_check: pthreads, futexes, exit_group from a
+# refused without a root; --stdio raw (cat and sh from the root, the
+# shell's streams byte for byte, the exit code as status); threads (thread_check: pthreads, futexes, exit_group from a
 # thread, the main thread exiting first, a faulting thread, the thread
 # limit, hostile clone/futex values); aliases (alias_check); ring 3 doing
 # what it may not (hostile_check); pipes, eventfds, poll, epoll,
@@ -89,6 +90,8 @@ refused() { # description, expected line, CLI arguments...
 }
 refused "dynamic executable without a root" "needs --root (e.g. --root /)" --guest "$dir/dynamic_check"
 refused "root that does not exist" "--root $work/none" --guest "$dir/dyn_check" --root "$work/none"
+refused "--stdio raw for several VMs" "streams to one guest: not with --vms" --guest "$dir/dyn_check" --stdio raw --vms 2
+refused "--stdio of no kind" "expected console or raw" --guest "$dir/dyn_check" --stdio tty
 
 # Dynamic executables: the interpreter and libraries from --root /, the
 # output compared with the native run's (through a pipe, as the console is one).
@@ -107,6 +110,27 @@ check "dyn_check: exit 0 with --root /" [ "$rc" -eq 0 ]
 check "dyn_check: the same output as natively" cmp "$work/native.cmp" "$work/guest"
 check "dyn_check: /dev/stdout by path, then done" sh -c "grep -qx 'guest: /dev/stdout: written by path' '$work/out' && grep -qx 'guest: done' '$work/out'"
 check "dyn_check: a write to the root gets EROFS" has "guest: write to the root: EROFS"
+# --stdio raw: this shell's streams are the guest's own, byte for byte
+# (control bytes and NULs too); the VMM's lines go to stderr, its status is
+# the guest's exit code. stdin from a file, then from a pipe.
+if [ -x /bin/cat ] && [ -x /bin/sh ]; then
+printf 'one\n\033[2Jtwo\000three' > "$work/stdin.bin"
+"$vmm" run --stdio raw --guest /bin/cat --mem 256M --vgpu none --root / < "$work/stdin.bin" > "$work/raw.out" 2> "$work/raw.err"
+rc=$?
+cat "$work/raw.err"
+check "--stdio raw: cat copies a file on stdin to stdout unchanged" cmp "$work/stdin.bin" "$work/raw.out"
+check "--stdio raw: the VMM's lines on stderr" grep -q 'kvmtool-gpu: result: guest-exit, exit code 0' "$work/raw.err"
+check "--stdio raw: status 0" [ "$rc" -eq 0 ]
+printf 'through a pipe' | "$vmm" run --stdio raw --guest /bin/cat --mem 256M --vgpu none --root / 2> "$work/raw.err" | cat > "$work/raw.out"
+check "--stdio raw: cat copies a pipe" sh -c "[ \"\$(cat '$work/raw.out')\" = 'through a pipe' ]"
+"$vmm" run --stdio raw --guest /bin/sh --mem 256M --vgpu none --root / -- -c 'echo out; echo err >&2; exit 7' \
+    < /dev/null > "$work/raw.out" 2> "$work/raw.err"
+rc=$?
+cat "$work/raw.err"
+check "--stdio raw: the guest's exit code is the status" [ "$rc" -eq 7 ]
+check "--stdio raw: stdout holds the guest's line alone" sh -c "[ \"\$(cat '$work/raw.out')\" = out ]"
+check "--stdio raw: stderr the guest's line" grep -qx err "$work/raw.err"
+fi
 # The file window: libraries and root files mapped, not copied (file_map_check).
 printf 'file window contents 0123456789\n' > "$work/mapped.txt"
 "$vmm" run --guest "$dir/file_map_check" --mem 256M --vgpu none --root / -- "$work/mapped.txt" > "$work/out" 2>&1

@@ -59,6 +59,10 @@ int kvmgpu_config_add_env(kvmgpu_config* c, const char* key_value);
 int kvmgpu_config_set_root(kvmgpu_config* c, const char* dir);
 /* guest_path may be NULL (the default place). */
 int kvmgpu_config_add_share(kvmgpu_config* c, const char* host_dir, const char* guest_path, int read_only);
+/* "raw": a Linux-ABI guest's stdin, stdout and stderr are this process's
+ * descriptors 0-2, bytes unchanged; "console" (the default): stdin empty,
+ * output as console lines. */
+int kvmgpu_config_set_stdio(kvmgpu_config* c, const char* stdio);
 /* Each guest console line (not NUL-terminated), on the vCPU's thread; NULL: stdout. */
 int kvmgpu_config_set_console(kvmgpu_config* c, void (*line)(const char* text, size_t len, void* user), void* user);
 /* A vGPU: backend auto, cuda or host; its devices on the `count` GPU ordinals

@@ -129,6 +129,10 @@ struct VmConfig {
     std::string syscall_trace;      // a host file for a line per guest system call; "": none
     bool seccomp = true;            // confine the vCPU thread with its seccomp filter
     bool sync_regs = true, vdso = true, file_window = true; // off only to compare their cost
+    // A Linux-ABI guest's stdin, stdout and stderr are this process's own
+    // descriptors 0, 1 and 2, its bytes unchanged (the console and `console`
+    // then see none of them); a project image's lines go to stdout unprefixed.
+    bool raw_stdio = false;
     // Each line the guest prints; empty: stdout, prefixed "guest: ". Called
     // on the vCPU's thread: it must not call back into this Machine.
     std::function<void(std::string_view line)> console;

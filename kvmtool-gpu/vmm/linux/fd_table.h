@@ -1,5 +1,5 @@
 // A Linux-ABI guest's file descriptors: 0 (stdin: end of file), 1 and 2
-// (the console), files and directories of the share, pipe ends and
+// (the console) unless the VMM lends its own (host_stdio.h), files and directories of the share, pipe ends and
 // eventfds (host ones, made for this VM alone), epoll sets and the
 // /proc/self/fd directory (the VMM's own objects, no host fd), at most
 // limit() in all (EMFILE past it): kMaxFds, or fewer where the VMM's own
@@ -30,6 +30,7 @@ struct OpenFile {
     bool stream = false;
     uint64_t flags = 0;    // the guest's open flags (access mode, O_APPEND, O_NONBLOCK ...)
     std::string link;      // what readlink of /proc/self/fd/N gives: the guest's path, "pipe:[ino]", ...
+    int stdio = -1;        // which of the VMM's own streams (0, 1, 2) it is, when they are lent (host_stdio.h)
     std::shared_ptr<EpollSet> epoll; // Kind::Epoll
     uint64_t dir_next = 0;           // Kind::ProcFdDir: the next entry getdents64 gives
 };

@@ -228,6 +228,7 @@ LinuxProcess::LinuxProcess(const ImageSource& file, const memmap::GuestMemory& m
     so.seed = seed;
     so.max_fds = opts.max_fds;
     so.futex_spin_ns = opts.futex_spin_ns;
+    if (opts.raw_stdio) so.stdio = HostStdio::take();
     so.window_slots = opts.window_slots;
     so.window_limits = opts.window_limits;
     struct utsname u {};

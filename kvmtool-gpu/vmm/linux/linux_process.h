@@ -47,6 +47,7 @@ struct LinuxGuestOptions {
     std::string syscall_trace;      // --trace-syscalls: a host file for a line per call (syscall_trace.h); empty: none
     uint32_t max_threads = 64;      // guest threads alive at once, the first included (--max-threads)
     int64_t futex_spin_ns = 0;      // --futex-spin-us (ServerOptions::futex_spin_ns)
+    bool raw_stdio = false;         // --stdio raw: fds 0-2 are the VMM's own (host_stdio.h), not the console
     // --seed given: getrandom and AT_RANDOM (so stack canaries) come from it
     // and repeat; else from the host's getrandom, different each run.
     bool seeded = false;

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "kvmtool-gpu/abi/linux_abi.h"
@@ -30,6 +31,7 @@ SyscallServer::SyscallServer(const memmap::GuestMemory& mem, ProcessLayout layou
                                 : nullptr),
       user_(mem, layout.unmapped, &aliases_, window_.get()),
       layout_(std::move(layout)), opts_(std::move(opts)), space_(mem, layout_.managed_lo, layout_.managed_hi, layout_.brk_start), fds_(opts_.max_fds), rng_(opts_.seed.value_or(0)) {
+    if (opts_.stdio) lend_host_stdio();
     if (GuestFs::normalize(opts_.cwd) == "/") return;
     const int err = !opts_.cwd.starts_with('/') ? -EINVAL
                     : opts_.share             ? cwd_.change(*opts_.share, opts_.cwd)
@@ -46,16 +48,24 @@ SyscallOutcome SyscallServer::serve(const SyscallCall& call, CpuState& cpu) {
     } else {
         for (;;) {
             std::string console;
+            int stdio = -1;
             std::shared_ptr<OpenFile> wait_on;
             short events = 0;
             {
                 std::lock_guard lock(mu_);
                 out.ret = dispatch(call, cpu, out);
                 console.swap(console_pending_);
+                stdio = std::exchange(console_stdio_, -1);
                 if (out.ret == -EAGAIN) wait_on = stream_to_wait_on(call, events);
             }
             // Other threads' calls go on while the console writes (it has a lock of its own).
-            if (!console.empty() && opts_.console_text) opts_.console_text(console);
+            if (!console.empty() && stdio > 0 && opts_.stdio) {
+                // The call's count is what reached the VMM's stream.
+                const int64_t wrote = opts_.stdio->write(stdio, console);
+                if (wrote < static_cast<int64_t>(console.size())) out.ret = wrote;
+            } else if (!console.empty() && opts_.console_text) {
+                opts_.console_text(console);
+            }
             if (!wait_on) break;
             // A blocking pipe or eventfd not ready: wait without the lock, then try again.
             if (const int64_t waited = stream_wait(*wait_on, events); waited < 0) {
@@ -135,6 +145,7 @@ int64_t SyscallServer::dispatch(const SyscallCall& c, CpuState& cpu, SyscallOutc
     case SYS_pwrite64: return static_cast<int64_t>(a[3]) < 0 ? -EINVAL : sys_write(a[0], a[1], a[2], a[3]);
     case SYS_readv: return sys_iov(a[0], a[1], a[2], false);
     case SYS_writev: return sys_iov(a[0], a[1], a[2], true);
+    case SYS_sendfile: return sys_sendfile(a[0], a[1], a[2], a[3]);
     case SYS_open: return sys_openat(-100 /* AT_FDCWD */, a[0], a[1], a[2]);
     case SYS_openat: return sys_openat(dirfd, a[1], a[2], a[3]);
     case SYS_close: return sys_close(a[0]);

@@ -16,7 +16,8 @@
 // call at a time. A read or write of a pipe or eventfd that would block
 // waits after the lock is released and is tried again. Console output is
 // copied under the lock and written to the console after it (at most
-// kConsoleChunk bytes a call).
+// kConsoleChunk bytes a call), or to the VMM's own stdout or stderr where
+// they are lent (ServerOptions::stdio).
 #pragma once
 
 #include <linux/kvm.h>
@@ -38,6 +39,7 @@
 #include "kvmtool-gpu/util/syscall_names.h"
 #include "kvmtool-gpu/vmm/linux/fd_table.h"
 #include "kvmtool-gpu/vmm/linux/file_window.h"
+#include "kvmtool-gpu/vmm/linux/host_stdio.h"
 #include "kvmtool-gpu/vmm/linux/guest_cwd.h"
 #include "kvmtool-gpu/vmm/linux/guest_futex.h"
 #include "kvmtool-gpu/vmm/linux/guest_mmap.h"
@@ -98,12 +100,16 @@ struct ProcessLayout {
 // The most bytes one write (or writev) to the console takes; the rest is
 // the caller's to write again, as with a short write to a pipe.
 constexpr uint64_t kConsoleChunk = 64 * 1024;
+constexpr uint64_t kSendfileChunk = 1024 * 1024;
 
 struct ServerOptions {
     std::shared_ptr<const GuestFs> share;                 // the root and shares (root_fs.h); null: no files
     std::string exe_host_path;                            // /proc/self/exe opens this file
     std::string exe_guest_path = "/";                     // and reads as this link
     std::function<void(std::string_view)> console_text;   // stdout and stderr bytes
+    // The VMM's own stdin, stdout and stderr as the guest's 0, 1 and 2, in
+    // place of the console (--stdio raw); null: the console.
+    std::shared_ptr<const HostStdio> stdio;
     // getrandom's bytes: with a seed (--seed), a generator's, so runs repeat;
     // without one, the host's getrandom(2), as unpredictable as Linux's.
     std::optional<uint64_t> seed;
@@ -212,13 +218,22 @@ private:
     int64_t sys_read(uint64_t fd, uint64_t buf, uint64_t len, int64_t offset);
     int64_t sys_write(uint64_t fd, uint64_t buf, uint64_t len, int64_t offset);
     int64_t sys_iov(uint64_t fd, uint64_t iov, uint64_t count, bool write);
+    // From a regular file to any writable descriptor, through a bounce buffer
+    // (at most kSendfileChunk a call: a short count, as Linux may give).
+    int64_t sys_sendfile(uint64_t out_fd, uint64_t in_fd, uint64_t offset_addr, uint64_t count);
     // process_vm_readv/writev on the guest itself (pid 1, the only process):
     // a copy between its own iovecs that reports a bad range as EFAULT
     // instead of faulting (tracers probe memory so).
     int64_t sys_process_vm(uint64_t pid, uint64_t local, uint64_t local_count, uint64_t remote, uint64_t remote_count,
                            uint64_t flags, bool write);
-    // Takes up to kConsoleChunk bytes (in all, per call) into console_pending_.
-    int64_t console_write(std::span<const uint8_t> bytes);
+    // Takes up to kConsoleChunk bytes (in all, per call) into console_pending_,
+    // for the lent stream `stdio` (1 or 2; -1: the console).
+    int64_t console_write(std::span<const uint8_t> bytes, int stdio);
+    // fds 0, 1, 2 as the VMM's own streams (ServerOptions::stdio).
+    void lend_host_stdio();
+    // The VMM's stream `stdio` under the guest's descriptor: its terminal
+    // queries answered from the snapshot, nothing that changes it.
+    int64_t stdio_ioctl(int stdio, uint64_t cmd, uint64_t arg);
     int64_t sys_openat(int64_t dirfd, uint64_t path, uint64_t flags, uint64_t mode);
     int64_t sys_close(uint64_t fd);
     int64_t sys_fstat(uint64_t fd, uint64_t buf);
@@ -334,6 +349,7 @@ private:
     int dumpable_ = 1;                        // prctl PR_GET_DUMPABLE; under mu_
     const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now(); // sysinfo's uptime
     std::string console_pending_; // this call's console bytes, under mu_; written out after it
+    int console_stdio_ = -1;      // the lent stream they go to (1, 2), or -1 for the console; under mu_
     GuestAliases aliases_; // before user_, which reads it
     std::unique_ptr<FileWindow> window_; // before user_, which reads it
     UserMemory user_;

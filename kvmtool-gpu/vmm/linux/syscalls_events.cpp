@@ -258,8 +258,9 @@ int64_t SyscallServer::sys_epoll_wait(uint64_t epfd, uint64_t events_addr, int64
 }
 
 std::shared_ptr<OpenFile> SyscallServer::stream_to_wait_on(const SyscallCall& c, short& events) const {
-    if (c.nr != SYS_read && c.nr != SYS_write && c.nr != SYS_readv && c.nr != SYS_writev) return nullptr;
-    auto file = fds_.share(static_cast<int64_t>(c.arg[0]));
+    if (c.nr != SYS_read && c.nr != SYS_write && c.nr != SYS_readv && c.nr != SYS_writev && c.nr != SYS_sendfile)
+        return nullptr;
+    auto file = fds_.share(static_cast<int64_t>(c.arg[0])); // sendfile's too: its output
     if (!file || !file->stream || (file->flags & O_NONBLOCK)) return nullptr;
     events = (c.nr == SYS_read || c.nr == SYS_readv) ? POLLIN : POLLOUT;
     return file;

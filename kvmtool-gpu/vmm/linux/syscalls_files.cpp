@@ -5,8 +5,6 @@
 // RAM span, checked by UserMemory first.
 #include <algorithm>
 #include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -15,6 +13,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "kvmtool-gpu/vmm/linux/syscall_server.h"
@@ -33,16 +32,6 @@ struct stat console_stat() {
     st.st_nlink = 1;
     st.st_rdev = makedev(136, 0);
     return st;
-}
-
-// A write to a pipe whose reader is gone: EPIPE for the guest, and a
-// SIGPIPE for the writing host thread, kept pending there (blocked, never
-// taken: it is sent to this thread alone) instead of ending the VMM.
-void block_sigpipe_here() {
-    sigset_t pipe_only;
-    sigemptyset(&pipe_only);
-    sigaddset(&pipe_only, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_only, nullptr);
 }
 } // namespace
 
@@ -74,23 +63,62 @@ int64_t SyscallServer::sys_write(uint64_t fd, uint64_t buf, uint64_t len, int64_
     len = std::min(len, kMaxIo);
     auto src = user_.span(buf, len);
     if (!src) return -EFAULT;
-    if (f->kind == OpenFile::Kind::ConsoleOut) return offset >= 0 ? -ESPIPE : console_write(*src);
+    if (f->kind == OpenFile::Kind::ConsoleOut) return offset >= 0 ? -ESPIPE : console_write(*src, f->stdio);
     if (f->directory) return -EISDIR;
     if (f->kind == OpenFile::Kind::Epoll) return -EINVAL;
     if ((f->flags & O_ACCMODE) == O_RDONLY) return -EBADF;
-    if (f->stream) block_sigpipe_here();
+    if (f->stream) block_sigpipe_on_this_thread();
     const ssize_t n = offset >= 0 ? ::pwrite(f->host.get(), src->data(), len, offset) : ::write(f->host.get(), src->data(), len);
     return n < 0 ? -errno : n;
 }
 
-int64_t SyscallServer::console_write(std::span<const uint8_t> bytes) {
+int64_t SyscallServer::console_write(std::span<const uint8_t> bytes, int stdio) {
     // A short count, as a terminal or pipe may give: the caller's loop comes
     // back, and between its calls the VM can be stopped (time-out, Ctrl-C,
     // exit_group on another thread). serve() emits the bytes after the lock.
     const uint64_t room = kConsoleChunk - std::min<uint64_t>(console_pending_.size(), kConsoleChunk);
     const uint64_t n = std::min<uint64_t>(bytes.size(), room);
     console_pending_.append(reinterpret_cast<const char*>(bytes.data()), n);
+    console_stdio_ = stdio; // one call writes one descriptor
     return static_cast<int64_t>(n);
+}
+
+void SyscallServer::lend_host_stdio() {
+    auto in = std::make_shared<OpenFile>();
+    if (UniqueFd host = opts_.stdio->stdin_descriptor()) {
+        in->host = std::move(host);
+        in->stream = opts_.stdio->stdin_is_stream();
+    } else {
+        in->kind = OpenFile::Kind::ConsoleIn; // end of file
+    }
+    in->flags = O_RDONLY;
+    fds_.place(0, std::move(in));
+    for (int stream = 0; stream < 3; ++stream) {
+        if (stream > 0) {
+            auto out = std::make_shared<OpenFile>();
+            out->kind = OpenFile::Kind::ConsoleOut;
+            out->flags = O_WRONLY;
+            fds_.place(stream, std::move(out));
+        }
+        OpenFile* f = fds_.get(stream);
+        f->stdio = stream;
+        f->link = opts_.stdio->link(stream);
+    }
+}
+
+int64_t SyscallServer::stdio_ioctl(int stdio, uint64_t cmd, uint64_t arg) {
+    const auto& tty = opts_.stdio->termios(stdio);
+    switch (cmd) {
+    case TCGETS:
+        if (!tty) return -ENOTTY;
+        return user_.write(arg, tty->data(), tty->size()) ? 0 : -EFAULT;
+    case TIOCGWINSZ: {
+        const auto& w = opts_.stdio->window(stdio);
+        if (!w) return -ENOTTY;
+        return user_.write(arg, w->data(), w->size()) ? 0 : -EFAULT;
+    }
+    default: return tty ? -EPERM : -ENOTTY; // the terminal is the user's: a guest reads it, never sets it
+    }
 }
 
 int64_t SyscallServer::sys_iov(uint64_t fd, uint64_t iov, uint64_t count, bool write) {
@@ -113,6 +141,47 @@ int64_t SyscallServer::sys_iov(uint64_t fd, uint64_t iov, uint64_t count, bool w
         if (static_cast<uint64_t>(n) < len) break;
     }
     return done;
+}
+
+int64_t SyscallServer::sys_sendfile(uint64_t out_fd, uint64_t in_fd, uint64_t offset_addr, uint64_t count) {
+    OpenFile* in = fds_.get(static_cast<int64_t>(in_fd));
+    OpenFile* out = fds_.get(static_cast<int64_t>(out_fd));
+    if (!in || !out) return -EBADF;
+    if (in->kind != OpenFile::Kind::Host || (in->flags & O_ACCMODE) == O_WRONLY) return -EBADF;
+    if (out->kind == OpenFile::Kind::ConsoleIn || (out->flags & O_ACCMODE) == O_RDONLY) return -EBADF;
+    if (out->flags & O_APPEND) return -EINVAL; // as Linux
+    struct stat st {};
+    if (::fstat(in->host.get(), &st) != 0 || !S_ISREG(st.st_mode)) return -EINVAL; // a file the guest can seek
+    std::optional<int64_t> offset;
+    if (offset_addr) {
+        offset = user_.read_obj<int64_t>(offset_addr);
+        if (!offset) return -EFAULT;
+        if (*offset < 0) return -EINVAL;
+    }
+    uint64_t n = std::min({count, kSendfileChunk, kMaxIo});
+    if (out->kind == OpenFile::Kind::ConsoleOut)
+        n = std::min(n, kConsoleChunk - std::min<uint64_t>(console_pending_.size(), kConsoleChunk));
+    if (n == 0) return 0;
+    std::vector<uint8_t> bounce(n);
+    const ssize_t got = offset ? ::pread(in->host.get(), bounce.data(), n, *offset)
+                               : ::read(in->host.get(), bounce.data(), n);
+    if (got <= 0) return got < 0 ? -errno : 0;
+    int64_t put = 0;
+    if (out->kind == OpenFile::Kind::ConsoleOut) {
+        put = console_write(std::span<const uint8_t>(bounce.data(), static_cast<size_t>(got)), out->stdio);
+    } else if (out->kind == OpenFile::Kind::Host && !out->directory) {
+        if (out->stream) block_sigpipe_on_this_thread();
+        const ssize_t w = ::write(out->host.get(), bounce.data(), static_cast<size_t>(got));
+        put = w < 0 ? -errno : w;
+    } else {
+        put = -EINVAL;
+    }
+    // What did not reach the output stays unread: the file's offset (or the
+    // caller's) moves by what was written.
+    const int64_t moved = std::max<int64_t>(put, 0);
+    if (!offset && moved < got) ::lseek(in->host.get(), moved - got, SEEK_CUR);
+    if (offset && moved > 0 && !user_.write_obj(offset_addr, *offset + moved)) return -EFAULT;
+    return put;
 }
 
 // Copies remote iovec by remote iovec, each whole or not at all (Linux
@@ -176,6 +245,8 @@ int64_t SyscallServer::sys_fstat(uint64_t fd, uint64_t buf) {
     if (!f) return -EBADF;
     struct stat st = console_stat();
     if (f->kind == OpenFile::Kind::Host && ::fstat(f->host.get(), &st) != 0) return -errno;
+    if (f->kind != OpenFile::Kind::Host && f->stdio >= 0)
+        if (const int rc = opts_.stdio->stat(f->stdio, &st); rc < 0) return rc;
     if (f->kind == OpenFile::Kind::ProcFdDir || f->kind == OpenFile::Kind::Epoll) {
         st = {};
         st.st_mode = f->kind == OpenFile::Kind::ProcFdDir ? S_IFDIR | 0500 : 0600; // an anonymous inode has no type
@@ -266,7 +337,9 @@ int64_t SyscallServer::sys_ioctl(uint64_t fd, uint64_t cmd, uint64_t arg) {
     }
     case FIOCLEX:
     case FIONCLEX: return 0; // close-on-exec means nothing without exec (as F_SETFD)
-    default: return -ENOTTY; // no terminal: stdio buffers fully
+    default:
+        if (f->stdio >= 0 && opts_.stdio) return stdio_ioctl(f->stdio, cmd, arg);
+        return -ENOTTY; // no terminal: stdio buffers fully
     }
 }
 

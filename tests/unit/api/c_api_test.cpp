@@ -22,6 +22,10 @@ TEST(CApi, BadNamesAreRefusedWithTheChoices) {
     EXPECT_EQ(kvmgpu_config_set_doorbell(c, "bell"), -1);
     EXPECT_EQ(kvmgpu_config_add_env(c, "NOVALUE"), -1);
     EXPECT_STREQ(kvmgpu_last_error(), "env: expected K=V, got 'NOVALUE'");
+    EXPECT_EQ(kvmgpu_config_set_stdio(c, "tty"), -1);
+    EXPECT_STREQ(kvmgpu_last_error(), "stdio: expected console or raw, got 'tty'");
+    EXPECT_EQ(kvmgpu_config_set_stdio(c, nullptr), -1);
+    EXPECT_EQ(kvmgpu_config_set_stdio(c, "raw"), 0);
     kvmgpu_config_free(c);
     EXPECT_EQ(kvmgpu_config_new(nullptr), nullptr);
 }
