@@ -137,7 +137,7 @@ extern "C" CUresult cuCtxGetLimit(size_t* value, CUlimit limit)
     GUEST_API_LOCK();
     if (value == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
-    Call c = command<VGPU_OP_CTX_LIMIT>({static_cast<uint64_t>(limit)});
+    Call c = command<VGPU_OP_CTX_LIMIT>({static_cast<uint64_t>(limit), 0, 0});
     return call_result(c, value);
 }
 

@@ -128,10 +128,19 @@ CUresult guest::cuda::add_graph_node(Call& c, CUgraphNode* out, CUgraph graph, c
 
 namespace {
 
-// The kernel-node opcodes: the launch shape, the parameter buffer laid out
-// by the function's layout (as cuLaunchKernel's) in the slot or in the
-// pinned scratch, and the exec (EXEC_KERNEL_NODE_SET_PARAMS).
-CUresult kernel_call(uint16_t op, uint64_t target, uint64_t exec, const CUDA_KERNEL_NODE_PARAMS* p, uint64_t* res)
+// A kernel-node command, checked and laid out before anything is sent: the
+// launch shape, the parameter buffer laid out by the function's layout (as
+// cuLaunchKernel's) in the slot or in the pinned scratch, and the exec
+// (EXEC_KERNEL_NODE_SET_PARAMS).
+struct KernelCall {
+    alignas(16) vgpu_graph_kernel_payload payload;
+    Call call;
+    const FunctionLayout* layout = nullptr;
+    uint8_t* buffer = nullptr;
+};
+
+CUresult prepare_kernel_call(uint16_t op, uint64_t target, uint64_t exec, const CUDA_KERNEL_NODE_PARAMS* p,
+                             KernelCall* k)
 {
     if (p == nullptr || (p->kernelParams != nullptr && p->extra != nullptr))
         return CUDA_ERROR_INVALID_VALUE;
@@ -143,36 +152,40 @@ CUresult kernel_call(uint16_t op, uint64_t target, uint64_t exec, const CUDA_KER
     if (!kernel_shape_ok(*l, p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY, p->blockDimZ,
                          p->sharedMemBytes))
         return CUDA_ERROR_INVALID_VALUE;
-    alignas(16) vgpu_graph_kernel_payload payload;
-    payload.exec = exec;
-    const bool inline_params = l->bytes <= sizeof payload.params;
-    uint8_t* buffer = inline_params ? payload.params : param_scratch();
-    if (buffer == nullptr)
+    k->layout = l;
+    k->payload.exec = exec;
+    const bool inline_params = l->bytes <= sizeof k->payload.params;
+    k->buffer = inline_params ? k->payload.params : param_scratch();
+    if (k->buffer == nullptr)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    if (CUresult r = pack_kernel_params(*l, p->kernelParams, p->extra, buffer))
+    if (CUresult r = pack_kernel_params(*l, p->kernelParams, p->extra, k->buffer))
         return r;
     uint32_t len = 8 + l->bytes;
     if (!inline_params) {
-        const uint64_t gpa = reinterpret_cast<uintptr_t>(buffer); // the scratch: identity-mapped
-        memcpy(payload.params, &gpa, sizeof gpa);
+        const uint64_t gpa = reinterpret_cast<uintptr_t>(k->buffer); // the scratch: identity-mapped
+        memcpy(k->payload.params, &gpa, sizeof gpa);
         len = 16;
     }
     const vgpu_launch_args a{handle_bits(p->func), target, {p->gridDimX, p->gridDimY, p->gridDimZ},
                              {p->blockDimX, p->blockDimY, p->blockDimZ}, p->sharedMemBytes, l->bytes};
-    Call c;
-    c.op = op;
-    c.set_args(a);
-    c.payload = &payload;
-    c.payload_len = len;
-    uint64_t made[2] = {};
-    if (CUresult r = call_sync(c, made)) // waited for: the vGPU has copied the scratch
+    k->call.op = op;
+    k->call.set_args(a);
+    k->call.payload = &k->payload;
+    k->call.payload_len = len;
+    return CUDA_SUCCESS;
+}
+
+// Sends a node's new parameters (SET_PARAMS: target the node; EXEC_...: the
+// node of the exec) and keeps a graph node's own copy.
+CUresult set_kernel_node_params(uint16_t op, uint64_t target, uint64_t exec, const CUDA_KERNEL_NODE_PARAMS* p)
+{
+    KernelCall k;
+    if (CUresult r = prepare_kernel_call(op, target, exec, p, &k))
         return r;
-    if (op == VGPU_OP_GRAPH_ADD_KERNEL_NODE)
-        kernel_params_keep(target, made[0], *p, *l, buffer);
-    else if (op == VGPU_OP_GRAPH_KERNEL_NODE_SET_PARAMS)
-        kernel_params_keep(0, target, *p, *l, buffer); // an exec's copy changes nothing here
-    if (res != nullptr)
-        res[0] = made[0], res[1] = made[1];
+    if (CUresult r = call_sync(k.call)) // waited for: the vGPU has copied the scratch
+        return r;
+    if (op == VGPU_OP_GRAPH_KERNEL_NODE_SET_PARAMS)
+        kernel_params_keep(0, target, *p, *k.layout, k.buffer); // an exec's copy changes nothing here
     return CUDA_SUCCESS;
 }
 
@@ -228,16 +241,13 @@ extern "C" CUresult cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGrap
                                          size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS* nodeParams)
 {
     GUEST_API_LOCK();
-    if (phGraphNode == nullptr || (numDependencies > 0 && dependencies == nullptr))
-        return CUDA_ERROR_INVALID_VALUE;
-    if (numDependencies > 0)
-        if (CUresult r = next_node_dependencies(hGraph, dependencies, numDependencies))
-            return r;
-    uint64_t res[2];
-    if (CUresult r = kernel_call(VGPU_OP_GRAPH_ADD_KERNEL_NODE, handle_bits(hGraph), 0, nodeParams, res))
+    // Checked and laid out before its dependencies are sent: they are for the next command only.
+    KernelCall k;
+    if (CUresult r = prepare_kernel_call(VGPU_OP_GRAPH_ADD_KERNEL_NODE, handle_bits(hGraph), 0, nodeParams, &k))
         return r;
-    device_node_after(dependencies, numDependencies);
-    *phGraphNode = handle_of<CUgraphNode>(res[0]);
+    if (CUresult r = add_graph_node(k.call, phGraphNode, hGraph, dependencies, numDependencies))
+        return r; // waited for: the vGPU has copied the scratch
+    kernel_params_keep(handle_bits(hGraph), handle_bits(*phGraphNode), *nodeParams, *k.layout, k.buffer);
     return CUDA_SUCCESS;
 }
 
@@ -245,7 +255,7 @@ KVMGPU_DRIVER_ENTRY_AS(cuGraphKernelNodeSetParams, 12000, cuGraphKernelNodeSetPa
 extern "C" CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams)
 {
     GUEST_API_LOCK();
-    return kernel_call(VGPU_OP_GRAPH_KERNEL_NODE_SET_PARAMS, handle_bits(hNode), 0, nodeParams, nullptr);
+    return set_kernel_node_params(VGPU_OP_GRAPH_KERNEL_NODE_SET_PARAMS, handle_bits(hNode), 0, nodeParams);
 }
 
 // What the node was given, with kernelParams pointing into this library's
@@ -273,8 +283,8 @@ extern "C" CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgra
     GUEST_API_LOCK();
     if (hGraphExec == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
-    return kernel_call(VGPU_OP_GRAPH_EXEC_KERNEL_NODE_SET_PARAMS, handle_bits(hNode), handle_bits(hGraphExec),
-                       nodeParams, nullptr);
+    return set_kernel_node_params(VGPU_OP_GRAPH_EXEC_KERNEL_NODE_SET_PARAMS, handle_bits(hNode),
+                                  handle_bits(hGraphExec), nodeParams);
 }
 
 KVMGPU_DRIVER_ENTRY(cuGraphAddMemcpyNode, 10000);

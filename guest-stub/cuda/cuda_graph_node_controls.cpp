@@ -30,7 +30,7 @@ CUresult get_event(CUgraphNode node, CUevent* out, bool wait)
     if (out == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t event = 0;
-    if (CUresult r = call<VGPU_OP_GRAPH_EVENT_NODE_GET_EVENT>({handle_bits(node), wait ? 1 : 0}, &event))
+    if (CUresult r = call<VGPU_OP_GRAPH_EVENT_NODE_GET_EVENT>({handle_bits(node), uint64_t{wait}}, &event))
         return r;
     *out = handle_of<CUevent>(event);
     return CUDA_SUCCESS;

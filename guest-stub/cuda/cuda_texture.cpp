@@ -46,7 +46,7 @@ CUresult resource_desc(CUDA_RESOURCE_DESC* out, uint64_t object, bool surface)
 {
     if (out == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
-    Call c = command<VGPU_OP_SAMPLED_OBJECT_RESOURCE>({object, surface ? 1 : 0});
+    Call c = command<VGPU_OP_SAMPLED_OBJECT_RESOURCE>({object, uint64_t{surface}});
     vgpu_tex_resource r;
     if (CUresult e = call_sync(c, nullptr, &r, sizeof r))
         return e;

@@ -168,6 +168,20 @@ void graph_shape(CUfunction add, float* ha, float* hc, CUdeviceptr da, CUdevicep
     count = 4;
     expect("cuGraphNodeGetDependentNodes", cuGraphNodeGetDependentNodes(sum, deps, nullptr, &count), CUDA_SUCCESS);
     expect_true("the copy back", count == 1 && deps[0] == out);
+    {   // A kernel node its own checks refuse hands its dependencies to no later node.
+        CUgraph g2 = nullptr;
+        CUgraphNode first = nullptr, next = nullptr;
+        CU_CHECK(cuGraphCreate(&g2, 0));
+        CU_CHECK(cuGraphAddEmptyNode(&first, g2, nullptr, 0));
+        expect("cuGraphAddKernelNode(no parameters)", cuGraphAddKernelNode(&next, g2, &first, 1, nullptr),
+               CUDA_ERROR_INVALID_VALUE);
+        CU_CHECK(cuGraphAddEmptyNode(&next, g2, nullptr, 0));
+        size_t n2 = 4;
+        expect("cuGraphNodeGetDependencies(after a refused node)", cuGraphNodeGetDependencies(next, deps, nullptr, &n2),
+               CUDA_SUCCESS);
+        expect_true("none: the refused node's were dropped", n2 == 0);
+        CU_CHECK(cuGraphDestroy(g2));
+    }
     count = 0;
     expect("cuGraphNodeGetDependentNodes(count)", cuGraphNodeGetDependentNodes(host, nullptr, nullptr, &count),
            CUDA_SUCCESS);

@@ -244,7 +244,7 @@ bool exhaust_registrations(uint64_t bytes)
     if (build_sg(buf, bytes, static_cast<vgpu_sg_entry*>(list), max_entries, &count) != SgResult::kOk)
         return false;
     const Call reg = guest::cuda::command<VGPU_OP_HOST_REGISTER>(
-        {reinterpret_cast<uintptr_t>(list) /* pinned: GPA == VA */, count, bytes});
+        {reinterpret_cast<uintptr_t>(list) /* pinned: GPA == VA */, count, bytes, 0});
     auto unregister = [](uint64_t h) {
         Call u = guest::cuda::command<VGPU_OP_HOST_UNREGISTER>({h});
         return guest::cuda::call_sync(u);

@@ -521,8 +521,9 @@ struct vgpu_result_bytes16 { uint8_t bytes[16]; }; /* a host-mode BLAS result */
     X(GRAPH_NEXT_NODE_DEPENDENCIES, 425, VGPU_OPF_CTX, struct vgpu_args_next_node_dependencies, void) \
         /* the dependencies the next node added to `graph` is made with (one driver call, as the \
            program's): payload = count (0..VGPU_GRAPH_NODES_PER_CALL) node \
-           handles, append 1 adds to those given before; the next EMPTY, KERNEL, MEMCPY, MEMSET, \
-           MEM_ALLOC, MEM_FREE or event node added to any graph takes them (or, another graph's, drops them) */
+           handles, append 1 adds to those given before; they are for the very next command: an EMPTY, \
+           KERNEL, MEMCPY, MEMSET, MEM_ALLOC, MEM_FREE or event node it adds to `graph` takes them, any \
+           other command (another graph's node, one refused before its node is made) drops them */
 
 #define VGPU_OP_ENUMERATOR_(name, number, flags, args, result) VGPU_OP_##name = number,
 enum vgpu_opcode {

@@ -525,8 +525,9 @@ void conditional_nodes_and_capture_graphs(GraphVm& v) {
     // The driver's conditional handles are values it may give each graph
     // alike: only one that is none of g's can be told apart.
     const uint64_t foreign_cond = conditional(other, 1);
-    if (foreign_cond != yes && foreign_cond != no && foreign_cond != two)
+    if (foreign_cond != yes && foreign_cond != no && foreign_cond != two) {
         EXPECT_EQ(node(g, foreign_cond, 0, 1).status, VGPU_ERROR_INVALID_VALUE) << "another graph's conditional";
+    }
     EXPECT_EQ(node(g, yes, 0, 3).status, VGPU_ERROR_INVALID_VALUE) << "an IF with three bodies";
     EXPECT_EQ(node(g, yes, 7, 1).status, VGPU_ERROR_INVALID_VALUE) << "no such type";
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_CONDITIONAL_CREATE, .args = {g, 1ull << 32, 0}}).status,

@@ -74,6 +74,10 @@ CommandResult CommandDispatch::execute(GuestCommand& cmd) {
         r = (this->*kHandlers[op])(cmd);
     }
     if (r.status != VGPU_SUCCESS) written_.clear(); // what a failed command wrote is undefined, as the driver's
+    // GRAPH_NEXT_NODE_DEPENDENCIES' handles are for the very next command: a
+    // node it adds took them; any other command (or one refused before it
+    // added its node) drops them, so they never reach a later node.
+    if (op != VGPU_OP_GRAPH_NEXT_NODE_DEPENDENCIES && !next_node_deps_.handles.empty()) next_node_deps_ = {};
     if (!publish_written()) r = fail(VGPU_ERROR_UNKNOWN, "guest RAM out of reach (remote VMM)");
     // Any command may have written device memory (a copy, a kernel, a
     // library call), except one that says it did not touch what is cached.

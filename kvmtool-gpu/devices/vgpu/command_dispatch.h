@@ -489,7 +489,8 @@ private:
     std::set<BackendEvent> graph_events_;
     std::vector<std::pair<uint64_t, BackendEvent>> retired_events_; // (owner context, event)
     uint64_t graph_node_count_ = 0; // in graphs and execs, against max_graph_nodes
-    // GRAPH_NEXT_NODE_DEPENDENCIES': handles, looked up when the node is made.
+    // GRAPH_NEXT_NODE_DEPENDENCIES': handles, looked up when the next
+    // command makes its node, dropped after any other command (execute()).
     struct NextNodeDependencies {
         uint64_t graph = 0;
         std::vector<uint64_t> handles;

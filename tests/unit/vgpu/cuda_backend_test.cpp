@@ -445,7 +445,9 @@ TEST(CudaBackend, AvailableSharedIsTheDriversAnswer) {
         std::printf("available shared, %d blocks of %d: native %d %zu B, backend %u %llu B\n", blocks, block,
                     static_cast<int>(native_status), want, status, static_cast<unsigned long long>(got));
         EXPECT_EQ(status, static_cast<Status>(native_status)) << blocks << " x " << block;
-        if (native_status == CUDA_SUCCESS) EXPECT_EQ(got, want) << blocks << " x " << block;
+        if (native_status == CUDA_SUCCESS) {
+            EXPECT_EQ(got, want) << blocks << " x " << block;
+        }
     }
     EXPECT_EQ(be->module_unload(m), VGPU_SUCCESS);
 }
@@ -657,7 +659,9 @@ TEST(CudaSticky, AFaultOnOneOfTwoDevicesFreesBoth) {
     const Done info = rig.call({.opcode = VGPU_OP_MEM_GET_INFO});
     std::printf("after the fault: device 1 context %u, free %llu MiB (before the 1.5 GiB: %llu MiB)\n", ctx1.status,
                 (unsigned long long)(info.r0 >> 20), (unsigned long long)(free_before >> 20));
-    if (info.status == VGPU_SUCCESS) EXPECT_GE(info.r0 + (256ull << 20), free_before);
+    if (info.status == VGPU_SUCCESS) {
+        EXPECT_GE(info.r0 + (256ull << 20), free_before);
+    }
 }
 
 // A kernel fault through the ring: the status comes back to the guest, the

@@ -108,8 +108,9 @@ TEST_F(VgpuGraph, AGraphAllocationsAddressGivenAgainIsOneRange) {
     EXPECT_EQ(graph_memory(), 0u);
 }
 
-// GRAPH_NEXT_NODE_DEPENDENCIES: taken by the next node of its graph only,
-// looked up when that node is made, and every hostile value refused.
+// GRAPH_NEXT_NODE_DEPENDENCIES: taken by the very next command's node of
+// its graph only (dropped by any other command), looked up when that node
+// is made, and every hostile value refused.
 TEST_F(VgpuGraph, NextNodeDependenciesAreTheNextNodesOnly) {
     const uint64_t g = graph(), other = graph();
     const uint64_t first = ok({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g}});
@@ -126,11 +127,20 @@ TEST_F(VgpuGraph, NextNodeDependenciesAreTheNextNodesOnly) {
     ASSERT_EQ(vm->next_depends_on(g, {first}).status, VGPU_SUCCESS);
     ok({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {other}});
     EXPECT_TRUE(vm->pairs(ok({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g}}), VGPU_GRAPH_EDGES_INTO).empty());
-    // A node of another graph, or one gone since it was named: the node is refused.
+    // Given, then any other command, or a node command refused before its
+    // node is made: dropped too (a guest call that failed its own checks
+    // must not hand its dependencies to the next node).
+    ASSERT_EQ(vm->next_depends_on(g, {first}).status, VGPU_SUCCESS);
+    ok({.opcode = VGPU_OP_MEM_GET_INFO});
+    EXPECT_TRUE(vm->pairs(ok({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g}}), VGPU_GRAPH_EDGES_INTO).empty());
+    ASSERT_EQ(vm->next_depends_on(g, {first}).status, VGPU_SUCCESS);
+    EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_ADD_EVENT_NODE, .args = {g, 12345, 0}}).status, VGPU_ERROR_INVALID_HANDLE);
+    EXPECT_TRUE(vm->pairs(ok({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g}}), VGPU_GRAPH_EDGES_INTO).empty());
+    // A node of another graph, or one that has gone: the node is refused.
     ASSERT_EQ(vm->next_depends_on(g, {elsewhere}).status, VGPU_SUCCESS);
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g}}).status, VGPU_ERROR_INVALID_VALUE);
-    ASSERT_EQ(vm->next_depends_on(g, {fourth}).status, VGPU_SUCCESS);
     ok({.opcode = VGPU_OP_GRAPH_DESTROY_NODE, .args = {fourth}});
+    ASSERT_EQ(vm->next_depends_on(g, {fourth}).status, VGPU_SUCCESS);
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_GRAPH_ADD_EMPTY_NODE, .args = {g}}).status, VGPU_ERROR_INVALID_VALUE);
     // Counts, flags and graphs the guest made up.
     auto next = [&](std::vector<uint64_t> args, size_t payload) {
