@@ -30,6 +30,7 @@
 #include "kvmtool-gpu/devices/vgpu/backends/fft_library.h"
 #include "kvmtool-gpu/devices/vgpu/backends/rand_library.h"
 #include "kvmtool-gpu/devices/vgpu/backends/graph_backend.h"
+#include "kvmtool-gpu/devices/vgpu/backends/virtual_memory_backend.h"
 #include "kvmtool-gpu/devices/vgpu/command_ring.h"
 #include "kvmtool-gpu/devices/vgpu/handle_table.h"
 #include "kvmtool-gpu/devices/vgpu/host_alias.h"
@@ -321,7 +322,9 @@ private:
     // Why `bytes` more would break the VM's quota or allocation count, in *why; false if it fits.
     bool quota_refuses(uint64_t bytes, char (&why)[160]) const;
     // dispatch_vmm.cpp: cuMemAddressReserve, cuMemCreate, cuMemMap...
-    // The VMM granule of `be` (the current context's device unless named).
+    // The virtual memory calls of `be` (the current context's device unless
+    // named), NOT_SUPPORTED each where it has none; and its granule.
+    VirtualMemoryBackend& vmm_backend(GpuBackend* be = nullptr);
     bool vmm_granule(uint64_t* out, GpuBackend* be = nullptr);
     // The mappings that exactly tile [va, va + bytes), in order; empty when
     // the range has a hole or cuts a mapping.

@@ -71,11 +71,11 @@ bool CommandDispatch::managed_memory_placeable() {
     if (managed_placeable_ >= 0) return managed_placeable_ == 1;
     managed_placeable_ = 0;
     uint64_t granule = 0, got = 0;
-    if (mem_.regions().empty() || backend().vmm_granularity(&granule) != VGPU_SUCCESS || granule == 0) return false;
+    if (mem_.regions().empty() || vmm_backend().vmm_granularity(&granule) != VGPU_SUCCESS || granule == 0) return false;
     const memmap::Region& r = mem_.regions().back();
     const uint64_t want = (r.base.value + r.size() / 2) / granule * granule;
-    if (want < r.base.value || backend().vmm_reserve(granule, granule, want, &got) != VGPU_SUCCESS) return false;
-    backend().vmm_free_reservation(got, granule);
+    if (want < r.base.value || vmm_backend().vmm_reserve(granule, granule, want, &got) != VGPU_SUCCESS) return false;
+    vmm_backend().vmm_free_reservation(got, granule);
     managed_placeable_ = got == want ? 1 : 0;
     return managed_placeable_ == 1;
 }

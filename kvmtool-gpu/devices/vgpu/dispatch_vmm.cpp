@@ -13,8 +13,29 @@
 
 namespace kvmgpu::vgpu {
 
+namespace {
+// What a backend without virtual memory management answers.
+class NoVirtualMemory final : public VirtualMemoryBackend {
+public:
+    Status vmm_granularity(uint64_t*) override { return VGPU_ERROR_NOT_SUPPORTED; }
+    Status vmm_reserve(uint64_t, uint64_t, uint64_t, uint64_t*) override { return VGPU_ERROR_NOT_SUPPORTED; }
+    Status vmm_free_reservation(uint64_t, uint64_t) override { return VGPU_ERROR_NOT_SUPPORTED; }
+    Status vmm_create(uint64_t, bool*, uint64_t*) override { return VGPU_ERROR_NOT_SUPPORTED; }
+    Status vmm_release(uint64_t) override { return VGPU_ERROR_NOT_SUPPORTED; }
+    Status vmm_map(uint64_t, uint64_t, uint64_t) override { return VGPU_ERROR_NOT_SUPPORTED; }
+    Status vmm_unmap(uint64_t, uint64_t) override { return VGPU_ERROR_NOT_SUPPORTED; }
+    Status vmm_set_access(uint64_t, uint64_t, uint32_t) override { return VGPU_ERROR_NOT_SUPPORTED; }
+};
+} // namespace
+
+VirtualMemoryBackend& CommandDispatch::vmm_backend(GpuBackend* be) {
+    static NoVirtualMemory none; // stateless
+    VirtualMemoryBackend* v = (be ? *be : backend()).virtual_memory();
+    return v ? *v : none;
+}
+
 bool CommandDispatch::vmm_granule(uint64_t* out, GpuBackend* be) {
-    return (be ? *be : backend()).vmm_granularity(out) == VGPU_SUCCESS && *out != 0 && std::has_single_bit(*out);
+    return vmm_backend(be).vmm_granularity(out) == VGPU_SUCCESS && *out != 0 && std::has_single_bit(*out);
 }
 
 // Of any device, with or without a current context (as the driver's).
@@ -38,7 +59,7 @@ CommandResult CommandDispatch::op_VMM_RESERVE(GuestCommand& c) {
         return fail(VGPU_ERROR_INVALID_VALUE, "address asked for not granule-aligned, or the range wraps");
     if (vmm_reserved_.size() >= opts_.max_handles) return fail(VGPU_ERROR_OUT_OF_MEMORY, "reservation table full");
     uint64_t va = 0;
-    const Status s = backend_result(backend().vmm_reserve(bytes, std::max(align, g), fixed, &va)); // 0: a granule
+    const Status s = backend_result(vmm_backend().vmm_reserve(bytes, std::max(align, g), fixed, &va)); // 0: a granule
     if (s != VGPU_SUCCESS) return done(s);
     // A backend range overlapping what the VM holds is a bug; do not expose it.
     auto next = vmm_reserved_.lower_bound(va);
@@ -46,7 +67,7 @@ CommandResult CommandDispatch::op_VMM_RESERVE(GuestCommand& c) {
                           (next != vmm_reserved_.begin() && std::prev(next)->first + std::prev(next)->second.bytes > va);
     if (va % g != 0 || va + bytes < va || overlaps || allocs_.in_allocation(va, 0) ||
         allocs_.in_allocation(va + bytes - 1, 0)) {
-        backend().vmm_free_reservation(va, bytes);
+        vmm_backend().vmm_free_reservation(va, bytes);
         return fail(VGPU_ERROR_UNKNOWN, "backend returned an unaligned or overlapping reservation");
     }
     vmm_reserved_.emplace(va, VmmReservation{bytes, ctx_});
@@ -61,7 +82,7 @@ CommandResult CommandDispatch::op_VMM_FREE_RESERVATION(GuestCommand& c) {
         return fail(VGPU_ERROR_INVALID_VALUE, "not a reservation of this VM (start and size)");
     auto m = vmm_maps_.lower_bound(va);
     if (m != vmm_maps_.end() && m->first - va < bytes) return fail(VGPU_ERROR_INVALID_VALUE, "reservation still mapped");
-    const Status s = backend_result(backend().vmm_free_reservation(va, bytes));
+    const Status s = backend_result(vmm_backend().vmm_free_reservation(va, bytes));
     if (s == VGPU_SUCCESS) vmm_reserved_.erase(it);
     return done(s);
 }
@@ -75,14 +96,14 @@ CommandResult CommandDispatch::op_VMM_CREATE(GuestCommand& c) {
     if (!allocs_.charge(bytes)) return fail(VGPU_ERROR_OUT_OF_MEMORY, "refused by the VM's device-memory quota");
     uint64_t backend_handle = 0;
     bool compressible = compression == 1;
-    const Status s = backend_result(backend().vmm_create(bytes, &compressible, &backend_handle));
+    const Status s = backend_result(vmm_backend().vmm_create(bytes, &compressible, &backend_handle));
     if (s != VGPU_SUCCESS) {
         allocs_.uncharge(bytes);
         return done(s);
     }
     auto h = vmm_physical_.insert(PhysicalEntry{backend_handle, bytes, 0, false}, ctx_);
     if (!h) {
-        backend().vmm_release(backend_handle);
+        vmm_backend().vmm_release(backend_handle);
         allocs_.uncharge(bytes);
         return fail(VGPU_ERROR_OUT_OF_MEMORY, "physical memory handle table full");
     }
@@ -98,7 +119,7 @@ CommandResult CommandDispatch::op_VMM_RELEASE(GuestCommand& c) {
         p->released = true; // the memory stays until its last mapping goes, as the driver keeps it
         return done(VGPU_SUCCESS);
     }
-    const Status s = backend().vmm_release(p->backend);
+    const Status s = vmm_backend().vmm_release(p->backend);
     allocs_.uncharge(p->bytes);
     vmm_physical_.erase(handle, ctx_);
     return done(backend_result(s));
@@ -120,7 +141,7 @@ CommandResult CommandDispatch::op_VMM_MAP(GuestCommand& c) {
     if ((next != vmm_maps_.end() && next->first - va < bytes) ||
         (next != vmm_maps_.begin() && std::prev(next)->first + std::prev(next)->second.bytes > va))
         return fail(VGPU_ERROR_INVALID_VALUE, "range already mapped");
-    const Status s = backend_result(backend().vmm_map(va, bytes, p->backend));
+    const Status s = backend_result(vmm_backend().vmm_map(va, bytes, p->backend));
     if (s != VGPU_SUCCESS) return done(s);
     // backend_result may have dropped every handle (a lost context): look again.
     if ((p = vmm_physical_.find(handle, ctx_)) == nullptr) return done(VGPU_ERROR_UNKNOWN);
@@ -146,12 +167,12 @@ void CommandDispatch::vmm_unmap_one(uint64_t va) {
     auto it = vmm_maps_.find(va);
     if (it == vmm_maps_.end()) return;
     allocs_.remove_mapped(va);
-    backend().vmm_unmap(va, it->second.bytes);
+    vmm_backend().vmm_unmap(va, it->second.bytes);
     const VmmMapping m = it->second;
     vmm_maps_.erase(it);
     PhysicalEntry* p = vmm_physical_.find(m.physical, m.physical_owner);
     if (!p || --p->mappings > 0 || !p->released) return;
-    backend().vmm_release(p->backend);
+    vmm_backend().vmm_release(p->backend);
     allocs_.uncharge(p->bytes);
     vmm_physical_.erase(m.physical, m.physical_owner);
 }
@@ -177,7 +198,7 @@ CommandResult CommandDispatch::op_VMM_SET_ACCESS(GuestCommand& c) {
         return fail(VGPU_ERROR_INVALID_DEVICE, "access is set for the current context's device only");
     const std::vector<uint64_t> starts = vmm_tiling(va, bytes);
     if (starts.empty()) return fail(VGPU_ERROR_INVALID_VALUE, "range is not whole mappings of this VM");
-    const Status s = backend_result(backend().vmm_set_access(va, bytes, static_cast<uint32_t>(flags)));
+    const Status s = backend_result(vmm_backend().vmm_set_access(va, bytes, static_cast<uint32_t>(flags)));
     if (s != VGPU_SUCCESS) return done(s);
     for (uint64_t at : starts) {
         auto it = vmm_maps_.find(at);
@@ -203,7 +224,7 @@ void CommandDispatch::vmm_free_owned_by(uint64_t ctx) {
     for (uint64_t va : doomed) vmm_unmap_one(va);
     vmm_physical_.erase_owned_by(ctx, [&](const PhysicalEntry& p) {
         if (p.released) return; // uncharged already where its last mapping went
-        backend().vmm_release(p.backend);
+        vmm_backend().vmm_release(p.backend);
         allocs_.uncharge(p.bytes);
     });
     for (auto it = vmm_reserved_.begin(); it != vmm_reserved_.end();) {
@@ -211,7 +232,7 @@ void CommandDispatch::vmm_free_owned_by(uint64_t ctx) {
             ++it;
             continue;
         }
-        backend().vmm_free_reservation(it->first, it->second.bytes);
+        vmm_backend().vmm_free_reservation(it->first, it->second.bytes);
         it = vmm_reserved_.erase(it);
     }
 }

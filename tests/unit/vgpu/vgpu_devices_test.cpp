@@ -77,7 +77,9 @@ TEST_F(VgpuDevices, AttributesComeInBlocks) {
                 ++answered;
             }
         }
-        if (first == 0) EXPECT_GT(answered, 60u); // the attributes a runtime reads
+        if (first == 0) {
+            EXPECT_GT(answered, 60u); // the attributes a runtime reads
+        }
     }
     EXPECT_EQ(status({.opcode = VGPU_OP_DEVICE_GET_ATTRIBUTES, .args = {3, 0}}), VGPU_ERROR_INVALID_DEVICE);
     EXPECT_EQ(status({.opcode = VGPU_OP_DEVICE_GET_ATTRIBUTES, .args = {~0ull, 0}}), VGPU_ERROR_INVALID_DEVICE);

@@ -159,7 +159,9 @@ TEST_F(VgpuFftMany, RefusesBadPlansAndWorkAreas) {
     // The area freed: the next exec is refused, not run on freed memory.
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_MEM_FREE, .args = {d}}).status, VGPU_SUCCESS);
     const uint64_t d2 = rig.alloc(64);
-    if (d2 != d) EXPECT_EQ(exec(p.r0, d2, d2, 0x29, 1), VGPU_ERROR_INVALID_VALUE);
+    if (d2 != d) {
+        EXPECT_EQ(exec(p.r0, d2, d2, 0x29, 1), VGPU_ERROR_INVALID_VALUE);
+    }
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_FFT_DESTROY, .args = {p.r0}}).status, VGPU_SUCCESS);
     EXPECT_EQ(host_fft_of(*rig.host).live_plans(), 0u);
 }

@@ -6,7 +6,7 @@
 namespace kvmgpu::vgpu::test {
 namespace {
 
-constexpr uint64_t kG = HostBackend::kVmmGranule; // 2 MiB
+constexpr uint64_t kG = HostVirtualMemory::kGranule; // 2 MiB
 
 struct VgpuVmm : ::testing::Test {
     VgpuRig rig{VgpuOptions{.device_mem_quota = 8 * kG, .max_handles = 16}};

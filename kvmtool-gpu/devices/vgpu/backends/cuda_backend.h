@@ -37,6 +37,7 @@
 #include "kvmtool-gpu/devices/vgpu/backends/guest_ram_map.h"
 #include "kvmtool-gpu/devices/vgpu/backends/lazy_registration.h"
 #include "kvmtool-gpu/devices/vgpu/backends/sg_copy_run.h"
+#include "kvmtool-gpu/devices/vgpu/backends/virtual_memory_backend.h"
 #include "kvmtool-gpu/util/log.h"
 
 namespace kvmgpu::vgpu {
@@ -58,7 +59,7 @@ struct CudaBackendOptions {
     uint64_t gather_piece = 32ull << 10;  // GatherKernel splits runs into pieces this large
 };
 
-class CudaBackend final : public GpuBackend {
+class CudaBackend final : public GpuBackend, public VirtualMemoryBackend {
 public:
     // nullptr with a one-line reason when there is no driver, no device, or
     // the context cannot be made.
@@ -125,12 +126,21 @@ public:
     // Every device call of KVMGPU_BACKEND_DEVICE_CALLS (gpu_backend.h), one
     // driver call each on this backend's context: cuda_backend_limits.cpp
     // (occupancy, context limits, P2P attributes between two CUDA
-    // backends), cuda_backend_vmm.cpp (the cuMem* virtual memory calls),
-    // cuda_backend_arrays.cpp (cuArray3DCreate, cuMemcpy3DAsync, or cuMemcpy2DAsync for
+    // backends), cuda_backend_arrays.cpp (cuArray3DCreate, cuMemcpy3DAsync, or cuMemcpy2DAsync for
     // one slice between host and device memory: guest RAM
     // is registered, so a host side stays asynchronous; cuTexObjectCreate,
     // cuSurfObjectCreate).
     KVMGPU_BACKEND_DEVICE_CALLS(KVMGPU_BACKEND_OVERRIDE)
+    // The cuMem* virtual memory calls, one driver call each (cuda_backend_vmm.cpp).
+    VirtualMemoryBackend* virtual_memory() override { return this; }
+    Status vmm_granularity(uint64_t* out) override;
+    Status vmm_reserve(uint64_t bytes, uint64_t align, uint64_t fixed, uint64_t* va) override;
+    Status vmm_free_reservation(uint64_t va, uint64_t bytes) override;
+    Status vmm_create(uint64_t bytes, bool* compressible, uint64_t* handle) override;
+    Status vmm_release(uint64_t handle) override;
+    Status vmm_map(uint64_t va, uint64_t bytes, uint64_t handle) override;
+    Status vmm_unmap(uint64_t va, uint64_t bytes) override;
+    Status vmm_set_access(uint64_t va, uint64_t bytes, uint32_t flags) override;
     // Between two CUDA backends (contexts), as the driver does them:
     // cuMemcpyPeerAsync goes over the bus where peer access allows, and
     // the driver stages it itself where not.

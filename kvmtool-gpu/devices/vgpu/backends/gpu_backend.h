@@ -139,6 +139,7 @@ const char* status_name(uint32_t s);
 
 class GraphBackend;
 class GpuBackend;
+class VirtualMemoryBackend;
 
 // The device calls a backend may offer: each row is (name, parameters) of
 // a method that returns VGPU_ERROR_NOT_SUPPORTED unless a backend overrides
@@ -175,23 +176,7 @@ class GpuBackend;
     X(array_destroy, (BackendArray a))                                       \
     X(memcpy_3d, (const Copy3D& copy, BackendStream s, bool async))          \
     X(sampled_object_create, (const TextureSpec& spec, bool surface, uint64_t* out)) \
-    X(sampled_object_destroy, (uint64_t object, bool surface))               \
-    /* Virtual memory management (cuMemAddressReserve, cuMemCreate,         \
-       cuMemMap, cuMemSetAccess...), every size, alignment and range        \
-       checked against the VM's reservations, handles and mappings. `fixed` \
-       is an address asked for (0: any), which the backend may not give    \
-       (the driver treats it as a hint too). A physical handle is the       \
-       backend's; its memory stays while mapped after vmm_release.         \
-       vmm_set_access's flags: VGPU_VMM_ACCESS_* for this device.           \
-       vmm_create's *compressible: asked for, then what was granted. */     \
-    X(vmm_granularity, (uint64_t* out))                                      \
-    X(vmm_reserve, (uint64_t bytes, uint64_t align, uint64_t fixed, uint64_t* va)) \
-    X(vmm_free_reservation, (uint64_t va, uint64_t bytes))                   \
-    X(vmm_create, (uint64_t bytes, bool* compressible, uint64_t* handle))    \
-    X(vmm_release, (uint64_t handle))                                        \
-    X(vmm_map, (uint64_t va, uint64_t bytes, uint64_t handle))               \
-    X(vmm_unmap, (uint64_t va, uint64_t bytes))                              \
-    X(vmm_set_access, (uint64_t va, uint64_t bytes, uint32_t flags))
+    X(sampled_object_destroy, (uint64_t object, bool surface))
 
 // A backend that offers every device call declares them with this.
 #define KVMGPU_BACKEND_OVERRIDE(name, params) Status name params override;
@@ -380,6 +365,9 @@ public:
     // CUDA graphs and stream capture (graph_backend.h); nullptr where the
     // backend has none (the device model refuses them, NOT_SUPPORTED).
     virtual GraphBackend* graphs() { return nullptr; }
+    // Virtual memory management (virtual_memory_backend.h); nullptr where
+    // the backend has none (the device model refuses it, NOT_SUPPORTED).
+    virtual VirtualMemoryBackend* virtual_memory() { return nullptr; }
 
     // After a sticky error (e.g. a kernel's illegal address) the context is
     // unusable: re-create it and re-register guest RAM. Returns true when it

@@ -66,7 +66,7 @@ uint8_t* HostBackend::translate_own(uint64_t dptr, uint64_t bytes) const {
         --it;
         if (range_inside(dptr, bytes, it->first, it->second.bytes)) return it->second.host + (dptr - it->first);
     }
-    if (uint8_t* p = translate_vmm(dptr, bytes)) return p;
+    if (uint8_t* p = vmm_.translate(dptr, bytes)) return p;
     return ram_.host_of(dptr, bytes);
 }
 
@@ -106,7 +106,7 @@ Status HostBackend::device_attribute(int attribute, int* out) {
     case 19: *out = 1; break;         // CAN_MAP_HOST_MEMORY
     case 41: *out = 1; break;         // UNIFIED_ADDRESSING
     case 95: *out = 1; break;         // COOPERATIVE_LAUNCH (blocks run in turn: any grid fits)
-    case 102: *out = 1; break;        // VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED (host_backend_vmm.cpp)
+    case 102: *out = 1; break;        // VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED (host_virtual_memory.h)
     case 109: *out = kMaxAccessPolicyWindow; break; // MAX_ACCESS_POLICY_WINDOW_SIZE (a window is kept, a hint)
     case 126: *out = 2; break;        // MEM_SYNC_DOMAIN_COUNT: the two CUlaunchMemSyncDomain names
     case 75: case 76: *out = 0; break; // COMPUTE_CAPABILITY_MAJOR, _MINOR
@@ -147,6 +147,12 @@ Status HostBackend::mem_alloc(uint64_t bytes, uint64_t* dptr) {
     used_ += bytes;
     *dptr = dev;
     return VGPU_SUCCESS;
+}
+
+bool HostBackend::allocation_overlaps(uint64_t va, uint64_t bytes) const {
+    for (const auto& [base, a] : allocs_)
+        if (va < base + a.bytes && base < va + bytes) return true; // callers' ranges do not wrap
+    return false;
 }
 
 Status HostBackend::mem_free(uint64_t dptr) {
@@ -452,7 +458,7 @@ void HostBackend::drop_all() {
         alloc_addresses_.release(dev);
     }
     allocs_.clear();
-    drop_vmm();
+    vmm_.clear();
     arrays_.clear();
     sampled_objects_.clear();
     used_ = 0;

@@ -29,6 +29,7 @@
 #include "kvmtool-gpu/devices/vgpu/backends/guest_ram_map.h"
 #include "kvmtool-gpu/devices/vgpu/backends/host_graphs.h"
 #include "kvmtool-gpu/devices/vgpu/backends/host_kernels.h"
+#include "kvmtool-gpu/devices/vgpu/backends/host_virtual_memory.h"
 
 namespace kvmgpu::vgpu {
 
@@ -157,18 +158,8 @@ public:
     // Graphs recorded and replayed with this backend's own operations (host_graphs.h).
     GraphBackend* graphs() override { return &graphs_; }
 
-    // Virtual memory management over host memory (host_backend_vmm.cpp):
-    // reservations are fake addresses, or the address asked for where it
-    // overlaps none of this backend's; granule 2 MiB, as an H100's.
-    static constexpr uint64_t kVmmGranule = 2ull << 20;
-    Status vmm_granularity(uint64_t* out) override;
-    Status vmm_reserve(uint64_t bytes, uint64_t align, uint64_t fixed, uint64_t* va) override;
-    Status vmm_free_reservation(uint64_t va, uint64_t bytes) override;
-    Status vmm_create(uint64_t bytes, bool* compressible, uint64_t* handle) override; // never compressible
-    Status vmm_release(uint64_t handle) override;
-    Status vmm_map(uint64_t va, uint64_t bytes, uint64_t handle) override;
-    Status vmm_unmap(uint64_t va, uint64_t bytes) override;
-    Status vmm_set_access(uint64_t va, uint64_t bytes, uint32_t flags) override;
+    // Virtual memory management over host memory (host_virtual_memory.h).
+    VirtualMemoryBackend* virtual_memory() override { return &vmm_; }
 
     // DeviceAddressSpace, for the CPU kernels (and the copies): this
     // device's memory, then that of the peers it has access to.
@@ -235,23 +226,11 @@ private:
     static std::array<uint64_t, VGPU_LIMIT_COUNT_> start_limits();
     uint64_t next_object_ = 0x1000; // module/stream/event ids: small numbers, not pointers
     std::vector<uint8_t> bounce_;
-    // VMM: reservations (start -> {bytes, its fake range's start or 0}),
-    // physical blocks by handle, mappings (start -> block) that keep a
-    // released block alive.
-    struct VmmReservation {
-        uint64_t bytes;
-        uint64_t fake_base; // what alloc_addresses_ gave (0: the address asked for)
-    };
-    std::map<uint64_t, VmmReservation> vmm_reserved_;
-    struct VmmMapping {
-        std::shared_ptr<uint8_t[]> block;
-        uint64_t bytes;
-    };
-    std::map<uint64_t, std::pair<std::shared_ptr<uint8_t[]>, uint64_t>> vmm_blocks_; // handle -> (memory, bytes)
-    std::map<uint64_t, VmmMapping> vmm_maps_;
-    bool vmm_overlaps(uint64_t va, uint64_t bytes) const;
-    uint8_t* translate_vmm(uint64_t dptr, uint64_t bytes) const; // inside one mapping, else nullptr
-    void drop_vmm();
+    // The virtual memory calls' state: it reserves from alloc_addresses_,
+    // spends used_ and must not overlap allocs_ or guest RAM's windows.
+    friend class HostVirtualMemory;
+    bool allocation_overlaps(uint64_t va, uint64_t bytes) const;
+    HostVirtualMemory vmm_{*this};
 
     std::set<const HostBackend*> peers_; // peer access enabled to these
     HostGraphs graphs_{*this};
