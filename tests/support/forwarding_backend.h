@@ -87,15 +87,8 @@ public:
         return inner_->occupancy(f, block, dynamic_shared, flags, out);
     }
     Status get_limit(int limit, uint64_t* out) override { return inner_->get_limit(limit, out); }
-    Status array_create(const ArrayShape& shape, BackendArray* out) override { return inner_->array_create(shape, out); }
-    Status array_destroy(BackendArray a) override { return inner_->array_destroy(a); }
     Status memcpy_3d(const Copy3D& c, BackendStream s, bool a) override { return inner_->memcpy_3d(c, s, a); }
-    Status sampled_object_create(const TextureSpec& spec, bool surface, uint64_t* out) override {
-        return inner_->sampled_object_create(spec, surface, out);
-    }
-    Status sampled_object_destroy(uint64_t object, bool surface) override {
-        return inner_->sampled_object_destroy(object, surface);
-    }
+    ArrayBackend* arrays() override { return inner_->arrays(); }
     Status set_limit(int limit, uint64_t value) override { return inner_->set_limit(limit, value); }
     Status stream_create(uint32_t flags, BackendStream* out) override { return inner_->stream_create(flags, out); }
     Status stream_synchronize(BackendStream s) override { return inner_->stream_synchronize(s); }

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "kvmtool-gpu/devices/vgpu/allocation_table.h"
+#include "kvmtool-gpu/devices/vgpu/backends/array_backend.h"
 #include "kvmtool-gpu/devices/vgpu/backends/device_backends.h"
 #include "kvmtool-gpu/abi/blas_checks.h"
 #include "kvmtool-gpu/abi/vgpu_abi_layout.h"

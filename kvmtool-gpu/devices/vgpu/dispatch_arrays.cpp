@@ -32,15 +32,17 @@ CommandResult CommandDispatch::op_ARRAY_CREATE(GuestCommand& c) {
     charge &= ~(kArrayChargeGranule - 1);
     if (arrays_.size() >= arrays_.capacity()) return fail(VGPU_ERROR_OUT_OF_MEMORY, "array table full");
     if (!allocs_.charge(charge)) return fail(VGPU_ERROR_OUT_OF_MEMORY, "array refused by the VM's device-memory quota");
+    ArrayBackend* ab = backend().arrays();
+    if (!ab) return fail(VGPU_ERROR_NOT_SUPPORTED, "the backend has no arrays");
     BackendArray a = 0;
-    const Status s = backend_result(backend().array_create(shape, &a));
+    const Status s = backend_result(ab->array_create(shape, &a));
     if (s != VGPU_SUCCESS) {
         allocs_.uncharge(charge);
         return done(s);
     }
     const auto h = arrays_.insert(ArrayEntry{a, shape, charge}, ctx_);
     if (!h) { // capacity was checked above; kept for safety
-        backend().array_destroy(a);
+        ab->array_destroy(a);
         allocs_.uncharge(charge);
         return fail(VGPU_ERROR_OUT_OF_MEMORY, "array table full");
     }
@@ -53,7 +55,7 @@ CommandResult CommandDispatch::op_ARRAY_DESTROY(GuestCommand& c) {
     // Texture and surface objects on it stay, as in CUDA: a kernel that
     // samples one then reads what the driver freed in this VM's context.
     allocs_.uncharge(entry->charged);
-    return done(backend_result(backend().array_destroy(entry->array)));
+    return done(backend_result(backend().arrays()->array_destroy(entry->array))); // made by it: it has arrays
 }
 
 CommandResult CommandDispatch::op_ARRAY_GET_DESCRIPTOR(GuestCommand& c) {

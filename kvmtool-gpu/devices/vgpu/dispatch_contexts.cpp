@@ -64,7 +64,7 @@ void CommandDispatch::free_objects_of(uint64_t ctx, bool drain) {
     functions_.erase_owned_by(ctx, [](const FunctionEntry&) {});
     free_sampled_objects_of(ctx); // before the arrays they sample
     arrays_.erase_owned_by(ctx, [&](const ArrayEntry& a) {
-        backend().array_destroy(a.array);
+        backend().arrays()->array_destroy(a.array); // made by it: it has arrays
         allocs_.uncharge(a.charged);
     });
     modules_.erase_owned_by(ctx, [&](const ModuleEntry& m) {

@@ -111,11 +111,13 @@ CommandResult CommandDispatch::create_sampled_object(GuestCommand& c) {
     const char* why = nullptr;
     const vgpu_tex_resource as_given = spec.resource;
     if (const uint32_t st = check_resource(&spec.resource, surface, &why)) return fail(st, why);
+    ArrayBackend* ab = backend().arrays();
+    if (!ab) return fail(VGPU_ERROR_NOT_SUPPORTED, "the backend has no texture or surface objects");
     uint64_t object = 0;
-    const Status s = backend_result(backend().sampled_object_create(spec, surface, &object));
+    const Status s = backend_result(ab->sampled_object_create(spec, surface, &object));
     if (s != VGPU_SUCCESS) return done(s);
     if (!sampled_.emplace(std::pair{selected_device_, object}, SampledObject{ctx_, surface, as_given}).second) {
-        backend().sampled_object_destroy(object, surface); // the value of a live object: a backend bug
+        ab->sampled_object_destroy(object, surface); // the value of a live object: a backend bug
         return fail(VGPU_ERROR_UNKNOWN, "backend returned a live object's value");
     }
     return done(VGPU_SUCCESS, object);
@@ -130,7 +132,7 @@ CommandResult CommandDispatch::destroy_sampled_object(GuestCommand& c) {
     if (it == sampled_.end() || it->second.owner != ctx_ || it->second.surface != surface)
         return fail(VGPU_ERROR_INVALID_VALUE, surface ? "surface object" : "texture object");
     sampled_.erase(it);
-    return done(backend_result(backend().sampled_object_destroy(object, surface)));
+    return done(backend_result(backend().arrays()->sampled_object_destroy(object, surface))); // made by it
 }
 
 // An object (a surface when `surface` is 1): its resource, into the payload.
@@ -153,7 +155,7 @@ void CommandDispatch::free_sampled_objects_of(uint64_t ctx) {
             ++it;
             continue;
         }
-        backend().sampled_object_destroy(it->first.second, it->second.surface);
+        backend().arrays()->sampled_object_destroy(it->first.second, it->second.surface); // made by it
         it = sampled_.erase(it);
     }
 }

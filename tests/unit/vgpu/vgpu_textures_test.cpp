@@ -137,8 +137,8 @@ TEST_F(VgpuTextures, AContextsObjectsGoWithItAndTheTableIsBounded) {
     ASSERT_EQ(rig.call({.opcode = VGPU_OP_CTX_DESTROY, .args = {ctx}}).status, VGPU_SUCCESS);
     ASSERT_EQ(rig.call({.opcode = VGPU_OP_CTX_SET_CURRENT, .args = {primary}}).status, VGPU_SUCCESS);
     // The host backend knows only the primary context's object now.
-    EXPECT_EQ(rig.host->sampled_object_destroy(t1, false), VGPU_ERROR_INVALID_VALUE);
-    EXPECT_EQ(rig.host->sampled_object_destroy(s1, true), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.host->arrays()->sampled_object_destroy(t1, false), VGPU_ERROR_INVALID_VALUE);
+    EXPECT_EQ(rig.host->arrays()->sampled_object_destroy(s1, true), VGPU_ERROR_INVALID_VALUE);
     EXPECT_EQ(resource(t0, false).status, VGPU_SUCCESS);
     // max_handles = 8 objects live at once.
     for (int i = 1; i < 8; ++i) ASSERT_EQ(texture(on_array(plain)).status, VGPU_SUCCESS);

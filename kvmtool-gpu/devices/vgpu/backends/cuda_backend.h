@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "kvmtool-gpu/devices/vgpu/backends/array_backend.h"
 #include "kvmtool-gpu/devices/vgpu/backends/cuda_driver_api.h"
 #include "kvmtool-gpu/devices/vgpu/backends/cuda_graphs.h"
 #include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
@@ -59,7 +60,7 @@ struct CudaBackendOptions {
     uint64_t gather_piece = 32ull << 10;  // GatherKernel splits runs into pieces this large
 };
 
-class CudaBackend final : public GpuBackend, public VirtualMemoryBackend {
+class CudaBackend final : public GpuBackend, public VirtualMemoryBackend, public ArrayBackend {
 public:
     // nullptr with a one-line reason when there is no driver, no device, or
     // the context cannot be made.
@@ -126,11 +127,17 @@ public:
     // Every device call of KVMGPU_BACKEND_DEVICE_CALLS (gpu_backend.h), one
     // driver call each on this backend's context: cuda_backend_limits.cpp
     // (occupancy, context limits, P2P attributes between two CUDA
-    // backends), cuda_backend_arrays.cpp (cuArray3DCreate, cuMemcpy3DAsync, or cuMemcpy2DAsync for
+    // backends), cuda_backend_arrays.cpp (cuMemcpy3DAsync, or cuMemcpy2DAsync for
     // one slice between host and device memory: guest RAM
-    // is registered, so a host side stays asynchronous; cuTexObjectCreate,
-    // cuSurfObjectCreate).
+    // is registered, so a host side stays asynchronous).
     KVMGPU_BACKEND_DEVICE_CALLS(KVMGPU_BACKEND_OVERRIDE)
+    // Arrays (cuArray3DCreate), texture and surface objects (cuTexObjectCreate,
+    // cuSurfObjectCreate), in cuda_backend_arrays.cpp.
+    ArrayBackend* arrays() override { return this; }
+    Status array_create(const ArrayShape& shape, BackendArray* out) override;
+    Status array_destroy(BackendArray a) override;
+    Status sampled_object_create(const TextureSpec& spec, bool surface, uint64_t* out) override;
+    Status sampled_object_destroy(uint64_t object, bool surface) override;
     // The cuMem* virtual memory calls, one driver call each (cuda_backend_vmm.cpp).
     VirtualMemoryBackend* virtual_memory() override { return this; }
     Status vmm_granularity(uint64_t* out) override;

@@ -137,6 +137,7 @@ const char* to_string(SgStrategy s);
 // "VGPU_ERROR_INVALID_VALUE" etc.; "VGPU_STATUS_<n>" for other CUresults.
 const char* status_name(uint32_t s);
 
+class ArrayBackend;
 class GraphBackend;
 class GpuBackend;
 class VirtualMemoryBackend;
@@ -168,15 +169,9 @@ class VirtualMemoryBackend;
        be set and counts what they cost). */                                \
     X(get_limit, (int limit, uint64_t* out))                                 \
     X(set_limit, (int limit, uint64_t value))                                \
-    /* Arrays, 3-D copies, texture and surface objects (every shape, range  \
-       and extent checked). A texture or surface object is the driver's     \
-       value, which kernels read as a parameter. surface: cuSurfObjectCreate \
-       (an ARRAY resource; `spec.texture` unused). */                       \
-    X(array_create, (const ArrayShape& shape, BackendArray* out))            \
-    X(array_destroy, (BackendArray a))                                       \
-    X(memcpy_3d, (const Copy3D& copy, BackendStream s, bool async))          \
-    X(sampled_object_create, (const TextureSpec& spec, bool surface, uint64_t* out)) \
-    X(sampled_object_destroy, (uint64_t object, bool surface))
+    /* 2-D and 3-D copies between host memory, device memory and arrays     \
+       (array_backend.h; every range and extent checked). */                \
+    X(memcpy_3d, (const Copy3D& copy, BackendStream s, bool async))
 
 // A backend that offers every device call declares them with this.
 #define KVMGPU_BACKEND_OVERRIDE(name, params) Status name params override;
@@ -368,6 +363,9 @@ public:
     // Virtual memory management (virtual_memory_backend.h); nullptr where
     // the backend has none (the device model refuses it, NOT_SUPPORTED).
     virtual VirtualMemoryBackend* virtual_memory() { return nullptr; }
+    // Arrays, texture and surface objects (array_backend.h); nullptr where
+    // the backend has none (the device model refuses them, NOT_SUPPORTED).
+    virtual ArrayBackend* arrays() { return nullptr; }
 
     // After a sticky error (e.g. a kernel's illegal address) the context is
     // unusable: re-create it and re-register guest RAM. Returns true when it

@@ -460,7 +460,6 @@ void HostBackend::drop_all() {
     allocs_.clear();
     vmm_.clear();
     arrays_.clear();
-    sampled_objects_.clear();
     used_ = 0;
     modules_.clear();
     streams_.clear();

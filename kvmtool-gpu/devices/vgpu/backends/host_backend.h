@@ -27,6 +27,7 @@
 #include "kvmtool-gpu/devices/vgpu/backends/fake_address_space.h"
 #include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
 #include "kvmtool-gpu/devices/vgpu/backends/guest_ram_map.h"
+#include "kvmtool-gpu/devices/vgpu/backends/host_arrays.h"
 #include "kvmtool-gpu/devices/vgpu/backends/host_graphs.h"
 #include "kvmtool-gpu/devices/vgpu/backends/host_kernels.h"
 #include "kvmtool-gpu/devices/vgpu/backends/host_virtual_memory.h"
@@ -118,16 +119,12 @@ public:
     Status max_cluster_size(BackendFunction f, const ClusterShape& shape, int* out) override;
     Status get_limit(int limit, uint64_t* out) override;
     Status set_limit(int limit, uint64_t value) override;
-    // host_backend_arrays.cpp: arrays in host memory, rows packed (pitch =
-    // a row's bytes); copies between any two sides, row by row. Texture and
-    // surface objects are numbers kept with nothing behind them: no CPU
-    // kernel samples a texture (a program's own kernels stop at launch).
-    Status array_create(const ArrayShape& shape, BackendArray* out) override;
-    Status array_destroy(BackendArray a) override;
+    // host_backend_memcpy_3d.cpp: copies between any two sides (host,
+    // device, an array of host_arrays.h), row by row.
     Status memcpy_3d(const Copy3D& copy, BackendStream s, bool async) override;
-    Status sampled_object_create(const TextureSpec& spec, bool surface, uint64_t* out) override;
-    Status sampled_object_destroy(uint64_t object, bool surface) override;
-    uint64_t live_arrays() const { return arrays_.size(); }
+    // Arrays, texture and surface objects (host_arrays.h).
+    ArrayBackend* arrays() override { return &arrays_; }
+    uint64_t live_arrays() const { return arrays_.live(); }
     uint64_t live_events() const { return events_.size(); } // for tests: retired ones included
 
     Status stream_create(uint32_t flags, BackendStream* out) override;
@@ -187,13 +184,6 @@ private:
     bool stream_ok(BackendStream s) const { return s == 0 || streams_.count(s); }
     Status sg_copy(uint64_t dptr, std::span<const memmap::HostRun> runs, SgStrategy how, BackendStream s, bool htod);
     void drop_all();
-    struct FreeBytes {
-        void operator()(uint8_t* p) const { std::free(p); }
-    };
-    struct HostArray {
-        ArrayShape shape;
-        std::unique_ptr<uint8_t, FreeBytes> bytes; // calloc'ed
-    };
     // Where a copy side's box starts in host memory, with its row and slice
     // pitch; nullptr for memory this backend does not have.
     uint8_t* copy_view(const CopySide& side, const Copy3D& copy, uint64_t* pitch, uint64_t* slice);
@@ -213,8 +203,6 @@ private:
     // stream, attribute); an attribute never set reads as its default.
     std::map<std::pair<BackendStream, uint32_t>, vgpu_stream_attr_value> stream_attributes_;
     std::map<BackendEvent, Event> events_;
-    std::map<BackendArray, HostArray> arrays_;
-    std::map<uint64_t, bool> sampled_objects_; // texture or surface object -> is a surface
     // Per reference kernel: the dynamic shared memory a launch may ask for
     // (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES; default 48 KiB).
     std::map<BackendFunction, int> max_dynamic_shared_;
@@ -226,10 +214,13 @@ private:
     static std::array<uint64_t, VGPU_LIMIT_COUNT_> start_limits();
     uint64_t next_object_ = 0x1000; // module/stream/event ids: small numbers, not pointers
     std::vector<uint8_t> bounce_;
-    // The virtual memory calls' state: it reserves from alloc_addresses_,
-    // spends used_ and must not overlap allocs_ or guest RAM's windows.
+    // The families with classes of their own: they spend used_ and take
+    // object numbers; the virtual memory calls reserve from
+    // alloc_addresses_ and must not overlap allocs_ or guest RAM's windows.
+    friend class HostArrays;
     friend class HostVirtualMemory;
     bool allocation_overlaps(uint64_t va, uint64_t bytes) const;
+    HostArrays arrays_{*this};
     HostVirtualMemory vmm_{*this};
 
     std::set<const HostBackend*> peers_; // peer access enabled to these
