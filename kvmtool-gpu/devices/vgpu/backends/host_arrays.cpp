@@ -1,17 +1,17 @@
 #include "kvmtool-gpu/devices/vgpu/backends/host_arrays.h"
 
-#include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
-
 namespace kvmgpu::vgpu {
 
 Status HostArrays::array_create(const ArrayShape& shape, BackendArray* out) {
     const uint64_t bytes = shape.bytes(); // checked by check_array_shape: no overflow
-    if (bytes > device_.opts_.total_bytes - device_.used_) return VGPU_ERROR_OUT_OF_MEMORY;
+    if (!memory_.take(bytes)) return VGPU_ERROR_OUT_OF_MEMORY;
     auto* host = static_cast<uint8_t*>(std::calloc(1, bytes));
-    if (!host) return VGPU_ERROR_OUT_OF_MEMORY;
-    const BackendArray a = device_.next_object();
+    if (!host) {
+        memory_.give(bytes);
+        return VGPU_ERROR_OUT_OF_MEMORY;
+    }
+    const BackendArray a = memory_.next_object();
     arrays_.emplace(a, HostArray{shape, std::unique_ptr<uint8_t, FreeBytes>(host)});
-    device_.used_ += bytes;
     *out = a;
     return VGPU_SUCCESS;
 }
@@ -19,7 +19,7 @@ Status HostArrays::array_create(const ArrayShape& shape, BackendArray* out) {
 Status HostArrays::array_destroy(BackendArray a) {
     const auto it = arrays_.find(a);
     if (it == arrays_.end()) return VGPU_ERROR_INVALID_HANDLE;
-    device_.used_ -= it->second.shape.bytes();
+    memory_.give(it->second.shape.bytes());
     arrays_.erase(it);
     return VGPU_SUCCESS;
 }
@@ -35,7 +35,7 @@ Status HostArrays::sampled_object_create(const TextureSpec& spec, bool surface, 
     if (spec.resource.type == 0 && !arrays_.count(spec.resource.handle)) return VGPU_ERROR_INVALID_HANDLE;
     if (surface && (spec.resource.type != 0 || !(arrays_.at(spec.resource.handle).shape.flags & kArrayFlagSurface)))
         return VGPU_ERROR_INVALID_VALUE; // as the driver: a surface needs an array made for load/store
-    const uint64_t object = device_.next_object();
+    const uint64_t object = memory_.next_object();
     sampled_objects_.emplace(object, surface);
     *out = object;
     return VGPU_SUCCESS;

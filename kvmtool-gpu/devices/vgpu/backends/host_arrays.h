@@ -10,15 +10,14 @@
 #include <memory>
 
 #include "kvmtool-gpu/devices/vgpu/backends/array_backend.h"
+#include "kvmtool-gpu/devices/vgpu/backends/host_device_memory.h"
 
 namespace kvmgpu::vgpu {
 
-class HostBackend;
-
 class HostArrays final : public ArrayBackend {
 public:
-    // `device` holds the memory budget and hands out object numbers; it outlives this.
-    explicit HostArrays(HostBackend& device) : device_(device) {}
+    // `memory`: the device's budget and object numbers; it outlives this.
+    explicit HostArrays(HostDeviceMemory& memory) : memory_(memory) {}
     HostArrays(const HostArrays&) = delete;
     HostArrays& operator=(const HostArrays&) = delete;
 
@@ -30,7 +29,7 @@ public:
     // Array a's bytes and shape, or nullptr for no array of this backend's.
     uint8_t* bytes_of(BackendArray a, const ArrayShape** shape) const;
     uint64_t live() const { return arrays_.size(); } // for tests
-    // Everything goes (a recovered context; the device resets its budget).
+    // Everything goes (a recovered context: the device gives back all its budget).
     void clear();
 
 private:
@@ -41,7 +40,7 @@ private:
         ArrayShape shape;
         std::unique_ptr<uint8_t, FreeBytes> bytes; // calloc'ed
     };
-    HostBackend& device_;
+    HostDeviceMemory& memory_;
     std::map<BackendArray, HostArray> arrays_;
     std::map<uint64_t, bool> sampled_objects_; // texture or surface object -> is a surface
 };

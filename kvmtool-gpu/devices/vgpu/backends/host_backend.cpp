@@ -23,7 +23,10 @@ constexpr int kAttributeMax = 148;             // CU_DEVICE_ATTRIBUTE_MAX in CUD
 } // namespace
 
 HostBackend::HostBackend(HostBackendOptions opts)
-    : opts_(opts), alloc_addresses_(slice_.slice_of(kAllocBase)), ram_addresses_(slice_.slice_of(kRamBase)), bounce_(std::max<uint64_t>(opts.bounce_bytes, 4096)) {}
+    : opts_(opts), alloc_addresses_(slice_.slice_of(kAllocBase)), ram_addresses_(slice_.slice_of(kRamBase)), bounce_(std::max<uint64_t>(opts.bounce_bytes, 4096)) {
+    // A fixed virtual-memory reservation must miss allocations and guest RAM's windows.
+    memory_.in_use = [this](uint64_t va, uint64_t bytes) { return allocation_overlaps(va, bytes) || ram_.host_of(va, 1); };
+}
 
 HostBackend::~HostBackend() {
     drop_libraries(); // they read this device's memory
@@ -134,17 +137,16 @@ Status HostBackend::device_total_mem(uint64_t* out) {
 
 Status HostBackend::mem_alloc(uint64_t bytes, uint64_t* dptr) {
     if (bytes == 0) return VGPU_ERROR_INVALID_VALUE;
-    if (bytes > opts_.total_bytes - used_) return VGPU_ERROR_OUT_OF_MEMORY;
+    if (!memory_.take(bytes)) return VGPU_ERROR_OUT_OF_MEMORY;
     // calloc: large blocks come from fresh zero pages, touched lazily.
     auto* host = static_cast<uint8_t*>(std::calloc(1, bytes));
-    if (!host) return VGPU_ERROR_OUT_OF_MEMORY;
-    const uint64_t dev = alloc_addresses_.reserve(bytes);
+    const uint64_t dev = host ? alloc_addresses_.reserve(bytes) : 0;
     if (dev == 0) {
         std::free(host);
+        memory_.give(bytes);
         return VGPU_ERROR_OUT_OF_MEMORY;
     }
     allocs_.emplace(dev, Allocation{host, bytes});
-    used_ += bytes;
     *dptr = dev;
     return VGPU_SUCCESS;
 }
@@ -159,14 +161,14 @@ Status HostBackend::mem_free(uint64_t dptr) {
     auto it = allocs_.find(dptr);
     if (it == allocs_.end()) return VGPU_ERROR_INVALID_VALUE;
     std::free(it->second.host);
-    used_ -= it->second.bytes;
+    memory_.give(it->second.bytes);
     alloc_addresses_.release(it->first);
     allocs_.erase(it);
     return VGPU_SUCCESS;
 }
 
 Status HostBackend::mem_get_info(uint64_t* free_bytes, uint64_t* total_bytes) {
-    *free_bytes = opts_.total_bytes - used_;
+    *free_bytes = memory_.free_bytes();
     *total_bytes = opts_.total_bytes;
     return VGPU_SUCCESS;
 }
@@ -460,7 +462,7 @@ void HostBackend::drop_all() {
     allocs_.clear();
     vmm_.clear();
     arrays_.clear();
-    used_ = 0;
+    memory_.give_all();
     modules_.clear();
     streams_.clear();
     stream_attributes_.clear();

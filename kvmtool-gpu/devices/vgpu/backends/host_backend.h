@@ -28,6 +28,7 @@
 #include "kvmtool-gpu/devices/vgpu/backends/gpu_backend.h"
 #include "kvmtool-gpu/devices/vgpu/backends/guest_ram_map.h"
 #include "kvmtool-gpu/devices/vgpu/backends/host_arrays.h"
+#include "kvmtool-gpu/devices/vgpu/backends/host_device_memory.h"
 #include "kvmtool-gpu/devices/vgpu/backends/host_graphs.h"
 #include "kvmtool-gpu/devices/vgpu/backends/host_kernels.h"
 #include "kvmtool-gpu/devices/vgpu/backends/host_virtual_memory.h"
@@ -187,13 +188,14 @@ private:
     // Where a copy side's box starts in host memory, with its row and slice
     // pitch; nullptr for memory this backend does not have.
     uint8_t* copy_view(const CopySide& side, const Copy3D& copy, uint64_t* pitch, uint64_t* slice);
-    uint64_t next_object() { return next_object_++; }
+    uint64_t next_object() { return memory_.next_object(); }
 
     HostBackendOptions opts_;
     FakeSliceLease slice_;
     FakeAddressRange alloc_addresses_, ram_addresses_; // this instance's slices
     std::map<uint64_t, Allocation> allocs_; // by fake device address
-    uint64_t used_ = 0;
+    // The budget, address range and object numbers its parts share with it.
+    HostDeviceMemory memory_{opts_.total_bytes, alloc_addresses_};
     GuestRamMap ram_;
     uint64_t register_ns_ = 0;
     // Each module's reference kernels: those whose names its image holds.
@@ -212,16 +214,10 @@ private:
     }
     std::array<uint64_t, VGPU_LIMIT_COUNT_> limits_ = start_limits();
     static std::array<uint64_t, VGPU_LIMIT_COUNT_> start_limits();
-    uint64_t next_object_ = 0x1000; // module/stream/event ids: small numbers, not pointers
     std::vector<uint8_t> bounce_;
-    // The families with classes of their own: they spend used_ and take
-    // object numbers; the virtual memory calls reserve from
-    // alloc_addresses_ and must not overlap allocs_ or guest RAM's windows.
-    friend class HostArrays;
-    friend class HostVirtualMemory;
     bool allocation_overlaps(uint64_t va, uint64_t bytes) const;
-    HostArrays arrays_{*this};
-    HostVirtualMemory vmm_{*this};
+    HostArrays arrays_{memory_};
+    HostVirtualMemory vmm_{memory_};
 
     std::set<const HostBackend*> peers_; // peer access enabled to these
     HostGraphs graphs_{*this};

@@ -2,7 +2,6 @@
 
 #include <cstdlib>
 
-#include "kvmtool-gpu/devices/vgpu/backends/host_backend.h"
 #include "kvmtool-gpu/devices/vgpu/range.h"
 
 namespace kvmgpu::vgpu {
@@ -30,7 +29,7 @@ Status HostVirtualMemory::vmm_reserve(uint64_t bytes, uint64_t align, uint64_t f
     // The address asked for where it is free (and canonical, as a CPU
     // pointer the guest may also hold), else any, as the driver does.
     if (fixed != 0 && end <= (1ull << 47) && !reservation_overlaps(fixed, bytes) &&
-        !device_.allocation_overlaps(fixed, bytes) && !device_.ram_.host_of(fixed, 1)) {
+        !(memory_.in_use && memory_.in_use(fixed, bytes))) {
         reserved_.emplace(fixed, Reservation{bytes, 0});
         *va = fixed;
         return VGPU_SUCCESS;
@@ -38,7 +37,7 @@ Status HostVirtualMemory::vmm_reserve(uint64_t bytes, uint64_t align, uint64_t f
     // Fake addresses come 64 KiB-aligned: take enough to align inside.
     const uint64_t extra = align > FakeAddressRange::kGranule ? align : 0;
     if (bytes > UINT64_MAX - extra) return VGPU_ERROR_OUT_OF_MEMORY;
-    const uint64_t base = device_.alloc_addresses_.reserve(bytes + extra);
+    const uint64_t base = memory_.addresses().reserve(bytes + extra);
     if (base == 0) return VGPU_ERROR_OUT_OF_MEMORY;
     const uint64_t start = extra ? (base + extra - 1) / extra * extra : base;
     reserved_.emplace(start, Reservation{bytes, base});
@@ -49,7 +48,7 @@ Status HostVirtualMemory::vmm_reserve(uint64_t bytes, uint64_t align, uint64_t f
 Status HostVirtualMemory::vmm_free_reservation(uint64_t va, uint64_t bytes) {
     auto it = reserved_.find(va);
     if (it == reserved_.end() || it->second.bytes != bytes) return VGPU_ERROR_INVALID_VALUE;
-    if (it->second.fake_base) device_.alloc_addresses_.release(it->second.fake_base);
+    if (it->second.fake_base) memory_.addresses().release(it->second.fake_base);
     reserved_.erase(it);
     return VGPU_SUCCESS;
 }
@@ -57,12 +56,14 @@ Status HostVirtualMemory::vmm_free_reservation(uint64_t va, uint64_t bytes) {
 Status HostVirtualMemory::vmm_create(uint64_t bytes, bool* compressible, uint64_t* handle) {
     if (bytes == 0) return VGPU_ERROR_INVALID_VALUE;
     *compressible = false;
-    if (bytes > device_.opts_.total_bytes - device_.used_) return VGPU_ERROR_OUT_OF_MEMORY;
+    if (!memory_.take(bytes)) return VGPU_ERROR_OUT_OF_MEMORY;
     auto* raw = static_cast<uint8_t*>(std::calloc(1, bytes)); // fresh zero pages, touched lazily
-    if (!raw) return VGPU_ERROR_OUT_OF_MEMORY;
+    if (!raw) {
+        memory_.give(bytes);
+        return VGPU_ERROR_OUT_OF_MEMORY;
+    }
     std::shared_ptr<uint8_t[]> memory(raw, [](uint8_t* p) { std::free(p); });
-    device_.used_ += bytes;
-    *handle = device_.next_object();
+    *handle = memory_.next_object();
     blocks_.emplace(*handle, Block{std::move(memory), bytes});
     return VGPU_SUCCESS;
 }
@@ -70,7 +71,7 @@ Status HostVirtualMemory::vmm_create(uint64_t bytes, bool* compressible, uint64_
 Status HostVirtualMemory::vmm_release(uint64_t handle) {
     auto it = blocks_.find(handle);
     if (it == blocks_.end()) return VGPU_ERROR_INVALID_VALUE;
-    device_.used_ -= it->second.bytes; // mappings may hold the memory a little longer
+    memory_.give(it->second.bytes); // mappings may hold the memory a little longer
     blocks_.erase(it);
     return VGPU_SUCCESS;
 }
@@ -111,10 +112,10 @@ uint8_t* HostVirtualMemory::translate(uint64_t dptr, uint64_t bytes) const {
 
 void HostVirtualMemory::clear() {
     maps_.clear();
-    for (auto& [h, b] : blocks_) device_.used_ -= b.bytes;
+    for (auto& [h, b] : blocks_) memory_.give(b.bytes);
     blocks_.clear();
     for (auto& [va, r] : reserved_)
-        if (r.fake_base) device_.alloc_addresses_.release(r.fake_base);
+        if (r.fake_base) memory_.addresses().release(r.fake_base);
     reserved_.clear();
 }
 

@@ -11,18 +11,17 @@
 #include <memory>
 #include <utility>
 
+#include "kvmtool-gpu/devices/vgpu/backends/host_device_memory.h"
 #include "kvmtool-gpu/devices/vgpu/backends/virtual_memory_backend.h"
 
 namespace kvmgpu::vgpu {
 
-class HostBackend;
-
 class HostVirtualMemory final : public VirtualMemoryBackend {
 public:
     static constexpr uint64_t kGranule = 2ull << 20;
-    // `device` holds the address range, the memory budget and the
-    // allocations a reservation must not overlap; it outlives this.
-    explicit HostVirtualMemory(HostBackend& device) : device_(device) {}
+    // `memory`: the device's address range, budget, object numbers and
+    // what a reservation must not overlap; it outlives this.
+    explicit HostVirtualMemory(HostDeviceMemory& memory) : memory_(memory) {}
     HostVirtualMemory(const HostVirtualMemory&) = delete;
     HostVirtualMemory& operator=(const HostVirtualMemory&) = delete;
 
@@ -43,7 +42,7 @@ public:
 private:
     bool reservation_overlaps(uint64_t va, uint64_t bytes) const;
 
-    HostBackend& device_;
+    HostDeviceMemory& memory_;
     struct Reservation {
         uint64_t bytes;
         uint64_t fake_base; // what the device's address range gave (0: the address asked for)
