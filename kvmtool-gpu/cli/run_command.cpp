@@ -17,7 +17,9 @@
 #include "kvmtool-gpu/cli/vgpu_flags.h"
 #include "kvmtool-gpu/util/arg_parser.h"
 #include "kvmtool-gpu/vmm/vcpu_watchdog.h"
+#include "kvmtool-gpu/util/log.h"
 #include "memmap/backing.h"
+#include "memmap/memmap_log.h"
 
 namespace kvmgpu::cli {
 
@@ -44,7 +46,8 @@ const char* run_help() {
            "  --seed N            seed for the guest's scattered page allocator (default 1); for a\n"
            "                      Linux-ABI guest also its getrandom and AT_RANDOM (stack canaries),\n"
            "                      which without --seed come from the host's getrandom\n"
-           "  --quiet             print only the result line\n"
+           "  --quiet             print only the result line, warnings and errors (no console\n"
+           "                      lines; with --stdio raw the guest's own output still comes)\n"
            "  --stdio console|raw  where the guest's standard streams go (default console):\n"
            "                      console: stdin is empty, stdout and stderr become \"guest: \"\n"
            "                      lines on stdout, control bytes escaped, 16 MiB at most;\n"
@@ -130,10 +133,12 @@ void print_vgpu_start(std::FILE* out, const Machine& vm, const std::string& atta
                 s.registration_ns * 1e-6, s.ready_after_ns * 1e-6);
 }
 
-void print_result(std::FILE* out, const Result& r, bool prefault) {
+// The result line to `out`, the rest of the report to `detail`.
+void print_result(std::FILE* out, std::FILE* detail, const Result& r, bool prefault) {
     const double ms = 1e-6;
     std::fprintf(out, "kvmtool-gpu: result: %s, exit code %u (%s)\n", to_string(r.outcome), r.exit_code,
                 r.passed() ? "pass" : "FAIL");
+    out = detail;
     if (r.timings.first_instruction_ns) // a Linux-ABI guest writes no boot marker
         std::fprintf(out, "kvmtool-gpu: timing: first instruction %.3f ms after VM creation (set-up %.3f ms",
                     r.timings.first_instruction_ns * ms, r.timings.setup_ns * ms);
@@ -201,7 +206,11 @@ int run_command(const std::vector<std::string>& all_args) {
     c.timeout_s = parse_seconds(p.get_or("timeout", "60"), "--timeout", VcpuWatchdog::kMaxTimeoutS);
     c.cmdline = p.get_or("cmdline", "");
     if (auto seed = p.get("seed")) c.seed = parse_u64(*seed, "--seed");
-    if (p.has("quiet")) c.console = [](std::string_view) {};
+    if (p.has("quiet")) { // informational lines go too; warnings and errors still come
+        c.console = [](std::string_view) {};
+        set_log_level(LogLevel::Warn);
+        memmap::set_log_sink([](std::string_view) {});
+    }
     c.seccomp = !p.has("no-seccomp");
     c.args = guest_args;
     c.env = env;
@@ -240,24 +249,28 @@ int run_command(const std::vector<std::string>& all_args) {
     Machine& vm = *machine;
     // With the guest's stdout its own, this tool's lines stay out of it.
     std::FILE* const report = c.raw_stdio ? stderr : stdout;
+    // --quiet: everything but the result line goes nowhere.
+    const std::unique_ptr<std::FILE, int (*)(std::FILE*)> nowhere(p.has("quiet") ? std::fopen("/dev/null", "w") : nullptr,
+                                                                   [](std::FILE* f) { return f ? std::fclose(f) : 0; });
+    std::FILE* const detail = nowhere ? nowhere.get() : report;
     const MachineSummary info = vm.info();
-    for (const std::string& note : info.notes) std::fprintf(report, "kvmtool-gpu: %s\n", note.c_str());
-    std::fprintf(report, "kvmtool-gpu: vCPU backend: %s; guest %s%s; RAM %lluM on %s host pages%s%s\n", info.kvm.c_str(),
+    for (const std::string& note : info.notes) std::fprintf(detail, "kvmtool-gpu: %s\n", note.c_str());
+    std::fprintf(detail, "kvmtool-gpu: vCPU backend: %s; guest %s%s; RAM %lluM on %s host pages%s%s\n", info.kvm.c_str(),
                 info.guest_path.c_str(), info.cwd.empty() ? "" : ("; cwd " + info.cwd).c_str(),
                 static_cast<unsigned long long>(info.ram_bytes >> 20), info.host_pages.c_str(),
                 pages == "auto" ? " (--pages auto)" : "", info.libcuda.empty() ? "" : ("; libcuda: " + info.libcuda).c_str());
-    if (c.vgpu && c.vgpu->sharing) std::fprintf(report, "kvmtool-gpu: GPU sharing: %s\n", c.vgpu->sharing->describe().c_str());
-    else if (c.vgpu) std::fprintf(report, "kvmtool-gpu: GPU sharing: contexts\n");
+    if (c.vgpu && c.vgpu->sharing) std::fprintf(detail, "kvmtool-gpu: GPU sharing: %s\n", c.vgpu->sharing->describe().c_str());
+    else if (c.vgpu) std::fprintf(detail, "kvmtool-gpu: GPU sharing: contexts\n");
     std::optional<StopOnInterrupt> stop_on_ctrl_c(std::in_place, [&vm](int) { vm.stop(); });
     bool printed_start = false;
     if (c.vgpu) {
         // A GPU worker starts CUDA while the guest runs: then the backend and
         // its registration are reported after the run (print_vgpu_start).
         if (info.vgpu_ready) {
-            print_vgpu_start(report, vm, info.vgpu_backend, *c.vgpu, false);
+            print_vgpu_start(detail, vm, info.vgpu_backend, *c.vgpu, false);
             printed_start = true;
         } else {
-            std::fprintf(report, "kvmtool-gpu: vGPU backend: %s; doorbell %s\n", info.vgpu_backend.c_str(),
+            std::fprintf(detail, "kvmtool-gpu: vGPU backend: %s; doorbell %s\n", info.vgpu_backend.c_str(),
                         to_string(c.vgpu->doorbell));
         }
         // Several devices: where each pair lives (probed in a child process).
@@ -266,20 +279,20 @@ int run_command(const std::vector<std::string>& all_args) {
             vgpu::parse_backend_choice(p.get_or("vgpu", "auto"), &backend); // checked by parse_vgpu_spec
             for (const auto& line : kvmgpu::bench::device_pair_lines(kvmgpu::bench::probe_topology(c.vgpu->gpus, backend),
                                                                      c.vgpu->gpus))
-                std::fprintf(report, "kvmtool-gpu: vGPU: %s\n", line.c_str());
+                std::fprintf(detail, "kvmtool-gpu: vGPU: %s\n", line.c_str());
         }
     } else {
-        std::fprintf(report, "kvmtool-gpu: vGPU: none (--vgpu none)\n");
+        std::fprintf(detail, "kvmtool-gpu: vGPU: none (--vgpu none)\n");
     }
-    std::fflush(report);
+    std::fflush(detail);
     // With seccomp the vCPU runs on a thread of the library's, which run()
     // confines: what follows (results, vGPU and CUDA teardown) runs unconfined here.
     const Result r = vm.run();
-    print_result(report, r, c.prefault);
-    if (c.vgpu && !printed_start) print_vgpu_start(report, vm, info.vgpu_backend, *c.vgpu, true);
+    print_result(report, detail, r, c.prefault);
+    if (c.vgpu && !printed_start) print_vgpu_start(detail, vm, info.vgpu_backend, *c.vgpu, true);
     if (c.vgpu) {
         const VgpuCounters n = vm.vgpu_counters();
-        std::fprintf(report, "kvmtool-gpu: vGPU: %s; guest RAM registered with the GPU: %.1f MiB in %.1f ms (%s)\n",
+        std::fprintf(detail, "kvmtool-gpu: vGPU: %s; guest RAM registered with the GPU: %.1f MiB in %.1f ms (%s)\n",
                     describe_commands(n).c_str(),
                     static_cast<double>(n.ram_registered_bytes) / (1 << 20), n.ram_register_ns * 1e-6,
                     c.vgpu->lazy_ram_registration ? "lazily, as copies reached it" : "all, at start");
@@ -291,7 +304,7 @@ int run_command(const std::vector<std::string>& all_args) {
     machine.reset();
     const double tear_down_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - torn_from).count();
-    std::fprintf(report, "kvmtool-gpu: tear-down %.1f ms (vGPU and guest RAM)\n", tear_down_ms);
+    std::fprintf(detail, "kvmtool-gpu: tear-down %.1f ms (vGPU and guest RAM)\n", tear_down_ms);
     if (c.raw_stdio) return r.outcome == Outcome::GuestExit ? static_cast<int>(r.exit_code & 0xff) : 1;
     return r.passed() ? 0 : 1;
 }

@@ -130,6 +130,11 @@ cat "$work/raw.err"
 check "--stdio raw: the guest's exit code is the status" [ "$rc" -eq 7 ]
 check "--stdio raw: stdout holds the guest's line alone" sh -c "[ \"\$(cat '$work/raw.out')\" = out ]"
 check "--stdio raw: stderr the guest's line" grep -qx err "$work/raw.err"
+"$vmm" run --stdio raw --quiet --guest /bin/sh --mem 256M --vgpu none --root / -- -c 'echo out; echo err >&2' \
+    < /dev/null > "$work/raw.out" 2> "$work/raw.err"
+cat "$work/raw.err"
+check "--stdio raw --quiet: stdout the guest's, stderr the guest's and the result line alone" sh -c \
+    "[ \"\$(cat '$work/raw.out')\" = out ] && [ \$(wc -l < '$work/raw.err') -eq 2 ] && grep -qx err '$work/raw.err' && grep -q '^kvmtool-gpu: result: guest-exit, exit code 0' '$work/raw.err'"
 fi
 # The file window: libraries and root files mapped, not copied (file_map_check).
 printf 'file window contents 0123456789\n' > "$work/mapped.txt"
