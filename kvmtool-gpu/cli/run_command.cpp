@@ -138,18 +138,17 @@ void print_result(std::FILE* out, std::FILE* detail, const Result& r, bool prefa
     const double ms = 1e-6;
     std::fprintf(out, "kvmtool-gpu: result: %s, exit code %u (%s)\n", to_string(r.outcome), r.exit_code,
                 r.passed() ? "pass" : "FAIL");
-    out = detail;
     if (r.timings.first_instruction_ns) // a Linux-ABI guest writes no boot marker
-        std::fprintf(out, "kvmtool-gpu: timing: first instruction %.3f ms after VM creation (set-up %.3f ms",
+        std::fprintf(detail, "kvmtool-gpu: timing: first instruction %.3f ms after VM creation (set-up %.3f ms",
                     r.timings.first_instruction_ns * ms, r.timings.setup_ns * ms);
     else
-        std::fprintf(out, "kvmtool-gpu: timing: set-up %.3f ms (no boot marker", r.timings.setup_ns * ms);
-    if (prefault) std::fprintf(out, ", prefault %.3f ms not included", r.timings.prefault_ns * ms);
-    std::fprintf(out, "), run %.3f ms; exits: %llu mmio, %llu pio, %llu total\n", r.timings.run_ns * ms,
+        std::fprintf(detail, "kvmtool-gpu: timing: set-up %.3f ms (no boot marker", r.timings.setup_ns * ms);
+    if (prefault) std::fprintf(detail, ", prefault %.3f ms not included", r.timings.prefault_ns * ms);
+    std::fprintf(detail, "), run %.3f ms; exits: %llu mmio, %llu pio, %llu total\n", r.timings.run_ns * ms,
                 static_cast<unsigned long long>(r.mmio_exits), static_cast<unsigned long long>(r.pio_exits),
                 static_cast<unsigned long long>(r.exits));
-    std::fprintf(out, "kvmtool-gpu: guest code: %s\n", r.guest_code.c_str());
-    if (!r.syscalls.empty()) std::fprintf(out, "kvmtool-gpu: system calls: %s\n", r.syscalls.c_str());
+    std::fprintf(detail, "kvmtool-gpu: guest code: %s\n", r.guest_code.c_str());
+    if (!r.syscalls.empty()) std::fprintf(detail, "kvmtool-gpu: system calls: %s\n", r.syscalls.c_str());
     if (!r.passed() && r.outcome != Outcome::GuestExit)
         std::fprintf(stderr, "kvmtool-gpu: error: %s\n%s\n", r.detail.c_str(), r.register_dump.c_str());
 }
@@ -251,7 +250,7 @@ int run_command(const std::vector<std::string>& all_args) {
     std::FILE* const report = c.raw_stdio ? stderr : stdout;
     // --quiet: everything but the result line goes nowhere.
     const std::unique_ptr<std::FILE, int (*)(std::FILE*)> nowhere(p.has("quiet") ? std::fopen("/dev/null", "w") : nullptr,
-                                                                   [](std::FILE* f) { return f ? std::fclose(f) : 0; });
+                                                                   [](std::FILE* f) { return std::fclose(f); });
     std::FILE* const detail = nowhere ? nowhere.get() : report;
     const MachineSummary info = vm.info();
     for (const std::string& note : info.notes) std::fprintf(detail, "kvmtool-gpu: %s\n", note.c_str());

@@ -15,4 +15,9 @@ inline bool range_inside(uint64_t start, uint64_t len, uint64_t base, uint64_t s
     return len <= size - off;
 }
 
+// [a, a + a_len) and [b, b + b_len) share a byte; for ranges known not to wrap.
+inline bool ranges_overlap(uint64_t a, uint64_t a_len, uint64_t b, uint64_t b_len) {
+    return a < b + b_len && b < a + a_len;
+}
+
 } // namespace kvmgpu::vgpu

@@ -41,6 +41,7 @@ void block_sigpipe_on_this_thread() {
 std::shared_ptr<const HostStdio> HostStdio::take(int in, int out, int err) {
     std::shared_ptr<HostStdio> s(new HostStdio());
     s->host_ = {in, out, err};
+    mode_t in_mode = 0;
     for (int stream = 0; stream < 3; ++stream) {
         const int fd = s->host_[stream];
         struct stat st {};
@@ -49,17 +50,17 @@ std::shared_ptr<const HostStdio> HostStdio::take(int in, int out, int err) {
             s->link_[stream] = kStdName[stream];
             continue;
         }
+        if (stream == 0) in_mode = st.st_mode;
         s->link_[stream] = host_link(fd, stream);
         KernelTermios t{};
         if (::ioctl(fd, TCGETS, t.data()) == 0) s->tty_[stream] = t;
         WindowSize w{};
         if (s->tty_[stream] && ::ioctl(fd, TIOCGWINSZ, w.data()) == 0) s->window_[stream] = w;
     }
-    struct stat st {};
-    if (s->host_[0] < 0 || ::fstat(s->host_[0], &st) != 0) return s;
-    if (S_ISREG(st.st_mode)) {
+    if (s->host_[0] < 0) return s;
+    if (S_ISREG(in_mode)) {
         s->in_ = UniqueFd(::fcntl(s->host_[0], F_DUPFD_CLOEXEC, 3));
-    } else if (S_ISSOCK(st.st_mode)) {
+    } else if (S_ISSOCK(in_mode)) {
         log_warn("--stdio raw: stdin is a socket: the guest's stdin reads as end of file");
     } else {
         const std::string proc = "/proc/self/fd/" + std::to_string(s->host_[0]);

@@ -217,6 +217,8 @@ private:
     // syscalls_files.cpp
     int64_t sys_read(uint64_t fd, uint64_t buf, uint64_t len, int64_t offset);
     int64_t sys_write(uint64_t fd, uint64_t buf, uint64_t len, int64_t offset);
+    // write/pwrite (offset >= 0) of bytes already checked to any descriptor kind.
+    int64_t write_file(OpenFile& f, std::span<const uint8_t> src, int64_t offset);
     int64_t sys_iov(uint64_t fd, uint64_t iov, uint64_t count, bool write);
     // From a regular file to any writable descriptor, through a bounce buffer
     // (at most kSendfileChunk a call: a short count, as Linux may give).

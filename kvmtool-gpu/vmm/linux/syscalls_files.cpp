@@ -63,12 +63,18 @@ int64_t SyscallServer::sys_write(uint64_t fd, uint64_t buf, uint64_t len, int64_
     len = std::min(len, kMaxIo);
     auto src = user_.span(buf, len);
     if (!src) return -EFAULT;
-    if (f->kind == OpenFile::Kind::ConsoleOut) return offset >= 0 ? -ESPIPE : console_write(*src, f->stdio);
-    if (f->directory) return -EISDIR;
-    if (f->kind == OpenFile::Kind::Epoll) return -EINVAL;
-    if ((f->flags & O_ACCMODE) == O_RDONLY) return -EBADF;
-    if (f->stream) block_sigpipe_on_this_thread();
-    const ssize_t n = offset >= 0 ? ::pwrite(f->host.get(), src->data(), len, offset) : ::write(f->host.get(), src->data(), len);
+    return write_file(*f, *src, offset);
+}
+
+int64_t SyscallServer::write_file(OpenFile& f, std::span<const uint8_t> src, int64_t offset) {
+    if (f.kind == OpenFile::Kind::ConsoleIn) return -EBADF;
+    if (f.kind == OpenFile::Kind::ConsoleOut) return offset >= 0 ? -ESPIPE : console_write(src, f.stdio);
+    if (f.directory) return -EISDIR;
+    if (f.kind == OpenFile::Kind::Epoll) return -EINVAL;
+    if ((f.flags & O_ACCMODE) == O_RDONLY) return -EBADF;
+    if (f.stream) block_sigpipe_on_this_thread();
+    const ssize_t n = offset >= 0 ? ::pwrite(f.host.get(), src.data(), src.size(), offset)
+                                  : ::write(f.host.get(), src.data(), src.size());
     return n < 0 ? -errno : n;
 }
 
@@ -158,26 +164,15 @@ int64_t SyscallServer::sys_sendfile(uint64_t out_fd, uint64_t in_fd, uint64_t of
         if (!offset) return -EFAULT;
         if (*offset < 0) return -EINVAL;
     }
-    uint64_t n = std::min({count, kSendfileChunk, kMaxIo});
-    if (out->kind == OpenFile::Kind::ConsoleOut)
-        n = std::min(n, kConsoleChunk - std::min<uint64_t>(console_pending_.size(), kConsoleChunk));
+    const uint64_t n = std::min({count, kSendfileChunk, kMaxIo});
     if (n == 0) return 0;
     std::vector<uint8_t> bounce(n);
     const ssize_t got = offset ? ::pread(in->host.get(), bounce.data(), n, *offset)
                                : ::read(in->host.get(), bounce.data(), n);
     if (got <= 0) return got < 0 ? -errno : 0;
-    int64_t put = 0;
-    if (out->kind == OpenFile::Kind::ConsoleOut) {
-        put = console_write(std::span<const uint8_t>(bounce.data(), static_cast<size_t>(got)), out->stdio);
-    } else if (out->kind == OpenFile::Kind::Host && !out->directory) {
-        if (out->stream) block_sigpipe_on_this_thread();
-        const ssize_t w = ::write(out->host.get(), bounce.data(), static_cast<size_t>(got));
-        put = w < 0 ? -errno : w;
-    } else {
-        put = -EINVAL;
-    }
-    // What did not reach the output stays unread: the file's offset (or the
-    // caller's) moves by what was written.
+    const int64_t put = write_file(*out, std::span<const uint8_t>(bounce.data(), static_cast<size_t>(got)), -1);
+    // What did not reach the output (a console takes a chunk a call) stays
+    // unread: the file's offset (or the caller's) moves by what was written.
     const int64_t moved = std::max<int64_t>(put, 0);
     if (!offset && moved < got) ::lseek(in->host.get(), moved - got, SEEK_CUR);
     if (offset && moved > 0 && !user_.write_obj(offset_addr, *offset + moved)) return -EFAULT;

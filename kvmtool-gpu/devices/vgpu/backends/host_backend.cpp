@@ -153,7 +153,7 @@ Status HostBackend::mem_alloc(uint64_t bytes, uint64_t* dptr) {
 
 bool HostBackend::allocation_overlaps(uint64_t va, uint64_t bytes) const {
     for (const auto& [base, a] : allocs_)
-        if (va < base + a.bytes && base < va + bytes) return true; // callers' ranges do not wrap
+        if (ranges_overlap(va, bytes, base, a.bytes)) return true; // callers' ranges do not wrap
     return false;
 }
 

@@ -6,12 +6,6 @@
 
 namespace kvmgpu::vgpu {
 
-namespace {
-bool ranges_overlap(uint64_t a, uint64_t a_len, uint64_t b, uint64_t b_len) {
-    return a < b + b_len && b < a + a_len; // callers' ranges do not wrap
-}
-} // namespace
-
 bool HostVirtualMemory::reservation_overlaps(uint64_t va, uint64_t bytes) const {
     for (const auto& [base, r] : reserved_)
         if (ranges_overlap(va, bytes, base, r.bytes)) return true;
