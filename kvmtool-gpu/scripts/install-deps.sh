@@ -7,7 +7,7 @@
 set -euo pipefail
 
 packages=(g++ cmake ninja-build ccache libgtest-dev libboost-dev libhugetlbfs-dev libpfm4-dev nlohmann-json3-dev libucx-dev
-          qemu-system-x86 busybox-static cpio python3 universal-ctags)
+          qemu-system-x86 busybox-static cpio python3 universal-ctags iproute2)
 # Optional extras: installed when the archive has them (checked with apt-cache).
 # CPython's own test package for the system python3 (Debian's
 # libpython3.X-testsuite): tests/kvm/linux-python.sh runs some of its modules

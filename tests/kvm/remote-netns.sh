@@ -6,7 +6,10 @@
 # Needs root, iproute2 and KVM (run through if-kvm.sh); exits 77 with the
 # reason when something is missing.
 # Usage: remote-netns.sh KVMTOOL_GPU GUEST_DIR
-# Environment: IP, TC: the iproute2 programs (default ip, tc from PATH).
+# Environment: IP, TC: the iproute2 programs (default ip, tc from PATH);
+# REMOTE_GUESTS: the guests run at each delay (default vecadd matrixMul
+# streamsEvents cudaGraphs); REQUIRE_NETEM=1: a kernel without sch_netem fails
+# the test instead of skipping the delayed runs (the nested machine's has it).
 set -u
 vmm=$1 guests=$2
 IP=${IP:-ip} TC=${TC:-tc}
@@ -33,12 +36,15 @@ grep -q "listening on" "$work/server.log" || { echo "FAIL: the GPU server did no
 runs=0 failed=0
 for delay in 0 10 100; do
   if [ $delay -gt 0 ]; then
-    if ! "$IP" netns exec ${ns}v "$TC" qdisc replace dev $b root netem delay ${delay}us 2>/dev/null; then
+    if ! "$IP" netns exec ${ns}v "$TC" qdisc replace dev $b root netem delay ${delay}us 2>"$work/tc.err"; then
+      [ "${REQUIRE_NETEM:-0}" = 1 ] && { echo "FAIL: no netem delay: $(head -1 "$work/tc.err")"; exit 1; }
       echo "netem: this kernel has no sch_netem; the ${delay} us run is skipped"
       continue
     fi
+    # The delay holds: UCX's own connection set-up waits for it too.
+    "$IP" netns exec ${ns}v "$TC" qdisc show dev $b | grep -q "delay" || { echo "FAIL: netem not in place on $b"; exit 1; }
   fi
-  for g in vecadd matrixMul streamsEvents cudaGraphs; do
+  for g in ${REMOTE_GUESTS:-vecadd matrixMul streamsEvents cudaGraphs}; do
     runs=$((runs + 1))
     if UCX_TLS=tcp,self UCX_NET_DEVICES=$b KVMGPU_GUEST_DIR="$guests" "$IP" netns exec ${ns}v "$vmm" run --guest $g --mem 256M \
         --pages 4K --gpu-remote 10.231.0.1:18515 --gpu-key "$work/key" > "$work/$g-$delay.log" 2>&1; then

@@ -2,7 +2,8 @@
 # Fetches the Debian kernel that linux-image-amd64 currently depends on, without
 # installing it (apt-get download + dpkg-deb -x), and keeps only what the nested
 # KVM machine needs: vmlinuz (and the vmlinux inside it, see make_vmlinux) and the
-# modules for kvm_amd plus their dependencies, decompressed, with the order to
+# modules for kvm_amd, veth pairs and netem delays (the remote GPU test's two
+# network namespaces) plus their dependencies, decompressed, with the order to
 # insmod them in.
 #
 # Usage: fetch-kernel.sh [CACHE_DIR]     (default: <repo>/.nested, git-ignored)
@@ -17,7 +18,9 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cache=$(mkdir -p "${1:-$repo/.nested}" && cd "${1:-$repo/.nested}" && pwd)
-wanted=(irqbypass ccp kvm kvm-amd)   # kvm-amd last; deps of each are added before it
+wanted=(irqbypass ccp kvm kvm-amd veth sch_netem)   # deps of each are added before it
+# A kernel cached for another list of modules is unpacked again.
+has_wanted() { [[ $(cat "$1/wanted" 2>/dev/null) == "${wanted[*]}" ]]; }
 
 mkdir -p "$cache/kernel"
 exec 9>"$cache/kernel/.lock"   # one fetch at a time (ctest -j)
@@ -28,6 +31,7 @@ die() { log "error: $*"; exit 1; }
 
 use_cached() {   # $1: why resolving/downloading failed
   if [[ -f $cache/kernel/current/modules.load ]]; then
+    has_wanted "$cache/kernel/current" || log "warning: the cached kernel lacks some of: ${wanted[*]}"
     log "warning: $1; using cached $(readlink "$cache/kernel/current")"
     echo "$cache/kernel/$(readlink "$cache/kernel/current")"
     exit 0
@@ -72,9 +76,9 @@ resolve_pkg() {
 # Fast path: apt-cache takes seconds here, and its answer can only change when
 # the apt lists (or KERNEL_PKG) do, so a resolution newer than the lists is reused.
 stamp=$cache/kernel/resolved
-if [[ -f $stamp && -f $cache/kernel/current/modules.load &&
-      $(cat "$stamp") == "${KERNEL_PKG:-} $(readlink "$cache/kernel/current")" &&
-      -z $(find /var/lib/apt/lists /etc/apt -newer "$stamp" -print -quit 2>/dev/null) ]]; then
+if [[ -f $stamp && -f $cache/kernel/current/modules.load ]] && has_wanted "$cache/kernel/current" &&
+   [[ $(cat "$stamp") == "${KERNEL_PKG:-} $(readlink "$cache/kernel/current")" &&
+   -z $(find /var/lib/apt/lists /etc/apt -newer "$stamp" -print -quit 2>/dev/null) ]]; then
   make_vmlinux "$cache/kernel/current"
   echo "$cache/kernel/$(readlink "$cache/kernel/current")"
   exit 0
@@ -92,7 +96,7 @@ ver=$(candidate "$pkg")
 
 name="${pkg}_${ver}"
 dest="$cache/kernel/$name"
-if [[ -f $dest/modules.load ]]; then
+if [[ -f $dest/modules.load ]] && has_wanted "$dest"; then
   make_vmlinux "$dest"
   ln -sfn "$name" "$cache/kernel/current"
   echo "${KERNEL_PKG:-} $name" >"$stamp"
@@ -165,6 +169,7 @@ for m in "${order[@]}"; do
 done
 echo "$kver" >"$stage/version"
 echo "$pkg $ver" >"$stage/package"
+echo "${wanted[*]}" >"$stage/wanted"
 make_vmlinux "$stage"
 
 mkdir -p "$cache/kernel"
