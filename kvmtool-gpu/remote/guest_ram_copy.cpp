@@ -1,5 +1,8 @@
 #include "kvmtool-gpu/remote/guest_ram_copy.h"
 
+#include "kvmtool-gpu/remote/span_list.h"
+
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -62,30 +65,96 @@ bool GuestRamCopy::fetch(uint64_t gpa, uint8_t* local, uint64_t bytes) {
 bool GuestRamCopy::fetch_all(const std::vector<Span>& spans) { return ask_and_land(spans); }
 
 bool GuestRamCopy::ask_and_land(const std::vector<Span>& spans) {
-    std::vector<WireSpan> pieces;
-    for (const Span& s : spans)
-        for (uint64_t at = 0; at < s.bytes; at += kPiece) pieces.push_back(WireSpan{s.gpa + at, std::min(kPiece, s.bytes - at)});
-    // At most kWindow pieces asked and not yet landed: the VMM answers back
+    // Requests in order: a large span's pieces alone (DATA lands in place),
+    // small spans together in lists (DATA_LIST, scattered here).
+    struct Request {
+        WireSpan piece{};           // when `list` is empty
+        std::vector<WireSpan> list; // else
+    };
+    std::vector<Request> requests;
+    uint64_t list_bytes = 0;
+    for (const Span& s : spans) {
+        if (s.bytes == 0) continue;
+        if (s.bytes > kListSpanMax) {
+            for (uint64_t at = 0; at < s.bytes; at += kPiece)
+                requests.push_back(Request{WireSpan{s.gpa + at, std::min(kPiece, s.bytes - at)}, {}});
+            continue;
+        }
+        if (requests.empty() || requests.back().list.empty() || requests.back().list.size() == kMaxListSpans ||
+            list_bytes + s.bytes > kMaxListBytes) {
+            requests.push_back(Request{});
+            list_bytes = 0;
+        }
+        requests.back().list.push_back(WireSpan{s.gpa, s.bytes});
+        list_bytes += s.bytes;
+    }
+    // At most kWindow requests asked and not yet landed: the VMM answers back
     // to back, and neither side's inbox grows with the copy's size.
     size_t asked = 0;
-    for (size_t landed = 0; landed < pieces.size(); ++landed) {
-        for (; asked < pieces.size() && asked < landed + kWindow; ++asked)
-            if (!link_.send(kFetch, &pieces[asked], sizeof pieces[asked], nullptr, 0)) return false;
+    for (size_t landed = 0; landed < requests.size(); ++landed) {
+        for (; asked < requests.size() && asked < landed + kWindow; ++asked) {
+            const Request& r = requests[asked];
+            const bool sent = r.list.empty()
+                                  ? link_.send(kFetch, &r.piece, sizeof r.piece, nullptr, 0)
+                                  : [&] {
+                                        const WireSpanList head{static_cast<uint32_t>(r.list.size()), 0};
+                                        return link_.send(kFetchList, &head, sizeof head, r.list.data(),
+                                                          r.list.size() * sizeof(WireSpan));
+                                    }();
+            if (!sent) return false;
+        }
+        const Request& r = requests[landed];
         UcxMessage m;
-        if (!link_.receive(kData, &m, Clock::now() + std::chrono::seconds(30))) return false;
-        WireSpan got{};
-        if (m.refused || !m.landed || !header_as(m, &got)) return false;
-        if (got.gpa != pieces[landed].gpa || got.bytes != pieces[landed].bytes) return false;
+        const auto deadline = Clock::now() + std::chrono::seconds(30);
+        if (r.list.empty()) {
+            if (!link_.receive(kData, &m, deadline)) return false;
+            WireSpan got{};
+            if (m.refused || !m.landed || !header_as(m, &got)) return false;
+            if (got.gpa != r.piece.gpa || got.bytes != r.piece.bytes) return false;
+        } else {
+            std::vector<WireSpan> got;
+            if (!link_.receive(kDataList, &m, deadline) || !parse_span_list(m, true, &got)) return false;
+            if (got.size() != r.list.size() ||
+                !std::equal(got.begin(), got.end(), r.list.begin(),
+                            [](const WireSpan& a, const WireSpan& b) { return a.gpa == b.gpa && a.bytes == b.bytes; }))
+                return false;
+            if (!scatter_span_list(mem_, got, m.body)) return false;
+        }
     }
     return true;
 }
 
 bool GuestRamCopy::publish(uint64_t gpa, const uint8_t* local, uint64_t bytes) {
+    if (bytes == 0) return true;
+    if (bytes <= kListSpanMax) {
+        // Small spans wait in a list, sent when full and at flush().
+        if (pending_.size() == kMaxListSpans || pending_bytes_ + bytes > kMaxListBytes)
+            if (!send_pending()) return false;
+        pending_.push_back(WireSpan{gpa, bytes});
+        pending_body_.insert(pending_body_.end(), local, local + bytes);
+        pending_bytes_ += bytes;
+        return true;
+    }
+    if (!send_pending()) return false; // the VMM lands DATA in the order it was written
     for (uint64_t at = 0; at < bytes; at += kPiece) {
         const WireSpan piece{gpa + at, std::min(kPiece, bytes - at)};
         if (!link_.send(kData, &piece, sizeof piece, local + at, piece.bytes)) return false;
     }
     return true;
 }
+
+bool GuestRamCopy::send_pending() {
+    if (pending_.empty()) return true;
+    const WireSpanList head{static_cast<uint32_t>(pending_.size()), 0};
+    std::vector<uint8_t> body(pending_.size() * sizeof(WireSpan));
+    std::memcpy(body.data(), pending_.data(), body.size());
+    body.insert(body.end(), pending_body_.begin(), pending_body_.end());
+    pending_.clear();
+    pending_body_.clear();
+    pending_bytes_ = 0;
+    return link_.send(kDataList, &head, sizeof head, body.data(), body.size());
+}
+
+bool GuestRamCopy::flush() { return send_pending() && !link_.peer_lost(); }
 
 } // namespace kvmgpu::remote

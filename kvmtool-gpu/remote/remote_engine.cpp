@@ -7,6 +7,7 @@
 #include "kvmtool-gpu/abi/vgpu_abi_layout.h"
 #include "kvmtool-gpu/remote/remote_wire.h"
 #include "kvmtool-gpu/remote/guest_ram_copy.h"
+#include "kvmtool-gpu/remote/span_list.h"
 #include "kvmtool-gpu/remote/ucx_link.h"
 #include "kvmtool-gpu/util/log.h"
 
@@ -56,6 +57,7 @@ private:
     // True once WELCOMEd, or with *redirect set to the port of the session's own process.
     bool handshake(const SharedKey& key, uint32_t* redirect, std::string* why);
     void serve_fetch(const UcxMessage& m);
+    void serve_fetch_list(const UcxMessage& m);
     void control(ControlOp op);
     vgpu::CommandResult lost();
 
@@ -76,7 +78,8 @@ private:
         const Clock::rep by = stop_by_ns_.load(std::memory_order_acquire);
         return by != 0 && Clock::now().time_since_epoch().count() > by;
     }
-    std::vector<uint8_t> body_; // a batch being sent
+    std::vector<uint8_t> body_;       // a batch being sent
+    std::vector<uint8_t> fetch_body_; // a DATA_LIST being sent
 };
 
 bool RemoteEngine::open_link(const std::string& address, std::string* why) {
@@ -208,6 +211,14 @@ void RemoteEngine::execute_batch(std::span<vgpu::GuestCommand> cmds, std::span<v
         if (m.id == kResults) break;
         if (m.id == kFetch) {
             serve_fetch(m);
+        } else if (m.id == kFetchList) {
+            serve_fetch_list(m);
+        } else if (m.id == kDataList) {
+            std::vector<WireSpan> spans;
+            if (!parse_span_list(m, true, &spans) || !scatter_span_list(mem_, spans, m.body)) {
+                log_warn("vgpu: remote GPU at %s broke the protocol (a span list outside guest RAM?)", address_.c_str());
+                return;
+            }
         } else if (m.id != kData || m.refused) {
             log_warn("vgpu: remote GPU at %s broke the protocol (message %u, outside guest RAM?)", address_.c_str(), m.id);
             return;
@@ -249,6 +260,19 @@ void RemoteEngine::serve_fetch(const UcxMessage& m) {
         if (auto view = mem_.translate(memmap::GuestPhysAddr{span.gpa}, span.bytes)) bytes = view->data();
     if (!bytes) span.bytes = 0; // an empty answer: the server's command fails
     link_->send(kData, &span, sizeof span, bytes, span.bytes);
+}
+
+void RemoteEngine::serve_fetch_list(const UcxMessage& m) {
+    // Answered only inside guest RAM: a list that names anything else, or
+    // breaks the limits, gets an empty answer and the server's command fails.
+    std::vector<WireSpan> spans;
+    if (!parse_span_list(m, false, &spans) || !gather_span_list(mem_, spans, &fetch_body_)) {
+        const WireSpanList none{0, 0};
+        link_->send(kDataList, &none, sizeof none, nullptr, 0);
+        return;
+    }
+    const WireSpanList head{static_cast<uint32_t>(spans.size()), 0};
+    link_->send(kDataList, &head, sizeof head, fetch_body_.data(), fetch_body_.size());
 }
 
 void RemoteEngine::control(ControlOp op) {

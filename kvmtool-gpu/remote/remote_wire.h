@@ -15,7 +15,10 @@
 //   COMMANDS {seq, count; descriptors and payloads}  ->   runs them in order; meanwhile
 //                                    <-   FETCH {gpa, bytes}: the guest RAM a command reads
 //   DATA {gpa, bytes; the bytes}     ->
+//                                    <-   FETCH_LIST {count; spans}: many small spans at once
+//   DATA_LIST {count; spans, then their bytes}  ->   (span_list.h)
 //                                    <-   DATA {gpa, bytes; the bytes}: what a command wrote
+//                                    <-   DATA_LIST {count; spans, then their bytes}: the same, small spans
 //                                    <-   RESULTS {seq, count; statuses, results, payloads}
 // A batch is what the ring held: asynchronous commands up to and with the
 // first synchronous one (CommandSink::batch_limit).
@@ -45,10 +48,12 @@ enum WireId : uint16_t {
     kFetch = 8,
     kData = 9,
     kRedirect = 10,
+    kFetchList = 11,
+    kDataList = 12,
 };
 
 inline constexpr uint32_t kWireMagic = 0x4b564752; // "KVGR"
-inline constexpr uint32_t kWireVersion = 1;
+inline constexpr uint32_t kWireVersion = 2; // 2: FETCH_LIST and DATA_LIST
 inline constexpr uint32_t kMaxRemoteRegions = 16;
 
 struct WireHello {
@@ -86,6 +91,11 @@ struct WireWelcome {
     uint32_t registration; // vgpu_status of registering RAM with the backend
     uint32_t reserved;
     uint64_t registration_ns;
+};
+
+// FETCH_LIST's and DATA_LIST's header (their bodies: span_list.h).
+struct WireSpanList {
+    uint32_t count, reserved;
 };
 
 // The port of the session's own process, on the host the VMM reached.

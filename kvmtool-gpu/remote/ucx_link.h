@@ -72,7 +72,7 @@ using Landing = std::function<uint8_t*(const std::vector<uint8_t>& header, size_
 class UcxLink {
 public:
     // Messages of ids [0, kMaxIds) are received (and queued) from the start.
-    static constexpr unsigned kMaxIds = 11;
+    static constexpr unsigned kMaxIds = 13;
     // Messages waiting to be taken, at most: the protocol never has more
     // than a batch and its guest RAM pieces in flight, so a peer that sends
     // more is flooding, and the link is dropped rather than its memory grown.

@@ -5,10 +5,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <thread>
 
 #include "kvmtool-gpu/remote/guest_ram_copy.h"
+#include "kvmtool-gpu/remote/span_list.h"
 #include "kvmtool-gpu/remote/remote_wire.h"
 #include "kvmtool-gpu/remote/ucx_link.h"
 #include "tests/unit/remote/loopback_server.h"
@@ -263,6 +265,58 @@ TEST(RemoteSecurity, DataLandsOnlyInsideGuestRam) {
     EXPECT_EQ(land(header(~0ull - 10, 100), 100), nullptr);     // wraps
     EXPECT_EQ(land(header(4096, 100), 4096), nullptr);          // body larger than the span
     EXPECT_EQ(land(std::vector<uint8_t>(3), 100), nullptr);     // no span at all
+}
+
+// A span list (FETCH_LIST, DATA_LIST) from either side: parsed only within
+// its limits and with exactly its bytes, landed only when every span lies
+// inside guest RAM, and then nothing of a bad one.
+TEST(RemoteSecurity, SpanListsLandOnlyInsideGuestRamAndWhole) {
+    memmap::GuestMemory mem;
+    mem.add_region(memmap::GuestPhysAddr{0}, memmap::Backing::create(memmap::PageSize::k4K, 1 << 20));
+    auto message = [](std::vector<WireSpan> spans, uint64_t body_extra, uint32_t count) {
+        UcxMessage m;
+        const WireSpanList head{count, 0};
+        m.header.assign(reinterpret_cast<const uint8_t*>(&head), reinterpret_cast<const uint8_t*>(&head) + sizeof head);
+        m.body.assign(reinterpret_cast<const uint8_t*>(spans.data()),
+                      reinterpret_cast<const uint8_t*>(spans.data() + spans.size()));
+        m.body.resize(m.body.size() + body_extra, 0x5a);
+        return m;
+    };
+    std::vector<WireSpan> got;
+    const std::vector<WireSpan> two{{4096, 100}, {8192, 28}};
+    EXPECT_TRUE(parse_span_list(message(two, 128, 2), true, &got));
+    EXPECT_EQ(got.size(), 2u);
+    EXPECT_TRUE(parse_span_list(message(two, 0, 2), false, &got)); // FETCH_LIST: no bytes
+    EXPECT_FALSE(parse_span_list(message(two, 127, 2), true, &got)); // a byte short
+    EXPECT_FALSE(parse_span_list(message(two, 129, 2), true, &got)); // a byte over
+    EXPECT_FALSE(parse_span_list(message(two, 128, 3), true, &got)); // count past the table
+    EXPECT_FALSE(parse_span_list(message({}, 0, 0), false, &got));   // empty
+    EXPECT_FALSE(parse_span_list(message({{0, kListSpanMax + 1}}, 0, 1), false, &got));
+    EXPECT_FALSE(parse_span_list(message({{0, 0}}, 0, 1), false, &got));
+    EXPECT_FALSE(parse_span_list(message(std::vector<WireSpan>(kMaxListSpans + 1, WireSpan{0, 1}), 0, kMaxListSpans + 1),
+                                 false, &got));
+    EXPECT_FALSE(parse_span_list(message(std::vector<WireSpan>(32, WireSpan{0, kListSpanMax}), 0, 32), false, &got))
+        << "more than kMaxListBytes in all";
+
+    // Landing: one span past RAM refuses the list, and nothing of it lands.
+    uint8_t* first = mem.translate(memmap::GuestPhysAddr{4096}, 100)->data();
+    std::memset(first, 0, 100);
+    const std::vector<WireSpan> bad{{4096, 100}, {(1 << 20) - 50, 100}};
+    UcxMessage m = message(bad, 200, 2);
+    ASSERT_TRUE(parse_span_list(m, true, &got));
+    EXPECT_FALSE(scatter_span_list(mem, got, m.body));
+    EXPECT_EQ(first[0], 0) << "a refused list wrote guest RAM";
+    m = message(two, 128, 2);
+    ASSERT_TRUE(parse_span_list(m, true, &got));
+    EXPECT_TRUE(scatter_span_list(mem, got, m.body));
+    EXPECT_EQ(first[0], 0x5a);
+    // Gathering for a FETCH_LIST reads guest RAM only.
+    std::vector<uint8_t> body;
+    EXPECT_FALSE(gather_span_list(mem, bad, &body));
+    EXPECT_TRUE(body.empty());
+    ASSERT_TRUE(gather_span_list(mem, two, &body));
+    EXPECT_EQ(body.size(), 2 * sizeof(WireSpan) + 128);
+    EXPECT_EQ(body[2 * sizeof(WireSpan)], 0x5a);
 }
 
 } // namespace
