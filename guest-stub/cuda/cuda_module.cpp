@@ -287,28 +287,41 @@ extern "C" CUresult cuModuleGetSurfRef(CUsurfref* surfref, CUmodule module, cons
 }
 
 namespace {
+constexpr uint32_t kDescsPerCall = VGPU_PAYLOAD_BYTES / sizeof(vgpu_param_desc);
+
 // A function handle the device issued for `module`: its parameter layout
-// learnt once, as the module defines it, in as many calls as it takes.
-CUresult learn_function(CUfunction handle, CUmodule module)
+// learnt once, as the module defines it. `first` holds the count and size
+// (vgpu_result_function's params) and the first descriptors when the
+// lookup brought them; the rest, or all when it did not, in as many calls
+// as it takes.
+struct FirstDescs {
+    uint32_t count, bytes;
+    const vgpu_param_desc* descs;
+};
+CUresult learn_function(CUfunction handle, CUmodule module, const FirstDescs* first = nullptr)
 {
     if (function_find(handle) != nullptr) // asked before: the device gives the same handle
         return CUDA_SUCCESS;
-    constexpr uint32_t kPerCall = VGPU_PAYLOAD_BYTES / sizeof(vgpu_param_desc);
-    vgpu_param_desc descs[kPerCall];
+    vgpu_param_desc descs[kDescsPerCall];
     uint64_t res[2];
-    if (CUresult r = call_sync(command<VGPU_OP_FUNC_GET_PARAM_INFO>({handle_bits(handle), 0}), res, descs, sizeof descs))
+    if (first != nullptr) {
+        res[0] = first->count, res[1] = first->bytes;
+        __builtin_memcpy(descs, first->descs, sizeof descs);
+    } else if (CUresult r = call_sync(command<VGPU_OP_FUNC_GET_PARAM_INFO>({handle_bits(handle), 0}), res, descs,
+                                      sizeof descs)) {
         return r;
+    }
     FunctionLayout* l = function_add(handle, module, static_cast<uint32_t>(res[0]), static_cast<uint32_t>(res[1]));
     if (l == nullptr)
         return CUDA_ERROR_OUT_OF_MEMORY;
     for (uint32_t i = 0; i < l->count; ++i) {
-        if (i > 0 && i % kPerCall == 0) {
+        if (i > 0 && i % kDescsPerCall == 0) {
             if (CUresult r = call_sync(command<VGPU_OP_FUNC_GET_PARAM_INFO>({handle_bits(handle), i}), res, descs,
                                        sizeof descs))
                 return r;
         }
-        l->offsets[i] = descs[i % kPerCall].offset;
-        l->sizes[i] = descs[i % kPerCall].size;
+        l->offsets[i] = descs[i % kDescsPerCall].offset;
+        l->sizes[i] = descs[i % kDescsPerCall].size;
     }
     return CUDA_SUCCESS;
 }
@@ -322,10 +335,14 @@ extern "C" CUresult cuModuleGetFunction(CUfunction* f, CUmodule module, const ch
     uint64_t gpa;
     if (f == nullptr || !name_lookup<VGPU_OP_MODULE_GET_FUNCTION>(module, name, &c, &gpa))
         return CUDA_ERROR_INVALID_VALUE;
-    CUfunction handle;
-    if (CUresult r = call_result(c, &handle))
+    // One round trip: the handle, and the layout a first launch needs.
+    uint64_t res[2];
+    vgpu_param_desc descs[kDescsPerCall];
+    if (CUresult r = call_sync(c, res, descs, sizeof descs))
         return r;
-    if (CUresult r = learn_function(handle, module))
+    const CUfunction handle = handle_of<CUfunction>(res[0]);
+    const FirstDescs first{static_cast<uint32_t>(res[1]), static_cast<uint32_t>(res[1] >> 32), descs};
+    if (CUresult r = learn_function(handle, module, &first))
         return r;
     *f = handle;
     return CUDA_SUCCESS;

@@ -76,12 +76,16 @@
  *  20 GRAPH_NEXT_NODE_DEPENDENCIES (425): a node is made with its
  *     dependencies, in one driver call as the program made it;
  *     VMM_GRANULARITY names a device and needs no context (issue 42);
- *     layout hash 0x36433e35011af632 */
-#define VGPU_ABI_VERSION 20u
+ *     layout hash 0x36433e35011af632
+ *  21 MODULE_GET_FUNCTION answers with the kernel's parameter layout (its
+ *     count and size, the first descriptors in the payload): a kernel's
+ *     first launch waits on one round trip, not two (issue 46); layout
+ *     hash 0x361cc22ec569f1da */
+#define VGPU_ABI_VERSION 21u
 /* kvmgpu::abi::vgpu_abi_layout_hash() (vgpu_abi_layout.h) at this version:
  * a unit test fails when the layout moves and this is not the value. A
  * change that moves it bumps VGPU_ABI_VERSION and records the new value. */
-#define VGPU_ABI_LAYOUT_HASH 0x36433e35011af632ull
+#define VGPU_ABI_LAYOUT_HASH 0x361cc22ec569f1daull
 
 /* ---- what an opcode does (the table's third column) -------------------- */
 /* Needs a current context (else VGPU_ERROR_INVALID_CONTEXT, vgpu_abi.h "contexts"). */
@@ -227,6 +231,9 @@ struct vgpu_result_global { uint64_t dptr; uint64_t bytes; };
 struct vgpu_result_mem_info { uint64_t free_bytes; uint64_t total_bytes; };
 struct vgpu_result_registration { uint64_t registration; uint64_t dptr; };
 struct vgpu_result_param_info { uint64_t count; uint64_t bytes; };
+/* A function's handle and its parameter layout: count in bits 0-31, the
+ * buffer's bytes in bits 32-63 (FUNC_GET_PARAM_INFO's two results). */
+struct vgpu_result_function { uint64_t handle; uint64_t params; };
 struct vgpu_result_module_functions { uint64_t count; uint64_t returned; };
 struct vgpu_result_primary_retain { uint64_t context; uint64_t retains; };
 struct vgpu_result_primary_state { uint64_t flags; uint64_t active; };
@@ -283,9 +290,10 @@ struct vgpu_result_bytes16 { uint8_t bytes[16]; }; /* a host-mode BLAS result */
         /* dptr and pitch 4-byte aligned */ \
     X(MODULE_LOAD_DATA, 30, VGPU_OPF_CTX, struct vgpu_args_guest_range, struct vgpu_result_handle) /* the image */ \
     X(MODULE_UNLOAD, 31, VGPU_OPF_CTX, struct vgpu_args_handle, void) \
-    X(MODULE_GET_FUNCTION, 32, VGPU_OPF_CTX, struct vgpu_args_name_lookup, struct vgpu_result_handle) \
+    X(MODULE_GET_FUNCTION, 32, VGPU_OPF_CTX, struct vgpu_args_name_lookup, struct vgpu_result_function) \
         /* the name, no NUL: name_bytes 0, the payload's payload_len bytes; past VGPU_PAYLOAD_BYTES \
-           (up to VGPU_MAX_NAME_BYTES), at the gpa the payload holds */ \
+           (up to VGPU_MAX_NAME_BYTES), at the gpa the payload holds; payload <- vgpu_param_desc of \
+           parameters 0, 1, ... as FUNC_GET_PARAM_INFO's from 0 */ \
     X(FUNC_GET_PARAM_INFO, 34, VGPU_OPF_CTX, struct vgpu_args_param_info, struct vgpu_result_param_info) \
         /* payload <- vgpu_param_desc of parameters first, first+1, ... (as many as the payload holds): \
            the layout the module gives the kernel */ \

@@ -410,6 +410,7 @@ private:
     // dispatch_kernels.cpp: the VM's handle for a function of a module.
     std::optional<CommandResult> function_handle(uint64_t module, BackendFunction f, ParamLayout* layout,
                                                  uint64_t* out);
+    static void put_param_descs(GuestCommand& c, const ParamLayout& params, uint64_t first);
     // FUNC_MAX_ACTIVE_CLUSTERS / FUNC_MAX_CLUSTER_SIZE: the shape checked, then the backend's answer.
     CommandResult cluster_question(GuestCommand& c, bool active);
 

@@ -72,7 +72,25 @@ CommandResult CommandDispatch::op_MODULE_GET_FUNCTION(GuestCommand& c) {
     if (s != VGPU_SUCCESS) return done(s);
     uint64_t h = 0;
     if (auto refused = function_handle(module, f, &layout, &h)) return *refused;
-    return done(VGPU_SUCCESS, h);
+    // The layout comes along: a first launch needs it, and asking apart
+    // would be a second round trip.
+    const FunctionEntry* e = functions_.find(h, ctx_);
+    put_param_descs(c, e->params, 0);
+    CommandResult r = done(VGPU_SUCCESS, h, uint64_t{e->params.count()} | (e->params.total_bytes() << 32));
+    r.write_payload = true;
+    return r;
+}
+
+// The payload <- vgpu_param_desc of parameters first, first+1, ... (as many
+// as it holds; first <= the count).
+void CommandDispatch::put_param_descs(GuestCommand& c, const ParamLayout& params, uint64_t first) {
+    const uint64_t n = std::min<uint64_t>(params.count() - first, VGPU_PAYLOAD_BYTES / sizeof(vgpu_param_desc));
+    c.payload.fill(0);
+    for (uint64_t i = 0; i < n; ++i) {
+        // Offsets and sizes fit 16 bits: the buffer is at most VGPU_MAX_PARAM_BYTES.
+        const vgpu_param_desc d{static_cast<uint16_t>(params.offsets[first + i]), static_cast<uint16_t>(params.sizes[first + i])};
+        std::memcpy(c.payload.data() + i * sizeof d, &d, sizeof d);
+    }
 }
 
 // The VM's handle for the backend's function f of `module`: the one it has,
@@ -147,16 +165,9 @@ CommandResult CommandDispatch::op_FUNC_GET_PARAM_INFO(GuestCommand& c) {
     const auto a = args_of<VGPU_OP_FUNC_GET_PARAM_INFO>(c);
     const FunctionEntry* f = functions_.find(a.function, ctx_);
     if (!f) return fail(VGPU_ERROR_INVALID_HANDLE, "function handle");
-    const uint64_t first = a.first, count = f->params.count();
-    if (first > count) return fail(VGPU_ERROR_INVALID_VALUE, "first parameter past the last");
-    const uint64_t n = std::min<uint64_t>(count - first, VGPU_PAYLOAD_BYTES / sizeof(vgpu_param_desc));
-    c.payload.fill(0);
-    for (uint64_t i = 0; i < n; ++i) {
-        // Offsets and sizes fit 16 bits: the buffer is at most VGPU_MAX_PARAM_BYTES.
-        const vgpu_param_desc d{static_cast<uint16_t>(f->params.offsets[first + i]),
-                                static_cast<uint16_t>(f->params.sizes[first + i])};
-        std::memcpy(c.payload.data() + i * sizeof d, &d, sizeof d);
-    }
+    const uint64_t count = f->params.count();
+    if (a.first > count) return fail(VGPU_ERROR_INVALID_VALUE, "first parameter past the last");
+    put_param_descs(c, f->params, a.first);
     CommandResult r = done(VGPU_SUCCESS, count, f->params.total_bytes());
     r.write_payload = true;
     return r;

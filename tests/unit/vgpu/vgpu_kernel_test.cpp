@@ -89,6 +89,26 @@ TEST_F(VgpuKernels, EmptyKernelMangledNamesAndAsyncLaunch) {
     EXPECT_EQ(rig.call({.opcode = VGPU_OP_STREAM_SYNCHRONIZE, .args = {s.r0}}).status, VGPU_SUCCESS);
 }
 
+// A lookup answers with the kernel's parameter layout too (its count and
+// size, the descriptors in the payload), the same FUNC_GET_PARAM_INFO gives:
+// a first launch then waits on one round trip.
+TEST_F(VgpuKernels, AFunctionsLookupBringsItsParameterLayout) {
+    uint64_t fn;
+    const uint64_t m = rig.module_with("vector_add", &fn);
+    const std::string name = "vector_add";
+    const Done f = rig.call({.opcode = VGPU_OP_MODULE_GET_FUNCTION,
+                             .args = {m},
+                             .payload = std::vector<uint8_t>(name.begin(), name.end())});
+    ASSERT_EQ(f.status, VGPU_SUCCESS);
+    const Done info = rig.call({.opcode = VGPU_OP_FUNC_GET_PARAM_INFO, .args = {f.r0, 0}});
+    ASSERT_EQ(info.status, VGPU_SUCCESS);
+    ASSERT_EQ(info.r0, 4u); // vector_add(a, b, c, n)
+    EXPECT_EQ(f.r1 & 0xffffffffu, info.r0);
+    EXPECT_EQ(f.r1 >> 32, info.r1);
+    EXPECT_EQ(std::vector<uint8_t>(f.payload.begin(), f.payload.begin() + info.r0 * sizeof(vgpu_param_desc)),
+              std::vector<uint8_t>(info.payload.begin(), info.payload.begin() + info.r0 * sizeof(vgpu_param_desc)));
+}
+
 TEST_F(VgpuKernels, ModuleAndFunctionErrors) {
     uint64_t fn;
     const uint64_t m = rig.module_with("vector_add", &fn);
