@@ -228,6 +228,74 @@ void generic_nodes_and_attributes(CUdevice dev)
     expect("cuDeviceGraphMemTrim(no such device)", cuDeviceGraphMemTrim(99), CUDA_ERROR_INVALID_DEVICE);
 }
 
+// NVIDIA's graphMemoryNodes sample, explicitly built: a free node, then an
+// allocation after it (the driver may give the freed address again), a
+// kernel between two graph allocations, and copies of 1 MiB between graph
+// memory and pageable guest memory on both sides of the free.
+void freed_address_given_again(CUfunction add, CUdevice dev)
+{
+    constexpr unsigned kBig = 1u << 18, kBlock = 256;
+    static float hin[kBig], hsq[kBig], hneg[kBig];
+    for (unsigned i = 0; i < kBig; ++i)
+        hin[i] = 1.0f;
+    CUdeviceptr ones = 0;
+    CU_CHECK(cuMemAlloc(&ones, kBig * 4));
+    CU_CHECK(cuMemsetD32(ones, 0x3f800000u /* 1.0f */, kBig));
+    CUgraph g = nullptr;
+    CU_CHECK(cuGraphCreate(&g, 0));
+    CUDA_MEM_ALLOC_NODE_PARAMS ap = alloc_params(dev, kBig * 4);
+    CUgraphNode alloc_in = nullptr, alloc_sq = nullptr, alloc_neg = nullptr, copy_in = nullptr, sq_node = nullptr,
+                copy_sq = nullptr, free_in = nullptr, neg_node = nullptr, free_sq = nullptr, copy_neg = nullptr,
+                free_neg = nullptr;
+    CU_CHECK(cuGraphAddMemAllocNode(&alloc_in, g, nullptr, 0, &ap));
+    CUdeviceptr in = ap.dptr;
+    CU_CHECK(cuGraphAddMemAllocNode(&alloc_sq, g, &alloc_in, 1, &ap));
+    CUdeviceptr sq = ap.dptr;
+    auto copy = [&](CUgraphNode* node, CUgraphNode dep, bool to_device, CUdeviceptr d, float* h) {
+        CUDA_MEMCPY3D c = {};
+        if (to_device)
+            c.srcMemoryType = CU_MEMORYTYPE_HOST, c.srcHost = h, c.dstMemoryType = CU_MEMORYTYPE_DEVICE, c.dstDevice = d;
+        else
+            c.srcMemoryType = CU_MEMORYTYPE_DEVICE, c.srcDevice = d, c.dstMemoryType = CU_MEMORYTYPE_HOST, c.dstHost = h;
+        c.WidthInBytes = kBig * 4, c.Height = 1, c.Depth = 1;
+        expect("cuGraphAddMemcpyNode(graph memory, pageable guest memory)",
+               cuGraphAddMemcpyNode(node, g, &dep, 1, &c, nullptr), CUDA_SUCCESS);
+    };
+    unsigned n = kBig;
+    copy(&copy_in, alloc_sq, true, in, hin);
+    void* sq_params[] = {&in, &ones, &sq, &n};
+    CUDA_KERNEL_NODE_PARAMS kp = {add, kBig / kBlock, 1, 1, kBlock, 1, 1, 0, sq_params, nullptr, nullptr, nullptr};
+    CU_CHECK(cuGraphAddKernelNode(&sq_node, g, &copy_in, 1, &kp));
+    copy(&copy_sq, sq_node, false, sq, hsq);
+    CU_CHECK(cuGraphAddMemFreeNode(&free_in, g, &sq_node, 1, in));
+    CU_CHECK(cuGraphAddMemAllocNode(&alloc_neg, g, &free_in, 1, &ap));
+    CUdeviceptr neg = ap.dptr;
+    void* neg_params[] = {&sq, &ones, &neg, &n};
+    kp.kernelParams = neg_params;
+    CU_CHECK(cuGraphAddKernelNode(&neg_node, g, &alloc_neg, 1, &kp));
+    const CUgraphNode before_free_sq[] = {copy_sq, neg_node};
+    CU_CHECK(cuGraphAddMemFreeNode(&free_sq, g, before_free_sq, 2, sq));
+    copy(&copy_neg, neg_node, false, neg, hneg);
+    expect("cuGraphAddMemFreeNode(after its copy out)", cuGraphAddMemFreeNode(&free_neg, g, &copy_neg, 1, neg),
+           CUDA_SUCCESS);
+    CUgraphExec e = nullptr;
+    CU_CHECK(cuGraphInstantiateWithFlags(&e, g, 0));
+    CU_CHECK(cuGraphDestroy(g));
+    for (int launch = 0; launch < 2; ++launch) {
+        for (unsigned i = 0; i < kBig; ++i)
+            hsq[i] = hneg[i] = 0;
+        expect("cuGraphLaunch(an allocation after a free)", cuGraphLaunch(e, 0), CUDA_SUCCESS);
+        expect("cuStreamSynchronize(an allocation after a free)", cuStreamSynchronize(0), CUDA_SUCCESS);
+        bool ok_sq = true, ok_neg = true;
+        for (unsigned i = 0; i < kBig; ++i)
+            ok_sq &= hsq[i] == 2.0f, ok_neg &= hneg[i] == 3.0f;
+        expect_true("1 + 1 out of graph memory", ok_sq);
+        expect_true("2 + 1 into the allocation after the free", ok_neg);
+    }
+    CU_CHECK(cuGraphExecDestroy(e));
+    CU_CHECK(cuMemFree(ones));
+}
+
 } // namespace
 
 void graph_memory_calls(CUfunction add)
@@ -240,6 +308,7 @@ void graph_memory_calls(CUfunction add)
     CU_CHECK(cuMemAlloc(&dc, kN * 4));
     CU_CHECK(cuMemsetD32(db, 0x3f800000u /* 1.0f */, kN));
     explicit_nodes(add, dev, db, dc, hc);
+    freed_address_given_again(add, dev);
     captured(add, db, dc, hc);
     generic_nodes_and_attributes(dev);
     CU_CHECK(cuMemFree(db));
