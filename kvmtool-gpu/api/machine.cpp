@@ -128,7 +128,7 @@ MachineSummary Machine::info() const {
     s.kvm = detect_kvm_flavor().describe();
     s.guest_path = o.guest_path;
     s.ram_bytes = o.ram_bytes;
-    s.host_pages = memmap::to_string(o.host_pages);
+    s.host_pages = memmap::to_string(impl_->vm->options().host_pages); // what guest RAM got (auto may fall back)
     s.cwd = o.linux.cwd;
     s.libcuda = impl_->config.libcuda;
     s.notes = impl_->config.notes;

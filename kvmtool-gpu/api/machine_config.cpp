@@ -82,6 +82,7 @@ CheckedConfig check_config(VmConfig c) {
         o.guest_path = locate_guest(c.guest);
         o.ram_bytes = c.ram_bytes;
         o.host_pages = host_pages(c.pages, c.ram_bytes);
+        o.host_pages_chosen = c.pages == PageSize::Auto;
         o.prefault = c.prefault;
         o.timeout_s = c.timeout_s;
         o.cmdline = c.cmdline;

@@ -85,7 +85,15 @@ VirtualMachine::VirtualMachine(const KvmSystem& kvm, VmOptions opts)
     t0_ = std::chrono::steady_clock::now();
     vm_ = kvm.create_vm();
 
-    auto backing = memmap::Backing::create(opts_.host_pages, opts_.ram_bytes, {});
+    std::unique_ptr<memmap::Backing> backing;
+    try {
+        backing = memmap::Backing::create(opts_.host_pages, opts_.ram_bytes, {});
+    } catch (const memmap::HugePagePoolError& e) {
+        if (!opts_.host_pages_chosen || opts_.host_pages == memmap::PageSize::k4K) throw;
+        log_warn("guest RAM on 4 KiB host pages: %s", e.what());
+        opts_.host_pages = memmap::PageSize::k4K;
+        backing = memmap::Backing::create(opts_.host_pages, opts_.ram_bytes, {});
+    }
     if (opts_.prefault) prefault_ns_ = backing->prefault();
     void* host = backing->data();
     memory_.add_region(memmap::GuestPhysAddr{0}, std::move(backing));

@@ -36,6 +36,10 @@ namespace kvmgpu {
 struct VmOptions {
     uint64_t ram_bytes = 512ull << 20;
     memmap::PageSize host_pages = memmap::PageSize::k4K;
+    // host_pages was a choice (--pages auto), not a demand: where the huge
+    // page pool runs short when RAM is mapped (another process reserved
+    // pages since the pool was read), 4 KiB pages with a warning instead.
+    bool host_pages_chosen = false;
     bool prefault = false;
     std::string guest_path;   // ELF image
     std::string cmdline;      // passed to the guest

@@ -188,6 +188,21 @@ TEST_F(KvmTest, BadMemorySizesAreRefusedBeforeBoot) {
     std::remove(path.c_str());
 }
 
+// --pages auto chose 2 MiB pages, and by the time guest RAM is mapped the
+// pool cannot back it (another VMM reserved pages meanwhile): the VM comes
+// up on 4 KiB pages instead of failing, and says which it got.
+TEST_F(KvmTest, ChosenHugePagesFallBackWhenThePoolRunsShort) {
+    const auto path = write_temp_image(tiny_elf(code::exit_with(0)), "fallback");
+    auto o = quiet_options(path);
+    o.host_pages = memmap::PageSize::k2M;
+    o.host_pages_chosen = true;
+    o.ram_bytes = (free_huge_pages("hugepages-2048kB") + 8) * (2ull << 20); // more than the pool holds
+    VirtualMachine vm(*kvm_, o);
+    EXPECT_EQ(vm.options().host_pages, memmap::PageSize::k4K);
+    EXPECT_EQ(vm.run().exit_code, 0u);
+    std::remove(path.c_str());
+}
+
 TEST_F(KvmTest, ImageBeyondRamIsRefused) {
     const auto path = write_temp_image(tiny_elf(code::exit_with(0), 80ull << 20), "far");
     EXPECT_THROW(VirtualMachine(*kvm_, quiet_options(path)), ImageError);
