@@ -184,6 +184,9 @@ def main():
         return 2
     with open(sys.argv[2], newline="") as f:
         rows = list(csv.DictReader(f))
+    if not any(r.get("status", "ok") == "ok" for r in rows):
+        print(f"plot_bench: {sys.argv[2]}: no completed measurement to plot", file=sys.stderr)
+        return 1
     PLOTS[sys.argv[1]](rows, sys.argv[3])
     return 0
 
