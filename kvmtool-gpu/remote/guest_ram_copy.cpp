@@ -88,6 +88,21 @@ bool GuestRamCopy::ask_and_land(const std::vector<Span>& spans) {
         requests.back().list.push_back(WireSpan{s.gpa, s.bytes});
         list_bytes += s.bytes;
     }
+    // One request's answer, checked against what was asked, in place.
+    auto land = [this](const Request& r) {
+        UcxMessage m;
+        const auto deadline = Clock::now() + std::chrono::seconds(30);
+        if (r.list.empty()) {
+            WireSpan got{};
+            return link_.receive(kData, &m, deadline) && !m.refused && m.landed && header_as(m, &got) &&
+                   got.gpa == r.piece.gpa && got.bytes == r.piece.bytes;
+        }
+        std::vector<WireSpan> got;
+        return link_.receive(kDataList, &m, deadline) && parse_span_list(m, true, &got) && got.size() == r.list.size() &&
+               std::equal(got.begin(), got.end(), r.list.begin(),
+                          [](const WireSpan& a, const WireSpan& b) { return a.gpa == b.gpa && a.bytes == b.bytes; }) &&
+               scatter_span_list(mem_, got, m.body);
+    };
     // At most kWindow requests asked and not yet landed: the VMM answers back
     // to back, and neither side's inbox grows with the copy's size.
     size_t asked = 0;
@@ -103,22 +118,14 @@ bool GuestRamCopy::ask_and_land(const std::vector<Span>& spans) {
                                     }();
             if (!sent) return false;
         }
-        const Request& r = requests[landed];
-        UcxMessage m;
-        const auto deadline = Clock::now() + std::chrono::seconds(30);
-        if (r.list.empty()) {
-            if (!link_.receive(kData, &m, deadline)) return false;
-            WireSpan got{};
-            if (m.refused || !m.landed || !header_as(m, &got)) return false;
-            if (got.gpa != r.piece.gpa || got.bytes != r.piece.bytes) return false;
-        } else {
-            std::vector<WireSpan> got;
-            if (!link_.receive(kDataList, &m, deadline) || !parse_span_list(m, true, &got)) return false;
-            if (got.size() != r.list.size() ||
-                !std::equal(got.begin(), got.end(), r.list.begin(),
-                            [](const WireSpan& a, const WireSpan& b) { return a.gpa == b.gpa && a.bytes == b.bytes; }))
-                return false;
-            if (!scatter_span_list(mem_, got, m.body)) return false;
+        if (!land(requests[landed])) {
+            // The answers already asked for still come: taken and dropped
+            // here, so that a later command does not take them for its own.
+            for (size_t k = landed + 1; k < asked && !link_.peer_lost(); ++k) {
+                UcxMessage stale;
+                link_.receive(requests[k].list.empty() ? kData : kDataList, &stale, Clock::now() + std::chrono::seconds(5));
+            }
+            return false;
         }
     }
     return true;
