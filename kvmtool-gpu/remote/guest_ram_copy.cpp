@@ -1,10 +1,10 @@
 #include "kvmtool-gpu/remote/guest_ram_copy.h"
 
-#include "kvmtool-gpu/remote/span_list.h"
-
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+
+#include "kvmtool-gpu/remote/span_list.h"
 
 namespace kvmgpu::remote {
 
@@ -94,13 +94,10 @@ bool GuestRamCopy::ask_and_land(const std::vector<Span>& spans) {
         const auto deadline = Clock::now() + std::chrono::seconds(30);
         if (r.list.empty()) {
             WireSpan got{};
-            return link_.receive(kData, &m, deadline) && !m.refused && m.landed && header_as(m, &got) &&
-                   got.gpa == r.piece.gpa && got.bytes == r.piece.bytes;
+            return link_.receive(kData, &m, deadline) && !m.refused && m.landed && header_as(m, &got) && got == r.piece;
         }
         std::vector<WireSpan> got;
-        return link_.receive(kDataList, &m, deadline) && parse_span_list(m, true, &got) && got.size() == r.list.size() &&
-               std::equal(got.begin(), got.end(), r.list.begin(),
-                          [](const WireSpan& a, const WireSpan& b) { return a.gpa == b.gpa && a.bytes == b.bytes; }) &&
+        return link_.receive(kDataList, &m, deadline) && parse_span_list(m, true, &got) && got == r.list &&
                scatter_span_list(mem_, got, m.body);
     };
     // At most kWindow requests asked and not yet landed: the VMM answers back

@@ -81,6 +81,7 @@ struct WireRegion {
 // checked by each receiver against its view of guest RAM.
 struct WireSpan {
     uint64_t gpa, bytes;
+    bool operator==(const WireSpan&) const = default;
 };
 
 // Body: the description (text).

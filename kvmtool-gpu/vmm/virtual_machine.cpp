@@ -89,7 +89,7 @@ VirtualMachine::VirtualMachine(const KvmSystem& kvm, VmOptions opts)
     try {
         backing = memmap::Backing::create(opts_.host_pages, opts_.ram_bytes, {});
     } catch (const memmap::HugePagePoolError& e) {
-        if (!opts_.host_pages_chosen || opts_.host_pages == memmap::PageSize::k4K) throw;
+        if (!opts_.host_pages_chosen) throw;
         log_warn("guest RAM on 4 KiB host pages: %s", e.what());
         opts_.host_pages = memmap::PageSize::k4K;
         backing = memmap::Backing::create(opts_.host_pages, opts_.ram_bytes, {});
